@@ -1,0 +1,1 @@
+"""Closed-form models: pure functions of specs, each citing its source."""

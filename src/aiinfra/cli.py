@@ -1,0 +1,61 @@
+"""Thin shell: parse -> api -> report. Exit codes: 0 ok, 2 bad input, 1 internal error."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from typing import Any
+
+from aiinfra.commands import COMMAND_MODULES
+from aiinfra.errors import AiinfraError, DataError, InfeasibleError, SpecError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse's own errors: exit 2, no traceback
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"error: {message}\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="aiinfra", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        obj, text = args.handler(args)
+    except SpecError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    except InfeasibleError as exc:
+        sys.stderr.write(f"infeasible: {exc}\n")
+        return 2
+    except DataError as exc:
+        sys.stderr.write(f"internal error (shipped data): {exc}\n")
+        return 1
+    except AiinfraError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    except Exception as exc:
+        if os.environ.get("AIINFRA_DEBUG"):
+            raise
+        sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (set AIINFRA_DEBUG=1 for a traceback)\n")
+        return 1
+    if getattr(args, "json", False):
+        sys.stdout.write(json.dumps(obj, allow_nan=False) + "\n")
+    else:
+        sys.stdout.write(text.rstrip("\n") + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

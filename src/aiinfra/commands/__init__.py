@@ -1,0 +1,20 @@
+"""CLI commands. Each module has ``register(subparsers)``; handlers return (json_obj, text)."""
+
+from __future__ import annotations
+
+import argparse
+
+#: modules whose ``register`` adds a sub-command (order = order in --help)
+COMMAND_MODULES = [
+    "aiinfra.commands.catalog_cmd",
+    "aiinfra.commands.model_cmd",
+]
+
+
+def add_scenario_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("scenario", help="scenario YAML file (see examples/)")
+    p.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    p.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE",
+        help="override a scenario key, e.g. --set training.plan.tp=8 (repeatable)",
+    )

@@ -1,0 +1,85 @@
+"""`aiinfra catalog list KIND` and `aiinfra catalog show ID`."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from aiinfra import api, catalog
+from aiinfra.report.render import fmt_num, key_values, table
+from aiinfra.units import GB, TB, TFLOP
+
+
+def _tflops(v: float | None) -> str:
+    return "unknown" if v is None else f"{v / TFLOP:,.1f}"
+
+
+def _list(args: argparse.Namespace) -> tuple[Any, str]:
+    kind = args.kind
+    specs = list(catalog.rows(kind).values())
+    obj = {"kind": kind, "rows": [api.catalog_show(s.id)[1] for s in specs]}
+    if kind == "accelerators":
+        rows = []
+        for a in specs:
+            rows.append([
+                a.id, a.memory_as_published, f"{a.memory_bytes / GB:,.1f}",
+                "unknown" if a.memory_bw_bytes_per_s is None else f"{a.memory_bw_bytes_per_s / TB:.2f}",
+                _tflops(a.dense_flop_per_s.get("bf16")), _tflops(a.dense_flop_per_s.get("fp8")),
+                fmt_num(a.tdp_w),
+                (f"{a.scale_up.interconnect} {a.scale_up.bw_one_way_bytes_per_s / GB:,.0f} GB/s" if a.scale_up
+                 else "none"),
+            ])
+        text = table(["id", "memory (as published)", "memory GB", "HBM TB/s", "BF16 dense TFLOP/s",
+                      "FP8 dense TFLOP/s", "TDP W", "scale-up (one-way)"], rows)
+    elif kind == "models":
+        from aiinfra.analytic.model_figures import params_active, params_total
+
+        text = table(["id", "layers", "hidden", "heads/kv", "attention", "experts", "params total (B)",
+                      "params active (B)"],
+                     [[m.id, m.num_layers, m.hidden_size, f"{m.num_heads}/{m.kv_heads}", m.attention,
+                       f"{m.num_experts} top-{m.experts_per_token}" if m.is_moe else "dense",
+                       f"{params_total(m) / 1e9:.2f}", f"{params_active(m) / 1e9:.2f}"] for m in specs])
+    elif kind == "systems":
+        text = table(["id", "accelerator", "per node", "nodes", "power max W", "price USD"],
+                     [[s.id, s.accelerator, s.accelerators_per_node, s.nodes, s.power_max_w, s.price_usd]
+                      for s in specs])
+    else:
+        text = table(["id", "tier", "one-way GB/s", "latency µs"],
+                     [[i.id, i.tier, f"{i.bw_one_way_bytes_per_s / GB:,.1f}",
+                       "unknown" if i.latency_s is None else f"{i.latency_s * 1e6:.2g}"] for i in specs])
+    return obj, text + f"\n\n{len(specs)} {kind}; `aiinfra catalog show ID` gives every field with its source."
+
+
+def _show(args: argparse.Namespace) -> tuple[Any, str]:
+    kind, row = api.catalog_show(args.id)
+    pairs: list[tuple[str, Any]] = []
+    for k, v in row.items():
+        if k in ("sources", "notes"):
+            continue
+        if isinstance(v, dict):
+            for kk, vv in v.items():
+                pairs.append((f"{k}.{kk}", vv if not isinstance(vv, list) else ", ".join(map(str, vv))))
+        elif isinstance(v, list):
+            pairs.append((k, ", ".join(map(str, v))))
+        else:
+            pairs.append((k, v))
+    lines = [key_values(pairs, f"{kind[:-1]} {args.id}"), "", "sources:"]
+    for s in row.get("sources", []):
+        flds = f" [{', '.join(s['fields'])}]" if s.get("fields") else ""
+        lines.append(f"  - {s['title']} ({s.get('url') or 'document'}), read {s['read_on']}{flds}")
+    if row.get("notes"):
+        lines += ["", f"notes: {row['notes']}"]
+    return {"kind": kind, **row}, "\n".join(lines)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("catalog", help="list and show catalog rows (accelerators, systems, interconnects, models)")
+    csub = p.add_subparsers(dest="catalog_command", required=True, parser_class=type(p))
+    pl = csub.add_parser("list", help="a table of one kind")
+    pl.add_argument("kind", choices=catalog.KINDS)
+    pl.add_argument("--json", action="store_true")
+    pl.set_defaults(handler=_list)
+    ps = csub.add_parser("show", help="every field of one row with its source")
+    ps.add_argument("id")
+    ps.add_argument("--json", action="store_true")
+    ps.set_defaults(handler=_show)

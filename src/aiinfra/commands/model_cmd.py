@@ -1,0 +1,51 @@
+"""`aiinfra model show ID|config.json`: architecture plus derived figures."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from aiinfra import api
+from aiinfra.report.render import key_values
+
+
+def _show(args: argparse.Namespace) -> tuple[Any, str]:
+    ref: str | dict[str, Any] = args.model
+    if args.model.endswith(".json") or Path(args.model).is_file():
+        ref = {"config": args.model}
+    obj = api.model_summary(ref, args.seq_len)
+    arch = obj["model"]
+    keys = ["num_layers", "hidden_size", "num_heads", "num_kv_heads", "head_dim", "ffn_hidden_size", "mlp",
+            "vocab_size", "tied_embeddings", "attention", "num_experts", "experts_per_token",
+            "moe_ffn_hidden_size", "num_shared_experts", "first_k_dense_layers", "kv_lora_rank",
+            "qk_rope_head_dim", "max_seq_len"]
+    d = obj["derived"]
+    pairs: list[tuple[str, Any]] = [(k, arch[k]) for k in keys if arch.get(k) not in (None, 0) or k == "num_layers"]
+    derived: list[tuple[str, Any]] = [
+        ("params_total", d["params_total"]), ("params_active", d["params_active"]),
+        ("params_embedding (in+out)", d["params_embedding"]),
+        ("flop_per_token_forward_matmul", d["flop_per_token_forward_matmul"]),
+        ("attention_flop_per_token_per_context_token_forward",
+         d["attention_flop_per_token_per_context_token_forward"]),
+    ]
+    if "flop_per_token_training" in d:
+        derived += [("flop_per_token_forward", d["flop_per_token_forward"]),
+                    ("flop_per_token_training", d["flop_per_token_training"])]
+    derived += [(f"kv_cache_bytes_per_token[{k}]", v) for k, v in d["kv_cache_bytes_per_token"].items()]
+    derived += [(f"weight_bytes[{k}]", v) for k, v in d["weight_bytes"].items()]
+    text = "\n".join([
+        key_values(pairs, f"model {arch['id']} {arch.get('name', '')}"), "",
+        key_values(derived, "derived"), "", f"FLOP convention: {d['flop_convention']}",
+    ])
+    return obj, text
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("model", help="model architecture and derived figures")
+    msub = p.add_subparsers(dest="model_command", required=True, parser_class=type(p))
+    ps = msub.add_parser("show", help="a catalog model id or a Hugging Face config.json path")
+    ps.add_argument("model")
+    ps.add_argument("--seq-len", type=int, default=None, help="also give FLOPs per token at this context length")
+    ps.add_argument("--json", action="store_true")
+    ps.set_defaults(handler=_show)

@@ -1,0 +1,46 @@
+"""Exception tree. Every user-facing error names the field, the value and the fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class AiinfraError(Exception):
+    """Base of every error aiinfra raises on purpose."""
+
+
+class SpecError(AiinfraError):
+    """Bad input: a field has a wrong value. CLI exit code 2, HTTP 422."""
+
+    def __init__(self, field: str, value: Any, problem: str, fix: str = "") -> None:
+        self.field = field
+        self.value = value
+        self.problem = problem
+        self.fix = fix
+        shown = repr(value) if not isinstance(value, str) else f"'{value}'"
+        if len(shown) > 120:
+            shown = shown[:117] + "..."
+        msg = f"{field} = {shown}: {problem}"
+        if fix:
+            msg += f" — {fix}"
+        super().__init__(msg)
+
+
+class UnknownIdError(SpecError):
+    """An id that is not in the catalog."""
+
+    def __init__(self, field: str, value: str, kind: str, suggestions: list[str]) -> None:
+        fix = (
+            f"did you mean {' or '.join(suggestions)}?"
+            if suggestions
+            else f"run `aiinfra catalog list {kind}` to see the known ids"
+        )
+        super().__init__(field, value, f"unknown {kind[:-1] if kind.endswith('s') else kind} '{value}'", fix)
+
+
+class InfeasibleError(AiinfraError):
+    """The input is valid but no configuration satisfies it; the message says why."""
+
+
+class DataError(AiinfraError):
+    """A catalog or validation data file is malformed (a bug in shipped data)."""

@@ -1,0 +1,1 @@
+"""Results -> tables, JSON, markdown, SVG. Formats numbers; computes nothing."""

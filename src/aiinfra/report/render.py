@@ -1,0 +1,61 @@
+"""Plain-text tables and JSON conversion for results."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+def jsonable(obj: Any) -> Any:
+    """Dataclasses, tuples, dicts and floats -> JSON-ready values (NaN/inf -> None)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    return obj
+
+
+def fmt_num(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return "unknown"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value == 0:
+            return "0"
+        if not math.isfinite(value):
+            return "unknown"
+        mag = abs(value)
+        if mag >= 1e15 or mag < 1e-3:
+            return f"{value:.{digits - 1}e}"
+        if mag >= 1e4:
+            return f"{value:,.0f}"
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    cells = [[str(h) for h in headers]] + [[c if isinstance(c, str) else fmt_num(c) for c in r] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = []
+    for n, row in enumerate(cells):
+        lines.append("  ".join(c.ljust(widths[i]) for i, c in enumerate(row)).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def key_values(pairs: Iterable[tuple[str, Any]], title: str = "") -> str:
+    pairs = list(pairs)
+    width = max((len(k) for k, _ in pairs), default=0)
+    out = [title] if title else []
+    out += [f"  {k.ljust(width)}  {v if isinstance(v, str) else fmt_num(v)}" for k, v in pairs]
+    return "\n".join(out)

@@ -1,0 +1,122 @@
+"""Pieces every spec uses: the source of a fact, dtype sizes, and strict validation."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+import pydantic
+
+from aiinfra.errors import SpecError
+
+STRICT: pydantic.ConfigDict = {"extra": "forbid"}
+KEBAB_ID = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$")
+
+DType = Literal["fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"]
+
+#: storage bytes per element of each numeric format (a definition of the format, not a measurement).
+DTYPE_BYTES: dict[str, float] = {
+    "fp64": 8.0,
+    "fp32": 4.0,
+    "tf32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "mxfp8": 1.0,
+    "int8": 1.0,
+    "int4": 0.5,
+    "fp4": 0.5,
+    "nvfp4": 0.5,
+}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Source:
+    """Where a fact was read."""
+
+    __pydantic_config__ = STRICT
+
+    title: str
+    """Document, page or repository file (with commit where possible)."""
+    url: str | None = None
+    """Address of the source, or None for a printed document."""
+    read_on: str
+    """ISO date the source was read (or the date of the snapshot read)."""
+    fields: tuple[str, ...] = ()
+    """Which fields of the row this source supports (empty: all)."""
+
+
+T = TypeVar("T")
+
+_ADAPTERS: dict[Any, pydantic.TypeAdapter[Any]] = {}
+
+
+def _adapter(cls: Any) -> pydantic.TypeAdapter[Any]:
+    if cls not in _ADAPTERS:
+        _ADAPTERS[cls] = pydantic.TypeAdapter(cls)
+    return _ADAPTERS[cls]
+
+
+_UNIT_HINTS = {
+    "_bytes": "bytes",
+    "_s": "seconds",
+    "_per_s": "per second",
+    "_w": "watts",
+    "_usd": "US dollars",
+    "_frac": "a fraction between 0 and 1",
+    "_seqs": "sequences",
+    "tokens": "tokens",
+}
+
+
+def _unit_hint(field: str) -> str:
+    leaf = field.rsplit(".", 1)[-1]
+    for suffix, words in sorted(_UNIT_HINTS.items(), key=lambda kv: -len(kv[0])):
+        if leaf.endswith(suffix):
+            return words
+    return ""
+
+
+def _fix_for(err: dict[str, Any], field: str, cls: Any) -> tuple[str, str]:
+    kind = err.get("type", "")
+    ctx = err.get("ctx") or {}
+    if kind == "extra_forbidden":
+        return "unknown key", "remove it or check the spelling (see examples/ for valid keys)"
+    if kind == "missing":
+        return "required key is missing", f"add `{field.rsplit('.', 1)[-1]}:` to the scenario"
+    if kind == "literal_error":
+        return "not an allowed value", f"use one of {ctx.get('expected', '')}"
+    if kind in ("greater_than", "greater_than_equal"):
+        bound = ctx.get("gt", ctx.get("ge"))
+        return f"must be {'>' if kind == 'greater_than' else '>='} {bound}", "use a positive value"
+    if kind in ("less_than", "less_than_equal"):
+        bound = ctx.get("lt", ctx.get("le"))
+        return f"must be {'<' if kind == 'less_than' else '<='} {bound}", "use a smaller value"
+    if kind in ("float_parsing", "int_parsing", "float_type", "int_type", "int_from_float"):
+        unit = _unit_hint(field)
+        hint = f" in {unit}" if unit else ""
+        return (
+            "expected a plain number" + hint,
+            "write a number such as 1024 or 15e12, without a unit suffix"
+            + (f" (the key's unit is {unit})" if unit else ""),
+        )
+    if kind == "bool_parsing":
+        return "expected true or false", "write true or false"
+    return str(err.get("msg", "invalid value")), "see examples/ for a valid scenario"
+
+
+def validate(cls: type[T], data: Any, where: str = "") -> T:
+    """Validate ``data`` into ``cls``; the first problem becomes a :class:`SpecError`.
+
+    ``where`` is the dotted path of ``data`` inside the scenario (for messages).
+    """
+    try:
+        return _adapter(cls).validate_python(data)  # type: ignore[no-any-return]
+    except pydantic.ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err.get("loc", ()) if not str(p).startswith("function-"))
+        # pydantic adds the dataclass name for unions; keep only field-like parts
+        field = ".".join(p for p in [where, loc] if p)
+        problem, fix = _fix_for(dict(err), field, cls)
+        raise SpecError(field or "input", err.get("input"), problem, fix) from None

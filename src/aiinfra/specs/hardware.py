@@ -1,0 +1,156 @@
+"""Hardware specs: accelerators, interconnects, systems and the cluster one run uses.
+
+All quantities SI. Link bandwidths are ONE-WAY (per direction) per accelerator or per port.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from aiinfra.errors import InfeasibleError
+from aiinfra.specs.common import STRICT, Source
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ScaleUpLink:
+    __pydantic_config__ = STRICT
+
+    interconnect: str
+    """Interconnect id (interconnects.yaml)."""
+    bw_one_way_bytes_per_s: float
+    """Per-accelerator bandwidth in one direction."""
+    domain_size: int
+    """Accelerators reachable over this fabric (8 for an HGX board, 72 for NVL72)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PcieLink:
+    __pydantic_config__ = STRICT
+
+    gen: int
+    """PCIe generation."""
+    bw_one_way_bytes_per_s: float
+    """x16 bandwidth in one direction."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MigSupport:
+    __pydantic_config__ = STRICT
+
+    max_instances: int
+    """Most GPU instances one accelerator can be split into."""
+    profiles: tuple[str, ...]
+    """GPU-instance profile names (e.g. 1g.10gb)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AcceleratorSpec:
+    """One accelerator model as its vendor publishes it (dense peaks only in ``dense_flop_per_s``)."""
+
+    __pydantic_config__ = STRICT
+
+    id: str
+    name: str
+    vendor: str
+    form_factor: str
+    memory_bytes: float
+    """Capacity in bytes (from the published figure and its unit)."""
+    memory_as_published: str
+    """The figure as printed, e.g. '80 GiB' (unit says how it must be read)."""
+    memory_type: str | None = None
+    memory_bw_bytes_per_s: float
+    """Peak memory bandwidth, decimal."""
+    dense_flop_per_s: dict[str, float] = field(default_factory=dict)
+    """Dense peak FLOP/s (OP/s for int8) per dtype. Absent = unknown."""
+    sparse_flop_per_s: dict[str, float] = field(default_factory=dict)
+    """2:4 structured-sparsity peaks, never used as dense."""
+    tdp_w: float | None = None
+    scale_up: ScaleUpLink | None = None
+    pcie: PcieLink | None = None
+    mig: MigSupport | None = None
+    launch_year: int | None = None
+    list_price_usd: float | None = None
+    default_per_node: int | None = None
+    """Accelerators per usual node/host/tray."""
+    sources: tuple[Source, ...]
+    notes: str = ""
+
+    def peak_flop_per_s(self, dtype: str) -> float:
+        """Dense peak for ``dtype``; fp16/bf16 stand in for each other only where both are equal by spec."""
+        key = {"mxfp8": "fp8", "nvfp4": "fp4"}.get(dtype, dtype)
+        if key in self.dense_flop_per_s:
+            return self.dense_flop_per_s[key]
+        raise InfeasibleError(
+            f"{self.id} has no published dense {dtype} peak in the catalog; "
+            f"known: {', '.join(sorted(self.dense_flop_per_s)) or 'none'} — pick a precision it supports"
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class InterconnectSpec:
+    __pydantic_config__ = STRICT
+
+    id: str
+    name: str
+    tier: str
+    """scale-up | scale-out | host"""
+    bw_one_way_bytes_per_s: float
+    """Per accelerator (scale-up) or per port (scale-out, host), one direction."""
+    latency_s: float | None = None
+    measured_efficiency_frac: float | None = None
+    """Achieved fraction of ``bw_one_way_bytes_per_s`` in a published measurement."""
+    sources: tuple[Source, ...]
+    notes: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class NicSpec:
+    __pydantic_config__ = STRICT
+
+    count: int
+    bw_one_way_bytes_per_s: float
+    """Per NIC port, one direction."""
+    kind: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SystemSpec:
+    __pydantic_config__ = STRICT
+
+    id: str
+    name: str
+    accelerator: str
+    accelerators_per_node: int
+    nodes: int = 1
+    cpu: str | None = None
+    host_memory_bytes: float | None = None
+    nics: NicSpec | None = None
+    power_max_w: float | None = None
+    power_typical_w: float | None = None
+    price_usd: float | None = None
+    sources: tuple[Source, ...]
+    notes: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ClusterSpec:
+    """The hardware one run uses, resolved from the catalog."""
+
+    accelerator: AcceleratorSpec
+    count: int
+    """Accelerators in the job."""
+    per_node: int
+    """Accelerators per node (scale-up domain unless ``scale_up_domain`` says larger)."""
+    scale_up_domain: int
+    """Accelerators that talk over the scale-up fabric (NVLink domain)."""
+    scale_up_bw_one_way_bytes_per_s: float | None
+    scale_up_latency_s: float | None
+    scale_out_bw_one_way_bytes_per_s: float | None
+    """Per-accelerator share of the node's scale-out NICs, one direction. None = unknown."""
+    scale_out_latency_s: float | None
+    system_id: str | None = None
+    scale_out_id: str | None = None
+
+    @property
+    def nodes(self) -> int:
+        return -(-self.count // self.per_node)

@@ -1,0 +1,54 @@
+"""Parallel layouts for training (dp tp pp cp ep vp) and for inference (tp pp ep, replicas)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import pydantic
+
+from aiinfra.specs.common import STRICT
+
+Sharding = Literal["none", "zero1", "zero2", "zero3", "fsdp"]
+Recompute = Literal["none", "selective", "full"]
+PosInt = pydantic.PositiveInt
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ParallelPlan:
+    """A training layout. ``dp`` None = derived as count / (tp·pp·cp). EP is carved out of dp×tp
+    (Megatron-Core convention), so it does not multiply the accelerator count."""
+
+    __pydantic_config__ = STRICT
+
+    tp: PosInt = 1
+    """Tensor-parallel degree (Shoeybi et al. 2019)."""
+    pp: PosInt = 1
+    """Pipeline-parallel stages (Narayanan et al. 2021)."""
+    dp: PosInt | None = None
+    """Data-parallel (or FSDP shard) degree."""
+    cp: PosInt = 1
+    """Context-parallel degree (ring attention, Liu et al. 2023)."""
+    ep: PosInt = 1
+    """Expert-parallel degree (MoE)."""
+    vp: PosInt = 1
+    """Virtual pipeline stages per rank (interleaved 1F1B); 1 = not interleaved."""
+    microbatch_seqs: PosInt = 1
+    """Sequences per micro-batch per data-parallel rank."""
+    sharding: Sharding = "none"
+    """none | zero1 (optimizer states) | zero2 (+ gradients) | zero3 / fsdp (+ parameters)."""
+    recompute: Recompute = "none"
+    """Activation recomputation (Korthikanti et al. 2022): none | selective | full."""
+    sequence_parallel: bool = True
+    """Megatron sequence parallelism with TP (Korthikanti et al. 2022); ignored when tp = 1."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class InferencePlan:
+    __pydantic_config__ = STRICT
+
+    tp: PosInt = 1
+    pp: PosInt = 1
+    ep: PosInt = 1
+    replicas: PosInt | None = None
+    """Model instances; None = as many as the accelerator count allows."""

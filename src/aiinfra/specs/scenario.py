@@ -1,0 +1,204 @@
+"""A scenario: model + hardware + workload (+ plan). Loaded strictly from YAML, resolved via the catalog."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pydantic
+import yaml
+
+from aiinfra.errors import SpecError
+from aiinfra.specs.common import STRICT, validate
+from aiinfra.specs.hardware import ClusterSpec
+from aiinfra.specs.model import ModelArch
+from aiinfra.specs.workload import ServingWorkload, TrainingJob
+
+PosInt = pydantic.PositiveInt
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HardwareInput:
+    __pydantic_config__ = STRICT
+
+    accelerator: str
+    """Catalog id (aiinfra catalog list accelerators)."""
+    count: PosInt = 1
+    """Accelerators in the job or fleet."""
+    per_node: PosInt | None = None
+    """Accelerators per node; None = from the system or the accelerator's usual node."""
+    system: str | None = None
+    """Catalog system id (dgx-h100 ...); None = the catalog's system for this accelerator, if one."""
+    scale_out: str | None = None
+    """Scale-out interconnect id (infiniband-ndr ...); None = the system's NICs."""
+    nics_per_node: PosInt | None = None
+    """Scale-out ports per node (with scale_out)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ScenarioInput:
+    """The file format users write (validated strictly: unknown keys are errors)."""
+
+    __pydantic_config__ = STRICT
+
+    model: str | dict[str, Any]
+    """Catalog id | {config: path/to/config.json} | inline architecture mapping."""
+    hardware: HardwareInput
+    training: TrainingJob | None = None
+    inference: ServingWorkload | None = None
+    name: str = ""
+    description: str = ""
+    extras: dict[str, Any] = field(default_factory=dict)
+    """Sections owned by other commands (cost, datacenter, tco), validated by them."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Scenario:
+    """What one run consumes: every id resolved to a spec."""
+
+    model: ModelArch
+    cluster: ClusterSpec
+    training: TrainingJob | None
+    inference: ServingWorkload | None
+    source: ScenarioInput
+    path: str = ""
+
+
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+#: top-level sections other commands validate themselves
+EXTRA_SECTIONS = ("cost", "datacenter", "tco", "operations")
+
+
+def _numbers(obj: Any) -> Any:
+    """YAML 1.1 reads ``15e12`` as a string; turn plain numeric strings into numbers."""
+    if isinstance(obj, dict):
+        return {k: _numbers(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_numbers(v) for v in obj]
+    if isinstance(obj, str) and _NUMBER.match(obj.strip()):
+        value = float(obj)
+        return int(value) if value.is_integer() and "." not in obj and "e" not in obj.lower() else value
+    return obj
+
+
+def apply_set(data: dict[str, Any], assignment: str) -> None:
+    """Apply one ``--set a.b.c=value`` override (value parsed as YAML)."""
+    if "=" not in assignment:
+        raise SpecError("--set", assignment, "expected KEY=VALUE", "write e.g. --set training.plan.tp=8")
+    key, raw = assignment.split("=", 1)
+    parts = [p for p in key.strip().split(".") if p]
+    if not parts:
+        raise SpecError("--set", assignment, "empty key", "write e.g. --set training.plan.tp=8")
+    node = data
+    for p in parts[:-1]:
+        nxt = node.get(p)
+        if nxt is None:
+            nxt = node[p] = {}
+        if not isinstance(nxt, dict):
+            raise SpecError(f"--set {key}", raw, f"'{p}' is not a mapping", "set a leaf key")
+        node = nxt
+    node[parts[-1]] = yaml.safe_load(raw) if raw.strip() else None
+
+
+def read_yaml(path: str | Path) -> dict[str, Any]:
+    p = Path(path)
+    if not p.is_file():
+        raise SpecError("scenario", str(path), "file not found", "give the path of a scenario YAML file")
+    try:
+        data = yaml.safe_load(p.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise SpecError("scenario", str(path), f"not valid YAML{where}", "fix the syntax") from None
+    if not isinstance(data, dict):
+        raise SpecError("scenario", str(path), "top level must be a mapping", "see examples/*.yaml")
+    return data
+
+
+def parse_scenario(data: dict[str, Any], sets: list[str] | None = None) -> ScenarioInput:
+    data = dict(data)
+    for s in sets or []:
+        apply_set(data, s)
+    data = _numbers(data)
+    extras = {k: data.pop(k) for k in EXTRA_SECTIONS if k in data}
+    data["extras"] = extras
+    return validate(ScenarioInput, data)
+
+
+def resolve_model(model: str | dict[str, Any], field: str = "model") -> ModelArch:
+    from aiinfra import catalog
+    from aiinfra.catalog.hf_config import load_hf_config
+
+    if isinstance(model, str):
+        return catalog.model(model, field)
+    if set(model) == {"config"}:
+        return load_hf_config(str(model["config"]), f"{field}.config")
+    return validate(ModelArch, _numbers(model), where=field)
+
+
+def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
+    from aiinfra import catalog
+
+    acc = catalog.accelerator(hw.accelerator, "hardware.accelerator")
+    system = catalog.system(hw.system) if hw.system else None
+    if system is not None and system.accelerator != acc.id:
+        raise SpecError(
+            "hardware.system", hw.system, f"holds {system.accelerator}, not {acc.id}", "pick a matching system"
+        )
+    if system is None:
+        candidates = [s for s in catalog.systems_for(acc.id) if s.nodes == 1] or catalog.systems_for(acc.id)
+        system = candidates[0] if candidates else None
+    per_node = hw.per_node or (system.accelerators_per_node if system else None) or acc.default_per_node
+    if per_node is None:
+        raise SpecError(
+            "hardware.per_node", None, f"accelerators per node of {acc.id} are not in the catalog",
+            "set hardware.per_node",
+        )
+    su = acc.scale_up
+    su_latency = None
+    if su is not None:
+        su_row = catalog.rows("interconnects").get(su.interconnect)
+        su_latency = su_row.latency_s if su_row else None
+    so_bw: float | None = None
+    so_latency: float | None = None
+    so_id: str | None = None
+    if hw.scale_out:
+        link = catalog.interconnect(hw.scale_out, "hardware.scale_out")
+        nics = hw.nics_per_node or (system.nics.count if system and system.nics else None)
+        if nics is None:
+            raise SpecError("hardware.nics_per_node", None, "needed with hardware.scale_out",
+                            "set the number of scale-out ports per node")
+        so_bw, so_latency, so_id = link.bw_one_way_bytes_per_s * nics / per_node, link.latency_s, link.id
+    elif system is not None and system.nics is not None:
+        so_bw = system.nics.count * system.nics.bw_one_way_bytes_per_s / (system.accelerators_per_node * system.nodes)
+    domain = su.domain_size if su is not None else 1
+    return ClusterSpec(
+        accelerator=acc,
+        count=hw.count,
+        per_node=per_node,
+        scale_up_domain=max(domain, 1),
+        scale_up_bw_one_way_bytes_per_s=su.bw_one_way_bytes_per_s if su else None,
+        scale_up_latency_s=su_latency,
+        scale_out_bw_one_way_bytes_per_s=so_bw,
+        scale_out_latency_s=so_latency,
+        system_id=system.id if system else None,
+        scale_out_id=so_id,
+    )
+
+
+def resolve(inp: ScenarioInput, path: str = "") -> Scenario:
+    return Scenario(
+        model=resolve_model(inp.model),
+        cluster=resolve_cluster(inp.hardware),
+        training=inp.training,
+        inference=inp.inference,
+        source=inp,
+        path=path,
+    )
+
+
+def load_scenario(path: str | Path, sets: list[str] | None = None) -> Scenario:
+    """Read, override, validate and resolve a scenario file."""
+    return resolve(parse_scenario(read_yaml(path), sets), str(path))

@@ -1,0 +1,113 @@
+"""What is run: a training job or a serving workload, as a scenario file states it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import pydantic
+
+from aiinfra.specs.common import STRICT
+from aiinfra.specs.parallelism import InferencePlan, ParallelPlan
+
+PosInt = pydantic.PositiveInt
+PosFloat = pydantic.PositiveFloat
+Frac = pydantic.confloat(gt=0.0, le=1.0)  # type: ignore[valid-type]
+
+TrainPrecision = Literal["bf16", "fp16", "fp8", "fp32"]
+WeightPrecision = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp4"]
+KvPrecision = Literal["bf16", "fp16", "fp8", "int8"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Finetune:
+    """Parameter-efficient fine-tuning (Hu et al. 2021 LoRA; Dettmers et al. 2023 QLoRA)."""
+
+    __pydantic_config__ = STRICT
+
+    method: Literal["full", "lora", "qlora"] = "lora"
+    rank: PosInt = 8
+    """LoRA rank r (8 = Hugging Face PEFT LoraConfig default)."""
+    target_modules: tuple[Literal["q", "k", "v", "o", "gate", "up", "down"], ...] = ("q", "v")
+    """Adapted projections (q, v = PEFT's default for Llama-family models)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TrainingJob:
+    __pydantic_config__ = STRICT
+
+    tokens: PosFloat
+    """Training tokens in the whole run."""
+    seq_len: PosInt
+    global_batch_seqs: PosInt
+    """Sequences per optimizer step."""
+    precision: TrainPrecision = "bf16"
+    """Matmul precision (mixed precision with fp32 master weights for bf16/fp16/fp8)."""
+    plan: ParallelPlan | None = None
+    """None = search every valid plan."""
+    optimizer: Literal["adam", "sgd"] = "adam"
+    finetune: Finetune | None = None
+    offload: Literal["none", "optimizer", "optimizer+params"] = "none"
+    """ZeRO-Offload / ZeRO-Infinity style CPU offload (Ren et al. 2021)."""
+    top_k_plans: PosInt = 5
+    """How many ranked plans to show when searching."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Slo:
+    __pydantic_config__ = STRICT
+
+    ttft_p90_s: PosFloat | None = None
+    tpot_p99_s: PosFloat | None = None
+    e2e_p99_s: PosFloat | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Speculative:
+    """Speculative decoding (Leviathan et al. 2023)."""
+
+    __pydantic_config__ = STRICT
+
+    num_draft_tokens: PosInt
+    """γ: tokens drafted per target step."""
+    acceptance_rate: Frac  # type: ignore[valid-type]
+    """α: per-token acceptance probability."""
+    draft_model: str | None = None
+    """Catalog id of the draft model; None = draft cost neglected (n-gram / MTP heads)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Arrival:
+    __pydantic_config__ = STRICT
+
+    kind: Literal["poisson", "gamma", "concurrency", "trace"] = "poisson"
+    cv: PosFloat | None = None
+    """Coefficient of variation of inter-arrival times (gamma)."""
+    path: str | None = None
+    """Trace file (CSV or JSONL) for kind: trace."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ServingWorkload:
+    __pydantic_config__ = STRICT
+
+    weight_precision: WeightPrecision = "bf16"
+    kv_precision: KvPrecision | None = None
+    """None = bf16 (the engines' default KV dtype for bf16/fp16/fp8/int4 weights)."""
+    input_tokens: PosInt
+    output_tokens: PosInt
+    batch: PosInt | Literal["max"] | None = None
+    concurrency: PosInt | None = None
+    request_rate_per_s: PosFloat | None = None
+    users: PosInt | None = None
+    """Concurrent users (capacity planning)."""
+    plan: InferencePlan | None = None
+    slo: Slo | None = None
+    gpu_memory_utilization: Frac = 0.9  # type: ignore[valid-type]
+    """Fraction of accelerator memory the engine may use (vLLM's default 0.9)."""
+    block_size_tokens: PosInt = 16
+    """Paged-KV block size (vLLM's default 16)."""
+    speculative: Speculative | None = None
+    arrival: Arrival | None = None
+    num_requests: PosInt | None = None
+    duration_s: PosFloat | None = None
