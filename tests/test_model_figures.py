@@ -8,15 +8,40 @@ from aiinfra.analytic import model_figures as mf
 from aiinfra.specs.model import ModelArch
 
 LLAMA31_70B = ModelArch(
-    id="t-70b", num_layers=80, hidden_size=8192, num_heads=64, num_kv_heads=8, head_dim=128,
-    ffn_hidden_size=28672, mlp="swiglu", vocab_size=128256, tied_embeddings=False, attention="gqa",
+    id="t-70b",
+    num_layers=80,
+    hidden_size=8192,
+    num_heads=64,
+    num_kv_heads=8,
+    head_dim=128,
+    ffn_hidden_size=28672,
+    mlp="swiglu",
+    vocab_size=128256,
+    tied_embeddings=False,
+    attention="gqa",
 )
 
 DEEPSEEK_V3 = ModelArch(
-    id="t-dsv3", num_layers=61, hidden_size=7168, num_heads=128, num_kv_heads=128, head_dim=128,
-    ffn_hidden_size=18432, mlp="swiglu", vocab_size=129280, attention="mla", num_experts=256,
-    experts_per_token=8, moe_ffn_hidden_size=2048, num_shared_experts=1, first_k_dense_layers=3,
-    q_lora_rank=1536, kv_lora_rank=512, qk_rope_head_dim=64, qk_nope_head_dim=128, v_head_dim=128,
+    id="t-dsv3",
+    num_layers=61,
+    hidden_size=7168,
+    num_heads=128,
+    num_kv_heads=128,
+    head_dim=128,
+    ffn_hidden_size=18432,
+    mlp="swiglu",
+    vocab_size=129280,
+    attention="mla",
+    num_experts=256,
+    experts_per_token=8,
+    moe_ffn_hidden_size=2048,
+    num_shared_experts=1,
+    first_k_dense_layers=3,
+    q_lora_rank=1536,
+    kv_lora_rank=512,
+    qk_rope_head_dim=64,
+    qk_nope_head_dim=128,
+    v_head_dim=128,
 )
 
 
@@ -60,9 +85,20 @@ def test_mla_kv_bytes() -> None:
 
 def test_gpt3_fp16_weights_350gb() -> None:
     gpt3 = ModelArch(
-        id="t-gpt3", num_layers=96, hidden_size=12288, num_heads=96, head_dim=128, ffn_hidden_size=49152,
-        mlp="gelu", vocab_size=50257, tied_embeddings=True, attention="mha", norm="layernorm",
-        position_embedding="learned", max_seq_len=2048, linear_bias=True,
+        id="t-gpt3",
+        num_layers=96,
+        hidden_size=12288,
+        num_heads=96,
+        head_dim=128,
+        ffn_hidden_size=49152,
+        mlp="gelu",
+        vocab_size=50257,
+        tied_embeddings=True,
+        attention="mha",
+        norm="layernorm",
+        position_embedding="learned",
+        max_seq_len=2048,
+        linear_bias=True,
     )
     # 12·h² per layer + biases; embeddings V·h + 2048·h: ≈ 174.6e9 → 349 GB at 2 bytes
     assert mf.weight_bytes(gpt3, "fp16") == pytest.approx(350e9, rel=0.01)
@@ -70,8 +106,17 @@ def test_gpt3_fp16_weights_350gb() -> None:
 
 def test_training_flops_6n_plus_attention() -> None:
     # dense MHA, no bias: training FLOPs/token = 6·N_matmul + 12·L·d·s (PaLM App. B convention)
-    m = ModelArch(id="t-mha", num_layers=2, hidden_size=64, num_heads=4, ffn_hidden_size=256, mlp="gelu",
-                  vocab_size=100, attention="mha", tied_embeddings=True)
+    m = ModelArch(
+        id="t-mha",
+        num_layers=2,
+        hidden_size=64,
+        num_heads=4,
+        ffn_hidden_size=256,
+        mlp="gelu",
+        vocab_size=100,
+        attention="mha",
+        tied_embeddings=True,
+    )
     n_matmul = 2 * (4 * 64 * 64 + 2 * 64 * 256) + 100 * 64
     s = 32
     assert mf.flop_per_token_training(m, s) == pytest.approx(6 * n_matmul + 12 * 2 * 64 * s)
@@ -80,8 +125,17 @@ def test_training_flops_6n_plus_attention() -> None:
 
 def test_moe_active_counts_top_k_only() -> None:
     dense = ModelArch(id="t-d", num_layers=1, hidden_size=16, num_heads=2, ffn_hidden_size=32, vocab_size=10)
-    moe = ModelArch(id="t-m", num_layers=1, hidden_size=16, num_heads=2, ffn_hidden_size=32, vocab_size=10,
-                    num_experts=8, experts_per_token=2, moe_ffn_hidden_size=32)
+    moe = ModelArch(
+        id="t-m",
+        num_layers=1,
+        hidden_size=16,
+        num_heads=2,
+        ffn_hidden_size=32,
+        vocab_size=10,
+        num_experts=8,
+        experts_per_token=2,
+        moe_ffn_hidden_size=32,
+    )
     expert = 3 * 16 * 32
     assert mf.params_total(moe) - mf.params_total(dense) == pytest.approx(7 * expert + 8 * 16)
     assert mf.params_active(moe) - mf.params_active(dense) == pytest.approx(1 * expert + 8 * 16)

@@ -83,7 +83,7 @@ def rows(kind: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for raw in raw_rows(kind):
         try:
-            spec = validate(_SPEC[kind], si_row(raw), where=f"{kind}.yaml[{raw.get('id', '?')}]")
+            spec: Any = validate(_SPEC[kind], si_row(raw), where=f"{kind}.yaml[{raw.get('id', '?')}]")
         except Exception as exc:  # shipped data is broken: a bug, say where
             raise DataError(f"catalog data {kind}.yaml row {raw.get('id', '?')}: {exc}") from exc
         out[spec.id] = spec

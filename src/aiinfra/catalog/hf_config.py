@@ -36,8 +36,19 @@ def arch_from_hf_config(cfg: dict[str, Any], field: str = "model.config", name: 
         )
     model_type = str(cfg.get("model_type", ""))
     act = str(_first(cfg, "hidden_act", "activation_function") or "")
-    gated = act in _GATED_ACTS or model_type in {"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe",
-                                                   "qwen2_moe", "deepseek_v2", "deepseek_v3", "gemma", "gemma2"}
+    gated = act in _GATED_ACTS or model_type in {
+        "llama",
+        "mistral",
+        "mixtral",
+        "qwen2",
+        "qwen3",
+        "qwen3_moe",
+        "qwen2_moe",
+        "deepseek_v2",
+        "deepseek_v3",
+        "gemma",
+        "gemma2",
+    }
     is_gpt2_like = model_type in {"gpt2", "gpt_neo", "gptj", "bert", "roberta", "opt"}
     ffn = _first(cfg, "intermediate_size", "n_inner", "ffn_dim")
     if ffn is None:

@@ -15,6 +15,9 @@ def add_scenario_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenario", help="scenario YAML file (see examples/)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     p.add_argument(
-        "--set", action="append", default=[], metavar="KEY=VALUE",
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
         help="override a scenario key, e.g. --set training.plan.tp=8 (repeatable)",
     )

@@ -21,32 +21,72 @@ def _list(args: argparse.Namespace) -> tuple[Any, str]:
     if kind == "accelerators":
         rows = []
         for a in specs:
-            rows.append([
-                a.id, a.memory_as_published, f"{a.memory_bytes / GB:,.1f}",
-                "unknown" if a.memory_bw_bytes_per_s is None else f"{a.memory_bw_bytes_per_s / TB:.2f}",
-                _tflops(a.dense_flop_per_s.get("bf16")), _tflops(a.dense_flop_per_s.get("fp8")),
-                fmt_num(a.tdp_w),
-                (f"{a.scale_up.interconnect} {a.scale_up.bw_one_way_bytes_per_s / GB:,.0f} GB/s" if a.scale_up
-                 else "none"),
-            ])
-        text = table(["id", "memory (as published)", "memory GB", "HBM TB/s", "BF16 dense TFLOP/s",
-                      "FP8 dense TFLOP/s", "TDP W", "scale-up (one-way)"], rows)
+            rows.append(
+                [
+                    a.id,
+                    a.memory_as_published,
+                    f"{a.memory_bytes / GB:,.1f}",
+                    "unknown" if a.memory_bw_bytes_per_s is None else f"{a.memory_bw_bytes_per_s / TB:.2f}",
+                    _tflops(a.dense_flop_per_s.get("bf16")),
+                    _tflops(a.dense_flop_per_s.get("fp8")),
+                    fmt_num(a.tdp_w),
+                    (
+                        f"{a.scale_up.interconnect} {a.scale_up.bw_one_way_bytes_per_s / GB:,.0f} GB/s"
+                        if a.scale_up
+                        else "none"
+                    ),
+                ]
+            )
+        text = table(
+            [
+                "id",
+                "memory (as published)",
+                "memory GB",
+                "HBM TB/s",
+                "BF16 dense TFLOP/s",
+                "FP8 dense TFLOP/s",
+                "TDP W",
+                "scale-up (one-way)",
+            ],
+            rows,
+        )
     elif kind == "models":
         from aiinfra.analytic.model_figures import params_active, params_total
 
-        text = table(["id", "layers", "hidden", "heads/kv", "attention", "experts", "params total (B)",
-                      "params active (B)"],
-                     [[m.id, m.num_layers, m.hidden_size, f"{m.num_heads}/{m.kv_heads}", m.attention,
-                       f"{m.num_experts} top-{m.experts_per_token}" if m.is_moe else "dense",
-                       f"{params_total(m) / 1e9:.2f}", f"{params_active(m) / 1e9:.2f}"] for m in specs])
+        text = table(
+            ["id", "layers", "hidden", "heads/kv", "attention", "experts", "params total (B)", "params active (B)"],
+            [
+                [
+                    m.id,
+                    m.num_layers,
+                    m.hidden_size,
+                    f"{m.num_heads}/{m.kv_heads}",
+                    m.attention,
+                    f"{m.num_experts} top-{m.experts_per_token}" if m.is_moe else "dense",
+                    f"{params_total(m) / 1e9:.2f}",
+                    f"{params_active(m) / 1e9:.2f}",
+                ]
+                for m in specs
+            ],
+        )
     elif kind == "systems":
-        text = table(["id", "accelerator", "per node", "nodes", "power max W", "price USD"],
-                     [[s.id, s.accelerator, s.accelerators_per_node, s.nodes, s.power_max_w, s.price_usd]
-                      for s in specs])
+        text = table(
+            ["id", "accelerator", "per node", "nodes", "power max W", "price USD"],
+            [[s.id, s.accelerator, s.accelerators_per_node, s.nodes, s.power_max_w, s.price_usd] for s in specs],
+        )
     else:
-        text = table(["id", "tier", "one-way GB/s", "latency µs"],
-                     [[i.id, i.tier, f"{i.bw_one_way_bytes_per_s / GB:,.1f}",
-                       "unknown" if i.latency_s is None else f"{i.latency_s * 1e6:.2g}"] for i in specs])
+        text = table(
+            ["id", "tier", "one-way GB/s", "latency µs"],
+            [
+                [
+                    i.id,
+                    i.tier,
+                    f"{i.bw_one_way_bytes_per_s / GB:,.1f}",
+                    "unknown" if i.latency_s is None else f"{i.latency_s * 1e6:.2g}",
+                ]
+                for i in specs
+            ],
+        )
     return obj, text + f"\n\n{len(specs)} {kind}; `aiinfra catalog show ID` gives every field with its source."
 
 

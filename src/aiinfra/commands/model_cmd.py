@@ -16,28 +16,51 @@ def _show(args: argparse.Namespace) -> tuple[Any, str]:
         ref = {"config": args.model}
     obj = api.model_summary(ref, args.seq_len)
     arch = obj["model"]
-    keys = ["num_layers", "hidden_size", "num_heads", "num_kv_heads", "head_dim", "ffn_hidden_size", "mlp",
-            "vocab_size", "tied_embeddings", "attention", "num_experts", "experts_per_token",
-            "moe_ffn_hidden_size", "num_shared_experts", "first_k_dense_layers", "kv_lora_rank",
-            "qk_rope_head_dim", "max_seq_len"]
+    keys = [
+        "num_layers",
+        "hidden_size",
+        "num_heads",
+        "num_kv_heads",
+        "head_dim",
+        "ffn_hidden_size",
+        "mlp",
+        "vocab_size",
+        "tied_embeddings",
+        "attention",
+        "num_experts",
+        "experts_per_token",
+        "moe_ffn_hidden_size",
+        "num_shared_experts",
+        "first_k_dense_layers",
+        "kv_lora_rank",
+        "qk_rope_head_dim",
+        "max_seq_len",
+    ]
     d = obj["derived"]
     pairs: list[tuple[str, Any]] = [(k, arch[k]) for k in keys if arch.get(k) not in (None, 0) or k == "num_layers"]
     derived: list[tuple[str, Any]] = [
-        ("params_total", d["params_total"]), ("params_active", d["params_active"]),
+        ("params_total", d["params_total"]),
+        ("params_active", d["params_active"]),
         ("params_embedding (in+out)", d["params_embedding"]),
         ("flop_per_token_forward_matmul", d["flop_per_token_forward_matmul"]),
-        ("attention_flop_per_token_per_context_token_forward",
-         d["attention_flop_per_token_per_context_token_forward"]),
+        ("attention_flop_per_token_per_context_token_forward", d["attention_flop_per_token_per_context_token_forward"]),
     ]
     if "flop_per_token_training" in d:
-        derived += [("flop_per_token_forward", d["flop_per_token_forward"]),
-                    ("flop_per_token_training", d["flop_per_token_training"])]
+        derived += [
+            ("flop_per_token_forward", d["flop_per_token_forward"]),
+            ("flop_per_token_training", d["flop_per_token_training"]),
+        ]
     derived += [(f"kv_cache_bytes_per_token[{k}]", v) for k, v in d["kv_cache_bytes_per_token"].items()]
     derived += [(f"weight_bytes[{k}]", v) for k, v in d["weight_bytes"].items()]
-    text = "\n".join([
-        key_values(pairs, f"model {arch['id']} {arch.get('name', '')}"), "",
-        key_values(derived, "derived"), "", f"FLOP convention: {d['flop_convention']}",
-    ])
+    text = "\n".join(
+        [
+            key_values(pairs, f"model {arch['id']} {arch.get('name', '')}"),
+            "",
+            key_values(derived, "derived"),
+            "",
+            f"FLOP convention: {d['flop_convention']}",
+        ]
+    )
     return obj, text
 
 

@@ -153,7 +153,9 @@ def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
     per_node = hw.per_node or (system.accelerators_per_node if system else None) or acc.default_per_node
     if per_node is None:
         raise SpecError(
-            "hardware.per_node", None, f"accelerators per node of {acc.id} are not in the catalog",
+            "hardware.per_node",
+            None,
+            f"accelerators per node of {acc.id} are not in the catalog",
             "set hardware.per_node",
         )
     su = acc.scale_up
@@ -168,8 +170,12 @@ def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
         link = catalog.interconnect(hw.scale_out, "hardware.scale_out")
         nics = hw.nics_per_node or (system.nics.count if system and system.nics else None)
         if nics is None:
-            raise SpecError("hardware.nics_per_node", None, "needed with hardware.scale_out",
-                            "set the number of scale-out ports per node")
+            raise SpecError(
+                "hardware.nics_per_node",
+                None,
+                "needed with hardware.scale_out",
+                "set the number of scale-out ports per node",
+            )
         so_bw, so_latency, so_id = link.bw_one_way_bytes_per_s * nics / per_node, link.latency_s, link.id
     elif system is not None and system.nics is not None:
         so_bw = system.nics.count * system.nics.bw_one_way_bytes_per_s / (system.accelerators_per_node * system.nodes)

@@ -12,7 +12,7 @@ from aiinfra.specs.parallelism import InferencePlan, ParallelPlan
 
 PosInt = pydantic.PositiveInt
 PosFloat = pydantic.PositiveFloat
-Frac = pydantic.confloat(gt=0.0, le=1.0)  # type: ignore[valid-type]
+Frac = pydantic.confloat(gt=0.0, le=1.0)
 
 TrainPrecision = Literal["bf16", "fp16", "fp8", "fp32"]
 WeightPrecision = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp4"]
