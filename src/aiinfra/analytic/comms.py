@@ -1,0 +1,89 @@
+"""Collective-communication times over the tiers of a cluster.
+
+Ring algorithms (Patarasuk & Yuan 2009, "Bandwidth optimal all-reduce algorithms"; NCCL-tests
+doc/PERFORMANCE.md bus-bandwidth definitions): for a buffer of S bytes over n ranks
+
+* all-reduce:        2·(n−1)/n · S / B  + 2·(n−1)·α
+* all-gather, reduce-scatter, all-to-all: (n−1)/n · S / B + (n−1)·α
+* point-to-point:    S / B + α
+
+with B the one-way bandwidth each rank achieves on the slowest tier the group spans (scale-up
+NVLink/ICI inside a domain; each accelerator's share of the node's NICs across domains) times the
+measured efficiency for that message size, and α the per-hop latency.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from aiinfra.analytic.efficiency import NO_DATA, table
+from aiinfra.errors import InfeasibleError
+from aiinfra.specs.hardware import ClusterSpec
+
+Collective = Literal["allreduce", "allgather", "reducescatter", "alltoall", "p2p"]
+
+
+@dataclass(frozen=True, slots=True)
+class CommTime:
+    time_s: float
+    tier: str
+    """scale-up | scale-out | none"""
+    efficiency_source: str
+
+
+def group_tier(cluster: ClusterSpec, n_ranks: int, stride: int) -> str:
+    """Tier a group of ``n_ranks`` ranks spaced ``stride`` apart spans (ranks fill domains in order)."""
+    if n_ranks <= 1:
+        return "none"
+    span = (n_ranks - 1) * stride + 1
+    domain = max(cluster.scale_up_domain, 1) if cluster.scale_up_bw_one_way_bytes_per_s else cluster.per_node
+    return "scale-up" if span <= domain else "scale-out"
+
+
+def tier_bandwidth(cluster: ClusterSpec, tier: str) -> tuple[float, float]:
+    """(one-way bytes/s per rank, latency s) of a tier; raises when the catalog does not know it."""
+    if tier == "scale-up":
+        bw = cluster.scale_up_bw_one_way_bytes_per_s
+        if bw is None:
+            pcie = cluster.accelerator.pcie
+            if pcie is None:
+                raise InfeasibleError(
+                    f"{cluster.accelerator.id}: no scale-up link or PCIe bandwidth in the catalog for "
+                    "intra-node communication — choose a plan with tp = 1 or an accelerator with known links"
+                )
+            return pcie.bw_one_way_bytes_per_s, 0.0
+        return bw, cluster.scale_up_latency_s or 0.0
+    bw = cluster.scale_out_bw_one_way_bytes_per_s
+    if bw is None:
+        raise InfeasibleError(
+            f"{cluster.accelerator.id}: scale-out bandwidth unknown (no system with NICs in the catalog) — "
+            "set hardware.system, or hardware.scale_out with hardware.nics_per_node"
+        )
+    return bw, cluster.scale_out_latency_s or 0.0
+
+
+_FACTOR = {"allreduce": 2.0, "allgather": 1.0, "reducescatter": 1.0, "alltoall": 1.0}
+_CURVE_KIND = {"reducescatter": "allgather"}
+
+
+def collective_time(
+    cluster: ClusterSpec, kind: Collective, size_bytes: float, n_ranks: int, stride: int = 1
+) -> CommTime:
+    """Time of one collective on ``size_bytes`` (the full buffer) among ``n_ranks`` ranks."""
+    if n_ranks <= 1 or size_bytes <= 0:
+        return CommTime(0.0, "none", "")
+    tier = group_tier(cluster, n_ranks, stride)
+    bw, alpha = tier_bandwidth(cluster, tier)
+    curve_kind = _CURVE_KIND.get(kind, kind)
+    eff = table().lookup(curve_kind, cluster.accelerator.id, size_bytes, n_ranks=n_ranks, tier=tier)
+    if eff.source == NO_DATA and kind != "allreduce":
+        # reuse the all-reduce bus-bandwidth curve: same links, same ring (NCCL busbw is comparable)
+        eff = table().lookup("allreduce", cluster.accelerator.id, size_bytes, n_ranks=n_ranks, tier=tier)
+    if kind == "p2p":
+        return CommTime(size_bytes / (bw * eff.value) + alpha, tier, eff.source)
+    frac = (n_ranks - 1) / n_ranks
+    steps = _FACTOR[kind] * (n_ranks - 1)
+    # measured curves already contain the latency floor; add α only for ideal (no-data) links
+    latency = steps * alpha if eff.source == NO_DATA else 0.0
+    return CommTime(_FACTOR[kind] * frac * size_bytes / (bw * eff.value) + latency, tier, eff.source)
