@@ -1,0 +1,1 @@
+"""Published measurements -> predicted vs measured (``aiinfra validate``)."""
