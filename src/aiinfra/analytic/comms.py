@@ -81,9 +81,9 @@ def collective_time(
         # reuse the all-reduce bus-bandwidth curve: same links, same ring (NCCL busbw is comparable)
         eff = table().lookup("allreduce", cluster.accelerator.id, size_bytes, n_ranks=n_ranks, tier=tier)
     if kind == "p2p":
-        return CommTime(size_bytes / (bw * eff.value) + alpha, tier, eff.source)
+        return CommTime(size_bytes / (bw * eff.frac) + alpha, tier, eff.source)
     frac = (n_ranks - 1) / n_ranks
     steps = _FACTOR[kind] * (n_ranks - 1)
     # measured curves already contain the latency floor; add α only for ideal (no-data) links
     latency = steps * alpha if eff.source == NO_DATA else 0.0
-    return CommTime(_FACTOR[kind] * frac * size_bytes / (bw * eff.value) + latency, tier, eff.source)
+    return CommTime(_FACTOR[kind] * frac * size_bytes / (bw * eff.frac) + latency, tier, eff.source)

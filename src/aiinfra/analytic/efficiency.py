@@ -29,7 +29,8 @@ NO_DATA = "roofline (no efficiency data)"
 class Lookup:
     """An efficiency fraction and where it came from."""
 
-    value: float
+    frac: float
+    """Achieved fraction of peak (compute) or of one-way bandwidth (memory, links)."""
     source: str
     """efficiency.yaml row id, 'borrowed:<row id>', or NO_DATA."""
 

@@ -34,8 +34,8 @@ def op_time(
     peak = acc.peak_flop_per_s(dtype)
     eff_c = table().lookup(kind, acc.id, flop_per_op or flop, dtype=dtype)
     eff_m = table().lookup("memory", acc.id, bytes_moved)
-    compute_s = flop / (peak * eff_c.value) if flop > 0 else 0.0
-    memory_s = bytes_moved / (acc.memory_bw_bytes_per_s * eff_m.value) if bytes_moved > 0 else 0.0
+    compute_s = flop / (peak * eff_c.frac) if flop > 0 else 0.0
+    memory_s = bytes_moved / (acc.memory_bw_bytes_per_s * eff_m.frac) if bytes_moved > 0 else 0.0
     return OpTime(
         time_s=max(compute_s, memory_s),
         compute_s=compute_s,
