@@ -37,9 +37,9 @@ def accelerator_summary(acc: AcceleratorSpec) -> dict[str, Any]:
     }
 
 
-def model_summary(model: str | dict[str, Any], seq_len: int | None = None) -> dict[str, Any]:
+def model_summary(model: str | dict[str, Any] | ModelArch, seq_len: int | None = None) -> dict[str, Any]:
     """Architecture plus derived figures (parameters, FLOPs, KV cache, weight bytes)."""
-    arch: ModelArch = resolve_model(model)
+    arch: ModelArch = model if isinstance(model, ModelArch) else resolve_model(model)
     pb = mf.param_breakdown(arch)
     d_qk, d_v = mf.attention_dims(arch)
     derived: dict[str, Any] = {

@@ -8,6 +8,7 @@ import argparse
 COMMAND_MODULES = [
     "aiinfra.commands.catalog_cmd",
     "aiinfra.commands.model_cmd",
+    "aiinfra.commands.check_cmd",
 ]
 
 

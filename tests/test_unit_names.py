@@ -1,0 +1,52 @@
+"""Every numeric (float) field of every spec and result dataclass carries its unit in its name."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+import re
+
+import aiinfra
+
+UNIT_WORDS = (
+    "bytes s per_s w j usd frac flop tokens seqs kwh g kg co2e_kg per_token per_kwh per_hour per_month per_year "
+    "per_gb per_kw_month per_gb_month per_million_tokens months years days hours ratio kw mw c per_j per_flop "
+    "per_w bits params count requests per_context_token per_accelerator per_node per_rack x"
+).split()
+UNIT_SUFFIX = re.compile(r"(^|_)(" + "|".join(sorted(UNIT_WORDS, key=len, reverse=True)) + r")$")
+#: dimensionless counts whose unit is the thing counted (documented in their docstrings)
+COUNT_FIELDS = {
+    "ParamBreakdown": {"embedding", "output", "attention_per_layer", "dense_mlp_per_layer", "moe_routed_per_layer",
+                       "moe_shared_per_layer", "router_per_layer", "norms_per_layer", "final_norm"},
+    "StepBatch": {"prefill_attention_pairs"},
+    "RowPrediction": {"predicted"},  # in the SI unit of the row's metric column
+}
+
+
+def _dataclasses() -> list[type]:
+    found: list[type] = []
+    for mod in pkgutil.walk_packages(aiinfra.__path__, "aiinfra."):
+        if mod.name.startswith("aiinfra.web"):
+            continue
+        module = importlib.import_module(mod.name)
+        for obj in vars(module).values():
+            if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__ == module.__name__:
+                found.append(obj)
+    return found
+
+
+def test_float_fields_carry_units() -> None:
+    bad: list[str] = []
+    classes = _dataclasses()
+    assert len(classes) > 10
+    for cls in classes:
+        for f in dataclasses.fields(cls):
+            ann = str(f.type)
+            if "float" not in ann or "dict" in ann or "tuple" in ann or "list" in ann:
+                continue
+            if f.name in COUNT_FIELDS.get(cls.__name__, set()):
+                continue
+            if not UNIT_SUFFIX.search(f.name):
+                bad.append(f"{cls.__module__}.{cls.__name__}.{f.name}")
+    assert not bad, "float fields without a unit in the name: " + ", ".join(bad)
