@@ -21,8 +21,12 @@ training:
 
 # (case name, scenario text or None for a CLI-level case, extra args, words the message must contain)
 CASES: list[tuple[str, str, list[str], list[str]]] = [
-    ("unknown accelerator", GOOD.replace("nvidia-h100-sxm5-80gb", "h100"), [],
-     ["hardware.accelerator", "'h100'", "did you mean", "nvidia-h100-sxm5-80gb"]),
+    (
+        "unknown accelerator",
+        GOOD.replace("nvidia-h100-sxm5-80gb", "h100"),
+        [],
+        ["hardware.accelerator", "'h100'", "did you mean", "nvidia-h100-sxm5-80gb"],
+    ),
     ("unknown model", GOOD.replace("meta-llama-3.1-70b", "llama-70b"), [], ["model", "'llama-70b'", "did you mean"]),
     ("unknown top-level key", GOOD + "trianing: {}\n", [], ["trianing", "unknown key", "spelling"]),
     ("typo in training key", GOOD.replace("seq_len", "seqlen"), [], ["training.seqlen", "unknown key"]),
@@ -37,23 +41,49 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
     ("zero tp", GOOD + "  plan: {tp: 0}\n", [], ["training.plan.tp", "> 0"]),
     ("unknown plan key", GOOD + "  plan: {tensor_parallel: 8}\n", [], ["training.plan.tensor_parallel", "unknown"]),
     ("missing hardware", "model: meta-llama-3.1-70b\n", [], ["hardware", "missing", "add"]),
-    ("missing accelerator", "model: meta-llama-3.1-8b\nhardware: {count: 8}\n", [], ["hardware.accelerator", "missing"]),
+    (
+        "missing accelerator",
+        "model: meta-llama-3.1-8b\nhardware: {count: 8}\n",
+        [],
+        ["hardware.accelerator", "missing"],
+    ),
     ("top level is a list", "- a\n- b\n", [], ["scenario", "mapping"]),
     ("invalid yaml", "model: [unclosed\n", [], ["scenario", "YAML", "line"]),
     ("negative per_node", GOOD.replace("count: 64", "count: 64\n  per_node: -1"), [], ["hardware.per_node", "-1"]),
-    ("system of another accelerator", GOOD.replace("count: 64", "count: 64\n  system: dgx-b200"), [],
-     ["hardware.system", "dgx-b200", "matching"]),
-    ("bad weight precision", GOOD.replace("training:", "inference: {input_tokens: 10, output_tokens: 10, "
-                                          "weight_precision: int3}\ntraining:"), [],
-     ["inference.weight_precision", "int3", "int4"]),
-    ("memory utilisation above 1", GOOD.replace("training:", "inference: {input_tokens: 10, output_tokens: 10, "
-                                                "gpu_memory_utilization: 1.5}\ntraining:"), [],
-     ["inference.gpu_memory_utilization", "1.5"]),
-    ("config file missing", GOOD.replace("model: meta-llama-3.1-70b", "model: {config: /nonexistent/config.json}"), [],
-     ["model.config", "file not found"]),
-    ("inline model missing field", GOOD.replace("model: meta-llama-3.1-70b",
-                                                "model: {num_layers: 2, hidden_size: 64, num_heads: 4}"), [],
-     ["model.", "missing"]),
+    (
+        "system of another accelerator",
+        GOOD.replace("count: 64", "count: 64\n  system: dgx-b200"),
+        [],
+        ["hardware.system", "dgx-b200", "matching"],
+    ),
+    (
+        "bad weight precision",
+        GOOD.replace(
+            "training:", "inference: {input_tokens: 10, output_tokens: 10, weight_precision: int3}\ntraining:"
+        ),
+        [],
+        ["inference.weight_precision", "int3", "int4"],
+    ),
+    (
+        "memory utilisation above 1",
+        GOOD.replace(
+            "training:", "inference: {input_tokens: 10, output_tokens: 10, gpu_memory_utilization: 1.5}\ntraining:"
+        ),
+        [],
+        ["inference.gpu_memory_utilization", "1.5"],
+    ),
+    (
+        "config file missing",
+        GOOD.replace("model: meta-llama-3.1-70b", "model: {config: /nonexistent/config.json}"),
+        [],
+        ["model.config", "file not found"],
+    ),
+    (
+        "inline model missing field",
+        GOOD.replace("model: meta-llama-3.1-70b", "model: {num_layers: 2, hidden_size: 64, num_heads: 4}"),
+        [],
+        ["model.", "missing"],
+    ),
     ("--set without =", GOOD, ["--set", "training.plan.tp"], ["--set", "KEY=VALUE"]),
     ("--set into a scalar", GOOD, ["--set", "hardware.count.x=1"], ["hardware.count", "mapping"]),
     ("--set bad value", GOOD, ["--set", "hardware.count=-1"], ["hardware.count", "> 0"]),

@@ -29,8 +29,10 @@ def test_every_example_parses() -> None:
 
 
 def test_hf_config_by_path() -> None:
-    data = {"model": {"config": str(EXAMPLES / "configs" / "tiny-llama-config.json")},
-            "hardware": {"accelerator": "nvidia-l4"}}
+    data = {
+        "model": {"config": str(EXAMPLES / "configs" / "tiny-llama-config.json")},
+        "hardware": {"accelerator": "nvidia-l4"},
+    }
     from aiinfra.specs.scenario import resolve
 
     sc = resolve(parse_scenario(data))
@@ -42,9 +44,19 @@ def test_hf_config_by_path() -> None:
 def test_inline_model() -> None:
     from aiinfra.specs.scenario import resolve
 
-    data = {"model": {"num_layers": 2, "hidden_size": 64, "num_heads": 4, "ffn_hidden_size": 128,
-                      "vocab_size": 10, "attention": "mha", "mlp": "gelu", "tied_embeddings": True},
-            "hardware": {"accelerator": "nvidia-a100-sxm4-80gb", "count": 8}}
+    data = {
+        "model": {
+            "num_layers": 2,
+            "hidden_size": 64,
+            "num_heads": 4,
+            "ffn_hidden_size": 128,
+            "vocab_size": 10,
+            "attention": "mha",
+            "mlp": "gelu",
+            "tied_embeddings": True,
+        },
+        "hardware": {"accelerator": "nvidia-a100-sxm4-80gb", "count": 8},
+    }
     sc = resolve(parse_scenario(data))
     # 2 × (4·64² + 2·64·128 + 2·64) + 10·64 + 64
     assert params_total(sc.model) == 2 * (4 * 64 * 64 + 2 * 64 * 128 + 2 * 64) + 10 * 64 + 64
@@ -52,7 +64,10 @@ def test_inline_model() -> None:
 
 @pytest.mark.parametrize("text", ["15e12", "1.5e13", "15000000000000"])
 def test_numbers_in_many_spellings(text: str) -> None:
-    data = {"model": "meta-llama-3.1-8b", "hardware": {"accelerator": "nvidia-h100-sxm5-80gb"},
-            "training": {"tokens": text, "seq_len": 8192, "global_batch_seqs": 512}}
+    data = {
+        "model": "meta-llama-3.1-8b",
+        "hardware": {"accelerator": "nvidia-h100-sxm5-80gb"},
+        "training": {"tokens": text, "seq_len": 8192, "global_batch_seqs": 512},
+    }
     inp = parse_scenario(data)
     assert inp.training is not None and inp.training.tokens == 15e12

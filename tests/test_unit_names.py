@@ -17,8 +17,17 @@ UNIT_WORDS = (
 UNIT_SUFFIX = re.compile(r"(^|_)(" + "|".join(sorted(UNIT_WORDS, key=len, reverse=True)) + r")$")
 #: dimensionless counts whose unit is the thing counted (documented in their docstrings)
 COUNT_FIELDS = {
-    "ParamBreakdown": {"embedding", "output", "attention_per_layer", "dense_mlp_per_layer", "moe_routed_per_layer",
-                       "moe_shared_per_layer", "router_per_layer", "norms_per_layer", "final_norm"},
+    "ParamBreakdown": {
+        "embedding",
+        "output",
+        "attention_per_layer",
+        "dense_mlp_per_layer",
+        "moe_routed_per_layer",
+        "moe_shared_per_layer",
+        "router_per_layer",
+        "norms_per_layer",
+        "final_norm",
+    },
     "StepBatch": {"prefill_attention_pairs"},
     "RowPrediction": {"predicted"},  # in the SI unit of the row's metric column
 }

@@ -78,11 +78,33 @@ def _unit_hint(field: str) -> str:
     return ""
 
 
+def _valid_keys(cls: Any, path: list[Any]) -> list[str]:
+    """Field names of the dataclass reached by following ``path`` from ``cls`` (best effort)."""
+    import dataclasses
+    import typing
+
+    current: Any = cls
+    for part in path:
+        if not dataclasses.is_dataclass(current):
+            return []
+        hints = typing.get_type_hints(current)
+        target = hints.get(str(part))
+        if target is None:
+            return []
+        args = [a for a in typing.get_args(target) if dataclasses.is_dataclass(a)]
+        current = args[0] if args else target
+    if dataclasses.is_dataclass(current):
+        return [f.name for f in dataclasses.fields(current)]
+    return []
+
+
 def _fix_for(err: dict[str, Any], field: str, cls: Any) -> tuple[str, str]:
     kind = err.get("type", "")
     ctx = err.get("ctx") or {}
-    if kind == "extra_forbidden":
-        return "unknown key", "remove it or check the spelling (see examples/ for valid keys)"
+    if kind in ("extra_forbidden", "unexpected_keyword_argument"):
+        valid = _valid_keys(cls, list(err.get("loc", ()))[:-1])
+        hint = f"; valid keys here: {', '.join(valid)}" if valid else ""
+        return "unknown key", f"remove it or check the spelling{hint}"
     if kind == "missing":
         return "required key is missing", f"add `{field.rsplit('.', 1)[-1]}:` to the scenario"
     if kind == "literal_error":
@@ -114,9 +136,13 @@ def validate(cls: type[T], data: Any, where: str = "") -> T:
     try:
         return _adapter(cls).validate_python(data)  # type: ignore[no-any-return]
     except pydantic.ValidationError as exc:
-        err = exc.errors()[0]
+        errors = exc.errors()
+        # a misspelt key also makes the right key "missing": report the misspelling first
+        errors.sort(key=lambda e: e.get("type") not in ("extra_forbidden", "unexpected_keyword_argument"))
+        err = errors[0]
         loc = ".".join(str(p) for p in err.get("loc", ()) if not str(p).startswith("function-"))
         # pydantic adds the dataclass name for unions; keep only field-like parts
         field = ".".join(p for p in [where, loc] if p)
         problem, fix = _fix_for(dict(err), field, cls)
-        raise SpecError(field or "input", err.get("input"), problem, fix) from None
+        value = "(absent)" if err.get("type") == "missing" else err.get("input")
+        raise SpecError(field or "input", value, problem, fix) from None

@@ -148,7 +148,8 @@ def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
             "hardware.system", hw.system, f"holds {system.accelerator}, not {acc.id}", "pick a matching system"
         )
     if system is None:
-        candidates = [s for s in catalog.systems_for(acc.id) if s.nodes == 1] or catalog.systems_for(acc.id)
+        # prefer a node that documents its compute fabric, then any single node, then rack-scale systems
+        candidates = sorted(catalog.systems_for(acc.id), key=lambda s: (s.nics is None, s.nodes != 1))
         system = candidates[0] if candidates else None
     per_node = hw.per_node or (system.accelerators_per_node if system else None) or acc.default_per_node
     if per_node is None:
