@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.errors import InfeasibleError
 from aiinfra.specs.hardware import ClusterSpec
@@ -87,3 +89,45 @@ def collective_time(
     # measured curves already contain the latency floor; add α only for ideal (no-data) links
     latency = steps * alpha if eff.source == NO_DATA else 0.0
     return CommTime(_FACTOR[kind] * frac * size_bytes / (bw * eff.frac) + latency, tier, eff.source)
+
+
+def collective_time_array(
+    cluster: ClusterSpec,
+    kind: Collective,
+    size_bytes: np.ndarray,
+    n_ranks: np.ndarray,
+    stride: np.ndarray,
+    sources: set[str] | None = None,
+) -> np.ndarray:
+    """Vectorised :func:`collective_time` over arrays of plans (same formulas)."""
+    size = np.asarray(size_bytes, dtype=float)
+    n = np.asarray(n_ranks, dtype=int)
+    st = np.asarray(stride, dtype=int)
+    size, n, st = np.broadcast_arrays(size, n, st)
+    out = np.zeros(size.shape, dtype=float)
+    active = (n > 1) & (size > 0)
+    if not active.any():
+        return out
+    domain = max(cluster.scale_up_domain, 1) if cluster.scale_up_bw_one_way_bytes_per_s else cluster.per_node
+    span = (n - 1) * st + 1
+    scale_up = span <= domain
+    for n_val in np.unique(n[active]):
+        for tier, tier_mask in (("scale-up", scale_up), ("scale-out", ~scale_up)):
+            mask = active & (n == n_val) & tier_mask
+            if not mask.any():
+                continue
+            bw, alpha = tier_bandwidth(cluster, tier)
+            curve_kind = _CURVE_KIND.get(kind, kind)
+            curve, src = table().curve(curve_kind, cluster.accelerator.id, n_ranks=int(n_val), tier=tier)
+            if curve is None and kind != "allreduce":
+                curve, src = table().curve("allreduce", cluster.accelerator.id, n_ranks=int(n_val), tier=tier)
+            if sources is not None:
+                sources.add(f"{kind}/{tier}: {src}")
+            eff = curve.at_array(size[mask]) if curve is not None else np.ones(int(mask.sum()))
+            if kind == "p2p":
+                out[mask] = size[mask] / (bw * eff) + alpha
+                continue
+            frac = (n_val - 1) / n_val
+            latency = _FACTOR[kind] * (n_val - 1) * alpha if curve is None else 0.0
+            out[mask] = _FACTOR[kind] * frac * size[mask] / (bw * eff) + latency
+    return out

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+import numpy as np
 import yaml
 
 from aiinfra.catalog import data_path
@@ -60,6 +61,12 @@ class Curve:
         y0, y1 = self.y[i - 1], self.y[i]
         return y0 + (y1 - y0) * (lx - x0) / (x1 - x0)
 
+    def at_array(self, x: np.ndarray) -> np.ndarray:
+        """Vectorised :meth:`at`."""
+        lx = np.log10(np.maximum(np.asarray(x, dtype=float), 1e-30))
+        out: np.ndarray = np.interp(lx, np.asarray(self.log_x), np.asarray(self.y))
+        return out
+
 
 def _vendor(acc_id: str) -> str:
     return acc_id.split("-", 1)[0]
@@ -102,6 +109,16 @@ class EfficiencyTable:
 
         best = min(cands, key=rank_key)
         return best, acc_id not in best.accelerators
+
+    def curve(
+        self, kind: str, acc_id: str, dtype: str | None = None, n_ranks: int | None = None, tier: str | None = None
+    ) -> tuple[Curve | None, str]:
+        """The curve a lookup would use and its source label (None, NO_DATA when there is none)."""
+        sel = self._match(kind, acc_id, dtype, n_ranks, tier)
+        if sel is None:
+            return None, NO_DATA
+        curve, borrowed = sel
+        return curve, ("borrowed:" if borrowed else "") + curve.id
 
     def lookup(
         self,

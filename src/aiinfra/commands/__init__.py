@@ -9,6 +9,8 @@ COMMAND_MODULES = [
     "aiinfra.commands.catalog_cmd",
     "aiinfra.commands.model_cmd",
     "aiinfra.commands.check_cmd",
+    "aiinfra.commands.train_cmd",
+    "aiinfra.commands.validate_cmd",
 ]
 
 

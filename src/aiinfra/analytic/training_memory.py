@@ -1,0 +1,180 @@
+"""Training memory per accelerator, vectorised over candidate plans.
+
+Sources, factor by factor:
+* Model state bytes per parameter — mixed-precision Adam. Megatron-LM convention
+  (``theoretical_memory_usage.py``): bf16 weights 2 + fp32 main grads 4 + fp32 master 4 + Adam m, v 8
+  = 18 B; with the distributed optimizer (ZeRO-1) 6 + 12/d. ZeRO paper convention (Rajbhandari et
+  al. 2020): fp16 grads, 2 + 2 + 12 = 16 B; ZeRO-2 shards grads, ZeRO-3 shards everything (16/d).
+  PyTorch FSDP FULL_SHARD keeps fp32 sharded params, grads and moments (16/d) plus the bf16 layers
+  it all-gathers (two in flight with prefetch).
+* Activations per layer — Korthikanti et al. 2022 Table 2 (16-bit activations):
+  no recompute s·b·h·(34 + 5·a·s/h) (÷t with sequence parallelism; without it 10 + 24/t + 5as/(ht)),
+  selective recompute 34·s·b·h/t, full recompute 2·s·b·h(/t). Megatron-LM generalises 34 to
+  18 + 4·ffn/h for a GeLU MLP; a gated (SwiGLU) MLP stores two ffn-wide tensors and their product,
+  18 + 6·ffn/h (derived the same way). FlashAttention (Dao et al. 2022) does not store the a·s²
+  scores, removing the 5as/h term.
+* In-flight micro-batches — 1F1B keeps min(p, m) micro-batches on the first stage; interleaving
+  multiplies by 1 + (p−1)/(p·v) (Narayanan et al. 2021 §2.2; Korthikanti et al. 2022 §4.2.3).
+* Logits — Megatron-LM: the output layer and cross-entropy hold 4·s·b·V/t bytes (fp32 logits).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from aiinfra.analytic.model_figures import ParamBreakdown, param_breakdown
+from aiinfra.specs.model import ModelArch
+
+SHARDING_CODES = ("none", "zero1", "zero2", "zero3", "fsdp")
+RECOMPUTE_CODES = ("none", "selective", "full")
+
+
+@dataclass(frozen=True, slots=True)
+class PlanArrays:
+    """A batch of candidate plans as parallel integer arrays (one entry per plan)."""
+
+    tp: np.ndarray
+    pp: np.ndarray
+    dp: np.ndarray
+    cp: np.ndarray
+    ep: np.ndarray
+    vp: np.ndarray
+    mb: np.ndarray
+    """Micro-batch (sequences)."""
+    sharding: np.ndarray
+    """Index into SHARDING_CODES."""
+    recompute: np.ndarray
+    """Index into RECOMPUTE_CODES."""
+    sp: np.ndarray
+    """Sequence parallelism on (bool)."""
+
+    def __len__(self) -> int:
+        return int(self.tp.shape[0])
+
+    def take(self, idx: np.ndarray) -> PlanArrays:
+        return PlanArrays(*(getattr(self, f)[idx] for f in self.__dataclass_fields__))
+
+
+@dataclass(frozen=True, slots=True)
+class TrainSetup:
+    """Scalars one estimate needs, resolved from a scenario (or a validation row)."""
+
+    model: ModelArch
+    seq_len: int
+    global_batch_seqs: int
+    precision: str
+    """Matmul precision: bf16 | fp16 | fp8 | fp32."""
+    flash_attention: bool = True
+    reserve_bytes: float = 0.0
+    """Framework reserve (CUDA context, allocator, NCCL buffers)."""
+    optimizer: str = "adam"
+
+    @property
+    def params(self) -> ParamBreakdown:
+        return param_breakdown(self.model)
+
+
+def rank_params(setup: TrainSetup, plans: PlanArrays) -> dict[str, np.ndarray]:
+    """Parameters held by one rank of the first and of the last pipeline stage (before DP sharding)."""
+    pb = setup.params
+    m = setup.model
+    tp = plans.tp.astype(float)
+    ep = plans.ep.astype(float)
+    pp = plans.pp.astype(float)
+    dense_layer = pb.attention_per_layer + pb.dense_mlp_per_layer
+    moe_layer_rank = (
+        (pb.attention_per_layer + pb.moe_shared_per_layer + pb.router_per_layer) / tp
+        + pb.moe_routed_per_layer / (ep * tp)
+        + pb.norms_per_layer
+    )
+    dense_layer_rank = dense_layer / tp + pb.norms_per_layer
+    per_layer = (pb.dense_layers * dense_layer_rank + pb.moe_layers * moe_layer_rank) / m.num_layers
+    layers = per_layer * np.ceil(m.num_layers / pp)
+    embed = pb.embedding / tp
+    output = np.where((pp > 1) | (pb.output > 0), m.vocab_size * m.hidden_size / tp, 0.0)
+    first = layers + embed + np.where(pp == 1, output, 0.0)
+    last = layers + np.where(pp == 1, embed, 0.0) + output
+    return {"first": first, "last": last, "layer": per_layer}
+
+
+def _state_bytes_per_param(setup: TrainSetup, plans: PlanArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(weights, gradients, optimizer states) bytes per parameter on one rank, after sharding."""
+    shard = (plans.dp * plans.cp).astype(float)
+    s = plans.sharding
+    fp32 = setup.precision == "fp32"
+    w_full = 4.0 if fp32 else 2.0
+    moments = 8.0 if setup.optimizer == "adam" else 4.0
+    master = 0.0 if fp32 else 4.0
+    opt_full = master + moments
+    weights = np.where(s == 4, 4.0 / shard, np.where(s == 3, w_full / shard, w_full))
+    grads = np.where(s == 4, 4.0 / shard, np.where(s == 3, 2.0 / shard, np.where(s == 2, 4.0 / shard, 4.0)))
+    opt = np.where(s == 0, opt_full, opt_full / shard)
+    return weights, grads, opt
+
+
+def activation_bytes_per_layer(setup: TrainSetup, plans: PlanArrays, recompute: np.ndarray) -> np.ndarray:
+    """Korthikanti et al. 2022 Table 2, per layer and micro-batch, generalised as the docstring says."""
+    m = setup.model
+    h = float(m.hidden_size)
+    s = setup.seq_len / plans.cp.astype(float)
+    b = plans.mb.astype(float)
+    t = plans.tp.astype(float)
+    ffn = float(m.ffn_hidden_size)
+    if m.is_moe:
+        ffn = float(m.expert_ffn * (m.experts_per_token + m.num_shared_experts))
+    mlp_coeff = 6.0 if m.mlp == "swiglu" else 4.0
+    base = 18.0 + mlp_coeff * ffn / h
+    scores = 0.0 if setup.flash_attention else 5.0 * m.num_heads * s / h
+    sbh = s * b * h
+    sp = plans.sp & (plans.tp > 1)
+    none_sp = sbh * (base + scores) / t
+    none_nosp = sbh * (10.0 + (base - 10.0) / t + scores / t)
+    sel_sp = sbh * base / t
+    sel_nosp = sbh * (10.0 + (base - 10.0) / t)
+    full = np.where(sp, 2.0 * sbh / t, 2.0 * sbh)
+    none = np.where(sp, none_sp, none_nosp)
+    sel = np.where(sp, sel_sp, sel_nosp)
+    out: np.ndarray = np.where(recompute == 2, full, np.where(recompute == 1, sel, none))
+    return out
+
+
+def memory_per_rank(setup: TrainSetup, plans: PlanArrays) -> dict[str, np.ndarray]:
+    """Bytes per accelerator on the most loaded pipeline stage, itemised."""
+    m = setup.model
+    rp = rank_params(setup, plans)
+    w_b, g_b, o_b = _state_bytes_per_param(setup, plans)
+    pp = plans.pp.astype(float)
+    n_micro = setup.global_batch_seqs / (plans.dp * plans.mb).astype(float)
+    inflight = np.minimum(pp, n_micro) * np.where(plans.vp > 1, 1.0 + (pp - 1.0) / (pp * plans.vp), 1.0)
+    layers_stage = np.ceil(m.num_layers / pp)
+    act_layer = activation_bytes_per_layer(setup, plans, plans.recompute)
+    # full recompute re-materialises one layer's activations during backward
+    working = np.where(
+        plans.recompute == 2, activation_bytes_per_layer(setup, plans, np.zeros_like(plans.recompute)), 0.0
+    )
+    act_first = act_layer * layers_stage * inflight + working
+    act_last = act_layer * layers_stage + working
+    s_local = setup.seq_len / plans.cp.astype(float)
+    logits = 4.0 * s_local * plans.mb * m.vocab_size / plans.tp
+    act_last = act_last + logits
+    act_first = act_first + np.where(plans.pp == 1, logits, 0.0)
+    # FSDP / ZeRO-3 all-gather whole layers (bf16): current + prefetched
+    gathered = np.where(plans.sharding >= 3, 2.0 * 2.0 * rp["layer"], 0.0)
+    out: dict[str, np.ndarray] = {}
+    for stage, params, act in (("first", rp["first"], act_first), ("last", rp["last"], act_last)):
+        out[f"{stage}_weights"] = params * w_b + gathered
+        out[f"{stage}_gradients"] = params * g_b
+        out[f"{stage}_optimizer"] = params * o_b
+        out[f"{stage}_activations"] = act
+        out[f"{stage}_total"] = (
+            out[f"{stage}_weights"] + out[f"{stage}_gradients"] + out[f"{stage}_optimizer"] + act + setup.reserve_bytes
+        )
+    worst_last = out["last_total"] > out["first_total"]
+    result = {
+        key: np.where(worst_last, out[f"last_{key}"], out[f"first_{key}"])
+        for key in ("weights", "gradients", "optimizer", "activations", "total")
+    }
+    result["other"] = np.full(len(plans), setup.reserve_bytes)
+    return result

@@ -1,0 +1,195 @@
+"""Training step time, vectorised over candidate plans.
+
+Compute: every matrix multiply of a layer is timed by the roofline with measured efficiency for its
+size (analytic/efficiency.py); backward = 2 × forward GEMM work (data and weight gradients; Narayanan
+et al. 2021 §3.5); FlashAttention backward ≈ 2.5 × its forward (5 vs 2 matmuls, Dao 2023 §3.1);
+selective recompute re-runs the attention core and full recompute the whole forward (Korthikanti et
+al. 2022 §5). Element-wise work (norms, activations, residuals, dropout) is memory traffic of about
+36 bytes per token·hidden in the forward pass (2 LayerNorms 4+4, residual+dropout 2×7, GeLU/SwiGLU
+on the ffn width 16·ffn/(4h)) — counted from the op list of a Megatron layer, 2 bytes per element.
+
+Communication (analytic/comms.py ring formulas over the tier a group spans; ranks placed tp, cp, dp, pp
+from innermost, as Megatron-Core orders them):
+* TP: 2 all-reduces forward + 2 backward per layer of b·s·h activations (Shoeybi et al. 2019); with
+  sequence parallelism all-gather + reduce-scatter of the same volume (Korthikanti et al. 2022); not
+  overlapped.
+* CP: ring attention passes K/V (cp−1) times forward and K/V + dK/dV backward (Liu et al. 2023),
+  overlapped with the attention compute.
+* EP: 2 all-to-alls forward + 2 backward per MoE layer of k·tokens·h (Lepikhin et al. 2021, GShard).
+* PP: activations forward and gradients backward per micro-batch and model chunk; bubble
+  (p−1)/(v·m) of the ideal time (Narayanan et al. 2021 eq. 1 and §2.2.2).
+* DP: one gradient all-reduce (or reduce-scatter + all-gather, same volume — ZeRO paper §7) per step,
+  overlapped with the last micro-batch's backward; FSDP/ZeRO-3 all-gather parameters forward and
+  backward and reduce-scatter gradients every micro-batch (1.5× DP volume, ZeRO paper §7.2.2),
+  overlapped with that micro-batch's compute.
+* Optimizer: Adam reads and writes its fp32 state once per step (memory-bound).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from aiinfra.analytic.comms import collective_time_array
+from aiinfra.analytic.efficiency import NO_DATA, table
+from aiinfra.analytic.model_figures import attention_dims, flop_per_token_training
+from aiinfra.analytic.training_memory import PlanArrays, TrainSetup, rank_params
+from aiinfra.specs.hardware import ClusterSpec
+
+ACT_BYTES = 2.0  # bf16/fp16 activations and gradients exchanged between ranks
+
+
+@dataclass
+class StepArrays:
+    step_time_s: np.ndarray
+    compute_s: np.ndarray
+    exposed_comm_s: np.ndarray
+    bubble_s: np.ndarray
+    tp_comm_s: np.ndarray
+    dp_comm_exposed_s: np.ndarray
+    microbatches: np.ndarray
+    model_flop_per_step: float
+    efficiency_sources: set[str] = field(default_factory=set)
+
+
+def _gemm_time(
+    cluster: ClusterSpec, dtype: str, flop: np.ndarray, weight_bytes: np.ndarray, src: set[str]
+) -> np.ndarray:
+    acc = cluster.accelerator
+    peak = acc.peak_flop_per_s(dtype)
+    curve, label = table().curve("gemm", acc.id, dtype=dtype)
+    src.add(f"gemm: {label}")
+    eff = curve.at_array(flop) if curve is not None else np.ones_like(flop)
+    mcurve, mlabel = table().curve("memory", acc.id)
+    src.add(f"memory: {mlabel}")
+    meff = mcurve.at_array(weight_bytes) if mcurve is not None else np.ones_like(weight_bytes)
+    out: np.ndarray = np.maximum(flop / (peak * eff), weight_bytes / (acc.memory_bw_bytes_per_s * meff))
+    return out
+
+
+def _mem_time(cluster: ClusterSpec, nbytes: np.ndarray, src: set[str]) -> np.ndarray:
+    mcurve, mlabel = table().curve("memory", cluster.accelerator.id)
+    src.add(f"memory: {mlabel}")
+    meff = mcurve.at_array(nbytes) if mcurve is not None else np.ones_like(nbytes)
+    out: np.ndarray = nbytes / (cluster.accelerator.memory_bw_bytes_per_s * meff)
+    return out
+
+
+def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> StepArrays:
+    m = setup.model
+    src: set[str] = set()
+    dtype = "bf16" if setup.precision in ("bf16", "fp16") else setup.precision
+    wbytes = 1.0 if dtype == "fp8" else (4.0 if dtype == "fp32" else 2.0)
+    h = float(m.hidden_size)
+    tp = plans.tp.astype(float)
+    cp = plans.cp.astype(float)
+    pp = plans.pp.astype(float)
+    ep = plans.ep.astype(float)
+    tokens = plans.mb * setup.seq_len / cp  # per micro-batch per rank
+    d_qk, d_v = attention_dims(m)
+    q_dim = m.num_heads * m.head_size
+    kv_dim = m.kv_heads * m.head_size if m.attention != "mla" else d_qk  # MLA: up-projected per head
+
+    # --- GEMMs of one layer, forward (FLOP and weight bytes per rank)
+    def gemm(n_out: float, n_in: float, count: float = 1.0, tok: np.ndarray = tokens) -> np.ndarray:
+        flop = 2.0 * tok * n_in * n_out / tp
+        return count * _gemm_time(cluster, dtype, flop, n_in * n_out * wbytes / tp, src)
+
+    attn_gemms = gemm(q_dim + 2 * kv_dim, h) + gemm(h, q_dim)
+    mlp_mats = 2.0 if m.mlp == "swiglu" else 1.0
+    dense_mlp = gemm(mlp_mats * m.ffn_hidden_size, h) + gemm(h, m.ffn_hidden_size)
+    if m.is_moe:
+        local_experts = m.num_experts / ep
+        tok_e = tokens * m.experts_per_token / local_experts  # tokens per local expert
+        f = float(m.expert_ffn)
+        routed = local_experts * (gemm(mlp_mats * f, h, tok=tok_e) + gemm(h, f, tok=tok_e))
+        shared = m.num_shared_experts * (gemm(mlp_mats * f, h) + gemm(h, f))
+        router = gemm(float(m.num_experts), h) * tp  # replicated router
+        moe_mlp = routed + shared + router
+    else:
+        moe_mlp = np.zeros_like(dense_mlp)
+    # --- attention core (per rank: heads / tp, queries s/cp against s keys)
+    causal_frac = 0.5 if setup.flash_attention else 1.0
+    attn_flop = 2.0 * plans.mb * (setup.seq_len / cp) * setup.seq_len * (d_qk + d_v) / tp * causal_frac
+    if setup.flash_attention:
+        acurve, alabel = table().curve("attention", cluster.accelerator.id, dtype=dtype)
+        src.add(f"attention: {alabel}")
+        aeff = acurve.at_array(attn_flop) if acurve is not None else np.ones_like(attn_flop)
+        attn_fwd = attn_flop / (cluster.accelerator.peak_flop_per_s(dtype) * aeff)
+        attn_bwd = 2.5 * attn_fwd
+    else:
+        scores = plans.mb * m.num_heads / tp * (setup.seq_len / cp) * setup.seq_len
+        attn_fwd = _gemm_time(cluster, dtype, attn_flop, np.zeros_like(attn_flop), src) + _mem_time(
+            cluster, scores * 11.0, src
+        )  # QKᵀ write 2 B, softmax read/write 4 B, dropout mask 1 B + read/write 4 B per score
+        attn_bwd = 2.0 * attn_fwd
+    elementwise = _mem_time(cluster, 36.0 * tokens * h / tp, src)
+    # --- per layer fwd / bwd / recompute
+    dense_fwd = attn_gemms + dense_mlp + attn_fwd + elementwise
+    moe_fwd = attn_gemms + moe_mlp + attn_fwd + elementwise
+    n_dense = m.num_layers - m.num_moe_layers
+    layer_fwd = (n_dense * dense_fwd + m.num_moe_layers * moe_fwd) / m.num_layers
+    layer_bwd = 2.0 * (layer_fwd - attn_fwd) + attn_bwd
+    recompute = np.where(plans.recompute == 2, layer_fwd, np.where(plans.recompute == 1, attn_fwd, 0.0))
+    if setup.flash_attention:  # FlashAttention already recomputes scores in its backward
+        recompute = np.where(plans.recompute == 1, 0.0, recompute)
+    layers_stage = np.ceil(m.num_layers / pp)
+    # output projection (fwd + 2× bwd) and the fp32 cross-entropy over the vocabulary: logits written
+    # (4 B), log-softmax read + write (8 B), backward read + write (8 B) per vocabulary entry and token
+    logits = 3.0 * gemm(float(m.vocab_size), h) + _mem_time(cluster, 20.0 * tokens * m.vocab_size / tp, src)
+    stage_compute = layers_stage * (layer_fwd + layer_bwd + recompute) + logits
+    # --- communication per micro-batch
+    act = tokens * h * ACT_BYTES
+    ones = np.ones_like(tp)
+    n_tp_coll = 4.0 + np.where(plans.recompute == 2, 2.0, 0.0)
+    tp_layer = n_tp_coll * collective_time_array(cluster, "allreduce", act, plans.tp, ones, src)
+    tp_mb = layers_stage * tp_layer
+    if m.is_moe:
+        a2a = collective_time_array(cluster, "alltoall", act * m.experts_per_token, plans.ep, plans.tp, src)
+        ep_mb = np.ceil(m.num_moe_layers / pp) * 4.0 * a2a
+    else:
+        ep_mb = np.zeros_like(tp_mb)
+    kv_bytes = 2.0 * plans.mb * (setup.seq_len / cp) * (m.kv_heads * m.head_size) * ACT_BYTES
+    cp_comm = 3.0 * (cp - 1.0) * collective_time_array(cluster, "p2p", kv_bytes, plans.cp, plans.tp, src)
+    cp_mb = layers_stage * np.maximum(0.0, cp_comm - (attn_fwd + attn_bwd))
+    pp_msg = np.where(plans.sp & (plans.tp > 1), act / tp, act)
+    pp_stride = plans.tp * plans.cp * plans.dp
+    pp_mb = np.where(
+        plans.pp > 1, 2.0 * plans.vp * collective_time_array(cluster, "p2p", pp_msg, plans.pp, pp_stride, src), 0.0
+    )
+    # --- data parallel
+    n_micro = np.maximum(setup.global_batch_seqs / (plans.dp * plans.mb), 1.0)
+    rp = rank_params(setup, plans)["first"]
+    dp_n = plans.dp * plans.cp
+    dp_stride = plans.tp
+    grad_bytes = np.where(plans.sharding == 4, 4.0, 2.0)
+    dp_ar = collective_time_array(cluster, "allreduce", rp * grad_bytes, dp_n, dp_stride, src)
+    last_bwd = layers_stage * layer_bwd
+    dp_exposed = np.where(plans.sharding >= 3, 0.0, np.maximum(0.0, dp_ar - last_bwd))
+    ag = collective_time_array(cluster, "allgather", rp * 2.0, dp_n, dp_stride, src)
+    rs = collective_time_array(cluster, "reducescatter", rp * grad_bytes, dp_n, dp_stride, src)
+    fsdp_mb = np.maximum(0.0, 2.0 * ag + rs - stage_compute)
+    fsdp_total = np.where(plans.sharding >= 3, n_micro * fsdp_mb, 0.0)
+    shard = np.where(plans.sharding == 0, 1.0, dp_n.astype(float))
+    optimizer = _mem_time(cluster, rp / shard * 30.0, src)  # fp32 master, m, v, grad read + write; bf16 copy
+    # --- assemble
+    mb_comm = tp_mb + ep_mb + cp_mb + pp_mb
+    compute = n_micro * stage_compute
+    bubble = (pp - 1.0) / plans.vp * (stage_compute + mb_comm)
+    exposed = n_micro * mb_comm + dp_exposed + fsdp_total + optimizer
+    step = compute + exposed + bubble
+    model_flop = flop_per_token_training(m, setup.seq_len) * setup.global_batch_seqs * setup.seq_len
+    if any(s.endswith(NO_DATA) for s in src):
+        src.add("note: some operations have no measured efficiency and use the ideal roofline")
+    return StepArrays(
+        step_time_s=step,
+        compute_s=compute,
+        exposed_comm_s=exposed,
+        bubble_s=bubble,
+        tp_comm_s=n_micro * tp_mb,
+        dp_comm_exposed_s=dp_exposed + fsdp_total,
+        microbatches=n_micro,
+        model_flop_per_step=model_flop,
+        efficiency_sources=src,
+    )

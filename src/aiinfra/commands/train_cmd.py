@@ -1,0 +1,98 @@
+"""`aiinfra train` and `aiinfra memory`."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from aiinfra.commands import add_scenario_args
+from aiinfra.report.render import jsonable, key_values, table
+from aiinfra.specs.scenario import load_scenario
+from aiinfra.training import estimate_memory, plan_training
+from aiinfra.units import GB, human_seconds
+
+
+def _plan_text(p: dict[str, Any]) -> str:
+    return (f"tp{p['tp']} pp{p['pp']} dp{p['dp']} cp{p['cp']} ep{p['ep']} vp{p['vp']} mb{p['microbatch_seqs']} "
+            f"{p['sharding']} rc={p['recompute']}")  # fmt: skip
+
+
+def _train(args: argparse.Namespace) -> tuple[Any, str]:
+    sc = load_scenario(args.scenario, args.set)
+    rep = plan_training(sc)
+    best = rep.estimates[0]
+    obj = {**jsonable(best), "searched": rep.searched, "candidates": rep.candidates, "valid_plans": rep.valid_plans,
+           "fitting_plans": rep.fitting_plans, "rejected": rep.rejected, "search_wall_s": rep.search_wall_s,
+           "flop_convention": rep.flop_convention, "efficiency_sources": list(rep.efficiency_sources),
+           "alternatives": [jsonable(e) for e in rep.estimates[1:]]}  # fmt: skip
+    mb = best.memory_breakdown
+    energy = "unknown" if best.energy_j is None else f"{best.energy_j / 3.6e9:,.1f} MWh"
+    lines = [
+        f"{sc.model.id} on {sc.cluster.count} × {sc.cluster.accelerator.id} ({sc.cluster.nodes} nodes)",
+        "",
+        key_values(
+            [
+                ("plan", _plan_text(best.plan)),
+                ("fits", best.fits),
+                (
+                    "memory per accelerator",
+                    f"{best.memory_per_accelerator_bytes / GB:.1f} GB of "
+                    f"{best.memory_capacity_bytes / GB:.1f} GB (weights {mb['weights_bytes'] / GB:.1f}, grads "
+                    f"{mb['gradients_bytes'] / GB:.1f}, optimizer {mb['optimizer_states_bytes'] / GB:.1f}, activations "
+                    f"{mb['activations_bytes'] / GB:.1f}, other {mb['other_bytes'] / GB:.1f})",
+                ),
+                (
+                    "step time",
+                    f"{best.step_time_s:.3f} s (compute {best.step_breakdown['compute_s']:.3f}, exposed comm "
+                    f"{best.step_breakdown['exposed_communication_s']:.3f}, bubble "
+                    f"{best.step_breakdown['pipeline_bubble_s']:.3f})",
+                ),
+                ("tokens/s", best.tokens_per_s),
+                ("tokens/s per accelerator", best.tokens_per_s_per_accelerator),
+                ("MFU", f"{best.mfu_frac:.1%}"),
+                ("time to train", human_seconds(best.time_to_train_s)),
+                ("accelerator-hours", best.accelerator_hours),
+                ("energy (accelerators at TDP)", energy),
+            ]
+        ),
+    ]
+    if rep.searched:
+        lines += ["", f"searched {rep.candidates:,} candidates in {rep.search_wall_s:.2f} s: "
+                  f"{rep.valid_plans:,} valid, "
+                  f"{rep.fitting_plans:,} fit in memory", "", "best plans:",
+                  table(["plan", "step s", "MFU", "memory GB", "days"],
+                        [[_plan_text(e.plan), f"{e.step_time_s:.3f}", f"{e.mfu_frac:.1%}",
+                          f"{e.memory_per_accelerator_bytes / GB:.1f}", f"{e.time_to_train_s / 86400:.1f}"]
+                         for e in rep.estimates]),
+                  "", "rejected:"]  # fmt: skip
+        lines += [f"  {v:>12,}  {k}" for k, v in sorted(rep.rejected.items(), key=lambda kv: -kv[1])]
+    lines += ["", f"FLOP convention: {rep.flop_convention}", "efficiency sources: " + "; ".join(rep.efficiency_sources)]
+    return obj, "\n".join(lines)
+
+
+def _memory(args: argparse.Namespace) -> tuple[Any, str]:
+    sc = load_scenario(args.scenario, args.set)
+    rep = estimate_memory(sc)
+    obj = jsonable(rep)
+    rows = [[r.label, f"{r.weights_bytes / GB:.1f}", f"{r.gradients_bytes / GB:.1f}",
+             f"{r.optimizer_states_bytes / GB:.1f}", f"{r.activations_bytes / GB:.1f}", f"{r.other_bytes / GB:.1f}",
+             f"{r.total_bytes / GB:.1f}", f"{r.host_offload_bytes / GB:.1f}", "yes" if r.fits else "NO"]
+            for r in rep.rows]  # fmt: skip
+    text = "\n".join([
+        f"{sc.model.id}: {rep.params_total / 1e9:.2f} B parameters, {rep.trainable_params / 1e9:.4g} B trainable; "
+        f"capacity {rep.capacity_bytes / GB:.1f} GB per {sc.cluster.accelerator.id}",
+        "",
+        table(["configuration", "weights GB", "grads GB", "optimizer GB", "activations GB", "other GB",
+               "total GB", "host GB", "fits"], rows),
+        "", *[f"- {c}" for c in rep.conventions],
+    ])  # fmt: skip
+    return obj, text
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("train", help="training plan: memory, layout search, step time, MFU, time-to-train, energy")
+    add_scenario_args(p)
+    p.set_defaults(handler=_train)
+    m = sub.add_parser("memory", help="training memory per accelerator (incl. LoRA / QLoRA and CPU offload)")
+    add_scenario_args(m)
+    m.set_defaults(handler=_memory)

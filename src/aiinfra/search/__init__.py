@@ -1,0 +1,1 @@
+"""Training layout search: enumerate, constrain (each rejection with its reason), rank."""

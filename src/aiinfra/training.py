@@ -1,0 +1,373 @@
+"""Training planner entry points: estimate a plan, or search every plan; memory alone (incl. LoRA)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from aiinfra import catalog
+from aiinfra.analytic.model_figures import flop_per_token_training, param_breakdown
+from aiinfra.analytic.training_memory import (
+    RECOMPUTE_CODES,
+    SHARDING_CODES,
+    PlanArrays,
+    TrainSetup,
+    memory_per_rank,
+)
+from aiinfra.analytic.training_step import step_time
+from aiinfra.errors import InfeasibleError, SpecError
+from aiinfra.search.plans import enumerate_plans, single_plan
+from aiinfra.specs.common import DTYPE_BYTES
+from aiinfra.specs.hardware import ClusterSpec
+from aiinfra.specs.scenario import Scenario
+from aiinfra.specs.workload import TrainingJob
+from aiinfra.units import GB
+
+FLOP_CONVENTION = (
+    "model FLOPs per token = 3 × (2·N_matmul,active + 2·L·s·(d_qk + d_v)), non-causal, recompute not counted "
+    "(the 6N + attention convention of PaLM App. B / torchtitan)"
+)
+SEARCH_CHUNK = 400_000
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TrainingEstimate:
+    plan: dict[str, Any]
+    fits: bool
+    memory_per_accelerator_bytes: float
+    memory_capacity_bytes: float
+    memory_breakdown: dict[str, float]
+    """weights_bytes, gradients_bytes, optimizer_states_bytes, activations_bytes, other_bytes."""
+    step_time_s: float
+    step_breakdown: dict[str, float]
+    """compute_s, exposed_communication_s, pipeline_bubble_s, tp_communication_s, dp_communication_exposed_s."""
+    microbatches_per_step: int
+    tokens_per_s: float
+    tokens_per_s_per_accelerator: float
+    mfu_frac: float
+    model_flop_per_step: float
+    time_to_train_s: float
+    accelerator_hours: float
+    energy_j: float | None
+    """Accelerator-only energy at TDP for the whole run (None when TDP is unknown)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TrainingReport:
+    estimates: tuple[TrainingEstimate, ...]
+    """Best first (by step time) when searched; one entry when the scenario gives a plan."""
+    searched: bool
+    candidates: int
+    valid_plans: int
+    fitting_plans: int
+    rejected: dict[str, int]
+    search_wall_s: float
+    flop_convention: str
+    efficiency_sources: tuple[str, ...]
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def reserve_bytes() -> float:
+    """Framework reserve from catalog/data/runtime.yaml (aiconfigurator's other + NCCL memory)."""
+    rows = catalog.raw_rows("runtime")
+    if not rows:
+        return 0.0
+    row = rows[0]
+    return (float(row["other_gb"]) + float(row["nccl_gb"])) * GB
+
+
+def setup_from_job(sc_model: Any, job: TrainingJob, flash_attention: bool = True) -> TrainSetup:
+    return TrainSetup(
+        model=sc_model,
+        seq_len=job.seq_len,
+        global_batch_seqs=job.global_batch_seqs,
+        precision=job.precision,
+        flash_attention=flash_attention,
+        reserve_bytes=reserve_bytes(),
+        optimizer=job.optimizer,
+    )
+
+
+def _estimates(
+    setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays, tokens: float, order: np.ndarray, sources: set[str]
+) -> list[TrainingEstimate]:
+    mem = memory_per_rank(setup, plans)
+    st = step_time(setup, cluster, plans)
+    sources |= st.efficiency_sources
+    acc = cluster.accelerator
+    peak = acc.peak_flop_per_s(_dtype(setup.precision))
+    tokens_per_step = setup.global_batch_seqs * setup.seq_len
+    out = []
+    for i in order:
+        step = float(st.step_time_s[i])
+        tps = tokens_per_step / step
+        ttt = tokens / tps
+        out.append(
+            TrainingEstimate(
+                plan=_plan_dict(plans, int(i)),
+                fits=bool(mem["total"][i] <= acc.memory_bytes),
+                memory_per_accelerator_bytes=float(mem["total"][i]),
+                memory_capacity_bytes=acc.memory_bytes,
+                memory_breakdown={
+                    "weights_bytes": float(mem["weights"][i]),
+                    "gradients_bytes": float(mem["gradients"][i]),
+                    "optimizer_states_bytes": float(mem["optimizer"][i]),
+                    "activations_bytes": float(mem["activations"][i]),
+                    "other_bytes": float(mem["other"][i]),
+                },
+                step_time_s=step,
+                step_breakdown={
+                    "compute_s": float(st.compute_s[i]),
+                    "exposed_communication_s": float(st.exposed_comm_s[i]),
+                    "pipeline_bubble_s": float(st.bubble_s[i]),
+                    "tp_communication_s": float(st.tp_comm_s[i]),
+                    "dp_communication_exposed_s": float(st.dp_comm_exposed_s[i]),
+                },
+                microbatches_per_step=int(st.microbatches[i]),
+                tokens_per_s=tps,
+                tokens_per_s_per_accelerator=tps / cluster.count,
+                mfu_frac=st.model_flop_per_step / (step * cluster.count * peak),
+                model_flop_per_step=st.model_flop_per_step,
+                time_to_train_s=ttt,
+                accelerator_hours=ttt * cluster.count / 3600.0,
+                energy_j=acc.tdp_w * cluster.count * ttt if acc.tdp_w else None,
+            )
+        )
+    return out
+
+
+def _dtype(precision: str) -> str:
+    return "bf16" if precision in ("bf16", "fp16") else precision
+
+
+def _plan_dict(plans: PlanArrays, i: int) -> dict[str, Any]:
+    return {
+        "tp": int(plans.tp[i]), "pp": int(plans.pp[i]), "dp": int(plans.dp[i]), "cp": int(plans.cp[i]),
+        "ep": int(plans.ep[i]), "vp": int(plans.vp[i]), "microbatch_seqs": int(plans.mb[i]),
+        "sharding": SHARDING_CODES[int(plans.sharding[i])], "recompute": RECOMPUTE_CODES[int(plans.recompute[i])],
+        "sequence_parallel": bool(plans.sp[i]),
+    }  # fmt: skip
+
+
+def given_plan(scenario: Scenario, job: TrainingJob) -> PlanArrays:
+    assert job.plan is not None
+    p = job.plan
+    n = scenario.cluster.count
+    dp = p.dp if p.dp is not None else n // (p.tp * p.pp * p.cp)
+    if dp * p.tp * p.pp * p.cp != n:
+        raise SpecError(
+            "training.plan", f"tp={p.tp} pp={p.pp} cp={p.cp} dp={dp}",
+            f"dp·tp·pp·cp = {dp * p.tp * p.pp * p.cp} but hardware.count = {n}",
+            "make the product equal the accelerator count (or omit dp)",
+        )  # fmt: skip
+    if job.global_batch_seqs % (dp * p.microbatch_seqs) != 0:
+        raise SpecError(
+            "training.plan.microbatch_seqs", p.microbatch_seqs,
+            f"global_batch_seqs={job.global_batch_seqs} is not a multiple of dp·microbatch = {dp * p.microbatch_seqs}",
+            "choose a micro-batch that divides global_batch_seqs/dp",
+        )  # fmt: skip
+    return single_plan(
+        scenario.model, setup_from_job(scenario.model, job), tp=p.tp, pp=p.pp, dp=dp, cp=p.cp, ep=p.ep, vp=p.vp,
+        mb=p.microbatch_seqs, sharding=p.sharding, recompute=p.recompute, sp=p.sequence_parallel,
+    )  # fmt: skip
+
+
+def plan_training(scenario: Scenario) -> TrainingReport:
+    job = scenario.training
+    if job is None:
+        raise SpecError(
+            "training", None, "the scenario has no training section", "add training: {tokens, seq_len, ...}"
+        )
+    setup = setup_from_job(scenario.model, job)
+    cluster = scenario.cluster
+    cluster.accelerator.peak_flop_per_s(_dtype(job.precision))  # unknown peak -> clear error now
+    sources: set[str] = set()
+    t0 = time.perf_counter()
+    if job.plan is not None:
+        plans = given_plan(scenario, job)
+        est = _estimates(setup, cluster, plans, job.tokens, np.array([0]), sources)
+        return TrainingReport(
+            estimates=tuple(est), searched=False, candidates=1, valid_plans=1, fitting_plans=int(est[0].fits),
+            rejected={}, search_wall_s=time.perf_counter() - t0, flop_convention=FLOP_CONVENTION,
+            efficiency_sources=tuple(sorted(sources)),
+        )  # fmt: skip
+    enum = enumerate_plans(scenario.model, cluster.count, job.global_batch_seqs, job.seq_len)
+    rejected = dict(enum.rejected)
+    best_idx: list[np.ndarray] = []
+    best_time: list[np.ndarray] = []
+    fitting = 0
+    plans = enum.plans
+    cap = cluster.accelerator.memory_bytes
+    for start in range(0, len(plans), SEARCH_CHUNK):
+        chunk = plans.take(np.arange(start, min(start + SEARCH_CHUNK, len(plans))))
+        mem = memory_per_rank(setup, chunk)["total"]
+        fit = mem <= cap
+        n_over = int((~fit).sum())
+        if n_over:
+            key = f"needs more than the {cap / GB:.1f} GB of accelerator memory"
+            rejected[key] = rejected.get(key, 0) + n_over
+        fitting += int(fit.sum())
+        idx = np.nonzero(fit)[0]
+        if len(idx) == 0:
+            continue
+        st = step_time(setup, cluster, chunk.take(idx)).step_time_s
+        top = np.lexsort((mem[idx], st))[: job.top_k_plans]  # fastest, then least memory
+        best_idx.append(idx[top] + start)
+        best_time.append(st[top])
+    if not best_idx:
+        raise InfeasibleError(
+            f"no plan of {cluster.count} × {cluster.accelerator.id} fits {scenario.model.id} "
+            f"({enum.candidates:,} candidates; rejections: "
+            + "; ".join(f"{v:,} {k}" for k, v in sorted(rejected.items(), key=lambda kv: -kv[1]))
+            + ") — add accelerators, shorten seq_len, or lower global_batch_seqs"
+        )
+    all_idx = np.concatenate(best_idx)
+    all_t = np.concatenate(best_time)
+    order = all_idx[np.argsort(all_t, kind="stable")[: job.top_k_plans]]
+    chosen = plans.take(order)
+    est = _estimates(setup, cluster, chosen, job.tokens, np.arange(len(chosen)), sources)
+    return TrainingReport(
+        estimates=tuple(est), searched=True, candidates=enum.candidates, valid_plans=len(plans),
+        fitting_plans=fitting, rejected=rejected, search_wall_s=time.perf_counter() - t0,
+        flop_convention=FLOP_CONVENTION, efficiency_sources=tuple(sorted(sources)),
+    )  # fmt: skip
+
+
+def training_flop_per_token(scenario: Scenario) -> float:
+    assert scenario.training is not None
+    return flop_per_token_training(scenario.model, scenario.training.seq_len)
+
+
+def lora_params(scenario: Scenario) -> float:
+    """Trainable LoRA parameters: r·(d_in + d_out) per adapted matrix per layer (Hu et al. 2021 §4.1)."""
+    m = scenario.model
+    job = scenario.training
+    assert job is not None and job.finetune is not None
+    h, q, kv, f = m.hidden_size, m.num_heads * m.head_size, m.kv_heads * m.head_size, m.ffn_hidden_size
+    shapes = {"q": (h, q), "k": (h, kv), "v": (h, kv), "o": (q, h), "gate": (h, f), "up": (h, f), "down": (f, h)}
+    r = job.finetune.rank
+    return float(m.num_layers * sum(r * (a + b) for a, b in (shapes[t] for t in job.finetune.target_modules)))
+
+
+def param_count(scenario: Scenario) -> float:
+    return param_breakdown(scenario.model).total
+
+
+def nf4_bytes_per_param() -> float:
+    """QLoRA NF4 storage: 4 bits + double-quantised constants 0.127 bits/param (Dettmers et al. 2023 §3)."""
+    return (4.0 + 0.127) / 8.0
+
+
+def dtype_bytes(name: str) -> float:
+    return DTYPE_BYTES[name]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MemoryRow:
+    label: str
+    plan: dict[str, Any]
+    weights_bytes: float
+    gradients_bytes: float
+    optimizer_states_bytes: float
+    activations_bytes: float
+    other_bytes: float
+    total_bytes: float
+    host_offload_bytes: float
+    fits: bool
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MemoryReport:
+    capacity_bytes: float
+    params_total: float
+    trainable_params: float
+    rows: tuple[MemoryRow, ...]
+    conventions: tuple[str, ...]
+
+
+CONVENTIONS = (
+    "mixed-precision Adam, Megatron-LM convention: bf16 weights 2 B + fp32 main gradients 4 B + fp32 master 4 B "
+    "+ Adam m, v 8 B = 18 B/param; the ZeRO paper counts fp16 gradients (2 B) for 16 B/param — both are "
+    "conventions of what the framework keeps, not facts of the model",
+    "activations: Korthikanti et al. 2022 Table 2 (flash attention removes the 5·a·s/h score term)",
+    "reserve: CUDA context + allocator + NCCL buffers from catalog/data/runtime.yaml",
+)
+
+
+def _offload(row: MemoryRow, offload: str) -> MemoryRow:
+    if offload == "none":
+        return row
+    moved = row.optimizer_states_bytes
+    if offload == "optimizer+params":
+        moved += row.gradients_bytes
+    return MemoryRow(
+        label=row.label + f" + {offload} offload", plan=row.plan, weights_bytes=row.weights_bytes,
+        gradients_bytes=0.0 if offload == "optimizer+params" else row.gradients_bytes, optimizer_states_bytes=0.0,
+        activations_bytes=row.activations_bytes, other_bytes=row.other_bytes, total_bytes=row.total_bytes - moved,
+        host_offload_bytes=moved, fits=False,
+    )  # fmt: skip
+
+
+def _lora_row(scenario: Scenario, job: TrainingJob, setup: TrainSetup) -> MemoryRow:
+    assert job.finetune is not None
+    base = param_count(scenario)
+    adapters = lora_params(scenario)
+    base_bytes = base * (nf4_bytes_per_param() if job.finetune.method == "qlora" else 2.0)
+    plan = single_plan(scenario.model, setup, tp=1, pp=1, dp=1, cp=1, ep=1, vp=1, mb=1, sharding="none",
+                       recompute=job.plan.recompute if job.plan else "none")  # fmt: skip
+    if job.plan is not None:
+        plan = given_plan(scenario, job)
+    act = float(memory_per_rank(setup, plan)["activations"][0])
+    weights = base_bytes + adapters * 2.0
+    grads = adapters * 4.0
+    opt = adapters * 12.0
+    total = weights + grads + opt + act + setup.reserve_bytes
+    return MemoryRow(
+        label=f"{job.finetune.method} r={job.finetune.rank} on {'+'.join(job.finetune.target_modules)}",
+        plan=_plan_dict(plan, 0), weights_bytes=weights, gradients_bytes=grads, optimizer_states_bytes=opt,
+        activations_bytes=act, other_bytes=setup.reserve_bytes, total_bytes=total, host_offload_bytes=0.0, fits=False,
+    )  # fmt: skip
+
+
+def estimate_memory(scenario: Scenario) -> MemoryReport:
+    """Memory per accelerator: the scenario's plan, or one row per sharding scheme with tp = pp = 1."""
+    job = scenario.training
+    if job is None:
+        raise SpecError("training", None, "the scenario has no training section", "add training: {tokens, ...}")
+    setup = setup_from_job(scenario.model, job)
+    cap = scenario.cluster.accelerator.memory_bytes
+    rows: list[MemoryRow] = []
+    trainable = param_count(scenario)
+    if job.finetune is not None and job.finetune.method in ("lora", "qlora"):
+        rows.append(_lora_row(scenario, job, setup))
+        trainable = lora_params(scenario)
+    else:
+        if job.plan is not None:
+            plans = given_plan(scenario, job)
+            labels = ["scenario plan"]
+        else:
+            n = scenario.cluster.count
+            plans = PlanArrays(*(np.array(v) for v in (
+                [1] * 5, [1] * 5, [n] * 5, [1] * 5, [1] * 5, [1] * 5, [1] * 5, list(range(5)),
+                [RECOMPUTE_CODES.index("selective")] * 5, [False] * 5)))  # fmt: skip
+            labels = [f"{SHARDING_CODES[i]} (dp={n}, tp=pp=1, micro-batch 1, selective recompute)" for i in range(5)]
+        mem = memory_per_rank(setup, plans)
+        for i, label in enumerate(labels):
+            rows.append(MemoryRow(
+                label=label, plan=_plan_dict(plans, i), weights_bytes=float(mem["weights"][i]),
+                gradients_bytes=float(mem["gradients"][i]), optimizer_states_bytes=float(mem["optimizer"][i]),
+                activations_bytes=float(mem["activations"][i]), other_bytes=float(mem["other"][i]),
+                total_bytes=float(mem["total"][i]), host_offload_bytes=0.0, fits=False,
+            ))  # fmt: skip
+    rows = [_offload(r, job.offload) for r in rows]
+    rows = [
+        MemoryRow(**{**{f: getattr(r, f) for f in MemoryRow.__dataclass_fields__}, "fits": r.total_bytes <= cap})
+        for r in rows
+    ]
+    return MemoryReport(
+        capacity_bytes=cap, params_total=param_count(scenario), trainable_params=trainable, rows=tuple(rows),
+        conventions=CONVENTIONS,
+    )  # fmt: skip

@@ -1,0 +1,126 @@
+"""`aiinfra validate`: predict each reference row's metric from its specs and compare."""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aiinfra.errors import SpecError
+from aiinfra.validation.types import RowPrediction, RowPredictor
+
+REQUIRED_TRAINING = ("id", "metric", "accelerator", "num_accelerators")
+REQUIRED_INFERENCE = ("id", "metric", "accelerator", "engine")
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    id: str
+    group: str
+    metric: str
+    measured: float | None
+    predicted: float | None
+    rel_error: float | None
+    """(predicted − measured) / measured."""
+    notes: str
+    kind: str
+    """predictive: specs in only; efficiency curves come from other measurements."""
+
+
+def _predictor(kind: str) -> RowPredictor | None:
+    module = "aiinfra.validation.training_rows" if kind == "training" else "aiinfra.validation.inference_rows"
+    try:
+        mod = importlib.import_module(module)
+    except ImportError:
+        return None
+    fn: RowPredictor = mod.predict_row
+    return fn
+
+
+def group_of(case_id: str) -> str:
+    """Row group = id up to the model part (the prefixes of shared/reference/README.md)."""
+    for prefix in ("narayanan2021-t2-ptdp", "narayanan2021-t1", "korthikanti2022-t5", "megatron-core-r08-h100",
+                   "mpt-a10080gb", "mpt-a10040gb", "torchtitan-asynctp-h100", "torchtitan-h100", "mlperf41-h100x8",
+                   "trtllm-v1p0", "trtllm-v0p5-a100", "vllm-fp8kv-h100", "llmservingsim-rtxpro6000"):  # fmt: skip
+        if case_id.startswith(prefix):
+            return prefix
+    return case_id.rsplit("-", 1)[0]
+
+
+def read_cases(path: str | Path) -> tuple[str, list[dict[str, str]]]:
+    p = Path(path)
+    if not p.is_file():
+        raise SpecError("CASES.csv", str(path), "file not found", "give a CSV in the schema of the reference data")
+    with p.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        cols = reader.fieldnames or []
+        rows = list(reader)
+    kind = "inference" if "engine" in cols else "training"
+    required = REQUIRED_INFERENCE if kind == "inference" else REQUIRED_TRAINING
+    missing = [c for c in required if c not in cols]
+    if missing:
+        raise SpecError("CASES.csv", str(path), f"missing columns {missing}", "use the reference-data schema")
+    return kind, rows
+
+
+def run(path: str | Path) -> dict[str, Any]:
+    kind, rows = read_cases(path)
+    predictor = _predictor(kind)
+    cases: list[Case] = []
+    for row in rows:
+        measured_text = (row.get("value") or "").strip()
+        measured = float(measured_text) if measured_text else None
+        pred: RowPrediction
+        if predictor is None:
+            pred = RowPrediction(None, reason=f"not modelled: {kind} predictor unavailable")
+        else:
+            # the predictor sees the row without its measured value
+            pred = predictor({k: v for k, v in row.items() if k != "value"})
+        rel = None
+        if pred.predicted is not None and measured:
+            rel = (pred.predicted - measured) / measured
+        cases.append(
+            Case(
+                id=row["id"],
+                group=group_of(row["id"]),
+                metric=row["metric"],
+                measured=measured,
+                predicted=pred.predicted,
+                rel_error=rel,
+                notes=pred.reason,
+                kind="predictive",
+            )
+        )
+    return {"file": str(path), "kind": kind, "cases": cases, "summary": summarise(cases)}
+
+
+def summarise(cases: list[Case]) -> dict[str, Any]:
+    errs = sorted(abs(c.rel_error) for c in cases if c.rel_error is not None)
+    return {
+        "n": len(cases),
+        "n_predicted": sum(c.predicted is not None for c in cases),
+        "n_compared": len(errs),
+        "median_abs_rel_error": statistics.median(errs) if errs else None,
+        "p90_abs_rel_error": quantile(errs, 0.9) if errs else None,
+        "max_abs_rel_error": errs[-1] if errs else None,
+    }
+
+
+def quantile(sorted_values: list[float], q: float) -> float:
+    """Linear-interpolation quantile (numpy's default 'linear' method)."""
+    if len(sorted_values) == 1:
+        return sorted_values[0]
+    pos = q * (len(sorted_values) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def by_group(cases: list[Case]) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[Case]] = {}
+    for c in cases:
+        groups.setdefault(c.group, []).append(c)
+    return {g: summarise(cs) for g, cs in groups.items()}

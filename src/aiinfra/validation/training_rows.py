@@ -1,0 +1,95 @@
+"""Predict a training.csv row's metric from its specs only (never from ``value``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aiinfra.analytic.training_memory import TrainSetup, memory_per_rank
+from aiinfra.analytic.training_step import step_time
+from aiinfra.errors import AiinfraError
+from aiinfra.search.plans import single_plan
+from aiinfra.specs.scenario import HardwareInput, resolve_cluster
+from aiinfra.training import reserve_bytes
+from aiinfra.validation.rows import RowError, integer, model_from_row
+from aiinfra.validation.types import RowPrediction
+
+PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "mxfp8": "fp8", "nvfp4": "fp4"}
+#: sources whose software predates FlashAttention (Dao et al., 2022-05): attention scores materialised
+PRE_FLASH_SOURCES = ("Narayanan et al. 2021", "Korthikanti")
+
+
+def predict_row(row: dict[str, str]) -> RowPrediction:
+    try:
+        return _predict(row)
+    except (RowError, AiinfraError) as exc:
+        return RowPrediction(None, reason=str(exc))
+
+
+def _predict(row: dict[str, str]) -> RowPrediction:
+    model, flags = model_from_row(row)
+    n = integer(row, "num_accelerators")
+    if not n:
+        raise RowError("num_accelerators blank")
+    per_node = integer(row, "accelerators_per_node")
+    cluster = resolve_cluster(HardwareInput(accelerator=row["accelerator"].strip(), count=n, per_node=per_node))
+    precision = PRECISION.get((row.get("precision") or "bf16").strip())
+    if precision is None:
+        raise RowError(f"precision {row.get('precision')!r} not modelled")
+    seq = integer(row, "seq_len")
+    gbs = integer(row, "global_batch_seqs")
+    if not seq or not gbs:
+        raise RowError("seq_len or global_batch_seqs blank")
+    tp = integer(row, "tp", 1) or 1
+    pp = integer(row, "pp", 1) or 1
+    cp = integer(row, "cp", 1) or 1
+    ep = integer(row, "ep", 1) or 1
+    dp = integer(row, "dp") or n // (tp * pp * cp)
+    vp = integer(row, "vp")
+    if vp is None:
+        vp = 1
+        if pp > 1:
+            flags.append("vp blank: assumed 1 (no interleaving)")
+    mb = integer(row, "microbatch_seqs")
+    if mb is None:
+        mb = 1
+        flags.append("microbatch_seqs blank: assumed 1")
+    sharding = (row.get("sharding") or "").strip()
+    if not sharding:
+        sharding = "none"
+        flags.append("sharding blank: assumed none")
+    recompute = (row.get("recompute") or "").strip()
+    if recompute in ("", "unknown"):
+        recompute = "none"
+        flags.append("recompute not stated: assumed none")
+    source = row.get("source") or ""
+    flash = not any(s in source for s in PRE_FLASH_SOURCES)
+    if precision == "fp4" and "fp4" not in cluster.accelerator.dense_flop_per_s:
+        raise RowError(f"{cluster.accelerator.id} has no dense fp4 peak in the catalog")
+    setup = TrainSetup(
+        model=model, seq_len=seq, global_batch_seqs=gbs, precision=precision, flash_attention=flash,
+        reserve_bytes=reserve_bytes(),
+    )  # fmt: skip
+    plans = single_plan(
+        model, setup, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, vp=vp, mb=mb, sharding=sharding, recompute=recompute
+    )
+    st = step_time(setup, cluster, plans)
+    mem = memory_per_rank(setup, plans)
+    step = float(st.step_time_s[0])
+    metric = row.get("metric", "").strip()
+    if metric == "step_time_s":
+        pred = step
+    elif metric == "tokens_per_s_per_accelerator":
+        pred = gbs * seq / step / n
+    else:
+        raise RowError(f"metric {metric!r} not modelled for training rows")
+    details = {
+        "step_time_s": step,
+        "compute_s": float(st.compute_s[0]),
+        "exposed_comm_s": float(st.exposed_comm_s[0]),
+        "bubble_s": float(st.bubble_s[0]),
+        "memory_per_accelerator_bytes": float(mem["total"][0]),
+        "fits": bool(np.all(mem["total"] <= cluster.accelerator.memory_bytes)),
+        "flash_attention": flash,
+        "efficiency_sources": sorted(st.efficiency_sources),
+    }
+    return RowPrediction(pred, reason="; ".join(flags), details=details)
