@@ -282,7 +282,7 @@ class MemoryRow:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MemoryReport:
     capacity_bytes: float
-    params_total: float
+    total_params: float
     trainable_params: float
     rows: tuple[MemoryRow, ...]
     conventions: tuple[str, ...]
@@ -368,6 +368,6 @@ def estimate_memory(scenario: Scenario) -> MemoryReport:
         for r in rows
     ]
     return MemoryReport(
-        capacity_bytes=cap, params_total=param_count(scenario), trainable_params=trainable, rows=tuple(rows),
+        capacity_bytes=cap, total_params=param_count(scenario), trainable_params=trainable, rows=tuple(rows),
         conventions=CONVENTIONS,
     )  # fmt: skip

@@ -79,7 +79,7 @@ def _memory(args: argparse.Namespace) -> tuple[Any, str]:
              f"{r.total_bytes / GB:.1f}", f"{r.host_offload_bytes / GB:.1f}", "yes" if r.fits else "NO"]
             for r in rep.rows]  # fmt: skip
     text = "\n".join([
-        f"{sc.model.id}: {rep.params_total / 1e9:.2f} B parameters, {rep.trainable_params / 1e9:.4g} B trainable; "
+        f"{sc.model.id}: {rep.total_params / 1e9:.2f} B parameters, {rep.trainable_params / 1e9:.4g} B trainable; "
         f"capacity {rep.capacity_bytes / GB:.1f} GB per {sc.cluster.accelerator.id}",
         "",
         table(["configuration", "weights GB", "grads GB", "optimizer GB", "activations GB", "other GB",

@@ -1,0 +1,101 @@
+"""Validation on the published training rows: predictions from specs only, accuracy as a regression guard.
+
+The tolerances below are what the model achieved when this test was written (docs/validation.md); they
+guard against regressions. They are not the issue's targets where the model misses them (MPT rows):
+docs/validation.md says where and why.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from aiinfra.validation import training_rows
+from aiinfra.validation.runner import by_group, run
+
+DATA = Path(training_rows.__file__).parent / "data" / "training.csv"
+
+
+@pytest.fixture(scope="module")
+def result() -> dict:  # type: ignore[type-arg]
+    return run(DATA)
+
+
+def test_value_column_is_never_seen(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[dict[str, str]] = []
+    real = training_rows.predict_row
+
+    def spy(row: dict[str, str]):  # type: ignore[no-untyped-def]
+        seen.append(row)
+        return real(row)
+
+    monkeypatch.setattr(training_rows, "predict_row", spy)
+    run(DATA)
+    assert seen and all("value" not in r for r in seen)
+
+
+def test_blank_value_is_still_predicted(tmp_path: Path) -> None:
+    rows = list(csv.DictReader(DATA.open()))[:3]
+    for r in rows:
+        r["value"] = ""
+    out = tmp_path / "blind.csv"
+    with out.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    res = run(out)
+    assert all(c.predicted is not None and c.measured is None and c.rel_error is None for c in res["cases"])
+
+
+def test_unmodelled_rows_are_listed_with_a_reason(result) -> None:  # type: ignore[no-untyped-def]
+    missing = [c for c in result["cases"] if c.predicted is None]
+    assert all(c.notes for c in missing)
+    assert result["summary"]["n"] == 202
+
+
+# group -> (max median |error|, max p90 |error|) achieved by the model (regression guard)
+GROUP_BOUNDS = {
+    "narayanan2021-t1": (0.10, 0.16),
+    "narayanan2021-t2-ptdp": (0.13, 0.15),
+    "korthikanti2022-t5": (0.07, 0.11),
+    "megatron-core-r08-h100": (0.04, 0.16),
+    "mpt-a10080gb": (0.27, 0.47),
+    "mpt-a10040gb": (0.26, 0.44),
+}
+
+
+@pytest.mark.parametrize("group", sorted(GROUP_BOUNDS))
+def test_group_accuracy(result, group: str) -> None:  # type: ignore[no-untyped-def]
+    s = by_group(result["cases"])[group]
+    med, p90 = GROUP_BOUNDS[group]
+    assert s["n_compared"] == s["n"]
+    assert s["median_abs_rel_error"] <= med
+    assert s["p90_abs_rel_error"] <= p90
+
+
+def test_megatron_rows_meet_the_issue_target(result) -> None:  # type: ignore[no-untyped-def]
+    # dense Megatron-LM rows (Narayanan 2021, Korthikanti 2022, Megatron-Core r0.8): median ≤ 10 %, p90 ≤ 25 %
+    megatron = [c for c in result["cases"] if c.group.startswith(("narayanan", "korthikanti", "megatron"))]
+    errs = sorted(abs(c.rel_error) for c in megatron if c.rel_error is not None)
+    assert len(errs) == 33
+    assert errs[len(errs) // 2] <= 0.10
+    assert errs[int(0.9 * (len(errs) - 1))] <= 0.25
+
+
+@pytest.mark.parametrize(
+    ("case_id", "tol"),
+    [
+        ("korthikanti2022-t5-175b", 0.15),
+        ("korthikanti2022-t5-530b", 0.15),
+        ("korthikanti2022-t5-1t", 0.15),
+        ("narayanan2021-t2-ptdp-174p6b", 0.20),
+    ],
+)
+def test_flagship_cases(result, case_id: str, tol: float) -> None:  # type: ignore[no-untyped-def]
+    cases = {c.id: c for c in result["cases"]}
+    matches = [c for cid, c in cases.items() if cid.startswith(case_id)]
+    assert matches, case_id
+    for c in matches:
+        assert abs(c.rel_error) <= tol, (c.id, c.rel_error)
