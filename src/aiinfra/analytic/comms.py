@@ -19,7 +19,7 @@ from typing import Literal
 
 import numpy as np
 
-from aiinfra.analytic.efficiency import NO_DATA, table
+from aiinfra.analytic.efficiency import table
 from aiinfra.errors import InfeasibleError
 from aiinfra.specs.hardware import ClusterSpec
 
@@ -76,19 +76,9 @@ def collective_time(
     if n_ranks <= 1 or size_bytes <= 0:
         return CommTime(0.0, "none", "")
     tier = group_tier(cluster, n_ranks, stride)
-    bw, alpha = tier_bandwidth(cluster, tier)
-    curve_kind = _CURVE_KIND.get(kind, kind)
-    eff = table().lookup(curve_kind, cluster.accelerator.id, size_bytes, n_ranks=n_ranks, tier=tier)
-    if eff.source == NO_DATA and kind != "allreduce":
-        # reuse the all-reduce bus-bandwidth curve: same links, same ring (NCCL busbw is comparable)
-        eff = table().lookup("allreduce", cluster.accelerator.id, size_bytes, n_ranks=n_ranks, tier=tier)
-    if kind == "p2p":
-        return CommTime(size_bytes / (bw * eff.frac) + alpha, tier, eff.source)
-    frac = (n_ranks - 1) / n_ranks
-    steps = _FACTOR[kind] * (n_ranks - 1)
-    # measured curves already contain the latency floor; add α only for ideal (no-data) links
-    latency = steps * alpha if eff.source == NO_DATA else 0.0
-    return CommTime(_FACTOR[kind] * frac * size_bytes / (bw * eff.frac) + latency, tier, eff.source)
+    sources: set[str] = set()
+    t = collective_time_array(cluster, kind, np.array([size_bytes]), np.array([n_ranks]), np.array([stride]), sources)
+    return CommTime(float(t[0]), tier, "; ".join(sorted(sources)))
 
 
 def collective_time_array(
@@ -123,11 +113,18 @@ def collective_time_array(
                 curve, src = table().curve("allreduce", cluster.accelerator.id, n_ranks=int(n_val), tier=tier)
             if sources is not None:
                 sources.add(f"{kind}/{tier}: {src}")
-            eff = curve.at_array(size[mask]) if curve is not None else np.ones(int(mask.sum()))
-            if kind == "p2p":
-                out[mask] = size[mask] / (bw * eff) + alpha
+            factor = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_val - 1) / n_val
+            if curve is None:
+                steps = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_val - 1)
+                out[mask] = factor * size[mask] / bw + steps * alpha
                 continue
-            frac = (n_val - 1) / n_val
-            latency = _FACTOR[kind] * (n_val - 1) * alpha if curve is None else 0.0
-            out[mask] = _FACTOR[kind] * frac * size[mask] / (bw * eff) + latency
+            # measured curve: interpolate the measured TIMES linearly in size (a latency floor below the
+            # smallest message, the largest message's efficiency beyond it) — monotone in size
+            pts_size = 10.0 ** np.asarray(curve.log_x)
+            pts_time = factor * pts_size / (bw * np.asarray(curve.y))
+            sz = size[mask]
+            t = np.interp(sz, pts_size, pts_time)
+            beyond = sz > pts_size[-1]
+            t[beyond] = factor * sz[beyond] / (bw * curve.y[-1])
+            out[mask] = t
     return out

@@ -92,6 +92,7 @@ def arch_from_hf_config(cfg: dict[str, Any], field: str = "model.config", name: 
             moe_ffn_hidden_size=_first(cfg, "moe_intermediate_size") or int(ffn),
             num_shared_experts=int(_first(cfg, "n_shared_experts", "num_shared_experts") or 0),
             first_k_dense_layers=int(cfg.get("first_k_dense_replace", 0) or 0),
+            moe_layer_step=int(cfg.get("interleave_moe_layer_step", 1) or 1),
         )
     return validate(ModelArch, data, where=field)
 

@@ -10,6 +10,7 @@ COMMAND_MODULES = [
     "aiinfra.commands.model_cmd",
     "aiinfra.commands.check_cmd",
     "aiinfra.commands.train_cmd",
+    "aiinfra.commands.infer_cmd",
     "aiinfra.commands.validate_cmd",
 ]
 

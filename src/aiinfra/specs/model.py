@@ -40,6 +40,8 @@ class ModelArch:
     num_shared_experts: int = 0
     first_k_dense_layers: int = 0
     """Leading dense layers before MoE layers start (DeepSeek: 3)."""
+    moe_layer_step: int = 1
+    """Every k-th layer (after the leading dense ones) is MoE, the others dense (Llama 4 Maverick: 2)."""
     q_lora_rank: int | None = None
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
@@ -66,7 +68,7 @@ class ModelArch:
 
     @property
     def num_moe_layers(self) -> int:
-        return self.num_layers - self.first_k_dense_layers if self.is_moe else 0
+        return (self.num_layers - self.first_k_dense_layers) // self.moe_layer_step if self.is_moe else 0
 
     @property
     def expert_ffn(self) -> int:

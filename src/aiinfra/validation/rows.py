@@ -78,6 +78,9 @@ def model_from_row(row: dict[str, str]) -> tuple[ModelArch, list[str]]:
         if data["kv_lora_rank"] is None:
             raise RowError("MLA row without kv_lora_rank in notes")
         data["v_head_dim"] = head_dim
+    step = _note_int(notes, "interleave_moe_layer_step")
+    if experts > 1 and step and step > 1:
+        data["moe_layer_step"] = step
     m = re.search(r"first (\d+) (?:layers )?(?:are )?dense", notes)
     if experts > 1 and m:
         data["first_k_dense_layers"] = int(m.group(1))

@@ -1,0 +1,187 @@
+"""`aiinfra capacity`: the cheapest deployment that serves a demand within its SLOs.
+
+For each candidate (accelerator, tp, weight precision, speculative decoding on/off) the largest batch
+per replica is the biggest B whose loaded TPOT and TTFT (see :func:`loaded_latency`) meet the targets
+and whose sequences fit the paged KV cache (capped at the engine's max_num_seqs). Concurrent users need ceil(users / B)
+replicas; a request rate λ needs λ·(TTFT + out·TPOT) sequences in flight (Little's law).
+Prices come from catalog/data/prices/cloud.csv (on-demand, cheapest provider per accelerator).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, replace
+from datetime import date
+
+from aiinfra import catalog
+from aiinfra.catalog import data_path
+from aiinfra.errors import AiinfraError, InfeasibleError, SpecError
+from aiinfra.inference import cluster_for, estimate
+from aiinfra.specs.hardware import ClusterSpec
+from aiinfra.specs.parallelism import InferencePlan
+from aiinfra.specs.scenario import Scenario
+from aiinfra.specs.workload import ServingWorkload
+
+TP_OPTIONS = (1, 2, 4, 8)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Price:
+    usd_per_accelerator_hour: float
+    source_id: str
+    read_on: str
+    age_days: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Deployment:
+    accelerator: str
+    tp: int
+    weight_precision: str
+    speculative: bool
+    batch_per_replica: int
+    replicas: int
+    accelerators: int
+    ttft_s: float
+    tpot_s: float
+    output_tokens_per_s: float
+    usd_per_hour: float | None
+    usd_per_million_output_tokens: float | None
+    price: Price | None
+    verdict: str
+
+
+def cheapest_price(accelerator: str, today: date | None = None) -> Price | None:
+    path = data_path("prices/cloud.csv")
+    if not path.exists():
+        return None
+    best: Price | None = None
+    today = today or date.today()
+    with path.open(newline="") as fh:
+        for row in csv.DictReader(fh):
+            if row["accelerator"] != accelerator or row["pricing"] != "on-demand":
+                continue
+            per_acc = float(row["usd_per_hour"]) / float(row["accelerators_per_instance"])
+            age = (today - date.fromisoformat(row["read_on"])).days
+            if best is None or per_acc < best.usd_per_accelerator_hour:
+                best = Price(usd_per_accelerator_hour=per_acc, source_id=row["id"], read_on=row["read_on"],
+                             age_days=age)  # fmt: skip
+    return best
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """Steady-state latency of a replica running ``batch`` sequences with requests arriving continuously."""
+
+    batch: int
+    ttft_s: float
+    tpot_s: float
+
+
+def loaded_latency(sc: Scenario, wl: ServingWorkload, cluster: ClusterSpec, tp: int, batch: int) -> Loaded:
+    """Prefill of new prompts steals a share ρ = λ·t_prefill of the replica's time (λ = batch / E2E, Little's
+    law), stretching a new request's TTFT and every running request's TPOT by 1/(1 − ρ)."""
+    plan = InferencePlan(tp=tp)
+    one = estimate(sc.model, cluster, replace(wl, batch=1, plan=plan))
+    dec = estimate(sc.model, cluster, replace(wl, batch=batch, plan=plan))
+    e2e = one.ttft_s + wl.output_tokens * dec.tpot_s
+    rho = min(batch / e2e * one.ttft_s, 0.999)
+    return Loaded(batch, one.ttft_s / (1.0 - rho), dec.tpot_s / (1.0 - rho))
+
+
+def _max_batch(sc: Scenario, wl: ServingWorkload, acc: str, tp: int) -> tuple[Loaded | None, str]:
+    slo = wl.slo
+    cluster = cluster_for(acc, tp)
+    try:
+        top = estimate(sc.model, cluster, replace(wl, batch="max", plan=InferencePlan(tp=tp)))
+    except AiinfraError as exc:
+        return None, str(exc)
+
+    def meets(load: Loaded) -> bool:
+        if slo is None:
+            return True
+        return (slo.tpot_p99_s is None or load.tpot_s <= slo.tpot_p99_s) and (
+            slo.ttft_p90_s is None or load.ttft_s <= slo.ttft_p90_s
+        )
+
+    lo, hi = 0, top.batch_seqs
+    best: Loaded | None = None
+    while lo < hi:  # largest batch meeting the SLO (latency grows with the batch)
+        mid = (lo + hi + 1) // 2
+        load = loaded_latency(sc, wl, cluster, tp, mid)
+        if meets(load):
+            lo, best = mid, load
+        else:
+            hi = mid - 1
+    if best is None:
+        return None, "no batch meets the SLO (even one request misses TTFT or TPOT)"
+    return best, ""
+
+
+def plan_capacity(scenario: Scenario, accelerators: list[str] | None = None) -> list[Deployment]:
+    wl = scenario.inference
+    if wl is None:
+        raise SpecError("inference", None, "the scenario has no inference section", "add inference: {...}")
+    if not (wl.users or wl.concurrency or wl.request_rate_per_s):
+        raise SpecError("inference.users", None, "capacity needs a demand",
+                        "set inference.users (concurrent users) or inference.request_rate_per_s")  # fmt: skip
+    accs = accelerators or [scenario.cluster.accelerator.id]
+    precisions = [wl.weight_precision] + [p for p in ("fp8", "int4") if p != wl.weight_precision]
+    options: list[Deployment] = []
+    for acc_id in accs:
+        acc = catalog.accelerator(acc_id)
+        price = cheapest_price(acc_id)
+        domain = acc.scale_up.domain_size if acc.scale_up else 1
+        for tp in TP_OPTIONS:
+            if (
+                tp > domain
+                or scenario.model.num_heads % tp
+                or (scenario.model.kv_heads % tp and tp % scenario.model.kv_heads)
+            ):
+                continue
+            for prec in precisions:
+                if prec == "fp8" and "fp8" not in acc.dense_flop_per_s:
+                    continue
+                spec_opts = [wl.speculative, None] if wl.speculative else [None]
+                for spec in spec_opts:
+                    cand = replace(wl, weight_precision=prec, speculative=spec)  # type: ignore[arg-type]
+                    est, why = _max_batch(scenario, cand, acc_id, tp)
+                    if est is None:
+                        options.append(Deployment(accelerator=acc_id, tp=tp, weight_precision=prec,
+                            speculative=spec is not None, batch_per_replica=0, replicas=0, accelerators=0, ttft_s=0.0,
+                            tpot_s=0.0, output_tokens_per_s=0.0, usd_per_hour=None, usd_per_million_output_tokens=None,
+                            price=price, verdict=f"rejected: {why}"))  # fmt: skip
+                        continue
+                    in_flight = wl.users or wl.concurrency
+                    if in_flight is None:
+                        assert wl.request_rate_per_s is not None
+                        in_flight = math.ceil(wl.request_rate_per_s * (est.ttft_s + wl.output_tokens * est.tpot_s))
+                    b = est.batch
+                    replicas = math.ceil(in_flight / b)
+                    n = replicas * tp
+                    tps = replicas * b / (est.ttft_s / wl.output_tokens + est.tpot_s)
+                    usd_h = n * price.usd_per_accelerator_hour if price else None
+                    options.append(Deployment(
+                        accelerator=acc_id, tp=tp, weight_precision=prec, speculative=spec is not None,
+                        batch_per_replica=b, replicas=replicas, accelerators=n, ttft_s=est.ttft_s, tpot_s=est.tpot_s,
+                        output_tokens_per_s=tps, usd_per_hour=usd_h,
+                        usd_per_million_output_tokens=usd_h / (tps * 3600) * 1e6 if usd_h else None, price=price,
+                        verdict="",
+                    ))  # fmt: skip
+    feasible = [o for o in options if o.accelerators > 0]
+    if not feasible:
+        raise InfeasibleError("no deployment meets the SLO: " + "; ".join(sorted({o.verdict for o in options})))
+    key = (lambda o: (o.usd_per_hour, o.accelerators)) if all(o.usd_per_hour for o in feasible) else (
+        lambda o: (o.accelerators, 0.0))  # fmt: skip
+    ranked = sorted(feasible, key=key)
+    best = ranked[0]
+    out = [replace(best, verdict="chosen")]
+    for o in ranked[1:]:
+        if o.usd_per_hour is not None and best.usd_per_hour is not None:
+            why = f"costs ${o.usd_per_hour - best.usd_per_hour:,.0f}/h more"
+        else:
+            why = f"needs {o.accelerators - best.accelerators} more accelerators"
+        out.append(replace(o, verdict=why))
+    out += [o for o in options if o.accelerators == 0]
+    return out
