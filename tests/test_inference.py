@@ -1,0 +1,123 @@
+"""Inference planner against hand calculations and roofline properties."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aiinfra import catalog
+from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.model_figures import params_total
+from aiinfra.analytic.step_time import StepBatch
+from aiinfra.inference import activation_peak_bytes, cluster_for, kv_capacity, speculative_tokens_per_step
+from aiinfra.units import GB
+
+from .conftest import EXAMPLES, run_cli
+
+L70 = catalog.model("meta-llama-3.1-70b")
+
+
+def test_kv_bytes_shard_over_tp_and_replicate_beyond_kv_heads() -> None:
+    c = cluster_for("nvidia-h100-sxm5-80gb", 8)
+    # 2 (K,V) · 80 layers · ceil(8/8)=1 head · 128 · 2 B = 40,960 B per token per GPU
+    assert InferenceModel(model=L70, cluster=c, tp=8).kv_bytes_per_token_per_accelerator == 40_960
+    # tp 16 > 8 KV heads: each head is replicated, still one head per GPU
+    assert InferenceModel(model=L70, cluster=c, tp=16).kv_bytes_per_token_per_accelerator == 40_960
+    assert InferenceModel(model=L70, cluster=c, tp=2).kv_bytes_per_token_per_accelerator == 4 * 40_960
+
+
+def test_kv_capacity_by_hand() -> None:
+    c = cluster_for("nvidia-h100-sxm5-80gb", 8)
+    im = InferenceModel(model=L70, cluster=c, tp=8, weight_precision="fp8", kv_precision="fp8")
+    cap = kv_capacity(im, 0.9, 16, 2048)
+    mem = 80 * 2**30
+    weights = params_total(L70) * 1.0 / 8
+    act = 2048 * (3 * 8192 + 3 * 28672 / 8) * 2.0
+    reserve = (3.5 + 0.392) * GB
+    per_tok = 2 * 80 * 1 * 128 * 1.0  # fp8 KV, one KV head per GPU
+    blocks = math.floor((0.9 * mem - weights - act - reserve) / (16 * per_tok))
+    assert cap.blocks == blocks and cap.kv_capacity_tokens == 16 * blocks
+    assert cap.activation_peak_bytes == pytest.approx(activation_peak_bytes(L70, 8, 2048))
+
+
+def test_speculative_expected_tokens() -> None:
+    # Leviathan et al. 2023: (1 − α^(γ+1)) / (1 − α); α = 0.8, γ = 4 → (1 − 0.32768)/0.2 = 3.3616
+    assert speculative_tokens_per_step(0.8, 4) == pytest.approx(3.3616)
+    assert speculative_tokens_per_step(1.0, 4) == 5.0
+
+
+def test_moe_streams_union_of_touched_experts() -> None:
+    mx = catalog.model("mixtral-8x7b")
+    c = cluster_for("nvidia-h100-sxm5-80gb", 8)
+    im = InferenceModel(model=mx, cluster=c, tp=2)
+    t1 = im.breakdown(StepBatch.decode(1, 0)).linear_s
+    t64 = im.breakdown(StepBatch.decode(64, 0)).linear_s
+    # one token touches 2 of 8 experts; 64 tokens touch 8·(1 − (6/8)^64) ≈ 8 → far more bytes, not 64× more
+    assert t1 < t64 < 4 * t1
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seqs=st.integers(1, 512),
+    ctx=st.integers(0, 32768),
+    prefill=st.integers(0, 8192),
+    tp=st.sampled_from([1, 2, 4, 8]),
+    acc=st.sampled_from(["nvidia-h100-sxm5-80gb", "nvidia-a100-sxm4-80gb", "nvidia-h200-sxm-141gb"]),
+)
+def test_roofline_bounds_and_bandwidth_monotonicity(seqs: int, ctx: int, prefill: int, tp: int, acc: str) -> None:
+    c = cluster_for(acc, 8)
+    im = InferenceModel(model=L70, cluster=c, tp=tp)
+    batch = StepBatch.decode(seqs, ctx) + StepBatch.prefill(prefill)
+    t = im.iteration_time_s(batch)
+    a = c.accelerator
+    weight_bytes_per_gpu = params_total(L70) * 2.0 / tp
+    assert t >= weight_bytes_per_gpu / a.memory_bw_bytes_per_s * (1 - 1e-9)  # ≥ bytes / peak bandwidth
+    assert t >= 2.0 * batch.tokens * 68e9 / tp / a.dense_flop_per_s["bf16"]  # ≥ 2·N·tokens / peak FLOP/s
+    faster = dataclasses.replace(a, memory_bw_bytes_per_s=2 * a.memory_bw_bytes_per_s)
+    im2 = InferenceModel(model=L70, cluster=dataclasses.replace(c, accelerator=faster), tp=tp)
+    assert im2.iteration_time_s(batch) <= t * (1 + 1e-9)
+
+
+def test_throughput_grows_with_batch_until_memory() -> None:
+    from aiinfra.specs.scenario import load_scenario
+
+    last = 0.0
+    for b in (1, 4, 16, 64, 256):
+        from aiinfra.inference import estimate_inference
+
+        e = estimate_inference(load_scenario(EXAMPLES / "infer-llama3.1-70b-h100.yaml", [f"inference.batch={b}"]))
+        assert e.fits
+        assert e.output_tokens_per_s > last
+        last = e.output_tokens_per_s
+
+
+def test_infer_cli_json() -> None:
+    res = run_cli("infer", str(EXAMPLES / "infer-llama3.1-70b-h100.yaml"), "--json")
+    assert res.returncode == 0, res.stderr
+    obj = json.loads(res.stdout)
+    for key in ("fits", "kv_capacity_tokens", "max_concurrent_seqs", "ttft_s", "tpot_s", "output_tokens_per_s",
+                "output_tokens_per_s_per_user", "memory_per_accelerator", "prefill_bound", "decode_bound"):  # fmt: skip
+        assert key in obj
+    assert obj["decode_bound"] in ("compute", "memory", "communication")
+
+
+def test_capacity_cli_json_and_demand_error(tmp_yaml) -> None:  # type: ignore[no-untyped-def]
+    res = run_cli("capacity", str(EXAMPLES / "capacity-llama70b-10k-users.yaml"), "--json")
+    assert res.returncode == 0, res.stderr
+    obj = json.loads(res.stdout)
+    chosen = obj["chosen"]
+    assert chosen["accelerators"] == chosen["replicas"] * chosen["tp"]
+    assert chosen["replicas"] * chosen["batch_per_replica"] >= 10_000
+    assert chosen["tpot_s"] <= 0.05 and chosen["ttft_s"] <= 1.0
+    res = run_cli("capacity", str(EXAMPLES / "capacity-llama70b-10k-users.yaml"), "--set", "inference.users=null")
+    assert res.returncode == 2 and "inference.users" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_context_beyond_model_is_rejected() -> None:
+    res = run_cli("infer", str(EXAMPLES / "infer-llama3.1-70b-h100.yaml"), "--set", "inference.input_tokens=200000")
+    assert res.returncode == 2 and "context" in res.stderr and "Traceback" not in res.stderr
