@@ -17,7 +17,7 @@ def markdown(results: list[dict[str, Any]]) -> str:
            "src/aiinfra/validation/data/inference.csv --markdown docs/validation.md`. Every prediction uses the "
            "row's specs only (the `value` column is removed before the predictor sees the row). All cases are "
            "*predictive*: efficiency curves come from other public measurements (catalog/data/efficiency.yaml), "
-           "never from these rows.", ""]  # fmt: skip
+           "never from these rows. Where and why the model misses: docs/validation-analysis.md.", ""]  # fmt: skip
     for res in results:
         cases = res["cases"]
         s = summarise(cases)
