@@ -80,8 +80,19 @@ def _family(acc_id: str) -> str:
 @dataclass
 class EfficiencyTable:
     curves: list[Curve] = field(default_factory=list)
+    _memo: dict[tuple[str, str, str | None, int | None, str | None], tuple[Curve, bool] | None] = field(
+        default_factory=dict, repr=False
+    )
 
     def _match(
+        self, kind: str, acc_id: str, dtype: str | None, n_ranks: int | None, tier: str | None
+    ) -> tuple[Curve, bool] | None:
+        key = (kind, acc_id, dtype, n_ranks, tier)
+        if key not in self._memo:
+            self._memo[key] = self._select(kind, acc_id, dtype, n_ranks, tier)
+        return self._memo[key]
+
+    def _select(
         self, kind: str, acc_id: str, dtype: str | None, n_ranks: int | None, tier: str | None
     ) -> tuple[Curve, bool] | None:
         def ok(c: Curve) -> bool:

@@ -9,6 +9,7 @@ Ainslie et al. 2023 (GQA: K/V projections of n_kv_heads), DeepSeek-AI 2024 "Deep
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from aiinfra.specs.common import DTYPE_BYTES
 from aiinfra.specs.model import ModelArch
@@ -105,6 +106,7 @@ def attention_params(arch: ModelArch) -> float:
     return float(weights + bias)
 
 
+@cache
 def param_breakdown(arch: ModelArch) -> ParamBreakdown:
     h = arch.hidden_size
     embedding = arch.vocab_size * h + arch.token_type_vocab * h

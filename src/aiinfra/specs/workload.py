@@ -9,6 +9,7 @@ import pydantic
 
 from aiinfra.specs.common import STRICT
 from aiinfra.specs.parallelism import InferencePlan, ParallelPlan
+from aiinfra.specs.serving_sim import SimulationConfig
 
 PosInt = pydantic.PositiveInt
 PosFloat = pydantic.PositiveFloat
@@ -111,3 +112,5 @@ class ServingWorkload:
     arrival: Arrival | None = None
     num_requests: PosInt | None = None
     duration_s: PosFloat | None = None
+    simulation: SimulationConfig | None = None
+    """Simulator settings (aiinfra simulate)."""

@@ -1,0 +1,1 @@
+"""Discrete-event serving simulator: continuous batching with a paged KV cache."""

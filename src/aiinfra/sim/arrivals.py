@@ -1,0 +1,96 @@
+"""Request streams: Poisson, gamma (bursty), trace files; prompt/output length distributions."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from aiinfra.errors import SpecError
+from aiinfra.specs.serving_sim import LengthDist
+
+
+@dataclass(frozen=True, slots=True)
+class Requests:
+    """A request stream as arrays (one entry per request, sorted by arrival)."""
+
+    arrival_s: np.ndarray
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    priority: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.arrival_s.shape[0])
+
+
+def interarrival_s(rng: np.random.Generator, kind: str, rate_per_s: float, n: int, cv: float | None) -> np.ndarray:
+    """Poisson: exponential gaps of mean 1/λ. Gamma: shape k = 1/cv², scale = cv²/λ (mean 1/λ, CV cv)."""
+    if rate_per_s <= 0:
+        raise SpecError("inference.request_rate_per_s", rate_per_s, "must be > 0", "give a positive arrival rate")
+    if kind == "gamma":
+        if cv is None:
+            raise SpecError("inference.arrival.cv", None, "gamma arrivals need a coefficient of variation",
+                            "set inference.arrival.cv (1 = Poisson, > 1 = bursty)")  # fmt: skip
+        shape = 1.0 / cv**2
+        out: np.ndarray = rng.gamma(shape, 1.0 / (rate_per_s * shape), size=n)
+        return out
+    gaps: np.ndarray = rng.exponential(1.0 / rate_per_s, size=n)
+    return gaps
+
+
+def lengths(rng: np.random.Generator, dist: LengthDist | None, mean: int, n: int, field: str) -> np.ndarray:
+    if dist is None or dist.kind == "fixed":
+        return np.full(n, mean, dtype=np.int64)
+    if dist.kind == "uniform":
+        lo = dist.low if dist.low is not None else 1
+        hi = dist.high if dist.high is not None else max(2 * mean - lo, lo)
+        if hi < lo:
+            raise SpecError(f"{field}.high", hi, f"is below low = {lo}", "give high >= low")
+        return rng.integers(lo, hi + 1, size=n)
+    sigma = dist.sigma if dist.sigma is not None else 1.0
+    mu = np.log(mean) - sigma**2 / 2.0  # so that E[length] = mean
+    return np.maximum(1, np.round(rng.lognormal(mu, sigma, size=n))).astype(np.int64)
+
+
+REQUIRED_TRACE = ("arrival_s", "input_tokens", "output_tokens")
+
+
+def read_trace(path: str) -> Requests:
+    """CSV or JSONL with arrival_s, input_tokens, output_tokens (optional prefix_id, priority)."""
+    p = Path(path)
+    if not p.is_file():
+        raise SpecError("inference.arrival.path", path, "file not found", "give the path of a CSV or JSONL trace")
+    rows: list[dict[str, object]]
+    if p.suffix == ".jsonl":
+        try:
+            rows = [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+        except json.JSONDecodeError as exc:
+            raise SpecError("inference.arrival.path", path, f"line {exc.lineno}: not JSON", "fix the trace") from None
+    else:
+        with p.open(newline="") as fh:
+            rows = list(csv.DictReader(fh))
+    if not rows:
+        raise SpecError("inference.arrival.path", path, "trace is empty", "give at least one request")
+    cols: dict[str, list[float]] = {k: [] for k in (*REQUIRED_TRACE, "priority")}
+    for i, row in enumerate(rows, start=1):
+        for key in REQUIRED_TRACE:
+            raw = row.get(key)
+            try:
+                value = float(raw)  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                raise SpecError(f"trace row {i}.{key}", raw, "missing or not a number",
+                                f"every row needs {', '.join(REQUIRED_TRACE)}") from None  # fmt: skip
+            if value < 0 or (key != "arrival_s" and value < 1):
+                raise SpecError(f"trace row {i}.{key}", raw, "must be positive", "fix the trace row")
+            cols[key].append(value)
+        cols["priority"].append(float(row.get("priority") or 0))  # type: ignore[arg-type]
+    order = np.argsort(np.asarray(cols["arrival_s"]), kind="stable")
+    return Requests(
+        arrival_s=np.asarray(cols["arrival_s"])[order],
+        input_tokens=np.asarray(cols["input_tokens"], dtype=np.int64)[order],
+        output_tokens=np.asarray(cols["output_tokens"], dtype=np.int64)[order],
+        priority=np.asarray(cols["priority"], dtype=np.int64)[order],
+    )
