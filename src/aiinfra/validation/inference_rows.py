@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.errors import AiinfraError
-from aiinfra.inference import cluster_for, estimate, prefill_time_s
+from aiinfra.inference import cluster_for, estimate
 from aiinfra.specs.common import validate
 from aiinfra.specs.workload import ServingWorkload
 from aiinfra.validation.rows import RowError, integer, model_from_row, num
@@ -71,7 +73,7 @@ def _predict(row: dict[str, str]) -> RowPrediction:
     details = {"batch_seqs": est.batch_seqs, "kv_capacity_tokens": est.kv_capacity_tokens,
                "decode_bound": est.decode_bound, "prefill_bound": est.prefill_bound}  # fmt: skip
     if mode == "poisson":
-        return _poisson(row, im, est.output_tokens_per_s, inp, out, metric, flags, details)
+        return _simulated(row, model, n, tp, pp, wp, kvp, inp, out, metric, flags, details)
     if metric == "output_tokens_per_s":
         return RowPrediction(est.output_tokens_per_s, "; ".join(flags), details)
     if metric == "requests_per_s":
@@ -83,33 +85,32 @@ def _predict(row: dict[str, str]) -> RowPrediction:
     raise RowError(f"metric {metric!r} in mode {mode!r} not modelled")
 
 
-def _poisson(
-    row: dict[str, str], im: InferenceModel, saturated_tps: float, inp: int, out: int, metric: str,
-    flags: list[str], details: dict[str, object],
+def _simulated(
+    row: dict[str, str], model: object, n: int, tp: int, pp: int, wp: str, kvp: str, inp: int, out: int,
+    metric: str, flags: list[str], details: dict[str, object],
 ) -> RowPrediction:  # fmt: skip
-    """Open-loop arrivals at rate λ below saturation: throughput λ·out; the decode batch N follows Little's
-    law N = λ·(TTFT + out·TPOT), solved by fixed-point iteration; prefill work takes a share
-    ρ = λ·t_prefill(in) of the time, stretching TTFT and TPOT by 1/(1 − ρ)."""
+    """Open-loop Poisson rows are predicted by the serving simulator (same step-time model), with fixed
+    lengths at the row's means and as many requests as the notes state (300 when not stated)."""
+    from aiinfra.report.render import jsonable
+    from aiinfra.sim.run import simulate
+    from aiinfra.specs.scenario import parse_scenario, resolve
+
     rate = num(row, "request_rate_per_s")
     if not rate:
         raise RowError("request_rate_per_s blank")
-    flags.append("Poisson load: analytic Little's-law approximation (no queueing simulation)")
-    t_pre, _ = prefill_time_s(im, 1, inp, 2048)
-    rho = rate * t_pre
-    capacity_rps = saturated_tps / out
-    if rho >= 1.0 or rate >= capacity_rps:
-        flags.append("arrival rate at or above the predicted capacity: saturated")
-        values = {"output_tokens_per_s": saturated_tps, "requests_per_s": capacity_rps}
-        if metric in values:
-            return RowPrediction(values[metric], "; ".join(flags), details)
-        raise RowError("latency of a saturated (unstable) queue is not defined analytically")
-    n_seqs = 1.0
-    tpot = ttft = 0.0
-    for _ in range(50):
-        tpot = im.iteration_time_s(StepBatch.decode(max(1, round(n_seqs)), inp + out // 2)) / (1.0 - rho)
-        ttft = t_pre / (1.0 - rho)
-        n_seqs = rate * (ttft + out * tpot)
-    values = {"output_tokens_per_s": rate * out, "requests_per_s": rate, "ttft_s": ttft, "tpot_s": tpot}
+    m = re.search(r"(\d[\d,]*) requests", row.get("notes") or "")
+    n_req = int(m.group(1).replace(",", "")) if m else 300
+    arch = {k: v for k, v in jsonable(model).items() if k not in ("sources", "notes")}
+    sc = resolve(parse_scenario({
+        "model": arch,
+        "hardware": {"accelerator": row["accelerator"].strip(), "count": n},
+        "inference": {"weight_precision": wp, "kv_precision": kvp, "input_tokens": inp, "output_tokens": out,
+                      "request_rate_per_s": rate, "num_requests": n_req, "plan": {"tp": tp, "pp": pp}},
+    }))  # fmt: skip
+    flags.append(f"simulated: {n_req} Poisson requests, fixed lengths at the row's means")
+    summ = simulate(sc, seed=0).summary
+    values = {"output_tokens_per_s": summ.output_tokens_per_s, "requests_per_s": summ.requests_per_s,
+              "ttft_s": summ.ttft_s.mean, "tpot_s": summ.tpot_exclusive_s.mean}  # fmt: skip
     if metric not in values:
         raise RowError(f"metric {metric!r} not modelled for poisson rows")
     return RowPrediction(values[metric], "; ".join(flags), details)
