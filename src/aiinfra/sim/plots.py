@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 W, H, PAD = 640, 360, 50
 
 
-def line_svg(title: str, x_label: str, series: dict[str, tuple[Sequence[float], Sequence[float]]], y_label: str) -> str:
+def line_svg(
+    title: str, x_label: str, series: Mapping[str, tuple[Sequence[float], Sequence[float]]], y_label: str
+) -> str:
     xs = [x for xs_, _ in series.values() for x in xs_]
     ys = [y for _, ys_ in series.values() for y in ys_]
     if not xs:

@@ -1,0 +1,1 @@
+"""Prices, energy and carbon, datacenter sizing (racks, fabric), TCO."""
