@@ -34,6 +34,8 @@ COUNT_FIELDS = {
     # the issue fixes these JSON keys; measured/predicted are in the unit named by the case's `metric`,
     # rel_error is a signed fraction
     "Case": {"measured", "predicted", "rel_error"},
+    # statistics of one quantity: the unit is in the name of the field that holds them (ttft_s, itl_s ...)
+    "Percentiles": {"mean", "p50", "p90", "p99"},
 }
 
 

@@ -32,7 +32,7 @@ class Seq:
     generated: int = 0
     """Output tokens produced at the time the sequence (re)joined the decode set."""
     join_iter: int = 0
-    ctx_join: float = 0.0
+    ctx_join_tokens: float = 0.0
     """Tokens in its KV cache when it (re)joined the decode set."""
     recomputed: bool = False
     first_token_s: float = math.nan
@@ -63,7 +63,7 @@ class Replica:
     decode: dict[int, Seq] = field(default_factory=dict)
     finish_heap: list[tuple[int, int]] = field(default_factory=list)
     iter_count: int = 0
-    sum_ctx: float = 0.0
+    sum_ctx_tokens: float = 0.0
     busy: bool = False
     preemptions: int = 0
     static_batch_open: bool = True
@@ -86,10 +86,10 @@ class Replica:
         heapq.heappush(self.waiting, (seq.priority, seq.arrival_s, seq.rid, seq))
 
     def _ctx(self, seq: Seq) -> float:
-        return seq.ctx_join + (self.iter_count - seq.join_iter) * self.lim.tokens_per_step
+        return seq.ctx_join_tokens + (self.iter_count - seq.join_iter) * self.lim.tokens_per_step
 
     def kv_tokens(self) -> float:
-        held = self.sum_ctx + sum(s.prefilled for s in self.prefilling)
+        held = self.sum_ctx_tokens + sum(s.prefilled for s in self.prefilling)
         n = len(self.decode) + len(self.prefilling)
         return held + n * (self.lim.block_tokens - 1) / 2.0
 
@@ -112,7 +112,7 @@ class Replica:
         seq = self.decode.pop(rid)
         seq.active = False
         ctx = self._ctx(seq)
-        self.sum_ctx -= ctx
+        self.sum_ctx_tokens -= ctx
         produced = int(seq.generated + (self.iter_count - seq.join_iter) * self.lim.tokens_per_step)
         clone = Seq(rid=seq.rid, prompt=seq.prompt, out_total=seq.out_total, arrival_s=seq.arrival_s,
                     priority=seq.priority, generated=produced, first_token_s=seq.first_token_s)  # fmt: skip
@@ -176,7 +176,7 @@ class Replica:
             prefill_tokens=sum(c for _, c in chunks),
             prefill_attention_pairs=pairs,
             decode_seqs=len(self.decode),
-            decode_context_tokens=int(self.sum_ctx),
+            decode_context_tokens=int(self.sum_ctx_tokens),
         )
 
     def start(self, batch: StepBatch) -> float:
@@ -189,13 +189,13 @@ class Replica:
         lim = self.lim
         self.busy = False
         self.iter_count += 1
-        self.sum_ctx += self.n_decode_in_step * lim.tokens_per_step
+        self.sum_ctx_tokens += self.n_decode_in_step * lim.tokens_per_step
         while self.finish_heap and self.finish_heap[0][0] <= self.iter_count:
             _, rid = heapq.heappop(self.finish_heap)
             seq = self.decode.get(rid)
             if seq is None or not seq.active:
                 continue
-            self.sum_ctx -= self._ctx(seq)
+            self.sum_ctx_tokens -= self._ctx(seq)
             del self.decode[rid]
             seq.active = False
             done.append(seq)
@@ -211,10 +211,10 @@ class Replica:
                 done.append(seq)
                 continue
             seq.join_iter = self.iter_count
-            seq.ctx_join = float(seq.prompt if seq.recomputed else seq.prompt + seq.generated)
+            seq.ctx_join_tokens = float(seq.prompt if seq.recomputed else seq.prompt + seq.generated)
             seq.active = True
             self.decode[seq.rid] = seq
-            self.sum_ctx += seq.ctx_join
+            self.sum_ctx_tokens += seq.ctx_join_tokens
             steps = math.ceil((seq.out_total - seq.generated) / lim.tokens_per_step)
             heapq.heappush(self.finish_heap, (self.iter_count + steps, seq.rid))
         self.chunks = []
