@@ -26,6 +26,13 @@ def _system(sc: Scenario) -> Any:
     return catalog.system(sc.cluster.system_id) if sc.cluster.system_id else None
 
 
+def _section(args: argparse.Namespace, cls: Any, name: str) -> tuple[Scenario, Any, Any, int]:
+    """Load the scenario, validate one of its sections, and resolve its system and node count."""
+    sc = load_scenario(args.scenario, args.set)
+    section = validate(cls, sc.source.extras.get(name) or {}, where=name)
+    return sc, section, _system(sc), math.ceil(sc.cluster.count / sc.cluster.per_node)
+
+
 def _duration_s(sc: Scenario, ci: CostInput) -> tuple[float, str]:
     if ci.usage and ci.usage.duration_s:
         return ci.usage.duration_s, "cost.usage.duration_s"
@@ -167,11 +174,8 @@ def _cost(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def _datacenter(args: argparse.Namespace) -> tuple[Any, str]:
-    sc = load_scenario(args.scenario, args.set)
-    di = validate(DatacenterInput, sc.source.extras.get("datacenter") or {}, where="datacenter")
+    sc, di, system, nodes = _section(args, DatacenterInput, "datacenter")
     c = sc.cluster
-    system = _system(sc)
-    nodes = math.ceil(c.count / c.per_node)
     if system is not None and system.power_max_w is not None:
         node_w, node_src = system.power_max_w, f"{system.id} maximum power"
     elif c.accelerator.tdp_w is not None:
@@ -232,11 +236,8 @@ def _datacenter(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def _tco(args: argparse.Namespace) -> tuple[Any, str]:
-    sc = load_scenario(args.scenario, args.set)
-    ti = validate(TcoInput, sc.source.extras.get("tco") or {}, where="tco")
+    sc, ti, system, nodes = _section(args, TcoInput, "tco")
     c = sc.cluster
-    system = _system(sc)
-    nodes = math.ceil(c.count / c.per_node)
     price = ti.system_price_usd or (system.price_usd if system else None)
     if price is None:
         raise SpecError(

@@ -6,25 +6,18 @@ import re
 
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.errors import AiinfraError
 from aiinfra.inference import cluster_for, estimate
 from aiinfra.specs.common import validate
 from aiinfra.specs.workload import ServingWorkload
-from aiinfra.validation.rows import RowError, integer, model_from_row, num
+from aiinfra.validation.rows import RowError, integer, model_from_row, num, reasoned
 from aiinfra.validation.types import RowPrediction
 
 #: context length at which the ITL slope is evaluated (the vLLM sweep spans 256–125k input tokens)
 SLOPE_CONTEXT_TOKENS = 65536
 
 
+@reasoned
 def predict_row(row: dict[str, str]) -> RowPrediction:
-    try:
-        return _predict(row)
-    except (RowError, AiinfraError) as exc:
-        return RowPrediction(None, reason=str(exc))
-
-
-def _predict(row: dict[str, str]) -> RowPrediction:
     model, flags = model_from_row(row)
     n = integer(row, "num_accelerators") or 1
     tp = integer(row, "tp")

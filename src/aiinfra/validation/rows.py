@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 
+from aiinfra.errors import AiinfraError
 from aiinfra.specs.common import validate
 from aiinfra.specs.model import ModelArch
+from aiinfra.validation.types import RowPrediction
 
 
 class RowError(Exception):
     """A row the planner cannot model (the message says why)."""
+
+
+def reasoned(fn: Callable[[dict[str, str]], RowPrediction]) -> Callable[[dict[str, str]], RowPrediction]:
+    """A row predictor that turns "cannot model this row" into a RowPrediction with the reason."""
+
+    @functools.wraps(fn)
+    def wrapper(row: dict[str, str]) -> RowPrediction:
+        try:
+            return fn(row)
+        except (RowError, AiinfraError) as exc:
+            return RowPrediction(None, reason=str(exc))
+
+    return wrapper
 
 
 def num(row: dict[str, str], key: str) -> float | None:

@@ -6,11 +6,10 @@ import numpy as np
 
 from aiinfra.analytic.training_memory import TrainSetup, memory_per_rank
 from aiinfra.analytic.training_step import step_time
-from aiinfra.errors import AiinfraError
 from aiinfra.search.plans import single_plan
 from aiinfra.specs.scenario import HardwareInput, resolve_cluster
 from aiinfra.training import reserve_bytes
-from aiinfra.validation.rows import RowError, integer, model_from_row
+from aiinfra.validation.rows import RowError, integer, model_from_row, reasoned
 from aiinfra.validation.types import RowPrediction
 
 PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "mxfp8": "fp8", "nvfp4": "fp4"}
@@ -18,14 +17,8 @@ PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "mxfp8": "fp8", "nvfp
 PRE_FLASH_SOURCES = ("Narayanan et al. 2021", "Korthikanti")
 
 
+@reasoned
 def predict_row(row: dict[str, str]) -> RowPrediction:
-    try:
-        return _predict(row)
-    except (RowError, AiinfraError) as exc:
-        return RowPrediction(None, reason=str(exc))
-
-
-def _predict(row: dict[str, str]) -> RowPrediction:
     model, flags = model_from_row(row)
     n = integer(row, "num_accelerators")
     if not n:
