@@ -106,3 +106,12 @@ def test_bad_input(cmd: str, sets: list[str], words: list[str]) -> None:
     assert "Traceback" not in res.stderr
     for w in words:
         assert w.lower() in res.stderr.lower(), res.stderr
+
+
+def test_checkpoint_storage_bandwidth() -> None:
+    res = run_cli("datacenter", str(EXAMPLES / "datacenter-dgx-h100-pod.yaml"), "--set",
+                  "datacenter.checkpoint_write_s=60", "--json")  # fmt: skip
+    st = json.loads(res.stdout)["storage"]
+    # Llama-3.1-70B: 70,553,706,496 params × (2 B bf16 + 12 B fp32 master, m, v) = 987.75 GB; / 60 s
+    assert st["checkpoint_bytes"] == pytest.approx(70_553_706_496 * 14)
+    assert st["checkpoint_write_bw_bytes_per_s"] == pytest.approx(70_553_706_496 * 14 / 60)

@@ -121,3 +121,13 @@ def test_capacity_cli_json_and_demand_error(tmp_yaml) -> None:  # type: ignore[n
 def test_context_beyond_model_is_rejected() -> None:
     res = run_cli("infer", str(EXAMPLES / "infer-llama3.1-70b-h100.yaml"), "--set", "inference.input_tokens=200000")
     assert res.returncode == 2 and "context" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_capacity_simulated_check() -> None:
+    res = run_cli("capacity", str(EXAMPLES / "capacity-llama70b-10k-users.yaml"), "--simulate", "--json")
+    assert res.returncode == 0, res.stderr
+    sim = json.loads(res.stdout)["simulated"]
+    assert sim["max_request_rate_per_replica_per_s"] > 0
+    assert sim["replicas_needed"] == math.ceil(
+        sim["demand_request_rate_per_s"] / sim["max_request_rate_per_replica_per_s"]
+    )

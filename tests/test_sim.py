@@ -131,3 +131,24 @@ def test_trace_with_bad_row(tmp_path) -> None:  # type: ignore[no-untyped-def]
     trace.write_text("arrival_s,input_tokens,output_tokens\n0.0,100,10\n0.5,200,20\n1.0,50,5\n")
     res = run_cli("simulate", str(EX), "--set", f"inference.arrival={{kind: trace, path: {trace}}}", "--json")
     assert res.returncode == 0 and json.loads(res.stdout)["completed"] == 3
+
+
+def test_prefix_caching_skips_shared_prefill(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    rows = ["arrival_s,input_tokens,output_tokens,prefix_id"] + [f"{i * 2.0},2000,8,sys" for i in range(20)]
+    trace = tmp_path / "p.csv"
+    trace.write_text("\n".join(rows) + "\n")
+    base = [f"inference.arrival={{kind: trace, path: {trace}}}", "inference.simulation.output_lengths=null"]
+    off = simulate(load_scenario(EX, base), seed=0).summary
+    on = simulate(load_scenario(EX, [*base, "inference.simulation.scheduler={prefix_caching: true}"]), seed=0).summary
+    assert on.prefix_cache_hits == 19  # the first request computes the prefix, the other 19 reuse it
+    assert off.prefix_cache_hits == 0
+    # 1,999 of 2,000 prompt tokens come from the cache: a hit's TTFT is one 1-token prefill step (still
+    # streaming every weight), the miss's a 2,000-token prefill
+    from aiinfra.analytic.inference import InferenceModel
+    from aiinfra.analytic.step_time import StepBatch
+
+    sc = load_scenario(EX, base)
+    im = InferenceModel(model=sc.model, cluster=sc.cluster, tp=8, weight_precision="fp8", kv_precision="fp8")
+    assert on.ttft_s.p50 == pytest.approx(im.iteration_time_s(StepBatch.prefill(1, 1999)), rel=0.02)
+    assert off.ttft_s.p50 == pytest.approx(im.iteration_time_s(StepBatch.prefill(2000)), rel=0.02)
+    assert on.ttft_s.p50 < off.ttft_s.p50 / 3

@@ -173,6 +173,22 @@ def _cost(args: argparse.Namespace) -> tuple[Any, str]:
     return obj, text
 
 
+def _storage(sc: Scenario, di: DatacenterInput) -> dict[str, float]:
+    """Checkpoint = bf16 weights + fp32 master weights + Adam m, v = 2 + 12 bytes per parameter (what a
+    mixed-precision Adam run must save to resume, Rajbhandari et al. 2020 §3.1); data feed = tokens/s ×
+    bytes per token of the training plan."""
+    from aiinfra.analytic.model_figures import params_total
+
+    out: dict[str, float] = {"checkpoint_bytes": params_total(sc.model) * 14.0}
+    if di.checkpoint_write_s:
+        out["checkpoint_write_bw_bytes_per_s"] = out["checkpoint_bytes"] / di.checkpoint_write_s
+    if sc.training is not None:
+        from aiinfra.training import plan_training
+
+        out["data_feed_bw_bytes_per_s"] = plan_training(sc).estimates[0].tokens_per_s * di.bytes_per_token
+    return out
+
+
 def _datacenter(args: argparse.Namespace) -> tuple[Any, str]:
     sc, di, system, nodes = _section(args, DatacenterInput, "datacenter")
     c = sc.cluster
@@ -195,7 +211,9 @@ def _datacenter(args: argparse.Namespace) -> tuple[Any, str]:
         facility("transceiver-800g-osfp-twin")[0] / 2 * (fab.transceivers - fab.host_links)
         + facility("transceiver-400g-osfp")[0] * fab.host_links
     )
+    storage = _storage(sc, di)
     obj = {
+        "storage": storage,
         "nodes": nodes,
         "node_power_w": node_w,
         "node_power_source": node_src,
@@ -229,6 +247,7 @@ def _datacenter(args: argparse.Namespace) -> tuple[Any, str]:
                 f"{fab.switch_links} switch links, {fab.transceivers} optical ends",
             ),
             ("transceiver power", f"{tr_w / 1e3:,.1f} kW"),
+            *[(k, f"{v / 1e9:,.2f} GB/s" if k.endswith("per_s") else f"{v / 1e9:,.1f} GB") for k, v in storage.items()],
         ],
         f"datacenter for {c.count} × {c.accelerator.id}",
     )

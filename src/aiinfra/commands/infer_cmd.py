@@ -55,7 +55,39 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
         table(["accelerator", "tp", "weights", "spec", "batch", "replicas", "accelerators", "TTFT ms", "TPOT ms",
                "$/h", "$/M out tok", "verdict"], rows),
     ])  # fmt: skip
-    return {"chosen": jsonable(best), "alternatives": [jsonable(o) for o in options[1:]]}, text
+    obj: dict[str, Any] = {"chosen": jsonable(best), "alternatives": [jsonable(o) for o in options[1:]]}
+    if args.simulate:
+        sim = _simulated_check(sc, best, args.seed)
+        obj["simulated"] = sim
+        rate = sim["max_request_rate_per_replica_per_s"]
+        text += (f"\n\nsimulated check (seed {args.seed}): one replica of the chosen deployment meets the SLO up to "
+                 f"{rate:.3g} requests/s; demand {sim['demand_request_rate_per_s']:.3g} requests/s needs {sim['replicas_needed']} replicas = {sim['accelerators_needed']} accelerators "
+                 f"(analytic: {best.accelerators})")  # fmt: skip
+    return obj, text
+
+
+def _simulated_check(sc: Any, best: Any, seed: int) -> dict[str, Any]:
+    """Find the highest Poisson rate one replica of the chosen deployment serves within the SLO
+    (aiinfra.sim.search), then size the fleet for the demand rate (users → rate by Little's law)."""
+    import math
+    from dataclasses import replace
+
+    from aiinfra.sim.search import max_rate_meeting_slo
+    from aiinfra.specs.parallelism import InferencePlan
+
+    wl = sc.inference
+    demand = wl.request_rate_per_s or (wl.users or wl.concurrency) / (best.ttft_s + wl.output_tokens * best.tpot_s)
+    one = replace(sc, cluster=replace(sc.cluster, accelerator=sc.cluster.accelerator, count=best.tp),
+                  inference=replace(wl, weight_precision=best.weight_precision, plan=InferencePlan(tp=best.tp),
+                                    num_requests=wl.num_requests or 400, users=None, concurrency=None))  # fmt: skip
+    if best.accelerator != sc.cluster.accelerator.id:
+        from aiinfra.inference import cluster_for
+
+        one = replace(one, cluster=cluster_for(best.accelerator, best.tp))
+    rate, _ = max_rate_meeting_slo(one, seed=seed)
+    replicas = math.ceil(demand / rate)
+    return {"max_request_rate_per_replica_per_s": rate, "demand_request_rate_per_s": demand,
+            "replicas_needed": replicas, "accelerators_needed": replicas * best.tp}  # fmt: skip
 
 
 def register(sub: Any) -> None:
@@ -65,4 +97,6 @@ def register(sub: Any) -> None:
     c = sub.add_parser("capacity", help="cheapest deployment for a demand (users or requests/s) under SLOs")
     add_scenario_args(c)
     c.add_argument("--accelerators", help="comma-separated catalog ids to consider (default: the scenario's)")
+    c.add_argument("--simulate", action="store_true", help="check the chosen deployment by simulation (max rate)")
+    c.add_argument("--seed", type=int, default=0)
     c.set_defaults(handler=_capacity)

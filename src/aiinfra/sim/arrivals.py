@@ -21,6 +21,10 @@ class Requests:
     input_tokens: np.ndarray
     output_tokens: np.ndarray
     priority: np.ndarray
+    prefix_id: np.ndarray | None = None
+    """Shared-prefix group per request (-1 = none)."""
+    prefix_tokens: np.ndarray | None = None
+    """Tokens of the shared prefix per request."""
 
     def __len__(self) -> int:
         return int(self.arrival_s.shape[0])
@@ -75,6 +79,7 @@ def read_trace(path: str) -> Requests:
     if not rows:
         raise SpecError("inference.arrival.path", path, "trace is empty", "give at least one request")
     cols: dict[str, list[float]] = {k: [] for k in (*REQUIRED_TRACE, "priority")}
+    prefix_names: list[str] = []
     for i, row in enumerate(rows, start=1):
         for key in REQUIRED_TRACE:
             raw = row.get(key)
@@ -87,10 +92,19 @@ def read_trace(path: str) -> Requests:
                 raise SpecError(f"trace row {i}.{key}", raw, "must be positive", "fix the trace row")
             cols[key].append(value)
         cols["priority"].append(float(row.get("priority") or 0))  # type: ignore[arg-type]
+        prefix_names.append(str(row.get("prefix_id") or ""))
     order = np.argsort(np.asarray(cols["arrival_s"]), kind="stable")
+    prompts = np.asarray(cols["input_tokens"], dtype=np.int64)
+    groups = {name: i for i, name in enumerate(sorted({n for n in prefix_names if n}))}
+    pid = np.array([groups.get(n, -1) for n in prefix_names], dtype=np.int64)
+    # the shared prefix of a group = its shortest prompt (the trace gives no prefix length)
+    shortest = {g: int(prompts[pid == g].min()) for g in groups.values()}
+    ptok = np.array([shortest.get(int(g), 0) for g in pid], dtype=np.int64)
     return Requests(
         arrival_s=np.asarray(cols["arrival_s"])[order],
         input_tokens=np.asarray(cols["input_tokens"], dtype=np.int64)[order],
         output_tokens=np.asarray(cols["output_tokens"], dtype=np.int64)[order],
         priority=np.asarray(cols["priority"], dtype=np.int64)[order],
+        prefix_id=pid[order],
+        prefix_tokens=ptok[order],
     )

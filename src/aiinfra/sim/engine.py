@@ -35,6 +35,7 @@ class Records:
     kv_util_frac: list[float] = field(default_factory=list)
     iterations: int = 0
     preemptions: int = 0
+    prefix_hits: int = 0
     end_s: float = 0.0
 
 
@@ -89,8 +90,12 @@ class Simulation:
             if kind == ARRIVAL:
                 rid = payload
                 rep = self._route()
-                rep.enqueue(Seq(rid=rid, prompt=int(reqs.input_tokens[rid]), out_total=int(reqs.output_tokens[rid]),
-                                arrival_s=now, priority=int(reqs.priority[rid])))  # fmt: skip
+                seq = Seq(rid=rid, prompt=int(reqs.input_tokens[rid]), out_total=int(reqs.output_tokens[rid]),
+                          arrival_s=now, priority=int(reqs.priority[rid]))  # fmt: skip
+                if reqs.prefix_id is not None and reqs.prefix_tokens is not None:
+                    seq.prefix_id = int(reqs.prefix_id[rid])
+                    seq.prefix_tokens = int(reqs.prefix_tokens[rid])
+                rep.enqueue(seq)
             else:
                 rep = self.replicas[payload]
                 n_dec = rep.n_decode_in_step
@@ -120,4 +125,5 @@ class Simulation:
                         heapq.heappush(heap, (now + dt, STEP_END, next(self._seq), r.idx))
         rec.end_s = now
         rec.preemptions = sum(r.preemptions for r in self.replicas)
+        rec.prefix_hits = sum(r.prefix_hits for r in self.replicas)
         return rec

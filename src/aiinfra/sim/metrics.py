@@ -62,6 +62,7 @@ class SimSummary:
     kv_utilisation_max_frac: float
     queue_length_max: int
     preemptions: int
+    prefix_cache_hits: int
     iterations: int
 
 
@@ -95,5 +96,5 @@ def summarise(rec: Records, slo: Slo | None) -> SimSummary:
         requests_per_s=float(done.sum() / span) if span > 0 else 0.0, goodput_requests_per_s=good,
         slo_attainment_frac=attain, kv_utilisation_mean_frac=float(kv.mean()),
         kv_utilisation_max_frac=float(kv.max()), queue_length_max=max(rec.queue_len, default=0),
-        preemptions=rec.preemptions, iterations=rec.iterations,
+        preemptions=rec.preemptions, prefix_cache_hits=rec.prefix_hits, iterations=rec.iterations,
     )  # fmt: skip

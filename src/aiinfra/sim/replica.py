@@ -38,6 +38,8 @@ class Seq:
     first_token_s: float = math.nan
     swapped: bool = False
     active: bool = True
+    prefix_id: int = -1
+    prefix_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,7 @@ class SchedulerLimits:
     block_tokens: int
     tokens_per_step: float
     """Output tokens per decode step per sequence (1, or the speculative expectation)."""
+    prefix_caching: bool = False
 
 
 @dataclass
@@ -66,6 +69,8 @@ class Replica:
     sum_ctx_tokens: float = 0.0
     busy: bool = False
     preemptions: int = 0
+    prefix_hits: int = 0
+    cached_prefixes: set[int] = field(default_factory=set)
     static_batch_open: bool = True
     # the iteration in flight
     chunks: list[tuple[Seq, int]] = field(default_factory=list)
@@ -151,6 +156,9 @@ class Replica:
         running = n_dec + len(self.prefilling)
         while admit and self.waiting and running < lim.max_num_seqs and budget > 0:
             seq = self.waiting[0][3]
+            if lim.prefix_caching and seq.prefix_id in self.cached_prefixes and seq.prefilled == 0:
+                seq.prefilled = min(seq.prefix_tokens, seq.prompt - 1)  # reuse the cached prefix's KV
+                self.prefix_hits += 1
             need = seq.prompt - seq.prefilled
             reserve = need + lim.block_tokens  # its prompt plus one block to start decoding
             if reserve > kv_free and (running > 0 or reserve > cap):
@@ -204,6 +212,8 @@ class Replica:
             if seq.prefilled < seq.prompt:
                 continue
             self.prefilling.remove(seq)
+            if seq.prefix_id >= 0:
+                self.cached_prefixes.add(seq.prefix_id)
             if math.isnan(seq.first_token_s):
                 seq.first_token_s = now_s
                 seq.generated = max(seq.generated, 1)

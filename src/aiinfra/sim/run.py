@@ -89,6 +89,7 @@ def limits_for(scenario: Scenario, wl: ServingWorkload, im: InferenceModel) -> S
         static=sched.kind == "static", max_num_seqs=sched.max_num_seqs or int(eng["max_num_seqs"]),
         max_num_batched_tokens=budget, chunked_prefill=sched.chunked_prefill, preemption=sched.preemption,
         kv_capacity_tokens=cap.kv_capacity_tokens, block_tokens=wl.block_size_tokens, tokens_per_step=tps,
+        prefix_caching=sched.prefix_caching,
     )  # fmt: skip
 
 

@@ -57,6 +57,10 @@ class DatacenterInput:
     oversubscription: PosFloat = 1.0
     """Leaf down:up bandwidth ratio (1 = non-blocking)."""
     pue: PosFloat | None = None
+    checkpoint_write_s: PosFloat | None = None
+    """Target time to write one full checkpoint (sets the storage write bandwidth)."""
+    bytes_per_token: PosFloat = 4.0
+    """Training-data bytes read per token (4 = uint32 token ids; 2 for vocabularies under 65,536)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

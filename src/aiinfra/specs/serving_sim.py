@@ -27,6 +27,9 @@ class SchedulerConfig:
     """Token budget per iteration; None = the engine's default."""
     chunked_prefill: bool = True
     """Split long prompts across iterations (Sarathi-Serve, Agrawal et al. 2024)."""
+    prefix_caching: bool = False
+    """Reuse the KV of a prompt prefix already computed on the replica (trace prefix_id groups; vLLM
+    automatic prefix caching). Cached prefixes are never evicted in this model."""
     preemption: Literal["recompute", "swap"] = "recompute"
     """When KV blocks run out: drop the newest sequence's KV and recompute it later, or swap it to host."""
 
