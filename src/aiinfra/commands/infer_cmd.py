@@ -61,7 +61,8 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
         obj["simulated"] = sim
         rate = sim["max_request_rate_per_replica_per_s"]
         text += (f"\n\nsimulated check (seed {args.seed}): one replica of the chosen deployment meets the SLO up to "
-                 f"{rate:.3g} requests/s; demand {sim['demand_request_rate_per_s']:.3g} requests/s needs {sim['replicas_needed']} replicas = {sim['accelerators_needed']} accelerators "
+                 f"{rate:.3g} requests/s; demand {sim['demand_request_rate_per_s']:.3g} requests/s needs "
+                 f"{sim['replicas_needed']} replicas = {sim['accelerators_needed']} accelerators "
                  f"(analytic: {best.accelerators})")  # fmt: skip
     return obj, text
 
