@@ -35,11 +35,20 @@ CASES = {
 
 def hf_config(row: dict[str, str]) -> dict[str, object]:
     h = int(row["hidden_size"])
-    return {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": h,
-            "intermediate_size": int(row["ffn_hidden_size"]), "num_attention_heads": int(row["num_heads"]),
-            "num_hidden_layers": int(row["num_layers"]), "num_key_value_heads": int(row["num_kv_heads"]),
-            "vocab_size": int(row["vocab_size"]), "max_position_embeddings": 131072, "hidden_act": "silu",
-            "torch_dtype": "bfloat16", "tie_word_embeddings": False}  # fmt: skip
+    return {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": h,
+        "intermediate_size": int(row["ffn_hidden_size"]),
+        "num_attention_heads": int(row["num_heads"]),
+        "num_hidden_layers": int(row["num_layers"]),
+        "num_key_value_heads": int(row["num_kv_heads"]),
+        "vocab_size": int(row["vocab_size"]),
+        "max_position_embeddings": 131072,
+        "hidden_act": "silu",
+        "torch_dtype": "bfloat16",
+        "tie_word_embeddings": False,
+    }
 
 
 def main() -> None:
@@ -58,9 +67,27 @@ def main() -> None:
             (model_dir / "config.json").write_text(json.dumps(hf_config(r)))
             isl = isl_override or int(r["input_tokens"])
             backend = "vllm" if r["engine"] == "vllm" else "trtllm"
-            cmd = [args.aic, "cli", "estimate", "--model-path", str(model_dir), "--system", SYSTEMS[r["accelerator"]],
-                   "--backend", backend, "--isl", str(isl), "--osl", "128", "--batch-size", "1",
-                   "--tp-size", r["tp"] or "1", "--estimate-mode", "static"]  # fmt: skip
+            cmd = [
+                args.aic,
+                "cli",
+                "estimate",
+                "--model-path",
+                str(model_dir),
+                "--system",
+                SYSTEMS[r["accelerator"]],
+                "--backend",
+                backend,
+                "--isl",
+                str(isl),
+                "--osl",
+                "128",
+                "--batch-size",
+                "1",
+                "--tp-size",
+                r["tp"] or "1",
+                "--estimate-mode",
+                "static",
+            ]
             if r["kv_precision"] == "fp8":
                 cmd += ["--kvcache-quant-mode", "fp8"]
             t0 = time.perf_counter()
@@ -82,10 +109,17 @@ def main() -> None:
                 errs_ours.append(abs(ours - measured) / measured)
             print(json.dumps(line))
     if errs_aic:
-        print(json.dumps({"rows": len(errs_aic), "median_abs_err_aiconfigurator": round(statistics.median(errs_aic), 3),
-                          "median_abs_err_aiinfra": round(statistics.median(errs_ours), 3),
-                          "wall_s_per_estimate_aiconfigurator": round(wall_aic / len(CASES), 2),
-                          "wall_s_per_estimate_aiinfra": round(wall_ours / len(CASES), 4)}))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "rows": len(errs_aic),
+                    "median_abs_err_aiconfigurator": round(statistics.median(errs_aic), 3),
+                    "median_abs_err_aiinfra": round(statistics.median(errs_ours), 3),
+                    "wall_s_per_estimate_aiconfigurator": round(wall_aic / len(CASES), 2),
+                    "wall_s_per_estimate_aiinfra": round(wall_ours / len(CASES), 4),
+                }
+            )
+        )
 
 
 if __name__ == "__main__":
