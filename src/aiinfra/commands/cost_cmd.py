@@ -14,8 +14,8 @@ from aiinfra.cost.fabric import fat_tree
 from aiinfra.cost.prices import carbon_g_per_kwh, cloud_prices, facility
 from aiinfra.cost.tco import CloudLine, cloud_monthly_usd, tco
 from aiinfra.errors import InfeasibleError, SpecError
+from aiinfra.report import svg as plots
 from aiinfra.report.render import jsonable, key_values, table
-from aiinfra.sim import plots
 from aiinfra.specs.common import validate
 from aiinfra.specs.cost import CostInput, DatacenterInput, TcoInput
 from aiinfra.specs.scenario import Scenario, load_scenario

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from aiinfra.commands import add_scenario_args
+from aiinfra.report import svg as plots
 from aiinfra.report.render import jsonable, key_values
-from aiinfra.sim import plots
 from aiinfra.sim.run import simulate
 from aiinfra.sim.search import max_rate_meeting_slo
 from aiinfra.specs.scenario import load_scenario
