@@ -1,7 +1,20 @@
-"""Validation on the published inference rows — accuracy as a regression guard (see docs/validation.md)."""
+"""Validation on the published inference rows — accuracy as a regression guard (see docs/validation.md).
+
+Bounds are the model's achieved accuracy plus a margin (not the issue's targets). Known misses, documented:
+
+* MoE rows of TensorRT-LLM v1.0 (Llama 4 Scout/Maverick, Qwen3-235B; attention-DP + EP): predicted ≈ 2×
+  the measured throughput. The roofline streams the touched experts at the measured dense-GEMV
+  bandwidth; no public measurement of grouped-GEMM (MoE) kernel efficiency on H100 is in
+  catalog/data/efficiency.yaml to say how far below it the engine runs.
+* gpt-oss-20b ITL slopes: the attention sinks and the MXFP4 attention path are not modelled.
+* TensorRT-LLM v0.5 TTFT at 128 tokens: fixed per-request costs (tokenisation, scheduling) not modelled.
+* llmservingsim TTFT: the measured run queues (mean TTFT 7.1 s); fixed mean lengths in the simulator
+  do not reproduce the ShareGPT length mix that builds the queue.
+"""
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 import pytest
@@ -10,6 +23,7 @@ from aiinfra.validation import inference_rows
 from aiinfra.validation.runner import by_group, run
 
 DATA = Path(inference_rows.__file__).parent / "data" / "inference.csv"
+MOE = ("scout", "maverick", "qwen3")
 
 
 @pytest.fixture(scope="module")
@@ -17,11 +31,10 @@ def result() -> dict:  # type: ignore[type-arg]
     return run(DATA)
 
 
-# group -> (max median |error|, max p90 |error|) the model achieved (regression guard, not the issue's target)
+# group -> (max median |error|, max p90 |error|) the model achieved, with a margin (regression guard)
 BOUNDS = {
-    "trtllm-v1p0": (0.27, 0.45),
-    "trtllm-v0p5-a100": (0.30, 0.50),
-    "vllm-fp8kv-h100": (0.20, 0.80),
+    "trtllm-v0p5-a100": (0.16, 0.36),
+    "vllm-fp8kv-h100": (0.10, 0.50),
 }
 
 
@@ -33,11 +46,31 @@ def test_group_accuracy(result, group: str) -> None:  # type: ignore[no-untyped-
     assert s["p90_abs_rel_error"] <= BOUNDS[group][1]
 
 
-def test_llama8b_itl_slope_tracks_kv_bytes(result) -> None:  # type: ignore[no-untyped-def]
-    # decode ITL slope = KV bytes per context token / achieved bandwidth: bf16 and fp8 KV within 15 %
+def test_dense_saturated_throughput(result) -> None:  # type: ignore[no-untyped-def]
+    # TensorRT-LLM v1.0 offline throughput, dense Llama 8B/70B/405B on H100 (30 rows): achieved median
+    # 8.9 %, 93 % of rows within ±25 %, worst +34 % (405B 128/4096)
+    errs = [abs(c.rel_error) for c in result["cases"]
+            if c.group == "trtllm-v1p0" and not any(k in c.id for k in MOE)]  # fmt: skip
+    assert len(errs) == 30
+    assert statistics.median(errs) <= 0.11
+    assert sum(e <= 0.25 for e in errs) / len(errs) >= 0.9
+    assert max(errs) <= 0.40
+
+
+def test_moe_throughput_miss_is_documented(result) -> None:  # type: ignore[no-untyped-def]
+    errs = [c.rel_error for c in result["cases"] if c.group == "trtllm-v1p0" and any(k in c.id for k in MOE)]
+    assert len(errs) == 22
+    assert all(e > 0 for e in errs)  # over-predicted (see module docstring)
+    assert statistics.median(errs) <= 1.5
+
+
+def test_batch1_decode_itl(result) -> None:  # type: ignore[no-untyped-def]
+    # batch-1 decode step (ITL intercept) and KV slope of Llama-3.1-8B on H100: within 10 %
     cases = {c.id: c for c in result["cases"]}
-    for cid in ("vllm-fp8kv-h100-llama31-8b-kvbf16-itl-slope", "vllm-fp8kv-h100-llama31-8b-kvfp8-itl-slope"):
-        assert abs(cases[cid].rel_error) <= 0.15
+    for kv in ("kvbf16", "kvfp8"):
+        for fit in ("itl-intercept", "itl-slope"):
+            cid = f"vllm-fp8kv-h100-llama31-8b-{kv}-{fit}"
+            assert abs(cases[cid].rel_error) <= 0.10, cid
 
 
 def test_rows_without_inputs_are_listed(result) -> None:  # type: ignore[no-untyped-def]

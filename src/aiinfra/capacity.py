@@ -1,7 +1,7 @@
 """`aiinfra capacity`: the cheapest deployment that serves a demand within its SLOs.
 
 For each candidate (accelerator, tp, weight precision, speculative decoding on/off) the largest batch
-per replica is the biggest B whose loaded TPOT and TTFT (see :func:`loaded_latency`) meet the targets
+per replica is the biggest B whose steady-state TPOT and TTFT (see :func:`loaded_latency`) meet the targets
 and whose sequences fit the paged KV cache (capped at the engine's max_num_seqs). Concurrent users need ceil(users / B)
 replicas; a request rate λ needs λ·(TTFT + out·TPOT) sequences in flight (Little's law).
 Prices come from catalog/data/prices/cloud.csv (on-demand, cheapest provider per accelerator).
@@ -80,14 +80,14 @@ class Loaded:
 
 
 def loaded_latency(sc: Scenario, wl: ServingWorkload, cluster: ClusterSpec, tp: int, batch: int) -> Loaded:
-    """Prefill of new prompts steals a share ρ = λ·t_prefill of the replica's time (λ = batch / E2E, Little's
-    law), stretching a new request's TTFT and every running request's TPOT by 1/(1 − ρ)."""
+    """TTFT and TPOT of a replica holding ``batch`` sequences in the steady state of continuous batching:
+    every iteration also prefills the B/out prompts that replace finished requests (Little's law), so the
+    prefill share of the replica's time stretches both TPOT and a new request's TTFT
+    (:func:`aiinfra.inference.steady_state_step`)."""
     plan = InferencePlan(tp=tp)
-    one = estimate(sc.model, cluster, replace(wl, batch=1, plan=plan))
-    dec = estimate(sc.model, cluster, replace(wl, batch=batch, plan=plan))
-    e2e = one.ttft_s + wl.output_tokens * dec.tpot_s
-    rho = min(batch / e2e * one.ttft_s, 0.999)
-    return Loaded(batch, one.ttft_s / (1.0 - rho), dec.tpot_s / (1.0 - rho))
+    est = estimate(sc.model, cluster, replace(wl, batch=None, users=None, request_rate_per_s=None,
+                                              concurrency=batch, plan=plan))  # fmt: skip
+    return Loaded(batch, est.ttft_s, est.tpot_s)
 
 
 def _max_batch(sc: Scenario, wl: ServingWorkload, acc: str, tp: int) -> tuple[Loaded | None, str]:

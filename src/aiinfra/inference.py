@@ -18,6 +18,7 @@ from aiinfra.units import GB
 
 
 def engine_defaults(engine: str = "vllm") -> dict[str, Any]:
+    """The engine's scheduler and allocator defaults (catalog/data/engines.yaml; {} when unknown)."""
     for row in catalog.raw_rows("engines"):
         if row["id"] == engine:
             return dict(row)
@@ -48,42 +49,91 @@ class KvCapacity:
     kv_bytes_per_token: float
     """Per accelerator."""
     blocks: int
+    """Blocks per accelerator (per attention-DP rank)."""
     kv_capacity_tokens: int
+    """Token slots of the whole replica."""
 
 
-def kv_capacity(im: InferenceModel, util_frac: float, block_tokens: int, batched_tokens: int) -> KvCapacity:
-    """vLLM's allocator: blocks = floor((util·HBM − weights − activation peak − other) / (block · KV/token))."""
+def kv_capacity(
+    im: InferenceModel,
+    util_frac: float,
+    block_tokens: int,
+    batched_tokens: int,
+    engine: str = "vllm",
+    free_frac: float | None = None,
+) -> KvCapacity:
+    """Paged KV blocks per accelerator, as the engine allocates them.
+
+    vLLM (``Worker.determine_num_available_blocks``): blocks = floor((util·HBM − weights − activation peak
+    − non-torch/other) / (block · KV bytes/token/rank)). TensorRT-LLM (``KvCacheConfig``):
+    free_gpu_memory_fraction of the memory left after weights, activations and runtime.
+    """
     mem = im.cluster.accelerator.memory_bytes
     w = im.weight_bytes_per_accelerator
-    act = activation_peak_bytes(im.model, im.tp, batched_tokens)
+    act = activation_peak_bytes(im.model, 1 if im.attention_dp else im.tp, batched_tokens)
     res = _reserve_bytes(im.tp)
-    free = util_frac * mem - w - act - res
+    if engine == "vllm" or (free_frac is None and "kv_cache_free_gpu_mem_fraction" not in engine_defaults(engine)):
+        free = util_frac * mem - w - act - res
+    else:
+        frac = free_frac if free_frac is not None else float(engine_defaults(engine)["kv_cache_free_gpu_mem_fraction"])
+        free = frac * (mem - w - act - res)
     per_tok = im.kv_bytes_per_token_per_accelerator
     blocks = max(0, math.floor(free / (block_tokens * per_tok))) if per_tok > 0 else 0
     return KvCapacity(
         weights_bytes=w, activation_peak_bytes=act, reserve_bytes=res, kv_cache_bytes=max(free, 0.0),
-        kv_bytes_per_token=per_tok, blocks=blocks, kv_capacity_tokens=blocks * block_tokens,
+        kv_bytes_per_token=per_tok, blocks=blocks, kv_capacity_tokens=blocks * block_tokens * im.kv_token_shards,
     )  # fmt: skip
+
+
+def prefill_steps(n_prompts: int, prompt_tokens: int, budget_tokens: int) -> list[tuple[StepBatch, int]]:
+    """Chunked prefill of ``n_prompts`` prompts, ``budget_tokens`` per step (Sarathi-Serve, Agrawal et al.
+    2024): each step's chunk spans consecutive prompts; every prompt segment attends causally to its own
+    earlier tokens only. Returns (step, prompts completed in that step)."""
+    steps: list[tuple[StepBatch, int]] = []
+    prompt, done_in_prompt = 0, 0
+    while prompt < n_prompts:
+        room = budget_tokens
+        batch = StepBatch()
+        completed = 0
+        while room > 0 and prompt < n_prompts:
+            seg = min(room, prompt_tokens - done_in_prompt)
+            batch = batch + StepBatch.prefill(seg, done_in_prompt)
+            room -= seg
+            done_in_prompt += seg
+            if done_in_prompt == prompt_tokens:
+                prompt, done_in_prompt, completed = prompt + 1, 0, completed + 1
+        steps.append((batch, completed))
+    return steps
 
 
 def prefill_time_s(im: InferenceModel, n_prompts: int, prompt_tokens: int, budget_tokens: int) -> tuple[float, float]:
     """(time to prefill n prompts in chunks of ``budget_tokens``, mean completion time of a prompt)."""
-    total = n_prompts * prompt_tokens
-    done = 0
-    t = 0.0
-    finish: list[float] = []
-    per_prompt_cached = 0
-    while done < total:
-        chunk = min(budget_tokens, total - done)
-        # chunks run over consecutive prompts; attention pairs as if each chunk continued its prompt
-        cached = per_prompt_cached % prompt_tokens
-        t += im.iteration_time_s(StepBatch.prefill(chunk, cached if chunk < prompt_tokens else 0))
-        done += chunk
-        per_prompt_cached += chunk
-        while len(finish) < done // prompt_tokens:
-            finish.append(t)
-    mean = sum(finish) / len(finish) if finish else t
-    return t, mean
+    t, finish_sum, n_done = 0.0, 0.0, 0
+    memo: dict[StepBatch, float] = {}
+    for step, completed in prefill_steps(n_prompts, prompt_tokens, budget_tokens):
+        if step not in memo:
+            memo[step] = im.iteration_time_s(step)
+        t += memo[step]
+        finish_sum += completed * t
+        n_done += completed
+    return t, (finish_sum / n_done if n_done else t)
+
+
+def steady_state_step(
+    batch_seqs: int, input_tokens: int, output_tokens: int, tokens_per_step: float = 1.0
+) -> StepBatch:
+    """The average iteration of a continuously batched replica holding ``batch_seqs`` sequences (Orca;
+    vLLM/TensorRT-LLM in-flight batching): every step decodes one token (``tokens_per_step`` with
+    speculation) of each sequence, and by Little's law B·tokens_per_step/out requests finish — and as
+    many prompts are prefilled — per step; decoding contexts average input + output/2."""
+    new_per_step = batch_seqs * tokens_per_step / output_tokens
+    pre_tokens = max(1, round(new_per_step * input_tokens))
+    return StepBatch(
+        prefill_tokens=pre_tokens,
+        prefill_attention_pairs=new_per_step * input_tokens * (input_tokens + 1) / 2.0,
+        decode_seqs=batch_seqs,
+        decode_context_tokens=round(batch_seqs * (input_tokens + output_tokens / 2.0)),
+    )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -95,7 +145,11 @@ class InferenceEstimate:
     replicas: int
     weight_precision: str
     kv_precision: str
+    engine: str
     batch_seqs: int
+    """Sequences in flight per replica."""
+    batching: str
+    """continuous (steady state of in-flight batching) | static (the batch starts and ends together)."""
     fits: bool
     memory_per_accelerator: dict[str, float]
     kv_capacity_tokens: int
@@ -111,11 +165,12 @@ class InferenceEstimate:
     notes: tuple[str, ...]
 
 
-def _model_for(sc_model: ModelArch, cluster: ClusterSpec, wl: ServingWorkload) -> InferenceModel:
+def _model_for(sc_model: ModelArch, cluster: ClusterSpec, wl: ServingWorkload, attention_dp: bool) -> InferenceModel:
     plan = wl.plan
     return InferenceModel(
         model=sc_model, cluster=cluster, tp=plan.tp if plan else 1, pp=plan.pp if plan else 1,
-        weight_precision=wl.weight_precision, kv_precision=wl.kv_precision or "bf16",
+        ep=plan.ep if plan else 1, weight_precision=wl.weight_precision, kv_precision=wl.kv_precision or "bf16",
+        attention_dp=attention_dp,
     )  # fmt: skip
 
 
@@ -126,6 +181,27 @@ def speculative_tokens_per_step(alpha: float, gamma: int) -> float:
     return (1.0 - alpha ** (gamma + 1)) / (1.0 - alpha)
 
 
+def _decode_cycle_s(
+    im: InferenceModel, cluster: ClusterSpec, wl: ServingWorkload, step: StepBatch, batch: int
+) -> tuple[float, float]:
+    """(seconds per target iteration, tokens per sequence per iteration). With speculative decoding each
+    decoding sequence verifies γ + 1 tokens per target step and the draft model runs γ steps first
+    (Leviathan et al. 2023 §3: wall time (γ·c + 1)·T_target per (1 − α^(γ+1))/(1 − α) tokens)."""
+    if wl.speculative is None:
+        return im.iteration_time_s(step), 1.0
+    g = wl.speculative.num_draft_tokens
+    tokens = speculative_tokens_per_step(wl.speculative.acceptance_rate, g)
+    verify = StepBatch(step.prefill_tokens, step.prefill_attention_pairs, step.decode_seqs * (g + 1),
+                       step.decode_context_tokens * (g + 1))  # fmt: skip
+    draft_s = 0.0
+    if wl.speculative.draft_model:
+        dm = InferenceModel(model=catalog.model(wl.speculative.draft_model, "inference.speculative.draft_model"),
+                            cluster=cluster, tp=im.tp, weight_precision=im.weight_precision)  # fmt: skip
+        ctx = step.decode_context_tokens // max(step.decode_seqs, 1)
+        draft_s = g * dm.iteration_time_s(StepBatch.decode(batch, ctx))
+    return im.iteration_time_s(verify) + draft_s, tokens
+
+
 def estimate(
     model: ModelArch,
     cluster: ClusterSpec,
@@ -133,10 +209,22 @@ def estimate(
     engine: str = "vllm",
     cap_batch: bool = True,
     prefill_budget_tokens: int | None = None,
+    attention_dp: bool = False,
+    kv_free_frac: float | None = None,
 ) -> InferenceEstimate:
-    im = _model_for(model, cluster, wl)
+    """One deployment: memory, KV capacity, TTFT, TPOT and throughput.
+
+    * ``batch: max`` or a request rate: the saturated steady state of continuous batching — as many
+      sequences as the KV cache holds (vLLM: at the average context; TensorRT-LLM's no-evict scheduler: at
+      the full context), capped by the engine's max_num_seqs and by the per-step token budget
+      (B·(1 + in/out) ≤ max_num_batched_tokens, since B/out prompts must be prefilled per step).
+    * ``concurrency: N`` (closed loop) and ``users``: the same steady state with N sequences.
+    * ``batch: N``: a static batch — all N prompts prefilled (chunked), then out − 1 decode steps.
+    """
+    im = _model_for(model, cluster, wl, attention_dp)
     eng = engine_defaults(engine)
     budget = prefill_budget_tokens or int(eng.get("max_num_batched_tokens", 2048))
+    block = wl.block_size_tokens if engine == "vllm" else int(eng.get("block_size_tokens", wl.block_size_tokens))
     notes: list[str] = []
     per_replica = im.tp * im.pp
     if cluster.count % per_replica:
@@ -146,58 +234,71 @@ def estimate(
     replicas = cluster.count // per_replica
     if wl.plan is not None and wl.plan.replicas:
         replicas = min(replicas, wl.plan.replicas)
-    cap = kv_capacity(im, wl.gpu_memory_utilization, wl.block_size_tokens, budget)
-    seq_tokens = wl.input_tokens + wl.output_tokens
-    blocks_per_seq = math.ceil(seq_tokens / wl.block_size_tokens)
-    max_seqs = cap.blocks // blocks_per_seq if blocks_per_seq else 0
+    cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, engine, kv_free_frac)
+    inp, out = wl.input_tokens, wl.output_tokens
+    full = eng.get("kv_reservation", "average") == "full"
+    held = inp + out if full else inp + (out + 1) // 2
+    per_seq_tokens = math.ceil(held / block) * block
+    max_seqs = cap.kv_capacity_tokens // per_seq_tokens
     engine_cap = int(eng.get("max_num_seqs", 0)) if cap_batch else 0
-    if wl.batch == "max" or (wl.batch is None and wl.concurrency is None and wl.users is None):
+    static = isinstance(wl.batch, int)
+    if static:
+        assert isinstance(wl.batch, int)
+        batch = wl.batch
+        need = batch * math.ceil((inp + out) / block) * block
+        fits = cap.kv_capacity_tokens > 0 and need <= cap.kv_capacity_tokens
+    elif wl.batch == "max" or (wl.concurrency is None and wl.users is None):
         batch = min(max_seqs, engine_cap) if engine_cap else max_seqs
         if engine_cap and max_seqs > engine_cap:
             notes.append(f"batch capped at the engine's max_num_seqs = {engine_cap}")
-    elif isinstance(wl.batch, int):
-        batch = wl.batch
+        budget_cap = max(1, math.floor(budget / (1.0 + inp / out)))
+        if batch > budget_cap:
+            batch = budget_cap
+            notes.append(f"batch held to {budget_cap} by the {budget}-token step budget (B·(1 + in/out) ≤ budget)")
+        fits = batch >= 1
     else:
         users = wl.concurrency or wl.users or 1
         batch = math.ceil(users / replicas)
-    fits = cap.kv_capacity_tokens > 0 and batch <= max_seqs
-    if batch <= 0:
+        fits = cap.kv_capacity_tokens > 0 and batch <= max_seqs
+    if batch <= 0 or cap.kv_capacity_tokens <= 0:
         raise InfeasibleError(
-            f"{model.id} at {wl.weight_precision} leaves no room for KV cache on {cluster.accelerator.id} "
-            f"with tp={im.tp} (weights {cap.weights_bytes / GB:.1f} GB per accelerator) — raise tp or lower the "
-            "weight precision"
+            f"{model.id} at {wl.weight_precision} leaves no room for the KV cache of one request on "
+            f"{cluster.accelerator.id} with tp={im.tp} (weights {cap.weights_bytes / GB:.1f} GB per accelerator, "
+            f"KV capacity {cap.kv_capacity_tokens:,} tokens) — raise tp or lower the weight precision"
         )
-    t_prefill_all, ttft_mean = prefill_time_s(im, batch, wl.input_tokens, budget)
-    _, ttft_one = prefill_time_s(im, 1, wl.input_tokens, budget)
-    ctx_mid = wl.input_tokens + wl.output_tokens // 2
-    dec = im.breakdown(StepBatch.decode(batch, ctx_mid))
-    pre = im.breakdown(StepBatch.prefill(min(budget, wl.input_tokens)))
-    tokens_per_step = 1.0
+    _, ttft_one = prefill_time_s(im, 1, inp, budget)
+    pre = im.breakdown(StepBatch.prefill(min(budget, inp)))
     spec = None
-    if wl.speculative is not None:
-        tokens_per_step = speculative_tokens_per_step(wl.speculative.acceptance_rate, wl.speculative.num_draft_tokens)
-        spec = tokens_per_step
-        verify = im.breakdown(
-            StepBatch(
-                decode_seqs=batch * (wl.speculative.num_draft_tokens + 1),
-                decode_context_tokens=batch * (wl.speculative.num_draft_tokens + 1) * ctx_mid,
-            )
-        )
-        draft_s = 0.0
-        if wl.speculative.draft_model:
-            dm = InferenceModel(model=catalog.model(wl.speculative.draft_model, "inference.speculative.draft_model"),
-                                cluster=cluster, tp=im.tp, weight_precision=im.weight_precision)  # fmt: skip
-            draft_s = wl.speculative.num_draft_tokens * dm.iteration_time_s(StepBatch.decode(batch, ctx_mid))
-        tpot = (verify.time_s + draft_s) / tokens_per_step
-        notes.append(f"speculative decoding: {tokens_per_step:.2f} tokens per target step (Leviathan et al. 2023)")
+    if static:
+        t_prefill_all, ttft_mean = prefill_time_s(im, batch, inp, budget)
+        step = StepBatch.decode(batch, inp + out // 2)
+        cycle_s, tok_per_step = _decode_cycle_s(im, cluster, wl, step, batch)
+        tpot = cycle_s / tok_per_step
+        total_s = t_prefill_all + max(out - 1, 0) * tpot
+        out_tps_replica = batch * out / total_s
+        ttft = ttft_one if batch == 1 else ttft_mean
+        dec = im.breakdown(step)
     else:
-        tpot = dec.time_s
-    cycle = t_prefill_all + wl.output_tokens * tpot
-    out_tps_replica = batch * wl.output_tokens / cycle
-    ttft = ttft_one if batch == 1 else ttft_mean
+        step = steady_state_step(batch, inp, out)
+        cycle_s, tok_per_step = _decode_cycle_s(im, cluster, wl, step, batch)
+        if wl.speculative is not None:
+            step = steady_state_step(batch, inp, out, tok_per_step)
+            cycle_s, tok_per_step = _decode_cycle_s(im, cluster, wl, step, batch)
+        tpot = cycle_s / tok_per_step
+        out_tps_replica = batch / tpot
+        # a new prompt is prefilled in budget-sized chunks, each step shared with the running decodes
+        chunks = math.ceil(inp / max(budget - batch, 1)) if batch < budget else math.ceil(inp / budget)
+        ttft = ttft_one if batch == 1 else chunks * cycle_s
+        dec = im.breakdown(StepBatch.decode(batch, inp + out // 2))
+    if wl.speculative is not None:
+        spec = tok_per_step
+        notes.append(f"speculative decoding: {tok_per_step:.2f} tokens per target step (Leviathan et al. 2023)")
+    if not fits:
+        notes.append(f"batch {batch} exceeds the {max_seqs} sequences the KV cache holds per replica")
     return InferenceEstimate(
         accelerator=cluster.accelerator.id, count=cluster.count, tp=im.tp, pp=im.pp, replicas=replicas,
-        weight_precision=wl.weight_precision, kv_precision=wl.kv_precision or "bf16", batch_seqs=batch, fits=fits,
+        weight_precision=wl.weight_precision, kv_precision=wl.kv_precision or "bf16", engine=engine,
+        batch_seqs=batch, batching="static" if static else "continuous", fits=fits,
         memory_per_accelerator={
             "weights_bytes": cap.weights_bytes, "kv_cache_bytes": cap.kv_cache_bytes,
             "activations_bytes": cap.activation_peak_bytes, "runtime_reserve_bytes": cap.reserve_bytes,
@@ -205,7 +306,7 @@ def estimate(
         },
         kv_capacity_tokens=cap.kv_capacity_tokens, max_concurrent_seqs=max_seqs, ttft_s=ttft, tpot_s=tpot,
         output_tokens_per_s=out_tps_replica * replicas, output_tokens_per_s_per_user=1.0 / tpot,
-        requests_per_s=out_tps_replica * replicas / wl.output_tokens, prefill_bound=pre.bound,
+        requests_per_s=out_tps_replica * replicas / out, prefill_bound=pre.bound,
         decode_bound=dec.bound, speculative_tokens_per_step=spec, notes=tuple(notes),
     )  # fmt: skip
 
@@ -224,4 +325,8 @@ def estimate_inference(scenario: Scenario) -> InferenceEstimate:
 
 
 def cluster_for(accelerator: str, count: int) -> ClusterSpec:
-    return resolve_cluster(HardwareInput(accelerator=accelerator, count=count))
+    """``count`` accelerators of one kind; when the catalog gives no accelerators-per-node figure (PCIe and
+    workstation cards) they are taken as one host holding all ``count``."""
+    acc = catalog.accelerator(accelerator)
+    per_node = None if getattr(acc, "default_per_node", None) else count
+    return resolve_cluster(HardwareInput(accelerator=accelerator, count=count, per_node=per_node))

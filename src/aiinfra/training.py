@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,7 @@ from aiinfra.analytic.training_memory import (
 from aiinfra.analytic.training_step import step_time
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.search.plans import enumerate_plans, single_plan
+from aiinfra.search.rank import rank_plans
 from aiinfra.specs.common import DTYPE_BYTES
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.scenario import Scenario
@@ -30,7 +32,6 @@ FLOP_CONVENTION = (
     "model FLOPs per token = 3 × (2·N_matmul,active + 2·L·s·(d_qk + d_v)), non-causal, recompute not counted "
     "(the 6N + attention convention of PaLM App. B / torchtitan)"
 )
-SEARCH_CHUNK = 400_000
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -195,38 +196,18 @@ def plan_training(scenario: Scenario) -> TrainingReport:
             efficiency_sources=tuple(sorted(sources)),
         )  # fmt: skip
     enum = enumerate_plans(scenario.model, cluster.count, job.global_batch_seqs, job.seq_len)
-    rejected = dict(enum.rejected)
-    best_idx: list[np.ndarray] = []
-    best_time: list[np.ndarray] = []
-    fitting = 0
-    plans = enum.plans
-    cap = cluster.accelerator.memory_bytes
-    for start in range(0, len(plans), SEARCH_CHUNK):
-        chunk = plans.take(np.arange(start, min(start + SEARCH_CHUNK, len(plans))))
-        mem = memory_per_rank(setup, chunk)["total"]
-        fit = mem <= cap
-        n_over = int((~fit).sum())
-        if n_over:
-            key = f"needs more than the {cap / GB:.1f} GB of accelerator memory"
-            rejected[key] = rejected.get(key, 0) + n_over
-        fitting += int(fit.sum())
-        idx = np.nonzero(fit)[0]
-        if len(idx) == 0:
-            continue
-        st = step_time(setup, cluster, chunk.take(idx)).step_time_s
-        top = np.lexsort((mem[idx], st))[: job.top_k_plans]  # fastest, then least memory
-        best_idx.append(idx[top] + start)
-        best_time.append(st[top])
-    if not best_idx:
+    ranked = rank_plans(setup, cluster, enum, job.top_k_plans)
+    rejected = ranked.rejected
+    if len(ranked.order) == 0:
         raise InfeasibleError(
             f"no plan of {cluster.count} × {cluster.accelerator.id} fits {scenario.model.id} "
             f"({enum.candidates:,} candidates; rejections: "
             + "; ".join(f"{v:,} {k}" for k, v in sorted(rejected.items(), key=lambda kv: -kv[1]))
             + ") — add accelerators, shorten seq_len, or lower global_batch_seqs"
         )
-    all_idx = np.concatenate(best_idx)
-    all_t = np.concatenate(best_time)
-    order = all_idx[np.argsort(all_t, kind="stable")[: job.top_k_plans]]
+    plans = enum.plans
+    fitting = ranked.fitting
+    order = ranked.order
     chosen = plans.take(order)
     est = _estimates(setup, cluster, chosen, job.tokens, np.arange(len(chosen)), sources)
     return TrainingReport(
@@ -289,9 +270,10 @@ class MemoryReport:
 
 
 CONVENTIONS = (
-    "mixed-precision Adam, Megatron-LM convention: bf16 weights 2 B + fp32 main gradients 4 B + fp32 master 4 B "
-    "+ Adam m, v 8 B = 18 B/param; the ZeRO paper counts fp16 gradients (2 B) for 16 B/param — both are "
-    "conventions of what the framework keeps, not facts of the model",
+    "mixed-precision Adam, Megatron-LM convention (the default rows): bf16 weights 2 B + fp32 main gradients 4 B "
+    "+ fp32 master 4 B + Adam m, v 8 B = 18 B/param; the ZeRO paper (Rajbhandari et al. 2020 §3.1) counts fp16 "
+    "gradients (2 B) for 16 B/param (the 'ZeRO-paper convention' row) — both are conventions of what the framework "
+    "keeps, not facts of the model",
     "activations: Korthikanti et al. 2022 Table 2 (flash attention removes the 5·a·s/h score term)",
     "reserve: CUDA context + allocator + NCCL buffers from catalog/data/runtime.yaml",
 )
@@ -355,6 +337,13 @@ def estimate_memory(scenario: Scenario) -> MemoryReport:
                 [RECOMPUTE_CODES.index("selective")] * 5, [False] * 5)))  # fmt: skip
             labels = [f"{SHARDING_CODES[i]} (dp={n}, tp=pp=1, micro-batch 1, selective recompute)" for i in range(5)]
         mem = memory_per_rank(setup, plans)
+        if job.plan is None:  # the same "none" row under the ZeRO paper's 16 B/param convention
+            zero_setup = dataclasses.replace(setup, grad_convention="zero")
+            zmem = memory_per_rank(zero_setup, plans.take(np.array([0])))
+            mem = {k: np.concatenate([v, zmem[k]]) for k, v in mem.items()}
+            plans = PlanArrays(*(np.concatenate([getattr(plans, f), getattr(plans, f)[:1]])
+                                 for f in PlanArrays.__dataclass_fields__))  # fmt: skip
+            labels.append(f"none, ZeRO-paper convention: 16-bit gradients, 16 B/param (dp={n}, tp=pp=1)")
         for i, label in enumerate(labels):
             rows.append(MemoryRow(
                 label=label, plan=_plan_dict(plans, i), weights_bytes=float(mem["weights"][i]),

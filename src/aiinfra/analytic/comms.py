@@ -10,6 +10,13 @@ doc/PERFORMANCE.md bus-bandwidth definitions): for a buffer of S bytes over n ra
 with B the one-way bandwidth each rank achieves on the slowest tier the group spans (scale-up
 NVLink/ICI inside a domain; each accelerator's share of the node's NICs across domains) times the
 measured efficiency for that message size, and α the per-hop latency.
+
+Across domains, a group with k ranks in each domain runs k rings (NCCL builds one ring per NIC and
+crosses nodes once per ring; Jeaugey, "NCCL 2.0", GTC 2017; NCCL-tests PERFORMANCE.md: multi-node
+bus bandwidth ≈ the node's NIC bandwidth): each ring carries S/k, so the collective sees
+B = min(k · B_nic, B_scale-up) — e.g. FSDP over whole DGX nodes (k = 8) gets the node's 8 NICs,
+a data-parallel group strided by tp = 8 (k = 1) one NIC. All-to-all sends (n − k)/n · S across
+domains over the rank's own NIC share; point-to-point uses one NIC.
 """
 
 from __future__ import annotations
@@ -107,6 +114,17 @@ def collective_time_array(
             if not mask.any():
                 continue
             bw, alpha = tier_bandwidth(cluster, tier)
+            if tier == "scale-out" and kind in ("allreduce", "allgather", "reducescatter"):
+                # k ranks of the group per domain -> k parallel rings, one NIC each (module docstring)
+                k = np.clip(domain // st[mask], 1, n_val)
+                up = cluster.scale_up_bw_one_way_bytes_per_s
+                bw_arr = np.minimum(k * bw, up) if up else k * bw
+            else:
+                bw_arr = np.full(int(mask.sum()), bw)
+            a2a_frac = 1.0
+            if tier == "scale-out" and kind == "alltoall":
+                k_a2a = np.clip(domain // st[mask], 1, n_val)
+                a2a_frac = (n_val - k_a2a) / (n_val - 1)
             curve_kind = _CURVE_KIND.get(kind, kind)
             curve, src = table().curve(curve_kind, cluster.accelerator.id, n_ranks=int(n_val), tier=tier)
             if curve is None and kind != "allreduce":
@@ -116,15 +134,16 @@ def collective_time_array(
             factor = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_val - 1) / n_val
             if curve is None:
                 steps = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_val - 1)
-                out[mask] = factor * size[mask] / bw + steps * alpha
+                out[mask] = factor * a2a_frac * size[mask] / bw_arr + steps * alpha
                 continue
             # measured curve: interpolate the measured TIMES linearly in size (a latency floor below the
-            # smallest message, the largest message's efficiency beyond it) — monotone in size
+            # smallest message, the largest message's efficiency beyond it) — monotone in size; the curve
+            # is a time per byte at the tier's per-rank bandwidth, scaled by the parallel-ring factor
             pts_size = 10.0 ** np.asarray(curve.log_x)
             pts_time = factor * pts_size / (bw * np.asarray(curve.y))
             sz = size[mask]
             t = np.interp(sz, pts_size, pts_time)
             beyond = sz > pts_size[-1]
             t[beyond] = factor * sz[beyond] / (bw * curve.y[-1])
-            out[mask] = t
+            out[mask] = t * (bw / bw_arr) * a2a_frac
     return out

@@ -1,34 +1,61 @@
-"""Inference step time and memory per replica: the analytic StepTimeModel.
+"""Inference step time on one model replica: the analytic StepTimeModel (roofline per kernel).
 
-Per engine iteration (Orca, Yu et al. OSDI'22) on one model replica of tp × pp accelerators:
+Per engine iteration (Orca, Yu et al. OSDI'22: iteration-level scheduling) on one replica of tp × pp
+accelerators, each decoder layer is a handful of kernels, each timed by the roofline (Williams et al.
+2009, CACM): ``max(FLOP / (peak · eff_gemm(FLOP)), t0 + bytes / B∞)`` where
 
-* Linear layers: 2 FLOP per active parameter per token (Kaplan et al. 2020), timed by the roofline
-  (Williams et al. 2009) against the bytes of weights they stream — decode is weight-bandwidth-bound,
-  prefill compute-bound. MoE layers stream only the experts the step's tokens touch: expected distinct
-  experts E·(1 − (1 − k/E)^T) for T tokens under uniform routing.
-* Attention: prefill 2·pairs·(d_qk + d_v) FLOP over causal query·key pairs; decode reads each sequence's
-  KV cache (bytes = context × KV bytes per token) and does 2·ctx·(d_qk + d_v) FLOP (Pope et al. 2022,
-  "Efficiently Scaling Transformer Inference" §3).
-* Tensor parallelism: 2 all-reduces of T·h activations per layer (Shoeybi et al. 2019).
-* Quantised weights: int4/fp4 weights halve (vs fp8) the bytes streamed; their matmuls run at the fp4
-  peak where the accelerator has one, else at the bf16 peak after dequantisation; fp8/int8 weights use
-  the fp8/int8 peak where published.
-* Pipeline parallelism: a token crosses the pp stages in sequence, so one iteration takes the sum of the
-  stage times (pipelining of several micro-batches is not modelled: conservative for throughput).
+* ``eff_gemm`` is the measured GEMM efficiency curve for the kernel's size (analytic/efficiency.py);
+* ``t0 + bytes / B∞`` is a latency-plus-bandwidth fit through the two ends of the accelerator's measured
+  memory-streaming curve (Vidur's H100 GEMV profiles: 117 MB at 81 % and 940 MB at 90 % of peak give
+  B∞ ≈ 3.06 TB/s and t0 ≈ 5 µs per kernel) — so a model with many small kernels pays a fixed cost per
+  kernel, measured, not tuned on any validation row.
+
+Work per step (T = prefill tokens + decoding sequences):
+
+* Linear layers: 2 FLOP per active weight per token (Kaplan et al. 2020, Table 1), reading each weight
+  once per step. Decode at small T is weight-bandwidth-bound, prefill compute-bound (ridge ≈ peak / B).
+* MoE: the step streams only the experts its tokens touch — expected distinct experts
+  E·(1 − (1 − k/E)^T) under uniform top-k routing (the "union of experts"; e.g. Mixtral 8×2 at T = 1
+  touches 2 experts, at T = 64 almost all 8) — and does 2·k·expert-params FLOP per token.
+* Attention: prefill 2·pairs·(d_qk + d_v) FLOP per layer over causal query·key pairs (FlashAttention
+  kernels, efficiency from the attention curve); decode reads each sequence's KV cache
+  (context × KV bytes/token) and does 2·ctx·(d_qk + d_v) FLOP (Pope et al. 2022, "Efficiently Scaling
+  Transformer Inference" §3). MLA decodes on the absorbed latent: d_qk = heads·(kv_lora + rope),
+  d_v = heads·kv_lora, reading only the latent (DeepSeek-AI 2024, DeepSeek-V2 §2.1.2-2.1.3).
+* Tensor parallelism: 2 all-reduces of T·h bf16 activations per layer (Shoeybi et al. 2019, Megatron-LM
+  §3), ring times over the measured NCCL curves (analytic/comms.py). With attention data parallelism
+  (``attention_dp``: each rank runs attention for its own 1/tp of the sequences, TensorRT-LLM
+  ``enable_attention_dp``; vLLM/SGLang "DP attention") the non-expert weights are replicated and the
+  routed experts are split ``ep`` ways, with an all-to-all dispatch and combine of T·k·h activations per
+  MoE layer (Lepikhin et al. 2021, GShard §2.2).
+* Quantised weights move DTYPE_BYTES per weight (int4/fp4: 0.5 B; group scales not counted); their
+  matmuls run at the fp4 peak only for fp4 weights on an accelerator with a dense fp4 peak, else
+  dequantised to bf16; fp8/int8 weights use the fp8/int8 peak where published (W8A8).
+* Pipeline parallelism: one token crosses the pp stages in sequence, so an iteration costs the sum of
+  the stage times plus (pp − 1) activation hops (micro-batch pipelining not modelled: conservative).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
 from aiinfra.analytic.comms import collective_time
-from aiinfra.analytic.efficiency import table
+from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.model_figures import attention_dims, param_breakdown
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.specs.common import DTYPE_BYTES
-from aiinfra.specs.hardware import ClusterSpec
+from aiinfra.specs.hardware import AcceleratorSpec, ClusterSpec
 from aiinfra.specs.model import ModelArch
+
+ACT_BYTES = 2.0
+"""Activations travel in bf16 between layers and in collectives."""
+
+ELEMENTWISE_KERNELS_PER_LAYER = 6
+"""Non-GEMM kernels of a decoder layer, from Vidur's per-layer op list (Agrawal et al. MLSys 2024,
+vidur/profiling: input_layernorm, post_attention_layernorm, attn_rope, attn_kv_cache_save, mlp_act, add):
+each reads and writes the step's T·h activations and pays the measured per-kernel latency t0."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,22 +65,67 @@ class StepBreakdown:
     attention_s: float
     communication_s: float
     bound: str
-    """compute | memory | communication: what dominates the step."""
+    """compute | memory | communication: the resource whose time dominates the step."""
+    compute_s: float = 0.0
+    memory_s: float = 0.0
 
 
 def compute_dtype(acc_peaks: dict[str, float], weight_precision: str) -> str:
-    """The tensor-core format the matmuls run in for a weight format."""
-    if weight_precision in ("fp4", "int4"):
-        return "fp4" if "fp4" in acc_peaks and weight_precision == "fp4" else "bf16"
-    if weight_precision in ("fp8", "int8"):
-        key = "fp8" if weight_precision == "fp8" else "int8"
-        return key if key in acc_peaks else "bf16"
+    """The tensor-core format the matmuls run in for a weight format (see module docstring)."""
+    if weight_precision == "fp4" and "fp4" in acc_peaks:
+        return "fp4"
+    if weight_precision in ("fp8", "int8") and weight_precision in acc_peaks:
+        return weight_precision
     return "bf16"
+
+
+def _memory_fit(acc: AcceleratorSpec) -> tuple[float, float]:
+    return _memory_fit_for(acc.id, acc.memory_bw_bytes_per_s)
+
+
+@cache
+def _memory_fit_for(acc_id: str, bw: float) -> tuple[float, float]:
+    """(t0_s, B∞ bytes/s): kernel time = t0 + bytes / B∞ through the ends of the measured memory curve.
+
+    With one measured point (or none) the fit degenerates to t0 = 0 and B∞ = bw · efficiency."""
+    curve, _ = table().curve("memory", acc_id)
+    if curve is None:
+        return 0.0, bw
+    if len(curve.log_x) < 2:
+        return 0.0, bw * curve.y[0]
+    x0, x1 = 10.0 ** curve.log_x[0], 10.0 ** curve.log_x[-1]
+    t_0, t_1 = x0 / (bw * curve.y[0]), x1 / (bw * curve.y[-1])
+    b_inf = (x1 - x0) / (t_1 - t_0) if t_1 > t_0 else bw * curve.y[-1]
+    t0 = t_0 - x0 / b_inf
+    if t0 < 0.0 or b_inf > bw:
+        return 0.0, bw * max(curve.y)
+    return t0, b_inf
+
+
+def gemm_efficiency(acc: AcceleratorSpec, dtype: str, flop_per_kernel: float, kind: str = "gemm") -> float:
+    """Measured fraction of peak; an fp8/fp4 kernel with no curve of its own borrows the bf16 curve (the
+    same tensor cores at a higher rate; assuming 100 % would be an unmeasured optimism)."""
+    look = table().lookup(kind, acc.id, flop_per_kernel, dtype=dtype)
+    if look.source == NO_DATA and dtype != "bf16":
+        look = table().lookup(kind, acc.id, flop_per_kernel, dtype="bf16")
+    return look.frac
+
+
+@dataclass(frozen=True, slots=True)
+class _Kernels:
+    """Aggregated roofline of a group of identical kernels on one accelerator."""
+
+    compute_s: float
+    memory_s: float
+
+    @property
+    def time_s(self) -> float:
+        return max(self.compute_s, self.memory_s)
 
 
 @dataclass(frozen=True)
 class InferenceModel:
-    """Implements :class:`aiinfra.analytic.step_time.StepTimeModel` for one replica."""
+    """Implements :class:`aiinfra.analytic.step_time.StepTimeModel` for one replica (tp × pp accelerators)."""
 
     model: ModelArch
     cluster: ClusterSpec
@@ -61,82 +133,136 @@ class InferenceModel:
     pp: int = 1
     weight_precision: str = "bf16"
     kv_precision: str = "bf16"
+    ep: int = 1
+    """Expert-parallel degree inside the tp group (1 = experts tensor-parallel like dense MLPs)."""
+    attention_dp: bool = False
+    """Attention data-parallel over the tp ranks (non-expert weights replicated, KV not sharded)."""
 
-    # --- sizes
+    # ------------------------------------------------------------------ sizes
     @property
     def weight_bytes_per_replica(self) -> float:
         return param_breakdown(self.model).total * DTYPE_BYTES[self.weight_precision]
 
     @property
     def weight_bytes_per_accelerator(self) -> float:
-        return self.weight_bytes_per_replica / (self.tp * self.pp)
+        if not self.attention_dp:
+            return self.weight_bytes_per_replica / (self.tp * self.pp)
+        pb = param_breakdown(self.model)
+        routed = pb.moe_layers * pb.moe_routed_per_layer
+        per_stage = (pb.total - routed) / self.pp + routed / (self.pp * self.tp)
+        return per_stage * DTYPE_BYTES[self.weight_precision]
 
     @property
     def kv_bytes_per_token_per_accelerator(self) -> float:
-        """KV heads shard over TP, replicated when kv_heads < tp (vLLM, Vidur: ceil(kv/tp)); MLA latent replicated."""
+        """Bytes one accelerator stores per token it caches. GQA heads shard over TP and are replicated
+        when kv_heads < tp (ceil(kv/tp) per rank, as vLLM and Vidur allocate); the MLA latent is
+        replicated on every TP rank; with attention DP each rank keeps whole tokens of its own sequences."""
         m = self.model
         nbytes = DTYPE_BYTES[self.kv_precision]
         layers = math.ceil(m.num_layers / self.pp)
         if m.attention == "mla":
             return layers * ((m.kv_lora_rank or 0) + (m.qk_rope_head_dim or 0)) * nbytes
-        return 2.0 * layers * math.ceil(m.kv_heads / self.tp) * m.head_size * nbytes
+        heads = m.kv_heads if self.attention_dp else math.ceil(m.kv_heads / self.tp)
+        return 2.0 * layers * heads * m.head_size * nbytes
 
-    # --- one iteration
+    @property
+    def kv_token_shards(self) -> int:
+        """Accelerators of a stage that cache disjoint sets of tokens (tp under attention DP, else 1)."""
+        return self.tp if self.attention_dp else 1
+
+    # ------------------------------------------------------------------ one iteration
+    def _linear(self, tokens: float, params: float, n_kernels: float, dtype: str, split: int) -> _Kernels:
+        """``params`` weights in ``n_kernels`` GEMMs applied to ``tokens`` tokens, split ``split`` ways."""
+        acc = self.cluster.accelerator
+        flop = 2.0 * tokens * params / split
+        nbytes = params * DTYPE_BYTES[self.weight_precision] / split
+        eff = gemm_efficiency(acc, dtype, flop / n_kernels)
+        t0, b_inf = _memory_fit(acc)
+        return _Kernels(flop / (acc.peak_flop_per_s(dtype) * eff), n_kernels * t0 + nbytes / b_inf)
+
     def breakdown(self, batch: StepBatch) -> StepBreakdown:
         m = self.model
         acc = self.cluster.accelerator
-        cd = compute_dtype(acc.dense_flop_per_s, self.weight_precision)
-        peak = acc.peak_flop_per_s(cd)
-        bw = acc.memory_bw_bytes_per_s
         tokens = batch.tokens
         if tokens <= 0:
             return StepBreakdown(0.0, 0.0, 0.0, 0.0, "memory")
         pb = param_breakdown(m)
-        wb = DTYPE_BYTES[self.weight_precision]
-        # linear layers: dense parts always streamed; MoE: experts touched by this step's tokens
-        dense_params = pb.dense_layers * pb.dense_mlp_per_layer + m.num_layers * pb.attention_per_layer
-        dense_params += pb.moe_layers * (pb.moe_shared_per_layer + pb.router_per_layer)
-        active_flop_params = dense_params + pb.moe_layers * pb.moe_routed_active_per_layer
-        streamed_params = dense_params
+        cd = compute_dtype(acc.dense_flop_per_s, self.weight_precision)
+        pp, tp = self.pp, self.tp
+        # parameters per pipeline stage (all of its layers); the head and embedding sit on the last stage
+        attn = m.num_layers * pb.attention_per_layer / pp
+        dense_mlp = (pb.dense_layers * pb.dense_mlp_per_layer + pb.moe_layers * pb.moe_shared_per_layer) / pp
+        router = pb.moe_layers * pb.router_per_layer / pp
+        head = float(m.vocab_size * m.hidden_size)
+        # tokens per rank: attention-DP ranks each hold 1/tp of the sequences
+        dp = tp if self.attention_dp else 1
+        split = 1 if self.attention_dp else tp
+        t_rank = tokens / dp
+        layers = m.num_layers / pp
+        mlp_layers = (pb.dense_layers + (pb.moe_layers if pb.moe_shared_per_layer else 0)) / pp
+        parts = [
+            self._linear(t_rank, attn, 2 * layers, cd, split),  # qkv, o
+            self._linear(t_rank, dense_mlp, 2 * mlp_layers, cd, split) if dense_mlp else _Kernels(0.0, 0.0),
+            self._linear(t_rank, router, pb.moe_layers / pp, cd, 1) if router else _Kernels(0.0, 0.0),
+        ]
+        t0, b_inf = _memory_fit(acc)
+        n_elem = ELEMENTWISE_KERNELS_PER_LAYER * layers
+        parts.append(_Kernels(0.0, n_elem * (t0 + 2.0 * t_rank * m.hidden_size * ACT_BYTES / b_inf)))
+        logits_tokens = (batch.decode_seqs + (1 if batch.prefill_tokens else 0)) / dp
+        head_k = self._linear(max(logits_tokens, 1.0), head, 1, cd, split)  # last stage only
         if m.is_moe:
+            moe_layers_stage = pb.moe_layers / pp
+            one_expert = pb.moe_routed_per_layer / m.num_experts
             touched = m.num_experts * (1.0 - (1.0 - m.experts_per_token / m.num_experts) ** tokens)
-            streamed_params += pb.moe_layers * pb.moe_routed_per_layer * touched / m.num_experts
-        logits_tokens = batch.decode_seqs + (1 if batch.prefill_tokens else 0)
-        head_params = m.vocab_size * m.hidden_size
-        flop = 2.0 * tokens * active_flop_params + 2.0 * logits_tokens * head_params
-        wbytes = (streamed_params + head_params) * wb
-        n_dev = self.tp  # pp stages run in sequence: per-stage work / tp, summed over stages
-        gemm_eff = table().lookup("gemm", acc.id, flop / n_dev / max(m.num_layers, 1) / 4, dtype=cd)
-        mem_eff = table().lookup("memory", acc.id, wbytes / n_dev / max(m.num_layers, 1) / 4)
-        linear_compute = flop / n_dev / (peak * gemm_eff.frac)
-        linear_memory = wbytes / n_dev / (bw * mem_eff.frac)
-        linear_s = max(linear_compute, linear_memory)
-        # attention
+            e_split = self.ep if self.ep > 1 else tp
+            flop = 2.0 * tokens * m.experts_per_token * one_expert * moe_layers_stage / e_split
+            nbytes = touched * one_expert * moe_layers_stage * DTYPE_BYTES[self.weight_precision] / e_split
+            n_kernels = max(moe_layers_stage, 1.0) * 2  # grouped GEMMs: up(+gate), down
+            per_expert_flop = flop / max(n_kernels * touched / e_split, 1.0)
+            eff = gemm_efficiency(acc, cd, per_expert_flop)
+            parts.append(_Kernels(flop / (acc.peak_flop_per_s(cd) * eff), n_kernels * t0 + nbytes / b_inf))
+        linear_compute = sum(p.compute_s for p in parts)
+        linear_memory = sum(p.memory_s for p in parts)
+        linear_s = sum(p.time_s for p in parts)
+        # attention: per stage, per rank (heads split tp ways, or sequences split tp ways under DP)
         d_qk, d_v = attention_dims(m)
-        attn_flop = 2.0 * m.num_layers * (batch.prefill_attention_pairs + batch.decode_context_tokens) * (d_qk + d_v)
-        kv_read = batch.decode_context_tokens * self.kv_bytes_per_token_per_accelerator * self.pp
-        aeff = table().lookup("attention", acc.id, attn_flop / n_dev / max(m.num_layers, 1), dtype="bf16")
-        kv_eff = table().lookup("memory", acc.id, kv_read / max(m.num_layers, 1))
+        if m.attention == "mla":
+            dec_qk = m.num_heads * ((m.kv_lora_rank or 0) + (m.qk_rope_head_dim or 0))
+            dec_v = m.num_heads * (m.kv_lora_rank or 0)
+        else:
+            dec_qk, dec_v = d_qk, d_v
+        pre_flop = 2.0 * layers * batch.prefill_attention_pairs * (d_qk + d_v) / tp
+        dec_flop = 2.0 * layers * batch.decode_context_tokens * (dec_qk + dec_v) / tp
+        kv_read = batch.decode_context_tokens * self.kv_bytes_per_token_per_accelerator / dp
         attn_peak = acc.peak_flop_per_s("bf16")
-        attention_compute = attn_flop / n_dev / (attn_peak * aeff.frac)
-        attention_memory = kv_read / (bw * kv_eff.frac)
+        a_eff = gemm_efficiency(acc, "bf16", (pre_flop + dec_flop) / max(layers, 1.0), kind="attention")
+        attention_compute = (pre_flop + dec_flop) / (attn_peak * a_eff)
+        attention_memory = (layers * t0 + kv_read / b_inf) if batch.decode_seqs else 0.0
         attention_s = max(attention_compute, attention_memory)
-        # tensor-parallel all-reduces: 2 per layer
+        # communication
         comm_s = 0.0
-        if self.tp > 1:
-            one = collective_time(self.cluster, "allreduce", tokens * m.hidden_size * 2.0, self.tp)
-            comm_s = 2.0 * m.num_layers * one.time_s
-        if self.pp > 1:
-            hop = collective_time(self.cluster, "p2p", tokens * m.hidden_size * 2.0, 2, self.tp)
-            comm_s += (self.pp - 1) * hop.time_s
+        if tp > 1 and not self.attention_dp:
+            one = collective_time(self.cluster, "allreduce", tokens * m.hidden_size * ACT_BYTES, tp)
+            comm_s = 2.0 * m.num_layers / pp * one.time_s
+        if m.is_moe and self.attention_dp and tp > 1:
+            a2a = collective_time(
+                self.cluster, "alltoall", tokens * m.experts_per_token * m.hidden_size * ACT_BYTES / dp, tp
+            )
+            comm_s += 2.0 * pb.moe_layers / pp * a2a.time_s
+        linear_s = pp * linear_s + head_k.time_s
+        attention_s = pp * attention_s
+        comm_s = pp * comm_s
+        if pp > 1:
+            hop = collective_time(self.cluster, "p2p", tokens * m.hidden_size * ACT_BYTES, 2, tp)
+            comm_s += (pp - 1) * hop.time_s
         total = linear_s + attention_s + comm_s
-        compute_part = max(linear_compute, 0.0) + attention_compute
-        memory_part = linear_memory + attention_memory
+        compute_part = pp * (linear_compute + attention_compute) + head_k.compute_s
+        memory_part = pp * (linear_memory + attention_memory) + head_k.memory_s
         if comm_s > max(compute_part, memory_part):
             bound = "communication"
         else:
             bound = "compute" if compute_part >= memory_part else "memory"
-        return StepBreakdown(total, linear_s, attention_s, comm_s, bound)
+        return StepBreakdown(total, linear_s, attention_s, comm_s, bound, compute_part, memory_part)
 
     def iteration_time_s(self, batch: StepBatch) -> float:
         return self.breakdown(batch).time_s

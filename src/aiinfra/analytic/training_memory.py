@@ -70,6 +70,9 @@ class TrainSetup:
     reserve_bytes: float = 0.0
     """Framework reserve (CUDA context, allocator, NCCL buffers)."""
     optimizer: str = "adam"
+    grad_convention: str = "megatron"
+    """Unsharded gradient bytes: "megatron" = fp32 main grads (4 B, 18 B/param with Adam);
+    "zero" = 16-bit grads as counted by the ZeRO paper (2 B, 16 B/param)."""
 
     @property
     def params(self) -> ParamBreakdown:
@@ -109,7 +112,8 @@ def _state_bytes_per_param(setup: TrainSetup, plans: PlanArrays) -> tuple[np.nda
     master = 0.0 if fp32 else 4.0
     opt_full = master + moments
     weights = np.where(s == 4, 4.0 / shard, np.where(s == 3, w_full / shard, w_full))
-    grads = np.where(s == 4, 4.0 / shard, np.where(s == 3, 2.0 / shard, np.where(s == 2, 4.0 / shard, 4.0)))
+    g_full = 4.0 if (fp32 or setup.grad_convention == "megatron") else 2.0
+    grads = np.where(s == 4, 4.0 / shard, np.where(s == 3, 2.0 / shard, np.where(s == 2, g_full / shard, g_full)))
     opt = np.where(s == 0, opt_full, opt_full / shard)
     return weights, grads, opt
 

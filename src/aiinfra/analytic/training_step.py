@@ -68,9 +68,14 @@ def _gemm_time(
     return out
 
 
-def _mem_time(cluster: ClusterSpec, nbytes: np.ndarray, src: set[str]) -> np.ndarray:
-    mcurve, mlabel = table().curve("memory", cluster.accelerator.id)
-    src.add(f"memory: {mlabel}")
+def _mem_time(cluster: ClusterSpec, nbytes: np.ndarray, src: set[str], kind: str = "memory") -> np.ndarray:
+    """Memory-bound time; ``kind="elementwise"`` uses measured element-wise kernel curves (norms, adds,
+    activations) when the catalog has them, else the streaming ("memory") curve, and says which."""
+    mcurve, mlabel = table().curve(kind, cluster.accelerator.id)
+    if mcurve is None and kind != "memory":
+        mcurve, mlabel = table().curve("memory", cluster.accelerator.id)
+        mlabel = f"{mlabel} (no {kind} curve)"
+    src.add(f"{kind}: {mlabel}")
     meff = mcurve.at_array(nbytes) if mcurve is not None else np.ones_like(nbytes)
     out: np.ndarray = nbytes / (cluster.accelerator.memory_bw_bytes_per_s * meff)
     return out
@@ -124,7 +129,7 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
             cluster, scores * 11.0, src
         )  # QKᵀ write 2 B, softmax read/write 4 B, dropout mask 1 B + read/write 4 B per score
         attn_bwd = 2.0 * attn_fwd
-    elementwise = _mem_time(cluster, 36.0 * tokens * h / tp, src)
+    elementwise = _mem_time(cluster, 36.0 * tokens * h / tp, src, kind="elementwise")
     # --- per layer fwd / bwd / recompute
     dense_fwd = attn_gemms + dense_mlp + attn_fwd + elementwise
     moe_fwd = attn_gemms + moe_mlp + attn_fwd + elementwise
@@ -137,7 +142,9 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     layers_stage = np.ceil(m.num_layers / pp)
     # output projection (fwd + 2× bwd) and the fp32 cross-entropy over the vocabulary: logits written
     # (4 B), log-softmax read + write (8 B), backward read + write (8 B) per vocabulary entry and token
-    logits = 3.0 * gemm(float(m.vocab_size), h) + _mem_time(cluster, 20.0 * tokens * m.vocab_size / tp, src)
+    logits = 3.0 * gemm(float(m.vocab_size), h) + _mem_time(
+        cluster, 20.0 * tokens * m.vocab_size / tp, src, kind="elementwise"
+    )
     stage_compute = layers_stage * (layer_fwd + layer_bwd + recompute) + logits
     # --- communication per micro-batch
     act = tokens * h * ACT_BYTES

@@ -28,41 +28,62 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     wp = (row.get("weight_precision") or "bf16").strip()
     kvp = (row.get("kv_precision") or "").strip()
     engine = (row.get("engine") or "vllm").strip()
+    if not kvp and "modelopt" in (row.get("notes") or "").lower() and wp in ("fp8", "fp4"):
+        # ModelOpt FP8/NVFP4 exports write kv_cache_quant_algo: FP8 into hf_quant_config.json (ModelOpt
+        # convert_hf_quant_config_format docstring example), and the engines' KV dtype "auto" follows it
+        kvp = "fp8"
+        flags.append("kv_precision blank: fp8, the KV format a ModelOpt checkpoint declares (dtype auto follows it)")
     if not kvp:
         kvp = "bf16"  # the engines' default KV dtype when none is requested
         flags.append(f"kv_precision blank: assumed {kvp}")
     if kvp == "fp4":
         raise RowError("fp4 KV cache not modelled")
-    if engine != "vllm":
-        flags.append(f"{engine}: batch bounded by KV capacity only (engine's own scheduler caps not in the catalog)")
+    if engine not in ("vllm", "trtllm"):
+        raise RowError(f"engine {engine!r} has no scheduler/allocator profile in catalog/data/engines.yaml")
     metric = row["metric"].strip()
     mode = row["mode"].strip()
     inp = integer(row, "input_tokens")
     out = integer(row, "output_tokens")
-    if "sliding" in (row.get("notes") or "").lower():
+    if "sliding" in (row.get("notes") or "").lower() and not metric.startswith("itl_slope"):
         flags.append("sliding-window layers modelled as full attention")
+    notes = row.get("notes") or ""
+    attention_dp = model.is_moe and "enable_attention_dp" in notes
+    ep = integer(row, "ep") or (tp if attention_dp else 1)
+    if attention_dp:
+        flags.append(f"attention data-parallel over {tp} ranks, experts split ep = {ep} ways (as the notes state)")
+    m_frac = re.search(r"kv_cache_free_gpu_mem_fraction\D{0,3}(0\.\d+)", notes)
+    free_frac = float(m_frac.group(1)) if m_frac else None
     cluster = cluster_for(row["accelerator"].strip(), n)
-    im = InferenceModel(model=model, cluster=cluster, tp=tp, pp=pp, weight_precision=wp, kv_precision=kvp)
+    im = InferenceModel(model=model, cluster=cluster, tp=tp, pp=pp, weight_precision=wp, kv_precision=kvp,
+                        ep=ep, attention_dp=attention_dp)  # fmt: skip
     if metric == "itl_intercept_s":
         return RowPrediction(im.iteration_time_s(StepBatch.decode(1, 0)), "; ".join(flags))
     if metric == "itl_slope_s_per_context_token":
         t0 = im.iteration_time_s(StepBatch.decode(1, 0))
         t1 = im.iteration_time_s(StepBatch.decode(1, SLOPE_CONTEXT_TOKENS))
-        return RowPrediction((t1 - t0) / SLOPE_CONTEXT_TOKENS, "; ".join(flags))
+        full_frac = 1.0
+        if re.search(r"alternating sliding.window", notes):
+            full_frac = 0.5  # half the layers keep a fixed window: their KV reads do not grow with context
+            flags.append("alternating sliding-window layers: only the full-attention half grows with context")
+        return RowPrediction(full_frac * (t1 - t0) / SLOPE_CONTEXT_TOKENS, "; ".join(flags))
     if inp is None or out is None:
         raise RowError("input_tokens or output_tokens blank (mean prompt length not stated by the source)")
     batch = integer(row, "batch_or_concurrency")
     wl_data: dict[str, object] = {"weight_precision": wp, "kv_precision": kvp, "input_tokens": inp,
                                   "output_tokens": max(out, 1), "plan": {"tp": tp, "pp": pp}}  # fmt: skip
-    budget = None if engine == "vllm" else inp * (batch or 1)  # TRT-LLM prefills whole prompts
+    # TensorRT-LLM schedules whole prompts (no chunked context by default): the budget admits one prompt
+    budget = None if engine == "vllm" else max(inp * (batch or 1) if mode == "batch" else inp, 8192)
     if mode == "offline":
         wl_data["batch"] = "max"
-    elif mode in ("batch", "concurrency"):
+    elif mode == "batch":
         wl_data["batch"] = batch or 1
+    elif mode == "concurrency":
+        wl_data["concurrency"] = batch or 1
     elif mode == "poisson":
         wl_data["batch"] = "max"
     wl = validate(ServingWorkload, wl_data, where=f"row {row['id']}")
-    est = estimate(model, cluster, wl, engine=engine, cap_batch=engine == "vllm", prefill_budget_tokens=budget)
+    est = estimate(model, cluster, wl, engine=engine, prefill_budget_tokens=budget, attention_dp=attention_dp,
+                   kv_free_frac=free_frac)  # fmt: skip
     details = {"batch_seqs": est.batch_seqs, "kv_capacity_tokens": est.kv_capacity_tokens,
                "decode_bound": est.decode_bound, "prefill_bound": est.prefill_bound}  # fmt: skip
     if mode == "poisson":

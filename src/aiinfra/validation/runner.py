@@ -77,8 +77,14 @@ def run(path: str | Path) -> dict[str, Any]:
         if predictor is None:
             pred = RowPrediction(None, reason=f"not modelled: {kind} predictor unavailable")
         else:
-            # the predictor sees the row without its measured value
-            pred = predictor({k: v for k, v in row.items() if k != "value"})
+            # the predictor sees the row without its measured value; a predictor that fails on one row
+            # (e.g. a concurrently changing simulator) reports that row as not modelled, with the error
+            try:
+                pred = predictor({k: v for k, v in row.items() if k != "value"})
+            except Exception as exc:  # listed in the report with the error, never silently dropped
+                pred = RowPrediction(
+                    None, reason=f"not modelled: {kind} predictor failed ({type(exc).__name__}: {exc})"
+                )
         rel = None
         if pred.predicted is not None and measured:
             rel = (pred.predicted - measured) / measured
