@@ -1,4 +1,10 @@
-"""Price, electricity, carbon and facility rows from catalog data (each with its source and date)."""
+"""Dated price, electricity, carbon, purchase and facility rows from the catalog data (each with its source).
+
+Every row carries ``read_on`` (the date the figure was published or observed) and, when loaded, its age in days,
+so every output that uses a price can say how old it is. Files (see catalog/data/SCHEMA.md):
+``prices/cloud.csv``, ``prices/purchase.csv``, ``prices/electricity.csv``, ``prices/grid_carbon.csv`` and
+``facility.yaml`` (``prices/facility.yaml`` is read first when present).
+"""
 
 from __future__ import annotations
 
@@ -8,24 +14,121 @@ from datetime import date
 from functools import cache
 from typing import Any
 
+import yaml
+
 from aiinfra import catalog
 from aiinfra.catalog import data_path
-from aiinfra.errors import SpecError, UnknownIdError
+from aiinfra.errors import DataError, UnknownIdError
+
+#: facility.yaml ids used as defaults when the scenario gives no figure (ids, not values: the values are data)
+DEFAULT_FACILITY = {
+    "pue": "pue-uptime-global-2023",
+    "rack_air_limit": "rack-air-cooling-limit",
+    "switch_radix": "switch-quantum2-qm9700-radix",
+    "colocation": "colocation-na-2024h2",
+    "depreciation_years": "depreciation-servers-default",
+    "transceiver_switch_side": "transceiver-800g-osfp-twin",
+    "transceiver_nic_side": "transceiver-400g-osfp",
+}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class InstancePrice:
+class Dated:
+    """Where a figure came from and how old it is."""
+
     id: str
+    source_title: str
+    source_url: str | None
+    read_on: str
+    """ISO date the figure was published or observed ('' = undated)."""
+    age_days: int | None
+    """Days between read_on and today (None = undated)."""
+
+
+def age_days(read_on: str, today: date | None = None) -> int | None:
+    try:
+        return ((today or date.today()) - date.fromisoformat(read_on.strip())).days
+    except ValueError:
+        return None
+
+
+def _dated(r: dict[str, Any], today: date | None) -> dict[str, Any]:
+    read_on = str(r.get("read_on") or "")
+    return {
+        "id": str(r["id"]),
+        "source_title": str(r.get("source_title") or ""),
+        "source_url": r.get("source_url") or None,
+        "read_on": read_on,
+        "age_days": age_days(read_on, today),
+    }
+
+
+def age_text(row: Dated) -> str:
+    """'read 2026-04-01, 235 days old' (or 'undated')."""
+    if row.age_days is None:
+        return f"{row.id}, undated"
+    return f"{row.id}, read {row.read_on}, {row.age_days} days old"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class InstancePrice(Dated):
     provider: str
     instance: str
     region: str
     accelerator: str
     accelerators_per_instance: int
     pricing: str
+    """on-demand | spot | reserved-1y | reserved-3y"""
     usd_per_hour: float
-    read_on: str
-    age_days: int
-    source_title: str
+    """Whole instance."""
+
+    @property
+    def usd_per_accelerator_hour(self) -> float:
+        return self.usd_per_hour / self.accelerators_per_instance
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PurchasePrice(Dated):
+    item: str
+    kind: str
+    """system | accelerator | switch | transceiver | nic | cable | storage ..."""
+    accelerator: str
+    unit_price_usd: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ElectricityPrice(Dated):
+    region: str
+    sector: str
+    usd_per_kwh: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GridCarbon(Dated):
+    provider: str
+    region: str
+    location: str
+    g_co2e_per_kwh: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FacilityFigure(Dated):
+    value_by_unit: dict[str, float]
+    """{unit: value} with the row's own unit (kw, ratio, usd_per_kw_month, years, w, ports_400g ...)."""
+
+    @property
+    def unit(self) -> str:
+        return next(iter(self.value_by_unit))
+
+    @property
+    def value(self) -> float:
+        return next(iter(self.value_by_unit.values()))
+
+    def in_unit(self, unit: str) -> float:
+        """The value, after checking the row is in ``unit`` (a data-unit mismatch is a data bug)."""
+        if unit not in self.value_by_unit:
+            raise DataError(f"facility row {self.id} is in {self.unit}, expected {unit}")
+        return self.value_by_unit[unit]
 
 
 @cache
@@ -34,43 +137,144 @@ def _csv(name: str) -> tuple[dict[str, str], ...]:
     if not path.exists():
         return ()
     with path.open(newline="") as fh:
-        return tuple(csv.DictReader(fh))
+        return tuple(r for r in csv.DictReader(fh) if (r.get("id") or "").strip())
 
 
-def cloud_prices(accelerator: str, today: date | None = None) -> list[InstancePrice]:
-    today = today or date.today()
+def _float(r: dict[str, str], key: str, file: str) -> float:
+    try:
+        return float(r[key])
+    except (KeyError, TypeError, ValueError):
+        raise DataError(f"prices/{file} row {r.get('id')}: {key} = {r.get(key)!r} is not a number") from None
+
+
+def cloud_prices(
+    accelerator: str,
+    today: date | None = None,
+    providers: tuple[str, ...] = (),
+    pricing: tuple[str, ...] = (),
+) -> list[InstancePrice]:
+    """Instance prices for one accelerator, cheapest per accelerator-hour first."""
     out = [
         InstancePrice(
-            id=r["id"],
+            **_dated(r, today),
             provider=r["provider"],
             instance=r["instance"],
             region=r["region"],
             accelerator=r["accelerator"],
-            accelerators_per_instance=int(r["accelerators_per_instance"]),
+            accelerators_per_instance=int(_float(r, "accelerators_per_instance", "cloud.csv")),
             pricing=r["pricing"],
-            usd_per_hour=float(r["usd_per_hour"]),
-            read_on=r["read_on"],
-            age_days=(today - date.fromisoformat(r["read_on"])).days,
-            source_title=r["source_title"],
+            usd_per_hour=_float(r, "usd_per_hour", "cloud.csv"),
         )
         for r in _csv("cloud.csv")
         if r["accelerator"] == accelerator
+        and (not providers or r["provider"] in providers)
+        and (not pricing or r["pricing"] in pricing)
     ]
-    return sorted(out, key=lambda p: p.usd_per_hour / p.accelerators_per_instance)
+    return sorted(out, key=lambda p: (p.usd_per_accelerator_hour, p.id))
 
 
-def carbon_g_per_kwh(region_id: str) -> tuple[float, str]:
-    for r in _csv("grid_carbon.csv"):
-        if r["id"] == region_id:
-            return float(r["g_co2e_per_kwh"]), f"{r['source_title']} ({r['location']})"
-    ids = [r["id"] for r in _csv("grid_carbon.csv")]
-    raise UnknownIdError("cost.carbon_region", region_id, "grid_carbon regions", catalog.suggest(region_id, ids))
+def purchase_prices(kind: str | None = None, today: date | None = None) -> list[PurchasePrice]:
+    return [
+        PurchasePrice(
+            **_dated(r, today),
+            item=r.get("item", ""),
+            kind=r.get("kind", ""),
+            accelerator=r.get("accelerator", "") or "",
+            unit_price_usd=_float(r, "unit_price_usd", "purchase.csv"),
+        )
+        for r in _csv("purchase.csv")
+        if kind is None or r.get("kind") == kind
+    ]
 
 
-def facility(id_: str) -> tuple[float, str]:
-    """(value, source title) of a facility.yaml row."""
-    for row in catalog.raw_rows("facility"):
-        if row["id"] == id_:
-            src: Any = row["sources"][0]
-            return float(row["value"]), str(src["title"])
-    raise SpecError("facility", id_, "row missing from catalog/data/facility.yaml", "report this as a data bug")
+def purchase_for(item_or_accelerator: str, kind: str, today: date | None = None) -> PurchasePrice | None:
+    """The purchase row of ``kind`` whose item or accelerator is the given id (the most recent if several)."""
+    rows = [p for p in purchase_prices(kind, today) if item_or_accelerator in (p.item, p.accelerator, p.id)]
+    return max(rows, key=lambda p: p.read_on) if rows else None
+
+
+def purchase(id_: str, field: str, today: date | None = None) -> PurchasePrice:
+    rows = {p.id: p for p in purchase_prices(None, today)}
+    if id_ in rows:
+        return rows[id_]
+    raise UnknownIdError(field, id_, "purchase prices", catalog.suggest(id_, list(rows)))
+
+
+def electricity_prices(today: date | None = None) -> list[ElectricityPrice]:
+    return [
+        ElectricityPrice(
+            **_dated(r, today),
+            region=r["region"],
+            sector=r["sector"],
+            usd_per_kwh=_float(r, "usd_per_kwh", "electricity.csv"),
+        )
+        for r in _csv("electricity.csv")
+    ]
+
+
+def electricity(id_: str, field: str = "electricity_price", today: date | None = None) -> ElectricityPrice:
+    rows = {e.id: e for e in electricity_prices(today)}
+    if id_ in rows:
+        return rows[id_]
+    raise UnknownIdError(field, id_, "electricity prices", catalog.suggest(id_, list(rows)))
+
+
+def grid_carbon_rows(today: date | None = None) -> list[GridCarbon]:
+    return [
+        GridCarbon(
+            **_dated(r, today),
+            provider=r["provider"],
+            region=r["region"],
+            location=r.get("location", ""),
+            g_co2e_per_kwh=_float(r, "g_co2e_per_kwh", "grid_carbon.csv"),
+        )
+        for r in _csv("grid_carbon.csv")
+    ]
+
+
+@cache
+def _facility_rows() -> tuple[dict[str, Any], ...]:
+    rows: list[dict[str, Any]] = []
+    extra = data_path("prices/facility.yaml")
+    if extra.exists():
+        loaded = yaml.safe_load(extra.read_text()) or []
+        if not isinstance(loaded, list):
+            raise DataError("prices/facility.yaml: top level must be a list of rows")
+        rows.extend(loaded)
+    seen = {r.get("id") for r in rows}
+    rows.extend(r for r in catalog.raw_rows("facility") if r.get("id") not in seen)
+    return tuple(rows)
+
+
+def facility_ids() -> list[str]:
+    return [str(r["id"]) for r in _facility_rows()]
+
+
+def facility(id_: str, field: str = "facility", today: date | None = None) -> FacilityFigure:
+    """One facility row (PUE, colocation, rack limit, radix, depreciation, transceiver power ...)."""
+    for r in _facility_rows():
+        if r.get("id") != id_:
+            continue
+        srcs: list[Any] = list(r.get("sources") or [])
+        src: dict[str, Any] = srcs[0] if srcs and isinstance(srcs[0], dict) else {}
+        read_on = str(src.get("read_on") or "")
+        try:
+            value = float(r["value"])
+        except (KeyError, TypeError, ValueError):
+            raise DataError(f"facility row {id_}: value {r.get('value')!r} is not a number") from None
+        return FacilityFigure(
+            id=id_,
+            source_title=str(src.get("title") or ""),
+            source_url=src.get("url") or None,
+            read_on=read_on,
+            age_days=age_days(read_on, today),
+            value_by_unit={str(r.get("unit") or ""): value},
+        )
+    raise UnknownIdError(field, id_, "facility rows", catalog.suggest(id_, facility_ids()))
+
+
+def facility_or_none(id_: str, today: date | None = None) -> FacilityFigure | None:
+    try:
+        return facility(id_, today=today)
+    except UnknownIdError:
+        return None

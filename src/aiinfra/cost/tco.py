@@ -1,27 +1,119 @@
 """On-premise vs cloud total cost of ownership over time, and the breakeven month.
 
-On-premise: capex (systems + network/storage share) paid at month 0; monthly opex = electricity
-(IT power × utilisation × PUE × 730 h × $/kWh) + colocation ($/kW-month × facility kW) + staff +
-maintenance (a fraction of capex per year). Straight-line depreciation over N years is reported.
-Cloud: accelerator-hours × $/accelerator-hour; on-demand and spot are paid only for the hours used
-(× utilisation), reserved capacity is paid whether used or not.
+On-premise, cash view (what the plot and the breakeven use):
+  capex (month 0)   = nodes × system price + network + storage (+ facility build: USD/kW × IT kW)
+  opex per month    = power (IT kW at maximum × utilisation × PUE × 730 h × USD/kWh)
+                      + colocation (USD/kW-month × IT kW at maximum: capacity is contracted, used or not)
+                      + staff / 12 + maintenance fraction × capex / 12
+Straight-line depreciation: capex / (years × 12) per month; amortised monthly cost = depreciation + opex.
+Cloud: USD/accelerator-hour × accelerators × 730 h × utilisation for on-demand and spot (paid only for hours
+used); × 730 h for reserved capacity (paid whether used or not).
+Breakeven: the first whole month m ≥ 1 with capex + opex·m ≤ cloud·m, i.e. m ≥ capex / (cloud − opex)
+(never when cloud ≤ opex).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from aiinfra.cost.energy import HOURS_PER_MONTH
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class OnPremInputs:
+    nodes: int
+    system_price_usd: float
+    node_max_power_w: float
+    utilisation_frac: float
+    pue_ratio: float
+    usd_per_kwh: float
+    network_capex_usd: float = 0.0
+    storage_capex_usd: float = 0.0
+    facility_capex_usd_per_kw: float | None = None
+    colocation_usd_per_kw_month: float | None = None
+    staff_usd_per_year: float = 0.0
+    maintenance_frac_per_year: float = 0.0
+    years: int = 1
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class OnPrem:
+    nodes: int
+    it_power_max_w: float
+    capex_usd: float
+    capex_breakdown_usd: dict[str, float]
+    opex_usd_per_month: float
+    opex_breakdown_usd_per_month: dict[str, float]
+    years: int
+    depreciation_usd_per_month: float
+    amortised_usd_per_month: float
+    """Depreciation + opex: the on-prem monthly cost to compare with a cloud monthly bill."""
+
+
+def onprem(i: OnPremInputs) -> OnPrem:
+    it_max_w = i.nodes * i.node_max_power_w
+    capex = {
+        "systems_usd": i.nodes * i.system_price_usd,
+        "network_usd": i.network_capex_usd,
+        "storage_usd": i.storage_capex_usd,
+        "facility_usd": (i.facility_capex_usd_per_kw or 0.0) * it_max_w / 1e3,
+    }
+    total = sum(capex.values())
+    opex = {
+        "power_usd": it_max_w / 1e3 * i.utilisation_frac * i.pue_ratio * HOURS_PER_MONTH * i.usd_per_kwh,
+        "colocation_usd": (i.colocation_usd_per_kw_month or 0.0) * it_max_w / 1e3,
+        "staff_usd": i.staff_usd_per_year / 12.0,
+        "maintenance_usd": i.maintenance_frac_per_year * total / 12.0,
+    }
+    monthly = sum(opex.values())
+    dep = total / (i.years * 12)
+    return OnPrem(
+        nodes=i.nodes,
+        it_power_max_w=it_max_w,
+        capex_usd=total,
+        capex_breakdown_usd=capex,
+        opex_usd_per_month=monthly,
+        opex_breakdown_usd_per_month=opex,
+        years=i.years,
+        depreciation_usd_per_month=dep,
+        amortised_usd_per_month=dep + monthly,
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class CloudLine:
     pricing: str
     source_id: str
+    provider: str
     read_on: str
-    age_days: int
+    age_days: int | None
     usd_per_accelerator_hour: float
     monthly_usd: float
+
+
+def cloud_monthly_usd(usd_per_acc_hour: float, accelerators: int, pricing: str, utilisation_frac: float) -> float:
+    """Reserved capacity is paid every hour; on-demand and spot only for the hours used."""
+    hours = HOURS_PER_MONTH * (1.0 if pricing.startswith("reserved") else utilisation_frac)
+    return usd_per_acc_hour * accelerators * hours
+
+
+def cumulative(start_usd: float, monthly_usd: float, months: int) -> tuple[float, ...]:
+    return tuple(start_usd + monthly_usd * m for m in range(months + 1))
+
+
+def breakeven(onprem_cum: tuple[float, ...], cloud_cum: tuple[float, ...]) -> int | None:
+    """First month m ≥ 1 where cumulative on-prem cost ≤ cumulative cloud cost (None: not within the series)."""
+    for m, (a, b) in enumerate(zip(onprem_cum, cloud_cum, strict=True)):
+        if m > 0 and a <= b:
+            return m
+    return None
+
+
+def breakeven_exact_months(capex_usd: float, opex_usd_per_month: float, cloud_usd_per_month: float) -> float | None:
+    """capex / (cloud − opex) months; None when the cloud costs no more per month than on-prem opex."""
+    gap = cloud_usd_per_month - opex_usd_per_month
+    return capex_usd / gap if gap > 0 else None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -29,37 +121,34 @@ class Tco:
     months: int
     capex_usd: float
     monthly_opex_usd: float
-    opex_breakdown_usd_per_month: dict[str, float]
-    depreciation_usd_per_month: float
+    onprem: OnPrem
     onprem_cumulative_usd: tuple[float, ...]
     cloud: tuple[CloudLine, ...]
     cloud_cumulative_usd: dict[str, tuple[float, ...]]
+    """Keyed pricing:price-row-id."""
     breakeven_month: dict[str, int | None]
-    """First month where cumulative on-prem cost ≤ cumulative cloud cost (None: not within the horizon)."""
+    """First whole month where cumulative on-prem ≤ cumulative cloud (None: not within the horizon)."""
+    breakeven_exact_months: dict[str, float | None]
+    """capex / (cloud − opex), possibly beyond the horizon; None = never."""
 
 
-def cumulative(start_usd: float, monthly_usd: float, months: int) -> tuple[float, ...]:
-    return tuple(start_usd + monthly_usd * m for m in range(months + 1))
-
-
-def breakeven(onprem: tuple[float, ...], cloud: tuple[float, ...]) -> int | None:
-    for m, (a, b) in enumerate(zip(onprem, cloud, strict=True)):
-        if m > 0 and a <= b:
-            return m
-    return None
-
-
-def tco(months: int, capex_usd: float, opex: dict[str, float], cloud_lines: list[CloudLine], years: int) -> Tco:
-    monthly = sum(opex.values())
-    onprem = cumulative(capex_usd, monthly, months)
-    cloud_cum = {c.pricing + ":" + c.source_id: cumulative(0.0, c.monthly_usd, months) for c in cloud_lines}
+def tco(op: OnPrem, cloud_lines: list[CloudLine], months: int) -> Tco:
+    onprem_cum = cumulative(op.capex_usd, op.opex_usd_per_month, months)
+    keys = {c.pricing + ":" + c.source_id: c for c in cloud_lines}
+    cloud_cum = {k: cumulative(0.0, c.monthly_usd, months) for k, c in keys.items()}
+    exact = {k: breakeven_exact_months(op.capex_usd, op.opex_usd_per_month, c.monthly_usd) for k, c in keys.items()}
+    whole: dict[str, int | None] = {}
+    for k, v in exact.items():
+        m = max(1, math.ceil(v - 1e-9)) if v is not None else None
+        whole[k] = m if m is not None and m <= months else None
     return Tco(
-        months=months, capex_usd=capex_usd, monthly_opex_usd=monthly, opex_breakdown_usd_per_month=opex,
-        depreciation_usd_per_month=capex_usd / (years * 12), onprem_cumulative_usd=onprem, cloud=tuple(cloud_lines),
-        cloud_cumulative_usd=cloud_cum, breakeven_month={k: breakeven(onprem, v) for k, v in cloud_cum.items()},
-    )  # fmt: skip
-
-
-def cloud_monthly_usd(usd_per_acc_hour: float, accelerators: int, pricing: str, utilisation_frac: float) -> float:
-    hours = HOURS_PER_MONTH * (1.0 if pricing.startswith("reserved") else utilisation_frac)
-    return usd_per_acc_hour * accelerators * hours
+        months=months,
+        capex_usd=op.capex_usd,
+        monthly_opex_usd=op.opex_usd_per_month,
+        onprem=op,
+        onprem_cumulative_usd=onprem_cum,
+        cloud=tuple(cloud_lines),
+        cloud_cumulative_usd=cloud_cum,
+        breakeven_month=whole,
+        breakeven_exact_months=exact,
+    )

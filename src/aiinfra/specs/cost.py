@@ -1,8 +1,13 @@
-"""Scenario sections for cost, datacenter and TCO (validated strictly by the commands that use them)."""
+"""Scenario sections ``cost:``, ``datacenter:`` and ``tco:`` (validated strictly by the commands that use them).
+
+Every price the catalog does not hold (storage, egress, networking, monitoring, staff ...) is a user input here;
+absent means unknown, and the output says so instead of inventing a default.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import pydantic
 
@@ -10,40 +15,73 @@ from aiinfra.specs.common import STRICT
 
 PosFloat = pydantic.PositiveFloat
 PosInt = pydantic.PositiveInt
+NonNeg = pydantic.NonNegativeFloat
 Frac = pydantic.confloat(gt=0.0, le=1.0)
+Pricing = Literal["on-demand", "spot", "reserved-1y", "reserved-3y"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Usage:
+class UsageInput:
+    """``cost.usage``: how long and how hard the accelerators run (overrides the training plan)."""
+
     __pydantic_config__ = STRICT
 
     duration_s: PosFloat | None = None
-    """How long the accelerators run; None = the training plan's time-to-train."""
+    """Wall-clock seconds the accelerators are held; None = the training plan's time-to-train."""
     utilisation_frac: Frac = 1.0  # type: ignore[valid-type]
-    """Average accelerator power draw as a fraction of TDP."""
+    """Average power draw as a fraction of maximum (1 = every accelerator at TDP, every node at its max power)."""
+    accelerators: PosInt | None = None
+    """Accelerators held; None = hardware.count."""
+    tokens: PosFloat | None = None
+    """Tokens processed (trained or generated) in the period, for USD per million tokens."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SpotInput:
+    """``cost.spot``: preemption model for spot capacity (no provider publishes these rates; give your own)."""
+
+    __pydantic_config__ = STRICT
+
+    interruptions_per_instance_per_hour: PosFloat
+    """Expected preemptions per instance-hour (from your own logs or the provider's advisor)."""
+    checkpoint_write_s: PosFloat
+    """Seconds to write one checkpoint (δ in Young 1974 / Daly 2006)."""
+    restart_s: NonNeg = 0.0
+    """Seconds from a preemption to training resumed (new capacity, load checkpoint, warm-up)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CostInput:
     __pydantic_config__ = STRICT
 
-    usage: Usage | None = None
+    usage: UsageInput | None = None
+    providers: tuple[str, ...] = ()
+    """Only these providers (aws, gcp, azure, coreweave, lambda, runpod, vastai ...); empty = all."""
+    pricing: tuple[Pricing, ...] = ()
+    """Only these pricing kinds; empty = all."""
     pue: PosFloat | None = None
-    """Facility power usage effectiveness; None = catalog row pue-uptime-global-2023."""
+    """Facility power usage effectiveness; None = catalog facility row pue-uptime-global-2023."""
+    node_power: str | None = None
+    """Facility row id (unit kw) for one node's draw, e.g. dgx-h100-power-typical-low; None = system maximum."""
+    node_power_kw: PosFloat | None = None
+    """One node's draw (user figure) instead of the system's maximum power."""
     electricity_usd_per_kwh: PosFloat | None = None
-    """None = no on-prem energy price (shown as unknown)."""
+    """On-prem-equivalent electricity price; None = electricity_price row, else unknown."""
+    electricity_price: str | None = None
+    """prices/electricity.csv id (e.g. eia-iowa-industrial-2025-04) instead of a number."""
     carbon_region: str | None = None
-    """grid_carbon.csv id, e.g. gcp-us-central1-2024."""
+    """prices/grid_carbon.csv id (e.g. gcp-us-central1-2024); None = each cloud option's own region where known."""
     storage_usd_per_gb_month: PosFloat | None = None
-    dataset_bytes: PosFloat | None = None
-    checkpoint_bytes: PosFloat | None = None
+    dataset_bytes: NonNeg | None = None
+    checkpoint_bytes: NonNeg | None = None
+    """One checkpoint; None = weights + optimizer state of the training scenario."""
+    checkpoints_kept: PosInt = 1
     egress_usd_per_gb: PosFloat | None = None
-    egress_bytes: PosFloat | None = None
-    checkpoint_write_s: PosFloat | None = None
-    """Time to write one checkpoint (for spot preemption losses)."""
-    restart_s: PosFloat | None = None
-    spot_interruptions_per_hour: PosFloat | None = None
-    """Expected spot preemptions per instance-hour (provider-specific; user-given)."""
+    egress_bytes: NonNeg | None = None
+    networking_usd_per_hour: NonNeg | None = None
+    """Load balancers, NAT, inter-zone traffic ... as one hourly figure."""
+    monitoring_usd_per_month: NonNeg | None = None
+    spot: SpotInput | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -51,30 +89,60 @@ class DatacenterInput:
     __pydantic_config__ = STRICT
 
     rack_power_limit_kw: PosFloat | None = None
-    """kW per rack; None = catalog row rack-air-cooling-limit."""
+    """kW per rack; None = catalog facility row rack-air-cooling-limit (an air-cooled design)."""
     switch_radix: PosInt | None = None
     """Ports per switch at the NIC speed; None = catalog row switch-quantum2-qm9700-radix."""
+    topology: Literal["fat-tree", "rail-optimised"] = "rail-optimised"
+    """rail-optimised: NIC i of every node on leaf group i (NVIDIA SuperPOD style); fat-tree: any port, any leaf."""
     oversubscription: PosFloat = 1.0
     """Leaf down:up bandwidth ratio (1 = non-blocking)."""
+    nics_per_node: PosInt | None = None
+    """Compute-fabric ports per node; None = the system's NICs, else accelerators per node."""
     pue: PosFloat | None = None
+    checkpoint_bytes: PosFloat | None = None
+    """One checkpoint; None = weights + optimizer state (mixed-precision Adam) of the model."""
     checkpoint_write_s: PosFloat | None = None
     """Target time to write one full checkpoint (sets the storage write bandwidth)."""
     bytes_per_token: PosFloat = 4.0
     """Training-data bytes read per token (4 = uint32 token ids; 2 for vocabularies under 65,536)."""
+    switch_price_usd: NonNeg | None = None
+    """Per switch (user price); None = switch_purchase_id row, else unknown."""
+    switch_purchase_id: str | None = None
+    """prices/purchase.csv id of the switch."""
+    transceiver_price_usd: NonNeg | None = None
+    """Per transceiver module (user price); None = transceiver_purchase_id row, else unknown."""
+    transceiver_purchase_id: str | None = None
+    switch_power_w: NonNeg | None = None
+    """Per switch (user figure; switch power is not in the catalog)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TcoInput:
     __pydantic_config__ = STRICT
 
-    years: PosInt = 5
+    years: PosInt | None = None
+    """Straight-line depreciation period; None = catalog row depreciation-servers-default."""
+    horizon_months: PosInt | None = None
+    """Months plotted and searched for a breakeven; None = the depreciation period."""
     utilisation_frac: Frac = 1.0  # type: ignore[valid-type]
+    """Fraction of hours the accelerators do useful work (cloud on-demand/spot pay only for those)."""
     system_price_usd: PosFloat | None = None
     """Per node; None = the catalog system's published price (unknown for most systems)."""
-    network_capex_frac: pydantic.NonNegativeFloat = 0.0
-    """Network + storage capex as a fraction of the systems' capex (user estimate; 0 = not counted)."""
+    network_capex_usd: NonNeg | None = None
+    """Fabric + cabling capex; None = network_capex_frac × systems, else 0 and flagged."""
+    network_capex_frac: NonNeg = 0.0
+    """Network capex as a fraction of the systems' capex (user estimate)."""
+    storage_capex_usd: NonNeg = 0.0
+    facility_capex_usd_per_kw: NonNeg | None = None
+    """Own build: capex per kW of IT load. None = colocation."""
+    colocation_usd_per_kw_month: NonNeg | None = None
+    """None (and no facility_capex_usd_per_kw) = catalog row colocation-na-2024h2."""
     electricity_usd_per_kwh: PosFloat | None = None
-    colocation_usd_per_kw_month: PosFloat | None = None
-    staff_usd_per_year: pydantic.NonNegativeFloat = 0.0
-    maintenance_frac_per_year: pydantic.NonNegativeFloat = 0.0
+    electricity_price: str | None = None
+    """prices/electricity.csv id instead of a number."""
+    staff_usd_per_year: NonNeg = 0.0
+    maintenance_frac_per_year: NonNeg = 0.0
+    """Support contracts and spares as a fraction of capex per year."""
     pue: PosFloat | None = None
+    providers: tuple[str, ...] = ()
+    """Only these cloud providers; empty = all in the catalog."""

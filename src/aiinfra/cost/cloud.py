@@ -1,0 +1,185 @@
+"""Cloud bill per provider and pricing kind, cheapest first, with an itemised bill.
+
+compute    = instances × billed hours × instance USD/hour (instances = ⌈accelerators / per instance⌉;
+             billed hours = usage hours, stretched by preemption losses for spot, see :mod:`aiinfra.cost.spot`)
+storage    = (dataset + checkpoints kept) GB × months × USD/GB-month         (user price)
+egress     = GB out × USD/GB                                                  (user price)
+networking = hours × USD/hour                                                 (user price)
+monitoring = months × USD/month                                               (user price)
+Items whose unit price or quantity is not given are unknown and listed as such; nothing is invented.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from aiinfra.cost import Usage
+from aiinfra.cost.carbon import co2e_kg, intensity_for
+from aiinfra.cost.energy import HOURS_PER_MONTH
+from aiinfra.cost.prices import GridCarbon, InstancePrice
+from aiinfra.cost.spot import SpotRun, spot_run
+from aiinfra.specs.cost import CostInput
+from aiinfra.units import GB, HOUR_S
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BillItem:
+    item: str
+    unit_count: float | None
+    """How many ``unit`` are billed (None = unknown)."""
+    unit: str
+    unit_price_usd: float | None
+    cost_usd: float | None
+    """None = unknown (the price or the quantity is not given)."""
+    source: str
+    """Price row with its age, 'scenario', or what to set."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CloudOption:
+    price: InstancePrice
+    instances: int
+    billed_hours: float
+    compute_usd: float | None
+    """None when spot preemptions make the job infeasible."""
+    spot: SpotRun | None
+    note: str
+    items: tuple[BillItem, ...]
+    total_known_usd: float | None
+    unknown_items: tuple[str, ...]
+    usd_per_million_tokens: float | None
+    energy_kwh: float | None
+    """Facility energy of the billed hours (spot: including lost work)."""
+    carbon_region: str | None
+    co2e_kg: float | None
+
+
+def _item(item: str, qty: float | None, unit: str, price: float | None, price_key: str, qty_key: str) -> BillItem:
+    if price is None:
+        return BillItem(
+            item=item,
+            unit_count=qty,
+            unit=unit,
+            unit_price_usd=None,
+            cost_usd=None,
+            source=f"unknown: set cost.{price_key}",
+        )
+    if qty is None:
+        return BillItem(
+            item=item,
+            unit_count=None,
+            unit=unit,
+            unit_price_usd=price,
+            cost_usd=None,
+            source=f"unknown quantity: set cost.{qty_key}",
+        )
+    return BillItem(item=item, unit_count=qty, unit=unit, unit_price_usd=price, cost_usd=qty * price, source="scenario")
+
+
+def other_items(hours: float, checkpoint_bytes: float | None, ci: CostInput) -> list[BillItem]:
+    """Storage, egress, networking and monitoring for ``hours`` of use (prices from the scenario only)."""
+    months = hours / HOURS_PER_MONTH
+    gb_months: float | None = None
+    if ci.dataset_bytes is not None or checkpoint_bytes is not None:
+        stored_bytes = (ci.dataset_bytes or 0.0) + (checkpoint_bytes or 0.0) * ci.checkpoints_kept
+        gb_months = stored_bytes / GB * months
+    return [
+        _item(
+            "storage",
+            gb_months,
+            "GB-month",
+            ci.storage_usd_per_gb_month,
+            "storage_usd_per_gb_month",
+            "dataset_bytes / cost.checkpoint_bytes",
+        ),
+        _item(
+            "egress",
+            ci.egress_bytes / GB if ci.egress_bytes is not None else None,
+            "GB",
+            ci.egress_usd_per_gb,
+            "egress_usd_per_gb",
+            "egress_bytes",
+        ),
+        _item("networking", hours, "hour", ci.networking_usd_per_hour, "networking_usd_per_hour", ""),
+        _item("monitoring", months, "month", ci.monitoring_usd_per_month, "monitoring_usd_per_month", ""),
+    ]
+
+
+def cloud_options(
+    usage: Usage,
+    prices: list[InstancePrice],
+    ci: CostInput,
+    energy_kwh: float | None = None,
+    carbon_region: GridCarbon | None = None,
+) -> list[CloudOption]:
+    """Every price row priced for ``usage``; cheapest compute first (infeasible spot rows last).
+
+    ``energy_kwh`` is the facility energy of ``usage`` (scaled per option by its billed hours);
+    ``carbon_region`` overrides each option's own region for CO2.
+    """
+    hours = usage.duration_s / HOUR_S
+    out: list[CloudOption] = []
+    for p in prices:
+        instances = math.ceil(usage.accelerator_count / p.accelerators_per_instance)
+        run: SpotRun | None = None
+        billed = hours
+        note = ""
+        if p.pricing == "spot":
+            if ci.spot is not None:
+                s = ci.spot
+                run = spot_run(
+                    usage.duration_s,
+                    instances,
+                    s.interruptions_per_instance_per_hour,
+                    s.checkpoint_write_s,
+                    s.restart_s,
+                )
+                if run.wall_s is not None and run.expected_interruptions_count is not None:
+                    billed = run.wall_s / HOUR_S
+                    note = (
+                        f"{run.expected_interruptions_count:,.1f} expected interruptions; checkpoint every "
+                        f"{run.checkpoint_interval_s / 60:,.0f} min (Young/Daly); {run.waste_frac:.1%} of time "
+                        "lost"
+                    )
+                else:
+                    note = f"infeasible: preemptions waste {run.waste_frac:.0%} of the time (checkpoint faster)"
+            else:
+                note = "preemption losses not included (set cost.spot)"
+        idle = instances * p.accelerators_per_instance - usage.accelerator_count
+        if idle > 0:
+            note = "; ".join(x for x in (note, f"pays for {idle} idle accelerator(s)") if x)
+        compute = instances * p.usd_per_hour * billed if run is None or run.feasible else None
+        items = [
+            BillItem(
+                item="compute",
+                unit_count=instances * billed,
+                unit="instance-hour",
+                unit_price_usd=p.usd_per_hour,
+                cost_usd=compute,
+                source=f"{p.id} (read {p.read_on}, {p.age_days} days old)",
+            ),
+            *other_items(billed, usage.checkpoint_bytes, ci),
+        ]
+        known = [i.cost_usd for i in items if i.cost_usd is not None]
+        total = sum(known) if compute is not None else None
+        region = carbon_region or intensity_for(p.provider, p.region)
+        kwh = energy_kwh * billed / hours if energy_kwh is not None and hours > 0 else None
+        out.append(
+            CloudOption(
+                price=p,
+                instances=instances,
+                billed_hours=billed,
+                compute_usd=compute,
+                spot=run,
+                note=note,
+                items=tuple(items),
+                total_known_usd=total,
+                unknown_items=tuple(i.item for i in items if i.cost_usd is None),
+                usd_per_million_tokens=total / usage.tokens * 1e6 if total is not None and usage.tokens else None,
+                energy_kwh=kwh,
+                carbon_region=region.id if region is not None else None,
+                co2e_kg=co2e_kg(kwh, region.g_co2e_per_kwh) if kwh is not None and region is not None else None,
+            )
+        )
+    return sorted(out, key=lambda o: (o.compute_usd is None, o.compute_usd or 0.0, o.price.id))
