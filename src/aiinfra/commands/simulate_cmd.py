@@ -1,4 +1,8 @@
-"""`aiinfra simulate SCENARIO.yaml [--json] [--seed N] [--plot DIR] [--find-max-rate]`."""
+"""`aiinfra simulate SCENARIO.yaml [--json] [--seed N] [--plot DIR] [--find-max-rate]`.
+
+Plots (SVG, no plotting dependency): timeline.svg (waiting and running requests), kv_timeline.svg (KV
+utilisation) for a run; latency_vs_load.svg for --find-max-rate (every rate the search simulated).
+"""
 
 from __future__ import annotations
 
@@ -11,55 +15,79 @@ from aiinfra.report import svg as plots
 from aiinfra.report.render import jsonable, key_values
 from aiinfra.sim.run import simulate
 from aiinfra.sim.search import max_rate_meeting_slo
-from aiinfra.specs.scenario import load_scenario
+from aiinfra.specs.scenario import Scenario, load_scenario
 
 
 def _ms(p: Any) -> str:
     return f"mean {p.mean * 1e3:.1f} / p50 {p.p50 * 1e3:.1f} / p90 {p.p90 * 1e3:.1f} / p99 {p.p99 * 1e3:.1f} ms"
 
 
+def _thin(xs: list[float], ys: list[float], points: int = 1500) -> tuple[list[float], list[float]]:
+    """Every k-th sample, so an SVG of a 100,000-request run stays small."""
+    k = max(1, len(xs) // points)
+    return xs[::k], ys[::k]
+
+
+def _find_max_rate(args: argparse.Namespace, sc: Scenario) -> tuple[Any, str]:
+    rate, points = max_rate_meeting_slo(sc, seed=args.seed)
+    obj: dict[str, Any] = {"max_request_rate_per_s": rate, "seed": args.seed, "points": [jsonable(p) for p in points]}
+    lines = [f"highest request rate meeting the SLO: {rate:.4g} requests/s (seed {args.seed})"]
+    for p in points:
+        verdict = "meets SLO" if p.meets_slo else "misses: " + "; ".join(p.misses)
+        lines.append(f"  {p.request_rate_per_s:9.4g}/s  TTFT p90 {p.ttft_p90_s * 1e3:9.1f} ms  TPOT p99 "
+                     f"{p.tpot_p99_s * 1e3:7.2f} ms  e2e p99 {p.e2e_p99_s:7.2f} s  {verdict}")  # fmt: skip
+    if args.plot:
+        xs = [p.request_rate_per_s for p in points]
+        path = plots.write(Path(args.plot) / "latency_vs_load.svg", plots.line_svg(
+            "Latency vs load (simulated)", "request rate (1/s)",
+            {"TTFT p90 (s)": (xs, [p.ttft_p90_s for p in points]),
+             "TPOT p99 x100 (s)": (xs, [100 * p.tpot_p99_s for p in points]),
+             "e2e p99 (s)": (xs, [p.e2e_p99_s for p in points])}, "seconds"))  # fmt: skip
+        obj["plots"] = [path]
+        lines.append(f"plot: {path}")
+    return obj, "\n".join(lines)
+
+
 def _simulate(args: argparse.Namespace) -> tuple[Any, str]:
     sc = load_scenario(args.scenario, args.set)
     if args.find_max_rate:
-        rate, points = max_rate_meeting_slo(sc, seed=args.seed)
-        obj = {"max_request_rate_per_s": rate, "points": [jsonable(p) for p in points]}
-        text = f"highest request rate meeting the SLO (≥ 99 % of requests): {rate:.3g} requests/s\n" + "\n".join(
-            f"  {p.request_rate_per_s:8.3g}/s  attainment {p.slo_attainment_frac:6.1%}  TTFT p90 "
-            f"{p.ttft_p90_s * 1e3:8.1f} ms  TPOT p99 {p.tpot_p99_s * 1e3:6.1f} ms" for p in points)  # fmt: skip
-        if args.plot:
-            path = plots.write(Path(args.plot) / "latency_vs_load.svg", plots.line_svg(
-                "Latency vs load", "request rate (1/s)",
-                {"TTFT p90 (s)": ([p.request_rate_per_s for p in points], [p.ttft_p90_s for p in points]),
-                 "TPOT p99 ×10 (s)": ([p.request_rate_per_s for p in points], [10 * p.tpot_p99_s for p in points])},
-                "seconds"))  # fmt: skip
-            obj["plots"] = [path]
-            text += f"\nplot: {path}"
-        return obj, text
+        return _find_max_rate(args, sc)
     res = simulate(sc, seed=args.seed)
     s = res.summary
-    obj = {**jsonable(s), "replicas": res.replicas, "seed": args.seed, "limits": jsonable(res.limits)}
-    text = key_values([
+    obj = {**jsonable(s), "replicas": res.replicas, "seed": args.seed, "limits": jsonable(res.limits),
+           "notes": list(res.notes)}  # fmt: skip
+    rows: list[tuple[str, Any]] = [
         ("requests (completed)", f"{s.requests:,} ({s.completed:,}) on {res.replicas} replica(s), seed {args.seed}"),
         ("TTFT", _ms(s.ttft_s)),
-        ("TPOT exclusive", _ms(s.tpot_exclusive_s)),
-        ("TPOT inclusive", _ms(s.tpot_inclusive_s)),
+        ("TPOT exclusive", _ms(s.tpot_exclusive_s) + "  (e2e − TTFT) / (output − 1)"),
+        ("TPOT inclusive", _ms(s.tpot_inclusive_s) + "  e2e / output"),
         ("ITL", _ms(s.itl_s)),
         ("end-to-end", f"mean {s.e2e_s.mean:.2f} / p50 {s.e2e_s.p50:.2f} / p90 {s.e2e_s.p90:.2f} / "
                        f"p99 {s.e2e_s.p99:.2f} s"),
         ("throughput", f"{s.output_tokens_per_s:,.0f} output tokens/s, {s.requests_per_s:.3g} requests/s"),
         ("goodput (SLO)", "no SLO given" if s.goodput_requests_per_s is None else
-         f"{s.goodput_requests_per_s:.3g} requests/s ({s.slo_attainment_frac:.1%} of requests meet it)"),
-        ("KV utilisation", f"mean {s.kv_utilisation_mean_frac:.1%}, max {s.kv_utilisation_max_frac:.1%}"),
-        ("preemptions", s.preemptions),
-        ("max queue length", s.queue_length_max),
+         f"{s.goodput_requests_per_s:.3g} requests/s ({s.slo_attainment_frac:.1%} of requests meet every limit)"),
+        ("KV utilisation", f"mean {s.kv_utilisation_mean_frac:.1%}, max {s.kv_utilisation_max_frac:.1%} "
+                           f"of {res.limits.kv_capacity_tokens:,} tokens per replica"),
+        ("preemptions / prefix-cache hits", f"{s.preemptions} / {s.prefix_cache_hits}"),
+        ("max queue length / running", f"{s.queue_length_max} / {s.running_seqs_max}"),
         ("iterations", s.iterations),
-    ], f"simulation of {sc.model.id} on {sc.cluster.count} × {sc.cluster.accelerator.id}")  # fmt: skip
+    ]  # fmt: skip
+    rows += [(f"priority {c.priority} ({c.requests})", "TTFT " + _ms(c.ttft_s)) for c in s.priority_classes]
+    rows += [("note", n) for n in res.notes]
+    text = key_values(rows, f"simulation of {sc.model.id} on {sc.cluster.count} × {sc.cluster.accelerator.id}")
     if args.plot:
         r = res.records
-        svg = plots.line_svg("Queue length over time", "time (s)", {"waiting": (r.queue_t_s, r.queue_len)}, "requests")
-        path = plots.write(Path(args.plot) / "timeline.svg", svg)
-        obj["plots"] = [path]
-        text += f"\nplot: {path}"
+        t = r.sample_t_s
+        queue = plots.line_svg("Requests over time", "time (s)",
+                               {"waiting": _thin(t, [float(q) for q in r.queue_len]),
+                                "running": _thin(t, [float(q) for q in r.running_seqs])}, "requests")  # fmt: skip
+        kv = plots.line_svg("KV-cache utilisation over time", "time (s)",
+                            {"KV in use / capacity": _thin(t, r.kv_util_frac)}, "fraction")  # fmt: skip
+        paths = [plots.write(Path(args.plot) / "timeline.svg", queue),
+                 plots.write(Path(args.plot) / "kv_timeline.svg", kv)]  # fmt: skip
+        obj["plots"] = paths
+        text += "".join(f"\nplot: {p}" for p in paths)
     return obj, text
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +47,8 @@ def interarrival_s(rng: np.random.Generator, kind: str, rate_per_s: float, n: in
 
 
 def lengths(rng: np.random.Generator, dist: LengthDist | None, mean: int, n: int, field: str) -> np.ndarray:
+    """Token counts: fixed at ``mean``; uniform on [low, high] (default [1, 2·mean − 1], mean ``mean``);
+    lognormal with E[length] = ``mean``: μ = ln(mean) − σ²/2 (rounded, at least 1)."""
     if dist is None or dist.kind == "fixed":
         return np.full(n, mean, dtype=np.int64)
     if dist.kind == "uniform":
@@ -54,7 +57,10 @@ def lengths(rng: np.random.Generator, dist: LengthDist | None, mean: int, n: int
         if hi < lo:
             raise SpecError(f"{field}.high", hi, f"is below low = {lo}", "give high >= low")
         return rng.integers(lo, hi + 1, size=n)
-    sigma = dist.sigma if dist.sigma is not None else 1.0
+    if dist.sigma is None:
+        raise SpecError(f"{field}.sigma", None, "a lognormal length distribution needs σ",
+                        "set sigma (the standard deviation of log(length), e.g. 0.5)")  # fmt: skip
+    sigma = dist.sigma
     mu = np.log(mean) - sigma**2 / 2.0  # so that E[length] = mean
     return np.maximum(1, np.round(rng.lognormal(mu, sigma, size=n))).astype(np.int64)
 
@@ -69,29 +75,45 @@ def read_trace(path: str) -> Requests:
         raise SpecError("inference.arrival.path", path, "file not found", "give the path of a CSV or JSONL trace")
     rows: list[dict[str, object]]
     if p.suffix == ".jsonl":
-        try:
-            rows = [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
-        except json.JSONDecodeError as exc:
-            raise SpecError("inference.arrival.path", path, f"line {exc.lineno}: not JSON", "fix the trace") from None
+        rows = []
+        for lineno, line in enumerate(p.read_text().splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                raise SpecError("inference.arrival.path", path, f"line {lineno}: not JSON", "fix the trace") from None
     else:
-        with p.open(newline="") as fh:
-            rows = list(csv.DictReader(fh))
+        try:
+            with p.open(newline="") as fh:
+                rows = list(csv.DictReader(fh))
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise SpecError("inference.arrival.path", path, f"not a readable CSV ({exc})", "fix the trace") from None
     if not rows:
         raise SpecError("inference.arrival.path", path, "trace is empty", "give at least one request")
     cols: dict[str, list[float]] = {k: [] for k in (*REQUIRED_TRACE, "priority")}
     prefix_names: list[str] = []
     for i, row in enumerate(rows, start=1):
-        for key in REQUIRED_TRACE:
+        if not isinstance(row, dict):
+            raise SpecError(f"trace row {i}", row, "is not an object", "write one JSON object per line")
+        for key in (*REQUIRED_TRACE, "priority"):
             raw = row.get(key)
+            if key == "priority" and raw in (None, ""):
+                raw = 0
             try:
                 value = float(raw)  # type: ignore[arg-type]
             except (TypeError, ValueError):
                 raise SpecError(f"trace row {i}.{key}", raw, "missing or not a number",
-                                f"every row needs {', '.join(REQUIRED_TRACE)}") from None  # fmt: skip
-            if value < 0 or (key != "arrival_s" and value < 1):
-                raise SpecError(f"trace row {i}.{key}", raw, "must be positive", "fix the trace row")
+                                f"every row needs {', '.join(REQUIRED_TRACE)} (priority optional, an integer)"
+                                ) from None  # fmt: skip
+            if not math.isfinite(value):
+                raise SpecError(f"trace row {i}.{key}", raw, "is not finite", "fix the trace row")
+            if key != "arrival_s" and not value.is_integer():
+                raise SpecError(f"trace row {i}.{key}", raw, "must be a whole number", "fix the trace row")
+            if (key == "arrival_s" and value < 0) or (key in ("input_tokens", "output_tokens") and value < 1):
+                raise SpecError(f"trace row {i}.{key}", raw, "must be positive" if key != "arrival_s" else
+                                "must be ≥ 0", "fix the trace row")  # fmt: skip
             cols[key].append(value)
-        cols["priority"].append(float(row.get("priority") or 0))  # type: ignore[arg-type]
         prefix_names.append(str(row.get("prefix_id") or ""))
     order = np.argsort(np.asarray(cols["arrival_s"]), kind="stable")
     prompts = np.asarray(cols["input_tokens"], dtype=np.int64)

@@ -1,13 +1,17 @@
 """The discrete-event loop: arrivals, a router, replicas, and per-request records.
 
-Heap keyed (time_s, kind, seq) as SimPy orders events; all counters live on the Simulation instance
-(no state shared between runs); one seed → numpy SeedSequence.spawn streams for arrivals and lengths.
+Events sit in a heap keyed (time_s, kind, seq) as SimPy orders them (seq breaks ties in insertion order);
+one event per iteration per replica, never one per token. All counters live on the Simulation instance
+(no state shared between runs).
+
+Prefill/decode disaggregation (DistServe, Zhong et al. OSDI'24; Splitwise, Patel et al. ISCA'24): a
+request is prefilled on a prefill replica, which emits its first token; its KV then travels to a decode
+replica (``kv_transfer_s_per_token`` per context token) and joins that replica's decode set.
 """
 
 from __future__ import annotations
 
 import heapq
-import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,11 +19,12 @@ import numpy as np
 from aiinfra.analytic.step_time import StepTimeModel
 from aiinfra.sim.arrivals import Requests
 from aiinfra.sim.replica import Replica, SchedulerLimits, Seq
+from aiinfra.sim.router import make_router
 
-ARRIVAL, STEP_END = 0, 1
+ARRIVAL, KV_ARRIVAL, STEP_END = 0, 1, 2
 
 
-@dataclass
+@dataclass(eq=False)
 class Records:
     """Per-request outcomes (arrays indexed by request id) and per-iteration samples."""
 
@@ -28,11 +33,18 @@ class Records:
     finish_s: np.ndarray
     input_tokens: np.ndarray
     output_tokens: np.ndarray
+    priority: np.ndarray
     itl_s: list[float] = field(default_factory=list)
+    """Durations of iterations that decoded (each weighted by its decoding sequences in ``itl_weight``)."""
     itl_weight: list[int] = field(default_factory=list)
-    queue_t_s: list[float] = field(default_factory=list)
+    sample_t_s: list[float] = field(default_factory=list)
+    """Times of the samples below: the end of every iteration of any replica."""
     queue_len: list[int] = field(default_factory=list)
+    """Requests waiting, all replicas."""
+    running_seqs: list[int] = field(default_factory=list)
+    """Sequences admitted (prefilling or decoding), all replicas."""
     kv_util_frac: list[float] = field(default_factory=list)
+    """KV cache in use / capacity of the replica whose iteration ended (not clipped: ≤ 1 is a checked invariant)."""
     iterations: int = 0
     preemptions: int = 0
     prefix_hits: int = 0
@@ -40,24 +52,34 @@ class Records:
 
 
 class Simulation:
+    """One simulated deployment. ``limits`` gives the mixed replicas' settings, or with ``decode_limits``
+    the prefill pool's (``replicas`` of them) and the decode pool's (``decode_replicas``)."""
+
     def __init__(
         self,
         model: StepTimeModel,
         limits: SchedulerLimits,
         replicas: int,
         router: str = "round-robin",
-        sample_every: int = 1,
+        decode_limits: SchedulerLimits | None = None,
+        decode_replicas: int = 0,
+        kv_transfer_s_per_token: float = 0.0,
     ) -> None:
-        self.replicas = [Replica(i, model, limits) for i in range(replicas)]
-        self.router = router
-        self._rr = itertools.count()
-        self._seq = itertools.count()
-        self.sample_every = sample_every
+        cache: dict[tuple[int, int, int, int], float] = {}
+        self.front = [Replica(i, model, limits, cache) for i in range(replicas)]
+        self.back: list[Replica] = []
+        if decode_limits is not None:
+            self.back = [Replica(replicas + i, model, decode_limits, cache) for i in range(decode_replicas)]
+        self.replicas = self.front + self.back
+        self.router = make_router(router)
+        self.back_router = make_router(router)
+        self.kv_transfer_s_per_token = kv_transfer_s_per_token
+        self._seq = 0
 
-    def _route(self) -> Replica:
-        if self.router == "least-outstanding-tokens":
-            return min(self.replicas, key=lambda r: (r.outstanding_tokens(), r.idx))
-        return self.replicas[next(self._rr) % len(self.replicas)]
+    def _push(self, heap: list[tuple[float, int, int, int]], t: float, kind: int, payload: int) -> int:
+        self._seq += 1
+        heapq.heappush(heap, (t, kind, self._seq, payload))
+        return self._seq
 
     def run(self, reqs: Requests, closed_loop_clients: int | None = None) -> Records:
         n = len(reqs)
@@ -67,62 +89,88 @@ class Simulation:
             finish_s=np.full(n, np.nan),
             input_tokens=np.asarray(reqs.input_tokens),
             output_tokens=np.asarray(reqs.output_tokens),
+            priority=np.asarray(reqs.priority),
         )
         heap: list[tuple[float, int, int, int]] = []
+        in_transit: dict[int, Seq] = {}
         if closed_loop_clients:
             # each client sends its next request when its previous one completes (zero think time)
-            first = min(closed_loop_clients, n)
-            for rid in range(first):
-                rec.arrival_s[rid] = 0.0
-                heapq.heappush(heap, (0.0, ARRIVAL, next(self._seq), rid))
-            next_rid = first
+            next_rid = min(closed_loop_clients, n)
+            rec.arrival_s[:next_rid] = 0.0
+            for rid in range(next_rid):
+                self._push(heap, 0.0, ARRIVAL, rid)
         else:
             for rid in range(n):
-                heapq.heappush(heap, (float(reqs.arrival_s[rid]), ARRIVAL, next(self._seq), rid))
+                self._push(heap, float(reqs.arrival_s[rid]), ARRIVAL, rid)
             next_rid = n
+        prefix_id, prefix_tokens = reqs.prefix_id, reqs.prefix_tokens
         now = 0.0
         done: list[Seq] = []
-        cap = self.replicas[0].lim.kv_capacity_tokens
+        handoff: list[Seq] = []
+        touched: list[Replica] = []
         while heap:
-            t, kind, _, payload = heapq.heappop(heap)
-            assert t >= now - 1e-12, "time ran backwards"
+            t, kind, key, payload = heapq.heappop(heap)
+            if t < now:
+                raise AssertionError(f"time ran backwards: {t} < {now}")
             now = t
             if kind == ARRIVAL:
                 rid = payload
-                rep = self._route()
-                seq = Seq(rid=rid, prompt=int(reqs.input_tokens[rid]), out_total=int(reqs.output_tokens[rid]),
-                          arrival_s=now, priority=int(reqs.priority[rid]))  # fmt: skip
-                if reqs.prefix_id is not None and reqs.prefix_tokens is not None:
-                    seq.prefix_id = int(reqs.prefix_id[rid])
-                    seq.prefix_tokens = int(reqs.prefix_tokens[rid])
+                rep = self.router.pick(self.front)
+                seq = Seq(rid=rid, prompt_tokens=int(reqs.input_tokens[rid]),
+                          output_tokens=int(reqs.output_tokens[rid]), arrival_s=now,
+                          priority=int(reqs.priority[rid]))  # fmt: skip
+                if prefix_id is not None and prefix_tokens is not None:
+                    seq.prefix_id = int(prefix_id[rid])
+                    seq.prefix_tokens = int(prefix_tokens[rid])
                 rep.enqueue(seq)
+            elif kind == KV_ARRIVAL:
+                rep = self.back_router.pick(self.back)
+                rep.enqueue(in_transit.pop(key))
             else:
                 rep = self.replicas[payload]
                 n_dec = rep.n_decode_in_step
-                rep.finish_step(now, done)
+                rep.finish_step(now, done, handoff)
                 rec.iterations += 1
                 if n_dec:
                     rec.itl_s.append(rep.step_s)
                     rec.itl_weight.append(n_dec)
-                if rec.iterations % self.sample_every == 0:
-                    rec.queue_t_s.append(now)
-                    rec.queue_len.append(sum(len(r.waiting) for r in self.replicas))
-                    rec.kv_util_frac.append(min(rep.kv_tokens() / cap, 1.0) if cap else 0.0)
+                rec.sample_t_s.append(now)
+                waiting = running = 0
+                for r in self.replicas:
+                    waiting += len(r.waiting)
+                    running += len(r.decode) + len(r.prefilling)
+                rec.queue_len.append(waiting)
+                rec.running_seqs.append(running)
+                cap = rep.lim.kv_capacity_tokens
+                rec.kv_util_frac.append(rep.kv_tokens() / cap if cap else 0.0)
+                for seq in handoff:
+                    rec.first_token_s[seq.rid] = seq.first_token_s
+                    ctx = seq.prompt_tokens + 1.0
+                    moved = Seq(rid=seq.rid, prompt_tokens=int(ctx), output_tokens=seq.output_tokens,
+                                arrival_s=seq.arrival_s, priority=seq.priority, prefilled_tokens=int(ctx),
+                                generated_tokens=seq.generated_tokens, first_token_s=seq.first_token_s,
+                                swapped_ctx_tokens=ctx, via_network=True)  # fmt: skip
+                    k = self._push(heap, now + ctx * self.kv_transfer_s_per_token, KV_ARRIVAL, 0)
+                    in_transit[k] = moved
+                handoff.clear()
                 for seq in done:
                     rec.first_token_s[seq.rid] = seq.first_token_s
                     rec.finish_s[seq.rid] = now
                     if closed_loop_clients and next_rid < n:
                         rec.arrival_s[next_rid] = now
-                        heapq.heappush(heap, (now, ARRIVAL, next(self._seq), next_rid))
+                        self._push(heap, now, ARRIVAL, next_rid)
                         next_rid += 1
                 done.clear()
-            # start idle replicas that have work (the one touched by this event first)
-            for r in (rep, *self.replicas):
+            touched.append(rep)
+            if heap and heap[0][0] == now:
+                continue  # handle every event of this instant first (simultaneous arrivals batch together)
+            # start the replicas these events touched if they are idle and have work (no other replica changed)
+            for r in touched:
                 if not r.busy and r.has_work():
                     batch = r.plan()
                     if batch is not None:
-                        dt = r.start(batch)
-                        heapq.heappush(heap, (now + dt, STEP_END, next(self._seq), r.idx))
+                        self._push(heap, now + r.start(batch), STEP_END, r.idx)
+            touched.clear()
         rec.end_s = now
         rec.preemptions = sum(r.preemptions for r in self.replicas)
         rec.prefix_hits = sum(r.prefix_hits for r in self.replicas)

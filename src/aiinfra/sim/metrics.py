@@ -1,9 +1,16 @@
 """Latency and throughput statistics of a simulated run.
 
-TPOT is given two ways (tools disagree; see ai-dynamo/aiconfigurator PR #1141):
-* exclusive TPOT = (finish − first token) / (output tokens − 1): the mean gap between output tokens;
-* inclusive TPOT = (finish − arrival) / output tokens: end-to-end time per output token (TTFT included).
-ITL is the per-token gap distribution: every iteration contributes its duration once per decoding sequence.
+Per request (arrival a, first token f, finish e, n output tokens):
+* TTFT = f − a (queueing + prefill);
+* exclusive TPOT = (e − f) / (n − 1): the mean gap between output tokens after the first (vLLM's
+  benchmark_serving and NVIDIA GenAI-Perf "inter-token latency" per request; requests with n = 1 have none);
+* inclusive TPOT = (e − a) / n: end-to-end time per output token, TTFT included (what some tools call
+  TPOT; the two differ most for short outputs and long queues — see ai-dynamo/aiconfigurator PR #1141);
+* end-to-end latency = e − a.
+ITL is the distribution of gaps between consecutive output tokens over all tokens: every decoding
+iteration contributes its duration once per sequence it advanced (with speculative decoding a gap
+delivers ≈ (1 − α^(γ+1))/(1 − α) tokens at once).
+Goodput (DistServe, Zhong et al. OSDI'24) = completed requests that meet every SLO limit, per second.
 """
 
 from __future__ import annotations
@@ -45,6 +52,16 @@ def weighted_pct(values: list[float], weights: list[int]) -> Percentiles:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ClassSummary:
+    """Latencies of one priority class (lower value = served first)."""
+
+    priority: int
+    requests: int
+    ttft_s: Percentiles
+    e2e_s: Percentiles
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SimSummary:
     requests: int
     completed: int
@@ -61,9 +78,27 @@ class SimSummary:
     kv_utilisation_mean_frac: float
     kv_utilisation_max_frac: float
     queue_length_max: int
+    running_seqs_max: int
     preemptions: int
     prefix_cache_hits: int
     iterations: int
+    priority_classes: tuple[ClassSummary, ...] = ()
+    """Per-class latencies when the requests carry more than one priority."""
+
+
+def slo_misses(s: SimSummary, slo: Slo) -> list[str]:
+    """The SLO's percentile limits that a run misses, each as "metric value > limit" (empty = met).
+    ttft_p90_s bounds the 90th-percentile TTFT, tpot_p99_s the 99th-percentile exclusive TPOT,
+    e2e_p99_s the 99th-percentile end-to-end latency; an unfinished request fails the SLO."""
+    out: list[str] = []
+    checks = (("TTFT p90", s.ttft_s.p90, slo.ttft_p90_s), ("TPOT p99", s.tpot_exclusive_s.p99, slo.tpot_p99_s),
+              ("end-to-end p99", s.e2e_s.p99, slo.e2e_p99_s))  # fmt: skip
+    for name, value, limit in checks:
+        if limit is not None and not value <= limit:  # NaN (nothing measured) fails
+            out.append(f"{name} {value * 1e3:.4g} ms > {limit * 1e3:.4g} ms")
+    if s.completed < s.requests:
+        out.append(f"only {s.completed} of {s.requests} requests finished")
+    return out
 
 
 def summarise(rec: Records, slo: Slo | None) -> SimSummary:
@@ -85,9 +120,17 @@ def summarise(rec: Records, slo: Slo | None) -> SimSummary:
             ok &= np.where(multi, tpot_ex <= slo.tpot_p99_s, True)
         if slo.e2e_p99_s is not None:
             ok &= e2e <= slo.e2e_p99_s
-        attain = float(ok.sum() / done.sum())
+        attain = float(ok.sum() / ok.size)  # an unfinished request misses the SLO
         good = float(ok.sum() / span) if span > 0 else 0.0
     kv = np.asarray(rec.kv_util_frac) if rec.kv_util_frac else np.zeros(1)
+    classes: tuple[ClassSummary, ...] = ()
+    levels = np.unique(rec.priority)
+    if levels.size > 1:
+        classes = tuple(
+            ClassSummary(priority=int(p), requests=int((rec.priority == p).sum()),
+                         ttft_s=pct(ttft[done & (rec.priority == p)]), e2e_s=pct(e2e[done & (rec.priority == p)]))
+            for p in levels
+        )  # fmt: skip
     return SimSummary(
         requests=len(rec.arrival_s), completed=int(done.sum()), duration_s=span, ttft_s=pct(ttft[done]),
         tpot_exclusive_s=pct(tpot_ex[done]), tpot_inclusive_s=pct(tpot_in[done]),
@@ -96,5 +139,7 @@ def summarise(rec: Records, slo: Slo | None) -> SimSummary:
         requests_per_s=float(done.sum() / span) if span > 0 else 0.0, goodput_requests_per_s=good,
         slo_attainment_frac=attain, kv_utilisation_mean_frac=float(kv.mean()),
         kv_utilisation_max_frac=float(kv.max()), queue_length_max=max(rec.queue_len, default=0),
-        preemptions=rec.preemptions, prefix_cache_hits=rec.prefix_hits, iterations=rec.iterations,
+        running_seqs_max=max(rec.running_seqs, default=0), preemptions=rec.preemptions,
+        prefix_cache_hits=rec.prefix_hits, iterations=rec.iterations,
+        priority_classes=classes,
     )  # fmt: skip

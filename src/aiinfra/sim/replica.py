@@ -1,14 +1,26 @@
 """One model replica: continuous batching (Orca/vLLM iteration-level scheduling) or static batching.
 
 Work per iteration is described by a StepBatch and priced by the StepTimeModel (the seam shared with
-the analytic planner). Decoding progress is tracked per iteration in aggregate: each running sequence's
-finishing iteration is known when it starts decoding, so an iteration costs O(1) plus O(log n) per
-request event, never a loop over all running sequences.
+the analytic planner). Decoding progress is tracked in aggregate: all decoding sequences advance together,
+so each one's finishing decode step is known when it joins the decode set; an iteration costs O(1) plus
+O(log n) per request event, never a loop over the running sequences.
 
-Paged KV cache (Kwon et al. 2023, vLLM): usage is counted in tokens plus the mean internal fragmentation
-of half a block per sequence; when an iteration would exceed the blocks, the newest decoding sequence is
-preempted (recompute: its prompt and generated tokens are prefilled again later; swap: its KV returns
-without recomputation).
+Scheduling follows vLLM (Kwon et al. SOSP'23; vLLM v1 ``Scheduler.schedule``):
+
+* token budget per iteration = ``max_num_batched_tokens``; decoding sequences take one token each
+  (γ + 1 with speculative decoding), prompt chunks fill the rest (chunked prefill, Sarathi-Serve,
+  Agrawal et al. OSDI'24); at most ``max_num_seqs`` running sequences;
+* without chunked prefill an iteration that admits prompts runs them alone (vLLM v0's default scheduler
+  prioritises prefills; decodes wait one iteration — the "generation stall" Sarathi-Serve removes);
+* waiting requests are served by (priority, arrival): a lower priority value is served first (vLLM's
+  ``--scheduling-policy priority``); the head of the queue blocks when its KV does not fit (FCFS);
+* paged KV cache: a prompt's blocks are reserved when it is admitted; usage is counted in tokens plus
+  the mean internal fragmentation of half a block per sequence (Kwon et al. 2023 §4.2: waste is confined
+  to a sequence's last block); when decoding would exceed the blocks, the running sequence with the
+  largest (priority, arrival) is preempted — ``recompute`` drops its KV and prefills prompt + output
+  again later, ``swap`` copies the KV to host memory over PCIe and back (vLLM v0 ``PreemptionMode``);
+* static batching (the pre-Orca baseline): an idle replica takes up to ``max_num_seqs`` waiting requests,
+  prefills them together, and admits nothing new until the whole batch has finished.
 """
 
 from __future__ import annotations
@@ -20,30 +32,40 @@ from dataclasses import dataclass, field
 from aiinfra.analytic.step_time import StepBatch, StepTimeModel
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Seq:
+    """A request's state on a replica (a preempted request re-enters as a fresh Seq)."""
+
     rid: int
-    prompt: int
-    """Tokens to prefill (grows on recompute preemption)."""
-    out_total: int
+    prompt_tokens: int
+    """Tokens to prefill on this admission (the input; prompt + output so far after a recompute)."""
+    output_tokens: int
+    """Output tokens the request produces in total."""
     arrival_s: float
     priority: int = 0
-    prefilled: int = 0
-    generated: int = 0
-    """Output tokens produced at the time the sequence (re)joined the decode set."""
-    join_iter: int = 0
+    prefilled_tokens: int = 0
+    generated_tokens: int = 0
+    """Output tokens produced when it (re)joined the decode set."""
+    join_step: int = 0
+    """The replica's decode-step counter when it joined the decode set."""
+    join_id: int = -1
+    """Which join of the replica this is (a finish-heap entry from an earlier, preempted join is stale)."""
     ctx_join_tokens: float = 0.0
-    """Tokens in its KV cache when it (re)joined the decode set."""
-    recomputed: bool = False
+    """Context (KV entries read) at its first decode step after joining."""
     first_token_s: float = math.nan
-    swapped: bool = False
+    swapped_ctx_tokens: float = 0.0
+    """> 0: its KV (this many tokens) waits in host memory (swap) or arrives from a prefill replica."""
+    via_network: bool = False
+    """Its KV came from a prefill replica (disaggregation), not from this replica's host memory."""
     active: bool = True
     prefix_id: int = -1
     prefix_tokens: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SchedulerLimits:
+    """A replica's scheduler settings and KV capacity (resolved from the scenario by sim.run)."""
+
     static: bool
     max_num_seqs: int
     max_num_batched_tokens: int
@@ -53,50 +75,66 @@ class SchedulerLimits:
     block_tokens: int
     tokens_per_step: float
     """Output tokens per decode step per sequence (1, or the speculative expectation)."""
+    budget_tokens_per_decode: int = 1
+    """Token-budget slots a decoding sequence takes per iteration (γ + 1 with speculative decoding)."""
     prefix_caching: bool = False
+    swap_s_per_token: float = 0.0
+    """Host⇄device copy time of one token's KV (swap preemption): KV bytes per accelerator / PCIe bandwidth."""
+    role: str = "mixed"
+    """mixed | prefill | decode (prefill/decode disaggregation)."""
 
 
-@dataclass
+@dataclass(eq=False)
 class Replica:
     idx: int
     model: StepTimeModel
     lim: SchedulerLimits
+    time_cache: dict[tuple[int, int, int, int], float] = field(default_factory=dict)
+    """Memoised step times, shared by the replicas of one simulation."""
     waiting: list[tuple[int, float, int, Seq]] = field(default_factory=list)
     prefilling: list[Seq] = field(default_factory=list)
     decode: dict[int, Seq] = field(default_factory=dict)
-    finish_heap: list[tuple[int, int]] = field(default_factory=list)
-    iter_count: int = 0
+    finish_heap: list[tuple[int, int, int]] = field(default_factory=list)
+    """(finishing decode step, join id, request id)."""
+    joins: int = 0
+    iterations: int = 0
+    decode_steps: int = 0
     sum_ctx_tokens: float = 0.0
+    """Σ context of the decoding sequences at the next decode step."""
+    reserved_prompt_tokens: int = 0
+    """Σ (prompt + 1) of admitted sequences still prefilling: their blocks, and the slot of the token their
+    prefill samples, are reserved at admission."""
+    outstanding_tokens: float = 0.0
+    """Prompt tokens still to prefill + output tokens still to produce, of every request on this replica."""
     busy: bool = False
     preemptions: int = 0
     prefix_hits: int = 0
     cached_prefixes: set[int] = field(default_factory=set)
-    static_batch_open: bool = True
     # the iteration in flight
     chunks: list[tuple[Seq, int]] = field(default_factory=list)
     n_decode_in_step: int = 0
     step_s: float = 0.0
-    _time_cache: dict[tuple[int, int, int, int], float] = field(default_factory=dict)
+    extra_s: float = 0.0
+    """Swap copies charged to the next iteration."""
 
     # ---- bookkeeping
-    def outstanding_tokens(self) -> int:
-        w = sum(s.prompt - s.prefilled + s.out_total - s.generated for *_, s in self.waiting)
-        p = sum(s.prompt - s.prefilled + s.out_total for s in self.prefilling)
-        return w + p + len(self.decode) * 1
-
     def has_work(self) -> bool:
         return bool(self.waiting or self.prefilling or self.decode)
 
+    def running(self) -> int:
+        return len(self.decode) + len(self.prefilling)
+
     def enqueue(self, seq: Seq) -> None:
         heapq.heappush(self.waiting, (seq.priority, seq.arrival_s, seq.rid, seq))
+        self.outstanding_tokens += seq.prompt_tokens - seq.prefilled_tokens + seq.output_tokens - seq.generated_tokens
 
     def _ctx(self, seq: Seq) -> float:
-        return seq.ctx_join_tokens + (self.iter_count - seq.join_iter) * self.lim.tokens_per_step
+        return seq.ctx_join_tokens + (self.decode_steps - seq.join_step) * self.lim.tokens_per_step
 
     def kv_tokens(self) -> float:
-        held = self.sum_ctx_tokens + sum(s.prefilled for s in self.prefilling)
+        """KV cache in use, in tokens: decoding contexts + reserved prompts + half a block per sequence."""
         n = len(self.decode) + len(self.prefilling)
-        return held + n * (self.lim.block_tokens - 1) / 2.0
+        return self.sum_ctx_tokens + self.reserved_prompt_tokens + n * (self.lim.block_tokens - 1) / 2.0
 
     def _time(self, batch: StepBatch) -> float:
         # memoise on a coarse key (the model is smooth): 64-token prefill buckets, and context buckets of
@@ -105,30 +143,49 @@ class Replica:
         shift = max(8, ctx.bit_length() - 7)
         key = (batch.prefill_tokens // 64, int(batch.prefill_attention_pairs) >> 16, batch.decode_seqs,
                (ctx >> shift) << 6 | shift)  # fmt: skip
-        t = self._time_cache.get(key)
+        t = self.time_cache.get(key)
         if t is None:
             t = self.model.iteration_time_s(batch)
-            self._time_cache[key] = t
+            self.time_cache[key] = t
         return t
 
-    # ---- scheduling
-    def _preempt_newest(self) -> None:
-        rid = max(self.decode, key=lambda r: (self.decode[r].join_iter, r))
-        seq = self.decode.pop(rid)
+    def _join_decode(self, seq: Seq, ctx_tokens: float) -> None:
+        lim = self.lim
+        seq.join_step = self.decode_steps
+        self.joins += 1
+        seq.join_id = self.joins
+        seq.ctx_join_tokens = ctx_tokens
+        seq.active = True
+        self.decode[seq.rid] = seq
+        self.sum_ctx_tokens += ctx_tokens
+        steps = math.ceil((seq.output_tokens - seq.generated_tokens) / lim.tokens_per_step)
+        heapq.heappush(self.finish_heap, (self.decode_steps + steps, seq.join_id, seq.rid))
+
+    def _leave_decode(self, seq: Seq) -> float:
+        """Remove ``seq`` from the decode set (finished or preempted); returns its context."""
+        del self.decode[seq.rid]
         seq.active = False
         ctx = self._ctx(seq)
         self.sum_ctx_tokens -= ctx
-        produced = int(seq.generated + (self.iter_count - seq.join_iter) * self.lim.tokens_per_step)
-        clone = Seq(rid=seq.rid, prompt=seq.prompt, out_total=seq.out_total, arrival_s=seq.arrival_s,
-                    priority=seq.priority, generated=produced, first_token_s=seq.first_token_s)  # fmt: skip
-        if self.lim.preemption == "recompute":
-            clone.prompt = int(ctx)  # prompt and generated tokens are prefilled again
-            clone.recomputed = True
-        else:
-            clone.prompt = int(ctx)
-            clone.prefilled = clone.prompt  # KV comes back from host memory: nothing to prefill
-            clone.recomputed = True
-            clone.swapped = True
+        # the aggregate took tokens_per_step per decode step off the outstanding count; settle to what it
+        # really produced, and drop what it will not produce here
+        self.outstanding_tokens += (self.decode_steps - seq.join_step) * self.lim.tokens_per_step
+        self.outstanding_tokens -= seq.output_tokens - seq.generated_tokens
+        return ctx
+
+    # ---- scheduling
+    def _preempt_one(self) -> None:
+        victim = max(self.decode.values(), key=lambda s: (s.priority, s.arrival_s, s.rid))
+        steps = self.decode_steps - victim.join_step
+        produced = min(victim.output_tokens - 1, int(victim.generated_tokens + steps * self.lim.tokens_per_step))
+        ctx = self._leave_decode(victim)  # the remaining output is added back by enqueue
+        clone = Seq(rid=victim.rid, prompt_tokens=int(ctx), output_tokens=victim.output_tokens,
+                    arrival_s=victim.arrival_s, priority=victim.priority, generated_tokens=produced,
+                    first_token_s=victim.first_token_s)  # fmt: skip
+        if self.lim.preemption == "swap":
+            clone.prefilled_tokens = clone.prompt_tokens  # nothing to recompute
+            clone.swapped_ctx_tokens = ctx
+            self.extra_s += ctx * self.lim.swap_s_per_token  # swap out
         self.preemptions += 1
         self.enqueue(clone)
 
@@ -136,97 +193,113 @@ class Replica:
         """Choose the next iteration's work (prefill chunks + decodes); None when idle."""
         lim = self.lim
         cap = lim.kv_capacity_tokens
+        while self.decode and self.kv_tokens() + len(self.decode) * lim.tokens_per_step > cap:
+            self._preempt_one()
         n_dec = len(self.decode)
         growth = n_dec * lim.tokens_per_step
-        while self.decode and self.kv_tokens() + growth > cap:
-            self._preempt_newest()
-            n_dec = len(self.decode)
-            growth = n_dec * lim.tokens_per_step
         chunks: list[tuple[Seq, int]] = []
-        budget = lim.max_num_batched_tokens - n_dec if not lim.static else 1 << 60
-        kv_free = cap - self.kv_tokens() - growth
+        if lim.static:
+            budget = 1 << 60
+        elif lim.chunked_prefill:
+            budget = lim.max_num_batched_tokens - n_dec * lim.budget_tokens_per_decode
+        else:  # a prefill iteration runs without the decodes
+            budget = lim.max_num_batched_tokens
         for seq in self.prefilling:
-            take = min(seq.prompt - seq.prefilled, budget) if lim.chunked_prefill else seq.prompt - seq.prefilled
-            if take <= 0 or take > budget:
-                continue
-            chunks.append((seq, take))
-            budget -= take
-            kv_free -= take
-        admit = (not lim.static) or (not self.decode and not self.prefilling and self.static_batch_open)
+            left = seq.prompt_tokens - seq.prefilled_tokens
+            take = min(left, budget) if lim.chunked_prefill else left
+            if 0 < take <= budget:
+                chunks.append((seq, take))
+                budget -= take
+        kv_free = cap - self.kv_tokens() - growth
+        admit = not lim.static or not (self.decode or self.prefilling)
         running = n_dec + len(self.prefilling)
         while admit and self.waiting and running < lim.max_num_seqs and budget > 0:
             seq = self.waiting[0][3]
-            if lim.prefix_caching and seq.prefix_id in self.cached_prefixes and seq.prefilled == 0:
-                seq.prefilled = min(seq.prefix_tokens, seq.prompt - 1)  # reuse the cached prefix's KV
+            if seq.swapped_ctx_tokens > 0:  # swap in (or KV arriving from a prefill replica): no prefill work
+                need_kv = seq.swapped_ctx_tokens + lim.block_tokens + lim.tokens_per_step  # it decodes this step
+                if need_kv > kv_free:
+                    break
+                heapq.heappop(self.waiting)
+                if not seq.via_network:
+                    self.extra_s += seq.swapped_ctx_tokens * lim.swap_s_per_token
+                self._join_decode(seq, seq.swapped_ctx_tokens)
+                seq.swapped_ctx_tokens = 0.0
+                running += 1
+                kv_free -= need_kv
+                continue
+            if lim.prefix_caching and seq.prefix_id in self.cached_prefixes and seq.prefilled_tokens == 0:
+                seq.prefilled_tokens = min(seq.prefix_tokens, seq.prompt_tokens - 1)  # reuse the cached prefix
+                self.outstanding_tokens -= seq.prefilled_tokens
                 self.prefix_hits += 1
-            need = seq.prompt - seq.prefilled
-            reserve = need + lim.block_tokens  # its prompt plus one block to start decoding
-            if reserve > kv_free and (running > 0 or reserve > cap):
+            need = seq.prompt_tokens - seq.prefilled_tokens
+            reserve = seq.prompt_tokens + lim.block_tokens  # its prompt plus one block to start decoding
+            if reserve > kv_free:
                 break
-            take = need if (not lim.chunked_prefill or lim.static) else min(need, budget)
+            take = min(need, budget) if lim.chunked_prefill and not lim.static else need
             if take > budget and running > 0:
                 break
             heapq.heappop(self.waiting)
             self.prefilling.append(seq)
+            self.reserved_prompt_tokens += seq.prompt_tokens + 1  # + the slot of its first decode token
             running += 1
-            if take > 0:
-                chunks.append((seq, take))
-                budget -= take
-            else:
-                chunks.append((seq, 0))  # swapped in: no prefill work
+            chunks.append((seq, take))
+            budget -= take
             kv_free -= reserve
         if not chunks and not self.decode:
             return None
         self.chunks = chunks
-        self.n_decode_in_step = len(self.decode)
-        pairs = sum(c * (s.prefilled + (c + 1) / 2.0) for s, c in chunks)
+        prefill_only = bool(chunks) and not lim.chunked_prefill and not lim.static
+        self.n_decode_in_step = 0 if prefill_only else len(self.decode)
+        pairs = sum(c * (s.prefilled_tokens + (c + 1) / 2.0) for s, c in chunks)
         return StepBatch(
             prefill_tokens=sum(c for _, c in chunks),
             prefill_attention_pairs=pairs,
-            decode_seqs=len(self.decode),
-            decode_context_tokens=int(self.sum_ctx_tokens),
+            decode_seqs=self.n_decode_in_step,
+            decode_context_tokens=int(self.sum_ctx_tokens) if self.n_decode_in_step else 0,
         )
 
     def start(self, batch: StepBatch) -> float:
+        """Begin the planned iteration; returns its duration (step time + swap copies)."""
         self.busy = True
-        self.step_s = self._time(batch)
+        self.step_s = self._time(batch) + self.extra_s
+        self.extra_s = 0.0
         return self.step_s
 
-    def finish_step(self, now_s: float, done: list[Seq]) -> None:
-        """Apply the iteration that just ended at ``now_s``; finished sequences are appended to ``done``."""
+    def finish_step(self, now_s: float, done: list[Seq], handoff: list[Seq]) -> None:
+        """Apply the iteration that just ended at ``now_s``. Finished sequences go to ``done``; on a prefill
+        replica, sequences whose prompt is complete go to ``handoff`` (their KV moves to a decode replica)."""
         lim = self.lim
         self.busy = False
-        self.iter_count += 1
-        self.sum_ctx_tokens += self.n_decode_in_step * lim.tokens_per_step
-        while self.finish_heap and self.finish_heap[0][0] <= self.iter_count:
-            _, rid = heapq.heappop(self.finish_heap)
-            seq = self.decode.get(rid)
-            if seq is None or not seq.active:
-                continue
-            self.sum_ctx_tokens -= self._ctx(seq)
-            del self.decode[rid]
-            seq.active = False
-            done.append(seq)
+        self.iterations += 1
+        if self.n_decode_in_step:
+            self.decode_steps += 1
+            self.sum_ctx_tokens += self.n_decode_in_step * lim.tokens_per_step
+            self.outstanding_tokens -= self.n_decode_in_step * lim.tokens_per_step
+            while self.finish_heap and self.finish_heap[0][0] <= self.decode_steps:
+                _, join_id, rid = heapq.heappop(self.finish_heap)
+                seq = self.decode.get(rid)
+                if seq is None or seq.join_id != join_id:
+                    continue  # preempted since
+                self._leave_decode(seq)
+                done.append(seq)
         for seq, take in self.chunks:
-            seq.prefilled += take
-            if seq.prefilled < seq.prompt:
+            seq.prefilled_tokens += take
+            self.outstanding_tokens -= take
+            if seq.prefilled_tokens < seq.prompt_tokens:
                 continue
             self.prefilling.remove(seq)
+            self.reserved_prompt_tokens -= seq.prompt_tokens + 1
             if seq.prefix_id >= 0:
                 self.cached_prefixes.add(seq.prefix_id)
             if math.isnan(seq.first_token_s):
                 seq.first_token_s = now_s
-                seq.generated = max(seq.generated, 1)
-            if seq.generated >= seq.out_total:
+            seq.generated_tokens += 1  # the prefill (or the recompute of prompt + output) samples a token
+            self.outstanding_tokens -= 1
+            if seq.generated_tokens >= seq.output_tokens:
                 done.append(seq)
-                continue
-            seq.join_iter = self.iter_count
-            seq.ctx_join_tokens = float(seq.prompt if seq.recomputed else seq.prompt + seq.generated)
-            seq.active = True
-            self.decode[seq.rid] = seq
-            self.sum_ctx_tokens += seq.ctx_join_tokens
-            steps = math.ceil((seq.out_total - seq.generated) / lim.tokens_per_step)
-            heapq.heappush(self.finish_heap, (self.iter_count + steps, seq.rid))
+            elif lim.role == "prefill":
+                self.outstanding_tokens -= seq.output_tokens - seq.generated_tokens
+                handoff.append(seq)
+            else:
+                self._join_decode(seq, seq.prompt_tokens + 1.0)
         self.chunks = []
-        if lim.static:
-            self.static_batch_open = not (self.decode or self.prefilling)

@@ -1,14 +1,22 @@
-"""Build and run a simulation from a scenario (the entry point the CLI and the capacity search call)."""
+"""Build and run a simulation from a scenario (the entry point the CLI and the capacity search call).
+
+This is the only module that wires the analytic StepTimeModel (aiinfra.analytic.inference.InferenceModel,
+the same one ``aiinfra infer`` uses) and the analytic KV capacity (aiinfra.inference.kv_capacity, vLLM's
+allocator: blocks = ⌊(util·HBM − weights − activation peak − reserve) / (block · KV bytes per token)⌋)
+into the kernel.
+"""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
+from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
-from aiinfra.analytic.step_time import StepTimeModel
+from aiinfra.analytic.step_time import StepBatch, StepTimeModel
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.inference import engine_defaults, kv_capacity, speculative_tokens_per_step
 from aiinfra.sim.arrivals import Requests, interarrival_s, lengths, read_trace
@@ -19,6 +27,8 @@ from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.serving_sim import SchedulerConfig, SimulationConfig
 from aiinfra.specs.workload import ServingWorkload
 
+SIM = "inference.simulation"
+
 
 @dataclass(frozen=True, slots=True)
 class SimResult:
@@ -26,118 +36,195 @@ class SimResult:
     records: Records
     limits: SchedulerLimits
     replicas: int
+    notes: tuple[str, ...] = ()
 
 
-def make_requests(wl: ServingWorkload, sim: SimulationConfig, seed: int, max_context: int | None) -> Requests:
+def _trace_path(raw: str, scenario_path: str) -> str:
+    """A relative trace path is read from the working directory, else next to the scenario file."""
+    p = Path(raw)
+    if p.is_absolute() or p.exists() or not scenario_path:
+        return raw
+    beside = Path(scenario_path).parent / p
+    return str(beside) if beside.exists() else raw
+
+
+def make_requests(
+    wl: ServingWorkload, sim: SimulationConfig, seed: int, max_context: int | None, scenario_path: str = ""
+) -> Requests:
+    """The request stream: a trace, or generated arrivals (one SeedSequence child stream each for arrival
+    gaps, prompt lengths and output lengths, so changing one distribution leaves the others' draws alone)."""
     arrival = wl.arrival
     if arrival is not None and arrival.kind == "trace":
         if not arrival.path:
             raise SpecError(
                 "inference.arrival.path", None, "a trace arrival needs a file", "set inference.arrival.path"
             )
-        reqs = read_trace(arrival.path)
+        reqs = read_trace(_trace_path(arrival.path, scenario_path))
     else:
-        n = wl.num_requests
         rate = wl.request_rate_per_s
         closed = arrival is not None and arrival.kind == "concurrency"
-        if n is None and wl.duration_s is not None and rate is not None:
-            n = max(1, math.ceil(wl.duration_s * rate))
-        if n is None:
-            raise SpecError("inference.num_requests", None, "the simulation needs a length",
-                            "set inference.num_requests (or duration_s with request_rate_per_s)")  # fmt: skip
         if not closed and rate is None:
             raise SpecError("inference.request_rate_per_s", None, "open-loop arrivals need a rate",
                             "set inference.request_rate_per_s, or arrival: {kind: concurrency}")  # fmt: skip
         arr_rng, in_rng, out_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3))
+        n = wl.num_requests
         if closed:
+            if n is None:
+                raise SpecError("inference.num_requests", None, "closed-loop runs need a request count",
+                                "set inference.num_requests")  # fmt: skip
             arrivals = np.zeros(n)
         else:
             assert rate is not None
-            gaps = interarrival_s(arr_rng, arrival.kind if arrival else "poisson", rate, n,
-                                  arrival.cv if arrival else None)  # fmt: skip
-            arrivals = np.cumsum(gaps) - gaps[0]
+            kind, cv = (arrival.kind, arrival.cv) if arrival else ("poisson", None)
+            if n is not None:
+                gaps = interarrival_s(arr_rng, kind, rate, n, cv)
+                arrivals = np.cumsum(gaps) - gaps[0]  # the first request arrives at t = 0
+            elif wl.duration_s is not None:  # every arrival in [0, duration_s)
+                expect = wl.duration_s * rate
+                gaps = interarrival_s(arr_rng, kind, rate, int(expect + 10 * math.sqrt(expect) * (cv or 1) + 10), cv)
+                arrivals = np.cumsum(gaps) - gaps[0]
+                arrivals = arrivals[arrivals < wl.duration_s]
+                n = int(arrivals.size)
+            else:
+                raise SpecError("inference.num_requests", None, "the simulation needs a length",
+                                "set inference.num_requests or inference.duration_s")  # fmt: skip
         reqs = Requests(
             arrival_s=arrivals,
-            input_tokens=lengths(in_rng, sim.input_lengths, wl.input_tokens, n, "inference.simulation.input_lengths"),
-            output_tokens=lengths(
-                out_rng, sim.output_lengths, wl.output_tokens, n, "inference.simulation.output_lengths"
-            ),
+            input_tokens=lengths(in_rng, sim.input_lengths, wl.input_tokens, n, f"{SIM}.input_lengths"),
+            output_tokens=lengths(out_rng, sim.output_lengths, wl.output_tokens, n, f"{SIM}.output_lengths"),
             priority=np.zeros(n, dtype=np.int64),
         )
     if max_context is not None:
-        longest = int((reqs.input_tokens + reqs.output_tokens).max())
-        if longest > max_context:
-            raise SpecError("inference.input_tokens", longest,
-                            f"a request needs {longest} tokens of context, more than the model's {max_context}",
-                            "shorten the prompts or outputs")  # fmt: skip
+        total = reqs.input_tokens + reqs.output_tokens
+        worst = int(np.argmax(total))
+        if int(total[worst]) > max_context:
+            raise SpecError("inference.input_tokens", int(total[worst]),
+                            f"request {worst} needs {int(total[worst])} tokens of context (prompt "
+                            f"{int(reqs.input_tokens[worst])} + output {int(reqs.output_tokens[worst])}), more than "
+                            f"the model's max_seq_len {max_context}", "shorten the prompts or outputs")  # fmt: skip
     return reqs
 
 
-def limits_for(scenario: Scenario, wl: ServingWorkload, im: InferenceModel) -> SchedulerLimits:
+def limits_for(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, role: str = "mixed") -> SchedulerLimits:
     sim = wl.simulation or SimulationConfig()
     sched = sim.scheduler or SchedulerConfig()
     eng = engine_defaults("vllm")
     budget = sched.max_num_batched_tokens or int(eng["max_num_batched_tokens"])
     cap = kv_capacity(im, wl.gpu_memory_utilization, wl.block_size_tokens, budget)
     if cap.kv_capacity_tokens <= 0:
-        raise InfeasibleError(f"{scenario.model.id} leaves no KV-cache memory on {scenario.cluster.accelerator.id} "
-                              f"with tp={im.tp} — raise tp or lower the weight precision")  # fmt: skip
-    tps = 1.0
+        raise InfeasibleError(f"infeasible, because {scenario.model.id} leaves no KV-cache memory on "
+                              f"{scenario.cluster.accelerator.id} with tp={im.tp} pp={im.pp} (weights "
+                              f"{cap.weights_bytes / 1e9:.1f} GB per accelerator) — raise tp or lower the weight "
+                              "precision")  # fmt: skip
+    tps, slots = 1.0, 1
     if wl.speculative is not None:
         tps = speculative_tokens_per_step(wl.speculative.acceptance_rate, wl.speculative.num_draft_tokens)
+        slots = wl.speculative.num_draft_tokens + 1
+    swap_s = 0.0
+    if sched.preemption == "swap":
+        pcie = scenario.cluster.accelerator.pcie
+        if pcie is None:
+            raise SpecError(f"{SIM}.scheduler.preemption", "swap",
+                            f"the PCIe bandwidth of {scenario.cluster.accelerator.id} is not in the catalog, so swap "
+                            "time is unknown", "use preemption: recompute, or add pcie to the catalog row")  # fmt: skip
+        swap_s = im.kv_bytes_per_token_per_accelerator / pcie.bw_one_way_bytes_per_s
     return SchedulerLimits(
         static=sched.kind == "static", max_num_seqs=sched.max_num_seqs or int(eng["max_num_seqs"]),
         max_num_batched_tokens=budget, chunked_prefill=sched.chunked_prefill, preemption=sched.preemption,
         kv_capacity_tokens=cap.kv_capacity_tokens, block_tokens=wl.block_size_tokens, tokens_per_step=tps,
-        prefix_caching=sched.prefix_caching,
+        budget_tokens_per_decode=slots, prefix_caching=sched.prefix_caching, swap_s_per_token=swap_s, role=role,
     )  # fmt: skip
 
 
-class _SpeculativeStep:
-    """Prices a speculative iteration: each decoding sequence verifies γ + 1 tokens (Leviathan et al. 2023)."""
+class SpeculativeStep:
+    """Prices an iteration with speculative decoding (Leviathan et al. 2023), as ``aiinfra infer`` does:
+    each decoding sequence runs γ + 1 verification tokens through the target model, plus γ draft-model
+    decode steps when a draft model is named (None: draft cost neglected, n-gram or MTP heads)."""
 
-    def __init__(self, base: StepTimeModel, gamma: int) -> None:
+    def __init__(self, base: StepTimeModel, gamma: int, draft: StepTimeModel | None = None) -> None:
         self.base = base
         self.gamma = gamma
+        self.draft = draft
 
-    def iteration_time_s(self, batch):  # type: ignore[no-untyped-def]
-        from aiinfra.analytic.step_time import StepBatch
-
+    def iteration_time_s(self, batch: StepBatch) -> float:
         k = self.gamma + 1
-        return self.base.iteration_time_s(
-            StepBatch(
-                batch.prefill_tokens,
-                batch.prefill_attention_pairs,
-                batch.decode_seqs * k,
-                batch.decode_context_tokens * k,
-            )
-        )
+        verify = StepBatch(batch.prefill_tokens, batch.prefill_attention_pairs, batch.decode_seqs * k,
+                           batch.decode_context_tokens * k)  # fmt: skip
+        t = self.base.iteration_time_s(verify)
+        if self.draft is not None and batch.decode_seqs:
+            decode_only = StepBatch(decode_seqs=batch.decode_seqs, decode_context_tokens=batch.decode_context_tokens)
+            t += self.gamma * self.draft.iteration_time_s(decode_only)
+        return t
 
 
-def simulate(scenario: Scenario, seed: int = 0, step_model: StepTimeModel | None = None,
-             rate_override: float | None = None) -> SimResult:  # fmt: skip
+def _step_model(scenario: Scenario, wl: ServingWorkload, im: InferenceModel) -> StepTimeModel:
+    if wl.speculative is None:
+        return im
+    draft = None
+    if wl.speculative.draft_model:
+        dm = catalog.model(wl.speculative.draft_model, "inference.speculative.draft_model")
+        draft = InferenceModel(model=dm, cluster=scenario.cluster, tp=im.tp, pp=im.pp,
+                               weight_precision=wl.weight_precision, kv_precision=im.kv_precision)  # fmt: skip
+    return SpeculativeStep(im, wl.speculative.num_draft_tokens, draft)
+
+
+def _kv_transfer_s_per_token(scenario: Scenario, im: InferenceModel, accelerators: int) -> float:
+    """Each of a replica's accelerators sends its KV shard over its own link: KV bytes per token per
+    accelerator / one-way bandwidth — scale-up when every replica fits one scale-up domain, else scale-out."""
+    cl = scenario.cluster
+    within = accelerators <= cl.scale_up_domain
+    bw = cl.scale_up_bw_one_way_bytes_per_s if within else cl.scale_out_bw_one_way_bytes_per_s
+    if bw is None:
+        raise SpecError(f"{SIM}.disaggregation", None,
+                        f"the {'scale-up' if within else 'scale-out'} bandwidth of this cluster is unknown, so KV "
+                        "transfer time is unknown", "set hardware.scale_out (and nics_per_node)")  # fmt: skip
+    return im.kv_bytes_per_token_per_accelerator / bw
+
+
+def simulate(
+    scenario: Scenario, seed: int = 0, step_model: StepTimeModel | None = None, rate_override: float | None = None
+) -> SimResult:
+    """Simulate the scenario's serving workload; ``step_model`` replaces the analytic one (tests)."""
     wl = scenario.inference
     if wl is None:
         raise SpecError("inference", None, "the scenario has no inference section", "add inference: {...}")
     if rate_override is not None:
         wl = replace(wl, request_rate_per_s=rate_override)
-    plan = wl.plan
-    tp, pp = (plan.tp, plan.pp) if plan else (1, 1)
+    tp, pp = (wl.plan.tp, wl.plan.pp) if wl.plan else (1, 1)
     im = InferenceModel(model=scenario.model, cluster=scenario.cluster, tp=tp, pp=pp,
                         weight_precision=wl.weight_precision, kv_precision=wl.kv_precision or "bf16")  # fmt: skip
     sim = wl.simulation or SimulationConfig()
-    replicas = sim.replicas or max(1, scenario.cluster.count // (tp * pp))
-    lim = limits_for(scenario, wl, im)
-    model: StepTimeModel = step_model or im
-    if wl.speculative is not None and step_model is None:
-        model = _SpeculativeStep(im, wl.speculative.num_draft_tokens)
-    reqs = make_requests(wl, sim, seed, scenario.model.max_seq_len)
-    if int((reqs.input_tokens + reqs.output_tokens).max()) + lim.block_tokens > lim.kv_capacity_tokens:
-        raise InfeasibleError("a single request needs more KV cache than a replica has "
-                              f"({lim.kv_capacity_tokens:,} tokens) — raise tp or shorten requests")  # fmt: skip
-    closed = wl.concurrency if (wl.arrival is not None and wl.arrival.kind == "concurrency") else None
-    if wl.arrival is not None and wl.arrival.kind == "concurrency" and not closed:
-        raise SpecError("inference.concurrency", None, "closed-loop arrivals need a client count",
-                        "set inference.concurrency")  # fmt: skip
-    rec = Simulation(model, lim, replicas, sim.router).run(reqs, closed)
-    return SimResult(summary=summarise(rec, wl.slo), records=rec, limits=lim, replicas=replicas)
+    dis = sim.disaggregation
+    if dis is not None:
+        replicas = dis.prefill_replicas + dis.decode_replicas
+    else:
+        replicas = sim.replicas or (wl.plan.replicas if wl.plan else None) or scenario.cluster.count // (tp * pp)
+    if replicas < 1 or replicas * tp * pp > scenario.cluster.count:
+        raise SpecError(f"{SIM}.replicas", replicas,
+                        f"{max(replicas, 1)} replicas × tp·pp = {tp * pp} need {max(replicas, 1) * tp * pp} "
+                        f"accelerators, the hardware has {scenario.cluster.count}",
+                        "raise hardware.count or use fewer replicas")  # fmt: skip
+    notes: list[str] = []
+    lim = limits_for(scenario, wl, im, "prefill" if dis else "mixed")
+    model = step_model or _step_model(scenario, wl, im)
+    reqs = make_requests(wl, sim, seed, scenario.model.max_seq_len, scenario.path)
+    longest = int((reqs.input_tokens + reqs.output_tokens).max())
+    if longest + lim.block_tokens + lim.budget_tokens_per_decode > lim.kv_capacity_tokens:
+        raise InfeasibleError(f"infeasible, because a request needs {longest:,} tokens of KV cache and a replica "
+                              f"holds {lim.kv_capacity_tokens:,} — raise tp or shorten requests")  # fmt: skip
+    closed = None
+    if wl.arrival is not None and wl.arrival.kind == "concurrency":
+        if not wl.concurrency:
+            raise SpecError("inference.concurrency", None, "closed-loop arrivals need a client count",
+                            "set inference.concurrency")  # fmt: skip
+        closed = wl.concurrency
+    if dis is not None:
+        xfer = _kv_transfer_s_per_token(scenario, im, replicas * tp * pp)
+        notes.append(f"disaggregated: {dis.prefill_replicas} prefill + {dis.decode_replicas} decode replicas, "
+                     f"KV transfer {xfer * 1e9:.3g} ns per token")  # fmt: skip
+        engine = Simulation(model, lim, dis.prefill_replicas, sim.router, replace(lim, role="decode"),
+                            dis.decode_replicas, xfer)  # fmt: skip
+    else:
+        engine = Simulation(model, lim, replicas, sim.router)
+    rec = engine.run(reqs, closed)
+    return SimResult(summary=summarise(rec, wl.slo), records=rec, limits=lim, replicas=replicas, notes=tuple(notes))

@@ -1,4 +1,10 @@
-"""Simulator settings: scheduler, request lengths, replicas and router."""
+"""Simulator settings (``inference.simulation``): scheduler, request lengths, replicas, router, disaggregation.
+
+Scheduler defaults are not set here: None means the engine default from catalog/data/engines.yaml, whose
+row cites vLLM's engine arguments (``vllm/engine/arg_utils.py``: ``max_num_seqs`` 256,
+``max_num_batched_tokens`` 2048 for the OpenAI server on GPUs below 70 GiB or A100; vLLM v1 raises them to
+1024 and 8192 on larger GPUs such as H100 — set them explicitly to model that).
+"""
 
 from __future__ import annotations
 
@@ -20,18 +26,21 @@ class SchedulerConfig:
     __pydantic_config__ = STRICT
 
     kind: Literal["continuous", "static"] = "continuous"
-    """continuous: iteration-level scheduling (Orca / vLLM); static: fill a batch, run it to completion."""
+    """continuous: iteration-level scheduling (Orca, Yu et al. OSDI'22; vLLM); static: take up to
+    max_num_seqs waiting requests, run them to completion, then take the next batch."""
     max_num_seqs: PosInt | None = None
-    """Sequences per iteration; None = the engine's default (catalog/data/engines.yaml)."""
+    """Sequences per iteration; None = the engine's default (catalog/data/engines.yaml, vLLM's 256)."""
     max_num_batched_tokens: PosInt | None = None
-    """Token budget per iteration; None = the engine's default."""
+    """Token budget per iteration; None = the engine's default (catalog/data/engines.yaml)."""
     chunked_prefill: bool = True
-    """Split long prompts across iterations (Sarathi-Serve, Agrawal et al. 2024)."""
+    """Split long prompts across iterations and mix them with decodes (Sarathi-Serve, Agrawal et al. 2024;
+    on by default in vLLM v1). False: prompt iterations run alone, stalling decodes (vLLM v0)."""
     prefix_caching: bool = False
     """Reuse the KV of a prompt prefix already computed on the replica (trace prefix_id groups; vLLM
     automatic prefix caching). Cached prefixes are never evicted in this model."""
     preemption: Literal["recompute", "swap"] = "recompute"
-    """When KV blocks run out: drop the newest sequence's KV and recompute it later, or swap it to host."""
+    """When KV blocks run out: drop the preempted sequence's KV and recompute it later (vLLM's default),
+    or copy it to host memory over PCIe and back."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -42,10 +51,23 @@ class LengthDist:
 
     kind: Literal["fixed", "uniform", "lognormal"] = "fixed"
     low: PosInt | None = None
-    """uniform: smallest value (the mean from input/output_tokens is the centre when omitted)."""
+    """uniform: smallest value (default 1)."""
     high: PosInt | None = None
+    """uniform: largest value (default 2·mean − low, so the mean is input/output_tokens)."""
     sigma: PosFloat | None = None
-    """lognormal: σ of log(length); the mean is input/output_tokens."""
+    """lognormal (required): σ of log(length); the mean is input/output_tokens."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Disaggregation:
+    """Prefill/decode disaggregation (DistServe, Zhong et al. OSDI'24; Splitwise, Patel et al. ISCA'24)."""
+
+    __pydantic_config__ = STRICT
+
+    prefill_replicas: PosInt
+    """Replicas that only prefill (each tp·pp accelerators)."""
+    decode_replicas: PosInt
+    """Replicas that only decode; a request's KV moves to one of them after its first token."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -58,3 +80,5 @@ class SimulationConfig:
     scheduler: SchedulerConfig | None = None
     input_lengths: LengthDist | None = None
     output_lengths: LengthDist | None = None
+    disaggregation: Disaggregation | None = None
+    """None = every replica prefills and decodes."""
