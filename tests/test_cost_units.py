@@ -16,11 +16,11 @@ from aiinfra.cost.cloud import cloud_options
 from aiinfra.cost.datacenter import checkpoint_bytes_per_param, racks, storage_need
 from aiinfra.cost.energy import annual_power_cost_usd, energy, power_draw
 from aiinfra.cost.fabric import fat_tree, full_switches, leaf_spine, max_endpoints, rail_optimised, transceiver_power_w
-from aiinfra.cost.plot import tco_svg
 from aiinfra.cost.prices import InstancePrice, age_days, cloud_prices, facility
 from aiinfra.cost.spot import preemption_waste_frac, spot_run, young_daly_interval_s
 from aiinfra.cost.tco import CloudLine, OnPremInputs, breakeven, cloud_monthly_usd, cumulative, onprem, tco
 from aiinfra.errors import InfeasibleError, UnknownIdError
+from aiinfra.report.tco_svg import tco_svg
 from aiinfra.specs.common import validate
 from aiinfra.specs.cost import CostInput
 

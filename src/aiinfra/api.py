@@ -14,11 +14,6 @@ from aiinfra.specs.scenario import resolve_model
 PEAK_DTYPES = ("fp64", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
 
 
-def catalog_list(kind: str) -> list[dict[str, Any]]:
-    """Rows of one catalog kind as SI dictionaries."""
-    return [jsonable(spec) for spec in catalog.rows(kind).values()]
-
-
 def catalog_show(id_: str) -> tuple[str, dict[str, Any]]:
     kind, spec = catalog.find_any(id_)
     return kind, jsonable(spec)

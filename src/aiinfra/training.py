@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from aiinfra import catalog
-from aiinfra.analytic.model_figures import flop_per_token_training, param_breakdown
+from aiinfra.analytic.model_figures import param_breakdown
 from aiinfra.analytic.training_memory import (
     RECOMPUTE_CODES,
     SHARDING_CODES,
@@ -22,7 +22,6 @@ from aiinfra.analytic.training_step import step_time
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.search.plans import enumerate_plans, single_plan
 from aiinfra.search.rank import rank_plans
-from aiinfra.specs.common import DTYPE_BYTES
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.workload import TrainingJob
@@ -217,11 +216,6 @@ def plan_training(scenario: Scenario) -> TrainingReport:
     )  # fmt: skip
 
 
-def training_flop_per_token(scenario: Scenario) -> float:
-    assert scenario.training is not None
-    return flop_per_token_training(scenario.model, scenario.training.seq_len)
-
-
 def lora_params(scenario: Scenario) -> float:
     """Trainable LoRA parameters: r·(d_in + d_out) per adapted matrix per layer (Hu et al. 2021 §4.1)."""
     m = scenario.model
@@ -240,10 +234,6 @@ def param_count(scenario: Scenario) -> float:
 def nf4_bytes_per_param() -> float:
     """QLoRA NF4 storage: 4 bits + double-quantised constants 0.127 bits/param (Dettmers et al. 2023 §3)."""
     return (4.0 + 0.127) / 8.0
-
-
-def dtype_bytes(name: str) -> float:
-    return DTYPE_BYTES[name]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -15,7 +15,6 @@ from aiinfra.cost.cloud import CloudOption, cloud_options
 from aiinfra.cost.datacenter import checkpoint_bytes_per_param, racks, storage_need
 from aiinfra.cost.energy import HOURS_PER_MONTH, energy, power_draw
 from aiinfra.cost.fabric import fat_tree, rail_optimised, transceiver_power_w
-from aiinfra.cost.plot import tco_svg
 from aiinfra.cost.prices import (
     DEFAULT_FACILITY,
     Dated,
@@ -29,6 +28,7 @@ from aiinfra.cost.prices import (
 from aiinfra.cost.tco import CloudLine, OnPremInputs, cloud_monthly_usd, onprem, tco
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.report.render import jsonable, key_values, table
+from aiinfra.report.tco_svg import tco_svg
 from aiinfra.specs.common import validate
 from aiinfra.specs.cost import CostInput, DatacenterInput, TcoInput
 from aiinfra.specs.hardware import SystemSpec

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from aiinfra.cost import Usage
 from aiinfra.cost.carbon import co2e_kg
 from aiinfra.cost.prices import GridCarbon
-from aiinfra.cost.spot import preemption_waste_frac, young_daly_interval_s
 from aiinfra.specs.hardware import AcceleratorSpec, SystemSpec
 from aiinfra.units import HOUR_S, KWH_J, YEAR_S
 
@@ -36,8 +35,6 @@ __all__ = [
     "annual_power_cost_usd",
     "energy",
     "power_draw",
-    "preemption_waste_frac",
-    "young_daly_interval_s",
 ]
 
 
