@@ -108,6 +108,8 @@ def gemm_efficiency(acc: AcceleratorSpec, dtype: str, flop_per_kernel: float, ki
     look = table().lookup(kind, acc.id, flop_per_kernel, dtype=dtype)
     if look.source == NO_DATA and dtype != "bf16":
         look = table().lookup(kind, acc.id, flop_per_kernel, dtype="bf16")
+    if look.source == NO_DATA and kind == "moe":
+        return gemm_efficiency(acc, dtype, flop_per_kernel)  # no grouped-GEMM data: the dense GEMM curve
     return look.frac
 
 
@@ -219,7 +221,7 @@ class InferenceModel:
             nbytes = touched * one_expert * moe_layers_stage * DTYPE_BYTES[self.weight_precision] / e_split
             n_kernels = max(moe_layers_stage, 1.0) * 2  # grouped GEMMs: up(+gate), down
             per_expert_flop = flop / max(n_kernels * touched / e_split, 1.0)
-            eff = gemm_efficiency(acc, cd, per_expert_flop)
+            eff = gemm_efficiency(acc, cd, per_expert_flop, kind="moe")  # grouped expert GEMMs, measured
             parts.append(_Kernels(flop / (acc.peak_flop_per_s(cd) * eff), n_kernels * t0 + nbytes / b_inf))
         linear_compute = sum(p.compute_s for p in parts)
         linear_memory = sum(p.memory_s for p in parts)
