@@ -186,13 +186,14 @@ def _decode_cycle_s(
 ) -> tuple[float, float]:
     """(seconds per target iteration, tokens per sequence per iteration). With speculative decoding each
     decoding sequence verifies γ + 1 tokens per target step and the draft model runs γ steps first
-    (Leviathan et al. 2023 §3: wall time (γ·c + 1)·T_target per (1 − α^(γ+1))/(1 − α) tokens)."""
+    (Leviathan et al. 2023 §3: wall time (γ·c + 1)·T_target per (1 − α^(γ+1))/(1 − α) tokens). The verify
+    pass runs γ + 1 query tokens per sequence through the weights but reads each context's KV once
+    (:meth:`StepBatch.verify`)."""
     if wl.speculative is None:
         return im.iteration_time_s(step), 1.0
     g = wl.speculative.num_draft_tokens
     tokens = speculative_tokens_per_step(wl.speculative.acceptance_rate, g)
-    verify = StepBatch(step.prefill_tokens, step.prefill_attention_pairs, step.decode_seqs * (g + 1),
-                       step.decode_context_tokens * (g + 1))  # fmt: skip
+    verify = step.verify(g)  # γ + 1 query tokens per sequence, each context's KV read once
     draft_s = 0.0
     if wl.speculative.draft_model:
         dm = InferenceModel(model=catalog.model(wl.speculative.draft_model, "inference.speculative.draft_model"),

@@ -138,7 +138,8 @@ def limits_for(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, role
 
 class SpeculativeStep:
     """Prices an iteration with speculative decoding (Leviathan et al. 2023), as ``aiinfra infer`` does:
-    each decoding sequence runs γ + 1 verification tokens through the target model, plus γ draft-model
+    each decoding sequence runs γ + 1 verification tokens through the target model in one pass that reads
+    its context's KV once (:meth:`StepBatch.verify`), plus γ draft-model
     decode steps when a draft model is named (None: draft cost neglected, n-gram or MTP heads)."""
 
     def __init__(self, base: StepTimeModel, gamma: int, draft: StepTimeModel | None = None) -> None:
@@ -147,10 +148,7 @@ class SpeculativeStep:
         self.draft = draft
 
     def iteration_time_s(self, batch: StepBatch) -> float:
-        k = self.gamma + 1
-        verify = StepBatch(batch.prefill_tokens, batch.prefill_attention_pairs, batch.decode_seqs * k,
-                           batch.decode_context_tokens * k)  # fmt: skip
-        t = self.base.iteration_time_s(verify)
+        t = self.base.iteration_time_s(batch.verify(self.gamma))  # each context's KV read once
         if self.draft is not None and batch.decode_seqs:
             decode_only = StepBatch(decode_seqs=batch.decode_seqs, decode_context_tokens=batch.decode_context_tokens)
             t += self.gamma * self.draft.iteration_time_s(decode_only)
