@@ -8,8 +8,9 @@ Bounds are the model's achieved accuracy plus a margin (not the issue's targets)
   catalog/data/efficiency.yaml to say how far below it the engine runs.
 * gpt-oss-20b ITL slopes: the attention sinks and the MXFP4 attention path are not modelled.
 * TensorRT-LLM v0.5 TTFT at 128 tokens: fixed per-request costs (tokenisation, scheduling) not modelled.
-* llmservingsim TTFT: the measured run queues (mean TTFT 7.1 s); fixed mean lengths in the simulator
-  do not reproduce the ShareGPT length mix that builds the queue.
+* llmservingsim (RTX PRO 6000): the measured run caps the batch at max_num_seqs 128 (its notes), so 10
+  req/s queue (mean TTFT 7.1 s); with that cap the simulator queues too (TTFT −33 %), but the RTX PRO 6000
+  has no measured efficiency curve, so its ideal roofline step is ~15 % fast (TPOT −14 %, throughput +19 %).
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ import re
 
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch
+from aiinfra.engine_profile import Usage
 from aiinfra.inference import cluster_for, estimate
 from aiinfra.specs.common import validate
 from aiinfra.specs.workload import ServingWorkload
@@ -14,6 +15,12 @@ from aiinfra.validation.types import RowPrediction
 
 #: context length at which the ITL slope is evaluated (the vLLM sweep spans 256–125k input tokens)
 SLOPE_CONTEXT_TOKENS = 65536
+
+
+def _stated(notes: str, name: str) -> int | None:
+    """A scheduler setting the row's notes state, e.g. 'max_num_seqs 128' (None when not stated)."""
+    m = re.search(rf"\b{name}\D{{0,3}}(\d[\d,]*)", notes)
+    return int(m.group(1).replace(",", "")) if m else None
 
 
 @reasoned
@@ -71,8 +78,15 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     batch = integer(row, "batch_or_concurrency")
     wl_data: dict[str, object] = {"weight_precision": wp, "kv_precision": kvp, "input_tokens": inp,
                                   "output_tokens": max(out, 1), "plan": {"tp": tp, "pp": pp}}  # fmt: skip
+    # scheduler settings the notes state (a run's own configuration); else the engine's defaults for the
+    # device and the usage context: offline/batch rows are LLM-class benchmarks, the others API-server runs
+    stated_budget, stated_seqs = _stated(notes, "max_num_batched_tokens"), _stated(notes, "max_num_seqs")
+    for name, val in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)):
+        if val is not None:
+            flags.append(f"{name} {val} as the notes state")
+    usage: Usage = "offline" if mode in ("offline", "batch") else "server"
     # TensorRT-LLM schedules whole prompts (no chunked context by default): the budget admits one prompt
-    budget = None if engine == "vllm" else max(inp * (batch or 1) if mode == "batch" else inp, 8192)
+    budget = stated_budget if engine == "vllm" else max(inp * (batch or 1) if mode == "batch" else inp, 8192)
     if mode == "offline":
         wl_data["batch"] = "max"
     elif mode == "batch":
@@ -83,11 +97,12 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         wl_data["batch"] = "max"
     wl = validate(ServingWorkload, wl_data, where=f"row {row['id']}")
     est = estimate(model, cluster, wl, engine=engine, prefill_budget_tokens=budget, attention_dp=attention_dp,
-                   kv_free_frac=free_frac)  # fmt: skip
+                   kv_free_frac=free_frac, usage=usage, max_num_seqs=stated_seqs)  # fmt: skip
     details = {"batch_seqs": est.batch_seqs, "kv_capacity_tokens": est.kv_capacity_tokens,
                "decode_bound": est.decode_bound, "prefill_bound": est.prefill_bound}  # fmt: skip
     if mode == "poisson":
-        return _simulated(row, model, n, tp, pp, wp, kvp, inp, out, metric, flags, details)
+        sched = {k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v}
+        return _simulated(row, model, n, tp, pp, wp, kvp, inp, out, metric, flags, details, sched)
     if metric == "output_tokens_per_s":
         return RowPrediction(est.output_tokens_per_s, "; ".join(flags), details)
     if metric == "requests_per_s":
@@ -101,7 +116,7 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
 
 def _simulated(
     row: dict[str, str], model: object, n: int, tp: int, pp: int, wp: str, kvp: str, inp: int, out: int,
-    metric: str, flags: list[str], details: dict[str, object],
+    metric: str, flags: list[str], details: dict[str, object], scheduler: dict[str, int],
 ) -> RowPrediction:  # fmt: skip
     """Open-loop Poisson rows are predicted by the serving simulator (same step-time model), with fixed
     lengths at the row's means and as many requests as the notes state (300 when not stated)."""
@@ -119,7 +134,8 @@ def _simulated(
         "model": arch,
         "hardware": {"accelerator": row["accelerator"].strip(), "count": n},
         "inference": {"weight_precision": wp, "kv_precision": kvp, "input_tokens": inp, "output_tokens": out,
-                      "request_rate_per_s": rate, "num_requests": n_req, "plan": {"tp": tp, "pp": pp}},
+                      "request_rate_per_s": rate, "num_requests": n_req, "plan": {"tp": tp, "pp": pp},
+                      "simulation": {"scheduler": scheduler}},
     }))  # fmt: skip
     flags.append(f"simulated: {n_req} Poisson requests, fixed lengths at the row's means")
     summ = simulate(sc, seed=0).summary
