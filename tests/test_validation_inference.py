@@ -35,6 +35,10 @@ def result() -> dict:  # type: ignore[type-arg]
 BOUNDS = {
     "trtllm-v0p5-a100": (0.16, 0.36),
     "vllm-fp8kv-h100": (0.10, 0.50),
+    # added after the reference copy; regression guard only (achieved + margin): ROCm vLLM on 8x MI300X,
+    # Llama 3.1 70B/405B FP8 static batches 1-128 — every row over-predicted, by 12-21 % at batch 1 and up
+    # to 89 % at batch 128 with 128-token prompts
+    "rocm-vllm-mi300x": (0.28, 0.72),
 }
 
 
