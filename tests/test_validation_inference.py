@@ -77,6 +77,14 @@ def test_batch1_decode_itl(result) -> None:  # type: ignore[no-untyped-def]
             assert abs(cases[cid].rel_error) <= 0.10, cid
 
 
+def test_vllm_kv_capacity(result) -> None:  # type: ignore[no-untyped-def]
+    # regression guard: vLLM 0.28.0 allocated 574,608 KV token slots for Llama-3.1-8B BF16 on one RTX PRO 6000
+    # at gpu_memory_utilization 0.92 (LLMServingSim meta.json); the allocator model is within 2 %
+    case = {c.id: c for c in result["cases"]}["llmservingsim-kv-rtxpro6000-llama-3p1-8b-kv-capacity-tokens"]
+    assert case.measured == 574608
+    assert abs(case.rel_error) <= 0.02
+
+
 def test_rows_without_inputs_are_listed(result) -> None:  # type: ignore[no-untyped-def]
     missing = [c for c in result["cases"] if c.predicted is None]
     assert missing and all(c.notes for c in missing)
