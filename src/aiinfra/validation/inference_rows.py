@@ -7,7 +7,7 @@ import re
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.engine_profile import Usage
-from aiinfra.inference import cluster_for, estimate
+from aiinfra.inference import cluster_for, engine_defaults, estimate, kv_capacity
 from aiinfra.specs.common import validate
 from aiinfra.specs.workload import ServingWorkload
 from aiinfra.validation.rows import RowError, integer, model_from_row, num, reasoned
@@ -73,6 +73,8 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
             full_frac = 0.5  # half the layers keep a fixed window: their KV reads do not grow with context
             flags.append("alternating sliding-window layers: only the full-attention half grows with context")
         return RowPrediction(full_frac * (t1 - t0) / SLOPE_CONTEXT_TOKENS, "; ".join(flags))
+    if metric == "kv_capacity_tokens":
+        return _kv_capacity(im, engine, notes, free_frac, flags)
     if inp is None or out is None:
         raise RowError("input_tokens or output_tokens blank (mean prompt length not stated by the source)")
     batch = integer(row, "batch_or_concurrency")
@@ -112,6 +114,37 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     if metric == "tpot_s":
         return RowPrediction(est.tpot_s, "; ".join(flags), details)
     raise RowError(f"metric {metric!r} in mode {mode!r} not modelled")
+
+
+def _kv_capacity(
+    im: InferenceModel, engine: str, notes: str, free_frac: float | None, flags: list[str]
+) -> RowPrediction:
+    """KV token slots the engine allocates (``inference.kv_capacity``), with the gpu_memory_utilization,
+    max_num_batched_tokens (the profiling pass's token count) and block size the notes state, else the
+    engine defaults of catalog/data/engines.yaml (flagged)."""
+    eng = engine_defaults(engine)
+    settings: dict[str, float] = {}
+    for key, default_key in (("gpu_memory_utilization", "gpu_memory_utilization_frac"),
+                             ("max_num_batched_tokens", "max_num_batched_tokens"),
+                             ("block_size", "block_size_tokens")):  # fmt: skip
+        m = re.search(rf"{key}\D{{0,4}}(\d+(?:\.\d+)?)", notes)
+        if m:
+            settings[key] = float(m.group(1))
+        elif default_key in eng:
+            settings[key] = float(eng[default_key])
+            flags.append(f"{key} not in notes: engine default {eng[default_key]}")
+        else:
+            raise RowError(f"{key} not stated and no {engine} default in catalog/data/engines.yaml")
+    cap = kv_capacity(im, settings["gpu_memory_utilization"], int(settings["block_size"]),
+                      int(settings["max_num_batched_tokens"]), engine, free_frac)  # fmt: skip
+    details = {
+        "weights_bytes": cap.weights_bytes,
+        "activation_peak_bytes": cap.activation_peak_bytes,
+        "reserve_bytes": cap.reserve_bytes,
+        "kv_cache_bytes": cap.kv_cache_bytes,
+        "blocks": cap.blocks,
+    }
+    return RowPrediction(float(cap.kv_capacity_tokens), "; ".join(flags), details)
 
 
 def _simulated(
