@@ -153,7 +153,11 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     tp_layer = n_tp_coll * collective_time_array(cluster, "allreduce", act, plans.tp, ones, src)
     tp_mb = layers_stage * tp_layer
     if m.is_moe:
-        a2a = collective_time_array(cluster, "alltoall", act * m.experts_per_token, plans.ep, plans.tp, src)
+        # each rank dispatches its own tokens: with tp > 1 Megatron-Core requires sequence parallelism for
+        # MoE, so a TP rank holds tokens/tp of the micro-batch; k copies go out (dispatch) and come back
+        # (combine), forward and backward (Lepikhin et al. 2021, GShard §2.2)
+        moe_in = np.where(plans.tp > 1, act / tp, act)
+        a2a = collective_time_array(cluster, "alltoall", moe_in * m.experts_per_token, plans.ep, plans.tp, src)
         ep_mb = np.ceil(m.num_moe_layers / pp) * 4.0 * a2a
     else:
         ep_mb = np.zeros_like(tp_mb)
