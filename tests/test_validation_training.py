@@ -109,8 +109,11 @@ def test_flagship_cases(result, case_id: str, tol: float) -> None:  # type: igno
 def test_dense_training_summary_regression_guard(result) -> None:  # type: ignore[no-untyped-def]
     # the targets (median ≤ 10 %, p90 ≤ 25 % on all dense rows) are NOT met because of the MPT rows
     # (docs/validation.md); these are the achieved numbers, asserted so that they cannot silently get worse
+    # 172 -> 202 compared: the 30 torchtitan rows (nvidia-h100-sxm5-96gb) are predicted since the catalog gained
+    # that part's (upper-bound) SXM peak; they over-predict throughput ~2x (median |rel err| 1.09), which moves the
+    # all-row median from 0.19 to 0.212 and the p90 from 0.53 to 0.816. Nothing was tuned on them.
     s = result["summary"]
-    assert s["n_compared"] == 172
-    assert s["median_abs_rel_error"] <= 0.19
-    assert s["p90_abs_rel_error"] <= 0.53
+    assert s["n_compared"] == 202
+    assert s["median_abs_rel_error"] <= 0.22
+    assert s["p90_abs_rel_error"] <= 0.82
     assert all(c.kind == "predictive" for c in result["cases"])
