@@ -65,9 +65,15 @@ def tier_bandwidth(cluster: ClusterSpec, tier: str) -> tuple[float, float]:
         return bw, cluster.scale_up_latency_s or 0.0
     bw = cluster.scale_out_bw_one_way_bytes_per_s
     if bw is None:
+        why = (
+            f"system {cluster.system_id} lists no scale-out NICs"
+            if cluster.system_id
+            else "the catalog has no published multi-node system (with NICs) for it"
+        )
         raise InfeasibleError(
-            f"{cluster.accelerator.id}: scale-out bandwidth unknown (no system with NICs in the catalog) — "
-            "set hardware.system, or hardware.scale_out with hardware.nics_per_node"
+            f"{cluster.accelerator.id}: scale-out bandwidth unknown ({why}) — plans spanning more than one node "
+            "need hardware.scale_out (an interconnects.yaml id) with hardware.nics_per_node, or a hardware.system "
+            "that lists NICs"
         )
     return bw, cluster.scale_out_latency_s or 0.0
 

@@ -43,6 +43,10 @@ class MigSupport:
     """GPU-instance profile names (e.g. 1g.10gb)."""
 
 
+#: block-scaled training formats and the plain dtype whose dense peak they run at
+BLOCK_SCALED_BASE = {"mxfp8": "fp8", "nvfp4": "fp4"}
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AcceleratorSpec:
     """One accelerator model as its vendor publishes it (dense peaks only in ``dense_flop_per_s``)."""
@@ -72,12 +76,23 @@ class AcceleratorSpec:
     list_price_usd: float | None = None
     default_per_node: int | None = None
     """Accelerators per usual node/host/tray."""
+    block_scaled_formats: tuple[str, ...] = ()
+    """Block-scaled (microscaling) training formats the accelerator's tensor cores run natively (mxfp8, nvfp4).
+    Empty = none known: such a precision is refused rather than silently run at the plain fp8/fp4 peak."""
     sources: tuple[Source, ...]
     notes: str = ""
 
     def peak_flop_per_s(self, dtype: str) -> float:
-        """Dense peak for ``dtype``; fp16/bf16 stand in for each other only where both are equal by spec."""
-        key = {"mxfp8": "fp8", "nvfp4": "fp4"}.get(dtype, dtype)
+        """Dense peak for ``dtype``; a block-scaled format (mxfp8, nvfp4) runs at the fp8/fp4 peak only where the
+        accelerator supports it (``block_scaled_formats``)."""
+        key = BLOCK_SCALED_BASE.get(dtype, dtype)
+        if dtype in BLOCK_SCALED_BASE and dtype not in self.block_scaled_formats:
+            raise InfeasibleError(
+                f"{self.id} has no {dtype} (block-scaled tensor-core) support in the catalog"
+                f"{'; supported: ' + ', '.join(self.block_scaled_formats) if self.block_scaled_formats else ''}"
+                f" — use precision {key if key in self.dense_flop_per_s else 'bf16'}"
+                f"{' (per-tensor scaling)' if key in self.dense_flop_per_s else ''} or an accelerator that has it"
+            )
         if key in self.dense_flop_per_s:
             return self.dense_flop_per_s[key]
         raise InfeasibleError(

@@ -7,6 +7,7 @@ import numpy as np
 from aiinfra.analytic.training_memory import TrainSetup, memory_per_rank
 from aiinfra.analytic.training_step import step_time
 from aiinfra.search.plans import single_plan
+from aiinfra.specs.hardware import BLOCK_SCALED_BASE
 from aiinfra.specs.scenario import HardwareInput, resolve_cluster
 from aiinfra.training import reserve_bytes
 from aiinfra.validation.rows import RowError, integer, model_from_row, reasoned
@@ -25,9 +26,12 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         raise RowError("num_accelerators blank")
     per_node = integer(row, "accelerators_per_node")
     cluster = resolve_cluster(HardwareInput(accelerator=row["accelerator"].strip(), count=n, per_node=per_node))
-    precision = PRECISION.get((row.get("precision") or "bf16").strip())
+    raw_precision = (row.get("precision") or "bf16").strip()
+    precision = PRECISION.get(raw_precision)
     if precision is None:
         raise RowError(f"precision {row.get('precision')!r} not modelled")
+    if raw_precision in BLOCK_SCALED_BASE:
+        cluster.accelerator.peak_flop_per_s(raw_precision)  # refuses mxfp8/nvfp4 where the hardware lacks it
     seq = integer(row, "seq_len")
     gbs = integer(row, "global_batch_seqs")
     if not seq or not gbs:
