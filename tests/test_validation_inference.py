@@ -15,6 +15,7 @@ Bounds are the model's achieved accuracy plus a margin (not the issue's targets)
 
 from __future__ import annotations
 
+import csv
 import statistics
 from pathlib import Path
 
@@ -91,3 +92,12 @@ def test_rows_without_inputs_are_listed(result) -> None:  # type: ignore[no-unty
     missing = [c for c in result["cases"] if c.predicted is None]
     assert missing and all(c.notes for c in missing)
     assert sum(c.predicted is not None for c in result["cases"]) >= 60
+
+
+def test_engine_without_profile_is_predicted_with_a_flag() -> None:
+    # an SGLang row: no profile of its own, so vLLM's defaults stand in and the reason says so
+    row = next(r for r in csv.DictReader(DATA.open()) if r["id"] == "trtllm-v1p0-llama31-8b-h100-tp1pp1-1000-1000")
+    row = {**row, "engine": "sglang", "id": "sglang-test", "notes": ""}
+    pred = inference_rows.predict_row(row)
+    assert pred.predicted is not None and pred.predicted > 0
+    assert "'sglang' has no profile" in pred.reason

@@ -46,7 +46,10 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     if kvp == "fp4":
         raise RowError("fp4 KV cache not modelled")
     if engine not in ("vllm", "trtllm"):
-        raise RowError(f"engine {engine!r} has no scheduler/allocator profile in catalog/data/engines.yaml")
+        # no profile of its own (SGLang, vendor engines): a paged-KV continuous-batching engine with vLLM's
+        # published scheduler and allocator defaults stands in, and the row says so (lower confidence)
+        flags.append(f"engine {engine!r} has no profile in catalog/data/engines.yaml: vLLM's defaults assumed")
+        engine = "vllm"
     metric = row["metric"].strip()
     mode = row["mode"].strip()
     inp = integer(row, "input_tokens")
