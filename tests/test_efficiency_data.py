@@ -101,3 +101,32 @@ def test_generation_outranks_vendor_and_ceiling_outranked_by_curve() -> None:
     assert t.curve("gemm", "nvidia-b200-sxm-180gb", dtype="bf16")[1] == "b-ceiling"
     # an empty table still says there is no data
     assert EfficiencyTable().lookup("gemm", "amd-mi300x", 1e9).source == NO_DATA
+
+
+def test_measured_fp8_and_fp4_square_gemms() -> None:
+    # Azure ND GB200 v6, cuBLASLt FP8 16384^3: 2906.9 TFLOPS of 5000; FP4 8192^3: 7535.6 of 10000
+    gb_f8 = table().lookup("gemm", "nvidia-gb200", 2 * 16384**3, dtype="fp8")
+    assert gb_f8.source == "gemm-fp8-gb200-azure-cublaslt"
+    assert gb_f8.frac == pytest.approx(2906.9 / 5000, abs=1e-4)
+    gb_f4 = table().lookup("gemm", "nvidia-gb200", 2 * 8192**3, dtype="nvfp4")
+    assert gb_f4.source == "gemm-fp4-gb200-azure-cublaslt"
+    assert gb_f4.frac == pytest.approx(7535.6 / 10000, abs=1e-4)
+    # Azure ND MI300X v5, hipBLASLt FP8 8192^3: 1159.23 TFLOPS of 2614.9
+    mi = table().lookup("gemm", "amd-mi300x", 2 * 8192**3, dtype="fp8")
+    assert mi.source == "gemm-fp8-mi300x-azure-hipblaslt"
+    assert mi.frac == pytest.approx(1159.23 / 2614.9, abs=1e-4)
+    # MI325X has no FP8 sweep: it borrows its generation's (MI300X) row, labelled
+    assert table().lookup("gemm", "amd-mi325x", 1e12, dtype="fp8").source == "borrowed:gemm-fp8-mi300x-azure-hipblaslt"
+
+
+def test_h200_memory_curve_from_stream_rate_and_h100_fixed_cost() -> None:
+    # H100 Vidur curve ends: 5.623e6 B at 0.328 and 1e9 B at 0.889 of 3.35 TB/s
+    t_small, t_large = 5.623e6 / (3.35e12 * 0.328), 1e9 / (3.35e12 * 0.889)
+    b_inf_h100 = (1e9 - 5.623e6) / (t_large - t_small)  # 3.007e12 B/s
+    t0 = t_small - 5.623e6 / b_inf_h100  # 3.25 us fixed cost per kernel
+    # H200: BabelStream Triad 4.15 TB/s (Azure ND H200 v5) -> efficiency at 1e8 B of the 4.8 TB/s catalog figure
+    expected = 1e8 / (t0 + 1e8 / 4.15e12) / 4.8e12
+    look = table().lookup("memory", "nvidia-h200-sxm-141gb", 1e8)
+    assert look.source == "memory-h200-derived-azure-stream"
+    assert look.frac == pytest.approx(expected, abs=2e-3)
+    assert b_inf_h100 == pytest.approx(2.97e12, rel=0.02)  # Azure ND H100 v5 Triad 2.97 TB/s
