@@ -130,3 +130,12 @@ def test_h200_memory_curve_from_stream_rate_and_h100_fixed_cost() -> None:
     assert look.source == "memory-h200-derived-azure-stream"
     assert look.frac == pytest.approx(expected, abs=2e-3)
     assert b_inf_h100 == pytest.approx(2.97e12, rel=0.02)  # Azure ND H100 v5 Triad 2.97 TB/s
+
+
+def test_l40s_memory_from_l40_small_kernel_and_plateau() -> None:
+    # gpu-benches L40: smallest kernel 64 kB at 40 GB/s -> t0 = 65536 / 40e9; DRAM plateau 760 GB/s; catalog 864 GB/s
+    t0 = 65536 / 40e9
+    look = table().lookup("memory", "nvidia-l40s", 1e8)
+    assert look.source == "memory-l40s-derived-l40-gpubenches"
+    assert look.frac == pytest.approx(1e8 / (t0 + 1e8 / 760e9) / 864e9, abs=1e-3)
+    assert table().lookup("memory", "nvidia-l4", 1e8).source == "borrowed:memory-l40s-derived-l40-gpubenches"
