@@ -125,7 +125,10 @@ def test_fp8_and_h200_help_as_physics_says() -> None:
     h100_im = InferenceModel(model=L70, cluster=c, tp=8, weight_precision="fp8")
     h200_im = InferenceModel(model=L70, cluster=cluster_for("nvidia-h200-sxm-141gb", 8), tp=8, weight_precision="fp8")
     ratio = h200_im.breakdown(step).linear_s / h100_im.breakdown(step).linear_s
-    assert ratio == pytest.approx(3.35 / 4.8, rel=0.1)
+    # Each weight-streaming kernel takes t0 + bytes / B_inf (efficiency.yaml): H100 B_inf 3.007 TB/s (fit of the
+    # Vidur GEMV curve), H200 4.15 TB/s (BabelStream Triad) with the same t0, so the ratio lies between the
+    # streaming-rate ratio 3.007 / 4.15 = 0.725 (large kernels) and 1 (launch-bound kernels)
+    assert 3.007 / 4.15 - 0.01 < ratio < 1.0
 
 
 @settings(max_examples=40, deadline=None)

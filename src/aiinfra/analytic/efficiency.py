@@ -5,8 +5,12 @@ accelerator's dense peak (or of one-way link bandwidth) that published measureme
 Interpolation is linear in log10(size), clamped at the measured ends.
 
 When no curve covers an accelerator, the lookup borrows the curve of the same kind and dtype
-measured on the most similar accelerator (same vendor first) and says so; with no curve at all it
-returns 1.0 — the ideal roofline, an upper bound — labelled ``roofline (no efficiency data)``.
+measured on the most similar accelerator and says so (``borrowed:<row id>``): the same product family
+first, then the same architecture generation (:data:`GENERATION`), then the same vendor, and only then
+another vendor's curve, labelled ``borrowed:<row id> (other vendor)``. Among equally similar rows a
+size curve beats a single-point ceiling (the ``*-mamf-ceiling`` rows: one best shape, an upper bound),
+then the closest rank count, then file order. With no curve at all the lookup returns 1.0 — the
+ideal roofline, an upper bound — labelled ``roofline (no efficiency data)``.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ class Lookup:
     frac: float
     """Achieved fraction of peak (compute) or of one-way bandwidth (memory, links)."""
     source: str
-    """efficiency.yaml row id, 'borrowed:<row id>', or NO_DATA."""
+    """efficiency.yaml row id, 'borrowed:<row id>' (+ ' (other vendor)'), or NO_DATA."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,16 +81,51 @@ def _family(acc_id: str) -> str:
     return "-".join(parts[:2])
 
 
+GENERATION: dict[str, str] = {
+    # Architecture generation of each catalog accelerator, for choosing a donor curve only (a taxonomy,
+    # not a figure): parts of one generation share tensor-core design, memory technology and software.
+    "nvidia-v100-sxm2-32gb": "nvidia-volta",
+    "nvidia-a100-sxm4-40gb": "nvidia-ampere", "nvidia-a100-sxm4-80gb": "nvidia-ampere",
+    "nvidia-a100-pcie-80gb": "nvidia-ampere", "nvidia-a10g": "nvidia-ampere",
+    "nvidia-h100-sxm5-80gb": "nvidia-hopper", "nvidia-h100-pcie-80gb": "nvidia-hopper",
+    "nvidia-h100-sxm5-96gb": "nvidia-hopper", "nvidia-h100-nvl-94gb": "nvidia-hopper",
+    "nvidia-h200-sxm-141gb": "nvidia-hopper", "nvidia-h800-sxm5-80gb": "nvidia-hopper",
+    # sm_100 / sm_103 data-centre Blackwell (tcgen05 tensor cores, HBM3e, NVLink 5)
+    "nvidia-b200-sxm-180gb": "nvidia-blackwell-dc", "nvidia-gb200": "nvidia-blackwell-dc",
+    "nvidia-b300-sxm-288gb": "nvidia-blackwell-dc", "nvidia-gb300": "nvidia-blackwell-dc",
+    "nvidia-l40s": "nvidia-ada", "nvidia-l4": "nvidia-ada", "nvidia-rtx-4090": "nvidia-ada",
+    # sm_120 GB202 Blackwell (GDDR7, no tcgen05): not a donor for B200-class parts, nor they for it
+    "nvidia-rtx-5090": "nvidia-blackwell-gb202", "nvidia-rtx-pro-6000": "nvidia-blackwell-gb202",
+    "amd-mi250x": "amd-cdna2",
+    "amd-mi300x": "amd-cdna3", "amd-mi325x": "amd-cdna3",
+    "amd-mi355x": "amd-cdna4",
+}
+
+
+def _similarity(acc_id: str, donors: tuple[str, ...]) -> int:
+    """0 measured on this accelerator, 1 same family, 2 same generation, 3 same vendor, 4 other vendor."""
+    if acc_id in donors:
+        return 0
+    if any(_family(a) == _family(acc_id) for a in donors):
+        return 1
+    gen = GENERATION.get(acc_id)
+    if gen is not None and any(GENERATION.get(a) == gen for a in donors):
+        return 2
+    if any(_vendor(a) == _vendor(acc_id) for a in donors):
+        return 3
+    return 4
+
+
 @dataclass
 class EfficiencyTable:
     curves: list[Curve] = field(default_factory=list)
-    _memo: dict[tuple[str, str, str | None, int | None, str | None], tuple[Curve, bool] | None] = field(
+    _memo: dict[tuple[str, str, str | None, int | None, str | None], tuple[Curve, int] | None] = field(
         default_factory=dict, repr=False
     )
 
     def _match(
         self, kind: str, acc_id: str, dtype: str | None, n_ranks: int | None, tier: str | None
-    ) -> tuple[Curve, bool] | None:
+    ) -> tuple[Curve, int] | None:
         key = (kind, acc_id, dtype, n_ranks, tier)
         if key not in self._memo:
             self._memo[key] = self._select(kind, acc_id, dtype, n_ranks, tier)
@@ -94,7 +133,7 @@ class EfficiencyTable:
 
     def _select(
         self, kind: str, acc_id: str, dtype: str | None, n_ranks: int | None, tier: str | None
-    ) -> tuple[Curve, bool] | None:
+    ) -> tuple[Curve, int] | None:
         def ok(c: Curve) -> bool:
             if c.kind != kind:
                 return False
@@ -106,20 +145,13 @@ class EfficiencyTable:
         if not cands:
             return None
 
-        def rank_key(c: Curve) -> tuple[int, int]:
-            if acc_id in c.accelerators:
-                acc_score = 0
-            elif any(_family(a) == _family(acc_id) for a in c.accelerators):
-                acc_score = 1
-            elif any(_vendor(a) == _vendor(acc_id) for a in c.accelerators):
-                acc_score = 2
-            else:
-                acc_score = 3
+        def rank_key(c: Curve) -> tuple[int, int, int]:
+            single_point = 1 if len(c.log_x) == 1 else 0
             rank_score = abs((c.n_ranks or 0) - (n_ranks or 0)) if n_ranks is not None else 0
-            return acc_score, rank_score
+            return _similarity(acc_id, c.accelerators), single_point, rank_score
 
         best = min(cands, key=rank_key)
-        return best, acc_id not in best.accelerators
+        return best, _similarity(acc_id, best.accelerators)
 
     def curve(
         self, kind: str, acc_id: str, dtype: str | None = None, n_ranks: int | None = None, tier: str | None = None
@@ -128,8 +160,8 @@ class EfficiencyTable:
         sel = self._match(kind, acc_id, dtype, n_ranks, tier)
         if sel is None:
             return None, NO_DATA
-        curve, borrowed = sel
-        return curve, ("borrowed:" if borrowed else "") + curve.id
+        curve, similarity = sel
+        return curve, _label(curve, similarity)
 
     def lookup(
         self,
@@ -143,8 +175,14 @@ class EfficiencyTable:
         sel = self._match(kind, acc_id, dtype, n_ranks, tier)
         if sel is None:
             return Lookup(1.0, NO_DATA)
-        curve, borrowed = sel
-        return Lookup(curve.at(x), ("borrowed:" if borrowed else "") + curve.id)
+        curve, similarity = sel
+        return Lookup(curve.at(x), _label(curve, similarity))
+
+
+def _label(curve: Curve, similarity: int) -> str:
+    if similarity == 0:
+        return curve.id
+    return f"borrowed:{curve.id}" + (" (other vendor)" if similarity == 4 else "")
 
 
 def _dtype_family(dtype: str) -> str:

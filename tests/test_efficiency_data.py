@@ -1,0 +1,141 @@
+"""Efficiency curves for Blackwell, AMD and NVL72 parts: values at measured points equal the fractions
+hand-computed from the cited sources' raw numbers, and lookups pick a same-generation donor and say so."""
+
+from __future__ import annotations
+
+import pytest
+
+from aiinfra.analytic.efficiency import NO_DATA, EfficiencyTable, _curve, table
+
+B200 = "nvidia-b200-sxm-180gb"
+
+
+def test_b200_bf16_gemm_median_at_3e11() -> None:
+    # XLA matmul table, sm_100_B200, compute-bound shapes within +-1/4 decade of 10^11.5 FLOP
+    # (b, m, n, k: TFLOP/s): (4,4096,2048,4096) 1465.7, (4,2048,4096,4096) 1466.2, (2,4096,4096,4096) 1466.6,
+    # (4,4096,4096,2048) 1539.9, (4,4096,4096,4096) 1670.5 -> median 1466.6 / 2250 = 0.6518
+    look = table().lookup("gemm", B200, 10**11.5, dtype="bf16")
+    assert look.source == "gemm-bf16-b200-xla"
+    assert look.frac == pytest.approx(1466.6 / 2250, abs=5e-4)
+    # beyond the largest measured GEMM the last point holds (conservative clamp)
+    assert table().lookup("gemm", B200, 4e12, dtype="bf16").frac == pytest.approx(0.6518, abs=5e-4)
+
+
+def test_b200_curve_beats_its_mamf_ceiling() -> None:
+    # both rows list B200; the size curve wins over the one-point best-shape ceiling (1745.0/2250 = 0.7756)
+    curve, label = table().curve("gemm", B200, dtype="bf16")
+    assert curve is not None and label == "gemm-bf16-b200-xla"
+    assert len(curve.log_x) > 1
+    assert table().lookup("gemm", B200, 1e10, dtype="bf16").frac < 1745.0 / 2250
+
+
+def test_mi300x_bf16_gemm_and_derived_mi325x() -> None:
+    # gfx942 bin at 10^11.5 FLOP (TFLOP/s): 545.5, 548.1, 568.3, 570.7, 577.3 -> median 568.3 / 1307.4 = 0.4347
+    look = table().lookup("gemm", "amd-mi300x", 10**11.5, dtype="bf16")
+    assert look.source == "gemm-bf16-mi300x-xla"
+    assert look.frac == pytest.approx(568.3 / 1307.4, abs=5e-4)
+    # MI325X: the same curve x MAMF ratio (784.9/1307.4) / (668.4/1307.4) = 1.1743 -> 0.4347 * 1.1743 = 0.5105
+    look325 = table().lookup("gemm", "amd-mi325x", 10**11.5, dtype="bf16")
+    assert look325.source == "gemm-bf16-mi325x-derived-mi300x-xla"
+    assert look325.frac == pytest.approx(0.4347 * (784.9 / 668.4), abs=1e-3)
+
+
+def test_gb200_gemm_is_b200_curve_scaled_by_mamf_ratio() -> None:
+    # (1822.0/2500) / (1745.0/2250) = 0.9397; B200 point at 1e11 is 0.5958 -> 0.5599
+    ratio = (1822.0 / 2500) / (1745.0 / 2250)
+    assert table().lookup("gemm", "nvidia-gb200", 1e11, dtype="bf16").frac == pytest.approx(0.5958 * ratio, abs=1e-3)
+
+
+def test_mi300x_allreduce_8gpu_matches_rccl_tests_busbw() -> None:
+    # rccl-tests all_reduce_perf, 8x MI300X: 1 GiB -> busbw 313.66 GB/s; 448 GB/s one-way per GPU
+    look = table().lookup("allreduce", "amd-mi300x", 1073741824, n_ranks=8, tier="scale-up")
+    assert look.source == "allreduce-mi300x-8gpu-rccl-tests"
+    assert look.frac == pytest.approx(313.66 / 448.0, abs=1e-4)
+
+
+def test_gb200_nvl72_allreduce_from_xla_algbw() -> None:
+    # XLA collective table sm_100_GB200, one group of 72: 1207959552 B at algbw 375.0 GB/s
+    # -> busbw 375.0 * 2 * 71 / 72 = 739.6 GB/s -> / 900 = 0.8218
+    look = table().lookup("allreduce", "nvidia-gb200", 1207959552, n_ranks=72, tier="scale-up")
+    assert look.source == "allreduce-gb200-72gpu-nvlink5-xla"
+    assert look.frac == pytest.approx(375.0 * 2 * 71 / 72 / 900.0, abs=2e-3)
+
+
+def test_b200_attention_point_from_stas00_instep_tflops() -> None:
+    # 834 TFLOPS counted as 3x causal forward FLOP; planner counts 3.5x -> 3.5 * 834 / (3 * 2250) = 0.4324
+    look = table().lookup("attention", B200, 5.5e11, dtype="bf16")
+    assert look.source == "attention-fa4-bf16-b200-stas00-instep"
+    assert look.frac == pytest.approx(3.5 * 834 / (3 * 2250), abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("acc_id", "kind", "kwargs", "expected"),
+    [
+        ("nvidia-gb300", "gemm", {"dtype": "bf16"}, "borrowed:gemm-bf16-gb200-derived-b200-xla"),
+        ("nvidia-gb200", "attention", {"dtype": "bf16"}, "borrowed:attention-fa4-bf16-b200-stas00-instep"),
+        ("nvidia-b300-sxm-288gb", "allreduce", {"n_ranks": 8, "tier": "scale-up"},
+         "borrowed:allreduce-b200-8gpu-nvlink5-stas00"),
+        ("amd-mi355x", "allreduce", {"n_ranks": 8, "tier": "scale-up"}, "borrowed:allreduce-mi300x-8gpu-rccl-tests"),
+        ("google-tpu-v5p", "gemm", {"dtype": "bf16"}, "borrowed:gemm-bf16-h100-vidur (other vendor)"),
+    ],
+)
+def test_borrow_picks_same_generation_and_labels_it(acc_id: str, kind: str, kwargs: dict[str, object],
+                                                    expected: str) -> None:
+    _, label = table().curve(kind, acc_id, **kwargs)  # type: ignore[arg-type]
+    assert label == expected
+
+
+def test_generation_outranks_vendor_and_ceiling_outranked_by_curve() -> None:
+    rows = [
+        {"id": "h", "kind": "gemm", "accelerators": ["nvidia-h100-sxm5-80gb"], "dtype": "bf16",
+         "points": [[1e9, 0.3], [1e12, 0.7]]},
+        {"id": "b-ceiling", "kind": "gemm", "accelerators": ["nvidia-b200-sxm-180gb"], "dtype": "bf16",
+         "points": [[1e11, 0.77]]},
+        {"id": "gb", "kind": "gemm", "accelerators": ["nvidia-gb200"], "dtype": "bf16",
+         "points": [[1e9, 0.2], [1e12, 0.6]]},
+    ]
+    t = EfficiencyTable([_curve(r) for r in rows])
+    # B300: no own row; GB200 and B200 share its generation (vendor-only H100 loses); curve beats ceiling
+    assert t.curve("gemm", "nvidia-b300-sxm-288gb", dtype="bf16")[1] == "borrowed:gb"
+    # B200 keeps its own (single-point) row over a same-generation curve
+    assert t.curve("gemm", "nvidia-b200-sxm-180gb", dtype="bf16")[1] == "b-ceiling"
+    # an empty table still says there is no data
+    assert EfficiencyTable().lookup("gemm", "amd-mi300x", 1e9).source == NO_DATA
+
+
+def test_measured_fp8_and_fp4_square_gemms() -> None:
+    # Azure ND GB200 v6, cuBLASLt FP8 16384^3: 2906.9 TFLOPS of 5000; FP4 8192^3: 7535.6 of 10000
+    gb_f8 = table().lookup("gemm", "nvidia-gb200", 2 * 16384**3, dtype="fp8")
+    assert gb_f8.source == "gemm-fp8-gb200-azure-cublaslt"
+    assert gb_f8.frac == pytest.approx(2906.9 / 5000, abs=1e-4)
+    gb_f4 = table().lookup("gemm", "nvidia-gb200", 2 * 8192**3, dtype="nvfp4")
+    assert gb_f4.source == "gemm-fp4-gb200-azure-cublaslt"
+    assert gb_f4.frac == pytest.approx(7535.6 / 10000, abs=1e-4)
+    # Azure ND MI300X v5, hipBLASLt FP8 8192^3: 1159.23 TFLOPS of 2614.9
+    mi = table().lookup("gemm", "amd-mi300x", 2 * 8192**3, dtype="fp8")
+    assert mi.source == "gemm-fp8-mi300x-azure-hipblaslt"
+    assert mi.frac == pytest.approx(1159.23 / 2614.9, abs=1e-4)
+    # MI325X has no FP8 sweep: it borrows its generation's (MI300X) row, labelled
+    assert table().lookup("gemm", "amd-mi325x", 1e12, dtype="fp8").source == "borrowed:gemm-fp8-mi300x-azure-hipblaslt"
+
+
+def test_h200_memory_curve_from_stream_rate_and_h100_fixed_cost() -> None:
+    # H100 Vidur curve ends: 5.623e6 B at 0.328 and 1e9 B at 0.889 of 3.35 TB/s
+    t_small, t_large = 5.623e6 / (3.35e12 * 0.328), 1e9 / (3.35e12 * 0.889)
+    b_inf_h100 = (1e9 - 5.623e6) / (t_large - t_small)  # 3.007e12 B/s
+    t0 = t_small - 5.623e6 / b_inf_h100  # 3.25 us fixed cost per kernel
+    # H200: BabelStream Triad 4.15 TB/s (Azure ND H200 v5) -> efficiency at 1e8 B of the 4.8 TB/s catalog figure
+    expected = 1e8 / (t0 + 1e8 / 4.15e12) / 4.8e12
+    look = table().lookup("memory", "nvidia-h200-sxm-141gb", 1e8)
+    assert look.source == "memory-h200-derived-azure-stream"
+    assert look.frac == pytest.approx(expected, abs=2e-3)
+    assert b_inf_h100 == pytest.approx(2.97e12, rel=0.02)  # Azure ND H100 v5 Triad 2.97 TB/s
+
+
+def test_l40s_memory_from_l40_small_kernel_and_plateau() -> None:
+    # gpu-benches L40: smallest kernel 64 kB at 40 GB/s -> t0 = 65536 / 40e9; DRAM plateau 760 GB/s; catalog 864 GB/s
+    t0 = 65536 / 40e9
+    look = table().lookup("memory", "nvidia-l40s", 1e8)
+    assert look.source == "memory-l40s-derived-l40-gpubenches"
+    assert look.frac == pytest.approx(1e8 / (t0 + 1e8 / 760e9) / 864e9, abs=1e-3)
+    assert table().lookup("memory", "nvidia-l4", 1e8).source == "borrowed:memory-l40s-derived-l40-gpubenches"
