@@ -71,6 +71,8 @@ class BenchmarkSpec:
     """Round that added the benchmark (v4.0 ...), where a source says."""
     num_samples: int | None = None
     """Samples in the performance set."""
+    min_duration_s: NonNeg | None = None
+    """Shortest valid performance run (MLPerf LoadGen min_duration)."""
     input_tokens: TokenStats = field(default_factory=TokenStats)
     output_tokens: TokenStats = field(default_factory=TokenStats)
     latency_constraints: dict[str, LatencyConstraint] = field(default_factory=dict)
