@@ -146,9 +146,9 @@ def benchmark_for(*texts: str) -> BenchmarkSpec | None:
     for spec in rows("benchmarks").values():
         for name in spec.match:
             flat = "".join(ch for ch in name if ch.isalnum())
-            if any(name in t for t in low) or any(flat in t for t in squashed):
-                if best is None or len(flat) > best[0]:
-                    best = (len(flat), spec)
+            found = any(name in t for t in low) or any(flat in t for t in squashed)
+            if found and (best is None or len(flat) > best[0]):
+                best = (len(flat), spec)
     return best[1] if best else None
 
 

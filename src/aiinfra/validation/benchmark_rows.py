@@ -126,6 +126,8 @@ def latency_limit_flags(row: dict[str, str], bench: BenchmarkSpec, ttft_p99_s: f
         broken.append(f"p99 TPOT {tpot_p99_s:.3g} s > {lim.tpot_p99_s:g} s")
     if not broken:
         return []
-    return [f"simulated {', '.join(broken)}, the {scenario} limits every valid {bench.id} result meets: the "
-            "modelled capacity is below the submitted rate, so the simulated queue grows and latencies are "
-            "over-predicted"]
+    return [
+        f"simulated {', '.join(broken)}, the {scenario} limits every valid {bench.id} result meets: the "
+        "modelled capacity is below the submitted rate, so the simulated queue grows and latencies are "
+        "over-predicted"
+    ]
