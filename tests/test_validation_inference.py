@@ -8,6 +8,9 @@ Bounds are the model's achieved accuracy plus a margin (not the issue's targets)
   catalog/data/efficiency.yaml to say how far below it the engine runs.
 * gpt-oss-20b ITL slopes: the attention sinks and the MXFP4 attention path are not modelled.
 * TensorRT-LLM v0.5 TTFT at 128 tokens: fixed per-request costs (tokenisation, scheduling) not modelled.
+* MLPerf v4.1 H100 rows (tp blank, assumed 8): offline throughput −33 to −38 %; the Server runs are
+  simulated for LoadGen's 600 s at the submitted rate, which exceeds the modelled capacity, so the queue
+  grows and TTFT is over-predicted by orders of magnitude (the reason string says so).
 * llmservingsim TTFT: the measured run queues (mean TTFT 7.1 s); fixed mean lengths in the simulator
   do not reproduce the ShareGPT length mix that builds the queue.
 """
@@ -75,5 +78,12 @@ def test_batch1_decode_itl(result) -> None:  # type: ignore[no-untyped-def]
 
 def test_rows_without_inputs_are_listed(result) -> None:  # type: ignore[no-untyped-def]
     missing = [c for c in result["cases"] if c.predicted is None]
-    assert missing and all(c.notes for c in missing)
+    assert all(c.notes for c in missing)
     assert sum(c.predicted is not None for c in result["cases"]) >= 60
+
+
+def test_mlperf_rows_take_lengths_from_the_benchmark(result) -> None:  # type: ignore[no-untyped-def]
+    # the 11 MLPerf v4.1 rows leave input_tokens blank; catalog/data/benchmarks.yaml supplies the dataset mean
+    cases = [c for c in result["cases"] if c.group == "mlperf41-h100x8"]
+    assert len(cases) == 11
+    assert all(c.predicted is not None and "benchmarks.yaml" in c.notes for c in cases)

@@ -24,12 +24,15 @@ def is_mlperf(row: dict[str, str]) -> bool:
 
 
 def benchmark_of(row: dict[str, str]) -> BenchmarkSpec | None:
-    """The catalog benchmark an MLPerf row reports (from its result path, model name or notes); None for
-    rows of other sources."""
+    """The catalog benchmark an MLPerf row reports: named by its result path (source, source_url), else by
+    its model_name, else by its notes; None for rows of other sources."""
     if not is_mlperf(row):
         return None
-    texts = [row.get(k) or "" for k in ("source", "source_url", "model_name", "notes")]
-    return catalog.benchmark_for(*texts)
+    for keys in (("source", "source_url"), ("model_name",), ("notes",)):
+        found = catalog.benchmark_for(*(row.get(k) or "" for k in keys))
+        if found is not None:
+            return found
+    return None
 
 
 def _mean(stats: TokenStats, bench: BenchmarkSpec, what: str, flags: list[str]) -> int:
