@@ -146,11 +146,13 @@ def test_speculative_step_prices_verification_and_draft() -> None:
             seen.append(batch)
             return 1.0
 
-    # γ = 3: 10 decoding sequences verify 4 tokens each through the target (as `aiinfra infer` prices it);
-    # the draft model decodes 3 times → 1 + 3 · 1 = 4 s
+    # γ = 3: 10 decoding sequences verify 4 tokens each through the target (as `aiinfra infer` prices it) in
+    # one pass over their 1000 context tokens; the draft model decodes 3 times → 1 + 3 · 1 = 4 s
     t = SpeculativeStep(Probe(), 3, Probe()).iteration_time_s(StepBatch(decode_seqs=10, decode_context_tokens=1000))
     assert t == 4.0
-    assert seen[0].decode_seqs == 40 and seen[1] == StepBatch(decode_seqs=10, decode_context_tokens=1000)
+    assert (seen[0].decode_seqs, seen[0].decode_queries_per_seq, seen[0].decode_tokens) == (10, 4, 40)
+    assert seen[0].decode_context_tokens == 1000
+    assert seen[1] == StepBatch(decode_seqs=10, decode_context_tokens=1000)
 
 
 def test_max_rate_search_hand_derived() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from aiinfra.validation import training_rows
-from aiinfra.validation.runner import by_group, run
+from aiinfra.validation.runner import by_group, run, summarise
 
 DATA = Path(training_rows.__file__).parent / "data" / "training.csv"
 
@@ -52,7 +52,7 @@ def test_blank_value_is_still_predicted(tmp_path: Path) -> None:
 def test_unmodelled_rows_are_listed_with_a_reason(result) -> None:  # type: ignore[no-untyped-def]
     missing = [c for c in result["cases"] if c.predicted is None]
     assert all(c.notes for c in missing)
-    assert result["summary"]["n"] == 202
+    assert result["summary"]["n"] == 223
 
 
 # group -> (max median |error|, max p90 |error|) achieved by the model (regression guard)
@@ -66,11 +66,28 @@ GROUP_BOUNDS = {
     "mpt-a10040gb": (0.22, 0.50),
 }
 
+# groups added after the reference copy (MoE/MLA training, H200, GB200/GB300): regression guards only — the
+# bounds are the achieved errors plus a margin, and most are documented misses, not accuracy claims:
+# * mcore-moe-zoo-h100 (Qwen3-235B on 256 H100, EP 8-32 across InfiniBand): predicted 1.8-3.9x the measured
+#   step time; the predicted exposed expert-parallel all-to-all alone exceeds the measured step (Mixtral
+#   8x22B rows of the group are within 22 %).
+# * mcore-moe-zoo-gb200 / -gb300 / mcore-dsv3-gb200: 4k-sequence rows under-predicted by 20-40 % (the
+#   DeepSeek-V3 baseline row by 59 %: one prediction serves both rows, which differ only in software);
+#   the 128k-context row is over-predicted 2.5x.
+# * torchtitan-trainy-h200 (Llama 3.1 8B FSDP Float8 on 32/64 H200): predicted 2.0x the measured tokens/s.
+NEW_GROUP_BOUNDS = {
+    "mcore-moe-zoo-h100": (1.75, 2.6),
+    "mcore-moe-zoo-gb200": (0.45, 1.35),
+    "mcore-moe-zoo-gb300": (0.45, 0.45),
+    "mcore-dsv3-gb200": (0.45, 0.60),
+    "torchtitan-trainy-h200": (1.10, 1.10),
+}
 
-@pytest.mark.parametrize("group", sorted(GROUP_BOUNDS))
+
+@pytest.mark.parametrize("group", sorted(GROUP_BOUNDS) + sorted(NEW_GROUP_BOUNDS))
 def test_group_accuracy(result, group: str) -> None:  # type: ignore[no-untyped-def]
     s = by_group(result["cases"])[group]
-    med, p90 = GROUP_BOUNDS[group]
+    med, p90 = {**GROUP_BOUNDS, **NEW_GROUP_BOUNDS}[group]
     assert s["n_compared"] == s["n"]
     assert s["median_abs_rel_error"] <= med
     assert s["p90_abs_rel_error"] <= p90
@@ -109,7 +126,8 @@ def test_flagship_cases(result, case_id: str, tol: float) -> None:  # type: igno
 def test_dense_training_summary_regression_guard(result) -> None:  # type: ignore[no-untyped-def]
     # the targets (median ≤ 10 %, p90 ≤ 25 % on all dense rows) are NOT met because of the MPT rows
     # (docs/validation.md); these are the achieved numbers, asserted so that they cannot silently get worse
-    s = result["summary"]
+    # summarised over the groups of the reference copy (the groups added later are guarded per group above)
+    s = summarise([c for c in result["cases"] if c.group not in NEW_GROUP_BOUNDS])
     assert s["n_compared"] == 172
     assert s["median_abs_rel_error"] <= 0.19
     assert s["p90_abs_rel_error"] <= 0.53

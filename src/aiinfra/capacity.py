@@ -94,7 +94,7 @@ def _max_batch(sc: Scenario, wl: ServingWorkload, acc: str, tp: int) -> tuple[Lo
     slo = wl.slo
     cluster = cluster_for(acc, tp)
     try:
-        top = estimate(sc.model, cluster, replace(wl, batch="max", plan=InferencePlan(tp=tp)))
+        top = estimate(sc.model, cluster, replace(wl, batch="max", plan=InferencePlan(tp=tp)), usage="server")
     except AiinfraError as exc:
         return None, str(exc)
 

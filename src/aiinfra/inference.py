@@ -9,6 +9,7 @@ from typing import Any
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch
+from aiinfra.engine_profile import Usage, scheduler_defaults
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
@@ -23,6 +24,14 @@ def engine_defaults(engine: str = "vllm") -> dict[str, Any]:
         if row["id"] == engine:
             return dict(row)
     return {}
+
+
+def workload_usage(wl: ServingWorkload) -> Usage:
+    """How the engine is driven: ``server`` when requests arrive over time (a rate, a client concurrency,
+    users or an arrival process), ``offline`` for a fixed batch of prompts (``batch: N`` or ``max``)."""
+    if wl.request_rate_per_s or wl.concurrency or wl.users or wl.arrival is not None:
+        return "server"
+    return "offline"
 
 
 def _reserve_bytes(tp: int) -> float:
@@ -186,13 +195,14 @@ def _decode_cycle_s(
 ) -> tuple[float, float]:
     """(seconds per target iteration, tokens per sequence per iteration). With speculative decoding each
     decoding sequence verifies γ + 1 tokens per target step and the draft model runs γ steps first
-    (Leviathan et al. 2023 §3: wall time (γ·c + 1)·T_target per (1 − α^(γ+1))/(1 − α) tokens)."""
+    (Leviathan et al. 2023 §3: wall time (γ·c + 1)·T_target per (1 − α^(γ+1))/(1 − α) tokens). The verify
+    pass runs γ + 1 query tokens per sequence through the weights but reads each context's KV once
+    (:meth:`StepBatch.verify`)."""
     if wl.speculative is None:
         return im.iteration_time_s(step), 1.0
     g = wl.speculative.num_draft_tokens
     tokens = speculative_tokens_per_step(wl.speculative.acceptance_rate, g)
-    verify = StepBatch(step.prefill_tokens, step.prefill_attention_pairs, step.decode_seqs * (g + 1),
-                       step.decode_context_tokens * (g + 1))  # fmt: skip
+    verify = step.verify(g)  # γ + 1 query tokens per sequence, each context's KV read once
     draft_s = 0.0
     if wl.speculative.draft_model:
         dm = InferenceModel(model=catalog.model(wl.speculative.draft_model, "inference.speculative.draft_model"),
@@ -211,6 +221,8 @@ def estimate(
     prefill_budget_tokens: int | None = None,
     attention_dp: bool = False,
     kv_free_frac: float | None = None,
+    usage: Usage | None = None,
+    max_num_seqs: int | None = None,
 ) -> InferenceEstimate:
     """One deployment: memory, KV capacity, TTFT, TPOT and throughput.
 
@@ -220,12 +232,23 @@ def estimate(
       (B·(1 + in/out) ≤ max_num_batched_tokens, since B/out prompts must be prefilled per step).
     * ``concurrency: N`` (closed loop) and ``users``: the same steady state with N sequences.
     * ``batch: N``: a static batch — all N prompts prefilled (chunked), then out − 1 decode steps.
+
+    The step budget and sequence cap are, first found: the arguments, ``inference.simulation.scheduler``,
+    the engine's defaults for the device and ``usage`` (:func:`aiinfra.engine_profile.scheduler_defaults`;
+    None = server when the workload has a rate, concurrency, users or arrivals, else offline).
     """
     im = _model_for(model, cluster, wl, attention_dp)
     eng = engine_defaults(engine)
-    budget = prefill_budget_tokens or int(eng.get("max_num_batched_tokens", 2048))
+    sched = wl.simulation.scheduler if wl.simulation is not None else None
+    sd = scheduler_defaults(engine, cluster.accelerator, usage or workload_usage(wl))
+    budget_set = prefill_budget_tokens or (sched.max_num_batched_tokens if sched else None)
+    seqs_set = max_num_seqs or (sched.max_num_seqs if sched else None)
+    budget = budget_set or sd.max_num_batched_tokens
+    seq_cap = seqs_set or min(sd.max_num_seqs, budget)  # vLLM caps a defaulted max_num_seqs at the budget
     block = wl.block_size_tokens if engine == "vllm" else int(eng.get("block_size_tokens", wl.block_size_tokens))
     notes: list[str] = []
+    if budget_set is None or seqs_set is None:
+        notes.append(f"scheduler: {sd.basis}")
     per_replica = im.tp * im.pp
     if cluster.count % per_replica:
         raise SpecError("inference.plan", f"tp={im.tp} pp={im.pp}",
@@ -240,7 +263,7 @@ def estimate(
     held = inp + out if full else inp + (out + 1) // 2
     per_seq_tokens = math.ceil(held / block) * block
     max_seqs = cap.kv_capacity_tokens // per_seq_tokens
-    engine_cap = int(eng.get("max_num_seqs", 0)) if cap_batch else 0
+    engine_cap = seq_cap if cap_batch else 0
     static = isinstance(wl.batch, int)
     if static:
         assert isinstance(wl.batch, int)

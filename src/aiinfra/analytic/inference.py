@@ -108,6 +108,8 @@ def gemm_efficiency(acc: AcceleratorSpec, dtype: str, flop_per_kernel: float, ki
     look = table().lookup(kind, acc.id, flop_per_kernel, dtype=dtype)
     if look.source == NO_DATA and dtype != "bf16":
         look = table().lookup(kind, acc.id, flop_per_kernel, dtype="bf16")
+    if look.source == NO_DATA and kind == "moe":
+        return gemm_efficiency(acc, dtype, flop_per_kernel)  # no grouped-GEMM data: the dense GEMM curve
     return look.frac
 
 
@@ -180,6 +182,13 @@ class InferenceModel:
         t0, b_inf = _memory_fit(acc)
         return _Kernels(flop / (acc.peak_flop_per_s(dtype) * eff), n_kernels * t0 + nbytes / b_inf)
 
+    def decode_kv_read_bytes_per_accelerator(self, batch: StepBatch) -> float:
+        """KV-cache bytes one accelerator reads for the decode attention of a step: each decoding
+        sequence's context once, however many query tokens it runs (a speculative verify pass attends
+        γ + 1 queries to the same keys and values in one kernel; Leviathan et al. 2023, Chen et al. 2023)."""
+        dp = self.tp if self.attention_dp else 1
+        return batch.decode_context_tokens * self.kv_bytes_per_token_per_accelerator / dp
+
     def breakdown(self, batch: StepBatch) -> StepBreakdown:
         m = self.model
         acc = self.cluster.accelerator
@@ -208,7 +217,7 @@ class InferenceModel:
         t0, b_inf = _memory_fit(acc)
         n_elem = ELEMENTWISE_KERNELS_PER_LAYER * layers
         parts.append(_Kernels(0.0, n_elem * (t0 + 2.0 * t_rank * m.hidden_size * ACT_BYTES / b_inf)))
-        logits_tokens = (batch.decode_seqs + (1 if batch.prefill_tokens else 0)) / dp
+        logits_tokens = (batch.decode_tokens + (1 if batch.prefill_tokens else 0)) / dp
         head_k = self._linear(max(logits_tokens, 1.0), head, 1, cd, split)  # last stage only
         if m.is_moe:
             moe_layers_stage = pb.moe_layers / pp
@@ -219,7 +228,7 @@ class InferenceModel:
             nbytes = touched * one_expert * moe_layers_stage * DTYPE_BYTES[self.weight_precision] / e_split
             n_kernels = max(moe_layers_stage, 1.0) * 2  # grouped GEMMs: up(+gate), down
             per_expert_flop = flop / max(n_kernels * touched / e_split, 1.0)
-            eff = gemm_efficiency(acc, cd, per_expert_flop)
+            eff = gemm_efficiency(acc, cd, per_expert_flop, kind="moe")  # grouped expert GEMMs, measured
             parts.append(_Kernels(flop / (acc.peak_flop_per_s(cd) * eff), n_kernels * t0 + nbytes / b_inf))
         linear_compute = sum(p.compute_s for p in parts)
         linear_memory = sum(p.memory_s for p in parts)
@@ -232,8 +241,8 @@ class InferenceModel:
         else:
             dec_qk, dec_v = d_qk, d_v
         pre_flop = 2.0 * layers * batch.prefill_attention_pairs * (d_qk + d_v) / tp
-        dec_flop = 2.0 * layers * batch.decode_context_tokens * (dec_qk + dec_v) / tp
-        kv_read = batch.decode_context_tokens * self.kv_bytes_per_token_per_accelerator / dp
+        dec_flop = 2.0 * layers * batch.decode_attention_pairs * (dec_qk + dec_v) / tp
+        kv_read = self.decode_kv_read_bytes_per_accelerator(batch)
         attn_peak = acc.peak_flop_per_s("bf16")
         a_eff = gemm_efficiency(acc, "bf16", (pre_flop + dec_flop) / max(layers, 1.0), kind="attention")
         attention_compute = (pre_flop + dec_flop) / (attn_peak * a_eff)

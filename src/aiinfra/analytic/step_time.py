@@ -7,7 +7,7 @@ simulator describes an iteration by four aggregates, so a call is O(1) whatever 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 
@@ -23,10 +23,26 @@ class StepBatch:
     """Sequences producing one token this step."""
     decode_context_tokens: int = 0
     """Σ of the decoding sequences' context lengths (KV entries read)."""
+    decode_queries_per_seq: int = 1
+    """Query tokens each decoding sequence runs this step: 1, or γ + 1 when a speculative-decoding verify
+    pass scores γ drafted tokens plus the bonus position (Leviathan et al. 2023 §3; Chen et al. 2023).
+    The γ + 1 queries of one sequence share its context, so that context's KV is read once."""
+
+    @property
+    def decode_tokens(self) -> int:
+        """Token positions the decoding sequences run through the model this step."""
+        return self.decode_seqs * self.decode_queries_per_seq
+
+    @property
+    def decode_attention_pairs(self) -> float:
+        """Query·key pairs of the decode queries: query j (0-based) of a sequence with context c attends
+        c + j keys, so a sequence contributes q·c + q(q − 1)/2 pairs (q = decode_queries_per_seq)."""
+        q = self.decode_queries_per_seq
+        return float(q * self.decode_context_tokens + self.decode_seqs * q * (q - 1) / 2.0)
 
     @property
     def tokens(self) -> int:
-        return self.prefill_tokens + self.decode_seqs
+        return self.prefill_tokens + self.decode_tokens
 
     @staticmethod
     def prefill(chunk_tokens: int, cached_tokens: int = 0) -> StepBatch:
@@ -40,12 +56,23 @@ class StepBatch:
         return StepBatch(decode_seqs=seqs, decode_context_tokens=seqs * context_tokens_each)
 
     def __add__(self, other: StepBatch) -> StepBatch:
+        q = other.decode_queries_per_seq if self.decode_seqs == 0 else self.decode_queries_per_seq
+        if self.decode_seqs and other.decode_seqs and other.decode_queries_per_seq != q:
+            raise ValueError("cannot add decode batches with different query tokens per sequence")
         return StepBatch(
             self.prefill_tokens + other.prefill_tokens,
             self.prefill_attention_pairs + other.prefill_attention_pairs,
             self.decode_seqs + other.decode_seqs,
             self.decode_context_tokens + other.decode_context_tokens,
+            q,
         )
+
+    def verify(self, draft_tokens: int) -> StepBatch:
+        """This step as a speculative-decoding verify pass: every decoding sequence scores its
+        ``draft_tokens`` drafted tokens plus one bonus position in a single target-model forward
+        (Leviathan et al. 2023 §3; Chen et al. 2023 Algorithm 2). Weights and each context's KV are read
+        once; linear-layer FLOPs and attention query·key pairs scale with the γ + 1 query tokens."""
+        return replace(self, decode_queries_per_seq=self.decode_queries_per_seq * (draft_tokens + 1))
 
 
 class StepTimeModel(Protocol):

@@ -17,8 +17,9 @@ import numpy as np
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch, StepTimeModel
+from aiinfra.engine_profile import scheduler_defaults
 from aiinfra.errors import InfeasibleError, SpecError
-from aiinfra.inference import engine_defaults, kv_capacity, speculative_tokens_per_step
+from aiinfra.inference import kv_capacity, speculative_tokens_per_step
 from aiinfra.sim.arrivals import Requests, interarrival_s, lengths, read_trace
 from aiinfra.sim.engine import Records, Simulation
 from aiinfra.sim.metrics import SimSummary, summarise
@@ -108,8 +109,10 @@ def make_requests(
 def limits_for(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, role: str = "mixed") -> SchedulerLimits:
     sim = wl.simulation or SimulationConfig()
     sched = sim.scheduler or SchedulerConfig()
-    eng = engine_defaults("vllm")
-    budget = sched.max_num_batched_tokens or int(eng["max_num_batched_tokens"])
+    # the simulator models a vLLM server: its V1 defaults for this device (engines.yaml) unless the
+    # scenario sets them; like vLLM, a defaulted max_num_seqs is capped at the step budget
+    sd = scheduler_defaults("vllm", scenario.cluster.accelerator, "server")
+    budget = sched.max_num_batched_tokens or sd.max_num_batched_tokens
     cap = kv_capacity(im, wl.gpu_memory_utilization, wl.block_size_tokens, budget)
     if cap.kv_capacity_tokens <= 0:
         raise InfeasibleError(f"infeasible, because {scenario.model.id} leaves no KV-cache memory on "
@@ -129,7 +132,7 @@ def limits_for(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, role
                             "time is unknown", "use preemption: recompute, or add pcie to the catalog row")  # fmt: skip
         swap_s = im.kv_bytes_per_token_per_accelerator / pcie.bw_one_way_bytes_per_s
     return SchedulerLimits(
-        static=sched.kind == "static", max_num_seqs=sched.max_num_seqs or int(eng["max_num_seqs"]),
+        static=sched.kind == "static", max_num_seqs=sched.max_num_seqs or min(sd.max_num_seqs, budget),
         max_num_batched_tokens=budget, chunked_prefill=sched.chunked_prefill, preemption=sched.preemption,
         kv_capacity_tokens=cap.kv_capacity_tokens, block_tokens=wl.block_size_tokens, tokens_per_step=tps,
         budget_tokens_per_decode=slots, prefix_caching=sched.prefix_caching, swap_s_per_token=swap_s, role=role,
@@ -138,7 +141,8 @@ def limits_for(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, role
 
 class SpeculativeStep:
     """Prices an iteration with speculative decoding (Leviathan et al. 2023), as ``aiinfra infer`` does:
-    each decoding sequence runs γ + 1 verification tokens through the target model, plus γ draft-model
+    each decoding sequence runs γ + 1 verification tokens through the target model in one pass that reads
+    its context's KV once (:meth:`StepBatch.verify`), plus γ draft-model
     decode steps when a draft model is named (None: draft cost neglected, n-gram or MTP heads)."""
 
     def __init__(self, base: StepTimeModel, gamma: int, draft: StepTimeModel | None = None) -> None:
@@ -147,10 +151,7 @@ class SpeculativeStep:
         self.draft = draft
 
     def iteration_time_s(self, batch: StepBatch) -> float:
-        k = self.gamma + 1
-        verify = StepBatch(batch.prefill_tokens, batch.prefill_attention_pairs, batch.decode_seqs * k,
-                           batch.decode_context_tokens * k)  # fmt: skip
-        t = self.base.iteration_time_s(verify)
+        t = self.base.iteration_time_s(batch.verify(self.gamma))  # each context's KV read once
         if self.draft is not None and batch.decode_seqs:
             decode_only = StepBatch(decode_seqs=batch.decode_seqs, decode_context_tokens=batch.decode_context_tokens)
             t += self.gamma * self.draft.iteration_time_s(decode_only)
@@ -227,4 +228,9 @@ def simulate(
     else:
         engine = Simulation(model, lim, replicas, sim.router)
     rec = engine.run(reqs, closed)
+    sched = sim.scheduler
+    if sched is None or sched.max_num_batched_tokens is None or sched.max_num_seqs is None:
+        sd = scheduler_defaults("vllm", scenario.cluster.accelerator, "server")
+        notes.append(f"scheduler: max_num_batched_tokens {lim.max_num_batched_tokens}, max_num_seqs {lim.max_num_seqs} "
+                     f"(unset values from the {sd.basis})")  # fmt: skip
     return SimResult(summary=summarise(rec, wl.slo), records=rec, limits=lim, replicas=replicas, notes=tuple(notes))

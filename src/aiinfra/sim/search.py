@@ -65,7 +65,7 @@ def max_rate_meeting_slo(
         raise SpecError("inference.arrival.kind", wl.arrival.kind, "the rate search varies an open-loop arrival rate",
                         "use arrival kind poisson or gamma")  # fmt: skip
     if start_rate_per_s is None:
-        sat = estimate(scenario.model, scenario.cluster, replace(wl, batch="max"))
+        sat = estimate(scenario.model, scenario.cluster, replace(wl, batch="max"), usage="server")
         start_rate_per_s = 1.2 * sat.requests_per_s
     points: list[RatePoint] = []
     first = _point(scenario, seed, start_rate_per_s, step_model)

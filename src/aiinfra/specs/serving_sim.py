@@ -1,9 +1,9 @@
 """Simulator settings (``inference.simulation``): scheduler, request lengths, replicas, router, disaggregation.
 
-Scheduler defaults are not set here: None means the engine default from catalog/data/engines.yaml, whose
-row cites vLLM's engine arguments (``vllm/engine/arg_utils.py``: ``max_num_seqs`` 256,
-``max_num_batched_tokens`` 2048 for the OpenAI server on GPUs below 70 GiB or A100; vLLM v1 raises them to
-1024 and 8192 on larger GPUs such as H100 — set them explicitly to model that).
+Scheduler defaults are not set here: None means the engine default from catalog/data/engines.yaml, picked as
+vLLM V1 picks it for an API server (``EngineArgs._set_default_args`` in ``vllm/engine/arg_utils.py``:
+``max_num_batched_tokens`` 8192 and ``max_num_seqs`` 1024 on devices with ≥ 70 GiB other than A100, else
+2048 and 256; see :func:`aiinfra.engine_profile.scheduler_defaults`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class SchedulerConfig:
     """continuous: iteration-level scheduling (Orca, Yu et al. OSDI'22; vLLM); static: take up to
     max_num_seqs waiting requests, run them to completion, then take the next batch."""
     max_num_seqs: PosInt | None = None
-    """Sequences per iteration; None = the engine's default (catalog/data/engines.yaml, vLLM's 256)."""
+    """Sequences per iteration; None = the engine's default for the device (catalog/data/engines.yaml)."""
     max_num_batched_tokens: PosInt | None = None
     """Token budget per iteration; None = the engine's default (catalog/data/engines.yaml)."""
     chunked_prefill: bool = True

@@ -80,19 +80,25 @@ def _length_dist(stats: TokenStats | None, what: str, flags: list[str]) -> dict[
 
 
 def sim_settings(
-    row: dict[str, str], engine: str, budget_tokens: int | None, bench: BenchmarkSpec | None,
-    rate_per_s: float | None, flags: list[str],
+    row: dict[str, str], engine: str, budget_tokens: int | None, stated: dict[str, int],
+    bench: BenchmarkSpec | None, rate_per_s: float | None, flags: list[str],
 ) -> dict[str, object]:  # fmt: skip
     """The ``inference.simulation`` block (plus ``num_requests``) for a Poisson row.
 
-    * scheduler: the row engine's defaults (catalog/data/engines.yaml) and the analytic path's token budget;
+    * scheduler: the settings the notes state; the rest, for vLLM, the simulator's own V1 defaults for the
+      device; for another engine, its defaults (catalog/data/engines.yaml) and the analytic path's budget;
     * requests: the count the notes state; else, for a benchmark with a minimum run length (MLPerf LoadGen
       600 s), rate × that duration, so the run reaches the steady state the measured run reports; else 300;
     * lengths: the benchmark's distributions where published (lognormal moment fit), else fixed at the means.
     """
-    eng = engine_defaults(engine)
-    sched = {"max_num_seqs": int(eng["max_num_seqs"]),
-             "max_num_batched_tokens": budget_tokens or int(eng["max_num_batched_tokens"])}  # fmt: skip
+    sched: dict[str, int] = dict(stated)
+    limits = ""
+    if engine != "vllm":
+        eng = engine_defaults(engine)
+        sched.setdefault("max_num_seqs", int(eng["max_num_seqs"]))
+        sched.setdefault("max_num_batched_tokens", budget_tokens or int(eng["max_num_batched_tokens"]))
+        limits = (f"; {engine} scheduler limits {sched['max_num_seqs']} seqs / "
+                  f"{sched['max_num_batched_tokens']} tokens per iteration")  # fmt: skip
     m = re.search(r"(\d[\d,]*) requests", row.get("notes") or "")
     if m:
         n_req = int(m.group(1).replace(",", ""))
@@ -103,8 +109,7 @@ def sim_settings(
     else:
         n_req = DEFAULT_SIM_REQUESTS
         why = "default"
-    flags.append(f"simulated: {n_req} Poisson requests ({why}); {engine} scheduler limits "
-                 f"{sched['max_num_seqs']} seqs / {sched['max_num_batched_tokens']} tokens per iteration")  # fmt: skip
+    flags.append(f"simulated: {n_req} Poisson requests ({why}){limits}")
     out: dict[str, object] = {"num_requests": n_req, "scheduler": sched}
     if bench is not None:
         out["input_lengths"] = _length_dist(bench.input_tokens, "input lengths", flags)

@@ -8,7 +8,8 @@ import re
 
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.inference import cluster_for, estimate
+from aiinfra.engine_profile import Usage
+from aiinfra.inference import cluster_for, engine_defaults, estimate, kv_capacity
 from aiinfra.sim.metrics import SimSummary
 from aiinfra.specs.benchmark import BenchmarkSpec
 from aiinfra.specs.common import validate
@@ -19,6 +20,12 @@ from aiinfra.validation.types import RowPrediction
 
 #: context length at which the ITL slope is evaluated (the vLLM sweep spans 256–125k input tokens)
 SLOPE_CONTEXT_TOKENS = 65536
+
+
+def _stated(notes: str, name: str) -> int | None:
+    """A scheduler setting the row's notes state, e.g. 'max_num_seqs 128' (None when not stated)."""
+    m = re.search(rf"\b{name}\D{{0,3}}(\d[\d,]*)", notes)
+    return int(m.group(1).replace(",", "")) if m else None
 
 
 @reasoned
@@ -71,6 +78,8 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
             full_frac = 0.5  # half the layers keep a fixed window: their KV reads do not grow with context
             flags.append("alternating sliding-window layers: only the full-attention half grows with context")
         return RowPrediction(full_frac * (t1 - t0) / SLOPE_CONTEXT_TOKENS, "; ".join(flags))
+    if metric == "kv_capacity_tokens":
+        return _kv_capacity(im, engine, notes, free_frac, flags)
     bench = benchmark_of(row)
     if inp is None or out is None:
         inp, out = fill_lengths(row, bench, inp, out, flags)
@@ -79,8 +88,15 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     batch = integer(row, "batch_or_concurrency")
     wl_data: dict[str, object] = {"weight_precision": wp, "kv_precision": kvp, "input_tokens": inp,
                                   "output_tokens": max(out, 1), "plan": {"tp": tp, "pp": pp}}  # fmt: skip
+    # scheduler settings the notes state (a run's own configuration); else the engine's defaults for the
+    # device and the usage context: offline/batch rows are LLM-class benchmarks, the others API-server runs
+    stated_budget, stated_seqs = _stated(notes, "max_num_batched_tokens"), _stated(notes, "max_num_seqs")
+    for name, val in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)):
+        if val is not None:
+            flags.append(f"{name} {val} as the notes state")
+    usage: Usage = "offline" if mode in ("offline", "batch") else "server"
     # TensorRT-LLM schedules whole prompts (no chunked context by default): the budget admits one prompt
-    budget = None if engine == "vllm" else max(inp * (batch or 1) if mode == "batch" else inp, 8192)
+    budget = stated_budget if engine == "vllm" else max(inp * (batch or 1) if mode == "batch" else inp, 8192)
     if mode == "offline":
         wl_data["batch"] = "max"
     elif mode == "batch":
@@ -91,11 +107,13 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         wl_data["batch"] = "max"
     wl = validate(ServingWorkload, wl_data, where=f"row {row['id']}")
     est = estimate(model, cluster, wl, engine=engine, prefill_budget_tokens=budget, attention_dp=attention_dp,
-                   kv_free_frac=free_frac)  # fmt: skip
+                   kv_free_frac=free_frac, usage=usage, max_num_seqs=stated_seqs)  # fmt: skip
     details = {"batch_seqs": est.batch_seqs, "kv_capacity_tokens": est.kv_capacity_tokens,
                "decode_bound": est.decode_bound, "prefill_bound": est.prefill_bound}  # fmt: skip
     if mode == "poisson":
-        sim = sim_settings(row, engine, budget, bench, rate_per_s=num(row, "request_rate_per_s"), flags=flags)
+        sched = {k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v}
+        rate = num(row, "request_rate_per_s")
+        sim = sim_settings(row, engine, budget, sched, bench, rate_per_s=rate, flags=flags)
         return _simulated(row, model, n, tp, pp, wp, kvp, inp, out, metric, flags, details, sim, bench)
     if metric == "output_tokens_per_s":
         return RowPrediction(est.output_tokens_per_s, "; ".join(flags), details)
@@ -106,6 +124,37 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     if metric == "tpot_s":
         return RowPrediction(est.tpot_s, "; ".join(flags), details)
     raise RowError(f"metric {metric!r} in mode {mode!r} not modelled")
+
+
+def _kv_capacity(
+    im: InferenceModel, engine: str, notes: str, free_frac: float | None, flags: list[str]
+) -> RowPrediction:
+    """KV token slots the engine allocates (``inference.kv_capacity``), with the gpu_memory_utilization,
+    max_num_batched_tokens (the profiling pass's token count) and block size the notes state, else the
+    engine defaults of catalog/data/engines.yaml (flagged)."""
+    eng = engine_defaults(engine)
+    settings: dict[str, float] = {}
+    for key, default_key in (("gpu_memory_utilization", "gpu_memory_utilization_frac"),
+                             ("max_num_batched_tokens", "max_num_batched_tokens"),
+                             ("block_size", "block_size_tokens")):  # fmt: skip
+        m = re.search(rf"{key}\D{{0,4}}(\d+(?:\.\d+)?)", notes)
+        if m:
+            settings[key] = float(m.group(1))
+        elif default_key in eng:
+            settings[key] = float(eng[default_key])
+            flags.append(f"{key} not in notes: engine default {eng[default_key]}")
+        else:
+            raise RowError(f"{key} not stated and no {engine} default in catalog/data/engines.yaml")
+    cap = kv_capacity(im, settings["gpu_memory_utilization"], int(settings["block_size"]),
+                      int(settings["max_num_batched_tokens"]), engine, free_frac)  # fmt: skip
+    details = {
+        "weights_bytes": cap.weights_bytes,
+        "activation_peak_bytes": cap.activation_peak_bytes,
+        "reserve_bytes": cap.reserve_bytes,
+        "kv_cache_bytes": cap.kv_cache_bytes,
+        "blocks": cap.blocks,
+    }
+    return RowPrediction(float(cap.kv_capacity_tokens), "; ".join(flags), details)
 
 
 def _simulated(
