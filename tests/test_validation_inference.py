@@ -8,6 +8,9 @@ Bounds are the model's achieved accuracy plus a margin (not the issue's targets)
   catalog/data/efficiency.yaml to say how far below it the engine runs.
 * gpt-oss-20b ITL slopes: the attention sinks and the MXFP4 attention path are not modelled.
 * TensorRT-LLM v0.5 TTFT at 128 tokens: fixed per-request costs (tokenisation, scheduling) not modelled.
+* MLPerf v4.1 H100 rows (tp blank, assumed 8): offline throughput −33 to −38 %; the Server runs are
+  simulated for LoadGen's 600 s at the submitted rate, which exceeds the modelled capacity, so the queue
+  grows and TTFT is over-predicted by orders of magnitude (the reason string says so).
 * llmservingsim (RTX PRO 6000): the measured run caps the batch at max_num_seqs 128 (its notes), so 10
   req/s queue (mean TTFT 7.1 s); with that cap the simulator queues too (TTFT −33 %), but the RTX PRO 6000
   has no measured efficiency curve, so its ideal roofline step is ~15 % fast (TPOT −14 %, throughput +19 %).
@@ -90,7 +93,7 @@ def test_vllm_kv_capacity(result) -> None:  # type: ignore[no-untyped-def]
 
 def test_rows_without_inputs_are_listed(result) -> None:  # type: ignore[no-untyped-def]
     missing = [c for c in result["cases"] if c.predicted is None]
-    assert missing and all(c.notes for c in missing)
+    assert all(c.notes for c in missing)
     assert sum(c.predicted is not None for c in result["cases"]) >= 60
 
 
@@ -101,3 +104,10 @@ def test_engine_without_profile_is_predicted_with_a_flag() -> None:
     pred = inference_rows.predict_row(row)
     assert pred.predicted is not None and pred.predicted > 0
     assert "'sglang' has no profile" in pred.reason
+
+
+def test_mlperf_rows_take_lengths_from_the_benchmark(result) -> None:  # type: ignore[no-untyped-def]
+    # the 11 MLPerf v4.1 rows leave input_tokens blank; catalog/data/benchmarks.yaml supplies the dataset mean
+    cases = [c for c in result["cases"] if c.group == "mlperf41-h100x8"]
+    assert len(cases) == 11
+    assert all(c.predicted is not None and "benchmarks.yaml" in c.notes for c in cases)

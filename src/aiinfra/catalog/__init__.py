@@ -15,12 +15,13 @@ from typing import Any
 import yaml
 
 from aiinfra.errors import DataError, UnknownIdError
+from aiinfra.specs.benchmark import BenchmarkSpec
 from aiinfra.specs.common import validate
 from aiinfra.specs.hardware import AcceleratorSpec, InterconnectSpec, SystemSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.units import memory_bytes, to_si
 
-KINDS = ("accelerators", "systems", "interconnects", "models")
+KINDS = ("accelerators", "systems", "interconnects", "models", "benchmarks")
 
 
 def data_path(name: str) -> Path:
@@ -72,6 +73,7 @@ _SPEC = {
     "systems": SystemSpec,
     "interconnects": InterconnectSpec,
     "models": ModelArch,
+    "benchmarks": BenchmarkSpec,
 }
 
 
@@ -127,6 +129,27 @@ def interconnect(id_: str, field: str = "interconnect") -> InterconnectSpec:
 def model(id_: str, field: str = "model") -> ModelArch:
     spec: ModelArch = get("models", id_, field)
     return spec
+
+
+def benchmark(id_: str, field: str = "benchmark") -> BenchmarkSpec:
+    spec: BenchmarkSpec = get("benchmarks", id_, field)
+    return spec
+
+
+def benchmark_for(*texts: str) -> BenchmarkSpec | None:
+    """The benchmark a result names: the longest ``match`` name found in any of ``texts`` (a result path,
+    notes, a model name), compared lower-case and also with punctuation removed ("Llama-2-70B" matches
+    llama2-70b). None when no benchmark matches."""
+    low = [t.lower() for t in texts if t]
+    squashed = ["".join(ch for ch in t if ch.isalnum()) for t in low]
+    best: tuple[int, BenchmarkSpec] | None = None
+    for spec in rows("benchmarks").values():
+        for name in spec.match:
+            flat = "".join(ch for ch in name if ch.isalnum())
+            found = any(name in t for t in low) or any(flat in t for t in squashed)
+            if found and (best is None or len(flat) > best[0]):
+                best = (len(flat), spec)
+    return best[1] if best else None
 
 
 def find_any(id_: str) -> tuple[str, Any]:

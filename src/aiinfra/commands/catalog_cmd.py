@@ -69,6 +69,8 @@ def _list(args: argparse.Namespace) -> tuple[Any, str]:
                 for m in specs
             ],
         )
+    elif kind == "benchmarks":
+        text = _benchmarks_table(specs)
     elif kind == "systems":
         text = table(
             ["id", "accelerator", "per node", "nodes", "power max W", "price USD"],
@@ -90,6 +92,28 @@ def _list(args: argparse.Namespace) -> tuple[Any, str]:
     return obj, text + f"\n\n{len(specs)} {kind}; `aiinfra catalog show ID` gives every field with its source."
 
 
+def _benchmarks_table(specs: list[Any]) -> str:
+    def tok(v: float | None) -> str:
+        return "unknown" if v is None else f"{v:,.0f}"
+
+    def lim(b: Any) -> str:
+        c = b.latency_constraints.get("server")
+        if c is None:
+            return "unknown"
+        if c.ttft_p99_s is not None and c.tpot_p99_s is not None:
+            return f"TTFT {c.ttft_p99_s:g} s / TPOT {c.tpot_p99_s * 1e3:g} ms"
+        return "unknown" if c.e2e_p99_s is None else f"query {c.e2e_p99_s:g} s"
+
+    return table(
+        ["id", "samples", "input mean", "input max", "output mean", "Server p99 limits"],
+        [
+            [b.id, tok(b.num_samples), tok(b.input_tokens.mean), tok(b.input_tokens.max), tok(b.output_tokens.mean),
+             lim(b)]
+            for b in specs
+        ],
+    )  # fmt: skip
+
+
 def _show(args: argparse.Namespace) -> tuple[Any, str]:
     kind, row = api.catalog_show(args.id)
     pairs: list[tuple[str, Any]] = []
@@ -98,6 +122,8 @@ def _show(args: argparse.Namespace) -> tuple[Any, str]:
             continue
         if isinstance(v, dict):
             for kk, vv in v.items():
+                if isinstance(vv, dict):  # one more level (benchmark latency limits per scenario)
+                    vv = ", ".join(f"{a} {b:g}" for a, b in vv.items() if b is not None)
                 pairs.append((f"{k}.{kk}", vv if not isinstance(vv, list) else ", ".join(map(str, vv))))
         elif isinstance(v, list):
             pairs.append((k, ", ".join(map(str, v))))
@@ -113,7 +139,9 @@ def _show(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("catalog", help="list and show catalog rows (accelerators, systems, interconnects, models)")
+    p = sub.add_parser(
+        "catalog", help="list and show catalog rows (accelerators, systems, interconnects, models, benchmarks)"
+    )
     csub = p.add_subparsers(dest="catalog_command", required=True, parser_class=type(p))
     pl = csub.add_parser("list", help="a table of one kind")
     pl.add_argument("kind", choices=catalog.KINDS)

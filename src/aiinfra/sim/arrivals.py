@@ -48,7 +48,8 @@ def interarrival_s(rng: np.random.Generator, kind: str, rate_per_s: float, n: in
 
 def lengths(rng: np.random.Generator, dist: LengthDist | None, mean: int, n: int, field: str) -> np.ndarray:
     """Token counts: fixed at ``mean``; uniform on [low, high] (default [1, 2·mean − 1], mean ``mean``);
-    lognormal with E[length] = ``mean``: μ = ln(mean) − σ²/2 (rounded, at least 1)."""
+    lognormal with E[length] = ``mean``: μ = ln(mean) − σ²/2 (rounded, at least 1, at most ``high`` when
+    given — a dataset's longest sample; the cap lowers the mean by the clipped tail)."""
     if dist is None or dist.kind == "fixed":
         return np.full(n, mean, dtype=np.int64)
     if dist.kind == "uniform":
@@ -62,7 +63,10 @@ def lengths(rng: np.random.Generator, dist: LengthDist | None, mean: int, n: int
                         "set sigma (the standard deviation of log(length), e.g. 0.5)")  # fmt: skip
     sigma = dist.sigma
     mu = np.log(mean) - sigma**2 / 2.0  # so that E[length] = mean
-    return np.maximum(1, np.round(rng.lognormal(mu, sigma, size=n))).astype(np.int64)
+    drawn = np.maximum(1, np.round(rng.lognormal(mu, sigma, size=n)))
+    if dist.high is not None:
+        drawn = np.minimum(drawn, dist.high)
+    return drawn.astype(np.int64)
 
 
 REQUIRED_TRACE = ("arrival_s", "input_tokens", "output_tokens")

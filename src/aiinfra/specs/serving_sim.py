@@ -53,7 +53,8 @@ class LengthDist:
     low: PosInt | None = None
     """uniform: smallest value (default 1)."""
     high: PosInt | None = None
-    """uniform: largest value (default 2·mean − low, so the mean is input/output_tokens)."""
+    """uniform: largest value (default 2·mean − low, so the mean is input/output_tokens); lognormal: optional
+    cap on the draws (e.g. a dataset's longest sample)."""
     sigma: PosFloat | None = None
     """lognormal (required): σ of log(length); the mean is input/output_tokens."""
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.engine_profile import Usage
 from aiinfra.inference import cluster_for, engine_defaults, estimate, kv_capacity
+from aiinfra.sim.metrics import SimSummary
+from aiinfra.specs.benchmark import BenchmarkSpec
 from aiinfra.specs.common import validate
 from aiinfra.specs.workload import ServingWorkload
+from aiinfra.validation.benchmark_rows import benchmark_of, fill_lengths, latency_limit_flags, sim_settings
 from aiinfra.validation.rows import RowError, integer, model_from_row, num, reasoned
 from aiinfra.validation.types import RowPrediction
 
@@ -78,8 +83,11 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         return RowPrediction(full_frac * (t1 - t0) / SLOPE_CONTEXT_TOKENS, "; ".join(flags))
     if metric == "kv_capacity_tokens":
         return _kv_capacity(im, engine, notes, free_frac, flags)
+    bench = benchmark_of(row)
     if inp is None or out is None:
-        raise RowError("input_tokens or output_tokens blank (mean prompt length not stated by the source)")
+        inp, out = fill_lengths(row, bench, inp, out, flags)
+        if mode != "poisson":
+            flags.append("analytic estimate at the mean lengths")
     batch = integer(row, "batch_or_concurrency")
     wl_data: dict[str, object] = {"weight_precision": wp, "kv_precision": kvp, "input_tokens": inp,
                                   "output_tokens": max(out, 1), "plan": {"tp": tp, "pp": pp}}  # fmt: skip
@@ -107,7 +115,9 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
                "decode_bound": est.decode_bound, "prefill_bound": est.prefill_bound}  # fmt: skip
     if mode == "poisson":
         sched = {k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v}
-        return _simulated(row, model, n, tp, pp, wp, kvp, inp, out, metric, flags, details, sched)
+        rate = num(row, "request_rate_per_s")
+        sim = sim_settings(row, engine, budget, sched, bench, rate_per_s=rate, flags=flags)
+        return _simulated(row, model, n, tp, pp, wp, kvp, inp, out, metric, flags, details, sim, bench)
     if metric == "output_tokens_per_s":
         return RowPrediction(est.output_tokens_per_s, "; ".join(flags), details)
     if metric == "requests_per_s":
@@ -152,31 +162,40 @@ def _kv_capacity(
 
 def _simulated(
     row: dict[str, str], model: object, n: int, tp: int, pp: int, wp: str, kvp: str, inp: int, out: int,
-    metric: str, flags: list[str], details: dict[str, object], scheduler: dict[str, int],
+    metric: str, flags: list[str], details: dict[str, object], sim: dict[str, object],
+    bench: BenchmarkSpec | None,
 ) -> RowPrediction:  # fmt: skip
-    """Open-loop Poisson rows are predicted by the serving simulator (same step-time model), with fixed
-    lengths at the row's means and as many requests as the notes state (300 when not stated)."""
+    """Open-loop Poisson rows are predicted by the serving simulator (same step-time model). Request count,
+    length distributions and scheduler limits come from ``sim`` (benchmark_rows.sim_settings)."""
     from aiinfra.report.render import jsonable
-    from aiinfra.sim.run import simulate
-    from aiinfra.specs.scenario import parse_scenario, resolve
 
     rate = num(row, "request_rate_per_s")
     if not rate:
         raise RowError("request_rate_per_s blank")
-    m = re.search(r"(\d[\d,]*) requests", row.get("notes") or "")
-    n_req = int(m.group(1).replace(",", "")) if m else 300
+    sim = dict(sim)
+    n_req = sim.pop("num_requests")
     arch = {k: v for k, v in jsonable(model).items() if k not in ("sources", "notes")}
-    sc = resolve(parse_scenario({
+    scenario = {
         "model": arch,
         "hardware": {"accelerator": row["accelerator"].strip(), "count": n},
         "inference": {"weight_precision": wp, "kv_precision": kvp, "input_tokens": inp, "output_tokens": out,
                       "request_rate_per_s": rate, "num_requests": n_req, "plan": {"tp": tp, "pp": pp},
-                      "simulation": {"scheduler": scheduler}},
-    }))  # fmt: skip
-    flags.append(f"simulated: {n_req} Poisson requests, fixed lengths at the row's means")
-    summ = simulate(sc, seed=0).summary
+                      "simulation": sim},
+    }  # fmt: skip
+    summ = _simulate(json.dumps(scenario, sort_keys=True))
+    if bench is not None:
+        flags.extend(latency_limit_flags(row, bench, summ.ttft_s.p99, summ.tpot_exclusive_s.p99))
     values = {"output_tokens_per_s": summ.output_tokens_per_s, "requests_per_s": summ.requests_per_s,
               "ttft_s": summ.ttft_s.mean, "tpot_s": summ.tpot_exclusive_s.mean}  # fmt: skip
     if metric not in values:
         raise RowError(f"metric {metric!r} not modelled for poisson rows")
     return RowPrediction(values[metric], "; ".join(flags), details)
+
+
+@functools.lru_cache(maxsize=8)
+def _simulate(scenario_json: str) -> SimSummary:
+    """One simulation per distinct scenario: the TTFT, TPOT and throughput rows of one run share it."""
+    from aiinfra.sim.run import simulate
+    from aiinfra.specs.scenario import parse_scenario, resolve
+
+    return simulate(resolve(parse_scenario(json.loads(scenario_json))), seed=0).summary

@@ -1,0 +1,80 @@
+"""Serving benchmarks as published (catalog/data/benchmarks.yaml): sample count, token lengths, latency limits.
+
+Token counts are in tokens, times in seconds. A statistic a source does not give is None (never guessed).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pydantic
+
+from aiinfra.specs.common import STRICT, Source
+
+NonNeg = pydantic.NonNegativeFloat
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TokenStats:
+    """Per-request token counts over a benchmark's samples (population statistics)."""
+
+    __pydantic_config__ = STRICT
+
+    mean: NonNeg | None = None
+    std: NonNeg | None = None
+    """Population standard deviation; None where only the mean (or nothing) is published."""
+    min: NonNeg | None = None
+    p50: NonNeg | None = None
+    p90: NonNeg | None = None
+    p99: NonNeg | None = None
+    max: NonNeg | None = None
+
+    @property
+    def lognormal_sigma(self) -> float | None:
+        """σ of a lognormal with this mean and standard deviation (method of moments): for a lognormal,
+        Var/E² = exp(σ²) − 1, so σ = √ln(1 + (std/mean)²). None when std or mean is unknown."""
+        if self.std is None or not self.mean:
+            return None
+        return math.sqrt(math.log1p((self.std / self.mean) ** 2))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LatencyConstraint:
+    """Limits a scenario enforces at the 99th percentile (MLPerf LoadGen Server/Interactive)."""
+
+    __pydantic_config__ = STRICT
+
+    ttft_p99_s: NonNeg | None = None
+    tpot_p99_s: NonNeg | None = None
+    e2e_p99_s: NonNeg | None = None
+    """Whole-query latency limit (benchmarks that do not track token latencies, e.g. GPT-J)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BenchmarkSpec:
+    """One serving benchmark's workload."""
+
+    __pydantic_config__ = STRICT
+
+    id: str
+    name: str
+    suite: str
+    """e.g. mlperf-inference."""
+    model: str
+    """The model the benchmark runs (Hugging Face id)."""
+    match: tuple[str, ...]
+    """Lower-case names that identify the benchmark in a result's path or notes (llama2-70b, mixtral-8x7b)."""
+    dataset: str
+    sources: tuple[Source, ...]
+    introduced_in: str | None = None
+    """Round that added the benchmark (v4.0 ...), where a source says."""
+    num_samples: int | None = None
+    """Samples in the performance set."""
+    min_duration_s: NonNeg | None = None
+    """Shortest valid performance run (MLPerf LoadGen min_duration)."""
+    input_tokens: TokenStats = field(default_factory=TokenStats)
+    output_tokens: TokenStats = field(default_factory=TokenStats)
+    latency_constraints: dict[str, LatencyConstraint] = field(default_factory=dict)
+    """Per scenario (server, interactive)."""
+    notes: str = ""

@@ -1,0 +1,141 @@
+"""Workload facts a benchmark row leaves blank, read from the benchmark's catalog row.
+
+MLPerf Inference LoadGen summaries give samples/s and tokens/s but not the prompt lengths, so an MLPerf row's
+``input_tokens`` is blank. The benchmark's dataset is fixed, though: catalog/data/benchmarks.yaml holds its
+per-sample statistics (with sources), and they stand in for the blank cells. A row's own value always wins.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from aiinfra import catalog
+from aiinfra.inference import engine_defaults
+from aiinfra.specs.benchmark import BenchmarkSpec, TokenStats
+from aiinfra.validation.rows import RowError
+
+#: simulated requests of a Poisson row whose notes state no count and whose benchmark has no minimum run
+DEFAULT_SIM_REQUESTS = 300
+
+
+def is_mlperf(row: dict[str, str]) -> bool:
+    return any("mlperf" in (row.get(k) or "").lower() for k in ("id", "source", "source_url", "notes"))
+
+
+def benchmark_of(row: dict[str, str]) -> BenchmarkSpec | None:
+    """The catalog benchmark an MLPerf row reports: named by its result path (source, source_url), else by
+    its model_name, else by its notes; None for rows of other sources."""
+    if not is_mlperf(row):
+        return None
+    for keys in (("source", "source_url"), ("model_name",), ("notes",)):
+        found = catalog.benchmark_for(*(row.get(k) or "" for k in keys))
+        if found is not None:
+            return found
+    return None
+
+
+def _mean(stats: TokenStats, bench: BenchmarkSpec, what: str, flags: list[str]) -> int:
+    if stats.mean is None:
+        raise RowError(f"{what} blank, and {bench.id} has no published mean {what.split('_')[0]} length "
+                       "(catalog/data/benchmarks.yaml)")  # fmt: skip
+    value = max(1, round(stats.mean))
+    flags.append(f"{what} blank: {value}, the mean over the {bench.num_samples or '?'} samples of {bench.id} "
+                 "(catalog/data/benchmarks.yaml)")  # fmt: skip
+    return value
+
+
+def fill_lengths(
+    row: dict[str, str], bench: BenchmarkSpec | None, inp: int | None, out: int | None, flags: list[str]
+) -> tuple[int, int]:
+    """The row's (input, output) token means, blanks taken from its benchmark; RowError when neither the
+    row nor a catalog benchmark gives them."""
+    if bench is None:
+        if is_mlperf(row):
+            raise RowError("input_tokens or output_tokens blank, and no benchmark in catalog/data/benchmarks.yaml "
+                           "matches the row's source or model_name")  # fmt: skip
+        raise RowError("input_tokens or output_tokens blank (mean prompt length not stated by the source)")
+    if inp is None:
+        inp = _mean(bench.input_tokens, bench, "input_tokens", flags)
+    if out is None:
+        out = _mean(bench.output_tokens, bench, "output_tokens", flags)
+    return inp, out
+
+
+def _length_dist(stats: TokenStats | None, what: str, flags: list[str]) -> dict[str, object]:
+    """Lognormal with the benchmark's σ (moment fit, TokenStats.lognormal_sigma) capped at its longest
+    sample; fixed at the row's mean when the benchmark publishes no spread."""
+    sigma = stats.lognormal_sigma if stats is not None else None
+    if stats is None or sigma is None or stats.mean is None:
+        flags.append(f"{what}: fixed at the row's mean (no published spread)")
+        return {"kind": "fixed"}
+    dist: dict[str, object] = {"kind": "lognormal", "sigma": round(sigma, 4)}
+    cap = ""
+    if stats.max is not None:
+        dist["high"] = int(stats.max)
+        cap = f", capped at the longest sample {int(stats.max)}"
+    flags.append(f"{what}: lognormal σ={sigma:.3f} (moment fit to the dataset's mean {stats.mean:g} and std "
+                 f"{stats.std:g}){cap}")  # fmt: skip
+    return dist
+
+
+def sim_settings(
+    row: dict[str, str], engine: str, budget_tokens: int | None, stated: dict[str, int],
+    bench: BenchmarkSpec | None, rate_per_s: float | None, flags: list[str],
+) -> dict[str, object]:  # fmt: skip
+    """The ``inference.simulation`` block (plus ``num_requests``) for a Poisson row.
+
+    * scheduler: the settings the notes state; the rest, for vLLM, the simulator's own V1 defaults for the
+      device; for another engine, its defaults (catalog/data/engines.yaml) and the analytic path's budget;
+    * requests: the count the notes state; else, for a benchmark with a minimum run length (MLPerf LoadGen
+      600 s), rate × that duration, so the run reaches the steady state the measured run reports; else 300;
+    * lengths: the benchmark's distributions where published (lognormal moment fit), else fixed at the means.
+    """
+    sched: dict[str, int] = dict(stated)
+    limits = ""
+    if engine != "vllm":
+        eng = engine_defaults(engine)
+        sched.setdefault("max_num_seqs", int(eng["max_num_seqs"]))
+        sched.setdefault("max_num_batched_tokens", budget_tokens or int(eng["max_num_batched_tokens"]))
+        limits = (f"; {engine} scheduler limits {sched['max_num_seqs']} seqs / "
+                  f"{sched['max_num_batched_tokens']} tokens per iteration")  # fmt: skip
+    m = re.search(r"(\d[\d,]*) requests", row.get("notes") or "")
+    if m:
+        n_req = int(m.group(1).replace(",", ""))
+        why = "as the notes state"
+    elif bench is not None and bench.min_duration_s and rate_per_s:
+        n_req = math.ceil(rate_per_s * bench.min_duration_s)
+        why = f"rate x the {bench.min_duration_s:g} s minimum run of {bench.id}"
+    else:
+        n_req = DEFAULT_SIM_REQUESTS
+        why = "default"
+    flags.append(f"simulated: {n_req} Poisson requests ({why}){limits}")
+    out: dict[str, object] = {"num_requests": n_req, "scheduler": sched}
+    if bench is not None:
+        out["input_lengths"] = _length_dist(bench.input_tokens, "input lengths", flags)
+        out["output_lengths"] = _length_dist(bench.output_tokens, "output lengths", flags)
+    else:
+        flags.append("lengths fixed at the row's means")
+    return out
+
+
+def latency_limit_flags(row: dict[str, str], bench: BenchmarkSpec, ttft_p99_s: float, tpot_p99_s: float) -> list[str]:
+    """A published MLPerf Server/Interactive result met its p99 limits; a simulation that breaks them says the
+    modelled capacity is below the submitted rate (its latencies then grow with the run length)."""
+    text = " ".join(row.get(k) or "" for k in ("id", "source", "source_url")).lower()
+    scenario = "interactive" if "interactive" in text else "server"
+    lim = bench.latency_constraints.get(scenario)
+    if lim is None:
+        return []
+    broken = []
+    if lim.ttft_p99_s is not None and ttft_p99_s > lim.ttft_p99_s:
+        broken.append(f"p99 TTFT {ttft_p99_s:.3g} s > {lim.ttft_p99_s:g} s")
+    if lim.tpot_p99_s is not None and tpot_p99_s > lim.tpot_p99_s:
+        broken.append(f"p99 TPOT {tpot_p99_s:.3g} s > {lim.tpot_p99_s:g} s")
+    if not broken:
+        return []
+    return [
+        f"simulated {', '.join(broken)}, the {scenario} limits every valid {bench.id} result meets: the "
+        "modelled capacity is below the submitted rate, so the simulated queue grows and latencies are "
+        "over-predicted"
+    ]
