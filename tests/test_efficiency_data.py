@@ -73,26 +73,46 @@ def test_b200_attention_point_from_stas00_instep_tflops() -> None:
     [
         ("nvidia-gb300", "gemm", {"dtype": "bf16"}, "borrowed:gemm-bf16-gb200-derived-b200-xla"),
         ("nvidia-gb200", "attention", {"dtype": "bf16"}, "borrowed:attention-fa4-bf16-b200-stas00-instep"),
-        ("nvidia-b300-sxm-288gb", "allreduce", {"n_ranks": 8, "tier": "scale-up"},
-         "borrowed:allreduce-b200-8gpu-nvlink5-stas00"),
+        (
+            "nvidia-b300-sxm-288gb",
+            "allreduce",
+            {"n_ranks": 8, "tier": "scale-up"},
+            "borrowed:allreduce-b200-8gpu-nvlink5-stas00",
+        ),
         ("amd-mi355x", "allreduce", {"n_ranks": 8, "tier": "scale-up"}, "borrowed:allreduce-mi300x-8gpu-rccl-tests"),
         ("google-tpu-v5p", "gemm", {"dtype": "bf16"}, "borrowed:gemm-bf16-h100-vidur (other vendor)"),
     ],
 )
-def test_borrow_picks_same_generation_and_labels_it(acc_id: str, kind: str, kwargs: dict[str, object],
-                                                    expected: str) -> None:
+def test_borrow_picks_same_generation_and_labels_it(
+    acc_id: str, kind: str, kwargs: dict[str, object], expected: str
+) -> None:
     _, label = table().curve(kind, acc_id, **kwargs)  # type: ignore[arg-type]
     assert label == expected
 
 
 def test_generation_outranks_vendor_and_ceiling_outranked_by_curve() -> None:
     rows = [
-        {"id": "h", "kind": "gemm", "accelerators": ["nvidia-h100-sxm5-80gb"], "dtype": "bf16",
-         "points": [[1e9, 0.3], [1e12, 0.7]]},
-        {"id": "b-ceiling", "kind": "gemm", "accelerators": ["nvidia-b200-sxm-180gb"], "dtype": "bf16",
-         "points": [[1e11, 0.77]]},
-        {"id": "gb", "kind": "gemm", "accelerators": ["nvidia-gb200"], "dtype": "bf16",
-         "points": [[1e9, 0.2], [1e12, 0.6]]},
+        {
+            "id": "h",
+            "kind": "gemm",
+            "accelerators": ["nvidia-h100-sxm5-80gb"],
+            "dtype": "bf16",
+            "points": [[1e9, 0.3], [1e12, 0.7]],
+        },
+        {
+            "id": "b-ceiling",
+            "kind": "gemm",
+            "accelerators": ["nvidia-b200-sxm-180gb"],
+            "dtype": "bf16",
+            "points": [[1e11, 0.77]],
+        },
+        {
+            "id": "gb",
+            "kind": "gemm",
+            "accelerators": ["nvidia-gb200"],
+            "dtype": "bf16",
+            "points": [[1e9, 0.2], [1e12, 0.6]],
+        },
     ]
     t = EfficiencyTable([_curve(r) for r in rows])
     # B300: no own row; GB200 and B200 share its generation (vendor-only H100 loses); curve beats ceiling

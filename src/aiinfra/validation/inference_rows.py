@@ -34,8 +34,7 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     n = integer(row, "num_accelerators") or 1
     tp = integer(row, "tp")
     if tp is None:
-        tp = n
-        flags.append(f"tp blank: assumed tp = num_accelerators = {n}")
+        return _best_tp(row, n)
     pp = integer(row, "pp", 1) or 1
     wp = (row.get("weight_precision") or "bf16").strip()
     kvp = (row.get("kv_precision") or "").strip()
@@ -127,6 +126,29 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     if metric == "tpot_s":
         return RowPrediction(est.tpot_s, "; ".join(flags), details)
     raise RowError(f"metric {metric!r} in mode {mode!r} not modelled")
+
+
+def _best_tp(row: dict[str, str], n: int) -> RowPrediction:
+    """A row that does not state tp: the operator of a throughput benchmark (MLPerf, offline sweeps) picks the
+    layout that serves most, so every tp dividing the accelerator count (replicas = n / tp) is estimated at
+    offline saturation and the row is predicted with the fastest one that fits."""
+    pp = integer(row, "pp", 1) or 1
+    best: tuple[float, int] | None = None
+    reasons: list[str] = []
+    for cand in (t for t in range(1, n // pp + 1) if (n // pp) % t == 0):
+        trial = {**row, "tp": str(cand), "metric": "output_tokens_per_s", "mode": "offline"}
+        pred = predict_row(trial)
+        if pred.predicted is None:
+            reasons.append(f"tp {cand}: {pred.reason}")
+            continue
+        if best is None or pred.predicted > best[0]:
+            best = (pred.predicted, cand)
+    if best is None:
+        raise RowError("tp blank and no tp dividing num_accelerators fits: " + "; ".join(reasons[:2]))
+    chosen = predict_row({**row, "tp": str(best[1])})
+    flag = (f"tp blank: tp = {best[1]} ({n // (best[1] * pp)} replicas), the layout with the highest predicted "
+            f"offline throughput among the divisors of num_accelerators = {n}")  # fmt: skip
+    return RowPrediction(chosen.predicted, "; ".join(x for x in (flag, chosen.reason) if x), chosen.details)
 
 
 def _kv_capacity(
