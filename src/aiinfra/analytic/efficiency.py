@@ -7,6 +7,10 @@ Interpolation is linear in log10(size), clamped at the measured ends.
 When no curve covers an accelerator, the lookup borrows the curve of the same kind and dtype
 measured on the most similar accelerator (same vendor first) and says so; with no curve at all it
 returns 1.0 — the ideal roofline, an upper bound — labelled ``roofline (no efficiency data)``.
+
+Attention curves may name the head dimension they were measured at (``head_dim``): a lookup that gives
+one prefers, among curves of the same accelerator match, the curve whose head dimension is nearest on a
+log2 scale (FlashAttention-2 paper Fig. 4: head dim 64 runs 10-20 % slower than 128 on A100).
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ class Curve:
     log_x: tuple[float, ...]
     y: tuple[float, ...]
     provenance: str = "measured"
+    head_dim: int | None = None
+    """Attention head dimension the curve was measured at (attention kinds only)."""
 
     def at(self, x: float) -> float:
         if x <= 0:
@@ -80,20 +86,32 @@ def _family(acc_id: str) -> str:
 @dataclass
 class EfficiencyTable:
     curves: list[Curve] = field(default_factory=list)
-    _memo: dict[tuple[str, str, str | None, int | None, str | None], tuple[Curve, bool] | None] = field(
+    _memo: dict[tuple[str, str, str | None, int | None, str | None, int | None], tuple[Curve, bool] | None] = field(
         default_factory=dict, repr=False
     )
 
     def _match(
-        self, kind: str, acc_id: str, dtype: str | None, n_ranks: int | None, tier: str | None
+        self,
+        kind: str,
+        acc_id: str,
+        dtype: str | None,
+        n_ranks: int | None,
+        tier: str | None,
+        head_dim: int | None = None,
     ) -> tuple[Curve, bool] | None:
-        key = (kind, acc_id, dtype, n_ranks, tier)
+        key = (kind, acc_id, dtype, n_ranks, tier, head_dim)
         if key not in self._memo:
-            self._memo[key] = self._select(kind, acc_id, dtype, n_ranks, tier)
+            self._memo[key] = self._select(kind, acc_id, dtype, n_ranks, tier, head_dim)
         return self._memo[key]
 
     def _select(
-        self, kind: str, acc_id: str, dtype: str | None, n_ranks: int | None, tier: str | None
+        self,
+        kind: str,
+        acc_id: str,
+        dtype: str | None,
+        n_ranks: int | None,
+        tier: str | None,
+        head_dim: int | None = None,
     ) -> tuple[Curve, bool] | None:
         def ok(c: Curve) -> bool:
             if c.kind != kind:
@@ -106,7 +124,7 @@ class EfficiencyTable:
         if not cands:
             return None
 
-        def rank_key(c: Curve) -> tuple[int, int]:
+        def rank_key(c: Curve) -> tuple[int, int, float]:
             if acc_id in c.accelerators:
                 acc_score = 0
             elif any(_family(a) == _family(acc_id) for a in c.accelerators):
@@ -116,16 +134,23 @@ class EfficiencyTable:
             else:
                 acc_score = 3
             rank_score = abs((c.n_ranks or 0) - (n_ranks or 0)) if n_ranks is not None else 0
-            return acc_score, rank_score
+            hd_score = abs(math.log2(c.head_dim / head_dim)) if (head_dim and c.head_dim) else 0.0
+            return acc_score, rank_score, hd_score
 
         best = min(cands, key=rank_key)
         return best, acc_id not in best.accelerators
 
     def curve(
-        self, kind: str, acc_id: str, dtype: str | None = None, n_ranks: int | None = None, tier: str | None = None
+        self,
+        kind: str,
+        acc_id: str,
+        dtype: str | None = None,
+        n_ranks: int | None = None,
+        tier: str | None = None,
+        head_dim: int | None = None,
     ) -> tuple[Curve | None, str]:
         """The curve a lookup would use and its source label (None, NO_DATA when there is none)."""
-        sel = self._match(kind, acc_id, dtype, n_ranks, tier)
+        sel = self._match(kind, acc_id, dtype, n_ranks, tier, head_dim)
         if sel is None:
             return None, NO_DATA
         curve, borrowed = sel
@@ -167,6 +192,7 @@ def _curve(row: dict[str, Any]) -> Curve:
         log_x=tuple(math.log10(x) for x, _ in pts),
         y=tuple(y for _, y in pts),
         provenance=str(row.get("provenance", "measured")),
+        head_dim=int(row["head_dim"]) if row.get("head_dim") else None,
     )
 
 

@@ -67,6 +67,9 @@ class TrainSetup:
     precision: str
     """Matmul precision: bf16 | fp16 | fp8 | fp32."""
     flash_attention: bool = True
+    attention_kernel: str = "flash"
+    """Fused attention kernel when flash_attention: "flash" (FlashAttention-2/3 class, efficiency kind
+    ``attention``) or "triton" (Triton FlashAttention, kind ``attention_triton``)."""
     reserve_bytes: float = 0.0
     """Framework reserve (CUDA context, allocator, NCCL buffers)."""
     optimizer: str = "adam"

@@ -118,8 +118,9 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     causal_frac = 0.5 if setup.flash_attention else 1.0
     attn_flop = 2.0 * plans.mb * (setup.seq_len / cp) * setup.seq_len * (d_qk + d_v) / tp * causal_frac
     if setup.flash_attention:
-        acurve, alabel = table().curve("attention", cluster.accelerator.id, dtype=dtype)
-        src.add(f"attention: {alabel}")
+        kind = "attention_triton" if setup.attention_kernel == "triton" else "attention"
+        acurve, alabel = table().curve(kind, cluster.accelerator.id, dtype=dtype, head_dim=int(m.head_size))
+        src.add(f"{kind}: {alabel}")
         aeff = acurve.at_array(attn_flop) if acurve is not None else np.ones_like(attn_flop)
         attn_fwd = attn_flop / (cluster.accelerator.peak_flop_per_s(dtype) * aeff)
         attn_bwd = 2.5 * attn_fwd

@@ -52,6 +52,10 @@ class TrainingJob:
     """ZeRO-Offload / ZeRO-Infinity style CPU offload (Ren et al. 2021)."""
     top_k_plans: PosInt = 5
     """How many ranked plans to show when searching."""
+    attention_kernel: Literal["flash", "triton"] = "flash"
+    """Fused attention kernel: "flash" = FlashAttention-2/3-class CUDA kernels (Megatron, torchtitan, vLLM);
+    "triton" = the Triton FlashAttention kernel (llm-foundry ``attn_impl: triton``), about half as fast on A100
+    (FlashAttention-2 paper Fig. 4)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

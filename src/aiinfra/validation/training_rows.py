@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from aiinfra.analytic.training_memory import TrainSetup, memory_per_rank
@@ -15,6 +17,10 @@ from aiinfra.validation.types import RowPrediction
 PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "mxfp8": "fp8", "nvfp4": "fp4"}
 #: sources whose software predates FlashAttention (Dao et al., 2022-05): attention scores materialised
 PRE_FLASH_SOURCES = ("Narayanan et al. 2021", "Korthikanti")
+#: a row whose notes name llm-foundry's ``attn_impl: triton`` first ran the Triton FlashAttention kernel:
+#: llm-foundry's scripts/train/benchmarking/submit_benchmarks.py defaults ``--attn_impl`` to ``triton``
+#: (every revision from 2023-05 to 2024-01), and its sweep.sh passes no ``--attn_impl`` for the A100 runs
+TRITON_ATTN = re.compile(r"attn_impl:?\s*triton")
 
 
 @reasoned
@@ -56,11 +62,12 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         flags.append("recompute not stated: assumed none")
     source = row.get("source") or ""
     flash = not any(s in source for s in PRE_FLASH_SOURCES)
+    kernel = "triton" if TRITON_ATTN.search(row.get("notes") or "") else "flash"
     if precision == "fp4" and "fp4" not in cluster.accelerator.dense_flop_per_s:
         raise RowError(f"{cluster.accelerator.id} has no dense fp4 peak in the catalog")
     setup = TrainSetup(
         model=model, seq_len=seq, global_batch_seqs=gbs, precision=precision, flash_attention=flash,
-        reserve_bytes=reserve_bytes(),
+        attention_kernel=kernel, reserve_bytes=reserve_bytes(),
     )  # fmt: skip
     plans = single_plan(
         model, setup, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, vp=vp, mb=mb, sharding=sharding, recompute=recompute
@@ -83,6 +90,7 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         "memory_per_accelerator_bytes": float(mem["total"][0]),
         "fits": bool(np.all(mem["total"] <= cluster.accelerator.memory_bytes)),
         "flash_attention": flash,
+        "attention_kernel": kernel if flash else "none (scores materialised)",
         "efficiency_sources": sorted(st.efficiency_sources),
     }
     return RowPrediction(pred, reason="; ".join(flags), details=details)
