@@ -30,7 +30,8 @@ the latency of the ranks it was measured on).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from functools import cache
+from typing import Any, Literal
 
 import numpy as np
 
@@ -81,14 +82,19 @@ def tier_bandwidth(cluster: ClusterSpec, tier: str) -> tuple[float, float]:
     return bw, cluster.scale_out_latency_s or 0.0
 
 
+@cache
+def _latency_row() -> dict[str, Any] | None:
+    rows = catalog.raw_rows("collective_latency")
+    return dict(rows[0]) if rows else None
+
+
 def ring_latency_s(kind: Collective, n_ranks: np.ndarray, n_nodes: np.ndarray) -> np.ndarray:
     """NCCL ring (Simple protocol) latency of one collective; zeros when the catalog has no model row."""
     n = np.asarray(n_ranks, dtype=float)
     nodes = np.asarray(n_nodes, dtype=float)
-    rows = catalog.raw_rows("collective_latency")
-    if not rows or kind not in ("allreduce", "allgather", "reducescatter"):
+    r = _latency_row()
+    if r is None or kind not in ("allreduce", "allgather", "reducescatter"):
         return np.zeros(np.broadcast(n, nodes).shape)
-    r = rows[0]
     us = 1e-6
     mult = 2.0 if kind == "allreduce" else 1.0
     steps = mult * (n - 1.0)
