@@ -89,8 +89,21 @@ def test_validation_row_naming_attn_impl_triton_uses_the_triton_kernel() -> None
         "notes": "FSDP FULL_SHARD. attn_impl triton/flash (submit_benchmarks.py)",
     }  # fmt: skip
     assert predict_row(row).details["attention_kernel"] == "triton"
+    row["notes"] = "FSDP FULL_SHARD. attn_impl flash"
+    assert predict_row(row).details["attention_kernel"] == "flash2"
     row["notes"] = "FSDP FULL_SHARD"
     assert predict_row(row).details["attention_kernel"] == "flash"
+
+
+def test_flash2_on_hopper_uses_the_fa2_curve_not_fa3() -> None:
+    # flash2_h100_fwd_bwd_benchmark.png: FlashAttention-2 on H100, causal hdim 128, 16k: 328 TFLOP/s of 989.4;
+    # the default ("flash") lookup keeps the FA3 row listed first (FA3 paper: ~0.58 at 16k)
+    x = 2 * 1 * 16384**2 * 2048
+    fa2, label2 = table().curve("attention", "nvidia-h100-sxm5-80gb", dtype="bf16", head_dim=128, kernel="fa2")
+    best, label = table().curve("attention", "nvidia-h100-sxm5-80gb", dtype="bf16", head_dim=128)
+    assert fa2 is not None and best is not None
+    assert label2 == "attention-fa2-bf16-h100" and label == "attention-fa3-bf16-h100"
+    assert fa2.at(x) == pytest.approx(328 / 989.4, abs=2e-3)
 
 
 # ---- element-wise kernels -------------------------------------------------------------------------------------

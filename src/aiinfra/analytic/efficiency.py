@@ -10,7 +10,9 @@ returns 1.0 — the ideal roofline, an upper bound — labelled ``roofline (no e
 
 Attention curves may name the head dimension they were measured at (``head_dim``): a lookup that gives
 one prefers, among curves of the same accelerator match, the curve whose head dimension is nearest on a
-log2 scale (FlashAttention-2 paper Fig. 4: head dim 64 runs 10-20 % slower than 128 on A100).
+log2 scale (FlashAttention-2 paper Fig. 4: head dim 64 runs 10-20 % slower than 128 on A100). They may
+also name the kernel family (``kernel``: fa2, fa3); a lookup that asks for one keeps only those curves when
+any exists (FlashAttention-2 on H100 runs at about half FlashAttention-3's speed).
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ class Curve:
     provenance: str = "measured"
     head_dim: int | None = None
     """Attention head dimension the curve was measured at (attention kinds only)."""
+    kernel: str | None = None
+    """Attention kernel family measured (fa2, fa3), where a row names it."""
 
     def at(self, x: float) -> float:
         if x <= 0:
@@ -86,9 +90,9 @@ def _family(acc_id: str) -> str:
 @dataclass
 class EfficiencyTable:
     curves: list[Curve] = field(default_factory=list)
-    _memo: dict[tuple[str, str, str | None, int | None, str | None, int | None], tuple[Curve, bool] | None] = field(
-        default_factory=dict, repr=False
-    )
+    _memo: dict[
+        tuple[str, str, str | None, int | None, str | None, int | None, str | None], tuple[Curve, bool] | None
+    ] = field(default_factory=dict, repr=False)
 
     def _match(
         self,
@@ -98,10 +102,11 @@ class EfficiencyTable:
         n_ranks: int | None,
         tier: str | None,
         head_dim: int | None = None,
+        kernel: str | None = None,
     ) -> tuple[Curve, bool] | None:
-        key = (kind, acc_id, dtype, n_ranks, tier, head_dim)
+        key = (kind, acc_id, dtype, n_ranks, tier, head_dim, kernel)
         if key not in self._memo:
-            self._memo[key] = self._select(kind, acc_id, dtype, n_ranks, tier, head_dim)
+            self._memo[key] = self._select(kind, acc_id, dtype, n_ranks, tier, head_dim, kernel)
         return self._memo[key]
 
     def _select(
@@ -112,6 +117,7 @@ class EfficiencyTable:
         n_ranks: int | None,
         tier: str | None,
         head_dim: int | None = None,
+        kernel: str | None = None,
     ) -> tuple[Curve, bool] | None:
         def ok(c: Curve) -> bool:
             if c.kind != kind:
@@ -123,6 +129,8 @@ class EfficiencyTable:
         cands = [c for c in self.curves if ok(c)]
         if not cands:
             return None
+        if kernel is not None and any(c.kernel == kernel for c in cands):
+            cands = [c for c in cands if c.kernel == kernel]
 
         def rank_key(c: Curve) -> tuple[int, int, float]:
             if acc_id in c.accelerators:
@@ -148,9 +156,10 @@ class EfficiencyTable:
         n_ranks: int | None = None,
         tier: str | None = None,
         head_dim: int | None = None,
+        kernel: str | None = None,
     ) -> tuple[Curve | None, str]:
         """The curve a lookup would use and its source label (None, NO_DATA when there is none)."""
-        sel = self._match(kind, acc_id, dtype, n_ranks, tier, head_dim)
+        sel = self._match(kind, acc_id, dtype, n_ranks, tier, head_dim, kernel)
         if sel is None:
             return None, NO_DATA
         curve, borrowed = sel
@@ -193,6 +202,7 @@ def _curve(row: dict[str, Any]) -> Curve:
         y=tuple(y for _, y in pts),
         provenance=str(row.get("provenance", "measured")),
         head_dim=int(row["head_dim"]) if row.get("head_dim") else None,
+        kernel=str(row["kernel"]) if row.get("kernel") else None,
     )
 
 

@@ -68,8 +68,9 @@ class TrainSetup:
     """Matmul precision: bf16 | fp16 | fp8 | fp32."""
     flash_attention: bool = True
     attention_kernel: str = "flash"
-    """Fused attention kernel when flash_attention: "flash" (FlashAttention-2/3 class, efficiency kind
-    ``attention``) or "triton" (Triton FlashAttention, kind ``attention_triton``)."""
+    """Fused attention kernel when flash_attention: "flash" (the fastest FlashAttention measured for the
+    accelerator: FA3 on Hopper, FA2 before), "flash2" (FlashAttention-2 kernels even on Hopper) or "triton"
+    (Triton FlashAttention, efficiency kind ``attention_triton``)."""
     reserve_bytes: float = 0.0
     """Framework reserve (CUDA context, allocator, NCCL buffers)."""
     optimizer: str = "adam"

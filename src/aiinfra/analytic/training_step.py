@@ -178,7 +178,10 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     attn_flop = 2.0 * plans.mb * (setup.seq_len / cp) * setup.seq_len * (d_qk + d_v) / tp * causal_frac
     if setup.flash_attention:
         kind = "attention_triton" if setup.attention_kernel == "triton" else "attention"
-        acurve, alabel = table().curve(kind, cluster.accelerator.id, dtype=dtype, head_dim=int(m.head_size))
+        family = "fa2" if setup.attention_kernel == "flash2" else None
+        acurve, alabel = table().curve(
+            kind, cluster.accelerator.id, dtype=dtype, head_dim=int(m.head_size), kernel=family
+        )
         src.add(f"{kind}: {alabel}")
         aeff = acurve.at_array(attn_flop) if acurve is not None else np.ones_like(attn_flop)
         attn_fwd = attn_flop / (cluster.accelerator.peak_flop_per_s(dtype) * aeff)

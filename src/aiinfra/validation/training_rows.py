@@ -21,6 +21,9 @@ PRE_FLASH_SOURCES = ("Narayanan et al. 2021", "Korthikanti")
 #: llm-foundry's scripts/train/benchmarking/submit_benchmarks.py defaults ``--attn_impl`` to ``triton``
 #: (every revision from 2023-05 to 2024-01), and its sweep.sh passes no ``--attn_impl`` for the A100 runs
 TRITON_ATTN = re.compile(r"attn_impl:?\s*triton")
+#: ``attn_impl: flash`` named first: llm-foundry's flash-attn package path (flash-attn 2.x with the
+#: gpu-flash2 extra that submit_benchmarks.py installs from 2024-01): FlashAttention-2 kernels, also on Hopper
+FLASH2_ATTN = re.compile(r"attn_impl:?\s*flash\b")
 
 
 @reasoned
@@ -62,7 +65,8 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         flags.append("recompute not stated: assumed none")
     source = row.get("source") or ""
     flash = not any(s in source for s in PRE_FLASH_SOURCES)
-    kernel = "triton" if TRITON_ATTN.search(row.get("notes") or "") else "flash"
+    notes = row.get("notes") or ""
+    kernel = "triton" if TRITON_ATTN.search(notes) else ("flash2" if FLASH2_ATTN.search(notes) else "flash")
     if precision == "fp4" and "fp4" not in cluster.accelerator.dense_flop_per_s:
         raise RowError(f"{cluster.accelerator.id} has no dense fp4 peak in the catalog")
     setup = TrainSetup(
