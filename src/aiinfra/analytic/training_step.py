@@ -118,7 +118,9 @@ def _fsdp_exposed_per_microbatch(
     src: set[str],
 ) -> np.ndarray:
     """Exposed FSDP / ZeRO-3 communication of one micro-batch, unit by unit (one unit per layer plus a
-    root unit holding embedding and output layer; Zhao et al. 2023, PyTorch FSDP, §3.2-3.3 and §4.1).
+    root unit holding embedding and output layer; Zhao et al. 2023, "PyTorch FSDP: Experiences on Scaling
+    Fully Sharded Data Parallel", arXiv 2304.11277, communication optimisations: overlapping communication and
+    computation, backward prefetching, forward prefetching).
 
     Forward: the root all-gather and the first layer's all-gather have nothing to hide behind; each
     further layer's all-gather is prefetched during the previous layer's forward and shows only where it
