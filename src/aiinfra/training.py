@@ -86,6 +86,7 @@ def setup_from_job(sc_model: Any, job: TrainingJob, flash_attention: bool = True
         global_batch_seqs=job.global_batch_seqs,
         precision=job.precision,
         flash_attention=flash_attention,
+        attention_kernel=job.attention_kernel,
         reserve_bytes=reserve_bytes(),
         optimizer=job.optimizer,
     )

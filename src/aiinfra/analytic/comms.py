@@ -17,15 +17,25 @@ bus bandwidth ≈ the node's NIC bandwidth): each ring carries S/k, so the colle
 B = min(k · B_nic, B_scale-up) — e.g. FSDP over whole DGX nodes (k = 8) gets the node's 8 NICs,
 a data-parallel group strided by tp = 8 (k = 1) one NIC. All-to-all sends (n − k)/n · S across
 domains over the rank's own NIC share; point-to-point uses one NIC.
+
+Ring latency across nodes (catalog/data/collective_latency.yaml, NCCL's own cost model in
+src/graph/tuning.cc): a ring collective over n ranks on N nodes costs, on top of its bandwidth time,
+base + (steps − inter_steps)·intra_hop + inter_steps·net_hop with steps = n−1 (all-gather,
+reduce-scatter) or 2(n−1) (all-reduce) and inter_steps = N−1 or 2(N−1) — e.g. 0.6 ms for an all-gather
+over 128 ranks on 16 nodes. Scale-out collectives add it in full where no measured curve exists, and
+the part beyond the curve's own measured configuration where one does (the curve's times already hold
+the latency of the ranks it was measured on).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from functools import cache
+from typing import Any, Literal
 
 import numpy as np
 
+from aiinfra import catalog
 from aiinfra.analytic.efficiency import table
 from aiinfra.errors import InfeasibleError
 from aiinfra.specs.hardware import ClusterSpec
@@ -76,6 +86,33 @@ def tier_bandwidth(cluster: ClusterSpec, tier: str) -> tuple[float, float]:
             "that lists NICs"
         )
     return bw, cluster.scale_out_latency_s or 0.0
+
+
+@cache
+def _latency_row() -> dict[str, Any] | None:
+    rows = catalog.raw_rows("collective_latency")
+    return dict(rows[0]) if rows else None
+
+
+def ring_latency_s(kind: Collective, n_ranks: np.ndarray, n_nodes: np.ndarray) -> np.ndarray:
+    """NCCL ring (Simple protocol) latency of one collective; zeros when the catalog has no model row."""
+    n = np.asarray(n_ranks, dtype=float)
+    nodes = np.asarray(n_nodes, dtype=float)
+    r = _latency_row()
+    if r is None or kind not in ("allreduce", "allgather", "reducescatter"):
+        return np.zeros(np.broadcast(n, nodes).shape)
+    us = 1e-6
+    mult = 2.0 if kind == "allreduce" else 1.0
+    steps = mult * (n - 1.0)
+    inter = mult * np.maximum(nodes - 1.0, 0.0)
+    intra_hop = np.where(
+        nodes > 1,
+        max(float(r["nvlink_hop_us"]), float(r["net_overhead_us"]) * float(r["net_overhead_simple_factor"])),
+        float(r["nvlink_hop_us"]),
+    )
+    lat = float(r["base_us"]) + (steps - inter) * intra_hop + inter * float(r["net_hop_us"])
+    out: np.ndarray = np.where(n > 1, lat * us, 0.0)
+    return out
 
 
 _FACTOR = {"allreduce": 2.0, "allgather": 1.0, "reducescatter": 1.0, "alltoall": 1.0}
@@ -138,9 +175,18 @@ def collective_time_array(
             if sources is not None:
                 sources.add(f"{kind}/{tier}: {src}")
             factor = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_val - 1) / n_val
+            ring_lat = np.zeros(int(mask.sum()))
+            if tier == "scale-out" and kind in ("allreduce", "allgather", "reducescatter"):
+                k_ring = np.clip(domain // st[mask], 1, n_val)
+                nodes = np.ceil(n_val / k_ring)
+                ring_lat = ring_latency_s(kind, np.full(nodes.shape, float(n_val)), nodes)
+                if curve is not None and curve.n_ranks:  # scale-out curves count nodes (efficiency.yaml)
+                    ref_nodes = np.minimum(float(curve.n_ranks), nodes)
+                    ring_lat = np.maximum(0.0, ring_lat - ring_latency_s(kind, ref_nodes * k_ring, ref_nodes))
             if curve is None:
                 steps = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_val - 1)
-                out[mask] = factor * a2a_frac * size[mask] / bw_arr + steps * alpha
+                hops: np.ndarray = np.maximum(steps * alpha, ring_lat)
+                out[mask] = factor * a2a_frac * size[mask] / bw_arr + hops
                 continue
             # measured curve: interpolate the measured TIMES linearly in size (a latency floor below the
             # smallest message, the largest message's efficiency beyond it) — monotone in size; the curve
@@ -151,5 +197,5 @@ def collective_time_array(
             t = np.interp(sz, pts_size, pts_time)
             beyond = sz > pts_size[-1]
             t[beyond] = factor * sz[beyond] / (bw * curve.y[-1])
-            out[mask] = t * (bw / bw_arr) * a2a_frac
+            out[mask] = t * (bw / bw_arr) * a2a_frac + ring_lat
     return out

@@ -11,6 +11,11 @@ another vendor's curve, labelled ``borrowed:<row id> (other vendor)``. Among equ
 size curve beats a single-point ceiling (the ``*-mamf-ceiling`` rows: one best shape, an upper bound),
 then the closest rank count, then file order. With no curve at all the lookup returns 1.0 — the
 ideal roofline, an upper bound — labelled ``roofline (no efficiency data)``.
+Attention curves may name the head dimension they were measured at (``head_dim``): a lookup that gives
+one prefers, among curves of the same accelerator match, the curve whose head dimension is nearest on a
+log2 scale (FlashAttention-2 paper Fig. 4: head dim 64 runs 10-20 % slower than 128 on A100). They may
+also name the kernel family (``kernel``: fa2, fa3); a lookup that asks for one keeps only those curves when
+any exists (FlashAttention-2 on H100 runs at about half FlashAttention-3's speed).
 """
 
 from __future__ import annotations
@@ -51,6 +56,10 @@ class Curve:
     log_x: tuple[float, ...]
     y: tuple[float, ...]
     provenance: str = "measured"
+    head_dim: int | None = None
+    """Attention head dimension the curve was measured at (attention kinds only)."""
+    kernel: str | None = None
+    """Attention kernel family measured (fa2, fa3), where a row names it."""
 
     def at(self, x: float) -> float:
         if x <= 0:
@@ -85,19 +94,30 @@ GENERATION: dict[str, str] = {
     # Architecture generation of each catalog accelerator, for choosing a donor curve only (a taxonomy,
     # not a figure): parts of one generation share tensor-core design, memory technology and software.
     "nvidia-v100-sxm2-32gb": "nvidia-volta",
-    "nvidia-a100-sxm4-40gb": "nvidia-ampere", "nvidia-a100-sxm4-80gb": "nvidia-ampere",
-    "nvidia-a100-pcie-80gb": "nvidia-ampere", "nvidia-a10g": "nvidia-ampere",
-    "nvidia-h100-sxm5-80gb": "nvidia-hopper", "nvidia-h100-pcie-80gb": "nvidia-hopper",
-    "nvidia-h100-sxm5-96gb": "nvidia-hopper", "nvidia-h100-nvl-94gb": "nvidia-hopper",
-    "nvidia-h200-sxm-141gb": "nvidia-hopper", "nvidia-h800-sxm5-80gb": "nvidia-hopper",
+    "nvidia-a100-sxm4-40gb": "nvidia-ampere",
+    "nvidia-a100-sxm4-80gb": "nvidia-ampere",
+    "nvidia-a100-pcie-80gb": "nvidia-ampere",
+    "nvidia-a10g": "nvidia-ampere",
+    "nvidia-h100-sxm5-80gb": "nvidia-hopper",
+    "nvidia-h100-pcie-80gb": "nvidia-hopper",
+    "nvidia-h100-sxm5-96gb": "nvidia-hopper",
+    "nvidia-h100-nvl-94gb": "nvidia-hopper",
+    "nvidia-h200-sxm-141gb": "nvidia-hopper",
+    "nvidia-h800-sxm5-80gb": "nvidia-hopper",
     # sm_100 / sm_103 data-centre Blackwell (tcgen05 tensor cores, HBM3e, NVLink 5)
-    "nvidia-b200-sxm-180gb": "nvidia-blackwell-dc", "nvidia-gb200": "nvidia-blackwell-dc",
-    "nvidia-b300-sxm-288gb": "nvidia-blackwell-dc", "nvidia-gb300": "nvidia-blackwell-dc",
-    "nvidia-l40s": "nvidia-ada", "nvidia-l4": "nvidia-ada", "nvidia-rtx-4090": "nvidia-ada",
+    "nvidia-b200-sxm-180gb": "nvidia-blackwell-dc",
+    "nvidia-gb200": "nvidia-blackwell-dc",
+    "nvidia-b300-sxm-288gb": "nvidia-blackwell-dc",
+    "nvidia-gb300": "nvidia-blackwell-dc",
+    "nvidia-l40s": "nvidia-ada",
+    "nvidia-l4": "nvidia-ada",
+    "nvidia-rtx-4090": "nvidia-ada",
     # sm_120 GB202 Blackwell (GDDR7, no tcgen05): not a donor for B200-class parts, nor they for it
-    "nvidia-rtx-5090": "nvidia-blackwell-gb202", "nvidia-rtx-pro-6000": "nvidia-blackwell-gb202",
+    "nvidia-rtx-5090": "nvidia-blackwell-gb202",
+    "nvidia-rtx-pro-6000": "nvidia-blackwell-gb202",
     "amd-mi250x": "amd-cdna2",
-    "amd-mi300x": "amd-cdna3", "amd-mi325x": "amd-cdna3",
+    "amd-mi300x": "amd-cdna3",
+    "amd-mi325x": "amd-cdna3",
     "amd-mi355x": "amd-cdna4",
 }
 
@@ -119,20 +139,34 @@ def _similarity(acc_id: str, donors: tuple[str, ...]) -> int:
 @dataclass
 class EfficiencyTable:
     curves: list[Curve] = field(default_factory=list)
-    _memo: dict[tuple[str, str, str | None, int | None, str | None], tuple[Curve, int] | None] = field(
-        default_factory=dict, repr=False
-    )
+    _memo: dict[
+        tuple[str, str, str | None, int | None, str | None, int | None, str | None], tuple[Curve, int] | None
+    ] = field(default_factory=dict, repr=False)
 
     def _match(
-        self, kind: str, acc_id: str, dtype: str | None, n_ranks: int | None, tier: str | None
+        self,
+        kind: str,
+        acc_id: str,
+        dtype: str | None,
+        n_ranks: int | None,
+        tier: str | None,
+        head_dim: int | None = None,
+        kernel: str | None = None,
     ) -> tuple[Curve, int] | None:
-        key = (kind, acc_id, dtype, n_ranks, tier)
+        key = (kind, acc_id, dtype, n_ranks, tier, head_dim, kernel)
         if key not in self._memo:
-            self._memo[key] = self._select(kind, acc_id, dtype, n_ranks, tier)
+            self._memo[key] = self._select(kind, acc_id, dtype, n_ranks, tier, head_dim, kernel)
         return self._memo[key]
 
     def _select(
-        self, kind: str, acc_id: str, dtype: str | None, n_ranks: int | None, tier: str | None
+        self,
+        kind: str,
+        acc_id: str,
+        dtype: str | None,
+        n_ranks: int | None,
+        tier: str | None,
+        head_dim: int | None = None,
+        kernel: str | None = None,
     ) -> tuple[Curve, int] | None:
         def ok(c: Curve) -> bool:
             if c.kind != kind:
@@ -144,20 +178,30 @@ class EfficiencyTable:
         cands = [c for c in self.curves if ok(c)]
         if not cands:
             return None
+        if kernel is not None and any(c.kernel == kernel for c in cands):
+            cands = [c for c in cands if c.kernel == kernel]
 
-        def rank_key(c: Curve) -> tuple[int, int, int]:
+        def rank_key(c: Curve) -> tuple[int, int, int, float]:
             single_point = 1 if len(c.log_x) == 1 else 0
             rank_score = abs((c.n_ranks or 0) - (n_ranks or 0)) if n_ranks is not None else 0
-            return _similarity(acc_id, c.accelerators), single_point, rank_score
+            hd_score = abs(math.log2(c.head_dim / head_dim)) if (head_dim and c.head_dim) else 0.0
+            return _similarity(acc_id, c.accelerators), single_point, rank_score, hd_score
 
         best = min(cands, key=rank_key)
         return best, _similarity(acc_id, best.accelerators)
 
     def curve(
-        self, kind: str, acc_id: str, dtype: str | None = None, n_ranks: int | None = None, tier: str | None = None
+        self,
+        kind: str,
+        acc_id: str,
+        dtype: str | None = None,
+        n_ranks: int | None = None,
+        tier: str | None = None,
+        head_dim: int | None = None,
+        kernel: str | None = None,
     ) -> tuple[Curve | None, str]:
         """The curve a lookup would use and its source label (None, NO_DATA when there is none)."""
-        sel = self._match(kind, acc_id, dtype, n_ranks, tier)
+        sel = self._match(kind, acc_id, dtype, n_ranks, tier, head_dim, kernel)
         if sel is None:
             return None, NO_DATA
         curve, similarity = sel
@@ -205,6 +249,8 @@ def _curve(row: dict[str, Any]) -> Curve:
         log_x=tuple(math.log10(x) for x, _ in pts),
         y=tuple(y for _, y in pts),
         provenance=str(row.get("provenance", "measured")),
+        head_dim=int(row["head_dim"]) if row.get("head_dim") else None,
+        kernel=str(row["kernel"]) if row.get("kernel") else None,
     )
 
 

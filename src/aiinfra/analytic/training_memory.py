@@ -67,6 +67,10 @@ class TrainSetup:
     precision: str
     """Matmul precision: bf16 | fp16 | fp8 | fp32."""
     flash_attention: bool = True
+    attention_kernel: str = "flash"
+    """Fused attention kernel when flash_attention: "flash" (the fastest FlashAttention measured for the
+    accelerator: FA3 on Hopper, FA2 before), "flash2" (FlashAttention-2 kernels even on Hopper) or "triton"
+    (Triton FlashAttention, efficiency kind ``attention_triton``)."""
     reserve_bytes: float = 0.0
     """Framework reserve (CUDA context, allocator, NCCL buffers)."""
     optimizer: str = "adam"
@@ -114,7 +118,8 @@ def _state_bytes_per_param(setup: TrainSetup, plans: PlanArrays) -> tuple[np.nda
     weights = np.where(s == 4, 4.0 / shard, np.where(s == 3, w_full / shard, w_full))
     g_full = 4.0 if (fp32 or setup.grad_convention == "megatron") else 2.0
     grads = np.where(s == 4, 4.0 / shard, np.where(s == 3, 2.0 / shard, np.where(s == 2, g_full / shard, g_full)))
-    opt = np.where(s == 0, opt_full, opt_full / shard)
+    # FSDP's sharded fp32 parameters are the master weights (counted under weights): only m, v remain
+    opt = np.where(s == 0, opt_full, np.where(s == 4, moments / shard, opt_full / shard))
     return weights, grads, opt
 
 

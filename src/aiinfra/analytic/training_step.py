@@ -4,9 +4,11 @@ Compute: every matrix multiply of a layer is timed by the roofline with measured
 size (analytic/efficiency.py); backward = 2 × forward GEMM work (data and weight gradients; Narayanan
 et al. 2021 §3.5); FlashAttention backward ≈ 2.5 × its forward (5 vs 2 matmuls, Dao 2023 §3.1);
 selective recompute re-runs the attention core and full recompute the whole forward (Korthikanti et
-al. 2022 §5). Element-wise work (norms, activations, residuals, dropout) is memory traffic of about
-36 bytes per token·hidden in the forward pass (2 LayerNorms 4+4, residual+dropout 2×7, GeLU/SwiGLU
-on the ffn width 16·ffn/(4h)) — counted from the op list of a Megatron layer, 2 bytes per element.
+al. 2022 §5). Element-wise work (norms, activations, residuals, dropout) is memory traffic counted
+from the op list of a Megatron layer, 2 bytes per element — 2 LayerNorms 4+4 and residual+dropout 2×7
+bytes per token·hidden, GeLU 4 (SwiGLU 6) bytes per token·ffn — each kind of kernel timed at the HBM
+bandwidth measured for it (Vidur per-op profiles: norms reach ~⅓ of peak bandwidth, activations ~½,
+adds ~0.9; :func:`_elementwise_time`).
 
 Communication (analytic/comms.py ring formulas over the tier a group spans; ranks placed tp, cp, dp, pp
 from innermost, as Megatron-Core orders them):
@@ -20,8 +22,10 @@ from innermost, as Megatron-Core orders them):
   (p−1)/(v·m) of the ideal time (Narayanan et al. 2021 eq. 1 and §2.2.2).
 * DP: one gradient all-reduce (or reduce-scatter + all-gather, same volume — ZeRO paper §7) per step,
   overlapped with the last micro-batch's backward; FSDP/ZeRO-3 all-gather parameters forward and
-  backward and reduce-scatter gradients every micro-batch (1.5× DP volume, ZeRO paper §7.2.2),
-  overlapped with that micro-batch's compute.
+  backward and reduce-scatter gradients every micro-batch (1.5× DP volume, ZeRO paper §7.2.2), unit by
+  unit: only the first all-gathers, the last reduce-scatters and whatever a layer's communication takes
+  beyond that layer's compute are exposed (Zhao et al. 2023, :func:`_fsdp_exposed_per_microbatch`);
+  across nodes every collective also pays NCCL's ring latency (analytic/comms.py).
 * Optimizer: Adam reads and writes its fp32 state once per step (memory-bound).
 """
 
@@ -36,6 +40,7 @@ from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.model_figures import attention_dims, flop_per_token_training
 from aiinfra.analytic.training_memory import PlanArrays, TrainSetup, rank_params
 from aiinfra.specs.hardware import ClusterSpec
+from aiinfra.specs.model import ModelArch
 
 ACT_BYTES = 2.0  # bf16/fp16 activations and gradients exchanged between ranks
 
@@ -81,6 +86,62 @@ def _mem_time(cluster: ClusterSpec, nbytes: np.ndarray, src: set[str], kind: str
     return out
 
 
+def _elementwise_time(
+    cluster: ClusterSpec, m: ModelArch, tokens: np.ndarray, tp: np.ndarray, src: set[str]
+) -> np.ndarray:
+    """Forward element-wise kernels of one layer, each timed at the bandwidth measured for its kind and
+    size (Vidur per-op profiles, catalog/data/efficiency.yaml): two norms (read + write one 2-byte
+    tokens × h tensor: 4 B per element each, "norm"), residual adds with dropout (2 × 7 B per element:
+    add 6 B, dropout mask 1 B, "elementwise" streaming), and the MLP activation (GeLU reads and writes
+    the ffn-wide tensor, 4 B per element; SwiGLU reads two and writes one, 6 B; "activation")."""
+    th = tokens * float(m.hidden_size) / tp
+    ffn = float(m.expert_ffn * (m.experts_per_token + m.num_shared_experts)) if m.is_moe else float(m.ffn_hidden_size)
+    act_b = (6.0 if m.mlp == "swiglu" else 4.0) * tokens * ffn / tp
+    norms = 2.0 * _mem_time(cluster, 4.0 * th, src, kind="norm")
+    residual = 2.0 * _mem_time(cluster, 7.0 * th, src, kind="elementwise")
+    act = _mem_time(cluster, act_b, src, kind="activation")
+    out: np.ndarray = norms + residual + act
+    return out
+
+
+def _fsdp_exposed_per_microbatch(
+    cluster: ClusterSpec,
+    stage_params: np.ndarray,
+    layer_params: np.ndarray,
+    layers: np.ndarray,
+    grad_bytes: np.ndarray,
+    dp_n: np.ndarray,
+    dp_stride: np.ndarray,
+    layer_fwd_s: np.ndarray,
+    layer_bwd_s: np.ndarray,
+    head_s: np.ndarray,
+    src: set[str],
+) -> np.ndarray:
+    """Exposed FSDP / ZeRO-3 communication of one micro-batch, unit by unit (one unit per layer plus a
+    root unit holding embedding and output layer; Zhao et al. 2023, "PyTorch FSDP: Experiences on Scaling
+    Fully Sharded Data Parallel", arXiv 2304.11277, communication optimisations: overlapping communication and
+    computation, backward prefetching, forward prefetching).
+
+    Forward: the root all-gather and the first layer's all-gather have nothing to hide behind; each
+    further layer's all-gather is prefetched during the previous layer's forward and shows only where it
+    is longer (forward prefetch). Backward: the last layer's all-gather overlaps the output layer's
+    backward; then each layer's reduce-scatter and the next layer's prefetched all-gather share the one
+    communication stream while that layer's backward (with its recompute) runs; the final layer's and the
+    root's reduce-scatters finish after the last backward kernel. Parameters travel in 16-bit, gradients
+    in ``grad_bytes`` per parameter.
+    """
+    root_params = np.maximum(stage_params - layers * layer_params, 0.0)
+    ag_l = collective_time_array(cluster, "allgather", layer_params * 2.0, dp_n, dp_stride, src)
+    rs_l = collective_time_array(cluster, "reducescatter", layer_params * grad_bytes, dp_n, dp_stride, src)
+    ag_root = collective_time_array(cluster, "allgather", root_params * 2.0, dp_n, dp_stride, src)
+    rs_root = collective_time_array(cluster, "reducescatter", root_params * grad_bytes, dp_n, dp_stride, src)
+    rest = np.maximum(layers - 1.0, 0.0)
+    fwd = ag_root + ag_l + rest * np.maximum(0.0, ag_l - layer_fwd_s)
+    bwd = np.maximum(0.0, ag_l - head_s) + rest * np.maximum(0.0, ag_l + rs_l - layer_bwd_s) + rs_l + rs_root
+    out: np.ndarray = fwd + bwd
+    return out
+
+
 def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> StepArrays:
     m = setup.model
     src: set[str] = set()
@@ -118,8 +179,12 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     causal_frac = 0.5 if setup.flash_attention else 1.0
     attn_flop = 2.0 * plans.mb * (setup.seq_len / cp) * setup.seq_len * (d_qk + d_v) / tp * causal_frac
     if setup.flash_attention:
-        acurve, alabel = table().curve("attention", cluster.accelerator.id, dtype=dtype)
-        src.add(f"attention: {alabel}")
+        kind = "attention_triton" if setup.attention_kernel == "triton" else "attention"
+        family = "fa2" if setup.attention_kernel == "flash2" else None
+        acurve, alabel = table().curve(
+            kind, cluster.accelerator.id, dtype=dtype, head_dim=int(m.head_size), kernel=family
+        )
+        src.add(f"{kind}: {alabel}")
         aeff = acurve.at_array(attn_flop) if acurve is not None else np.ones_like(attn_flop)
         attn_fwd = attn_flop / (cluster.accelerator.peak_flop_per_s(dtype) * aeff)
         attn_bwd = 2.5 * attn_fwd
@@ -129,7 +194,7 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
             cluster, scores * 11.0, src
         )  # QKᵀ write 2 B, softmax read/write 4 B, dropout mask 1 B + read/write 4 B per score
         attn_bwd = 2.0 * attn_fwd
-    elementwise = _mem_time(cluster, 36.0 * tokens * h / tp, src, kind="elementwise")
+    elementwise = _elementwise_time(cluster, m, tokens, tp, src)
     # --- per layer fwd / bwd / recompute
     dense_fwd = attn_gemms + dense_mlp + attn_fwd + elementwise
     moe_fwd = attn_gemms + moe_mlp + attn_fwd + elementwise
@@ -171,16 +236,18 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     )
     # --- data parallel
     n_micro = np.maximum(setup.global_batch_seqs / (plans.dp * plans.mb), 1.0)
-    rp = rank_params(setup, plans)["first"]
+    rpa = rank_params(setup, plans)
+    rp = rpa["first"]
     dp_n = plans.dp * plans.cp
     dp_stride = plans.tp
     grad_bytes = np.where(plans.sharding == 4, 4.0, 2.0)
     dp_ar = collective_time_array(cluster, "allreduce", rp * grad_bytes, dp_n, dp_stride, src)
     last_bwd = layers_stage * layer_bwd
     dp_exposed = np.where(plans.sharding >= 3, 0.0, np.maximum(0.0, dp_ar - last_bwd))
-    ag = collective_time_array(cluster, "allgather", rp * 2.0, dp_n, dp_stride, src)
-    rs = collective_time_array(cluster, "reducescatter", rp * grad_bytes, dp_n, dp_stride, src)
-    fsdp_mb = np.maximum(0.0, 2.0 * ag + rs - stage_compute)
+    fsdp_mb = _fsdp_exposed_per_microbatch(
+        cluster, rp, rpa["layer"], layers_stage, grad_bytes, dp_n, dp_stride,
+        layer_fwd, layer_bwd + recompute, logits, src,
+    )  # fmt: skip
     fsdp_total = np.where(plans.sharding >= 3, n_micro * fsdp_mb, 0.0)
     shard = np.where(plans.sharding == 0, 1.0, dp_n.astype(float))
     optimizer = _mem_time(cluster, rp / shard * 30.0, src)  # fp32 master, m, v, grad read + write; bf16 copy

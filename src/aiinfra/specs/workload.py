@@ -52,6 +52,11 @@ class TrainingJob:
     """ZeRO-Offload / ZeRO-Infinity style CPU offload (Ren et al. 2021)."""
     top_k_plans: PosInt = 5
     """How many ranked plans to show when searching."""
+    attention_kernel: Literal["flash", "flash2", "triton"] = "flash"
+    """Fused attention kernel: "flash" = the fastest FlashAttention measured for the accelerator (FA3 / cuDNN
+    on Hopper: Megatron+TE, recent torchtitan); "flash2" = FlashAttention-2 kernels (PyTorch SDPA, flash-attn 2
+    on Hopper, about half FA3's speed there); "triton" = the Triton FlashAttention kernel (llm-foundry
+    ``attn_impl: triton``), about half FA2's speed on A100 (FlashAttention-2 paper Fig. 4)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

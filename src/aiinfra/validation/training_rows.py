@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from aiinfra.analytic.training_memory import TrainSetup, memory_per_rank
@@ -16,6 +18,13 @@ from aiinfra.validation.types import RowPrediction
 PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "mxfp8": "fp8", "nvfp4": "fp4"}
 #: sources whose software predates FlashAttention (Dao et al., 2022-05): attention scores materialised
 PRE_FLASH_SOURCES = ("Narayanan et al. 2021", "Korthikanti")
+#: a row whose notes name llm-foundry's ``attn_impl: triton`` first ran the Triton FlashAttention kernel:
+#: llm-foundry's scripts/train/benchmarking/submit_benchmarks.py defaults ``--attn_impl`` to ``triton``
+#: (every revision from 2023-05 to 2024-01), and its sweep.sh passes no ``--attn_impl`` for the A100 runs
+TRITON_ATTN = re.compile(r"attn_impl:?\s*triton")
+#: ``attn_impl: flash`` named first: llm-foundry's flash-attn package path (flash-attn 2.x with the
+#: gpu-flash2 extra that submit_benchmarks.py installs from 2024-01): FlashAttention-2 kernels, also on Hopper
+FLASH2_ATTN = re.compile(r"attn_impl:?\s*flash\b")
 
 
 @reasoned
@@ -60,11 +69,13 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         flags.append("recompute not stated: assumed none")
     source = row.get("source") or ""
     flash = not any(s in source for s in PRE_FLASH_SOURCES)
+    notes = row.get("notes") or ""
+    kernel = "triton" if TRITON_ATTN.search(notes) else ("flash2" if FLASH2_ATTN.search(notes) else "flash")
     if precision == "fp4" and "fp4" not in cluster.accelerator.dense_flop_per_s:
         raise RowError(f"{cluster.accelerator.id} has no dense fp4 peak in the catalog")
     setup = TrainSetup(
         model=model, seq_len=seq, global_batch_seqs=gbs, precision=precision, flash_attention=flash,
-        reserve_bytes=reserve_bytes(),
+        attention_kernel=kernel, reserve_bytes=reserve_bytes(),
     )  # fmt: skip
     plans = single_plan(
         model, setup, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, vp=vp, mb=mb, sharding=sharding, recompute=recompute
@@ -87,6 +98,7 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         "memory_per_accelerator_bytes": float(mem["total"][0]),
         "fits": bool(np.all(mem["total"] <= cluster.accelerator.memory_bytes)),
         "flash_attention": flash,
+        "attention_kernel": kernel if flash else "none (scores materialised)",
         "efficiency_sources": sorted(st.efficiency_sources),
     }
     return RowPrediction(pred, reason="; ".join(flags), details=details)
