@@ -178,19 +178,23 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     # --- attention core (per rank: heads / tp, queries s/cp against s keys)
     causal_frac = 0.5 if setup.flash_attention else 1.0
     attn_flop = 2.0 * plans.mb * (setup.seq_len / cp) * setup.seq_len * (d_qk + d_v) / tp * causal_frac
+    # the attention core stays in 16-bit under FP8/FP4 training: Transformer Engine's FP8 recipes quantise the
+    # Linear GEMMs (FP8 dot-product attention is an opt-in, fp8_dpa / Megatron --fp8-dot-product-attention),
+    # and torchao float8 converts nn.Linear modules only
+    attn_dtype = "fp16" if setup.precision == "fp16" else "bf16"
     if setup.flash_attention:
         kind = "attention_triton" if setup.attention_kernel == "triton" else "attention"
         family = "fa2" if setup.attention_kernel == "flash2" else None
         acurve, alabel = table().curve(
-            kind, cluster.accelerator.id, dtype=dtype, head_dim=int(m.head_size), kernel=family
+            kind, cluster.accelerator.id, dtype=attn_dtype, head_dim=int(m.head_size), kernel=family
         )
         src.add(f"{kind}: {alabel}")
         aeff = acurve.at_array(attn_flop) if acurve is not None else np.ones_like(attn_flop)
-        attn_fwd = attn_flop / (cluster.accelerator.peak_flop_per_s(dtype) * aeff)
+        attn_fwd = attn_flop / (cluster.accelerator.peak_flop_per_s(attn_dtype) * aeff)
         attn_bwd = 2.5 * attn_fwd
     else:
         scores = plans.mb * m.num_heads / tp * (setup.seq_len / cp) * setup.seq_len
-        attn_fwd = _gemm_time(cluster, dtype, attn_flop, np.zeros_like(attn_flop), src) + _mem_time(
+        attn_fwd = _gemm_time(cluster, attn_dtype, attn_flop, np.zeros_like(attn_flop), src) + _mem_time(
             cluster, scores * 11.0, src
         )  # QKᵀ write 2 B, softmax read/write 4 B, dropout mask 1 B + read/write 4 B per score
         attn_bwd = 2.0 * attn_fwd
