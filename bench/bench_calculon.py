@@ -45,7 +45,7 @@ from aiinfra.validation.rows import model_from_row
 from aiinfra.validation.training_rows import predict_row
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data" / "training.csv"
-CASE = {
+CASE: dict[str, Any] = {
     "model": "gpt3-175b",
     "hardware": {"accelerator": "nvidia-a100-sxm4-80gb", "count": 1024},
     "training": {"tokens": 300e9, "seq_len": 2048, "global_batch_seqs": 1536, "precision": "fp16"},
@@ -205,7 +205,9 @@ def speed(checkout: Path, python: str, budget_s: float, skip_restricted: bool) -
         "sampled_groups_completed": full["groups_done"], "candidates_evaluated": full["candidates_evaluated"],
         "candidates_estimated": full["candidates_estimated"], "wall_s": round(full["wall_s"], 1),
         "cpu_s": round(full["cpu_s"], 1), "candidates_per_s": round(rate, 1),
+        "candidates_per_cpu_s": round(full["candidates_evaluated"] / full["cpu_s"], 1),
         "extrapolated_full_space_s_one_process": round(full["candidates"] / rate),
+        "extrapolated_full_space_cpu_s": round(full["candidates"] * full["cpu_s"] / full["candidates_evaluated"]),
         "best_step_time_s_in_sample": full.get("best_step_time_s"),
     })  # fmt: skip
     ours = aiinfra_search(restricted=False)
@@ -220,6 +222,7 @@ def speed(checkout: Path, python: str, budget_s: float, skip_restricted: bool) -
             "candidates": res["candidates"], "candidates_evaluated": res["candidates_evaluated"],
             "candidates_estimated": res["candidates_estimated"], "wall_s": round(res["wall_s"], 1),
             "cpu_s": round(res["cpu_s"], 1), "candidates_per_s": round(res["candidates_evaluated"] / res["wall_s"], 1),
+            "candidates_per_cpu_s": round(res["candidates_evaluated"] / res["cpu_s"], 1),
             "best_execution": res.get("best_execution"), "best_step_time_s": res.get("best_step_time_s"),
         })  # fmt: skip
         ours = aiinfra_search(restricted=True)
@@ -249,7 +252,7 @@ def calculon_files(row: dict[str, str], checkout: Path, tmp: Path) -> tuple[Path
     }  # fmt: skip
     n, tp, pp = int(row["num_accelerators"]), int(row["tp"] or 1), int(row["pp"] or 1)
     recompute = RECOMPUTE[row["recompute"] or "none"]
-    exe = {
+    exe_cfg = {
         "num_procs": n, "tensor_par": tp, "pipeline_par": pp, "data_par": int(row["dp"] or n // (tp * pp)),
         "tensor_par_net": 0, "pipeline_par_net": 1, "data_par_net": 1,
         "batch_size": int(row["global_batch_seqs"]), "microbatch_size": int(row["microbatch_seqs"] or 1),
@@ -262,7 +265,7 @@ def calculon_files(row: dict[str, str], checkout: Path, tmp: Path) -> tuple[Path
     }  # fmt: skip
     app_path, exe_path = tmp / f"{rid}-app.json", tmp / f"{rid}-exe.json"
     app_path.write_text(json.dumps(app))
-    exe_path.write_text(json.dumps(exe))
+    exe_path.write_text(json.dumps(exe_cfg))
     return app_path, exe_path
 
 
