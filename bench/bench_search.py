@@ -1,8 +1,8 @@
 """Layout-search speed: candidates, valid plans and plans per second for large cases.
 
-Cases: GPT-3 175B on 1,024 A100s (Calculon's exhaustive search of this space takes ~80 min at ~230
-candidates/s on this machine class, per the issue) and a 1T-parameter GPT (Narayanan et al. 2021 Table 1:
-128 layers, hidden 25,600) on 3,072 A100s. Prints one JSON line per case.
+Cases: GPT-3 175B on 1,024 A100s (Calculon's exhaustive search of this space: 11.7 M candidates at
+~230-295/s, ~11-14 h on one process, extrapolated in bench_calculon.py) and a 1T-parameter GPT
+(Narayanan et al. 2021 Table 1: 128 layers, hidden 25,600) on 3,072 A100s. Prints one JSON line per case.
 """
 
 from __future__ import annotations
