@@ -31,7 +31,11 @@ def _stated(notes: str, name: str) -> int | None:
 @reasoned
 def predict_row(row: dict[str, str]) -> RowPrediction:
     model, flags = model_from_row(row)
-    n = integer(row, "num_accelerators") or 1
+    n = integer(row, "num_accelerators") or 0
+    if not n:
+        # blank: one replica of the stated layout (tp x pp), else one accelerator
+        n = (integer(row, "tp") or 1) * (integer(row, "pp", 1) or 1)
+        flags.append(f"num_accelerators blank: assumed {n} (one replica of the stated tp x pp)")
     tp = integer(row, "tp")
     if tp is None:
         return _best_tp(row, n)

@@ -6,6 +6,7 @@ import functools
 import re
 from collections.abc import Callable
 
+from aiinfra import catalog
 from aiinfra.errors import AiinfraError
 from aiinfra.specs.common import validate
 from aiinfra.specs.model import ModelArch
@@ -49,9 +50,69 @@ def _note_int(notes: str, key: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _same_model(a: str, b: str) -> bool:
+    """Names equal after normalising, or one a prefix of the other not followed by a digit ("Llama 3.1 8B"
+    matches "Llama-3.1-8B-Instruct" but "Llama 2 7B" does not match "Llama 2 70B")."""
+    if not a or not b:
+        return False
+    short, long_ = sorted((a, b), key=len)
+    return long_.startswith(short) and (len(long_) == len(short) or not long_[len(short)].isdigit())
+
+
+def catalog_model_for(name: str) -> ModelArch | None:
+    """The catalog model (sourced row) a row's model_name names, if exactly one matches."""
+    key = _norm(name)
+    hits = [
+        m for mid, m in catalog.rows("models").items()
+        if any(_same_model(key, _norm(k)) for k in (m.name, mid, mid.removeprefix("meta-")))
+    ]  # fmt: skip
+    return hits[0] if len(hits) == 1 else None
+
+
+_ARCH_COLUMNS = {
+    "num_layers": "num_layers", "hidden_size": "hidden_size", "num_heads": "num_heads",
+    "num_kv_heads": "num_kv_heads", "head_dim": "head_dim", "ffn_hidden_size": "ffn_hidden_size",
+    "vocab_size": "vocab_size", "mlp": "mlp", "attention": "attention", "num_experts": "num_experts",
+    "experts_per_token": "experts_per_token", "moe_ffn_hidden_size": "moe_ffn_hidden_size",
+    "num_shared_experts": "num_shared_experts",
+}  # fmt: skip
+
+
+def _fill_from_catalog(row: dict[str, str], flags: list[str]) -> dict[str, str]:
+    """Blank architecture cells taken from the catalog row of the named model (sources in models.yaml)."""
+    needed = [c for c in ("num_layers", "hidden_size", "vocab_size") if not (row.get(c) or "").strip()]
+    if not needed:
+        return row
+    cat = catalog_model_for(row.get("model_name") or "")
+    if cat is None:
+        return row
+    filled = dict(row)
+    taken = []
+    for col, attr in _ARCH_COLUMNS.items():
+        value = getattr(cat, attr, None)
+        if not (row.get(col) or "").strip() and value not in (None, ""):
+            filled[col] = str(value)
+            taken.append(col)
+    if cat.attention == "mla":
+        extra = " ".join(
+            f"{k} {getattr(cat, k)}" for k in ("kv_lora_rank", "qk_rope_head_dim", "q_lora_rank", "qk_nope_head_dim")
+            if getattr(cat, k, None) and k not in (row.get("notes") or "")
+        )  # fmt: skip
+        filled["notes"] = f"{row.get('notes') or ''} | {extra}"
+    if cat.first_k_dense_layers and "dense" not in (row.get("notes") or ""):
+        filled["notes"] = f"{filled.get('notes') or ''} | first {cat.first_k_dense_layers} layers dense"
+    flags.append(f"{', '.join(taken)} blank: taken from catalog model {cat.id} (catalog/data/models.yaml)")
+    return filled
+
+
 def model_from_row(row: dict[str, str]) -> tuple[ModelArch, list[str]]:
     """ModelArch from a row's architecture columns; returns the assumptions made for blank cells."""
     flags: list[str] = []
+    row = _fill_from_catalog(row, flags)
     hidden = integer(row, "hidden_size")
     layers = integer(row, "num_layers")
     if hidden is None or layers is None:
