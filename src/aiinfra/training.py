@@ -87,6 +87,7 @@ def setup_from_job(sc_model: Any, job: TrainingJob, flash_attention: bool = True
         precision=job.precision,
         flash_attention=flash_attention,
         attention_kernel=job.attention_kernel,
+        tp_comm_overlap=job.tp_comm_overlap,
         reserve_bytes=reserve_bytes(),
         optimizer=job.optimizer,
     )

@@ -73,6 +73,9 @@ class TrainSetup:
     (Triton FlashAttention, efficiency kind ``attention_triton``)."""
     reserve_bytes: float = 0.0
     """Framework reserve (CUDA context, allocator, NCCL buffers)."""
+    tp_comm_overlap: bool = False
+    """Tensor-parallel all-gathers / reduce-scatters split into tp chunks and pipelined with the GEMMs they
+    feed (Transformer Engine userbuffers, Megatron ``--tp-comm-overlap``; Wang et al. 2023, ASPLOS)."""
     optimizer: str = "adam"
     grad_convention: str = "megatron"
     """Unsharded gradient bytes: "megatron" = fp32 main grads (4 B, 18 B/param with Adam);

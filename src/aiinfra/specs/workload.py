@@ -52,6 +52,9 @@ class TrainingJob:
     """ZeRO-Offload / ZeRO-Infinity style CPU offload (Ren et al. 2021)."""
     top_k_plans: PosInt = 5
     """How many ranked plans to show when searching."""
+    tp_comm_overlap: bool = False
+    """Overlap tensor-parallel communication with the GEMMs (Megatron ``--tp-comm-overlap``, Transformer Engine
+    userbuffers): each collective is split into tp chunks pipelined with its GEMM (Wang et al. 2023)."""
     attention_kernel: Literal["flash", "flash2", "triton"] = "flash"
     """Fused attention kernel: "flash" = the fastest FlashAttention measured for the accelerator (FA3 / cuDNN
     on Hopper: Megatron+TE, recent torchtitan); "flash2" = FlashAttention-2 kernels (PyTorch SDPA, flash-attn 2

@@ -25,6 +25,8 @@ TRITON_ATTN = re.compile(r"attn_impl:?\s*triton")
 #: ``attn_impl: flash`` named first: llm-foundry's flash-attn package path (flash-attn 2.x with the
 #: gpu-flash2 extra that submit_benchmarks.py installs from 2024-01): FlashAttention-2 kernels, also on Hopper
 FLASH2_ATTN = re.compile(r"attn_impl:?\s*flash\b")
+#: the notes state Megatron/NeMo's tensor-parallel communication overlap (``--tp-comm-overlap``)
+TP_OVERLAP = re.compile(r"tp[-_]comm[-_]overlap")
 
 
 @reasoned
@@ -76,6 +78,7 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     setup = TrainSetup(
         model=model, seq_len=seq, global_batch_seqs=gbs, precision=precision, flash_attention=flash,
         attention_kernel=kernel, reserve_bytes=reserve_bytes(),
+        tp_comm_overlap=bool(TP_OVERLAP.search(notes)),
     )  # fmt: skip
     plans = single_plan(
         model, setup, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, vp=vp, mb=mb, sharding=sharding, recompute=recompute
