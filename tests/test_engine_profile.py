@@ -6,13 +6,14 @@ max_batch_size 2048 (LLM API reference)."""
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pytest
 
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
-from aiinfra.engine_profile import scheduler_defaults
+from aiinfra.engine_profile import scheduler_defaults, trtllm_bench_limits
 from aiinfra.inference import cluster_for, estimate, workload_usage
 from aiinfra.sim.run import limits_for
 from aiinfra.specs.common import validate
@@ -102,3 +103,42 @@ def test_row_notes_scheduler_settings_override_defaults() -> None:
     pred = predict_row(row)
     assert "max_num_batched_tokens 2048 as the notes state" in pred.reason
     assert "max_num_seqs 128 as the notes state" in pred.reason
+
+
+# trtllm-bench (v1.0, PyTorch backend) heuristic, TensorRT-LLM bench/build/tuning.py calc_engine_setting +
+# finetune_setting, evaluated by hand. An 8.03e9-parameter FP8 model with FP8 KV, 32 layers, 8 KV heads of 128,
+# one 80 GiB GPU, kv_cache_free_gpu_mem_fraction 0.95:
+#   KV per token = 2·32·8·128·1 B = 65536 B = 6.1035e-5 GiB;  weights = 8.03e9 / 2^30 = 7.4785 GiB
+#   cache = (80 − 7.4785) · 0.95 = 68.895 GiB
+#   ISL/OSL 1000/1000: requests = 68.895 / (6.1035e-5 · 2000) = 564.4 -> raw_bs 564.4 (256 ≤ raw_bs < 1024)
+#     -> max_batch_size 128·ceil(564.4/128) = 640; raw_tokens 564.4·2 = 1128.8 < 4096 -> max(2048, 1280) = 2048;
+#     chunked prefill off: max(2048, 1000 + 640) = 2048
+#   ISL/OSL 128/128: requests = 68.895 / (6.1035e-5 · 256) = 4409 -> capped at 4096 -> max_batch_size 4096;
+#     raw_tokens = 4096·2 = 8192 (not < 8192) -> 1024·8 = 8192; max(8192, 128 + 4096) = 8192
+_BENCH = dict(params=8.03e9, num_layers=32, kv_heads=8, head_dim=128, tp=1, pp=1, device_memory_bytes=80 * 2**30,
+              weight_precision="fp8", kv_precision="fp8", kv_free_frac=0.95)  # fmt: skip
+
+
+@pytest.mark.parametrize(("isl", "osl", "seqs", "tokens"), [(1000, 1000, 640, 2048), (128, 128, 4096, 8192)])
+def test_trtllm_bench_heuristic_by_hand(isl: int, osl: int, seqs: int, tokens: int) -> None:
+    lim = trtllm_bench_limits(**_BENCH, input_tokens=isl, output_tokens=osl)  # type: ignore[arg-type]
+    assert lim is not None
+    assert (lim.max_num_seqs, lim.max_num_batched_tokens) == (seqs, tokens)
+
+
+def test_trtllm_bench_heuristic_per_attention_dp_rank_and_untuned_precision() -> None:
+    # v1.0 computes the limits without the attention-DP flag and each of the 4 DP ranks applies them
+    lim = trtllm_bench_limits(**_BENCH, input_tokens=1000, output_tokens=1000, attention_dp_ranks=4)  # type: ignore[arg-type]
+    assert lim is not None and (lim.max_num_seqs, lim.max_num_batched_tokens) == (4 * 640, 4 * 2048)
+    # a quantisation the heuristic does not tune (get_benchmark_engine_settings: BuildConfig defaults instead)
+    assert trtllm_bench_limits(**{**_BENCH, "weight_precision": "int4"}, input_tokens=1000,  # type: ignore[arg-type]
+                               output_tokens=1000) is None  # fmt: skip
+
+
+def test_trtllm_bench_rows_use_the_heuristic() -> None:
+    with (Path(inference_rows.__file__).parent / "data" / "inference.csv").open() as f:
+        rows = {r["id"]: r for r in csv.DictReader(f)}
+    pred = predict_row(rows["trtllm-v1p0-llama31-8b-h100-tp1pp1-1000-1000"])
+    assert "trtllm-bench heuristic" in pred.reason and "max_batch_size 640" in pred.reason
+    mlperf = next(r for i, r in rows.items() if i.startswith("mlperf41-h100x8-llama2-70b") and r["mode"] == "offline")
+    assert "trtllm-bench heuristic" not in predict_row(mlperf).reason

@@ -7,12 +7,14 @@ import json
 import re
 
 from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.model_figures import params_total
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.engine_profile import Usage
+from aiinfra.engine_profile import SchedulerDefaults, Usage, trtllm_bench_limits
 from aiinfra.inference import cluster_for, engine_defaults, estimate, kv_capacity
 from aiinfra.sim.metrics import SimSummary
 from aiinfra.specs.benchmark import BenchmarkSpec
 from aiinfra.specs.common import validate
+from aiinfra.specs.model import ModelArch
 from aiinfra.specs.workload import ServingWorkload
 from aiinfra.validation.benchmark_rows import benchmark_of, fill_lengths, latency_limit_flags, sim_settings
 from aiinfra.validation.rows import RowError, integer, model_from_row, num, reasoned
@@ -103,6 +105,10 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     usage: Usage = "offline" if mode in ("offline", "batch") else "server"
     # TensorRT-LLM schedules whole prompts (no chunked context by default): the budget admits one prompt
     budget = stated_budget if engine == "vllm" else max(inp * (batch or 1) if mode == "batch" else inp, 8192)
+    tuned = _trtllm_bench(row, model, im, engine, mode, inp, out, free_frac, attention_dp)
+    if tuned is not None and stated_budget is None and stated_seqs is None:
+        budget, stated_seqs = tuned.max_num_batched_tokens, tuned.max_num_seqs
+        flags.append(tuned.basis)
     if mode == "offline":
         wl_data["batch"] = "max"
     elif mode == "batch":
@@ -130,6 +136,32 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     if metric == "tpot_s":
         return RowPrediction(est.tpot_s, "; ".join(flags), details)
     raise RowError(f"metric {metric!r} in mode {mode!r} not modelled")
+
+
+def _trtllm_bench(
+    row: dict[str, str],
+    model: ModelArch,
+    im: InferenceModel,
+    engine: str,
+    mode: str,
+    inp: int | None,
+    out: int | None,
+    free_frac: float | None,
+    attention_dp: bool,
+) -> SchedulerDefaults | None:
+    """The limits ``trtllm-bench throughput`` derives for an offline row run with it (engine_version says so)
+    that states neither max_batch_size nor max_num_tokens (:func:`aiinfra.engine_profile.trtllm_bench_limits`)."""
+    if engine != "trtllm" or mode != "offline" or "trtllm-bench" not in (row.get("engine_version") or ""):
+        return None
+    if inp is None or out is None or out < 1:
+        return None
+    frac = free_frac if free_frac is not None else float(engine_defaults(engine)["kv_cache_free_gpu_mem_fraction"])
+    return trtllm_bench_limits(
+        params=params_total(model), num_layers=model.num_layers, kv_heads=model.kv_heads, head_dim=model.head_size,
+        tp=im.tp, pp=im.pp, device_memory_bytes=im.cluster.accelerator.memory_bytes,
+        weight_precision=im.weight_precision, kv_precision=im.kv_precision, input_tokens=inp, output_tokens=out,
+        kv_free_frac=frac, attention_dp_ranks=im.tp if attention_dp else 1,
+    )  # fmt: skip
 
 
 def _best_tp(row: dict[str, str], n: int) -> RowPrediction:
