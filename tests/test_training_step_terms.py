@@ -95,6 +95,35 @@ def test_validation_row_naming_attn_impl_triton_uses_the_triton_kernel() -> None
     assert predict_row(row).details["attention_kernel"] == "flash"
 
 
+def _torchtitan_like_row(source: str, notes: str) -> dict[str, str]:
+    return {
+        "id": "r", "source": source, "model_name": "x", "num_layers": "2", "hidden_size": "2048",
+        "num_heads": "16", "ffn_hidden_size": "8192", "mlp": "gelu", "vocab_size": "50368", "seq_len": "8192",
+        "accelerator": "nvidia-h100-sxm5-96gb", "num_accelerators": "1", "accelerators_per_node": "8",
+        "precision": "bf16", "dp": "1", "microbatch_seqs": "1", "global_batch_seqs": "1", "sharding": "none",
+        "recompute": "none", "metric": "step_time_s", "notes": notes,
+    }  # fmt: skip
+
+
+def test_pytorch_sdpa_rows_run_flashattention2_on_hopper() -> None:
+    # torchtitan calls F.scaled_dot_product_attention; from PyTorch 2.5.1 its default backend on H100 is FLASH
+    # (FlashAttention-2), cuDNN being opt-in (pytorch/pytorch#138649). One H100 96 GB (peak 989.4), 2 layers,
+    # one micro-batch of S = 8192, H·D = 2048, no recompute: causal forward FLOP per layer
+    # = 2·1·8192²·(2048 + 2048)·½ = 2.749e11, a listed point of both H100 curves:
+    # FA2 (flash2_h100_fwd_bwd_benchmark.png) 0.2971, FA3 (FlashAttention-3 Figs. 5/backward) 0.5266.
+    # Forward + backward = 3.5 × forward, so the step grows by 2 layers × 3.5 × (t_fa2 − t_fa3).
+    flop = 2 * 1 * 8192**2 * 4096 * 0.5
+    peak = 989.4e12
+    expect = 2 * 3.5 * (flop / (peak * 0.2971) - flop / (peak * 0.5266))  # = 6.83 ms
+    titan = predict_row(_torchtitan_like_row("pytorch/torchtitan benchmarks/x.md", "FSDP"))
+    sdpa = predict_row(_torchtitan_like_row("some paper", "attention via torch scaled_dot_product_attention"))
+    other = predict_row(_torchtitan_like_row("some paper", "FSDP"))
+    assert titan.details["attention_kernel"] == "flash2" and sdpa.details["attention_kernel"] == "flash2"
+    assert other.details["attention_kernel"] == "flash"
+    assert titan.predicted - other.predicted == pytest.approx(expect, rel=1e-3)
+    assert sdpa.predicted == pytest.approx(titan.predicted, rel=1e-12)
+
+
 def test_flash2_on_hopper_uses_the_fa2_curve_not_fa3() -> None:
     # flash2_h100_fwd_bwd_benchmark.png: FlashAttention-2 on H100, causal hdim 128, 16k: 328 TFLOP/s of 989.4;
     # the default ("flash") lookup keeps the FA3 row listed first (FA3 paper: ~0.58 at 16k)
