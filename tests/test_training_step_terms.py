@@ -13,7 +13,7 @@ import pytest
 from aiinfra.analytic.comms import collective_time, ring_latency_s
 from aiinfra.analytic.efficiency import table
 from aiinfra.analytic.training_memory import TrainSetup
-from aiinfra.analytic.training_step import _elementwise_time, _fsdp_exposed_per_microbatch, step_time
+from aiinfra.analytic.training_step import _elementwise_time, _fsdp_exposed_per_microbatch, _gemm_time, step_time
 from aiinfra.search.plans import single_plan
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import HardwareInput, resolve_cluster
@@ -93,6 +93,64 @@ def test_validation_row_naming_attn_impl_triton_uses_the_triton_kernel() -> None
     assert predict_row(row).details["attention_kernel"] == "flash2"
     row["notes"] = "FSDP FULL_SHARD"
     assert predict_row(row).details["attention_kernel"] == "flash"
+
+
+def _torchtitan_like_row(source: str, notes: str) -> dict[str, str]:
+    return {
+        "id": "r", "source": source, "model_name": "x", "num_layers": "2", "hidden_size": "2048",
+        "num_heads": "16", "ffn_hidden_size": "8192", "mlp": "gelu", "vocab_size": "50368", "seq_len": "8192",
+        "accelerator": "nvidia-h100-sxm5-96gb", "num_accelerators": "1", "accelerators_per_node": "8",
+        "precision": "bf16", "dp": "1", "microbatch_seqs": "1", "global_batch_seqs": "1", "sharding": "none",
+        "recompute": "none", "metric": "step_time_s", "notes": notes,
+    }  # fmt: skip
+
+
+def test_pytorch_sdpa_rows_run_flashattention2_on_hopper() -> None:
+    # torchtitan calls F.scaled_dot_product_attention; from PyTorch 2.5.1 its default backend on H100 is FLASH
+    # (FlashAttention-2), cuDNN being opt-in (pytorch/pytorch#138649). One H100 96 GB (peak 989.4), 2 layers,
+    # one micro-batch of S = 8192, H·D = 2048, no recompute: causal forward FLOP per layer
+    # = 2·1·8192²·(2048 + 2048)·½ = 2.749e11, a listed point of both H100 curves:
+    # FA2 (flash2_h100_fwd_bwd_benchmark.png) 0.2971, FA3 (FlashAttention-3 Figs. 5/backward) 0.5266.
+    # Forward + backward = 3.5 × forward, so the step grows by 2 layers × 3.5 × (t_fa2 − t_fa3); the 500 W
+    # part's tensor-core rate is 0.82 × 989.4 TFLOP/s (power_limited_matmul_frac, FBGEMM PR #2546).
+    flop = 2 * 1 * 8192**2 * 4096 * 0.5
+    peak = 989.4e12 * 0.82
+    expect = 2 * 3.5 * (flop / (peak * 0.2971) - flop / (peak * 0.5266))  # = 3.48 ms
+    titan = predict_row(_torchtitan_like_row("pytorch/torchtitan benchmarks/x.md", "FSDP"))
+    sdpa = predict_row(_torchtitan_like_row("some paper", "attention via torch scaled_dot_product_attention"))
+    other = predict_row(_torchtitan_like_row("some paper", "FSDP"))
+    assert titan.details["attention_kernel"] == "flash2" and sdpa.details["attention_kernel"] == "flash2"
+    assert other.details["attention_kernel"] == "flash"
+    assert titan.predicted - other.predicted == pytest.approx(expect, rel=1e-3)
+    assert sdpa.predicted == pytest.approx(titan.predicted, rel=1e-12)
+
+
+def test_power_limited_part_runs_gemms_at_the_measured_fraction() -> None:
+    # One BF16 GEMM of 8192³ (2MNK = 1.0995e12 FLOP), compute-bound (no weight bytes). Both H100 parts use
+    # gemm-bf16-h100-vidur: log-interpolated between (1e12, 0.696) and (3.162e12, 0.698) ->
+    # 0.696 + 0.002 · log10(1.0995) / log10(3.162) = 0.69616. The 700 W 80 GB part runs at 989.4 TFLOP/s x that;
+    # the 500 W 96 GB part at 0.82 x as much (power_limited_matmul_frac).
+    flop = np.array([2.0 * 8192**3])
+    eff = 0.696 + 0.002 * math.log10(1.0995) / math.log10(3.162)
+    times = {}
+    for acc in ("nvidia-h100-sxm5-80gb", "nvidia-h100-sxm5-96gb"):
+        cl = resolve_cluster(HardwareInput(accelerator=acc, count=1, per_node=8))
+        times[acc] = float(_gemm_time(cl, "bf16", flop, np.zeros(1), set())[0])
+    assert times["nvidia-h100-sxm5-80gb"] == pytest.approx(flop[0] / (989.4e12 * eff), rel=1e-4)  # 1.596 ms
+    assert times["nvidia-h100-sxm5-96gb"] == pytest.approx(flop[0] / (0.82 * 989.4e12 * eff), rel=1e-4)  # 1.947 ms
+
+
+def test_power_limited_fraction_matches_its_cited_measurements() -> None:
+    # FBGEMM PR #2546, 'H100 500W' BF16 GEMMs: (8192, 8192, 8192) 585.23, (65536, 8192, 7168) 575.12,
+    # (65536, 3584, 8192) 546.31 TFLOP/s, against gemm-bf16-h100-vidur at those sizes: 0.69616 (1.0995e12 FLOP,
+    # hand-interpolated above) and 0.698 (7.70e12 and 3.85e12 FLOP: past the last point, 3.162e12, clamped)
+    eff_8k = 0.696 + 0.002 * math.log10(1.0995) / math.log10(3.162)
+    ratios = [585.23 / 989.4 / eff_8k, 575.12 / 989.4 / 0.698, 546.31 / 989.4 / 0.698]  # 0.850, 0.833, 0.791
+    acc96 = resolve_cluster(HardwareInput(accelerator="nvidia-h100-sxm5-96gb", count=1)).accelerator
+    assert acc96.power_limited_matmul_frac == pytest.approx(sum(ratios) / 3, abs=0.005)  # 0.8245 stored as 0.82
+    assert resolve_cluster(
+        HardwareInput(accelerator="nvidia-h100-sxm5-80gb", count=1)
+    ).accelerator.sustained_flop_per_s("bf16") == pytest.approx(989.4e12)
 
 
 def test_flash2_on_hopper_uses_the_fa2_curve_not_fa3() -> None:

@@ -65,6 +65,13 @@ GROUP_BOUNDS = {
     # and the 80 GB table's full-recompute 7B/13B rows are under-predicted by 10-20 %
     "mpt-a10080gb": (0.09, 0.20),
     "mpt-a10040gb": (0.05, 0.14),
+    # torchtitan on the 500 W H100 96 GB (Grand Teton): documented misses, guarded at the achieved errors
+    # (median 28.3 % / p90 46.1 %, async-TP table 47.5 % / 108 %) once PyTorch SDPA runs FlashAttention-2 and
+    # the part's tensor-core rate is 0.82 of the 700 W curves (FBGEMM's 'H100 500W' GEMMs); before: 89.6 / 174 %
+    # and 82.3 / 158 %. Still over-predicted; torchao float8 rowwise (slower than tensorwise in the table) is
+    # not modelled. Nothing tuned on them.
+    "torchtitan-h100": (0.30, 0.50),
+    "torchtitan-asynctp-h100": (0.50, 1.10),
 }
 
 # groups added after the reference copy (MoE/MLA training, H200, GB200/GB300): regression guards only — the
@@ -76,13 +83,14 @@ GROUP_BOUNDS = {
 #   DeepSeek-V3 baseline row by 59 %: one prediction serves both rows, which differ only in software);
 #   the 128k-context GB200 row is over-predicted 61 % since the attention core is timed in BF16 (FP8 recipes
 #   quantise the Linear GEMMs only) at the one measured B200 FlashAttention-4 point.
-# * torchtitan-trainy-h200 (Llama 3.1 8B FSDP Float8 on 32/64 H200): predicted 2.0x the measured tokens/s.
+# * torchtitan-trainy-h200 (Llama 3.1 8B FSDP Float8 on 32/64 H200): predicted 1.4x the measured tokens/s
+#   (1.7x before PyTorch SDPA was charged at FlashAttention-2 speed; achieved median 41.1 %, p90 42.1 %).
 NEW_GROUP_BOUNDS = {
     "mcore-moe-zoo-h100": (0.30, 0.65),
     "mcore-moe-zoo-gb200": (0.20, 0.65),
     "mcore-moe-zoo-gb300": (0.45, 0.45),
     "mcore-dsv3-gb200": (0.45, 0.60),
-    "torchtitan-trainy-h200": (1.10, 1.10),
+    "torchtitan-trainy-h200": (0.45, 0.45),
 }
 
 
@@ -127,14 +135,15 @@ def test_flagship_cases(result, case_id: str, tol: float) -> None:  # type: igno
         assert abs(c.rel_error) <= tol, (c.id, c.rel_error)
 
 
-MEDIAN_GUARD, P90_GUARD = 0.07, 0.62  # achieved 0.064 / 0.592 (regression guard)
+MEDIAN_GUARD, P90_GUARD = 0.07, 0.27  # achieved 0.063 / 0.252 (regression guard; 0.064 / 0.592 before the
+# torchtitan rows ran SDPA at FlashAttention-2 speed on the power-limited part)
 
 
 def test_dense_training_summary_regression_guard(result) -> None:  # type: ignore[no-untyped-def]
     # the targets are median ≤ 10 %, p90 ≤ 25 % on all dense rows; these are the achieved numbers,
     # asserted so that they cannot silently get worse. Summarised over the groups of the reference copy (the
     # groups added later are guarded per group above); 202 compared: the 30 torchtitan rows
-    # (nvidia-h100-sxm5-96gb, upper-bound SXM peak) over-predict throughput ~2x. Nothing was tuned on them.
+    # (nvidia-h100-sxm5-96gb, 500 W) over-predict throughput ~1.3x. Nothing was tuned on them.
     s = summarise([c for c in result["cases"] if c.group not in NEW_GROUP_BOUNDS])
     assert s["n_compared"] == 202
     assert s["median_abs_rel_error"] <= MEDIAN_GUARD

@@ -180,7 +180,7 @@ class InferenceModel:
         nbytes = params * DTYPE_BYTES[self.weight_precision] / split
         eff = gemm_efficiency(acc, dtype, flop / n_kernels)
         t0, b_inf = _memory_fit(acc)
-        return _Kernels(flop / (acc.peak_flop_per_s(dtype) * eff), n_kernels * t0 + nbytes / b_inf)
+        return _Kernels(flop / (acc.sustained_flop_per_s(dtype) * eff), n_kernels * t0 + nbytes / b_inf)
 
     def decode_kv_read_bytes_per_accelerator(self, batch: StepBatch) -> float:
         """KV-cache bytes one accelerator reads for the decode attention of a step: each decoding
@@ -229,7 +229,7 @@ class InferenceModel:
             n_kernels = max(moe_layers_stage, 1.0) * 2  # grouped GEMMs: up(+gate), down
             per_expert_flop = flop / max(n_kernels * touched / e_split, 1.0)
             eff = gemm_efficiency(acc, cd, per_expert_flop, kind="moe")  # grouped expert GEMMs, measured
-            parts.append(_Kernels(flop / (acc.peak_flop_per_s(cd) * eff), n_kernels * t0 + nbytes / b_inf))
+            parts.append(_Kernels(flop / (acc.sustained_flop_per_s(cd) * eff), n_kernels * t0 + nbytes / b_inf))
         linear_compute = sum(p.compute_s for p in parts)
         linear_memory = sum(p.memory_s for p in parts)
         linear_s = sum(p.time_s for p in parts)
@@ -243,7 +243,7 @@ class InferenceModel:
         pre_flop = 2.0 * layers * batch.prefill_attention_pairs * (d_qk + d_v) / tp
         dec_flop = 2.0 * layers * batch.decode_attention_pairs * (dec_qk + dec_v) / tp
         kv_read = self.decode_kv_read_bytes_per_accelerator(batch)
-        attn_peak = acc.peak_flop_per_s("bf16")
+        attn_peak = acc.sustained_flop_per_s("bf16")
         a_eff = gemm_efficiency(acc, "bf16", (pre_flop + dec_flop) / max(layers, 1.0), kind="attention")
         attention_compute = (pre_flop + dec_flop) / (attn_peak * a_eff)
         attention_memory = (layers * t0 + kv_read / b_inf) if batch.decode_seqs else 0.0

@@ -62,7 +62,7 @@ def _gemm_time(
     cluster: ClusterSpec, dtype: str, flop: np.ndarray, weight_bytes: np.ndarray, src: set[str]
 ) -> np.ndarray:
     acc = cluster.accelerator
-    peak = acc.peak_flop_per_s(dtype)
+    peak = acc.sustained_flop_per_s(dtype)  # dense peak x power-limited fraction (power-capped parts)
     curve, label = table().curve("gemm", acc.id, dtype=dtype)
     src.add(f"gemm: {label}")
     eff = curve.at_array(flop) if curve is not None else np.ones_like(flop)
@@ -190,7 +190,7 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
         )
         src.add(f"{kind}: {alabel}")
         aeff = acurve.at_array(attn_flop) if acurve is not None else np.ones_like(attn_flop)
-        attn_fwd = attn_flop / (cluster.accelerator.peak_flop_per_s(attn_dtype) * aeff)
+        attn_fwd = attn_flop / (cluster.accelerator.sustained_flop_per_s(attn_dtype) * aeff)
         attn_bwd = 2.5 * attn_fwd
     else:
         scores = plans.mb * m.num_heads / tp * (setup.seq_len / cp) * setup.seq_len

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pydantic
+
 from aiinfra.errors import InfeasibleError
 from aiinfra.specs.common import STRICT, Source
+
+Frac = pydantic.confloat(gt=0.0, le=1.0)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -79,8 +83,19 @@ class AcceleratorSpec:
     block_scaled_formats: tuple[str, ...] = ()
     """Block-scaled (microscaling) training formats the accelerator's tensor cores run natively (mxfp8, nvfp4).
     Empty = none known: such a precision is refused rather than silently run at the plain fp8/fp4 peak."""
+    power_limited_matmul_frac: Frac | None = None  # type: ignore[valid-type]
+    """Power-capped parts only: measured dense GEMM throughput of this part at its default power limit divided
+    by the planner's GEMM efficiency curve (700 W-class measurements) at the same sizes. The clock that a lower
+    power limit sustains slows every tensor-core kernel (GEMM, fused attention) by this factor; memory-bound
+    kernels are left alone. None = the part runs at the curves' speed (no cap below the measured parts)."""
     sources: tuple[Source, ...]
     notes: str = ""
+
+    def sustained_flop_per_s(self, dtype: str) -> float:
+        """Tensor-core rate the efficiency curves are applied to: the dense peak, times
+        ``power_limited_matmul_frac`` where the part's power limit holds its clock below the measured parts'."""
+        frac = self.power_limited_matmul_frac
+        return self.peak_flop_per_s(dtype) * (float(frac) if frac is not None else 1.0)
 
     def peak_flop_per_s(self, dtype: str) -> float:
         """Dense peak for ``dtype``; a block-scaled format (mxfp8, nvfp4) runs at the fp8/fp4 peak only where the

@@ -57,9 +57,11 @@ class TrainingJob:
     userbuffers): each collective is split into tp chunks pipelined with its GEMM (Wang et al. 2023)."""
     attention_kernel: Literal["flash", "flash2", "triton"] = "flash"
     """Fused attention kernel: "flash" = the fastest FlashAttention measured for the accelerator (FA3 / cuDNN
-    on Hopper: Megatron+TE, recent torchtitan); "flash2" = FlashAttention-2 kernels (PyTorch SDPA, flash-attn 2
-    on Hopper, about half FA3's speed there); "triton" = the Triton FlashAttention kernel (llm-foundry
-    ``attn_impl: triton``), about half FA2's speed on A100 (FlashAttention-2 paper Fig. 4)."""
+    on Hopper: Megatron+TE cuDNN attention); "flash2" = FlashAttention-2 kernels (flash-attn 2, and PyTorch
+    SDPA's default FLASH backend on Hopper from PyTorch 2.5.1 until 2.10 prefers cuDNN, so PyTorch-native
+    stacks such as torchtitan/FSDP2 scripts of that period should set it; about half FA3's speed on H100);
+    "triton" = the Triton FlashAttention kernel (llm-foundry ``attn_impl: triton``), about half FA2's speed on
+    A100 (FlashAttention-2 paper Fig. 4). The default stays "flash" (the Megatron/TE-class kernel)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

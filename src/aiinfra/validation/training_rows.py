@@ -25,8 +25,28 @@ TRITON_ATTN = re.compile(r"attn_impl:?\s*triton")
 #: ``attn_impl: flash`` named first: llm-foundry's flash-attn package path (flash-attn 2.x with the
 #: gpu-flash2 extra that submit_benchmarks.py installs from 2024-01): FlashAttention-2 kernels, also on Hopper
 FLASH2_ATTN = re.compile(r"attn_impl:?\s*flash\b")
+#: torchtitan (and any row naming PyTorch's ``scaled_dot_product_attention``) runs attention through PyTorch SDPA,
+#: whose default backend on H100/H200 from PyTorch 2.5.1 until the cuDNN >= 9.15 builds of 2.10 is the FLASH
+#: backend, i.e. FlashAttention-2 kernels: the cuDNN backend, made the H100 default in 2.5, was turned opt-in
+#: after the 2.5 release (pytorch/pytorch#138649 "SDPA 2.5 Issue tracking", PR #138522, 2024-10); on
+#: 2.6.0.dev20241204 an H100 measured default SDPA at 329 TFLOP/s against 631 for cuDNN and 632 for FA3
+#: (pytorch/pytorch#142132, shape 1x24x4608x128), the FA2 level; cuDNN became the preferred backend again only
+#: for cuDNN > 9.15 (sdp_utils.cpp check_prefer_cudnn_attention, PyTorch 2.10). The torchtitan rows date from
+#: 2024-12 to 2025-06, inside that window.
+SDPA_ATTN = re.compile(r"torchtitan|scaled_dot_product_attention|\bSDPA\b", re.IGNORECASE)
 #: the notes state Megatron/NeMo's tensor-parallel communication overlap (``--tp-comm-overlap``)
 TP_OVERLAP = re.compile(r"tp[-_]comm[-_]overlap")
+
+
+def attention_kernel_for(source: str, notes: str) -> str:
+    """The fused-attention kernel a row ran, from its notes and source (rules documented above):
+    llm-foundry ``attn_impl: triton`` -> "triton"; ``attn_impl: flash`` or PyTorch SDPA (torchtitan) ->
+    "flash2" (FlashAttention-2 kernels, also on Hopper); anything else -> "flash" (fastest measured kernel)."""
+    if TRITON_ATTN.search(notes):
+        return "triton"
+    if FLASH2_ATTN.search(notes) or SDPA_ATTN.search(source) or SDPA_ATTN.search(notes):
+        return "flash2"
+    return "flash"
 
 
 @reasoned
@@ -72,7 +92,7 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     source = row.get("source") or ""
     flash = not any(s in source for s in PRE_FLASH_SOURCES)
     notes = row.get("notes") or ""
-    kernel = "triton" if TRITON_ATTN.search(notes) else ("flash2" if FLASH2_ATTN.search(notes) else "flash")
+    kernel = attention_kernel_for(source, notes)
     if precision == "fp4" and "fp4" not in cluster.accelerator.dense_flop_per_s:
         raise RowError(f"{cluster.accelerator.id} has no dense fp4 peak in the catalog")
     setup = TrainSetup(
