@@ -174,3 +174,25 @@ def test_more_concurrency_never_lowers_throughput_until_memory_runs_out(inp: int
             break
         assert e.output_tokens_per_s >= last * (1 - 1e-9)
         last = e.output_tokens_per_s
+
+
+def test_expected_max_of_poisson_counts_by_hand() -> None:
+    from aiinfra.inference import expected_max_poisson
+
+    # one rank: the mean itself; two ranks of Poisson(1): Σ_k (1 − F(k)²) with F = 0.3679, 0.7358, 0.9197,
+    # 0.9810, 0.9963, 0.9994, 0.9999 -> 0.8647 + 0.4587 + 0.1542 + 0.0376 + 0.0073 + 0.0012 + 0.0002 = 1.524
+    assert expected_max_poisson(1.0, 1) == 1.0
+    assert expected_max_poisson(1.0, 2) == pytest.approx(1.524, abs=1e-3)
+
+
+def test_attention_dp_iteration_carries_the_busiest_ranks_prompts() -> None:
+    # 8 ranks, 1,600 sequences, 1,000-token outputs: 1.6 new prompts per step in all, Poisson(0.2) per rank;
+    # the busiest rank expects E[max of 8 Poisson(0.2)] prompts and the step carries 8 × that many
+    from aiinfra.inference import expected_max_poisson
+
+    even = steady_state_step(1600, 1000, 1000)
+    skew = steady_state_step(1600, 1000, 1000, dp_ranks=8)
+    assert even.prefill_tokens == 1600
+    assert skew.prefill_tokens == round(8 * expected_max_poisson(0.2, 8) * 1000)
+    assert skew.prefill_tokens > 2 * even.prefill_tokens
+    assert skew.decode_seqs == even.decode_seqs

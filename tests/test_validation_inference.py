@@ -2,12 +2,11 @@
 
 Bounds are the model's achieved accuracy plus a margin (not the issue's targets). Known misses, documented:
 
-* MoE rows of TensorRT-LLM v1.0 (Llama 4 Scout/Maverick, Qwen3-235B; attention-DP + EP): over-predicted
-  +70 % to +170 %. Qwen3's expert GEMMs now run at the measured grouped-GEMM efficiency (vLLM fused_moe,
-  DeepGEMM), which took it from ≈ +130 % to ≈ +85 %; Llama 4's decode is memory-bound and stays ≈ 2× over.
-  trtllm-bench's own max_batch_size / max_num_tokens heuristic (bench/build/tuning.py, engine_profile.
-  trtllm_bench_limits) does not explain the gap: it sizes from total GPU memory minus weights, so its batch is
-  above the KV-limited one, and v1.0 applies it per attention-DP rank (MoE median |error| 99.2 % -> 98.7 %).
+* MoE rows of TensorRT-LLM v1.0 (Llama 4 Scout/Maverick, Qwen3-235B; attention-DP + EP): median |error| 65 %.
+  Qwen3's expert GEMMs run at the measured grouped-GEMM efficiency (vLLM fused_moe, DeepGEMM), and every
+  iteration lasts as long as its busiest attention-DP rank (E[max] of the ranks' Poisson prompt arrivals),
+  which brings the prompt-heavy rows (1000/1000 … 5000/500) within −45 … +79 %; short-prompt rows (128 in)
+  stay +70 … +126 %: their memory-bound decode is faster in the model than measured, unexplained.
 * gpt-oss-20b ITL slopes: the attention sinks and the MXFP4 attention path are not modelled.
 * TensorRT-LLM v0.5 TTFT at 128 tokens: fixed per-request costs (tokenisation, scheduling) not modelled.
 * MLPerf v4.1 H100 rows (tp blank: the throughput-maximising tp is chosen, TP2 × 4 for Llama-2-70B, TP1 × 8
@@ -74,8 +73,10 @@ def test_dense_saturated_throughput(result) -> None:  # type: ignore[no-untyped-
 def test_moe_throughput_miss_is_documented(result) -> None:  # type: ignore[no-untyped-def]
     errs = [c.rel_error for c in result["cases"] if c.group == "trtllm-v1p0" and any(k in c.id for k in MOE)]
     assert len(errs) == 22
-    assert all(e > 0 for e in errs)  # over-predicted (see module docstring)
-    assert statistics.median(errs) <= 1.5
+    # regression guard (see module docstring): with the attention-DP straggler term the prompt-heavy rows come
+    # within ±25 % (5000/500 rows now under-predicted, Qwen3 5000/500 −45 %); short prompts stay ≈ +70…+125 %
+    assert statistics.median(abs(e) for e in errs) <= 0.70
+    assert sum(e > 0.5 for e in errs) >= 10  # the short-prompt decode miss is still there and documented
 
 
 def test_batch1_decode_itl(result) -> None:  # type: ignore[no-untyped-def]

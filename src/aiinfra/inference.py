@@ -128,14 +128,38 @@ def prefill_time_s(im: InferenceModel, n_prompts: int, prompt_tokens: int, budge
     return t, (finish_sum / n_done if n_done else t)
 
 
+def expected_max_poisson(mean: float, ranks: int) -> float:
+    """E[max of ``ranks`` independent Poisson(``mean``) counts] = Σ_k≥0 (1 − F(k)^ranks)."""
+    if ranks <= 1 or mean <= 0.0:
+        return max(mean, 0.0)
+    total, cdf, pmf, k = 0.0, 0.0, math.exp(-mean), 0
+    while True:
+        cdf += pmf
+        tail = 1.0 - cdf**ranks
+        total += tail
+        k += 1
+        if (tail < 1e-12 and k > mean) or k > 10_000:
+            return total
+        pmf *= mean / k
+
+
 def steady_state_step(
-    batch_seqs: int, input_tokens: int, output_tokens: int, tokens_per_step: float = 1.0
+    batch_seqs: int, input_tokens: int, output_tokens: int, tokens_per_step: float = 1.0, dp_ranks: int = 1
 ) -> StepBatch:
     """The average iteration of a continuously batched replica holding ``batch_seqs`` sequences (Orca;
     vLLM/TensorRT-LLM in-flight batching): every step decodes one token (``tokens_per_step`` with
     speculation) of each sequence, and by Little's law B·tokens_per_step/out requests finish — and as
-    many prompts are prefilled — per step; decoding contexts average input + output/2."""
+    many prompts are prefilled — per step; decoding contexts average input + output/2.
+
+    With attention data parallelism over ``dp_ranks`` ranks, each rank admits its own new prompts and every
+    MoE layer synchronises the ranks, so an iteration lasts as long as its busiest rank: the prefill
+    work is that of the rank with the most new prompts, E[max of dp_ranks Poisson(λ/dp_ranks)] prompts rather
+    than the mean (the context/generation imbalance across attention-DP ranks that TensorRT-LLM's "ADP
+    balance" scheduling and DeepSeek's inference-system notes describe). The model divides tokens evenly
+    over the ranks, so the step carries dp_ranks × that many prompts."""
     new_per_step = batch_seqs * tokens_per_step / output_tokens
+    if dp_ranks > 1:
+        new_per_step = dp_ranks * expected_max_poisson(new_per_step / dp_ranks, dp_ranks)
     pre_tokens = max(1, round(new_per_step * input_tokens))
     return StepBatch(
         prefill_tokens=pre_tokens,
@@ -302,10 +326,11 @@ def estimate(
         ttft = ttft_one if batch == 1 else ttft_mean
         dec = im.breakdown(step)
     else:
-        step = steady_state_step(batch, inp, out)
+        dp_ranks = im.tp if im.attention_dp else 1
+        step = steady_state_step(batch, inp, out, dp_ranks=dp_ranks)
         cycle_s, tok_per_step = _decode_cycle_s(im, cluster, wl, step, batch)
         if wl.speculative is not None:
-            step = steady_state_step(batch, inp, out, tok_per_step)
+            step = steady_state_step(batch, inp, out, tok_per_step, dp_ranks=dp_ranks)
             cycle_s, tok_per_step = _decode_cycle_s(im, cluster, wl, step, batch)
         tpot = cycle_s / tok_per_step
         out_tps_replica = batch / tpot
