@@ -14,6 +14,8 @@ COMMAND_MODULES = [
     "aiinfra.commands.simulate_cmd",
     "aiinfra.commands.validate_cmd",
     "aiinfra.commands.cost_cmd",
+    "aiinfra.commands.datacenter_cmd",
+    "aiinfra.commands.tco_cmd",
 ]
 
 

@@ -1,0 +1,96 @@
+"""Helpers shared by `aiinfra cost`, `aiinfra datacenter` and `aiinfra tco`: scenario sections, sourced figures."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from aiinfra import catalog
+from aiinfra.cost.datacenter import checkpoint_bytes_per_param
+from aiinfra.cost.prices import DEFAULT_FACILITY, Dated, electricity, facility
+from aiinfra.errors import SpecError
+from aiinfra.specs.common import validate
+from aiinfra.specs.hardware import SystemSpec
+from aiinfra.specs.scenario import Scenario, load_scenario
+
+
+def _system(sc: Scenario) -> SystemSpec | None:
+    return catalog.system(sc.cluster.system_id) if sc.cluster.system_id else None
+
+
+def _section(args: argparse.Namespace, cls: Any, name: str) -> tuple[Scenario, Any]:
+    sc = load_scenario(args.scenario, args.set)
+    return sc, validate(cls, sc.source.extras.get(name) or {}, where=name)
+
+
+def _src(row: Dated | None, value: float | None, label: str) -> dict[str, Any]:
+    """Where a figure came from: a dated catalog row or the scenario."""
+    if row is None:
+        return {"value": value, "source": "scenario" if value is not None else "unknown", "key": label}
+    return {"value": value, "source": row.source_title, "id": row.id, "read_on": row.read_on, "age_days": row.age_days}
+
+
+def _src_text(s: dict[str, Any]) -> str:
+    if "id" in s:
+        return f"{s['id']}, read {s['read_on']}, {s['age_days']} days old"
+    return s["source"] if s["source"] != "scenario" else f"scenario {s['key']}"
+
+
+def _pue(value: float | None, where: str) -> tuple[float, dict[str, Any]]:
+    if value is not None:
+        return value, _src(None, value, f"{where}.pue")
+    row = facility(DEFAULT_FACILITY["pue"])
+    return row.value, _src(row, row.value, f"{where}.pue")
+
+
+def _electricity(value: float | None, id_: str | None, where: str) -> tuple[float | None, dict[str, Any]]:
+    if value is not None and id_ is not None:
+        raise SpecError(
+            f"{where}.electricity_price", id_, "given together with electricity_usd_per_kwh", "give one of the two"
+        )
+    if id_ is not None:
+        row = electricity(id_, f"{where}.electricity_price")
+        return row.usd_per_kwh, _src(row, row.usd_per_kwh, f"{where}.electricity_price")
+    return value, _src(None, value, f"{where}.electricity_usd_per_kwh")
+
+
+def _training_estimate(sc: Scenario) -> Any | None:
+    """The training planner's best plan (``aiinfra.api.plan_training`` when present, else ``aiinfra.training``);
+    None when the planner is not available. Planner errors (infeasible, bad input) propagate."""
+    if sc.training is None:
+        return None
+    plan: Any = None
+    try:
+        from aiinfra import api
+
+        plan = getattr(api, "plan_training", None)
+        if plan is None:
+            from aiinfra import training
+
+            plan = getattr(training, "plan_training", None)
+    except ImportError:
+        return None
+    if plan is None:
+        return None
+    result = plan(sc)
+    estimates = getattr(result, "estimates", None)
+    return estimates[0] if estimates else result
+
+
+def _checkpoint_bytes(sc: Scenario, given: float | None, assume_training: bool) -> tuple[float | None, str]:
+    """One checkpoint: given, else weights + optimizer state of the training section (datacenter sizing assumes
+    bf16 + Adam when the scenario has none)."""
+    if given is not None:
+        return given, "scenario"
+    from aiinfra.analytic.model_figures import params_total
+
+    job = sc.training
+    if job is None:
+        if not assume_training:
+            return None, "unknown (no training section)"
+        per = checkpoint_bytes_per_param("bf16", "adam")
+        return params_total(sc.model) * per, f"{per:g} B/parameter (no training section: bf16 + Adam assumed)"
+    if job.finetune is not None and job.finetune.method != "full":
+        return None, f"unknown for {job.finetune.method} (adapter checkpoints): set checkpoint_bytes"
+    per = checkpoint_bytes_per_param(job.precision, job.optimizer)
+    return params_total(sc.model) * per, f"{per:g} B/parameter ({job.precision} weights, fp32 master, {job.optimizer})"
