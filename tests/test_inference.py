@@ -131,3 +131,23 @@ def test_capacity_simulated_check() -> None:
     assert sim["replicas_needed"] == math.ceil(
         sim["demand_request_rate_per_s"] / sim["max_request_rate_per_replica_per_s"]
     )
+
+
+def test_attention_dp_plan_replicates_non_expert_weights(tmp_yaml) -> None:  # type: ignore[no-untyped-def]
+    from aiinfra.analytic.model_figures import param_breakdown
+
+    from .conftest import cli_json
+
+    text = """model: qwen3-235b-a22b
+hardware: {accelerator: nvidia-h100-sxm5-80gb, count: 8}
+inference: {weight_precision: fp8, kv_precision: fp8, input_tokens: 1000, output_tokens: 1000, batch: 64,
+            plan: {tp: 8, ep: 8, attention_dp: true}}
+"""
+    pb = param_breakdown(catalog.model("qwen3-235b-a22b"))
+    routed = pb.moe_layers * pb.moe_routed_per_layer
+    # every rank keeps the attention, router and embedding weights whole and 1/8 of the routed experts (1 B each)
+    expect = (pb.total - routed) + routed / 8
+    dp = cli_json("infer", tmp_yaml(text))
+    tp = cli_json("infer", tmp_yaml(text.replace("attention_dp: true", "attention_dp: false"), "b.yaml"))
+    assert dp["memory_per_accelerator"]["weights_bytes"] == pytest.approx(expect, rel=1e-9)
+    assert tp["memory_per_accelerator"]["weights_bytes"] == pytest.approx(pb.total / 8, rel=1e-9)

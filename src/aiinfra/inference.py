@@ -203,7 +203,7 @@ def _model_for(sc_model: ModelArch, cluster: ClusterSpec, wl: ServingWorkload, a
     return InferenceModel(
         model=sc_model, cluster=cluster, tp=plan.tp if plan else 1, pp=plan.pp if plan else 1,
         ep=plan.ep if plan else 1, weight_precision=wl.weight_precision, kv_precision=wl.kv_precision or "bf16",
-        attention_dp=attention_dp,
+        attention_dp=attention_dp or bool(plan and plan.attention_dp),
     )  # fmt: skip
 
 

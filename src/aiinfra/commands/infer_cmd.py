@@ -13,13 +13,20 @@ from aiinfra.specs.scenario import load_scenario
 from aiinfra.units import GB
 
 
+def _moe_layout(sc: Any) -> str:
+    plan = sc.inference.plan if sc.inference is not None else None
+    if plan is None:
+        return ""
+    return (f" ep{plan.ep}" if plan.ep > 1 else "") + (" attention-DP" if plan.attention_dp else "")
+
+
 def _infer(args: argparse.Namespace) -> tuple[Any, str]:
     sc = load_scenario(args.scenario, args.set)
     e = estimate_inference(sc)
     m = e.memory_per_accelerator
     pairs: list[tuple[str, Any]] = [
-        ("deployment", f"{e.replicas} replica(s) × tp{e.tp} pp{e.pp} on {e.accelerator}, weights {e.weight_precision},"
-                       f" KV {e.kv_precision}"),
+        ("deployment", f"{e.replicas} replica(s) × tp{e.tp} pp{e.pp}{_moe_layout(sc)} on {e.accelerator}, weights "
+                       f"{e.weight_precision}, KV {e.kv_precision}"),
         ("fits", e.fits),
         ("memory per accelerator", f"weights {m['weights_bytes'] / GB:.1f} GB, KV cache {m['kv_cache_bytes'] / GB:.1f} "
                                    f"GB, activations {m['activations_bytes'] / GB:.2f} GB, reserve "

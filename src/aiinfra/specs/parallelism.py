@@ -50,5 +50,9 @@ class InferencePlan:
     tp: PosInt = 1
     pp: PosInt = 1
     ep: PosInt = 1
+    """Expert-parallel degree inside the tp group (1 = experts tensor-parallel like dense MLPs)."""
+    attention_dp: bool = False
+    """Attention data-parallel over the tp ranks (TensorRT-LLM ``enable_attention_dp``, vLLM/SGLang DP
+    attention): non-expert weights replicated, each rank caches its own sequences, experts split ep ways."""
     replicas: PosInt | None = None
     """Model instances; None = as many as the accelerator count allows."""
