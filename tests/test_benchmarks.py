@@ -170,3 +170,18 @@ def test_lognormal_lengths_are_capped_at_high() -> None:
     # σ = 1 with mean 40: P(x > 50) = P(z > (ln 50 − ln 40 + 0.5)/1) = P(z > 0.723) ≈ 0.235 of draws are capped
     assert abs(float((drawn == 50).mean()) - 0.235) < 0.04
     assert math.isclose(float(np.median(drawn)), 40 * math.exp(-0.5), rel_tol=0.1)  # lognormal median e^μ
+
+
+def test_capped_server_simulation_matches_the_full_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the Llama-2-70B Server run: 75/s x 600 s = 45,000 requests in full; capped at 45,000 / 2 for validation
+    # speed, the steady-state TPOT mean stays within 2 %
+    from aiinfra.validation import benchmark_rows
+
+    row = _row("mlperf41-h100x8-llama2-70b-99p9-server-tpot-s")
+    monkeypatch.setattr(benchmark_rows, "MAX_BENCHMARK_SIM_REQUESTS", 22_500)
+    capped = inference_rows.predict_row(row)
+    assert "capped at 22,500" in capped.reason
+    monkeypatch.setattr(benchmark_rows, "MAX_BENCHMARK_SIM_REQUESTS", 10**9)
+    full = inference_rows.predict_row(row)
+    assert "45000 Poisson requests" in full.reason
+    assert capped.predicted == pytest.approx(full.predicted, rel=0.02)
