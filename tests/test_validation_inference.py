@@ -10,7 +10,7 @@ Bounds are the model's achieved accuracy plus a margin (not the issue's targets)
 * gpt-oss-20b ITL slopes: the attention sinks and the MXFP4 attention path are not modelled.
 * TensorRT-LLM v0.5 TTFT at 128 tokens: fixed per-request costs (tokenisation, scheduling) not modelled.
 * MLPerf v4.1 H100 rows (tp blank: the throughput-maximising tp is chosen, TP2 × 4 for Llama-2-70B, TP1 × 8
-  for Mixtral): offline and Server throughput within 3 % except Mixtral offline (+28 %); Server TTFT and TPOT
+  for Mixtral): Llama-2-70B throughput within 3 %, Mixtral Server −5 %, offline +28 %; Server TTFT and TPOT
   are under-predicted by ≈ 75 % (TensorRT-LLM's Server runs batch up to the 200 ms TPOT limit; the simulator
   schedules as soon as it can).
 * llmservingsim (RTX PRO 6000): the measured run caps the batch at max_num_seqs 128 (its notes), so 10
