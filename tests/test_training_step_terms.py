@@ -289,3 +289,25 @@ def test_tp_comm_overlap_changes_nothing_without_tensor_parallelism() -> None:
     off = step_time(TrainSetup(**common), cl, plans)  # type: ignore[arg-type]
     on = step_time(TrainSetup(**common, tp_comm_overlap=True), cl, plans)  # type: ignore[arg-type]
     assert float(on.step_time_s[0]) == float(off.step_time_s[0])
+
+
+def _rows() -> list[dict[str, str]]:
+    import csv
+    from pathlib import Path
+
+    from aiinfra.validation import training_rows
+
+    return list(csv.DictReader((Path(training_rows.__file__).parent / "data" / "training.csv").open()))
+
+
+def test_ep_comm_overlap_hides_the_all_to_all_behind_another_micro_batch() -> None:
+    # the same MoE row with and without the stated overlap: the overlapped one only exposes the all-to-all time
+    # that exceeds a stage's compute of one micro-batch, so it is faster, and a dense row does not change
+    moe = next(r for r in _rows() if r["id"] == "mcore-moe-zoo-h100-qwen3-235b-tp2pp8vpp4ep32-deepep")
+    plain = predict_row(moe)
+    over = predict_row({**moe, "notes": moe["notes"] + " +1f1b overlap"})
+    assert over.predicted is not None and plain.predicted is not None
+    assert over.predicted < plain.predicted  # step_time_s rows: a shorter step
+    assert over.details["compute_s"] == pytest.approx(plain.details["compute_s"])
+    dense = next(r for r in _rows() if r["id"] == "megatron-core-r08-h100-70b")
+    assert predict_row({**dense, "notes": dense["notes"] + " 1f1b overlap"}).predicted == predict_row(dense).predicted

@@ -52,7 +52,7 @@ def test_blank_value_is_still_predicted(tmp_path: Path) -> None:
 def test_unmodelled_rows_are_listed_with_a_reason(result) -> None:  # type: ignore[no-untyped-def]
     missing = [c for c in result["cases"] if c.predicted is None]
     assert all(c.notes for c in missing)
-    assert result["summary"]["n"] == 223
+    assert result["summary"]["n"] == 224
 
 
 # group -> (max median |error|, max p90 |error|) achieved by the model (regression guard)
@@ -76,9 +76,10 @@ GROUP_BOUNDS = {
 
 # groups added after the reference copy (MoE/MLA training, H200, GB200/GB300): regression guards only — the
 # bounds are the achieved errors plus a margin, and most are documented misses, not accuracy claims:
-# * mcore-moe-zoo-h100 (Qwen3-235B on 256 H100, EP 8-32 across InfiniBand): median 23 %, p90 57 % once the
+# * mcore-moe-zoo-h100 (Qwen3-235B on 256 H100, EP 8-32 across InfiniBand): median 22 %, p90 46 % once the
 #   all-to-all carries tokens/tp per rank (sequence parallel) at DeepEP's measured efficiency; rows that
-#   overlap the all-to-all with another micro-batch (1F1B overlap, CUDA graphs) stay over-predicted 60-85 %.
+#   state the all-to-all overlap ("+1f1b overlap") are timed with it (ep_comm_overlap: −1 %); the CUDA-graph row
+#   stays +87 % (launch savings not modelled).
 # * mcore-moe-zoo-gb200 / -gb300 / mcore-dsv3-gb200: 4k-sequence rows under-predicted by 20-40 % (the
 #   DeepSeek-V3 baseline row by 59 %: one prediction serves both rows, which differ only in software);
 #   the 128k-context GB200 row is over-predicted 61 % since the attention core is timed in BF16 (FP8 recipes
@@ -86,7 +87,10 @@ GROUP_BOUNDS = {
 # * torchtitan-trainy-h200 (Llama 3.1 8B FSDP Float8 on 32/64 H200): predicted 1.4x the measured tokens/s
 #   (1.7x before PyTorch SDPA was charged at FlashAttention-2 speed; achieved median 41.1 %, p90 42.1 %).
 NEW_GROUP_BOUNDS = {
-    "mcore-moe-zoo-h100": (0.30, 0.65),
+    "mcore-moe-zoo-h100": (0.25, 0.50),
+    # DeepSeek-V3 report: 180K H800 GPU-hours per trillion tokens (an average over the whole run, batch ramp and
+    # MTP module not modelled); DualPipe's all-to-all overlap is modelled from the report's layout (§3.2.1)
+    "deepseek-v3-report-h800": (0.10, 0.10),
     "mcore-moe-zoo-gb200": (0.20, 0.65),
     "mcore-moe-zoo-gb300": (0.45, 0.45),
     "mcore-dsv3-gb200": (0.45, 0.60),

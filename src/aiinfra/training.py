@@ -88,6 +88,7 @@ def setup_from_job(sc_model: Any, job: TrainingJob, flash_attention: bool = True
         flash_attention=flash_attention,
         attention_kernel=job.attention_kernel,
         tp_comm_overlap=job.tp_comm_overlap,
+        ep_comm_overlap=job.ep_comm_overlap,
         reserve_bytes=reserve_bytes(),
         optimizer=job.optimizer,
     )

@@ -73,6 +73,10 @@ class TrainSetup:
     (Triton FlashAttention, efficiency kind ``attention_triton``)."""
     reserve_bytes: float = 0.0
     """Framework reserve (CUDA context, allocator, NCCL buffers)."""
+    ep_comm_overlap: bool = False
+    """Expert-parallel all-to-all of one micro-batch hidden behind another micro-batch's computation
+    (Megatron-Core ``--overlap-moe-expert-parallel-comm`` "1F1B A2A overlap"; DeepSeek-V3's DualPipe,
+    DeepSeek-AI 2024, §3.2.1): only what exceeds that computation stays exposed."""
     tp_comm_overlap: bool = False
     """Tensor-parallel all-gathers / reduce-scatters split into tp chunks and pipelined with the GEMMs they
     feed (Transformer Engine userbuffers, Megatron ``--tp-comm-overlap``; Wang et al. 2023, ASPLOS)."""

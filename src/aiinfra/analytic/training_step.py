@@ -236,6 +236,10 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
         moe_in = np.where(plans.tp > 1, act / tp, act)
         a2a = collective_time_array(cluster, "alltoall", moe_in * m.experts_per_token, plans.ep, plans.tp, src)
         ep_mb = np.ceil(m.num_moe_layers / pp) * 4.0 * a2a
+        if setup.ep_comm_overlap:
+            # one micro-batch's dispatch/combine runs under another micro-batch's forward/backward on the same
+            # stage (Megatron-Core 1F1B A2A overlap; DeepSeek-V3 DualPipe §3.2.1): only the excess is exposed
+            ep_mb = np.maximum(0.0, ep_mb - stage_compute)
     else:
         ep_mb = np.zeros_like(tp_mb)
     kv_bytes = 2.0 * plans.mb * (setup.seq_len / cp) * (m.kv_heads * m.head_size) * ACT_BYTES

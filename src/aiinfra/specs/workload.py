@@ -52,6 +52,9 @@ class TrainingJob:
     """ZeRO-Offload / ZeRO-Infinity style CPU offload (Ren et al. 2021)."""
     top_k_plans: PosInt = 5
     """How many ranked plans to show when searching."""
+    ep_comm_overlap: bool = False
+    """MoE: hide each micro-batch's expert-parallel all-to-all behind another micro-batch's compute (Megatron
+    ``--overlap-moe-expert-parallel-comm``, DeepSeek-V3 DualPipe); needs pipeline or gradient accumulation."""
     tp_comm_overlap: bool = False
     """Overlap tensor-parallel communication with the GEMMs (Megatron ``--tp-comm-overlap``, Transformer Engine
     userbuffers): each collective is split into tp chunks pipelined with its GEMM (Wang et al. 2023)."""

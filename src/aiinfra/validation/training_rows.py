@@ -36,6 +36,9 @@ FLASH2_ATTN = re.compile(r"attn_impl:?\s*flash\b")
 SDPA_ATTN = re.compile(r"torchtitan|scaled_dot_product_attention|\bSDPA\b", re.IGNORECASE)
 #: the notes state Megatron/NeMo's tensor-parallel communication overlap (``--tp-comm-overlap``)
 TP_OVERLAP = re.compile(r"tp[-_]comm[-_]overlap")
+#: the notes state expert-parallel all-to-all overlap (Megatron "1f1b overlap" / --overlap-moe-expert-parallel-comm,
+#: DeepSeek DualPipe)
+EP_OVERLAP = re.compile(r"1f1b overlap|ep a2a overlap|overlap-moe-expert-parallel-comm|dualpipe", re.IGNORECASE)
 
 
 def attention_kernel_for(source: str, notes: str) -> str:
@@ -99,6 +102,7 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         model=model, seq_len=seq, global_batch_seqs=gbs, precision=precision, flash_attention=flash,
         attention_kernel=kernel, reserve_bytes=reserve_bytes(),
         tp_comm_overlap=bool(TP_OVERLAP.search(notes)),
+        ep_comm_overlap=bool(EP_OVERLAP.search(notes)),
     )  # fmt: skip
     plans = single_plan(
         model, setup, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, vp=vp, mb=mb, sharding=sharding, recompute=recompute
