@@ -65,8 +65,8 @@ dequantise to BF16 for the matmuls, so the prefill share of each step gets no fa
 one TP8 at this load (half the all-reduce ranks, same KV room). Speculative decoding pays most at batch 1
 (2.7× per-user speed) and little at 64 concurrent, where verifying γ + 1 tokens per sequence makes the step
 compute-bound. H200 vs H100: the weight-streaming part of the step is ~28 % shorter (measured streaming 4.15 vs
-3.0 TB/s, efficiency.yaml), but the
-catalog's measured NCCL all-reduce curve for H200 (efficiency.yaml, stas00) is slower than the H100 one
-(Vidur), which cancels the gain at TP8; at TP1-2, where the fleet search lands, the H200's memory wins.
+3.0 TB/s, efficiency.yaml) on the same NVLink 4 fabric and all-reduce kernels, but at TP8 the 160 all-reduces
+and per-kernel latencies do not shrink, so TPOT drops only 4 % here; at TP1-2, where the fleet search lands, the
+H200's 141 GB holds the model on fewer GPUs and wins on price.
 TXT
 } > docs/examples/inference.md

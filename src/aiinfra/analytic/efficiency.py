@@ -260,4 +260,5 @@ def table() -> EfficiencyTable:
     if not path.exists():
         return EfficiencyTable()
     rows = yaml.safe_load(path.read_text()) or []
-    return EfficiencyTable([_curve(r) for r in rows if r.get("points")])
+    # cross_check rows document a second measurement of something a used row already covers
+    return EfficiencyTable([_curve(r) for r in rows if r.get("points") and not r.get("cross_check")])
