@@ -4,8 +4,10 @@ Zhao et al. 2023 for FSDP's overlap)."""
 
 from __future__ import annotations
 
+import csv
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +19,7 @@ from aiinfra.analytic.training_step import _elementwise_time, _fsdp_exposed_per_
 from aiinfra.search.plans import single_plan
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import HardwareInput, resolve_cluster
+from aiinfra.validation import training_rows
 from aiinfra.validation.training_rows import predict_row
 
 A100 = "nvidia-a100-sxm4-80gb"
@@ -262,17 +265,22 @@ def test_fsdp_partial_overlap_adds_the_per_layer_excess() -> None:
 # ---- tensor-parallel communication overlap -------------------------------------------------------------------
 
 
+def _tp_overlap_pair(model: ModelArch, tp: int, dp: int):  # type: ignore[no-untyped-def]
+    """Step-time arrays of one plan on 8 A100s without and with tp_comm_overlap."""
+    common = {"model": model, "seq_len": 2048, "global_batch_seqs": 8, "precision": "bf16"}
+    plans = single_plan(model, TrainSetup(**common), tp=tp, pp=1, dp=dp, cp=1, ep=1, vp=1, mb=1,  # type: ignore[arg-type]
+                        sharding="none", recompute="none")  # fmt: skip
+    off = step_time(TrainSetup(**common), _cluster(8), plans)  # type: ignore[arg-type]
+    on = step_time(TrainSetup(**common, tp_comm_overlap=True), _cluster(8), plans)  # type: ignore[arg-type]
+    return off, on
+
+
 def test_tp_comm_overlap_hides_all_but_one_chunk_when_gemms_are_longer() -> None:
     # 8-way TP inside one A100 node: with --tp-comm-overlap each collective is cut into tp = 8 chunks pipelined
     # with its GEMM (Wang et al. 2023); when the layer's GEMMs outlast its transfers only 1/8 stays exposed
     big = ModelArch(id="t8", num_layers=8, hidden_size=8192, num_heads=64, ffn_hidden_size=32768, mlp="gelu",
                     vocab_size=1, attention="mha", tied_embeddings=True, norm="layernorm")  # fmt: skip
-    cl = _cluster(8)
-    common = {"model": big, "seq_len": 2048, "global_batch_seqs": 8, "precision": "bf16"}
-    plans = single_plan(big, TrainSetup(**common), tp=8, pp=1, dp=1, cp=1, ep=1, vp=1, mb=1,  # type: ignore[arg-type]
-                        sharding="none", recompute="none")  # fmt: skip
-    off = step_time(TrainSetup(**common), cl, plans)  # type: ignore[arg-type]
-    on = step_time(TrainSetup(**common, tp_comm_overlap=True), cl, plans)  # type: ignore[arg-type]
+    off, on = _tp_overlap_pair(big, tp=8, dp=1)
     assert float(on.compute_s[0]) == pytest.approx(float(off.compute_s[0]))
     # d = 8192, 2048 tokens, TP8 on NVLink: each layer's four 33.5 MB transfers take well under its GEMMs (a
     # 2·2048·8192·32768/8 FLOP MLP GEMM alone is ~0.4 ms at 70 % of 312 TFLOP/s), so exactly 1/8 stays exposed
@@ -282,21 +290,11 @@ def test_tp_comm_overlap_hides_all_but_one_chunk_when_gemms_are_longer() -> None
 
 
 def test_tp_comm_overlap_changes_nothing_without_tensor_parallelism() -> None:
-    cl = _cluster(8)
-    common = {"model": M, "seq_len": 2048, "global_batch_seqs": 8, "precision": "bf16"}
-    plans = single_plan(M, TrainSetup(**common), tp=1, pp=1, dp=8, cp=1, ep=1, vp=1, mb=1,  # type: ignore[arg-type]
-                        sharding="none", recompute="none")  # fmt: skip
-    off = step_time(TrainSetup(**common), cl, plans)  # type: ignore[arg-type]
-    on = step_time(TrainSetup(**common, tp_comm_overlap=True), cl, plans)  # type: ignore[arg-type]
+    off, on = _tp_overlap_pair(M, tp=1, dp=8)
     assert float(on.step_time_s[0]) == float(off.step_time_s[0])
 
 
 def _rows() -> list[dict[str, str]]:
-    import csv
-    from pathlib import Path
-
-    from aiinfra.validation import training_rows
-
     return list(csv.DictReader((Path(training_rows.__file__).parent / "data" / "training.csv").open()))
 
 

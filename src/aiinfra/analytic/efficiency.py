@@ -136,26 +136,19 @@ def _similarity(acc_id: str, donors: tuple[str, ...]) -> int:
     return 4
 
 
+#: a lookup's identity: kind, accelerator id, dtype, n_ranks, tier, head_dim, kernel
+_Key = tuple[str, str, str | None, int | None, str | None, int | None, str | None]
+
+
 @dataclass
 class EfficiencyTable:
     curves: list[Curve] = field(default_factory=list)
-    _memo: dict[
-        tuple[str, str, str | None, int | None, str | None, int | None, str | None], tuple[Curve, int] | None
-    ] = field(default_factory=dict, repr=False)
+    _memo: dict[_Key, tuple[Curve, int] | None] = field(default_factory=dict, repr=False)
 
-    def _match(
-        self,
-        kind: str,
-        acc_id: str,
-        dtype: str | None,
-        n_ranks: int | None,
-        tier: str | None,
-        head_dim: int | None = None,
-        kernel: str | None = None,
-    ) -> tuple[Curve, int] | None:
-        key = (kind, acc_id, dtype, n_ranks, tier, head_dim, kernel)
+    def _match(self, key: _Key) -> tuple[Curve, int] | None:
+        """Memoised :meth:`_select`; ``key`` = (kind, accelerator, dtype, n_ranks, tier, head_dim, kernel)."""
         if key not in self._memo:
-            self._memo[key] = self._select(kind, acc_id, dtype, n_ranks, tier, head_dim, kernel)
+            self._memo[key] = self._select(*key)
         return self._memo[key]
 
     def _select(
@@ -165,8 +158,8 @@ class EfficiencyTable:
         dtype: str | None,
         n_ranks: int | None,
         tier: str | None,
-        head_dim: int | None = None,
-        kernel: str | None = None,
+        head_dim: int | None,
+        kernel: str | None,
     ) -> tuple[Curve, int] | None:
         def ok(c: Curve) -> bool:
             if c.kind != kind:
@@ -201,7 +194,7 @@ class EfficiencyTable:
         kernel: str | None = None,
     ) -> tuple[Curve | None, str]:
         """The curve a lookup would use and its source label (None, NO_DATA when there is none)."""
-        sel = self._match(kind, acc_id, dtype, n_ranks, tier, head_dim, kernel)
+        sel = self._match((kind, acc_id, dtype, n_ranks, tier, head_dim, kernel))
         if sel is None:
             return None, NO_DATA
         curve, similarity = sel
@@ -216,7 +209,7 @@ class EfficiencyTable:
         n_ranks: int | None = None,
         tier: str | None = None,
     ) -> Lookup:
-        sel = self._match(kind, acc_id, dtype, n_ranks, tier)
+        sel = self._match((kind, acc_id, dtype, n_ranks, tier, None, None))
         if sel is None:
             return Lookup(1.0, NO_DATA)
         curve, similarity = sel

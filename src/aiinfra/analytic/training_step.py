@@ -224,9 +224,9 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
         # decomposed collectives (Wang et al. 2023, ASPLOS: "Overlap communication with dependent computation
         # via decomposition"): each is cut into tp chunks, chunk i's transfer runs under chunk i-1's GEMM, so
         # one chunk stays exposed plus whatever the transfers exceed the layer's linear GEMMs (fwd + 2x bwd)
-        gemm_layer = 3.0 * (attn_gemms + dense_mlp)
+        gemm_layer_s = 3.0 * (attn_gemms + dense_mlp)
         tp_layer = np.where(
-            plans.tp > 1, tp_layer / tp + np.maximum(0.0, tp_layer - gemm_layer) * (tp - 1.0) / tp, tp_layer
+            plans.tp > 1, tp_layer / tp + np.maximum(0.0, tp_layer - gemm_layer_s) * (tp - 1.0) / tp, tp_layer
         )
     tp_mb = layers_stage * tp_layer
     if m.is_moe:

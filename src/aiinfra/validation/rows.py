@@ -73,13 +73,11 @@ def catalog_model_for(name: str) -> ModelArch | None:
     return hits[0] if len(hits) == 1 else None
 
 
-_ARCH_COLUMNS = {
-    "num_layers": "num_layers", "hidden_size": "hidden_size", "num_heads": "num_heads",
-    "num_kv_heads": "num_kv_heads", "head_dim": "head_dim", "ffn_hidden_size": "ffn_hidden_size",
-    "vocab_size": "vocab_size", "mlp": "mlp", "attention": "attention", "num_experts": "num_experts",
-    "experts_per_token": "experts_per_token", "moe_ffn_hidden_size": "moe_ffn_hidden_size",
-    "num_shared_experts": "num_shared_experts",
-}  # fmt: skip
+#: row columns that carry a ModelArch field of the same name
+_ARCH_COLUMNS = (
+    "num_layers", "hidden_size", "num_heads", "num_kv_heads", "head_dim", "ffn_hidden_size", "vocab_size", "mlp",
+    "attention", "num_experts", "experts_per_token", "moe_ffn_hidden_size", "num_shared_experts",
+)  # fmt: skip
 
 
 def _fill_from_catalog(row: dict[str, str], flags: list[str]) -> dict[str, str]:
@@ -92,8 +90,8 @@ def _fill_from_catalog(row: dict[str, str], flags: list[str]) -> dict[str, str]:
         return row
     filled = dict(row)
     taken = []
-    for col, attr in _ARCH_COLUMNS.items():
-        value = getattr(cat, attr, None)
+    for col in _ARCH_COLUMNS:
+        value = getattr(cat, col, None)
         if not (row.get(col) or "").strip() and value not in (None, ""):
             filled[col] = str(value)
             taken.append(col)
