@@ -171,3 +171,23 @@ def test_h200_uses_the_nvlink4_kernel_time_curves_and_skips_the_cross_check_row(
         _, label = table().curve("allreduce", "nvidia-h200-sxm-141gb", n_ranks=n, tier="scale-up")
         assert label == row
     assert all(c.id != "allreduce-h200-8gpu-nvlink4-stas00" for c in table().curves)
+
+
+def test_every_efficiency_row_in_every_file_is_sourced_and_unique() -> None:
+    # efficiency.yaml and the bulk-derived efficiency_*.yaml files: each row names its sources with a read date,
+    # every point is a fraction in (0, 1], and ids are unique across the files
+    import re
+
+    from aiinfra.analytic.efficiency import efficiency_files, efficiency_rows
+
+    assert efficiency_files()[0].name == "efficiency.yaml"
+    rows = efficiency_rows()
+    ids = [str(r["id"]) for r in rows]
+    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
+    for r in rows:
+        assert r.get("sources"), r["id"]
+        for s in r["sources"]:
+            assert s.get("title") and s.get("url"), r["id"]
+            assert re.match(r"^\d{4}-\d{2}(-\d{2})?$", str(s.get("read_on"))), r["id"]
+        for _, y in r.get("points") or []:
+            assert 0 < float(y) <= 1.0, r["id"]

@@ -24,6 +24,7 @@ import math
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -247,11 +248,25 @@ def _curve(row: dict[str, Any]) -> Curve:
     )
 
 
+def efficiency_files() -> list[Path]:
+    """efficiency.yaml, then every ``efficiency_*.yaml`` beside it in name order (rows derived in bulk from one
+    source each, e.g. a peer's published kernel timings). Earlier rows win ties between equally similar curves,
+    so a later file only fills kinds, dtypes and accelerators the main file does not measure."""
+    main = data_path("efficiency.yaml")
+    extra = sorted(main.parent.glob("efficiency_*.yaml"))
+    return [p for p in (main, *extra) if p.exists()]
+
+
+def efficiency_rows() -> list[dict[str, Any]]:
+    """Every row of :func:`efficiency_files`, in order."""
+    rows: list[dict[str, Any]] = []
+    for path in efficiency_files():
+        rows.extend(yaml.safe_load(path.read_text()) or [])
+    return rows
+
+
 @cache
 def table() -> EfficiencyTable:
-    path = data_path("efficiency.yaml")
-    if not path.exists():
-        return EfficiencyTable()
-    rows = yaml.safe_load(path.read_text()) or []
+    rows = efficiency_rows()
     # cross_check rows document a second measurement of something a used row already covers
     return EfficiencyTable([_curve(r) for r in rows if r.get("points") and not r.get("cross_check")])
