@@ -9,7 +9,8 @@ measured on the most similar accelerator and says so (``borrowed:<row id>``): th
 first, then the same architecture generation (:data:`GENERATION`), then the same vendor, and only then
 another vendor's curve, labelled ``borrowed:<row id> (other vendor)``. Among equally similar rows a
 size curve beats a single-point ceiling (the ``*-mamf-ceiling`` rows: one best shape, an upper bound),
-then the closest rank count, then file order. With no curve at all the lookup returns 1.0 — the
+then, among the part's own curves, one measured on it beats one derived from another part (``provenance``), then the
+closest rank count, then file order (efficiency.yaml before the ``efficiency_*.yaml`` files). With no curve at all the lookup returns 1.0 — the
 ideal roofline, an upper bound — labelled ``roofline (no efficiency data)``.
 Attention curves may name the head dimension they were measured at (``head_dim``): a lookup that gives
 one prefers, among curves of the same accelerator match, the curve whose head dimension is nearest on a
@@ -175,11 +176,14 @@ class EfficiencyTable:
         if kernel is not None and any(c.kernel == kernel for c in cands):
             cands = [c for c in cands if c.kernel == kernel]
 
-        def rank_key(c: Curve) -> tuple[int, int, int, float]:
+        def rank_key(c: Curve) -> tuple[int, int, int, int, float]:
             single_point = 1 if len(c.log_x) == 1 else 0
+            sim = _similarity(acc_id, c.accelerators)
+            # on the part itself, a measurement beats a derivation from another part's measurement
+            derived = 1 if sim == 0 and c.provenance == "derived" else 0
             rank_score = abs((c.n_ranks or 0) - (n_ranks or 0)) if n_ranks is not None else 0
             hd_score = abs(math.log2(c.head_dim / head_dim)) if (head_dim and c.head_dim) else 0.0
-            return _similarity(acc_id, c.accelerators), single_point, rank_score, hd_score
+            return sim, single_point, derived, rank_score, hd_score
 
         best = min(cands, key=rank_key)
         return best, _similarity(acc_id, best.accelerators)
