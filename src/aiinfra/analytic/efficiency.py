@@ -8,9 +8,10 @@ When no curve covers an accelerator, the lookup borrows the curve of the same ki
 measured on the most similar accelerator and says so (``borrowed:<row id>``): the same product family
 first, then the same architecture generation (:data:`GENERATION`), then the same vendor, and only then
 another vendor's curve, labelled ``borrowed:<row id> (other vendor)``. Among equally similar rows a
-size curve beats a single-point ceiling (the ``*-mamf-ceiling`` rows: one best shape, an upper bound),
-then, among the part's own curves, one measured on it beats one derived from another part (``provenance``), then the
-closest rank count, then file order (efficiency.yaml before the ``efficiency_*.yaml`` files). With no curve at all the lookup returns 1.0 — the
+size curve beats a single-point ceiling (the ``*-mamf-ceiling`` rows: one best shape, an upper bound);
+then, among the part's own curves, one measured on it beats one derived from another part (``provenance``);
+then the closest rank count, then file order (efficiency.yaml before the ``efficiency_*.yaml`` files).
+With no curve at all the lookup returns 1.0 — the
 ideal roofline, an upper bound — labelled ``roofline (no efficiency data)``.
 Attention curves may name the head dimension they were measured at (``head_dim``): a lookup that gives
 one prefers, among curves of the same accelerator match, the curve whose head dimension is nearest on a
