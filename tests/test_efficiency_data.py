@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from aiinfra.analytic.efficiency import NO_DATA, EfficiencyTable, _curve, table
+from aiinfra.analytic.efficiency import NO_DATA, Curve, EfficiencyTable, _curve, efficiency_rows, table
 
 B200 = "nvidia-b200-sxm-180gb"
+
+
+def _row_curve(row_id: str) -> Curve:
+    """A row's curve whether or not a lookup would choose it (derived rows outranked by measured ones)."""
+    return _curve(next(r for r in efficiency_rows() if r["id"] == row_id))
 
 
 def test_b200_bf16_gemm_median_at_3e11() -> None:
@@ -43,7 +48,9 @@ def test_mi300x_bf16_gemm_and_derived_mi325x() -> None:
 def test_gb200_gemm_is_b200_curve_scaled_by_mamf_ratio() -> None:
     # (1822.0/2500) / (1745.0/2250) = 0.9397; B200 point at 1e11 is 0.5958 -> 0.5599
     ratio = (1822.0 / 2500) / (1745.0 / 2250)
-    assert table().lookup("gemm", "nvidia-gb200", 1e11, dtype="bf16").frac == pytest.approx(0.5958 * ratio, abs=1e-3)
+    assert _row_curve("gemm-bf16-gb200-derived-b200-xla").at(1e11) == pytest.approx(0.5958 * ratio, abs=1e-3)
+    # the derivation is outranked by a curve measured on GB200 itself (AIConfigurator TensorRT-LLM timings)
+    assert table().lookup("gemm", "nvidia-gb200", 1e11, dtype="bf16").source == "gemm-bf16-gb200-aic-trtllm"
 
 
 def test_mi300x_allreduce_8gpu_matches_rccl_tests_busbw() -> None:
@@ -71,7 +78,7 @@ def test_b200_attention_point_from_stas00_instep_tflops() -> None:
 @pytest.mark.parametrize(
     ("acc_id", "kind", "kwargs", "expected"),
     [
-        ("nvidia-gb300", "gemm", {"dtype": "bf16"}, "borrowed:gemm-bf16-gb200-derived-b200-xla"),
+        ("nvidia-rtx-5090", "gemm", {"dtype": "bf16"}, "borrowed:gemm-bf16-rtx-pro-6000-aic-trtllm"),
         ("nvidia-gb200", "attention", {"dtype": "bf16"}, "borrowed:attention-fa4-bf16-b200-stas00-instep"),
         (
             "nvidia-b300-sxm-288gb",
@@ -146,18 +153,20 @@ def test_h200_memory_curve_from_stream_rate_and_h100_fixed_cost() -> None:
     t0 = t_small - 5.623e6 / b_inf_h100  # 3.25 us fixed cost per kernel
     # H200: BabelStream Triad 4.15 TB/s (Azure ND H200 v5) -> efficiency at 1e8 B of the 4.8 TB/s catalog figure
     expected = 1e8 / (t0 + 1e8 / 4.15e12) / 4.8e12
-    look = table().lookup("memory", "nvidia-h200-sxm-141gb", 1e8)
-    assert look.source == "memory-h200-derived-azure-stream"
-    assert look.frac == pytest.approx(expected, abs=2e-3)
+    assert _row_curve("memory-h200-derived-azure-stream").at(1e8) == pytest.approx(expected, abs=2e-3)
+    # the planner now uses the curve measured on H200 (AIConfigurator GEMV timings), not this derivation
+    assert table().lookup("memory", "nvidia-h200-sxm-141gb", 1e8).source == "memory-h200-aic-trtllm-gemv"
     assert b_inf_h100 == pytest.approx(2.97e12, rel=0.02)  # Azure ND H100 v5 Triad 2.97 TB/s
 
 
 def test_l40s_memory_from_l40_small_kernel_and_plateau() -> None:
     # gpu-benches L40: smallest kernel 64 kB at 40 GB/s -> t0 = 65536 / 40e9; DRAM plateau 760 GB/s; catalog 864 GB/s
     t0 = 65536 / 40e9
-    look = table().lookup("memory", "nvidia-l40s", 1e8)
-    assert look.source == "memory-l40s-derived-l40-gpubenches"
-    assert look.frac == pytest.approx(1e8 / (t0 + 1e8 / 760e9) / 864e9, abs=1e-3)
+    row = _row_curve("memory-l40s-derived-l40-gpubenches")
+    assert row.at(1e8) == pytest.approx(1e8 / (t0 + 1e8 / 760e9) / 864e9, abs=1e-3)
+    # a curve measured on L40S itself (AIConfigurator GEMV timings) outranks the L40 derivation there; a part that
+    # borrows (L4) is not ranked by provenance, so it keeps the main file's row (file order)
+    assert table().lookup("memory", "nvidia-l40s", 1e8).source == "memory-l40s-aic-trtllm-gemv"
     assert table().lookup("memory", "nvidia-l4", 1e8).source == "borrowed:memory-l40s-derived-l40-gpubenches"
 
 

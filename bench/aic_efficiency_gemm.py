@@ -1,0 +1,378 @@
+"""Reduce NVIDIA AIConfigurator's measured TensorRT-LLM GEMM timings to efficiency-curve rows (kinds gemm, memory).
+
+Source: the ``gemm_perf.parquet`` tables that AIConfigurator 0.12.0 ships in its companion package
+``aiconfigurator_core`` (systems/data/<system>/gemm/trtllm/<version>/), Apache-2.0, NVIDIA's own collection:
+one latency (ms, CUDA-graph replay of TensorRT-LLM's ``Linear.forward``) per (gemm_dtype, m, n, k).
+
+Reduction (the same as the gemm-bf16-h100-vidur and memory-h100-vidur-gemv rows of efficiency.yaml):
+  gemm   x = 2*m*n*k; fraction = x / latency / catalog dense peak of the dtype; only compute-bound shapes
+         (2mnk / (b*(mk + kn) + 2mn) above the catalog ridge peak / memory bandwidth, b = input bytes per element);
+         each point is the median of the shapes within +-1/4 decade of 10^(j/2), kept where >= 10 shapes fall.
+  memory bf16 shapes with m <= 16; x = 2*(mk + kn + mn) bytes; fraction = x / latency / catalog memory bandwidth;
+         median within +-1/8 decade of the memory-h100-vidur-gemv x points (10^6.75 ... 10^9), >= 5 shapes.
+         Shapes whose weights the collector could keep in L2 are dropped: every shape with weight bytes at or
+         below the largest weight of any shape that ran faster than the catalog DRAM bandwidth (only GDDR parts
+         have such shapes).
+
+Usage (needs numpy, pyarrow and aiconfigurator_core, e.g. a venv with ``pip install aiconfigurator==0.12.0``):
+  PYTHONPATH=src <venv>/bin/python bench/aic_efficiency_gemm.py > src/aiinfra/catalog/data/efficiency_aic_gemm.yaml
+Prints the YAML rows on stdout and, on stderr, each row's bins, the memory fit t = t0 + bytes/B_inf the planner
+makes (analytic/inference.py _memory_fit_for), and the planner's value before (efficiency.yaml alone) and after.
+Exits 0 with a message when the data are not installed. Not imported by the package.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+READ_ON = "2026-11-23"
+REPO_TREE = "https://github.com/ai-dynamo/aiconfigurator/tree/main/aic-core/src/aiconfigurator_core/systems/data"
+COLLECTOR = (
+    "ai-dynamo/aiconfigurator collector/trtllm/collect_gemm.py and collector/helper.py benchmark_with_power "
+    "(method only): TensorRT-LLM Linear(k, n).forward on a bf16 input of m rows (fp8: per-tensor FP8 with the "
+    "activation quantised inside the op; nvfp4: NVFP4 block-scaled, activation quantised inside the op), "
+    "3 warm-ups, CUDA-graph capture, 6 timed replays, latency_ms = elapsed / runs; weights smaller than L2 are "
+    "replicated (up to 5 copies) so the replays span more than L2"
+)
+COLLECTOR_URL = (
+    "https://github.com/ai-dynamo/aiconfigurator/blob/000959092f861ea599e6a94ad85e9bc4be11bc3f/"
+    "collector/trtllm/collect_gemm.py"
+)
+
+# AIConfigurator dtype -> (row dtype, input bytes per element)
+DTYPES: dict[str, tuple[str, float]] = {"bfloat16": ("bf16", 2.0), "fp8": ("fp8", 1.0), "nvfp4": ("nvfp4", 0.5)}
+PEAK_KEY = {"bf16": "bf16", "fp8": "fp8", "nvfp4": "fp4"}
+MEMORY_X = [10 ** (6.75 + 0.25 * i) for i in range(10)]  # 5.623e6 ... 1e9, as memory-h100-vidur-gemv
+GEMM_MIN_SHAPES, MEMORY_MIN_SHAPES = 10, 5
+
+
+@dataclass(frozen=True)
+class Part:
+    system: str
+    acc_id: str
+    short: str
+    cross_check: dict[str, str]
+    """row key ('memory' or a row dtype) -> why the row is a cross_check (kept, not used by the planner)."""
+    skip: tuple[str, ...] = ()
+    """row keys not emitted at all."""
+
+
+H100_MAIN = "the validated part keeps its main-file measured curve"
+PARTS = [
+    Part("h100_sxm", "nvidia-h100-sxm5-80gb", "h100",
+         {"bf16": "gemm-bf16-h100-vidur is used; " + H100_MAIN,
+          "fp8": "gemm-fp8-h100-deepgemm is used; " + H100_MAIN,
+          "memory": "memory-h100-vidur-gemv is used; " + H100_MAIN}),
+    Part("h200_sxm", "nvidia-h200-sxm-141gb", "h200", {}, skip=("bf16", "fp8")),
+    Part("b200_sxm", "nvidia-b200-sxm-180gb", "b200",
+         {"bf16": "gemm-bf16-b200-xla (main file, measured) wins the tie",
+          "fp8": "gemm-fp8-b200-xla (main file, measured) wins the tie"}),
+    Part("gb200", "nvidia-gb200", "gb200",
+         {"fp8": "gemm-fp8-gb200-azure-cublaslt (main file, measured) wins the tie",
+          "nvfp4": "gemm-fp4-gb200-azure-cublaslt (main file, measured) wins the tie"}),
+    Part("b300_sxm", "nvidia-b300-sxm-288gb", "b300", {}),
+    Part("gb300", "nvidia-gb300", "gb300", {}),
+    Part("l40s", "nvidia-l40s", "l40s", {}),
+    Part("rtx_pro_6000_server", "nvidia-rtx-pro-6000", "rtx-pro-6000", {}),
+    Part("a100_sxm", "nvidia-a100-sxm4-80gb", "a100",
+         {"bf16": "gemm-bf16-a100-vidur (main file, measured) wins the tie",
+          "memory": "memory-a100-vidur-gemv (main file, measured) wins the tie"}),
+]  # fmt: skip
+
+
+def data_root() -> Path | None:
+    spec = importlib.util.find_spec("aiconfigurator_core")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(next(iter(spec.submodule_search_locations))) / "systems" / "data"
+    return root if root.is_dir() else None
+
+
+def _version_key(name: str) -> tuple[int, ...]:
+    return tuple(int(t) for t in "".join(c if c.isdigit() else " " for c in name).split())
+
+
+def table_path(root: Path, system: str) -> Path | None:
+    """Newest trtllm version directory that holds its own gemm_perf.parquet (newer ones may only declare reuse)."""
+    base = root / system / "gemm" / "trtllm"
+    if not base.is_dir():
+        return None
+    found = [p / "gemm_perf.parquet" for p in base.iterdir() if (p / "gemm_perf.parquet").exists()]
+    return max(found, key=lambda p: _version_key(p.parent.name)) if found else None
+
+
+def load(path: Path) -> dict[str, np.ndarray]:
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(path, columns=["gemm_dtype", "m", "n", "k", "latency"])
+    return {c: np.asarray(t.column(c).to_pylist()) for c in t.column_names}
+
+
+def fmt_x(x: float) -> float:
+    return float(f"{x:.4e}")
+
+
+@dataclass(frozen=True)
+class Bin:
+    x: float
+    median: float
+    n: int
+    q25: float
+    q75: float
+    members: np.ndarray
+    """indices (into the arrays binned) of the shapes in the bin"""
+
+    def text(self) -> str:
+        return f"{self.x:.4e}: n={self.n}, IQR {self.q25:.3f}-{self.q75:.3f}"
+
+
+def _bins(values: np.ndarray, frac: np.ndarray, centres: list[float], half_decade: float, min_n: int) -> list[Bin]:
+    out = []
+    lv = np.log10(values)
+    for c in centres:
+        sel = (lv >= math.log10(c) - half_decade) & (lv < math.log10(c) + half_decade)
+        if int(sel.sum()) >= min_n:
+            f = frac[sel]
+            q25, q75 = (float(q) for q in np.quantile(f, [0.25, 0.75]))
+            out.append(Bin(c, float(np.median(f)), int(sel.sum()), q25, q75, np.flatnonzero(sel)))
+    return out
+
+
+def _example(idx: np.ndarray, frac: np.ndarray, target: float) -> int:
+    """The shape of the bin whose fraction is nearest the bin median (the worked example)."""
+    return int(idx[np.argmin(np.abs(frac[idx] - target))])
+
+
+def _floor_us(d: dict[str, np.ndarray], aic_dtype: str) -> float | None:
+    """Latency (us) of the smallest shape measured for every dtype, m=1, n=k=128: the op's fixed time."""
+    s = (d["gemm_dtype"] == aic_dtype) & (d["m"] == 1) & (d["n"] == 128) & (d["k"] == 128)
+    return float(d["latency"][s][0]) * 1e3 if s.any() else None
+
+
+def gemm_row(part: Part, path: Path, d: dict[str, np.ndarray], aic_dtype: str, peak: float, bw: float) -> Any:
+    dtype, nbytes = DTYPES[aic_dtype]
+    s = d["gemm_dtype"] == aic_dtype
+    m, n, k, lat_ms = (d[c][s].astype(float) for c in ("m", "n", "k", "latency"))
+    flop = 2.0 * m * n * k
+    moved = nbytes * (m * k + k * n) + 2.0 * m * n
+    frac = flop / (lat_ms * 1e-3) / peak
+    ridge = peak / bw
+    cb = flop / moved > ridge
+    centres = [10 ** (j / 2) for j in range(16, 31)]
+    bins = _bins(flop[cb], frac[cb], centres, 0.25, GEMM_MIN_SHAPES)
+    if not bins:
+        return None
+    cm, cn, ck, cl, cf = m[cb], n[cb], k[cb], lat_ms[cb], frac[cb]
+    ex_bin = min(bins, key=lambda b: abs(math.log10(b.x) - 12))
+    i = _example(ex_bin.members, cf, ex_bin.median)
+    ex_flop = 2 * cm[i] * cn[i] * ck[i]
+    bin_text = "; ".join(b.text() for b in bins)
+    peak_t = peak / 1e12
+    floor, floor_bf16 = _floor_us(d, aic_dtype), _floor_us(d, "bfloat16")
+    quant = ""
+    if aic_dtype != "bfloat16" and floor is not None and floor_bf16 is not None:
+        quant = (
+            f" CAVEAT: the timed op includes TensorRT-LLM's quantisation of the bf16 activation "
+            f"({'dynamic per-tensor FP8' if aic_dtype == 'fp8' else 'NVFP4 with 16-element block scales'}), "
+            f"so it has a fixed time the GEMM kernel alone does not: m=1, n=k=128 takes {floor:.1f} us "
+            f"(bf16 {floor_bf16:.1f} us). Below ~1e11 FLOP that floor, not the tensor cores, sets the fraction, "
+            "so this curve sits well under pure-kernel measurements there (cuBLASLt/DeepGEMM/XLA rows)."
+        )
+    notes = (
+        f"gemm_dtype {aic_dtype} of the TensorRT-LLM {path.parent.name} table ({int(s.sum())} shapes, "
+        f"m 1-{int(m.max())}). Method (as gemm-bf16-h100-vidur): x = 2*m*n*k; fraction = x / latency / "
+        f"{peak_t:g} TFLOP/s (catalog dense {PEAK_KEY[dtype]} peak); only compute-bound shapes, 2mnk / "
+        f"({nbytes:g}*(mk + kn) + 2mn) above the ridge {peak_t:g}/{bw / 1e12:g} = {ridge:.0f} FLOP/byte "
+        f"({int(cb.sum())} shapes); each point = median of the shapes within +-1/4 decade of x (>= "
+        f"{GEMM_MIN_SHAPES} shapes). Bins: {bin_text}. Worked example: m={int(cm[i])}, n={int(cn[i])}, "
+        f"k={int(ck[i])} -> {ex_flop:.4e} FLOP in {cl[i]:.4f} ms = {ex_flop / cl[i] / 1e9:.1f} TFLOP/s = "
+        f"{cf[i]:.4f} of {peak_t:g} (bin median {ex_bin.median:.4f}). Largest measured {flop[cb].max():.3e} FLOP."
+        + quant
+    )
+    return dtype, bins, notes
+
+
+def memory_row(part: Part, path: Path, d: dict[str, np.ndarray], bw: float) -> Any:
+    s = (d["gemm_dtype"] == "bfloat16") & (d["m"] <= 16)
+    m, n, k, lat_ms = (d[c][s].astype(float) for c in ("m", "n", "k", "latency"))
+    moved = 2.0 * (m * k + k * n + m * n)
+    weight = 2.0 * k * n
+    frac = moved / (lat_ms * 1e-3) / bw
+    over = frac > 1.0
+    w_cut = float(weight[over].max()) if over.any() else 0.0
+    keep = weight > w_cut
+    bins = _bins(moved[keep], frac[keep], MEMORY_X, 0.125, MEMORY_MIN_SHAPES)
+    km, kn, kk, kl, kf = m[keep], n[keep], k[keep], lat_ms[keep], frac[keep]
+    ex_bin = bins[-1]
+    ones = ex_bin.members[km[ex_bin.members] == 1]
+    i = _example(ones if ones.size else ex_bin.members, kf, ex_bin.median)
+    ex_bytes = 2.0 * (km[i] * kk[i] + kk[i] * kn[i] + km[i] * kn[i])
+    bin_text = "; ".join(b.text() for b in bins)
+    l2_text = (
+        f"{int(over.sum())} shapes ran faster than the {bw / 1e12:g} TB/s DRAM bandwidth (weights held in L2 across "
+        f"the collector's repeated replays), the largest with {w_cut:.3e} weight bytes, so every shape with at most "
+        f"that many weight bytes is dropped ({int((~keep).sum())} of {int(s.sum())}); below the first point the "
+        "planner clamps (no small-kernel fixed cost: optimistic for kernels under ~2e8 bytes)."
+        if over.any()
+        else f"No shape exceeded the {bw / 1e12:g} TB/s catalog bandwidth, so none is dropped as L2-resident."
+    )
+    notes = (
+        f"bf16 shapes with m <= 16 (GEMV-like weight streaming) of the TensorRT-LLM {path.parent.name} table. "
+        f"Method (as memory-h100-vidur-gemv): bytes = 2*(m*k + k*n + m*n), fraction = bytes / latency / "
+        f"{bw / 1e12:g} TB/s (catalog); median within +-1/8 decade of x (>= {MEMORY_MIN_SHAPES} shapes). {l2_text} "
+        f"Bins: {bin_text}. Worked example: m={int(km[i])}, n={int(kn[i])}, k={int(kk[i])} -> {ex_bytes:.4e} bytes "
+        f"in {kl[i]:.4f} ms = {ex_bytes / kl[i] / 1e9:.1f} TB/s = {kf[i]:.4f} (bin median {ex_bin.median:.4f}). "
+        "CUDA-graph replay: no launch gaps between kernels, so the small-size fall-off is the kernel's own fixed "
+        "time (a bit lower than eager launches)."
+    )
+    return bins, notes
+
+
+def memory_fit(points: list[list[float]], bw: float) -> tuple[float, float]:
+    """The planner's t = t0 + bytes / B_inf through the curve's ends (analytic/inference.py _memory_fit_for)."""
+    (x0, y0), (x1, y1) = points[0], points[-1]
+    t_0, t_1 = x0 / (bw * y0), x1 / (bw * y1)
+    b_inf = (x1 - x0) / (t_1 - t_0) if t_1 > t_0 else bw * y1
+    t0 = t_0 - x0 / b_inf
+    if t0 < 0.0 or b_inf > bw:
+        return 0.0, bw * max(y for _, y in points)
+    return t0, b_inf
+
+
+def source(part: Part, path: Path) -> list[dict[str, Any]]:
+    rel = f"{part.system}/gemm/trtllm/{path.parent.name}"
+    return [
+        {"title": f"ai-dynamo/aiconfigurator 0.12.0 systems/data/{rel}/gemm_perf.parquet (TensorRT-LLM "
+                  f"{path.parent.name} kernel timings, NVIDIA collection)",
+         "url": f"{REPO_TREE}/{rel}", "read_on": READ_ON, "fields": ["gemm_dtype", "m", "n", "k", "latency"]},
+        {"title": COLLECTOR, "url": COLLECTOR_URL, "read_on": READ_ON, "fields": ["run_gemm", "benchmark_with_power"]},
+    ]  # fmt: skip
+
+
+def row(rid: str, kind: str, part: Part, dtype: str | None, x_text: str, bins: list[Bin], notes: str,
+        path: Path, key: str) -> dict[str, Any]:  # fmt: skip
+    r: dict[str, Any] = {"id": rid, "kind": kind, "accelerators": [part.acc_id]}
+    if dtype:
+        r["dtype"] = dtype
+    r["x"] = x_text
+    r["points"] = [[fmt_x(b.x), round(b.median, 4)] for b in bins]
+    r["provenance"] = "measured"
+    if key in part.cross_check:
+        r["cross_check"] = True
+        notes = f"CROSS-CHECK ONLY (not used by the planner: {part.cross_check[key]}). " + notes
+    r["sources"] = source(part, path)
+    r["notes"] = notes
+    return r
+
+
+def build(root: Path) -> list[dict[str, Any]]:
+    from aiinfra.catalog import accelerator
+
+    rows: list[dict[str, Any]] = []
+    for part in PARTS:
+        path = table_path(root, part.system)
+        if path is None:
+            print(f"# {part.system}: no trtllm gemm_perf.parquet", file=sys.stderr)
+            continue
+        acc = accelerator(part.acc_id)
+        bw = acc.memory_bw_bytes_per_s
+        d = load(path)
+        for aic_dtype, (dtype, _) in DTYPES.items():
+            if dtype in part.skip or not (d["gemm_dtype"] == aic_dtype).any():
+                continue
+            peak = acc.dense_flop_per_s.get(PEAK_KEY[dtype])
+            if peak is None:
+                print(f"# {part.acc_id}: no catalog {PEAK_KEY[dtype]} peak, {aic_dtype} skipped", file=sys.stderr)
+                continue
+            got = gemm_row(part, path, d, aic_dtype, peak, bw)
+            if got is None:
+                continue
+            _, bins, notes = got
+            rid = f"gemm-{dtype}-{part.short}-aic-trtllm"
+            rows.append(row(rid, "gemm", part, dtype, "flop per GEMM (2*M*N*K)", bins, notes, path, dtype))
+        if "memory" not in part.skip:
+            bins, notes = memory_row(part, path, d, bw)
+            r = row(f"memory-{part.short}-aic-trtllm-gemv", "memory", part, None,
+                    "bytes moved per kernel (weights + activations in + out)", bins, notes, path, "memory")  # fmt: skip
+            t0, b_inf = memory_fit(r["points"], bw)
+            r["notes"] += (
+                f" Planner fit through the ends (t = t0 + bytes/B_inf): t0 = {t0 * 1e6:.2f} us, "
+                f"B_inf = {b_inf / 1e12:.3f} TB/s = {b_inf / bw:.3f} of {bw / 1e12:g}."
+            )
+            rows.append(r)
+    return rows
+
+
+def compare(rows: list[dict[str, Any]]) -> None:
+    """stderr: each row's values vs the curve the planner used from efficiency.yaml alone."""
+    from aiinfra.analytic.efficiency import EfficiencyTable, _curve
+    from aiinfra.catalog import data_path
+
+    main = [r for r in yaml.safe_load(data_path("efficiency.yaml").read_text()) if not r.get("cross_check")]
+    before = EfficiencyTable([_curve(r) for r in main if r.get("points")])
+    for r in rows:
+        c = _curve(r)
+        xs = [1e10, 1e11, 1e12] if r["kind"] == "gemm" else [1e7, 1e8, 1e9]
+        acc = r["accelerators"][0]
+        old = [before.lookup(r["kind"], acc, x, dtype=r.get("dtype")) for x in xs]
+        vals = ", ".join(f"{x:.0e}: {c.at(x):.3f} (was {o.frac:.3f})" for x, o in zip(xs, old, strict=True))
+        tag = " [cross_check]" if r.get("cross_check") else ""
+        print(f"# {r['id']}{tag}: {vals}; before: {old[0].source}", file=sys.stderr)
+
+
+def _q(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def emit(r: dict[str, Any]) -> str:
+    """One row in efficiency.yaml's layout (flow-style lists, one source per line)."""
+    pts = ", ".join(f"[{x:.4e}, {y:g}]" for x, y in r["points"])
+    lines = [f"- id: {r['id']}", f"  kind: {r['kind']}", f"  accelerators: [{', '.join(r['accelerators'])}]"]
+    if r.get("dtype"):
+        lines.append(f"  dtype: {r['dtype']}")
+    lines += [f"  x: {_q(r['x'])}", f"  points: [{pts}]", f"  provenance: {r['provenance']}"]
+    if r.get("cross_check"):
+        lines.append("  cross_check: true")
+    lines.append("  sources:")
+    for s in r["sources"]:
+        lines.append(f"    - {{title: {_q(s['title'])}, url: {_q(s['url'])}, read_on: {_q(s['read_on'])}, "
+                     f"fields: [{', '.join(s['fields'])}]}}")  # fmt: skip
+    lines.append(f"  notes: {_q(r['notes'])}")
+    return "\n".join(lines) + "\n"
+
+
+HEADER = """\
+# Efficiency curves reduced from NVIDIA AIConfigurator 0.12.0's measured TensorRT-LLM GEMM timings
+# (aiconfigurator_core systems/data/<system>/gemm/trtllm/<version>/gemm_perf.parquet; NVIDIA's own collection).
+# Generated by bench/aic_efficiency_gemm.py; format and x semantics as efficiency.yaml (kinds gemm and memory).
+# Rows marked cross_check: true document the same reduction where a main-file measured curve is used instead.
+"""
+
+
+def main() -> int:
+    root = data_root()
+    if root is None:
+        print("aiconfigurator_core is not installed (pip install aiconfigurator==0.12.0 in a separate venv); "
+              "nothing to reduce", file=sys.stderr)  # fmt: skip
+        return 0
+    try:
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        print("pyarrow is not installed; nothing to reduce", file=sys.stderr)
+        return 0
+    rows = build(root)
+    compare(rows)
+    sys.stdout.write(HEADER + "\n".join(emit(r) for r in rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
