@@ -5,8 +5,9 @@ Reads ``systems/data/<system>/{attention,moe}/trtllm/<version>/*.parquet`` from 
 of src/aiinfra/catalog/data/efficiency_aic_attention_moe.yaml. Not imported by the package; prints a message and
 exits 0 when the data are absent.
 
-Usage: /tmp/aicvenv/bin/python bench/aic_efficiency_attention_moe.py > src/aiinfra/catalog/data/efficiency_aic_attention_moe.yaml
-       /tmp/aicvenv/bin/python bench/aic_efficiency_attention_moe.py --moe-csv /tmp/moe_points.csv  (raw MoE points too)
+Usage: <venv>/bin/python bench/aic_efficiency_attention_moe.py \
+           > src/aiinfra/catalog/data/efficiency_aic_attention_moe.yaml
+       <venv>/bin/python bench/aic_efficiency_attention_moe.py --moe-csv moe_points.csv  (every MoE point too)
 
 Attention (kind ``attention``): the ``context_attention`` op (bf16 Q/K/V, bf16 KV cache, window 0, head dim 128,
 causal prefill of ``batch_size`` sequences of ``isl`` tokens, no cached prefix: ``step`` is 0 for every context row)
@@ -58,6 +59,8 @@ class System:
     moe_cross_check: str | None
 
 
+FA3_H100 = "attention-fa3-bf16-h100"
+VLLM_H100 = "moe-*-h100-vllm-fused"
 SYSTEMS = (
     System("b200_sxm", "nvidia-b200-sxm-180gb", "b200", "1.3.0rc20", None, None),
     System("gb200", "nvidia-gb200", "gb200", "1.3.0rc20", None, None),
@@ -65,8 +68,8 @@ SYSTEMS = (
     System("gb300", "nvidia-gb300", "gb300", "1.3.0rc20", None, None),
     System("l40s", "nvidia-l40s", "l40s", "1.3.0rc20", None, None),
     System("rtx_pro_6000_server", "nvidia-rtx-pro-6000", "rtxpro6000", "1.3.0rc20", None, None),
-    System("h200_sxm", "nvidia-h200-sxm-141gb", "h200", "1.3.0rc20", "attention-fa3-bf16-h100", "moe-*-h100-vllm-fused"),
-    System("h100_sxm", "nvidia-h100-sxm5-80gb", "h100", "1.3.0rc20", "attention-fa3-bf16-h100", "moe-*-h100-vllm-fused"),
+    System("h200_sxm", "nvidia-h200-sxm-141gb", "h200", "1.3.0rc20", FA3_H100, VLLM_H100),
+    System("h100_sxm", "nvidia-h100-sxm5-80gb", "h100", "1.3.0rc20", FA3_H100, VLLM_H100),
     System("a100_sxm", "nvidia-a100-sxm4-80gb", "a100", "1.0.0", "attention-fa2-bf16-a100", None),
 )
 
@@ -132,10 +135,10 @@ def attention_rows(pd: Any, data: Path, cat: dict[str, dict[str, Any]]) -> list[
         seqs = ", ".join(str(q) for q in seq_used)
         cc = s.attention_cross_check
         note = (
-            f"TensorRT-LLM {s.attention_version} context attention op (attention backend TRTLLM, torch flow, CUDA graph, "
-            "mean of 6 replays; the op also applies RoPE and writes the paged KV cache), forward only, causal prefill "
-            "from an empty cache, bf16 Q/K/V and KV cache, head dim 128, no window. Setup of the FlashAttention "
-            "benchmarks the main attention rows read: batch x seqlen = 16,384 tokens, 16 query heads, S = "
+            f"TensorRT-LLM {s.attention_version} context attention op (attention backend TRTLLM, torch flow, CUDA "
+            "graph, mean of 6 replays; the op also applies RoPE and writes the paged KV cache), forward only, causal "
+            "prefill from an empty cache, bf16 Q/K/V and KV cache, head dim 128, no window. Setup of the "
+            "FlashAttention benchmarks the main attention rows read: batch x seqlen = 16,384 tokens, 16 query heads, S = "
             f"{seqs}; each point the median latency over the table's KV-head "
             "counts (1, 2, 4, 8, 16; GQA does not change the FLOP). x = 2 * causal pairs * (d_qk + d_v) per layer "
             "per rank, as analytic/inference.py counts it. " + ex + " FORWARD ONLY: a training lookup of this curve "
@@ -205,8 +208,16 @@ def moe_rows(pd: Any, data: Path, cat: dict[str, dict[str, Any]], csv: Path | No
         df = moe_points(pd, data, s, cat)
         df["system"] = s.name
         frames.append(df)
-        key = ["moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size",
-               "moe_ep_size"]
+        key = [
+            "moe_dtype",
+            "num_tokens",
+            "hidden_size",
+            "inter_size",
+            "topk",
+            "num_experts",
+            "moe_tp_size",
+            "moe_ep_size",
+        ]
         bal = df[df.distribution == "balanced"]
         for dt_table, (dt, _) in MOE_DTYPES.items():
             g = bal[(bal.moe_dtype == dt_table) & bal.kept & bal.peak.notna()]
@@ -220,8 +231,9 @@ def moe_rows(pd: Any, data: Path, cat: dict[str, dict[str, Any]], csv: Path | No
                 sel = g[(lx > c - 0.25) & (lx <= c + 0.25)]
                 if len(sel) >= MIN_BIN:
                     pts.append((10.0**c, float(sel.eff.median())))
-                    counts.append(f"{10.0**c:.1e}: n={len(sel)}, IQR {sel.eff.quantile(0.25):.3f}-"
-                                  f"{sel.eff.quantile(0.75):.3f}")
+                    counts.append(
+                        f"{10.0**c:.1e}: n={len(sel)}, IQR {sel.eff.quantile(0.25):.3f}-{sel.eff.quantile(0.75):.3f}"
+                    )
             if not pts:
                 continue
             ratios = []
@@ -279,8 +291,14 @@ def moe_rows(pd: Any, data: Path, cat: dict[str, dict[str, Any]], csv: Path | No
 
 def _moe_example(g: Any) -> str:
     """One kept Qwen3-235B-A22B-shaped point (h 4096, i 1536, 128 experts, top-8), else the largest-x point."""
-    q = g[(g.hidden_size == 4096) & (g.inter_size == 1536) & (g.num_experts == 128) & (g.topk == 8)
-          & (g.moe_tp_size == 1) & (g.moe_ep_size == 8)]
+    q = g[
+        (g.hidden_size == 4096)
+        & (g.inter_size == 1536)
+        & (g.num_experts == 128)
+        & (g.topk == 8)
+        & (g.moe_tp_size == 1)
+        & (g.moe_ep_size == 8)
+    ]
     r = (q if not q.empty else g).sort_values("num_tokens").iloc[-1]
     t, k, h, i, e = int(r.num_tokens), int(r.topk), int(r.hidden_size), int(r.inter_size), int(r.num_experts)
     tp, ep = int(r.moe_tp_size), int(r.moe_ep_size)
@@ -310,12 +328,14 @@ def main() -> int:
         try:
             import aiconfigurator_core  # type: ignore[import-not-found]
         except ImportError:
-            print("aiconfigurator_core is not installed here: nothing to reduce (pip install aiconfigurator==0.12.0 "
-                  "in a separate virtual environment, then run this with its Python)")
+            print(
+                "aiconfigurator_core is not installed here: nothing to reduce (pip install aiconfigurator==0.12.0 "
+                "in a separate virtual environment, then run this with its Python)"
+            )
             return 0
         data = Path(aiconfigurator_core.__file__).parent / "systems" / "data"
     try:
-        import pandas as pd
+        import pandas as pd  # type: ignore[import-untyped]
     except ImportError:
         print("pandas (with pyarrow) is needed to read the parquet tables")
         return 0
