@@ -73,12 +73,7 @@ def test_b200_attention_point_from_stas00_instep_tflops() -> None:
     [
         ("nvidia-gb300", "gemm", {"dtype": "bf16"}, "borrowed:gemm-bf16-gb200-derived-b200-xla"),
         ("nvidia-gb200", "attention", {"dtype": "bf16"}, "borrowed:attention-fa4-bf16-b200-stas00-instep"),
-        (
-            "nvidia-b300-sxm-288gb",
-            "allreduce",
-            {"n_ranks": 8, "tier": "scale-up"},
-            "borrowed:allreduce-b200-8gpu-nvlink5-stas00",
-        ),
+        ("nvidia-l4", "allreduce", {"n_ranks": 8, "tier": "scale-up"}, "borrowed:allreduce-l40s-8gpu-trtllm-aic"),
         ("amd-mi355x", "allreduce", {"n_ranks": 8, "tier": "scale-up"}, "borrowed:allreduce-mi300x-8gpu-rccl-tests"),
         ("google-tpu-v5p", "gemm", {"dtype": "bf16"}, "borrowed:gemm-bf16-h100-vidur (other vendor)"),
     ],
