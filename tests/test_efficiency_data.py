@@ -81,12 +81,7 @@ def test_b200_attention_point_from_stas00_instep_tflops() -> None:
     [
         ("nvidia-rtx-5090", "gemm", {"dtype": "bf16"}, "borrowed:gemm-bf16-rtx-pro-6000-aic-trtllm"),
         ("nvidia-rtx-5090", "attention", {"dtype": "bf16"}, "borrowed:attention-trtllm-bf16-rtxpro6000-aic"),
-        (
-            "nvidia-b300-sxm-288gb",
-            "allreduce",
-            {"n_ranks": 8, "tier": "scale-up"},
-            "borrowed:allreduce-b200-8gpu-nvlink5-stas00",
-        ),
+        ("nvidia-l4", "allreduce", {"n_ranks": 8, "tier": "scale-up"}, "borrowed:allreduce-l40s-8gpu-trtllm-aic"),
         ("amd-mi355x", "allreduce", {"n_ranks": 8, "tier": "scale-up"}, "borrowed:allreduce-mi300x-8gpu-rccl-tests"),
         ("google-tpu-v5p", "gemm", {"dtype": "bf16"}, "borrowed:gemm-bf16-h100-vidur (other vendor)"),
     ],

@@ -36,7 +36,7 @@ from typing import Any, Literal
 import numpy as np
 
 from aiinfra import catalog
-from aiinfra.analytic.efficiency import table
+from aiinfra.analytic.efficiency import Curve, similarity, table
 from aiinfra.errors import InfeasibleError
 from aiinfra.specs.hardware import ClusterSpec
 
@@ -119,6 +119,22 @@ _FACTOR = {"allreduce": 2.0, "allgather": 1.0, "reducescatter": 1.0, "alltoall":
 _CURVE_KIND = {"reducescatter": "allgather"}
 
 
+def _curve_for(kind: Collective, acc_id: str, n_ranks: int, tier: str) -> tuple[Curve | None, str]:
+    """The measured curve timing ``kind``: its own kind's curve (reduce-scatter: the all-gather curve), else the
+    all-reduce curve. A curve measured on this accelerator beats one borrowed from another (efficiency.similarity):
+    all-gather, reduce-scatter and all-to-all use the part's own all-reduce curve rather than another part's
+    curve of their kind (bus bandwidth is defined alike for all of them, NCCL-tests PERFORMANCE.md)."""
+    curve, src = table().curve(_CURVE_KIND.get(kind, kind), acc_id, n_ranks=n_ranks, tier=tier)
+    if kind == "allreduce":
+        return curve, src
+    ar, ar_src = table().curve("allreduce", acc_id, n_ranks=n_ranks, tier=tier)
+    if ar is None:
+        return curve, src
+    if curve is None or (kind != "p2p" and similarity(acc_id, ar) < similarity(acc_id, curve)):
+        return ar, ar_src
+    return curve, src
+
+
 def collective_time(
     cluster: ClusterSpec, kind: Collective, size_bytes: float, n_ranks: int, stride: int = 1
 ) -> CommTime:
@@ -168,10 +184,7 @@ def collective_time_array(
             if tier == "scale-out" and kind == "alltoall":
                 k_a2a = np.clip(domain // st[mask], 1, n_val)
                 a2a_frac = (n_val - k_a2a) / (n_val - 1)
-            curve_kind = _CURVE_KIND.get(kind, kind)
-            curve, src = table().curve(curve_kind, cluster.accelerator.id, n_ranks=int(n_val), tier=tier)
-            if curve is None and kind != "allreduce":
-                curve, src = table().curve("allreduce", cluster.accelerator.id, n_ranks=int(n_val), tier=tier)
+            curve, src = _curve_for(kind, cluster.accelerator.id, int(n_val), tier)
             if sources is not None:
                 sources.add(f"{kind}/{tier}: {src}")
             factor = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_val - 1) / n_val

@@ -139,6 +139,12 @@ def _similarity(acc_id: str, donors: tuple[str, ...]) -> int:
     return 4
 
 
+def similarity(acc_id: str, curve: Curve) -> int:
+    """How closely ``curve`` stands for ``acc_id`` (lower is closer): 0 measured on it, 1 same family,
+    2 same architecture generation, 3 same vendor, 4 another vendor."""
+    return _similarity(acc_id, curve.accelerators)
+
+
 #: a lookup's identity: kind, accelerator id, dtype, n_ranks, tier, head_dim, kernel
 _Key = tuple[str, str, str | None, int | None, str | None, int | None, str | None]
 

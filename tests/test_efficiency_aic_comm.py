@@ -1,0 +1,82 @@
+"""Intra-node collective curves from AIConfigurator's comm tables (efficiency_aic_comm.yaml): points recomputed
+by hand from the raw parquet numbers (ai-dynamo/aiconfigurator 0.12.0 systems/data/<system>/comm/...; message_size
+counts bf16/half elements, latency is in ms), and the curve choice comms.py makes from them."""
+
+from __future__ import annotations
+
+import pytest
+
+from aiinfra.analytic.comms import collective_time
+from aiinfra.analytic.efficiency import table
+from aiinfra.specs.scenario import HardwareInput, resolve_cluster
+
+RTX = "nvidia-rtx-pro-6000"
+MIB_16 = 8388608 * 2  # bytes of a 8388608-element bf16 buffer
+
+
+def test_rtx_pro_6000_tp2_allreduce_over_pcie_from_trtllm_table() -> None:
+    # rtx_pro_6000_server/comm/trtllm/1.3.0rc20/custom_allreduce_perf.parquet: num_gpus 2, message_size 8388608,
+    # latency 0.474174 ms. No NVLink: the denominator is the catalog's PCIe Gen5 link, 63 GB/s one way.
+    # busbw = 16777216 B / 0.474174e-3 s x 2(2-1)/2 = 35.38 GB/s -> / 63 GB/s = 0.5616
+    look = table().lookup("allreduce", RTX, MIB_16, n_ranks=2, tier="scale-up")
+    assert look.source == "allreduce-rtxpro6000-2gpu-trtllm-aic"
+    assert look.frac == pytest.approx(MIB_16 / 0.474174e-3 / 63e9, rel=1e-3)
+
+
+def test_rtx_pro_6000_tp2_allreduce_time_is_the_measured_time() -> None:
+    # comms.py turns the curve back into time = 2(n-1)/n x S / (B x efficiency): at a measured size that is the
+    # table's own latency, 0.474174 ms for 16 MiB; 64 KiB (32768 elements) took 0.009421 ms
+    cl = resolve_cluster(HardwareInput(accelerator=RTX, count=2, per_node=2))
+    ct = collective_time(cl, "allreduce", MIB_16, 2)
+    assert ct.tier == "scale-up"
+    assert "allreduce-rtxpro6000-2gpu-trtllm-aic" in ct.efficiency_source
+    assert ct.time_s == pytest.approx(0.474174e-3, rel=1e-3)
+    assert collective_time(cl, "allreduce", 65536, 2).time_s == pytest.approx(0.009421e-3, rel=1e-3)
+
+
+def test_l40s_4gpu_allgather_from_nccl_tests() -> None:
+    # l40s/comm/nccl/2.27.3/nccl_perf.parquet: all_gather, half, num_gpus 4, message_size 8388608, latency 2.6466 ms
+    # busbw = 16777216 / 2.6466e-3 x 3/4 = 4.754 GB/s -> / PCIe Gen4 31.5 GB/s = 0.1509
+    look = table().lookup("allgather", "nvidia-l40s", MIB_16, n_ranks=4, tier="scale-up")
+    assert look.source == "allgather-l40s-4gpu-nccl-aic"
+    assert look.frac == pytest.approx(MIB_16 / 2.6466e-3 * 3 / 4 / 31.5e9, rel=1e-3)
+
+
+def test_b300_8gpu_alltoall_and_b200_4gpu_trtllm_allreduce() -> None:
+    # b300_sxm/comm/nccl/2.29.2: alltoall, half, 8 GPUs, 8388608 elements in 0.04888 ms
+    # busbw = 16777216 / 0.04888e-3 x 7/8 = 300.3 GB/s -> / NVLink 5 900 GB/s = 0.3337
+    look = table().lookup("alltoall", "nvidia-b300-sxm-288gb", MIB_16, n_ranks=8, tier="scale-up")
+    assert look.source == "alltoall-b300-8gpu-nccl-aic"
+    assert look.frac == pytest.approx(MIB_16 / 0.04888e-3 * 7 / 8 / 900e9, rel=1e-3)
+    # b200_sxm/comm/trtllm/1.3.0rc20: 4 GPUs, 524288 elements (1 MiB) in 0.00966 ms
+    # busbw = 1048576 / 9.66e-6 x 2 x 3/4 = 162.8 GB/s -> / 900 = 0.1809
+    look = table().lookup("allreduce", "nvidia-b200-sxm-180gb", 1048576, n_ranks=4, tier="scale-up")
+    assert look.source == "allreduce-b200-4gpu-trtllm-aic"
+    assert look.frac == pytest.approx(1048576 / 9.66e-6 * 1.5 / 900e9, rel=1e-3)
+
+
+def test_main_file_curves_keep_precedence_and_cross_checks_are_unused() -> None:
+    # B200 at 8 ranks keeps efficiency.yaml's measured curve (the main file wins ties); H100/A100 and the NCCL
+    # all-reduce rows are cross-checks only
+    _, label = table().curve("allreduce", "nvidia-b200-sxm-180gb", n_ranks=8, tier="scale-up")
+    assert label == "allreduce-b200-8gpu-nvlink5-stas00"
+    ids = {c.id for c in table().curves}
+    for cross_check in ("allreduce-h100-8gpu-trtllm-aic", "allgather-h100-8gpu-nccl-aic",
+                        "allreduce-b300-8gpu-nccl-aic", "allreduce-rtxpro6000-2gpu-vllm-aic"):  # fmt: skip
+        assert cross_check not in ids
+    assert "allgather-b300-8gpu-nccl-aic" in ids
+
+
+def test_part_own_allreduce_beats_a_borrowed_allgather() -> None:
+    # H100 has no all-gather curve of its own but a measured all-reduce one: it keeps timing all-gathers with it
+    # rather than borrowing H200's all-gather curve; H200 and B300 use their own all-gather curves, and a
+    # reduce-scatter uses the all-gather curve (comms._CURVE_KIND)
+    h100 = resolve_cluster(HardwareInput(accelerator="nvidia-h100-sxm5-80gb", count=8, per_node=8))
+    assert collective_time(h100, "allgather", MIB_16, 8).efficiency_source == (
+        "allgather/scale-up: allreduce-h100-8gpu-nvlink4"
+    )
+    h200 = resolve_cluster(HardwareInput(accelerator="nvidia-h200-sxm-141gb", count=8, per_node=8))
+    assert "allgather-h200-8gpu-nccl-aic" in collective_time(h200, "allgather", MIB_16, 8).efficiency_source
+    b300 = resolve_cluster(HardwareInput(accelerator="nvidia-b300-sxm-288gb", count=8, per_node=8))
+    rs = collective_time(b300, "reducescatter", MIB_16, 8)
+    assert rs.efficiency_source == "reducescatter/scale-up: allgather-b300-8gpu-nccl-aic"
