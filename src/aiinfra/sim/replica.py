@@ -28,6 +28,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from aiinfra.analytic.step_time import StepBatch, StepTimeModel
 
@@ -84,6 +85,33 @@ class SchedulerLimits:
     """mixed | prefill | decode (prefill/decode disaggregation)."""
 
 
+class ServingReplica(Protocol):
+    """What the event loop and the routers see of a replica: :class:`Replica`, or an attention-data-parallel
+    group of them (:class:`aiinfra.sim.attention_dp.AttentionDpReplica`) that steps as one."""
+
+    idx: int
+    lim: SchedulerLimits
+    busy: bool
+    n_decode_in_step: int
+    """Sequences decoded by the iteration in flight."""
+    step_s: float
+
+    @property
+    def outstanding_tokens(self) -> float: ...
+    @property
+    def preemptions(self) -> int: ...
+    @property
+    def prefix_hits(self) -> int: ...
+    def has_work(self) -> bool: ...
+    def running(self) -> int: ...
+    def queued(self) -> int: ...
+    def kv_tokens(self) -> float: ...
+    def enqueue(self, seq: Seq) -> None: ...
+    def plan(self) -> StepBatch | None: ...
+    def start(self, batch: StepBatch) -> float: ...
+    def finish_step(self, now_s: float, done: list[Seq], handoff: list[Seq]) -> None: ...
+
+
 @dataclass(eq=False)
 class Replica:
     idx: int
@@ -123,6 +151,9 @@ class Replica:
 
     def running(self) -> int:
         return len(self.decode) + len(self.prefilling)
+
+    def queued(self) -> int:
+        return len(self.waiting)
 
     def enqueue(self, seq: Seq) -> None:
         heapq.heappush(self.waiting, (seq.priority, seq.arrival_s, seq.rid, seq))
