@@ -218,9 +218,12 @@ def simulate(
     longest = int((reqs.input_tokens + reqs.output_tokens).max())
     holder = lim if dp == 1 else rank_limits(lim, dp)
     if longest + lim.block_tokens + lim.budget_tokens_per_decode > holder.kv_capacity_tokens:
-        where = "a replica" if dp == 1 else f"an attention-DP rank (1/{dp} of the replica)"
+        where, fix = "a replica", "raise tp or shorten requests"
+        if dp > 1:
+            where = f"an attention-DP rank (1/{dp} of the replica)"
+            fix = "shorten requests, or set inference.plan.attention_dp: false (the tp ranks then share each sequence)"
         raise InfeasibleError(f"infeasible, because a request needs {longest:,} tokens of KV cache and {where} "
-                              f"holds {holder.kv_capacity_tokens:,} — raise tp or shorten requests")  # fmt: skip
+                              f"holds {holder.kv_capacity_tokens:,} — {fix}")  # fmt: skip
     closed = None
     if wl.arrival is not None and wl.arrival.kind == "concurrency":
         if not wl.concurrency:
