@@ -91,16 +91,25 @@ class AttentionDpReplica:
         return sum(r.prefix_hits for r in self.ranks)
 
     def has_work(self) -> bool:
-        return bool(self.queue) or any(r.has_work() for r in self.ranks)
+        return bool(self.queue) or any(r.waiting or r.prefilling or r.decode for r in self.ranks)
 
     def running(self) -> int:
-        return sum(r.running() for r in self.ranks)
+        n = 0
+        for r in self.ranks:
+            n += len(r.decode) + len(r.prefilling)
+        return n
 
     def queued(self) -> int:
-        return len(self.queue) + sum(len(r.waiting) for r in self.ranks)
+        n = len(self.queue)
+        for r in self.ranks:
+            n += len(r.waiting)
+        return n
 
     def kv_tokens(self) -> float:
-        return sum(r.kv_tokens() for r in self.ranks)
+        total = 0.0
+        for r in self.ranks:
+            total += r.kv_tokens()
+        return total
 
     def enqueue(self, seq: Seq) -> None:
         heapq.heappush(self.queue, (seq.priority, seq.arrival_s, seq.rid, seq))
@@ -136,7 +145,7 @@ class AttentionDpReplica:
         pre_tokens, pre_pairs = 0, 0.0
         dec_seqs = dec_ctx = 0
         for r in self.ranks:
-            if not r.has_work():
+            if not (r.waiting or r.prefilling or r.decode):
                 continue
             b = r.plan()
             if b is None:
@@ -163,8 +172,9 @@ class AttentionDpReplica:
     def start(self, batch: StepBatch) -> float:
         self.busy = True
         extra_s = 0.0
-        for r in self.ranks:
-            extra_s = max(extra_s, r.extra_s)
+        for r in self.stepping:  # swap copies planned for this iteration (a rank that does not step keeps its own)
+            if r.extra_s > extra_s:
+                extra_s = r.extra_s
             r.extra_s = 0.0
         self.step_s = self.ranks[0]._time(batch) + extra_s  # the ranks share one model and time cache
         return self.step_s
@@ -174,7 +184,10 @@ class AttentionDpReplica:
         for r in self.stepping:
             n_done, n_handoff = len(done), len(handoff)
             r.finish_step(now_s, done, handoff)
-            for leaving, first in ((done, n_done), (handoff, n_handoff)):
-                for j in range(first, len(leaving)):
-                    self.active_prompt_tokens[r.idx] -= self.home_prompt.pop(leaving[j].rid)
+            if len(done) > n_done:
+                for seq in done[n_done:]:
+                    self.active_prompt_tokens[r.idx] -= self.home_prompt.pop(seq.rid)
+            if len(handoff) > n_handoff:
+                for seq in handoff[n_handoff:]:
+                    self.active_prompt_tokens[r.idx] -= self.home_prompt.pop(seq.rid)
         self.stepping = []
