@@ -56,6 +56,8 @@ def _simulate(args: argparse.Namespace) -> tuple[Any, str]:
     s = res.summary
     obj = {**jsonable(s), "replicas": res.replicas, "seed": args.seed, "limits": jsonable(res.limits),
            "notes": list(res.notes)}  # fmt: skip
+    if res.attention_dp_ranks > 1:
+        obj["attention_dp_ranks"] = res.attention_dp_ranks
     rows: list[tuple[str, Any]] = [
         ("requests (completed)", f"{s.requests:,} ({s.completed:,}) on {res.replicas} replica(s), seed {args.seed}"),
         ("TTFT", _ms(s.ttft_s)),
@@ -74,6 +76,10 @@ def _simulate(args: argparse.Namespace) -> tuple[Any, str]:
         ("iterations", s.iterations),
     ]  # fmt: skip
     rows += [(f"priority {c.priority} ({c.requests})", "TTFT " + _ms(c.ttft_s)) for c in s.priority_classes]
+    if res.attention_dp_ranks > 1:
+        dp = res.attention_dp_ranks
+        adp = f"{dp} ranks per replica, each with its own sequences and 1/{dp} of the KV cache; iterations in lock-step"
+        rows.insert(1, ("attention DP", adp))
     rows += [("note", n) for n in res.notes]
     text = key_values(rows, f"simulation of {sc.model.id} on {sc.cluster.count} × {sc.cluster.accelerator.id}")
     if args.plot:

@@ -7,6 +7,9 @@ one event per iteration per replica, never one per token. All counters live on t
 Prefill/decode disaggregation (DistServe, Zhong et al. OSDI'24; Splitwise, Patel et al. ISCA'24): a
 request is prefilled on a prefill replica, which emits its first token; its KV then travels to a decode
 replica (``kv_transfer_s_per_token`` per context token) and joins that replica's decode set.
+
+Attention data parallelism (``attention_dp_ranks`` > 1): each replica is a group of ranks that hold their own
+sequences and KV and step together (sim/attention_dp.py).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import numpy as np
 
 from aiinfra.analytic.step_time import StepTimeModel
 from aiinfra.sim.arrivals import Requests
-from aiinfra.sim.replica import Replica, SchedulerLimits, Seq
+from aiinfra.sim.attention_dp import AttentionDpReplica
+from aiinfra.sim.replica import Replica, SchedulerLimits, Seq, ServingReplica
 from aiinfra.sim.router import make_router
 
 ARRIVAL, KV_ARRIVAL, STEP_END = 0, 1, 2
@@ -64,12 +68,19 @@ class Simulation:
         decode_limits: SchedulerLimits | None = None,
         decode_replicas: int = 0,
         kv_transfer_s_per_token: float = 0.0,
+        attention_dp_ranks: int = 1,
     ) -> None:
         cache: dict[tuple[int, int, int, int], float] = {}
-        self.front = [Replica(i, model, limits, cache) for i in range(replicas)]
-        self.back: list[Replica] = []
+
+        def make(idx: int, lim: SchedulerLimits) -> ServingReplica:
+            if attention_dp_ranks > 1:
+                return AttentionDpReplica(idx, model, lim, cache, attention_dp_ranks)
+            return Replica(idx, model, lim, cache)
+
+        self.front = [make(i, limits) for i in range(replicas)]
+        self.back: list[ServingReplica] = []
         if decode_limits is not None:
-            self.back = [Replica(replicas + i, model, decode_limits, cache) for i in range(decode_replicas)]
+            self.back = [make(replicas + i, decode_limits) for i in range(decode_replicas)]
         self.replicas = self.front + self.back
         self.router = make_router(router)
         self.back_router = make_router(router)
@@ -107,7 +118,7 @@ class Simulation:
         now = 0.0
         done: list[Seq] = []
         handoff: list[Seq] = []
-        touched: list[Replica] = []
+        touched: list[ServingReplica] = []
         while heap:
             t, kind, key, payload = heapq.heappop(heap)
             if t < now:
@@ -137,8 +148,8 @@ class Simulation:
                 rec.sample_t_s.append(now)
                 waiting = running = 0
                 for r in self.replicas:
-                    waiting += len(r.waiting)
-                    running += len(r.decode) + len(r.prefilling)
+                    waiting += r.queued()
+                    running += r.running()
                 rec.queue_len.append(waiting)
                 rec.running_seqs.append(running)
                 cap = rep.lim.kv_capacity_tokens

@@ -28,6 +28,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from aiinfra.analytic.step_time import StepBatch, StepTimeModel
 
@@ -84,6 +85,33 @@ class SchedulerLimits:
     """mixed | prefill | decode (prefill/decode disaggregation)."""
 
 
+class ServingReplica(Protocol):
+    """What the event loop and the routers see of a replica: :class:`Replica`, or an attention-data-parallel
+    group of them (:class:`aiinfra.sim.attention_dp.AttentionDpReplica`) that steps as one."""
+
+    idx: int
+    lim: SchedulerLimits
+    busy: bool
+    n_decode_in_step: int
+    """Sequences decoded by the iteration in flight."""
+    step_s: float
+
+    @property
+    def outstanding_tokens(self) -> float: ...
+    @property
+    def preemptions(self) -> int: ...
+    @property
+    def prefix_hits(self) -> int: ...
+    def has_work(self) -> bool: ...
+    def running(self) -> int: ...
+    def queued(self) -> int: ...
+    def kv_tokens(self) -> float: ...
+    def enqueue(self, seq: Seq) -> None: ...
+    def plan(self) -> StepBatch | None: ...
+    def start(self, batch: StepBatch) -> float: ...
+    def finish_step(self, now_s: float, done: list[Seq], handoff: list[Seq]) -> None: ...
+
+
 @dataclass(eq=False)
 class Replica:
     idx: int
@@ -123,6 +151,9 @@ class Replica:
 
     def running(self) -> int:
         return len(self.decode) + len(self.prefilling)
+
+    def queued(self) -> int:
+        return len(self.waiting)
 
     def enqueue(self, seq: Seq) -> None:
         heapq.heappush(self.waiting, (seq.priority, seq.arrival_s, seq.rid, seq))
@@ -193,8 +224,10 @@ class Replica:
         """Choose the next iteration's work (prefill chunks + decodes); None when idle."""
         lim = self.lim
         cap = lim.kv_capacity_tokens
-        while self.decode and self.kv_tokens() + len(self.decode) * lim.tokens_per_step > cap:
+        kv = self.kv_tokens()
+        while self.decode and kv + len(self.decode) * lim.tokens_per_step > cap:
             self._preempt_one()
+            kv = self.kv_tokens()
         n_dec = len(self.decode)
         growth = n_dec * lim.tokens_per_step
         chunks: list[tuple[Seq, int]] = []
@@ -210,7 +243,7 @@ class Replica:
             if 0 < take <= budget:
                 chunks.append((seq, take))
                 budget -= take
-        kv_free = cap - self.kv_tokens() - growth
+        kv_free = cap - kv - growth
         admit = not lim.static or not (self.decode or self.prefilling)
         running = n_dec + len(self.prefilling)
         while admit and self.waiting and running < lim.max_num_seqs and budget > 0:
@@ -250,9 +283,12 @@ class Replica:
         self.chunks = chunks
         prefill_only = bool(chunks) and not lim.chunked_prefill and not lim.static
         self.n_decode_in_step = 0 if prefill_only else len(self.decode)
-        pairs = sum(c * (s.prefilled_tokens + (c + 1) / 2.0) for s, c in chunks)
+        pre, pairs = 0, 0.0
+        if chunks:
+            pre = sum(c for _, c in chunks)
+            pairs = sum(c * (s.prefilled_tokens + (c + 1) / 2.0) for s, c in chunks)
         return StepBatch(
-            prefill_tokens=sum(c for _, c in chunks),
+            prefill_tokens=pre,
             prefill_attention_pairs=pairs,
             decode_seqs=self.n_decode_in_step,
             decode_context_tokens=int(self.sum_ctx_tokens) if self.n_decode_in_step else 0,

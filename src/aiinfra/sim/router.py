@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from aiinfra.sim.replica import Replica
+from aiinfra.sim.replica import ServingReplica
 
 
 class Router(Protocol):
-    def pick(self, pool: Sequence[Replica]) -> Replica:
+    def pick(self, pool: Sequence[ServingReplica]) -> ServingReplica:
         """The replica that receives the next request."""
         ...
 
@@ -26,14 +26,14 @@ class RoundRobin:
     def __init__(self) -> None:
         self._next = 0
 
-    def pick(self, pool: Sequence[Replica]) -> Replica:
+    def pick(self, pool: Sequence[ServingReplica]) -> ServingReplica:
         rep = pool[self._next % len(pool)]
         self._next += 1
         return rep
 
 
 class LeastOutstandingTokens:
-    def pick(self, pool: Sequence[Replica]) -> Replica:
+    def pick(self, pool: Sequence[ServingReplica]) -> ServingReplica:
         return min(pool, key=lambda r: (r.outstanding_tokens, r.idx))
 
 

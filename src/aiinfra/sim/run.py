@@ -21,6 +21,7 @@ from aiinfra.engine_profile import scheduler_defaults
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.inference import kv_capacity, speculative_tokens_per_step
 from aiinfra.sim.arrivals import Requests, interarrival_s, lengths, read_trace
+from aiinfra.sim.attention_dp import rank_limits
 from aiinfra.sim.engine import Records, Simulation
 from aiinfra.sim.metrics import SimSummary, summarise
 from aiinfra.sim.replica import SchedulerLimits
@@ -38,6 +39,8 @@ class SimResult:
     limits: SchedulerLimits
     replicas: int
     notes: tuple[str, ...] = ()
+    attention_dp_ranks: int = 1
+    """Attention-DP ranks per replica (1: none); ``limits`` are the whole replica's, split evenly over them."""
 
 
 def _trace_path(raw: str, scenario_path: str) -> str:
@@ -191,9 +194,12 @@ def simulate(
         raise SpecError("inference", None, "the scenario has no inference section", "add inference: {...}")
     if rate_override is not None:
         wl = replace(wl, request_rate_per_s=rate_override)
-    tp, pp = (wl.plan.tp, wl.plan.pp) if wl.plan else (1, 1)
-    im = InferenceModel(model=scenario.model, cluster=scenario.cluster, tp=tp, pp=pp,
-                        weight_precision=wl.weight_precision, kv_precision=wl.kv_precision or "bf16")  # fmt: skip
+    plan = wl.plan
+    tp, pp = (plan.tp, plan.pp) if plan else (1, 1)
+    im = InferenceModel(model=scenario.model, cluster=scenario.cluster, tp=tp, pp=pp, ep=plan.ep if plan else 1,
+                        attention_dp=bool(plan and plan.attention_dp), weight_precision=wl.weight_precision,
+                        kv_precision=wl.kv_precision or "bf16")  # fmt: skip
+    dp = im.kv_token_shards  # attention-DP ranks: each caches its own sequences' tokens
     sim = wl.simulation or SimulationConfig()
     dis = sim.disaggregation
     if dis is not None:
@@ -210,27 +216,38 @@ def simulate(
     model = step_model or _step_model(scenario, wl, im)
     reqs = make_requests(wl, sim, seed, scenario.model.max_seq_len, scenario.path)
     longest = int((reqs.input_tokens + reqs.output_tokens).max())
-    if longest + lim.block_tokens + lim.budget_tokens_per_decode > lim.kv_capacity_tokens:
-        raise InfeasibleError(f"infeasible, because a request needs {longest:,} tokens of KV cache and a replica "
-                              f"holds {lim.kv_capacity_tokens:,} — raise tp or shorten requests")  # fmt: skip
+    holder = lim if dp == 1 else rank_limits(lim, dp)
+    if longest + lim.block_tokens + lim.budget_tokens_per_decode > holder.kv_capacity_tokens:
+        where, fix = "a replica", "raise tp or shorten requests"
+        if dp > 1:
+            where = f"an attention-DP rank (1/{dp} of the replica)"
+            fix = "shorten requests, or set inference.plan.attention_dp: false (the tp ranks then share each sequence)"
+        raise InfeasibleError(f"infeasible, because a request needs {longest:,} tokens of KV cache and {where} "
+                              f"holds {holder.kv_capacity_tokens:,} — {fix}")  # fmt: skip
     closed = None
     if wl.arrival is not None and wl.arrival.kind == "concurrency":
         if not wl.concurrency:
             raise SpecError("inference.concurrency", None, "closed-loop arrivals need a client count",
                             "set inference.concurrency")  # fmt: skip
         closed = wl.concurrency
+    if dp > 1:
+        notes.append(f"attention data parallelism: {dp} ranks per replica step together (an iteration lasts as long "
+                     f"as its busiest rank), each with {holder.kv_capacity_tokens:,} KV tokens, "
+                     f"{holder.max_num_seqs} sequences and {holder.max_num_batched_tokens} batched tokens; requests "
+                     "go to the rank with the fewest active prompt tokens (TensorRT-LLM)")  # fmt: skip
     if dis is not None:
         xfer = _kv_transfer_s_per_token(scenario, im, replicas * tp * pp)
         notes.append(f"disaggregated: {dis.prefill_replicas} prefill + {dis.decode_replicas} decode replicas, "
                      f"KV transfer {xfer * 1e9:.3g} ns per token")  # fmt: skip
         engine = Simulation(model, lim, dis.prefill_replicas, sim.router, replace(lim, role="decode"),
-                            dis.decode_replicas, xfer)  # fmt: skip
+                            dis.decode_replicas, xfer, attention_dp_ranks=dp)  # fmt: skip
     else:
-        engine = Simulation(model, lim, replicas, sim.router)
+        engine = Simulation(model, lim, replicas, sim.router, attention_dp_ranks=dp)
     rec = engine.run(reqs, closed)
     sched = sim.scheduler
     if sched is None or sched.max_num_batched_tokens is None or sched.max_num_seqs is None:
         sd = scheduler_defaults("vllm", scenario.cluster.accelerator, "server")
         notes.append(f"scheduler: max_num_batched_tokens {lim.max_num_batched_tokens}, max_num_seqs {lim.max_num_seqs} "
                      f"(unset values from the {sd.basis})")  # fmt: skip
-    return SimResult(summary=summarise(rec, wl.slo), records=rec, limits=lim, replicas=replicas, notes=tuple(notes))
+    return SimResult(summary=summarise(rec, wl.slo), records=rec, limits=lim, replicas=replicas, notes=tuple(notes),
+                     attention_dp_ranks=dp)  # fmt: skip

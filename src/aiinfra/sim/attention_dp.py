@@ -1,0 +1,193 @@
+"""A replica under attention data parallelism: ``ranks`` schedulers that step together.
+
+With attention DP (TensorRT-LLM ``enable_attention_dp``; SGLang ``--enable-dp-attention``; vLLM DP attention)
+each of a replica's ranks runs attention for its own sequences over its own KV cache, and every MoE layer
+exchanges tokens among all ranks (all-to-all dispatch and combine), so the ranks advance in lock-step and an
+iteration lasts as long as its busiest rank (TensorRT-LLM tech blog 10, "ADP Balance Strategy": the
+iteration time is max over ranks of the rank's time).
+
+* Each rank is a :class:`~aiinfra.sim.replica.Replica` with 1/``ranks`` of the replica's limits: its own KV
+  blocks (the analytic KV capacity is ``ranks`` × one rank's blocks, InferenceModel.kv_token_shards), and
+  the scenario's ``max_num_seqs`` and ``max_num_batched_tokens`` split evenly — they describe the whole
+  replica, as ``aiinfra infer`` reads them, and SGLang divides them the same way under DP attention
+  (``server_args``: ``chunked_prefill_size //= dp_size``; max running requests per worker
+  = ``max_running_requests // dp_size``).
+* Dispatch follows TensorRT-LLM's PyTorch executor (``ExecutorRequestQueue._schedule_attention_dp_requests``
+  and ``_balance_requests_across_ranks``, tensorrt_llm/_torch/pyexecutor/executor_request_queue.py): new
+  requests wait in one queue; before each iteration at most ranks × max_num_seqs − active requests are
+  taken from it, sorted longest prompt first, and each goes to the rank with the fewest active prompt
+  tokens (ties: fewest active requests, lowest rank) among ranks below the target
+  ⌈(active + new) / ranks⌉ requests (never below the busiest rank's count). Active = admitted to the rank,
+  running or waiting for its KV. A preempted sequence stays on its rank (its KV lived there).
+* The iteration is priced by the replica's one StepTimeModel (the seam shared with the planner). The
+  analytic model divides a step's tokens evenly over the ranks (InferenceModel.breakdown), so the batch it
+  is given carries ``ranks`` × the prefill tokens and attention pairs of the rank with the most prefill
+  tokens — the straggler — plus the decoding sequences and contexts of all ranks, exactly as the
+  planner's steady state does (aiinfra.inference.steady_state_step: ranks × E[max of the ranks' new
+  prompts]). Decodes are taken as their sum, i.e. as if spread evenly (the dispatcher balances them; the
+  MoE layers see every rank's tokens). Swap copies run on each rank's own PCIe link in parallel: the
+  iteration waits for the longest.
+
+Work per iteration is O(ranks) plus O(log ranks) per dispatched request; nothing loops over sequences.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import replace
+
+from aiinfra.analytic.step_time import StepBatch, StepTimeModel
+from aiinfra.sim.replica import Replica, SchedulerLimits, Seq
+
+
+def rank_limits(lim: SchedulerLimits, ranks: int) -> SchedulerLimits:
+    """One rank's share of a replica's limits: KV blocks, sequences and batched tokens split ``ranks`` ways."""
+    return replace(
+        lim,
+        kv_capacity_tokens=lim.kv_capacity_tokens // ranks,
+        max_num_seqs=max(1, lim.max_num_seqs // ranks),
+        max_num_batched_tokens=max(1, lim.max_num_batched_tokens // ranks),
+    )
+
+
+class AttentionDpReplica:
+    """``ranks`` attention-DP ranks of one replica (``lim``: the whole replica's limits)."""
+
+    def __init__(
+        self,
+        idx: int,
+        model: StepTimeModel,
+        lim: SchedulerLimits,
+        time_cache: dict[tuple[int, int, int, int], float],
+        ranks: int,
+    ) -> None:
+        self.idx = idx
+        self.lim = lim
+        self.rank_lim = rank_limits(lim, ranks)
+        self.ranks = [Replica(r, model, self.rank_lim, time_cache) for r in range(ranks)]
+        self.queue: list[tuple[int, float, int, Seq]] = []
+        """Requests not yet given to a rank, by (priority, arrival)."""
+        self.queue_tokens = 0.0
+        self.active_prompt_tokens = [0] * ranks
+        """Σ prompt tokens of the requests each rank holds (TensorRT-LLM's balancing key)."""
+        self.home_prompt: dict[int, int] = {}
+        """Request id -> the prompt tokens it added to its rank's count."""
+        self.stepping: list[Replica] = []
+        self.busy = False
+        self.n_decode_in_step = 0
+        self.step_s = 0.0
+
+    # ---- what the event loop and routers read
+    @property
+    def outstanding_tokens(self) -> float:
+        return self.queue_tokens + sum(r.outstanding_tokens for r in self.ranks)
+
+    @property
+    def preemptions(self) -> int:
+        return sum(r.preemptions for r in self.ranks)
+
+    @property
+    def prefix_hits(self) -> int:
+        return sum(r.prefix_hits for r in self.ranks)
+
+    def has_work(self) -> bool:
+        return bool(self.queue) or any(r.waiting or r.prefilling or r.decode for r in self.ranks)
+
+    def running(self) -> int:
+        n = 0
+        for r in self.ranks:
+            n += len(r.decode) + len(r.prefilling)
+        return n
+
+    def queued(self) -> int:
+        n = len(self.queue)
+        for r in self.ranks:
+            n += len(r.waiting)
+        return n
+
+    def kv_tokens(self) -> float:
+        total = 0.0
+        for r in self.ranks:
+            total += r.kv_tokens()
+        return total
+
+    def enqueue(self, seq: Seq) -> None:
+        heapq.heappush(self.queue, (seq.priority, seq.arrival_s, seq.rid, seq))
+        self.queue_tokens += seq.prompt_tokens - seq.prefilled_tokens + seq.output_tokens - seq.generated_tokens
+
+    # ---- dispatch (TensorRT-LLM attention-DP request balancing; see the module docstring)
+    def _dispatch(self) -> None:
+        n_ranks = len(self.ranks)
+        active = [r.running() + len(r.waiting) for r in self.ranks]
+        total = sum(active)
+        take = min(len(self.queue), n_ranks * self.rank_lim.max_num_seqs - total)
+        if take <= 0:
+            return
+        target = max(-(-(total + take) // n_ranks), max(active))
+        heap = [(self.active_prompt_tokens[i], active[i], i) for i in range(n_ranks) if active[i] < target]
+        heapq.heapify(heap)
+        new = [heapq.heappop(self.queue)[3] for _ in range(take)]
+        new.sort(key=lambda s: -s.prompt_tokens)  # stable: equal prompts keep their (priority, arrival) order
+        for seq in new:
+            tokens, count, i = heapq.heappop(heap)
+            self.queue_tokens -= seq.prompt_tokens - seq.prefilled_tokens + seq.output_tokens - seq.generated_tokens
+            self.ranks[i].enqueue(seq)
+            self.home_prompt[seq.rid] = seq.prompt_tokens
+            self.active_prompt_tokens[i] += seq.prompt_tokens
+            if count + 1 < target:
+                heapq.heappush(heap, (tokens + seq.prompt_tokens, count + 1, i))
+
+    # ---- one lock-step iteration
+    def plan(self) -> StepBatch | None:
+        if self.queue:
+            self._dispatch()
+        stepping: list[Replica] = []
+        pre_tokens, pre_pairs = 0, 0.0
+        dec_seqs = dec_ctx = 0
+        for r in self.ranks:
+            if not (r.waiting or r.prefilling or r.decode):
+                continue
+            b = r.plan()
+            if b is None:
+                continue
+            stepping.append(r)
+            if b.prefill_tokens > pre_tokens or (
+                b.prefill_tokens == pre_tokens and b.prefill_attention_pairs > pre_pairs
+            ):
+                pre_tokens, pre_pairs = b.prefill_tokens, b.prefill_attention_pairs
+            dec_seqs += b.decode_seqs
+            dec_ctx += b.decode_context_tokens
+        self.stepping = stepping
+        if not stepping:
+            return None
+        n_ranks = len(self.ranks)
+        self.n_decode_in_step = dec_seqs
+        return StepBatch(
+            prefill_tokens=n_ranks * pre_tokens,
+            prefill_attention_pairs=n_ranks * pre_pairs,
+            decode_seqs=dec_seqs,
+            decode_context_tokens=dec_ctx,
+        )
+
+    def start(self, batch: StepBatch) -> float:
+        self.busy = True
+        extra_s = 0.0
+        for r in self.stepping:  # swap copies planned for this iteration (a rank that does not step keeps its own)
+            if r.extra_s > extra_s:
+                extra_s = r.extra_s
+            r.extra_s = 0.0
+        self.step_s = self.ranks[0]._time(batch) + extra_s  # the ranks share one model and time cache
+        return self.step_s
+
+    def finish_step(self, now_s: float, done: list[Seq], handoff: list[Seq]) -> None:
+        self.busy = False
+        for r in self.stepping:
+            n_done, n_handoff = len(done), len(handoff)
+            r.finish_step(now_s, done, handoff)
+            if len(done) > n_done:
+                for seq in done[n_done:]:
+                    self.active_prompt_tokens[r.idx] -= self.home_prompt.pop(seq.rid)
+            if len(handoff) > n_handoff:
+                for seq in handoff[n_handoff:]:
+                    self.active_prompt_tokens[r.idx] -= self.home_prompt.pop(seq.rid)
+        self.stepping = []
