@@ -4,9 +4,9 @@ collection). Prints the rows of src/aiinfra/catalog/data/efficiency_aic_comm.yam
 
 Usage (a separate virtual environment with aiconfigurator==0.12.0, pandas and pyarrow; never a dependency
 of aiinfra):
-    python -m venv /tmp/aicvenv && /tmp/aicvenv/bin/pip install aiconfigurator==0.12.0
-    /tmp/aicvenv/bin/python bench/aic_efficiency_comm.py > src/aiinfra/catalog/data/efficiency_aic_comm.yaml
-    /tmp/aicvenv/bin/python bench/aic_efficiency_comm.py --compare   # the table reported in efficiency_sources.md
+    python -m venv <venv> && <venv>/bin/pip install aiconfigurator==0.12.0
+    <venv>/bin/python bench/aic_efficiency_comm.py > src/aiinfra/catalog/data/efficiency_aic_comm.yaml
+    <venv>/bin/python bench/aic_efficiency_comm.py --compare   # the table reported in efficiency_sources.md
 Exits 0 with a message when aiconfigurator_core or pandas is not installed.
 
 Reduction (the model of analytic/comms.py, nccl-tests doc/PERFORMANCE.md bus bandwidth):
