@@ -34,11 +34,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from aic_common import BLOB_URL, READ_ON, SYSTEM_IDS, data_root
 
 ROOT = Path(__file__).resolve().parents[1]
 ACCELERATORS = ROOT / "src" / "aiinfra" / "catalog" / "data" / "accelerators.yaml"
-READ_ON = "2026-11-23"
-REPO_URL = "https://github.com/ai-dynamo/aiconfigurator/blob/main/aic-core/src/aiconfigurator_core/systems/data"
 MIN_BIN = 5
 ATTN_TOKENS = 16384
 ATTN_HEADS = 16
@@ -62,15 +61,15 @@ class System:
 FA3_H100 = "attention-fa3-bf16-h100"
 VLLM_H100 = "moe-*-h100-vllm-fused"
 SYSTEMS = (
-    System("b200_sxm", "nvidia-b200-sxm-180gb", "b200", "1.3.0rc20", None, None),
-    System("gb200", "nvidia-gb200", "gb200", "1.3.0rc20", None, None),
-    System("b300_sxm", "nvidia-b300-sxm-288gb", "b300", "1.3.0rc20", None, None),
-    System("gb300", "nvidia-gb300", "gb300", "1.3.0rc20", None, None),
-    System("l40s", "nvidia-l40s", "l40s", "1.3.0rc20", None, None),
-    System("rtx_pro_6000_server", "nvidia-rtx-pro-6000", "rtxpro6000", "1.3.0rc20", None, None),
-    System("h200_sxm", "nvidia-h200-sxm-141gb", "h200", "1.3.0rc20", FA3_H100, VLLM_H100),
-    System("h100_sxm", "nvidia-h100-sxm5-80gb", "h100", "1.3.0rc20", FA3_H100, VLLM_H100),
-    System("a100_sxm", "nvidia-a100-sxm4-80gb", "a100", "1.0.0", "attention-fa2-bf16-a100", None),
+    System("b200_sxm", SYSTEM_IDS["b200_sxm"], "b200", "1.3.0rc20", None, None),
+    System("gb200", SYSTEM_IDS["gb200"], "gb200", "1.3.0rc20", None, None),
+    System("b300_sxm", SYSTEM_IDS["b300_sxm"], "b300", "1.3.0rc20", None, None),
+    System("gb300", SYSTEM_IDS["gb300"], "gb300", "1.3.0rc20", None, None),
+    System("l40s", SYSTEM_IDS["l40s"], "l40s", "1.3.0rc20", None, None),
+    System("rtx_pro_6000_server", SYSTEM_IDS["rtx_pro_6000_server"], "rtxpro6000", "1.3.0rc20", None, None),
+    System("h200_sxm", SYSTEM_IDS["h200_sxm"], "h200", "1.3.0rc20", FA3_H100, VLLM_H100),
+    System("h100_sxm", SYSTEM_IDS["h100_sxm"], "h100", "1.3.0rc20", FA3_H100, VLLM_H100),
+    System("a100_sxm", SYSTEM_IDS["a100_sxm"], "a100", "1.0.0", "attention-fa2-bf16-a100", None),
 )
 
 
@@ -85,7 +84,7 @@ def source(system: str, op: str, version: str, table: str, fields: str) -> str:
         f"ai-dynamo/aiconfigurator 0.12.0 systems/data/{path} (TensorRT-LLM {version} kernel timings, "
         "NVIDIA collection, Apache-2.0; latency in ms)"
     )
-    return f"    - {{title: '{title}', url: '{REPO_URL}/{path}', read_on: '{READ_ON}', fields: [{fields}]}}"
+    return f"    - {{title: '{title}', url: '{BLOB_URL}/{path}', read_on: '{READ_ON}', fields: [{fields}]}}"
 
 
 def points_yaml(pts: list[tuple[float, float]]) -> str:
@@ -323,17 +322,13 @@ def main() -> int:
     ap.add_argument("--data-root", type=Path, default=None, help="aiconfigurator_core/systems/data")
     ap.add_argument("--moe-csv", type=Path, default=None, help="also write every MoE point with its fraction")
     args = ap.parse_args()
-    data: Path | None = args.data_root
+    data: Path | None = args.data_root or data_root()
     if data is None:
-        try:
-            import aiconfigurator_core  # type: ignore[import-not-found]
-        except ImportError:
-            print(
-                "aiconfigurator_core is not installed here: nothing to reduce (pip install aiconfigurator==0.12.0 "
-                "in a separate virtual environment, then run this with its Python)"
-            )
-            return 0
-        data = Path(aiconfigurator_core.__file__).parent / "systems" / "data"
+        print(
+            "aiconfigurator_core is not installed here: nothing to reduce (pip install aiconfigurator==0.12.0 "
+            "in a separate virtual environment, then run this with its Python)"
+        )
+        return 0
     try:
         import pandas as pd  # type: ignore[import-untyped]
     except ImportError:

@@ -33,23 +33,22 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from aic_common import READ_ON, SYSTEM_IDS, TREE_URL, data_root
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = ROOT / "src" / "aiinfra" / "catalog" / "data"
-READ_ON = "2026-11-23"
-REPO_TREE = "https://github.com/ai-dynamo/aiconfigurator/tree/main/aic-core/src/aiconfigurator_core/systems/data"
 
 #: AIConfigurator system -> (catalog accelerator id, short name used in row ids)
 SYSTEMS: dict[str, tuple[str, str]] = {
-    "h200_sxm": ("nvidia-h200-sxm-141gb", "h200"),
-    "b200_sxm": ("nvidia-b200-sxm-180gb", "b200"),
-    "gb200": ("nvidia-gb200", "gb200"),
-    "b300_sxm": ("nvidia-b300-sxm-288gb", "b300"),
-    "gb300": ("nvidia-gb300", "gb300"),
-    "l40s": ("nvidia-l40s", "l40s"),
-    "rtx_pro_6000_server": ("nvidia-rtx-pro-6000", "rtxpro6000"),
-    "h100_sxm": ("nvidia-h100-sxm5-80gb", "h100"),
-    "a100_sxm": ("nvidia-a100-sxm4-80gb", "a100"),
+    "h200_sxm": (SYSTEM_IDS["h200_sxm"], "h200"),
+    "b200_sxm": (SYSTEM_IDS["b200_sxm"], "b200"),
+    "gb200": (SYSTEM_IDS["gb200"], "gb200"),
+    "b300_sxm": (SYSTEM_IDS["b300_sxm"], "b300"),
+    "gb300": (SYSTEM_IDS["gb300"], "gb300"),
+    "l40s": (SYSTEM_IDS["l40s"], "l40s"),
+    "rtx_pro_6000_server": (SYSTEM_IDS["rtx_pro_6000_server"], "rtxpro6000"),
+    "h100_sxm": (SYSTEM_IDS["h100_sxm"], "h100"),
+    "a100_sxm": (SYSTEM_IDS["a100_sxm"], "a100"),
 }
 #: parts whose main-file all-reduce curves are measured and validated: every row for them is a cross-check
 CROSS_CHECK_ONLY = ("h100_sxm", "a100_sxm")
@@ -170,7 +169,7 @@ def latency_us(s: Series) -> float:
 def source(table: Table, system: str, fields: list[str], what: str) -> dict[str, Any]:
     return {
         "title": f"ai-dynamo/aiconfigurator 0.12.0 aic-core systems/data/{table.path} ({what}, NVIDIA collection)",
-        "url": f"{REPO_TREE}/{system}/comm",
+        "url": f"{TREE_URL}/{system}/comm",
         "read_on": READ_ON,
         "fields": fields,
     }
@@ -368,15 +367,10 @@ def main() -> int:
     except ImportError:
         print("pandas/pyarrow not installed: run this with the AIConfigurator virtual environment", file=sys.stderr)
         return 0
-    if args.data:
-        data = Path(args.data)
-    else:
-        try:
-            import aiconfigurator_core
-        except ImportError:
-            print("aiconfigurator_core not installed (aiconfigurator==0.12.0); nothing to do", file=sys.stderr)
-            return 0
-        data = Path(aiconfigurator_core.__file__).parent / "systems" / "data"
+    data = Path(args.data) if args.data else data_root()
+    if data is None:
+        print("aiconfigurator_core not installed (aiconfigurator==0.12.0); nothing to do", file=sys.stderr)
+        return 0
     rows = build_rows(data)
     if args.compare:
         print("| row | use | 64 KiB | 1 MiB | 16 MiB | 256 MiB |\n|---|---|---|---|---|---|")

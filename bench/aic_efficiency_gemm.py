@@ -17,13 +17,12 @@ Reduction (the same as the gemm-bf16-h100-vidur and memory-h100-vidur-gemv rows 
 Usage (needs numpy, pyarrow and aiconfigurator_core, e.g. a venv with ``pip install aiconfigurator==0.12.0``):
   PYTHONPATH=src <venv>/bin/python bench/aic_efficiency_gemm.py > src/aiinfra/catalog/data/efficiency_aic_gemm.yaml
 Prints the YAML rows on stdout and, on stderr, each row's bins, the memory fit t = t0 + bytes/B_inf the planner
-makes (analytic/inference.py _memory_fit_for), and the planner's value before (efficiency.yaml alone) and after.
+makes (analytic/inference.py memory_fit_through_ends), and the planner's value before (efficiency.yaml alone) and after.
 Exits 0 with a message when the data are not installed. Not imported by the package.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import sys
 from dataclasses import dataclass
@@ -32,9 +31,10 @@ from typing import Any
 
 import numpy as np
 import yaml
+from aic_common import READ_ON, SYSTEM_IDS, TREE_URL, data_root
 
-READ_ON = "2026-11-23"
-REPO_TREE = "https://github.com/ai-dynamo/aiconfigurator/tree/main/aic-core/src/aiconfigurator_core/systems/data"
+from aiinfra.analytic.inference import memory_fit_through_ends
+
 COLLECTOR = (
     "ai-dynamo/aiconfigurator collector/trtllm/collect_gemm.py and collector/helper.py benchmark_with_power "
     "(method only): TensorRT-LLM Linear(k, n).forward on a bf16 input of m rows (fp8: per-tensor FP8 with the "
@@ -66,34 +66,29 @@ class Part:
 
 
 H100_MAIN = "the validated part keeps its main-file measured curve"
+#: the timed op includes TensorRT-LLM's activation quantisation; where a same-generation pure-kernel curve exists,
+#: the planner keeps it (lead's decision, efficiency_sources.md)
+QUANT_IN_OP = "activation quantisation inside the timed op; the same-generation pure-kernel curve is used"
 PARTS = [
-    Part("h100_sxm", "nvidia-h100-sxm5-80gb", "h100",
+    Part("h100_sxm", SYSTEM_IDS["h100_sxm"], "h100",
          {"bf16": "gemm-bf16-h100-vidur is used; " + H100_MAIN,
           "fp8": "gemm-fp8-h100-deepgemm is used; " + H100_MAIN,
           "memory": "memory-h100-vidur-gemv is used; " + H100_MAIN}),
-    Part("h200_sxm", "nvidia-h200-sxm-141gb", "h200", {}, skip=("bf16", "fp8")),
-    Part("b200_sxm", "nvidia-b200-sxm-180gb", "b200",
+    Part("h200_sxm", SYSTEM_IDS["h200_sxm"], "h200", {}, skip=("bf16", "fp8")),
+    Part("b200_sxm", SYSTEM_IDS["b200_sxm"], "b200",
          {"bf16": "gemm-bf16-b200-xla (main file, measured) wins the tie",
-          "fp8": "gemm-fp8-b200-xla (main file, measured) wins the tie"}),
-    Part("gb200", "nvidia-gb200", "gb200",
+          "fp8": "gemm-fp8-b200-xla (main file, measured) wins the tie", "nvfp4": QUANT_IN_OP}),
+    Part("gb200", SYSTEM_IDS["gb200"], "gb200",
          {"fp8": "gemm-fp8-gb200-azure-cublaslt (main file, measured) wins the tie",
           "nvfp4": "gemm-fp4-gb200-azure-cublaslt (main file, measured) wins the tie"}),
-    Part("b300_sxm", "nvidia-b300-sxm-288gb", "b300", {}),
-    Part("gb300", "nvidia-gb300", "gb300", {}),
-    Part("l40s", "nvidia-l40s", "l40s", {}),
-    Part("rtx_pro_6000_server", "nvidia-rtx-pro-6000", "rtx-pro-6000", {}),
-    Part("a100_sxm", "nvidia-a100-sxm4-80gb", "a100",
+    Part("b300_sxm", SYSTEM_IDS["b300_sxm"], "b300", {"fp8": QUANT_IN_OP, "nvfp4": QUANT_IN_OP}),
+    Part("gb300", SYSTEM_IDS["gb300"], "gb300", {"fp8": QUANT_IN_OP, "nvfp4": QUANT_IN_OP}),
+    Part("l40s", SYSTEM_IDS["l40s"], "l40s", {}),
+    Part("rtx_pro_6000_server", SYSTEM_IDS["rtx_pro_6000_server"], "rtx-pro-6000", {}),
+    Part("a100_sxm", SYSTEM_IDS["a100_sxm"], "a100",
          {"bf16": "gemm-bf16-a100-vidur (main file, measured) wins the tie",
           "memory": "memory-a100-vidur-gemv (main file, measured) wins the tie"}),
 ]  # fmt: skip
-
-
-def data_root() -> Path | None:
-    spec = importlib.util.find_spec("aiconfigurator_core")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    root = Path(next(iter(spec.submodule_search_locations))) / "systems" / "data"
-    return root if root.is_dir() else None
 
 
 def _version_key(name: str) -> tuple[int, ...]:
@@ -237,14 +232,9 @@ def memory_row(part: Part, path: Path, d: dict[str, np.ndarray], bw: float) -> A
 
 
 def memory_fit(points: list[list[float]], bw: float) -> tuple[float, float]:
-    """The planner's t = t0 + bytes / B_inf through the curve's ends (analytic/inference.py _memory_fit_for)."""
+    """The planner's t = t0 + bytes / B_inf through the curve's ends."""
     (x0, y0), (x1, y1) = points[0], points[-1]
-    t_0, t_1 = x0 / (bw * y0), x1 / (bw * y1)
-    b_inf = (x1 - x0) / (t_1 - t_0) if t_1 > t_0 else bw * y1
-    t0 = t_0 - x0 / b_inf
-    if t0 < 0.0 or b_inf > bw:
-        return 0.0, bw * max(y for _, y in points)
-    return t0, b_inf
+    return memory_fit_through_ends(x0, y0, x1, y1, bw, max(y for _, y in points))
 
 
 def source(part: Part, path: Path) -> list[dict[str, Any]]:
@@ -252,7 +242,7 @@ def source(part: Part, path: Path) -> list[dict[str, Any]]:
     return [
         {"title": f"ai-dynamo/aiconfigurator 0.12.0 systems/data/{rel}/gemm_perf.parquet (TensorRT-LLM "
                   f"{path.parent.name} kernel timings, NVIDIA collection)",
-         "url": f"{REPO_TREE}/{rel}", "read_on": READ_ON, "fields": ["gemm_dtype", "m", "n", "k", "latency"]},
+         "url": f"{TREE_URL}/{rel}", "read_on": READ_ON, "fields": ["gemm_dtype", "m", "n", "k", "latency"]},
         {"title": COLLECTOR, "url": COLLECTOR_URL, "read_on": READ_ON, "fields": ["run_gemm", "benchmark_with_power"]},
     ]  # fmt: skip
 

@@ -198,7 +198,10 @@ class InferenceEstimate:
     notes: tuple[str, ...]
 
 
-def _model_for(sc_model: ModelArch, cluster: ClusterSpec, wl: ServingWorkload, attention_dp: bool) -> InferenceModel:
+def model_for(
+    sc_model: ModelArch, cluster: ClusterSpec, wl: ServingWorkload, attention_dp: bool = False
+) -> InferenceModel:
+    """The step-time model of one replica of ``wl.plan`` (the planner and the simulator share it)."""
     plan = wl.plan
     return InferenceModel(
         model=sc_model, cluster=cluster, tp=plan.tp if plan else 1, pp=plan.pp if plan else 1,
@@ -261,7 +264,7 @@ def estimate(
     the engine's defaults for the device and ``usage`` (:func:`aiinfra.engine_profile.scheduler_defaults`;
     None = server when the workload has a rate, concurrency, users or arrivals, else offline).
     """
-    im = _model_for(model, cluster, wl, attention_dp)
+    im = model_for(model, cluster, wl, attention_dp)
     eng = engine_defaults(engine)
     sched = wl.simulation.scheduler if wl.simulation is not None else None
     sd = scheduler_defaults(engine, cluster.accelerator, usage or workload_usage(wl))

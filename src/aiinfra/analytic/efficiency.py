@@ -187,7 +187,7 @@ class EfficiencyTable:
 
         def rank_key(c: Curve) -> tuple[int, int, int, int, float]:
             single_point = 1 if len(c.log_x) == 1 else 0
-            sim = _similarity(acc_id, c.accelerators)
+            sim = similarity(acc_id, c)
             # on the part itself, a measurement beats a derivation from another part's measurement
             derived = 1 if sim == 0 and c.provenance == "derived" else 0
             rank_score = abs((c.n_ranks or 0) - (n_ranks or 0)) if n_ranks is not None else 0
@@ -195,7 +195,7 @@ class EfficiencyTable:
             return sim, single_point, derived, rank_score, hd_score
 
         best = min(cands, key=rank_key)
-        return best, _similarity(acc_id, best.accelerators)
+        return best, similarity(acc_id, best)
 
     def curve(
         self,

@@ -93,12 +93,20 @@ def _memory_fit_for(acc_id: str, bw: float) -> tuple[float, float]:
         return 0.0, bw
     if len(curve.log_x) < 2:
         return 0.0, bw * curve.y[0]
-    x0, x1 = 10.0 ** curve.log_x[0], 10.0 ** curve.log_x[-1]
-    t_0, t_1 = x0 / (bw * curve.y[0]), x1 / (bw * curve.y[-1])
-    b_inf = (x1 - x0) / (t_1 - t_0) if t_1 > t_0 else bw * curve.y[-1]
-    t0 = t_0 - x0 / b_inf
+    return memory_fit_through_ends(10.0 ** curve.log_x[0], curve.y[0], 10.0 ** curve.log_x[-1], curve.y[-1], bw,
+                                   max(curve.y))  # fmt: skip
+
+
+def memory_fit_through_ends(
+    x0_bytes: float, frac0: float, x1_bytes: float, frac1: float, bw: float, frac_max: float
+) -> tuple[float, float]:
+    """(t0_s, B∞ bytes/s) of t = t0 + bytes / B∞ through two points of a memory curve (bytes, fraction of
+    ``bw``); where the two points admit no such line (t0 < 0 or B∞ above ``bw``), t0 = 0 at the best fraction."""
+    t_0, t_1 = x0_bytes / (bw * frac0), x1_bytes / (bw * frac1)
+    b_inf = (x1_bytes - x0_bytes) / (t_1 - t_0) if t_1 > t_0 else bw * frac1
+    t0 = t_0 - x0_bytes / b_inf
     if t0 < 0.0 or b_inf > bw:
-        return 0.0, bw * max(curve.y)
+        return 0.0, bw * frac_max
     return t0, b_inf
 
 

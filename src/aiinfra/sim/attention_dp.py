@@ -91,7 +91,7 @@ class AttentionDpReplica:
         return sum(r.prefix_hits for r in self.ranks)
 
     def has_work(self) -> bool:
-        return bool(self.queue) or any(r.waiting or r.prefilling or r.decode for r in self.ranks)
+        return bool(self.queue) or any(r.has_work() for r in self.ranks)
 
     def running(self) -> int:
         n = 0
@@ -113,7 +113,7 @@ class AttentionDpReplica:
 
     def enqueue(self, seq: Seq) -> None:
         heapq.heappush(self.queue, (seq.priority, seq.arrival_s, seq.rid, seq))
-        self.queue_tokens += seq.prompt_tokens - seq.prefilled_tokens + seq.output_tokens - seq.generated_tokens
+        self.queue_tokens += seq.remaining_tokens
 
     # ---- dispatch (TensorRT-LLM attention-DP request balancing; see the module docstring)
     def _dispatch(self) -> None:
@@ -130,7 +130,7 @@ class AttentionDpReplica:
         new.sort(key=lambda s: -s.prompt_tokens)  # stable: equal prompts keep their (priority, arrival) order
         for seq in new:
             tokens, count, i = heapq.heappop(heap)
-            self.queue_tokens -= seq.prompt_tokens - seq.prefilled_tokens + seq.output_tokens - seq.generated_tokens
+            self.queue_tokens -= seq.remaining_tokens
             self.ranks[i].enqueue(seq)
             self.home_prompt[seq.rid] = seq.prompt_tokens
             self.active_prompt_tokens[i] += seq.prompt_tokens
@@ -145,7 +145,7 @@ class AttentionDpReplica:
         pre_tokens, pre_pairs = 0, 0.0
         dec_seqs = dec_ctx = 0
         for r in self.ranks:
-            if not (r.waiting or r.prefilling or r.decode):
+            if not r.has_work():
                 continue
             b = r.plan()
             if b is None:
@@ -184,10 +184,6 @@ class AttentionDpReplica:
         for r in self.stepping:
             n_done, n_handoff = len(done), len(handoff)
             r.finish_step(now_s, done, handoff)
-            if len(done) > n_done:
-                for seq in done[n_done:]:
-                    self.active_prompt_tokens[r.idx] -= self.home_prompt.pop(seq.rid)
-            if len(handoff) > n_handoff:
-                for seq in handoff[n_handoff:]:
-                    self.active_prompt_tokens[r.idx] -= self.home_prompt.pop(seq.rid)
+            for seq in (*done[n_done:], *handoff[n_handoff:]):  # requests that left the rank this step
+                self.active_prompt_tokens[r.idx] -= self.home_prompt.pop(seq.rid)
         self.stepping = []

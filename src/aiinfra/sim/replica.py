@@ -62,6 +62,11 @@ class Seq:
     prefix_id: int = -1
     prefix_tokens: int = 0
 
+    @property
+    def remaining_tokens(self) -> int:
+        """Tokens still to compute: the prompt not yet prefilled plus the outputs not yet generated."""
+        return self.prompt_tokens - self.prefilled_tokens + self.output_tokens - self.generated_tokens
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SchedulerLimits:
@@ -157,7 +162,7 @@ class Replica:
 
     def enqueue(self, seq: Seq) -> None:
         heapq.heappush(self.waiting, (seq.priority, seq.arrival_s, seq.rid, seq))
-        self.outstanding_tokens += seq.prompt_tokens - seq.prefilled_tokens + seq.output_tokens - seq.generated_tokens
+        self.outstanding_tokens += seq.remaining_tokens
 
     def _ctx(self, seq: Seq) -> float:
         return seq.ctx_join_tokens + (self.decode_steps - seq.join_step) * self.lim.tokens_per_step

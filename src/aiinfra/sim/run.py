@@ -19,7 +19,7 @@ from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch, StepTimeModel
 from aiinfra.engine_profile import scheduler_defaults
 from aiinfra.errors import InfeasibleError, SpecError
-from aiinfra.inference import kv_capacity, speculative_tokens_per_step
+from aiinfra.inference import kv_capacity, model_for, speculative_tokens_per_step
 from aiinfra.sim.arrivals import Requests, interarrival_s, lengths, read_trace
 from aiinfra.sim.attention_dp import rank_limits
 from aiinfra.sim.engine import Records, Simulation
@@ -194,11 +194,8 @@ def simulate(
         raise SpecError("inference", None, "the scenario has no inference section", "add inference: {...}")
     if rate_override is not None:
         wl = replace(wl, request_rate_per_s=rate_override)
-    plan = wl.plan
-    tp, pp = (plan.tp, plan.pp) if plan else (1, 1)
-    im = InferenceModel(model=scenario.model, cluster=scenario.cluster, tp=tp, pp=pp, ep=plan.ep if plan else 1,
-                        attention_dp=bool(plan and plan.attention_dp), weight_precision=wl.weight_precision,
-                        kv_precision=wl.kv_precision or "bf16")  # fmt: skip
+    im = model_for(scenario.model, scenario.cluster, wl)
+    tp, pp = im.tp, im.pp
     dp = im.kv_token_shards  # attention-DP ranks: each caches its own sequences' tokens
     sim = wl.simulation or SimulationConfig()
     dis = sim.disaggregation
