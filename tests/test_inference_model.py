@@ -187,12 +187,35 @@ def test_expected_max_of_poisson_counts_by_hand() -> None:
 
 def test_attention_dp_iteration_carries_the_busiest_ranks_prompts() -> None:
     # 8 ranks, 1,600 sequences, 1,000-token outputs: 1.6 new prompts per step in all, Poisson(0.2) per rank;
-    # the busiest rank expects E[max of 8 Poisson(0.2)] prompts and the step carries 8 × that many
+    # the step holds the 1.6 prompts of all ranks, and its busiest rank E[max of 8 Poisson(0.2)] prompts
+    # with 1,600 / 8 = 200 decodes of average context 1,000 + 1,000 / 2 = 1,500
     from aiinfra.inference import expected_max_poisson
 
     even = steady_state_step(1600, 1000, 1000)
     skew = steady_state_step(1600, 1000, 1000, dp_ranks=8)
-    assert even.prefill_tokens == 1600
-    assert skew.prefill_tokens == round(8 * expected_max_poisson(0.2, 8) * 1000)
-    assert skew.prefill_tokens > 2 * even.prefill_tokens
+    assert even.prefill_tokens == 1600 and even.busiest_rank is None
+    assert skew.prefill_tokens == 1600
     assert skew.decode_seqs == even.decode_seqs
+    rank = skew.busiest_rank
+    assert rank is not None
+    assert rank.prefill_tokens == round(expected_max_poisson(0.2, 8) * 1000)
+    assert rank.prefill_tokens > 2 * even.prefill_tokens / 8
+    assert rank.decode_seqs == 200 and rank.decode_context_tokens == 200 * 1500
+
+
+def test_attention_dp_prices_per_rank_layers_at_the_busiest_rank_and_experts_at_the_sum() -> None:
+    # Qwen3-235B-A22B, 8 x H100, attention DP, experts 8 ways. One rank prefilling 4,000 tokens while the
+    # others idle: the per-rank layers run 4,000 tokens, the same as 8 ranks of 4,000 each (32,000 in all),
+    # but the expert layers see 4,000 tokens instead of 32,000, so the step is shorter; and it is longer than
+    # 4,000 tokens spread evenly (500 per rank), whose per-rank layers run 500 tokens
+    m = catalog.model("qwen3-235b-a22b")
+    im = InferenceModel(model=m, cluster=cluster_for("nvidia-h100-sxm5-80gb", 8), tp=8, weight_precision="fp8",
+                        kv_precision="fp8", ep=8, attention_dp=True)  # fmt: skip
+    one = StepBatch.prefill(4000)
+    lone = dataclasses.replace(one, busiest_rank=one)
+    all_ranks = StepBatch(prefill_tokens=8 * 4000, prefill_attention_pairs=8 * one.prefill_attention_pairs,
+                          busiest_rank=one)  # fmt: skip
+    t_lone, t_all, t_even = im.iteration_time_s(lone), im.iteration_time_s(all_ranks), im.iteration_time_s(one)
+    assert t_even < t_lone < t_all
+    b_lone, b_all = im.breakdown(lone), im.breakdown(all_ranks)
+    assert b_lone.attention_s == pytest.approx(b_all.attention_s)  # the same rank's attention

@@ -42,8 +42,20 @@ inference:
 """
 
 
+class RankStep:
+    """t = a + b_rank · (busiest rank's tokens) + b_all · (all ranks' tokens): a toy attention-DP step whose
+    per-rank layers wait for the straggler while its expert layers see every rank's tokens."""
+
+    def __init__(self, a_s: float, b_rank_s: float, b_all_s: float) -> None:
+        self.a_s, self.b_rank_s, self.b_all_s = a_s, b_rank_s, b_all_s
+
+    def iteration_time_s(self, batch: StepBatch) -> float:
+        rank = batch.busiest_rank if batch.busiest_rank is not None else batch
+        return self.a_s + self.b_rank_s * rank.tokens + self.b_all_s * batch.tokens
+
+
 def _adp_run(limits: SchedulerLimits, rows: list[tuple[float, int, int]], ranks: int = 2) -> Records:
-    return Simulation(LinearStep(0.01, 1e-4), limits, 1, attention_dp_ranks=ranks).run(reqs(rows))
+    return Simulation(RankStep(0.01, 1e-4, 0.5e-4), limits, 1, attention_dp_ranks=ranks).run(reqs(rows))
 
 
 def test_rank_limits_split_the_replica() -> None:
@@ -54,15 +66,16 @@ def test_rank_limits_split_the_replica() -> None:
 
 
 def test_busiest_rank_sets_the_iteration() -> None:
-    # two ranks, t = 0.01 + 1e-4·tokens. A 300-token and a 100-token prompt arrive together; the longer goes
-    # first to rank 0 (fewest active prompt tokens, lowest rank), the other to rank 1. The lock-step prefill
-    # is priced as 2 × the busiest rank's 300 tokens: 0.01 + 600e-4 = 0.07 s, so both first tokens come at
-    # 0.07 (the short prompt waits for the straggler; one replica without attention DP would take
-    # 0.01 + 400e-4 = 0.05). One decode step of both ranks: 0.01 + 2e-4 = 0.0102 → both finish at 0.0802.
+    # two ranks, t = 0.01 + 1e-4·(busiest rank's tokens) + 0.5e-4·(all tokens). A 300-token and a 100-token
+    # prompt arrive together; the longer goes first to rank 0 (fewest active prompt tokens, lowest rank), the
+    # other to rank 1. The lock-step prefill: 0.01 + 300e-4 + 400·0.5e-4 = 0.06 s, so both first tokens come
+    # at 0.06 (the short prompt waits for the straggler; the same toy model with the two prompts spread
+    # evenly, 200 tokens per rank, would take 0.01 + 200e-4 + 400·0.5e-4 = 0.05). One decode step of both
+    # ranks (1 token on the busiest, 2 in all): 0.01 + 1e-4 + 1e-4 = 0.0102 → both finish at 0.0702.
     rec = _adp_run(lim(), [(0.0, 100, 2), (0.0, 300, 2)])
-    assert rec.first_token_s == pytest.approx([0.07, 0.07])
-    assert rec.finish_s == pytest.approx([0.0802, 0.0802])
-    plain = Simulation(LinearStep(0.01, 1e-4), lim(), 1).run(reqs([(0.0, 100, 2), (0.0, 300, 2)]))
+    assert rec.first_token_s == pytest.approx([0.06, 0.06])
+    assert rec.finish_s == pytest.approx([0.0702, 0.0702])
+    plain = Simulation(RankStep(0.01, 1e-4 / 2, 0.5e-4), lim(), 1).run(reqs([(0.0, 100, 2), (0.0, 300, 2)]))
     assert plain.first_token_s == pytest.approx([0.05, 0.05])
 
 
@@ -94,9 +107,11 @@ def test_dispatch_balances_active_prompt_tokens_up_to_an_even_count() -> None:
     batch = rep.plan()
     held = [sorted(s.rid for s in r.prefilling) for r in rep.ranks]
     assert held == [[1, 3], [0, 2]]
-    # the iteration carries 2 × the busiest rank's 600 prompt tokens (causal pairs 500·501/2 + 100·101/2)
-    assert batch is not None and batch.prefill_tokens == 1200
-    assert batch.prefill_attention_pairs == pytest.approx(2 * (500 * 501 / 2 + 100 * 101 / 2))
+    # the iteration carries all 800 prompt tokens, and rank 0's 600 (causal pairs 500·501/2 + 100·101/2) as
+    # the busiest rank's
+    assert batch is not None and batch.prefill_tokens == 800
+    assert batch.busiest_rank is not None and batch.busiest_rank.prefill_tokens == 600
+    assert batch.busiest_rank.prefill_attention_pairs == pytest.approx(500 * 501 / 2 + 100 * 101 / 2)
     assert rep.active_prompt_tokens == [600, 200]
 
 
@@ -197,7 +212,8 @@ def test_cli_reports_the_ranks(tmp_yaml) -> None:  # type: ignore[no-untyped-def
 
 
 def test_step_batch_of_a_lone_rank_is_its_own() -> None:
-    # one rank busy, the other idle: 2 × its 64-token prefill chunk, its decodes as they are
+    # one rank busy, the other idle: the step is its 64-token prefill, which is also the busiest rank's
     rep = AttentionDpReplica(0, LinearStep(0.0, 1.0), lim(), {}, 2)
     rep.enqueue(Seq(rid=0, prompt_tokens=64, output_tokens=3, arrival_s=0.0))
-    assert rep.plan() == StepBatch(prefill_tokens=128, prefill_attention_pairs=2 * 64 * 65 / 2)
+    own = StepBatch(prefill_tokens=64, prefill_attention_pairs=64 * 65 / 2)
+    assert rep.plan() == replace(own, busiest_rank=own)

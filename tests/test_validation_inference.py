@@ -2,11 +2,12 @@
 
 Bounds are the model's achieved accuracy plus a margin (not the issue's targets). Known misses, documented:
 
-* MoE rows of TensorRT-LLM v1.0 (Llama 4 Scout/Maverick, Qwen3-235B; attention-DP + EP): median |error| 65 %.
-  Qwen3's expert GEMMs run at the measured grouped-GEMM efficiency (vLLM fused_moe, DeepGEMM), and every
-  iteration lasts as long as its busiest attention-DP rank (E[max] of the ranks' Poisson prompt arrivals),
-  which brings the prompt-heavy rows (1000/1000 … 5000/500) within −45 … +79 %; short-prompt rows (128 in)
-  stay +70 … +126 %: their memory-bound decode is faster in the model than measured, unexplained.
+* MoE rows of TensorRT-LLM v1.0 (Llama 4 Scout/Maverick, Qwen3-235B; attention-DP + EP): median |error| 73 %.
+  Every iteration lasts as long as its busiest attention-DP rank (E[max] of the ranks' Poisson prompt
+  arrivals) in the per-rank layers, while the expert layers process the sum of all ranks' tokens; the
+  prompt-heavy rows (5000/500) come within −28 … +15 %, the decode-heavy rows stay +60 … +126 %: their
+  decode is faster in the model than measured, unexplained (docs/validation-analysis.md lists what is
+  ruled out).
 * gpt-oss-20b ITL slopes: the attention sinks and the MXFP4 attention path are not modelled.
 * TensorRT-LLM v0.5 TTFT at 128 tokens: fixed per-request costs (tokenisation, scheduling) not modelled.
 * MLPerf v4.1 H100 rows (tp blank: the throughput-maximising tp is chosen, TP2 × 4 for Llama-2-70B, TP1 × 8
@@ -14,8 +15,7 @@ Bounds are the model's achieved accuracy plus a margin (not the issue's targets)
   are under-predicted by ≈ 75 % (TensorRT-LLM's Server runs batch up to the 200 ms TPOT limit; the simulator
   schedules as soon as it can).
 * llmservingsim (RTX PRO 6000): the measured run caps the batch at max_num_seqs 128 (its notes), so 10
-  req/s queue (mean TTFT 7.1 s); with that cap the simulator queues too (TTFT −33 %), but the RTX PRO 6000
-  has no measured efficiency curve, so its ideal roofline step is ~15 % fast (TPOT −14 %, throughput +19 %).
+  req/s queue (mean TTFT 7.1 s); with that cap the simulator queues too (docs/validation.md has the errors).
 """
 
 from __future__ import annotations
@@ -73,9 +73,9 @@ def test_dense_saturated_throughput(result) -> None:  # type: ignore[no-untyped-
 def test_moe_throughput_miss_is_documented(result) -> None:  # type: ignore[no-untyped-def]
     errs = [c.rel_error for c in result["cases"] if c.group == "trtllm-v1p0" and any(k in c.id for k in MOE)]
     assert len(errs) == 22
-    # regression guard (see module docstring): with the attention-DP straggler term the prompt-heavy rows come
-    # within ±25 % (5000/500 rows now under-predicted, Qwen3 5000/500 −45 %); short prompts stay ≈ +70…+125 %
-    assert statistics.median(abs(e) for e in errs) <= 0.70
+    # regression guard (see module docstring): the prompt-heavy 5000/500 rows come within −28 … +15 %; the
+    # decode-heavy rows stay ≈ +60 … +126 %
+    assert statistics.median(abs(e) for e in errs) <= 0.80
     assert sum(e > 0.5 for e in errs) >= 10  # the short-prompt decode miss is still there and documented
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from aiinfra import catalog
@@ -152,20 +152,29 @@ def steady_state_step(
     many prompts are prefilled — per step; decoding contexts average input + output/2.
 
     With attention data parallelism over ``dp_ranks`` ranks, each rank admits its own new prompts and every
-    MoE layer synchronises the ranks, so an iteration lasts as long as its busiest rank: the prefill
-    work is that of the rank with the most new prompts, E[max of dp_ranks Poisson(λ/dp_ranks)] prompts rather
-    than the mean (the context/generation imbalance across attention-DP ranks that TensorRT-LLM's "ADP
-    balance" scheduling and DeepSeek's inference-system notes describe). The model divides tokens evenly
-    over the ranks, so the step carries dp_ranks × that many prompts."""
+    MoE layer synchronises the ranks, so an iteration lasts as long as its busiest rank: that rank prefills
+    E[max of dp_ranks Poisson(λ/dp_ranks)] prompts rather than the mean (the context/generation imbalance
+    across attention-DP ranks that TensorRT-LLM's "ADP balance" scheduling and DeepSeek's inference-system
+    notes describe), while the expert layers process the λ prompts of all ranks. The step carries that
+    rank's work as ``busiest_rank`` (its prompts, and 1/dp_ranks of the decodes)."""
     new_per_step = batch_seqs * tokens_per_step / output_tokens
-    if dp_ranks > 1:
-        new_per_step = dp_ranks * expected_max_poisson(new_per_step / dp_ranks, dp_ranks)
-    pre_tokens = max(1, round(new_per_step * input_tokens))
+    ctx_each = input_tokens + output_tokens / 2.0
+    total = _steady_batch(new_per_step, input_tokens, batch_seqs, batch_seqs * ctx_each)
+    if dp_ranks <= 1:
+        return total
+    rank_prompts = expected_max_poisson(new_per_step / dp_ranks, dp_ranks)
+    rank_seqs = batch_seqs / dp_ranks
+    rank = _steady_batch(rank_prompts, input_tokens, max(1, round(rank_seqs)), rank_seqs * ctx_each)
+    return replace(total, busiest_rank=rank)
+
+
+def _steady_batch(prompts: float, input_tokens: int, decode_seqs: int, decode_context_tokens: float) -> StepBatch:
+    """``prompts`` (a mean, may be fractional) whole prompts of ``input_tokens`` plus the decodes."""
     return StepBatch(
-        prefill_tokens=pre_tokens,
-        prefill_attention_pairs=new_per_step * input_tokens * (input_tokens + 1) / 2.0,
-        decode_seqs=batch_seqs,
-        decode_context_tokens=round(batch_seqs * (input_tokens + output_tokens / 2.0)),
+        prefill_tokens=max(1, round(prompts * input_tokens)),
+        prefill_attention_pairs=prompts * input_tokens * (input_tokens + 1) / 2.0,
+        decode_seqs=decode_seqs,
+        decode_context_tokens=round(decode_context_tokens),
     )
 
 

@@ -27,7 +27,10 @@ Work per step (T = prefill tokens + decoding sequences):
   (``attention_dp``: each rank runs attention for its own 1/tp of the sequences, TensorRT-LLM
   ``enable_attention_dp``; vLLM/SGLang "DP attention") the non-expert weights are replicated and the
   routed experts are split ``ep`` ways, with an all-to-all dispatch and combine of T·k·h activations per
-  MoE layer (Lepikhin et al. 2021, GShard §2.2).
+  MoE layer (Lepikhin et al. 2021, GShard §2.2). The ranks step in lock-step, so when a step says how
+  its work is spread (``StepBatch.busiest_rank``) the per-rank layers take the busiest rank's tokens while
+  the expert layers take the sum over ranks (TensorRT-LLM tech blog 10, "ADP Balance Strategy": an
+  iteration lasts as long as its slowest rank's attention).
 * Quantised weights move DTYPE_BYTES per weight (int4/fp4: 0.5 B; group scales not counted); their
   matmuls run at the fp4 peak only for fp4 weights on an accelerator with a dense fp4 peak, else
   dequantised to bf16; fp8/int8 weights use the fp8/int8 peak where published (W8A8).
@@ -194,6 +197,8 @@ class InferenceModel:
         """KV-cache bytes one accelerator reads for the decode attention of a step: each decoding
         sequence's context once, however many query tokens it runs (a speculative verify pass attends
         γ + 1 queries to the same keys and values in one kernel; Leviathan et al. 2023, Chen et al. 2023)."""
+        if self.attention_dp and batch.busiest_rank is not None:
+            return batch.busiest_rank.decode_context_tokens * self.kv_bytes_per_token_per_accelerator
         dp = self.tp if self.attention_dp else 1
         return batch.decode_context_tokens * self.kv_bytes_per_token_per_accelerator / dp
 
@@ -211,10 +216,13 @@ class InferenceModel:
         dense_mlp = (pb.dense_layers * pb.dense_mlp_per_layer + pb.moe_layers * pb.moe_shared_per_layer) / pp
         router = pb.moe_layers * pb.router_per_layer / pp
         head = float(m.vocab_size * m.hidden_size)
-        # tokens per rank: attention-DP ranks each hold 1/tp of the sequences
+        # tokens per rank: attention-DP ranks each hold 1/tp of the sequences, or the busiest rank's share
+        # when the step says how the work is spread (StepBatch.busiest_rank); the expert layers below see
+        # the tokens of every rank
         dp = tp if self.attention_dp else 1
         split = 1 if self.attention_dp else tp
-        t_rank = tokens / dp
+        rank = batch.busiest_rank if self.attention_dp else None
+        t_rank = float(rank.tokens) if rank is not None else tokens / dp
         layers = m.num_layers / pp
         mlp_layers = (pb.dense_layers + (pb.moe_layers if pb.moe_shared_per_layer else 0)) / pp
         parts = [
@@ -225,7 +233,10 @@ class InferenceModel:
         t0, b_inf = _memory_fit(acc)
         n_elem = ELEMENTWISE_KERNELS_PER_LAYER * layers
         parts.append(_Kernels(0.0, n_elem * (t0 + 2.0 * t_rank * m.hidden_size * ACT_BYTES / b_inf)))
-        logits_tokens = (batch.decode_tokens + (1 if batch.prefill_tokens else 0)) / dp
+        if rank is not None:
+            logits_tokens = float(rank.decode_tokens + (1 if rank.prefill_tokens else 0))
+        else:
+            logits_tokens = (batch.decode_tokens + (1 if batch.prefill_tokens else 0)) / dp
         head_k = self._linear(max(logits_tokens, 1.0), head, 1, cd, split)  # last stage only
         if m.is_moe:
             moe_layers_stage = pb.moe_layers / pp
@@ -248,13 +259,16 @@ class InferenceModel:
             dec_v = m.num_heads * (m.kv_lora_rank or 0)
         else:
             dec_qk, dec_v = d_qk, d_v
-        pre_flop = 2.0 * layers * batch.prefill_attention_pairs * (d_qk + d_v) / tp
-        dec_flop = 2.0 * layers * batch.decode_attention_pairs * (dec_qk + dec_v) / tp
+        # heads split tp ways, or (attention DP) sequences: evenly, or the busiest rank's own
+        att = rank if rank is not None else batch
+        att_split = 1 if rank is not None else tp
+        pre_flop = 2.0 * layers * att.prefill_attention_pairs * (d_qk + d_v) / att_split
+        dec_flop = 2.0 * layers * att.decode_attention_pairs * (dec_qk + dec_v) / att_split
         kv_read = self.decode_kv_read_bytes_per_accelerator(batch)
         attn_peak = acc.sustained_flop_per_s("bf16")
         a_eff = gemm_efficiency(acc, "bf16", (pre_flop + dec_flop) / max(layers, 1.0), kind="attention")
         attention_compute = (pre_flop + dec_flop) / (attn_peak * a_eff)
-        attention_memory = (layers * t0 + kv_read / b_inf) if batch.decode_seqs else 0.0
+        attention_memory = (layers * t0 + kv_read / b_inf) if att.decode_seqs else 0.0
         attention_s = max(attention_compute, attention_memory)
         # communication
         comm_s = 0.0
@@ -262,9 +276,10 @@ class InferenceModel:
             one = collective_time(self.cluster, "allreduce", tokens * m.hidden_size * ACT_BYTES, tp)
             comm_s = 2.0 * m.num_layers / pp * one.time_s
         if m.is_moe and self.attention_dp and tp > 1:
-            a2a = collective_time(
-                self.cluster, "alltoall", tokens * m.experts_per_token * m.hidden_size * ACT_BYTES / dp, tp
-            )
+            # each rank dispatches its own tokens' hidden states to the ranks of their experts: the busiest
+            # rank sends the most
+            a2a_bytes = t_rank * m.experts_per_token * m.hidden_size * ACT_BYTES
+            a2a = collective_time(self.cluster, "alltoall", a2a_bytes, tp)
             comm_s += 2.0 * pb.moe_layers / pp * a2a.time_s
         linear_s = pp * linear_s + head_k.time_s
         attention_s = pp * attention_s

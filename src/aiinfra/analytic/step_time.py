@@ -27,6 +27,11 @@ class StepBatch:
     """Query tokens each decoding sequence runs this step: 1, or γ + 1 when a speculative-decoding verify
     pass scores γ drafted tokens plus the bonus position (Leviathan et al. 2023 §3; Chen et al. 2023).
     The γ + 1 queries of one sequence share its context, so that context's KV is read once."""
+    busiest_rank: StepBatch | None = None
+    """Under attention data parallelism: the work of the rank with the most prompt tokens this step (its own
+    prompts, decodes and contexts), while the fields above hold the sum over all ranks. The ranks step in
+    lock-step, so the per-rank layers (attention, its projections, dense MLPs) last as long as this rank's
+    share, while the expert layers process the tokens of every rank. None = the work is spread evenly."""
 
     @property
     def decode_tokens(self) -> int:
@@ -56,6 +61,7 @@ class StepBatch:
         return StepBatch(decode_seqs=seqs, decode_context_tokens=seqs * context_tokens_each)
 
     def __add__(self, other: StepBatch) -> StepBatch:
+        """The two batches' work in one iteration (a per-rank split, ``busiest_rank``, is not carried over)."""
         q = other.decode_queries_per_seq if self.decode_seqs == 0 else self.decode_queries_per_seq
         if self.decode_seqs and other.decode_seqs and other.decode_queries_per_seq != q:
             raise ValueError("cannot add decode batches with different query tokens per sequence")
@@ -72,7 +78,8 @@ class StepBatch:
         ``draft_tokens`` drafted tokens plus one bonus position in a single target-model forward
         (Leviathan et al. 2023 §3; Chen et al. 2023 Algorithm 2). Weights and each context's KV are read
         once; linear-layer FLOPs and attention query·key pairs scale with the γ + 1 query tokens."""
-        return replace(self, decode_queries_per_seq=self.decode_queries_per_seq * (draft_tokens + 1))
+        rank = self.busiest_rank.verify(draft_tokens) if self.busiest_rank is not None else None
+        return replace(self, decode_queries_per_seq=self.decode_queries_per_seq * (draft_tokens + 1), busiest_rank=rank)
 
 
 class StepTimeModel(Protocol):

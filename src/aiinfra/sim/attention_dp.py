@@ -19,14 +19,12 @@ iteration time is max over ranks of the rank's time).
   tokens (ties: fewest active requests, lowest rank) among ranks below the target
   ⌈(active + new) / ranks⌉ requests (never below the busiest rank's count). Active = admitted to the rank,
   running or waiting for its KV. A preempted sequence stays on its rank (its KV lived there).
-* The iteration is priced by the replica's one StepTimeModel (the seam shared with the planner). The
-  analytic model divides a step's tokens evenly over the ranks (InferenceModel.breakdown), so the batch it
-  is given carries ``ranks`` × the prefill tokens and attention pairs of the rank with the most prefill
-  tokens — the straggler — plus the decoding sequences and contexts of all ranks, exactly as the
-  planner's steady state does (aiinfra.inference.steady_state_step: ranks × E[max of the ranks' new
-  prompts]). Decodes are taken as their sum, i.e. as if spread evenly (the dispatcher balances them; the
-  MoE layers see every rank's tokens). Swap copies run on each rank's own PCIe link in parallel: the
-  iteration waits for the longest.
+* The iteration is priced by the replica's one StepTimeModel (the seam shared with the planner), given the
+  sum of every rank's work plus the work of the rank with the most prompt tokens — the straggler — as
+  ``StepBatch.busiest_rank``: the analytic model prices the per-rank layers at that rank's share and the
+  expert layers at the sum, as the planner's steady state does (aiinfra.inference.steady_state_step:
+  E[max of the ranks' new prompts] on the busiest rank, the mean over all). Swap copies run on each rank's
+  own PCIe link in parallel: the iteration waits for the longest.
 
 Work per iteration is O(ranks) plus O(log ranks) per dispatched request; nothing loops over sequences.
 """
@@ -142,7 +140,8 @@ class AttentionDpReplica:
         if self.queue:
             self._dispatch()
         stepping: list[Replica] = []
-        pre_tokens, pre_pairs = 0, 0.0
+        busiest: StepBatch | None = None
+        pre_tokens = pre_pairs = 0.0
         dec_seqs = dec_ctx = 0
         for r in self.ranks:
             if not r.has_work():
@@ -151,22 +150,26 @@ class AttentionDpReplica:
             if b is None:
                 continue
             stepping.append(r)
-            if b.prefill_tokens > pre_tokens or (
-                b.prefill_tokens == pre_tokens and b.prefill_attention_pairs > pre_pairs
+            if busiest is None or (b.prefill_tokens, b.prefill_attention_pairs, b.decode_seqs) > (
+                busiest.prefill_tokens,
+                busiest.prefill_attention_pairs,
+                busiest.decode_seqs,
             ):
-                pre_tokens, pre_pairs = b.prefill_tokens, b.prefill_attention_pairs
+                busiest = b
+            pre_tokens += b.prefill_tokens
+            pre_pairs += b.prefill_attention_pairs
             dec_seqs += b.decode_seqs
             dec_ctx += b.decode_context_tokens
         self.stepping = stepping
         if not stepping:
             return None
-        n_ranks = len(self.ranks)
         self.n_decode_in_step = dec_seqs
         return StepBatch(
-            prefill_tokens=n_ranks * pre_tokens,
-            prefill_attention_pairs=n_ranks * pre_pairs,
+            prefill_tokens=int(pre_tokens),
+            prefill_attention_pairs=pre_pairs,
             decode_seqs=dec_seqs,
             decode_context_tokens=dec_ctx,
+            busiest_rank=busiest if len(self.ranks) > 1 else None,
         )
 
     def start(self, batch: StepBatch) -> float:

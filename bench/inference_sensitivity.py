@@ -1,0 +1,97 @@
+"""How the TensorRT-LLM v1.0 H100 throughput rows move under two modelling choices the planner does NOT make.
+
+Run from a clean checkout (no peer tool needed): ``python bench/inference_sensitivity.py [--rows]``.
+Prints one JSON line per variant with the median |error| and the share of rows within ±25 %, for all 52 rows,
+the 30 dense rows and the 22 MoE rows; ``--rows`` adds every row's signed error.
+
+* ``engine_curves``: for every kernel kind, the H100 curves reduced from NVIDIA AIConfigurator's TensorRT-LLM
+  1.3.0rc kernel timings (catalog/data/efficiency_aic_*.yaml, kept there as ``cross_check`` rows) are used
+  instead of the H100 curves of efficiency.yaml (Vidur, DeepGEMM, FlashAttention-3, NCCL sweeps). The rows
+  were measured with TensorRT-LLM 1.0, so the planner does not use a later version's kernel timings for them.
+* ``attention_tp``: the MoE rows run without attention data parallelism (attention heads split tp ways,
+  experts ep ways). The perf-overview page's MoE options file nests ``enable_attention_dp`` under
+  ``cuda_graph_config``, which TensorRT-LLM's strict config model would reject, so the page does not settle
+  which layout ran; the planner follows the page's evident intent (attention DP).
+
+Neither variant is chosen by its score here: this script reports what each would do, nothing more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+
+import aiinfra.analytic.comms as comms_mod
+import aiinfra.analytic.efficiency as eff_mod
+import aiinfra.analytic.inference as inf_mod
+from aiinfra.validation import inference_rows
+
+CSV = Path(inference_rows.__file__).parent / "data" / "inference.csv"
+MOE = ("scout", "maverick", "qwen3")
+H100 = "nvidia-h100-sxm5-80gb"
+WITHIN = 0.25
+
+
+def _rows() -> list[dict[str, str]]:
+    with CSV.open(newline="") as fh:
+        return [r for r in csv.DictReader(fh) if r["id"].startswith("trtllm-v1p0")]
+
+
+def _errors(rows: list[dict[str, str]], edit: Callable[[dict[str, str]], dict[str, str]]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for row in rows:
+        pred = inference_rows.predict_row(edit(row)).predicted
+        if pred is not None:
+            out[row["id"]] = pred / float(row["value"]) - 1.0
+    return out
+
+
+def _summary(name: str, errs: dict[str, float]) -> dict[str, object]:
+    def part(ids: list[str]) -> dict[str, float | int]:
+        a = [abs(errs[i]) for i in ids]
+        return {"rows": len(a), "median_abs_error": round(statistics.median(a), 4),
+                "share_within_25pct": round(sum(x <= WITHIN for x in a) / len(a), 3)}  # fmt: skip
+
+    moe = [i for i in errs if any(k in i for k in MOE)]
+    dense = [i for i in errs if i not in moe]
+    return {"variant": name, "all": part(list(errs)), "dense": part(dense), "moe": part(moe)}
+
+
+def _use_engine_curves() -> None:
+    """Swap in a table whose H100 TensorRT-LLM (AIConfigurator) cross_check curves come first and are used."""
+    rows = eff_mod.efficiency_rows()
+    aic = [r for r in rows if r.get("cross_check") and H100 in (r.get("accelerators") or [])
+           and "aic" in str(r["id"]) and r.get("points")]  # fmt: skip
+    used = [r for r in rows if not r.get("cross_check") and r.get("points")]
+    table = eff_mod.EfficiencyTable([eff_mod._curve(r) for r in aic + used])
+    for mod in (eff_mod, inf_mod, comms_mod):
+        mod.table = lambda: table  # type: ignore[attr-defined]
+    inf_mod._memory_fit_for.cache_clear()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", action="store_true", help="print every row's signed error")
+    args = ap.parse_args()
+    rows = _rows()
+    same: Callable[[dict[str, str]], dict[str, str]] = lambda r: r  # noqa: E731
+    no_adp: Callable[[dict[str, str]], dict[str, str]] = lambda r: {  # noqa: E731
+        **r,
+        "notes": r["notes"].replace("enable_attention_dp", "(attention DP off)"),
+    }
+    results = {"planner": _errors(rows, same), "attention_tp": _errors(rows, no_adp)}
+    _use_engine_curves()
+    results["engine_curves"] = _errors(rows, same)
+    for name, errs in results.items():
+        print(json.dumps(_summary(name, errs)))
+    if args.rows:
+        for rid in results["planner"]:
+            print(json.dumps({"id": rid, **{k: round(v[rid], 4) for k, v in results.items()}}))
+
+
+if __name__ == "__main__":
+    main()
