@@ -4,10 +4,10 @@ Run from a clean checkout (no peer tool needed): ``python bench/inference_sensit
 Prints one JSON line per variant with the median |error| and the share of rows within ±25 %, for all 52 rows,
 the 30 dense rows and the 22 MoE rows; ``--rows`` adds every row's signed error.
 
-* ``engine_curves``: for every kernel kind, the H100 curves reduced from NVIDIA AIConfigurator's TensorRT-LLM
-  1.3.0rc kernel timings (catalog/data/efficiency_aic_*.yaml, kept there as ``cross_check`` rows) are used
-  instead of the H100 curves of efficiency.yaml (Vidur, DeepGEMM, FlashAttention-3, NCCL sweeps). The rows
-  were measured with TensorRT-LLM 1.0, so the planner does not use a later version's kernel timings for them.
+* ``engine_free_curves``: the rows priced with the engine-free H100 curves of efficiency.yaml (Vidur, DeepGEMM,
+  FlashAttention-3, NCCL sweeps) instead of TensorRT-LLM's own kernel timings (NVIDIA AIConfigurator,
+  TensorRT-LLM 1.3.0rc, catalog/data/efficiency_aic_*.yaml rows with ``engine: trtllm``), which the planner
+  prefers for a TensorRT-LLM scenario (analytic/efficiency.py). The rows were measured with TensorRT-LLM 1.0.
 * ``attention_tp``: the MoE rows run without attention data parallelism (attention heads split tp ways,
   experts ep ways). The perf-overview page's MoE options file nests ``enable_attention_dp`` under
   ``cuda_graph_config``, which TensorRT-LLM's strict config model would reject, so the page does not settle
@@ -25,14 +25,12 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
-import aiinfra.analytic.comms as comms_mod
-import aiinfra.analytic.efficiency as eff_mod
-import aiinfra.analytic.inference as inf_mod
+from aiinfra.analytic.efficiency import Curve, EfficiencyTable, _Key
+from aiinfra.analytic.inference import _memory_fit_for
 from aiinfra.validation import inference_rows
 
 CSV = Path(inference_rows.__file__).parent / "data" / "inference.csv"
 MOE = ("scout", "maverick", "qwen3")
-H100 = "nvidia-h100-sxm5-80gb"
 WITHIN = 0.25
 
 
@@ -61,16 +59,15 @@ def _summary(name: str, errs: dict[str, float]) -> dict[str, object]:
     return {"variant": name, "all": part(list(errs)), "dense": part(dense), "moe": part(moe)}
 
 
-def _use_engine_curves() -> None:
-    """Swap in a table whose H100 TensorRT-LLM (AIConfigurator) cross_check curves come first and are used."""
-    rows = eff_mod.efficiency_rows()
-    aic = [r for r in rows if r.get("cross_check") and H100 in (r.get("accelerators") or [])
-           and "aic" in str(r["id"]) and r.get("points")]  # fmt: skip
-    used = [r for r in rows if not r.get("cross_check") and r.get("points")]
-    table = eff_mod.EfficiencyTable([eff_mod._curve(r) for r in aic + used])
-    for mod in (eff_mod, inf_mod, comms_mod):
-        mod.table = lambda: table  # type: ignore[attr-defined]
-    inf_mod._memory_fit_for.cache_clear()
+def _price_engine_free() -> None:
+    """Every efficiency lookup from here on names no engine (the engine-free curves), nothing else changes."""
+    match = EfficiencyTable._match
+
+    def no_engine(self: EfficiencyTable, key: _Key) -> tuple[Curve, int] | None:
+        return match(self, (*key[:7], None))
+
+    EfficiencyTable._match = no_engine  # type: ignore[method-assign]
+    _memory_fit_for.cache_clear()
 
 
 def main() -> None:
@@ -84,8 +81,8 @@ def main() -> None:
         "notes": r["notes"].replace("enable_attention_dp", "(attention DP off)"),
     }
     results = {"planner": _errors(rows, same), "attention_tp": _errors(rows, no_adp)}
-    _use_engine_curves()
-    results["engine_curves"] = _errors(rows, same)
+    _price_engine_free()
+    results["engine_free_curves"] = _errors(rows, same)
     for name, errs in results.items():
         print(json.dumps(_summary(name, errs)))
     if args.rows:

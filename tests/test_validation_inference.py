@@ -2,12 +2,12 @@
 
 Bounds are the model's achieved accuracy plus a margin (not the issue's targets). Known misses, documented:
 
-* MoE rows of TensorRT-LLM v1.0 (Llama 4 Scout/Maverick, Qwen3-235B; attention-DP + EP): median |error| 73 %.
-  Every iteration lasts as long as its busiest attention-DP rank (E[max] of the ranks' Poisson prompt
-  arrivals) in the per-rank layers, while the expert layers process the sum of all ranks' tokens; the
-  prompt-heavy rows (5000/500) come within −28 … +15 %, the decode-heavy rows stay +60 … +126 %: their
-  decode is faster in the model than measured, unexplained (docs/validation-analysis.md lists what is
-  ruled out).
+* MoE rows of TensorRT-LLM v1.0 (Llama 4 Scout/Maverick, Qwen3-235B; attention-DP + EP), priced with
+  TensorRT-LLM's own kernel timings: median |error| 42 %. The per-rank layers wait for the busiest
+  attention-DP rank (E[max] of the ranks' Poisson prompt arrivals) while the expert layers process the sum of
+  all ranks' tokens; Qwen3 comes within −15 … +19 % except 5000/500 (−41 %), the Llama 4 decode-heavy rows
+  stay +43 … +109 %: their decode is faster in the model than measured, unexplained
+  (docs/validation-analysis.md lists what is ruled out).
 * gpt-oss-20b ITL slopes: the attention sinks and the MXFP4 attention path are not modelled.
 * TensorRT-LLM v0.5 TTFT at 128 tokens: fixed per-request costs (tokenisation, scheduling) not modelled.
 * MLPerf v4.1 H100 rows (tp blank: the throughput-maximising tp is chosen, TP2 × 4 for Llama-2-70B, TP1 × 8
@@ -40,7 +40,8 @@ def result() -> dict:  # type: ignore[type-arg]
 
 # group -> (max median |error|, max p90 |error|) the model achieved, with a margin (regression guard)
 BOUNDS = {
-    "trtllm-v0p5-a100": (0.16, 0.36),
+    # priced with TensorRT-LLM's own (later-version) A100 kernel timings since 2026-11-23: 19.4 % / 30.4 %
+    "trtllm-v0p5-a100": (0.22, 0.36),
     "vllm-fp8kv-h100": (0.10, 0.50),
     # added after the reference copy; regression guard only (achieved + margin): ROCm vLLM on 8x MI300X,
     # Llama 3.1 70B/405B FP8 static batches 1-128 — every row over-predicted, by 12-21 % at batch 1 and up
@@ -73,10 +74,10 @@ def test_dense_saturated_throughput(result) -> None:  # type: ignore[no-untyped-
 def test_moe_throughput_miss_is_documented(result) -> None:  # type: ignore[no-untyped-def]
     errs = [c.rel_error for c in result["cases"] if c.group == "trtllm-v1p0" and any(k in c.id for k in MOE)]
     assert len(errs) == 22
-    # regression guard (see module docstring): the prompt-heavy 5000/500 rows come within −28 … +15 %; the
-    # decode-heavy rows stay ≈ +60 … +126 %
-    assert statistics.median(abs(e) for e in errs) <= 0.80
-    assert sum(e > 0.5 for e in errs) >= 10  # the short-prompt decode miss is still there and documented
+    # regression guard (see module docstring): Qwen3 −15 … +19 % except 5000/500 (−41 %); the Llama 4
+    # decode-heavy rows stay ≈ +43 … +109 %
+    assert statistics.median(abs(e) for e in errs) <= 0.50
+    assert sum(e > 0.5 for e in errs) >= 6  # the Llama 4 decode miss is still there and documented
 
 
 def test_batch1_decode_itl(result) -> None:  # type: ignore[no-untyped-def]
@@ -112,11 +113,12 @@ def test_engine_without_profile_is_predicted_with_a_flag() -> None:
 
 
 def test_mlperf_throughput(result) -> None:  # type: ignore[no-untyped-def]
-    # regression guard: Llama-2-70B offline/server tokens/s and requests/s within 5 % with the chosen TP2 x 4
+    # regression guard: Llama-2-70B offline/server tokens/s and requests/s within 8 % with the chosen TP2 x 4
+    # (offline −6.4 % with TensorRT-LLM's own kernel timings, server −0.2 %)
     cases = {c.id: c for c in result["cases"]}
     for cid in ("offline-output-tokens-per-s", "offline-requests-per-s", "server-output-tokens-per-s",
                 "server-requests-per-s"):  # fmt: skip
-        assert abs(cases[f"mlperf41-h100x8-llama2-70b-99p9-{cid}"].rel_error) <= 0.05, cid
+        assert abs(cases[f"mlperf41-h100x8-llama2-70b-99p9-{cid}"].rel_error) <= 0.08, cid
 
 
 def test_mlperf_rows_take_lengths_from_the_benchmark(result) -> None:  # type: ignore[no-untyped-def]

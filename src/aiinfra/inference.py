@@ -208,14 +208,19 @@ class InferenceEstimate:
 
 
 def model_for(
-    sc_model: ModelArch, cluster: ClusterSpec, wl: ServingWorkload, attention_dp: bool = False
+    sc_model: ModelArch,
+    cluster: ClusterSpec,
+    wl: ServingWorkload,
+    attention_dp: bool = False,
+    engine: str | None = None,
 ) -> InferenceModel:
-    """The step-time model of one replica of ``wl.plan`` (the planner and the simulator share it)."""
+    """The step-time model of one replica of ``wl.plan`` on ``engine`` (default ``wl.engine``); the planner and
+    the simulator share it."""
     plan = wl.plan
     return InferenceModel(
         model=sc_model, cluster=cluster, tp=plan.tp if plan else 1, pp=plan.pp if plan else 1,
         ep=plan.ep if plan else 1, weight_precision=wl.weight_precision, kv_precision=wl.kv_precision or "bf16",
-        attention_dp=attention_dp or bool(plan and plan.attention_dp),
+        attention_dp=attention_dp or bool(plan and plan.attention_dp), engine=engine or wl.engine,
     )  # fmt: skip
 
 
@@ -252,7 +257,7 @@ def estimate(
     model: ModelArch,
     cluster: ClusterSpec,
     wl: ServingWorkload,
-    engine: str = "vllm",
+    engine: str | None = None,
     cap_batch: bool = True,
     prefill_budget_tokens: int | None = None,
     attention_dp: bool = False,
@@ -272,8 +277,10 @@ def estimate(
     The step budget and sequence cap are, first found: the arguments, ``inference.simulation.scheduler``,
     the engine's defaults for the device and ``usage`` (:func:`aiinfra.engine_profile.scheduler_defaults`;
     None = server when the workload has a rate, concurrency, users or arrivals, else offline).
+    ``engine`` None = ``wl.engine``.
     """
-    im = model_for(model, cluster, wl, attention_dp)
+    engine = engine or wl.engine
+    im = model_for(model, cluster, wl, attention_dp, engine)
     eng = engine_defaults(engine)
     sched = wl.simulation.scheduler if wl.simulation is not None else None
     sd = scheduler_defaults(engine, cluster.accelerator, usage or workload_usage(wl))

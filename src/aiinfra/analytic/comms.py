@@ -119,15 +119,17 @@ _FACTOR = {"allreduce": 2.0, "allgather": 1.0, "reducescatter": 1.0, "alltoall":
 _CURVE_KIND = {"reducescatter": "allgather"}
 
 
-def _curve_for(kind: Collective, acc_id: str, n_ranks: int, tier: str) -> tuple[Curve | None, str]:
+def _curve_for(
+    kind: Collective, acc_id: str, n_ranks: int, tier: str, engine: str | None = None
+) -> tuple[Curve | None, str]:
     """The measured curve timing ``kind``: its own kind's curve (reduce-scatter: the all-gather curve), else the
     all-reduce curve. A curve measured on this accelerator beats one borrowed from another (efficiency.similarity):
     all-gather, reduce-scatter and all-to-all use the part's own all-reduce curve rather than another part's
     curve of their kind (bus bandwidth is defined alike for all of them, NCCL-tests PERFORMANCE.md)."""
-    curve, src = table().curve(_CURVE_KIND.get(kind, kind), acc_id, n_ranks=n_ranks, tier=tier)
+    curve, src = table().curve(_CURVE_KIND.get(kind, kind), acc_id, n_ranks=n_ranks, tier=tier, engine=engine)
     if kind == "allreduce":
         return curve, src
-    ar, ar_src = table().curve("allreduce", acc_id, n_ranks=n_ranks, tier=tier)
+    ar, ar_src = table().curve("allreduce", acc_id, n_ranks=n_ranks, tier=tier, engine=engine)
     if ar is None:
         return curve, src
     if curve is None or (kind != "p2p" and similarity(acc_id, ar) < similarity(acc_id, curve)):
@@ -136,14 +138,17 @@ def _curve_for(kind: Collective, acc_id: str, n_ranks: int, tier: str) -> tuple[
 
 
 def collective_time(
-    cluster: ClusterSpec, kind: Collective, size_bytes: float, n_ranks: int, stride: int = 1
+    cluster: ClusterSpec, kind: Collective, size_bytes: float, n_ranks: int, stride: int = 1, engine: str | None = None
 ) -> CommTime:
-    """Time of one collective on ``size_bytes`` (the full buffer) among ``n_ranks`` ranks."""
+    """Time of one collective on ``size_bytes`` (the full buffer) among ``n_ranks`` ranks (``engine``: the serving
+    engine whose own collective timings are preferred, efficiency module docstring)."""
     if n_ranks <= 1 or size_bytes <= 0:
         return CommTime(0.0, "none", "")
     tier = group_tier(cluster, n_ranks, stride)
     sources: set[str] = set()
-    t = collective_time_array(cluster, kind, np.array([size_bytes]), np.array([n_ranks]), np.array([stride]), sources)
+    t = collective_time_array(
+        cluster, kind, np.array([size_bytes]), np.array([n_ranks]), np.array([stride]), sources, engine
+    )
     return CommTime(float(t[0]), tier, "; ".join(sorted(sources)))
 
 
@@ -154,6 +159,7 @@ def collective_time_array(
     n_ranks: np.ndarray,
     stride: np.ndarray,
     sources: set[str] | None = None,
+    engine: str | None = None,
 ) -> np.ndarray:
     """Vectorised :func:`collective_time` over arrays of plans (same formulas)."""
     size = np.asarray(size_bytes, dtype=float)
@@ -184,7 +190,7 @@ def collective_time_array(
             if tier == "scale-out" and kind == "alltoall":
                 k_a2a = np.clip(domain // st[mask], 1, n_val)
                 a2a_frac = (n_val - k_a2a) / (n_val - 1)
-            curve, src = _curve_for(kind, cluster.accelerator.id, int(n_val), tier)
+            curve, src = _curve_for(kind, cluster.accelerator.id, int(n_val), tier, engine)
             if sources is not None:
                 sources.add(f"{kind}/{tier}: {src}")
             factor = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_val - 1) / n_val

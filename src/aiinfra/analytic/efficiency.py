@@ -11,6 +11,13 @@ another vendor's curve, labelled ``borrowed:<row id> (other vendor)``. Among equ
 size curve beats a single-point ceiling (the ``*-mamf-ceiling`` rows: one best shape, an upper bound);
 then, among the part's own curves, one measured on it beats one derived from another part (``provenance``);
 then the closest rank count, then file order (efficiency.yaml before the ``efficiency_*.yaml`` files).
+Rows timed inside one serving engine's own operators (``engine``: trtllm for NVIDIA AIConfigurator's
+TensorRT-LLM kernel timings) are preferred, among equally similar size curves (after the single-point and
+provenance rules), by a lookup that names that engine:
+an engine's kernels (its attention, fused-MoE, GEMM and all-reduce implementations) are the best evidence of
+its speed, whichever version measured them. A lookup that names no engine, or another, prefers the engine-free
+rows and uses an engine's rows only where no engine-free row is as similar; an engine's ``cross_check`` rows
+(a part the main file measures already) serve lookups for that engine only.
 With no curve at all the lookup returns 1.0 — the
 ideal roofline, an upper bound — labelled ``roofline (no efficiency data)``.
 Attention curves may name the head dimension they were measured at (``head_dim``): a lookup that gives
@@ -65,6 +72,10 @@ class Curve:
     """Attention head dimension the curve was measured at (attention kinds only)."""
     kernel: str | None = None
     """Attention kernel family measured (fa2, fa3), where a row names it."""
+    engine: str | None = None
+    """Serving engine whose own operators were timed (trtllm), or None for engine-free measurements."""
+    engine_only: bool = False
+    """A cross_check row of an engine: used only by lookups naming that engine."""
 
     def at(self, x: float) -> float:
         if x <= 0:
@@ -147,8 +158,8 @@ def similarity(acc_id: str, curve: Curve) -> int:
     return _similarity(acc_id, curve.accelerators)
 
 
-#: a lookup's identity: kind, accelerator id, dtype, n_ranks, tier, head_dim, kernel
-_Key = tuple[str, str, str | None, int | None, str | None, int | None, str | None]
+#: a lookup's identity: kind, accelerator id, dtype, n_ranks, tier, head_dim, kernel, engine
+_Key = tuple[str, str, str | None, int | None, str | None, int | None, str | None, str | None]
 
 
 @dataclass
@@ -157,7 +168,7 @@ class EfficiencyTable:
     _memo: dict[_Key, tuple[Curve, int] | None] = field(default_factory=dict, repr=False)
 
     def _match(self, key: _Key) -> tuple[Curve, int] | None:
-        """Memoised :meth:`_select`; ``key`` = (kind, accelerator, dtype, n_ranks, tier, head_dim, kernel)."""
+        """Memoised :meth:`_select`; ``key`` = (kind, accelerator, dtype, n_ranks, tier, head_dim, kernel, engine)."""
         if key not in self._memo:
             self._memo[key] = self._select(*key)
         return self._memo[key]
@@ -171,9 +182,10 @@ class EfficiencyTable:
         tier: str | None,
         head_dim: int | None,
         kernel: str | None,
+        engine: str | None,
     ) -> tuple[Curve, int] | None:
         def ok(c: Curve) -> bool:
-            if c.kind != kind:
+            if c.kind != kind or (c.engine_only and c.engine != engine):
                 return False
             if dtype is not None and c.dtype is not None and c.dtype != _dtype_family(dtype):
                 return False
@@ -185,14 +197,16 @@ class EfficiencyTable:
         if kernel is not None and any(c.kernel == kernel for c in cands):
             cands = [c for c in cands if c.kernel == kernel]
 
-        def rank_key(c: Curve) -> tuple[int, int, int, int, float]:
+        def rank_key(c: Curve) -> tuple[int, int, int, int, int, float]:
             single_point = 1 if len(c.log_x) == 1 else 0
             sim = similarity(acc_id, c)
+            # the named engine's own timings, then engine-free measurements, then another engine's
+            engine_score = 0 if (engine is not None and c.engine == engine) else (1 if c.engine is None else 2)
             # on the part itself, a measurement beats a derivation from another part's measurement
             derived = 1 if sim == 0 and c.provenance == "derived" else 0
             rank_score = abs((c.n_ranks or 0) - (n_ranks or 0)) if n_ranks is not None else 0
             hd_score = abs(math.log2(c.head_dim / head_dim)) if (head_dim and c.head_dim) else 0.0
-            return sim, single_point, derived, rank_score, hd_score
+            return sim, single_point, derived, engine_score, rank_score, hd_score
 
         best = min(cands, key=rank_key)
         return best, similarity(acc_id, best)
@@ -206,9 +220,10 @@ class EfficiencyTable:
         tier: str | None = None,
         head_dim: int | None = None,
         kernel: str | None = None,
+        engine: str | None = None,
     ) -> tuple[Curve | None, str]:
         """The curve a lookup would use and its source label (None, NO_DATA when there is none)."""
-        sel = self._match((kind, acc_id, dtype, n_ranks, tier, head_dim, kernel))
+        sel = self._match((kind, acc_id, dtype, n_ranks, tier, head_dim, kernel, engine))
         if sel is None:
             return None, NO_DATA
         curve, similarity = sel
@@ -222,8 +237,9 @@ class EfficiencyTable:
         dtype: str | None = None,
         n_ranks: int | None = None,
         tier: str | None = None,
+        engine: str | None = None,
     ) -> Lookup:
-        sel = self._match((kind, acc_id, dtype, n_ranks, tier, None, None))
+        sel = self._match((kind, acc_id, dtype, n_ranks, tier, None, None, engine))
         if sel is None:
             return Lookup(1.0, NO_DATA)
         curve, similarity = sel
@@ -242,6 +258,7 @@ def _dtype_family(dtype: str) -> str:
 
 
 def _curve(row: dict[str, Any]) -> Curve:
+    """A row as a curve; a cross_check row timed inside an engine becomes an engine_only curve."""
     pts = sorted((float(x), float(y)) for x, y in row["points"])
     if not pts or any(x <= 0 or not (0 < y <= 1.0) for x, y in pts):
         raise DataError(f"efficiency.yaml row {row.get('id')}: points must have x > 0 and 0 < y <= 1")
@@ -258,6 +275,8 @@ def _curve(row: dict[str, Any]) -> Curve:
         provenance=str(row.get("provenance", "measured")),
         head_dim=int(row["head_dim"]) if row.get("head_dim") else None,
         kernel=str(row["kernel"]) if row.get("kernel") else None,
+        engine=str(row["engine"]) if row.get("engine") else None,
+        engine_only=bool(row.get("cross_check")) and bool(row.get("engine")),
     )
 
 
@@ -281,5 +300,8 @@ def efficiency_rows() -> list[dict[str, Any]]:
 @cache
 def table() -> EfficiencyTable:
     rows = efficiency_rows()
-    # cross_check rows document a second measurement of something a used row already covers
-    return EfficiencyTable([_curve(r) for r in rows if r.get("points") and not r.get("cross_check")])
+    # cross_check rows document a second measurement of something a used row already covers; those timed inside
+    # an engine serve lookups for that engine only
+    return EfficiencyTable(
+        [_curve(r) for r in rows if r.get("points") and (r.get("engine") or not r.get("cross_check"))]
+    )

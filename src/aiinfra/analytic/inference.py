@@ -82,16 +82,16 @@ def compute_dtype(acc_peaks: dict[str, float], weight_precision: str) -> str:
     return "bf16"
 
 
-def _memory_fit(acc: AcceleratorSpec) -> tuple[float, float]:
-    return _memory_fit_for(acc.id, acc.memory_bw_bytes_per_s)
+def _memory_fit(acc: AcceleratorSpec, engine: str | None = None) -> tuple[float, float]:
+    return _memory_fit_for(acc.id, acc.memory_bw_bytes_per_s, engine)
 
 
 @cache
-def _memory_fit_for(acc_id: str, bw: float) -> tuple[float, float]:
+def _memory_fit_for(acc_id: str, bw: float, engine: str | None = None) -> tuple[float, float]:
     """(t0_s, B∞ bytes/s): kernel time = t0 + bytes / B∞ through the ends of the measured memory curve.
 
     With one measured point (or none) the fit degenerates to t0 = 0 and B∞ = bw · efficiency."""
-    curve, _ = table().curve("memory", acc_id)
+    curve, _ = table().curve("memory", acc_id, engine=engine)
     if curve is None:
         return 0.0, bw
     if len(curve.log_x) < 2:
@@ -113,14 +113,17 @@ def memory_fit_through_ends(
     return t0, b_inf
 
 
-def gemm_efficiency(acc: AcceleratorSpec, dtype: str, flop_per_kernel: float, kind: str = "gemm") -> float:
+def gemm_efficiency(
+    acc: AcceleratorSpec, dtype: str, flop_per_kernel: float, kind: str = "gemm", engine: str | None = None
+) -> float:
     """Measured fraction of peak; an fp8/fp4 kernel with no curve of its own borrows the bf16 curve (the
-    same tensor cores at a higher rate; assuming 100 % would be an unmeasured optimism)."""
-    look = table().lookup(kind, acc.id, flop_per_kernel, dtype=dtype)
+    same tensor cores at a higher rate; assuming 100 % would be an unmeasured optimism). ``engine``: the
+    serving engine whose own kernel timings are preferred (efficiency module docstring)."""
+    look = table().lookup(kind, acc.id, flop_per_kernel, dtype=dtype, engine=engine)
     if look.source == NO_DATA and dtype != "bf16":
-        look = table().lookup(kind, acc.id, flop_per_kernel, dtype="bf16")
+        look = table().lookup(kind, acc.id, flop_per_kernel, dtype="bf16", engine=engine)
     if look.source == NO_DATA and kind == "moe":
-        return gemm_efficiency(acc, dtype, flop_per_kernel)  # no grouped-GEMM data: the dense GEMM curve
+        return gemm_efficiency(acc, dtype, flop_per_kernel, engine=engine)  # no grouped-GEMM data: dense GEMMs
     return look.frac
 
 
@@ -150,6 +153,8 @@ class InferenceModel:
     """Expert-parallel degree inside the tp group (1 = experts tensor-parallel like dense MLPs)."""
     attention_dp: bool = False
     """Attention data-parallel over the tp ranks (non-expert weights replicated, KV not sharded)."""
+    engine: str | None = None
+    """Serving engine (vllm, trtllm) whose own kernel timings are preferred where the catalog has them."""
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -189,8 +194,8 @@ class InferenceModel:
         acc = self.cluster.accelerator
         flop = 2.0 * tokens * params / split
         nbytes = params * DTYPE_BYTES[self.weight_precision] / split
-        eff = gemm_efficiency(acc, dtype, flop / n_kernels)
-        t0, b_inf = _memory_fit(acc)
+        eff = gemm_efficiency(acc, dtype, flop / n_kernels, engine=self.engine)
+        t0, b_inf = _memory_fit(acc, self.engine)
         return _Kernels(flop / (acc.sustained_flop_per_s(dtype) * eff), n_kernels * t0 + nbytes / b_inf)
 
     def decode_kv_read_bytes_per_accelerator(self, batch: StepBatch) -> float:
@@ -230,7 +235,7 @@ class InferenceModel:
             self._linear(t_rank, dense_mlp, 2 * mlp_layers, cd, split) if dense_mlp else _Kernels(0.0, 0.0),
             self._linear(t_rank, router, pb.moe_layers / pp, cd, 1) if router else _Kernels(0.0, 0.0),
         ]
-        t0, b_inf = _memory_fit(acc)
+        t0, b_inf = _memory_fit(acc, self.engine)
         n_elem = ELEMENTWISE_KERNELS_PER_LAYER * layers
         parts.append(_Kernels(0.0, n_elem * (t0 + 2.0 * t_rank * m.hidden_size * ACT_BYTES / b_inf)))
         if rank is not None:
@@ -247,7 +252,9 @@ class InferenceModel:
             nbytes = touched * one_expert * moe_layers_stage * DTYPE_BYTES[self.weight_precision] / e_split
             n_kernels = max(moe_layers_stage, 1.0) * 2  # grouped GEMMs: up(+gate), down
             per_expert_flop = flop / max(n_kernels * touched / e_split, 1.0)
-            eff = gemm_efficiency(acc, cd, per_expert_flop, kind="moe")  # grouped expert GEMMs, measured
+            eff = gemm_efficiency(
+                acc, cd, per_expert_flop, kind="moe", engine=self.engine
+            )  # grouped expert GEMMs, measured
             parts.append(_Kernels(flop / (acc.sustained_flop_per_s(cd) * eff), n_kernels * t0 + nbytes / b_inf))
         linear_compute = sum(p.compute_s for p in parts)
         linear_memory = sum(p.memory_s for p in parts)
@@ -266,26 +273,27 @@ class InferenceModel:
         dec_flop = 2.0 * layers * att.decode_attention_pairs * (dec_qk + dec_v) / att_split
         kv_read = self.decode_kv_read_bytes_per_accelerator(batch)
         attn_peak = acc.sustained_flop_per_s("bf16")
-        a_eff = gemm_efficiency(acc, "bf16", (pre_flop + dec_flop) / max(layers, 1.0), kind="attention")
+        a_eff = gemm_efficiency(acc, "bf16", (pre_flop + dec_flop) / max(layers, 1.0), kind="attention",
+                                engine=self.engine)  # fmt: skip
         attention_compute = (pre_flop + dec_flop) / (attn_peak * a_eff)
         attention_memory = (layers * t0 + kv_read / b_inf) if att.decode_seqs else 0.0
         attention_s = max(attention_compute, attention_memory)
         # communication
         comm_s = 0.0
         if tp > 1 and not self.attention_dp:
-            one = collective_time(self.cluster, "allreduce", tokens * m.hidden_size * ACT_BYTES, tp)
+            one = collective_time(self.cluster, "allreduce", tokens * m.hidden_size * ACT_BYTES, tp, engine=self.engine)
             comm_s = 2.0 * m.num_layers / pp * one.time_s
         if m.is_moe and self.attention_dp and tp > 1:
             # each rank dispatches its own tokens' hidden states to the ranks of their experts: the busiest
             # rank sends the most
             a2a_bytes = t_rank * m.experts_per_token * m.hidden_size * ACT_BYTES
-            a2a = collective_time(self.cluster, "alltoall", a2a_bytes, tp)
+            a2a = collective_time(self.cluster, "alltoall", a2a_bytes, tp, engine=self.engine)
             comm_s += 2.0 * pb.moe_layers / pp * a2a.time_s
         linear_s = pp * linear_s + head_k.time_s
         attention_s = pp * attention_s
         comm_s = pp * comm_s
         if pp > 1:
-            hop = collective_time(self.cluster, "p2p", tokens * m.hidden_size * ACT_BYTES, 2, tp)
+            hop = collective_time(self.cluster, "p2p", tokens * m.hidden_size * ACT_BYTES, 2, tp, self.engine)
             comm_s += (pp - 1) * hop.time_s
         total = linear_s + attention_s + comm_s
         compute_part = pp * (linear_compute + attention_compute) + head_k.compute_s

@@ -108,6 +108,9 @@ class ServingWorkload:
     weight_precision: WeightPrecision = "bf16"
     kv_precision: KvPrecision | None = None
     """None = bf16 (the engines' default KV dtype for bf16/fp16/fp8/int4 weights)."""
+    engine: Literal["vllm", "trtllm"] = "vllm"
+    """Serving engine: its scheduler and KV-allocator defaults (catalog/data/engines.yaml) and, where the
+    catalog has them, kernel timings measured inside it (efficiency rows with ``engine``)."""
     input_tokens: PosInt
     output_tokens: PosInt
     batch: PosInt | Literal["max"] | None = None

@@ -75,7 +75,7 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     free_frac = float(m_frac.group(1)) if m_frac else None
     cluster = cluster_for(row["accelerator"].strip(), n)
     im = InferenceModel(model=model, cluster=cluster, tp=tp, pp=pp, weight_precision=wp, kv_precision=kvp,
-                        ep=ep, attention_dp=attention_dp)  # fmt: skip
+                        ep=ep, attention_dp=attention_dp, engine=engine)  # fmt: skip
     if metric == "itl_intercept_s":
         return RowPrediction(im.iteration_time_s(StepBatch.decode(1, 0)), "; ".join(flags))
     if metric == "itl_slope_s_per_context_token":
@@ -126,7 +126,7 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         sched = {k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v}
         rate = num(row, "request_rate_per_s")
         sim = sim_settings(row, engine, budget, sched, bench, rate_per_s=rate, flags=flags)
-        return _simulated(row, model, n, tp, pp, wp, kvp, inp, out, metric, flags, details, sim, bench)
+        return _simulated(row, model, n, tp, pp, wp, kvp, engine, inp, out, metric, flags, details, sim, bench)
     if metric == "output_tokens_per_s":
         return RowPrediction(est.output_tokens_per_s, "; ".join(flags), details)
     if metric == "requests_per_s":
@@ -219,7 +219,7 @@ def _kv_capacity(
 
 
 def _simulated(
-    row: dict[str, str], model: object, n: int, tp: int, pp: int, wp: str, kvp: str, inp: int, out: int,
+    row: dict[str, str], model: object, n: int, tp: int, pp: int, wp: str, kvp: str, engine: str, inp: int, out: int,
     metric: str, flags: list[str], details: dict[str, object], sim: dict[str, object],
     bench: BenchmarkSpec | None,
 ) -> RowPrediction:  # fmt: skip
@@ -236,7 +236,8 @@ def _simulated(
     scenario = {
         "model": arch,
         "hardware": {"accelerator": row["accelerator"].strip(), "count": n},
-        "inference": {"weight_precision": wp, "kv_precision": kvp, "input_tokens": inp, "output_tokens": out,
+        "inference": {"weight_precision": wp, "kv_precision": kvp, "engine": engine, "input_tokens": inp,
+                      "output_tokens": out,
                       "request_rate_per_s": rate, "num_requests": n_req, "plan": {"tp": tp, "pp": pp},
                       "simulation": sim},
     }  # fmt: skip

@@ -1,0 +1,66 @@
+"""Engine-specific efficiency rows: a lookup that names the engine prefers them; others keep the engine-free rows."""
+
+from __future__ import annotations
+
+from aiinfra.analytic.efficiency import EfficiencyTable, _curve, efficiency_rows, table
+
+H100 = "nvidia-h100-sxm5-80gb"
+
+
+def test_trtllm_lookup_takes_tensorrt_llm_timings_and_others_keep_the_main_file() -> None:
+    # H100: the main file's Vidur GEMV memory curve and FlashAttention-3 attention serve vLLM and training;
+    # TensorRT-LLM's own timings (AIConfigurator rows, cross_check for everyone else) serve engine trtllm
+    t = table()
+    assert t.curve("memory", H100)[1] == "memory-h100-vidur-gemv"
+    assert t.curve("memory", H100, engine="vllm")[1] == "memory-h100-vidur-gemv"
+    assert t.curve("memory", H100, engine="trtllm")[1] == "memory-h100-aic-trtllm-gemv"
+    assert t.curve("attention", H100, dtype="bf16", engine="trtllm")[1] == "attention-trtllm-bf16-h100-aic"
+    assert t.curve("moe", H100, dtype="fp8", engine="trtllm")[1] == "moe-fp8-h100-trtllm-cutlass-aic"
+    ar = t.curve("allreduce", H100, n_ranks=2, tier="scale-up", engine="trtllm")[1]
+    assert ar == "allreduce-h100-2gpu-trtllm-aic"
+    assert t.curve("allreduce", H100, n_ranks=2, tier="scale-up")[1] == "allreduce-h100-2gpu-nvlink4-vidur"
+
+
+def test_engine_rows_lose_to_engine_free_rows_only_at_equal_similarity() -> None:
+    # two size curves measured on the same part, one engine-free and one timed inside an engine: the engine's
+    # lookup takes its own, any other lookup the engine-free one; a lone engine row still serves everyone
+    base = {"kind": "memory", "accelerators": ["x-part"], "provenance": "measured", "points": [[1e8, 0.5], [1e9, 0.8]]}
+    free = _curve({**base, "id": "free"})
+    eng = _curve({**base, "id": "eng", "engine": "e1", "points": [[1e8, 0.4], [1e9, 0.7]]})
+    both = EfficiencyTable([eng, free])
+    assert both.curve("memory", "x-part", engine="e1")[1] == "eng"
+    assert both.curve("memory", "x-part", engine="e2")[1] == "free"
+    assert both.curve("memory", "x-part")[1] == "free"
+    assert EfficiencyTable([eng]).curve("memory", "x-part")[1] == "eng"
+    # a cross_check engine row serves its engine only
+    cc = _curve({**base, "id": "cc", "engine": "e1", "cross_check": True})
+    only = EfficiencyTable([cc])
+    assert only.curve("memory", "x-part", engine="e1")[1] == "cc"
+    assert only.curve("memory", "x-part")[0] is None
+
+
+def test_every_aiconfigurator_row_names_its_engine() -> None:
+    aic = [r for r in efficiency_rows() if str(r["id"]).endswith(("-aic", "-aic-trtllm", "-aic-trtllm-gemv"))]
+    assert len(aic) > 50
+    # TensorRT-LLM's ops name it; nccl-tests sweeps and vLLM's all-reduce (cross_check, not yet tagged) do not
+    trt = [r for r in aic if "nccl" not in str(r["id"]) and "vllm" not in str(r["id"])]
+    assert all(r.get("engine") == "trtllm" for r in trt)
+    assert all(not r.get("engine") for r in aic if r not in trt)
+
+
+def test_scenario_engine_key_selects_the_engine_and_rejects_others() -> None:
+    import pytest
+
+    from aiinfra.errors import SpecError
+    from aiinfra.inference import estimate_inference
+    from aiinfra.specs.scenario import parse_scenario, resolve
+
+    base = {"model": "meta-llama-3.1-70b", "hardware": {"accelerator": H100, "count": 8},
+            "inference": {"weight_precision": "fp8", "kv_precision": "fp8", "input_tokens": 1024,
+                          "output_tokens": 256, "concurrency": 64, "plan": {"tp": 8}}}  # fmt: skip
+    vllm = estimate_inference(resolve(parse_scenario(base)))
+    trt = estimate_inference(resolve(parse_scenario({**base, "inference": {**base["inference"], "engine": "trtllm"}})))
+    assert (vllm.engine, trt.engine) == ("vllm", "trtllm")
+    assert trt.tpot_s != vllm.tpot_s  # TensorRT-LLM's own memory and all-reduce timings price the step
+    with pytest.raises(SpecError, match=r"inference\.engine"):
+        resolve(parse_scenario({**base, "inference": {**base["inference"], "engine": "sglang"}}))
