@@ -158,24 +158,36 @@ def attention_rows(pd: Any, data: Path, cat: dict[str, dict[str, Any]]) -> list[
                     f"  accelerators: [{s.acc_id}]",
                     "  dtype: bf16",
                     "  x: forward attention FLOP per call, causal (2 * pairs * (d_qk + d_v), pairs = B*S(S+1)/2)",
-                    f"  points: {points_yaml(pts)}",
-                    "  provenance: measured",
-                    "  engine: trtllm",
-                    *(["  cross_check: true"] if cc else []),
-                    "  sources:",
-                    source(
-                        s.name,
-                        "attention",
-                        s.attention_version,
-                        "context_attention_perf",
-                        "batch_size, isl, num_heads, num_key_value_heads, head_dim, window_size, attn_dtype, "
-                        "kv_cache_dtype, step, latency",
+                    *_measured_tail(
+                        pts,
+                        bool(cc),
+                        source(
+                            s.name,
+                            "attention",
+                            s.attention_version,
+                            "context_attention_perf",
+                            "batch_size, isl, num_heads, num_key_value_heads, head_dim, window_size, attn_dtype, "
+                            "kv_cache_dtype, step, latency",
+                        ),
+                        note,
                     ),
-                    "  notes: " + yaml.safe_dump(note, width=10**6, default_style="'").strip(),
                 ]
             )
         )
     return out
+
+
+def _measured_tail(pts: list[tuple[float, float]], cross_check: bool, source_line: str, note: str) -> list[str]:
+    """The YAML lines every row here ends with: points, provenance, engine, cross_check, its source, notes."""
+    return [
+        f"  points: {points_yaml(pts)}",
+        "  provenance: measured",
+        "  engine: trtllm",
+        *(["  cross_check: true"] if cross_check else []),
+        "  sources:",
+        source_line,
+        "  notes: " + yaml.safe_dump(note, width=10**6, default_style="'").strip(),
+    ]
 
 
 def moe_points(pd: Any, data: Path, s: System, cat: dict[str, dict[str, Any]]) -> Any:
@@ -268,20 +280,19 @@ def moe_rows(pd: Any, data: Path, cat: dict[str, dict[str, Any]], csv: Path | No
                         f"  dtype: {dt}",
                         "  x: 'average FLOP per expert GEMM of one MoE layer = total layer FLOP on the rank / "
                         "(2 GEMMs x experts on the rank)'",
-                        f"  points: {points_yaml(pts)}",
-                        "  provenance: measured",
-                        "  engine: trtllm",
-                        *(["  cross_check: true"] if cc else []),
-                        "  sources:",
-                        source(
-                            s.name,
-                            "moe",
-                            "1.3.0rc20",
-                            "moe_perf",
-                            "kernel_source, moe_dtype, num_tokens, hidden_size, inter_size, topk, num_experts, "
-                            "moe_tp_size, moe_ep_size, distribution, latency",
+                        *_measured_tail(
+                            pts,
+                            bool(cc),
+                            source(
+                                s.name,
+                                "moe",
+                                "1.3.0rc20",
+                                "moe_perf",
+                                "kernel_source, moe_dtype, num_tokens, hidden_size, inter_size, topk, num_experts, "
+                                "moe_tp_size, moe_ep_size, distribution, latency",
+                            ),
+                            note,
                         ),
-                        "  notes: " + yaml.safe_dump(note, width=10**6, default_style="'").strip(),
                     ]
                 )
             )

@@ -64,7 +64,7 @@ def _price_engine_free() -> None:
     match = EfficiencyTable._match
 
     def no_engine(self: EfficiencyTable, key: _Key) -> tuple[Curve, int] | None:
-        return match(self, (*key[:7], None))
+        return match(self, (*key[:-1], None))  # the engine is the key's last field
 
     EfficiencyTable._match = no_engine  # type: ignore[method-assign]
     _memory_fit_for.cache_clear()

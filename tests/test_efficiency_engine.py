@@ -61,6 +61,28 @@ def test_scenario_engine_key_selects_the_engine_and_rejects_others() -> None:
     vllm = estimate_inference(resolve(parse_scenario(base)))
     trt = estimate_inference(resolve(parse_scenario({**base, "inference": {**base["inference"], "engine": "trtllm"}})))
     assert (vllm.engine, trt.engine) == ("vllm", "trtllm")
-    assert trt.tpot_s != vllm.tpot_s  # TensorRT-LLM's own memory and all-reduce timings price the step
     with pytest.raises(SpecError, match=r"inference\.engine"):
         resolve(parse_scenario({**base, "inference": {**base["inference"], "engine": "sglang"}}))
+
+
+def test_trtllm_weight_streaming_fit_runs_through_the_tensorrt_llm_gemv_curve() -> None:
+    # kernel time t = t0 + bytes / B through the two ends of the part's memory curve, by hand from the rows'
+    # end points at H100's 3.35 TB/s: t_a = x_a / (bw · f_a), B = (x_b − x_a) / (t_b − t_a), t0 = t_a − x_a / B
+    import pytest
+
+    from aiinfra import catalog
+    from aiinfra.analytic.inference import _memory_fit
+
+    bw = 3.35e12
+
+    def fit(x_a: float, f_a: float, x_b: float, f_b: float) -> tuple[float, float]:
+        t_a, t_b = x_a / (bw * f_a), x_b / (bw * f_b)
+        b_inf = (x_b - x_a) / (t_b - t_a)
+        return t_a - x_a / b_inf, b_inf
+
+    acc = catalog.accelerator(H100)
+    # memory-h100-aic-trtllm-gemv: (5.6234e6 B, 0.3181) ... (1e9 B, 0.8425): t0 ≈ 3.30 µs, B ≈ 2.85 TB/s
+    assert _memory_fit(acc, "trtllm") == pytest.approx(fit(5.6234e6, 0.3181, 1e9, 0.8425), rel=1e-9)
+    # memory-h100-vidur-gemv: (5.623e6 B, 0.328) ... (1e9 B, 0.889): t0 ≈ 3.25 µs, B ≈ 3.01 TB/s
+    assert _memory_fit(acc) == pytest.approx(fit(5.623e6, 0.328, 1e9, 0.889), rel=1e-9)
+    assert _memory_fit(acc, "vllm") == _memory_fit(acc)

@@ -198,14 +198,22 @@ class InferenceModel:
         t0, b_inf = _memory_fit(acc, self.engine)
         return _Kernels(flop / (acc.sustained_flop_per_s(dtype) * eff), n_kernels * t0 + nbytes / b_inf)
 
+    def _rank_work(self, batch: StepBatch) -> tuple[StepBatch, int]:
+        """(work, share): one rank of a stage runs 1/share of ``work`` in its per-rank layers — the whole step
+        (share 1) without attention DP, 1/tp of it under attention DP spread evenly, or the busiest rank's own
+        work (share 1) when the step names it (``StepBatch.busiest_rank``)."""
+        if not self.attention_dp:
+            return batch, 1
+        if batch.busiest_rank is not None:
+            return batch.busiest_rank, 1
+        return batch, self.tp
+
     def decode_kv_read_bytes_per_accelerator(self, batch: StepBatch) -> float:
         """KV-cache bytes one accelerator reads for the decode attention of a step: each decoding
         sequence's context once, however many query tokens it runs (a speculative verify pass attends
         γ + 1 queries to the same keys and values in one kernel; Leviathan et al. 2023, Chen et al. 2023)."""
-        if self.attention_dp and batch.busiest_rank is not None:
-            return batch.busiest_rank.decode_context_tokens * self.kv_bytes_per_token_per_accelerator
-        dp = self.tp if self.attention_dp else 1
-        return batch.decode_context_tokens * self.kv_bytes_per_token_per_accelerator / dp
+        work, share = self._rank_work(batch)
+        return work.decode_context_tokens * self.kv_bytes_per_token_per_accelerator / share
 
     def breakdown(self, batch: StepBatch) -> StepBreakdown:
         m = self.model
@@ -224,10 +232,9 @@ class InferenceModel:
         # tokens per rank: attention-DP ranks each hold 1/tp of the sequences, or the busiest rank's share
         # when the step says how the work is spread (StepBatch.busiest_rank); the expert layers below see
         # the tokens of every rank
-        dp = tp if self.attention_dp else 1
         split = 1 if self.attention_dp else tp
-        rank = batch.busiest_rank if self.attention_dp else None
-        t_rank = float(rank.tokens) if rank is not None else tokens / dp
+        work, share = self._rank_work(batch)
+        t_rank = work.tokens / share
         layers = m.num_layers / pp
         mlp_layers = (pb.dense_layers + (pb.moe_layers if pb.moe_shared_per_layer else 0)) / pp
         parts = [
@@ -238,10 +245,7 @@ class InferenceModel:
         t0, b_inf = _memory_fit(acc, self.engine)
         n_elem = ELEMENTWISE_KERNELS_PER_LAYER * layers
         parts.append(_Kernels(0.0, n_elem * (t0 + 2.0 * t_rank * m.hidden_size * ACT_BYTES / b_inf)))
-        if rank is not None:
-            logits_tokens = float(rank.decode_tokens + (1 if rank.prefill_tokens else 0))
-        else:
-            logits_tokens = (batch.decode_tokens + (1 if batch.prefill_tokens else 0)) / dp
+        logits_tokens = (work.decode_tokens + (1 if work.prefill_tokens else 0)) / share
         head_k = self._linear(max(logits_tokens, 1.0), head, 1, cd, split)  # last stage only
         if m.is_moe:
             moe_layers_stage = pb.moe_layers / pp
@@ -252,9 +256,8 @@ class InferenceModel:
             nbytes = touched * one_expert * moe_layers_stage * DTYPE_BYTES[self.weight_precision] / e_split
             n_kernels = max(moe_layers_stage, 1.0) * 2  # grouped GEMMs: up(+gate), down
             per_expert_flop = flop / max(n_kernels * touched / e_split, 1.0)
-            eff = gemm_efficiency(
-                acc, cd, per_expert_flop, kind="moe", engine=self.engine
-            )  # grouped expert GEMMs, measured
+            # grouped expert GEMMs, measured
+            eff = gemm_efficiency(acc, cd, per_expert_flop, kind="moe", engine=self.engine)
             parts.append(_Kernels(flop / (acc.sustained_flop_per_s(cd) * eff), n_kernels * t0 + nbytes / b_inf))
         linear_compute = sum(p.compute_s for p in parts)
         linear_memory = sum(p.memory_s for p in parts)
@@ -267,16 +270,15 @@ class InferenceModel:
         else:
             dec_qk, dec_v = d_qk, d_v
         # heads split tp ways, or (attention DP) sequences: evenly, or the busiest rank's own
-        att = rank if rank is not None else batch
-        att_split = 1 if rank is not None else tp
-        pre_flop = 2.0 * layers * att.prefill_attention_pairs * (d_qk + d_v) / att_split
-        dec_flop = 2.0 * layers * att.decode_attention_pairs * (dec_qk + dec_v) / att_split
+        att_split = tp if work is batch else 1
+        pre_flop = 2.0 * layers * work.prefill_attention_pairs * (d_qk + d_v) / att_split
+        dec_flop = 2.0 * layers * work.decode_attention_pairs * (dec_qk + dec_v) / att_split
         kv_read = self.decode_kv_read_bytes_per_accelerator(batch)
         attn_peak = acc.sustained_flop_per_s("bf16")
         a_eff = gemm_efficiency(acc, "bf16", (pre_flop + dec_flop) / max(layers, 1.0), kind="attention",
                                 engine=self.engine)  # fmt: skip
         attention_compute = (pre_flop + dec_flop) / (attn_peak * a_eff)
-        attention_memory = (layers * t0 + kv_read / b_inf) if att.decode_seqs else 0.0
+        attention_memory = (layers * t0 + kv_read / b_inf) if work.decode_seqs else 0.0
         attention_s = max(attention_compute, attention_memory)
         # communication
         comm_s = 0.0

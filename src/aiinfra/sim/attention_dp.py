@@ -141,8 +141,8 @@ class AttentionDpReplica:
             self._dispatch()
         stepping: list[Replica] = []
         busiest: StepBatch | None = None
-        pre_tokens = pre_pairs = 0.0
-        dec_seqs = dec_ctx = 0
+        pre_tokens = dec_seqs = dec_ctx = 0
+        pre_pairs = 0.0
         for r in self.ranks:
             if not r.has_work():
                 continue
@@ -165,7 +165,7 @@ class AttentionDpReplica:
             return None
         self.n_decode_in_step = dec_seqs
         return StepBatch(
-            prefill_tokens=int(pre_tokens),
+            prefill_tokens=pre_tokens,
             prefill_attention_pairs=pre_pairs,
             decode_seqs=dec_seqs,
             decode_context_tokens=dec_ctx,
