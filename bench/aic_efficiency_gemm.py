@@ -1,8 +1,10 @@
-"""Reduce NVIDIA AIConfigurator's measured TensorRT-LLM GEMM timings to efficiency-curve rows (kinds gemm, memory).
+"""Reduce NVIDIA AIConfigurator's measured TensorRT-LLM or vLLM GEMM timings to efficiency-curve rows (kinds gemm,
+memory).
 
 Source: the ``gemm_perf.parquet`` tables that AIConfigurator 0.12.0 ships in its companion package
-``aiconfigurator_core`` (systems/data/<system>/gemm/trtllm/<version>/), Apache-2.0, NVIDIA's own collection:
-one latency (ms, CUDA-graph replay of TensorRT-LLM's ``Linear.forward``) per (gemm_dtype, m, n, k).
+``aiconfigurator_core`` (systems/data/<system>/gemm/<engine>/<version>/), Apache-2.0, NVIDIA's own collection:
+one latency (ms, CUDA-graph replay of the engine's linear layer: TensorRT-LLM's ``Linear.forward``, vLLM's
+``RowParallelLinear.forward``) per (gemm_dtype, m, n, k).
 
 Reduction (the same as the gemm-bf16-h100-vidur and memory-h100-vidur-gemv rows of efficiency.yaml):
   gemm   x = 2*m*n*k; fraction = x / latency / catalog dense peak of the dtype; only compute-bound shapes
@@ -16,6 +18,10 @@ Reduction (the same as the gemm-bf16-h100-vidur and memory-h100-vidur-gemv rows 
 
 Usage (needs numpy, pyarrow and aiconfigurator_core, e.g. a venv with ``pip install aiconfigurator==0.12.0``):
   PYTHONPATH=src <venv>/bin/python bench/aic_efficiency_gemm.py > src/aiinfra/catalog/data/efficiency_aic_gemm.yaml
+  PYTHONPATH=src <venv>/bin/python bench/aic_efficiency_gemm.py --engine vllm \
+      > src/aiinfra/catalog/data/efficiency_aic_gemm_vllm.yaml
+Every vLLM row is ``cross_check: true`` with ``engine: vllm``: it serves lookups naming engine vllm only, so the
+engine-free and TensorRT-LLM lookups (and training) keep the curves they had.
 Prints the YAML rows on stdout and, on stderr, each row's bins, the memory fit t = t0 + bytes/B_inf the planner
 makes (analytic/inference.py memory_fit_through_ends), and the planner's value before (efficiency.yaml alone) and after.
 Exits 0 with a message when the data are not installed. Not imported by the package.
@@ -23,6 +29,7 @@ Exits 0 with a message when the data are not installed. Not imported by the pack
 
 from __future__ import annotations
 
+import argparse
 import math
 import sys
 from dataclasses import dataclass
@@ -46,6 +53,21 @@ COLLECTOR_URL = (
     "https://github.com/ai-dynamo/aiconfigurator/blob/000959092f861ea599e6a94ad85e9bc4be11bc3f/"
     "collector/trtllm/collect_gemm.py"
 )
+
+VLLM_COLLECTOR = (
+    "ai-dynamo/aiconfigurator collector/vllm/collect_gemm.py and collector/helper.py benchmark_with_power "
+    "(method only): vLLM RowParallelLinear(k, n).forward (tp disabled) on a bf16 input of m rows (fp8: "
+    "Fp8Config with a static per-tensor activation scale, the activation quantised inside the op), 6 copies of "
+    "the layer per replay so the weights span more than L2, 3 warm-ups, CUDA-graph capture, 6 timed replays, "
+    "latency = elapsed / runs / 6"
+)
+VLLM_COLLECTOR_URL = (
+    "https://github.com/ai-dynamo/aiconfigurator/blob/3f82c6b20a873005ce782f9fe8bb54694d31e147/"
+    "collector/vllm/collect_gemm.py"
+)
+#: the kernel each vLLM 0.24 table names for the dtypes reduced (fp8_block rows are not reduced: block-scaled
+#: FP8 checkpoints are not a weight_precision the planner distinguishes)
+VLLM_KERNELS = {"bfloat16": "torch.nn.functional.linear", "fp8": "CutlassFP8ScaledMMLinearKernel"}
 
 # AIConfigurator dtype -> (row dtype, input bytes per element)
 DTYPES: dict[str, tuple[str, float]] = {"bfloat16": ("bf16", 2.0), "fp8": ("fp8", 1.0), "nvfp4": ("nvfp4", 0.5)}
@@ -90,14 +112,40 @@ PARTS = [
           "memory": "memory-a100-vidur-gemv (main file, measured) wins the tie"}),
 ]  # fmt: skip
 
+VLLM_ONLY = "vLLM's own op: serves lookups naming engine vllm only; the other lookups keep their curves"
+#: the same parts as TensorRT-LLM's; every row serves engine vllm only
+VLLM_PARTS = [
+    Part(p.system, p.acc_id, p.short, dict.fromkeys(("bf16", "fp8", "nvfp4", "memory"), VLLM_ONLY)) for p in PARTS
+]
+
+
+@dataclass(frozen=True)
+class Engine:
+    key: str
+    label: str
+    collector: str
+    collector_url: str
+    parts: list[Part]
+    kernels: dict[str, str]
+    """AIConfigurator dtype -> the kernel_source kept (empty: the table names one kernel per dtype)."""
+
+
+ENGINES = {
+    "trtllm": Engine("trtllm", "TensorRT-LLM", COLLECTOR, COLLECTOR_URL, PARTS, {}),
+    "vllm": Engine("vllm", "vLLM", VLLM_COLLECTOR, VLLM_COLLECTOR_URL, VLLM_PARTS, VLLM_KERNELS),
+}
+ENGINE = ENGINES["trtllm"]
+"""The engine being reduced (set by main from --engine)."""
+
 
 def _version_key(name: str) -> tuple[int, ...]:
     return tuple(int(t) for t in "".join(c if c.isdigit() else " " for c in name).split())
 
 
 def table_path(root: Path, system: str) -> Path | None:
-    """Newest trtllm version directory that holds its own gemm_perf.parquet (newer ones may only declare reuse)."""
-    base = root / system / "gemm" / "trtllm"
+    """Newest version directory of the engine that holds its own gemm_perf.parquet (newer ones may only declare
+    reuse)."""
+    base = root / system / "gemm" / ENGINE.key
     if not base.is_dir():
         return None
     found = [p / "gemm_perf.parquet" for p in base.iterdir() if (p / "gemm_perf.parquet").exists()]
@@ -107,8 +155,18 @@ def table_path(root: Path, system: str) -> Path | None:
 def load(path: Path) -> dict[str, np.ndarray]:
     import pyarrow.parquet as pq
 
-    t = pq.read_table(path, columns=["gemm_dtype", "m", "n", "k", "latency"])
-    return {c: np.asarray(t.column(c).to_pylist()) for c in t.column_names}
+    cols = ["gemm_dtype", "m", "n", "k", "latency"] + (["kernel_source"] if ENGINE.kernels else [])
+    t = pq.read_table(path, columns=cols)
+    d = {c: np.asarray(t.column(c).to_pylist()) for c in t.column_names}
+    if ENGINE.kernels:  # keep each dtype's named kernel only
+        keep = np.array(
+            [
+                ks in (ENGINE.kernels.get(g), "vllm_default")  # older tables name no kernel
+                for g, ks in zip(d["gemm_dtype"], d["kernel_source"], strict=True)
+            ]
+        )
+        d = {c: v[keep] for c, v in d.items() if c != "kernel_source"}
+    return d
 
 
 def fmt_x(x: float) -> float:
@@ -175,14 +233,15 @@ def gemm_row(part: Part, path: Path, d: dict[str, np.ndarray], aic_dtype: str, p
     quant = ""
     if aic_dtype != "bfloat16" and floor is not None and floor_bf16 is not None:
         quant = (
-            f" CAVEAT: the timed op includes TensorRT-LLM's quantisation of the bf16 activation "
-            f"({'dynamic per-tensor FP8' if aic_dtype == 'fp8' else 'NVFP4 with 16-element block scales'}), "
+            f" CAVEAT: the timed op includes {ENGINE.label}'s quantisation of the bf16 activation "
+            f"({_quant_text(aic_dtype)}), "
             f"so it has a fixed time the GEMM kernel alone does not: m=1, n=k=128 takes {floor:.1f} us "
             f"(bf16 {floor_bf16:.1f} us). Below ~1e11 FLOP that floor, not the tensor cores, sets the fraction, "
             "so this curve sits well under pure-kernel measurements there (cuBLASLt/DeepGEMM/XLA rows)."
         )
     notes = (
-        f"gemm_dtype {aic_dtype} of the TensorRT-LLM {path.parent.name} table ({int(s.sum())} shapes, "
+        f"gemm_dtype {aic_dtype}{_kernel_text(aic_dtype)} of the {ENGINE.label} {path.parent.name} table "
+        f"({int(s.sum())} shapes, "
         f"m 1-{int(m.max())}). Method (as gemm-bf16-h100-vidur): x = 2*m*n*k; fraction = x / latency / "
         f"{peak_t:g} TFLOP/s (catalog dense {PEAK_KEY[dtype]} peak); only compute-bound shapes, 2mnk / "
         f"({nbytes:g}*(mk + kn) + 2mn) above the ridge {peak_t:g}/{bw / 1e12:g} = {ridge:.0f} FLOP/byte "
@@ -205,6 +264,8 @@ def memory_row(part: Part, path: Path, d: dict[str, np.ndarray], bw: float) -> A
     w_cut = float(weight[over].max()) if over.any() else 0.0
     keep = weight > w_cut
     bins = _bins(moved[keep], frac[keep], MEMORY_X, 0.125, MEMORY_MIN_SHAPES)
+    if not bins:
+        return None
     km, kn, kk, kl, kf = m[keep], n[keep], k[keep], lat_ms[keep], frac[keep]
     ex_bin = bins[-1]
     ones = ex_bin.members[km[ex_bin.members] == 1]
@@ -220,7 +281,8 @@ def memory_row(part: Part, path: Path, d: dict[str, np.ndarray], bw: float) -> A
         else f"No shape exceeded the {bw / 1e12:g} TB/s catalog bandwidth, so none is dropped as L2-resident."
     )
     notes = (
-        f"bf16 shapes with m <= 16 (GEMV-like weight streaming) of the TensorRT-LLM {path.parent.name} table. "
+        f"bf16 shapes with m <= 16 (GEMV-like weight streaming){_kernel_text('bfloat16')} of the {ENGINE.label} "
+        f"{path.parent.name} table. "
         f"Method (as memory-h100-vidur-gemv): bytes = 2*(m*k + k*n + m*n), fraction = bytes / latency / "
         f"{bw / 1e12:g} TB/s (catalog); median within +-1/8 decade of x (>= {MEMORY_MIN_SHAPES} shapes). {l2_text} "
         f"Bins: {bin_text}. Worked example: m={int(km[i])}, n={int(kn[i])}, k={int(kk[i])} -> {ex_bytes:.4e} bytes "
@@ -231,6 +293,16 @@ def memory_row(part: Part, path: Path, d: dict[str, np.ndarray], bw: float) -> A
     return bins, notes
 
 
+def _quant_text(aic_dtype: str) -> str:
+    if aic_dtype == "nvfp4":
+        return "NVFP4 with 16-element block scales"
+    return "static per-tensor FP8" if ENGINE.key == "vllm" else "dynamic per-tensor FP8"
+
+
+def _kernel_text(aic_dtype: str) -> str:
+    return f" (kernel {ENGINE.kernels[aic_dtype]})" if aic_dtype in ENGINE.kernels else ""
+
+
 def memory_fit(points: list[list[float]], bw: float) -> tuple[float, float]:
     """The planner's t = t0 + bytes / B_inf through the curve's ends."""
     (x0, y0), (x1, y1) = points[0], points[-1]
@@ -238,12 +310,14 @@ def memory_fit(points: list[list[float]], bw: float) -> tuple[float, float]:
 
 
 def source(part: Part, path: Path) -> list[dict[str, Any]]:
-    rel = f"{part.system}/gemm/trtllm/{path.parent.name}"
+    rel = f"{part.system}/gemm/{ENGINE.key}/{path.parent.name}"
+    fields = ["gemm_dtype", "m", "n", "k", "latency"] + (["kernel_source"] if ENGINE.kernels else [])
     return [
-        {"title": f"ai-dynamo/aiconfigurator 0.12.0 systems/data/{rel}/gemm_perf.parquet (TensorRT-LLM "
+        {"title": f"ai-dynamo/aiconfigurator 0.12.0 systems/data/{rel}/gemm_perf.parquet ({ENGINE.label} "
                   f"{path.parent.name} kernel timings, NVIDIA collection)",
-         "url": f"{TREE_URL}/{rel}", "read_on": READ_ON, "fields": ["gemm_dtype", "m", "n", "k", "latency"]},
-        {"title": COLLECTOR, "url": COLLECTOR_URL, "read_on": READ_ON, "fields": ["run_gemm", "benchmark_with_power"]},
+         "url": f"{TREE_URL}/{rel}", "read_on": READ_ON, "fields": fields},
+        {"title": ENGINE.collector, "url": ENGINE.collector_url, "read_on": READ_ON,
+         "fields": ["run_gemm", "benchmark_with_power"]},
     ]  # fmt: skip
 
 
@@ -255,10 +329,11 @@ def row(rid: str, kind: str, part: Part, dtype: str | None, x_text: str, bins: l
     r["x"] = x_text
     r["points"] = [[fmt_x(b.x), round(b.median, 4)] for b in bins]
     r["provenance"] = "measured"
-    r["engine"] = "trtllm"  # TensorRT-LLM's own GEMM op: preferred by trtllm lookups, cross_check or not
+    r["engine"] = ENGINE.key  # the engine's own GEMM op: preferred by its lookups, cross_check or not
     if key in part.cross_check:
         r["cross_check"] = True
-        notes = f"CROSS-CHECK ONLY (not used by the planner: {part.cross_check[key]}). " + notes
+        lead = "CROSS-CHECK ONLY (not used by the planner" if ENGINE.key == "trtllm" else "ENGINE vllm ONLY ("
+        notes = f"{lead}{': ' if ENGINE.key == 'trtllm' else ''}{part.cross_check[key]}). " + notes
     r["sources"] = source(part, path)
     r["notes"] = notes
     return r
@@ -268,10 +343,10 @@ def build(root: Path) -> list[dict[str, Any]]:
     from aiinfra.catalog import accelerator
 
     rows: list[dict[str, Any]] = []
-    for part in PARTS:
+    for part in ENGINE.parts:
         path = table_path(root, part.system)
         if path is None:
-            print(f"# {part.system}: no trtllm gemm_perf.parquet", file=sys.stderr)
+            print(f"# {part.system}: no {ENGINE.key} gemm_perf.parquet", file=sys.stderr)
             continue
         acc = accelerator(part.acc_id)
         bw = acc.memory_bw_bytes_per_s
@@ -287,11 +362,15 @@ def build(root: Path) -> list[dict[str, Any]]:
             if got is None:
                 continue
             _, bins, notes = got
-            rid = f"gemm-{dtype}-{part.short}-aic-trtllm"
+            rid = f"gemm-{dtype}-{part.short}-aic-{ENGINE.key}"
             rows.append(row(rid, "gemm", part, dtype, "flop per GEMM (2*M*N*K)", bins, notes, path, dtype))
         if "memory" not in part.skip:
-            bins, notes = memory_row(part, path, d, bw)
-            r = row(f"memory-{part.short}-aic-trtllm-gemv", "memory", part, None,
+            got_mem = memory_row(part, path, d, bw)
+            if got_mem is None:
+                print(f"# {part.system}: no memory bin with >= {MEMORY_MIN_SHAPES} shapes", file=sys.stderr)
+                continue
+            bins, notes = got_mem
+            r = row(f"memory-{part.short}-aic-{ENGINE.key}-gemv", "memory", part, None,
                     "bytes moved per kernel (weights + activations in + out)", bins, notes, path, "memory")  # fmt: skip
             t0, b_inf = memory_fit(r["points"], bw)
             r["notes"] += (
@@ -352,9 +431,19 @@ HEADER = """\
 # Rows marked cross_check: true document the same reduction where a main-file measured curve is used instead,
 # except by a lookup for engine trtllm: every row is TensorRT-LLM's own op, which that lookup prefers.
 """
+VLLM_HEADER = """\
+# Efficiency curves reduced from NVIDIA AIConfigurator 0.12.0's measured vLLM GEMM timings
+# (aiconfigurator_core systems/data/<system>/gemm/vllm/<version>/gemm_perf.parquet; NVIDIA's own collection).
+# Generated by bench/aic_efficiency_gemm.py --engine vllm; format and x semantics as efficiency.yaml.
+# Every row is vLLM's own op (engine: vllm) and cross_check: true, so only a lookup for engine vllm uses it.
+"""
 
 
 def main() -> int:
+    global ENGINE
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--engine", choices=sorted(ENGINES), default="trtllm", help="whose GEMM tables to reduce")
+    ENGINE = ENGINES[ap.parse_args().engine]
     root = data_root()
     if root is None:
         print("aiconfigurator_core is not installed (pip install aiconfigurator==0.12.0 in a separate venv); "
@@ -367,7 +456,7 @@ def main() -> int:
         return 0
     rows = build(root)
     compare(rows)
-    sys.stdout.write(HEADER + "\n".join(emit(r) for r in rows))
+    sys.stdout.write((HEADER if ENGINE.key == "trtllm" else VLLM_HEADER) + "\n".join(emit(r) for r in rows))
     return 0
 
 

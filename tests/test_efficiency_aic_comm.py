@@ -64,12 +64,13 @@ def test_main_file_curves_keep_precedence_and_cross_checks_are_unused() -> None:
     _, label = table().curve("allreduce", "nvidia-b200-sxm-180gb", n_ranks=8, tier="scale-up")
     assert label == "allreduce-b200-8gpu-nvlink5-stas00"
     ids = {c.id for c in table().curves}
-    for cross_check in ("allgather-h100-8gpu-nccl-aic", "allreduce-b300-8gpu-nccl-aic",
-                        "allreduce-rtxpro6000-2gpu-vllm-aic"):  # fmt: skip
+    for cross_check in ("allgather-h100-8gpu-nccl-aic", "allreduce-b300-8gpu-nccl-aic"):
         assert cross_check not in ids
-    # TensorRT-LLM's own all-reduce on H100 serves lookups naming that engine only
+    # TensorRT-LLM's and vLLM's own all-reduce serve lookups naming that engine only
     trt = next(c for c in table().curves if c.id == "allreduce-h100-8gpu-trtllm-aic")
     assert trt.engine_only and trt.engine == "trtllm"
+    vll = next(c for c in table().curves if c.id == "allreduce-rtxpro6000-2gpu-vllm-aic")
+    assert vll.engine_only and vll.engine == "vllm"
     assert "allgather-b300-8gpu-nccl-aic" in ids
 
 

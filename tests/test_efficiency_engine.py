@@ -12,8 +12,12 @@ def test_trtllm_lookup_takes_tensorrt_llm_timings_and_others_keep_the_main_file(
     # TensorRT-LLM's own timings (AIConfigurator rows, cross_check for everyone else) serve engine trtllm
     t = table()
     assert t.curve("memory", H100)[1] == "memory-h100-vidur-gemv"
-    assert t.curve("memory", H100, engine="vllm")[1] == "memory-h100-vidur-gemv"
     assert t.curve("memory", H100, engine="trtllm")[1] == "memory-h100-aic-trtllm-gemv"
+    # vLLM's own timings (AIConfigurator vLLM 0.24 tables, cross_check + engine vllm) serve engine vllm only
+    assert t.curve("memory", H100, engine="vllm")[1] == "memory-h100-aic-vllm-gemv"
+    assert t.curve("gemm", H100, dtype="fp8", engine="vllm")[1] == "gemm-fp8-h100-aic-vllm"
+    assert t.curve("gemm", H100, dtype="fp8")[1] == "gemm-fp8-h100-deepgemm"
+    assert t.curve("allreduce", H100, n_ranks=8, tier="scale-up", engine="vllm")[1] == "allreduce-h100-8gpu-vllm-aic"
     assert t.curve("attention", H100, dtype="bf16", engine="trtllm")[1] == "attention-trtllm-bf16-h100-aic"
     assert t.curve("moe", H100, dtype="fp8", engine="trtllm")[1] == "moe-fp8-h100-trtllm-cutlass-aic"
     ar = t.curve("allreduce", H100, n_ranks=2, tier="scale-up", engine="trtllm")[1]
@@ -40,12 +44,29 @@ def test_engine_rows_lose_to_engine_free_rows_only_at_equal_similarity() -> None
 
 
 def test_every_aiconfigurator_row_names_its_engine() -> None:
-    aic = [r for r in efficiency_rows() if str(r["id"]).endswith(("-aic", "-aic-trtllm", "-aic-trtllm-gemv"))]
+    ends = ("-aic", "-aic-trtllm", "-aic-trtllm-gemv", "-aic-vllm", "-aic-vllm-gemv")
+    aic = [r for r in efficiency_rows() if str(r["id"]).endswith(ends)]
     assert len(aic) > 50
-    # TensorRT-LLM's ops name it; nccl-tests sweeps and vLLM's all-reduce (cross_check, not yet tagged) do not
-    trt = [r for r in aic if "nccl" not in str(r["id"]) and "vllm" not in str(r["id"])]
+    # TensorRT-LLM's and vLLM's ops name their engine; nccl-tests sweeps name none
+    vllm = [r for r in aic if "vllm" in str(r["id"])]
+    trt = [r for r in aic if "nccl" not in str(r["id"]) and r not in vllm]
     assert all(r.get("engine") == "trtllm" for r in trt)
-    assert all(not r.get("engine") for r in aic if r not in trt)
+    assert len(vllm) > 40 and all(r.get("engine") == "vllm" and r.get("cross_check") for r in vllm)
+    assert all(not r.get("engine") for r in aic if r not in trt and r not in vllm)
+
+
+def test_vllm_fp8_gemm_lookup_reads_the_vllm_row() -> None:
+    # gemm-fp8-h100-aic-vllm has the points (1e11, 0.3847) and (3.1623e11, 0.4608): a vLLM lookup at 2e11 FLOP
+    # interpolates between them in log x, by hand 0.3847 + (0.4608 − 0.3847)·log10(2)/0.5 = 0.4305; the
+    # engine-free lookup keeps DeepGEMM's curve, which is not the vLLM figure
+    import math
+
+    import pytest
+
+    t = table()
+    by_hand = 0.3847 + (0.4608 - 0.3847) * math.log10(2e11 / 1e11) / math.log10(3.1623e11 / 1e11)
+    assert t.lookup("gemm", H100, 2e11, dtype="fp8", engine="vllm").frac == pytest.approx(by_hand, rel=1e-3)
+    assert t.lookup("gemm", H100, 2e11, dtype="fp8").frac != pytest.approx(by_hand, rel=1e-2)
 
 
 def test_scenario_engine_key_selects_the_engine_and_rejects_others() -> None:
@@ -85,4 +106,5 @@ def test_trtllm_weight_streaming_fit_runs_through_the_tensorrt_llm_gemv_curve() 
     assert _memory_fit(acc, "trtllm") == pytest.approx(fit(5.6234e6, 0.3181, 1e9, 0.8425), rel=1e-9)
     # memory-h100-vidur-gemv: (5.623e6 B, 0.328) ... (1e9 B, 0.889): t0 ≈ 3.25 µs, B ≈ 3.01 TB/s
     assert _memory_fit(acc) == pytest.approx(fit(5.623e6, 0.328, 1e9, 0.889), rel=1e-9)
-    assert _memory_fit(acc, "vllm") == _memory_fit(acc)
+    # memory-h100-aic-vllm-gemv: (5.6234e6 B, 0.3033) ... (1e9 B, 0.8857)
+    assert _memory_fit(acc, "vllm") == pytest.approx(fit(5.6234e6, 0.3033, 1e9, 0.8857), rel=1e-9)

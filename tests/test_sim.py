@@ -232,7 +232,10 @@ def test_prefix_caching_skips_shared_prefill(tmp_path) -> None:  # type: ignore[
     from aiinfra.analytic.step_time import StepBatch
 
     sc = load_scenario(EX, base)
-    im = InferenceModel(model=sc.model, cluster=sc.cluster, tp=8, weight_precision="fp8", kv_precision="fp8")
+    assert sc.inference is not None
+    im = InferenceModel(
+        model=sc.model, cluster=sc.cluster, tp=8, weight_precision="fp8", kv_precision="fp8", engine=sc.inference.engine
+    )  # the engine's kernel timings, as the simulator uses
     assert on.ttft_s.p50 == pytest.approx(im.iteration_time_s(StepBatch.prefill(1, 1999)), rel=0.02)
     assert off.ttft_s.p50 == pytest.approx(im.iteration_time_s(StepBatch.prefill(2000)), rel=0.02)
     assert on.ttft_s.p50 < off.ttft_s.p50 / 3
