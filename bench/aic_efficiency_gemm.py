@@ -83,8 +83,6 @@ class Part:
     short: str
     cross_check: dict[str, str]
     """row key ('memory' or a row dtype) -> why the row is a cross_check (kept, not used by the planner)."""
-    skip: tuple[str, ...] = ()
-    """row keys not emitted at all."""
 
 
 H100_MAIN = "the validated part keeps its main-file measured curve"
@@ -96,7 +94,9 @@ PARTS = [
          {"bf16": "gemm-bf16-h100-vidur is used; " + H100_MAIN,
           "fp8": "gemm-fp8-h100-deepgemm is used; " + H100_MAIN,
           "memory": "memory-h100-vidur-gemv is used; " + H100_MAIN}),
-    Part("h200_sxm", SYSTEM_IDS["h200_sxm"], "h200", {}, skip=("bf16", "fp8")),
+    Part("h200_sxm", SYSTEM_IDS["h200_sxm"], "h200",
+         {"bf16": "gemm-bf16-h100-vidur lists H200 (same GH100 die) and is used; " + H100_MAIN,
+          "fp8": "gemm-fp8-h100-deepgemm lists H200 (same GH100 die) and is used; " + H100_MAIN}),
     Part("b200_sxm", SYSTEM_IDS["b200_sxm"], "b200",
          {"bf16": "gemm-bf16-b200-xla (main file, measured) wins the tie",
           "fp8": "gemm-fp8-b200-xla (main file, measured) wins the tie", "nvfp4": QUANT_IN_OP}),
@@ -352,7 +352,7 @@ def build(root: Path) -> list[dict[str, Any]]:
         bw = acc.memory_bw_bytes_per_s
         d = load(path)
         for aic_dtype, (dtype, _) in DTYPES.items():
-            if dtype in part.skip or not (d["gemm_dtype"] == aic_dtype).any():
+            if not (d["gemm_dtype"] == aic_dtype).any():
                 continue
             peak = acc.dense_flop_per_s.get(PEAK_KEY[dtype])
             if peak is None:
@@ -364,20 +364,19 @@ def build(root: Path) -> list[dict[str, Any]]:
             _, bins, notes = got
             rid = f"gemm-{dtype}-{part.short}-aic-{ENGINE.key}"
             rows.append(row(rid, "gemm", part, dtype, "flop per GEMM (2*M*N*K)", bins, notes, path, dtype))
-        if "memory" not in part.skip:
-            got_mem = memory_row(part, path, d, bw)
-            if got_mem is None:
-                print(f"# {part.system}: no memory bin with >= {MEMORY_MIN_SHAPES} shapes", file=sys.stderr)
-                continue
-            bins, notes = got_mem
-            r = row(f"memory-{part.short}-aic-{ENGINE.key}-gemv", "memory", part, None,
-                    "bytes moved per kernel (weights + activations in + out)", bins, notes, path, "memory")  # fmt: skip
-            t0, b_inf = memory_fit(r["points"], bw)
-            r["notes"] += (
-                f" Planner fit through the ends (t = t0 + bytes/B_inf): t0 = {t0 * 1e6:.2f} us, "
-                f"B_inf = {b_inf / 1e12:.3f} TB/s = {b_inf / bw:.3f} of {bw / 1e12:g}."
-            )
-            rows.append(r)
+        got_mem = memory_row(part, path, d, bw)
+        if got_mem is None:
+            print(f"# {part.system}: no memory bin with >= {MEMORY_MIN_SHAPES} shapes", file=sys.stderr)
+            continue
+        bins, notes = got_mem
+        r = row(f"memory-{part.short}-aic-{ENGINE.key}-gemv", "memory", part, None,
+                "bytes moved per kernel (weights + activations in + out)", bins, notes, path, "memory")  # fmt: skip
+        t0, b_inf = memory_fit(r["points"], bw)
+        r["notes"] += (
+            f" Planner fit through the ends (t = t0 + bytes/B_inf): t0 = {t0 * 1e6:.2f} us, "
+            f"B_inf = {b_inf / 1e12:.3f} TB/s = {b_inf / bw:.3f} of {bw / 1e12:g}."
+        )
+        rows.append(r)
     return rows
 
 

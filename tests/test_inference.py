@@ -118,6 +118,29 @@ def test_capacity_cli_json_and_demand_error(tmp_yaml) -> None:  # type: ignore[n
     assert res.returncode == 2 and "inference.users" in res.stderr and "Traceback" not in res.stderr
 
 
+def test_capacity_compares_engines() -> None:
+    # --engines vllm,trtllm: every candidate of both engines in one ranking, each exactly as the one-engine search
+    # prices it; the chosen one is the cheapest of either and its engine is reported; an unknown engine exits 2
+    from aiinfra.capacity import plan_capacity
+    from aiinfra.specs.scenario import load_scenario
+
+    sc = load_scenario(EXAMPLES / "capacity-llama70b-10k-users.yaml", [])
+    both = plan_capacity(sc, engines=["vllm", "trtllm"])
+    alone = {e: plan_capacity(sc, engines=[e]) for e in ("vllm", "trtllm")}
+    assert {o.engine for o in both} == {"vllm", "trtllm"}
+    for e, opts in alone.items():
+        key = lambda o: (o.accelerator, o.tp, o.weight_precision, o.speculative)  # noqa: E731
+        mine = {key(o): (o.accelerators, o.tpot_s) for o in both if o.engine == e}
+        assert mine == {key(o): (o.accelerators, o.tpot_s) for o in opts}
+    cheapest = min((alone[e][0] for e in alone), key=lambda o: (o.usd_per_hour, o.accelerators))
+    assert (both[0].engine, both[0].accelerators) == (cheapest.engine, cheapest.accelerators)
+    res = run_cli("capacity", str(EXAMPLES / "capacity-llama70b-10k-users.yaml"), "--engines", "vllm,sglang")
+    assert res.returncode == 2 and "engines" in res.stderr and "sglang" in res.stderr
+    assert "Traceback" not in res.stderr
+    res = run_cli("capacity", str(EXAMPLES / "capacity-llama70b-10k-users.yaml"), "--engines", "trtllm", "--json")
+    assert res.returncode == 0 and json.loads(res.stdout)["chosen"]["engine"] == "trtllm"
+
+
 def test_context_beyond_model_is_rejected() -> None:
     res = run_cli("infer", str(EXAMPLES / "infer-llama3.1-70b-h100.yaml"), "--set", "inference.input_tokens=200000")
     assert res.returncode == 2 and "context" in res.stderr and "Traceback" not in res.stderr

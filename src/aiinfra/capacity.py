@@ -1,10 +1,15 @@
 """`aiinfra capacity`: the cheapest deployment that serves a demand within its SLOs.
 
-For each candidate (accelerator, tp, weight precision, speculative decoding on/off) the largest batch
+For each candidate (serving engine, accelerator, tp, weight precision, speculative decoding on/off) the largest batch
 per replica is the biggest B whose steady-state TPOT and TTFT (see :func:`loaded_latency`) meet the targets
 and whose sequences fit the paged KV cache (capped at the engine's max_num_seqs). Concurrent users need ceil(users / B)
 replicas; a request rate λ needs λ·(TTFT + out·TPOT) sequences in flight (Little's law).
 Prices come from catalog/data/prices/cloud.csv (on-demand, cheapest provider per accelerator).
+
+Engines differ in what the catalog knows of them (catalog/data/engines.yaml, efficiency rows with ``engine``): their
+scheduler defaults (max_num_seqs, step token budget), how their KV allocator sizes and reserves the cache (vLLM
+admits at the running context, TensorRT-LLM's no-evict scheduler reserves the full one) and, where measured, their
+own kernel timings (NVIDIA AIConfigurator's vLLM and TensorRT-LLM tables). Nothing else about them is modelled.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from aiinfra.inference import cluster_for, estimate
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.parallelism import InferencePlan
 from aiinfra.specs.scenario import Scenario
-from aiinfra.specs.workload import ServingWorkload
+from aiinfra.specs.workload import ENGINES, ServingWorkload
 
 TP_OPTIONS = (1, 2, 4, 8)
 
@@ -36,6 +41,7 @@ class Price:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Deployment:
+    engine: str
     accelerator: str
     tp: int
     weight_precision: str
@@ -119,7 +125,10 @@ def _max_batch(sc: Scenario, wl: ServingWorkload, acc: str, tp: int) -> tuple[Lo
     return best, ""
 
 
-def plan_capacity(scenario: Scenario, accelerators: list[str] | None = None) -> list[Deployment]:
+def plan_capacity(
+    scenario: Scenario, accelerators: list[str] | None = None, engines: list[str] | None = None
+) -> list[Deployment]:
+    """Every candidate, cheapest first (``verdict`` says why each lost); ``engines`` None = the scenario's."""
     wl = scenario.inference
     if wl is None:
         raise SpecError("inference", None, "the scenario has no inference section", "add inference: {...}")
@@ -127,6 +136,32 @@ def plan_capacity(scenario: Scenario, accelerators: list[str] | None = None) -> 
         raise SpecError("inference.users", None, "capacity needs a demand",
                         "set inference.users (concurrent users) or inference.request_rate_per_s")  # fmt: skip
     accs = accelerators or [scenario.cluster.accelerator.id]
+    options: list[Deployment] = []
+    for engine in engines or [wl.engine]:
+        if engine not in ENGINES:
+            raise SpecError("engines", engine, f"unknown serving engine (known: {', '.join(ENGINES)})",
+                            "name engines from that list, comma-separated")  # fmt: skip
+        options += _candidates(scenario, replace(wl, engine=engine), accs)  # type: ignore[arg-type]
+    feasible = [o for o in options if o.accelerators > 0]
+    if not feasible:
+        raise InfeasibleError("no deployment meets the SLO: " + "; ".join(sorted({o.verdict for o in options})))
+    key = (lambda o: (o.usd_per_hour, o.accelerators)) if all(o.usd_per_hour for o in feasible) else (
+        lambda o: (o.accelerators, 0.0))  # fmt: skip
+    ranked = sorted(feasible, key=key)
+    best = ranked[0]
+    out = [replace(best, verdict="chosen")]
+    for o in ranked[1:]:
+        if o.usd_per_hour is not None and best.usd_per_hour is not None:
+            why = f"costs ${o.usd_per_hour - best.usd_per_hour:,.0f}/h more"
+        else:
+            why = f"needs {o.accelerators - best.accelerators} more accelerators"
+        out.append(replace(o, verdict=why))
+    out += [o for o in options if o.accelerators == 0]
+    return out
+
+
+def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> list[Deployment]:
+    """Every (accelerator, tp, precision, speculation) candidate of ``wl.engine``, rejected ones with their reason."""
     precisions = [wl.weight_precision] + [p for p in ("fp8", "int4") if p != wl.weight_precision]
     options: list[Deployment] = []
     for acc_id in accs:
@@ -148,7 +183,7 @@ def plan_capacity(scenario: Scenario, accelerators: list[str] | None = None) -> 
                     cand = replace(wl, weight_precision=prec, speculative=spec)  # type: ignore[arg-type]
                     est, why = _max_batch(scenario, cand, acc_id, tp)
                     if est is None:
-                        options.append(Deployment(accelerator=acc_id, tp=tp, weight_precision=prec,
+                        options.append(Deployment(engine=wl.engine, accelerator=acc_id, tp=tp, weight_precision=prec,
                             speculative=spec is not None, batch_per_replica=0, replicas=0, accelerators=0, ttft_s=0.0,
                             tpot_s=0.0, output_tokens_per_s=0.0, usd_per_hour=None, usd_per_million_output_tokens=None,
                             price=price, verdict=f"rejected: {why}"))  # fmt: skip
@@ -163,25 +198,10 @@ def plan_capacity(scenario: Scenario, accelerators: list[str] | None = None) -> 
                     tps = replicas * b / (est.ttft_s / wl.output_tokens + est.tpot_s)
                     usd_h = n * price.usd_per_accelerator_hour if price else None
                     options.append(Deployment(
-                        accelerator=acc_id, tp=tp, weight_precision=prec, speculative=spec is not None,
-                        batch_per_replica=b, replicas=replicas, accelerators=n, ttft_s=est.ttft_s, tpot_s=est.tpot_s,
-                        output_tokens_per_s=tps, usd_per_hour=usd_h,
+                        engine=wl.engine, accelerator=acc_id, tp=tp, weight_precision=prec,
+                        speculative=spec is not None, batch_per_replica=b, replicas=replicas, accelerators=n,
+                        ttft_s=est.ttft_s, tpot_s=est.tpot_s, output_tokens_per_s=tps, usd_per_hour=usd_h,
                         usd_per_million_output_tokens=usd_h / (tps * 3600) * 1e6 if usd_h else None, price=price,
                         verdict="",
                     ))  # fmt: skip
-    feasible = [o for o in options if o.accelerators > 0]
-    if not feasible:
-        raise InfeasibleError("no deployment meets the SLO: " + "; ".join(sorted({o.verdict for o in options})))
-    key = (lambda o: (o.usd_per_hour, o.accelerators)) if all(o.usd_per_hour for o in feasible) else (
-        lambda o: (o.accelerators, 0.0))  # fmt: skip
-    ranked = sorted(feasible, key=key)
-    best = ranked[0]
-    out = [replace(best, verdict="chosen")]
-    for o in ranked[1:]:
-        if o.usd_per_hour is not None and best.usd_per_hour is not None:
-            why = f"costs ${o.usd_per_hour - best.usd_per_hour:,.0f}/h more"
-        else:
-            why = f"needs {o.accelerators - best.accelerators} more accelerators"
-        out.append(replace(o, verdict=why))
-    out += [o for o in options if o.accelerators == 0]
-    return out
+    return options

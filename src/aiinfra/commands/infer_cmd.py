@@ -47,9 +47,10 @@ def _infer(args: argparse.Namespace) -> tuple[Any, str]:
 def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
     sc = load_scenario(args.scenario, args.set)
     accs = args.accelerators.split(",") if args.accelerators else None
-    options = plan_capacity(sc, accs)
+    engines = args.engines.split(",") if args.engines else None
+    options = plan_capacity(sc, accs, engines)
     best = options[0]
-    rows = [[o.accelerator, o.tp, o.weight_precision, "yes" if o.speculative else "no", o.batch_per_replica,
+    rows = [[o.engine, o.accelerator, o.tp, o.weight_precision, "yes" if o.speculative else "no", o.batch_per_replica,
              o.replicas, o.accelerators, f"{o.ttft_s * 1e3:.0f}", f"{o.tpot_s * 1e3:.1f}",
              "unknown" if o.usd_per_hour is None else f"{o.usd_per_hour:,.0f}",
              "unknown" if o.usd_per_million_output_tokens is None else f"{o.usd_per_million_output_tokens:.2f}",
@@ -58,9 +59,9 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
              if best.price else "price: unknown (no on-demand row in catalog/data/prices/cloud.csv)")  # fmt: skip
     text = "\n".join([
         f"cheapest: {best.accelerators} × {best.accelerator} as {best.replicas} replica(s) of tp{best.tp} "
-        f"({best.weight_precision}), batch {best.batch_per_replica} per replica", price, "",
-        table(["accelerator", "tp", "weights", "spec", "batch", "replicas", "accelerators", "TTFT ms", "TPOT ms",
-               "$/h", "$/M out tok", "verdict"], rows),
+        f"({best.weight_precision}) on {best.engine}, batch {best.batch_per_replica} per replica", price, "",
+        table(["engine", "accelerator", "tp", "weights", "spec", "batch", "replicas", "accelerators", "TTFT ms",
+               "TPOT ms", "$/h", "$/M out tok", "verdict"], rows),
     ])  # fmt: skip
     obj: dict[str, Any] = {"chosen": jsonable(best), "alternatives": [jsonable(o) for o in options[1:]]}
     if args.simulate:
@@ -86,7 +87,8 @@ def _simulated_check(sc: Any, best: Any, seed: int) -> dict[str, Any]:
     wl = sc.inference
     demand = wl.request_rate_per_s or (wl.users or wl.concurrency) / (best.ttft_s + wl.output_tokens * best.tpot_s)
     one = replace(sc, cluster=replace(sc.cluster, accelerator=sc.cluster.accelerator, count=best.tp),
-                  inference=replace(wl, weight_precision=best.weight_precision, plan=InferencePlan(tp=best.tp),
+                  inference=replace(wl, weight_precision=best.weight_precision, engine=best.engine,
+                                    plan=InferencePlan(tp=best.tp),
                                     num_requests=wl.num_requests or 400, users=None, concurrency=None))  # fmt: skip
     if best.accelerator != sc.cluster.accelerator.id:
         from aiinfra.inference import cluster_for
@@ -105,6 +107,8 @@ def register(sub: Any) -> None:
     c = sub.add_parser("capacity", help="cheapest deployment for a demand (users or requests/s) under SLOs")
     add_scenario_args(c)
     c.add_argument("--accelerators", help="comma-separated catalog ids to consider (default: the scenario's)")
+    c.add_argument("--engines", help="comma-separated serving engines to consider: vllm, trtllm (default: the "
+                   "scenario's inference.engine)")  # fmt: skip
     c.add_argument("--simulate", action="store_true", help="check the chosen deployment by simulation (max rate)")
     c.add_argument("--seed", type=int, default=0)
     c.set_defaults(handler=_capacity)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 import pydantic
 
@@ -101,6 +101,11 @@ class Arrival:
     """Trace file (CSV or JSONL) for kind: trace."""
 
 
+EngineName = Literal["vllm", "trtllm"]
+"""Serving engines the catalog profiles (catalog/data/engines.yaml)."""
+ENGINES: tuple[str, ...] = get_args(EngineName)
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ServingWorkload:
     __pydantic_config__ = STRICT
@@ -108,7 +113,7 @@ class ServingWorkload:
     weight_precision: WeightPrecision = "bf16"
     kv_precision: KvPrecision | None = None
     """None = bf16 (the engines' default KV dtype for bf16/fp16/fp8/int4 weights)."""
-    engine: Literal["vllm", "trtllm"] = "vllm"
+    engine: EngineName = "vllm"
     """Serving engine: its scheduler and KV-allocator defaults (catalog/data/engines.yaml) and, where the
     catalog has them, kernel timings measured inside it (efficiency rows with ``engine``)."""
     input_tokens: PosInt
