@@ -14,6 +14,11 @@ the 30 dense rows and the 22 MoE rows; ``--rows`` adds every row's signed error.
   which layout ran; the planner follows the page's evident intent (attention DP).
 
 Neither variant is chosen by its score here: this script reports what each would do, nothing more.
+
+``--capacity``: instead, the engine comparison of docs/examples/inference.md (10,000 users of Llama-3.1-70B on H100
+or H200, vLLM vs TensorRT-LLM), first as the planner prices it, then with vLLM's FP8 GEMMs priced by the
+engine-free pure-kernel curve (DeepGEMM) instead of vLLM's own table: the one kernel whose pricing
+bench/aic_gemm_fidelity.py finds furthest off at the ~250 tokens per step such a fleet runs.
 """
 
 from __future__ import annotations
@@ -70,10 +75,47 @@ def _price_engine_free() -> None:
     _memory_fit_for.cache_clear()
 
 
+def _price_vllm_fp8_gemm_engine_free() -> None:
+    """vLLM's fp8 GEMM lookups name no engine (the engine-free curve); every other lookup is unchanged."""
+    match = EfficiencyTable._match
+
+    def swap(self: EfficiencyTable, key: _Key) -> tuple[Curve, int] | None:
+        if key[0] == "gemm" and key[2] == "fp8" and key[-1] == "vllm":  # (kind, acc, dtype, ..., engine)
+            key = (*key[:-1], None)
+        return match(self, key)
+
+    EfficiencyTable._match = swap  # type: ignore[method-assign]
+    _memory_fit_for.cache_clear()
+
+
+def _capacity() -> None:
+    from aiinfra.capacity import plan_capacity
+    from aiinfra.specs.scenario import load_scenario
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "capacity-llama70b-10k-users.yaml"
+    accs = ["nvidia-h100-sxm5-80gb", "nvidia-h200-sxm-141gb"]
+
+    def best_per_engine(variant: str) -> None:
+        opts = plan_capacity(load_scenario(example), accs, ["vllm", "trtllm"])
+        for eng in ("vllm", "trtllm"):
+            o = next(x for x in opts if x.engine == eng and x.accelerators)
+            print(json.dumps({"variant": variant, "engine": eng, "accelerator": o.accelerator, "tp": o.tp,
+                              "weights": o.weight_precision, "accelerators": o.accelerators,
+                              "usd_per_hour": round(o.usd_per_hour or 0.0)}))  # fmt: skip
+
+    best_per_engine("planner")
+    _price_vllm_fp8_gemm_engine_free()
+    best_per_engine("vllm_fp8_gemm_engine_free")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", action="store_true", help="print every row's signed error")
+    ap.add_argument("--capacity", action="store_true", help="the docs' engine comparison under the FP8 swap")
     args = ap.parse_args()
+    if args.capacity:
+        _capacity()
+        return
     rows = _rows()
     same: Callable[[dict[str, str]], dict[str, str]] = lambda r: r  # noqa: E731
     no_adp: Callable[[dict[str, str]], dict[str, str]] = lambda r: {  # noqa: E731
