@@ -32,7 +32,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,9 @@ class Part:
 
 
 H100_MAIN = "the validated part keeps its main-file measured curve"
+#: FP8 weight streaming measured inside one engine's quantised op (its fixed cost included): a lookup naming that
+#: engine for FP8 weights takes it; every other lookup keeps the part's bf16 weight-streaming curve
+FP8_MEMORY = "FP8 weights streamed by this engine's quantised op; other lookups keep the bf16 streaming curve"
 #: the timed op includes TensorRT-LLM's activation quantisation; where a same-generation pure-kernel curve exists,
 #: the planner keeps it (lead's decision, efficiency_sources.md)
 QUANT_IN_OP = "activation quantisation inside the timed op; the same-generation pure-kernel curve is used"
@@ -254,11 +257,15 @@ def gemm_row(part: Part, path: Path, d: dict[str, np.ndarray], aic_dtype: str, p
     return dtype, bins, notes
 
 
-def memory_row(part: Part, path: Path, d: dict[str, np.ndarray], bw: float) -> Any:
-    s = (d["gemm_dtype"] == "bfloat16") & (d["m"] <= 16)
+def memory_row(part: Part, path: Path, d: dict[str, np.ndarray], bw: float, aic_dtype: str = "bfloat16") -> Any:
+    """Weight streaming (m <= 16) of ``aic_dtype`` weights: bf16 (every engine) or fp8 (the quantised op)."""
+    wb = DTYPES[aic_dtype][1]  # weight bytes per element; activations in and out stay bf16
+    s = (d["gemm_dtype"] == aic_dtype) & (d["m"] <= 16)
+    if not s.any():
+        return None
     m, n, k, lat_ms = (d[c][s].astype(float) for c in ("m", "n", "k", "latency"))
-    moved = 2.0 * (m * k + k * n + m * n)
-    weight = 2.0 * k * n
+    moved = 2.0 * (m * k + m * n) + wb * k * n
+    weight = wb * k * n
     frac = moved / (lat_ms * 1e-3) / bw
     over = frac > 1.0
     w_cut = float(weight[over].max()) if over.any() else 0.0
@@ -270,7 +277,7 @@ def memory_row(part: Part, path: Path, d: dict[str, np.ndarray], bw: float) -> A
     ex_bin = bins[-1]
     ones = ex_bin.members[km[ex_bin.members] == 1]
     i = _example(ones if ones.size else ex_bin.members, kf, ex_bin.median)
-    ex_bytes = 2.0 * (km[i] * kk[i] + kk[i] * kn[i] + km[i] * kn[i])
+    ex_bytes = 2.0 * (km[i] * kk[i] + km[i] * kn[i]) + wb * kk[i] * kn[i]
     bin_text = "; ".join(b.text() for b in bins)
     l2_text = (
         f"{int(over.sum())} shapes ran faster than the {bw / 1e12:g} TB/s DRAM bandwidth (weights held in L2 across "
@@ -280,10 +287,15 @@ def memory_row(part: Part, path: Path, d: dict[str, np.ndarray], bw: float) -> A
         if over.any()
         else f"No shape exceeded the {bw / 1e12:g} TB/s catalog bandwidth, so none is dropped as L2-resident."
     )
+    if aic_dtype == "bfloat16":
+        what, formula = "bf16 shapes", "bytes = 2*(m*k + k*n + m*n)"
+    else:
+        what = f"{DTYPES[aic_dtype][0]} shapes ({_quant_text(aic_dtype)}, activation quantised inside the op)"
+        formula = f"bytes = 2*(m*k + m*n) + {wb:g}*k*n (weights {wb:g} B, bf16 activations in and out)"
     notes = (
-        f"bf16 shapes with m <= 16 (GEMV-like weight streaming){_kernel_text('bfloat16')} of the {ENGINE.label} "
+        f"{what} with m <= 16 (GEMV-like weight streaming){_kernel_text(aic_dtype)} of the {ENGINE.label} "
         f"{path.parent.name} table. "
-        f"Method (as memory-h100-vidur-gemv): bytes = 2*(m*k + k*n + m*n), fraction = bytes / latency / "
+        f"Method (as memory-h100-vidur-gemv): {formula}, fraction = bytes / latency / "
         f"{bw / 1e12:g} TB/s (catalog); median within +-1/8 decade of x (>= {MEMORY_MIN_SHAPES} shapes). {l2_text} "
         f"Bins: {bin_text}. Worked example: m={int(km[i])}, n={int(kn[i])}, k={int(kk[i])} -> {ex_bytes:.4e} bytes "
         f"in {kl[i]:.4f} ms = {ex_bytes / kl[i] / 1e9:.1f} TB/s = {kf[i]:.4f} (bin median {ex_bin.median:.4f}). "
@@ -332,8 +344,10 @@ def row(rid: str, kind: str, part: Part, dtype: str | None, x_text: str, bins: l
     r["engine"] = ENGINE.key  # the engine's own GEMM op: preferred by its lookups, cross_check or not
     if key in part.cross_check:
         r["cross_check"] = True
-        lead = "CROSS-CHECK ONLY (not used by the planner" if ENGINE.key == "trtllm" else "ENGINE vllm ONLY ("
-        notes = f"{lead}{': ' if ENGINE.key == 'trtllm' else ''}{part.cross_check[key]}). " + notes
+        if ENGINE.key == "trtllm" and key != "memory_fp8":
+            notes = f"CROSS-CHECK ONLY (not used by the planner: {part.cross_check[key]}). " + notes
+        else:
+            notes = f"ENGINE {ENGINE.key} ONLY ({part.cross_check[key]}). " + notes
     r["sources"] = source(part, path)
     r["notes"] = notes
     return r
@@ -369,15 +383,29 @@ def build(root: Path) -> list[dict[str, Any]]:
             print(f"# {part.system}: no memory bin with >= {MEMORY_MIN_SHAPES} shapes", file=sys.stderr)
             continue
         bins, notes = got_mem
-        r = row(f"memory-{part.short}-aic-{ENGINE.key}-gemv", "memory", part, None,
-                "bytes moved per kernel (weights + activations in + out)", bins, notes, path, "memory")  # fmt: skip
-        t0, b_inf = memory_fit(r["points"], bw)
-        r["notes"] += (
-            f" Planner fit through the ends (t = t0 + bytes/B_inf): t0 = {t0 * 1e6:.2f} us, "
-            f"B_inf = {b_inf / 1e12:.3f} TB/s = {b_inf / bw:.3f} of {bw / 1e12:g}."
-        )
-        rows.append(r)
+        rows.append(_memory(part, path, bins, notes, bw, None))
+        got_fp8 = memory_row(part, path, d, bw, "fp8")
+        if got_fp8 is not None:  # the FP8 op's own weight streaming: serves FP8 lookups of this engine only
+            rows.append(_memory(part, path, *got_fp8, bw, "fp8"))
     return rows
+
+
+def _memory(part: Part, path: Path, bins: list[Bin], notes: str, bw: float, dtype: str | None) -> dict[str, Any]:
+    key = "memory" if dtype is None else "memory_fp8"
+    cc_part = part if dtype is None else replace(part, cross_check={**part.cross_check, key: FP8_MEMORY})
+    rid = (
+        f"memory-{part.short}-aic-{ENGINE.key}-gemv"
+        if dtype is None
+        else f"memory-{dtype}-{part.short}-aic-{ENGINE.key}-gemv"
+    )
+    r = row(rid, "memory", cc_part, dtype, "bytes moved per kernel (weights + activations in + out)", bins, notes,
+            path, key)  # fmt: skip
+    t0, b_inf = memory_fit(r["points"], bw)
+    r["notes"] += (
+        f" Planner fit through the ends (t = t0 + bytes/B_inf): t0 = {t0 * 1e6:.2f} us, "
+        f"B_inf = {b_inf / 1e12:.3f} TB/s = {b_inf / bw:.3f} of {bw / 1e12:g}."
+    )
+    return r
 
 
 def compare(rows: list[dict[str, Any]]) -> None:

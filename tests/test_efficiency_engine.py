@@ -108,3 +108,11 @@ def test_trtllm_weight_streaming_fit_runs_through_the_tensorrt_llm_gemv_curve() 
     assert _memory_fit(acc) == pytest.approx(fit(5.623e6, 0.328, 1e9, 0.889), rel=1e-9)
     # memory-h100-aic-vllm-gemv: (5.6234e6 B, 0.3033) ... (1e9 B, 0.8857)
     assert _memory_fit(acc, "vllm") == pytest.approx(fit(5.6234e6, 0.3033, 1e9, 0.8857), rel=1e-9)
+    # FP8 weights: TensorRT-LLM's quantised op streams them through memory-fp8-h100-aic-trtllm-gemv,
+    # (5.6234e6 B, 0.1154) ... (1e9 B, 0.8183): by hand t0 ≈ 12.6 µs, B ≈ 2.84 TB/s — a larger fixed time than
+    # its bf16 GEMV's; a bf16 lookup and the engine-free fp8 lookup keep the bf16 streaming curves
+    t0_fp8, b_fp8 = _memory_fit(acc, "trtllm", "fp8")
+    assert (t0_fp8, b_fp8) == pytest.approx(fit(5.6234e6, 0.1154, 1e9, 0.8183), rel=1e-9)
+    assert t0_fp8 == pytest.approx(12.57e-6, rel=0.01)
+    assert _memory_fit(acc, "trtllm", "bf16") == _memory_fit(acc, "trtllm")
+    assert _memory_fit(acc, None, "fp8") == _memory_fit(acc)

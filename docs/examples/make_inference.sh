@@ -73,13 +73,14 @@ LABEL="FP8, TP8, max batch that fits (engine cap 1,024 sequences)" row --set inf
 cat <<'TXT'
 
 Reading the table (engine vLLM, the default, priced with vLLM's own kernel timings where the catalog has them).
-At batch 1 FP8 halves the bytes each memory-bound step streams: TPOT 7.2 ms against 10.1 ms in BF16 (−29 %, not
-−50 %: 160 TP all-reduces and per-kernel fixed times do not shrink). At 64 users on TP8 each GPU runs ~320 tokens
+At batch 1 FP8 halves the bytes each memory-bound step streams: TPOT 8.1 ms against 10.1 ms in BF16 (−20 %, not
+−50 %: 160 TP all-reduces and per-kernel fixed times do not shrink, and vLLM's FP8 kernels have a larger fixed
+time than its BF16 ones — measured, in its weight-streaming table). At 64 users on TP8 each GPU runs ~320 tokens
 per step through a 1/8 weight shard, and there the model prices FP8 17 % *slower* than BF16. Treat that row as
 the model's pessimism, not a finding: in vLLM's own measured table the FP8 GEMMs of such a layer take about 0.9×
 the BF16 time, but the FLOP-binned FP8 curve the planner reads (activation quantisation included) prices these
 shapes 33–50 % too slow (`bench/aic_gemm_fidelity.py`, bench/README.md); TensorRT-LLM's FP8 curve is closer there
-(+4…+18 %) and, like vLLM's, 17–48 % too fast below 64 tokens. INT4 weights stream a quarter of BF16 but
+(+4…+18 %), and below 128 tokens both engines' FP8 pricing is within −10…0 % of their tables. INT4 weights stream a quarter of BF16 but
 dequantise to BF16 for the matmuls, so the prefill share of each step gets no faster. Two TP4 replicas beat one
 TP8 at this load (half the all-reduce ranks, same KV room). Speculative decoding pays most at batch 1 (2.5× per-user
 speed) and less at 64 concurrent, where verifying γ + 1 tokens per sequence makes the step compute-bound. H200 vs

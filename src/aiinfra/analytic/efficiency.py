@@ -197,7 +197,7 @@ class EfficiencyTable:
         if kernel is not None and any(c.kernel == kernel for c in cands):
             cands = [c for c in cands if c.kernel == kernel]
 
-        def rank_key(c: Curve) -> tuple[int, int, int, int, int, float]:
+        def rank_key(c: Curve) -> tuple[int, int, int, int, int, float, int]:
             single_point = 1 if len(c.log_x) == 1 else 0
             sim = similarity(acc_id, c)
             # the named engine's own timings, then engine-free measurements, then another engine's
@@ -206,7 +206,9 @@ class EfficiencyTable:
             derived = 1 if sim == 0 and c.provenance == "derived" else 0
             rank_score = abs((c.n_ranks or 0) - (n_ranks or 0)) if n_ranks is not None else 0
             hd_score = abs(math.log2(c.head_dim / head_dim)) if (head_dim and c.head_dim) else 0.0
-            return sim, single_point, derived, engine_score, rank_score, hd_score
+            # last, before file order: a row measured in the asked dtype beats one that names none
+            dtype_score = 0 if (dtype is not None and c.dtype == _dtype_family(dtype)) else 1
+            return sim, single_point, derived, engine_score, rank_score, hd_score, dtype_score
 
         best = min(cands, key=rank_key)
         return best, similarity(acc_id, best)

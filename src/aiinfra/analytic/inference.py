@@ -82,16 +82,18 @@ def compute_dtype(acc_peaks: dict[str, float], weight_precision: str) -> str:
     return "bf16"
 
 
-def _memory_fit(acc: AcceleratorSpec, engine: str | None = None) -> tuple[float, float]:
-    return _memory_fit_for(acc.id, acc.memory_bw_bytes_per_s, engine)
+def _memory_fit(acc: AcceleratorSpec, engine: str | None = None, dtype: str | None = None) -> tuple[float, float]:
+    return _memory_fit_for(acc.id, acc.memory_bw_bytes_per_s, engine, dtype)
 
 
 @cache
-def _memory_fit_for(acc_id: str, bw: float, engine: str | None = None) -> tuple[float, float]:
+def _memory_fit_for(acc_id: str, bw: float, engine: str | None = None, dtype: str | None = None) -> tuple[float, float]:
     """(t0_s, B∞ bytes/s): kernel time = t0 + bytes / B∞ through the ends of the measured memory curve.
 
+    ``dtype``: the GEMM's compute format; an fp8 lookup naming an engine takes that engine's FP8 weight-streaming
+    row where measured (its quantised op's fixed cost included), else the part's bf16 streaming curve.
     With one measured point (or none) the fit degenerates to t0 = 0 and B∞ = bw · efficiency."""
-    curve, _ = table().curve("memory", acc_id, engine=engine)
+    curve, _ = table().curve("memory", acc_id, dtype=dtype, engine=engine)
     if curve is None:
         return 0.0, bw
     if len(curve.log_x) < 2:
@@ -195,7 +197,7 @@ class InferenceModel:
         flop = 2.0 * tokens * params / split
         nbytes = params * DTYPE_BYTES[self.weight_precision] / split
         eff = gemm_efficiency(acc, dtype, flop / n_kernels, engine=self.engine)
-        t0, b_inf = _memory_fit(acc, self.engine)
+        t0, b_inf = _memory_fit(acc, self.engine, dtype)
         return _Kernels(flop / (acc.sustained_flop_per_s(dtype) * eff), n_kernels * t0 + nbytes / b_inf)
 
     def _rank_work(self, batch: StepBatch) -> tuple[StepBatch, int]:
