@@ -20,6 +20,10 @@ Usage (needs numpy, pyarrow and aiconfigurator_core, e.g. a venv with ``pip inst
   PYTHONPATH=src <venv>/bin/python bench/aic_efficiency_gemm.py > src/aiinfra/catalog/data/efficiency_aic_gemm.yaml
   PYTHONPATH=src <venv>/bin/python bench/aic_efficiency_gemm.py --engine vllm \
       > src/aiinfra/catalog/data/efficiency_aic_gemm_vllm.yaml
+Per-M curves (``--by-m``, one file per engine): the same tables reduced one GEMM row count M at a time, for the
+planner's lookups that give M (every linear layer's tokens; analytic/efficiency.py):
+  PYTHONPATH=src <venv>/bin/python bench/aic_efficiency_gemm.py --by-m [--engine vllm] \
+      > src/aiinfra/catalog/data/efficiency_aic_gemm_by_m_<engine>.yaml
 Every vLLM row is ``cross_check: true`` with ``engine: vllm``: it serves lookups naming engine vllm only, so the
 engine-free and TensorRT-LLM lookups (and training) keep the curves they had.
 Prints the YAML rows on stdout and, on stderr, each row's bins, the memory fit t = t0 + bytes/B_inf the planner
@@ -408,6 +412,69 @@ def _memory(part: Part, path: Path, bins: list[Bin], notes: str, bw: float, dtyp
     return r
 
 
+#: the row counts reduced one at a time (those present in a table; the tables sweep m = 1 ... 32768)
+M_BUCKETS = (1, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+#: linear layers of the catalog's models sharded up to 8 ways have n, k >= 256 (hidden 2048 / 8)
+M_MIN_DIM = 256
+M_MIN_SHAPES = 5
+PER_M = "a per-M curve: used only by lookups naming this engine and giving the GEMM's row count"
+
+
+def gemm_rows_by_m(part: Part, path: Path, d: dict[str, np.ndarray], aic_dtype: str, peak: float) -> list[Any]:
+    """One row per M of ``M_BUCKETS``: x = 2*M*n*k over the shapes with that M (n, k >= M_MIN_DIM), fraction =
+    x / latency / peak, median within +-1/4 decade of centres every 1/4 decade (>= M_MIN_SHAPES shapes). No
+    compute-bound filter: at a fixed M the curve carries the kernel's own time, memory-bound shapes included, and
+    the planner's weight-streaming fit stays a floor under it."""
+    dtype = DTYPES[aic_dtype][0]
+    cc_part = replace(part, cross_check={**part.cross_check, "gemm_m": PER_M})
+    out = []
+    for mb in M_BUCKETS:
+        s = (d["gemm_dtype"] == aic_dtype) & (d["m"] == mb) & (d["n"] >= M_MIN_DIM) & (d["k"] >= M_MIN_DIM)
+        if not s.any():
+            continue
+        n, k, lat_ms = (d[c][s].astype(float) for c in ("n", "k", "latency"))
+        flop = 2.0 * mb * n * k
+        frac = flop / (lat_ms * 1e-3) / peak
+        bins = _bins(flop, frac, [10 ** (j / 4) for j in range(20, 61)], 0.25, M_MIN_SHAPES)
+        if not bins:
+            continue
+        ex_bin = max(bins, key=lambda b: b.n)
+        i = _example(ex_bin.members, frac, ex_bin.median)
+        notes = (
+            f"gemm_dtype {aic_dtype}{_kernel_text(aic_dtype)}, m = {mb}, of the {ENGINE.label} {path.parent.name} "
+            f"table: {int(s.sum())} shapes with n, k >= {M_MIN_DIM}. x = 2*m*n*k; fraction = x / latency / "
+            f"{peak / 1e12:g} TFLOP/s (catalog dense {PEAK_KEY[dtype]} peak); median within +-1/4 decade of "
+            f"centres every 1/4 decade (>= {M_MIN_SHAPES} shapes); no compute-bound filter (at fixed m the curve "
+            f"carries the kernel's time). Shapes per point: {', '.join(str(b.n) for b in bins)}. "
+            f"Worked example: m={mb}, "
+            f"n={int(n[i])}, k={int(k[i])} -> {flop[i]:.4e} FLOP in {lat_ms[i]:.4f} ms = "
+            f"{flop[i] / lat_ms[i] / 1e9:.1f} TFLOP/s = {frac[i]:.4f} (bin median {ex_bin.median:.4f})."
+        )
+        r = row(f"gemm-{dtype}-{part.short}-aic-{ENGINE.key}-m{mb}", "gemm", cc_part, dtype,
+                "flop per GEMM (2*M*N*K) at the row's M", bins, notes, path, "gemm_m")  # fmt: skip
+        r["m_tokens"] = mb
+        r["points"] = [[fmt_x(b.x), float(f"{b.median:.4g}")] for b in bins]  # small-M fractions are ~1e-4
+        out.append(r)
+    return out
+
+
+def build_by_m(root: Path) -> list[dict[str, Any]]:
+    from aiinfra.catalog import accelerator
+
+    rows: list[dict[str, Any]] = []
+    for part in ENGINE.parts:
+        path = table_path(root, part.system)
+        if path is None:
+            continue
+        acc = accelerator(part.acc_id)
+        d = load(path)
+        for aic_dtype, (dtype, _) in DTYPES.items():
+            peak = acc.dense_flop_per_s.get(PEAK_KEY[dtype])
+            if peak is not None and (d["gemm_dtype"] == aic_dtype).any():
+                rows.extend(gemm_rows_by_m(part, path, d, aic_dtype, peak))
+    return rows
+
+
 def compare(rows: list[dict[str, Any]]) -> None:
     """stderr: each row's values vs the curve the planner used from efficiency.yaml alone."""
     from aiinfra.analytic.efficiency import EfficiencyTable, _curve
@@ -435,6 +502,8 @@ def emit(r: dict[str, Any]) -> str:
     lines = [f"- id: {r['id']}", f"  kind: {r['kind']}", f"  accelerators: [{', '.join(r['accelerators'])}]"]
     if r.get("dtype"):
         lines.append(f"  dtype: {r['dtype']}")
+    if r.get("m_tokens"):
+        lines.append(f"  m_tokens: {r['m_tokens']}")
     lines += [
         f"  x: {_q(r['x'])}",
         f"  points: [{pts}]",
@@ -458,6 +527,13 @@ HEADER = """\
 # Rows marked cross_check: true document the same reduction where a main-file measured curve is used instead,
 # except by a lookup for engine trtllm: every row is TensorRT-LLM's own op, which that lookup prefers.
 """
+BY_M_HEADER = """\
+# Per-M GEMM efficiency curves reduced from NVIDIA AIConfigurator 0.12.0's measured {label} GEMM timings
+# (aiconfigurator_core systems/data/<system>/gemm/{key}/<version>/gemm_perf.parquet; NVIDIA's own collection).
+# Generated by bench/aic_efficiency_gemm.py --by-m --engine {key}; format as efficiency.yaml plus m_tokens (the GEMM
+# row count all of a curve's shapes share). Every row is engine: {key} and cross_check: true: only a lookup naming
+# that engine and giving M uses it (analytic/efficiency.py); bench/aic_gemm_fidelity.py checks the result.
+"""
 VLLM_HEADER = """\
 # Efficiency curves reduced from NVIDIA AIConfigurator 0.12.0's measured vLLM GEMM timings
 # (aiconfigurator_core systems/data/<system>/gemm/vllm/<version>/gemm_perf.parquet; NVIDIA's own collection).
@@ -470,7 +546,9 @@ def main() -> int:
     global ENGINE
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--engine", choices=sorted(ENGINES), default="trtllm", help="whose GEMM tables to reduce")
-    ENGINE = ENGINES[ap.parse_args().engine]
+    ap.add_argument("--by-m", action="store_true", help="one curve per GEMM row count M (efficiency_aic_gemm_by_m_*)")
+    args = ap.parse_args()
+    ENGINE = ENGINES[args.engine]
     root = data_root()
     if root is None:
         print("aiconfigurator_core is not installed (pip install aiconfigurator==0.12.0 in a separate venv); "
@@ -480,6 +558,10 @@ def main() -> int:
         import pyarrow.parquet  # noqa: F401
     except ImportError:
         print("pyarrow is not installed; nothing to reduce", file=sys.stderr)
+        return 0
+    if args.by_m:
+        sys.stdout.write(BY_M_HEADER.format(label=ENGINE.label, key=ENGINE.key))
+        sys.stdout.write("\n".join(emit(r) for r in build_by_m(root)))
         return 0
     rows = build(root)
     compare(rows)

@@ -16,9 +16,9 @@ the 30 dense rows and the 22 MoE rows; ``--rows`` adds every row's signed error.
 Neither variant is chosen by its score here: this script reports what each would do, nothing more.
 
 ``--capacity``: instead, the engine comparison of docs/examples/inference.md (10,000 users of Llama-3.1-70B on H100
-or H200, vLLM vs TensorRT-LLM), first as the planner prices it, then with vLLM's FP8 GEMM FLOP curve replaced by
-the engine-free pure-kernel one (DeepGEMM; vLLM's FP8 weight-streaming fit unchanged): the one kernel whose
-pricing bench/aic_gemm_fidelity.py finds furthest off at the ~250 tokens per step such a fleet runs.
+or H200, vLLM vs TensorRT-LLM), first as the planner prices it, then with vLLM's FP8 GEMMs priced by the
+engine-free pure-kernel curve (DeepGEMM) instead of vLLM's own per-M tables (vLLM's FP8 weight-streaming fit
+unchanged): how much the engine ranking rests on which FP8 GEMM timing is believed.
 """
 
 from __future__ import annotations

@@ -116,3 +116,51 @@ def test_trtllm_weight_streaming_fit_runs_through_the_tensorrt_llm_gemv_curve() 
     assert t0_fp8 == pytest.approx(12.57e-6, rel=0.01)
     assert _memory_fit(acc, "trtllm", "bf16") == _memory_fit(acc, "trtllm")
     assert _memory_fit(acc, None, "fp8") == _memory_fit(acc)
+
+
+def test_per_m_curves_serve_engine_lookups_that_give_m() -> None:
+    # toy table: an engine-free FLOP curve and one engine's per-M curves at M = 16 and 256 (engine-only rows)
+    import pytest
+
+    base = {"kind": "gemm", "accelerators": ["x-part"], "dtype": "bf16", "provenance": "measured"}
+    free = _curve({**base, "id": "free", "points": [[1e9, 0.5], [1e12, 0.8]]})
+    m16 = _curve({**base, "id": "m16", "engine": "e1", "cross_check": True, "m_tokens": 16,
+                  "points": [[1e9, 0.1], [1e12, 0.2]]})  # fmt: skip
+    m256 = _curve({**base, "id": "m256", "engine": "e1", "cross_check": True, "m_tokens": 256,
+                   "points": [[1e9, 0.3], [1e12, 0.6]]})  # fmt: skip
+    t = EfficiencyTable([free, m16, m256])
+    # nearest M on a log2 scale: 20 -> 16; 100 -> 256 (log2 distances 2.64 vs 1.36)
+    assert t.curve("gemm", "x-part", dtype="bf16", engine="e1", m_tokens=20)[1] == "m16"
+    assert t.curve("gemm", "x-part", dtype="bf16", engine="e1", m_tokens=100)[1] == "m256"
+    # no M, or another engine: the per-M rows are never used
+    assert t.curve("gemm", "x-part", dtype="bf16", engine="e1")[1] == "free"
+    assert t.curve("gemm", "x-part", dtype="bf16", engine="e2", m_tokens=20)[1] == "free"
+    # linear in log10 x inside a curve: at 1e10.5 halfway, 0.3 + (0.6 - 0.3) / 2
+    look = t.lookup("gemm", "x-part", 10**10.5, dtype="bf16", engine="e1", m_tokens=256)
+    assert (look.source, look.frac) == ("m256", pytest.approx(0.45))
+    # linear in log2 M between the bracketing curves: M = 64 is half-way from 16 to 256 -> (0.15 + 0.45) / 2;
+    # beyond the family's ends, the end curve
+    assert t.lookup("gemm", "x-part", 10**10.5, dtype="bf16", engine="e1", m_tokens=64).frac == pytest.approx(0.3)
+    assert t.lookup("gemm", "x-part", 10**10.5, dtype="bf16", engine="e1", m_tokens=4096).frac == pytest.approx(0.45)
+
+
+def test_vllm_fp8_gemm_at_300_tokens_interpolates_between_the_m256_and_m512_rows() -> None:
+    # at x = 10^10.125 FLOP (halfway in log10 between the points 1e10 and 1.7783e10 of both rows):
+    # gemm-fp8-h100-aic-vllm-m256: (0.2362 + 0.3139) / 2 = 0.27505; -m512: (0.2381 + 0.338) / 2 = 0.28805;
+    # 300 tokens sit log2(300 / 256) = 0.2288 of the octave from 256 to 512: 0.27505 + 0.2288 · (0.28805 − 0.27505)
+    import math
+
+    import pytest
+
+    x = 10 ** (10 + 0.125)
+    at256, at512 = (0.2362 + 0.3139) / 2, (0.2381 + 0.338) / 2
+    by_hand = at256 + math.log2(300 / 256) * (at512 - at256)
+    look = table().lookup("gemm", H100, x, dtype="fp8", engine="vllm", m_tokens=300)
+    assert look.source == "gemm-fp8-h100-aic-vllm-m256"  # the nearest M names the family
+    assert look.frac == pytest.approx(by_hand, rel=1e-3)
+    # at a row's own M, the row itself
+    assert table().lookup("gemm", H100, x, dtype="fp8", engine="vllm", m_tokens=256).frac == pytest.approx(
+        at256, rel=1e-4
+    )
+    # training and engine-free lookups give no M and keep their curves
+    assert table().lookup("gemm", H100, x, dtype="fp8").source == "gemm-fp8-h100-deepgemm"

@@ -25,12 +25,19 @@ one prefers, among curves of the same accelerator match, the curve whose head di
 log2 scale (FlashAttention-2 paper Fig. 4: head dim 64 runs 10-20 % slower than 128 on A100). They may
 also name the kernel family (``kernel``: fa2, fa3); a lookup that asks for one keeps only those curves when
 any exists (FlashAttention-2 on H100 runs at about half FlashAttention-3's speed).
+GEMM curves may name the row count M their shapes were measured at (``m_tokens``: an engine's table reduced one M
+at a time, bench/aic_efficiency_gemm.py --by-m). Only a lookup that gives M considers them, and it prefers, after
+the engine rule, the family of per-M curves (over any curve that names none); the value is interpolated linearly
+in log2(M) between the family's two curves that bracket the lookup's M (the nearest M, quantised to quarter
+octaves, picks the family): at equal FLOP a kernel of few rows and a large weight behaves unlike one of many rows
+and a small weight, which a FLOP-only curve averages away (bench/aic_gemm_fidelity.py measures the difference).
 """
 
 from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -76,6 +83,8 @@ class Curve:
     """Serving engine whose own operators were timed (trtllm), or None for engine-free measurements."""
     engine_only: bool = False
     """A cross_check row of an engine: used only by lookups naming that engine."""
+    m_tokens: int | None = None
+    """GEMM row count M the curve's shapes share (per-M rows only); lookups without M never use such a curve."""
 
     def at(self, x: float) -> float:
         if x <= 0:
@@ -158,17 +167,36 @@ def similarity(acc_id: str, curve: Curve) -> int:
     return _similarity(acc_id, curve.accelerators)
 
 
-#: a lookup's identity: kind, accelerator id, dtype, n_ranks, tier, head_dim, kernel, engine
-_Key = tuple[str, str, str | None, int | None, str | None, int | None, str | None, str | None]
+#: a lookup's identity: kind, accelerator id, dtype, n_ranks, tier, head_dim, kernel, m_tokens, engine
+_Key = tuple[str, str, str | None, int | None, str | None, int | None, str | None, float | None, str | None]
+
+#: per-M curves are ranked by |log2(curve M / lookup M)|; a curve naming no M ranks after all of them
+_NO_M_SCORE = 64.0
+
+
+def _quantised_m(m_tokens: float | None) -> float | None:
+    """The lookup's M to the nearest quarter octave (keeps the memo small; at most 9 % off)."""
+    if m_tokens is None:
+        return None
+    return float(2.0 ** (round(4.0 * math.log2(max(m_tokens, 1.0))) / 4.0))
 
 
 @dataclass
 class EfficiencyTable:
     curves: list[Curve] = field(default_factory=list)
     _memo: dict[_Key, tuple[Curve, int] | None] = field(default_factory=dict, repr=False)
+    _families: dict[str, list[Curve]] = field(default_factory=dict, repr=False)
+    """per-M curve id -> its family (same kind, parts, dtype, engine) sorted by M; filled on first use."""
+    per_m_loader: Callable[[], list[Curve]] | None = field(default=None, repr=False)
+    """Supplies the per-M curves on the first lookup that gives M (lookups without M never consider them, so
+    training and engine-free lookups do not pay for parsing them)."""
 
     def _match(self, key: _Key) -> tuple[Curve, int] | None:
-        """Memoised :meth:`_select`; ``key`` = (kind, accelerator, dtype, n_ranks, tier, head_dim, kernel, engine)."""
+        """Memoised :meth:`_select`; ``key`` = (kind, accelerator, dtype, n_ranks, tier, head_dim, kernel, m_tokens,
+        engine)."""
+        if key[7] is not None and self.per_m_loader is not None:
+            self.curves = [*self.curves, *self.per_m_loader()]
+            self.per_m_loader = None
         if key not in self._memo:
             self._memo[key] = self._select(*key)
         return self._memo[key]
@@ -182,10 +210,13 @@ class EfficiencyTable:
         tier: str | None,
         head_dim: int | None,
         kernel: str | None,
+        m_tokens: float | None,
         engine: str | None,
     ) -> tuple[Curve, int] | None:
         def ok(c: Curve) -> bool:
             if c.kind != kind or (c.engine_only and c.engine != engine):
+                return False
+            if c.m_tokens is not None and m_tokens is None:
                 return False
             if dtype is not None and c.dtype is not None and c.dtype != _dtype_family(dtype):
                 return False
@@ -197,18 +228,21 @@ class EfficiencyTable:
         if kernel is not None and any(c.kernel == kernel for c in cands):
             cands = [c for c in cands if c.kernel == kernel]
 
-        def rank_key(c: Curve) -> tuple[int, int, int, int, int, float, int]:
+        def rank_key(c: Curve) -> tuple[int, int, int, int, float, int, float, int]:
             single_point = 1 if len(c.log_x) == 1 else 0
             sim = similarity(acc_id, c)
             # the named engine's own timings, then engine-free measurements, then another engine's
             engine_score = 0 if (engine is not None and c.engine == engine) else (1 if c.engine is None else 2)
             # on the part itself, a measurement beats a derivation from another part's measurement
             derived = 1 if sim == 0 and c.provenance == "derived" else 0
+            m_score = 0.0
+            if m_tokens is not None:
+                m_score = abs(math.log2(c.m_tokens / m_tokens)) if c.m_tokens else _NO_M_SCORE
             rank_score = abs((c.n_ranks or 0) - (n_ranks or 0)) if n_ranks is not None else 0
             hd_score = abs(math.log2(c.head_dim / head_dim)) if (head_dim and c.head_dim) else 0.0
             # last, before file order: a row measured in the asked dtype beats one that names none
             dtype_score = 0 if (dtype is not None and c.dtype == _dtype_family(dtype)) else 1
-            return sim, single_point, derived, engine_score, rank_score, hd_score, dtype_score
+            return sim, single_point, derived, engine_score, m_score, rank_score, hd_score, dtype_score
 
         best = min(cands, key=rank_key)
         return best, similarity(acc_id, best)
@@ -223,9 +257,10 @@ class EfficiencyTable:
         head_dim: int | None = None,
         kernel: str | None = None,
         engine: str | None = None,
+        m_tokens: float | None = None,
     ) -> tuple[Curve | None, str]:
         """The curve a lookup would use and its source label (None, NO_DATA when there is none)."""
-        sel = self._match((kind, acc_id, dtype, n_ranks, tier, head_dim, kernel, engine))
+        sel = self._match((kind, acc_id, dtype, n_ranks, tier, head_dim, kernel, _quantised_m(m_tokens), engine))
         if sel is None:
             return None, NO_DATA
         curve, similarity = sel
@@ -240,12 +275,35 @@ class EfficiencyTable:
         n_ranks: int | None = None,
         tier: str | None = None,
         engine: str | None = None,
+        m_tokens: float | None = None,
     ) -> Lookup:
-        sel = self._match((kind, acc_id, dtype, n_ranks, tier, None, None, engine))
+        sel = self._match((kind, acc_id, dtype, n_ranks, tier, None, None, _quantised_m(m_tokens), engine))
         if sel is None:
             return Lookup(1.0, NO_DATA)
         curve, similarity = sel
+        if m_tokens is not None and curve.m_tokens is not None:
+            return Lookup(self._between_m(curve, x, m_tokens), _label(curve, similarity))
         return Lookup(curve.at(x), _label(curve, similarity))
+
+    def _between_m(self, chosen: Curve, x: float, m_tokens: float) -> float:
+        """The fraction at ``x`` interpolated linearly in log2(M) between the per-M curves of ``chosen``'s family
+        (same kind, parts, dtype and engine) that bracket ``m_tokens`` — continuous in M, unlike the nearest
+        curve alone; clamped at the family's smallest and largest M."""
+        family = self._families.get(chosen.id)
+        if family is None:
+            family = sorted(
+                (c for c in self.curves if c.m_tokens is not None and (c.kind, c.accelerators, c.dtype, c.engine)
+                 == (chosen.kind, chosen.accelerators, chosen.dtype, chosen.engine)),
+                key=lambda c: c.m_tokens or 0,
+            )  # fmt: skip
+            self._families[chosen.id] = family
+        m = max(m_tokens, 1.0)
+        lo = max((c for c in family if (c.m_tokens or 0) <= m), key=lambda c: c.m_tokens or 0, default=family[0])
+        hi = min((c for c in family if (c.m_tokens or 0) >= m), key=lambda c: c.m_tokens or 0, default=family[-1])
+        if lo is hi or lo.m_tokens is None or hi.m_tokens is None:
+            return lo.at(x)
+        w = math.log2(m / lo.m_tokens) / math.log2(hi.m_tokens / lo.m_tokens)
+        return (1.0 - w) * lo.at(x) + w * hi.at(x)
 
 
 def _label(curve: Curve, similarity: int) -> str:
@@ -279,31 +337,35 @@ def _curve(row: dict[str, Any]) -> Curve:
         kernel=str(row["kernel"]) if row.get("kernel") else None,
         engine=str(row["engine"]) if row.get("engine") else None,
         engine_only=bool(row.get("cross_check")) and bool(row.get("engine")),
+        m_tokens=int(row["m_tokens"]) if row.get("m_tokens") else None,
     )
 
 
 def efficiency_files() -> list[Path]:
     """efficiency.yaml, then every ``efficiency_*.yaml`` beside it in name order (rows derived in bulk from one
     source each, e.g. a peer's published kernel timings). Earlier rows win ties between equally similar curves,
-    so a later file only fills kinds, dtypes and accelerators the main file does not measure."""
+    so a later file only fills kinds, dtypes and accelerators the main file does not measure. Files whose name
+    holds ``_by_m_`` carry only per-M curves (``m_tokens``)."""
     main = data_path("efficiency.yaml")
     extra = sorted(main.parent.glob("efficiency_*.yaml"))
     return [p for p in (main, *extra) if p.exists()]
 
 
-def efficiency_rows() -> list[dict[str, Any]]:
-    """Every row of :func:`efficiency_files`, in order."""
+def efficiency_rows(per_m: bool | None = None) -> list[dict[str, Any]]:
+    """The rows of :func:`efficiency_files`, in order: all (None), only the per-M files' (True) or the others'."""
     rows: list[dict[str, Any]] = []
     for path in efficiency_files():
-        rows.extend(yaml.load(path.read_text(), Loader=_LOADER) or [])
+        if per_m is None or per_m == ("_by_m_" in path.name):
+            rows.extend(yaml.load(path.read_text(), Loader=_LOADER) or [])
     return rows
+
+
+def _used(rows: list[dict[str, Any]]) -> list[Curve]:
+    # cross_check rows document a second measurement of something a used row already covers; those timed inside
+    # an engine serve lookups for that engine only
+    return [_curve(r) for r in rows if r.get("points") and (r.get("engine") or not r.get("cross_check"))]
 
 
 @cache
 def table() -> EfficiencyTable:
-    rows = efficiency_rows()
-    # cross_check rows document a second measurement of something a used row already covers; those timed inside
-    # an engine serve lookups for that engine only
-    return EfficiencyTable(
-        [_curve(r) for r in rows if r.get("points") and (r.get("engine") or not r.get("cross_check"))]
-    )
+    return EfficiencyTable(_used(efficiency_rows(per_m=False)), per_m_loader=lambda: _used(efficiency_rows(per_m=True)))

@@ -116,14 +116,20 @@ def memory_fit_through_ends(
 
 
 def gemm_efficiency(
-    acc: AcceleratorSpec, dtype: str, flop_per_kernel: float, kind: str = "gemm", engine: str | None = None
+    acc: AcceleratorSpec,
+    dtype: str,
+    flop_per_kernel: float,
+    kind: str = "gemm",
+    engine: str | None = None,
+    m_tokens: float | None = None,
 ) -> float:
     """Measured fraction of peak; an fp8/fp4 kernel with no curve of its own borrows the bf16 curve (the
     same tensor cores at a higher rate; assuming 100 % would be an unmeasured optimism). ``engine``: the
-    serving engine whose own kernel timings are preferred (efficiency module docstring)."""
-    look = table().lookup(kind, acc.id, flop_per_kernel, dtype=dtype, engine=engine)
+    serving engine whose own kernel timings are preferred; ``m_tokens``: the GEMM's row count, for the
+    engine's per-M curves where they exist (efficiency module docstring)."""
+    look = table().lookup(kind, acc.id, flop_per_kernel, dtype=dtype, engine=engine, m_tokens=m_tokens)
     if look.source == NO_DATA and dtype != "bf16":
-        look = table().lookup(kind, acc.id, flop_per_kernel, dtype="bf16", engine=engine)
+        look = table().lookup(kind, acc.id, flop_per_kernel, dtype="bf16", engine=engine, m_tokens=m_tokens)
     if look.source == NO_DATA and kind == "moe":
         return gemm_efficiency(acc, dtype, flop_per_kernel, engine=engine)  # no grouped-GEMM data: dense GEMMs
     return look.frac
@@ -196,7 +202,7 @@ class InferenceModel:
         acc = self.cluster.accelerator
         flop = 2.0 * tokens * params / split
         nbytes = params * DTYPE_BYTES[self.weight_precision] / split
-        eff = gemm_efficiency(acc, dtype, flop / n_kernels, engine=self.engine)
+        eff = gemm_efficiency(acc, dtype, flop / n_kernels, engine=self.engine, m_tokens=tokens)
         t0, b_inf = _memory_fit(acc, self.engine, dtype)
         return _Kernels(flop / (acc.sustained_flop_per_s(dtype) * eff), n_kernels * t0 + nbytes / b_inf)
 
