@@ -172,7 +172,10 @@ def test_more_concurrency_never_lowers_throughput_until_memory_runs_out(inp: int
         e = estimate(L70, c, _wl(input_tokens=inp, output_tokens=out, concurrency=n, plan={"tp": tp}))
         if not e.fits:
             break
-        assert e.output_tokens_per_s >= last * (1 - 1e-9)
+        # the engine's per-M GEMM curves are measured kernel times: where the step is compute-bound, 4× the
+        # tokens take 4× the time give or take their noise (a 0.03 % dip seen at 64 -> 256 sequences), so the
+        # throughput may stall there but must not fall by more than 0.5 %
+        assert e.output_tokens_per_s >= last * (1 - 5e-3)
         last = e.output_tokens_per_s
 
 

@@ -288,3 +288,18 @@ def test_trace_example_and_disaggregation_cli(tmp_path) -> None:  # type: ignore
     obj = json.loads(res.stdout)
     assert obj["completed"] == 60 and "disaggregated" in obj["notes"][0]
     assert (tmp_path / "kv_timeline.svg").read_text().startswith("<svg")
+
+
+def test_engine_sets_the_simulated_allocator() -> None:
+    # engines.yaml: vLLM allocates 16-token blocks as tokens arrive; TensorRT-LLM 32-token blocks, the whole
+    # context reserved at admission (GUARANTEED_NO_EVICT), its server defaults 2,048 sequences / 8,192 tokens
+    from aiinfra.inference import model_for
+    from aiinfra.sim.run import limits_for
+
+    for engine, block, full in (("vllm", 16, False), ("trtllm", 32, True)):
+        sc = load_scenario(EX, [f"inference.engine={engine}"])
+        assert sc.inference is not None
+        lim = limits_for(sc, sc.inference, model_for(sc.model, sc.cluster, sc.inference))
+        assert (lim.block_tokens, lim.reserve_full_context) == (block, full)
+        assert lim.kv_capacity_tokens % block == 0
+    assert lim.max_num_seqs == 2048 and lim.max_num_batched_tokens == 8192

@@ -121,6 +121,22 @@ def test_preemption_by_recompute() -> None:
     assert max(rec.kv_util_frac) == pytest.approx(29 / 30)
 
 
+def test_no_evict_reservation_queues_instead_of_preempting() -> None:
+    # The recompute case above under TensorRT-LLM's GUARANTEED_NO_EVICT: admission reserves prompt + output,
+    # 10 + 12 = 22 of the 30 token slots, for the whole request. R1 (0.5 s) needs 22 with 8 free, so it waits
+    # while R0 prefills [0, 1] and decodes 11 steps to 12 s; R1 is admitted at 12, prefills [12, 13] (TTFT 12.5)
+    # and decodes to 24. No preemption; the cache never holds more than 22 of 30.
+    rows = [(0.0, 10, 12), (0.5, 10, 12)]
+    rec = run(FixedStepTime(1.0), lim(kv_capacity_tokens=30, reserve_full_context=True), rows)
+    assert list(rec.finish_s) == [12.0, 24.0]
+    assert list(rec.first_token_s - rec.arrival_s) == [1.0, 12.5]
+    assert rec.preemptions == 0
+    assert max(rec.kv_util_frac) == pytest.approx(22 / 30)
+    # blocks of 8 tokens: each reservation rounds up to ceil(22 / 8) · 8 = 24 slots; with 48 both fit at once
+    both = run(FixedStepTime(1.0), lim(kv_capacity_tokens=48, block_tokens=8, reserve_full_context=True), rows)
+    assert list(both.finish_s) == [12.0, 13.0] and both.preemptions == 0
+
+
 def test_preemption_by_swap_charges_pcie_copies() -> None:
     # As above with swap at 0.01 s per token: swap-out of 14 tokens lengthens step [5, 6.14]; R0 ends at 12.14;
     # swap-in lengthens R1's first decode step to 1.14 s [12.14, 13.28], then 7 more → 20.28.

@@ -19,6 +19,9 @@ Scheduling follows vLLM (Kwon et al. SOSP'23; vLLM v1 ``Scheduler.schedule``):
   to a sequence's last block); when decoding would exceed the blocks, the running sequence with the
   largest (priority, arrival) is preempted — ``recompute`` drops its KV and prefills prompt + output
   again later, ``swap`` copies the KV to host memory over PCIe and back (vLLM v0 ``PreemptionMode``);
+* or, for an engine that reserves the whole context (TensorRT-LLM's default capacity policy
+  GUARANTEED_NO_EVICT), a request is admitted only when the blocks of its prompt + output fit, keeps them
+  until it finishes, and nothing is preempted;
 * static batching (the pre-Orca baseline): an idle replica takes up to ``max_num_seqs`` waiting requests,
   prefills them together, and admits nothing new until the whole batch has finished.
 """
@@ -58,6 +61,8 @@ class Seq:
     """> 0: its KV (this many tokens) waits in host memory (swap) or arrives from a prefill replica."""
     via_network: bool = False
     """Its KV came from a prefill replica (disaggregation), not from this replica's host memory."""
+    kv_reserved_tokens: float = 0.0
+    """KV slots reserved for its whole context at admission (engines that reserve the full context)."""
     active: bool = True
     prefix_id: int = -1
     prefix_tokens: int = 0
@@ -88,6 +93,10 @@ class SchedulerLimits:
     """Host⇄device copy time of one token's KV (swap preemption): KV bytes per accelerator / PCIe bandwidth."""
     role: str = "mixed"
     """mixed | prefill | decode (prefill/decode disaggregation)."""
+    reserve_full_context: bool = False
+    """TensorRT-LLM's default capacity policy, GUARANTEED_NO_EVICT (catalog/data/engines.yaml kv_reservation
+    full): a request is admitted only when the blocks of its whole prompt + output fit, they stay reserved
+    until it finishes, and nothing is ever preempted. False: vLLM's paged allocation as tokens arrive."""
 
 
 class ServingReplica(Protocol):
@@ -134,6 +143,8 @@ class Replica:
     decode_steps: int = 0
     sum_ctx_tokens: float = 0.0
     """Σ context of the decoding sequences at the next decode step."""
+    reserved_full_tokens: float = 0.0
+    """Σ whole-context reservations of the admitted sequences (``reserve_full_context`` only)."""
     reserved_prompt_tokens: int = 0
     """Σ (prompt + 1) of admitted sequences still prefilling: their blocks, and the slot of the token their
     prefill samples, are reserved at admission."""
@@ -168,7 +179,10 @@ class Replica:
         return seq.ctx_join_tokens + (self.decode_steps - seq.join_step) * self.lim.tokens_per_step
 
     def kv_tokens(self) -> float:
-        """KV cache in use, in tokens: decoding contexts + reserved prompts + half a block per sequence."""
+        """KV cache in use, in tokens: decoding contexts + reserved prompts + half a block per sequence; with
+        whole-context reservation, the reserved blocks."""
+        if self.lim.reserve_full_context:
+            return self.reserved_full_tokens
         n = len(self.decode) + len(self.prefilling)
         return self.sum_ctx_tokens + self.reserved_prompt_tokens + n * (self.lim.block_tokens - 1) / 2.0
 
@@ -197,8 +211,18 @@ class Replica:
         steps = math.ceil((seq.output_tokens - seq.generated_tokens) / lim.tokens_per_step)
         heapq.heappush(self.finish_heap, (self.decode_steps + steps, seq.join_id, seq.rid))
 
+    def _full_context_blocks(self, seq: Seq, ctx_tokens: float) -> float:
+        """Token slots of the blocks holding ``ctx_tokens`` of context plus every output still to come."""
+        block = self.lim.block_tokens
+        return math.ceil((ctx_tokens + seq.output_tokens - seq.generated_tokens) / block) * block
+
+    def _release(self, seq: Seq) -> None:
+        self.reserved_full_tokens -= seq.kv_reserved_tokens
+        seq.kv_reserved_tokens = 0.0
+
     def _leave_decode(self, seq: Seq) -> float:
         """Remove ``seq`` from the decode set (finished or preempted); returns its context."""
+        self._release(seq)
         del self.decode[seq.rid]
         seq.active = False
         ctx = self._ctx(seq)
@@ -230,11 +254,12 @@ class Replica:
         lim = self.lim
         cap = lim.kv_capacity_tokens
         kv = self.kv_tokens()
-        while self.decode and kv + len(self.decode) * lim.tokens_per_step > cap:
+        full = lim.reserve_full_context  # growth is inside the reservations: never preempts
+        while not full and self.decode and kv + len(self.decode) * lim.tokens_per_step > cap:
             self._preempt_one()
             kv = self.kv_tokens()
         n_dec = len(self.decode)
-        growth = n_dec * lim.tokens_per_step
+        growth = 0.0 if full else n_dec * lim.tokens_per_step
         chunks: list[tuple[Seq, int]] = []
         if lim.static:
             budget = 1 << 60
@@ -255,9 +280,14 @@ class Replica:
             seq = self.waiting[0][3]
             if seq.swapped_ctx_tokens > 0:  # swap in (or KV arriving from a prefill replica): no prefill work
                 need_kv = seq.swapped_ctx_tokens + lim.block_tokens + lim.tokens_per_step  # it decodes this step
+                if full:
+                    need_kv = self._full_context_blocks(seq, seq.swapped_ctx_tokens)
                 if need_kv > kv_free:
                     break
                 heapq.heappop(self.waiting)
+                if full:
+                    seq.kv_reserved_tokens = need_kv
+                    self.reserved_full_tokens += need_kv
                 if not seq.via_network:
                     self.extra_s += seq.swapped_ctx_tokens * lim.swap_s_per_token
                 self._join_decode(seq, seq.swapped_ctx_tokens)
@@ -270,7 +300,10 @@ class Replica:
                 self.outstanding_tokens -= seq.prefilled_tokens
                 self.prefix_hits += 1
             need = seq.prompt_tokens - seq.prefilled_tokens
-            reserve = seq.prompt_tokens + lim.block_tokens  # its prompt plus one block to start decoding
+            # its prompt plus one block to start decoding, or (no-evict) its whole context
+            reserve = (
+                self._full_context_blocks(seq, seq.prompt_tokens) if full else seq.prompt_tokens + lim.block_tokens
+            )
             if reserve > kv_free:
                 break
             take = min(need, budget) if lim.chunked_prefill and not lim.static else need
@@ -279,6 +312,9 @@ class Replica:
             heapq.heappop(self.waiting)
             self.prefilling.append(seq)
             self.reserved_prompt_tokens += seq.prompt_tokens + 1  # + the slot of its first decode token
+            if full:
+                seq.kv_reserved_tokens = reserve
+                self.reserved_full_tokens += reserve
             running += 1
             chunks.append((seq, take))
             budget -= take
@@ -337,9 +373,11 @@ class Replica:
             seq.generated_tokens += 1  # the prefill (or the recompute of prompt + output) samples a token
             self.outstanding_tokens -= 1
             if seq.generated_tokens >= seq.output_tokens:
+                self._release(seq)
                 done.append(seq)
             elif lim.role == "prefill":
                 self.outstanding_tokens -= seq.output_tokens - seq.generated_tokens
+                self._release(seq)
                 handoff.append(seq)
             else:
                 self._join_decode(seq, seq.prompt_tokens + 1.0)

@@ -19,7 +19,7 @@ from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch, StepTimeModel
 from aiinfra.engine_profile import scheduler_defaults
 from aiinfra.errors import InfeasibleError, SpecError
-from aiinfra.inference import kv_capacity, model_for, speculative_tokens_per_step
+from aiinfra.inference import engine_defaults, kv_capacity, model_for, speculative_tokens_per_step
 from aiinfra.sim.arrivals import Requests, interarrival_s, lengths, read_trace
 from aiinfra.sim.attention_dp import rank_limits
 from aiinfra.sim.engine import Records, Simulation
@@ -112,11 +112,15 @@ def make_requests(
 def limits_for(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, role: str = "mixed") -> SchedulerLimits:
     sim = wl.simulation or SimulationConfig()
     sched = sim.scheduler or SchedulerConfig()
-    # the simulator models a vLLM server: its V1 defaults for this device (engines.yaml) unless the
-    # scenario sets them; like vLLM, a defaulted max_num_seqs is capped at the step budget
-    sd = scheduler_defaults("vllm", scenario.cluster.accelerator, "server")
+    # the engine's server defaults for this device (engines.yaml) unless the scenario sets them; a defaulted
+    # max_num_seqs is capped at the step budget (vLLM's rule); the engine's KV allocator, block size and
+    # reservation policy (vLLM: blocks as tokens arrive, preemption; TensorRT-LLM: whole context reserved)
+    engine = wl.engine
+    sd = scheduler_defaults(engine, scenario.cluster.accelerator, "server")
+    eng = engine_defaults(engine)
+    block = wl.block_size_tokens if engine == "vllm" else int(eng.get("block_size_tokens", wl.block_size_tokens))
     budget = sched.max_num_batched_tokens or sd.max_num_batched_tokens
-    cap = kv_capacity(im, wl.gpu_memory_utilization, wl.block_size_tokens, budget)
+    cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, engine)
     if cap.kv_capacity_tokens <= 0:
         raise InfeasibleError(f"infeasible, because {scenario.model.id} leaves no KV-cache memory on "
                               f"{scenario.cluster.accelerator.id} with tp={im.tp} pp={im.pp} (weights "
@@ -137,8 +141,9 @@ def limits_for(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, role
     return SchedulerLimits(
         static=sched.kind == "static", max_num_seqs=sched.max_num_seqs or min(sd.max_num_seqs, budget),
         max_num_batched_tokens=budget, chunked_prefill=sched.chunked_prefill, preemption=sched.preemption,
-        kv_capacity_tokens=cap.kv_capacity_tokens, block_tokens=wl.block_size_tokens, tokens_per_step=tps,
+        kv_capacity_tokens=cap.kv_capacity_tokens, block_tokens=block, tokens_per_step=tps,
         budget_tokens_per_decode=slots, prefix_caching=sched.prefix_caching, swap_s_per_token=swap_s, role=role,
+        reserve_full_context=eng.get("kv_reservation", "average") == "full",
     )  # fmt: skip
 
 
