@@ -26,7 +26,7 @@ def _infer(args: argparse.Namespace) -> tuple[Any, str]:
     m = e.memory_per_accelerator
     pairs: list[tuple[str, Any]] = [
         ("deployment", f"{e.replicas} replica(s) × tp{e.tp} pp{e.pp}{_moe_layout(sc)} on {e.accelerator}, weights "
-                       f"{e.weight_precision}, KV {e.kv_precision}"),
+                       f"{e.weight_precision}, KV {e.kv_precision}, engine {e.engine}"),
         ("fits", e.fits),
         ("memory per accelerator", f"weights {m['weights_bytes'] / GB:.1f} GB, KV cache {m['kv_cache_bytes'] / GB:.1f} "
                                    f"GB, activations {m['activations_bytes'] / GB:.2f} GB, reserve "
