@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -357,25 +358,34 @@ def row(rid: str, kind: str, part: Part, dtype: str | None, x_text: str, bins: l
     return r
 
 
-def build(root: Path) -> list[dict[str, Any]]:
+def _tables(root: Path) -> Iterator[tuple[Part, Path, Any, dict[str, np.ndarray], list[tuple[str, float]]]]:
+    """(part, table path, catalog accelerator, table, [(AIC dtype, catalog peak)]) of every part of the engine
+    with a table; dtypes the table has and the catalog gives a peak for."""
     from aiinfra.catalog import accelerator
 
-    rows: list[dict[str, Any]] = []
     for part in ENGINE.parts:
         path = table_path(root, part.system)
         if path is None:
             print(f"# {part.system}: no {ENGINE.key} gemm_perf.parquet", file=sys.stderr)
             continue
         acc = accelerator(part.acc_id)
-        bw = acc.memory_bw_bytes_per_s
         d = load(path)
+        peaks = []
         for aic_dtype, (dtype, _) in DTYPES.items():
-            if not (d["gemm_dtype"] == aic_dtype).any():
-                continue
             peak = acc.dense_flop_per_s.get(PEAK_KEY[dtype])
-            if peak is None:
+            if peak is None and (d["gemm_dtype"] == aic_dtype).any():
                 print(f"# {part.acc_id}: no catalog {PEAK_KEY[dtype]} peak, {aic_dtype} skipped", file=sys.stderr)
-                continue
+            elif peak is not None and (d["gemm_dtype"] == aic_dtype).any():
+                peaks.append((aic_dtype, float(peak)))
+        yield part, path, acc, d, peaks
+
+
+def build(root: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for part, path, acc, d, peaks in _tables(root):
+        bw = acc.memory_bw_bytes_per_s
+        for aic_dtype, peak in peaks:
+            dtype = DTYPES[aic_dtype][0]
             got = gemm_row(part, path, d, aic_dtype, peak, bw)
             if got is None:
                 continue
@@ -459,19 +469,10 @@ def gemm_rows_by_m(part: Part, path: Path, d: dict[str, np.ndarray], aic_dtype: 
 
 
 def build_by_m(root: Path) -> list[dict[str, Any]]:
-    from aiinfra.catalog import accelerator
-
     rows: list[dict[str, Any]] = []
-    for part in ENGINE.parts:
-        path = table_path(root, part.system)
-        if path is None:
-            continue
-        acc = accelerator(part.acc_id)
-        d = load(path)
-        for aic_dtype, (dtype, _) in DTYPES.items():
-            peak = acc.dense_flop_per_s.get(PEAK_KEY[dtype])
-            if peak is not None and (d["gemm_dtype"] == aic_dtype).any():
-                rows.extend(gemm_rows_by_m(part, path, d, aic_dtype, peak))
+    for part, path, _, d, peaks in _tables(root):
+        for aic_dtype, peak in peaks:
+            rows.extend(gemm_rows_by_m(part, path, d, aic_dtype, peak))
     return rows
 
 

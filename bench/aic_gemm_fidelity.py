@@ -23,14 +23,13 @@ import sys
 
 import numpy as np
 from aic_common import SYSTEM_IDS, data_root
+from aic_efficiency_gemm import VLLM_KERNELS
 
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.inference import cluster_for
 
 VERSIONS = {"vllm": "0.24.0", "trtllm": "1.3.0rc20"}
-#: the kernel of each dtype in the vLLM 0.24 tables (bench/aic_efficiency_gemm.py VLLM_KERNELS)
-VLLM_KERNELS = {"bfloat16": "torch.nn.functional.linear", "fp8": "CutlassFP8ScaledMMLinearKernel"}
 LAYER_DIMS = (1024, 1536, 2048, 3072, 4096, 5120, 7168, 8192, 10240, 12288, 16384)
 TOKENS = (1, 16, 64, 128, 256, 512, 768, 1024, 1536, 3072, 4096, 8192)  # 768, 1536, 3072: between per-M rows
 PRECISION = {"bfloat16": "bf16", "fp8": "fp8"}
