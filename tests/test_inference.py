@@ -36,7 +36,10 @@ def test_kv_capacity_by_hand() -> None:
     im = InferenceModel(model=L70, cluster=c, tp=8, weight_precision="fp8", kv_precision="fp8")
     cap = kv_capacity(im, 0.9, 16, 2048)
     mem = 80 * 2**30
-    weights = params_total(L70) * 1.0 / 8
+    # fp8 layers, bf16 embedding and head (ModelOpt keeps lm_head unquantised): 2 · 128,256 · 8,192 vocab
+    # weights take 2 B each instead of 1
+    vocab = 2 * 128256 * 8192
+    weights = (params_total(L70) - vocab) * 1.0 / 8 + vocab * 2.0 / 8
     act = 2048 * (3 * 8192 + 3 * 28672 / 8) * 2.0
     reserve = (3.5 + 0.392) * GB
     per_tok = 2 * 80 * 1 * 128 * 1.0  # fp8 KV, one KV head per GPU
@@ -168,9 +171,11 @@ inference: {weight_precision: fp8, kv_precision: fp8, input_tokens: 1000, output
 """
     pb = param_breakdown(catalog.model("qwen3-235b-a22b"))
     routed = pb.moe_layers * pb.moe_routed_per_layer
-    # every rank keeps the attention, router and embedding weights whole and 1/8 of the routed experts (1 B each)
-    expect = (pb.total - routed) + routed / 8
+    # every rank keeps the attention, router and embedding weights whole and 1/8 of the routed experts (1 B each);
+    # the embedding and output head stay bf16 (2 B)
+    vocab = pb.embedding + pb.output
+    expect = (pb.total - routed - vocab) + 2 * vocab + routed / 8
     dp = cli_json("infer", tmp_yaml(text))
     tp = cli_json("infer", tmp_yaml(text.replace("attention_dp: true", "attention_dp: false"), "b.yaml"))
     assert dp["memory_per_accelerator"]["weights_bytes"] == pytest.approx(expect, rel=1e-9)
-    assert tp["memory_per_accelerator"]["weights_bytes"] == pytest.approx(pb.total / 8, rel=1e-9)
+    assert tp["memory_per_accelerator"]["weights_bytes"] == pytest.approx((pb.total + vocab) / 8, rel=1e-9)

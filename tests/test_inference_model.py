@@ -41,7 +41,8 @@ def test_trtllm_capacity_is_a_fraction_of_free_memory() -> None:
     im = InferenceModel(model=L70, cluster=c, tp=2, weight_precision="fp8", kv_precision="fp8")
     cap = kv_capacity(im, 0.9, 32, 8192, engine="trtllm", free_frac=0.95)
     mem = 80 * 2**30
-    weights = params_total(L70) * 1.0 / 2  # fp8, halved by tp 2
+    vocab = 2 * 128256 * 8192  # embedding and head, kept in bf16 by the FP8 checkpoint
+    weights = ((params_total(L70) - vocab) * 1.0 + vocab * 2.0) / 2  # fp8 layers, halved by tp 2
     act = 8192 * (3 * 8192 + 3 * 28672 / 2) * 2.0
     free = 0.95 * (mem - weights - act - _reserve_bytes(2))
     per_tok = 2 * 80 * 4 * 128 * 1.0  # 4 of 8 KV heads per GPU, fp8
@@ -222,3 +223,14 @@ def test_attention_dp_prices_per_rank_layers_at_the_busiest_rank_and_experts_at_
     assert t_even < t_lone < t_all
     b_lone, b_all = im.breakdown(lone), im.breakdown(all_ranks)
     assert b_lone.attention_s == pytest.approx(b_all.attention_s)  # the same rank's attention
+
+
+def test_quantised_checkpoints_keep_embedding_and_head_in_bf16() -> None:
+    # Llama-3.1-8B: 8,030,261,248 parameters, of which embedding + untied head 2 · 128,256 · 4,096 = 1,050,673,152;
+    # int4 weights: (8,030,261,248 − 1,050,673,152) · 0.5 + 1,050,673,152 · 2 = 5,591,140,352 B per replica
+    l8 = catalog.model("meta-llama-3.1-8b")
+    assert params_total(l8) == 8_030_261_248
+    im = InferenceModel(model=l8, cluster=cluster_for(H100, 1), weight_precision="int4")
+    assert im.vocab_precision == "bf16"
+    assert im.weight_bytes_per_replica == 5_591_140_352
+    assert InferenceModel(model=l8, cluster=cluster_for(H100, 1), weight_precision="fp16").vocab_precision == "fp16"

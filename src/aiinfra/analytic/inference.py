@@ -33,7 +33,11 @@ Work per step (T = prefill tokens + decoding sequences):
   iteration lasts as long as its slowest rank's attention).
 * Quantised weights move DTYPE_BYTES per weight (int4/fp4: 0.5 B; group scales not counted); their
   matmuls run at the fp4 peak only for fp4 weights on an accelerator with a dense fp4 peak, else
-  dequantised to bf16; fp8/int8 weights use the fp8/int8 peak where published (W8A8).
+  dequantised to bf16; fp8/int8 weights use the fp8/int8 peak where published (W8A8). Quantisation covers the
+  transformer layers' linear weights only: the token embedding and the output head stay in bf16 (NVIDIA
+  ModelOpt's export appends ``lm_head`` to ``exclude_modules`` whenever it quantises a layer, and quantises
+  linear modules only — modelopt/torch/export/unified_export_hf.py ``_export_hf_checkpoint``), so they are
+  stored, streamed and multiplied in bf16.
 * Pipeline parallelism: one token crosses the pp stages in sequence, so an iteration costs the sum of
   the stage times plus (pp − 1) activation hops (micro-batch pipelining not modelled: conservative).
 """
@@ -166,17 +170,28 @@ class InferenceModel:
 
     # ------------------------------------------------------------------ sizes
     @property
+    def vocab_precision(self) -> str:
+        """Format of the embedding and output head: the weights' own when 16/32-bit, else bf16 (module docstring)."""
+        return self.weight_precision if self.weight_precision in ("bf16", "fp16", "fp32") else "bf16"
+
+    def _split_weight_bytes(self) -> tuple[float, float, float]:
+        """(vocab bytes, routed-expert bytes, other layer bytes) of one replica."""
+        pb = param_breakdown(self.model)
+        vocab = pb.embedding + pb.output
+        routed = pb.moe_layers * pb.moe_routed_per_layer
+        wb = DTYPE_BYTES[self.weight_precision]
+        return vocab * DTYPE_BYTES[self.vocab_precision], routed * wb, (pb.total - vocab - routed) * wb
+
+    @property
     def weight_bytes_per_replica(self) -> float:
-        return param_breakdown(self.model).total * DTYPE_BYTES[self.weight_precision]
+        return sum(self._split_weight_bytes())
 
     @property
     def weight_bytes_per_accelerator(self) -> float:
         if not self.attention_dp:
             return self.weight_bytes_per_replica / (self.tp * self.pp)
-        pb = param_breakdown(self.model)
-        routed = pb.moe_layers * pb.moe_routed_per_layer
-        per_stage = (pb.total - routed) / self.pp + routed / (self.pp * self.tp)
-        return per_stage * DTYPE_BYTES[self.weight_precision]
+        vocab, routed, other = self._split_weight_bytes()
+        return (vocab + other) / self.pp + routed / (self.pp * self.tp)
 
     @property
     def kv_bytes_per_token_per_accelerator(self) -> float:
@@ -197,11 +212,14 @@ class InferenceModel:
         return self.tp if self.attention_dp else 1
 
     # ------------------------------------------------------------------ one iteration
-    def _linear(self, tokens: float, params: float, n_kernels: float, dtype: str, split: int) -> _Kernels:
-        """``params`` weights in ``n_kernels`` GEMMs applied to ``tokens`` tokens, split ``split`` ways."""
+    def _linear(
+        self, tokens: float, params: float, n_kernels: float, dtype: str, split: int, weights: str | None = None
+    ) -> _Kernels:
+        """``params`` weights (format ``weights``, default the model's) in ``n_kernels`` GEMMs applied to
+        ``tokens`` tokens, split ``split`` ways."""
         acc = self.cluster.accelerator
         flop = 2.0 * tokens * params / split
-        nbytes = params * DTYPE_BYTES[self.weight_precision] / split
+        nbytes = params * DTYPE_BYTES[weights or self.weight_precision] / split
         eff = gemm_efficiency(acc, dtype, flop / n_kernels, engine=self.engine, m_tokens=tokens)
         t0, b_inf = _memory_fit(acc, self.engine, dtype)
         return _Kernels(flop / (acc.sustained_flop_per_s(dtype) * eff), n_kernels * t0 + nbytes / b_inf)
@@ -254,7 +272,8 @@ class InferenceModel:
         n_elem = ELEMENTWISE_KERNELS_PER_LAYER * layers
         parts.append(_Kernels(0.0, n_elem * (t0 + 2.0 * t_rank * m.hidden_size * ACT_BYTES / b_inf)))
         logits_tokens = (work.decode_tokens + (1 if work.prefill_tokens else 0)) / share
-        head_k = self._linear(max(logits_tokens, 1.0), head, 1, cd, split)  # last stage only
+        head_cd = compute_dtype(acc.dense_flop_per_s, self.vocab_precision)  # the bf16 head (module docstring)
+        head_k = self._linear(max(logits_tokens, 1.0), head, 1, head_cd, split, self.vocab_precision)  # last stage
         if m.is_moe:
             moe_layers_stage = pb.moe_layers / pp
             one_expert = pb.moe_routed_per_layer / m.num_experts
