@@ -76,7 +76,7 @@ LABEL="FP8, TP8, max batch that fits (engine cap 1,024 sequences)" row --set inf
 cat <<'TXT'
 
 Reading the table (engine vLLM, the default, priced with vLLM's own kernel timings where the catalog has them).
-At batch 1 FP8 halves the bytes each memory-bound step streams: TPOT 8.1 ms against 10.1 ms in BF16 (−20 %, not
+At batch 1 FP8 halves the bytes each memory-bound step streams: TPOT 8.2 ms against 10.1 ms in BF16 (−20 %, not
 −50 %: 160 TP all-reduces and per-kernel fixed times do not shrink, and vLLM's FP8 kernels have a larger fixed
 time than its BF16 ones — measured, in its weight-streaming table). At 64 users on TP8 each GPU runs ~320 tokens
 per step through a 1/8 weight shard and FP8 gains 7 %. INT4 weights stream a quarter of BF16 but dequantise to
