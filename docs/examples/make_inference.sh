@@ -6,8 +6,8 @@ cd "$(dirname "$0")/../.."
 echo '# Seed questions answered by the tool (inference)'
 echo
 echo 'Verbatim outputs of the commands shown (regenerate: `bash docs/examples/make_inference.sh`). Model: analytic'
-echo 'roofline with measured kernel efficiencies; its error on TensorRT-LLM H100 offline throughput is 5 % median for dense'
-echo 'models (all 30 rows within ±25 %), but 42 % for MoE models, Llama 4 decode-heavy runs over-predicted up to 2×'
+echo 'roofline with measured kernel efficiencies; its error on TensorRT-LLM H100 offline throughput is 4 % median for dense'
+echo 'models (all 30 rows within ±25 %), but 38 % for MoE models, Llama 4 decode-heavy runs over-predicted by up to 81 %'
 echo '(docs/validation.md, docs/validation-analysis.md).'
 echo
 echo '## "Serve a 70B model to 10,000 concurrent users with sub-second latency"'
