@@ -349,7 +349,7 @@ def row(rid: str, kind: str, part: Part, dtype: str | None, x_text: str, bins: l
     r["engine"] = ENGINE.key  # the engine's own GEMM op: preferred by its lookups, cross_check or not
     if key in part.cross_check:
         r["cross_check"] = True
-        if ENGINE.key == "trtllm" and key != "memory_fp8":
+        if ENGINE.key == "trtllm" and key not in ("memory_fp8", "gemm_m"):
             notes = f"CROSS-CHECK ONLY (not used by the planner: {part.cross_check[key]}). " + notes
         else:
             notes = f"ENGINE {ENGINE.key} ONLY ({part.cross_check[key]}). " + notes

@@ -45,7 +45,12 @@ def measured(system: str, engine: str) -> dict[str, np.ndarray] | None:
     t = pq.read_table(path, columns=["gemm_dtype", "kernel_source", "m", "n", "k", "latency"])
     d = {c: np.asarray(t.column(c).to_pylist()) for c in t.column_names}
     if engine == "vllm":
-        keep = np.array([VLLM_KERNELS.get(g) == ks for g, ks in zip(d["gemm_dtype"], d["kernel_source"], strict=True)])
+        keep = np.array(
+            [
+                ks in (VLLM_KERNELS.get(g), "vllm_default")  # as the reduction keeps them
+                for g, ks in zip(d["gemm_dtype"], d["kernel_source"], strict=True)
+            ]
+        )
         d = {c: v[keep] for c, v in d.items()}
     return d
 

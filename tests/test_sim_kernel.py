@@ -197,6 +197,16 @@ def test_disaggregated_prefill_decode() -> None:
     assert rec.finish_s[0] == pytest.approx(3.101)
 
 
+def test_no_evict_prefill_replica_reserves_the_prompt_and_first_token_only() -> None:
+    # A prefill replica of a disaggregated pair hands the KV off after the first token, so under whole-context
+    # reservation it holds 10 + 1 = 11 slots per request (not 10 + 40): with 30 slots both 10-token prompts of
+    # (0 s, 10 in, 40 out) prefill together in [0, 1] and both first tokens come at 1 s.
+    pre, dec = lim(role="prefill", kv_capacity_tokens=30, reserve_full_context=True), lim(role="decode")
+    sim = Simulation(FixedStepTime(1.0), pre, 1, "round-robin", dec, 1, 0.0)
+    rec = sim.run(reqs([(0.0, 10, 40), (0.0, 10, 40)]))
+    assert list(rec.first_token_s) == [1.0, 1.0]
+
+
 def test_closed_loop_keeps_concurrency() -> None:
     # 2 clients, 4 requests of (10 in, 2 out), 1-s steps: the first two run together (done at 2), the next two
     # are sent at 2 and done at 4.

@@ -246,8 +246,9 @@ def _decode_cycle_s(
     verify = step.verify(g)  # γ + 1 query tokens per sequence, each context's KV read once
     draft_s = 0.0
     if wl.speculative.draft_model:
-        dm = InferenceModel(model=catalog.model(wl.speculative.draft_model, "inference.speculative.draft_model"),
-                            cluster=cluster, tp=im.tp, weight_precision=im.weight_precision)  # fmt: skip
+        draft_arch = catalog.model(wl.speculative.draft_model, "inference.speculative.draft_model")
+        dm = InferenceModel(model=draft_arch, cluster=cluster, tp=im.tp, weight_precision=im.weight_precision,
+                            engine=im.engine)  # fmt: skip
         ctx = step.decode_context_tokens // max(step.decode_seqs, 1)
         draft_s = g * dm.iteration_time_s(StepBatch.decode(batch, ctx))
     return im.iteration_time_s(verify) + draft_s, tokens

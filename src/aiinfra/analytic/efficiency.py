@@ -366,6 +366,16 @@ def _used(rows: list[dict[str, Any]]) -> list[Curve]:
     return [_curve(r) for r in rows if r.get("points") and (r.get("engine") or not r.get("cross_check"))]
 
 
+def _per_m_curves() -> list[Curve]:
+    """The rows of the ``_by_m_`` files, each of which must name its M (a row without one would change lookups
+    that give no M after they were memoised)."""
+    rows = efficiency_rows(per_m=True)
+    for r in rows:
+        if not r.get("m_tokens"):
+            raise DataError(f"efficiency row {r.get('id')}: a row of an efficiency_*_by_m_*.yaml file needs m_tokens")
+    return _used(rows)
+
+
 @cache
 def table() -> EfficiencyTable:
-    return EfficiencyTable(_used(efficiency_rows(per_m=False)), per_m_loader=lambda: _used(efficiency_rows(per_m=True)))
+    return EfficiencyTable(_used(efficiency_rows(per_m=False)), per_m_loader=_per_m_curves)

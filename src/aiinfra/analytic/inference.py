@@ -86,16 +86,17 @@ def compute_dtype(acc_peaks: dict[str, float], weight_precision: str) -> str:
     return "bf16"
 
 
-def _memory_fit(acc: AcceleratorSpec, engine: str | None = None, dtype: str | None = None) -> tuple[float, float]:
+def _memory_fit(acc: AcceleratorSpec, engine: str | None = None, dtype: str = "bf16") -> tuple[float, float]:
     return _memory_fit_for(acc.id, acc.memory_bw_bytes_per_s, engine, dtype)
 
 
 @cache
-def _memory_fit_for(acc_id: str, bw: float, engine: str | None = None, dtype: str | None = None) -> tuple[float, float]:
+def _memory_fit_for(acc_id: str, bw: float, engine: str | None = None, dtype: str = "bf16") -> tuple[float, float]:
     """(t0_s, B∞ bytes/s): kernel time = t0 + bytes / B∞ through the ends of the measured memory curve.
 
     ``dtype``: the GEMM's compute format; an fp8 lookup naming an engine takes that engine's FP8 weight-streaming
-    row where measured (its quantised op's fixed cost included), else the part's bf16 streaming curve.
+    row where measured (its quantised op's fixed cost included), else the part's bf16 streaming curve; bf16 (the
+    default, also for element-wise kernels and KV reads) never takes a row measured in another format.
     With one measured point (or none) the fit degenerates to t0 = 0 and B∞ = bw · efficiency."""
     curve, _ = table().curve("memory", acc_id, dtype=dtype, engine=engine)
     if curve is None:
@@ -283,7 +284,8 @@ class InferenceModel:
             nbytes = touched * one_expert * moe_layers_stage * DTYPE_BYTES[self.weight_precision] / e_split
             n_kernels = max(moe_layers_stage, 1.0) * 2  # grouped GEMMs: up(+gate), down
             per_expert_flop = flop / max(n_kernels * touched / e_split, 1.0)
-            # grouped expert GEMMs, measured
+            # grouped expert GEMMs, measured; their weights stream through the bf16 fit (t0, b_inf): the FP8
+            # streaming rows time dense linear layers, not the grouped MoE kernel (left unpriced by format)
             eff = gemm_efficiency(acc, cd, per_expert_flop, kind="moe", engine=self.engine)
             parts.append(_Kernels(flop / (acc.sustained_flop_per_s(cd) * eff), n_kernels * t0 + nbytes / b_inf))
         linear_compute = sum(p.compute_s for p in parts)

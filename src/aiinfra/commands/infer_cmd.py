@@ -47,7 +47,7 @@ def _infer(args: argparse.Namespace) -> tuple[Any, str]:
 def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
     sc = load_scenario(args.scenario, args.set)
     accs = args.accelerators.split(",") if args.accelerators else None
-    engines = args.engines.split(",") if args.engines else None
+    engines = list(dict.fromkeys(e.strip() for e in args.engines.split(",") if e.strip())) if args.engines else None
     options = plan_capacity(sc, accs, engines)
     best = options[0]
     rows = [[o.engine, o.accelerator, o.tp, o.weight_precision, "yes" if o.speculative else "no", o.batch_per_replica,

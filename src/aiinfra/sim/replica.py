@@ -212,9 +212,12 @@ class Replica:
         heapq.heappush(self.finish_heap, (self.decode_steps + steps, seq.join_id, seq.rid))
 
     def _full_context_blocks(self, seq: Seq, ctx_tokens: float) -> float:
-        """Token slots of the blocks holding ``ctx_tokens`` of context plus every output still to come."""
+        """Token slots of the blocks holding ``ctx_tokens`` of context plus every output still to come — on a
+        prefill replica (disaggregation) only the first token, which it samples before handing the KV off
+        (TensorRT-LLM's disaggregated server sends the context request with max_tokens 1)."""
         block = self.lim.block_tokens
-        return math.ceil((ctx_tokens + seq.output_tokens - seq.generated_tokens) / block) * block
+        to_come = 1 if self.lim.role == "prefill" else seq.output_tokens - seq.generated_tokens
+        return math.ceil((ctx_tokens + to_come) / block) * block
 
     def _release(self, seq: Seq) -> None:
         self.reserved_full_tokens -= seq.kv_reserved_tokens

@@ -172,7 +172,7 @@ def _step_model(scenario: Scenario, wl: ServingWorkload, im: InferenceModel) -> 
     draft = None
     if wl.speculative.draft_model:
         dm = catalog.model(wl.speculative.draft_model, "inference.speculative.draft_model")
-        draft = InferenceModel(model=dm, cluster=scenario.cluster, tp=im.tp, pp=im.pp,
+        draft = InferenceModel(model=dm, cluster=scenario.cluster, tp=im.tp, pp=im.pp, engine=im.engine,
                                weight_precision=wl.weight_precision, kv_precision=im.kv_precision)  # fmt: skip
     return SpeculativeStep(im, wl.speculative.num_draft_tokens, draft)
 
@@ -248,7 +248,7 @@ def simulate(
     rec = engine.run(reqs, closed)
     sched = sim.scheduler
     if sched is None or sched.max_num_batched_tokens is None or sched.max_num_seqs is None:
-        sd = scheduler_defaults("vllm", scenario.cluster.accelerator, "server")
+        sd = scheduler_defaults(wl.engine, scenario.cluster.accelerator, "server")
         notes.append(f"scheduler: max_num_batched_tokens {lim.max_num_batched_tokens}, max_num_seqs {lim.max_num_seqs} "
                      f"(unset values from the {sd.basis})")  # fmt: skip
     return SimResult(summary=summarise(rec, wl.slo), records=rec, limits=lim, replicas=replicas, notes=tuple(notes),
