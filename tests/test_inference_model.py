@@ -234,3 +234,25 @@ def test_quantised_checkpoints_keep_embedding_and_head_in_bf16() -> None:
     assert im.vocab_precision == "bf16"
     assert im.weight_bytes_per_replica == 5_591_140_352
     assert InferenceModel(model=l8, cluster=cluster_for(H100, 1), weight_precision="fp16").vocab_precision == "fp16"
+
+
+def test_steady_step_averages_whole_prompts_over_a_poisson_count() -> None:
+    # a toy step time t = 1 ms + max(prefill tokens · 1 µs, 10 ms): with a mean of 0.5 prompts of 1,000 tokens per
+    # step, t(E[k]) = 1 + max(0.5, 10) = 11 ms, while whole prompts give E[t] = 1 + Σ_k P(k) max(k, 10) ms with
+    # P(k) = e^-0.5 0.5^k / k!: k ≤ 10 cost 10 ms and the tail is negligible, so E[t] ≈ 11 ms too; at a mean of
+    # 12 prompts the step is compute-bound on both sides: E[t] = 1 + E[max(k, 10)] > 1 + 12 = t(E[k])
+    import typing
+
+    from aiinfra.inference import expected_step_s
+
+    class Toy:
+        def iteration_time_s(self, b: StepBatch) -> float:
+            return 1e-3 + max(b.prefill_tokens * 1e-6, 10e-3)
+
+    toy: typing.Any = Toy()
+    half = StepBatch(prefill_tokens=500, prefill_attention_pairs=0.0, decode_seqs=4, decode_context_tokens=400)
+    assert expected_step_s(toy, half, 1000) == pytest.approx(11e-3, rel=1e-6)
+    many = dataclasses.replace(half, prefill_tokens=12_000)
+    by_hand = 1e-3 + sum(math.exp(-12) * 12**k / math.factorial(k) * max(k, 10) * 1e-3 for k in range(0, 60))
+    assert expected_step_s(toy, many, 1000) == pytest.approx(by_hand, rel=1e-6)
+    assert by_hand > toy.iteration_time_s(many)

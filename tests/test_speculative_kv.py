@@ -48,10 +48,17 @@ def test_planner_and_simulator_price_the_same_verify_step() -> None:
     im = _im()
     wl = validate(ServingWorkload, {"input_tokens": 1000, "output_tokens": 200,
                                     "speculative": {"num_draft_tokens": 3, "acceptance_rate": 0.7}})  # fmt: skip
+    decode = StepBatch(decode_seqs=8, decode_context_tokens=8000)
+    cycle_s, tokens = _decode_cycle_s(im, im.cluster, wl, decode, 8)
+    sim_s = SpeculativeStep(im, 3).iteration_time_s(decode)
+    assert cycle_s == sim_s == im.iteration_time_s(decode.verify(3))
+    # with prompts in the step the planner prices the steady state: the same verify pass, averaged over a Poisson
+    # count of whole 1,000-token prompts with the step's mean (0.1 here), as the simulator meets them one by one
+    from aiinfra.inference import expected_step_s
+
     step = StepBatch(prefill_tokens=100, prefill_attention_pairs=5050.0, decode_seqs=8, decode_context_tokens=8000)
-    cycle_s, tokens = _decode_cycle_s(im, im.cluster, wl, step, 8)
-    sim_s = SpeculativeStep(im, 3).iteration_time_s(step)
-    assert cycle_s == sim_s == im.iteration_time_s(step.verify(3))
+    cycle_s, _ = _decode_cycle_s(im, im.cluster, wl, step, 8)
+    assert cycle_s == expected_step_s(im, step.verify(3), 1000)
     # (1 − 0.7^4) / (1 − 0.7) = 2.533 tokens per target step (Leviathan et al. 2023, eq. 1)
     assert tokens == pytest.approx((1 - 0.7**4) / 0.3)
 

@@ -18,7 +18,7 @@ echo
 echo 'Step 2 — the fleet: 10,000 concurrent users, 1,024-token prompts, 256-token answers, TTFT ≤ 1 s, TPOT ≤ 50 ms'
 echo '(20 tokens/s per user). The search covers vLLM and TensorRT-LLM, H100 and H200, TP 1-8, BF16/FP8/INT4 weights:'
 echo; echo '```'; echo '$ aiinfra capacity examples/capacity-llama70b-10k-users.yaml --accelerators nvidia-h100-sxm5-80gb,nvidia-h200-sxm-141gb --engines vllm,trtllm'
-aiinfra capacity examples/capacity-llama70b-10k-users.yaml --accelerators nvidia-h100-sxm5-80gb,nvidia-h200-sxm-141gb --engines vllm,trtllm | cut -c1-175 | awk "NR <= 17"; echo '```'
+aiinfra capacity examples/capacity-llama70b-10k-users.yaml --accelerators nvidia-h100-sxm5-80gb,nvidia-h200-sxm-141gb --engines vllm,trtllm | cut -c1-175 | awk "NR <= 22"; echo '```'
 aiinfra capacity examples/capacity-llama70b-10k-users.yaml --accelerators nvidia-h100-sxm5-80gb,nvidia-h200-sxm-141gb --engines vllm,trtllm --json | python3 -c "
 import json,sys; o=json.load(sys.stdin)['chosen']
 print(f\"\nAnswer: **{o['accelerators']} × {o['accelerator']} on {o['engine']}** ({o['replicas']} replicas of TP{o['tp']}, {o['weight_precision']} weights, \"
@@ -43,13 +43,12 @@ TensorRT-LLM's own), its KV allocator (vLLM: paged 16-token blocks in 90 % of me
 context; TensorRT-LLM: a fraction of the free memory, the full context reserved per request —
 catalog/data/engines.yaml) and GEMM, GEMV and all-reduce timings measured inside each engine (NVIDIA
 AIConfigurator's vLLM 0.24 and TensorRT-LLM 1.3 tables, reduced per GEMM row count —
-catalog/data/efficiency_sources.md; `bench/aic_gemm_fidelity.py` checks one GEMM's price against them, 0 … +9 %
-at the median). At this demand vLLM needs about a fifth fewer GPUs than TensorRT-LLM at TP1 FP8. Read that gap
+catalog/data/efficiency_sources.md; `bench/aic_gemm_fidelity.py` checks one GEMM's price against them, −1 … +7 %
+at the median). At this demand vLLM needs about a sixth fewer GPUs than TensorRT-LLM at TP1 FP8. Read that gap
 with two caveats. TensorRT-LLM's FP8 GEMMs were timed with a dynamic activation scale (the collector loads no
 input scale), whereas a ModelOpt FP8 checkpoint carries a static one, as vLLM's timings assume: its FP8 rows are
 pessimistic for such a checkpoint. With BF16 weights, where that does not apply, vLLM still needs about 10 % fewer
-GPUs (TP2 rows above): the rest comes from the schedulers (TensorRT-LLM prefills whole prompts in the step they
-arrive) and the kernel tables. And the validation behind the two engines differs: TensorRT-LLM's offline
+GPUs (TP2 rows above): that part comes from the engines' own GEMM, attention and all-reduce timings. And the validation behind the two engines differs: TensorRT-LLM's offline
 throughput is checked on 52 published runs, vLLM on 26 rows, mostly latency fits and MI300X runs
 (docs/validation.md). SGLang has no profile in
 the catalog and is not compared. Techniques that matter, in the order the search picks
@@ -76,13 +75,13 @@ LABEL="FP8, TP8, max batch that fits (engine cap 1,024 sequences)" row --set inf
 cat <<'TXT'
 
 Reading the table (engine vLLM, the default, priced with vLLM's own kernel timings where the catalog has them).
-At batch 1 FP8 halves the bytes each memory-bound step streams: TPOT 8.2 ms against 10.1 ms in BF16 (−20 %, not
+At batch 1 FP8 halves the bytes each memory-bound step streams: TPOT 8.7 ms against 10.1 ms in BF16 (−14 %, not
 −50 %: 160 TP all-reduces and per-kernel fixed times do not shrink, and vLLM's FP8 kernels have a larger fixed
 time than its BF16 ones — measured, in its weight-streaming table). At 64 users on TP8 each GPU runs ~320 tokens
-per step through a 1/8 weight shard and FP8 gains 7 %. INT4 weights stream a quarter of BF16 but dequantise to
+per step through a 1/8 weight shard and FP8 gains 12 %. INT4 weights stream a quarter of BF16 but dequantise to
 BF16 for the matmuls, so the prefill share of each step gets no faster. Two TP4 replicas beat one TP8 at this load
-(half the all-reduce ranks, same KV room). Speculative decoding pays most at batch 1 (2.4× per-user speed) and less
-at 64 concurrent, where verifying γ + 1 tokens per sequence makes the step compute-bound. H200 vs H100 at TP8: 6 %
+(half the all-reduce ranks, same KV room). Speculative decoding pays most at batch 1 (2.8× per-user speed) and less
+at 64 concurrent, where verifying γ + 1 tokens per sequence makes the step compute-bound. H200 vs H100 at TP8: 9 %
 lower TPOT (faster HBM on a 1/8 shard whose all-reduces do not shrink); at TP1-2, where the fleet search lands, the
 H200's 141 GB holds the model on fewer GPUs and wins on price. The two TensorRT-LLM rows come out slower than
 vLLM's at this load, for the reasons (and with the caveats) given above.

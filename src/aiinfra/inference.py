@@ -231,6 +231,26 @@ def speculative_tokens_per_step(alpha: float, gamma: int) -> float:
     return (1.0 - alpha ** (gamma + 1)) / (1.0 - alpha)
 
 
+def expected_step_s(im: InferenceModel, step: StepBatch, prompt_tokens: int) -> float:
+    """E[iteration time] of a steady-state step whose new prompts arrive as a Poisson count with the step's mean
+    (``step.prefill_tokens / prompt_tokens``), each prefilled whole in its step (vLLM's chunked prefill takes a
+    prompt that fits the step budget in one chunk; TensorRT-LLM schedules whole prompts): Σ_k P(k)·t(k prompts +
+    the decodes). Pricing the mean count instead, t(E[k]), lets a fraction of a prompt's compute hide under a
+    memory-bound decode step, which no real step does (Jensen: t is convex in the prompt tokens, E[t(k)] ≥
+    t(E[k])). Attention-DP steps already price their busiest rank's Poisson prompts (:func:`steady_state_step`)."""
+    if step.busiest_rank is not None or step.prefill_tokens <= 0 or prompt_tokens <= 0:
+        return im.iteration_time_s(step)
+    mean = step.prefill_tokens / prompt_tokens
+    lo, hi = max(0, math.floor(mean - 6.0 * math.sqrt(mean))), math.ceil(mean + 6.0 * math.sqrt(mean) + 6.0)
+    total = weight = 0.0
+    for k in range(lo, hi + 1):
+        p = math.exp(k * math.log(mean) - mean - math.lgamma(k + 1.0))
+        pairs = k * prompt_tokens * (prompt_tokens + 1) / 2.0
+        total += p * im.iteration_time_s(replace(step, prefill_tokens=k * prompt_tokens, prefill_attention_pairs=pairs))
+        weight += p
+    return total / weight
+
+
 def _decode_cycle_s(
     im: InferenceModel, cluster: ClusterSpec, wl: ServingWorkload, step: StepBatch, batch: int
 ) -> tuple[float, float]:
@@ -238,9 +258,9 @@ def _decode_cycle_s(
     decoding sequence verifies γ + 1 tokens per target step and the draft model runs γ steps first
     (Leviathan et al. 2023 §3: wall time (γ·c + 1)·T_target per (1 − α^(γ+1))/(1 − α) tokens). The verify
     pass runs γ + 1 query tokens per sequence through the weights but reads each context's KV once
-    (:meth:`StepBatch.verify`)."""
+    (:meth:`StepBatch.verify`). The target step's new prompts are a Poisson count (:func:`expected_step_s`)."""
     if wl.speculative is None:
-        return im.iteration_time_s(step), 1.0
+        return expected_step_s(im, step, wl.input_tokens), 1.0
     g = wl.speculative.num_draft_tokens
     tokens = speculative_tokens_per_step(wl.speculative.acceptance_rate, g)
     verify = step.verify(g)  # γ + 1 query tokens per sequence, each context's KV read once
@@ -251,7 +271,7 @@ def _decode_cycle_s(
                             engine=im.engine)  # fmt: skip
         ctx = step.decode_context_tokens // max(step.decode_seqs, 1)
         draft_s = g * dm.iteration_time_s(StepBatch.decode(batch, ctx))
-    return im.iteration_time_s(verify) + draft_s, tokens
+    return expected_step_s(im, verify, wl.input_tokens) + draft_s, tokens
 
 
 def estimate(
