@@ -225,6 +225,26 @@ class InferenceModel:
         t0, b_inf = _memory_fit(acc, self.engine, dtype)
         return _Kernels(flop / (acc.sustained_flop_per_s(dtype) * eff), n_kernels * t0 + nbytes / b_inf)
 
+    def experts(self, tokens: float, moe_layers: float) -> _Kernels:
+        """The routed experts of ``moe_layers`` MoE layers on one rank for ``tokens`` tokens entering the layer
+        (all ranks' tokens under attention DP): the union of experts touched by uniform top-k routing streams its
+        weights, split ep (else tp) ways, and the grouped GEMMs run at the measured grouped-GEMM efficiency. The
+        weights stream through the bf16 fit: the FP8 streaming rows time dense linear layers, not the grouped MoE
+        kernel (bench/aic_moe_fidelity.py compares this term with an engine's measured fused-MoE op)."""
+        m, acc = self.model, self.cluster.accelerator
+        pb = param_breakdown(m)
+        cd = compute_dtype(acc.dense_flop_per_s, self.weight_precision)
+        t0, b_inf = _memory_fit(acc, self.engine)
+        one_expert = pb.moe_routed_per_layer / m.num_experts
+        touched = m.num_experts * (1.0 - (1.0 - m.experts_per_token / m.num_experts) ** tokens)
+        e_split = self.ep if self.ep > 1 else self.tp
+        flop = 2.0 * tokens * m.experts_per_token * one_expert * moe_layers / e_split
+        nbytes = touched * one_expert * moe_layers * DTYPE_BYTES[self.weight_precision] / e_split
+        n_kernels = max(moe_layers, 1.0) * 2  # grouped GEMMs: up(+gate), down
+        per_expert_flop = flop / max(n_kernels * touched / e_split, 1.0)
+        eff = gemm_efficiency(acc, cd, per_expert_flop, kind="moe", engine=self.engine)  # grouped GEMMs, measured
+        return _Kernels(flop / (acc.sustained_flop_per_s(cd) * eff), n_kernels * t0 + nbytes / b_inf)
+
     def _rank_work(self, batch: StepBatch) -> tuple[StepBatch, int]:
         """(work, share): one rank of a stage runs 1/share of ``work`` in its per-rank layers — the whole step
         (share 1) without attention DP, 1/tp of it under attention DP spread evenly, or the busiest rank's own
@@ -276,18 +296,7 @@ class InferenceModel:
         head_cd = compute_dtype(acc.dense_flop_per_s, self.vocab_precision)  # the bf16 head (module docstring)
         head_k = self._linear(max(logits_tokens, 1.0), head, 1, head_cd, split, self.vocab_precision)  # last stage
         if m.is_moe:
-            moe_layers_stage = pb.moe_layers / pp
-            one_expert = pb.moe_routed_per_layer / m.num_experts
-            touched = m.num_experts * (1.0 - (1.0 - m.experts_per_token / m.num_experts) ** tokens)
-            e_split = self.ep if self.ep > 1 else tp
-            flop = 2.0 * tokens * m.experts_per_token * one_expert * moe_layers_stage / e_split
-            nbytes = touched * one_expert * moe_layers_stage * DTYPE_BYTES[self.weight_precision] / e_split
-            n_kernels = max(moe_layers_stage, 1.0) * 2  # grouped GEMMs: up(+gate), down
-            per_expert_flop = flop / max(n_kernels * touched / e_split, 1.0)
-            # grouped expert GEMMs, measured; their weights stream through the bf16 fit (t0, b_inf): the FP8
-            # streaming rows time dense linear layers, not the grouped MoE kernel (left unpriced by format)
-            eff = gemm_efficiency(acc, cd, per_expert_flop, kind="moe", engine=self.engine)
-            parts.append(_Kernels(flop / (acc.sustained_flop_per_s(cd) * eff), n_kernels * t0 + nbytes / b_inf))
+            parts.append(self.experts(tokens, pb.moe_layers / pp))
         linear_compute = sum(p.compute_s for p in parts)
         linear_memory = sum(p.memory_s for p in parts)
         linear_s = sum(p.time_s for p in parts)
