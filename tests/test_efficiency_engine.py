@@ -164,3 +164,44 @@ def test_vllm_fp8_gemm_at_300_tokens_interpolates_between_the_m256_and_m512_rows
     )
     # training and engine-free lookups give no M and keep their curves
     assert table().lookup("gemm", H100, x, dtype="fp8").source == "gemm-fp8-h100-deepgemm"
+
+
+def test_moe_shape_rows_serve_only_their_exact_shape() -> None:
+    import pytest
+
+    base = {"kind": "moe_shape", "accelerators": ["x-part"], "dtype": "fp8", "provenance": "measured",
+            "engine": "e1", "cross_check": True, "points": [[64, 0.01], [1024, 0.1]]}  # fmt: skip
+    a = _curve({**base, "id": "a", "moe_shape": [4096, 1536, 128, 8, 1, 8]})
+    b = _curve({**base, "id": "b", "moe_shape": [4096, 1536, 128, 8, 1, 4]})
+    t = EfficiencyTable([a, b])
+    look = t.lookup("moe_shape", "x-part", 256, dtype="fp8", engine="e1", moe_shape=(4096, 1536, 128, 8, 1, 4))
+    # linear in log10(tokens): 256 is half-way from 64 to 1,024 in log10 -> (0.01 + 0.1) / 2
+    assert (look.source, look.frac) == ("b", pytest.approx(0.055))
+    # another split, no shape, or no engine: no row
+    from aiinfra.analytic.efficiency import NO_DATA
+
+    other = (4096, 1536, 128, 8, 2, 1)
+    assert t.lookup("moe_shape", "x-part", 256, dtype="fp8", engine="e1", moe_shape=other).source == NO_DATA
+    assert t.lookup("moe_shape", "x-part", 256, dtype="fp8", engine="e1").source == NO_DATA
+    assert t.lookup("moe_shape", "x-part", 256, dtype="fp8", moe_shape=(4096, 1536, 128, 8, 1, 8)).source == NO_DATA
+
+
+def test_scout_experts_take_tensorrt_llms_measured_op_at_their_shape() -> None:
+    # moe-fp8-h100-h5120-i8192-e16-k1-tp1-ep4-aic-trtllm has (256 tokens, 0.03943 of the 1,978.9 TFLOP/s fp8
+    # peak): one layer of Llama 4 Scout's 16 experts split 4 ways over 256 tokens is 2·256·1·3·5120·8192/4 FLOP per
+    # rank, priced by hand at that fraction; a vLLM scenario has no such row and keeps the grouped-GEMM curve
+    import dataclasses
+
+    import pytest
+
+    from aiinfra import catalog
+    from aiinfra.analytic.inference import InferenceModel
+    from aiinfra.inference import cluster_for
+
+    scout = catalog.model("meta-llama-4-scout")
+    trt = InferenceModel(model=scout, cluster=cluster_for(H100, 4), tp=4, ep=4, weight_precision="fp8",
+                         attention_dp=True, engine="trtllm")  # fmt: skip
+    flop = 2 * 256 * 1 * 3 * 5120 * 8192 / 4
+    assert trt.experts(256.0, 1.0).compute_s == pytest.approx(flop / (1978.9e12 * 0.03943), rel=1e-4)
+    vllm = dataclasses.replace(trt, engine="vllm")
+    assert vllm.experts(256.0, 1.0).compute_s != pytest.approx(flop / (1978.9e12 * 0.03943), rel=1e-2)

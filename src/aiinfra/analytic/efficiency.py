@@ -31,6 +31,9 @@ the engine rule, the family of per-M curves (over any curve that names none); th
 in log2(M) between the family's two curves that bracket the lookup's M (the nearest M, quantised to quarter
 octaves, picks the family): at equal FLOP a kernel of few rows and a large weight behaves unlike one of many rows
 and a small weight, which a FLOP-only curve averages away (bench/aic_gemm_fidelity.py measures the difference).
+Rows of kind ``moe_shape`` time one routed-expert shape (``moe_shape``: hidden, expert width, experts, top-k, moe_tp,
+moe_ep) against the tokens entering the layer; only a lookup giving exactly that shape uses one
+(bench/aic_moe_fidelity.py measures what the shape-blind ``moe`` curve misses).
 """
 
 from __future__ import annotations
@@ -85,6 +88,8 @@ class Curve:
     """A cross_check row of an engine: used only by lookups naming that engine."""
     m_tokens: int | None = None
     """GEMM row count M the curve's shapes share (per-M rows only); lookups without M never use such a curve."""
+    moe_shape: tuple[int, ...] | None = None
+    """(hidden, expert width, experts, top-k, moe_tp, moe_ep) of a moe_shape row; only that shape's lookups use it."""
 
     def at(self, x: float) -> float:
         if x <= 0:
@@ -167,8 +172,19 @@ def similarity(acc_id: str, curve: Curve) -> int:
     return _similarity(acc_id, curve.accelerators)
 
 
-#: a lookup's identity: kind, accelerator id, dtype, n_ranks, tier, head_dim, kernel, m_tokens, engine
-_Key = tuple[str, str, str | None, int | None, str | None, int | None, str | None, float | None, str | None]
+#: a lookup's identity: kind, accelerator id, dtype, n_ranks, tier, head_dim, kernel, m_tokens, moe_shape, engine
+_Key = tuple[
+    str,
+    str,
+    str | None,
+    int | None,
+    str | None,
+    int | None,
+    str | None,
+    float | None,
+    tuple[int, ...] | None,
+    str | None,
+]
 
 #: per-M curves are ranked by |log2(curve M / lookup M)|; a curve naming no M ranks after all of them
 _NO_M_SCORE = 64.0
@@ -187,16 +203,21 @@ class EfficiencyTable:
     _memo: dict[_Key, tuple[Curve, int] | None] = field(default_factory=dict, repr=False)
     _families: dict[str, list[Curve]] = field(default_factory=dict, repr=False)
     """per-M curve id -> its family (same kind, parts, dtype, engine) sorted by M; filled on first use."""
-    per_m_loader: Callable[[], list[Curve]] | None = field(default=None, repr=False)
-    """Supplies the per-M curves on the first lookup that gives M (lookups without M never consider them, so
-    training and engine-free lookups do not pay for parsing them)."""
+    lazy_loader: Callable[[str, str], list[Curve]] | None = field(default=None, repr=False)
+    """(trigger "by_m" | "by_shape", engine) -> that engine's per-M or per-shape curves, loaded on the first lookup
+    that gives M (or a MoE shape) and names the engine; other lookups never consider them, so training, engine-free
+    and other engines' lookups do not pay for parsing them."""
+    _loaded: set[tuple[str, str]] = field(default_factory=set, repr=False)
 
     def _match(self, key: _Key) -> tuple[Curve, int] | None:
         """Memoised :meth:`_select`; ``key`` = (kind, accelerator, dtype, n_ranks, tier, head_dim, kernel, m_tokens,
-        engine)."""
-        if key[7] is not None and self.per_m_loader is not None:
-            self.curves = [*self.curves, *self.per_m_loader()]
-            self.per_m_loader = None
+        moe_shape, engine)."""
+        engine = key[9]
+        for trigger, given in (("by_m", key[7]), ("by_shape", key[8])):
+            todo = given is not None and engine is not None and (trigger, engine) not in self._loaded
+            if todo and engine is not None and self.lazy_loader is not None:
+                self._loaded.add((trigger, engine))
+                self.curves = [*self.curves, *self.lazy_loader(trigger, engine)]
         if key not in self._memo:
             self._memo[key] = self._select(*key)
         return self._memo[key]
@@ -211,12 +232,15 @@ class EfficiencyTable:
         head_dim: int | None,
         kernel: str | None,
         m_tokens: float | None,
+        moe_shape: tuple[int, ...] | None,
         engine: str | None,
     ) -> tuple[Curve, int] | None:
         def ok(c: Curve) -> bool:
             if c.kind != kind or (c.engine_only and c.engine != engine):
                 return False
             if c.m_tokens is not None and m_tokens is None:
+                return False
+            if c.moe_shape is not None and c.moe_shape != moe_shape:
                 return False
             if dtype is not None and c.dtype is not None and c.dtype != _dtype_family(dtype):
                 return False
@@ -260,7 +284,7 @@ class EfficiencyTable:
         m_tokens: float | None = None,
     ) -> tuple[Curve | None, str]:
         """The curve a lookup would use and its source label (None, NO_DATA when there is none)."""
-        sel = self._match((kind, acc_id, dtype, n_ranks, tier, head_dim, kernel, _quantised_m(m_tokens), engine))
+        sel = self._match((kind, acc_id, dtype, n_ranks, tier, head_dim, kernel, _quantised_m(m_tokens), None, engine))
         if sel is None:
             return None, NO_DATA
         curve, similarity = sel
@@ -276,8 +300,10 @@ class EfficiencyTable:
         tier: str | None = None,
         engine: str | None = None,
         m_tokens: float | None = None,
+        moe_shape: tuple[int, ...] | None = None,
     ) -> Lookup:
-        sel = self._match((kind, acc_id, dtype, n_ranks, tier, None, None, _quantised_m(m_tokens), engine))
+        key = (kind, acc_id, dtype, n_ranks, tier, None, None, _quantised_m(m_tokens), moe_shape, engine)
+        sel = self._match(key)
         if sel is None:
             return Lookup(1.0, NO_DATA)
         curve, similarity = sel
@@ -338,6 +364,7 @@ def _curve(row: dict[str, Any]) -> Curve:
         engine=str(row["engine"]) if row.get("engine") else None,
         engine_only=bool(row.get("cross_check")) and bool(row.get("engine")),
         m_tokens=int(row["m_tokens"]) if row.get("m_tokens") else None,
+        moe_shape=tuple(int(v) for v in row["moe_shape"]) if row.get("moe_shape") else None,
     )
 
 
@@ -345,18 +372,27 @@ def efficiency_files() -> list[Path]:
     """efficiency.yaml, then every ``efficiency_*.yaml`` beside it in name order (rows derived in bulk from one
     source each, e.g. a peer's published kernel timings). Earlier rows win ties between equally similar curves,
     so a later file only fills kinds, dtypes and accelerators the main file does not measure. Files whose name
-    holds ``_by_m_`` carry only per-M curves (``m_tokens``)."""
+    holds ``_by_m_`` carry only per-M curves (``m_tokens``), ``_by_shape_`` only per-shape MoE curves."""
     main = data_path("efficiency.yaml")
     extra = sorted(main.parent.glob("efficiency_*.yaml"))
     return [p for p in (main, *extra) if p.exists()]
 
 
+def _lazy(path: Path) -> bool:
+    return "_by_m_" in path.name or "_by_shape_" in path.name
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    return yaml.load(path.read_text(), Loader=_LOADER) or []
+
+
 def efficiency_rows(per_m: bool | None = None) -> list[dict[str, Any]]:
-    """The rows of :func:`efficiency_files`, in order: all (None), only the per-M files' (True) or the others'."""
+    """The rows of :func:`efficiency_files`, in order: all (None), only the per-M and per-shape files' (True) or
+    the others'."""
     rows: list[dict[str, Any]] = []
     for path in efficiency_files():
-        if per_m is None or per_m == ("_by_m_" in path.name):
-            rows.extend(yaml.load(path.read_text(), Loader=_LOADER) or [])
+        if per_m is None or per_m == _lazy(path):
+            rows.extend(_read(path))
     return rows
 
 
@@ -366,16 +402,18 @@ def _used(rows: list[dict[str, Any]]) -> list[Curve]:
     return [_curve(r) for r in rows if r.get("points") and (r.get("engine") or not r.get("cross_check"))]
 
 
-def _per_m_curves() -> list[Curve]:
-    """The rows of the ``_by_m_`` files, each of which must name its M (a row without one would change lookups
-    that give no M after they were memoised)."""
-    rows = efficiency_rows(per_m=True)
+def _lazy_curves(trigger: str, engine: str) -> list[Curve]:
+    """The rows of the ``efficiency_*_<trigger>_<engine>.yaml`` files; each must name its M (by_m) or MoE shape
+    (by_shape) and that engine (a row without them would change lookups that were memoised before it loaded)."""
+    field_name = "m_tokens" if trigger == "by_m" else "moe_shape"
+    rows = [r for p in efficiency_files() if p.stem.endswith(f"_{trigger}_{engine}") for r in _read(p)]
     for r in rows:
-        if not r.get("m_tokens"):
-            raise DataError(f"efficiency row {r.get('id')}: a row of an efficiency_*_by_m_*.yaml file needs m_tokens")
+        if not r.get(field_name) or r.get("engine") != engine:
+            raise DataError(f"efficiency row {r.get('id')}: a row of an efficiency_*_{trigger}_{engine}.yaml file "
+                            f"needs {field_name} and engine {engine}")  # fmt: skip
     return _used(rows)
 
 
 @cache
 def table() -> EfficiencyTable:
-    return EfficiencyTable(_used(efficiency_rows(per_m=False)), per_m_loader=_per_m_curves)
+    return EfficiencyTable(_used(efficiency_rows(per_m=False)), lazy_loader=_lazy_curves)

@@ -241,9 +241,19 @@ class InferenceModel:
         flop = 2.0 * tokens * m.experts_per_token * one_expert * moe_layers / e_split
         nbytes = touched * one_expert * moe_layers * DTYPE_BYTES[self.weight_precision] / e_split
         n_kernels = max(moe_layers, 1.0) * 2  # grouped GEMMs: up(+gate), down
+        memory_s = n_kernels * t0 + nbytes / b_inf
+        # the engine's own fused-MoE op timed at this very expert shape and split, where the catalog has it
+        # (moe_shape rows: fraction of the dense peak at the tokens entering the layer)
+        split = (1, self.ep) if self.ep > 1 else (self.tp, 1)
+        width = m.moe_ffn_hidden_size or m.ffn_hidden_size
+        shape = (m.hidden_size, width, m.num_experts, m.experts_per_token, *split)
+        look = table().lookup("moe_shape", acc.id, tokens, dtype=cd, engine=self.engine, moe_shape=shape)
+        peak = acc.dense_flop_per_s.get(cd)
+        if look.source != NO_DATA and peak:
+            return _Kernels(flop / (peak * look.frac), memory_s)
         per_expert_flop = flop / max(n_kernels * touched / e_split, 1.0)
         eff = gemm_efficiency(acc, cd, per_expert_flop, kind="moe", engine=self.engine)  # grouped GEMMs, measured
-        return _Kernels(flop / (acc.sustained_flop_per_s(cd) * eff), n_kernels * t0 + nbytes / b_inf)
+        return _Kernels(flop / (acc.sustained_flop_per_s(cd) * eff), memory_s)
 
     def _rank_work(self, batch: StepBatch) -> tuple[StepBatch, int]:
         """(work, share): one rank of a stage runs 1/share of ``work`` in its per-rank layers — the whole step
