@@ -43,6 +43,8 @@ ATTN_TOKENS = 16384
 ATTN_HEADS = 16
 ATTN_HEAD_DIM = 128
 ATTN_SEQLENS = (128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+MOE_VERSION = "1.3.0rc20"
+"""TensorRT-LLM version of the fused-MoE tables reduced (every part has one)."""
 MOE_DTYPES = {"bfloat16": ("bf16", 2.0), "fp8": ("fp8", 1.0), "nvfp4": ("fp4", 0.5 + 1.0 / 16)}
 """table moe_dtype -> (catalog dtype, weight bytes incl. block scales: nvfp4 = 4-bit values + one fp8 scale per 16)."""
 
@@ -191,7 +193,7 @@ def _measured_tail(pts: list[tuple[float, float]], cross_check: bool, source_lin
 
 
 def moe_points(pd: Any, data: Path, s: System, cat: dict[str, dict[str, Any]]) -> Any:
-    f = data / s.name / "moe" / "trtllm" / "1.3.0rc20" / "moe_perf.parquet"
+    f = data / s.name / "moe" / "trtllm" / MOE_VERSION / "moe_perf.parquet"
     df = pd.read_parquet(f)
     df = df[(df.kernel_source == "moe_torch_flow_cutlass") & df.moe_dtype.isin(list(MOE_DTYPES))].copy()
     acc = cat[s.acc_id]
@@ -213,7 +215,7 @@ def moe_rows(pd: Any, data: Path, cat: dict[str, dict[str, Any]], csv: Path | No
     out: list[str] = []
     frames = []
     for s in SYSTEMS:
-        f = data / s.name / "moe" / "trtllm" / "1.3.0rc20" / "moe_perf.parquet"
+        f = data / s.name / "moe" / "trtllm" / MOE_VERSION / "moe_perf.parquet"
         if not f.exists():
             print(f"# {s.name}: no {f.name}", file=sys.stderr)
             continue

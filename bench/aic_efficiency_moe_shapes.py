@@ -25,7 +25,9 @@ from typing import Any
 
 import yaml
 from aic_common import BLOB_URL, READ_ON, data_root
-from aic_efficiency_attention_moe import MOE_DTYPES, SYSTEMS, catalog, moe_points
+from aic_efficiency_attention_moe import MOE_DTYPES, MOE_VERSION, SYSTEMS, catalog, moe_points
+
+from aiinfra.catalog import model
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "src" / "aiinfra" / "catalog" / "data" / "models.yaml"
@@ -42,10 +44,10 @@ def model_shapes() -> dict[tuple[int, int, int, int], list[str]]:
     """(hidden, expert width, experts, top-k) -> the catalog models with that routed-expert shape."""
     out: dict[tuple[int, int, int, int], list[str]] = {}
     for r in yaml.safe_load(MODELS.read_text()):
-        if int(r.get("num_experts") or 0) > 1:
-            width = int(r.get("moe_ffn_hidden_size") or r["ffn_hidden_size"])
-            key = (int(r["hidden_size"]), width, int(r["num_experts"]), int(r["experts_per_token"]))
-            out.setdefault(key, []).append(str(r["id"]))
+        m = model(str(r["id"]))
+        if m.num_experts > 1:
+            key = (m.hidden_size, m.expert_ffn, m.num_experts, m.experts_per_token)
+            out.setdefault(key, []).append(m.id)
     return out
 
 
@@ -54,12 +56,11 @@ def rows(pd: Any, data: Path) -> list[str]:
     shapes = model_shapes()
     out: list[str] = []
     for s in SYSTEMS:
-        f = data / s.name / "moe" / "trtllm" / "1.3.0rc20" / "moe_perf.parquet"
-        if not f.exists():
+        path = f"{s.name}/moe/trtllm/{MOE_VERSION}/moe_perf.parquet"
+        if not (data / path).exists():
             continue
         df = moe_points(pd, data, s, cat)
         df = df[(df.distribution == "balanced") & df.peak.notna() & (df.t_s > 0)]
-        path = f"{s.name}/moe/trtllm/1.3.0rc20/moe_perf.parquet"
         for (h, i, e, k), models in sorted(shapes.items()):
             g = df[(df.hidden_size == h) & (df.inter_size == i) & (df.num_experts == e) & (df.topk == k)]
             for (dt_table, tp, ep), sub in sorted(g.groupby(["moe_dtype", "moe_tp_size", "moe_ep_size"])):

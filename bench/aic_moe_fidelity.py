@@ -21,13 +21,14 @@ import json
 import sys
 
 from aic_common import SYSTEM_IDS, data_root
+from aic_efficiency_attention_moe import MOE_VERSION
 
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.inference import cluster_for
 
 MODELS = ("meta-llama-4-scout", "meta-llama-4-maverick", "qwen3-235b-a22b", "qwen3-30b-a3b", "mixtral-8x7b")
-TABLE = "h100_sxm/moe/trtllm/1.3.0rc20/moe_perf.parquet"
+TABLE = f"h100_sxm/moe/trtllm/{MOE_VERSION}/moe_perf.parquet"
 TOKENS = (64, 256, 1024, 4096, 16384)
 
 
@@ -45,8 +46,7 @@ def main() -> int:
     acc_id = SYSTEM_IDS["h100_sxm"]
     for model_id in MODELS:
         m = catalog.model(model_id)
-        expert_width = m.moe_ffn_hidden_size or m.ffn_hidden_size
-        shape = t[(t.hidden_size == m.hidden_size) & (t.inter_size == expert_width) & (t.num_experts == m.num_experts)
+        shape = t[(t.hidden_size == m.hidden_size) & (t.inter_size == m.expert_ffn) & (t.num_experts == m.num_experts)
                   & (t.topk == m.experts_per_token)]  # fmt: skip
         for ep in sorted(set(shape.moe_ep_size)):
             if m.num_experts % ep:

@@ -4,6 +4,8 @@ cache are read once while the linear-layer tokens and attention query·key pairs
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from aiinfra import catalog
@@ -53,12 +55,20 @@ def test_planner_and_simulator_price_the_same_verify_step() -> None:
     sim_s = SpeculativeStep(im, 3).iteration_time_s(decode)
     assert cycle_s == sim_s == im.iteration_time_s(decode.verify(3))
     # with prompts in the step the planner prices the steady state: the same verify pass, averaged over a Poisson
-    # count of whole 1,000-token prompts with the step's mean (0.1 here), as the simulator meets them one by one
-    from aiinfra.inference import expected_step_s
+    # count k of whole 1,000-token prompts with the step's mean 100 / 1,000 = 0.1, as the simulator meets them one
+    # by one: Σ_k e^-0.1 0.1^k / k! · t(verify pass + k prompts), k = 0 … 10 (the rest is below 1e-17)
+    import math
 
     step = StepBatch(prefill_tokens=100, prefill_attention_pairs=5050.0, decode_seqs=8, decode_context_tokens=8000)
     cycle_s, _ = _decode_cycle_s(im, im.cluster, wl, step, 8)
-    assert cycle_s == expected_step_s(im, step.verify(3), 1000)
+    decode_verify = StepBatch(decode_seqs=8, decode_context_tokens=8000).verify(3)
+    by_hand = sum(
+        math.exp(-0.1) * 0.1**k / math.factorial(k)
+        * im.iteration_time_s(dataclasses.replace(decode_verify, prefill_tokens=1000 * k,
+                                                  prefill_attention_pairs=k * 1000 * 1001 / 2))
+        for k in range(11)
+    )  # fmt: skip
+    assert cycle_s == pytest.approx(by_hand, rel=1e-9)
     # (1 − 0.7^4) / (1 − 0.7) = 2.533 tokens per target step (Leviathan et al. 2023, eq. 1)
     assert tokens == pytest.approx((1 - 0.7**4) / 0.3)
 

@@ -26,6 +26,20 @@ def engine_defaults(engine: str = "vllm") -> dict[str, Any]:
     return {}
 
 
+def kv_block_tokens(engine: str, wl: ServingWorkload) -> int:
+    """KV block size the engine allocates: vLLM the workload's ``block_size_tokens`` (its --block-size), other
+    engines their own (engines.yaml ``block_size_tokens``, else the workload's)."""
+    if engine == "vllm":
+        return wl.block_size_tokens
+    return int(engine_defaults(engine).get("block_size_tokens", wl.block_size_tokens))
+
+
+def reserves_full_context(engine: str) -> bool:
+    """True when the engine reserves a request's whole prompt + output at admission (engines.yaml
+    ``kv_reservation: full``, TensorRT-LLM's GUARANTEED_NO_EVICT); else blocks are allocated as tokens arrive."""
+    return bool(engine_defaults(engine).get("kv_reservation", "average") == "full")
+
+
 def workload_usage(wl: ServingWorkload) -> Usage:
     """How the engine is driven: ``server`` when requests arrive over time (a rate, a client concurrency,
     users or an arrival process), ``offline`` for a fixed batch of prompts (``batch: N`` or ``max``)."""
@@ -231,6 +245,11 @@ def speculative_tokens_per_step(alpha: float, gamma: int) -> float:
     return (1.0 - alpha ** (gamma + 1)) / (1.0 - alpha)
 
 
+#: prompt counts summed in :func:`expected_step_s`: the mean ± this many standard deviations (plus as many counts
+#: above, for small means); the Poisson mass left out is below 1e-8 and the sum is renormalised
+POISSON_TAIL_SIGMAS = 6.0
+
+
 def expected_step_s(im: InferenceModel, step: StepBatch, prompt_tokens: int) -> float:
     """E[iteration time] of a steady-state step whose new prompts arrive as a Poisson count with the step's mean
     (``step.prefill_tokens / prompt_tokens``), each prefilled whole in its step (vLLM's chunked prefill takes a
@@ -241,7 +260,8 @@ def expected_step_s(im: InferenceModel, step: StepBatch, prompt_tokens: int) -> 
     if step.busiest_rank is not None or step.prefill_tokens <= 0 or prompt_tokens <= 0:
         return im.iteration_time_s(step)
     mean = step.prefill_tokens / prompt_tokens
-    lo, hi = max(0, math.floor(mean - 6.0 * math.sqrt(mean))), math.ceil(mean + 6.0 * math.sqrt(mean) + 6.0)
+    spread = POISSON_TAIL_SIGMAS * math.sqrt(mean)
+    lo, hi = max(0, math.floor(mean - spread)), math.ceil(mean + spread + POISSON_TAIL_SIGMAS)
     total = weight = 0.0
     for k in range(lo, hi + 1):
         p = math.exp(k * math.log(mean) - mean - math.lgamma(k + 1.0))
@@ -302,14 +322,13 @@ def estimate(
     """
     engine = engine or wl.engine
     im = model_for(model, cluster, wl, attention_dp, engine)
-    eng = engine_defaults(engine)
     sched = wl.simulation.scheduler if wl.simulation is not None else None
     sd = scheduler_defaults(engine, cluster.accelerator, usage or workload_usage(wl))
     budget_set = prefill_budget_tokens or (sched.max_num_batched_tokens if sched else None)
     seqs_set = max_num_seqs or (sched.max_num_seqs if sched else None)
     budget = budget_set or sd.max_num_batched_tokens
     seq_cap = seqs_set or min(sd.max_num_seqs, budget)  # vLLM caps a defaulted max_num_seqs at the budget
-    block = wl.block_size_tokens if engine == "vllm" else int(eng.get("block_size_tokens", wl.block_size_tokens))
+    block = kv_block_tokens(engine, wl)
     notes: list[str] = []
     if budget_set is None or seqs_set is None:
         notes.append(f"scheduler: {sd.basis}")
@@ -323,8 +342,7 @@ def estimate(
         replicas = min(replicas, wl.plan.replicas)
     cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, engine, kv_free_frac)
     inp, out = wl.input_tokens, wl.output_tokens
-    full = eng.get("kv_reservation", "average") == "full"
-    held = inp + out if full else inp + (out + 1) // 2
+    held = inp + out if reserves_full_context(engine) else inp + (out + 1) // 2
     per_seq_tokens = math.ceil(held / block) * block
     max_seqs = cap.kv_capacity_tokens // per_seq_tokens
     engine_cap = seq_cap if cap_batch else 0

@@ -386,12 +386,12 @@ def _read(path: Path) -> list[dict[str, Any]]:
     return yaml.load(path.read_text(), Loader=_LOADER) or []
 
 
-def efficiency_rows(per_m: bool | None = None) -> list[dict[str, Any]]:
+def efficiency_rows(lazy: bool | None = None) -> list[dict[str, Any]]:
     """The rows of :func:`efficiency_files`, in order: all (None), only the per-M and per-shape files' (True) or
     the others'."""
     rows: list[dict[str, Any]] = []
     for path in efficiency_files():
-        if per_m is None or per_m == _lazy(path):
+        if lazy is None or lazy == _lazy(path):
             rows.extend(_read(path))
     return rows
 
@@ -416,4 +416,4 @@ def _lazy_curves(trigger: str, engine: str) -> list[Curve]:
 
 @cache
 def table() -> EfficiencyTable:
-    return EfficiencyTable(_used(efficiency_rows(per_m=False)), lazy_loader=_lazy_curves)
+    return EfficiencyTable(_used(efficiency_rows(lazy=False)), lazy_loader=_lazy_curves)

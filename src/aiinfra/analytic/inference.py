@@ -245,8 +245,7 @@ class InferenceModel:
         # the engine's own fused-MoE op timed at this very expert shape and split, where the catalog has it
         # (moe_shape rows: fraction of the dense peak at the tokens entering the layer)
         split = (1, self.ep) if self.ep > 1 else (self.tp, 1)
-        width = m.moe_ffn_hidden_size or m.ffn_hidden_size
-        shape = (m.hidden_size, width, m.num_experts, m.experts_per_token, *split)
+        shape = (m.hidden_size, m.expert_ffn, m.num_experts, m.experts_per_token, *split)
         look = table().lookup("moe_shape", acc.id, tokens, dtype=cd, engine=self.engine, moe_shape=shape)
         peak = acc.dense_flop_per_s.get(cd)
         if look.source != NO_DATA and peak:

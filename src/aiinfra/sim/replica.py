@@ -211,7 +211,7 @@ class Replica:
         steps = math.ceil((seq.output_tokens - seq.generated_tokens) / lim.tokens_per_step)
         heapq.heappush(self.finish_heap, (self.decode_steps + steps, seq.join_id, seq.rid))
 
-    def _full_context_blocks(self, seq: Seq, ctx_tokens: float) -> float:
+    def _full_context_tokens(self, seq: Seq, ctx_tokens: float) -> float:
         """Token slots of the blocks holding ``ctx_tokens`` of context plus every output still to come — on a
         prefill replica (disaggregation) only the first token, which it samples before handing the KV off
         (TensorRT-LLM's disaggregated server sends the context request with max_tokens 1)."""
@@ -284,7 +284,7 @@ class Replica:
             if seq.swapped_ctx_tokens > 0:  # swap in (or KV arriving from a prefill replica): no prefill work
                 need_kv = seq.swapped_ctx_tokens + lim.block_tokens + lim.tokens_per_step  # it decodes this step
                 if full:
-                    need_kv = self._full_context_blocks(seq, seq.swapped_ctx_tokens)
+                    need_kv = self._full_context_tokens(seq, seq.swapped_ctx_tokens)
                 if need_kv > kv_free:
                     break
                 heapq.heappop(self.waiting)
@@ -305,7 +305,7 @@ class Replica:
             need = seq.prompt_tokens - seq.prefilled_tokens
             # its prompt plus one block to start decoding, or (no-evict) its whole context
             reserve = (
-                self._full_context_blocks(seq, seq.prompt_tokens) if full else seq.prompt_tokens + lim.block_tokens
+                self._full_context_tokens(seq, seq.prompt_tokens) if full else seq.prompt_tokens + lim.block_tokens
             )
             if reserve > kv_free:
                 break

@@ -19,7 +19,13 @@ from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch, StepTimeModel
 from aiinfra.engine_profile import scheduler_defaults
 from aiinfra.errors import InfeasibleError, SpecError
-from aiinfra.inference import engine_defaults, kv_capacity, model_for, speculative_tokens_per_step
+from aiinfra.inference import (
+    kv_block_tokens,
+    kv_capacity,
+    model_for,
+    reserves_full_context,
+    speculative_tokens_per_step,
+)
 from aiinfra.sim.arrivals import Requests, interarrival_s, lengths, read_trace
 from aiinfra.sim.attention_dp import rank_limits
 from aiinfra.sim.engine import Records, Simulation
@@ -117,8 +123,7 @@ def limits_for(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, role
     # reservation policy (vLLM: blocks as tokens arrive, preemption; TensorRT-LLM: whole context reserved)
     engine = wl.engine
     sd = scheduler_defaults(engine, scenario.cluster.accelerator, "server")
-    eng = engine_defaults(engine)
-    block = wl.block_size_tokens if engine == "vllm" else int(eng.get("block_size_tokens", wl.block_size_tokens))
+    block = kv_block_tokens(engine, wl)
     budget = sched.max_num_batched_tokens or sd.max_num_batched_tokens
     cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, engine)
     if cap.kv_capacity_tokens <= 0:
@@ -143,7 +148,7 @@ def limits_for(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, role
         max_num_batched_tokens=budget, chunked_prefill=sched.chunked_prefill, preemption=sched.preemption,
         kv_capacity_tokens=cap.kv_capacity_tokens, block_tokens=block, tokens_per_step=tps,
         budget_tokens_per_decode=slots, prefix_caching=sched.prefix_caching, swap_s_per_token=swap_s, role=role,
-        reserve_full_context=eng.get("kv_reservation", "average") == "full",
+        reserve_full_context=reserves_full_context(engine),
     )  # fmt: skip
 
 
