@@ -256,3 +256,36 @@ def test_steady_step_averages_whole_prompts_over_a_poisson_count() -> None:
     by_hand = 1e-3 + sum(math.exp(-12) * 12**k / math.factorial(k) * max(k, 10) * 1e-3 for k in range(0, 60))
     assert expected_step_s(toy, many, 1000) == pytest.approx(by_hand, rel=1e-6)
     assert by_hand > toy.iteration_time_s(many)
+
+
+def test_attention_dp_moe_exchange_is_a_gather_of_each_token_once() -> None:
+    # TensorRT-LLM's CUTLASS MoE under attention DP all-gathers the step's tokens and reduce-scatters the outputs:
+    # each token crosses once whatever its top-k, so the exchange time must not change with experts_per_token
+    q = catalog.model("qwen3-235b-a22b")  # top-8
+    top1 = dataclasses.replace(q, experts_per_token=1)
+    c = cluster_for(H100, 8)
+    step = steady_state_step(512, 1000, 1000, dp_ranks=8)
+    times = [
+        InferenceModel(model=m, cluster=c, tp=8, ep=8, weight_precision="fp8", attention_dp=True, engine="trtllm")
+        .breakdown(step)
+        .communication_s
+        for m in (q, top1)
+    ]
+    assert times[0] > 0.0
+    assert times[0] == pytest.approx(times[1])
+
+
+def test_moe_gather_element_bytes() -> None:
+    # TensorRT-LLM quantises before the all-gather: FP8 per-tensor 1 B; NVFP4 0.5 B + one 1-byte scale per 16
+    # values = 0.5625 B; vLLM's allgather_reducescatter backend and unquantised weights move bf16 (2 B)
+    q = catalog.model("qwen3-235b-a22b")
+    c = cluster_for(H100, 8)
+
+    def gather_bytes(engine: str, wp: str) -> float:
+        im = InferenceModel(model=q, cluster=c, tp=8, ep=8, weight_precision=wp, attention_dp=True, engine=engine)
+        return im.moe_gather_bytes_per_element
+
+    assert gather_bytes("trtllm", "fp8") == 1.0
+    assert gather_bytes("trtllm", "fp4") == 0.5625
+    assert gather_bytes("trtllm", "bf16") == 2.0
+    assert gather_bytes("vllm", "fp8") == 2.0

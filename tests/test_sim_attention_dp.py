@@ -171,8 +171,9 @@ def test_saturated_throughput_matches_the_planners_straggler_model(tmp_yaml) -> 
     # Tolerance 4 %: the planner prices its mean iteration, the simulator averages the prices of iterations
     # carrying 0, 1, 2 ... prompts on the busiest rank (step time is not linear in the prompt tokens), and
     # lognormal outputs lengthen the mean decoding context (in + E[out²]/2E[out] vs in + out/2); the same
-    # run without attention DP lands 3 % below its estimate. The estimate without the straggler is ~2× higher,
-    # far outside the tolerance.
+    # run without attention DP lands 3 % below its estimate. The estimate without the straggler is ~1.25× higher
+    # (the per-rank layers run 1/8 of the prompts instead of the busiest rank's; the expert layers and their
+    # all-gather see every rank's tokens either way), far outside the tolerance.
     path = tmp_yaml(QWEN_ADP)
     sc = load_scenario(path)
     assert sc.inference is not None
@@ -189,7 +190,7 @@ def test_saturated_throughput_matches_the_planners_straggler_model(tmp_yaml) -> 
     im = InferenceModel(model=sc.model, cluster=sc.cluster, tp=8, ep=8, attention_dp=True, weight_precision="fp8",
                         kv_precision="fp8")  # fmt: skip
     even_tps = 1024 / im.iteration_time_s(steady_state_step(1024, 1000, 1000))
-    assert even_tps > 1.5 * sim_tps
+    assert even_tps > 1.15 * sim_tps
 
 
 def test_request_must_fit_one_rank(tmp_yaml) -> None:  # type: ignore[no-untyped-def]

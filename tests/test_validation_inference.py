@@ -78,10 +78,10 @@ def test_dense_saturated_throughput(result) -> None:  # type: ignore[no-untyped-
 def test_moe_throughput_miss_is_documented(result) -> None:  # type: ignore[no-untyped-def]
     errs = [c.rel_error for c in result["cases"] if c.group == "trtllm-v1p0" and any(k in c.id for k in MOE)]
     assert len(errs) == 22
-    # regression guard (see module docstring): Qwen3 −13 … +19 % except 5000/500 (−47 %); the Llama 4
-    # decode-heavy rows stay ≈ +34 … +72 % (median of the 22 rows 35 %)
+    # regression guard (see module docstring): Qwen3 +4 … +24 % except 5000/500 (−31 %); the Llama 4
+    # decode-heavy rows stay ≈ +33 … +68 % (median of the 22 rows 33 %)
     assert statistics.median(abs(e) for e in errs) <= 0.50
-    assert sum(e > 0.5 for e in errs) >= 6  # the Llama 4 decode miss is still there and documented
+    assert sum(e > 0.5 for e in errs) >= 5  # the Llama 4 decode miss is still there and documented
 
 
 def test_batch1_decode_itl(result) -> None:  # type: ignore[no-untyped-def]

@@ -26,8 +26,17 @@ Work per step (T = prefill tokens + decoding sequences):
   §3), ring times over the measured NCCL curves (analytic/comms.py). With attention data parallelism
   (``attention_dp``: each rank runs attention for its own 1/tp of the sequences, TensorRT-LLM
   ``enable_attention_dp``; vLLM/SGLang "DP attention") the non-expert weights are replicated and the
-  routed experts are split ``ep`` ways, with an all-to-all dispatch and combine of T·k·h activations per
-  MoE layer (Lepikhin et al. 2021, GShard §2.2). The ranks step in lock-step, so when a step says how
+  routed experts are split ``ep`` ways. Each MoE layer gathers the tokens of all ranks and scatters the
+  results back: an all-gather of the step's T·h activations followed by a reduce-scatter of the T·h bf16
+  expert outputs. This is what both engines run on a single NVLink domain: TensorRT-LLM's CUTLASS fused MoE
+  under attention DP ("dynamic quant + routing + allgather + FusedMoE op + reducescatter", the
+  ``CutlassFusedMoE`` docstring, tensorrt_llm/_torch/modules/fused_moe/fused_moe_cutlass.py; its all-to-all
+  path needs multi-node NVLink), and vLLM's default expert-parallel exchange (``VLLM_ALL2ALL_BACKEND``
+  default ``allgather_reducescatter``, vllm/envs.py). TensorRT-LLM quantises the activations before the
+  all-gather ("post-quant allgather": 1 B per element for FP8 per-tensor weights, 0.5 B plus one 1-byte
+  scale per 16 elements for NVFP4); vLLM gathers bf16. Each token crosses once, whatever its top-k — an
+  all-to-all of T·k·h (Lepikhin et al. 2021, GShard §2.2) is not what these engines run. The ranks step
+  in lock-step, so when a step says how
   its work is spread (``StepBatch.busiest_rank``) the per-rank layers take the busiest rank's tokens while
   the expert layers take the sum over ranks (TensorRT-LLM tech blog 10, "ADP Balance Strategy": an
   iteration lasts as long as its slowest rank's attention).
@@ -58,6 +67,10 @@ from aiinfra.specs.model import ModelArch
 
 ACT_BYTES = 2.0
 """Activations travel in bf16 between layers and in collectives."""
+
+NVFP4_BLOCK_ELEMENTS = 16
+"""NVFP4 stores one FP8 (E4M3) scale per 16 FP4 values (NVIDIA technical blog "Introducing NVFP4 for Efficient
+and Accurate Low-Precision Inference", 2025: "a shared FP8 (E4M3) scale factor for every 16 values")."""
 
 ELEMENTWISE_KERNELS_PER_LAYER = 6
 """Non-GEMM kernels of a decoder layer, from Vidur's per-layer op list (Agrawal et al. MLSys 2024,
@@ -193,6 +206,18 @@ class InferenceModel:
             return self.weight_bytes_per_replica / (self.tp * self.pp)
         vocab, routed, other = self._split_weight_bytes()
         return (vocab + other) / self.pp + routed / (self.pp * self.tp)
+
+    @property
+    def moe_gather_bytes_per_element(self) -> float:
+        """Bytes per activation element in the attention-DP all-gather before the experts (module docstring):
+        TensorRT-LLM gathers the activations already quantised for FP8 / NVFP4 expert weights, vLLM gathers
+        bf16."""
+        if self.engine == "trtllm":
+            if self.weight_precision == "fp8":
+                return 1.0
+            if self.weight_precision == "fp4":
+                return 0.5 + 1.0 / NVFP4_BLOCK_ELEMENTS
+        return ACT_BYTES
 
     @property
     def kv_bytes_per_token_per_accelerator(self) -> float:
@@ -333,11 +358,13 @@ class InferenceModel:
             one = collective_time(self.cluster, "allreduce", tokens * m.hidden_size * ACT_BYTES, tp, engine=self.engine)
             comm_s = 2.0 * m.num_layers / pp * one.time_s
         if m.is_moe and self.attention_dp and tp > 1:
-            # each rank dispatches its own tokens' hidden states to the ranks of their experts: the busiest
-            # rank sends the most
-            a2a_bytes = t_rank * m.experts_per_token * m.hidden_size * ACT_BYTES
-            a2a = collective_time(self.cluster, "alltoall", a2a_bytes, tp, engine=self.engine)
-            comm_s += 2.0 * pb.moe_layers / pp * a2a.time_s
+            # every MoE layer all-gathers the step's tokens from all ranks and reduce-scatters the expert
+            # outputs back (module docstring)
+            gathered = tokens * m.hidden_size
+            ag = collective_time(self.cluster, "allgather", gathered * self.moe_gather_bytes_per_element, tp,
+                                 engine=self.engine)  # fmt: skip
+            rs = collective_time(self.cluster, "reducescatter", gathered * ACT_BYTES, tp, engine=self.engine)
+            comm_s += pb.moe_layers / pp * (ag.time_s + rs.time_s)
         linear_s = pp * linear_s + head_k.time_s
         attention_s = pp * attention_s
         comm_s = pp * comm_s

@@ -2,9 +2,9 @@
 
 With attention DP (TensorRT-LLM ``enable_attention_dp``; SGLang ``--enable-dp-attention``; vLLM DP attention)
 each of a replica's ranks runs attention for its own sequences over its own KV cache, and every MoE layer
-exchanges tokens among all ranks (all-to-all dispatch and combine), so the ranks advance in lock-step and an
-iteration lasts as long as its busiest rank (TensorRT-LLM tech blog 10, "ADP Balance Strategy": the
-iteration time is max over ranks of the rank's time).
+exchanges tokens among all ranks (an all-gather before the experts, a reduce-scatter after them), so the
+ranks advance in lock-step and an iteration lasts as long as its busiest rank (TensorRT-LLM tech blog 10,
+"ADP Balance Strategy": the iteration time is max over ranks of the rank's time).
 
 * Each rank is a :class:`~aiinfra.sim.replica.Replica` with 1/``ranks`` of the replica's limits: its own KV
   blocks (the analytic KV capacity is ``ranks`` × one rank's blocks, InferenceModel.kv_token_shards), and
