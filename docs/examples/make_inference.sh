@@ -7,7 +7,7 @@ echo '# Seed questions answered by the tool (inference)'
 echo
 echo 'Verbatim outputs of the commands shown (regenerate: `bash docs/examples/make_inference.sh`). Model: analytic'
 echo 'roofline with measured kernel efficiencies; its error on TensorRT-LLM H100 offline throughput is 4 % median for dense'
-echo 'models (all 30 rows within ±25 %), but 38 % for MoE models, Llama 4 decode-heavy runs over-predicted by up to 81 %'
+echo 'models (all 30 rows within ±25 %), but 32 % for MoE models, Llama 4 decode-heavy runs over-predicted by up to 68 %'
 echo '(docs/validation.md, docs/validation-analysis.md).'
 echo
 echo '## "Serve a 70B model to 10,000 concurrent users with sub-second latency"'
