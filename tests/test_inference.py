@@ -157,6 +157,11 @@ def test_capacity_simulated_check() -> None:
     assert sim["replicas_needed"] == math.ceil(
         sim["demand_request_rate_per_s"] / sim["max_request_rate_per_replica_per_s"]
     )
+    # demand given as 10,000 concurrent users: a closed-loop check sizes the fleet by users per replica
+    closed = sim["closed_loop"]
+    assert closed["users"] == 10_000
+    assert closed["replicas_needed"] == math.ceil(10_000 / closed["max_users_per_replica"])
+    assert closed["accelerators_needed"] == closed["replicas_needed"] * json.loads(res.stdout)["chosen"]["tp"]
 
 
 def test_attention_dp_plan_replicates_non_expert_weights(tmp_yaml) -> None:  # type: ignore[no-untyped-def]

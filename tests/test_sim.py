@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aiinfra.analytic.step_time import FixedStepTime
+from aiinfra.analytic.step_time import FixedStepTime, StepBatch
 from aiinfra.errors import InfeasibleError
 from aiinfra.inference import estimate_inference
 from aiinfra.sim.run import simulate
@@ -96,6 +96,14 @@ def test_closed_loop_concurrency() -> None:
                             "inference.num_requests=200", "inference.request_rate_per_s=null"])  # fmt: skip
     res = simulate(sc, seed=0)
     assert res.summary.completed == 200
+    assert np.all(res.records.arrival_s[:16] == 0.0)  # every client starts at t = 0
+    # a ramp of 8 s: the 16 clients' first requests at 0, 0.5, 1, ... 7.5 s; later ones at earlier answers' ends
+    sets = ["inference.arrival={kind: concurrency, ramp_s: 8}", "inference.concurrency=16",
+            "inference.num_requests=200", "inference.request_rate_per_s=null"]  # fmt: skip
+    ramped = simulate(load_scenario(EX, sets), seed=0)
+    assert ramped.records.arrival_s[:16] == pytest.approx([0.5 * i for i in range(16)])
+    assert np.all(np.diff(ramped.records.arrival_s[16:]) >= 0.0)
+    assert ramped.summary.completed == 200
 
 
 def test_gamma_burstier_than_poisson() -> None:
@@ -303,3 +311,33 @@ def test_engine_sets_the_simulated_allocator() -> None:
         assert (lim.block_tokens, lim.reserve_full_context) == (block, full)
         assert lim.kv_capacity_tokens % block == 0
     assert lim.max_num_seqs == 2048 and lim.max_num_batched_tokens == 8192
+
+
+def test_max_clients_search_hand_derived() -> None:
+    # Closed loop, 1-token prompts and 20-token answers, a toy step of 1 ms per token it computes. With c clients
+    # each always has one request in flight (the next one arrives as the last answer ends), so every step
+    # computes c tokens (one prefill or decode per client) and lasts c ms: TPOT = c ms. SLO TPOT p99 ≤ 50.5 ms
+    # ⇒ at most 50 clients. Start 30 (met) → 60 (missed) → bisect to 50.
+    from aiinfra.sim.search import max_clients_meeting_slo
+
+    sc = load_scenario(EX, ["inference.input_tokens=1", "inference.output_tokens=20",
+                            "inference.simulation.output_lengths=null", "inference.request_rate_per_s=null",
+                            "inference.simulation.scheduler={max_num_seqs: 256, max_num_batched_tokens: 4096}",
+                            "inference.slo={tpot_p99_s: 0.0505}"])  # fmt: skip
+    clients, points = max_clients_meeting_slo(sc, start_clients=30, step_model=LinearTokens(0.001))
+    assert clients == 50
+    by = {p.clients: p for p in points}
+    assert by[50].tpot_p99_s == pytest.approx(0.050) and by[51].tpot_p99_s == pytest.approx(0.051)
+    assert all(p.meets_slo == (p.clients <= 50) for p in points)
+    with pytest.raises(InfeasibleError, match="one client alone"):
+        max_clients_meeting_slo(sc, start_clients=4, step_model=LinearTokens(0.1))
+
+
+class LinearTokens:
+    """t = b · tokens computed (a toy step-time model)."""
+
+    def __init__(self, b_s: float) -> None:
+        self.b_s = b_s
+
+    def iteration_time_s(self, batch: StepBatch) -> float:
+        return self.b_s * batch.tokens

@@ -67,25 +67,41 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
     if args.simulate:
         sim = _simulated_check(sc, best, args.seed)
         obj["simulated"] = sim
-        rate = sim["max_request_rate_per_replica_per_s"]
-        text += (f"\n\nsimulated check (seed {args.seed}): one replica of the chosen deployment meets the SLO up to "
-                 f"{rate:.3g} requests/s; demand {sim['demand_request_rate_per_s']:.3g} requests/s needs "
-                 f"{sim['replicas_needed']} replicas = {sim['accelerators_needed']} accelerators "
-                 f"(analytic: {best.accelerators})")  # fmt: skip
+        text += "\n\n" + _simulated_text(sim, args.seed, best.accelerators)
     return obj, text
 
 
+def _simulated_text(sim: dict[str, Any], seed: int, analytic_accelerators: int) -> str:
+    lines = [f"simulated check (seed {seed}):"]
+    closed = sim.get("closed_loop")
+    if closed is not None:
+        lines.append(f"  closed loop (each user sends the next request when its answer ends): one replica keeps "
+                     f"{closed['max_users_per_replica']} users within the SLO; {closed['users']:,} users need "
+                     f"{closed['replicas_needed']} replicas = {closed['accelerators_needed']} accelerators "
+                     f"(analytic: {analytic_accelerators})")  # fmt: skip
+    label = "the same mean rate as Poisson arrivals" if closed is not None else "Poisson arrivals"
+    lines.append(f"  {label}: one replica meets the SLO up to {sim['max_request_rate_per_replica_per_s']:.3g} "
+                 f"requests/s; demand {sim['demand_request_rate_per_s']:.3g} requests/s needs "
+                 f"{sim['replicas_needed']} replicas = {sim['accelerators_needed']} accelerators "
+                 f"(analytic: {analytic_accelerators})")  # fmt: skip
+    return "\n".join(lines)
+
+
 def _simulated_check(sc: Any, best: Any, seed: int) -> dict[str, Any]:
-    """Find the highest Poisson rate one replica of the chosen deployment serves within the SLO
-    (aiinfra.sim.search), then size the fleet for the demand rate (users → rate by Little's law)."""
+    """Simulate one replica of the chosen deployment. Demand given as concurrent users: the most closed-loop
+    clients one replica serves within the SLO (aiinfra.sim.search.max_clients_meeting_slo), and the fleet for
+    the users. Always: the highest Poisson rate one replica serves within the SLO (max_rate_meeting_slo) and
+    the fleet for the demand rate (users → rate by Little's law) — open-loop arrivals, a harder load than the
+    same mean rate from a fixed number of clients."""
     import math
     from dataclasses import replace
 
-    from aiinfra.sim.search import max_rate_meeting_slo
+    from aiinfra.sim.search import max_clients_meeting_slo, max_rate_meeting_slo
     from aiinfra.specs.parallelism import InferencePlan
 
     wl = sc.inference
-    demand = wl.request_rate_per_s or (wl.users or wl.concurrency) / (best.ttft_s + wl.output_tokens * best.tpot_s)
+    users = None if wl.request_rate_per_s else (wl.users or wl.concurrency)
+    demand = wl.request_rate_per_s or users / (best.ttft_s + wl.output_tokens * best.tpot_s)
     one = replace(sc, cluster=replace(sc.cluster, accelerator=sc.cluster.accelerator, count=best.tp),
                   inference=replace(wl, weight_precision=best.weight_precision, engine=best.engine,
                                     plan=InferencePlan(tp=best.tp),
@@ -96,8 +112,14 @@ def _simulated_check(sc: Any, best: Any, seed: int) -> dict[str, Any]:
         one = replace(one, cluster=cluster_for(best.accelerator, best.tp))
     rate, _ = max_rate_meeting_slo(one, seed=seed)
     replicas = math.ceil(demand / rate)
-    return {"max_request_rate_per_replica_per_s": rate, "demand_request_rate_per_s": demand,
-            "replicas_needed": replicas, "accelerators_needed": replicas * best.tp}  # fmt: skip
+    out: dict[str, Any] = {"max_request_rate_per_replica_per_s": rate, "demand_request_rate_per_s": demand,
+                           "replicas_needed": replicas, "accelerators_needed": replicas * best.tp}  # fmt: skip
+    if users:
+        clients, _ = max_clients_meeting_slo(one, seed=seed, start_clients=best.batch_per_replica)
+        per_users = math.ceil(users / clients)
+        out["closed_loop"] = {"users": users, "max_users_per_replica": clients, "replicas_needed": per_users,
+                              "accelerators_needed": per_users * best.tp}  # fmt: skip
+    return out
 
 
 def register(sub: Any) -> None:

@@ -105,11 +105,11 @@ class Simulation:
         heap: list[tuple[float, int, int, int]] = []
         in_transit: dict[int, Seq] = {}
         if closed_loop_clients:
-            # each client sends its next request when its previous one completes (zero think time)
+            # each client sends its first request at its given time (t = 0 unless the load ramps up) and the next
+            # one when its previous one completes (zero think time)
             next_rid = min(closed_loop_clients, n)
-            rec.arrival_s[:next_rid] = 0.0
             for rid in range(next_rid):
-                self._push(heap, 0.0, ARRIVAL, rid)
+                self._push(heap, float(rec.arrival_s[rid]), ARRIVAL, rid)
         else:
             for rid in range(n):
                 self._push(heap, float(reqs.arrival_s[rid]), ARRIVAL, rid)

@@ -83,6 +83,9 @@ def make_requests(
                 raise SpecError("inference.num_requests", None, "closed-loop runs need a request count",
                                 "set inference.num_requests")  # fmt: skip
             arrivals = np.zeros(n)
+            if arrival is not None and arrival.ramp_s and wl.concurrency:
+                first = min(wl.concurrency, n)
+                arrivals[:first] = np.arange(first) * (arrival.ramp_s / first)
         else:
             assert rate is not None
             kind, cv = (arrival.kind, arrival.cv) if arrival else ("poisson", None)

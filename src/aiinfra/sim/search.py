@@ -1,9 +1,12 @@
-"""Highest request rate whose simulated run meets the SLO: bracket, then bisect over simulations.
+"""Highest load whose simulated run meets the SLO: bracket, then bisect over simulations.
 
-Every run uses the same seed, so arrival gaps are the same unit draws scaled by 1/rate (common random
-numbers): latency then rises with the rate without sampling noise between the points, and bisection is
-sound. The SLO's limits are read as percentiles of the run (slo_misses): TTFT p90, exclusive TPOT p99,
-end-to-end p99.
+Two loads: an open-loop request rate (:func:`max_rate_meeting_slo`) and a closed-loop client count
+(:func:`max_clients_meeting_slo`: each client sends its next request the moment its answer ends, the meaning
+of "N concurrent users" in serving benchmarks such as vLLM's ``--max-concurrency``; the clients' first requests
+ramp up over one request lifetime so that they do not move in step). Every run uses the same
+seed, so arrival gaps (open loop) and request lengths are the same unit draws at every load (common random
+numbers): latency then rises with the load without sampling noise between the points, and bisection is sound.
+The SLO's limits are read as percentiles of the run (slo_misses): TTFT p90, exclusive TPOT p99, end-to-end p99.
 """
 
 from __future__ import annotations
@@ -12,10 +15,16 @@ from dataclasses import dataclass, replace
 
 from aiinfra.analytic.step_time import StepTimeModel
 from aiinfra.errors import InfeasibleError, SpecError
-from aiinfra.inference import estimate
-from aiinfra.sim.metrics import slo_misses
+from aiinfra.inference import estimate, model_for, steady_state_step
+from aiinfra.sim.engine import Records
+from aiinfra.sim.metrics import slo_misses, summarise
 from aiinfra.sim.run import simulate
 from aiinfra.specs.scenario import Scenario
+from aiinfra.specs.workload import Arrival
+
+CLOSED_LOOP_REQUESTS_PER_CLIENT = 10
+"""Requests per client in a closed-loop run; the clients' first requests (the ramp-up) are left out of the
+percentiles (:func:`_after_start_up`)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -104,3 +113,99 @@ def max_rate_meeting_slo(
         else:
             hi = mid
     return lo, sorted(points, key=lambda q: q.request_rate_per_s)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ClientsPoint:
+    clients: int
+    meets_slo: bool
+    misses: tuple[str, ...]
+    ttft_p90_s: float
+    tpot_p99_s: float
+    e2e_p99_s: float
+    requests_per_s: float
+    output_tokens_per_s: float
+
+
+def _after_start_up(rec: Records, clients: int) -> Records:
+    """The run without its first ``clients`` requests (the ramp-up); the later ones arrive as earlier answers
+    end."""
+    cut = slice(clients, None)
+    return replace(rec, arrival_s=rec.arrival_s[cut], first_token_s=rec.first_token_s[cut],
+                   finish_s=rec.finish_s[cut], input_tokens=rec.input_tokens[cut],
+                   output_tokens=rec.output_tokens[cut], priority=rec.priority[cut])  # fmt: skip
+
+
+def _clients_point(scenario: Scenario, seed: int, clients: int, step_model: StepTimeModel | None) -> ClientsPoint:
+    wl = scenario.inference
+    assert wl is not None and wl.slo is not None
+    # the clients start evenly over one request's lifetime at this load (output tokens × the steady-state step of
+    # ``clients`` sequences, priced by the step model the run uses), so they are out of step from the start, as
+    # independent users are (Arrival.ramp_s)
+    model = step_model or model_for(scenario.model, scenario.cluster, wl)
+    ramp_s = wl.output_tokens * model.iteration_time_s(steady_state_step(clients, wl.input_tokens, wl.output_tokens))
+    closed = replace(wl, arrival=Arrival(kind="concurrency", ramp_s=ramp_s), concurrency=clients,
+                     request_rate_per_s=None, users=None, duration_s=None,
+                     num_requests=max(wl.num_requests or 0, CLOSED_LOOP_REQUESTS_PER_CLIENT * clients))  # fmt: skip
+    rec = simulate(replace(scenario, inference=closed), seed=seed, step_model=step_model).records
+    steady = _after_start_up(rec, clients)
+    s = summarise(steady, wl.slo)
+    misses = tuple(slo_misses(s, wl.slo))
+    span = float(steady.finish_s.max() - steady.arrival_s.min())
+    return ClientsPoint(clients=clients, meets_slo=not misses, misses=misses, ttft_p90_s=s.ttft_s.p90,
+                        tpot_p99_s=s.tpot_exclusive_s.p99, e2e_p99_s=s.e2e_s.p99,
+                        requests_per_s=steady.finish_s.size / span if span > 0 else 0.0,
+                        output_tokens_per_s=s.output_tokens_per_s)  # fmt: skip
+
+
+def max_clients_meeting_slo(
+    scenario: Scenario, seed: int = 0, start_clients: int | None = None, step_model: StepTimeModel | None = None
+) -> tuple[int, list[ClientsPoint]]:
+    """(most closed-loop clients found that meet the SLO, every point simulated, by client count).
+
+    Bracket from ``start_clients`` (default: the largest batch one replica holds, ``aiinfra infer`` with
+    ``batch: max``): double while the SLO holds (at most 6 times), or halve until it holds (down to one client;
+    if one client misses it, the SLO is infeasible). Then bisect on whole clients until the bracket closes."""
+    wl = scenario.inference
+    if wl is None or wl.slo is None or all(v is None for v in (wl.slo.ttft_p90_s, wl.slo.tpot_p99_s, wl.slo.e2e_p99_s)):
+        raise SpecError("inference.slo", None, "finding the most clients needs an SLO",
+                        "set inference.slo: {ttft_p90_s: ..., tpot_p99_s: ...}")  # fmt: skip
+    if wl.arrival is not None and wl.arrival.kind == "trace":
+        raise SpecError("inference.arrival.kind", wl.arrival.kind, "the client search generates its own requests",
+                        "use arrival kind poisson, gamma or concurrency")  # fmt: skip
+    if start_clients is None:
+        start_clients = estimate(scenario.model, scenario.cluster, replace(wl, batch="max"), usage="server").batch_seqs
+    start = max(1, start_clients)
+    points = [_clients_point(scenario, seed, start, step_model)]
+    lo = hi = start
+    if points[0].meets_slo:
+        for _ in range(6):
+            hi *= 2
+            p = _clients_point(scenario, seed, hi, step_model)
+            points.append(p)
+            if not p.meets_slo:
+                break
+            lo = hi
+        else:
+            return lo, sorted(points, key=lambda q: q.clients)
+    else:
+        while True:
+            if lo == 1:
+                raise InfeasibleError(
+                    f"infeasible, because one client alone misses the SLO: {'; '.join(points[-1].misses)} — relax "
+                    "the SLO or use a faster deployment (more tp, lower precision, faster accelerator)"
+                )
+            hi, lo = lo, max(1, lo // 2)
+            p = _clients_point(scenario, seed, lo, step_model)
+            points.append(p)
+            if p.meets_slo:
+                break
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        p = _clients_point(scenario, seed, mid, step_model)
+        points.append(p)
+        if p.meets_slo:
+            lo = mid
+        else:
+            hi = mid
+    return lo, sorted(points, key=lambda q: q.clients)

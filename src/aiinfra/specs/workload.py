@@ -99,6 +99,10 @@ class Arrival:
     """Coefficient of variation of inter-arrival times (gamma)."""
     path: str | None = None
     """Trace file (CSV or JSONL) for kind: trace."""
+    ramp_s: PosFloat | None = None
+    """kind concurrency: the clients' first requests start evenly spaced over this many seconds (a load
+    generator's ramp-up); None = all at t = 0. With equal request lengths, clients that start together finish
+    together and stay in step, so every refill arrives as one burst."""
 
 
 EngineName = Literal["vllm", "trtllm"]
