@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 
@@ -184,3 +185,37 @@ inference: {weight_precision: fp8, kv_precision: fp8, input_tokens: 1000, output
     tp = cli_json("infer", tmp_yaml(text.replace("attention_dp: true", "attention_dp: false"), "b.yaml"))
     assert dp["memory_per_accelerator"]["weights_bytes"] == pytest.approx(expect, rel=1e-9)
     assert tp["memory_per_accelerator"]["weights_bytes"] == pytest.approx((pb.total + vocab) / 8, rel=1e-9)
+
+
+def test_capacity_layouts_offer_attention_dp_for_moe() -> None:
+    from aiinfra.capacity import layouts
+
+    def names(model_id: str) -> list[str]:
+        plans = layouts(catalog.model(model_id), 8)
+        return [f"tp{p.tp}" + (f" dp ep{p.ep}" if p.attention_dp else "") for p in plans]
+
+    # Qwen3-235B: 64 heads, 4 KV heads (tp 8 replicates them), 128 experts: every tp, and attention DP for tp > 1
+    assert names("qwen3-235b-a22b") == ["tp1", "tp2", "tp2 dp ep2", "tp4", "tp4 dp ep4", "tp8", "tp8 dp ep8"]
+    # a dense model gets tensor parallelism only; a domain of 4 stops at tp 4
+    assert names("meta-llama-3.1-70b") == ["tp1", "tp2", "tp4", "tp8"]
+    assert [p.tp for p in layouts(catalog.model("meta-llama-3.1-70b"), 4)] == [1, 2, 4]
+
+
+def test_capacity_moe_table_names_layouts(tmp_yaml) -> None:  # type: ignore[no-untyped-def]
+    text = """model: qwen3-235b-a22b
+hardware: {accelerator: nvidia-h200-sxm-141gb, count: 8}
+inference: {weight_precision: fp8, input_tokens: 1000, output_tokens: 1000, users: 2000,
+            slo: {ttft_p90_s: 2.0, tpot_p99_s: 0.1}}
+"""
+    res = run_cli("capacity", str(tmp_yaml(text)), "--engines", "vllm,trtllm", "--json")
+    assert res.returncode == 0, res.stderr
+    obj = json.loads(res.stdout)
+    every = [obj["chosen"], *obj["alternatives"]]
+    dp = [o for o in every if o["attention_dp"]]
+    assert dp and all(o["ep"] == o["tp"] > 1 for o in dp)
+    # equal bills are ranked by $ per million output tokens (throughput headroom)
+    feasible = [o for o in every if o["accelerators"] > 0]
+    for a, b in itertools.pairwise(feasible):
+        assert (a["usd_per_hour"], a["accelerators"]) <= (b["usd_per_hour"], b["accelerators"])
+        if (a["usd_per_hour"], a["accelerators"]) == (b["usd_per_hour"], b["accelerators"]):
+            assert a["usd_per_million_output_tokens"] <= b["usd_per_million_output_tokens"]

@@ -1,10 +1,16 @@
 """`aiinfra capacity`: the cheapest deployment that serves a demand within its SLOs.
 
-For each candidate (serving engine, accelerator, tp, weight precision, speculative decoding on/off) the largest batch
-per replica is the biggest B whose steady-state TPOT and TTFT (see :func:`loaded_latency`) meet the targets
+For each candidate (serving engine, accelerator, layout, weight precision, speculative decoding on/off) the largest
+batch per replica is the biggest B whose steady-state TPOT and TTFT (see :func:`loaded_latency`) meet the targets
 and whose sequences fit the paged KV cache (capped at the engine's max_num_seqs). Concurrent users need ceil(users / B)
 replicas; a request rate λ needs λ·(TTFT + out·TPOT) sequences in flight (Little's law).
 Prices come from catalog/data/prices/cloud.csv (on-demand, cheapest provider per accelerator).
+
+Layouts: tensor parallelism over tp ∈ TP_OPTIONS within one scale-up domain; for MoE models also attention data
+parallelism over the tp ranks with the experts split ep = tp ways (TensorRT-LLM ``enable_attention_dp`` + ``--ep``,
+vLLM/SGLang DP attention + expert parallelism), the layout NVIDIA's published MoE throughput runs use (TensorRT-LLM
+perf-overview, "For MoE models": ``--ep $ep_size`` with ``enable_attention_dp``). Its attention needs no head split,
+so it is offered whatever the head counts.
 
 Engines differ in what the catalog knows of them (catalog/data/engines.yaml, efficiency rows with ``engine``): their
 scheduler defaults (max_num_seqs, step token budget), how their KV allocator sizes and reserves the cache (vLLM
@@ -24,6 +30,7 @@ from aiinfra.catalog import data_path
 from aiinfra.errors import AiinfraError, InfeasibleError, SpecError
 from aiinfra.inference import cluster_for, estimate
 from aiinfra.specs.hardware import ClusterSpec
+from aiinfra.specs.model import ModelArch
 from aiinfra.specs.parallelism import InferencePlan
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.workload import ENGINES, ServingWorkload
@@ -44,6 +51,10 @@ class Deployment:
     engine: str
     accelerator: str
     tp: int
+    ep: int = 1
+    """Expert-parallel degree (1 = experts split tensor-parallel like the dense layers)."""
+    attention_dp: bool = False
+    """Attention data-parallel over the tp ranks (each rank its own sequences and KV cache)."""
     weight_precision: str
     speculative: bool
     batch_per_replica: int
@@ -85,22 +96,21 @@ class Loaded:
     tpot_s: float
 
 
-def loaded_latency(sc: Scenario, wl: ServingWorkload, cluster: ClusterSpec, tp: int, batch: int) -> Loaded:
-    """TTFT and TPOT of a replica holding ``batch`` sequences in the steady state of continuous batching:
-    every iteration also prefills the B/out prompts that replace finished requests (Little's law), so the
-    prefill share of the replica's time stretches both TPOT and a new request's TTFT
+def loaded_latency(sc: Scenario, wl: ServingWorkload, cluster: ClusterSpec, plan: InferencePlan, batch: int) -> Loaded:
+    """TTFT and TPOT of a replica of ``plan`` holding ``batch`` sequences in the steady state of continuous
+    batching: every iteration also prefills the B/out prompts that replace finished requests (Little's law), so
+    the prefill share of the replica's time stretches both TPOT and a new request's TTFT
     (:func:`aiinfra.inference.steady_state_step`)."""
-    plan = InferencePlan(tp=tp)
     est = estimate(sc.model, cluster, replace(wl, batch=None, users=None, request_rate_per_s=None,
                                               concurrency=batch, plan=plan))  # fmt: skip
     return Loaded(batch, est.ttft_s, est.tpot_s)
 
 
-def _max_batch(sc: Scenario, wl: ServingWorkload, acc: str, tp: int) -> tuple[Loaded | None, str]:
+def _max_batch(sc: Scenario, wl: ServingWorkload, acc: str, plan: InferencePlan) -> tuple[Loaded | None, str]:
     slo = wl.slo
-    cluster = cluster_for(acc, tp)
+    cluster = cluster_for(acc, plan.tp)
     try:
-        top = estimate(sc.model, cluster, replace(wl, batch="max", plan=InferencePlan(tp=tp)), usage="server")
+        top = estimate(sc.model, cluster, replace(wl, batch="max", plan=plan), usage="server")
     except AiinfraError as exc:
         return None, str(exc)
 
@@ -115,7 +125,7 @@ def _max_batch(sc: Scenario, wl: ServingWorkload, acc: str, tp: int) -> tuple[Lo
     best: Loaded | None = None
     while lo < hi:  # largest batch meeting the SLO (latency grows with the batch)
         mid = (lo + hi + 1) // 2
-        load = loaded_latency(sc, wl, cluster, tp, mid)
+        load = loaded_latency(sc, wl, cluster, plan, mid)
         if meets(load):
             lo, best = mid, load
         else:
@@ -145,8 +155,10 @@ def plan_capacity(
     feasible = [o for o in options if o.accelerators > 0]
     if not feasible:
         raise InfeasibleError("no deployment meets the SLO: " + "; ".join(sorted({o.verdict for o in options})))
-    key = (lambda o: (o.usd_per_hour, o.accelerators)) if all(o.usd_per_hour for o in feasible) else (
-        lambda o: (o.accelerators, 0.0))  # fmt: skip
+    # ties (same bill) go to the candidate with the most throughput headroom: the lowest $ per million output
+    # tokens when every replica runs at its batch
+    key = (lambda o: (o.usd_per_hour, o.accelerators, o.usd_per_million_output_tokens or 0.0)) if all(
+        o.usd_per_hour for o in feasible) else (lambda o: (o.accelerators, -o.output_tokens_per_s, 0.0))  # fmt: skip
     ranked = sorted(feasible, key=key)
     best = ranked[0]
     out = [replace(best, verdict="chosen")]
@@ -160,30 +172,41 @@ def plan_capacity(
     return out
 
 
+def layouts(model: ModelArch, domain: int) -> list[InferencePlan]:
+    """The replica layouts the search tries within a scale-up domain of ``domain`` accelerators (module docstring):
+    tensor parallelism where the heads split evenly, and for MoE models attention DP with ep = tp."""
+    plans: list[InferencePlan] = []
+    for tp in TP_OPTIONS:
+        if tp > domain:
+            continue
+        if not (model.num_heads % tp or (model.kv_heads % tp and tp % model.kv_heads)):
+            plans.append(InferencePlan(tp=tp))
+        if model.is_moe and tp > 1 and model.num_experts % tp == 0:
+            plans.append(InferencePlan(tp=tp, ep=tp, attention_dp=True))
+    return plans
+
+
 def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> list[Deployment]:
-    """Every (accelerator, tp, precision, speculation) candidate of ``wl.engine``, rejected ones with their reason."""
+    """Every (accelerator, layout, precision, speculation) candidate of ``wl.engine``, rejected ones with their
+    reason."""
     precisions = [wl.weight_precision] + [p for p in ("fp8", "int4") if p != wl.weight_precision]
     options: list[Deployment] = []
     for acc_id in accs:
         acc = catalog.accelerator(acc_id)
         price = cheapest_price(acc_id)
         domain = acc.scale_up.domain_size if acc.scale_up else 1
-        for tp in TP_OPTIONS:
-            if (
-                tp > domain
-                or scenario.model.num_heads % tp
-                or (scenario.model.kv_heads % tp and tp % scenario.model.kv_heads)
-            ):
-                continue
+        for plan in layouts(scenario.model, domain):
+            tp = plan.tp
             for prec in precisions:
                 if prec == "fp8" and "fp8" not in acc.dense_flop_per_s:
                     continue
                 spec_opts = [wl.speculative, None] if wl.speculative else [None]
                 for spec in spec_opts:
                     cand = replace(wl, weight_precision=prec, speculative=spec)  # type: ignore[arg-type]
-                    est, why = _max_batch(scenario, cand, acc_id, tp)
+                    est, why = _max_batch(scenario, cand, acc_id, plan)
                     if est is None:
-                        options.append(Deployment(engine=wl.engine, accelerator=acc_id, tp=tp, weight_precision=prec,
+                        options.append(Deployment(engine=wl.engine, accelerator=acc_id, tp=tp, ep=plan.ep,
+                            attention_dp=plan.attention_dp, weight_precision=prec,
                             speculative=spec is not None, batch_per_replica=0, replicas=0, accelerators=0, ttft_s=0.0,
                             tpot_s=0.0, output_tokens_per_s=0.0, usd_per_hour=None, usd_per_million_output_tokens=None,
                             price=price, verdict=f"rejected: {why}"))  # fmt: skip
@@ -198,8 +221,9 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
                     tps = replicas * b / (est.ttft_s / wl.output_tokens + est.tpot_s)
                     usd_h = n * price.usd_per_accelerator_hour if price else None
                     options.append(Deployment(
-                        engine=wl.engine, accelerator=acc_id, tp=tp, weight_precision=prec,
-                        speculative=spec is not None, batch_per_replica=b, replicas=replicas, accelerators=n,
+                        engine=wl.engine, accelerator=acc_id, tp=tp, ep=plan.ep, attention_dp=plan.attention_dp,
+                        weight_precision=prec, speculative=spec is not None, batch_per_replica=b, replicas=replicas,
+                        accelerators=n,
                         ttft_s=est.ttft_s, tpot_s=est.tpot_s, output_tokens_per_s=tps, usd_per_hour=usd_h,
                         usd_per_million_output_tokens=usd_h / (tps * 3600) * 1e6 if usd_h else None, price=price,
                         verdict="",

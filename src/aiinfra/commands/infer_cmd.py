@@ -50,7 +50,8 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
     engines = list(dict.fromkeys(e.strip() for e in args.engines.split(",") if e.strip())) if args.engines else None
     options = plan_capacity(sc, accs, engines)
     best = options[0]
-    rows = [[o.engine, o.accelerator, o.tp, o.weight_precision, "yes" if o.speculative else "no", o.batch_per_replica,
+    rows = [[o.engine, o.accelerator, layout_label(o.tp, o.ep, o.attention_dp), o.weight_precision,
+             "yes" if o.speculative else "no", o.batch_per_replica,
              o.replicas, o.accelerators, f"{o.ttft_s * 1e3:.0f}", f"{o.tpot_s * 1e3:.1f}",
              "unknown" if o.usd_per_hour is None else f"{o.usd_per_hour:,.0f}",
              "unknown" if o.usd_per_million_output_tokens is None else f"{o.usd_per_million_output_tokens:.2f}",
@@ -58,9 +59,10 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
     price = (f"price: {best.price.source_id}, read {best.price.read_on} ({best.price.age_days} days old)"
              if best.price else "price: unknown (no on-demand row in catalog/data/prices/cloud.csv)")  # fmt: skip
     text = "\n".join([
-        f"cheapest: {best.accelerators} × {best.accelerator} as {best.replicas} replica(s) of tp{best.tp} "
+        f"cheapest: {best.accelerators} × {best.accelerator} as {best.replicas} replica(s) of "
+        f"{layout_label(best.tp, best.ep, best.attention_dp)} "
         f"({best.weight_precision}) on {best.engine}, batch {best.batch_per_replica} per replica", price, "",
-        table(["engine", "accelerator", "tp", "weights", "spec", "batch", "replicas", "accelerators", "TTFT ms",
+        table(["engine", "accelerator", "layout", "weights", "spec", "batch", "replicas", "accelerators", "TTFT ms",
                "TPOT ms", "$/h", "$/M out tok", "verdict"], rows),
     ])  # fmt: skip
     obj: dict[str, Any] = {"chosen": jsonable(best), "alternatives": [jsonable(o) for o in options[1:]]}
@@ -69,6 +71,17 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
         obj["simulated"] = sim
         text += "\n\n" + _simulated_text(sim, args.seed, best.accelerators)
     return obj, text
+
+
+MIN_CHECK_REQUESTS = 400
+"""Fewest requests in a simulated check's run."""
+
+
+def layout_label(tp: int, ep: int, attention_dp: bool) -> str:
+    """The layout as the table shows it: tp4, or tp4 dp-attn ep4 (attention data-parallel, experts split ep ways)."""
+    if attention_dp:
+        return f"tp{tp} dp-attn ep{ep}"
+    return f"tp{tp} ep{ep}" if ep > 1 else f"tp{tp}"
 
 
 def _simulated_text(sim: dict[str, Any], seed: int, analytic_accelerators: int) -> str:
@@ -96,16 +109,20 @@ def _simulated_check(sc: Any, best: Any, seed: int) -> dict[str, Any]:
     import math
     from dataclasses import replace
 
-    from aiinfra.sim.search import max_clients_meeting_slo, max_rate_meeting_slo
+    from aiinfra.sim.search import CLOSED_LOOP_REQUESTS_PER_CLIENT, max_clients_meeting_slo, max_rate_meeting_slo
     from aiinfra.specs.parallelism import InferencePlan
 
     wl = sc.inference
     users = None if wl.request_rate_per_s else (wl.users or wl.concurrency)
     demand = wl.request_rate_per_s or users / (best.ttft_s + wl.output_tokens * best.tpot_s)
+    # enough requests that a replica near its planned batch turns each sequence slot over many times (a run of a
+    # few hundred long requests would end inside its start-up transient, every request still in flight)
+    run_requests = max(MIN_CHECK_REQUESTS, CLOSED_LOOP_REQUESTS_PER_CLIENT * best.batch_per_replica)
     one = replace(sc, cluster=replace(sc.cluster, accelerator=sc.cluster.accelerator, count=best.tp),
                   inference=replace(wl, weight_precision=best.weight_precision, engine=best.engine,
-                                    plan=InferencePlan(tp=best.tp),
-                                    num_requests=wl.num_requests or 400, users=None, concurrency=None))  # fmt: skip
+                                    plan=InferencePlan(tp=best.tp, ep=best.ep, attention_dp=best.attention_dp),
+                                    num_requests=wl.num_requests or run_requests, users=None,
+                                    concurrency=None))  # fmt: skip
     if best.accelerator != sc.cluster.accelerator.id:
         from aiinfra.inference import cluster_for
 
