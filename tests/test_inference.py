@@ -192,10 +192,12 @@ def test_capacity_layouts_offer_attention_dp_for_moe() -> None:
 
     def names(model_id: str) -> list[str]:
         plans = layouts(catalog.model(model_id), 8)
-        return [f"tp{p.tp}" + (f" dp ep{p.ep}" if p.attention_dp else "") for p in plans]
+        return [f"tp{p.tp}" + (" dp" if p.attention_dp else "") + (f" ep{p.ep}" if p.ep > 1 else "") for p in plans]
 
-    # Qwen3-235B: 64 heads, 4 KV heads (tp 8 replicates them), 128 experts: every tp, and attention DP for tp > 1
-    assert names("qwen3-235b-a22b") == ["tp1", "tp2", "tp2 dp ep2", "tp4", "tp4 dp ep4", "tp8", "tp8 dp ep8"]
+    # Qwen3-235B: 64 heads, 4 KV heads (tp 8 replicates them), 128 experts: every tp, and for tp > 1 the experts
+    # split ep = tp ways under TP attention and under attention DP
+    assert names("qwen3-235b-a22b") == ["tp1", "tp2", "tp2 ep2", "tp2 dp ep2", "tp4", "tp4 ep4", "tp4 dp ep4", "tp8",
+                                        "tp8 ep8", "tp8 dp ep8"]  # fmt: skip
     # a dense model gets tensor parallelism only; a domain of 4 stops at tp 4
     assert names("meta-llama-3.1-70b") == ["tp1", "tp2", "tp4", "tp8"]
     assert [p.tp for p in layouts(catalog.model("meta-llama-3.1-70b"), 4)] == [1, 2, 4]
@@ -213,6 +215,7 @@ inference: {weight_precision: fp8, input_tokens: 1000, output_tokens: 1000, user
     every = [obj["chosen"], *obj["alternatives"]]
     dp = [o for o in every if o["attention_dp"]]
     assert dp and all(o["ep"] == o["tp"] > 1 for o in dp)
+    assert any(o["ep"] > 1 and not o["attention_dp"] for o in every)
     # equal bills are ranked by $ per million output tokens (throughput headroom)
     feasible = [o for o in every if o["accelerators"] > 0]
     for a, b in itertools.pairwise(feasible):

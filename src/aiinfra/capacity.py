@@ -6,11 +6,12 @@ and whose sequences fit the paged KV cache (capped at the engine's max_num_seqs)
 replicas; a request rate λ needs λ·(TTFT + out·TPOT) sequences in flight (Little's law).
 Prices come from catalog/data/prices/cloud.csv (on-demand, cheapest provider per accelerator).
 
-Layouts: tensor parallelism over tp ∈ TP_OPTIONS within one scale-up domain; for MoE models also attention data
-parallelism over the tp ranks with the experts split ep = tp ways (TensorRT-LLM ``enable_attention_dp`` + ``--ep``,
-vLLM/SGLang DP attention + expert parallelism), the layout NVIDIA's published MoE throughput runs use (TensorRT-LLM
-perf-overview, "For MoE models": ``--ep $ep_size`` with ``enable_attention_dp``). Its attention needs no head split,
-so it is offered whatever the head counts.
+Layouts: tensor parallelism over tp ∈ TP_OPTIONS within one scale-up domain; for MoE models also the experts split
+ep = tp ways under tensor-parallel attention (vLLM ``--enable-expert-parallel``, TensorRT-LLM ``--ep``), and attention
+data parallelism over the tp ranks with ep = tp (TensorRT-LLM ``enable_attention_dp`` + ``--ep``, vLLM/SGLang DP
+attention + expert parallelism), the layout NVIDIA's published MoE throughput runs use (TensorRT-LLM perf-overview,
+"For MoE models": ``--ep $ep_size`` with ``enable_attention_dp``). DP attention needs no head split, so it is offered
+whatever the head counts.
 
 Engines differ in what the catalog knows of them (catalog/data/engines.yaml, efficiency rows with ``engine``): their
 scheduler defaults (max_num_seqs, step token budget), how their KV allocator sizes and reserves the cache (vLLM
@@ -165,6 +166,9 @@ def plan_capacity(
     for o in ranked[1:]:
         if o.usd_per_hour is not None and best.usd_per_hour is not None:
             why = f"costs ${o.usd_per_hour - best.usd_per_hour:,.0f}/h more"
+            if round(o.usd_per_hour - best.usd_per_hour) == 0 and o.usd_per_million_output_tokens is not None:
+                per_m = o.usd_per_million_output_tokens - (best.usd_per_million_output_tokens or 0.0)
+                why = f"same bill, less headroom: ${per_m:.2f} more per million output tokens at full batch"
         else:
             why = f"needs {o.accelerators - best.accelerators} more accelerators"
         out.append(replace(o, verdict=why))
@@ -174,14 +178,17 @@ def plan_capacity(
 
 def layouts(model: ModelArch, domain: int) -> list[InferencePlan]:
     """The replica layouts the search tries within a scale-up domain of ``domain`` accelerators (module docstring):
-    tensor parallelism where the heads split evenly, and for MoE models attention DP with ep = tp."""
+    tensor parallelism where the heads split evenly, and for MoE models ep = tp under it and under attention DP."""
     plans: list[InferencePlan] = []
     for tp in TP_OPTIONS:
         if tp > domain:
             continue
+        experts_split = model.is_moe and tp > 1 and model.num_experts % tp == 0
         if not (model.num_heads % tp or (model.kv_heads % tp and tp % model.kv_heads)):
             plans.append(InferencePlan(tp=tp))
-        if model.is_moe and tp > 1 and model.num_experts % tp == 0:
+            if experts_split:
+                plans.append(InferencePlan(tp=tp, ep=tp))
+        if experts_split:
             plans.append(InferencePlan(tp=tp, ep=tp, attention_dp=True))
     return plans
 
