@@ -11,7 +11,10 @@ The SLO's limits are read as percentiles of the run (slo_misses): TTFT p90, excl
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Protocol, TypeVar
 
 from aiinfra.analytic.step_time import StepTimeModel
 from aiinfra.errors import InfeasibleError, SpecError
@@ -20,8 +23,10 @@ from aiinfra.sim.engine import Records
 from aiinfra.sim.metrics import slo_misses, summarise
 from aiinfra.sim.run import simulate
 from aiinfra.specs.scenario import Scenario
-from aiinfra.specs.workload import Arrival
+from aiinfra.specs.workload import Arrival, ServingWorkload
 
+MAX_BRACKET_STEPS = 6
+"""Doublings (or, for a rate, halvings) at most while bracketing: 64× the start either way."""
 CLOSED_LOOP_REQUESTS_PER_CLIENT = 10
 """Requests per client in a closed-loop run; the clients' first requests (the ramp-up) are left out of the
 percentiles (:func:`_after_start_up`)."""
@@ -39,6 +44,69 @@ class RatePoint:
     tpot_p99_s: float
     e2e_p99_s: float
     output_tokens_per_s: float
+
+
+class _Probe(Protocol):
+    @property
+    def meets_slo(self) -> bool: ...
+
+
+P = TypeVar("P", bound=_Probe)
+L = TypeVar("L", int, float)
+
+
+def _boundary(
+    probe: Callable[[L], P],
+    start: L,
+    up: Callable[[L], L],
+    down: Callable[[L], L | None],
+    split: Callable[[L, L], L],
+    steps: Callable[[L, L], int],
+    infeasible: Callable[[L, P], Exception],
+    max_down: int = MAX_BRACKET_STEPS,
+) -> tuple[L, list[P]]:
+    """(highest load found that meets the SLO, every probe): bracket from ``start`` (``up`` at most MAX_BRACKET_STEPS
+    times while the SLO holds; else ``down`` until it holds, at most ``max_down`` times or until ``down`` has nothing
+    lower, then ``infeasible``), then ``steps(lo, hi)`` bisections at ``split(lo, hi)``."""
+    points = [probe(start)]
+    lo = hi = start
+    if points[0].meets_slo:
+        for _ in range(MAX_BRACKET_STEPS):
+            hi = up(hi)
+            points.append(probe(hi))
+            if not points[-1].meets_slo:
+                break
+            lo = hi
+        else:
+            return lo, points
+    else:
+        for _ in range(max_down):
+            lower = down(lo)
+            if lower is None:
+                break
+            hi, lo = lo, lower
+            points.append(probe(lo))
+            if points[-1].meets_slo:
+                break
+        if not points[-1].meets_slo:
+            raise infeasible(lo, points[-1])
+    for _ in range(steps(lo, hi)):
+        mid = split(lo, hi)
+        points.append(probe(mid))
+        if points[-1].meets_slo:
+            lo = mid
+        else:
+            hi = mid
+    return lo, points
+
+
+def _with_slo(scenario: Scenario, what: str) -> ServingWorkload:
+    """The scenario's workload, which must state at least one SLO limit for ``what`` to search against."""
+    wl = scenario.inference
+    if wl is None or wl.slo is None or all(v is None for v in (wl.slo.ttft_p90_s, wl.slo.tpot_p99_s, wl.slo.e2e_p99_s)):
+        raise SpecError("inference.slo", None, f"{what} needs an SLO",
+                        "set inference.slo: {ttft_p90_s: ..., tpot_p99_s: ...}")  # fmt: skip
+    return wl
 
 
 def _point(scenario: Scenario, seed: int, rate: float, step_model: StepTimeModel | None) -> RatePoint:
@@ -66,53 +134,26 @@ def max_rate_meeting_slo(
     is the unloaded latency, and the SLO is infeasible), or double while it holds. Then ``iterations``
     bisection steps; the answer is within (hi − lo)/2^iterations below the true boundary. ``step_model``
     replaces the analytic step time (tests)."""
-    wl = scenario.inference
-    if wl is None or wl.slo is None or all(v is None for v in (wl.slo.ttft_p90_s, wl.slo.tpot_p99_s, wl.slo.e2e_p99_s)):
-        raise SpecError("inference.slo", None, "finding the max rate needs an SLO",
-                        "set inference.slo: {ttft_p90_s: ..., tpot_p99_s: ...}")  # fmt: skip
+    wl = _with_slo(scenario, "finding the max rate")
     if wl.arrival is not None and wl.arrival.kind in ("trace", "concurrency"):
         raise SpecError("inference.arrival.kind", wl.arrival.kind, "the rate search varies an open-loop arrival rate",
                         "use arrival kind poisson or gamma")  # fmt: skip
     if start_rate_per_s is None:
         sat = estimate(scenario.model, scenario.cluster, replace(wl, batch="max"), usage="server")
         start_rate_per_s = 1.2 * sat.requests_per_s
-    points: list[RatePoint] = []
-    first = _point(scenario, seed, start_rate_per_s, step_model)
-    points.append(first)
-    lo = hi = start_rate_per_s
-    if first.meets_slo:
-        for _ in range(6):
-            hi *= 2.0
-            p = _point(scenario, seed, hi, step_model)
-            points.append(p)
-            if not p.meets_slo:
-                break
-            lo = hi
-        else:
-            return lo, sorted(points, key=lambda q: q.request_rate_per_s)
-    else:
-        for _ in range(6):
-            lo /= 2.0
-            p = _point(scenario, seed, lo, step_model)
-            points.append(p)
-            if p.meets_slo:
-                break
-            hi = lo
-        else:
-            raise InfeasibleError(
-                f"infeasible, because the SLO is missed even at {lo:.3g} requests/s (1/64 of the start rate "
-                f"{start_rate_per_s:.3g}/s), where queueing is negligible: {'; '.join(p.misses)} — relax the SLO "
-                "or use a faster deployment (more tp, lower precision, faster accelerator)"
-            )
-    for _ in range(iterations):
-        mid = (lo + hi) / 2.0
-        p = _point(scenario, seed, mid, step_model)
-        points.append(p)
-        if p.meets_slo:
-            lo = mid
-        else:
-            hi = mid
-    return lo, sorted(points, key=lambda q: q.request_rate_per_s)
+    start = start_rate_per_s
+
+    def infeasible(rate: float, p: RatePoint) -> Exception:
+        return InfeasibleError(
+            f"infeasible, because the SLO is missed even at {rate:.3g} requests/s (1/64 of the start rate "
+            f"{start:.3g}/s), where queueing is negligible: {'; '.join(p.misses)} — relax the SLO "
+            "or use a faster deployment (more tp, lower precision, faster accelerator)"
+        )
+
+    rate, points = _boundary(lambda r: _point(scenario, seed, r, step_model), start, lambda r: 2.0 * r,
+                             lambda r: r / 2.0, lambda lo, hi: (lo + hi) / 2.0, lambda lo, hi: iterations,
+                             infeasible)  # fmt: skip
+    return rate, sorted(points, key=lambda q: q.request_rate_per_s)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -166,46 +207,21 @@ def max_clients_meeting_slo(
     Bracket from ``start_clients`` (default: the largest batch one replica holds, ``aiinfra infer`` with
     ``batch: max``): double while the SLO holds (at most 6 times), or halve until it holds (down to one client;
     if one client misses it, the SLO is infeasible). Then bisect on whole clients until the bracket closes."""
-    wl = scenario.inference
-    if wl is None or wl.slo is None or all(v is None for v in (wl.slo.ttft_p90_s, wl.slo.tpot_p99_s, wl.slo.e2e_p99_s)):
-        raise SpecError("inference.slo", None, "finding the most clients needs an SLO",
-                        "set inference.slo: {ttft_p90_s: ..., tpot_p99_s: ...}")  # fmt: skip
+    wl = _with_slo(scenario, "finding the most clients")
     if wl.arrival is not None and wl.arrival.kind == "trace":
         raise SpecError("inference.arrival.kind", wl.arrival.kind, "the client search generates its own requests",
                         "use arrival kind poisson, gamma or concurrency")  # fmt: skip
     if start_clients is None:
         start_clients = estimate(scenario.model, scenario.cluster, replace(wl, batch="max"), usage="server").batch_seqs
-    start = max(1, start_clients)
-    points = [_clients_point(scenario, seed, start, step_model)]
-    lo = hi = start
-    if points[0].meets_slo:
-        for _ in range(6):
-            hi *= 2
-            p = _clients_point(scenario, seed, hi, step_model)
-            points.append(p)
-            if not p.meets_slo:
-                break
-            lo = hi
-        else:
-            return lo, sorted(points, key=lambda q: q.clients)
-    else:
-        while True:
-            if lo == 1:
-                raise InfeasibleError(
-                    f"infeasible, because one client alone misses the SLO: {'; '.join(points[-1].misses)} — relax "
-                    "the SLO or use a faster deployment (more tp, lower precision, faster accelerator)"
-                )
-            hi, lo = lo, max(1, lo // 2)
-            p = _clients_point(scenario, seed, lo, step_model)
-            points.append(p)
-            if p.meets_slo:
-                break
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        p = _clients_point(scenario, seed, mid, step_model)
-        points.append(p)
-        if p.meets_slo:
-            lo = mid
-        else:
-            hi = mid
-    return lo, sorted(points, key=lambda q: q.clients)
+
+    def infeasible(_: int, p: ClientsPoint) -> Exception:
+        return InfeasibleError(
+            f"infeasible, because one client alone misses the SLO: {'; '.join(p.misses)} — relax the SLO or use a "
+            "faster deployment (more tp, lower precision, faster accelerator)"
+        )
+
+    clients, points = _boundary(lambda c: _clients_point(scenario, seed, c, step_model), max(1, start_clients),
+                                lambda c: 2 * c, lambda c: max(1, c // 2) if c > 1 else None,
+                                lambda lo, hi: (lo + hi) // 2, lambda lo, hi: math.ceil(math.log2(max(hi - lo, 1))),
+                                infeasible, max_down=start_clients.bit_length())  # fmt: skip
+    return clients, sorted(points, key=lambda q: q.clients)
