@@ -11,6 +11,7 @@ COMMAND_MODULES = [
     "aiinfra.commands.check_cmd",
     "aiinfra.commands.train_cmd",
     "aiinfra.commands.infer_cmd",
+    "aiinfra.commands.capacity_cmd",
     "aiinfra.commands.simulate_cmd",
     "aiinfra.commands.validate_cmd",
     "aiinfra.commands.cost_cmd",
