@@ -53,6 +53,24 @@ BOUNDS = {
 }
 
 
+def test_nim_closed_loop_rows(result) -> None:  # type: ignore[no-untyped-def]
+    # NVIDIA NIM 1.8.0 concurrency sweeps (Llama 3.3 70B FP8 TP2 on 2 x H100, Llama 3.1 8B FP8 TP1 on 1 x H100;
+    # 5 ISL/OSL, concurrency 1, 25, 100 and the table's largest), predicted by a closed-loop simulation with the
+    # clients started together (added 2026-11-23, fifth session; regression guard, achieved + margin). Achieved:
+    # output tokens/s 18.8 % median (23 of 40 within +-25 %), ITL 18.1 % (29 of 40), TTFT 80 % (12 of 40): the
+    # KV-bound rows miss with the bf16 KV the rows' blank kv_precision implies, and TTFT at moderate load swings
+    # from -80 % (clients out of step) to +100 ... +200 % (in step) with the arrival phase
+    cases = [c for c in result["cases"] if c.group == "nim180-h100"]
+    assert len(cases) == 120
+    for metric, bound in (("output-tokens-per-s", 0.25), ("tpot-s", 0.25), ("ttft-s", 1.0)):
+        errs = [abs(c.rel_error) for c in cases if c.id.endswith(metric)]
+        assert len(errs) == 40
+        assert statistics.median(errs) <= bound
+    # batch-1 (concurrency 1) ITL of the 70B: the decode step alone, within 10 %
+    one = [c for c in cases if "70b" in c.id and "-c1-tpot" in c.id]
+    assert len(one) == 5 and all(abs(c.rel_error) <= 0.10 for c in one)
+
+
 @pytest.mark.parametrize("group", sorted(BOUNDS))
 def test_group_accuracy(result, group: str) -> None:  # type: ignore[no-untyped-def]
     s = by_group(result["cases"])[group]

@@ -20,7 +20,7 @@ from aiinfra.analytic.step_time import StepTimeModel
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.inference import estimate, model_for, steady_state_step
 from aiinfra.sim.engine import Records
-from aiinfra.sim.metrics import slo_misses, summarise
+from aiinfra.sim.metrics import SimSummary, slo_misses, summarise
 from aiinfra.sim.run import simulate
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.workload import Arrival, ServingWorkload
@@ -177,20 +177,34 @@ def _after_start_up(rec: Records, clients: int) -> Records:
                    output_tokens=rec.output_tokens[cut], priority=rec.priority[cut])  # fmt: skip
 
 
-def _clients_point(scenario: Scenario, seed: int, clients: int, step_model: StepTimeModel | None) -> ClientsPoint:
+def closed_loop_run(
+    scenario: Scenario, clients: int, seed: int = 0, step_model: StepTimeModel | None = None, ramp: bool = True
+) -> tuple[Records, SimSummary]:
+    """``clients`` closed-loop clients on the scenario's deployment, CLOSED_LOOP_REQUESTS_PER_CLIENT requests each:
+    the steady-state records (without the first ``clients`` requests) and their summary. With ``ramp`` the clients
+    start evenly over one request's lifetime at this load (output tokens × the steady-state step of ``clients``
+    sequences, priced by the step model the run uses), so they are out of step from the start, as independent users
+    are (Arrival.ramp_s); without it they all start at t = 0, as a benchmark client's concurrency mode launches
+    them, and requests of equal lengths then keep them in step (each refill arrives as one burst)."""
     wl = scenario.inference
-    assert wl is not None and wl.slo is not None
-    # the clients start evenly over one request's lifetime at this load (output tokens × the steady-state step of
-    # ``clients`` sequences, priced by the step model the run uses), so they are out of step from the start, as
-    # independent users are (Arrival.ramp_s)
-    model = step_model or model_for(scenario.model, scenario.cluster, wl)
-    ramp_s = wl.output_tokens * model.iteration_time_s(steady_state_step(clients, wl.input_tokens, wl.output_tokens))
+    assert wl is not None
+    ramp_s = None
+    if ramp:
+        model = step_model or model_for(scenario.model, scenario.cluster, wl)
+        step = steady_state_step(clients, wl.input_tokens, wl.output_tokens)
+        ramp_s = wl.output_tokens * model.iteration_time_s(step)
     closed = replace(wl, arrival=Arrival(kind="concurrency", ramp_s=ramp_s), concurrency=clients,
                      request_rate_per_s=None, users=None, duration_s=None,
                      num_requests=max(wl.num_requests or 0, CLOSED_LOOP_REQUESTS_PER_CLIENT * clients))  # fmt: skip
     rec = simulate(replace(scenario, inference=closed), seed=seed, step_model=step_model).records
     steady = _after_start_up(rec, clients)
-    s = summarise(steady, wl.slo)
+    return steady, summarise(steady, wl.slo)
+
+
+def _clients_point(scenario: Scenario, seed: int, clients: int, step_model: StepTimeModel | None) -> ClientsPoint:
+    wl = scenario.inference
+    assert wl is not None and wl.slo is not None
+    steady, s = closed_loop_run(scenario, clients, seed, step_model)
     misses = tuple(slo_misses(s, wl.slo))
     span = float(steady.finish_s.max() - steady.arrival_s.min())
     return ClientsPoint(clients=clients, meets_slo=not misses, misses=misses, ttft_p90_s=s.ttft_s.p90,

@@ -127,6 +127,9 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         rate = num(row, "request_rate_per_s")
         sim = sim_settings(row, engine, budget, sched, bench, rate_per_s=rate, flags=flags)
         return _simulated(row, model, n, tp, pp, wp, kvp, engine, inp, out, metric, flags, details, sim, bench)
+    if mode == "concurrency" and metric in CLOSED_LOOP_METRICS:
+        return _closed_loop(model, row["accelerator"].strip(), n, tp, pp, wp, kvp, engine, inp, out, batch or 1,
+                            metric, flags, details)  # fmt: skip
     if metric == "output_tokens_per_s":
         return RowPrediction(est.output_tokens_per_s, "; ".join(flags), details)
     if metric == "requests_per_s":
@@ -249,6 +252,46 @@ def _simulated(
     if metric not in values:
         raise RowError(f"metric {metric!r} not modelled for poisson rows")
     return RowPrediction(values[metric], "; ".join(flags), details)
+
+
+CLOSED_LOOP_METRICS = ("output_tokens_per_s", "ttft_s", "tpot_s")
+"""Metrics of a concurrency (closed-loop) row predicted by simulating the clients, as ``capacity --simulate`` checks a
+fleet for N concurrent users: the analytic steady state has no queue, and a client count past what the KV cache
+holds queues (TTFT)."""
+
+
+def _closed_loop(
+    model: object, accelerator: str, n: int, tp: int, pp: int, wp: str, kvp: str, engine: str, inp: int, out: int,
+    clients: int, metric: str, flags: list[str], details: dict[str, object],
+) -> RowPrediction:  # fmt: skip
+    """A closed loop of ``clients`` clients, each sending its next request when its answer ends (the benchmark
+    clients' concurrency mode, all started at once as the benchmark tools launch them), simulated with the same
+    step-time model and the engine's server defaults: the mean TTFT, exclusive TPOT and output tokens/s of the steady
+    state after the first ``clients`` requests (aiinfra.sim.search.closed_loop_run)."""
+    from aiinfra.report.render import jsonable
+
+    arch = {k: v for k, v in jsonable(model).items() if k not in ("sources", "notes")}
+    scenario = {
+        "model": arch,
+        "hardware": {"accelerator": accelerator, "count": n},
+        "inference": {"weight_precision": wp, "kv_precision": kvp, "engine": engine, "input_tokens": inp,
+                      "output_tokens": out, "plan": {"tp": tp, "pp": pp, "replicas": 1}},
+    }  # fmt: skip
+    summ = _closed_loop_summary(json.dumps(scenario, sort_keys=True), clients)
+    flags.append(f"simulated: closed loop of {clients} clients started together ({summ.completed} steady-state "
+                 "requests, the first one of each client left out), the engine's server defaults")  # fmt: skip
+    values = {"output_tokens_per_s": summ.output_tokens_per_s, "ttft_s": summ.ttft_s.mean,
+              "tpot_s": summ.tpot_exclusive_s.mean}  # fmt: skip
+    return RowPrediction(values[metric], "; ".join(flags), details)
+
+
+@functools.lru_cache(maxsize=16)
+def _closed_loop_summary(scenario_json: str, clients: int) -> SimSummary:
+    """One closed-loop simulation per distinct scenario and client count: a row's three metrics share it."""
+    from aiinfra.sim.search import closed_loop_run
+    from aiinfra.specs.scenario import parse_scenario, resolve
+
+    return closed_loop_run(resolve(parse_scenario(json.loads(scenario_json))), clients, ramp=False)[1]
 
 
 @functools.lru_cache(maxsize=8)
