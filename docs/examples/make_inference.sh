@@ -41,7 +41,9 @@ is the TPOT p99). The Poisson run is a different workload: arrivals from an unbo
 random, so a replica must run below its closed-loop load to keep the TTFT and TPOT percentiles, about a quarter
 more GPUs here. Size with the closed-loop fleet when "10,000 concurrent users" means 10,000 requests in flight
 from clients that each wait for their answer, and with the Poisson fleet when the 784 requests/s come from many
-independent sources (a public API).
+independent sources (a public API). The closed-loop simulation itself is checked against NVIDIA's published NIM
+concurrency sweeps on H100 (120 rows, docs/validation-analysis.md): output tokens/s and inter-token latency 19 % and
+18 % off at the median, TTFT much less reliable (80 %: under load it hinges on how the users' requests line up).
 
 Serving framework: the search prices each engine by what the catalog knows of it — its scheduler defaults
 (vLLM V1's server defaults: 8,192 batched tokens, 1,024 sequences per replica on GPUs with ≥ 70 GiB;
