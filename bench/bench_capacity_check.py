@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from aiinfra.capacity import plan_capacity
-from aiinfra.commands.capacity_cmd import _simulated_check
+from aiinfra.commands.capacity_cmd import simulated_check
 from aiinfra.specs.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +32,7 @@ def run(name: str, path: Path, accelerators: list[str] | None) -> None:
     t_search = time.perf_counter() - t0
     best = options[0]
     t1 = time.perf_counter()
-    sim = _simulated_check(sc, best, seed=0)
+    sim = simulated_check(sc, best, seed=0)
     t_sim = time.perf_counter() - t1
     closed = sim.get("closed_loop", {})
     print(json.dumps({

@@ -35,7 +35,7 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
     ])  # fmt: skip
     obj: dict[str, Any] = {"chosen": jsonable(best), "alternatives": [jsonable(o) for o in options[1:]]}
     if args.simulate:
-        sim = _simulated_check(sc, best, args.seed)
+        sim = simulated_check(sc, best, args.seed)
         obj["simulated"] = sim
         text += "\n\n" + _simulated_text(sim, args.seed, best.accelerators)
     return obj, text
@@ -68,7 +68,7 @@ def _simulated_text(sim: dict[str, Any], seed: int, analytic_accelerators: int) 
     return "\n".join(lines)
 
 
-def _simulated_check(sc: Any, best: Any, seed: int) -> dict[str, Any]:
+def simulated_check(sc: Any, best: Any, seed: int) -> dict[str, Any]:
     """Simulate one replica of the chosen deployment. Demand given as concurrent users: the most closed-loop
     clients one replica serves within the SLO (aiinfra.sim.search.max_clients_meeting_slo), and the fleet for
     the users. Always: the highest Poisson rate one replica serves within the SLO (max_rate_meeting_slo) and
