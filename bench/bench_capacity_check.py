@@ -15,6 +15,7 @@ from pathlib import Path
 
 from aiinfra.capacity import plan_capacity
 from aiinfra.commands.capacity_cmd import simulated_check
+from aiinfra.report.render import layout_label
 from aiinfra.specs.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,8 +39,8 @@ def run(name: str, path: Path, accelerators: list[str] | None) -> None:
     print(json.dumps({
         "scenario": name, "candidates": len(options), "search_s": round(t_search, 2),
         "simulated_checks_s": round(t_sim, 2),
-        "chosen": f"{best.accelerators} x {best.accelerator} {best.engine} tp{best.tp} ep{best.ep}"
-                  f"{' dp-attn' if best.attention_dp else ''} {best.weight_precision}",
+        "chosen": f"{best.accelerators} x {best.accelerator} {best.engine} "
+                  f"{layout_label(best.tp, best.ep, best.attention_dp)} {best.weight_precision}",
         "analytic_accelerators": best.accelerators, "closed_loop_accelerators": closed.get("accelerators_needed"),
         "poisson_accelerators": sim["accelerators_needed"],
     }))  # fmt: skip

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from aiinfra.analytic.efficiency import NO_DATA, EfficiencyTable, _curve, efficiency_rows, table
+from aiinfra.analytic.inference import InferenceModel
 
 H100 = "nvidia-h100-sxm5-80gb"
 
@@ -186,45 +189,40 @@ def test_moe_shape_rows_serve_only_their_exact_shape() -> None:
     assert t.lookup("moe_shape", "x-part", 256, dtype="fp8", moe_shape=(4096, 1536, 128, 8, 1, 8)).source == NO_DATA
 
 
-def test_scout_experts_take_tensorrt_llms_measured_op_at_their_shape() -> None:
-    # moe-fp8-h100-h5120-i8192-e16-k1-tp1-ep4-aic-trtllm has (256 tokens, 0.03943 of the 1,978.9 TFLOP/s fp8
-    # peak): one layer of Llama 4 Scout's 16 experts split 4 ways over 256 tokens is 2·256·1·3·5120·8192/4 FLOP per
-    # rank, priced by hand at that fraction; a vLLM scenario has no such row and keeps the grouped-GEMM curve
-    import dataclasses
+SCOUT_EP4_256_TOKENS = [
+    # (engine, weights, catalog dense peak of that dtype, the row's fraction at 256 tokens):
+    # moe-fp8-h100-h5120-i8192-e16-k1-tp1-ep4-aic-trtllm and moe-bf16-h100-h5120-i8192-e16-k1-tp1-ep4-aic-vllm
+    ("trtllm", "fp8", 1978.9e12, 0.03943),
+    ("vllm", "bf16", 989.4e12, 0.03791),
+]
 
-    import pytest
 
-    from aiinfra import catalog
-    from aiinfra.analytic.inference import InferenceModel
-    from aiinfra.inference import cluster_for
-
-    scout = catalog.model("meta-llama-4-scout")
-    trt = InferenceModel(model=scout, cluster=cluster_for(H100, 4), tp=4, ep=4, weight_precision="fp8",
-                         attention_dp=True, engine="trtllm")  # fmt: skip
+@pytest.mark.parametrize(("engine", "weights", "peak_flop_per_s", "frac"), SCOUT_EP4_256_TOKENS)
+def test_scout_experts_take_the_engines_measured_op_at_their_shape(
+    engine: str, weights: str, peak_flop_per_s: float, frac: float
+) -> None:
+    # one layer of Llama 4 Scout's 16 experts split 4 ways over 256 tokens is 2·256·1·3·5120·8192/4 FLOP per rank,
+    # priced by hand at the fraction the engine's own fused-MoE row gives at that shape and split
     flop = 2 * 256 * 1 * 3 * 5120 * 8192 / 4
-    assert trt.experts(256.0, 1.0).compute_s == pytest.approx(flop / (1978.9e12 * 0.03943), rel=1e-4)
-    vllm = dataclasses.replace(trt, engine="vllm")
-    assert vllm.experts(256.0, 1.0).compute_s != pytest.approx(flop / (1978.9e12 * 0.03943), rel=1e-2)
+    assert _scout_ep4(engine, weights).experts(256.0, 1.0).compute_s == pytest.approx(
+        flop / (peak_flop_per_s * frac), rel=1e-4
+    )
 
 
-def test_vllm_bf16_experts_take_vllms_measured_op_at_their_shape() -> None:
-    # moe-bf16-h100-h5120-i8192-e16-k1-tp1-ep4-aic-vllm has (256 tokens, 0.03791 of the 989.4 TFLOP/s bf16 peak):
-    # vLLM's own fused-MoE op timed at Llama 4 Scout's expert shape, split 4 ways; FP8 vLLM scenarios keep the
-    # shape-blind grouped-GEMM curve (bench/aic_efficiency_moe_shapes.py: that table's FP8 kernel is not adopted)
-    import dataclasses
-
-    import pytest
-
-    from aiinfra import catalog
-    from aiinfra.analytic.inference import InferenceModel
-    from aiinfra.inference import cluster_for
-
-    scout = catalog.model("meta-llama-4-scout")
-    vllm = InferenceModel(model=scout, cluster=cluster_for(H100, 4), tp=4, ep=4, weight_precision="bf16",
-                          attention_dp=True, engine="vllm")  # fmt: skip
+def test_shape_rows_serve_only_their_engine_and_adopted_dtype() -> None:
+    # TensorRT-LLM's FP8 row does not price a vLLM scenario, and vLLM's FP8 fused-MoE table was not adopted
+    # (bench/aic_efficiency_moe_shapes.py), so vLLM FP8 keeps the shape-blind grouped-GEMM curve
     flop = 2 * 256 * 1 * 3 * 5120 * 8192 / 4
-    assert vllm.experts(256.0, 1.0).compute_s == pytest.approx(flop / (989.4e12 * 0.03791), rel=1e-4)
-    fp8 = dataclasses.replace(vllm, weight_precision="fp8")
+    vllm_fp8 = _scout_ep4("vllm", "fp8").experts(256.0, 1.0).compute_s
+    assert vllm_fp8 != pytest.approx(flop / (1978.9e12 * 0.03943), rel=1e-2)
     assert table().lookup("moe_shape", H100, 256, dtype="fp8", engine="vllm",
                           moe_shape=(5120, 8192, 16, 1, 1, 4)).source == NO_DATA  # fmt: skip
-    assert fp8.experts(256.0, 1.0).compute_s > 0.0
+
+
+def _scout_ep4(engine: str, weights: str) -> InferenceModel:
+    """Llama 4 Scout on 4 H100: attention DP, experts split 4 ways."""
+    from aiinfra import catalog
+    from aiinfra.inference import cluster_for
+
+    return InferenceModel(model=catalog.model("meta-llama-4-scout"), cluster=cluster_for(H100, 4), tp=4, ep=4,
+                          weight_precision=weights, attention_dp=True, engine=engine)  # fmt: skip

@@ -189,6 +189,7 @@ inference: {weight_precision: fp8, kv_precision: fp8, input_tokens: 1000, output
 
 def test_capacity_layouts_offer_attention_dp_for_moe() -> None:
     from aiinfra.capacity import layouts
+    from aiinfra.report.render import layout_label
 
     def names(model_id: str) -> list[str]:
         plans = layouts(catalog.model(model_id), 8)
@@ -201,6 +202,9 @@ def test_capacity_layouts_offer_attention_dp_for_moe() -> None:
     # a dense model gets tensor parallelism only; a domain of 4 stops at tp 4
     assert names("meta-llama-3.1-70b") == ["tp1", "tp2", "tp4", "tp8"]
     assert [p.tp for p in layouts(catalog.model("meta-llama-3.1-70b"), 4)] == [1, 2, 4]
+    # how infer and capacity print them
+    assert [layout_label(4), layout_label(4, 4), layout_label(8, 8, attention_dp=True)] == [
+        "tp4", "tp4 ep4", "tp8 dp-attn ep8"]  # fmt: skip
 
 
 def test_capacity_moe_table_names_layouts(tmp_yaml) -> None:  # type: ignore[no-untyped-def]

@@ -18,6 +18,7 @@ from aiinfra.specs.scenario import Scenario, load_scenario
 from aiinfra.specs.workload import Slo
 
 from .conftest import EXAMPLES, run_cli
+from .test_sim_kernel import LinearStep
 
 EX = EXAMPLES / "simulate-llama70b-h100.yaml"
 
@@ -144,7 +145,6 @@ def test_speculative_decoding_scenario() -> None:
 
 
 def test_speculative_step_prices_verification_and_draft() -> None:
-    from aiinfra.analytic.step_time import StepBatch
     from aiinfra.sim.run import SpeculativeStep
 
     seen: list[StepBatch] = []
@@ -324,20 +324,10 @@ def test_max_clients_search_hand_derived() -> None:
                             "inference.simulation.output_lengths=null", "inference.request_rate_per_s=null",
                             "inference.simulation.scheduler={max_num_seqs: 256, max_num_batched_tokens: 4096}",
                             "inference.slo={tpot_p99_s: 0.0505}"])  # fmt: skip
-    clients, points = max_clients_meeting_slo(sc, start_clients=30, step_model=LinearTokens(0.001))
+    clients, points = max_clients_meeting_slo(sc, start_clients=30, step_model=LinearStep(0.0, 0.001))
     assert clients == 50
     by = {p.clients: p for p in points}
     assert by[50].tpot_p99_s == pytest.approx(0.050) and by[51].tpot_p99_s == pytest.approx(0.051)
     assert all(p.meets_slo == (p.clients <= 50) for p in points)
     with pytest.raises(InfeasibleError, match="one client alone"):
-        max_clients_meeting_slo(sc, start_clients=4, step_model=LinearTokens(0.1))
-
-
-class LinearTokens:
-    """t = b · tokens computed (a toy step-time model)."""
-
-    def __init__(self, b_s: float) -> None:
-        self.b_s = b_s
-
-    def iteration_time_s(self, batch: StepBatch) -> float:
-        return self.b_s * batch.tokens
+        max_clients_meeting_slo(sc, start_clients=4, step_model=LinearStep(0.0, 0.1))

@@ -8,7 +8,7 @@ from typing import Any
 
 from aiinfra.capacity import plan_capacity
 from aiinfra.commands import add_scenario_args
-from aiinfra.report.render import jsonable, table
+from aiinfra.report.render import jsonable, layout_label, table
 from aiinfra.specs.scenario import load_scenario
 
 
@@ -43,13 +43,6 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
 
 MIN_CHECK_REQUESTS = 400
 """Fewest requests in a simulated check's run."""
-
-
-def layout_label(tp: int, ep: int, attention_dp: bool) -> str:
-    """The layout as the table shows it: tp4, or tp4 dp-attn ep4 (attention data-parallel, experts split ep ways)."""
-    if attention_dp:
-        return f"tp{tp} dp-attn ep{ep}"
-    return f"tp{tp} ep{ep}" if ep > 1 else f"tp{tp}"
 
 
 def _simulated_text(sim: dict[str, Any], seed: int, analytic_accelerators: int) -> str:

@@ -7,24 +7,19 @@ from typing import Any
 
 from aiinfra.commands import add_scenario_args
 from aiinfra.inference import estimate_inference
-from aiinfra.report.render import jsonable, key_values
+from aiinfra.report.render import jsonable, key_values, layout_label
 from aiinfra.specs.scenario import load_scenario
 from aiinfra.units import GB
-
-
-def _moe_layout(sc: Any) -> str:
-    plan = sc.inference.plan if sc.inference is not None else None
-    if plan is None:
-        return ""
-    return (f" ep{plan.ep}" if plan.ep > 1 else "") + (" attention-DP" if plan.attention_dp else "")
 
 
 def _infer(args: argparse.Namespace) -> tuple[Any, str]:
     sc = load_scenario(args.scenario, args.set)
     e = estimate_inference(sc)
     m = e.memory_per_accelerator
+    plan = sc.inference.plan if sc.inference is not None else None
+    layout = layout_label(e.tp, plan.ep, plan.attention_dp) if plan else layout_label(e.tp)
     pairs: list[tuple[str, Any]] = [
-        ("deployment", f"{e.replicas} replica(s) × tp{e.tp} pp{e.pp}{_moe_layout(sc)} on {e.accelerator}, weights "
+        ("deployment", f"{e.replicas} replica(s) × {layout} pp{e.pp} on {e.accelerator}, weights "
                        f"{e.weight_precision}, KV {e.kv_precision}, engine {e.engine}"),
         ("fits", e.fits),
         ("memory per accelerator", f"weights {m['weights_bytes'] / GB:.1f} GB, KV cache {m['kv_cache_bytes'] / GB:.1f} "

@@ -59,3 +59,11 @@ def key_values(pairs: Iterable[tuple[str, Any]], title: str = "") -> str:
     out = [title] if title else []
     out += [f"  {k.ljust(width)}  {v if isinstance(v, str) else fmt_num(v)}" for k, v in pairs]
     return "\n".join(out)
+
+
+def layout_label(tp: int, ep: int = 1, attention_dp: bool = False) -> str:
+    """A replica's layout as the CLI prints it: tp4, tp4 ep4 (experts split ep ways) or tp4 dp-attn ep4 (attention
+    data-parallel over the tp ranks)."""
+    if attention_dp:
+        return f"tp{tp} dp-attn ep{ep}"
+    return f"tp{tp} ep{ep}" if ep > 1 else f"tp{tp}"

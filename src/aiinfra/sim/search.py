@@ -204,12 +204,10 @@ def closed_loop_run(
 def _clients_point(scenario: Scenario, seed: int, clients: int, step_model: StepTimeModel | None) -> ClientsPoint:
     wl = scenario.inference
     assert wl is not None and wl.slo is not None
-    steady, s = closed_loop_run(scenario, clients, seed, step_model)
+    s = closed_loop_run(scenario, clients, seed, step_model)[1]
     misses = tuple(slo_misses(s, wl.slo))
-    span = float(steady.finish_s.max() - steady.arrival_s.min())
     return ClientsPoint(clients=clients, meets_slo=not misses, misses=misses, ttft_p90_s=s.ttft_s.p90,
-                        tpot_p99_s=s.tpot_exclusive_s.p99, e2e_p99_s=s.e2e_s.p99,
-                        requests_per_s=steady.finish_s.size / span if span > 0 else 0.0,
+                        tpot_p99_s=s.tpot_exclusive_s.p99, e2e_p99_s=s.e2e_s.p99, requests_per_s=s.requests_per_s,
                         output_tokens_per_s=s.output_tokens_per_s)  # fmt: skip
 
 

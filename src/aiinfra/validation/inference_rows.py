@@ -228,23 +228,14 @@ def _simulated(
 ) -> RowPrediction:  # fmt: skip
     """Open-loop Poisson rows are predicted by the serving simulator (same step-time model). Request count,
     length distributions and scheduler limits come from ``sim`` (benchmark_rows.sim_settings)."""
-    from aiinfra.report.render import jsonable
-
     rate = num(row, "request_rate_per_s")
     if not rate:
         raise RowError("request_rate_per_s blank")
     sim = dict(sim)
     n_req = sim.pop("num_requests")
-    arch = {k: v for k, v in jsonable(model).items() if k not in ("sources", "notes")}
-    scenario = {
-        "model": arch,
-        "hardware": {"accelerator": row["accelerator"].strip(), "count": n},
-        "inference": {"weight_precision": wp, "kv_precision": kvp, "engine": engine, "input_tokens": inp,
-                      "output_tokens": out,
-                      "request_rate_per_s": rate, "num_requests": n_req, "plan": {"tp": tp, "pp": pp},
-                      "simulation": sim},
-    }  # fmt: skip
-    summ = _simulate(json.dumps(scenario, sort_keys=True))
+    scenario = _row_scenario(model, row["accelerator"].strip(), n, wp, kvp, engine, inp, out, {"tp": tp, "pp": pp},
+                             request_rate_per_s=rate, num_requests=n_req, simulation=sim)  # fmt: skip
+    summ = _simulate(scenario)
     if bench is not None:
         flags.extend(latency_limit_flags(row, bench, summ.ttft_s.p99, summ.tpot_exclusive_s.p99))
     values = {"output_tokens_per_s": summ.output_tokens_per_s, "requests_per_s": summ.requests_per_s,
@@ -252,6 +243,24 @@ def _simulated(
     if metric not in values:
         raise RowError(f"metric {metric!r} not modelled for poisson rows")
     return RowPrediction(values[metric], "; ".join(flags), details)
+
+
+def _row_scenario(
+    model: object, accelerator: str, n: int, wp: str, kvp: str, engine: str, inp: int, out: int,
+    plan: dict[str, int], **inference: object,
+) -> str:  # fmt: skip
+    """The scenario a simulated row runs, as canonical JSON (the key of the memoised simulations): the row's model,
+    ``n`` accelerators, precisions, engine, lengths and ``plan``, plus the ``inference`` fields given."""
+    from aiinfra.report.render import jsonable
+
+    arch = {k: v for k, v in jsonable(model).items() if k not in ("sources", "notes")}
+    scenario = {
+        "model": arch,
+        "hardware": {"accelerator": accelerator, "count": n},
+        "inference": {"weight_precision": wp, "kv_precision": kvp, "engine": engine, "input_tokens": inp,
+                      "output_tokens": out, "plan": plan, **inference},
+    }  # fmt: skip
+    return json.dumps(scenario, sort_keys=True)
 
 
 CLOSED_LOOP_METRICS = ("output_tokens_per_s", "ttft_s", "tpot_s")
@@ -268,16 +277,8 @@ def _closed_loop(
     clients' concurrency mode, all started at once as the benchmark tools launch them), simulated with the same
     step-time model and the engine's server defaults: the mean TTFT, exclusive TPOT and output tokens/s of the steady
     state after the first ``clients`` requests (aiinfra.sim.search.closed_loop_run)."""
-    from aiinfra.report.render import jsonable
-
-    arch = {k: v for k, v in jsonable(model).items() if k not in ("sources", "notes")}
-    scenario = {
-        "model": arch,
-        "hardware": {"accelerator": accelerator, "count": n},
-        "inference": {"weight_precision": wp, "kv_precision": kvp, "engine": engine, "input_tokens": inp,
-                      "output_tokens": out, "plan": {"tp": tp, "pp": pp, "replicas": 1}},
-    }  # fmt: skip
-    summ = _closed_loop_summary(json.dumps(scenario, sort_keys=True), clients)
+    scenario = _row_scenario(model, accelerator, n, wp, kvp, engine, inp, out, {"tp": tp, "pp": pp, "replicas": 1})
+    summ = _closed_loop_summary(scenario, clients)
     flags.append(f"simulated: closed loop of {clients} clients started together ({summ.completed} steady-state "
                  "requests, the first one of each client left out), the engine's server defaults")  # fmt: skip
     values = {"output_tokens_per_s": summ.output_tokens_per_s, "ttft_s": summ.ttft_s.mean,
