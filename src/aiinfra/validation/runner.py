@@ -44,7 +44,7 @@ def group_of(case_id: str) -> str:
     """Row group = id up to the model part (the prefixes of shared/reference/README.md)."""
     for prefix in ("narayanan2021-t2-ptdp", "narayanan2021-t1", "korthikanti2022-t5", "megatron-core-r08-h100",
                    "mpt-a10080gb", "mpt-a10040gb", "torchtitan-asynctp-h100", "torchtitan-h100", "mlperf41-h100x8",
-                   "trtllm-v1p0", "trtllm-v0p5-a100", "vllm-fp8kv-h100", "llmservingsim-rtxpro6000",
+                   "trtllm-v1p0", "trtllm-v0p21", "trtllm-v0p5-a100", "vllm-fp8kv-h100", "llmservingsim-rtxpro6000",
                    "mcore-moe-zoo-h100", "mcore-moe-zoo-gb200", "mcore-moe-zoo-gb300", "mcore-dsv3-gb200",
                    "torchtitan-trainy-h200", "rocm-vllm-mi300x", "llmservingsim-kv-rtxpro6000",
                    "deepseek-v3-report-h800", "nim180-h100"):  # fmt: skip
