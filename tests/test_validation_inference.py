@@ -3,11 +3,10 @@
 Bounds are the model's achieved accuracy plus a margin (not the issue's targets). Known misses, documented:
 
 * MoE rows of TensorRT-LLM v1.0 (Llama 4 Scout/Maverick, Qwen3-235B; attention-DP + EP), priced with
-  TensorRT-LLM's own kernel timings: median |error| 42 %. The per-rank layers wait for the busiest
-  attention-DP rank (E[max] of the ranks' Poisson prompt arrivals) while the expert layers process the sum of
-  all ranks' tokens; Qwen3 comes within −15 … +19 % except 5000/500 (−41 %), the Llama 4 decode-heavy rows
-  stay +43 … +109 %: their decode is faster in the model than measured, unexplained
-  (docs/validation-analysis.md lists what is ruled out).
+  TensorRT-LLM's own kernel timings: median |error| 32 %. Qwen3 comes within +4 … +24 % except 5000/500
+  (−31 %); the Llama 4 decode-heavy rows stay +33 … +68 %, and the Maverick cells the v0.21 page keeps from
+  v0.20 (before that release's Llama 4 attention regression) are +26 … +71 %: their decode is faster in the
+  model than measured, unexplained (docs/validation-analysis.md lists what is ruled out).
 * gpt-oss-20b ITL slopes: the attention sinks and the MXFP4 attention path are not modelled.
 * TensorRT-LLM v0.5 TTFT at 128 tokens: fixed per-request costs (tokenisation, scheduling) not modelled.
 * MLPerf v4.1 H100 rows (tp blank: the throughput-maximising tp is chosen, TP2 × 4 for Llama-2-70B, TP1 × 8
@@ -91,6 +90,22 @@ def test_dense_saturated_throughput(result) -> None:  # type: ignore[no-untyped-
     assert statistics.median(errs) <= 0.11
     assert sum(e <= 0.25 for e in errs) / len(errs) >= 0.9
     assert max(errs) <= 0.40
+
+
+def test_trtllm_v021_page(result) -> None:  # type: ignore[no-untyped-def]
+    # TensorRT-LLM perf-overview as of v0.21 (commit 258c7540), its 36 H100 cells (added in the sixth session,
+    # regression guard): the 32 dense cells (Llama 3.1 8B / 3.3 70B / 3.1 405B FP8 at v0.21) came out at
+    # -9 ... +18 %; the 4 Llama 4 Maverick cells, kept from v0.20 (before the v0.21 attention regression) and
+    # predicted at the engine's mapping default (experts tensor-parallel, ep 1), +26 ... +71 %: the Llama 4 miss
+    # predates the regression (docs/validation-analysis.md)
+    cases = [c for c in result["cases"] if c.group == "trtllm-v0p21"]
+    assert len(cases) == 36
+    dense = [abs(c.rel_error) for c in cases if "maverick" not in c.id]
+    assert len(dense) == 32
+    assert statistics.median(dense) <= 0.08
+    assert max(dense) <= 0.25
+    maverick = [c.rel_error for c in cases if "maverick" in c.id]
+    assert len(maverick) == 4 and all(e > 0.15 for e in maverick)
 
 
 def test_moe_throughput_miss_is_documented(result) -> None:  # type: ignore[no-untyped-def]
