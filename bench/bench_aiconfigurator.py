@@ -12,7 +12,9 @@ AIC's TPOT at a 256-token prompt for the vLLM ITL intercepts, its TTFT for the T
 Part 2, saturated throughput: every row of the group trtllm-v1p0 of inference.csv (TensorRT-LLM v1.0
 perf-overview, ``trtllm-bench throughput``, offline max load, uniform ISL/OSL, FP8 ModelOpt checkpoints) run on
 H100 SXM — only H100 rows: that group's tables for other GPUs are reserved for independent evaluation and a
-row on another accelerator is refused. The protocol was fixed before AIC's numbers on these rows were seen:
+row on another accelerator is refused. ``--group trtllm-v0p21-`` runs the same protocol on the H100 cells of the
+page as of v0.21 (its Llama 4 Maverick table kept from v0.20). The protocol was fixed before AIC's numbers on the
+v1.0 rows were seen:
 
 * model: an HF config.json written from the row's architecture columns (``hf_config``): dense rows as
   ``LlamaForCausalLM``; Llama 4 rows as ``Llama4ForConditionalGeneration`` with a ``text_config`` (experts,
@@ -22,7 +24,9 @@ row on another accelerator is refused. The protocol was fixed before AIC's numbe
   sets num_shared_experts = 0 — whereas aiinfra counts the row's one shared expert.)
 * layout: the row's tp; for MoE rows, whose notes state ``enable_attention_dp``, attention data-parallel over
   the tp ranks with the experts split ep = tp ways (AIC: tp 1, attention-dp = tp, moe-ep = tp, moe-tp 1),
-  which is what aiinfra's row prediction models too.
+  which is what aiinfra's row prediction models too; an MoE row that states neither attention DP nor ep (the
+  v0.20 Maverick cells) runs TensorRT-LLM's mapping default, experts tensor-parallel (AIC: tp = moe-tp = tp,
+  moe-ep 1), as aiinfra reads it.
 * precision: GEMM (and MoE) FP8; KV cache as aiinfra reads the row (blank kv_precision + ModelOpt
   checkpoint -> FP8); AIC's own choice for the attention kernels; free GPU-memory fraction as the row notes
   state (0.95), passed to both.
@@ -71,7 +75,7 @@ LATENCY_CASES = {
     "trtllm-v0p5-a100-llama-70b-tp4-ttft-bs1-isl128": ("TTFT", None),
     "trtllm-v0p5-a100-llama-70b-tp4-ttft-bs1-isl2048": ("TTFT", None),
 }
-THROUGHPUT_GROUP = "trtllm-v1p0-"
+THROUGHPUT_GROUPS = ("trtllm-v1p0-", "trtllm-v0p21-")
 THROUGHPUT_ACCELERATOR = "nvidia-h100-sxm5-80gb"  # the group's other-GPU tables are reserved
 WITHIN = 0.25
 NO_LIMIT_MS = 1.0e9
@@ -190,9 +194,14 @@ def _kv_precision(row: dict[str, str]) -> str:
 
 def _layout(row: dict[str, str]) -> dict[str, int]:
     tp = int(row["tp"])
-    if int(row.get("num_experts") or 1) > 1 and "enable_attention_dp" in (row.get("notes") or ""):
-        ep = int(row["ep"]) if row.get("ep") else tp
-        return {"tp": 1, "dp": tp, "moe_tp": tp // ep, "moe_ep": ep}
+    if int(row.get("num_experts") or 1) > 1:
+        attention_dp = "enable_attention_dp" in (row.get("notes") or "")
+        # ep blank: tp ways under attention DP (as the notes state), else the engine's mapping default
+        # (tensorrt_llm/mapping.py: experts tensor-parallel over the tp ranks, ep 1) — as aiinfra reads the row
+        ep = int(row["ep"]) if row.get("ep") else (tp if attention_dp else 1)
+        if attention_dp:
+            return {"tp": 1, "dp": tp, "moe_tp": tp // ep, "moe_ep": ep}
+        return {"tp": tp, "dp": 1, "moe_tp": tp // ep, "moe_ep": ep}
     return {"tp": tp, "dp": 1, "moe_tp": 1, "moe_ep": 1}
 
 
@@ -241,7 +250,7 @@ def aic_same_batch(aic: str, row: dict[str, str], model_dir: Path, batch: int, b
            "--backend", "trtllm", "--estimate-mode", "agg", "--isl", str(isl), "--osl", str(osl),
            "--batch-size", str(b), "--ctx-tokens", str(ctx), "--tp-size", str(lay["tp"]),
            "--attention-dp-size", str(lay["dp"]), *quant]  # fmt: skip
-    if lay["dp"] > 1 or lay["moe_ep"] > 1:
+    if lay["dp"] > 1 or lay["moe_ep"] > 1 or lay["moe_tp"] > 1:
         cmd += ["--moe-tp-size", str(lay["moe_tp"]), "--moe-ep-size", str(lay["moe_ep"])]
     kv_warn: list[bool] = []
 
@@ -289,8 +298,8 @@ def aic_best(aic: str, row: dict[str, str], model_dir: Path, tmp: Path) -> dict[
             "wall_s": wall, "database_mode": mode, "error": err}  # fmt: skip
 
 
-def throughput_part(aic: str, tmp: Path, only: str | None) -> None:
-    rows = [r for r in csv.DictReader(DATA.open()) if r["id"].startswith(THROUGHPUT_GROUP)]
+def throughput_part(aic: str, tmp: Path, only: str | None, group: str) -> None:
+    rows = [r for r in csv.DictReader(DATA.open()) if r["id"].startswith(group)]
     rows = [r for r in rows if r["accelerator"] == THROUGHPUT_ACCELERATOR and (not only or only in r["id"])]
     per_family: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
@@ -357,8 +366,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--aic", default="aiconfigurator", help="the aiconfigurator executable of its own venv")
     ap.add_argument("--skip-latency", action="store_true", help="skip the six batch-1 latency rows")
-    ap.add_argument("--skip-throughput", action="store_true", help="skip the trtllm-v1p0 H100 throughput rows")
+    ap.add_argument("--skip-throughput", action="store_true", help="skip the H100 throughput rows")
     ap.add_argument("--only", help="throughput rows whose id contains this text")
+    ap.add_argument("--group", default=THROUGHPUT_GROUPS[0], choices=THROUGHPUT_GROUPS,
+                    help="the TensorRT-LLM perf-overview page version whose H100 rows to run")  # fmt: skip
     args = ap.parse_args()
     if shutil.which(args.aic) is None:
         print(json.dumps({"skipped": f"{args.aic} not found (AIConfigurator 0.12.0 lives in its own venv)"}))
@@ -369,7 +380,7 @@ def main() -> None:
             latency_part(args.aic, Path(tmp) / "latency")
         if not args.skip_throughput:
             (Path(tmp) / "throughput").mkdir()
-            throughput_part(args.aic, Path(tmp) / "throughput", args.only)
+            throughput_part(args.aic, Path(tmp) / "throughput", args.only, args.group)
 
 
 if __name__ == "__main__":
