@@ -7,7 +7,7 @@ echo '# Seed questions answered by the tool (inference)'
 echo
 echo 'Verbatim outputs of the commands shown (regenerate: `bash docs/examples/make_inference.sh`). Model: analytic'
 echo 'roofline with measured kernel efficiencies; its error on TensorRT-LLM H100 offline throughput is 4 % median for dense'
-echo 'models (all 30 rows within ±25 %), but 32 % for MoE models, Llama 4 decode-heavy runs over-predicted by up to 68 %'
+echo 'models (62 rows from two releases'"'"' pages, all within ±25 %), but 33 % for MoE models, Llama 4 decode-heavy runs over-predicted by up to 71 %'
 echo '(docs/validation.md, docs/validation-analysis.md).'
 echo
 echo '## "Serve a 70B model to 10,000 concurrent users with sub-second latency"'
@@ -57,7 +57,7 @@ with two caveats. TensorRT-LLM's FP8 GEMMs were timed with a dynamic activation 
 input scale), whereas a ModelOpt FP8 checkpoint carries a static one, as vLLM's timings assume: its FP8 rows are
 pessimistic for such a checkpoint. With BF16 weights, where that does not apply, vLLM still needs about 10 % fewer
 GPUs (TP2 rows above): that part comes from the engines' own GEMM, attention and all-reduce timings. And the validation behind the two engines differs: TensorRT-LLM's offline
-throughput is checked on 52 published runs, vLLM on 26 rows, mostly latency fits and MI300X runs
+throughput is checked on 88 published runs (two releases' pages), vLLM on 26 rows, mostly latency fits and MI300X runs
 (docs/validation.md). SGLang has no profile in
 the catalog and is not compared. Techniques that matter, in the order the search picks
 them: FP8 weights (halve the bytes each decode step streams), tensor parallelism only as far as needed to
