@@ -226,3 +226,33 @@ inference: {weight_precision: fp8, input_tokens: 1000, output_tokens: 1000, user
         assert (a["usd_per_hour"], a["accelerators"]) <= (b["usd_per_hour"], b["accelerators"])
         if (a["usd_per_hour"], a["accelerators"]) == (b["usd_per_hour"], b["accelerators"]):
             assert a["usd_per_million_output_tokens"] <= b["usd_per_million_output_tokens"]
+
+
+def test_known_accuracy_gaps_are_printed(tmp_yaml) -> None:  # type: ignore[no-untyped-def]
+    from .conftest import cli_json
+
+    text = """model: meta-llama-4-scout
+hardware: {accelerator: nvidia-h100-sxm5-80gb, count: 4}
+inference: {engine: trtllm, weight_precision: fp8, kv_precision: fp8, input_tokens: 128, output_tokens: 2048,
+            batch: max, plan: {tp: 4, ep: 4, attention_dp: true}}
+"""
+    gap = [n for n in cli_json("infer", tmp_yaml(text))["notes"] if n.startswith("accuracy:")]
+    assert len(gap) == 1 and "Llama 4" in gap[0] and "docs/validation-analysis.md" in gap[0]
+    # the same deployment on vLLM, and a dense model on TensorRT-LLM, fall in no known gap
+    for other in (
+        text.replace("engine: trtllm", "engine: vllm"),
+        text.replace("meta-llama-4-scout", "meta-llama-3.1-8b"),
+    ):
+        assert not [n for n in cli_json("infer", tmp_yaml(other, "b.yaml"))["notes"] if n.startswith("accuracy:")]
+    # capacity prints the notes of the deployment it chose
+    demand = """model: meta-llama-4-scout
+hardware: {accelerator: nvidia-h100-sxm5-80gb, count: 8}
+inference: {weight_precision: fp8, input_tokens: 1000, output_tokens: 1000, users: 500,
+            slo: {ttft_p90_s: 2.0, tpot_p99_s: 0.1}}
+"""
+    path = tmp_yaml(demand, "c.yaml")
+    res = run_cli("capacity", path, "--engines", "trtllm", "--accelerators", "nvidia-h100-sxm5-80gb", "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["accuracy_notes"] == [n.removeprefix("accuracy: ") for n in gap]
+    res = run_cli("capacity", path, "--engines", "vllm", "--accelerators", "nvidia-h100-sxm5-80gb")
+    assert res.returncode == 0 and "accuracy:" not in res.stdout

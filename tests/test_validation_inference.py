@@ -20,11 +20,13 @@ Bounds are the model's achieved accuracy plus a margin (not the issue's targets)
 from __future__ import annotations
 
 import csv
+import re
 import statistics
 from pathlib import Path
 
 import pytest
 
+from aiinfra import catalog
 from aiinfra.validation import inference_rows
 from aiinfra.validation.runner import by_group, run
 
@@ -106,6 +108,20 @@ def test_trtllm_v021_page(result) -> None:  # type: ignore[no-untyped-def]
     assert max(dense) <= 0.25
     maverick = [c.rel_error for c in cases if "maverick" in c.id]
     assert len(maverick) == 4 and all(e > 0.15 for e in maverick)
+
+
+def test_accuracy_notes_match_the_validation(result) -> None:  # type: ignore[no-untyped-def]
+    # every known gap that infer/capacity print (catalog/data/accuracy_notes.yaml) names published cases, and
+    # their signed errors still lie in the range the note states: a note cannot outlive (or understate) its gap
+    notes = catalog.accuracy_notes()
+    assert {n.id for n in notes} >= {"trtllm-llama4-h100-throughput", "vllm-mi300x-static-batch"}
+    for n in notes:
+        errs = [c.rel_error for c in result["cases"] if re.match(n.cases, c.id) and c.rel_error is not None]
+        lo, hi = n.signed_error_range
+        assert errs, n.id
+        assert all(lo <= e <= hi for e in errs), (n.id, min(errs), max(errs))
+        # and the range is not padded: its ends sit within 2 points of the extreme cases
+        assert min(errs) - lo <= 0.02 and hi - max(errs) <= 0.02, (n.id, min(errs), max(errs))
 
 
 def test_moe_throughput_miss_is_documented(result) -> None:  # type: ignore[no-untyped-def]

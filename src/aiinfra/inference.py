@@ -332,6 +332,7 @@ def estimate(
     notes: list[str] = []
     if budget_set is None or seqs_set is None:
         notes.append(f"scheduler: {sd.basis}")
+    notes += [f"accuracy: {n}" for n in catalog.accuracy_notes_for(model.id, engine, cluster.accelerator.id)]
     per_replica = im.tp * im.pp
     if cluster.count % per_replica:
         raise SpecError("inference.plan", f"tp={im.tp} pp={im.pp}",

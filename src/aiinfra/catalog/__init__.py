@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from aiinfra.errors import DataError, UnknownIdError
+from aiinfra.specs.accuracy import AccuracyNote
 from aiinfra.specs.benchmark import BenchmarkSpec
 from aiinfra.specs.common import validate
 from aiinfra.specs.hardware import AcceleratorSpec, InterconnectSpec, SystemSpec
@@ -90,6 +91,24 @@ def rows(kind: str) -> dict[str, Any]:
             raise DataError(f"catalog data {kind}.yaml row {raw.get('id', '?')}: {exc}") from exc
         out[spec.id] = spec
     return out
+
+
+@cache
+def accuracy_notes() -> tuple[AccuracyNote, ...]:
+    """The inference planner's known accuracy gaps (accuracy_notes.yaml), each checked against the validation
+    cases it names by tests/test_validation_inference.py."""
+    out = []
+    for raw in raw_rows("accuracy_notes"):
+        try:
+            out.append(validate(AccuracyNote, raw, where=f"accuracy_notes.yaml[{raw.get('id', '?')}]"))
+        except Exception as exc:  # shipped data is broken: a bug, say where
+            raise DataError(f"catalog data accuracy_notes.yaml row {raw.get('id', '?')}: {exc}") from exc
+    return tuple(out)
+
+
+def accuracy_notes_for(model_id: str, engine: str, accelerator_id: str) -> list[str]:
+    """The notes of the known gaps a scenario falls in (model, engine, accelerator)."""
+    return [n.note for n in accuracy_notes() if n.covers(model_id, engine, accelerator_id)]
 
 
 def suggest(value: str, known: list[str], n: int = 3) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from aiinfra import catalog
 from aiinfra.capacity import plan_capacity
 from aiinfra.commands import add_scenario_args
 from aiinfra.report.render import jsonable, layout_label, table
@@ -33,7 +34,10 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
         table(["engine", "accelerator", "layout", "weights", "spec", "batch", "replicas", "accelerators", "TTFT ms",
                "TPOT ms", "$/h", "$/M out tok", "verdict"], rows),
     ])  # fmt: skip
-    obj: dict[str, Any] = {"chosen": jsonable(best), "alternatives": [jsonable(o) for o in options[1:]]}
+    accuracy = catalog.accuracy_notes_for(sc.model.id, best.engine, best.accelerator)
+    text += "".join(f"\nnote: accuracy: {n}" for n in accuracy)
+    obj: dict[str, Any] = {"chosen": jsonable(best), "alternatives": [jsonable(o) for o in options[1:]],
+                           "accuracy_notes": accuracy}  # fmt: skip
     if args.simulate:
         sim = simulated_check(sc, best, args.seed)
         obj["simulated"] = sim

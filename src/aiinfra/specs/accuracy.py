@@ -1,0 +1,34 @@
+"""Known accuracy gaps of the inference planner (catalog/data/accuracy_notes.yaml): which scenarios a row covers,
+the validation cases it summarises and the range of their signed errors (predicted / measured − 1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aiinfra.specs.common import STRICT
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AccuracyNote:
+    __pydantic_config__ = STRICT
+
+    id: str
+    models: tuple[str, ...] = ()
+    """Catalog model ids the row covers (empty: any model)."""
+    engines: tuple[str, ...] = ()
+    """Serving engines the row covers (empty: any engine)."""
+    accelerators: tuple[str, ...] = ()
+    """Catalog accelerator ids the row covers (empty: any accelerator)."""
+    cases: str
+    """Regular expression over validation case ids: the published runs the row summarises."""
+    signed_error_range: tuple[float, float]
+    """Lowest and highest signed error of those cases (a fraction, predicted / measured − 1)."""
+    note: str
+    """What `infer` and `capacity` print when a scenario matches."""
+
+    def covers(self, model_id: str, engine: str, accelerator_id: str) -> bool:
+        return (
+            (not self.models or model_id in self.models)
+            and (not self.engines or engine in self.engines)
+            and (not self.accelerators or accelerator_id in self.accelerators)
+        )
