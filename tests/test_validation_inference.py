@@ -179,3 +179,28 @@ def test_mlperf_rows_take_lengths_from_the_benchmark(result) -> None:  # type: i
     cases = [c for c in result["cases"] if c.group == "mlperf41-h100x8"]
     assert len(cases) == 11
     assert all(c.predicted is not None and "benchmarks.yaml" in c.notes for c in cases)
+
+
+def test_accuracy_targets_by_hand() -> None:
+    from aiinfra.validation.runner import Case, by_target, target_of
+
+    assert target_of({"metric": "kv_capacity_tokens"}) == "kv_capacity"
+    assert target_of({"metric": "itl_intercept_s", "batch_or_concurrency": ""}) == "batch1_tpot"
+    assert target_of({"metric": "tpot_s", "batch_or_concurrency": "1"}) == "batch1_tpot"
+    assert target_of({"metric": "tpot_s", "batch_or_concurrency": "25"}) is None
+    assert target_of({"metric": "output_tokens_per_s", "mode": "offline"}) == "saturated_throughput"
+    assert target_of({"metric": "requests_per_s", "mode": "offline"}) is None  # the same runs, not counted twice
+    assert target_of({"metric": "output_tokens_per_s", "mode": "poisson"}) is None
+
+    def case(err: float, target: str) -> Case:
+        return Case("x", "g", "m", 1.0, 1.0 + err, err, "", "predictive", target)
+
+    # saturated: |errors| 0.05, 0.10, 0.20, 0.30 -> median 0.15 (meets <= 15 %), 3 of 4 within 25 % (< 90 %)
+    t = by_target([case(e, "saturated_throughput") for e in (0.1, -0.3, 0.05, 0.2)])["saturated_throughput"]
+    assert t["median_abs_rel_error"] == pytest.approx(0.15)
+    assert t["within_25pct"] == pytest.approx(0.75)
+    assert t["met"] is False
+    assert by_target([case(-0.04, "kv_capacity")])["kv_capacity"]["met"] is True
+    assert by_target([case(0.06, "kv_capacity")])["kv_capacity"]["met"] is False
+    assert by_target([case(0.3, "batch1_tpot"), case(0.05, "batch1_tpot"), case(0.08, "batch1_tpot")])[
+        "batch1_tpot"]["met"] is True  # fmt: skip

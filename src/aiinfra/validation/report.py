@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aiinfra.validation.runner import by_group, summarise
+from aiinfra.validation.runner import by_group, by_target, summarise
 
 
 def _pct(v: float | None) -> str:
@@ -30,6 +30,16 @@ def markdown(results: list[dict[str, Any]]) -> str:
         for g, gs in by_group(cases).items():
             out.append(f"| {g} | {gs['n']} | {gs['n_predicted']} | {_pct(gs['median_abs_rel_error'])} | "
                        f"{_pct(gs['p90_abs_rel_error'])} | {_pct(gs['max_abs_rel_error'])} |")  # fmt: skip
+        targets = by_target(cases)
+        if targets:
+            out += ["", "Accuracy targets of the inference planner (rows counted by "
+                    "`aiinfra.validation.runner.target_of`):", "",
+                    "| target | rows | median abs error | within ±25 % | worst | goal | met |",
+                    "|---|---|---|---|---|---|---|"]  # fmt: skip
+            for name, t in targets.items():
+                out.append(f"| {name} | {t['n_compared']} | {_pct(t['median_abs_rel_error'])} | "
+                           f"{_pct(t['within_25pct'])} | {_pct(t['max_abs_rel_error'])} | {t['goal']} | "
+                           f"{'yes' if t['met'] else 'no'} |")  # fmt: skip
         out += ["", "| id | metric | measured | predicted | error | notes |", "|---|---|---|---|---|---|"]
         for c in cases:
             meas = "—" if c.measured is None else f"{c.measured:.4g}"

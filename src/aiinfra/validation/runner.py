@@ -28,6 +28,33 @@ class Case:
     notes: str
     kind: str
     """predictive: specs in only; efficiency curves come from other measurements."""
+    target: str | None = None
+    """The inference planner's accuracy target the row counts toward (:data:`TARGETS`), None for none."""
+
+
+TARGETS: dict[str, tuple[str, float | None, float | None, float | None]] = {
+    # name: (goal as the inference planner's issue states it, max |error| of every row, max median |error|,
+    # least share of rows within ±25 %)
+    "kv_capacity": ("KV capacity within ±5 %", 0.05, None, None),
+    "batch1_tpot": ("batch-1 TPOT median abs error ≤ 10 %", None, 0.10, None),
+    "saturated_throughput": ("saturated throughput median ≤ 15 %, 90 % of rows within ±25 %", None, 0.15, 0.90),
+}
+"""Accuracy targets of the inference planner: which rows count toward each is :func:`target_of`."""
+
+
+def target_of(row: dict[str, str]) -> str | None:
+    """The target an inference row counts toward: KV-capacity rows; batch-1 decode steps (an ITL intercept, or the
+    TPOT of one sequence); offline output-token throughput (saturated; requests/s rows of the same runs are not
+    counted twice)."""
+    metric, mode = row.get("metric", "").strip(), row.get("mode", "").strip()
+    batch = (row.get("batch_or_concurrency") or "").strip()
+    if metric == "kv_capacity_tokens":
+        return "kv_capacity"
+    if metric == "itl_intercept_s" or (metric == "tpot_s" and batch == "1"):
+        return "batch1_tpot"
+    if metric == "output_tokens_per_s" and mode == "offline":
+        return "saturated_throughput"
+    return None
 
 
 def _predictor(kind: str) -> RowPredictor | None:
@@ -101,6 +128,7 @@ def run(path: str | Path) -> dict[str, Any]:
                 rel_error=rel,
                 notes=pred.reason,
                 kind="predictive",
+                target=target_of(row) if kind == "inference" else None,
             )
         )
     return {"file": str(path), "kind": kind, "cases": cases, "summary": summarise(cases)}
@@ -126,6 +154,23 @@ def quantile(sorted_values: list[float], q: float) -> float:
     lo = int(pos)
     hi = min(lo + 1, len(sorted_values) - 1)
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def by_target(cases: list[Case]) -> dict[str, dict[str, Any]]:
+    """Per accuracy target (:data:`TARGETS`): the summary of its rows, the share within ±25 % and whether the goal
+    is met."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, (goal, max_each, max_median, min_within) in TARGETS.items():
+        errs = [abs(c.rel_error) for c in cases if c.target == name and c.rel_error is not None]
+        if not errs:
+            continue
+        s = summarise([c for c in cases if c.target == name])
+        within = sum(e <= 0.25 for e in errs) / len(errs)
+        met = ((max_each is None or max(errs) <= max_each)
+               and (max_median is None or statistics.median(errs) <= max_median)
+               and (min_within is None or within >= min_within))  # fmt: skip
+        out[name] = {**s, "goal": goal, "within_25pct": within, "met": met}
+    return out
 
 
 def by_group(cases: list[Case]) -> dict[str, dict[str, Any]]:
