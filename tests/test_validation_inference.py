@@ -204,3 +204,26 @@ def test_accuracy_targets_by_hand() -> None:
     assert by_target([case(0.06, "kv_capacity")])["kv_capacity"]["met"] is False
     assert by_target([case(0.3, "batch1_tpot"), case(0.05, "batch1_tpot"), case(0.08, "batch1_tpot")])[
         "batch1_tpot"]["met"] is True  # fmt: skip
+
+
+def test_validate_cli_reports_targets(tmp_path: Path) -> None:
+    from .conftest import cli_json, run_cli
+
+    with DATA.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        fields = list(reader.fieldnames or [])
+        keep = [r for r in reader if r["id"].startswith(("llmservingsim-kv-", "vllm-fp8kv-h100-llama31-8b-"))]
+    path = tmp_path / "few.csv"
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        w.writerows(keep)
+    obj = cli_json("validate", str(path))
+    # one KV-capacity row and the two ITL intercepts; the two ITL slopes count toward no target
+    assert obj["targets"]["kv_capacity"]["n_compared"] == 1
+    assert obj["targets"]["batch1_tpot"]["n_compared"] == 2
+    assert "saturated_throughput" not in obj["targets"]
+    text = run_cli("validate", str(path)).stdout
+    assert "target kv_capacity" in text and "target batch1_tpot" in text
+    bad = run_cli("validate", str(tmp_path / "missing.csv"))
+    assert bad.returncode == 2 and "CASES.csv" in bad.stderr and "Traceback" not in bad.stderr

@@ -8,7 +8,7 @@ from typing import Any
 
 from aiinfra.report.render import jsonable, table
 from aiinfra.validation.report import markdown
-from aiinfra.validation.runner import run
+from aiinfra.validation.runner import by_target, run, summarise
 
 
 def _validate(args: argparse.Namespace) -> tuple[Any, str]:
@@ -16,10 +16,9 @@ def _validate(args: argparse.Namespace) -> tuple[Any, str]:
     if args.markdown:
         Path(args.markdown).write_text(markdown(results))
     cases = [c for r in results for c in r["cases"]]
-    from aiinfra.validation.runner import summarise
-
     summary = summarise(cases)
-    obj = {"cases": [jsonable(c) for c in cases], "summary": summary}
+    targets = by_target(cases)
+    obj = {"cases": [jsonable(c) for c in cases], "summary": summary, "targets": targets}
     rows = [[c.id, c.metric, c.measured, c.predicted,
              "—" if c.rel_error is None else f"{c.rel_error:+.1%}", c.notes[:60]] for c in cases]  # fmt: skip
     s = summary
@@ -28,6 +27,10 @@ def _validate(args: argparse.Namespace) -> tuple[Any, str]:
     p90 = s["p90_abs_rel_error"]
     text += (f"\n\n{s['n']} rows, {s['n_predicted']} predicted, {s['n_compared']} compared; median |error| "
              f"{'—' if med is None else f'{med:.1%}'}, p90 {'—' if p90 is None else f'{p90:.1%}'}")  # fmt: skip
+    for name, t in targets.items():
+        text += (f"\ntarget {name} ({t['goal']}): {t['n_compared']} rows, median |error| "
+                 f"{t['median_abs_rel_error']:.1%}, {t['within_25pct']:.0%} within ±25 %, worst "
+                 f"{t['max_abs_rel_error']:.1%}: {'met' if t['met'] else 'not met'}")  # fmt: skip
     return obj, text
 
 
