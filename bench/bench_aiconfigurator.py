@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from aiinfra.validation.inference_rows import predict_row
+from aiinfra.validation.rows import states_attention_dp
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data" / "inference.csv"
 SYSTEMS = {"nvidia-h100-sxm5-80gb": "h100_sxm", "nvidia-a100-sxm4-80gb": "a100_sxm"}
@@ -195,7 +196,7 @@ def _kv_precision(row: dict[str, str]) -> str:
 def _layout(row: dict[str, str]) -> dict[str, int]:
     tp = int(row["tp"])
     if int(row.get("num_experts") or 1) > 1:
-        attention_dp = "enable_attention_dp" in (row.get("notes") or "")
+        attention_dp = states_attention_dp(row.get("notes") or "")
         # ep blank: tp ways under attention DP (as the notes state), else the engine's mapping default
         # (tensorrt_llm/mapping.py: experts tensor-parallel over the tp ranks, ep 1) — as aiinfra reads the row
         ep = int(row["ep"]) if row.get("ep") else (tp if attention_dp else 1)

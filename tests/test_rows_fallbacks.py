@@ -42,3 +42,13 @@ def test_blank_accelerator_count_is_one_replica_of_the_layout() -> None:
     pred = inference_rows.predict_row(row)
     assert pred.predicted is not None
     assert "num_accelerators blank: assumed 2" in pred.reason
+
+
+def test_attention_dp_is_read_only_where_stated() -> None:
+    from aiinfra.validation.rows import states_attention_dp
+
+    assert states_attention_dp("MoE run with trtllm-bench --ep $ep_size and enable_attention_dp (ep not listed)")
+    assert states_attention_dp("llm_options: enable_attention_dp: true")
+    for negated in ("no enable_attention_dp in its llm_options", "run without enable_attention_dp",
+                    "enable_attention_dp: false", "enable_attention_dp=False", ""):  # fmt: skip
+        assert not states_attention_dp(negated), negated

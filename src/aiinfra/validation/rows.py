@@ -45,6 +45,18 @@ def integer(row: dict[str, str], key: str, default: int | None = None) -> int | 
     return default if v is None else int(v)
 
 
+def states_attention_dp(notes: str) -> bool:
+    """Whether a row's notes state that the run enabled TensorRT-LLM's attention data parallelism: the option
+    named, and not negated ("no enable_attention_dp", "enable_attention_dp: false")."""
+    for m in re.finditer(r"enable_attention_dp", notes):
+        before = notes[max(0, m.start() - 12) : m.start()].lower()
+        after = notes[m.end() : m.end() + 10].lower()
+        if re.search(r"\b(no|without|not)\s+$", before) or re.match(r"\s*[:=]\s*false", after):
+            continue
+        return True
+    return False
+
+
 def _note_int(notes: str, key: str) -> int | None:
     m = re.search(rf"{key}\D{{0,4}}(\d+)", notes)
     return int(m.group(1)) if m else None
