@@ -44,3 +44,32 @@ def test_moe_on_a100_borrows_the_hopper_curve_and_says_so() -> None:
     look = table().lookup("moe", acc.id, 1e10, dtype="bf16")
     assert look.source.startswith("borrowed:")
     assert gemm_efficiency(acc, "bf16", 1e10, kind="moe") == look.frac
+
+
+def test_per_shape_moe_rows_are_not_borrowed_across_parts() -> None:
+    from aiinfra.analytic.inference import InferenceModel
+    from aiinfra.analytic.model_figures import param_breakdown
+    from aiinfra.inference import cluster_for
+
+    mixtral = catalog.model("mixtral-8x7b")
+    layers = param_breakdown(mixtral).moe_layers
+    shape = (4096, 14336, 8, 2, 2, 1)  # hidden, expert width, experts, top-k, moe_tp 2, ep 1
+
+    def experts(acc_id: str, tokens: int):  # type: ignore[no-untyped-def]
+        im = InferenceModel(model=mixtral, cluster=cluster_for(acc_id, 2), tp=2, engine="vllm")
+        return im.experts(tokens, layers)
+
+    # A100 has no fused-MoE row of this shape (B200's is the nearest): 8 decode tokens top-2 touch
+    # 8 · (1 − (6/8)^8) = 7.2 of the 8 experts, so the step streams weights and the compute term stays below the
+    # memory term, as on a part that has its own row. Borrowed as a fraction of peak, B200's row priced A100's
+    # experts at 49.7 ms per step against 24.8 ms of streaming (A100's peak is 7.2 times lower, its bandwidth 4)
+    assert table().lookup("moe_shape", "nvidia-a100-sxm4-80gb", 8, dtype="bf16", engine="vllm",
+                          moe_shape=shape).source.startswith("borrowed:")  # fmt: skip
+    a100 = experts("nvidia-a100-sxm4-80gb", 8)
+    assert a100.compute_s < a100.memory_s
+    # a part with its own row keeps it: the H100 compute term is that row's measured fraction of the bf16 peak
+    own = table().lookup("moe_shape", H100, 8, dtype="bf16", engine="vllm", moe_shape=shape)
+    assert own.source == "moe-bf16-h100-h4096-i14336-e8-k2-tp2-ep1-aic-vllm"
+    flop = 2.0 * 8 * 2 * (3 * 4096 * 14336) * layers / 2
+    peak = catalog.accelerator(H100).dense_flop_per_s["bf16"]
+    assert experts(H100, 8).compute_s == pytest.approx(flop / (peak * own.frac), rel=1e-9)

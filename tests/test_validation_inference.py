@@ -51,6 +51,10 @@ BOUNDS = {
     # has no memory-bandwidth curve: ideal HBM roofline; vLLM V1's offline token budget of 16384 on >= 70 GiB
     # devices removes prefill/decode interference)
     "rocm-vllm-mi300x": (0.31, 0.95),
+    # added in the sixth session: vLLM's performance-benchmark latency tests (batch 8, 32 in / 128 out, bf16) on
+    # H200, H100 and A100 — 13.9 % median, p90 26 %, worst +29 % (H200 8B); every row over-predicted, the dense
+    # rows by 10-29 % (the 2024 vLLM, timed by this model with vLLM 0.24 kernel tables)
+    "vllm-perfci": (0.18, 0.35),
 }
 
 

@@ -25,6 +25,10 @@ print(f\"\nAnswer: **{o['accelerators']} × {o['accelerator']} on {o['engine']}*
       f\"{o['batch_per_replica']} users per replica), TTFT {o['ttft_s']*1e3:.0f} ms and TPOT {o['tpot_s']*1e3:.1f} ms under load; \"
       f\"\${o['usd_per_hour']:,.0f}/h at the cheapest on-demand price in the catalog ({o['price']['source_id']}, read {o['price']['read_on']}) \"
       f\"= **\${o['usd_per_hour']*730:,.0f} per month** (730 h), \${o['usd_per_million_output_tokens']:.2f} per million output tokens.\")"
+aiinfra capacity examples/capacity-llama70b-10k-users.yaml --accelerators nvidia-h100-sxm5-80gb,nvidia-h200-sxm-141gb --engines vllm,trtllm --json | python3 -c "
+import json,sys
+for n in json.load(sys.stdin)['accuracy_notes']:
+    print(f'\nHow far to trust it: the deployment falls in a known accuracy gap, which the tool prints with it: {n}.')"
 echo
 echo 'Step 3 — check the chosen deployment by simulating one replica (continuous batching with chunked prefill, the'
 echo 'engine'"'"'s scheduler and KV allocator): first as the question puts it, a closed loop of users who each send the next'
@@ -57,7 +61,7 @@ with two caveats. TensorRT-LLM's FP8 GEMMs were timed with a dynamic activation 
 input scale), whereas a ModelOpt FP8 checkpoint carries a static one, as vLLM's timings assume: its FP8 rows are
 pessimistic for such a checkpoint. With BF16 weights, where that does not apply, vLLM still needs about 10 % fewer
 GPUs (TP2 rows above): that part comes from the engines' own GEMM, attention and all-reduce timings. And the validation behind the two engines differs: TensorRT-LLM's offline
-throughput is checked on 88 published runs (two releases' pages), vLLM on 26 rows, mostly latency fits and MI300X runs
+throughput is checked on 88 published runs (two releases' pages), vLLM on 35 rows (latency fits, MI300X runs, batch-8 latency runs on H200, H100 and A100)
 (docs/validation.md). SGLang has no profile in
 the catalog and is not compared. Techniques that matter, in the order the search picks
 them: FP8 weights (halve the bytes each decode step streams), tensor parallelism only as far as needed to

@@ -267,13 +267,17 @@ class InferenceModel:
         nbytes = touched * one_expert * moe_layers * DTYPE_BYTES[self.weight_precision] / e_split
         n_kernels = max(moe_layers, 1.0) * 2  # grouped GEMMs: up(+gate), down
         memory_s = n_kernels * t0 + nbytes / b_inf
-        # the engine's own fused-MoE op timed at this very expert shape and split, where the catalog has it
-        # (moe_shape rows: fraction of the dense peak at the tokens entering the layer)
+        # the engine's own fused-MoE op timed at this very expert shape and split on this very part, where the
+        # catalog has it (moe_shape rows: fraction of the dense peak at the tokens entering the layer). A row of
+        # another part is not borrowed: at few tokens its time is that part's weight streaming, and as a fraction
+        # of peak it would carry the other part's FLOP-to-bandwidth ratio over (a B200 row on an A100 prices the
+        # streaming 7.2 / 4 = 1.8 times too slow); the shape-blind grouped-GEMM curve and this part's memory
+        # roofline price it instead
         split = (1, self.ep) if self.ep > 1 else (self.tp, 1)
         shape = (m.hidden_size, m.expert_ffn, m.num_experts, m.experts_per_token, *split)
         look = table().lookup("moe_shape", acc.id, tokens, dtype=cd, engine=self.engine, moe_shape=shape)
         peak = acc.dense_flop_per_s.get(cd)
-        if look.source != NO_DATA and peak:
+        if look.source != NO_DATA and not look.source.startswith("borrowed:") and peak:
             return _Kernels(flop / (peak * look.frac), memory_s)
         per_expert_flop = flop / max(n_kernels * touched / e_split, 1.0)
         eff = gemm_efficiency(acc, cd, per_expert_flop, kind="moe", engine=self.engine)  # grouped GEMMs, measured
