@@ -32,12 +32,27 @@ class Case:
     """The inference planner's accuracy target the row counts toward (:data:`TARGETS`), None for none."""
 
 
-TARGETS: dict[str, tuple[str, float | None, float | None, float | None]] = {
-    # name: (goal as the inference planner's issue states it, max |error| of every row, max median |error|,
-    # least share of rows within ±25 %)
-    "kv_capacity": ("KV capacity within ±5 %", 0.05, None, None),
-    "batch1_tpot": ("batch-1 TPOT median abs error ≤ 10 %", None, 0.10, None),
-    "saturated_throughput": ("saturated throughput median ≤ 15 %, 90 % of rows within ±25 %", None, 0.15, 0.90),
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One accuracy goal of the inference planner, over the rows :func:`target_of` assigns to it."""
+
+    goal: str
+    """As the inference planner's issue states it."""
+    max_abs_error_each: float | None = None
+    """Every row's |error| at most this (a fraction)."""
+    max_median_abs_error: float | None = None
+    min_share_within_25pct: float | None = None
+    """Least share of rows whose |error| is at most 25 %."""
+
+
+TARGETS: dict[str, Target] = {
+    "kv_capacity": Target("KV capacity within ±5 %", max_abs_error_each=0.05),
+    "batch1_tpot": Target("batch-1 TPOT median abs error ≤ 10 %", max_median_abs_error=0.10),
+    "saturated_throughput": Target(
+        "saturated throughput median ≤ 15 %, 90 % of rows within ±25 %",
+        max_median_abs_error=0.15,
+        min_share_within_25pct=0.90,
+    ),
 }
 """Accuracy targets of the inference planner: which rows count toward each is :func:`target_of`."""
 
@@ -160,16 +175,16 @@ def by_target(cases: list[Case]) -> dict[str, dict[str, Any]]:
     """Per accuracy target (:data:`TARGETS`): the summary of its rows, the share within ±25 % and whether the goal
     is met."""
     out: dict[str, dict[str, Any]] = {}
-    for name, (goal, max_each, max_median, min_within) in TARGETS.items():
+    for name, t in TARGETS.items():
         errs = [abs(c.rel_error) for c in cases if c.target == name and c.rel_error is not None]
         if not errs:
             continue
         s = summarise([c for c in cases if c.target == name])
         within = sum(e <= 0.25 for e in errs) / len(errs)
-        met = ((max_each is None or max(errs) <= max_each)
-               and (max_median is None or statistics.median(errs) <= max_median)
-               and (min_within is None or within >= min_within))  # fmt: skip
-        out[name] = {**s, "goal": goal, "within_25pct": within, "met": met}
+        met = ((t.max_abs_error_each is None or max(errs) <= t.max_abs_error_each)
+               and (t.max_median_abs_error is None or statistics.median(errs) <= t.max_median_abs_error)
+               and (t.min_share_within_25pct is None or within >= t.min_share_within_25pct))  # fmt: skip
+        out[name] = {**s, "goal": t.goal, "within_25pct": within, "met": met}
     return out
 
 
