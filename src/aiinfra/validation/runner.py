@@ -38,20 +38,20 @@ class Target:
 
     goal: str
     """As the inference planner's issue states it."""
-    max_abs_error_each: float | None = None
+    max_abs_error_each_frac: float | None = None
     """Every row's |error| at most this (a fraction)."""
-    max_median_abs_error: float | None = None
-    min_share_within_25pct: float | None = None
+    max_median_abs_error_frac: float | None = None
+    min_share_within_25pct_frac: float | None = None
     """Least share of rows whose |error| is at most 25 %."""
 
 
 TARGETS: dict[str, Target] = {
-    "kv_capacity": Target("KV capacity within ±5 %", max_abs_error_each=0.05),
-    "batch1_tpot": Target("batch-1 TPOT median abs error ≤ 10 %", max_median_abs_error=0.10),
+    "kv_capacity": Target("KV capacity within ±5 %", max_abs_error_each_frac=0.05),
+    "batch1_tpot": Target("batch-1 TPOT median abs error ≤ 10 %", max_median_abs_error_frac=0.10),
     "saturated_throughput": Target(
         "saturated throughput median ≤ 15 %, 90 % of rows within ±25 %",
-        max_median_abs_error=0.15,
-        min_share_within_25pct=0.90,
+        max_median_abs_error_frac=0.15,
+        min_share_within_25pct_frac=0.90,
     ),
 }
 """Accuracy targets of the inference planner: which rows count toward each is :func:`target_of`."""
@@ -181,9 +181,9 @@ def by_target(cases: list[Case]) -> dict[str, dict[str, Any]]:
             continue
         s = summarise([c for c in cases if c.target == name])
         within = sum(e <= 0.25 for e in errs) / len(errs)
-        met = ((t.max_abs_error_each is None or max(errs) <= t.max_abs_error_each)
-               and (t.max_median_abs_error is None or statistics.median(errs) <= t.max_median_abs_error)
-               and (t.min_share_within_25pct is None or within >= t.min_share_within_25pct))  # fmt: skip
+        met = ((t.max_abs_error_each_frac is None or max(errs) <= t.max_abs_error_each_frac)
+               and (t.max_median_abs_error_frac is None or statistics.median(errs) <= t.max_median_abs_error_frac)
+               and (t.min_share_within_25pct_frac is None or within >= t.min_share_within_25pct_frac))  # fmt: skip
         out[name] = {**s, "goal": t.goal, "within_25pct": within, "met": met}
     return out
 
