@@ -192,6 +192,16 @@ def _measured_tail(pts: list[tuple[float, float]], cross_check: bool, source_lin
     ]
 
 
+def with_fraction_of_peak(df: Any, acc: dict[str, Any]) -> Any:
+    """Adds to a fused-MoE timing table (its ``dtype`` column set) the catalog dense peak of that dtype, the per-rank
+    FLOP 2·T·k·3·h·i / moe_tp / moe_ep, the latency in seconds and the fraction of peak it reached."""
+    df["peak"] = df.dtype.map(lambda d: float(acc["dense_tflop_per_s"].get(d, float("nan"))) * 1e12)
+    df["flop"] = 2.0 * df.num_tokens * df.topk * 3 * df.hidden_size * df.inter_size / df.moe_tp_size / df.moe_ep_size
+    df["t_s"] = df.latency * 1e-3
+    df["eff"] = df.flop / df.t_s / df.peak
+    return df
+
+
 def moe_points(pd: Any, data: Path, s: System, cat: dict[str, dict[str, Any]]) -> Any:
     f = data / s.name / "moe" / "trtllm" / MOE_VERSION / "moe_perf.parquet"
     df = pd.read_parquet(f)
@@ -200,13 +210,10 @@ def moe_points(pd: Any, data: Path, s: System, cat: dict[str, dict[str, Any]]) -
     bw = float(acc["memory_bw_tb_per_s"]) * 1e12
     df["dtype"] = df.moe_dtype.map(lambda m: MOE_DTYPES[m][0])
     df["wbytes"] = df.moe_dtype.map(lambda m: MOE_DTYPES[m][1])
-    df["peak"] = df.dtype.map(lambda d: float(acc["dense_tflop_per_s"].get(d, float("nan"))) * 1e12)
+    df = with_fraction_of_peak(df, acc)
     df["e_local"] = df.num_experts / df.moe_ep_size
-    df["flop"] = 2.0 * df.num_tokens * df.topk * 3 * df.hidden_size * df.inter_size / df.moe_tp_size / df.moe_ep_size
     df["floor_s"] = df.e_local * 3 * df.hidden_size * df.inter_size / df.moe_tp_size * df.wbytes / bw
-    df["t_s"] = df.latency * 1e-3
     df["x"] = df.flop / (2.0 * df.e_local)
-    df["eff"] = df.flop / df.t_s / df.peak
     df["kept"] = (df.num_tokens * df.topk >= df.num_experts) & (df.t_s > df.floor_s)
     return df
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import yaml
 from aic_common import BLOB_URL, READ_ON, data_root
-from aic_efficiency_attention_moe import MOE_DTYPES, MOE_VERSION, SYSTEMS, catalog, moe_points
+from aic_efficiency_attention_moe import MOE_DTYPES, MOE_VERSION, SYSTEMS, catalog, moe_points, with_fraction_of_peak
 
 from aiinfra.catalog import model
 
@@ -78,11 +78,7 @@ def vllm_points(pd: Any, data: Path, system: str, acc: dict[str, Any]) -> tuple[
     main = main.sort_values(["moe_dtype", "n"], ascending=[True, False]).drop_duplicates("moe_dtype")
     df = df.merge(main[["moe_dtype", "kernel_source"]], on=["moe_dtype", "kernel_source"]).copy()
     df["dtype"] = df.moe_dtype.map(VLLM_DTYPES)
-    df["peak"] = df.dtype.map(lambda d: float(acc["dense_tflop_per_s"].get(d, float("nan"))) * 1e12)
-    df["flop"] = 2.0 * df.num_tokens * df.topk * 3 * df.hidden_size * df.inter_size / df.moe_tp_size / df.moe_ep_size
-    df["t_s"] = df.latency * 1e-3
-    df["eff"] = df.flop / df.t_s / df.peak
-    return df, str(path.relative_to(data))
+    return with_fraction_of_peak(df, acc), str(path.relative_to(data))
 
 
 def model_shapes() -> dict[tuple[int, int, int, int], list[str]]:

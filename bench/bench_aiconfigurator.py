@@ -63,7 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from aiinfra.validation.inference_rows import predict_row
-from aiinfra.validation.rows import states_attention_dp
+from aiinfra.validation.rows import expert_layout
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data" / "inference.csv"
 SYSTEMS = {"nvidia-h100-sxm5-80gb": "h100_sxm", "nvidia-a100-sxm4-80gb": "a100_sxm"}
@@ -194,16 +194,13 @@ def _kv_precision(row: dict[str, str]) -> str:
 
 
 def _layout(row: dict[str, str]) -> dict[str, int]:
+    """AIC's layout flags for the row's run, read as aiinfra reads it (validation.rows.expert_layout)."""
     tp = int(row["tp"])
-    if int(row.get("num_experts") or 1) > 1:
-        attention_dp = states_attention_dp(row.get("notes") or "")
-        # ep blank: tp ways under attention DP (as the notes state), else the engine's mapping default
-        # (tensorrt_llm/mapping.py: experts tensor-parallel over the tp ranks, ep 1) — as aiinfra reads the row
-        ep = int(row["ep"]) if row.get("ep") else (tp if attention_dp else 1)
-        if attention_dp:
-            return {"tp": 1, "dp": tp, "moe_tp": tp // ep, "moe_ep": ep}
-        return {"tp": tp, "dp": 1, "moe_tp": tp // ep, "moe_ep": ep}
-    return {"tp": tp, "dp": 1, "moe_tp": 1, "moe_ep": 1}
+    moe = int(row.get("num_experts") or 1) > 1
+    ep, attention_dp = expert_layout(row, tp, moe)
+    if attention_dp:
+        return {"tp": 1, "dp": tp, "moe_tp": tp // ep, "moe_ep": ep}
+    return {"tp": tp, "dp": 1, "moe_tp": tp // ep if moe else 1, "moe_ep": ep}
 
 
 def _aic_common(row: dict[str, str]) -> tuple[list[str], dict[str, Any]]:

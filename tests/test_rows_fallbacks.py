@@ -52,3 +52,15 @@ def test_attention_dp_is_read_only_where_stated() -> None:
     for negated in ("no enable_attention_dp in its llm_options", "run without enable_attention_dp",
                     "enable_attention_dp: false", "enable_attention_dp=False", ""):  # fmt: skip
         assert not states_attention_dp(negated), negated
+
+
+def test_expert_layout_of_a_row() -> None:
+    from aiinfra.validation.rows import expert_layout
+
+    stated = "MoE run with trtllm-bench --ep $ep_size and enable_attention_dp"
+    # attention DP stated, ep blank: experts split tp ways; ep given: as given
+    assert expert_layout({"notes": stated, "ep": ""}, 8, True) == (8, True)
+    assert expert_layout({"notes": stated, "ep": "4"}, 8, True) == (4, True)
+    # neither stated: TensorRT-LLM's mapping default, experts tensor-parallel (ep 1); a dense model never runs DP
+    assert expert_layout({"notes": "TP Size 8 only", "ep": ""}, 8, True) == (1, False)
+    assert expert_layout({"notes": stated, "ep": ""}, 8, False) == (1, False)

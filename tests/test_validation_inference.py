@@ -202,7 +202,7 @@ def test_accuracy_targets_by_hand() -> None:
     # saturated: |errors| 0.05, 0.10, 0.20, 0.30 -> median 0.15 (meets <= 15 %), 3 of 4 within 25 % (< 90 %)
     t = by_target([case(e, "saturated_throughput") for e in (0.1, -0.3, 0.05, 0.2)])["saturated_throughput"]
     assert t["median_abs_rel_error"] == pytest.approx(0.15)
-    assert t["within_25pct"] == pytest.approx(0.75)
+    assert t["share_within_25pct_frac"] == pytest.approx(0.75)
     assert t["met"] is False
     assert by_target([case(-0.04, "kv_capacity")])["kv_capacity"]["met"] is True
     assert by_target([case(0.06, "kv_capacity")])["kv_capacity"]["met"] is False

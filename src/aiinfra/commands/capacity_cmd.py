@@ -83,7 +83,7 @@ def simulated_check(sc: Any, best: Any, seed: int) -> dict[str, Any]:
     # enough requests that a replica near its planned batch turns each sequence slot over many times (a run of a
     # few hundred long requests would end inside its start-up transient, every request still in flight)
     run_requests = max(MIN_CHECK_REQUESTS, CLOSED_LOOP_REQUESTS_PER_CLIENT * best.batch_per_replica)
-    one = replace(sc, cluster=replace(sc.cluster, accelerator=sc.cluster.accelerator, count=best.tp),
+    one = replace(sc, cluster=replace(sc.cluster, count=best.tp),
                   inference=replace(wl, weight_precision=best.weight_precision, engine=best.engine,
                                     speculative=wl.speculative if best.speculative else None,
                                     plan=InferencePlan(tp=best.tp, ep=best.ep, attention_dp=best.attention_dp),

@@ -29,7 +29,7 @@ def _validate(args: argparse.Namespace) -> tuple[Any, str]:
              f"{'—' if med is None else f'{med:.1%}'}, p90 {'—' if p90 is None else f'{p90:.1%}'}")  # fmt: skip
     for name, t in targets.items():
         text += (f"\ntarget {name} ({t['goal']}): {t['n_compared']} rows, median |error| "
-                 f"{t['median_abs_rel_error']:.1%}, {t['within_25pct']:.0%} within ±25 %, worst "
+                 f"{t['median_abs_rel_error']:.1%}, {t['share_within_25pct_frac']:.0%} within ±25 %, worst "
                  f"{t['max_abs_rel_error']:.1%}: {'met' if t['met'] else 'not met'}")  # fmt: skip
     return obj, text
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from aiinfra.analytic.step_time import StepTimeModel
 from aiinfra.errors import InfeasibleError, SpecError
@@ -23,7 +23,7 @@ from aiinfra.sim.engine import Records
 from aiinfra.sim.metrics import SimSummary, slo_misses, summarise
 from aiinfra.sim.run import simulate
 from aiinfra.specs.scenario import Scenario
-from aiinfra.specs.workload import Arrival, ServingWorkload
+from aiinfra.specs.workload import Arrival, ServingWorkload, Slo
 
 MAX_BRACKET_STEPS = 6
 """Doublings (or, for a rate, halvings) at most while bracketing: 64× the start either way."""
@@ -33,17 +33,30 @@ percentiles (:func:`_after_start_up`)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class RatePoint:
-    request_rate_per_s: float
+class SloReading:
+    """One simulated load read against the SLO (the fields a rate point and a client-count point share)."""
+
     meets_slo: bool
     misses: tuple[str, ...]
-    """The SLO limits missed at this rate ("TTFT p90 812 ms > 500 ms"); empty when met."""
-    slo_attainment_frac: float
-    """Requests that individually meet every limit."""
+    """The SLO limits missed at this load ("TTFT p90 812 ms > 500 ms"); empty when met."""
     ttft_p90_s: float
     tpot_p99_s: float
     e2e_p99_s: float
     output_tokens_per_s: float
+
+
+def _reading(s: SimSummary, slo: Slo) -> dict[str, Any]:
+    """The :class:`SloReading` fields of a run's summary, as keyword arguments."""
+    misses = tuple(slo_misses(s, slo))
+    return {"meets_slo": not misses, "misses": misses, "ttft_p90_s": s.ttft_s.p90, "tpot_p99_s": s.tpot_exclusive_s.p99,
+            "e2e_p99_s": s.e2e_s.p99, "output_tokens_per_s": s.output_tokens_per_s}  # fmt: skip
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RatePoint(SloReading):
+    request_rate_per_s: float
+    slo_attainment_frac: float
+    """Requests that individually meet every limit."""
 
 
 class _Probe(Protocol):
@@ -113,11 +126,7 @@ def _point(scenario: Scenario, seed: int, rate: float, step_model: StepTimeModel
     wl = scenario.inference
     assert wl is not None and wl.slo is not None
     s = simulate(scenario, seed=seed, step_model=step_model, rate_override=rate).summary
-    misses = tuple(slo_misses(s, wl.slo))
-    return RatePoint(request_rate_per_s=rate, meets_slo=not misses, misses=misses,
-                     slo_attainment_frac=s.slo_attainment_frac or 0.0, ttft_p90_s=s.ttft_s.p90,
-                     tpot_p99_s=s.tpot_exclusive_s.p99, e2e_p99_s=s.e2e_s.p99,
-                     output_tokens_per_s=s.output_tokens_per_s)  # fmt: skip
+    return RatePoint(request_rate_per_s=rate, slo_attainment_frac=s.slo_attainment_frac or 0.0, **_reading(s, wl.slo))
 
 
 def max_rate_meeting_slo(
@@ -157,15 +166,9 @@ def max_rate_meeting_slo(
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class ClientsPoint:
+class ClientsPoint(SloReading):
     clients: int
-    meets_slo: bool
-    misses: tuple[str, ...]
-    ttft_p90_s: float
-    tpot_p99_s: float
-    e2e_p99_s: float
     requests_per_s: float
-    output_tokens_per_s: float
 
 
 def _after_start_up(rec: Records, clients: int) -> Records:
@@ -205,10 +208,7 @@ def _clients_point(scenario: Scenario, seed: int, clients: int, step_model: Step
     wl = scenario.inference
     assert wl is not None and wl.slo is not None
     s = closed_loop_run(scenario, clients, seed, step_model)[1]
-    misses = tuple(slo_misses(s, wl.slo))
-    return ClientsPoint(clients=clients, meets_slo=not misses, misses=misses, ttft_p90_s=s.ttft_s.p90,
-                        tpot_p99_s=s.tpot_exclusive_s.p99, e2e_p99_s=s.e2e_s.p99, requests_per_s=s.requests_per_s,
-                        output_tokens_per_s=s.output_tokens_per_s)  # fmt: skip
+    return ClientsPoint(clients=clients, requests_per_s=s.requests_per_s, **_reading(s, wl.slo))
 
 
 def max_clients_meeting_slo(

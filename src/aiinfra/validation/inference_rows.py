@@ -17,7 +17,7 @@ from aiinfra.specs.common import validate
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.workload import ServingWorkload
 from aiinfra.validation.benchmark_rows import benchmark_of, fill_lengths, latency_limit_flags, sim_settings
-from aiinfra.validation.rows import RowError, integer, model_from_row, num, reasoned, states_attention_dp
+from aiinfra.validation.rows import RowError, expert_layout, integer, model_from_row, num, reasoned
 from aiinfra.validation.types import RowPrediction
 
 #: context length at which the ITL slope is evaluated (the vLLM sweep spans 256–125k input tokens)
@@ -67,8 +67,7 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     if "sliding" in (row.get("notes") or "").lower() and not metric.startswith("itl_slope"):
         flags.append("sliding-window layers modelled as full attention")
     notes = row.get("notes") or ""
-    attention_dp = model.is_moe and states_attention_dp(notes)
-    ep = integer(row, "ep") or (tp if attention_dp else 1)
+    ep, attention_dp = expert_layout(row, tp, model.is_moe)
     if attention_dp:
         flags.append(f"attention data-parallel over {tp} ranks, experts split ep = {ep} ways (as the notes state)")
     m_frac = re.search(r"kv_cache_free_gpu_mem_fraction\D{0,3}(0\.\d+)", notes)

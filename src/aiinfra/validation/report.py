@@ -38,7 +38,7 @@ def markdown(results: list[dict[str, Any]]) -> str:
                     "|---|---|---|---|---|---|---|"]  # fmt: skip
             for name, t in targets.items():
                 out.append(f"| {name} | {t['n_compared']} | {_pct(t['median_abs_rel_error'])} | "
-                           f"{_pct(t['within_25pct'])} | {_pct(t['max_abs_rel_error'])} | {t['goal']} | "
+                           f"{_pct(t['share_within_25pct_frac'])} | {_pct(t['max_abs_rel_error'])} | {t['goal']} | "
                            f"{'yes' if t['met'] else 'no'} |")  # fmt: skip
         out += ["", "| id | metric | measured | predicted | error | notes |", "|---|---|---|---|---|---|"]
         for c in cases:

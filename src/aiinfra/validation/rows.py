@@ -57,6 +57,15 @@ def states_attention_dp(notes: str) -> bool:
     return False
 
 
+def expert_layout(row: dict[str, str], tp: int, is_moe: bool) -> tuple[int, bool]:
+    """(ep, attention_dp) of a row's run. Attention DP where the notes state it (:func:`states_attention_dp`, MoE
+    models only); ep as the row gives it, else tp ways under attention DP (TensorRT-LLM perf-overview, "For MoE
+    models": ``--ep $ep_size`` with ``enable_attention_dp``) and 1 otherwise, TensorRT-LLM's mapping default when
+    neither size is given (tensorrt_llm/mapping.py: experts tensor-parallel over the tp ranks)."""
+    attention_dp = is_moe and states_attention_dp(row.get("notes") or "")
+    return integer(row, "ep") or (tp if attention_dp else 1), attention_dp
+
+
 def _note_int(notes: str, key: str) -> int | None:
     m = re.search(rf"{key}\D{{0,4}}(\d+)", notes)
     return int(m.group(1)) if m else None

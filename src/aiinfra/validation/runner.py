@@ -45,6 +45,10 @@ class Target:
     """Least share of rows whose |error| is at most 25 %."""
 
 
+BAND_FRAC = 0.25
+"""Half-width of the band the saturated-throughput target counts rows in: |error| ≤ 25 % (the inference planner's
+issue)."""
+
 TARGETS: dict[str, Target] = {
     "kv_capacity": Target("KV capacity within ±5 %", max_abs_error_each_frac=0.05),
     "batch1_tpot": Target("batch-1 TPOT median abs error ≤ 10 %", max_median_abs_error_frac=0.10),
@@ -180,11 +184,11 @@ def by_target(cases: list[Case]) -> dict[str, dict[str, Any]]:
         if not errs:
             continue
         s = summarise([c for c in cases if c.target == name])
-        within = sum(e <= 0.25 for e in errs) / len(errs)
+        within = sum(e <= BAND_FRAC for e in errs) / len(errs)
         met = ((t.max_abs_error_each_frac is None or max(errs) <= t.max_abs_error_each_frac)
                and (t.max_median_abs_error_frac is None or statistics.median(errs) <= t.max_median_abs_error_frac)
                and (t.min_share_within_25pct_frac is None or within >= t.min_share_within_25pct_frac))  # fmt: skip
-        out[name] = {**s, "goal": t.goal, "within_25pct": within, "met": met}
+        out[name] = {**s, "goal": t.goal, "share_within_25pct_frac": within, "met": met}
     return out
 
 
