@@ -37,10 +37,10 @@ from typing import Any
 import numpy as np
 
 from aiinfra.analytic.training_memory import RECOMPUTE_CODES, SHARDING_CODES
+from aiinfra.planning.training import plan_training, setup_from_job
 from aiinfra.search.plans import Enumeration, divisors, enumerate_plans
 from aiinfra.search.rank import rank_plans
 from aiinfra.specs.scenario import parse_scenario, resolve
-from aiinfra.training import plan_training, setup_from_job
 from aiinfra.validation.rows import model_from_row
 from aiinfra.validation.training_rows import predict_row
 

@@ -11,8 +11,8 @@ import json
 import time
 import tracemalloc
 
+from aiinfra.planning.training import plan_training
 from aiinfra.specs.scenario import parse_scenario, resolve
-from aiinfra.training import plan_training
 
 CASES = {
     "gpt3-175b-1024xa100": {

@@ -13,7 +13,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from aiinfra.inference import estimate
+from aiinfra.planning.inference import estimate
 from aiinfra.sim.run import simulate
 from aiinfra.specs.scenario import load_scenario
 

@@ -89,7 +89,7 @@ def _price_vllm_fp8_gemm_engine_free() -> None:
 
 
 def _capacity() -> None:
-    from aiinfra.capacity import plan_capacity
+    from aiinfra.planning.capacity import plan_capacity
     from aiinfra.specs.scenario import load_scenario
 
     example = Path(__file__).resolve().parents[1] / "examples" / "capacity-llama70b-10k-users.yaml"

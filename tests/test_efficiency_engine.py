@@ -76,7 +76,7 @@ def test_scenario_engine_key_selects_the_engine_and_rejects_others() -> None:
     import pytest
 
     from aiinfra.errors import SpecError
-    from aiinfra.inference import estimate_inference
+    from aiinfra.planning.inference import estimate_inference
     from aiinfra.specs.scenario import parse_scenario, resolve
 
     base = {"model": "meta-llama-3.1-70b", "hardware": {"accelerator": H100, "count": 8},
@@ -222,7 +222,7 @@ def test_shape_rows_serve_only_their_engine_and_adopted_dtype() -> None:
 def _scout_ep4(engine: str, weights: str) -> InferenceModel:
     """Llama 4 Scout on 4 H100: attention DP, experts split 4 ways."""
     from aiinfra import catalog
-    from aiinfra.inference import cluster_for
+    from aiinfra.planning.inference import cluster_for
 
     return InferenceModel(model=catalog.model("meta-llama-4-scout"), cluster=cluster_for(H100, 4), tp=4, ep=4,
                           weight_precision=weights, attention_dp=True, engine=engine)  # fmt: skip

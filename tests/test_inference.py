@@ -15,7 +15,7 @@ from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.model_figures import params_total
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.inference import activation_peak_bytes, cluster_for, kv_capacity, speculative_tokens_per_step
+from aiinfra.planning.inference import activation_peak_bytes, cluster_for, kv_capacity, speculative_tokens_per_step
 from aiinfra.units import GB
 
 from .conftest import EXAMPLES, run_cli
@@ -92,7 +92,7 @@ def test_throughput_grows_with_batch_until_memory() -> None:
 
     last = 0.0
     for b in (1, 4, 16, 64, 256):
-        from aiinfra.inference import estimate_inference
+        from aiinfra.planning.inference import estimate_inference
 
         e = estimate_inference(load_scenario(EXAMPLES / "infer-llama3.1-70b-h100.yaml", [f"inference.batch={b}"]))
         assert e.fits
@@ -125,7 +125,7 @@ def test_capacity_cli_json_and_demand_error(tmp_yaml) -> None:  # type: ignore[n
 def test_capacity_compares_engines() -> None:
     # --engines vllm,trtllm: every candidate of both engines in one ranking, each exactly as the one-engine search
     # prices it; the chosen one is the cheapest of either and its engine is reported; an unknown engine exits 2
-    from aiinfra.capacity import plan_capacity
+    from aiinfra.planning.capacity import plan_capacity
     from aiinfra.specs.scenario import load_scenario
 
     sc = load_scenario(EXAMPLES / "capacity-llama70b-10k-users.yaml", [])
@@ -188,7 +188,7 @@ inference: {weight_precision: fp8, kv_precision: fp8, input_tokens: 1000, output
 
 
 def test_capacity_layouts_offer_attention_dp_for_moe() -> None:
-    from aiinfra.capacity import layouts
+    from aiinfra.planning.capacity import layouts
     from aiinfra.report.render import layout_label
 
     def names(model_id: str) -> list[str]:

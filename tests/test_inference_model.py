@@ -13,7 +13,7 @@ from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel, _memory_fit
 from aiinfra.analytic.model_figures import kv_bytes_per_token, params_total
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.inference import (
+from aiinfra.planning.inference import (
     _reserve_bytes,
     activation_peak_bytes,
     cluster_for,
@@ -181,7 +181,7 @@ def test_more_concurrency_never_lowers_throughput_until_memory_runs_out(inp: int
 
 
 def test_expected_max_of_poisson_counts_by_hand() -> None:
-    from aiinfra.inference import expected_max_poisson
+    from aiinfra.planning.inference import expected_max_poisson
 
     # one rank: the mean itself; two ranks of Poisson(1): Σ_k (1 − F(k)²) with F = 0.3679, 0.7358, 0.9197,
     # 0.9810, 0.9963, 0.9994, 0.9999 -> 0.8647 + 0.4587 + 0.1542 + 0.0376 + 0.0073 + 0.0012 + 0.0002 = 1.524
@@ -193,7 +193,7 @@ def test_attention_dp_iteration_carries_the_busiest_ranks_prompts() -> None:
     # 8 ranks, 1,600 sequences, 1,000-token outputs: 1.6 new prompts per step in all, Poisson(0.2) per rank;
     # the step holds the 1.6 prompts of all ranks, and its busiest rank E[max of 8 Poisson(0.2)] prompts
     # with 1,600 / 8 = 200 decodes of average context 1,000 + 1,000 / 2 = 1,500
-    from aiinfra.inference import expected_max_poisson
+    from aiinfra.planning.inference import expected_max_poisson
 
     even = steady_state_step(1600, 1000, 1000)
     skew = steady_state_step(1600, 1000, 1000, dp_ranks=8)
@@ -243,7 +243,7 @@ def test_steady_step_averages_whole_prompts_over_a_poisson_count() -> None:
     # 12 prompts the step is compute-bound on both sides: E[t] = 1 + E[max(k, 10)] > 1 + 12 = t(E[k])
     import typing
 
-    from aiinfra.inference import expected_step_s
+    from aiinfra.planning.inference import expected_step_s
 
     class Toy:
         def iteration_time_s(self, b: StepBatch) -> float:

@@ -49,7 +49,7 @@ def test_moe_on_a100_borrows_the_hopper_curve_and_says_so() -> None:
 def test_per_shape_moe_rows_are_not_borrowed_across_parts() -> None:
     from aiinfra.analytic.inference import InferenceModel
     from aiinfra.analytic.model_figures import param_breakdown
-    from aiinfra.inference import cluster_for
+    from aiinfra.planning.inference import cluster_for
 
     mixtral = catalog.model("mixtral-8x7b")
     layers = param_breakdown(mixtral).moe_layers

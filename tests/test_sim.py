@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from aiinfra.analytic.step_time import FixedStepTime, StepBatch
 from aiinfra.errors import InfeasibleError
-from aiinfra.inference import estimate_inference
+from aiinfra.planning.inference import estimate_inference
 from aiinfra.sim.run import simulate
 from aiinfra.specs.scenario import Scenario, load_scenario
 from aiinfra.specs.workload import Slo
@@ -301,7 +301,7 @@ def test_trace_example_and_disaggregation_cli(tmp_path) -> None:  # type: ignore
 def test_engine_sets_the_simulated_allocator() -> None:
     # engines.yaml: vLLM allocates 16-token blocks as tokens arrive; TensorRT-LLM 32-token blocks, the whole
     # context reserved at admission (GUARANTEED_NO_EVICT), its server defaults 2,048 sequences / 8,192 tokens
-    from aiinfra.inference import model_for
+    from aiinfra.planning.inference import model_for
     from aiinfra.sim.run import limits_for
 
     for engine, block, full in (("vllm", 16, False), ("trtllm", 32, True)):

@@ -14,7 +14,7 @@ import pytest
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.errors import InfeasibleError
-from aiinfra.inference import estimate, steady_state_step
+from aiinfra.planning.inference import estimate, steady_state_step
 from aiinfra.sim.arrivals import Requests
 from aiinfra.sim.attention_dp import AttentionDpReplica, rank_limits
 from aiinfra.sim.engine import Records, Simulation

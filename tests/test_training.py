@@ -13,10 +13,10 @@ from aiinfra import catalog
 from aiinfra.analytic.model_figures import params_total
 from aiinfra.analytic.training_memory import TrainSetup, activation_bytes_per_layer, memory_per_rank
 from aiinfra.analytic.training_step import step_time
+from aiinfra.planning.training import estimate_memory, plan_training
 from aiinfra.search.plans import enumerate_plans, single_plan
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import HardwareInput, load_scenario, parse_scenario, resolve, resolve_cluster
-from aiinfra.training import estimate_memory, plan_training
 
 from .conftest import EXAMPLES, run_cli
 
@@ -183,7 +183,7 @@ def test_memory_of_best_plan_within_capacity() -> None:
     plans = single_plan(sc.model, None, **{**{k: est.plan[k] for k in ("tp", "pp", "dp", "cp", "ep", "vp")},  # type: ignore[arg-type]
                         "mb": est.plan["microbatch_seqs"], "sharding": est.plan["sharding"],
                         "recompute": est.plan["recompute"]})  # fmt: skip
-    from aiinfra.training import setup_from_job
+    from aiinfra.planning.training import setup_from_job
 
     assert sc.training is not None
     mem = memory_per_rank(setup_from_job(sc.model, sc.training), plans)["total"][0]

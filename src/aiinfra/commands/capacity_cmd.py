@@ -1,5 +1,5 @@
-"""`aiinfra capacity`: the cheapest deployment for a demand under SLOs (aiinfra.capacity), optionally checked by
-simulating one replica of it (aiinfra.sim.search)."""
+"""`aiinfra capacity`: the cheapest deployment for a demand under SLOs (aiinfra.planning.capacity), optionally
+checked by simulating one replica of it (aiinfra.sim.search)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import argparse
 from typing import Any
 
 from aiinfra import catalog
-from aiinfra.capacity import plan_capacity
 from aiinfra.commands import add_scenario_args
+from aiinfra.planning.capacity import plan_capacity
 from aiinfra.report.render import jsonable, layout_label, table
 from aiinfra.specs.scenario import load_scenario
 
@@ -90,7 +90,7 @@ def simulated_check(sc: Any, best: Any, seed: int) -> dict[str, Any]:
                                     num_requests=wl.num_requests or run_requests, users=None,
                                     concurrency=None))  # fmt: skip
     if best.accelerator != sc.cluster.accelerator.id:
-        from aiinfra.inference import cluster_for
+        from aiinfra.planning.inference import cluster_for
 
         one = replace(one, cluster=cluster_for(best.accelerator, best.tp))
     rate, _ = max_rate_meeting_slo(one, seed=seed)

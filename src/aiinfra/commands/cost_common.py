@@ -55,26 +55,12 @@ def _electricity(value: float | None, id_: str | None, where: str) -> tuple[floa
 
 
 def _training_estimate(sc: Scenario) -> Any | None:
-    """The training planner's best plan (``aiinfra.api.plan_training`` when present, else ``aiinfra.training``);
-    None when the planner is not available. Planner errors (infeasible, bad input) propagate."""
+    """The training planner's best plan; None without a training section. Planner errors propagate."""
     if sc.training is None:
         return None
-    plan: Any = None
-    try:
-        from aiinfra import api
+    from aiinfra.planning.training import plan_training
 
-        plan = getattr(api, "plan_training", None)
-        if plan is None:
-            from aiinfra import training
-
-            plan = getattr(training, "plan_training", None)
-    except ImportError:
-        return None
-    if plan is None:
-        return None
-    result = plan(sc)
-    estimates = getattr(result, "estimates", None)
-    return estimates[0] if estimates else result
+    return plan_training(sc).estimates[0]
 
 
 def _checkpoint_bytes(sc: Scenario, given: float | None, assume_training: bool) -> tuple[float | None, str]:

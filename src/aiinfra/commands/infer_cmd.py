@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from aiinfra.commands import add_scenario_args
-from aiinfra.inference import estimate_inference
+from aiinfra.planning.inference import estimate_inference
 from aiinfra.report.render import jsonable, key_values, layout_label
 from aiinfra.specs.scenario import load_scenario
 from aiinfra.units import GB

@@ -6,9 +6,9 @@ import argparse
 from typing import Any
 
 from aiinfra.commands import add_scenario_args
+from aiinfra.planning.training import estimate_memory, plan_training
 from aiinfra.report.render import jsonable, key_values, table
 from aiinfra.specs.scenario import load_scenario
-from aiinfra.training import estimate_memory, plan_training
 from aiinfra.units import GB, human_seconds
 
 

@@ -22,7 +22,7 @@ ranks advance in lock-step and an iteration lasts as long as its busiest rank (T
 * The iteration is priced by the replica's one StepTimeModel (the seam shared with the planner), given the
   sum of every rank's work plus the work of the rank with the most prompt tokens — the straggler — as
   ``StepBatch.busiest_rank``: the analytic model prices the per-rank layers at that rank's share and the
-  expert layers at the sum, as the planner's steady state does (aiinfra.inference.steady_state_step:
+  expert layers at the sum, as the planner's steady state does (aiinfra.planning.inference.steady_state_step:
   E[max of the ranks' new prompts] on the busiest rank, the mean over all). Swap copies run on each rank's
   own PCIe link in parallel: the iteration waits for the longest.
 

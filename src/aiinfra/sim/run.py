@@ -1,7 +1,7 @@
 """Build and run a simulation from a scenario (the entry point the CLI and the capacity search call).
 
 This is the only module that wires the analytic StepTimeModel (aiinfra.analytic.inference.InferenceModel,
-the same one ``aiinfra infer`` uses) and the analytic KV capacity (aiinfra.inference.kv_capacity, vLLM's
+the same one ``aiinfra infer`` uses) and the analytic KV capacity (aiinfra.planning.inference.kv_capacity, vLLM's
 allocator: blocks = ⌊(util·HBM − weights − activation peak − reserve) / (block · KV bytes per token)⌋)
 into the kernel.
 """
@@ -17,9 +17,9 @@ import numpy as np
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch, StepTimeModel
-from aiinfra.engine_profile import scheduler_defaults
 from aiinfra.errors import InfeasibleError, SpecError
-from aiinfra.inference import (
+from aiinfra.planning.engine_profile import scheduler_defaults
+from aiinfra.planning.inference import (
     kv_block_tokens,
     kv_capacity,
     model_for,

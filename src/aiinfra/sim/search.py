@@ -18,7 +18,7 @@ from typing import Any, Protocol, TypeVar
 
 from aiinfra.analytic.step_time import StepTimeModel
 from aiinfra.errors import InfeasibleError, SpecError
-from aiinfra.inference import estimate, model_for, steady_state_step
+from aiinfra.planning.inference import estimate, model_for, steady_state_step
 from aiinfra.sim.engine import Records
 from aiinfra.sim.metrics import SimSummary, slo_misses, summarise
 from aiinfra.sim.run import simulate

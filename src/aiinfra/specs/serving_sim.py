@@ -3,7 +3,7 @@
 Scheduler defaults are not set here: None means the engine default from catalog/data/engines.yaml, picked as
 vLLM V1 picks it for an API server (``EngineArgs._set_default_args`` in ``vllm/engine/arg_utils.py``:
 ``max_num_batched_tokens`` 8192 and ``max_num_seqs`` 1024 on devices with ≥ 70 GiB other than A100, else
-2048 and 256; see :func:`aiinfra.engine_profile.scheduler_defaults`).
+2048 and 256; see :func:`aiinfra.planning.engine_profile.scheduler_defaults`).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import math
 import re
 
 from aiinfra import catalog
-from aiinfra.inference import engine_defaults
+from aiinfra.planning.inference import engine_defaults
 from aiinfra.specs.benchmark import BenchmarkSpec, TokenStats
 from aiinfra.validation.rows import RowError
 

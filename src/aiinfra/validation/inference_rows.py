@@ -9,8 +9,8 @@ import re
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.model_figures import params_total
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.engine_profile import SchedulerDefaults, Usage, trtllm_bench_limits
-from aiinfra.inference import cluster_for, engine_defaults, estimate, kv_capacity
+from aiinfra.planning.engine_profile import SchedulerDefaults, Usage, trtllm_bench_limits
+from aiinfra.planning.inference import cluster_for, engine_defaults, estimate, kv_capacity
 from aiinfra.sim.metrics import SimSummary
 from aiinfra.specs.benchmark import BenchmarkSpec
 from aiinfra.specs.common import validate
@@ -152,7 +152,8 @@ def _trtllm_bench(
     attention_dp: bool,
 ) -> SchedulerDefaults | None:
     """The limits ``trtllm-bench throughput`` derives for an offline row run with it (engine_version says so)
-    that states neither max_batch_size nor max_num_tokens (:func:`aiinfra.engine_profile.trtllm_bench_limits`)."""
+    that states neither max_batch_size nor max_num_tokens
+    (:func:`aiinfra.planning.engine_profile.trtllm_bench_limits`)."""
     if engine != "trtllm" or mode != "offline" or "trtllm-bench" not in (row.get("engine_version") or ""):
         return None
     if inp is None or out is None or out < 1:

@@ -29,7 +29,7 @@ from datetime import date
 from aiinfra import catalog
 from aiinfra.catalog import data_path
 from aiinfra.errors import AiinfraError, InfeasibleError, SpecError
-from aiinfra.inference import cluster_for, estimate
+from aiinfra.planning.inference import cluster_for, estimate
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.parallelism import InferencePlan
@@ -101,7 +101,7 @@ def loaded_latency(sc: Scenario, wl: ServingWorkload, cluster: ClusterSpec, plan
     """TTFT and TPOT of a replica of ``plan`` holding ``batch`` sequences in the steady state of continuous
     batching: every iteration also prefills the B/out prompts that replace finished requests (Little's law), so
     the prefill share of the replica's time stretches both TPOT and a new request's TTFT
-    (:func:`aiinfra.inference.steady_state_step`)."""
+    (:func:`aiinfra.planning.inference.steady_state_step`)."""
     est = estimate(sc.model, cluster, replace(wl, batch=None, users=None, request_rate_per_s=None,
                                               concurrency=batch, plan=plan))  # fmt: skip
     return Loaded(batch, est.ttft_s, est.tpot_s)

@@ -9,8 +9,8 @@ from typing import Any
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.engine_profile import Usage, scheduler_defaults
 from aiinfra.errors import InfeasibleError, SpecError
+from aiinfra.planning.engine_profile import Usage, scheduler_defaults
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import HardwareInput, Scenario, resolve_cluster
@@ -316,7 +316,7 @@ def estimate(
     * ``batch: N``: a static batch — all N prompts prefilled (chunked), then out − 1 decode steps.
 
     The step budget and sequence cap are, first found: the arguments, ``inference.simulation.scheduler``,
-    the engine's defaults for the device and ``usage`` (:func:`aiinfra.engine_profile.scheduler_defaults`;
+    the engine's defaults for the device and ``usage`` (:func:`aiinfra.planning.engine_profile.scheduler_defaults`;
     None = server when the workload has a rate, concurrency, users or arrivals, else offline).
     ``engine`` None = ``wl.engine``.
     """

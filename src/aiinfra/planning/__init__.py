@@ -1,0 +1,2 @@
+"""Domain planners below the application layer: training plan search, inference estimate, capacity, engine
+profiles."""
