@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from aiinfra.cost.energy import annual_power_cost_usd
-from aiinfra.cost.fabric import fat_tree
-from aiinfra.cost.spot import preemption_waste_frac, young_daly_interval_s
-from aiinfra.cost.tco import breakeven, cloud_monthly_usd, cumulative
+from aiinfra.costing.energy import annual_power_cost_usd
+from aiinfra.costing.fabric import fat_tree
+from aiinfra.costing.spot import preemption_waste_frac, young_daly_interval_s
+from aiinfra.costing.tco import breakeven, cloud_monthly_usd, cumulative
 
 from .conftest import EXAMPLES, run_cli
 

@@ -10,15 +10,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aiinfra import catalog
-from aiinfra.cost import Usage
-from aiinfra.cost.carbon import co2e_kg, intensity
-from aiinfra.cost.cloud import cloud_options
-from aiinfra.cost.datacenter import checkpoint_bytes_per_param, racks, storage_need
-from aiinfra.cost.energy import annual_power_cost_usd, energy, power_draw
-from aiinfra.cost.fabric import fat_tree, full_switches, leaf_spine, max_endpoints, rail_optimised, transceiver_power_w
-from aiinfra.cost.prices import InstancePrice, age_days, cloud_prices, facility
-from aiinfra.cost.spot import preemption_waste_frac, spot_run, young_daly_interval_s
-from aiinfra.cost.tco import CloudLine, OnPremInputs, breakeven, cloud_monthly_usd, cumulative, onprem, tco
+from aiinfra.costing import Usage
+from aiinfra.costing.carbon import co2e_kg, intensity
+from aiinfra.costing.cloud import cloud_options
+from aiinfra.costing.datacenter import checkpoint_bytes_per_param, racks, storage_need
+from aiinfra.costing.energy import annual_power_cost_usd, energy, power_draw
+from aiinfra.costing.fabric import (
+    fat_tree,
+    full_switches,
+    leaf_spine,
+    max_endpoints,
+    rail_optimised,
+    transceiver_power_w,
+)
+from aiinfra.costing.prices import InstancePrice, age_days, cloud_prices, facility
+from aiinfra.costing.spot import preemption_waste_frac, spot_run, young_daly_interval_s
+from aiinfra.costing.tco import CloudLine, OnPremInputs, breakeven, cloud_monthly_usd, cumulative, onprem, tco
 from aiinfra.errors import InfeasibleError, UnknownIdError
 from aiinfra.report.tco_svg import tco_svg
 from aiinfra.specs.common import validate

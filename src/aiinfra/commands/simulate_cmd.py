@@ -10,12 +10,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from aiinfra import app
 from aiinfra.commands import add_scenario_args
 from aiinfra.report import svg as plots
-from aiinfra.report.render import jsonable, key_values
-from aiinfra.sim.run import simulate
-from aiinfra.sim.search import max_rate_meeting_slo
-from aiinfra.specs.scenario import Scenario, load_scenario
+from aiinfra.report.render import key_values
+from aiinfra.specs.scenario import Scenario
 
 
 def _ms(p: Any) -> str:
@@ -29,8 +28,9 @@ def _thin(xs: list[float], ys: list[float], points: int = 1500) -> tuple[list[fl
 
 
 def _find_max_rate(args: argparse.Namespace, sc: Scenario) -> tuple[Any, str]:
-    rate, points = max_rate_meeting_slo(sc, seed=args.seed)
-    obj: dict[str, Any] = {"max_request_rate_per_s": rate, "seed": args.seed, "points": [jsonable(p) for p in points]}
+    r = app.find_max_rate(sc, args.seed)
+    rate, points = r.max_request_rate_per_s, r.points
+    obj = r.to_dict()
     lines = [f"highest request rate meeting the SLO: {rate:.4g} requests/s (seed {args.seed})"]
     for p in points:
         verdict = "meets SLO" if p.meets_slo else "misses: " + "; ".join(p.misses)
@@ -49,15 +49,13 @@ def _find_max_rate(args: argparse.Namespace, sc: Scenario) -> tuple[Any, str]:
 
 
 def _simulate(args: argparse.Namespace) -> tuple[Any, str]:
-    sc = load_scenario(args.scenario, args.set)
+    sc = app.load_scenario(args.scenario, args.set)
     if args.find_max_rate:
         return _find_max_rate(args, sc)
-    res = simulate(sc, seed=args.seed)
+    result = app.simulate(sc, args.seed)
+    res = result.run
     s = res.summary
-    obj = {**jsonable(s), "replicas": res.replicas, "seed": args.seed, "limits": jsonable(res.limits),
-           "notes": list(res.notes)}  # fmt: skip
-    if res.attention_dp_ranks > 1:
-        obj["attention_dp_ranks"] = res.attention_dp_ranks
+    obj = result.to_dict()
     rows: list[tuple[str, Any]] = [
         ("requests (completed)", f"{s.requests:,} ({s.completed:,}) on {res.replicas} replica(s), seed {args.seed}"),
         ("TTFT", _ms(s.ttft_s)),

@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from aiinfra import app
 from aiinfra.commands import add_scenario_args
-from aiinfra.planning.training import estimate_memory, plan_training
-from aiinfra.report.render import jsonable, key_values, table
-from aiinfra.specs.scenario import load_scenario
-from aiinfra.units import GB, human_seconds
+from aiinfra.report.render import key_values, table
+from aiinfra.report.text import GB, human_seconds
 
 
 def _plan_text(p: dict[str, Any]) -> str:
@@ -18,13 +17,9 @@ def _plan_text(p: dict[str, Any]) -> str:
 
 
 def _train(args: argparse.Namespace) -> tuple[Any, str]:
-    sc = load_scenario(args.scenario, args.set)
-    rep = plan_training(sc)
-    best = rep.estimates[0]
-    obj = {**jsonable(best), "searched": rep.searched, "candidates": rep.candidates, "valid_plans": rep.valid_plans,
-           "fitting_plans": rep.fitting_plans, "rejected": rep.rejected, "search_wall_s": rep.search_wall_s,
-           "flop_convention": rep.flop_convention, "efficiency_sources": list(rep.efficiency_sources),
-           "alternatives": [jsonable(e) for e in rep.estimates[1:]]}  # fmt: skip
+    r = app.train(app.load_scenario(args.scenario, args.set))
+    sc, rep, best = r.scenario, r.report, r.best
+    obj = r.to_dict()
     mb = best.memory_breakdown
     energy = "unknown" if best.energy_j is None else f"{best.energy_j / 3.6e9:,.1f} MWh"
     lines = [
@@ -71,9 +66,9 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def _memory(args: argparse.Namespace) -> tuple[Any, str]:
-    sc = load_scenario(args.scenario, args.set)
-    rep = estimate_memory(sc)
-    obj = jsonable(rep)
+    r = app.memory(app.load_scenario(args.scenario, args.set))
+    sc, rep = r.scenario, r.report
+    obj = r.to_dict()
     rows = [[r.label, f"{r.weights_bytes / GB:.1f}", f"{r.gradients_bytes / GB:.1f}",
              f"{r.optimizer_states_bytes / GB:.1f}", f"{r.activations_bytes / GB:.1f}", f"{r.other_bytes / GB:.1f}",
              f"{r.total_bytes / GB:.1f}", f"{r.host_offload_bytes / GB:.1f}", "yes" if r.fits else "NO"]

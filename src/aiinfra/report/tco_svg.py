@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from html import escape
 
-from aiinfra.cost.tco import Tco
+from aiinfra.costing.tco import Tco
 
 W, H = 760, 420
 LEFT, RIGHT, TOP, BOTTOM = 80, 230, 40, 50
