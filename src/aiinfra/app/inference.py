@@ -85,10 +85,43 @@ def capacity(
     simulating one replica (closed loop of the users, and Poisson arrivals at their rate)."""
     engines = list(dict.fromkeys(e.strip() for e in engines if e.strip())) if engines else None
     options = plan_capacity(scenario, accelerators or None, engines)
+    sim = None
+    if simulate:
+        options, sim = _first_passing_simulation(scenario, options, seed)
     best = options[0]
     notes = tuple(catalog.accuracy_notes_for(scenario.model.id, best.engine, best.accelerator))
-    sim = simulated_check(scenario, best, seed) if simulate else None
     return CapacityResult(scenario=scenario, options=tuple(options), accuracy_notes=notes, simulated=sim, seed=seed)
+
+
+def _label(o: Deployment) -> str:
+    return f"{o.engine} {layout_label(o.tp, o.ep, o.attention_dp)} {o.weight_precision} on {o.accelerator}"
+
+
+def _first_passing_simulation(
+    scenario: Scenario, options: list[Deployment], seed: int
+) -> tuple[list[Deployment], dict[str, Any]]:
+    """Check the candidates cheapest first by simulating one replica; the first whose simulation can meet the SLO
+    at some load is chosen, each one before it keeps the simulation's reason in its verdict (and in the check's
+    ``rejected``). None passing: InfeasibleError naming the closest (the smallest SLO miss)."""
+    from aiinfra.errors import InfeasibleError
+
+    feasible = [o for o in options if o.accelerators > 0]
+    rejected: list[dict[str, Any]] = []
+    for i, o in enumerate(feasible):
+        try:
+            sim = simulated_check(scenario, o, seed)
+        except InfeasibleError as exc:
+            rejected.append({"deployment": _label(o), "reason": str(exc)})
+            continue
+        sim["rejected"] = rejected
+        failed = [replace(f, verdict=f"misses the SLO in simulation ({r['reason']})")
+                  for f, r in zip(feasible[:i], rejected, strict=True)]  # fmt: skip
+        chosen = replace(o, verdict="chosen") if i else o
+        rest = [f for f in options if f not in feasible[: i + 1]]
+        return [chosen, *failed, *rest], sim
+    reasons = "; ".join(f"{r['deployment']}: {r['reason']}" for r in rejected[:3])
+    raise InfeasibleError(f"no candidate meets the SLO in simulation ({len(rejected)} simulated; the cheapest: "
+                          f"{reasons})")  # fmt: skip
 
 
 def simulated_check(sc: Scenario, best: Deployment, seed: int) -> dict[str, Any]:

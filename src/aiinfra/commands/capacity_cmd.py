@@ -39,6 +39,8 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
 
 def _simulated_text(sim: dict[str, Any], seed: int, analytic_accelerators: int) -> str:
     lines = [f"simulated check (seed {seed}):"]
+    for r in sim.get("rejected", []):
+        lines.append(f"  passed over (cheaper, misses the SLO in simulation): {r['deployment']}")
     closed = sim.get("closed_loop")
     if closed is not None:
         lines.append(f"  closed loop (each user sends the next request when its answer ends): one replica keeps "
