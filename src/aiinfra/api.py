@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiinfra import app
 from aiinfra.app import load_scenario
-from aiinfra.app.scenario import ScenarioLike
+from aiinfra.app.scenario import ScenarioLike, _set_list
+
+if TYPE_CHECKING:
+    import pandas  # type: ignore[import-untyped]
 
 Overrides = Mapping[str, Any] | Iterable[str] | None
 
@@ -87,3 +90,29 @@ def validate(cases: Sequence[str | Path] | None = None) -> app.ValidateResult:
 def model(model: str | dict[str, Any], seq_len: int | None = None) -> app.ModelFigures:
     """A model's architecture and derived figures (``aiinfra model show``)."""
     return app.model_show(model, seq_len)
+
+
+def sweep(
+    scenario: ScenarioLike,
+    *,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    zip: Mapping[str, Sequence[Any]] | None = None,
+    question: str = "infer",
+    options: Mapping[str, Any] | None = None,
+    set: Overrides = None,
+    out: str | Path | None = None,
+    backend: str = "auto",
+    workers: int | None = None,
+    address: str | None = None,
+    progress: bool | None = False,
+) -> pandas.DataFrame:
+    """One question at every point of ``grid`` (keys crossed) × ``zip`` (keys walked together), one DataFrame row
+    per point in grid order: the grid keys, ``scenario_hash``, ``error`` and the flattened result (``aiinfra
+    sweep``). ``backend``: ``serial``, ``process`` (local pool), ``ray`` or ``auto``; ``out`` keeps the results
+    directory (and resumes it); ``options`` go to the question (capacity: accelerators, engines, simulate, seed).
+    ``.attrs["summary"]`` holds points, failures, wall time and points/s. Needs ``pip install 'aiinfra[sweep]'``."""
+    from aiinfra.app.sweep import sweep_frame
+
+    return sweep_frame(scenario, grid=grid, zip=zip, question=question, options=options,
+                       set=list(_set_list(set)), out=out, backend=backend, workers=workers, address=address,
+                       progress=progress)  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,7 +119,7 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
 
 
 def parse_scenario(data: dict[str, Any], sets: list[str] | None = None) -> ScenarioInput:
-    data = dict(data)
+    data = copy.deepcopy(data) if sets else dict(data)  # overrides must not reach into the caller's mapping
     for s in sets or []:
         apply_set(data, s)
     data = _numbers(data)

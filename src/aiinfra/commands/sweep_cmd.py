@@ -1,0 +1,91 @@
+"""`aiinfra sweep`: one question over a grid of scenario overrides into a results directory of Parquet parts
+(aiinfra.app.sweep), and ``--report``: the Pareto front of those results as a table and a plot."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from aiinfra.app.sweep import ParetoResult, SweepResult, pareto, parse_axes, sweep
+from aiinfra.commands import add_scenario_args
+from aiinfra.errors import SpecError
+from aiinfra.report.render import fmt_num, key_values, table
+
+
+def _summary_text(r: SweepResult) -> str:
+    lines = [key_values([
+        ("results", r.out),
+        ("points", f"{r.points:,} ({r.skipped:,} already done, {r.run:,} run now)"),
+        ("failures", f"{r.failures:,} (see the error column)"),
+        ("backend", f"{r.backend}, {r.workers} worker(s)"),
+        ("wall time", f"{r.wall_s:,.1f} s"),
+        ("points/s", fmt_num(r.points_per_s)),
+    ], title=f"sweep of {r.question}: done")]  # fmt: skip
+    if r.lost:
+        lines.append(f"{r.lost:,} points lost to workers that died: run the same command again to answer them")
+    return "\n".join(lines)
+
+
+def _pareto_text(r: ParetoResult) -> str:
+    rows = [[*(str(row[k]) for k in r.keys), fmt_num(row[r.x]), fmt_num(row[r.y])] for row in r.front]
+    lines = [f"Pareto front of {r.results}: {len(r.front)} of {r.points:,} points "
+             f"({r.failures:,} failed, {r.without_values:,} without {r.x} or {r.y}); "
+             f"{r.x} {'max' if r.x_max else 'min'}, {r.y} {'max' if r.y_max else 'min'}", "",
+             table([*r.keys, r.x, r.y], rows)]  # fmt: skip
+    lines += [f"plot: {p}" for p in r.plots]
+    return "\n".join(lines)
+
+
+def _sweep(args: argparse.Namespace) -> tuple[Any, str]:
+    if args.report:
+        rep = pareto(args.report, args.x, args.y, args.plot)
+        return rep.to_dict(), _pareto_text(rep)
+    if args.scenario is None:
+        raise SpecError("scenario", None, "missing", "give a scenario file, or --report RESULTS")
+    if not args.out:
+        raise SpecError("--out", None, "missing", "give the results directory, e.g. --out results.parquet")
+    grid, zipped = parse_axes(args.grid, args.zip)
+    options: dict[str, Any] = {}
+    if args.question == "capacity":
+        options = {"accelerators": args.accelerators.split(",") if args.accelerators else None,
+                   "engines": args.engines.split(",") if args.engines else None, "simulate": args.simulate,
+                   "seed": args.seed}  # fmt: skip
+    elif args.question == "simulate":
+        options = {"seed": args.seed}
+    r = sweep(args.scenario, grid=grid, zip=zipped, question=args.question, options=options, set=args.set,
+              out=args.out, backend=args.backend, workers=args.workers, address=args.address,
+              progress=False if args.no_progress else None)  # fmt: skip
+    return r.to_dict(), _summary_text(r)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("sweep", help="one question over a grid of scenario keys, resumable, into Parquet; "
+                       "--report: the Pareto front and its plot")  # fmt: skip
+    add_scenario_args(p)
+    p.set_defaults(scenario=None)
+    for action in p._actions:
+        if action.dest == "scenario":
+            action.nargs = "?"
+    p.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
+                   help="a scenario key and its values, crossed with every other --grid (repeatable)")  # fmt: skip
+    p.add_argument("--zip", action="append", default=[], metavar="KEY=V1,V2,...",
+                   help="keys walked together (same number of values), crossed with the --grid keys")  # fmt: skip
+    p.add_argument("--question", default="infer", help="train, memory, infer, capacity, simulate, cost, "
+                   "datacenter, tco or check (default infer)")  # fmt: skip
+    p.add_argument("--out", help="results directory of Parquet parts (read by pandas/pyarrow as one dataset); "
+                   "running the same command again resumes it")  # fmt: skip
+    p.add_argument("--backend", default="auto", choices=["auto", "serial", "process", "ray"],
+                   help="auto (default): a local process pool unless one point or one CPU; ray: Ray tasks")  # fmt: skip
+    p.add_argument("--workers", type=int, help="processes (default: the CPUs of this machine)")
+    p.add_argument("--address", help="Ray cluster address (default: a local Ray instance)")
+    p.add_argument("--accelerators", help="capacity: comma-separated catalog ids to consider")
+    p.add_argument("--engines", help="capacity: comma-separated serving engines to consider")
+    p.add_argument("--simulate", action="store_true", help="capacity: check the choice by simulating one replica")
+    p.add_argument("--seed", type=int, default=0, help="capacity, simulate: random seed")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--report", metavar="RESULTS", help="print the Pareto front of a results directory instead")
+    p.add_argument("--x", help="report: first objective column (default by question; append :max if larger is "
+                   "better; a unique part of a column name is enough)")  # fmt: skip
+    p.add_argument("--y", help="report: second objective column")
+    p.add_argument("--plot", metavar="FILE", help="report: write the plot as FILE.png and FILE.svg")
+    p.set_defaults(handler=_sweep)
