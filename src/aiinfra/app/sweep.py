@@ -39,7 +39,8 @@ TARGET_TASK_S = 0.5
 """Chunks of points are sized to take about this long, so quick points do not pay a round trip each."""
 FLUSH_ROWS = 2000
 FLUSH_S = 2.0
-"""A part file is written every FLUSH_ROWS rows or FLUSH_S seconds: what a kill -9 can lose (and resume re-runs)."""
+"""A part file is written every FLUSH_ROWS rows or ``flush_s`` (default FLUSH_S) seconds: what a kill -9 can lose
+(and a resumed sweep runs again)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,50 +153,49 @@ def _base(scenario: ScenarioLike) -> tuple[dict[str, Any], str]:
 
 
 class _Checker:
-    """Validates points in this process before any work: parsing each point (cheap) and resolving each distinct
-    model and hardware section once."""
+    """Validates every point in this process before any work: parsing each (cheap), resolving each distinct model
+    and hardware section once. A grid value with which no point loads is bad input naming its key (exit 2); a
+    point that fails only in its combination of values is left to its worker, which records the error."""
 
-    def __init__(self, base: dict[str, Any], grid: Grid) -> None:
+    def __init__(self, grid: Grid) -> None:
         from aiinfra.specs.scenario import resolve_cluster, resolve_model
 
-        self.base, self.grid = base, grid
         self._resolve_model, self._resolve_cluster = resolve_model, resolve_cluster
-        self._ok: set[str] = set()
+        self._resolved: set[str] = set()
         self._zip_keys = {k for k, _ in grid.zipped}
+        self._loads: set[tuple[str, str]] = set()
+        self._fails: dict[tuple[str, str], tuple[SpecError, Any]] = {}
 
     def _load(self, data: dict[str, Any]) -> None:
         inp = parse_scenario(data)
         model_key = "model " + json.dumps(inp.model, sort_keys=True, default=str)
-        if model_key not in self._ok:
+        if model_key not in self._resolved:
             self._resolve_model(inp.model)
-            self._ok.add(model_key)
+            self._resolved.add(model_key)
         hardware_key = "hardware " + repr(inp.hardware)
-        if hardware_key not in self._ok:
+        if hardware_key not in self._resolved:
             self._resolve_cluster(inp.hardware)
-            self._ok.add(hardware_key)
+            self._resolved.add(hardware_key)
 
-    def check(self, data: dict[str, Any], point: Point) -> None:
-        """A point that fails to load because of one of its values is bad input naming that key (exit 2); one that
-        fails only in combination is left to its worker, which records the error in its row."""
+    def add(self, data: dict[str, Any], point: Point) -> None:
+        values = [((k, json.dumps(v, sort_keys=True, default=str)), v) for k, v in point]
         try:
             self._load(data)
         except SpecError as exc:
-            culprit = next((k for k, _ in point if exc.field == k or exc.field.startswith(f"{k}.")), None)
-            if culprit is None:
-                culprit = next((k for k, v in point if not self._loads_alone(k, v)), None)
-            if culprit is None:
-                return
-            flag = "--zip" if culprit in self._zip_keys else "--grid"
-            value = dict(point)[culprit]
-            where = "" if exc.field == culprit else f" ({exc.field})"
-            raise SpecError(f"{flag} {culprit}", value, f"{exc.problem}{where}", exc.fix) from None
+            for kv, v in values:
+                self._fails.setdefault(kv, (exc, v))
+        else:
+            self._loads.update(kv for kv, _ in values)
 
-    def _loads_alone(self, key: str, value: Any) -> bool:
-        try:
-            self._load(_overridden(self.base, ((key, value),)))
-        except SpecError:
-            return False
-        return True
+    def raise_bad_values(self) -> None:
+        """SpecError for a value no point loads with, preferring one its own error names."""
+        bad = [(kv[0], exc, v) for kv, (exc, v) in self._fails.items() if kv not in self._loads]
+        if not bad:
+            return
+        key, exc, value = next((b for b in bad if b[1].field == b[0] or b[1].field.startswith(f"{b[0]}.")), bad[0])
+        flag = "--zip" if key in self._zip_keys else "--grid"
+        where = "" if exc.field == key else f" ({exc.field})"
+        raise SpecError(f"{flag} {key}", value, f"{exc.problem}{where}", exc.fix)
 
 
 def parse_axes(grid: Sequence[str], zipped: Sequence[str]) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
@@ -248,12 +248,13 @@ def sweep(
     workers: int | None = None,
     address: str | None = None,
     progress: bool | None = None,
+    flush_s: float = FLUSH_S,
 ) -> SweepResult:
     """Answer ``question`` at every point of ``grid`` (keys crossed) × ``zip`` (keys walked together), writing rows
     to the results directory ``out`` as they arrive (a new temporary directory when None). ``backend``: ``serial``
     (this process), ``process`` (a local pool of ``workers`` processes), ``ray`` (Ray tasks; ``address`` of a
-    cluster) or ``auto`` (a pool unless there is a single point or CPU). Every key and value is checked before any
-    work: a bad one raises SpecError naming it."""
+    cluster) or ``auto`` (a pool unless there is a single point or CPU). Rows are written at least every ``flush_s``
+    seconds. Every key and value is checked before any work: a bad one raises SpecError naming it."""
     try:
         import pyarrow  # noqa: F401
     except ImportError:
@@ -274,12 +275,13 @@ def sweep(
     points = Grid.build(grid, zip)
     start = time.perf_counter()
 
-    checker = _Checker(base, points)
+    checker = _Checker(points)
     hashes: list[str] = []
     for point in points:
         data = _overridden(base, point)
-        checker.check(data, point)
+        checker.add(data, point)
         hashes.append(point_hash(question, opts, data))
+    checker.raise_bad_values()
     distinct = len(dict.fromkeys(hashes))
 
     tmp = None if out is not None else tempfile.mkdtemp(prefix="aiinfra-sweep-")
@@ -328,7 +330,7 @@ def sweep(
             if bar is not None:
                 bar.update(len(outcome))
                 bar.set_postfix(failures=failures, refresh=False)
-            if len(buffer) >= FLUSH_ROWS or time.monotonic() - flushed >= FLUSH_S:
+            if len(buffer) >= FLUSH_ROWS or time.monotonic() - flushed >= flush_s:
                 store.write(buffer)
                 buffer, flushed = [], time.monotonic()
     finally:

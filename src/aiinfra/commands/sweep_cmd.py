@@ -54,7 +54,7 @@ def _sweep(args: argparse.Namespace) -> tuple[Any, str]:
         options = {"seed": args.seed}
     r = sweep(args.scenario, grid=grid, zip=zipped, question=args.question, options=options, set=args.set,
               out=args.out, backend=args.backend, workers=args.workers, address=args.address,
-              progress=False if args.no_progress else None)  # fmt: skip
+              progress=False if args.no_progress else None, flush_s=args.flush_s)  # fmt: skip
     return r.to_dict(), _summary_text(r)
 
 
@@ -82,6 +82,8 @@ def register(sub: Any) -> None:
     p.add_argument("--engines", help="capacity: comma-separated serving engines to consider")
     p.add_argument("--simulate", action="store_true", help="capacity: check the choice by simulating one replica")
     p.add_argument("--seed", type=int, default=0, help="capacity, simulate: random seed")
+    p.add_argument("--flush-s", type=float, default=2.0,
+                   help="seconds between part files: at most this much work is lost by a kill (default 2)")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--report", metavar="RESULTS", help="print the Pareto front of a results directory instead")
     p.add_argument("--x", help="report: first objective column (default by question; append :max if larger is "

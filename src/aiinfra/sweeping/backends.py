@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -32,9 +34,21 @@ def serial(fn: Callable[[Any], Any], tasks: Iterator[Any]) -> Iterator[Outcome]:
         yield task, fn(task)
 
 
+def _exit_with_parent(parent_pid: int) -> None:
+    """Pool initializer: a worker whose parent was killed (``kill -9`` leaves no one to stop it) exits too."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="aiinfra-sweep-parent-watch").start()
+
+
 def process_pool(fn: Callable[[Any], Any], tasks: Iterator[Any], workers: int) -> Iterator[Outcome]:
     """A local pool of ``workers`` spawned processes (a fresh interpreter each: no state inherited by fork)."""
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_exit_with_parent, initargs=(os.getpid(),))
     pending: dict[Future[Any], Any] = {}
     broken = False
     try:
