@@ -50,7 +50,7 @@ def process_pool(fn: Callable[[Any], Any], tasks: Iterator[Any], workers: int) -
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_exit_with_parent, initargs=(os.getpid(),))
     pending: dict[Future[Any], Any] = {}
-    broken = False
+    broken = finished = False
     try:
         while True:
             while not broken and len(pending) < 2 * workers:
@@ -59,6 +59,7 @@ def process_pool(fn: Callable[[Any], Any], tasks: Iterator[Any], workers: int) -
                     break
                 pending[pool.submit(fn, task)] = task
             if not pending:
+                finished = True
                 return
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
@@ -66,8 +67,8 @@ def process_pool(fn: Callable[[Any], Any], tasks: Iterator[Any], workers: int) -
                 exc = future.exception()
                 broken = broken or isinstance(exc, BrokenProcessPool)
                 yield task, exc if exc is not None else future.result()
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    finally:  # interrupted: leave running tasks behind rather than wait for them
+        pool.shutdown(wait=finished, cancel_futures=True)
 
 
 def ray_tasks(fn: Callable[[Any], Any], tasks: Iterator[Any], address: str | None,
