@@ -212,17 +212,21 @@ def parse_axes(grid: Sequence[str], zipped: Sequence[str]) -> tuple[dict[str, li
     return axes
 
 
-def _check_question(question: str, options: Mapping[str, Any]) -> None:
+def _question_options(question: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """Every option of the question, defaults filled in (so equal requests hash equally however they are given)."""
     from aiinfra.app import QUESTIONS
 
     if question not in QUESTIONS:
         raise SpecError("--question", question, "unknown question", f"name one of {', '.join(QUESTIONS)}")
+    signature = inspect.signature(QUESTIONS[question])
     try:
-        inspect.signature(QUESTIONS[question]).bind(None, **options)
+        bound = signature.bind(None, **options)
     except TypeError:
-        params = list(inspect.signature(QUESTIONS[question]).parameters)[1:]
+        params = list(signature.parameters)[1:]
         raise SpecError("options", dict(options), f"{question} takes {', '.join(params) or 'no options'}",
                         "give only those") from None  # fmt: skip
+    bound.apply_defaults()
+    return dict(list(bound.arguments.items())[1:])
 
 
 def _chunks(base: dict[str, Any], path: str, question: str, options: dict[str, Any], todo: Iterator[tuple[str, Point]],
@@ -267,8 +271,7 @@ def sweep(
         raise SpecError("--backend", backend, "unknown backend", f"name one of {', '.join(BACKENDS)}")
     if workers is not None and workers < 1:
         raise SpecError("--workers", workers, "must be at least 1", "give a positive number of processes")
-    opts = dict(options or {})
-    _check_question(question, opts)
+    opts = _question_options(question, options or {})
     base, path = _base(scenario)
     for assignment in _set_list(set):
         apply_set(base, assignment)
@@ -395,17 +398,19 @@ class ParetoResult(Result):
     y_max: bool
     keys: list[str]
     """the sweep's grid keys (the columns that say which point a row is)"""
+    shown: list[str]
+    """further columns shown for each front row"""
     points: int
     failures: int
     without_values: int
     """answered points with no value in ``x`` or ``y``"""
     front: list[dict[str, Any]]
-    """the non-dominated rows, best ``x`` first: grid keys, ``x``, ``y`` and ``scenario_hash``"""
+    """the non-dominated rows, best ``x`` first: grid keys, shown columns, ``x``, ``y`` and ``scenario_hash``"""
     plots: list[str]
 
     def to_dict(self) -> dict[str, Any]:
         return {"results": self.results, "x": self.x, "y": self.y, "x_max": self.x_max, "y_max": self.y_max,
-                "keys": self.keys, "points": self.points, "failures": self.failures,
+                "keys": self.keys, "shown": self.shown, "points": self.points, "failures": self.failures,
                 "without_values": self.without_values, "front": self.front, "plots": self.plots}  # fmt: skip
 
     def table_rows(self) -> list[dict[str, Any]]:
@@ -429,10 +434,10 @@ def _column(names: Sequence[str], spec: str, flag: str) -> tuple[str, bool]:
     raise SpecError(flag, name, "no such column", f"columns include {', '.join(results[:12])}")
 
 
-def pareto(results: str | Path, x: str | None = None, y: str | None = None,
-           plot: str | Path | None = None) -> ParetoResult:  # fmt: skip
+def pareto(results: str | Path, x: str | None = None, y: str | None = None, plot: str | Path | None = None,
+           show: Sequence[str] = ()) -> ParetoResult:  # fmt: skip
     """The Pareto front of a results directory over columns ``x`` and ``y`` (both minimised unless ``:max``),
-    and its plot as PNG and SVG when ``plot`` names a file."""
+    with the columns named in ``show`` alongside, and its plot as PNG and SVG when ``plot`` names a file."""
     import pyarrow as pa
 
     from aiinfra.sweeping import pareto as front_of
@@ -457,7 +462,8 @@ def pareto(results: str | Path, x: str | None = None, y: str | None = None,
     usable = [i for i in range(table.num_rows) if errors[i] is None and xs[i] is not None and ys[i] is not None]
     fx, fy = [float(xs[i]) for i in usable], [float(ys[i]) for i in usable]
     on_front = front_of.front(fx, fy, x_max, y_max)
-    key_values = {k: table[k].to_pylist() for k in [*keys, "scenario_hash"]}
+    shown = [_column(table.column_names, name, "--show")[0] for name in show]
+    key_values = {k: table[k].to_pylist() for k in dict.fromkeys([*keys, *shown, "scenario_hash"])}
     rows = [{**{k: v[usable[i]] for k, v in key_values.items()}, x_col: fx[i], y_col: fy[i]} for i in on_front]
     plots: list[str] = []
     if plot is not None:
@@ -470,7 +476,7 @@ def pareto(results: str | Path, x: str | None = None, y: str | None = None,
         except ImportError:
             raise _missing("matplotlib", "plot") from None
         plots = [str(p) for p in written]
-    return ParetoResult(results=str(results), x=x_col, y=y_col, x_max=x_max, y_max=y_max, keys=keys,
+    return ParetoResult(results=str(results), x=x_col, y=y_col, x_max=x_max, y_max=y_max, keys=keys, shown=shown,
                         points=table.num_rows, failures=sum(e is not None for e in errors),
                         without_values=table.num_rows - len(usable) - sum(e is not None for e in errors),
                         front=rows, plots=plots)  # fmt: skip

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from aiinfra.app.sweep import ParetoResult, SweepResult, pareto, parse_axes, sweep
@@ -26,19 +27,25 @@ def _summary_text(r: SweepResult) -> str:
     return "\n".join(lines)
 
 
+def _cell(value: Any) -> Any:
+    """Numbers as numbers (the table formats them), the rest as text."""
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else str(value)
+
+
 def _pareto_text(r: ParetoResult) -> str:
-    rows = [[*(str(row[k]) for k in r.keys), fmt_num(row[r.x]), fmt_num(row[r.y])] for row in r.front]
+    cols = list(dict.fromkeys([*r.keys, *r.shown]))
+    rows = [[*(_cell(row[k]) for k in cols), row[r.x], row[r.y]] for row in r.front]
     lines = [f"Pareto front of {r.results}: {len(r.front)} of {r.points:,} points "
              f"({r.failures:,} failed, {r.without_values:,} without {r.x} or {r.y}); "
              f"{r.x} {'max' if r.x_max else 'min'}, {r.y} {'max' if r.y_max else 'min'}", "",
-             table([*r.keys, r.x, r.y], rows)]  # fmt: skip
+             table([*cols, r.x, r.y], rows)]  # fmt: skip
     lines += [f"plot: {p}" for p in r.plots]
     return "\n".join(lines)
 
 
 def _sweep(args: argparse.Namespace) -> tuple[Any, str]:
     if args.report:
-        rep = pareto(args.report, args.x, args.y, args.plot)
+        rep = pareto(args.report, args.x, args.y, args.plot, args.show.split(",") if args.show else ())
         return rep.to_dict(), _pareto_text(rep)
     if args.scenario is None:
         raise SpecError("scenario", None, "missing", "give a scenario file, or --report RESULTS")
@@ -52,9 +59,14 @@ def _sweep(args: argparse.Namespace) -> tuple[Any, str]:
                    "seed": args.seed}  # fmt: skip
     elif args.question == "simulate":
         options = {"seed": args.seed}
-    r = sweep(args.scenario, grid=grid, zip=zipped, question=args.question, options=options, set=args.set,
-              out=args.out, backend=args.backend, workers=args.workers, address=args.address,
-              progress=False if args.no_progress else None, flush_s=args.flush_s)  # fmt: skip
+    try:
+        r = sweep(args.scenario, grid=grid, zip=zipped, question=args.question, options=options, set=args.set,
+                  out=args.out, backend=args.backend, workers=args.workers, address=args.address,
+                  progress=False if args.no_progress else None, flush_s=args.flush_s)  # fmt: skip
+    except KeyboardInterrupt:
+        sys.stderr.write(f"interrupted: the points answered so far are in {args.out}; run the same command to "
+                         "resume\n")  # fmt: skip
+        raise SystemExit(130) from None
     return r.to_dict(), _summary_text(r)
 
 
@@ -89,5 +101,6 @@ def register(sub: Any) -> None:
     p.add_argument("--x", help="report: first objective column (default by question; append :max if larger is "
                    "better; a unique part of a column name is enough)")  # fmt: skip
     p.add_argument("--y", help="report: second objective column")
+    p.add_argument("--show", metavar="COL,COL", help="report: further columns to show for each front row")
     p.add_argument("--plot", metavar="FILE", help="report: write the plot as FILE.png and FILE.svg")
     p.set_defaults(handler=_sweep)

@@ -131,13 +131,16 @@ class ResultStore:
                             "give a new path (a directory of Parquet parts is created there)")  # fmt: skip
         self.root.mkdir(parents=True, exist_ok=True)
         meta_path = self.root / META
+        new = json.loads(json.dumps(dict(meta), default=str))
         if meta_path.exists():
             old = json.loads(meta_path.read_text())
-            if old.get("question") != meta.get("question") or old.get("options") != meta.get("options"):
+            if old.get("question") != new.get("question") or old.get("options") != new.get("options"):
                 raise SpecError("--out", str(root), f"holds a sweep of {old.get('question')} {old.get('options')}",
                                 "resume with the same question and options, or give another --out")  # fmt: skip
-        else:
-            meta_path.write_text(json.dumps(dict(meta), sort_keys=True, default=str) + "\n")
+            new["keys"] = list(dict.fromkeys([*old.get("keys", []), *new.get("keys", [])]))  # a grid grown by keys
+        tmp = self.root / f".{META}.{uuid.uuid4().hex[:8]}.tmp"
+        tmp.write_text(json.dumps(new, sort_keys=True) + "\n")
+        _sync_replace(tmp, meta_path)
         self._written = 0
 
     def parts(self) -> list[Path]:
