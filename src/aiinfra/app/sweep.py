@@ -110,7 +110,7 @@ class SweepResult(Result):
     failures: int
     """points of the grid whose row has an error (earlier runs included)"""
     lost: int
-    """points whose worker died and were not written (run the sweep again to answer them)"""
+    """points not answered: their worker died, or the pool broke before they were sent (run the sweep again)"""
     wall_s: float
     points_per_s: float
     """points answered by this call per second of its wall time"""
@@ -264,7 +264,7 @@ def sweep(
     except ImportError:
         raise _missing("pyarrow", "sweep") from None
     from aiinfra.sweeping.backends import BACKENDS, default_workers, process_pool, ray_tasks, serial
-    from aiinfra.sweeping.grid import Grid, point_hash
+    from aiinfra.sweeping.grid import Grid
     from aiinfra.sweeping.store import ResultStore
 
     if backend not in BACKENDS:
@@ -277,18 +277,10 @@ def sweep(
         apply_set(base, assignment)
     points = Grid.build(grid, zip)
     start = time.perf_counter()
-
-    checker = _Checker(points)
-    hashes: list[str] = []
-    for point in points:
-        data = _overridden(base, point)
-        checker.add(data, point)
-        hashes.append(point_hash(question, opts, data))
-    checker.raise_bad_values()
+    hashes = _checked_hashes(base, points, question, opts)
     distinct = len(dict.fromkeys(hashes))
 
-    tmp = None if out is not None else tempfile.mkdtemp(prefix="aiinfra-sweep-")
-    root = Path(out if out is not None else str(tmp))
+    root = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="aiinfra-sweep-"))
     store = ResultStore(root, {"question": question, "options": opts, "keys": points.keys})
     finished = store.finished()
     skipped = sum(1 for h in dict.fromkeys(hashes) if h in finished)
@@ -296,7 +288,7 @@ def sweep(
     seen = builtins.set(finished)
 
     def todo() -> Iterator[tuple[str, Point]]:
-        for h, point in _zip_points(hashes, points):
+        for h, point in builtins.zip(hashes, points, strict=True):  # (``zip`` is an argument here)
             if h not in seen:
                 seen.add(h)
                 yield h, point
@@ -306,30 +298,62 @@ def sweep(
     chosen = backend if backend != "auto" else ("serial" if to_run <= 1 or n_workers == 1 else "process")
     size = [1]
     chunks = _chunks(base, path, question, opts, todo(), size)
+    ray_slots: list[int] = []
     if chosen == "serial":
         n_workers = 1
         outcomes = serial(answer_chunk, chunks)
     elif chosen == "process":
         outcomes = process_pool(answer_chunk, chunks, n_workers)
     else:
-        outcomes = ray_tasks(answer_chunk, chunks, address, workers)
-
+        outcomes = ray_tasks(answer_chunk, chunks, address, workers, ray_slots)
     bar = _progress_bar(distinct, skipped, progress)
-    run = lost = 0
+    try:
+        run, new_failures = _drain(outcomes, store, bar, size, to_run, n_workers, flush_s)
+    finally:
+        if bar is not None:
+            bar.close()
+    store.compact()
+    wall_s = time.perf_counter() - start
+    return SweepResult(out=str(root), question=question, backend=chosen,
+                       workers=ray_slots[0] if ray_slots else n_workers, points=distinct, skipped=skipped, run=run,
+                       failures=failures + new_failures, lost=distinct - skipped - run, wall_s=wall_s,
+                       points_per_s=run / wall_s if wall_s > 0 else 0.0,
+                       hashes=tuple(dict.fromkeys(hashes)))  # fmt: skip
+
+
+def _checked_hashes(base: dict[str, Any], points: Grid, question: str, options: dict[str, Any]) -> list[str]:
+    """Every point checked (SpecError for a bad value) and its identity hash, in grid order."""
+    from aiinfra.sweeping.grid import point_hash
+
+    checker = _Checker(points)
+    hashes: list[str] = []
+    for point in points:
+        data = _overridden(base, point)
+        checker.add(data, point)
+        hashes.append(point_hash(question, options, data))
+    checker.raise_bad_values()
+    return hashes
+
+
+def _drain(outcomes: Iterator[tuple[Any, Any]], store: Any, bar: Any, size: list[int], to_run: int, workers: int,
+           flush_s: float) -> tuple[int, int]:  # fmt: skip
+    """Write rows as chunks finish (a part every FLUSH_ROWS rows or ``flush_s`` seconds, and whatever is left when
+    interrupted), resize chunks to about TARGET_TASK_S each; returns (points answered, of which failed). A chunk
+    lost with its worker is skipped: its points stay unwritten and a re-run answers them."""
+    run = failures = 0
     busy_s = 0.0
     buffer: list[dict[str, Any]] = []
     flushed = time.monotonic()
     try:
-        for chunk, outcome in outcomes:
+        for _, outcome in outcomes:
             if isinstance(outcome, BaseException):
-                lost += len(chunk.points)
                 continue
             buffer += outcome
             run += len(outcome)
             failures += sum(1 for row in outcome if row["error"] is not None)
             busy_s += sum(row["point_wall_s"] for row in outcome)
             size[0] = max(1, min(256, int(TARGET_TASK_S * run / max(busy_s, 1e-9)),
-                                 max(1, (to_run - run) // (2 * n_workers))))  # fmt: skip
+                                 max(1, (to_run - run) // (2 * workers))))  # fmt: skip
             if bar is not None:
                 bar.update(len(outcome))
                 bar.set_postfix(failures=failures, refresh=False)
@@ -338,19 +362,7 @@ def sweep(
                 buffer, flushed = [], time.monotonic()
     finally:
         store.write(buffer)
-        if bar is not None:
-            bar.close()
-    store.compact()
-    wall_s = time.perf_counter() - start
-    result = SweepResult(out=str(root), question=question, backend=chosen, workers=n_workers, points=distinct,
-                         skipped=skipped, run=run, failures=failures, lost=lost, wall_s=wall_s,
-                         points_per_s=run / wall_s if wall_s > 0 else 0.0,
-                         hashes=tuple(dict.fromkeys(hashes)))  # fmt: skip
-    return result
-
-
-def _zip_points(hashes: list[str], points: Grid) -> Iterator[tuple[str, Point]]:
-    yield from zip(hashes, points, strict=True)
+    return run, failures
 
 
 def _progress_bar(total: int, done: int, enabled: bool | None) -> Any:

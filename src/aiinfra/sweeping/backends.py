@@ -71,11 +71,12 @@ def process_pool(fn: Callable[[Any], Any], tasks: Iterator[Any], workers: int) -
         pool.shutdown(wait=finished, cancel_futures=True)
 
 
-def ray_tasks(fn: Callable[[Any], Any], tasks: Iterator[Any], address: str | None,
-              workers: int | None) -> Iterator[Outcome]:  # fmt: skip
+def ray_tasks(fn: Callable[[Any], Any], tasks: Iterator[Any], address: str | None, workers: int | None,
+              slots: list[int] | None = None) -> Iterator[Outcome]:  # fmt: skip
     """Ray tasks: on the running Ray instance if this process started one (``ray.init`` before), else on the
     cluster at ``address`` (``auto``: the local node's cluster), else on a new local instance stopped at the end.
-    A task whose worker dies is retried by Ray (``max_retries``); one that still fails is yielded as lost."""
+    A task whose worker dies is retried by Ray (``max_retries``); one that still fails is yielded as lost. The
+    number of tasks run at once (``workers``, else the cluster's CPUs) is appended to ``slots``."""
     try:
         import ray
     except ImportError:
@@ -88,10 +89,12 @@ def ray_tasks(fn: Callable[[Any], Any], tasks: Iterator[Any], address: str | Non
             ray.init(include_dashboard=False, log_to_driver=False)
     try:
         remote = ray.remote(max_retries=3)(fn)
-        slots = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))  # type: ignore[no-untyped-call]
+        width = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))  # type: ignore[no-untyped-call]
+        if slots is not None:
+            slots.append(width)
         pending: dict[Any, Any] = {}
         while True:
-            while len(pending) < 2 * slots:
+            while len(pending) < 2 * width:
                 task = next(tasks, None)
                 if task is None:
                     break
