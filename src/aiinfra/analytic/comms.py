@@ -30,7 +30,6 @@ the latency of the ranks it was measured on).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, Literal
 
 import numpy as np
@@ -88,10 +87,9 @@ def tier_bandwidth(cluster: ClusterSpec, tier: str) -> tuple[float, float]:
     return bw, cluster.scale_out_latency_s or 0.0
 
 
-@cache
 def _latency_row() -> dict[str, Any] | None:
     rows = catalog.raw_rows("collective_latency")
-    return dict(rows[0]) if rows else None
+    return rows[0] if rows else None
 
 
 def ring_latency_s(kind: Collective, n_ranks: np.ndarray, n_nodes: np.ndarray) -> np.ndarray:
