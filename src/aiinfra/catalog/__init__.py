@@ -85,28 +85,23 @@ def get(kind: str, id_: str, field: str | None = None) -> Any:
 
 
 def accelerator(id_: str, field: str = "hardware.accelerator") -> AcceleratorSpec:
-    spec: AcceleratorSpec = get("accelerators", id_, field)
-    return spec
+    return active().accelerator(id_, field)
 
 
 def system(id_: str, field: str = "hardware.system") -> SystemSpec:
-    spec: SystemSpec = get("systems", id_, field)
-    return spec
+    return active().system(id_, field)
 
 
 def interconnect(id_: str, field: str = "interconnect") -> InterconnectSpec:
-    spec: InterconnectSpec = get("interconnects", id_, field)
-    return spec
+    return active().interconnect(id_, field)
 
 
 def model(id_: str, field: str = "model") -> ModelArch:
-    spec: ModelArch = get("models", id_, field)
-    return spec
+    return active().model(id_, field)
 
 
 def benchmark(id_: str, field: str = "benchmark") -> BenchmarkSpec:
-    spec: BenchmarkSpec = get("benchmarks", id_, field)
-    return spec
+    return active().benchmark(id_, field)
 
 
 def benchmark_for(*texts: str) -> BenchmarkSpec | None:

@@ -24,6 +24,9 @@ from aiinfra.errors import DataError, SpecError, UnknownIdError
 
 if TYPE_CHECKING:
     from aiinfra.catalog.engines import EngineProfile
+    from aiinfra.specs.benchmark import BenchmarkSpec
+    from aiinfra.specs.hardware import AcceleratorSpec, InterconnectSpec, SystemSpec
+    from aiinfra.specs.model import ModelArch
 
 T = TypeVar("T")
 
@@ -219,6 +222,26 @@ class Catalog:
         if id_ in table:
             return table[id_]
         raise UnknownIdError(field or f"{kind}.id", id_, kind, suggest(id_, list(table)))
+
+    def accelerator(self, id_: str, field: str = "hardware.accelerator") -> AcceleratorSpec:
+        spec: AcceleratorSpec = self.get("accelerators", id_, field)
+        return spec
+
+    def system(self, id_: str, field: str = "hardware.system") -> SystemSpec:
+        spec: SystemSpec = self.get("systems", id_, field)
+        return spec
+
+    def interconnect(self, id_: str, field: str = "interconnect") -> InterconnectSpec:
+        spec: InterconnectSpec = self.get("interconnects", id_, field)
+        return spec
+
+    def model(self, id_: str, field: str = "model") -> ModelArch:
+        spec: ModelArch = self.get("models", id_, field)
+        return spec
+
+    def benchmark(self, id_: str, field: str = "benchmark") -> BenchmarkSpec:
+        spec: BenchmarkSpec = self.get("benchmarks", id_, field)
+        return spec
 
     def engine(self, name: str, field: str = "inference.engine") -> EngineProfile:
         """The serving engine's profile (engines.yaml row + its behaviours)."""
