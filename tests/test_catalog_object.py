@@ -213,14 +213,16 @@ def test_cache_hit_equals_a_fresh_parse(tmp_path: Path, monkeypatch: pytest.Monk
     for name in names:
         first = load_rows(shipped.path(name))  # writes the entry
         assert first == parse_file(shipped.path(name))
-    assert len(list((tmp_path / "cache" / "aiinfra").glob("*.pickle"))) == len(names)
+    assert len(list((tmp_path / "cache" / "aiinfra").glob("*.pickle"))) == len(names)  # one entry per file
     for name in names:
         assert load_rows(shipped.path(name)) == parse_file(shipped.path(name))  # read from the entry
-    cold = Catalog(shipped.root)
+    for kind in catalog.KINDS:
+        Catalog(shipped.root).rows(kind)  # validates and stores
+    hits = {kind: Catalog(shipped.root).rows(kind) for kind in catalog.KINDS}  # read back
     monkeypatch.setenv("AIINFRA_NO_CACHE", "1")
     fresh = Catalog(shipped.root)
     for kind in catalog.KINDS:
-        assert fresh.rows(kind) == cold.rows(kind)
+        assert hits[kind] == fresh.rows(kind) and list(hits[kind]) == list(fresh.rows(kind))
 
 
 def test_cache_entry_is_not_used_after_the_file_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

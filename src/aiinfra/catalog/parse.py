@@ -5,6 +5,8 @@ objects, several times faster), else the pure-Python ``SafeLoader``. Parsed rows
 ``$XDG_CACHE_HOME/aiinfra`` (``~/.cache/aiinfra`` when unset), keyed by the package version, the file's
 path, size and modification time; ``AIINFRA_NO_CACHE=1`` turns the cache off. A missing, stale, corrupt
 or unwritable cache entry is only a slower start: the file is parsed again and the command goes on.
+:func:`cached` keeps anything else derived from data files the same way (the catalog's validated rows,
+keyed also by :func:`code_identity`, so a change to the specs or the unit conversion rebuilds them).
 """
 
 from __future__ import annotations
@@ -14,14 +16,20 @@ import hashlib
 import os
 import pickle
 import tempfile
-from importlib import metadata
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from aiinfra.errors import DataError
 
 #: bump when what a cache entry holds changes shape
 CACHE_FORMAT = 1
+
+T = TypeVar("T")
+
+#: source files whose code turns rows into validated specs (package-relative)
+_VALIDATION_CODE = ("units.py", "catalog/convert.py", "specs")
 
 
 def cache_dir() -> Path | None:
@@ -33,18 +41,30 @@ def cache_dir() -> Path | None:
 
 
 def _version() -> str:
-    try:
-        return metadata.version("aiinfra")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    from aiinfra import __version__
+
+    return __version__
 
 
-def _key(path: Path) -> tuple[str, str]:
-    """(entry file name, identity of the file's contents) for ``path``."""
+def file_identity(path: Path) -> str:
+    """What a cache entry derived from ``path`` must match: the file's path, size and modification time."""
     st = path.stat()
-    ident = f"{CACHE_FORMAT}|{_version()}|{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
-    name = hashlib.blake2b(str(path.resolve()).encode(), digest_size=12).hexdigest()
-    return f"{name}.pickle", ident
+    return f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+
+
+@cache
+def code_identity() -> str:
+    """Hash of the code that validates catalog rows (specs, unit conversion) and of pydantic's version."""
+    import pydantic
+
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.blake2b(pydantic.VERSION.encode(), digest_size=16)
+    for rel in _VALIDATION_CODE:
+        target = root / rel
+        for path in sorted(target.glob("*.py")) if target.is_dir() else [target]:
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def parse_file(path: Path) -> list[Any]:
@@ -66,34 +86,42 @@ def parse_file(path: Path) -> list[Any]:
 
 def load_rows(path: Path) -> list[Any]:
     """:func:`parse_file` through the on-disk cache (an entry is used only when its identity matches)."""
+    return cached(f"rows|{path.resolve()}", file_identity(path), lambda: parse_file(path))
+
+
+def cached(slot: str, identity: str, build: Callable[[], T]) -> T:
+    """``build()``, or the value a previous process stored in ``slot`` for the same ``identity`` (which must name
+    every input the value depends on; the package version and the cache format are added here). One entry per
+    slot: a newer identity overwrites the older entry."""
     where = cache_dir()
     if where is None:
-        return parse_file(path)
-    entry_name, ident = _key(path)
-    entry = where / entry_name
+        return build()
+    ident = f"{CACHE_FORMAT}|{_version()}|{identity}"
+    entry = where / (hashlib.blake2b(slot.encode(), digest_size=16).hexdigest() + ".pickle")
     try:
         with entry.open("rb") as fh:
-            stored_ident, rows = pickle.load(fh)
-        if stored_ident == ident and isinstance(rows, list):
-            return rows
-    except Exception:  # absent, corrupt or from another version: parse again
+            stored_ident, value = pickle.load(fh)
+        if stored_ident == ident:
+            hit: T = value
+            return hit
+    except Exception:  # absent, corrupt or unreadable: build again
         pass
-    rows = parse_file(path)
-    _store(entry, ident, rows)
-    return rows
+    value = build()
+    _store(entry, ident, value)
+    return value
 
 
-def _store(entry: Path, ident: str, rows: list[Any]) -> None:
+def _store(entry: Path, ident: str, value: Any) -> None:
     """Write one entry atomically; any failure leaves the cache as it was."""
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".pickle")
         try:
             with os.fdopen(fd, "wb") as fh:
-                pickle.dump((ident, rows), fh, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump((ident, value), fh, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, entry)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
-    except OSError:
+    except (OSError, pickle.PicklingError):
         pass

@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from aiinfra.catalog.parse import load_rows
+from aiinfra.catalog.parse import cached, code_identity, file_identity, load_rows
 from aiinfra.errors import DataError, SpecError, UnknownIdError
 
 if TYPE_CHECKING:
@@ -194,11 +194,21 @@ class Catalog:
         return self.memo(f"rows:{kind}", lambda: self._validated(kind))
 
     def _validated(self, kind: str, overlay_ids: set[str] | None = None, where: str = "") -> dict[str, Any]:
+        """Every row of ``kind`` validated into its spec. Shipped rows alone (no overlay rows of the kind) go
+        through the on-disk cache, keyed by the data file and the validating code (:func:`parse.code_identity`):
+        a hit holds what validating those same bytes with that same code gave."""
+        if overlay_ids is None:
+            overlay_ids = {str(r.get("id")) for r in self._overlay_rows_of(f"{kind}.yaml")}
+        path = self.path(f"{kind}.yaml")
+        if overlay_ids or not path.exists():
+            return self._validate_rows(kind, overlay_ids, where)
+        identity = f"{file_identity(path)}|{code_identity()}"
+        return cached(f"specs|{path.resolve()}", identity, lambda: self._validate_rows(kind, overlay_ids, where))
+
+    def _validate_rows(self, kind: str, overlay_ids: set[str], where: str) -> dict[str, Any]:
         from aiinfra.catalog.convert import si_row
         from aiinfra.specs.common import validate
 
-        if overlay_ids is None:
-            overlay_ids = {str(r.get("id")) for r in self._overlay_rows_of(f"{kind}.yaml")}
         cls = _spec_class(kind)
         out: dict[str, Any] = {}
         for raw in self.raw_rows(kind):

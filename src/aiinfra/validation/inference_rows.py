@@ -291,19 +291,29 @@ def _closed_loop(
     return RowPrediction(values[metric], "; ".join(flags), details)
 
 
-@functools.lru_cache(maxsize=16)
 def _closed_loop_summary(scenario_json: str, clients: int) -> SimSummary:
-    """One closed-loop simulation per distinct scenario and client count: a row's three metrics share it."""
+    """One closed-loop simulation per distinct scenario, client count and catalog: a row's three metrics share it."""
+    return _closed_loop_in(catalog.active(), scenario_json, clients)
+
+
+@functools.lru_cache(maxsize=16)
+def _closed_loop_in(cat: catalog.Catalog, scenario_json: str, clients: int) -> SimSummary:
     from aiinfra.sim.search import closed_loop_run
     from aiinfra.specs.scenario import parse_scenario, resolve
 
-    return closed_loop_run(resolve(parse_scenario(json.loads(scenario_json))), clients, ramp=False)[1]
+    with catalog.use(cat):
+        return closed_loop_run(resolve(parse_scenario(json.loads(scenario_json))), clients, ramp=False)[1]
+
+
+def _simulate(scenario_json: str) -> SimSummary:
+    """One simulation per distinct scenario and catalog: the TTFT, TPOT and throughput rows of one run share it."""
+    return _simulate_in(catalog.active(), scenario_json)
 
 
 @functools.lru_cache(maxsize=8)
-def _simulate(scenario_json: str) -> SimSummary:
-    """One simulation per distinct scenario: the TTFT, TPOT and throughput rows of one run share it."""
+def _simulate_in(cat: catalog.Catalog, scenario_json: str) -> SimSummary:
     from aiinfra.sim.run import simulate
     from aiinfra.specs.scenario import parse_scenario, resolve
 
-    return simulate(resolve(parse_scenario(json.loads(scenario_json))), seed=0).summary
+    with catalog.use(cat):
+        return simulate(resolve(parse_scenario(json.loads(scenario_json))), seed=0).summary
