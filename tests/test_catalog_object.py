@@ -259,3 +259,17 @@ def test_no_cache_switch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     data.write_text("- {id: a}\n")
     assert load_rows(data) == [{"id": "a"}]
     assert not (tmp_path / "cache").exists()
+
+
+def test_runtime_reserve_read_once_applied_per_planner() -> None:
+    """runtime.yaml (aiconfigurator h100_sxm: other 3.5 GB, NCCL 0.392 GB): training always takes both, inference
+    takes NCCL's buffers only when tensor parallelism communicates."""
+    from aiinfra.planning.inference import _reserve_bytes
+    from aiinfra.planning.training import reserve_bytes
+
+    reserve = catalog.runtime_reserve()
+    assert reserve is not None
+    assert reserve.reserve_bytes(with_nccl=False) == pytest.approx(3.5e9)
+    assert reserve_bytes() == pytest.approx(3.892e9)
+    assert _reserve_bytes(1) == pytest.approx(3.5e9)
+    assert _reserve_bytes(8) == pytest.approx(3.892e9)

@@ -46,7 +46,7 @@ class EngineProfile:
     block_size_from_scenario: bool
     """True when the scenario's block_size_tokens is the engine's own flag (vLLM --block-size)."""
     gpu_memory_utilization_frac: float | None
-    kv_cache_free_gpu_mem_fraction: float | None
+    kv_cache_free_gpu_mem_frac: float | None
     reserves_full_context: bool
     """kv_reservation full: a request's whole prompt + output is reserved at admission (TensorRT-LLM
     GUARANTEED_NO_EVICT); else blocks are allocated as tokens arrive."""
@@ -78,7 +78,7 @@ class EngineProfile:
                        reserve_bytes: float, util_frac: float, free_frac: float | None = None) -> float:  # fmt: skip
         """Memory the KV allocator takes on one accelerator (negative: nothing fits) after the weights, the
         activation peak and the runtime reserve. ``free_frac`` overrides the engine's free-memory fraction."""
-        fraction = free_frac if free_frac is not None else self.kv_cache_free_gpu_mem_fraction
+        fraction = free_frac if free_frac is not None else self.kv_cache_free_gpu_mem_frac
         if self.kv_allocator == "total_memory_fraction" or fraction is None:
             return util_frac * memory_bytes - weights_bytes - activation_bytes - reserve_bytes
         return fraction * (memory_bytes - weights_bytes - activation_bytes - reserve_bytes)
@@ -131,7 +131,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             block_size_tokens=_opt_int(row, "block_size_tokens"),
             block_size_from_scenario=bool(row.get("block_size_from_scenario", False)),
             gpu_memory_utilization_frac=_opt_float(row, "gpu_memory_utilization_frac"),
-            kv_cache_free_gpu_mem_fraction=_opt_float(row, "kv_cache_free_gpu_mem_fraction"),
+            kv_cache_free_gpu_mem_frac=_opt_float(row, "kv_cache_free_gpu_mem_fraction"),
             reserves_full_context=reservation == "full",
             chunked_prefill=bool(row["chunked_prefill"]),
             attention_dp_gather_quantised=bool(row["attention_dp_gather_quantised"]),

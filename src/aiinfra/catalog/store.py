@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiinfra.catalog.parse import cached, code_identity, file_identity, load_rows
 from aiinfra.errors import DataError, SpecError, UnknownIdError
+from aiinfra.units import GB
 
 if TYPE_CHECKING:
     from aiinfra.catalog.engines import EngineProfile
@@ -78,13 +79,16 @@ def _check_sources(where: str, name: str, row: dict[str, Any]) -> None:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RuntimeReserve:
-    """Memory frameworks take per accelerator before model state (runtime.yaml), in the file's decimal GB."""
+    """Memory frameworks take per accelerator before model state (runtime.yaml)."""
 
     id: str
-    other_gb: float
-    """CUDA context, allocator and other non-tensor memory."""
-    nccl_gb: float
-    """NCCL communicator buffers (only where the run communicates)."""
+    figures_gb: dict[str, float]
+    """The row's figures in its decimal GB: other_gb (CUDA context, allocator), nccl_gb (communicator buffers)."""
+
+    def reserve_bytes(self, with_nccl: bool) -> float:
+        """The reserve, with NCCL's buffers where the run communicates."""
+        other, nccl = self.figures_gb["other_gb"], self.figures_gb["nccl_gb"]
+        return (other + (nccl if with_nccl else 0.0)) * GB
 
 
 class Catalog:
@@ -271,7 +275,8 @@ class Catalog:
             if not rows:
                 return None
             row = rows[0]
-            return RuntimeReserve(id=str(row["id"]), other_gb=float(row["other_gb"]), nccl_gb=float(row["nccl_gb"]))
+            figures = {k: float(row[k]) for k in ("other_gb", "nccl_gb")}
+            return RuntimeReserve(id=str(row["id"]), figures_gb=figures)
 
         return self.memo("runtime_reserve", build)
 

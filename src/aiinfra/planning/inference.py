@@ -40,9 +40,7 @@ def workload_usage(wl: ServingWorkload) -> Usage:
 def _reserve_bytes(tp: int) -> float:
     """Framework reserve (catalog runtime reserve); NCCL's buffers only when tensor parallelism communicates."""
     reserve = catalog.runtime_reserve()
-    if reserve is None:
-        return 0.0
-    return (reserve.other_gb + (reserve.nccl_gb if tp > 1 else 0.0)) * GB
+    return reserve.reserve_bytes(with_nccl=tp > 1) if reserve is not None else 0.0
 
 
 def activation_peak_bytes(model: ModelArch, tp: int, batched_tokens: int) -> float:

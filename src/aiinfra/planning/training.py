@@ -20,7 +20,6 @@ from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.parallelism import Recompute, Sharding
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.workload import TrainingJob
-from aiinfra.units import GB
 
 FLOP_CONVENTION = (
     "model FLOPs per token = 3 × (2·N_matmul,active + 2·L·s·(d_qk + d_v)), non-causal, recompute not counted "
@@ -68,9 +67,7 @@ class TrainingReport:
 def reserve_bytes() -> float:
     """Framework reserve from catalog/data/runtime.yaml (aiconfigurator's other + NCCL memory)."""
     reserve = catalog.runtime_reserve()
-    if reserve is None:
-        return 0.0
-    return (reserve.other_gb + reserve.nccl_gb) * GB
+    return reserve.reserve_bytes(with_nccl=True) if reserve is not None else 0.0
 
 
 def setup_from_job(sc_model: Any, job: TrainingJob, flash_attention: bool = True) -> TrainSetup:

@@ -161,7 +161,7 @@ def _trtllm_bench(
         return None
     if inp is None or out is None or out < 1:
         return None
-    frac = free_frac if free_frac is not None else profile.kv_cache_free_gpu_mem_fraction
+    frac = free_frac if free_frac is not None else profile.kv_cache_free_gpu_mem_frac
     if frac is None:
         return None
     return trtllm_bench_limits(
