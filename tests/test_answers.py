@@ -10,8 +10,7 @@ from aiinfra import app
 from aiinfra.errors import InfeasibleError
 from aiinfra.specs.parallelism import InferencePlan
 
-# 70B FP8 on H200 for 58 users with a 100 ms TTFT limit: one H200 (tp1) looks cheapest analytically, but its
-# unloaded prefill of 1,024 tokens already takes longer than 100 ms in the simulator
+# 70B FP8 on H200 with 1,024-token prompts (the issue's example: 58 users)
 SEED_58_USERS = {
     "model": "meta-llama-3.1-70b",
     "hardware": {"accelerator": "nvidia-h200-sxm-141gb", "count": 8},
@@ -21,7 +20,9 @@ SEED_58_USERS = {
 
 
 def test_capacity_moves_past_a_candidate_its_simulation_finds_infeasible() -> None:
-    sc = app.load_scenario(SEED_58_USERS)
+    # one user and a 110 ms TTFT limit, just above one H200's analytic unloaded prefill: tp1 is the cheapest
+    # candidate analytically, while the simulator's p90 spread puts its unloaded TTFT above the limit
+    sc = app.load_scenario(SEED_58_USERS, set={"inference.users": 1, "inference.slo.ttft_p90_s": 0.11})
     analytic = app.capacity(sc)
     simulated = app.capacity(sc, simulate=True)
     cheapest = analytic.chosen
@@ -39,3 +40,95 @@ def test_capacity_moves_past_a_candidate_its_simulation_finds_infeasible() -> No
     passed_over = [o for o in simulated.options if o.verdict.startswith("misses the SLO in simulation")]
     assert [(o.tp, o.weight_precision) for o in passed_over] == [(cheapest.tp, cheapest.weight_precision)]
     assert simulated.simulated is not None and len(simulated.simulated["rejected"]) == 1
+
+
+SIMULATE_EXAMPLE = "examples/simulate-llama70b-h100.yaml"
+
+
+@pytest.mark.parametrize("share_of_max", [0.3, 0.55, 0.8])
+def test_infer_at_a_request_rate_agrees_with_the_simulation_of_the_same_file(share_of_max: float) -> None:
+    from .conftest import ROOT
+
+    path = ROOT / SIMULATE_EXAMPLE
+    saturated = app.infer(app.load_scenario(path, set={"inference.batch": "max"})).estimate
+    rate = share_of_max * saturated.requests_per_s
+    sc = app.load_scenario(path, set={"inference.request_rate_per_s": rate, "inference.num_requests": 3000})
+    at_rate = app.infer(sc).estimate
+    sim = app.simulate(sc).run.summary
+    assert at_rate.load.startswith(f"at {rate:.4g} requests/s")
+    assert at_rate.requests_per_s == pytest.approx(rate)
+    assert at_rate.ttft_s == pytest.approx(sim.ttft_s.mean, rel=0.25)
+    assert at_rate.tpot_s == pytest.approx(sim.tpot_exclusive_s.mean, rel=0.25)
+    # the former answer: the saturated batch's latency whatever the rate
+    assert saturated.load.startswith("saturated") and saturated.tpot_s > 2 * at_rate.tpot_s
+
+
+def test_ttft_under_load_is_never_below_the_unloaded_ttft() -> None:
+    base = {**SEED_58_USERS, "hardware": {"accelerator": "nvidia-h200-sxm-141gb", "count": 1}}
+    one = app.infer(app.load_scenario(base, set={"inference.users": None, "inference.concurrency": 1})).estimate
+    for users in (2, 8, 58):
+        loaded = app.infer(app.load_scenario(base, set={"inference.users": users})).estimate
+        assert loaded.ttft_s >= one.ttft_s, users
+
+
+def test_a_demand_beyond_the_deployment_says_it_is_saturated() -> None:
+    from .conftest import ROOT
+
+    sc = app.load_scenario(ROOT / SIMULATE_EXAMPLE, set={"inference.request_rate_per_s": 1000})
+    e = app.infer(sc).estimate
+    assert e.load.startswith("saturated: the demand 1000 requests/s exceeds")
+    assert e.requests_per_s < 1000
+
+
+def test_version_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    import aiinfra
+    from aiinfra.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"aiinfra {aiinfra.__version__}"
+
+
+LLAMA_8B_TRAINING = {
+    "model": "meta-llama-3.1-8b",
+    "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": 8},
+    "training": {"tokens": 1.5e13, "seq_len": 8192, "global_batch_seqs": 512, "precision": "bf16"},
+}
+
+
+def test_a_count_no_layout_fills_trains_on_the_largest_count_that_works() -> None:
+    # 24 = 2³·3: dp divides 512, tp divides the 8 KV heads, pp the 32 layers, 2·cp the 8,192 tokens — all powers
+    # of two, so no layout uses 24; the largest power-of-two count below is 16, which the 16-GPU run itself fills
+    r24 = app.train(app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.count": 24}))
+    r16 = app.train(app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.count": 16}))
+    assert (r24.idle, r16.idle) == (8, 0)
+    assert r24.best.plan == r16.best.plan
+    assert r24.best.time_to_train_s == pytest.approx(r16.best.time_to_train_s)
+    d = r24.to_dict()
+    assert (d["accelerators_used"], d["accelerators_idle"]) == (16, 8)
+    assert d["idle_accelerator_hours"] == pytest.approx(8 * r16.best.time_to_train_s / 3600)
+
+
+@pytest.mark.parametrize("count", [8, 40, 96, 200, 256])
+def test_every_count_gets_a_plan(count: int) -> None:
+    r = app.train(app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.count": count}))
+    # the most a layout can use is the largest count ≤ given of the form 2^k (every factor is a power of two)
+    assert count - r.idle == 2 ** (count.bit_length() - 1)
+
+
+def test_a_given_training_plan_obeys_the_search_rules() -> None:
+    from aiinfra.errors import SpecError
+
+    with pytest.raises(SpecError, match="tp does not divide num_heads=32"):
+        app.train(app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.count": 3, "training.plan": {"tp": 3}}))
+
+
+def test_a_given_inference_plan_obeys_the_head_split() -> None:
+    from aiinfra.errors import SpecError
+
+    base = {"model": "meta-llama-3.1-8b", "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": 3},
+            "inference": {"input_tokens": 512, "output_tokens": 128, "concurrency": 4, "plan": {"tp": 3}}}  # fmt: skip
+    with pytest.raises(SpecError) as exc:
+        app.infer(app.load_scenario(base))
+    assert exc.value.field == "inference.plan.tp"

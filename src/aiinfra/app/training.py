@@ -21,13 +21,22 @@ class TrainResult(Result):
     """Every estimate, best first, with the search's counts (candidates, valid, fitting, rejections by reason)."""
 
     @property
+    def idle(self) -> int:
+        """Accelerators of hardware.count no layout of the best plan uses (paid for, idle)."""
+        rep = self.report
+        return rep.accelerators_given - rep.accelerators_used if rep.accelerators_used else 0
+
+    @property
     def best(self) -> TrainingEstimate:
         """The fastest plan that fits (or the given plan)."""
         return self.report.estimates[0]
 
     def to_dict(self) -> dict[str, Any]:
         rep = self.report
-        return {**jsonable(self.best), "searched": rep.searched, "candidates": rep.candidates,
+        used = rep.accelerators_used or self.scenario.cluster.count
+        return {**jsonable(self.best), "accelerators_used": used, "accelerators_idle": self.idle,
+                "idle_accelerator_hours": self.idle * self.best.time_to_train_s / 3600.0,
+                "notes": list(rep.notes), "searched": rep.searched, "candidates": rep.candidates,
                 "valid_plans": rep.valid_plans, "fitting_plans": rep.fitting_plans, "rejected": rep.rejected,
                 "search_wall_s": rep.search_wall_s, "flop_convention": rep.flop_convention,
                 "efficiency_sources": list(rep.efficiency_sources),

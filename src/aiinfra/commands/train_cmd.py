@@ -47,6 +47,8 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
                 ("MFU", f"{best.mfu_frac:.1%}"),
                 ("time to train", human_seconds(best.time_to_train_s)),
                 ("accelerator-hours", best.accelerator_hours),
+                ("accelerators idle", f"{r.idle} of {sc.cluster.count} (paid for {obj['idle_accelerator_hours']:,.0f} "
+                                      "accelerator-hours unused)" if r.idle else "none"),
                 ("energy (accelerators at TDP)", energy),
             ]
         ),
@@ -61,6 +63,7 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
                          for e in rep.estimates]),
                   "", "rejected:"]  # fmt: skip
         lines += [f"  {v:>12,}  {k}" for k, v in sorted(rep.rejected.items(), key=lambda kv: -kv[1])]
+    lines += [f"note: {n}" for n in rep.notes]
     lines += ["", f"FLOP convention: {rep.flop_convention}", "efficiency sources: " + "; ".join(rep.efficiency_sources)]
     return obj, "\n".join(lines)
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ from aiinfra.analytic.training_memory import (
 )
 from aiinfra.analytic.training_step import step_time
 from aiinfra.errors import InfeasibleError, SpecError
-from aiinfra.search.plans import enumerate_plans, single_plan
+from aiinfra.search.plans import divisors, enumerate_plans, layout_rules, single_plan
 from aiinfra.search.rank import rank_plans
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.scenario import Scenario
@@ -67,6 +68,10 @@ class TrainingReport:
     search_wall_s: float
     flop_convention: str
     efficiency_sources: tuple[str, ...]
+    accelerators_given: int = 0
+    """hardware.count (0: not recorded)."""
+    accelerators_used: int = 0
+    """Accelerators the plans use: fewer than given when no layout fills every accelerator (0: not recorded)."""
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -166,6 +171,10 @@ def given_plan(scenario: Scenario, job: TrainingJob) -> PlanArrays:
             f"dp·tp·pp·cp = {dp * p.tp * p.pp * p.cp} but hardware.count = {n}",
             "make the product equal the accelerator count (or omit dp)",
         )  # fmt: skip
+    for broken, reason in layout_rules(scenario.model, job.seq_len, p.tp, p.pp, p.cp):
+        if broken:
+            raise SpecError("training.plan", f"tp={p.tp} pp={p.pp} cp={p.cp}", reason,
+                            "choose a layout the search accepts (run aiinfra train without training.plan)")  # fmt: skip
     if job.global_batch_seqs % (dp * p.microbatch_seqs) != 0:
         raise SpecError(
             "training.plan.microbatch_seqs", p.microbatch_seqs,
@@ -200,23 +209,67 @@ def plan_training(scenario: Scenario) -> TrainingReport:
     enum = enumerate_plans(scenario.model, cluster.count, job.global_batch_seqs, job.seq_len)
     ranked = rank_plans(setup, cluster, enum, job.top_k_plans)
     rejected = ranked.rejected
+    notes: list[str] = []
     if len(ranked.order) == 0:
-        raise InfeasibleError(
-            f"no plan of {cluster.count} × {cluster.accelerator.id} fits {scenario.model.id} "
-            f"({enum.candidates:,} candidates; rejections: "
-            + "; ".join(f"{v:,} {k}" for k, v in sorted(rejected.items(), key=lambda kv: -kv[1]))
-            + ") — add accelerators, shorten seq_len, or lower global_batch_seqs"
-        )
+        fewer = _on_fewer_accelerators(scenario, setup, job)
+        if fewer is None:
+            raise InfeasibleError(
+                f"no plan of {cluster.count} × {cluster.accelerator.id} fits {scenario.model.id} "
+                f"({enum.candidates:,} candidates; rejections: "
+                + "; ".join(f"{v:,} {k}" for k, v in sorted(rejected.items(), key=lambda kv: -kv[1]))
+                + ") — add accelerators, shorten seq_len, or lower global_batch_seqs"
+            )
+        used, enum, ranked = fewer
+        idle = cluster.count - used
+        notes.append(f"no layout uses all {cluster.count} accelerators (see the rejections): the best plan runs on "
+                     f"{used}, leaving {idle} idle")  # fmt: skip
+        cluster = replace(cluster, count=used)
     plans = enum.plans
-    fitting = ranked.fitting
-    order = ranked.order
-    chosen = plans.take(order)
+    chosen = plans.take(ranked.order)
     est = _estimates(setup, cluster, chosen, job.tokens, np.arange(len(chosen)), sources)
     return TrainingReport(
         estimates=tuple(est), searched=True, candidates=enum.candidates, valid_plans=len(plans),
-        fitting_plans=fitting, rejected=rejected, search_wall_s=time.perf_counter() - t0,
+        fitting_plans=ranked.fitting, rejected=ranked.rejected, search_wall_s=time.perf_counter() - t0,
         flop_convention=FLOP_CONVENTION, efficiency_sources=tuple(sorted(sources)),
+        accelerators_given=scenario.cluster.count, accelerators_used=cluster.count, notes=tuple(notes),
     )  # fmt: skip
+
+
+FEWER_COUNTS_TRIED = 4
+"""How many of the largest usable accelerator counts below the given one the search tries when none of its
+layouts uses every accelerator."""
+
+
+def usable_counts(scenario: Scenario, job: TrainingJob, below: int) -> list[int]:
+    """Accelerator counts under ``below`` that some layout can fill, largest first: dp·tp·pp·cp with dp dividing
+    the global batch and tp, pp, cp obeying the layout rules (:func:`aiinfra.search.plans.layout_rules`)."""
+    m = scenario.model
+    tps = [t for t in divisors(math.gcd(m.num_heads, m.kv_heads)) if t <= below]
+    pps = [p for p in divisors(m.num_layers) if p <= below]
+    cps = [c for c in (1, 2, 4, 8, 16) if c == 1 or job.seq_len % (2 * c) == 0]
+    model_parallel = {t * p * c for t in tps for p in pps for c in cps if t * p * c <= below}
+    counts = {d * mp for d in divisors(job.global_batch_seqs) for mp in model_parallel if d * mp < below}
+    return sorted(counts, reverse=True)
+
+
+def _on_fewer_accelerators(scenario: Scenario, setup: TrainSetup, job: TrainingJob) -> tuple[int, Any, Any] | None:
+    """The fastest fitting plan over the largest usable counts below the given one (:data:`FEWER_COUNTS_TRIED`
+    of them that have a fitting layout): (count, enumeration, ranking), or None when no count works."""
+    best: tuple[float, int, Any, Any] | None = None
+    tried = 0
+    for count in usable_counts(scenario, job, scenario.cluster.count):
+        cluster = replace(scenario.cluster, count=count)
+        enum = enumerate_plans(scenario.model, count, job.global_batch_seqs, job.seq_len)
+        ranked = rank_plans(setup, cluster, enum, job.top_k_plans)
+        if len(ranked.order) == 0:
+            continue
+        step_s = float(step_time(setup, cluster, enum.plans.take(ranked.order[:1])).step_time_s[0])
+        if best is None or step_s < best[0]:
+            best = (step_s, count, enum, ranked)
+        tried += 1
+        if tried == FEWER_COUNTS_TRIED:
+            break
+    return None if best is None else best[1:]
 
 
 def lora_params(scenario: Scenario) -> float:
