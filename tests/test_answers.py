@@ -132,3 +132,30 @@ def test_a_given_inference_plan_obeys_the_head_split() -> None:
     with pytest.raises(SpecError) as exc:
         app.infer(app.load_scenario(base))
     assert exc.value.field == "inference.plan.tp"
+
+
+@pytest.mark.parametrize("example", ["finetune-lora-7b", "finetune-qlora-70b", "cost-finetune-7b-1xh100"])
+def test_train_and_cost_plan_the_fine_tune_that_memory_sizes(example: str) -> None:
+    from .conftest import EXAMPLES
+
+    sc = app.load_scenario(EXAMPLES / f"{example}.yaml")
+    mem = app.memory(sc).report
+    adapter_row = next(r for r in mem.rows if r.label.startswith(("lora", "qlora")))
+    plan = app.train(sc)
+    assert plan.best.fits and adapter_row.fits
+    assert plan.best.memory_per_accelerator_bytes == pytest.approx(adapter_row.total_bytes, rel=1e-3)
+    assert plan.best.memory_breakdown["optimizer_states_bytes"] == pytest.approx(adapter_row.optimizer_states_bytes)
+    # cost prices the same run: its duration is this plan's time-to-train
+    if sc.source.extras.get("cost"):
+        bill = app.cost(sc)
+        assert bill.usage.duration_s == pytest.approx(plan.best.time_to_train_s)
+
+
+def test_a_frozen_base_counts_forward_and_input_gradient_flops_only() -> None:
+    from .conftest import EXAMPLES
+
+    lora = app.train(app.load_scenario(EXAMPLES / "finetune-lora-7b.yaml")).best
+    full = app.train(app.load_scenario(EXAMPLES / "finetune-lora-7b.yaml",
+                                       set={"training.finetune.method": "full", "hardware.count": 8})).best  # fmt: skip
+    # forward 2N + input-gradient 2N of full training's 6N per token (same model, tokens per step and seq_len)
+    assert lora.model_flop_per_step == pytest.approx(full.model_flop_per_step * 2 / 3)

@@ -24,6 +24,7 @@ from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.search.plans import divisors, enumerate_plans, layout_rules, single_plan
 from aiinfra.search.rank import rank_plans
 from aiinfra.specs.hardware import ClusterSpec
+from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.workload import TrainingJob
 from aiinfra.units import GB
@@ -85,7 +86,14 @@ def reserve_bytes() -> float:
 
 
 def setup_from_job(sc_model: Any, job: TrainingJob, flash_attention: bool = True) -> TrainSetup:
-    return TrainSetup(
+    """The estimate's scalars for a training section; LoRA / QLoRA fine-tunes freeze the base weights
+    (bf16, or NF4 for QLoRA) and train the adapters only."""
+    ft = job.finetune
+    frozen: dict[str, Any] = {}
+    if ft is not None and ft.method in ("lora", "qlora"):
+        frozen = {"frozen_base_bytes_per_param": nf4_bytes_per_param() if ft.method == "qlora" else 2.0,
+                  "adapter_params": adapter_params(sc_model, ft.rank, ft.target_modules)}  # fmt: skip
+    return TrainSetup(**frozen,
         model=sc_model,
         seq_len=job.seq_len,
         global_batch_seqs=job.global_batch_seqs,
@@ -206,10 +214,13 @@ def plan_training(scenario: Scenario) -> TrainingReport:
             rejected={}, search_wall_s=time.perf_counter() - t0, flop_convention=FLOP_CONVENTION,
             efficiency_sources=tuple(sorted(sources)),
         )  # fmt: skip
-    enum = enumerate_plans(scenario.model, cluster.count, job.global_batch_seqs, job.seq_len)
+    enum = enumerate_plans(scenario.model, cluster.count, job.global_batch_seqs, job.seq_len, _shardings(setup))
     ranked = rank_plans(setup, cluster, enum, job.top_k_plans)
     rejected = ranked.rejected
     notes: list[str] = []
+    if setup.frozen_base:
+        notes.append("LoRA/QLoRA: frozen base weights, adapters trained; backward computes input gradients only "
+                     "(MFU counts forward + input-gradient FLOPs, 2/3 of full training's)")  # fmt: skip
     if len(ranked.order) == 0:
         fewer = _on_fewer_accelerators(scenario, setup, job)
         if fewer is None:
@@ -233,6 +244,11 @@ def plan_training(scenario: Scenario) -> TrainingReport:
         flop_convention=FLOP_CONVENTION, efficiency_sources=tuple(sorted(sources)),
         accelerators_given=scenario.cluster.count, accelerators_used=cluster.count, notes=tuple(notes),
     )  # fmt: skip
+
+
+def _shardings(setup: TrainSetup) -> tuple[str, ...]:
+    """Sharding options the search tries: a frozen base has no gradients or optimizer states to shard."""
+    return ("none",) if setup.frozen_base else SHARDING_CODES
 
 
 FEWER_COUNTS_TRIED = 4
@@ -259,7 +275,7 @@ def _on_fewer_accelerators(scenario: Scenario, setup: TrainSetup, job: TrainingJ
     tried = 0
     for count in usable_counts(scenario, job, scenario.cluster.count):
         cluster = replace(scenario.cluster, count=count)
-        enum = enumerate_plans(scenario.model, count, job.global_batch_seqs, job.seq_len)
+        enum = enumerate_plans(scenario.model, count, job.global_batch_seqs, job.seq_len, _shardings(setup))
         ranked = rank_plans(setup, cluster, enum, job.top_k_plans)
         if len(ranked.order) == 0:
             continue
@@ -272,15 +288,18 @@ def _on_fewer_accelerators(scenario: Scenario, setup: TrainSetup, job: TrainingJ
     return None if best is None else best[1:]
 
 
-def lora_params(scenario: Scenario) -> float:
+def adapter_params(m: ModelArch, rank: int, target_modules: tuple[str, ...]) -> float:
     """Trainable LoRA parameters: r·(d_in + d_out) per adapted matrix per layer (Hu et al. 2021 §4.1)."""
-    m = scenario.model
-    job = scenario.training
-    assert job is not None and job.finetune is not None
     h, q, kv, f = m.hidden_size, m.num_heads * m.head_size, m.kv_heads * m.head_size, m.ffn_hidden_size
     shapes = {"q": (h, q), "k": (h, kv), "v": (h, kv), "o": (q, h), "gate": (h, f), "up": (h, f), "down": (f, h)}
-    r = job.finetune.rank
-    return float(m.num_layers * sum(r * (a + b) for a, b in (shapes[t] for t in job.finetune.target_modules)))
+    return float(m.num_layers * sum(rank * (a + b) for a, b in (shapes[t] for t in target_modules)))
+
+
+def lora_params(scenario: Scenario) -> float:
+    """Trainable LoRA parameters of the scenario's fine-tune."""
+    job = scenario.training
+    assert job is not None and job.finetune is not None
+    return adapter_params(scenario.model, job.finetune.rank, job.finetune.target_modules)
 
 
 def param_count(scenario: Scenario) -> float:
