@@ -159,3 +159,18 @@ def test_a_frozen_base_counts_forward_and_input_gradient_flops_only() -> None:
                                        set={"training.finetune.method": "full", "hardware.count": 8})).best  # fmt: skip
     # forward 2N + input-gradient 2N of full training's 6N per token (same model, tokens per step and seq_len)
     assert lora.model_flop_per_step == pytest.approx(full.model_flop_per_step * 2 / 3)
+
+
+def test_a_multi_node_training_bill_uses_only_instances_that_hold_the_plans_nodes() -> None:
+    # 64 A100 80GB planned on 8-GPU nodes: the catalog also lists single-A100 VMs, which cannot hold those nodes
+    sc = app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.accelerator": "nvidia-a100-sxm4-80gb",
+                                                   "hardware.count": 64, "training.tokens": 1e11})  # fmt: skip
+    assert sc.cluster.per_node == 8
+    bill = app.cost(sc)
+    assert bill.options and all(o.price.accelerators_per_instance >= 8 for o in bill.options)
+    assert all(o.instances == 8 for o in bill.options)  # whole instances: 64 / 8
+    assert any("left out" in n and "1-accelerator instances" in n for n in bill.notes)
+    # one accelerator: the single-GPU VMs are the natural offers and stay
+    one = app.cost(app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.accelerator": "nvidia-a100-sxm4-80gb",
+                                                             "hardware.count": 1, "cost.usage.duration_s": 3600}))
+    assert any(o.price.accelerators_per_instance == 1 for o in one.options)
