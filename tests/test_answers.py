@@ -174,3 +174,35 @@ def test_a_multi_node_training_bill_uses_only_instances_that_hold_the_plans_node
     one = app.cost(app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.accelerator": "nvidia-a100-sxm4-80gb",
                                                              "hardware.count": 1, "cost.usage.duration_s": 3600}))
     assert any(o.price.accelerators_per_instance == 1 for o in one.options)
+
+
+def test_users_with_think_time_follow_the_interactive_response_time_law() -> None:
+    from .conftest import ROOT
+
+    users, think_s = 200, 20.0
+    sc = app.load_scenario(ROOT / SIMULATE_EXAMPLE, set={"inference.request_rate_per_s": None,
+                                                          "inference.concurrency": users,
+                                                          "inference.think_time_s": think_s})  # fmt: skip
+    e = app.infer(sc).estimate
+    resp_s = e.ttft_s + (sc.inference.output_tokens - 1) * e.tpot_s  # type: ignore[union-attr]
+    # N users thinking Z between answers: X = N/(R + Z) requests/s, N·R/(R + Z) of them in flight
+    assert e.requests_per_s == pytest.approx(users / (resp_s + think_s), rel=1e-9)
+    assert abs(e.batch_seqs - users * resp_s / (resp_s + think_s)) <= 1.0
+    assert e.batch_seqs < users / 4  # most users are reading, not waiting
+    # the simulator's closed loop with exponential think times gives the same throughput while every client is
+    # still active: requests finished per second over the second quarter of the run (the first quarter holds the
+    # clients' common start, the end the stragglers' last requests)
+    closed = app.load_scenario(sc, set={"inference.arrival": {"kind": "concurrency"}, "inference.num_requests": 6000})
+    finish = app.simulate(closed).run.records.finish_s
+    end_s = float(finish.max())
+    window = (finish >= 0.25 * end_s) & (finish < 0.5 * end_s)
+    assert int(window.sum()) / (0.25 * end_s) == pytest.approx(e.requests_per_s, rel=0.1)
+
+
+def test_capacity_for_users_who_think_needs_fewer_accelerators() -> None:
+    from .conftest import EXAMPLES
+
+    path = EXAMPLES / "capacity-llama70b-10k-users.yaml"
+    always = app.capacity(app.load_scenario(path)).chosen
+    chat = app.capacity(app.load_scenario(path, set={"inference.think_time_s": 30.0})).chosen
+    assert chat.accelerators < always.accelerators

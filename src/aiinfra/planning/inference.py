@@ -379,6 +379,29 @@ def in_flight_at_rate(
     return hi
 
 
+def in_flight_with_think_time(
+    steady: Callable[[int], tuple[float, float, float]], users: int, think_s: float, output_tokens: int
+) -> int:
+    """Requests in flight when ``users`` users each think ``think_s`` on average between an answer and their next
+    request: the fixed point B = N·R(B)/(R(B) + Z) of the interactive response-time law (Lazowska et al. 1984
+    §3.3), R(B) = TTFT(B) + (out − 1)·TPOT(B) at B in flight. B − N·R(B)/(R(B) + Z) grows with B: bisection."""
+    def excess(b: int) -> float:
+        tpot, ttft, _ = steady(b)
+        resp_s = ttft + max(output_tokens - 1, 0) * tpot
+        return b - users * resp_s / (resp_s + think_s)
+
+    lo, hi = 1, max(users, 1)
+    if excess(lo) >= 0:
+        return lo
+    while hi - lo > 1:  # excess(lo) < 0 <= excess(hi)
+        mid = (lo + hi) // 2
+        if excess(mid) >= 0:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def estimate(
     model: ModelArch,
     cluster: ClusterSpec,
@@ -455,7 +478,7 @@ def estimate(
         fits = batch >= 1
     else:
         users = wl.concurrency or wl.users or 1
-        batch = math.ceil(users / replicas)
+        batch = math.ceil(users / replicas)  # with think time: the users' share in flight, found below
         fits = cap.kv_capacity_tokens > 0 and batch <= max_seqs
     if batch <= 0 or cap.kv_capacity_tokens <= 0:
         raise InfeasibleError(
@@ -505,6 +528,14 @@ def estimate(
                 load = (f"at {wl.request_rate_per_s:.4g} requests/s: {batch} sequences in flight per replica "
                         f"(Little's law); mean latencies (`aiinfra simulate` gives percentiles); the deployment "
                         f"saturates at {saturated_rps * replicas:.4g} requests/s")
+        elif (wl.concurrency is not None or wl.users is not None) and wl.think_time_s:
+            users_replica = math.ceil((wl.concurrency or wl.users or 1) / replicas)
+            batch = in_flight_with_think_time(steady, users_replica, wl.think_time_s, out)
+            tpot, ttft, tok_per_step = steady(batch)
+            resp_s = ttft + max(out - 1, 0) * tpot
+            out_tps_replica = users_replica / (resp_s + wl.think_time_s) * out
+            load = (f"{wl.concurrency or wl.users} users thinking {wl.think_time_s:g} s on average between requests: "
+                    f"{batch} in flight per replica (N·R/(R + Z))")
         elif wl.concurrency is not None or wl.users is not None:
             load = f"{wl.concurrency or wl.users} concurrent sequences, each sending its next request at once"
         else:
