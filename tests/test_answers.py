@@ -206,3 +206,14 @@ def test_capacity_for_users_who_think_needs_fewer_accelerators() -> None:
     always = app.capacity(app.load_scenario(path)).chosen
     chat = app.capacity(app.load_scenario(path, set={"inference.think_time_s": 30.0})).chosen
     assert chat.accelerators < always.accelerators
+
+
+def test_the_ranked_plans_are_distinct_and_the_answer_says_why_it_wins() -> None:
+    from .conftest import EXAMPLES
+
+    r = app.train(app.load_scenario(EXAMPLES / "train-llama3.1-70b-h100.yaml"))
+    keys = [(e.step_time_s, e.memory_per_accelerator_bytes) for e in r.report.estimates]
+    assert len(set(keys)) == len(keys)
+    second = r.report.estimates[1]
+    gain = second.step_time_s / r.best.step_time_s - 1.0
+    assert r.why.endswith(f"{gain:.1%} shorter steps than the next distinct layout ({app.plan_label(second.plan)})")

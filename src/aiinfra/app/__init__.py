@@ -28,7 +28,7 @@ from aiinfra.app.inference import CapacityResult, InferResult, capacity, infer
 from aiinfra.app.scenario import ScenarioLike, load_scenario
 from aiinfra.app.simulation import MaxRateResult, SimulateResult, find_max_rate, simulate
 from aiinfra.app.tco import TcoResult, tco
-from aiinfra.app.training import MemoryResult, TrainResult, memory, train
+from aiinfra.app.training import MemoryResult, TrainResult, memory, plan_label, train
 from aiinfra.app.validation import ValidateResult, validate
 
 QUESTIONS: dict[str, Callable[..., Result]] = {
@@ -87,6 +87,7 @@ __all__ = [
     "load_scenario",
     "memory",
     "model_show",
+    "plan_label",
     "simulate",
     "tco",
     "train",

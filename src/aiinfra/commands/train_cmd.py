@@ -10,10 +10,7 @@ from aiinfra.commands import add_scenario_args
 from aiinfra.report.render import key_values, table
 from aiinfra.report.text import GB, human_seconds
 
-
-def _plan_text(p: dict[str, Any]) -> str:
-    return (f"tp{p['tp']} pp{p['pp']} dp{p['dp']} cp{p['cp']} ep{p['ep']} vp{p['vp']} mb{p['microbatch_seqs']} "
-            f"{p['sharding']} rc={p['recompute']}")  # fmt: skip
+_plan_text = app.plan_label
 
 
 def _train(args: argparse.Namespace) -> tuple[Any, str]:
@@ -28,6 +25,7 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
         key_values(
             [
                 ("plan", _plan_text(best.plan)),
+                ("why this layout", r.why),
                 ("fits", best.fits),
                 (
                     "memory per accelerator",

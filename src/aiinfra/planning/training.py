@@ -237,7 +237,7 @@ def plan_training(scenario: Scenario) -> TrainingReport:
         cluster = replace(cluster, count=used)
     plans = enum.plans
     chosen = plans.take(ranked.order)
-    est = _estimates(setup, cluster, chosen, job.tokens, np.arange(len(chosen)), sources)
+    est = _distinct(_estimates(setup, cluster, chosen, job.tokens, np.arange(len(chosen)), sources))
     return TrainingReport(
         estimates=tuple(est), searched=True, candidates=enum.candidates, valid_plans=len(plans),
         fitting_plans=ranked.fitting, rejected=ranked.rejected, search_wall_s=time.perf_counter() - t0,
@@ -249,6 +249,19 @@ def plan_training(scenario: Scenario) -> TrainingReport:
 def _shardings(setup: TrainSetup) -> tuple[str, ...]:
     """Sharding options the search tries: a frozen base has no gradients or optimizer states to shard."""
     return ("none",) if setup.frozen_base else SHARDING_CODES
+
+
+def _distinct(estimates: list[TrainingEstimate]) -> list[TrainingEstimate]:
+    """The ranked plans without repeats: a plan whose step time and memory equal a faster-ranked one's (e.g.
+    selective recompute under FlashAttention, which already recomputes the attention scores) adds nothing."""
+    seen: set[tuple[float, float]] = set()
+    out = []
+    for e in estimates:
+        key = (round(e.step_time_s, 9), round(e.memory_per_accelerator_bytes))
+        if key not in seen:
+            seen.add(key)
+            out.append(e)
+    return out
 
 
 FEWER_COUNTS_TRIED = 4
