@@ -37,10 +37,13 @@ class TrainResult(Result):
         rep = self.report
         if not rep.searched:
             return "the plan the scenario gives (training.plan)"
-        if len(rep.estimates) < 2:
+        if rep.fitting_plans < 2 or len(rep.estimates) < 2:
             return f"the only one of {rep.candidates:,} candidates that fits"
         best, second = rep.estimates[0], rep.estimates[1]
         gain = second.step_time_s / best.step_time_s - 1.0
+        if gain < 5e-4:
+            return (f"fastest of the {rep.fitting_plans:,} plans that fit, tied with other layouts "
+                    f"({plan_label(second.plan)} …); ranked first by the search's tie-break")
         return (f"fastest of the {rep.fitting_plans:,} plans that fit: {gain:.1%} shorter steps than the next "
                 f"distinct layout ({plan_label(second.plan)})")
 

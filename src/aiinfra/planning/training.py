@@ -252,12 +252,14 @@ def _shardings(setup: TrainSetup) -> tuple[str, ...]:
 
 
 def _distinct(estimates: list[TrainingEstimate]) -> list[TrainingEstimate]:
-    """The ranked plans without repeats: a plan whose step time and memory equal a faster-ranked one's (e.g.
-    selective recompute under FlashAttention, which already recomputes the attention scores) adds nothing."""
-    seen: set[tuple[float, float]] = set()
+    """The ranked plans without repeats: a plan that differs from a faster-ranked one only in its recompute
+    setting and has the same step time and memory (selective recompute under FlashAttention, which already
+    recomputes the attention scores) adds nothing."""
+    seen: set[tuple[Any, ...]] = set()
     out = []
     for e in estimates:
-        key = (round(e.step_time_s, 9), round(e.memory_per_accelerator_bytes))
+        layout = tuple(sorted((k, v) for k, v in e.plan.items() if k != "recompute"))
+        key = (layout, round(e.step_time_s, 9), round(e.memory_per_accelerator_bytes))
         if key not in seen:
             seen.add(key)
             out.append(e)
