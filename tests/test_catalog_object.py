@@ -16,7 +16,7 @@ from aiinfra import catalog
 from aiinfra.analytic import efficiency
 from aiinfra.catalog import Catalog
 from aiinfra.catalog.parse import cache_dir, load_rows, parse_file
-from aiinfra.cost.prices import cloud_prices
+from aiinfra.costing.prices import cloud_prices
 from aiinfra.errors import SpecError, UnknownIdError
 from aiinfra.planning.capacity import cheapest_price
 from aiinfra.planning.inference import estimate_inference
