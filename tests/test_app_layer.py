@@ -119,6 +119,10 @@ def test_load_scenario_takes_a_mapping_and_overrides_like_the_cli() -> None:
     from_file = aiinfra.load_scenario(path, set=["hardware.count=16"])
     assert from_map.cluster.count == from_file.cluster.count == 16
     assert app.infer(from_map).to_dict() == app.infer(from_file).to_dict()
+    assert mapping["hardware"]["count"] == 8  # the caller's mapping is left as it was
+    nested = {"model": "meta-llama-3.1-8b", "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": 8}}
+    aiinfra.load_scenario(nested, set={"hardware.count": 16})
+    assert nested["hardware"]["count"] == 8
     # an override applied to an already resolved scenario re-reads its file
     assert aiinfra.load_scenario(from_file, set={"hardware.count": 24}).cluster.count == 24
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -27,7 +28,7 @@ from aiinfra.costing.prices import InstancePrice, age_days, cloud_prices, facili
 from aiinfra.costing.spot import preemption_waste_frac, spot_run, young_daly_interval_s
 from aiinfra.costing.tco import CloudLine, OnPremInputs, breakeven, cloud_monthly_usd, cumulative, onprem, tco
 from aiinfra.errors import InfeasibleError, UnknownIdError
-from aiinfra.report.tco_svg import tco_svg
+from aiinfra.report.plots import tco_plot
 from aiinfra.specs.common import validate
 from aiinfra.specs.cost import CostInput
 
@@ -293,6 +294,9 @@ def test_tco_startup_hand_calculation() -> None:
     assert t.breakeven_exact_months["on-demand:x"] == pytest.approx(exact)
     assert t.breakeven_month["on-demand:x"] == math.ceil(exact)
     assert t.breakeven_month["on-demand:x"] == breakeven(t.onprem_cumulative_usd, t.cloud_cumulative_usd["on-demand:x"])
-    svg = tco_svg(t)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as out:
+        svg = Path(tco_plot(Path(out), t, "test")[1]).read_text()  # the breakeven month is marked on the plot
     root = ET.fromstring(svg)
     assert root.tag.endswith("svg") and "month 37" in svg

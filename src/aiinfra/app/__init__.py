@@ -17,10 +17,12 @@ from aiinfra.app.catalog_queries import (
     CatalogRows,
     CheckResult,
     ModelFigures,
+    PriceRows,
     catalog_list,
     catalog_show,
     check,
     model_show,
+    price_list,
 )
 from aiinfra.app.cost import CostResult, cost
 from aiinfra.app.datacenter import DatacenterResult, datacenter
@@ -28,7 +30,7 @@ from aiinfra.app.inference import CapacityResult, InferResult, capacity, infer
 from aiinfra.app.scenario import ScenarioLike, load_scenario
 from aiinfra.app.simulation import MaxRateResult, SimulateResult, find_max_rate, simulate
 from aiinfra.app.tco import TcoResult, tco
-from aiinfra.app.training import MemoryResult, TrainResult, memory, train
+from aiinfra.app.training import MemoryResult, TrainResult, memory, plan_label, train
 from aiinfra.app.validation import ValidateResult, validate
 
 QUESTIONS: dict[str, Callable[..., Result]] = {
@@ -68,6 +70,7 @@ __all__ = [
     "MemoryResult",
     "MissingExtraError",
     "ModelFigures",
+    "PriceRows",
     "Result",
     "ScenarioLike",
     "SimulateResult",
@@ -87,6 +90,8 @@ __all__ = [
     "load_scenario",
     "memory",
     "model_show",
+    "plan_label",
+    "price_list",
     "simulate",
     "tco",
     "train",

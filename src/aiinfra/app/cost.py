@@ -20,7 +20,7 @@ from aiinfra.costing import Usage
 from aiinfra.costing.carbon import intensity
 from aiinfra.costing.cloud import CloudOption, cloud_options
 from aiinfra.costing.energy import Energy, energy
-from aiinfra.costing.prices import GridCarbon, cloud_prices, facility
+from aiinfra.costing.prices import GridCarbon, InstancePrice, cloud_prices, facility
 from aiinfra.errors import SpecError
 from aiinfra.report.render import jsonable
 from aiinfra.specs.cost import CostInput
@@ -62,6 +62,25 @@ def _usage(sc: Scenario, ci: CostInput) -> tuple[Usage, Any | None]:
                  duration_source="time-to-train of the best training plan"), est  # fmt: skip
 
 
+def offers_that_run(scenario: Scenario, usage: Usage, prices: list[InstancePrice]) -> tuple[list[InstancePrice], str]:
+    """The offers whose instances can run the scenario's job, and a note on those that cannot. A job on more
+    accelerators than one instance holds was planned on nodes of ``hardware.per_node`` accelerators joined by
+    their scale-up fabric (NVLink): instances with fewer accelerators per instance split those groups over a
+    slower network the plan did not assume, so they are left out. (The catalog's price rows do not say which
+    instances have InfiniBand/EFA-class scale-out networking; that is not checked.)"""
+    per_node = scenario.cluster.per_node
+    if usage.accelerator_count <= 1:
+        return prices, ""
+    ok = [p for p in prices if p.accelerators_per_instance >= min(per_node, usage.accelerator_count)]
+    dropped = [p for p in prices if p not in ok]
+    if not dropped:
+        return prices, ""
+    sizes = sorted({p.accelerators_per_instance for p in dropped})
+    return ok, (f"{len(dropped)} offer(s) left out: their {'/'.join(map(str, sizes))}-accelerator instances cannot "
+                f"hold the plan's {per_node}-accelerator nodes (scale-up domain); re-plan with hardware.per_node "
+                "to price them")  # fmt: skip
+
+
 def option_dict(o: CloudOption) -> dict[str, Any]:
     """One offer's bill as the JSON output gives it."""
     p = o.price
@@ -71,7 +90,8 @@ def option_dict(o: CloudOption) -> dict[str, Any]:
         "total_known_usd": o.total_known_usd, "unknown_items": list(o.unknown_items),
         "usd_per_million_tokens": o.usd_per_million_tokens, "price_id": p.id, "price_usd_per_hour": p.usd_per_hour,
         "price_usd_per_accelerator_hour": p.usd_per_accelerator_hour, "price_read_on": p.read_on,
-        "price_age_days": p.age_days, "price_source": p.source_title, "note": o.note,
+        "price_age_days": p.age_days, "price_source": p.source_title, "price_conflicting": p.conflicting,
+        "note": ("price flagged CONFLICT in the catalog (its sources disagree); " if p.conflicting else "") + o.note,
         "spot": jsonable(o.spot) if o.spot else None, "energy_kwh": o.energy_kwh, "carbon_region": o.carbon_region,
         "co2e_kg": o.co2e_kg, "items": [jsonable(i) for i in o.items],
     }  # fmt: skip
@@ -138,13 +158,16 @@ def cost(scenario: Scenario) -> CostResult:
     region = intensity(ci.carbon_region) if ci.carbon_region else None
     node_w, node_src = _node_power(ci)
     en = energy(usage, scenario.cluster.accelerator, scenario_system(scenario), pue, usd_kwh, region, node_w)
-    prices = cloud_prices(usage.accelerator_id, providers=ci.providers, pricing=ci.pricing)
+    listed = cloud_prices(usage.accelerator_id, providers=ci.providers, pricing=ci.pricing)
+    prices, excluded = offers_that_run(scenario, usage, listed)
     opts = cloud_options(usage, prices, ci, en.energy_kwh, region)
     notes = list(en.notes)
+    if excluded:
+        notes.append(excluded)
     if est is not None and getattr(est, "fits", True) is False:
         notes.append("the training plan does NOT fit in accelerator memory (see `aiinfra train`): its time is "
                      "optimistic")  # fmt: skip
-    if not prices:
+    if not listed:
         notes.append(f"no cloud prices in the catalog for {usage.accelerator_id}"
                      + (" with the given providers/pricing filter" if ci.providers or ci.pricing else ""))  # fmt: skip
     notes.append("cloud prices already include the provider's electricity; the electricity line is what the same "

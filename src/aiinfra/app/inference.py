@@ -137,7 +137,8 @@ def simulated_check(sc: Scenario, best: Deployment, seed: int) -> dict[str, Any]
     wl = sc.inference
     assert wl is not None  # plan_capacity refused a scenario without one
     users = None if wl.request_rate_per_s else (wl.users or wl.concurrency)
-    demand = wl.request_rate_per_s or (users or 0) / (best.ttft_s + wl.output_tokens * best.tpot_s)
+    demand = wl.request_rate_per_s or (users or 0) / (best.ttft_s + wl.output_tokens * best.tpot_s
+                                                      + (wl.think_time_s or 0.0))
     # enough requests that a replica near its planned batch turns each sequence slot over many times (a run of a
     # few hundred long requests would end inside its start-up transient, every request still in flight)
     run_requests = max(MIN_CHECK_REQUESTS, CLOSED_LOOP_REQUESTS_PER_CLIENT * best.batch_per_replica)

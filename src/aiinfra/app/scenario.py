@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from aiinfra.specs.scenario import Scenario, parse_scenario, read_yaml, resolve
+from aiinfra.specs.scenario import Scenario, apply_set, parse_scenario, read_yaml, resolve
 
 ScenarioLike = str | Path | Mapping[str, Any] | Scenario
 """A scenario file path, a mapping in the file format (examples/scenario-reference.yaml), or a Scenario."""
@@ -37,18 +39,12 @@ def load_scenario(
     if isinstance(source, Scenario):
         if not sets:
             return source
-        return resolve(parse_scenario(_source_mapping(source), sets), source.path)
-    if isinstance(source, Mapping):
-        return resolve(parse_scenario(dict(source), sets), "")
-    return resolve(parse_scenario(read_yaml(source), sets), str(source))
-
-
-def _source_mapping(sc: Scenario) -> dict[str, Any]:
-    """The file-format mapping a resolved scenario came from (for re-applying overrides)."""
-    if sc.path:
-        return read_yaml(sc.path)
-    from aiinfra.report.render import jsonable
-
-    src = jsonable(sc.source)
-    extras = src.pop("extras", {}) or {}
-    return {k: v for k, v in {**src, **extras}.items() if v is not None}
+        data = copy.deepcopy(source.mapping) if source.mapping is not None else read_yaml(source.path)
+        path = source.path
+    elif isinstance(source, Mapping):  # a deep copy: overrides must not write into the caller's mapping
+        data, path = copy.deepcopy(dict(source)), ""
+    else:
+        data, path = read_yaml(source), str(source)
+    for assignment in sets:
+        apply_set(data, assignment)
+    return replace(resolve(parse_scenario(copy.deepcopy(data)), path), mapping=data)

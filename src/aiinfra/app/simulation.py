@@ -7,6 +7,7 @@ from typing import Any
 
 from aiinfra.app.base import Result, flatten
 from aiinfra.report.render import jsonable
+from aiinfra.sim.metrics import per_request
 from aiinfra.sim.run import SimResult
 from aiinfra.sim.run import simulate as run_simulation
 from aiinfra.sim.search import RatePoint, max_rate_meeting_slo
@@ -21,6 +22,10 @@ class SimulateResult(Result):
     run: SimResult
     """Summary (latency percentiles, throughput, goodput, KV use), per-request records, limits and notes."""
     seed: int
+
+    def latencies(self) -> dict[str, list[float]]:
+        """Every request's TTFT, exclusive TPOT and end-to-end latency in seconds (finished requests)."""
+        return {k: [float(x) for x in v if x == x] for k, v in per_request(self.run.records).items()}
 
     def to_dict(self) -> dict[str, Any]:
         res = self.run

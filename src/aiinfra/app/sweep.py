@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiinfra.app.base import MissingExtraError, Result, flatten
-from aiinfra.app.scenario import ScenarioLike, _set_list, _source_mapping
+from aiinfra.app.scenario import ScenarioLike, _set_list
 from aiinfra.errors import AiinfraError, InfeasibleError, SpecError
 from aiinfra.specs.scenario import Scenario, apply_set, parse_scenario, read_yaml, resolve
 
@@ -146,7 +146,8 @@ def read_frame(results: str | Path, hashes: Sequence[str] = ()) -> pandas.DataFr
 def _base(scenario: ScenarioLike) -> tuple[dict[str, Any], str]:
     """The file-format mapping of a scenario and the path relative trace files are read next to."""
     if isinstance(scenario, Scenario):
-        return _source_mapping(scenario), scenario.path
+        mapping = scenario.mapping if scenario.mapping is not None else read_yaml(scenario.path)
+        return copy.deepcopy(mapping), scenario.path
     if isinstance(scenario, Mapping):
         return copy.deepcopy(dict(scenario)), ""
     return read_yaml(scenario), str(Path(scenario).resolve())

@@ -24,6 +24,7 @@ def _infer(args: argparse.Namespace) -> tuple[Any, str]:
                                    f"{m['runtime_reserve_bytes'] / GB:.1f} GB of {m['capacity_bytes'] / GB:.1f} GB"),
         ("KV capacity (tokens per replica)", e.kv_capacity_tokens),
         ("max concurrent sequences", e.max_concurrent_seqs),
+        ("load", e.load),
         ("batch (sequences per replica)", e.batch_seqs),
         ("TTFT", f"{e.ttft_s * 1e3:.1f} ms (prefill bound: {e.prefill_bound})"),
         ("TPOT", f"{e.tpot_s * 1e3:.2f} ms (decode bound: {e.decode_bound})"),

@@ -1,18 +1,18 @@
 """`aiinfra simulate SCENARIO.yaml [--json] [--seed N] [--plot DIR] [--find-max-rate]`.
 
-Plots (SVG, no plotting dependency): timeline.svg (waiting and running requests), kv_timeline.svg (KV
-utilisation) for a run; latency_vs_load.svg for --find-max-rate (every rate the search simulated).
+Plots (PNG and SVG, matplotlib): timeline (waiting and running requests), kv_timeline (KV utilisation) and
+latency_distribution (TTFT and TPOT per request) for a run; latency_vs_load for --find-max-rate (every rate the
+search simulated).
 """
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from aiinfra import app
 from aiinfra.commands import add_scenario_args
-from aiinfra.report import svg as plots
+from aiinfra.report import plots
 from aiinfra.report.render import key_values
 from aiinfra.specs.scenario import Scenario
 
@@ -38,17 +38,19 @@ def _find_max_rate(args: argparse.Namespace, sc: Scenario) -> tuple[Any, str]:
                      f"{p.tpot_p99_s * 1e3:7.2f} ms  e2e p99 {p.e2e_p99_s:7.2f} s  {verdict}")  # fmt: skip
     if args.plot:
         xs = [p.request_rate_per_s for p in points]
-        path = plots.write(Path(args.plot) / "latency_vs_load.svg", plots.line_svg(
-            "Latency vs load (simulated)", "request rate (1/s)",
-            {"TTFT p90 (s)": (xs, [p.ttft_p90_s for p in points]),
-             "TPOT p99 x100 (s)": (xs, [100 * p.tpot_p99_s for p in points]),
-             "e2e p99 (s)": (xs, [p.e2e_p99_s for p in points])}, "seconds"))  # fmt: skip
-        obj["plots"] = [path]
-        lines.append(f"plot: {path}")
+        paths = plots.line_plot(plots.plot_dir(args.plot), "latency_vs_load", "Latency vs load (simulated)",
+                                "request rate (1/s)",
+                                {"TTFT p90": (xs, [p.ttft_p90_s for p in points]),
+                                 "TPOT p99 × 100": (xs, [100 * p.tpot_p99_s for p in points]),
+                                 "e2e p99": (xs, [p.e2e_p99_s for p in points])}, "seconds")  # fmt: skip
+        obj["plots"] = paths
+        lines += [f"plot: {p}" for p in paths]
     return obj, "\n".join(lines)
 
 
 def _simulate(args: argparse.Namespace) -> tuple[Any, str]:
+    if args.plot:
+        plots.plot_dir(args.plot)  # a bad --plot is refused before any work
     sc = app.load_scenario(args.scenario, args.set)
     if args.find_max_rate:
         return _find_max_rate(args, sc)
@@ -81,15 +83,18 @@ def _simulate(args: argparse.Namespace) -> tuple[Any, str]:
     rows += [("note", n) for n in res.notes]
     text = key_values(rows, f"simulation of {sc.model.id} on {sc.cluster.count} × {sc.cluster.accelerator.id}")
     if args.plot:
+        out_dir = plots.plot_dir(args.plot)
         r = res.records
         t = r.sample_t_s
-        queue = plots.line_svg("Requests over time", "time (s)",
-                               {"waiting": _thin(t, [float(q) for q in r.queue_len]),
-                                "running": _thin(t, [float(q) for q in r.running_seqs])}, "requests")  # fmt: skip
-        kv = plots.line_svg("KV-cache utilisation over time", "time (s)",
-                            {"KV in use / capacity": _thin(t, r.kv_util_frac)}, "fraction")  # fmt: skip
-        paths = [plots.write(Path(args.plot) / "timeline.svg", queue),
-                 plots.write(Path(args.plot) / "kv_timeline.svg", kv)]  # fmt: skip
+        lat = result.latencies()
+        paths = plots.line_plot(out_dir, "timeline", "Requests over time", "time (s)",
+                                {"waiting": _thin(t, [float(q) for q in r.queue_len]),
+                                 "running": _thin(t, [float(q) for q in r.running_seqs])}, "requests")  # fmt: skip
+        paths += plots.line_plot(out_dir, "kv_timeline", "KV-cache utilisation over time", "time (s)",
+                                 {"KV in use / capacity": _thin(t, r.kv_util_frac)}, "fraction")  # fmt: skip
+        paths += plots.distribution_plot(out_dir, "latency_distribution", "Latency per request (simulated)",
+                                         {"TTFT": lat["ttft_s"], "TPOT (exclusive)": lat["tpot_exclusive_s"]},
+                                         "seconds")  # fmt: skip
         obj["plots"] = paths
         text += "".join(f"\nplot: {p}" for p in paths)
     return obj, text
@@ -99,6 +104,6 @@ def register(sub: Any) -> None:
     p = sub.add_parser("simulate", help="discrete-event serving simulation (continuous batching, paged KV)")
     add_scenario_args(p)
     p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same result)")
-    p.add_argument("--plot", metavar="DIR", help="write SVG plots into DIR")
+    p.add_argument("--plot", metavar="DIR", help="write plots (PNG and SVG) into DIR")
     p.add_argument("--find-max-rate", action="store_true", help="bisect the highest request rate meeting the SLO")
     p.set_defaults(handler=_simulate)

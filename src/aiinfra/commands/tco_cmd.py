@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from aiinfra import app
 from aiinfra.commands import add_scenario_args
+from aiinfra.report import plots
 from aiinfra.report.render import key_values
-from aiinfra.report.tco_svg import tco_svg
 from aiinfra.report.text import HOURS_PER_MONTH, source_text
 
 
 def _tco(args: argparse.Namespace) -> tuple[Any, str]:
+    if args.plot:
+        plots.plot_dir(args.plot)  # a bad --plot is refused before any work
     r = app.tco(app.load_scenario(args.scenario, args.set))
     op, t, lines, ti, nodes, system = r.onprem, r.table, r.cloud_lines, r.inputs, r.nodes, r.system
     price, price_src, years, months = r.system_price_usd, r.system_price_source, r.years, r.months
@@ -57,7 +58,8 @@ def _tco(args: argparse.Namespace) -> tuple[Any, str]:
             (
                 f"cloud {ln.pricing}",
                 f"${ln.monthly_usd:,.0f}/month (${ln.usd_per_accelerator_hour:.3g}/GPU-h, "
-                f"{ln.source_id}, read {ln.read_on}, {ln.age_days} d old); {when}",
+                f"{ln.source_id}, " + (f"read {ln.read_on}, {ln.age_days} d old" if ln.age_days is not None
+                                        else "date unknown") + f"); {when}",
             )
         )
     text = key_values(
@@ -67,22 +69,16 @@ def _tco(args: argparse.Namespace) -> tuple[Any, str]:
     )
     text += "".join(f"\nnote: {n}" for n in notes)
     if args.plot:
-        path = Path(args.plot)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(
-            tco_svg(
-                t,
-                f"{nodes} × {system.id if system else c.accelerator.id} vs cloud, "
-                f"{ti.utilisation_frac:.0%} utilisation",
-            )
-        )
-        obj["plot"] = str(path)
-        text += f"\nplot: {path}"
+        paths = plots.tco_plot(plots.plot_dir(args.plot), t,
+                               f"{nodes} × {system.id if system else c.accelerator.id} vs cloud, "
+                               f"{ti.utilisation_frac:.0%} utilisation")  # fmt: skip
+        obj["plots"] = paths
+        text += "".join(f"\nplot: {p}" for p in paths)
     return obj, text
 
 
 def register(sub: Any) -> None:
     t = sub.add_parser("tco", help="on-premise vs cloud cost over time with the breakeven month")
     add_scenario_args(t)
-    t.add_argument("--plot", metavar="FILE", help="write an SVG of cumulative cost")
+    t.add_argument("--plot", metavar="DIR", help="write the cumulative-cost plot (tco.png, tco.svg) into DIR")
     t.set_defaults(handler=_tco)

@@ -10,10 +10,7 @@ from aiinfra.commands import add_scenario_args
 from aiinfra.report.render import key_values, table
 from aiinfra.report.text import GB, human_seconds
 
-
-def _plan_text(p: dict[str, Any]) -> str:
-    return (f"tp{p['tp']} pp{p['pp']} dp{p['dp']} cp{p['cp']} ep{p['ep']} vp{p['vp']} mb{p['microbatch_seqs']} "
-            f"{p['sharding']} rc={p['recompute']}")  # fmt: skip
+_plan_text = app.plan_label
 
 
 def _train(args: argparse.Namespace) -> tuple[Any, str]:
@@ -28,6 +25,7 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
         key_values(
             [
                 ("plan", _plan_text(best.plan)),
+                ("why this layout", r.why),
                 ("fits", best.fits),
                 (
                     "memory per accelerator",
@@ -47,6 +45,8 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
                 ("MFU", f"{best.mfu_frac:.1%}"),
                 ("time to train", human_seconds(best.time_to_train_s)),
                 ("accelerator-hours", best.accelerator_hours),
+                ("accelerators idle", f"{r.idle} of {sc.cluster.count} (paid for {obj['idle_accelerator_hours']:,.0f} "
+                                      "accelerator-hours unused)" if r.idle else "none"),
                 ("energy (accelerators at TDP)", energy),
             ]
         ),
@@ -61,6 +61,7 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
                          for e in rep.estimates]),
                   "", "rejected:"]  # fmt: skip
         lines += [f"  {v:>12,}  {k}" for k, v in sorted(rep.rejected.items(), key=lambda kv: -kv[1])]
+    lines += [f"note: {n}" for n in rep.notes]
     lines += ["", f"FLOP convention: {rep.flop_convention}", "efficiency sources: " + "; ".join(rep.efficiency_sources)]
     return obj, "\n".join(lines)
 

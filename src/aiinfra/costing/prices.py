@@ -8,16 +8,11 @@ so every output that uses a price can say how old it is. Files (see catalog/data
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from datetime import date
-from functools import cache
 from typing import Any
 
-import yaml
-
 from aiinfra import catalog
-from aiinfra.catalog import data_path
 from aiinfra.errors import DataError, UnknownIdError
 
 #: facility.yaml ids used as defaults when the scenario gives no figure (ids, not values: the values are data)
@@ -66,7 +61,7 @@ def _dated(r: dict[str, Any], today: date | None) -> dict[str, Any]:
 def age_text(row: Dated) -> str:
     """'read 2026-04-01, 235 days old' (or 'undated')."""
     if row.age_days is None:
-        return f"{row.id}, undated"
+        return f"{row.id}, date unknown"
     return f"{row.id}, read {row.read_on}, {row.age_days} days old"
 
 
@@ -81,6 +76,12 @@ class InstancePrice(Dated):
     """on-demand | spot | reserved-1y | reserved-3y"""
     usd_per_hour: float
     """Whole instance."""
+    notes: str = ""
+
+    @property
+    def conflicting(self) -> bool:
+        """The catalog flags this row CONFLICT: its sources disagree (prices/README.md)."""
+        return "CONFLICT" in self.notes
 
     @property
     def usd_per_accelerator_hour(self) -> float:
@@ -131,13 +132,9 @@ class FacilityFigure(Dated):
         return self.value_by_unit[unit]
 
 
-@cache
 def _csv(name: str) -> tuple[dict[str, str], ...]:
-    path = data_path(f"prices/{name}")
-    if not path.exists():
-        return ()
-    with path.open(newline="") as fh:
-        return tuple(r for r in csv.DictReader(fh) if (r.get("id") or "").strip())
+    """Rows of ``prices/<name>`` in the active catalog (rows without an id dropped)."""
+    return catalog.file_rows(f"prices/{name}")
 
 
 def _float(r: dict[str, str], key: str, file: str) -> float:
@@ -148,12 +145,12 @@ def _float(r: dict[str, str], key: str, file: str) -> float:
 
 
 def cloud_prices(
-    accelerator: str,
+    accelerator: str | None,
     today: date | None = None,
     providers: tuple[str, ...] = (),
     pricing: tuple[str, ...] = (),
 ) -> list[InstancePrice]:
-    """Instance prices for one accelerator, cheapest per accelerator-hour first."""
+    """Instance prices for one accelerator (None: every accelerator), cheapest per accelerator-hour first."""
     out = [
         InstancePrice(
             **_dated(r, today),
@@ -164,9 +161,10 @@ def cloud_prices(
             accelerators_per_instance=int(_float(r, "accelerators_per_instance", "cloud.csv")),
             pricing=r["pricing"],
             usd_per_hour=_float(r, "usd_per_hour", "cloud.csv"),
+            notes=str(r.get("notes") or ""),
         )
         for r in _csv("cloud.csv")
-        if r["accelerator"] == accelerator
+        if (accelerator is None or r["accelerator"] == accelerator)
         and (not providers or r["provider"] in providers)
         and (not pricing or r["pricing"] in pricing)
     ]
@@ -232,18 +230,16 @@ def grid_carbon_rows(today: date | None = None) -> list[GridCarbon]:
     ]
 
 
-@cache
 def _facility_rows() -> tuple[dict[str, Any], ...]:
-    rows: list[dict[str, Any]] = []
-    extra = data_path("prices/facility.yaml")
-    if extra.exists():
-        loaded = yaml.safe_load(extra.read_text()) or []
-        if not isinstance(loaded, list):
-            raise DataError("prices/facility.yaml: top level must be a list of rows")
-        rows.extend(loaded)
-    seen = {r.get("id") for r in rows}
-    rows.extend(r for r in catalog.raw_rows("facility") if r.get("id") not in seen)
-    return tuple(rows)
+    """prices/facility.yaml's rows, then facility.yaml's rows whose id the first does not have."""
+
+    def build() -> tuple[dict[str, Any], ...]:
+        rows = list(catalog.file_rows("prices/facility.yaml"))
+        seen = {r.get("id") for r in rows}
+        rows.extend(r for r in catalog.raw_rows("facility") if r.get("id") not in seen)
+        return tuple(rows)
+
+    return catalog.active().memo("facility_rows", build)
 
 
 def facility_ids() -> list[str]:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from aiinfra.analytic.training_memory import RECOMPUTE_CODES, SHARDING_CODES, PlanArrays, TrainSetup
 from aiinfra.specs.model import ModelArch
+from aiinfra.specs.parallelism import Recompute, Sharding
 
 VP_OPTIONS = (1, 2, 3, 4, 6, 8)
 MAX_MICROBATCH_SEQS = 64
@@ -41,6 +43,19 @@ def _plans_from_columns(cols: dict[str, np.ndarray]) -> PlanArrays:
     )  # fmt: skip
 
 
+def layout_rules(model: ModelArch, seq_len: int, tp: Any, pp: Any, cp: Any) -> list[tuple[Any, str]]:
+    """The structural rules every training layout obeys, searched or given: (violated?, reason) per rule, on
+    plain ints or numpy arrays of candidates. Megatron-LM splits attention heads and KV groups across tp ranks
+    and layers across pp stages; context parallelism splits the sequence into 2·cp load-balanced chunks
+    (Megatron-Core's causal CP)."""
+    return [
+        ((model.num_heads % tp != 0) | (model.kv_heads % tp != 0),
+         f"tp does not divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}"),
+        (model.num_layers % pp != 0, f"pp does not divide num_layers={model.num_layers}"),
+        ((cp > 1) & (seq_len % (2 * cp) != 0), f"2·cp does not divide seq_len={seq_len}"),
+    ]  # fmt: skip
+
+
 def enumerate_plans(
     model: ModelArch,
     count: int,
@@ -64,11 +79,8 @@ def enumerate_plans(
         return ~mask
 
     keep = reject(count % (tp * pp * cp) != 0, "tp·pp·cp does not divide the accelerator count", per_base)
-    heads_ok = (model.num_heads % tp == 0) & (model.kv_heads % tp == 0)
-    keep &= reject(keep & ~heads_ok, f"tp does not divide num_heads={model.num_heads} and "
-                   f"num_kv_heads={model.kv_heads}", per_base)  # fmt: skip
-    keep &= reject(keep & (model.num_layers % pp != 0), f"pp does not divide num_layers={model.num_layers}", per_base)
-    keep &= reject(keep & (cp > 1) & (seq_len % (2 * cp) != 0), f"2·cp does not divide seq_len={seq_len}", per_base)
+    for broken, reason in layout_rules(model, seq_len, tp, pp, cp):
+        keep &= reject(keep & broken, reason, per_base)
     tp, pp, cp = tp[keep], pp[keep], cp[keep]
     dp = count // (tp * pp * cp)
     keep = reject(global_batch_seqs % dp != 0, f"dp does not divide global_batch_seqs={global_batch_seqs}", per_base)
@@ -83,8 +95,8 @@ def enumerate_plans(
     cols = {
         "tp": tp[idx], "pp": pp[idx], "cp": cp[idx], "dp": dp[idx],
         "ep": rest[r, 0], "vp": rest[r, 1], "mb": rest[r, 2],
-        "sharding": np.array([SHARDING_CODES.index(s) for s in shardings], dtype=np.int64)[rest[r, 3]],
-        "recompute": np.array([RECOMPUTE_CODES.index(s) for s in recomputes], dtype=np.int64)[rest[r, 4]],
+        "sharding": np.array([Sharding.of(s) for s in shardings], dtype=np.int64)[rest[r, 3]],
+        "recompute": np.array([Recompute.of(s) for s in recomputes], dtype=np.int64)[rest[r, 4]],
     }  # fmt: skip
     ok = reject((cols["dp"] * cols["tp"]) % cols["ep"] != 0, "ep does not divide dp·tp", 1)
     per_replica = global_batch_seqs // cols["dp"]
@@ -102,8 +114,8 @@ def single_plan(model: ModelArch, setup: TrainSetup, **plan: int | str | bool) -
     """One plan as arrays of length 1."""
     del model, setup
     cols = {k: np.array([plan[k]], dtype=np.int64) for k in ("tp", "pp", "dp", "cp", "ep", "vp", "mb")}
-    cols["sharding"] = np.array([SHARDING_CODES.index(str(plan["sharding"]))], dtype=np.int64)
-    cols["recompute"] = np.array([RECOMPUTE_CODES.index(str(plan["recompute"]))], dtype=np.int64)
+    cols["sharding"] = np.array([Sharding.of(str(plan["sharding"]))], dtype=np.int64)
+    cols["recompute"] = np.array([Recompute.of(str(plan["recompute"]))], dtype=np.int64)
     out = _plans_from_columns(cols)
     sp = np.array([bool(plan.get("sp", True)) and int(plan["tp"]) > 1])
     return PlanArrays(out.tp, out.pp, out.dp, out.cp, out.ep, out.vp, out.mb, out.sharding, out.recompute, sp)

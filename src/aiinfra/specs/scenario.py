@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +64,8 @@ class Scenario:
     inference: ServingWorkload | None
     source: ScenarioInput
     path: str = ""
+    mapping: dict[str, Any] | None = None
+    """The file-format mapping it was resolved from, overrides applied (so further overrides can be layered)."""
 
 
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -119,7 +120,7 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
 
 
 def parse_scenario(data: dict[str, Any], sets: list[str] | None = None) -> ScenarioInput:
-    data = copy.deepcopy(data) if sets else dict(data)  # overrides must not reach into the caller's mapping
+    data = dict(data)
     for s in sets or []:
         apply_set(data, s)
     data = _numbers(data)

@@ -127,6 +127,11 @@ class ServingWorkload:
     request_rate_per_s: PosFloat | None = None
     users: PosInt | None = None
     """Concurrent users (capacity planning)."""
+    think_time_s: PosFloat | None = None
+    """Users / concurrency: mean time a user reads and types between an answer and their next request, drawn
+    exponentially (the interactive closed system of Lazowska et al. 1984, Quantitative System Performance §3.3:
+    N users with think time Z and response time R send N/(R + Z) requests/s). None = the next request at once
+    (a benchmark client's concurrency mode)."""
     plan: InferencePlan | None = None
     slo: Slo | None = None
     gpu_memory_utilization: Frac = 0.9  # type: ignore[valid-type]
