@@ -175,3 +175,30 @@ def test_report_prints_the_pareto_front_and_plots_it(tmp_path: Path) -> None:
         assert (tmp_path / f"p{suffix}").stat().st_size > 1000
     rc, _, err = _cli("sweep", "--report", str(out), "--x", "bytes", "--y", "ttft_s")
     assert rc == 2 and err.startswith("error: --x")
+
+
+def test_a_catalog_overlay_reaches_the_workers_and_the_point_identity(tmp_path: Path) -> None:
+    import copy as copy_
+
+    import yaml
+
+    from aiinfra.catalog import Catalog
+
+    h100 = "nvidia-h100-sxm5-80gb"
+    row = copy_.deepcopy(next(r for r in Catalog.default().raw_rows("accelerators") if r["id"] == h100))
+    source = {"title": "test fixture: a copy of the shipped H100 SXM5 row", "url": None, "read_on": "2026-11-23"}
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "accelerators.yaml").write_text(yaml.safe_dump([{**row, "id": "acme-h100-clone", "sources": [source]}]))
+    args = ["sweep", str(INFER), "--grid", f"hardware.accelerator={h100},acme-h100-clone", "--backend", "process",
+            "--workers", "2", "--no-progress", "--catalog-overlay", str(overlay)]  # fmt: skip
+    rc, _, err = _cli(*args, "--out", str(tmp_path / "r"))
+    assert rc == 0, err
+    rows = {r["hardware.accelerator"]: r for r in read_table(tmp_path / "r").to_pylist()}
+    assert rows["acme-h100-clone"]["error"] is None  # the workers read the overlay, not only the parent
+    # a copy of the H100 row answers as the H100 does
+    assert rows["acme-h100-clone"]["ttft_s"] == rows[h100]["ttft_s"]
+    assert rows["acme-h100-clone"]["output_tokens_per_s"] == rows[h100]["output_tokens_per_s"]
+    # the same grid without the overlay is other points (its clone is unknown: refused before any work)
+    plain = sweep(INFER, grid={"hardware.accelerator": [h100]}, out=tmp_path / "r", backend="serial")
+    assert plain.skipped == 0 and plain.run == 1

@@ -11,7 +11,9 @@ sweep again skips the points already written, so an interrupted sweep resumes wh
 from __future__ import annotations
 
 import builtins
+import contextlib
 import copy
+import hashlib
 import inspect
 import json
 import shutil
@@ -52,6 +54,8 @@ class Chunk:
     base: dict[str, Any]
     path: str
     points: list[tuple[str, Point]]
+    overlays: tuple[str, ...] = ()
+    """catalog overlay folders active where the sweep started (``--catalog-overlay``), applied in each worker"""
 
 
 def _missing(name: str, extra: str) -> MissingExtraError:
@@ -65,8 +69,43 @@ def _overridden(base: Mapping[str, Any], point: Point) -> dict[str, Any]:
     return data
 
 
+_OVERLAID: dict[tuple[str, ...], Any] = {}
+"""Catalogs with overlays built in this worker process, by overlay folders (read once per process)."""
+
+
+def _catalog(overlays: tuple[str, ...]) -> contextlib.AbstractContextManager[object]:
+    """The catalog the sweep's parent had active: the shipped one, or it with the same overlay folders."""
+    from aiinfra.catalog import Catalog, use
+
+    if not overlays:
+        return contextlib.nullcontext()
+    if overlays not in _OVERLAID:
+        cat = Catalog.default()
+        for folder in overlays:
+            cat = cat.with_overlay(folder)
+        _OVERLAID[overlays] = cat
+    return use(_OVERLAID[overlays])
+
+
+def _overlay_fingerprint(overlays: tuple[str, ...]) -> str:
+    """Hash of every file in the overlay folders, in order ("" for the shipped catalog): part of a point's
+    identity, so a resumed sweep does not reuse rows answered against other catalog rows."""
+    if not overlays:
+        return ""
+    digest = hashlib.sha256()
+    for folder in overlays:
+        for f in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+            digest.update(f"{f.relative_to(folder)}\0".encode() + f.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def answer_chunk(chunk: Chunk) -> list[dict[str, Any]]:
     """Answer every point of a chunk (run in a worker): one row each, errors recorded rather than raised."""
+    with _catalog(chunk.overlays):
+        return _answer_points(chunk)
+
+
+def _answer_points(chunk: Chunk) -> list[dict[str, Any]]:
     from aiinfra.app import QUESTIONS
     from aiinfra.sweeping.store import encode_value
 
@@ -231,13 +270,13 @@ def _question_options(question: str, options: Mapping[str, Any]) -> dict[str, An
 
 
 def _chunks(base: dict[str, Any], path: str, question: str, options: dict[str, Any], todo: Iterator[tuple[str, Point]],
-            size: list[int]) -> Iterator[Chunk]:  # fmt: skip
+            size: list[int], overlays: tuple[str, ...]) -> Iterator[Chunk]:  # fmt: skip
     """Lazy chunks of the points to run; ``size[0]`` (updated as timings arrive) sets each chunk's length."""
     while True:
         points = [p for _, p in zip(range(size[0]), todo, strict=False)]
         if not points:
             return
-        yield Chunk(question, options, base, path, points)
+        yield Chunk(question, options, base, path, points, overlays)
 
 
 def sweep(
@@ -278,7 +317,10 @@ def sweep(
         apply_set(base, assignment)
     points = Grid.build(grid, zip)
     start = time.perf_counter()
-    hashes = _checked_hashes(base, points, question, opts)
+    from aiinfra.catalog import active
+
+    overlays = tuple(str(Path(d).resolve()) for d in active().overlay_dirs)
+    hashes = _checked_hashes(base, points, question, opts, _overlay_fingerprint(overlays))
     distinct = len(dict.fromkeys(hashes))
 
     root = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="aiinfra-sweep-"))
@@ -298,7 +340,7 @@ def sweep(
     to_run = distinct - skipped
     chosen = backend if backend != "auto" else ("serial" if to_run <= 1 or n_workers == 1 else "process")
     size = [1]
-    chunks = _chunks(base, path, question, opts, todo(), size)
+    chunks = _chunks(base, path, question, opts, todo(), size, overlays)
     ray_slots: list[int] = []
     if chosen == "serial":
         n_workers = 1
@@ -322,7 +364,8 @@ def sweep(
                        hashes=tuple(dict.fromkeys(hashes)))  # fmt: skip
 
 
-def _checked_hashes(base: dict[str, Any], points: Grid, question: str, options: dict[str, Any]) -> list[str]:
+def _checked_hashes(base: dict[str, Any], points: Grid, question: str, options: dict[str, Any],
+                    catalog: str) -> list[str]:  # fmt: skip
     """Every point checked (SpecError for a bad value) and its identity hash, in grid order."""
     from aiinfra.sweeping.grid import point_hash
 
@@ -331,7 +374,7 @@ def _checked_hashes(base: dict[str, Any], points: Grid, question: str, options: 
     for point in points:
         data = _overridden(base, point)
         checker.add(data, point)
-        hashes.append(point_hash(question, options, data))
+        hashes.append(point_hash(question, options, data, catalog))
     checker.raise_bad_values()
     return hashes
 

@@ -105,8 +105,11 @@ class Grid:
             yield tuple(zip(keys, values, strict=True))
 
 
-def point_hash(question: str, options: Mapping[str, Any], scenario: Mapping[str, Any]) -> str:
-    """A point's identity: the question, its options and the fully overridden scenario mapping (64 bits, hex)."""
-    blob = json.dumps({"question": question, "options": options, "scenario": scenario}, sort_keys=True,
-                      default=str, separators=(",", ":"))  # fmt: skip
+def point_hash(question: str, options: Mapping[str, Any], scenario: Mapping[str, Any], catalog: str = "") -> str:
+    """A point's identity: the question, its options, the fully overridden scenario mapping and, when the catalog
+    is not the shipped one, a fingerprint of the user's catalog rows (64 bits, hex)."""
+    identity: dict[str, Any] = {"question": question, "options": options, "scenario": scenario}
+    if catalog:
+        identity["catalog"] = catalog
+    blob = json.dumps(identity, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
