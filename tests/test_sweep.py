@@ -162,7 +162,7 @@ def test_report_prints_the_pareto_front_and_plots_it(tmp_path: Path) -> None:
     sweep(INFER, grid={"hardware.count": [8, 16, 32], "inference.weight_precision": ["bf16", "fp8"]},
           out=out, backend="serial")  # fmt: skip
     rc, stdout, err = _cli("sweep", "--report", str(out), "--x", "count", "--y", "ttft", "--plot",
-                           str(tmp_path / "p.png"), "--json")  # fmt: skip
+                           str(tmp_path / "plots"), "--json")  # fmt: skip
     assert rc == 0, err
     rep = json.loads(stdout)
     assert (rep["x"], rep["y"], rep["points"]) == ("count", "ttft_s", 6)
@@ -171,8 +171,9 @@ def test_report_prints_the_pareto_front_and_plots_it(tmp_path: Path) -> None:
     expected = [rows[i]["scenario_hash"] for i in front(xs, ys)]
     assert [r["scenario_hash"] for r in rep["front"]] == expected
     assert [r["hardware.count"] for r in rep["front"]] == [8, 16, 32]  # more accelerators, lower TTFT
-    for suffix in (".png", ".svg"):
-        assert (tmp_path / f"p{suffix}").stat().st_size > 1000
+    assert rep["plots"] == [str(tmp_path / "plots" / f"pareto-count-ttft_s.{f}") for f in ("png", "svg")]
+    for path in rep["plots"]:
+        assert Path(path).stat().st_size > 1000
     rc, _, err = _cli("sweep", "--report", str(out), "--x", "bytes", "--y", "ttft_s")
     assert rc == 2 and err.startswith("error: --x")
 

@@ -493,7 +493,7 @@ def _column(names: Sequence[str], spec: str, flag: str) -> tuple[str, bool]:
 def pareto(results: str | Path, x: str | None = None, y: str | None = None, plot: str | Path | None = None,
            show: Sequence[str] = ()) -> ParetoResult:  # fmt: skip
     """The Pareto front of a results directory over columns ``x`` and ``y`` (both minimised unless ``:max``),
-    with the columns named in ``show`` alongside, and its plot as PNG and SVG when ``plot`` names a file."""
+    with the columns named in ``show`` alongside, and its plot as PNG and SVG in the directory ``plot``."""
     import pyarrow as pa
 
     from aiinfra.sweeping import pareto as front_of
@@ -523,15 +523,13 @@ def pareto(results: str | Path, x: str | None = None, y: str | None = None, plot
     rows = [{**{k: v[usable[i]] for k, v in key_values.items()}, x_col: fx[i], y_col: fy[i]} for i in on_front]
     plots: list[str] = []
     if plot is not None:
+        from aiinfra.report.plots import pareto_plot, plot_dir
+
         labels = [" ".join(str(table[k][usable[i]].as_py()) for k in keys) for i in range(len(usable))]
         sense = {False: "lower is better", True: "higher is better"}
-        try:
-            written = front_of.plot(fx, fy, on_front, labels, x_label=f"{x_col} ({sense[x_max]})",
-                                    y_label=f"{y_col} ({sense[y_max]})", path=plot,
-                                    title=f"{question} sweep: {len(usable)} points over {', '.join(keys)}")  # fmt: skip
-        except ImportError:
-            raise _missing("matplotlib", "plot") from None
-        plots = [str(p) for p in written]
+        title = f"{question} sweep: {len(usable)} points over {', '.join(keys)}"
+        plots = pareto_plot(plot_dir(str(plot)), f"pareto-{x_col}-{y_col}", title, f"{x_col} ({sense[x_max]})",
+                            f"{y_col} ({sense[y_max]})", fx, fy, on_front, labels)  # fmt: skip
     return ParetoResult(results=str(results), x=x_col, y=y_col, x_max=x_max, y_max=y_max, keys=keys, shown=shown,
                         points=table.num_rows, failures=sum(e is not None for e in errors),
                         without_values=table.num_rows - len(usable) - sum(e is not None for e in errors),

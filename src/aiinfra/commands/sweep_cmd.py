@@ -102,5 +102,5 @@ def register(sub: Any) -> None:
                    "better; a unique part of a column name is enough)")  # fmt: skip
     p.add_argument("--y", help="report: second objective column")
     p.add_argument("--show", metavar="COL,COL", help="report: further columns to show for each front row")
-    p.add_argument("--plot", metavar="FILE", help="report: write the plot as FILE.png and FILE.svg")
+    p.add_argument("--plot", metavar="DIR", help="report: write the plot as pareto-X-Y.png and .svg in DIR")
     p.set_defaults(handler=_sweep)

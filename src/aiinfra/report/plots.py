@@ -4,6 +4,7 @@ load, cumulative TCO. Formats results, computes nothing. ``--plot DIR`` means a 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -119,3 +120,31 @@ def _usd_formatter() -> Any:
         return f"${v / 1e3:,.3g}k" if abs(v) >= 1e3 else f"${v:,.0f}"
 
     return FuncFormatter(fmt)
+
+
+WIDE_RATIO = 100.0
+"""An axis whose positive values span this factor or more is drawn on a log scale."""
+
+
+def pareto_plot(out_dir: Path, stem: str, title: str, x_label: str, y_label: str, xs: Sequence[float],
+                ys: Sequence[float], front: Sequence[int], labels: Sequence[str]) -> list[str]:  # fmt: skip
+    """A sweep's points in grey and their Pareto front (indices ``front``, best x first) as a labelled staircase;
+    an axis spanning two decades or more on a log scale."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, 6))
+    ax.scatter(xs, ys, s=14, color="0.7", label=f"all points ({len(xs)})")
+    ax.plot([xs[i] for i in front], [ys[i] for i in front], "o-", color="tab:red", markersize=5,
+            drawstyle="steps-post", label=f"Pareto front ({len(front)})")  # fmt: skip
+    for n, i in enumerate(front):  # labels of neighbours alternate above and below the line
+        ax.annotate(labels[i], (xs[i], ys[i]), textcoords="offset points", xytext=(5, 4 if n % 2 == 0 else -11),
+                    fontsize=7)  # fmt: skip
+    for values, set_scale, axis_label, setter in ((xs, ax.set_xscale, x_label, ax.set_xlabel),
+                                                  (ys, ax.set_yscale, y_label, ax.set_ylabel)):  # fmt: skip
+        wide = bool(values) and min(values) > 0 and max(values) / min(values) >= WIDE_RATIO
+        if wide:
+            set_scale("log")
+        setter(f"{axis_label}{', log scale' if wide else ''}")
+    ax.set_title("\n".join(textwrap.wrap(title, 90)), fontsize=10)
+    ax.grid(alpha=0.3)
+    _legend(ax)
+    return _save(fig, out_dir, stem)
