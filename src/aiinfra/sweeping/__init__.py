@@ -4,5 +4,5 @@
 - store.py    the results directory: part files written atomically as rows arrive, resume, compaction, reading
               as one table with one type per column
 - backends.py serial, local process pool and Ray: chunks of points mapped with bounded work in flight
-- pareto.py   the Pareto front of two columns and its plot (matplotlib)
+- pareto.py   the Pareto front of two columns (its plot: aiinfra/report/plots.py pareto_plot)
 """
