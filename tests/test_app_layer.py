@@ -184,3 +184,22 @@ def test_the_api_notebook_executes() -> None:
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     assert any("hardware.accelerator" in o.get("text", "") for o in outputs)  # the SpecError cell printed its field
+
+
+def test_a_command_imports_only_what_it_runs() -> None:
+    import subprocess
+
+    code = ("import sys, contextlib, io\nfrom aiinfra.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    main(['infer', 'examples/infer-llama3.1-70b-h100.yaml'])\n"
+            "print(sorted(m for m in ('aiinfra.sim.run', 'aiinfra.validation.runner', 'aiinfra.costing.tco',"
+            " 'aiinfra.commands.train_cmd') if m in sys.modules))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    assert out.strip() == "[]"
+
+
+def test_a_question_named_like_its_module_stays_the_function() -> None:
+    import importlib
+
+    importlib.import_module("aiinfra.app.cost")  # the import system binds submodules on their package
+    assert callable(app.cost) and app.QUESTIONS["cost"] is app.cost

@@ -21,13 +21,28 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: commands registered by a module not named after them (``aiinfra.commands.<command>_cmd``)
+COMMAND_ALIASES = {"memory": "train"}
+
+
+def _modules_for(argv: list[str] | None) -> list[str]:
+    """The command modules to import: only the one that registers the command being run (start-up time), every
+    module when the command is not known yet (help, a typo: argparse then lists them all)."""
+    args = sys.argv[1:] if argv is None else argv
+    name = next((a for a in args if not a.startswith("-")), None)
+    if name is None:
+        return COMMAND_MODULES
+    module = f"aiinfra.commands.{COMMAND_ALIASES.get(name, name)}_cmd"
+    return [module] if module in COMMAND_MODULES else COMMAND_MODULES
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     from aiinfra import __version__
 
     parser = _Parser(prog="aiinfra", description=__doc__)
     parser.add_argument("--version", action="version", version=f"aiinfra {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name in COMMAND_MODULES:
+    for name in _modules_for(argv):
         importlib.import_module(name).register(sub)
     return parser
 
@@ -43,7 +58,7 @@ def _catalog_for(args: argparse.Namespace) -> contextlib.AbstractContextManager[
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
         with _catalog_for(args):

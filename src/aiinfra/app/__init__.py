@@ -4,57 +4,125 @@ returning a frozen result with ``to_dict()`` (the CLI's ``--json`` object) and `
 Every shell — the CLI's commands, the Python API (``aiinfra.train`` …), sweeps — calls these functions and
 nothing below them, so the answers cannot drift apart. ``QUESTIONS`` maps each scenario question's name to its
 function (the ones a sweep can vary).
+
+The names load on first use (:data:`_LAZY`), so a command imports only the planners it runs: importing every
+question's domain packages (simulator, validation, costing) cost a CLI process about half a second. Several
+functions share their module's name (``cost`` in ``aiinfra.app.cost``); the package's module class keeps the
+function when Python's import system would bind the submodule over it.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
+import types
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aiinfra.app.base import MissingExtraError, Result, flatten
-from aiinfra.app.catalog_queries import (
-    CatalogRow,
-    CatalogRows,
-    CheckResult,
-    ModelFigures,
-    PriceRows,
-    catalog_list,
-    catalog_show,
-    check,
-    model_show,
-    price_list,
-)
-from aiinfra.app.cost import CostResult, cost
-from aiinfra.app.datacenter import DatacenterResult, datacenter
-from aiinfra.app.inference import CapacityResult, InferResult, capacity, infer
-from aiinfra.app.scenario import ScenarioLike, load_scenario
-from aiinfra.app.simulation import MaxRateResult, SimulateResult, find_max_rate, simulate
-from aiinfra.app.tco import TcoResult, tco
-from aiinfra.app.training import MemoryResult, TrainResult, memory, plan_label, train
-from aiinfra.app.validation import ValidateResult, validate
+if TYPE_CHECKING:
+    from aiinfra.app.base import MissingExtraError, Result, flatten
+    from aiinfra.app.catalog_queries import (
+        CatalogRow,
+        CatalogRows,
+        CheckResult,
+        ModelFigures,
+        PriceRows,
+        catalog_list,
+        catalog_show,
+        check,
+        model_show,
+        price_list,
+    )
+    from aiinfra.app.cost import CostResult, cost
+    from aiinfra.app.datacenter import DatacenterResult, datacenter
+    from aiinfra.app.inference import CapacityResult, InferResult, capacity, infer
+    from aiinfra.app.scenario import ScenarioLike, load_scenario
+    from aiinfra.app.simulation import MaxRateResult, SimulateResult, find_max_rate, simulate
+    from aiinfra.app.tco import TcoResult, tco
+    from aiinfra.app.training import MemoryResult, TrainResult, memory, plan_label, train
+    from aiinfra.app.validation import ValidateResult, validate
 
-QUESTIONS: dict[str, Callable[..., Result]] = {
-    "check": check,
-    "train": train,
-    "memory": memory,
-    "infer": infer,
-    "capacity": capacity,
-    "simulate": simulate,
-    "cost": cost,
-    "datacenter": datacenter,
-    "tco": tco,
+#: public name -> the module that defines it
+_LAZY: dict[str, str] = {
+    "MissingExtraError": "aiinfra.app.base",
+    "Result": "aiinfra.app.base",
+    "flatten": "aiinfra.app.base",
+    "CatalogRow": "aiinfra.app.catalog_queries",
+    "CatalogRows": "aiinfra.app.catalog_queries",
+    "CheckResult": "aiinfra.app.catalog_queries",
+    "ModelFigures": "aiinfra.app.catalog_queries",
+    "PriceRows": "aiinfra.app.catalog_queries",
+    "catalog_list": "aiinfra.app.catalog_queries",
+    "catalog_show": "aiinfra.app.catalog_queries",
+    "check": "aiinfra.app.catalog_queries",
+    "model_show": "aiinfra.app.catalog_queries",
+    "price_list": "aiinfra.app.catalog_queries",
+    "CostResult": "aiinfra.app.cost",
+    "cost": "aiinfra.app.cost",
+    "DatacenterResult": "aiinfra.app.datacenter",
+    "datacenter": "aiinfra.app.datacenter",
+    "CapacityResult": "aiinfra.app.inference",
+    "InferResult": "aiinfra.app.inference",
+    "capacity": "aiinfra.app.inference",
+    "infer": "aiinfra.app.inference",
+    "ScenarioLike": "aiinfra.app.scenario",
+    "load_scenario": "aiinfra.app.scenario",
+    "MaxRateResult": "aiinfra.app.simulation",
+    "SimulateResult": "aiinfra.app.simulation",
+    "find_max_rate": "aiinfra.app.simulation",
+    "simulate": "aiinfra.app.simulation",
+    "TcoResult": "aiinfra.app.tco",
+    "tco": "aiinfra.app.tco",
+    "MemoryResult": "aiinfra.app.training",
+    "TrainResult": "aiinfra.app.training",
+    "memory": "aiinfra.app.training",
+    "plan_label": "aiinfra.app.training",
+    "train": "aiinfra.app.training",
+    "ValidateResult": "aiinfra.app.validation",
+    "validate": "aiinfra.app.validation",
 }
-"""Scenario questions by name: each takes a resolved scenario first, then its keyword options."""
+
+_QUESTION_NAMES = ("check", "train", "memory", "infer", "capacity", "simulate", "cost", "datacenter", "tco")
+"""Scenario questions a sweep can vary: each takes a resolved scenario first, then its keyword options."""
+
+
+class _AppModule(types.ModuleType):
+    """This package's module type: a submodule never replaces the function of the same name."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _LAZY and isinstance(value, types.ModuleType):
+            return  # the import system binding aiinfra.app.cost (the module) over cost (the function)
+        super().__setattr__(name, value)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        types.ModuleType.__setattr__(sys.modules[__name__], name, value)
+        return value
+    if name == "QUESTIONS":
+        questions: dict[str, Callable[..., Result]] = {q: __getattr__(q) for q in _QUESTION_NAMES}
+        types.ModuleType.__setattr__(sys.modules[__name__], name, questions)
+        return questions
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+sys.modules[__name__].__class__ = _AppModule
+
+if TYPE_CHECKING:
+    QUESTIONS: dict[str, Callable[..., Result]]
 
 
 def answer(question: str, scenario: ScenarioLike, **options: Any) -> Result:
     """Answer one scenario question by name (``"train"``, ``"infer"`` …) — what sweeps call per point."""
     from aiinfra.errors import SpecError
 
-    if question not in QUESTIONS:
-        raise SpecError("question", question, f"unknown question (known: {', '.join(QUESTIONS)})",
+    if question not in _QUESTION_NAMES:
+        raise SpecError("question", question, f"unknown question (known: {', '.join(_QUESTION_NAMES)})",
                         "name one of them")  # fmt: skip
-    return QUESTIONS[question](load_scenario(scenario), **options)
+    from aiinfra.app.scenario import load_scenario
+
+    return __getattr__("QUESTIONS")[question](load_scenario(scenario), **options)  # type: ignore[no-any-return]
 
 
 __all__ = [

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from aiinfra.costing.energy import HOURS_PER_MONTH
-from aiinfra.costing.prices import age_text
 from aiinfra.units import DAY_S, GB, HOUR_S, TB, TFLOP, human_seconds
+
+if TYPE_CHECKING:
+    from aiinfra.costing.energy import HOURS_PER_MONTH
+    from aiinfra.costing.prices import age_text
+
+#: names read from the costing package on first use (it is not needed by every command)
+_LAZY = {"HOURS_PER_MONTH": "aiinfra.costing.energy", "age_text": "aiinfra.costing.prices"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["DAY_S", "GB", "HOURS_PER_MONTH", "HOUR_S", "TB", "TFLOP", "age_text", "human_seconds", "source_text"]
 
