@@ -10,6 +10,7 @@ from aiinfra import catalog
 from aiinfra.commands import add_scenario_args
 from aiinfra.planning.capacity import plan_capacity
 from aiinfra.report.render import jsonable, layout_label, table
+from aiinfra.specs import cli_types
 from aiinfra.specs.scenario import load_scenario
 
 
@@ -114,5 +115,5 @@ def register(sub: Any) -> None:
     c.add_argument("--simulate", action="store_true",
                    help="check the chosen deployment by simulating one replica: the most users it keeps within the "
                         "SLO (closed loop) and the highest Poisson rate")  # fmt: skip
-    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--seed", type=cli_types.seed, default=0)
     c.set_defaults(handler=_capacity)

@@ -15,6 +15,7 @@ from aiinfra.report import svg as plots
 from aiinfra.report.render import jsonable, key_values
 from aiinfra.sim.run import simulate
 from aiinfra.sim.search import max_rate_meeting_slo
+from aiinfra.specs import cli_types
 from aiinfra.specs.scenario import Scenario, load_scenario
 
 
@@ -100,7 +101,7 @@ def _simulate(args: argparse.Namespace) -> tuple[Any, str]:
 def register(sub: Any) -> None:
     p = sub.add_parser("simulate", help="discrete-event serving simulation (continuous batching, paged KV)")
     add_scenario_args(p)
-    p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same result)")
+    p.add_argument("--seed", type=cli_types.seed, default=0, help="random seed (same seed, same result)")
     p.add_argument("--plot", metavar="DIR", help="write SVG plots into DIR")
     p.add_argument("--find-max-rate", action="store_true", help="bisect the highest request rate meeting the SLO")
     p.set_defaults(handler=_simulate)
