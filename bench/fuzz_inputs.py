@@ -24,6 +24,7 @@ import json
 import math
 import multiprocessing as mp
 import os
+import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -404,6 +405,18 @@ def run_case(case: Case, timeout_s: float) -> tuple[str, str]:
         return result
 
 
+def _warm_up() -> None:
+    """Load the catalog and efficiency tables once in this process, so every forked case starts with them."""
+    from aiinfra.cli import main as cli_main
+
+    with tempfile.TemporaryDirectory() as folder:
+        for cmd in ("infer", "train", "cost"):
+            path = Path(folder, f"{cmd}.yaml")
+            path.write_bytes(_yaml(BASE[cmd]))
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                cli_main([cmd, str(path), "--json"])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--timeout-s", type=float, default=20.0)
@@ -413,15 +426,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0, help="run only every k-th case (quick look)")
     ap.add_argument("--only", default="", help="run only cases whose name contains this")
     args = ap.parse_args(argv)
-    import aiinfra.cli  # noqa: F401  (imported once before forking)
+    _warm_up()
 
     cases = [c for c in all_cases() if args.only in c.name]
     if args.limit:
         cases = cases[:: args.limit]
     from concurrent.futures import ThreadPoolExecutor
 
+    done = Counter[str]()
+
+    def one(case: Case) -> tuple[str, str]:
+        result = run_case(case, args.timeout_s)
+        done[result[0]] += 1
+        if sum(done.values()) % 100 == 0:
+            print(f"  {sum(done.values())} of {len(cases)} done", file=sys.stderr, flush=True)
+        return result
+
     with ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lambda c: run_case(c, args.timeout_s), cases))
+        results = list(pool.map(one, cases))
     counts = Counter(kind for kind, _ in results)
     show = set(args.show.split(","))
     for case, (kind, detail) in zip(cases, results, strict=True):

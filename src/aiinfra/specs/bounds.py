@@ -98,26 +98,25 @@ class InRange:
         return f"{low} and ≤ {_num(self.hi)}"
 
     def _check(self, value: Any) -> Any:
-        x = float(value)
-        if not math.isfinite(x):
+        if isinstance(value, bool):
+            raise PydanticCustomError("bool_not_number", "expected a number, not true/false", {"range": self.text})
+        if not isinstance(value, int | float):
+            return value  # not a number yet: the type's own parsing judges it, then this check runs again
+        try:
+            x = float(value)
+        except OverflowError:  # an int beyond float range
+            x = math.copysign(math.inf, value)
+        if math.isnan(x) or (math.isinf(x) and isinstance(value, float)):
             raise PydanticCustomError("not_finite", "must be a finite number", {"range": self.text})
         if x > self.hi or x < self.lo or (self.lo_open and x == self.lo):
             raise PydanticCustomError("out_of_range", "out of range", {"range": self.text})
         return value
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        """Checked before conversion (so 1e30 in an integer field is out of range, not an overflow) and after
+        (for a value the type parsed from text)."""
         inner = core_schema.no_info_after_validator_function(self._check, handler(source))
-        return core_schema.no_info_before_validator_function(plain_number, inner)
-
-
-def plain_number(value: Any) -> Any:
-    """Refuse true/false where a number is expected (pydantic would read true as 1), and non-finite floats
-    before any conversion (``int(inf)`` raises)."""
-    if isinstance(value, bool):
-        raise PydanticCustomError("bool_not_number", "expected a number, not true/false")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise PydanticCustomError("not_finite", "must be a finite number")
-    return value
+        return core_schema.no_info_before_validator_function(self._check, inner)
 
 
 # the bounded types the specs use most

@@ -112,11 +112,12 @@ def _fix_for(err: dict[str, Any], field: str, cls: Any) -> tuple[str, str]:
     ctx = err.get("ctx") or {}
     if kind in ("out_of_range", "not_finite"):
         allowed = ctx.get("range")
-        problem = "out of range" if kind == "out_of_range" else "must be a finite number"
-        return (f"{problem}{f' (allowed: {allowed})' if allowed else ''}",
-                f"give a value {allowed}" if allowed else "give a finite number")  # fmt: skip
+        if kind == "out_of_range":
+            return f"must be {allowed}", "give a value in that range"
+        return f"must be a finite number {allowed}" if allowed else "must be a finite number", "give a finite number"
     if kind == "bool_not_number":
-        return "expected a number, not true/false", "write a number"
+        allowed = ctx.get("range")
+        return "expected a number, not true/false", f"write a number {allowed}" if allowed else "write a number"
     if kind == "int_from_float":
         return "must be a whole number", "write an integer"
     if kind in ("extra_forbidden", "unexpected_keyword_argument"):

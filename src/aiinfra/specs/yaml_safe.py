@@ -41,7 +41,8 @@ class _Loader(yaml.SafeLoader):
         event = self.peek_event()  # type: ignore[no-untyped-call]
         tag = getattr(event, "tag", None)
         if not isinstance(event, AliasEvent) and tag not in (None, "!"):
-            raise _Refused(f"YAML tag {tag} is not allowed", "remove the tag: scenarios hold plain values only",
+            shown = str(tag).replace("tag:yaml.org,2002:", "!!")
+            raise _Refused(f"YAML tag {shown} is not allowed", "remove the tag: scenarios hold plain values only",
                            event.start_mark.line + 1)  # fmt: skip
         self._depth += 1
         if self._depth > MAX_YAML_DEPTH:
