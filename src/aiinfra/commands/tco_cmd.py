@@ -88,7 +88,7 @@ def _tco(args: argparse.Namespace) -> tuple[Any, str]:
         )
     )
     best: dict[str, CloudLine] = {}
-    for p in cloud_prices(c.accelerator.id, providers=ti.providers):
+    for p in cloud_prices(c.accelerator.id, providers=ti.providers, field="tco.providers"):
         line = CloudLine(
             pricing=p.pricing,
             source_id=p.id,

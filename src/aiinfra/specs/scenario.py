@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from aiinfra.errors import SpecError
 from aiinfra.specs.bounds import MAX_COUNT, Accelerators, InRange, PerNode
-from aiinfra.specs.common import STRICT, FieldProblem, validate
+from aiinfra.specs.common import STRICT, validate
 from aiinfra.specs.cost import CostInput, DatacenterInput, TcoInput
 from aiinfra.specs.files import read_text
 from aiinfra.specs.hardware import ClusterSpec
@@ -34,11 +34,6 @@ class HardwareInput:
     """Scale-out interconnect id (infiniband-ndr ...); None = the system's NICs."""
     nics_per_node: Annotated[int, InRange(1, MAX_COUNT)] | None = None
     """Scale-out ports per node (with scale_out)."""
-
-    def __post_init__(self) -> None:
-        if self.per_node is not None and self.count > self.per_node and self.count % self.per_node:
-            raise FieldProblem("per_node", self.per_node, f"does not divide count {self.count}",
-                               "give a count that fills whole nodes, or the right accelerators per node")  # fmt: skip
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -115,6 +110,18 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def _check_conflicts(inp: ScenarioInput) -> None:
+    """Keys that contradict each other (checked on the file as written; planners derive such workloads freely)."""
+    hw = inp.hardware
+    if hw.per_node is not None and hw.count > hw.per_node and hw.count % hw.per_node:
+        raise SpecError("hardware.per_node", hw.per_node, f"does not divide count {hw.count}",
+                        "give a count that fills whole nodes, or the right accelerators per node")  # fmt: skip
+    wl = inp.inference
+    if wl is not None and wl.batch is not None and wl.concurrency is not None:
+        raise SpecError("inference.concurrency", wl.concurrency, f"given together with batch {wl.batch!r}",
+                        "give batch (a fixed batch) or concurrency (a closed loop of clients)")  # fmt: skip
+
+
 def parse_scenario(data: dict[str, Any], sets: list[str] | None = None) -> ScenarioInput:
     data = dict(data)
     for s in sets or []:
@@ -123,6 +130,7 @@ def parse_scenario(data: dict[str, Any], sets: list[str] | None = None) -> Scena
     extras = {k: data.pop(k) for k in EXTRA_SECTIONS if k in data}
     data["extras"] = extras
     inp = validate(ScenarioInput, data)
+    _check_conflicts(inp)
     for name, cls in _SECTION_SPECS.items():  # checked here too, so `check` and every command refuse the same input
         validate(cls, extras.get(name) or {}, where=name)
     return inp

@@ -19,7 +19,7 @@ from aiinfra.specs.bounds import (
     SeqTokens,
     Tokens,
 )
-from aiinfra.specs.common import STRICT, FieldProblem
+from aiinfra.specs.common import STRICT
 from aiinfra.specs.parallelism import InferencePlan, ParallelPlan
 from aiinfra.specs.serving_sim import SimulationConfig
 
@@ -147,8 +147,3 @@ class ServingWorkload:
     duration_s: Seconds | None = None
     simulation: SimulationConfig | None = None
     """Simulator settings (aiinfra simulate)."""
-
-    def __post_init__(self) -> None:
-        if self.batch is not None and self.concurrency is not None:
-            raise FieldProblem("concurrency", self.concurrency, f"given together with batch {self.batch!r}",
-                               "give batch (a fixed batch) or concurrency (a closed loop of clients)")  # fmt: skip
