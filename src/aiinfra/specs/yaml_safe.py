@@ -98,8 +98,9 @@ def load_yaml(text: str, field: str, value: str) -> Any:
     """Parse ``text``; any problem becomes a SpecError on ``field`` with ``value`` (a path or the raw text)."""
     if len(text.encode()) > MAX_YAML_BYTES:
         raise SpecError(field, value, f"YAML above {MAX_YAML_BYTES:,} bytes", "give a smaller document")
-    loader = _Loader(text)
+    loader: _Loader | None = None
     try:
+        loader = _Loader(text)  # the reader refuses control characters here
         node = loader.get_single_node()
         if node is None:
             return None
@@ -118,4 +119,5 @@ def load_yaml(text: str, field: str, value: str) -> Any:
     except (ValueError, RecursionError) as exc:  # a number longer than int() converts; nesting the parser cannot
         raise SpecError(field, value, f"not loadable YAML ({str(exc)[:80]})", "fix the value") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()

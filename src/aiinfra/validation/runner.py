@@ -122,6 +122,11 @@ def read_cases(path: str | Path) -> tuple[str, list[dict[str, str]]]:
     return kind, rows
 
 
+MAX_MEASURED = 1e12
+"""Largest published value a row may hold: the metrics are seconds, tokens per second and fractions, and no
+published run reaches 10¹² of any of them (a cluster's tokens per second are ~10⁷)."""
+
+
 def _measured(row: dict[str, str], field: str) -> float | None:
     """The row's published value: blank (None) or a finite positive number (every metric is a time, a rate or a
     fraction of peak)."""
@@ -132,8 +137,9 @@ def _measured(row: dict[str, str], field: str) -> float | None:
         value = float(text)
     except ValueError:
         raise SpecError(field, text, "not a number", "give the measured value as a plain number") from None
-    if not (math.isfinite(value) and value > 0):
-        raise SpecError(field, text, "must be a finite number > 0", "give the measured value as published")
+    if not (math.isfinite(value) and 0 < value <= MAX_MEASURED):
+        raise SpecError(field, text, f"must be a finite number > 0 and ≤ {MAX_MEASURED:.0e}",
+                        "give the measured value as published")  # fmt: skip
     return value
 
 
