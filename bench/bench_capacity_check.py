@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from aiinfra.commands.capacity_cmd import simulated_check
+from aiinfra.app.inference import simulated_check
 from aiinfra.planning.capacity import plan_capacity
 from aiinfra.report.render import layout_label
 from aiinfra.specs.scenario import load_scenario

@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from aiinfra.cost.energy import annual_power_cost_usd
-from aiinfra.cost.fabric import fat_tree
-from aiinfra.cost.spot import preemption_waste_frac, young_daly_interval_s
-from aiinfra.cost.tco import breakeven, cloud_monthly_usd, cumulative
+from aiinfra.costing.energy import annual_power_cost_usd
+from aiinfra.costing.fabric import fat_tree
+from aiinfra.costing.spot import preemption_waste_frac, young_daly_interval_s
+from aiinfra.costing.tco import breakeven, cloud_monthly_usd, cumulative
 
 from .conftest import EXAMPLES, run_cli
 
@@ -80,12 +80,15 @@ def test_datacenter_cli() -> None:
 
 
 def test_tco_cli_and_plot(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    plot = tmp_path / "tco.svg"
-    res = run_cli("tco", str(EXAMPLES / "tco-dgx-h100-vs-cloud.yaml"), "--json", "--plot", str(plot))
+    res = run_cli("tco", str(EXAMPLES / "tco-dgx-h100-vs-cloud.yaml"), "--json", "--plot", str(tmp_path))
     assert res.returncode == 0, res.stderr
     obj = json.loads(res.stdout)
     assert obj["capex_usd"] == pytest.approx(4 * 300_000 * 1.15)
-    assert plot.read_text().startswith("<svg")
+    assert (tmp_path / "tco.svg").read_text().lstrip().startswith("<?xml")
+    assert (tmp_path / "tco.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # a file where the plot directory should be: exit 2 naming --plot, before any work
+    clash = run_cli("tco", str(EXAMPLES / "tco-dgx-h100-vs-cloud.yaml"), "--plot", str(tmp_path / "tco.png"))
+    assert clash.returncode == 2 and "--plot" in clash.stderr and "Traceback" not in clash.stderr
 
 
 @pytest.mark.parametrize(

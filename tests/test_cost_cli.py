@@ -121,8 +121,8 @@ def test_datacenter_pod(cli_json) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_tco_cli_and_plot(tmp_path: Path, cli_json) -> None:  # type: ignore[no-untyped-def]
-    plot = tmp_path / "tco.svg"
-    obj = cli_json("tco", TCO, "--plot", str(plot))
+    obj = cli_json("tco", TCO, "--plot", str(tmp_path))
+    assert obj["plots"] == [str(tmp_path / "tco.png"), str(tmp_path / "tco.svg")]
     assert obj["capex_usd"] == pytest.approx(4 * 300_000 * 1.15)
     assert obj["colocation_source"].startswith("colocation-na-2024h2")
     for line in obj["cloud"]:
@@ -131,7 +131,7 @@ def test_tco_cli_and_plot(tmp_path: Path, cli_json) -> None:  # type: ignore[no-
         gap = line["monthly_usd"] - obj["monthly_opex_usd"]
         assert exact == (pytest.approx(obj["capex_usd"] / gap) if gap > 0 else None)
         assert line["read_on"] and line["age_days"] >= 0
-    ET.fromstring(plot.read_text())
+    ET.fromstring((tmp_path / "tco.svg").read_text())
 
 
 @pytest.mark.parametrize(

@@ -4,23 +4,31 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aiinfra import catalog
-from aiinfra.cost import Usage
-from aiinfra.cost.carbon import co2e_kg, intensity
-from aiinfra.cost.cloud import cloud_options
-from aiinfra.cost.datacenter import checkpoint_bytes_per_param, racks, storage_need
-from aiinfra.cost.energy import annual_power_cost_usd, energy, power_draw
-from aiinfra.cost.fabric import fat_tree, full_switches, leaf_spine, max_endpoints, rail_optimised, transceiver_power_w
-from aiinfra.cost.prices import InstancePrice, age_days, cloud_prices, facility
-from aiinfra.cost.spot import preemption_waste_frac, spot_run, young_daly_interval_s
-from aiinfra.cost.tco import CloudLine, OnPremInputs, breakeven, cloud_monthly_usd, cumulative, onprem, tco
+from aiinfra.costing import Usage
+from aiinfra.costing.carbon import co2e_kg, intensity
+from aiinfra.costing.cloud import cloud_options
+from aiinfra.costing.datacenter import checkpoint_bytes_per_param, racks, storage_need
+from aiinfra.costing.energy import annual_power_cost_usd, energy, power_draw
+from aiinfra.costing.fabric import (
+    fat_tree,
+    full_switches,
+    leaf_spine,
+    max_endpoints,
+    rail_optimised,
+    transceiver_power_w,
+)
+from aiinfra.costing.prices import InstancePrice, age_days, cloud_prices, facility
+from aiinfra.costing.spot import preemption_waste_frac, spot_run, young_daly_interval_s
+from aiinfra.costing.tco import CloudLine, OnPremInputs, breakeven, cloud_monthly_usd, cumulative, onprem, tco
 from aiinfra.errors import InfeasibleError, UnknownIdError
-from aiinfra.report.tco_svg import tco_svg
+from aiinfra.report.plots import tco_plot
 from aiinfra.specs.common import validate
 from aiinfra.specs.cost import CostInput
 
@@ -286,6 +294,9 @@ def test_tco_startup_hand_calculation() -> None:
     assert t.breakeven_exact_months["on-demand:x"] == pytest.approx(exact)
     assert t.breakeven_month["on-demand:x"] == math.ceil(exact)
     assert t.breakeven_month["on-demand:x"] == breakeven(t.onprem_cumulative_usd, t.cloud_cumulative_usd["on-demand:x"])
-    svg = tco_svg(t)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as out:
+        svg = Path(tco_plot(Path(out), t, "test")[1]).read_text()  # the breakeven month is marked on the plot
     root = ET.fromstring(svg)
     assert root.tag.endswith("svg") and "month 37" in svg

@@ -1,58 +1,89 @@
-"""The facade every shell (CLI, web) calls. Returns plain results; prints nothing."""
+"""The public Python API: every question of the CLI as a function.
+
+Each function takes a scenario as a YAML path, a mapping in the file format or a resolved Scenario, plus
+``set=`` overrides (``{"training.plan.tp": 8}``, like the CLI's ``--set``), and returns the application layer's
+frozen result: ``.to_dict()`` is exactly the CLI's ``--json`` object, ``.to_frame()`` its main table as a pandas
+DataFrame. Bad input raises :class:`aiinfra.errors.SpecError` (``.field``, ``.value``, ``.fix``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from aiinfra import catalog
-from aiinfra.analytic import model_figures as mf
-from aiinfra.report.render import jsonable
-from aiinfra.specs.hardware import AcceleratorSpec
-from aiinfra.specs.model import ModelArch
-from aiinfra.specs.scenario import resolve_model
+from aiinfra import app
+from aiinfra.app import load_scenario
+from aiinfra.app.scenario import ScenarioLike
 
-PEAK_DTYPES = ("fp64", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
+Overrides = Mapping[str, Any] | Iterable[str] | None
 
 
-def catalog_show(id_: str) -> tuple[str, dict[str, Any]]:
-    kind, spec = catalog.find_any(id_)
-    return kind, jsonable(spec)
+def train(scenario: ScenarioLike, *, set: Overrides = None) -> app.TrainResult:
+    """Training plan: memory, the fastest parallel layout that fits (searched unless given), step time, MFU,
+    time-to-train, energy (``aiinfra train``)."""
+    return app.train(load_scenario(scenario, set))
 
 
-def accelerator_summary(acc: AcceleratorSpec) -> dict[str, Any]:
-    return {
-        "id": acc.id,
-        "memory_bytes": acc.memory_bytes,
-        "memory_as_published": acc.memory_as_published,
-        "memory_bw_bytes_per_s": acc.memory_bw_bytes_per_s,
-        **{f"dense_{d}_flop_per_s": acc.dense_flop_per_s.get(d) for d in ("bf16", "fp8", "fp4")},
-        "tdp_w": acc.tdp_w,
-        "scale_up": acc.scale_up.interconnect if acc.scale_up else None,
-        "scale_up_bw_one_way_bytes_per_s": acc.scale_up.bw_one_way_bytes_per_s if acc.scale_up else None,
-    }
+def memory(scenario: ScenarioLike, *, set: Overrides = None) -> app.MemoryResult:
+    """Training memory per accelerator, incl. LoRA / QLoRA and CPU offload (``aiinfra memory``)."""
+    return app.memory(load_scenario(scenario, set))
 
 
-def model_summary(model: str | dict[str, Any] | ModelArch, seq_len: int | None = None) -> dict[str, Any]:
-    """Architecture plus derived figures (parameters, FLOPs, KV cache, weight bytes)."""
-    arch: ModelArch = model if isinstance(model, ModelArch) else resolve_model(model)
-    pb = mf.param_breakdown(arch)
-    d_qk, d_v = mf.attention_dims(arch)
-    derived: dict[str, Any] = {
-        "params_total": pb.total,
-        "params_active": pb.active,
-        "params_embedding": pb.embedding + pb.output,
-        "matmul_params_active": mf.matmul_params_active(arch),
-        "flop_per_token_forward_matmul": 2.0 * mf.matmul_params_active(arch),
-        "attention_flop_per_token_per_context_token_forward": mf.attention_flop_per_token_forward(arch, 1.0, False),
-        "flop_convention": "model FLOPs = 2·N_matmul,active + 2·L·ctx·(d_qk+d_v) forward (non-causal); "
-        "training = 3 × forward (PaLM App. B / Kaplan et al. 2020)",
-        "kv_cache_bytes_per_token": {d: mf.kv_bytes_per_token(arch, d) for d in ("bf16", "fp8")},
-        "weight_bytes": {d: mf.weight_bytes(arch, d) for d in ("fp32", "bf16", "fp8", "int4")},
-        "attention_qk_dim": d_qk,
-        "attention_v_dim": d_v,
-    }
-    if seq_len is not None:
-        derived["seq_len_tokens"] = seq_len
-        derived["flop_per_token_forward"] = mf.flop_per_token_forward(arch, seq_len)
-        derived["flop_per_token_training"] = mf.flop_per_token_training(arch, seq_len)
-    return {"model": jsonable(arch), "derived": derived}
+def infer(scenario: ScenarioLike, *, set: Overrides = None) -> app.InferResult:
+    """Serving latency, throughput, KV capacity and memory per accelerator (``aiinfra infer``)."""
+    return app.infer(load_scenario(scenario, set))
+
+
+def capacity(
+    scenario: ScenarioLike,
+    *,
+    set: Overrides = None,
+    accelerators: Sequence[str] | None = None,
+    engines: Sequence[str] | None = None,
+    simulate: bool = False,
+    seed: int = 0,
+) -> app.CapacityResult:
+    """The cheapest deployment meeting the demand and SLOs over engines × accelerators × layouts × weight formats
+    (``aiinfra capacity``); ``simulate`` checks it by simulating one replica."""
+    return app.capacity(load_scenario(scenario, set), list(accelerators) if accelerators else None,
+                        list(engines) if engines else None, simulate, seed)  # fmt: skip
+
+
+def simulate(scenario: ScenarioLike, *, set: Overrides = None, seed: int = 0) -> app.SimulateResult:
+    """Discrete-event serving simulation (``aiinfra simulate``)."""
+    return app.simulate(load_scenario(scenario, set), seed)
+
+
+def find_max_rate(scenario: ScenarioLike, *, set: Overrides = None, seed: int = 0) -> app.MaxRateResult:
+    """The highest request rate whose simulation meets the SLO (``aiinfra simulate --find-max-rate``)."""
+    return app.find_max_rate(load_scenario(scenario, set), seed)
+
+
+def cost(scenario: ScenarioLike, *, set: Overrides = None) -> app.CostResult:
+    """Cloud bill per provider and pricing kind, spot losses, itemised bill, energy and CO2 (``aiinfra cost``)."""
+    return app.cost(load_scenario(scenario, set))
+
+
+def datacenter(scenario: ScenarioLike, *, set: Overrides = None) -> app.DatacenterResult:
+    """Nodes, racks, cooling, facility power, fabric and storage bandwidth (``aiinfra datacenter``)."""
+    return app.datacenter(load_scenario(scenario, set))
+
+
+def tco(scenario: ScenarioLike, *, set: Overrides = None) -> app.TcoResult:
+    """On-prem vs cloud cumulative cost and the breakeven month (``aiinfra tco``)."""
+    return app.tco(load_scenario(scenario, set))
+
+
+def check(scenario: ScenarioLike, *, set: Overrides = None) -> app.CheckResult:
+    """A scenario validated and resolved (``aiinfra check``)."""
+    return app.check(load_scenario(scenario, set))
+
+
+def validate(cases: Sequence[str | Path] | None = None) -> app.ValidateResult:
+    """Predicted vs measured for published runs; default the shipped reference rows (``aiinfra validate``)."""
+    return app.validate(cases)
+
+
+def model(model: str | dict[str, Any], seq_len: int | None = None) -> app.ModelFigures:
+    """A model's architecture and derived figures (``aiinfra model show``)."""
+    return app.model_show(model, seq_len)

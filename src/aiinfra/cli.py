@@ -21,7 +21,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from aiinfra import __version__
+
     parser = _Parser(prog="aiinfra", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"aiinfra {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)

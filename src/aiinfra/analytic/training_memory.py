@@ -84,6 +84,16 @@ class TrainSetup:
     grad_convention: str = "megatron"
     """Unsharded gradient bytes: "megatron" = fp32 main grads (4 B, 18 B/param with Adam);
     "zero" = 16-bit grads as counted by the ZeRO paper (2 B, 16 B/param)."""
+    frozen_base_bytes_per_param: float | None = None
+    """Parameter-efficient fine-tuning: the base weights are frozen, stored at this many bytes per parameter
+    (2 = bf16 for LoRA, NF4's 4.127 bits for QLoRA) with no gradients or optimizer states; None = full training."""
+    adapter_params: float = 0.0
+    """Trainable adapter parameters of the whole model (LoRA: r·(d_in + d_out) per adapted matrix, Hu et al.
+    2021), kept in 16-bit with fp32 gradients and Adam states (2 + 4 + 12 B each)."""
+
+    @property
+    def frozen_base(self) -> bool:
+        return self.frozen_base_bytes_per_param is not None
 
     @property
     def params(self) -> ParamBreakdown:
@@ -179,10 +189,16 @@ def memory_per_rank(setup: TrainSetup, plans: PlanArrays) -> dict[str, np.ndarra
     # FSDP / ZeRO-3 all-gather whole layers (bf16): current + prefetched
     gathered = np.where(plans.sharding >= 3, 2.0 * 2.0 * rp["layer"], 0.0)
     out: dict[str, np.ndarray] = {}
+    adapters = setup.adapter_params / pp  # adapters sit in every layer: a stage holds its layers' share
     for stage, params, act in (("first", rp["first"], act_first), ("last", rp["last"], act_last)):
-        out[f"{stage}_weights"] = params * w_b + gathered
-        out[f"{stage}_gradients"] = params * g_b
-        out[f"{stage}_optimizer"] = params * o_b
+        if setup.frozen_base_bytes_per_param is not None:
+            out[f"{stage}_weights"] = params * setup.frozen_base_bytes_per_param + adapters * 2.0
+            out[f"{stage}_gradients"] = adapters * 4.0
+            out[f"{stage}_optimizer"] = adapters * 12.0
+        else:
+            out[f"{stage}_weights"] = params * w_b + gathered
+            out[f"{stage}_gradients"] = params * g_b
+            out[f"{stage}_optimizer"] = params * o_b
         out[f"{stage}_activations"] = act
         out[f"{stage}_total"] = (
             out[f"{stage}_weights"] + out[f"{stage}_gradients"] + out[f"{stage}_optimizer"] + act + setup.reserve_bytes

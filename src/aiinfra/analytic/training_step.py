@@ -204,14 +204,17 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     moe_fwd = attn_gemms + moe_mlp + attn_fwd + elementwise
     n_dense = m.num_layers - m.num_moe_layers
     layer_fwd = (n_dense * dense_fwd + m.num_moe_layers * moe_fwd) / m.num_layers
-    layer_bwd = 2.0 * (layer_fwd - attn_fwd) + attn_bwd
+    # a frozen base (LoRA / QLoRA) computes input gradients only: its backward GEMMs are 1× forward, not 2×
+    # (no weight-gradient GEMMs); the rank-r adapters' GEMMs are ~r/h of the base's and left out
+    bwd_gemm = 1.0 if setup.frozen_base else 2.0
+    layer_bwd = bwd_gemm * (layer_fwd - attn_fwd) + attn_bwd
     recompute = np.where(plans.recompute == 2, layer_fwd, np.where(plans.recompute == 1, attn_fwd, 0.0))
     if setup.flash_attention:  # FlashAttention already recomputes scores in its backward
         recompute = np.where(plans.recompute == 1, 0.0, recompute)
     layers_stage = np.ceil(m.num_layers / pp)
     # output projection (fwd + 2× bwd) and the fp32 cross-entropy over the vocabulary: logits written
     # (4 B), log-softmax read + write (8 B), backward read + write (8 B) per vocabulary entry and token
-    logits = 3.0 * gemm(float(m.vocab_size), h) + _mem_time(
+    logits = (1.0 + bwd_gemm) * gemm(float(m.vocab_size), h) + _mem_time(
         cluster, 20.0 * tokens * m.vocab_size / tp, src, kind="elementwise"
     )
     stage_compute = layers_stage * (layer_fwd + layer_bwd + recompute) + logits
@@ -257,6 +260,9 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     dp_n = plans.dp * plans.cp
     dp_stride = plans.tp
     grad_bytes = np.where(plans.sharding == 4, 4.0, 2.0)
+    if setup.frozen_base:  # only the adapters' fp32 gradients are reduced and updated
+        rp = np.full_like(rp, setup.adapter_params / plans.pp.astype(float))
+        grad_bytes = np.full_like(rp, 4.0)
     dp_ar = collective_time_array(cluster, "allreduce", rp * grad_bytes, dp_n, dp_stride, src)
     last_bwd = layers_stage * layer_bwd
     dp_exposed = np.where(plans.sharding >= 3, 0.0, np.maximum(0.0, dp_ar - last_bwd))
@@ -274,6 +280,8 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     exposed = n_micro * mb_comm + dp_exposed + fsdp_total + optimizer
     step = compute + exposed + bubble
     model_flop = flop_per_token_training(m, setup.seq_len) * setup.global_batch_seqs * setup.seq_len
+    if setup.frozen_base:  # forward + input-gradient backward: 2 of the 3 forward-equivalents of full training
+        model_flop *= 2.0 / 3.0
     if any(s.endswith(NO_DATA) for s in src):
         src.add("note: some operations have no measured efficiency and use the ideal roofline")
     return StepArrays(

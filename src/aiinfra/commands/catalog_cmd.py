@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from aiinfra import api, catalog
+from aiinfra import app
+from aiinfra.app.catalog_queries import KINDS
 from aiinfra.report.render import fmt_num, key_values, table
-from aiinfra.units import GB, TB, TFLOP
+from aiinfra.report.text import GB, TB, TFLOP
 
 
 def _tflops(v: float | None) -> str:
@@ -16,8 +17,9 @@ def _tflops(v: float | None) -> str:
 
 def _list(args: argparse.Namespace) -> tuple[Any, str]:
     kind = args.kind
-    specs = list(catalog.rows(kind).values())
-    obj = {"kind": kind, "rows": [api.catalog_show(s.id)[1] for s in specs]}
+    r = app.catalog_list(kind)
+    specs = list(r.specs)
+    obj = r.to_dict()
     if kind == "accelerators":
         rows = []
         for a in specs:
@@ -51,8 +53,7 @@ def _list(args: argparse.Namespace) -> tuple[Any, str]:
             rows,
         )
     elif kind == "models":
-        from aiinfra.analytic.model_figures import params_active, params_total
-
+        figures = {m.id: app.model_show(m).derived for m in specs}
         text = table(
             ["id", "layers", "hidden", "heads/kv", "attention", "experts", "params total (B)", "params active (B)"],
             [
@@ -63,8 +64,8 @@ def _list(args: argparse.Namespace) -> tuple[Any, str]:
                     f"{m.num_heads}/{m.kv_heads}",
                     m.attention,
                     f"{m.num_experts} top-{m.experts_per_token}" if m.is_moe else "dense",
-                    f"{params_total(m) / 1e9:.2f}",
-                    f"{params_active(m) / 1e9:.2f}",
+                    f"{figures[m.id]['params_total'] / 1e9:.2f}",
+                    f"{figures[m.id]['params_active'] / 1e9:.2f}",
                 ]
                 for m in specs
             ],
@@ -115,7 +116,10 @@ def _benchmarks_table(specs: list[Any]) -> str:
 
 
 def _show(args: argparse.Namespace) -> tuple[Any, str]:
-    kind, row = api.catalog_show(args.id)
+    r = app.catalog_show(args.id)
+    obj = r.to_dict()
+    kind = obj.pop("kind")
+    row = obj
     pairs: list[tuple[str, Any]] = []
     for k, v in row.items():
         if k in ("sources", "notes"):
@@ -135,7 +139,7 @@ def _show(args: argparse.Namespace) -> tuple[Any, str]:
         lines.append(f"  - {s['title']} ({s.get('url') or 'document'}), read {s['read_on']}{flds}")
     if row.get("notes"):
         lines += ["", f"notes: {row['notes']}"]
-    return {"kind": kind, **row}, "\n".join(lines)
+    return r.to_dict(), "\n".join(lines)
 
 
 def register(sub: Any) -> None:
@@ -144,7 +148,7 @@ def register(sub: Any) -> None:
     )
     csub = p.add_subparsers(dest="catalog_command", required=True, parser_class=type(p))
     pl = csub.add_parser("list", help="a table of one kind")
-    pl.add_argument("kind", choices=catalog.KINDS)
+    pl.add_argument("kind", choices=KINDS)
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(handler=_list)
     ps = csub.add_parser("show", help="every field of one row with its source")

@@ -5,33 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from aiinfra import api
+from aiinfra import app
 from aiinfra.commands import add_scenario_args
-from aiinfra.report.render import jsonable, key_values
-from aiinfra.specs.scenario import load_scenario
+from aiinfra.report.render import key_values
 
 
 def _check(args: argparse.Namespace) -> tuple[Any, str]:
-    sc = load_scenario(args.scenario, args.set)
+    r = app.check(app.load_scenario(args.scenario, args.set))
+    sc = r.scenario
     c = sc.cluster
-    hw = {
-        "accelerator": api.accelerator_summary(c.accelerator),
-        "count": c.count,
-        "per_node": c.per_node,
-        "nodes": c.nodes,
-        "system": c.system_id,
-        "scale_up_domain": c.scale_up_domain,
-        "scale_up_bw_one_way_bytes_per_s": c.scale_up_bw_one_way_bytes_per_s,
-        "scale_out_bw_one_way_bytes_per_s": c.scale_out_bw_one_way_bytes_per_s,
-    }
-    obj = {
-        "valid": True,
-        "model": api.model_summary(sc.model),
-        "hardware": hw,
-        "training": jsonable(sc.training),
-        "inference": jsonable(sc.inference),
-        "sections": sorted(sc.source.extras),
-    }
+    obj = r.to_dict()
     text = key_values(
         [
             ("model", f"{sc.model.id} ({sc.model.num_layers} layers, hidden {sc.model.hidden_size})"),

@@ -5,19 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from aiinfra import app
 from aiinfra.commands import add_scenario_args
-from aiinfra.planning.inference import estimate_inference
-from aiinfra.report.render import jsonable, key_values, layout_label
-from aiinfra.specs.scenario import load_scenario
-from aiinfra.units import GB
+from aiinfra.report.render import key_values
+from aiinfra.report.text import GB
 
 
 def _infer(args: argparse.Namespace) -> tuple[Any, str]:
-    sc = load_scenario(args.scenario, args.set)
-    e = estimate_inference(sc)
+    r = app.infer(app.load_scenario(args.scenario, args.set))
+    sc, e, layout = r.scenario, r.estimate, r.layout
     m = e.memory_per_accelerator
-    plan = sc.inference.plan if sc.inference is not None else None
-    layout = layout_label(e.tp, plan.ep, plan.attention_dp) if plan else layout_label(e.tp)
     pairs: list[tuple[str, Any]] = [
         ("deployment", f"{e.replicas} replica(s) × {layout} pp{e.pp} on {e.accelerator}, weights "
                        f"{e.weight_precision}, KV {e.kv_precision}, engine {e.engine}"),
@@ -27,6 +24,7 @@ def _infer(args: argparse.Namespace) -> tuple[Any, str]:
                                    f"{m['runtime_reserve_bytes'] / GB:.1f} GB of {m['capacity_bytes'] / GB:.1f} GB"),
         ("KV capacity (tokens per replica)", e.kv_capacity_tokens),
         ("max concurrent sequences", e.max_concurrent_seqs),
+        ("load", e.load),
         ("batch (sequences per replica)", e.batch_seqs),
         ("TTFT", f"{e.ttft_s * 1e3:.1f} ms (prefill bound: {e.prefill_bound})"),
         ("TPOT", f"{e.tpot_s * 1e3:.2f} ms (decode bound: {e.decode_bound})"),
@@ -35,7 +33,7 @@ def _infer(args: argparse.Namespace) -> tuple[Any, str]:
         ("requests/s", e.requests_per_s),
     ]  # fmt: skip
     text = key_values(pairs, f"{sc.model.id} inference") + "".join(f"\nnote: {n}" for n in e.notes)
-    return jsonable(e), text
+    return r.to_dict(), text
 
 
 def register(sub: Any) -> None:

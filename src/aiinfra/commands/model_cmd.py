@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from aiinfra import api
+from aiinfra import app
 from aiinfra.report.render import key_values
 from aiinfra.specs import cli_types
 
@@ -15,7 +15,7 @@ def _show(args: argparse.Namespace) -> tuple[Any, str]:
     ref: str | dict[str, Any] = args.model
     if args.model.endswith(".json") or Path(args.model).is_file():
         ref = {"config": args.model}
-    obj = api.model_summary(ref, args.seq_len)
+    obj = app.model_show(ref, args.seq_len).to_dict()
     arch = obj["model"]
     keys = [
         "num_layers",

@@ -1,22 +1,21 @@
 """`aiinfra simulate SCENARIO.yaml [--json] [--seed N] [--plot DIR] [--find-max-rate]`.
 
-Plots (SVG, no plotting dependency): timeline.svg (waiting and running requests), kv_timeline.svg (KV
-utilisation) for a run; latency_vs_load.svg for --find-max-rate (every rate the search simulated).
+Plots (PNG and SVG, matplotlib): timeline (waiting and running requests), kv_timeline (KV utilisation) and
+latency_distribution (TTFT and TPOT per request) for a run; latency_vs_load for --find-max-rate (every rate the
+search simulated).
 """
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
+from aiinfra import app
 from aiinfra.commands import add_scenario_args
-from aiinfra.report import svg as plots
-from aiinfra.report.render import jsonable, key_values
-from aiinfra.sim.run import simulate
-from aiinfra.sim.search import max_rate_meeting_slo
+from aiinfra.report import plots
+from aiinfra.report.render import key_values
 from aiinfra.specs import cli_types
-from aiinfra.specs.scenario import Scenario, load_scenario
+from aiinfra.specs.scenario import Scenario
 
 
 def _ms(p: Any) -> str:
@@ -30,8 +29,9 @@ def _thin(xs: list[float], ys: list[float], points: int = 1500) -> tuple[list[fl
 
 
 def _find_max_rate(args: argparse.Namespace, sc: Scenario) -> tuple[Any, str]:
-    rate, points = max_rate_meeting_slo(sc, seed=args.seed)
-    obj: dict[str, Any] = {"max_request_rate_per_s": rate, "seed": args.seed, "points": [jsonable(p) for p in points]}
+    r = app.find_max_rate(sc, args.seed)
+    rate, points = r.max_request_rate_per_s, r.points
+    obj = r.to_dict()
     lines = [f"highest request rate meeting the SLO: {rate:.4g} requests/s (seed {args.seed})"]
     for p in points:
         verdict = "meets SLO" if p.meets_slo else "misses: " + "; ".join(p.misses)
@@ -39,26 +39,26 @@ def _find_max_rate(args: argparse.Namespace, sc: Scenario) -> tuple[Any, str]:
                      f"{p.tpot_p99_s * 1e3:7.2f} ms  e2e p99 {p.e2e_p99_s:7.2f} s  {verdict}")  # fmt: skip
     if args.plot:
         xs = [p.request_rate_per_s for p in points]
-        path = plots.write(Path(args.plot) / "latency_vs_load.svg", plots.line_svg(
-            "Latency vs load (simulated)", "request rate (1/s)",
-            {"TTFT p90 (s)": (xs, [p.ttft_p90_s for p in points]),
-             "TPOT p99 x100 (s)": (xs, [100 * p.tpot_p99_s for p in points]),
-             "e2e p99 (s)": (xs, [p.e2e_p99_s for p in points])}, "seconds"))  # fmt: skip
-        obj["plots"] = [path]
-        lines.append(f"plot: {path}")
+        paths = plots.line_plot(plots.plot_dir(args.plot), "latency_vs_load", "Latency vs load (simulated)",
+                                "request rate (1/s)",
+                                {"TTFT p90": (xs, [p.ttft_p90_s for p in points]),
+                                 "TPOT p99 × 100": (xs, [100 * p.tpot_p99_s for p in points]),
+                                 "e2e p99": (xs, [p.e2e_p99_s for p in points])}, "seconds")  # fmt: skip
+        obj["plots"] = paths
+        lines += [f"plot: {p}" for p in paths]
     return obj, "\n".join(lines)
 
 
 def _simulate(args: argparse.Namespace) -> tuple[Any, str]:
-    sc = load_scenario(args.scenario, args.set)
+    if args.plot:
+        plots.plot_dir(args.plot)  # a bad --plot is refused before any work
+    sc = app.load_scenario(args.scenario, args.set)
     if args.find_max_rate:
         return _find_max_rate(args, sc)
-    res = simulate(sc, seed=args.seed)
+    result = app.simulate(sc, args.seed)
+    res = result.run
     s = res.summary
-    obj = {**jsonable(s), "replicas": res.replicas, "seed": args.seed, "limits": jsonable(res.limits),
-           "notes": list(res.notes)}  # fmt: skip
-    if res.attention_dp_ranks > 1:
-        obj["attention_dp_ranks"] = res.attention_dp_ranks
+    obj = result.to_dict()
     rows: list[tuple[str, Any]] = [
         ("requests (completed)", f"{s.requests:,} ({s.completed:,}) on {res.replicas} replica(s), seed {args.seed}"),
         ("TTFT", _ms(s.ttft_s)),
@@ -84,15 +84,18 @@ def _simulate(args: argparse.Namespace) -> tuple[Any, str]:
     rows += [("note", n) for n in res.notes]
     text = key_values(rows, f"simulation of {sc.model.id} on {sc.cluster.count} × {sc.cluster.accelerator.id}")
     if args.plot:
+        out_dir = plots.plot_dir(args.plot)
         r = res.records
         t = r.sample_t_s
-        queue = plots.line_svg("Requests over time", "time (s)",
-                               {"waiting": _thin(t, [float(q) for q in r.queue_len]),
-                                "running": _thin(t, [float(q) for q in r.running_seqs])}, "requests")  # fmt: skip
-        kv = plots.line_svg("KV-cache utilisation over time", "time (s)",
-                            {"KV in use / capacity": _thin(t, r.kv_util_frac)}, "fraction")  # fmt: skip
-        paths = [plots.write(Path(args.plot) / "timeline.svg", queue),
-                 plots.write(Path(args.plot) / "kv_timeline.svg", kv)]  # fmt: skip
+        lat = result.latencies()
+        paths = plots.line_plot(out_dir, "timeline", "Requests over time", "time (s)",
+                                {"waiting": _thin(t, [float(q) for q in r.queue_len]),
+                                 "running": _thin(t, [float(q) for q in r.running_seqs])}, "requests")  # fmt: skip
+        paths += plots.line_plot(out_dir, "kv_timeline", "KV-cache utilisation over time", "time (s)",
+                                 {"KV in use / capacity": _thin(t, r.kv_util_frac)}, "fraction")  # fmt: skip
+        paths += plots.distribution_plot(out_dir, "latency_distribution", "Latency per request (simulated)",
+                                         {"TTFT": lat["ttft_s"], "TPOT (exclusive)": lat["tpot_exclusive_s"]},
+                                         "seconds")  # fmt: skip
         obj["plots"] = paths
         text += "".join(f"\nplot: {p}" for p in paths)
     return obj, text
@@ -102,6 +105,6 @@ def register(sub: Any) -> None:
     p = sub.add_parser("simulate", help="discrete-event serving simulation (continuous batching, paged KV)")
     add_scenario_args(p)
     p.add_argument("--seed", type=cli_types.seed, default=0, help="random seed (same seed, same result)")
-    p.add_argument("--plot", metavar="DIR", help="write SVG plots into DIR")
+    p.add_argument("--plot", metavar="DIR", help="write plots (PNG and SVG) into DIR")
     p.add_argument("--find-max-rate", action="store_true", help="bisect the highest request rate meeting the SLO")
     p.set_defaults(handler=_simulate)

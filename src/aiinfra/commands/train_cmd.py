@@ -5,26 +5,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from aiinfra import app
 from aiinfra.commands import add_scenario_args
-from aiinfra.planning.training import estimate_memory, plan_training
-from aiinfra.report.render import jsonable, key_values, table
-from aiinfra.specs.scenario import load_scenario
-from aiinfra.units import GB, human_seconds
+from aiinfra.report.render import key_values, table
+from aiinfra.report.text import GB, human_seconds
 
-
-def _plan_text(p: dict[str, Any]) -> str:
-    return (f"tp{p['tp']} pp{p['pp']} dp{p['dp']} cp{p['cp']} ep{p['ep']} vp{p['vp']} mb{p['microbatch_seqs']} "
-            f"{p['sharding']} rc={p['recompute']}")  # fmt: skip
+_plan_text = app.plan_label
 
 
 def _train(args: argparse.Namespace) -> tuple[Any, str]:
-    sc = load_scenario(args.scenario, args.set)
-    rep = plan_training(sc)
-    best = rep.estimates[0]
-    obj = {**jsonable(best), "searched": rep.searched, "candidates": rep.candidates, "valid_plans": rep.valid_plans,
-           "fitting_plans": rep.fitting_plans, "rejected": rep.rejected, "search_wall_s": rep.search_wall_s,
-           "flop_convention": rep.flop_convention, "efficiency_sources": list(rep.efficiency_sources),
-           "alternatives": [jsonable(e) for e in rep.estimates[1:]]}  # fmt: skip
+    r = app.train(app.load_scenario(args.scenario, args.set))
+    sc, rep, best = r.scenario, r.report, r.best
+    obj = r.to_dict()
     mb = best.memory_breakdown
     energy = "unknown" if best.energy_j is None else f"{best.energy_j / 3.6e9:,.1f} MWh"
     lines = [
@@ -33,6 +25,7 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
         key_values(
             [
                 ("plan", _plan_text(best.plan)),
+                ("why this layout", r.why),
                 ("fits", best.fits),
                 (
                     "memory per accelerator",
@@ -52,6 +45,8 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
                 ("MFU", f"{best.mfu_frac:.1%}"),
                 ("time to train", human_seconds(best.time_to_train_s)),
                 ("accelerator-hours", best.accelerator_hours),
+                ("accelerators idle", f"{r.idle} of {sc.cluster.count} (paid for {obj['idle_accelerator_hours']:,.0f} "
+                                      "accelerator-hours unused)" if r.idle else "none"),
                 ("energy (accelerators at TDP)", energy),
             ]
         ),
@@ -66,14 +61,15 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
                          for e in rep.estimates]),
                   "", "rejected:"]  # fmt: skip
         lines += [f"  {v:>12,}  {k}" for k, v in sorted(rep.rejected.items(), key=lambda kv: -kv[1])]
+    lines += [f"note: {n}" for n in rep.notes]
     lines += ["", f"FLOP convention: {rep.flop_convention}", "efficiency sources: " + "; ".join(rep.efficiency_sources)]
     return obj, "\n".join(lines)
 
 
 def _memory(args: argparse.Namespace) -> tuple[Any, str]:
-    sc = load_scenario(args.scenario, args.set)
-    rep = estimate_memory(sc)
-    obj = jsonable(rep)
+    r = app.memory(app.load_scenario(args.scenario, args.set))
+    sc, rep = r.scenario, r.report
+    obj = r.to_dict()
     rows = [[r.label, f"{r.weights_bytes / GB:.1f}", f"{r.gradients_bytes / GB:.1f}",
              f"{r.optimizer_states_bytes / GB:.1f}", f"{r.activations_bytes / GB:.1f}", f"{r.other_bytes / GB:.1f}",
              f"{r.total_bytes / GB:.1f}", f"{r.host_offload_bytes / GB:.1f}", "yes" if r.fits else "NO"]

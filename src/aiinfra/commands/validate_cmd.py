@@ -6,19 +6,16 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from aiinfra.report.render import jsonable, table
-from aiinfra.validation.report import markdown
-from aiinfra.validation.runner import by_target, run, summarise
+from aiinfra import app
+from aiinfra.report.render import table
 
 
 def _validate(args: argparse.Namespace) -> tuple[Any, str]:
-    results = [run(p) for p in args.cases]
+    r = app.validate(args.cases)
     if args.markdown:
-        Path(args.markdown).write_text(markdown(results))
-    cases = [c for r in results for c in r["cases"]]
-    summary = summarise(cases)
-    targets = by_target(cases)
-    obj = {"cases": [jsonable(c) for c in cases], "summary": summary, "targets": targets}
+        Path(args.markdown).write_text(r.markdown())
+    cases, summary, targets = r.cases, r.summary, r.targets
+    obj = r.to_dict()
     rows = [[c.id, c.metric, c.measured, c.predicted,
              "—" if c.rel_error is None else f"{c.rel_error:+.1%}", c.notes[:60]] for c in cases]  # fmt: skip
     s = summary

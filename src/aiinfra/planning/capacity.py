@@ -220,6 +220,11 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
                             price=price, verdict=f"rejected: {why}"))  # fmt: skip
                         continue
                     in_flight = wl.users or wl.concurrency
+                    if in_flight is not None and wl.think_time_s:
+                        # users thinking between requests: of N users with response time R and think time Z, a
+                        # share R/(R + Z) has a request in the batch (Lazowska et al. 1984 §3.3)
+                        resp_s = est.ttft_s + wl.output_tokens * est.tpot_s
+                        in_flight = math.ceil(in_flight * resp_s / (resp_s + wl.think_time_s))
                     if in_flight is None:
                         assert wl.request_rate_per_s is not None
                         in_flight = math.ceil(wl.request_rate_per_s * (est.ttft_s + wl.output_tokens * est.tpot_s))

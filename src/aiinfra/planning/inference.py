@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -206,6 +207,9 @@ class InferenceEstimate:
     """Sequences in flight per replica."""
     batching: str
     """continuous (steady state of in-flight batching) | static (the batch starts and ends together)."""
+    load: str
+    """Which state the figures describe: at the given request rate, at the given concurrency, a static batch,
+    or saturated (no load given, or more demand than the deployment serves)."""
     fits: bool
     memory_per_accelerator: dict[str, float]
     kv_capacity_tokens: int
@@ -294,6 +298,110 @@ def _decode_cycle_s(
     return expected_step_s(im, verify, wl.input_tokens) + draft_s, tokens
 
 
+def _poisson_weights(mean: float) -> list[tuple[int, float]]:
+    """(k, P(k)) of a Poisson count with ``mean``, over its mean ± POISSON_TAIL_SIGMAS standard deviations."""
+    if mean <= 0.0:
+        return [(0, 1.0)]
+    spread = POISSON_TAIL_SIGMAS * math.sqrt(mean)
+    lo, hi = max(0, math.floor(mean - spread)), math.ceil(mean + spread + POISSON_TAIL_SIGMAS)
+    ks = [(k, math.exp(k * math.log(mean) - mean - math.lgamma(k + 1.0))) for k in range(lo, hi + 1)]
+    total = sum(p for _, p in ks)
+    return [(k, p / total) for k, p in ks]
+
+
+def loaded_ttft_s(
+    im: InferenceModel, batch: int, input_tokens: int, output_tokens: int, budget_tokens: int, cycle_s: float,
+    ttft_one_s: float,
+) -> float:
+    """Mean time to first token of a request joining a continuously batched replica that holds ``batch``
+    sequences. Each iteration decodes the batch and prefills the prompts that arrived meanwhile, a Poisson
+    count with mean B/out per step (Little's law, :func:`steady_state_step`), so step times vary with k:
+    T_k = t(decodes + k prompts). A request arriving at a random moment lands in a step with probability
+    proportional to its length and waits its residual, E[T²]/(2·E[T]) (the inspection paradox of renewal
+    theory, Kleinrock 1975 §5.2). Its prompt is then prefilled in chunks of the step budget left after the
+    step's other work (vLLM's scheduler puts running decodes first and fills the rest of
+    ``max_num_batched_tokens`` with prefill; Sarathi-Serve's chunked prefill, Agrawal et al. 2024); each chunk's
+    step also carries the decodes and the Poisson count of other new prompts; the first token comes with the
+    last chunk. Never below the unloaded prefill ``ttft_one_s``. ``cycle_s`` is kept for callers that price
+    the mean step."""
+    del cycle_s
+    decodes = StepBatch.decode(batch, input_tokens + output_tokens // 2)
+    prompt = StepBatch.prefill(input_tokens)
+    weights = _poisson_weights(batch / output_tokens)
+    memo: dict[int, float] = {}
+
+    def step_s(k: int) -> float:
+        if k not in memo:
+            work = decodes
+            for _ in range(k):
+                work = work + prompt
+            memo[k] = im.iteration_time_s(work)
+        return memo[k]
+
+    mean_s = sum(p * step_s(k) for k, p in weights)
+    residual_s = sum(p * step_s(k) ** 2 for k, p in weights) / (2.0 * mean_s)
+    prefill_s = 0.0
+    for k, p in weights:
+        others = decodes
+        for _ in range(k):
+            others = others + prompt
+        room = budget_tokens - others.tokens
+        chunk = max(1, min(input_tokens, room if room > 0 else budget_tokens))
+        done, t = 0, 0.0
+        while done < input_tokens:
+            seg = min(chunk, input_tokens - done)
+            t += im.iteration_time_s(others + StepBatch.prefill(seg, done))
+            done += seg
+        prefill_s += p * t
+    return max(ttft_one_s, residual_s + prefill_s)
+
+
+def in_flight_at_rate(
+    steady: Callable[[int], tuple[float, float, float]], rate_per_s: float, output_tokens: int, max_batch: int
+) -> int:
+    """Sequences a replica holds when requests arrive at ``rate_per_s``: the smallest batch B whose throughput
+    B / (TTFT(B) + (out − 1)·TPOT(B)) reaches the rate (Little's law, L = λ·W, with W the mean time a request
+    spends in the batch). ``steady(B)`` gives (TPOT, TTFT, tokens per step); throughput grows with B up to
+    ``max_batch``, the saturated batch."""
+    def served(b: int) -> float:
+        tpot, ttft, _ = steady(b)
+        return b / (ttft + max(output_tokens - 1, 0) * tpot)
+
+    lo, hi = 1, max_batch
+    if served(lo) >= rate_per_s:
+        return lo
+    while hi - lo > 1:  # served(lo) < rate <= served(hi)
+        mid = (lo + hi) // 2
+        if served(mid) >= rate_per_s:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def in_flight_with_think_time(
+    steady: Callable[[int], tuple[float, float, float]], users: int, think_s: float, output_tokens: int
+) -> int:
+    """Requests in flight when ``users`` users each think ``think_s`` on average between an answer and their next
+    request: the fixed point B = N·R(B)/(R(B) + Z) of the interactive response-time law (Lazowska et al. 1984
+    §3.3), R(B) = TTFT(B) + (out − 1)·TPOT(B) at B in flight. B − N·R(B)/(R(B) + Z) grows with B: bisection."""
+    def excess(b: int) -> float:
+        tpot, ttft, _ = steady(b)
+        resp_s = ttft + max(output_tokens - 1, 0) * tpot
+        return b - users * resp_s / (resp_s + think_s)
+
+    lo, hi = 1, max(users, 1)
+    if excess(lo) >= 0:
+        return lo
+    while hi - lo > 1:  # excess(lo) < 0 <= excess(hi)
+        mid = (lo + hi) // 2
+        if excess(mid) >= 0:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def estimate(
     model: ModelArch,
     cluster: ClusterSpec,
@@ -333,6 +441,12 @@ def estimate(
     if budget_set is None or seqs_set is None:
         notes.append(f"scheduler: {sd.basis}")
     notes += [f"accuracy: {n}" for n in catalog.accuracy_notes_for(model.id, engine, cluster.accelerator.id)]
+    kv = model.kv_heads
+    if model.num_heads % im.tp or (kv % im.tp and im.tp % kv):
+        raise SpecError("inference.plan.tp", im.tp,
+                        f"does not split num_heads={model.num_heads} and num_kv_heads={kv} evenly (vLLM and "
+                        "TensorRT-LLM need tp to divide the heads and tp and the KV heads to divide one another)",
+                        "choose tp dividing num_heads")  # fmt: skip
     per_replica = im.tp * im.pp
     if cluster.count % per_replica:
         raise SpecError("inference.plan", f"tp={im.tp} pp={im.pp}",
@@ -364,7 +478,7 @@ def estimate(
         fits = batch >= 1
     else:
         users = wl.concurrency or wl.users or 1
-        batch = math.ceil(users / replicas)
+        batch = math.ceil(users / replicas)  # with think time: the users' share in flight, found below
         fits = cap.kv_capacity_tokens > 0 and batch <= max_seqs
     if batch <= 0 or cap.kv_capacity_tokens <= 0:
         raise InfeasibleError(
@@ -384,18 +498,48 @@ def estimate(
         out_tps_replica = batch * out / total_s
         ttft = ttft_one if batch == 1 else ttft_mean
         dec = im.breakdown(step)
+        load = f"a static batch of {batch}: every prompt prefilled, then the batch decodes together"
     else:
         dp_ranks = im.tp if im.attention_dp else 1
-        step = steady_state_step(batch, inp, out, dp_ranks=dp_ranks)
-        cycle_s, tok_per_step = _decode_cycle_s(im, cluster, wl, step, batch)
-        if wl.speculative is not None:
-            step = steady_state_step(batch, inp, out, tok_per_step, dp_ranks=dp_ranks)
-            cycle_s, tok_per_step = _decode_cycle_s(im, cluster, wl, step, batch)
-        tpot = cycle_s / tok_per_step
+
+        def steady(b: int) -> tuple[float, float, float]:
+            """(TPOT, TTFT, tokens per sequence per step) of the steady state holding ``b`` sequences."""
+            step = steady_state_step(b, inp, out, dp_ranks=dp_ranks)
+            cycle_s, tok = _decode_cycle_s(im, cluster, wl, step, b)
+            if wl.speculative is not None:
+                step = steady_state_step(b, inp, out, tok, dp_ranks=dp_ranks)
+                cycle_s, tok = _decode_cycle_s(im, cluster, wl, step, b)
+            first = ttft_one if b == 1 else loaded_ttft_s(im, b, inp, out, budget, cycle_s, ttft_one)
+            return cycle_s / tok, first, tok
+
+        tpot, ttft, tok_per_step = steady(batch)
         out_tps_replica = batch / tpot
-        # a new prompt is prefilled in budget-sized chunks, each step shared with the running decodes
-        chunks = math.ceil(inp / max(budget - batch, 1)) if batch < budget else math.ceil(inp / budget)
-        ttft = ttft_one if batch == 1 else chunks * cycle_s
+        if wl.request_rate_per_s is not None and wl.batch != "max":
+            rate_replica = wl.request_rate_per_s / replicas
+            saturated_rps = out_tps_replica / out
+            if rate_replica >= saturated_rps:
+                load = (f"saturated: the demand {wl.request_rate_per_s:.4g} requests/s exceeds the "
+                        f"{saturated_rps * replicas:.4g}/s this deployment serves — queues grow without bound")
+                notes.append(load)
+            else:
+                batch = in_flight_at_rate(steady, rate_replica, out, batch)
+                tpot, ttft, tok_per_step = steady(batch)
+                out_tps_replica = rate_replica * out
+                load = (f"at {wl.request_rate_per_s:.4g} requests/s: {batch} sequences in flight per replica "
+                        f"(Little's law); mean latencies (`aiinfra simulate` gives percentiles); the deployment "
+                        f"saturates at {saturated_rps * replicas:.4g} requests/s")
+        elif (wl.concurrency is not None or wl.users is not None) and wl.think_time_s:
+            users_replica = math.ceil((wl.concurrency or wl.users or 1) / replicas)
+            batch = in_flight_with_think_time(steady, users_replica, wl.think_time_s, out)
+            tpot, ttft, tok_per_step = steady(batch)
+            resp_s = ttft + max(out - 1, 0) * tpot
+            out_tps_replica = users_replica / (resp_s + wl.think_time_s) * out
+            load = (f"{wl.concurrency or wl.users} users thinking {wl.think_time_s:g} s on average between requests: "
+                    f"{batch} in flight per replica (N·R/(R + Z))")
+        elif wl.concurrency is not None or wl.users is not None:
+            load = f"{wl.concurrency or wl.users} concurrent sequences, each sending its next request at once"
+        else:
+            load = "saturated: the largest batch the KV cache, the engine and its step budget allow (no load given)"
         dec = im.breakdown(StepBatch.decode(batch, inp + out // 2))
     if wl.speculative is not None:
         spec = tok_per_step
@@ -405,7 +549,7 @@ def estimate(
     return InferenceEstimate(
         accelerator=cluster.accelerator.id, count=cluster.count, tp=im.tp, pp=im.pp, replicas=replicas,
         weight_precision=wl.weight_precision, kv_precision=wl.kv_precision or "bf16", engine=engine,
-        batch_seqs=batch, batching="static" if static else "continuous", fits=fits,
+        batch_seqs=batch, batching="static" if static else "continuous", load=load, fits=fits,
         memory_per_accelerator={
             "weights_bytes": cap.weights_bytes, "kv_cache_bytes": cap.kv_cache_bytes,
             "activations_bytes": cap.activation_peak_bytes, "runtime_reserve_bytes": cap.reserve_bytes,

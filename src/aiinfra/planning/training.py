@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -20,9 +21,10 @@ from aiinfra.analytic.training_memory import (
 )
 from aiinfra.analytic.training_step import step_time
 from aiinfra.errors import InfeasibleError, SpecError
-from aiinfra.search.plans import enumerate_plans, single_plan
+from aiinfra.search.plans import divisors, enumerate_plans, layout_rules, single_plan
 from aiinfra.search.rank import rank_plans
 from aiinfra.specs.hardware import ClusterSpec
+from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.workload import TrainingJob
 from aiinfra.units import GB
@@ -67,6 +69,10 @@ class TrainingReport:
     search_wall_s: float
     flop_convention: str
     efficiency_sources: tuple[str, ...]
+    accelerators_given: int = 0
+    """hardware.count (0: not recorded)."""
+    accelerators_used: int = 0
+    """Accelerators the plans use: fewer than given when no layout fills every accelerator (0: not recorded)."""
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -80,7 +86,14 @@ def reserve_bytes() -> float:
 
 
 def setup_from_job(sc_model: Any, job: TrainingJob, flash_attention: bool = True) -> TrainSetup:
-    return TrainSetup(
+    """The estimate's scalars for a training section; LoRA / QLoRA fine-tunes freeze the base weights
+    (bf16, or NF4 for QLoRA) and train the adapters only."""
+    ft = job.finetune
+    frozen: dict[str, Any] = {}
+    if ft is not None and ft.method in ("lora", "qlora"):
+        frozen = {"frozen_base_bytes_per_param": nf4_bytes_per_param() if ft.method == "qlora" else 2.0,
+                  "adapter_params": adapter_params(sc_model, ft.rank, ft.target_modules)}  # fmt: skip
+    return TrainSetup(**frozen,
         model=sc_model,
         seq_len=job.seq_len,
         global_batch_seqs=job.global_batch_seqs,
@@ -166,6 +179,10 @@ def given_plan(scenario: Scenario, job: TrainingJob) -> PlanArrays:
             f"dp·tp·pp·cp = {dp * p.tp * p.pp * p.cp} but hardware.count = {n}",
             "make the product equal the accelerator count (or omit dp)",
         )  # fmt: skip
+    for broken, reason in layout_rules(scenario.model, job.seq_len, p.tp, p.pp, p.cp):
+        if broken:
+            raise SpecError("training.plan", f"tp={p.tp} pp={p.pp} cp={p.cp}", reason,
+                            "choose a layout the search accepts (run aiinfra train without training.plan)")  # fmt: skip
     if job.global_batch_seqs % (dp * p.microbatch_seqs) != 0:
         raise SpecError(
             "training.plan.microbatch_seqs", p.microbatch_seqs,
@@ -197,37 +214,107 @@ def plan_training(scenario: Scenario) -> TrainingReport:
             rejected={}, search_wall_s=time.perf_counter() - t0, flop_convention=FLOP_CONVENTION,
             efficiency_sources=tuple(sorted(sources)),
         )  # fmt: skip
-    enum = enumerate_plans(scenario.model, cluster.count, job.global_batch_seqs, job.seq_len)
+    enum = enumerate_plans(scenario.model, cluster.count, job.global_batch_seqs, job.seq_len, _shardings(setup))
     ranked = rank_plans(setup, cluster, enum, job.top_k_plans)
     rejected = ranked.rejected
+    notes: list[str] = []
+    if setup.frozen_base:
+        notes.append("LoRA/QLoRA: frozen base weights, adapters trained; backward computes input gradients only "
+                     "(MFU counts forward + input-gradient FLOPs, 2/3 of full training's)")  # fmt: skip
     if len(ranked.order) == 0:
-        raise InfeasibleError(
-            f"no plan of {cluster.count} × {cluster.accelerator.id} fits {scenario.model.id} "
-            f"({enum.candidates:,} candidates; rejections: "
-            + "; ".join(f"{v:,} {k}" for k, v in sorted(rejected.items(), key=lambda kv: -kv[1]))
-            + ") — add accelerators, shorten seq_len, or lower global_batch_seqs"
-        )
+        fewer = _on_fewer_accelerators(scenario, setup, job)
+        if fewer is None:
+            raise InfeasibleError(
+                f"no plan of {cluster.count} × {cluster.accelerator.id} fits {scenario.model.id} "
+                f"({enum.candidates:,} candidates; rejections: "
+                + "; ".join(f"{v:,} {k}" for k, v in sorted(rejected.items(), key=lambda kv: -kv[1]))
+                + ") — add accelerators, shorten seq_len, or lower global_batch_seqs"
+            )
+        used, enum, ranked = fewer
+        idle = cluster.count - used
+        notes.append(f"no layout uses all {cluster.count} accelerators (see the rejections): the best plan runs on "
+                     f"{used}, leaving {idle} idle")  # fmt: skip
+        cluster = replace(cluster, count=used)
     plans = enum.plans
-    fitting = ranked.fitting
-    order = ranked.order
-    chosen = plans.take(order)
-    est = _estimates(setup, cluster, chosen, job.tokens, np.arange(len(chosen)), sources)
+    chosen = plans.take(ranked.order)
+    est = _distinct(_estimates(setup, cluster, chosen, job.tokens, np.arange(len(chosen)), sources))
     return TrainingReport(
         estimates=tuple(est), searched=True, candidates=enum.candidates, valid_plans=len(plans),
-        fitting_plans=fitting, rejected=rejected, search_wall_s=time.perf_counter() - t0,
+        fitting_plans=ranked.fitting, rejected=ranked.rejected, search_wall_s=time.perf_counter() - t0,
         flop_convention=FLOP_CONVENTION, efficiency_sources=tuple(sorted(sources)),
+        accelerators_given=scenario.cluster.count, accelerators_used=cluster.count, notes=tuple(notes),
     )  # fmt: skip
 
 
-def lora_params(scenario: Scenario) -> float:
-    """Trainable LoRA parameters: r·(d_in + d_out) per adapted matrix per layer (Hu et al. 2021 §4.1)."""
+def _shardings(setup: TrainSetup) -> tuple[str, ...]:
+    """Sharding options the search tries: a frozen base has no gradients or optimizer states to shard."""
+    return ("none",) if setup.frozen_base else SHARDING_CODES
+
+
+def _distinct(estimates: list[TrainingEstimate]) -> list[TrainingEstimate]:
+    """The ranked plans without repeats: a plan that differs from a faster-ranked one only in its recompute
+    setting and has the same step time and memory (selective recompute under FlashAttention, which already
+    recomputes the attention scores) adds nothing."""
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for e in estimates:
+        layout = tuple(sorted((k, v) for k, v in e.plan.items() if k != "recompute"))
+        key = (layout, round(e.step_time_s, 9), round(e.memory_per_accelerator_bytes))
+        if key not in seen:
+            seen.add(key)
+            out.append(e)
+    return out
+
+
+FEWER_COUNTS_TRIED = 4
+"""How many of the largest usable accelerator counts below the given one the search tries when none of its
+layouts uses every accelerator."""
+
+
+def usable_counts(scenario: Scenario, job: TrainingJob, below: int) -> list[int]:
+    """Accelerator counts under ``below`` that some layout can fill, largest first: dp·tp·pp·cp with dp dividing
+    the global batch and tp, pp, cp obeying the layout rules (:func:`aiinfra.search.plans.layout_rules`)."""
     m = scenario.model
-    job = scenario.training
-    assert job is not None and job.finetune is not None
+    tps = [t for t in divisors(math.gcd(m.num_heads, m.kv_heads)) if t <= below]
+    pps = [p for p in divisors(m.num_layers) if p <= below]
+    cps = [c for c in (1, 2, 4, 8, 16) if c == 1 or job.seq_len % (2 * c) == 0]
+    model_parallel = {t * p * c for t in tps for p in pps for c in cps if t * p * c <= below}
+    counts = {d * mp for d in divisors(job.global_batch_seqs) for mp in model_parallel if d * mp < below}
+    return sorted(counts, reverse=True)
+
+
+def _on_fewer_accelerators(scenario: Scenario, setup: TrainSetup, job: TrainingJob) -> tuple[int, Any, Any] | None:
+    """The fastest fitting plan over the largest usable counts below the given one (:data:`FEWER_COUNTS_TRIED`
+    of them that have a fitting layout): (count, enumeration, ranking), or None when no count works."""
+    best: tuple[float, int, Any, Any] | None = None
+    tried = 0
+    for count in usable_counts(scenario, job, scenario.cluster.count):
+        cluster = replace(scenario.cluster, count=count)
+        enum = enumerate_plans(scenario.model, count, job.global_batch_seqs, job.seq_len, _shardings(setup))
+        ranked = rank_plans(setup, cluster, enum, job.top_k_plans)
+        if len(ranked.order) == 0:
+            continue
+        step_s = float(step_time(setup, cluster, enum.plans.take(ranked.order[:1])).step_time_s[0])
+        if best is None or step_s < best[0]:
+            best = (step_s, count, enum, ranked)
+        tried += 1
+        if tried == FEWER_COUNTS_TRIED:
+            break
+    return None if best is None else best[1:]
+
+
+def adapter_params(m: ModelArch, rank: int, target_modules: tuple[str, ...]) -> float:
+    """Trainable LoRA parameters: r·(d_in + d_out) per adapted matrix per layer (Hu et al. 2021 §4.1)."""
     h, q, kv, f = m.hidden_size, m.num_heads * m.head_size, m.kv_heads * m.head_size, m.ffn_hidden_size
     shapes = {"q": (h, q), "k": (h, kv), "v": (h, kv), "o": (q, h), "gate": (h, f), "up": (h, f), "down": (f, h)}
-    r = job.finetune.rank
-    return float(m.num_layers * sum(r * (a + b) for a, b in (shapes[t] for t in job.finetune.target_modules)))
+    return float(m.num_layers * sum(rank * (a + b) for a, b in (shapes[t] for t in target_modules)))
+
+
+def lora_params(scenario: Scenario) -> float:
+    """Trainable LoRA parameters of the scenario's fine-tune."""
+    job = scenario.training
+    assert job is not None and job.finetune is not None
+    return adapter_params(scenario.model, job.finetune.rank, job.finetune.target_modules)
 
 
 def param_count(scenario: Scenario) -> float:

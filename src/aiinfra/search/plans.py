@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -41,6 +42,19 @@ def _plans_from_columns(cols: dict[str, np.ndarray]) -> PlanArrays:
     )  # fmt: skip
 
 
+def layout_rules(model: ModelArch, seq_len: int, tp: Any, pp: Any, cp: Any) -> list[tuple[Any, str]]:
+    """The structural rules every training layout obeys, searched or given: (violated?, reason) per rule, on
+    plain ints or numpy arrays of candidates. Megatron-LM splits attention heads and KV groups across tp ranks
+    and layers across pp stages; context parallelism splits the sequence into 2·cp load-balanced chunks
+    (Megatron-Core's causal CP)."""
+    return [
+        ((model.num_heads % tp != 0) | (model.kv_heads % tp != 0),
+         f"tp does not divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}"),
+        (model.num_layers % pp != 0, f"pp does not divide num_layers={model.num_layers}"),
+        ((cp > 1) & (seq_len % (2 * cp) != 0), f"2·cp does not divide seq_len={seq_len}"),
+    ]  # fmt: skip
+
+
 def enumerate_plans(
     model: ModelArch,
     count: int,
@@ -64,11 +78,8 @@ def enumerate_plans(
         return ~mask
 
     keep = reject(count % (tp * pp * cp) != 0, "tp·pp·cp does not divide the accelerator count", per_base)
-    heads_ok = (model.num_heads % tp == 0) & (model.kv_heads % tp == 0)
-    keep &= reject(keep & ~heads_ok, f"tp does not divide num_heads={model.num_heads} and "
-                   f"num_kv_heads={model.kv_heads}", per_base)  # fmt: skip
-    keep &= reject(keep & (model.num_layers % pp != 0), f"pp does not divide num_layers={model.num_layers}", per_base)
-    keep &= reject(keep & (cp > 1) & (seq_len % (2 * cp) != 0), f"2·cp does not divide seq_len={seq_len}", per_base)
+    for broken, reason in layout_rules(model, seq_len, tp, pp, cp):
+        keep &= reject(keep & broken, reason, per_base)
     tp, pp, cp = tp[keep], pp[keep], cp[keep]
     dp = count // (tp * pp * cp)
     keep = reject(global_batch_seqs % dp != 0, f"dp does not divide global_batch_seqs={global_batch_seqs}", per_base)

@@ -46,6 +46,8 @@ class Requests:
     """Shared-prefix group per request (-1 = none)."""
     prefix_tokens: np.ndarray | None = None
     """Tokens of the shared prefix per request."""
+    think_s: np.ndarray | None = None
+    """Closed loop: the think time before each request is sent after its client's previous answer (None = 0)."""
 
     def __len__(self) -> int:
         return int(self.arrival_s.shape[0])

@@ -106,7 +106,7 @@ class Simulation:
         in_transit: dict[int, Seq] = {}
         if closed_loop_clients:
             # each client sends its first request at its given time (t = 0 unless the load ramps up) and the next
-            # one when its previous one completes (zero think time)
+            # one when its previous one completes, after the request's think time (none unless given)
             next_rid = min(closed_loop_clients, n)
             for rid in range(next_rid):
                 self._push(heap, float(rec.arrival_s[rid]), ARRIVAL, rid)
@@ -168,8 +168,9 @@ class Simulation:
                     rec.first_token_s[seq.rid] = seq.first_token_s
                     rec.finish_s[seq.rid] = now
                     if closed_loop_clients and next_rid < n:
-                        rec.arrival_s[next_rid] = now
-                        self._push(heap, now, ARRIVAL, next_rid)
+                        sent = now + (float(reqs.think_s[next_rid]) if reqs.think_s is not None else 0.0)
+                        rec.arrival_s[next_rid] = sent
+                        self._push(heap, sent, ARRIVAL, next_rid)
                         next_rid += 1
                 done.clear()
             touched.append(rep)

@@ -101,13 +101,20 @@ def slo_misses(s: SimSummary, slo: Slo) -> list[str]:
     return out
 
 
+def per_request(rec: Records) -> dict[str, np.ndarray]:
+    """Each request's TTFT, exclusive TPOT ((e2e − TTFT)/(output − 1); NaN for one-token answers) and e2e, s."""
+    out = rec.output_tokens.astype(float)
+    tpot_ex = np.where(out > 1, (rec.finish_s - rec.first_token_s) / np.maximum(out - 1, 1), np.nan)
+    return {"ttft_s": rec.first_token_s - rec.arrival_s, "tpot_exclusive_s": tpot_ex,
+            "e2e_s": rec.finish_s - rec.arrival_s}  # fmt: skip
+
+
 def summarise(rec: Records, slo: Slo | None) -> SimSummary:
     done = np.isfinite(rec.finish_s)
-    ttft = rec.first_token_s - rec.arrival_s
-    e2e = rec.finish_s - rec.arrival_s
+    lat = per_request(rec)
+    ttft, e2e, tpot_ex = lat["ttft_s"], lat["e2e_s"], lat["tpot_exclusive_s"]
     out = rec.output_tokens.astype(float)
     multi = out > 1
-    tpot_ex = np.where(multi, (rec.finish_s - rec.first_token_s) / np.maximum(out - 1, 1), np.nan)
     tpot_in = e2e / out
     span = float(np.nanmax(rec.finish_s) - np.nanmin(rec.arrival_s)) if done.any() else 0.0
     good = None

@@ -76,7 +76,8 @@ def make_requests(
         if not closed and rate is None:
             raise SpecError("inference.request_rate_per_s", None, "open-loop arrivals need a rate",
                             "set inference.request_rate_per_s, or arrival: {kind: concurrency}")  # fmt: skip
-        arr_rng, in_rng, out_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3))
+        # spawn(4)'s first three children equal spawn(3)'s: adding the think-time stream moves no other draw
+        arr_rng, in_rng, out_rng, think_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4))
         n = wl.num_requests
         if closed:
             if n is None:
@@ -106,6 +107,7 @@ def make_requests(
             input_tokens=lengths(in_rng, sim.input_lengths, wl.input_tokens, n, f"{SIM}.input_lengths"),
             output_tokens=lengths(out_rng, sim.output_lengths, wl.output_tokens, n, f"{SIM}.output_lengths"),
             priority=np.zeros(n, dtype=np.int64),
+            think_s=think_rng.exponential(wl.think_time_s, n) if closed and wl.think_time_s else None,
         )
     check_budget(reqs)
     if max_context is not None:

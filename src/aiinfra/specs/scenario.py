@@ -63,6 +63,8 @@ class Scenario:
     inference: ServingWorkload | None
     source: ScenarioInput
     path: str = ""
+    mapping: dict[str, Any] | None = None
+    """The file-format mapping it was resolved from, overrides applied (so further overrides can be layered)."""
 
 
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")

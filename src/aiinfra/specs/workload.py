@@ -135,6 +135,11 @@ class ServingWorkload:
     request_rate_per_s: RatePerS | None = None
     users: Annotated[int, InRange(1, MAX_USERS)] | None = None
     """Concurrent users (capacity planning)."""
+    think_time_s: Seconds | None = None
+    """Users / concurrency: mean time a user reads and types between an answer and their next request, drawn
+    exponentially (the interactive closed system of Lazowska et al. 1984, Quantitative System Performance §3.3:
+    N users with think time Z and response time R send N/(R + Z) requests/s). None = the next request at once
+    (a benchmark client's concurrency mode)."""
     plan: InferencePlan | None = None
     slo: Slo | None = None
     gpu_memory_utilization: Fraction = 0.9

@@ -1,4 +1,4 @@
-"""Power, energy and electricity cost of a :class:`~aiinfra.cost.Usage`.
+"""Power, energy and electricity cost of a :class:`~aiinfra.costing.Usage`.
 
 Power model (linear in utilisation u, an upper-bound style estimate):
   accelerator power  = count × TDP × u                                   (TDP from accelerators.yaml)
@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from aiinfra.cost import Usage
-from aiinfra.cost.carbon import co2e_kg
-from aiinfra.cost.prices import GridCarbon
+from aiinfra.costing import Usage
+from aiinfra.costing.carbon import co2e_kg
+from aiinfra.costing.prices import GridCarbon
 from aiinfra.specs.hardware import AcceleratorSpec, SystemSpec
 from aiinfra.units import HOUR_S, KWH_J, YEAR_S
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from aiinfra.cost.energy import HOURS_PER_MONTH
+from aiinfra.costing.energy import HOURS_PER_MONTH
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -1,60 +1,57 @@
-"""Helpers shared by `aiinfra cost`, `aiinfra datacenter` and `aiinfra tco`: scenario sections, sourced figures."""
+"""Figures the cost, datacenter and TCO questions share: their scenario section, and each figure with where it came
+from (a dated catalog row or the scenario)."""
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 from aiinfra import catalog
-from aiinfra.cost.datacenter import checkpoint_bytes_per_param
-from aiinfra.cost.prices import DEFAULT_FACILITY, Dated, electricity, facility
+from aiinfra.costing.datacenter import checkpoint_bytes_per_param
+from aiinfra.costing.prices import DEFAULT_FACILITY, Dated, electricity, facility
 from aiinfra.errors import SpecError
 from aiinfra.specs.common import validate
 from aiinfra.specs.hardware import SystemSpec
-from aiinfra.specs.scenario import Scenario, load_scenario
+from aiinfra.specs.scenario import Scenario
 
 
-def _system(sc: Scenario) -> SystemSpec | None:
+def scenario_system(sc: Scenario) -> SystemSpec | None:
+    """The catalog system the scenario runs on (None when it names none)."""
     return catalog.system(sc.cluster.system_id) if sc.cluster.system_id else None
 
 
-def _section(args: argparse.Namespace, cls: Any, name: str) -> tuple[Scenario, Any]:
-    sc = load_scenario(args.scenario, args.set)
-    return sc, validate(cls, sc.source.extras.get(name) or {}, where=name)
+def section(sc: Scenario, cls: Any, name: str) -> Any:
+    """The scenario's ``name`` section (cost, datacenter, tco) validated as ``cls``."""
+    return validate(cls, sc.source.extras.get(name) or {}, where=name)
 
 
-def _src(row: Dated | None, value: float | None, label: str) -> dict[str, Any]:
+def sourced(row: Dated | None, value: float | None, label: str) -> dict[str, Any]:
     """Where a figure came from: a dated catalog row or the scenario."""
     if row is None:
         return {"value": value, "source": "scenario" if value is not None else "unknown", "key": label}
     return {"value": value, "source": row.source_title, "id": row.id, "read_on": row.read_on, "age_days": row.age_days}
 
 
-def _src_text(s: dict[str, Any]) -> str:
-    if "id" in s:
-        return f"{s['id']}, read {s['read_on']}, {s['age_days']} days old"
-    return s["source"] if s["source"] != "scenario" else f"scenario {s['key']}"
-
-
-def _pue(value: float | None, where: str) -> tuple[float, dict[str, Any]]:
+def pue_figure(value: float | None, where: str) -> tuple[float, dict[str, Any]]:
+    """PUE: the scenario's, else the catalog's facility default row."""
     if value is not None:
-        return value, _src(None, value, f"{where}.pue")
+        return value, sourced(None, value, f"{where}.pue")
     row = facility(DEFAULT_FACILITY["pue"])
-    return row.value, _src(row, row.value, f"{where}.pue")
+    return row.value, sourced(row, row.value, f"{where}.pue")
 
 
-def _electricity(value: float | None, id_: str | None, where: str) -> tuple[float | None, dict[str, Any]]:
+def electricity_figure(value: float | None, id_: str | None, where: str) -> tuple[float | None, dict[str, Any]]:
+    """Electricity price: given in USD/kWh, or a row of prices/electricity.csv by id (not both)."""
     if value is not None and id_ is not None:
         raise SpecError(
             f"{where}.electricity_price", id_, "given together with electricity_usd_per_kwh", "give one of the two"
         )
     if id_ is not None:
         row = electricity(id_, f"{where}.electricity_price")
-        return row.usd_per_kwh, _src(row, row.usd_per_kwh, f"{where}.electricity_price")
-    return value, _src(None, value, f"{where}.electricity_usd_per_kwh")
+        return row.usd_per_kwh, sourced(row, row.usd_per_kwh, f"{where}.electricity_price")
+    return value, sourced(None, value, f"{where}.electricity_usd_per_kwh")
 
 
-def _training_estimate(sc: Scenario) -> Any | None:
+def best_training_estimate(sc: Scenario) -> Any | None:
     """The training planner's best plan; None without a training section. Planner errors propagate."""
     if sc.training is None:
         return None
@@ -63,7 +60,7 @@ def _training_estimate(sc: Scenario) -> Any | None:
     return plan_training(sc).estimates[0]
 
 
-def _checkpoint_bytes(sc: Scenario, given: float | None, assume_training: bool) -> tuple[float | None, str]:
+def checkpoint_size(sc: Scenario, given: float | None, assume_training: bool) -> tuple[float | None, str]:
     """One checkpoint: given, else weights + optimizer state of the training section (datacenter sizing assumes
     bf16 + Adam when the scenario has none)."""
     if given is not None:

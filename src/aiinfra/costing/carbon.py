@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from aiinfra import catalog
-from aiinfra.cost.prices import GridCarbon, grid_carbon_rows
+from aiinfra.costing.prices import GridCarbon, grid_carbon_rows
 from aiinfra.errors import UnknownIdError
 
 

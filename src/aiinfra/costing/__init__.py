@@ -2,7 +2,7 @@
 fabric, storage bandwidth) and on-prem vs cloud TCO.
 
 Every function here takes plain values or a :class:`Usage`; none reads a scenario. Prices come from
-``catalog/data/prices`` and ``facility.yaml`` through :mod:`aiinfra.cost.prices` with their read date.
+``catalog/data/prices`` and ``facility.yaml`` through :mod:`aiinfra.costing.prices` with their read date.
 """
 
 from __future__ import annotations

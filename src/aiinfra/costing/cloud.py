@@ -1,7 +1,7 @@
 """Cloud bill per provider and pricing kind, cheapest first, with an itemised bill.
 
 compute    = instances × billed hours × instance USD/hour (instances = ⌈accelerators / per instance⌉;
-             billed hours = usage hours, stretched by preemption losses for spot, see :mod:`aiinfra.cost.spot`)
+             billed hours = usage hours, stretched by preemption losses for spot, see :mod:`aiinfra.costing.spot`)
 storage    = (dataset + checkpoints kept) GB × months × USD/GB-month         (user price)
 egress     = GB out × USD/GB                                                  (user price)
 networking = hours × USD/hour                                                 (user price)
@@ -14,11 +14,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from aiinfra.cost import Usage
-from aiinfra.cost.carbon import co2e_kg, intensity_for
-from aiinfra.cost.energy import HOURS_PER_MONTH
-from aiinfra.cost.prices import GridCarbon, InstancePrice
-from aiinfra.cost.spot import SpotRun, spot_run
+from aiinfra.costing import Usage
+from aiinfra.costing.carbon import co2e_kg, intensity_for
+from aiinfra.costing.energy import HOURS_PER_MONTH
+from aiinfra.costing.prices import GridCarbon, InstancePrice
+from aiinfra.costing.spot import SpotRun, spot_run
 from aiinfra.specs.cost import CostInput
 from aiinfra.units import GB, HOUR_S
 

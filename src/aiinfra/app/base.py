@@ -1,0 +1,48 @@
+"""What every application-layer result offers: the CLI's JSON object and, where it is a table, a DataFrame."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aiinfra.errors import AiinfraError
+
+if TYPE_CHECKING:
+    import pandas  # type: ignore[import-untyped]
+
+
+class MissingExtraError(AiinfraError):
+    """An optional dependency the call needs is not installed."""
+
+
+def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested mappings -> one level with dotted keys (``memory_breakdown.weights_bytes``); lists are kept as
+    values. Used for table rows and sweep columns, so unit-carrying keys keep their unit."""
+    out: dict[str, Any] = {}
+    for key, value in obj.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(flatten(value, f"{name}."))
+        else:
+            out[name] = value
+    return out
+
+
+class Result:
+    """Base of the frozen result dataclasses. ``to_dict()`` is exactly the object ``aiinfra <command> --json``
+    prints for the same scenario and options; ``table_rows()`` the rows of the result's main table (ranked plans,
+    deployments, offers, cases), one flat mapping each; ``to_frame()`` those rows as a pandas DataFrame."""
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """One row: the whole result flattened (results without a table of their own)."""
+        return [flatten(self.to_dict())]
+
+    def to_frame(self) -> pandas.DataFrame:
+        """The main table as a DataFrame (needs pandas: ``pip install 'aiinfra[frames]'``)."""
+        try:
+            import pandas
+        except ImportError:
+            raise MissingExtraError("to_frame() needs pandas: pip install 'aiinfra[frames]'") from None
+        return pandas.DataFrame(self.table_rows())

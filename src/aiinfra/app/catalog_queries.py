@@ -1,0 +1,134 @@
+"""Catalog questions: the rows of one kind, one row with its sources, a model's derived figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from aiinfra import catalog
+from aiinfra.analytic import model_figures as mf
+from aiinfra.app.base import Result, flatten
+from aiinfra.report.render import jsonable
+from aiinfra.specs.hardware import AcceleratorSpec
+from aiinfra.specs.model import ModelArch
+from aiinfra.specs.scenario import resolve_model
+
+KINDS = catalog.KINDS
+"""The kinds ``catalog list`` takes."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CatalogRows(Result):
+    """The answer of :func:`catalog_list`."""
+
+    kind: str
+    specs: tuple[Any, ...]
+    """The rows as spec objects (AcceleratorSpec, SystemSpec, InterconnectSpec, ModelArch, BenchmarkSpec)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "rows": [jsonable(s) for s in self.specs]}
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """One row per catalog entry (sources and notes left out)."""
+        return [flatten({k: v for k, v in jsonable(s).items() if k not in ("sources", "notes")}) for s in self.specs]
+
+
+def catalog_list(kind: str) -> CatalogRows:
+    """Every row of one catalog kind (accelerators, systems, interconnects, models, benchmarks)."""
+    return CatalogRows(kind=kind, specs=tuple(catalog.rows(kind).values()))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CatalogRow(Result):
+    """The answer of :func:`catalog_show`."""
+
+    kind: str
+    spec: Any
+    """The row as its spec object; ``to_dict()`` gives every field with its sources."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **jsonable(self.spec)}
+
+
+def catalog_show(id_: str) -> CatalogRow:
+    """One catalog row by id, looked up in every kind ("did you mean" hints when unknown)."""
+    kind, spec = catalog.find_any(id_)
+    return CatalogRow(kind=kind, spec=spec)
+
+
+def accelerator_summary(acc: AcceleratorSpec) -> dict[str, Any]:
+    """The figures of an accelerator most answers depend on (memory, bandwidth, dense peaks, TDP, scale-up)."""
+    return {
+        "id": acc.id,
+        "memory_bytes": acc.memory_bytes,
+        "memory_as_published": acc.memory_as_published,
+        "memory_bw_bytes_per_s": acc.memory_bw_bytes_per_s,
+        **{f"dense_{d}_flop_per_s": acc.dense_flop_per_s.get(d) for d in ("bf16", "fp8", "fp4")},
+        "tdp_w": acc.tdp_w,
+        "scale_up": acc.scale_up.interconnect if acc.scale_up else None,
+        "scale_up_bw_one_way_bytes_per_s": acc.scale_up.bw_one_way_bytes_per_s if acc.scale_up else None,
+    }
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelFigures(Result):
+    """The answer of :func:`model_show`."""
+
+    arch: ModelArch
+    derived: dict[str, Any]
+    """Parameters (total, active, embedding), FLOPs per token (named convention), KV bytes per token, weight
+    bytes per format."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": jsonable(self.arch), "derived": self.derived}
+
+
+def model_show(model: str | dict[str, Any] | ModelArch, seq_len: int | None = None) -> ModelFigures:
+    """A model (catalog id, ``{"config": path}`` to a Hugging Face config.json, an inline mapping or a ModelArch)
+    with its derived figures; ``seq_len`` adds FLOPs per token at that context length."""
+    arch: ModelArch = model if isinstance(model, ModelArch) else resolve_model(model)
+    pb = mf.param_breakdown(arch)
+    d_qk, d_v = mf.attention_dims(arch)
+    derived: dict[str, Any] = {
+        "params_total": pb.total,
+        "params_active": pb.active,
+        "params_embedding": pb.embedding + pb.output,
+        "matmul_params_active": mf.matmul_params_active(arch),
+        "flop_per_token_forward_matmul": 2.0 * mf.matmul_params_active(arch),
+        "attention_flop_per_token_per_context_token_forward": mf.attention_flop_per_token_forward(arch, 1.0, False),
+        "flop_convention": "model FLOPs = 2·N_matmul,active + 2·L·ctx·(d_qk+d_v) forward (non-causal); "
+        "training = 3 × forward (PaLM App. B / Kaplan et al. 2020)",
+        "kv_cache_bytes_per_token": {d: mf.kv_bytes_per_token(arch, d) for d in ("bf16", "fp8")},
+        "weight_bytes": {d: mf.weight_bytes(arch, d) for d in ("fp32", "bf16", "fp8", "int4")},
+        "attention_qk_dim": d_qk,
+        "attention_v_dim": d_v,
+    }
+    if seq_len is not None:
+        derived["seq_len_tokens"] = seq_len
+        derived["flop_per_token_forward"] = mf.flop_per_token_forward(arch, seq_len)
+        derived["flop_per_token_training"] = mf.flop_per_token_training(arch, seq_len)
+    return ModelFigures(arch=arch, derived=derived)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CheckResult(Result):
+    """The answer of :func:`check`."""
+
+    scenario: Any
+    """The resolved scenario (aiinfra.specs.scenario.Scenario)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        sc = self.scenario
+        c = sc.cluster
+        hw = {"accelerator": accelerator_summary(c.accelerator), "count": c.count, "per_node": c.per_node,
+              "nodes": c.nodes, "system": c.system_id, "scale_up_domain": c.scale_up_domain,
+              "scale_up_bw_one_way_bytes_per_s": c.scale_up_bw_one_way_bytes_per_s,
+              "scale_out_bw_one_way_bytes_per_s": c.scale_out_bw_one_way_bytes_per_s}  # fmt: skip
+        return {"valid": True, "model": model_show(sc.model).to_dict(), "hardware": hw,
+                "training": jsonable(sc.training), "inference": jsonable(sc.inference),
+                "sections": sorted(sc.source.extras)}  # fmt: skip
+
+
+def check(scenario: Any) -> CheckResult:
+    """A scenario validated and resolved (every id to its catalog row); loading it already raised any error."""
+    return CheckResult(scenario=scenario)

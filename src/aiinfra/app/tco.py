@@ -1,0 +1,167 @@
+"""On-premise vs cloud cost over time: capex, opex, depreciation, each cloud pricing kind and the breakeven
+month."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from aiinfra.app.base import Result
+from aiinfra.app.sourced import electricity_figure, pue_figure, scenario_system, section
+from aiinfra.costing import Usage
+from aiinfra.costing.energy import power_draw
+from aiinfra.costing.prices import DEFAULT_FACILITY, age_text, cloud_prices, facility, purchase_for
+from aiinfra.costing.tco import CloudLine, OnPrem, OnPremInputs, Tco, cloud_monthly_usd, onprem
+from aiinfra.costing.tco import tco as tco_table
+from aiinfra.errors import InfeasibleError, SpecError
+from aiinfra.report.render import jsonable
+from aiinfra.specs.cost import TcoInput
+from aiinfra.specs.hardware import SystemSpec
+from aiinfra.specs.scenario import Scenario
+from aiinfra.units import HOUR_S
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TcoResult(Result):
+    """The answer of :func:`tco`."""
+
+    scenario: Scenario
+    inputs: TcoInput
+    """The scenario's tco section."""
+    system: SystemSpec | None
+    nodes: int
+    onprem: OnPrem
+    """Capex and opex of owning the nodes, itemised."""
+    cloud_lines: tuple[CloudLine, ...]
+    """The cheapest offer of each pricing kind, cheapest first."""
+    table: Tco
+    """Cumulative cost per month of on-prem and each cloud line, and the breakeven months."""
+    months: int
+    years: int
+    system_price_usd: float
+    system_price_source: str
+    depreciation_source: str
+    pue: dict[str, Any]
+    electricity_price: dict[str, Any]
+    usd_per_kwh: float
+    pue_ratio: float
+    colocation_usd_per_kw_month: float | None
+    colocation_source: str | None
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        obj: dict[str, Any] = jsonable(self.table)
+        obj.update({"system_price_usd": self.system_price_usd, "system_price_source": self.system_price_source,
+                    "depreciation_years": self.years, "depreciation_source": self.depreciation_source,
+                    "pue": self.pue, "electricity_price": self.electricity_price,
+                    "colocation_usd_per_kw_month": self.colocation_usd_per_kw_month,
+                    "colocation_source": self.colocation_source, "notes": list(self.notes)})  # fmt: skip
+        return obj
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """One row per month: cumulative on-prem cost and each cloud line's."""
+        d = jsonable(self.table)
+        rows = []
+        for m in range(len(d["onprem_cumulative_usd"])):
+            row: dict[str, Any] = {"month": m, "onprem_cumulative_usd": d["onprem_cumulative_usd"][m]}
+            for key, series in d["cloud_cumulative_usd"].items():
+                row[f"{key}_cumulative_usd"] = series[m]
+            rows.append(row)
+        return rows
+
+
+def tco(scenario: Scenario) -> TcoResult:
+    """Own the scenario's nodes (price, power at the utilisation, PUE, colocation or facility capex, staff,
+    maintenance, depreciation) vs rent the same accelerators from each cloud pricing kind; the cumulative cost
+    month by month and the breakeven month."""
+    sc = scenario
+    ti: TcoInput = section(sc, TcoInput, "tco")
+    c = sc.cluster
+    system = scenario_system(sc)
+    nodes = math.ceil(c.count / c.per_node)
+    bought = purchase_for(c.accelerator.id, "system")
+    price = ti.system_price_usd or (system.price_usd if system else None) or (bought.unit_price_usd if bought else None)
+    if price is None:
+        raise SpecError(
+            "tco.system_price_usd",
+            None,
+            f"no published price for {system.id if system else 'this node'} in the catalog",
+            "set tco.system_price_usd (USD per node)",
+        )
+    price_src = (
+        "scenario"
+        if ti.system_price_usd
+        else f"{system.id} catalog price"
+        if system and system.price_usd
+        else age_text(bought)
+        if bought
+        else ""
+    )
+    usd_kwh, el_src = electricity_figure(ti.electricity_usd_per_kwh, ti.electricity_price, "tco")
+    if usd_kwh is None:
+        raise SpecError(
+            "tco.electricity_usd_per_kwh",
+            None,
+            "needed for the on-prem power cost",
+            "set it, or tco.electricity_price to an id of prices/electricity.csv",
+        )
+    pue, pue_src = pue_figure(ti.pue, "tco")
+    usage = Usage(accelerator_id=c.accelerator.id, accelerator_count=c.count, duration_s=HOUR_S)
+    pd = power_draw(usage, c.accelerator, system)
+    if pd.node_max_power_w is None:
+        raise InfeasibleError(f"{c.accelerator.id}: node power unknown (no system power, no TDP in the catalog)")
+    years_row = facility(DEFAULT_FACILITY["depreciation_years"]) if ti.years is None else None
+    years = ti.years or int(years_row.value if years_row else 1)
+    colo_row = None
+    colo = ti.colocation_usd_per_kw_month
+    if colo is None and ti.facility_capex_usd_per_kw is None:
+        colo_row = facility(DEFAULT_FACILITY["colocation"])
+        colo = colo_row.value
+    network = ti.network_capex_usd if ti.network_capex_usd is not None else ti.network_capex_frac * nodes * price
+    op = onprem(
+        OnPremInputs(
+            nodes=nodes,
+            system_price_usd=price,
+            node_max_power_w=pd.node_max_power_w,
+            utilisation_frac=ti.utilisation_frac,
+            pue_ratio=pue,
+            usd_per_kwh=usd_kwh,
+            network_capex_usd=network,
+            storage_capex_usd=ti.storage_capex_usd,
+            facility_capex_usd_per_kw=ti.facility_capex_usd_per_kw,
+            colocation_usd_per_kw_month=colo,
+            staff_usd_per_year=ti.staff_usd_per_year,
+            maintenance_frac_per_year=ti.maintenance_frac_per_year,
+            years=years,
+        )
+    )
+    best: dict[str, CloudLine] = {}
+    for p in cloud_prices(c.accelerator.id, providers=ti.providers, field="tco.providers"):
+        line = CloudLine(
+            pricing=p.pricing,
+            source_id=p.id,
+            provider=p.provider,
+            read_on=p.read_on,
+            age_days=p.age_days,
+            usd_per_accelerator_hour=p.usd_per_accelerator_hour,
+            monthly_usd=cloud_monthly_usd(p.usd_per_accelerator_hour, c.count, p.pricing, ti.utilisation_frac),
+        )
+        if line.pricing not in best or line.monthly_usd < best[line.pricing].monthly_usd:
+            best[line.pricing] = line
+    lines = sorted(best.values(), key=lambda x: x.monthly_usd)
+    months = ti.horizon_months or years * 12
+    t = tco_table(op, lines, months)
+    notes = [*pd.notes]
+    if ti.network_capex_usd is None and ti.network_capex_frac == 0:
+        notes.append("network capex not counted (set tco.network_capex_usd or tco.network_capex_frac)")
+    if not lines:
+        notes.append(f"no cloud prices in the catalog for {c.accelerator.id}")
+    notes.append("spot lines assume no preemption losses (see `aiinfra cost` with cost.spot)")
+    return TcoResult(scenario=sc, inputs=ti, system=system, nodes=nodes, onprem=op, cloud_lines=tuple(lines),
+                     table=t, months=months, years=years, system_price_usd=price, system_price_source=price_src,
+                     depreciation_source=age_text(years_row) if years_row else "scenario", pue=pue_src,
+                     electricity_price=el_src, usd_per_kwh=usd_kwh, pue_ratio=pue,
+                     colocation_usd_per_kw_month=colo,
+                     colocation_source=age_text(colo_row) if colo_row else ("scenario" if colo is not None else None),
+                     notes=tuple(notes))  # fmt: skip

@@ -1,0 +1,99 @@
+"""Training questions: the best parallel layout (searched or given) and the memory per accelerator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from aiinfra.app.base import Result, flatten
+from aiinfra.planning.training import MemoryReport, TrainingEstimate, TrainingReport, estimate_memory, plan_training
+from aiinfra.report.render import jsonable
+from aiinfra.specs.scenario import Scenario
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TrainResult(Result):
+    """The answer of :func:`train`."""
+
+    scenario: Scenario
+    """The resolved scenario that was planned."""
+    report: TrainingReport
+    """Every estimate, best first, with the search's counts (candidates, valid, fitting, rejections by reason)."""
+
+    @property
+    def idle(self) -> int:
+        """Accelerators of hardware.count no layout of the best plan uses (paid for, idle)."""
+        rep = self.report
+        return rep.accelerators_given - rep.accelerators_used if rep.accelerators_used else 0
+
+    @property
+    def best(self) -> TrainingEstimate:
+        """The fastest plan that fits (or the given plan)."""
+        return self.report.estimates[0]
+
+    @property
+    def why(self) -> str:
+        """Why the best layout wins, in one line: what it beats the runner-up by."""
+        rep = self.report
+        if not rep.searched:
+            return "the plan the scenario gives (training.plan)"
+        if rep.fitting_plans < 2 or len(rep.estimates) < 2:
+            return f"the only one of {rep.candidates:,} candidates that fits"
+        best, second = rep.estimates[0], rep.estimates[1]
+        gain = second.step_time_s / best.step_time_s - 1.0
+        if gain < 5e-4:
+            return (f"fastest of the {rep.fitting_plans:,} plans that fit, tied with other layouts "
+                    f"({plan_label(second.plan)} …); ranked first by the search's tie-break")
+        return (f"fastest of the {rep.fitting_plans:,} plans that fit: {gain:.1%} shorter steps than the next "
+                f"distinct layout ({plan_label(second.plan)})")
+
+    def to_dict(self) -> dict[str, Any]:
+        rep = self.report
+        used = rep.accelerators_used or self.scenario.cluster.count
+        return {**jsonable(self.best), "accelerators_used": used, "accelerators_idle": self.idle,
+                "idle_accelerator_hours": self.idle * self.best.time_to_train_s / 3600.0,
+                "why": self.why, "notes": list(rep.notes), "searched": rep.searched, "candidates": rep.candidates,
+                "valid_plans": rep.valid_plans, "fitting_plans": rep.fitting_plans, "rejected": rep.rejected,
+                "search_wall_s": rep.search_wall_s, "flop_convention": rep.flop_convention,
+                "efficiency_sources": list(rep.efficiency_sources),
+                "alternatives": [jsonable(e) for e in rep.estimates[1:]]}  # fmt: skip
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """The ranked plans, best first, one flat row each (plan.tp, step_time_s, mfu_frac ...)."""
+        return [{"rank": i + 1, **flatten(jsonable(e))} for i, e in enumerate(self.report.estimates)]
+
+
+def plan_label(p: dict[str, Any]) -> str:
+    """A plan as one token string: tp8 pp4 dp32 cp1 ep1 vp1 mb1 zero1 rc=selective."""
+    return (f"tp{p['tp']} pp{p['pp']} dp{p['dp']} cp{p['cp']} ep{p['ep']} vp{p['vp']} mb{p['microbatch_seqs']} "
+            f"{p['sharding']} rc={p['recompute']}")
+
+
+def train(scenario: Scenario) -> TrainResult:
+    """Plan a training run: memory per accelerator, the fastest parallel layout that fits (searched over
+    tp·pp·cp·dp·ep·vp·micro-batch·sharding·recompute unless ``training.plan`` gives one), step time, MFU,
+    time-to-train and energy. Raises :class:`aiinfra.errors.InfeasibleError` when no layout fits."""
+    return TrainResult(scenario=scenario, report=plan_training(scenario))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MemoryResult(Result):
+    """The answer of :func:`memory`."""
+
+    scenario: Scenario
+    report: MemoryReport
+    """Capacity, parameter counts and one row per configuration (full, ZeRO stages, LoRA/QLoRA, offload)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = jsonable(self.report)
+        return out
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """One row per memory configuration."""
+        return [flatten(jsonable(r)) for r in self.report.rows]
+
+
+def memory(scenario: Scenario) -> MemoryResult:
+    """Training memory per accelerator (weights, gradients, optimizer states, activations, reserve) for the
+    scenario's training section, incl. LoRA / QLoRA and CPU offload."""
+    return MemoryResult(scenario=scenario, report=estimate_memory(scenario))

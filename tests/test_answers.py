@@ -1,0 +1,219 @@
+"""Answers a user acts on agree with each other: each test runs both sides of a former contradiction."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from aiinfra import app
+from aiinfra.errors import InfeasibleError
+from aiinfra.specs.parallelism import InferencePlan
+
+# 70B FP8 on H200 with 1,024-token prompts (the issue's example: 58 users)
+SEED_58_USERS = {
+    "model": "meta-llama-3.1-70b",
+    "hardware": {"accelerator": "nvidia-h200-sxm-141gb", "count": 8},
+    "inference": {"weight_precision": "fp8", "kv_precision": "fp8", "input_tokens": 1024, "output_tokens": 256,
+                  "users": 58, "slo": {"ttft_p90_s": 0.1, "tpot_p99_s": 0.05}},
+}  # fmt: skip
+
+
+def test_capacity_moves_past_a_candidate_its_simulation_finds_infeasible() -> None:
+    # one user and a 110 ms TTFT limit, just above one H200's analytic unloaded prefill: tp1 is the cheapest
+    # candidate analytically, while the simulator's p90 spread puts its unloaded TTFT above the limit
+    sc = app.load_scenario(SEED_58_USERS, set={"inference.users": 1, "inference.slo.ttft_p90_s": 0.11})
+    analytic = app.capacity(sc)
+    simulated = app.capacity(sc, simulate=True)
+    cheapest = analytic.chosen
+    # the other side: simulating the analytic choice alone cannot meet the SLO at any rate
+    wl = sc.inference
+    assert wl is not None
+    one = replace(sc, cluster=replace(sc.cluster, count=cheapest.tp),
+                  inference=replace(wl, plan=InferencePlan(tp=cheapest.tp), users=None, num_requests=400))  # fmt: skip
+    with pytest.raises(InfeasibleError):
+        app.find_max_rate(one)
+    # capacity --simulate neither exits nor keeps it: the next candidate is chosen and the first says why it lost
+    assert simulated.chosen != cheapest
+    assert simulated.chosen.usd_per_hour is not None and cheapest.usd_per_hour is not None
+    assert simulated.chosen.usd_per_hour >= cheapest.usd_per_hour
+    passed_over = [o for o in simulated.options if o.verdict.startswith("misses the SLO in simulation")]
+    assert [(o.tp, o.weight_precision) for o in passed_over] == [(cheapest.tp, cheapest.weight_precision)]
+    assert simulated.simulated is not None and len(simulated.simulated["rejected"]) == 1
+
+
+SIMULATE_EXAMPLE = "examples/simulate-llama70b-h100.yaml"
+
+
+@pytest.mark.parametrize("share_of_max", [0.3, 0.55, 0.8])
+def test_infer_at_a_request_rate_agrees_with_the_simulation_of_the_same_file(share_of_max: float) -> None:
+    from .conftest import ROOT
+
+    path = ROOT / SIMULATE_EXAMPLE
+    saturated = app.infer(app.load_scenario(path, set={"inference.batch": "max"})).estimate
+    rate = share_of_max * saturated.requests_per_s
+    sc = app.load_scenario(path, set={"inference.request_rate_per_s": rate, "inference.num_requests": 3000})
+    at_rate = app.infer(sc).estimate
+    sim = app.simulate(sc).run.summary
+    assert at_rate.load.startswith(f"at {rate:.4g} requests/s")
+    assert at_rate.requests_per_s == pytest.approx(rate)
+    assert at_rate.ttft_s == pytest.approx(sim.ttft_s.mean, rel=0.25)
+    assert at_rate.tpot_s == pytest.approx(sim.tpot_exclusive_s.mean, rel=0.25)
+    # the former answer: the saturated batch's latency whatever the rate
+    assert saturated.load.startswith("saturated") and saturated.tpot_s > 2 * at_rate.tpot_s
+
+
+def test_ttft_under_load_is_never_below_the_unloaded_ttft() -> None:
+    base = {**SEED_58_USERS, "hardware": {"accelerator": "nvidia-h200-sxm-141gb", "count": 1}}
+    one = app.infer(app.load_scenario(base, set={"inference.users": None, "inference.concurrency": 1})).estimate
+    for users in (2, 8, 58):
+        loaded = app.infer(app.load_scenario(base, set={"inference.users": users})).estimate
+        assert loaded.ttft_s >= one.ttft_s, users
+
+
+def test_a_demand_beyond_the_deployment_says_it_is_saturated() -> None:
+    from .conftest import ROOT
+
+    sc = app.load_scenario(ROOT / SIMULATE_EXAMPLE, set={"inference.request_rate_per_s": 1000})
+    e = app.infer(sc).estimate
+    assert e.load.startswith("saturated: the demand 1000 requests/s exceeds")
+    assert e.requests_per_s < 1000
+
+
+def test_version_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    import aiinfra
+    from aiinfra.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"aiinfra {aiinfra.__version__}"
+
+
+LLAMA_8B_TRAINING = {
+    "model": "meta-llama-3.1-8b",
+    "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": 8},
+    "training": {"tokens": 1.5e13, "seq_len": 8192, "global_batch_seqs": 512, "precision": "bf16"},
+}
+
+
+def test_a_count_no_layout_fills_trains_on_the_largest_count_that_works() -> None:
+    # 24 = 2³·3: dp divides 512, tp divides the 8 KV heads, pp the 32 layers, 2·cp the 8,192 tokens — all powers
+    # of two, so no layout uses 24; the largest power-of-two count below is 16, which the 16-GPU run itself fills
+    r24 = app.train(app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.count": 24}))
+    r16 = app.train(app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.count": 16}))
+    assert (r24.idle, r16.idle) == (8, 0)
+    assert r24.best.plan == r16.best.plan
+    assert r24.best.time_to_train_s == pytest.approx(r16.best.time_to_train_s)
+    d = r24.to_dict()
+    assert (d["accelerators_used"], d["accelerators_idle"]) == (16, 8)
+    assert d["idle_accelerator_hours"] == pytest.approx(8 * r16.best.time_to_train_s / 3600)
+
+
+@pytest.mark.parametrize("count", [8, 40, 96, 200, 256])
+def test_every_count_gets_a_plan(count: int) -> None:
+    r = app.train(app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.count": count}))
+    # the most a layout can use is the largest count ≤ given of the form 2^k (every factor is a power of two)
+    assert count - r.idle == 2 ** (count.bit_length() - 1)
+
+
+def test_a_given_training_plan_obeys_the_search_rules() -> None:
+    from aiinfra.errors import SpecError
+
+    with pytest.raises(SpecError, match="tp does not divide num_heads=32"):
+        app.train(app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.count": 3, "training.plan": {"tp": 3}}))
+
+
+def test_a_given_inference_plan_obeys_the_head_split() -> None:
+    from aiinfra.errors import SpecError
+
+    base = {"model": "meta-llama-3.1-8b", "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": 3},
+            "inference": {"input_tokens": 512, "output_tokens": 128, "concurrency": 4, "plan": {"tp": 3}}}  # fmt: skip
+    with pytest.raises(SpecError) as exc:
+        app.infer(app.load_scenario(base))
+    assert exc.value.field == "inference.plan.tp"
+
+
+@pytest.mark.parametrize("example", ["finetune-lora-7b", "finetune-qlora-70b", "cost-finetune-7b-1xh100"])
+def test_train_and_cost_plan_the_fine_tune_that_memory_sizes(example: str) -> None:
+    from .conftest import EXAMPLES
+
+    sc = app.load_scenario(EXAMPLES / f"{example}.yaml")
+    mem = app.memory(sc).report
+    adapter_row = next(r for r in mem.rows if r.label.startswith(("lora", "qlora")))
+    plan = app.train(sc)
+    assert plan.best.fits and adapter_row.fits
+    assert plan.best.memory_per_accelerator_bytes == pytest.approx(adapter_row.total_bytes, rel=1e-3)
+    assert plan.best.memory_breakdown["optimizer_states_bytes"] == pytest.approx(adapter_row.optimizer_states_bytes)
+    # cost prices the same run: its duration is this plan's time-to-train
+    if sc.source.extras.get("cost"):
+        bill = app.cost(sc)
+        assert bill.usage.duration_s == pytest.approx(plan.best.time_to_train_s)
+
+
+def test_a_frozen_base_counts_forward_and_input_gradient_flops_only() -> None:
+    from .conftest import EXAMPLES
+
+    lora = app.train(app.load_scenario(EXAMPLES / "finetune-lora-7b.yaml")).best
+    full = app.train(app.load_scenario(EXAMPLES / "finetune-lora-7b.yaml",
+                                       set={"training.finetune.method": "full", "hardware.count": 8})).best  # fmt: skip
+    # forward 2N + input-gradient 2N of full training's 6N per token (same model, tokens per step and seq_len)
+    assert lora.model_flop_per_step == pytest.approx(full.model_flop_per_step * 2 / 3)
+
+
+def test_a_multi_node_training_bill_uses_only_instances_that_hold_the_plans_nodes() -> None:
+    # 64 A100 80GB planned on 8-GPU nodes: the catalog also lists single-A100 VMs, which cannot hold those nodes
+    sc = app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.accelerator": "nvidia-a100-sxm4-80gb",
+                                                   "hardware.count": 64, "training.tokens": 1e11})  # fmt: skip
+    assert sc.cluster.per_node == 8
+    bill = app.cost(sc)
+    assert bill.options and all(o.price.accelerators_per_instance >= 8 for o in bill.options)
+    assert all(o.instances == 8 for o in bill.options)  # whole instances: 64 / 8
+    assert any("left out" in n and "1-accelerator instances" in n for n in bill.notes)
+    # one accelerator: the single-GPU VMs are the natural offers and stay
+    one = app.cost(app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.accelerator": "nvidia-a100-sxm4-80gb",
+                                                             "hardware.count": 1, "cost.usage.duration_s": 3600}))
+    assert any(o.price.accelerators_per_instance == 1 for o in one.options)
+
+
+def test_users_with_think_time_follow_the_interactive_response_time_law() -> None:
+    from .conftest import ROOT
+
+    users, think_s = 200, 20.0
+    sc = app.load_scenario(ROOT / SIMULATE_EXAMPLE, set={"inference.request_rate_per_s": None,
+                                                          "inference.concurrency": users,
+                                                          "inference.think_time_s": think_s})  # fmt: skip
+    e = app.infer(sc).estimate
+    resp_s = e.ttft_s + (sc.inference.output_tokens - 1) * e.tpot_s  # type: ignore[union-attr]
+    # N users thinking Z between answers: X = N/(R + Z) requests/s, N·R/(R + Z) of them in flight
+    assert e.requests_per_s == pytest.approx(users / (resp_s + think_s), rel=1e-9)
+    assert abs(e.batch_seqs - users * resp_s / (resp_s + think_s)) <= 1.0
+    assert e.batch_seqs < users / 4  # most users are reading, not waiting
+    # the simulator's closed loop with exponential think times gives the same throughput while every client is
+    # still active: requests finished per second over the second quarter of the run (the first quarter holds the
+    # clients' common start, the end the stragglers' last requests)
+    closed = app.load_scenario(sc, set={"inference.arrival": {"kind": "concurrency"}, "inference.num_requests": 6000})
+    finish = app.simulate(closed).run.records.finish_s
+    end_s = float(finish.max())
+    window = (finish >= 0.25 * end_s) & (finish < 0.5 * end_s)
+    assert int(window.sum()) / (0.25 * end_s) == pytest.approx(e.requests_per_s, rel=0.1)
+
+
+def test_capacity_for_users_who_think_needs_fewer_accelerators() -> None:
+    from .conftest import EXAMPLES
+
+    path = EXAMPLES / "capacity-llama70b-10k-users.yaml"
+    always = app.capacity(app.load_scenario(path)).chosen
+    chat = app.capacity(app.load_scenario(path, set={"inference.think_time_s": 30.0})).chosen
+    assert chat.accelerators < always.accelerators
+
+
+def test_the_ranked_plans_are_distinct_and_the_answer_says_why_it_wins() -> None:
+    from .conftest import EXAMPLES
+
+    r = app.train(app.load_scenario(EXAMPLES / "train-llama3.1-70b-h100.yaml"))
+    layouts = [tuple(sorted((k, v) for k, v in e.plan.items() if k != "recompute")) for e in r.report.estimates]
+    assert len(set(layouts)) == len(layouts)  # no layout twice under another recompute setting
+    second = r.report.estimates[1]
+    gain = second.step_time_s / r.best.step_time_s - 1.0
+    assert r.why.endswith(f"{gain:.1%} shorter steps than the next distinct layout ({app.plan_label(second.plan)})")
