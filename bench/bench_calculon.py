@@ -36,10 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from aiinfra.analytic.training_memory import RECOMPUTE_CODES, SHARDING_CODES
 from aiinfra.planning.training import plan_training, setup_from_job
 from aiinfra.search.plans import Enumeration, divisors, enumerate_plans
 from aiinfra.search.rank import rank_plans
+from aiinfra.specs.parallelism import Recompute, Sharding
 from aiinfra.specs.scenario import parse_scenario, resolve
 from aiinfra.validation.rows import model_from_row
 from aiinfra.validation.training_rows import predict_row
@@ -185,8 +185,8 @@ def _plan_dict(enum: Enumeration, i: int) -> dict[str, Any]:
     p = enum.plans
     return {
         "tp": int(p.tp[i]), "pp": int(p.pp[i]), "dp": int(p.dp[i]), "cp": int(p.cp[i]), "vp": int(p.vp[i]),
-        "microbatch_seqs": int(p.mb[i]), "sharding": SHARDING_CODES[int(p.sharding[i])],
-        "recompute": RECOMPUTE_CODES[int(p.recompute[i])],
+        "microbatch_seqs": int(p.mb[i]), "sharding": Sharding(int(p.sharding[i])).label,
+        "recompute": Recompute(int(p.recompute[i])).label,
     }  # fmt: skip
 
 

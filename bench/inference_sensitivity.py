@@ -30,8 +30,8 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
+from aiinfra import catalog
 from aiinfra.analytic.efficiency import Curve, EfficiencyTable, _Key
-from aiinfra.analytic.inference import _memory_fit_for
 from aiinfra.validation import inference_rows
 
 CSV = Path(inference_rows.__file__).parent / "data" / "inference.csv"
@@ -64,6 +64,11 @@ def _summary(name: str, errs: dict[str, float]) -> dict[str, object]:
     return {"variant": name, "all": part(list(errs)), "dense": part(dense), "moe": part(moe)}
 
 
+def _forget_memory_fits() -> None:
+    """Drop the memory-curve fits memoised in the active catalog (they depend on the lookups patched here)."""
+    catalog.active().memo("memory_fit", dict).clear()
+
+
 def _price_engine_free() -> None:
     """Every efficiency lookup from here on names no engine (the engine-free curves), nothing else changes."""
     match = EfficiencyTable._match
@@ -72,7 +77,7 @@ def _price_engine_free() -> None:
         return match(self, (*key[:-1], None))  # the engine is the key's last field
 
     EfficiencyTable._match = no_engine  # type: ignore[method-assign]
-    _memory_fit_for.cache_clear()
+    _forget_memory_fits()
 
 
 def _price_vllm_fp8_gemm_engine_free() -> None:
@@ -85,7 +90,7 @@ def _price_vllm_fp8_gemm_engine_free() -> None:
         return match(self, key)
 
     EfficiencyTable._match = swap  # type: ignore[method-assign]
-    _memory_fit_for.cache_clear()
+    _forget_memory_fits()
 
 
 def _capacity() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -217,3 +218,39 @@ def test_the_ranked_plans_are_distinct_and_the_answer_says_why_it_wins() -> None
     second = r.report.estimates[1]
     gain = second.step_time_s / r.best.step_time_s - 1.0
     assert r.why.endswith(f"{gain:.1%} shorter steps than the next distinct layout ({app.plan_label(second.plan)})")
+
+
+def _own_price_overlay(folder: Any) -> Any:
+    """An overlay with one user-quoted single-H100 offer (a price the catalog does not list)."""
+    prices = folder / "prices"
+    prices.mkdir(parents=True)
+    (prices / "cloud.csv").write_text(
+        "id,provider,instance,region,accelerator,accelerators_per_instance,pricing,usd_per_hour,source_title,"
+        "source_url,read_on,notes\n"
+        "acme-h100-1x-on-demand,acme,h100-1x,us,nvidia-h100-sxm5-80gb,1,on-demand,2.5,our quote from Acme,,"
+        "2026-11-01,user-given\n"
+    )
+    return folder
+
+
+def test_prices_the_user_controls_through_a_catalog_overlay(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    import aiinfra
+    from aiinfra.catalog import Catalog
+    from aiinfra.cli import main
+
+    from .conftest import EXAMPLES
+
+    overlay = _own_price_overlay(tmp_path)
+    example = EXAMPLES / "cost-finetune-7b-1xh100.yaml"
+    rc = main(["cost", str(example), "--json", "--catalog-overlay", str(overlay)])
+    cheapest = json.loads(capsys.readouterr().out)["cheapest"]
+    assert rc == 0 and cheapest["price_id"] == "acme-h100-1x-on-demand"
+    # one GPU for the plan's time-to-train at the quoted $2.50 an hour, no idle GPUs billed
+    plan = aiinfra.train(example)
+    assert cheapest["compute_usd"] == pytest.approx(2.5 * plan.best.time_to_train_s / 3600, rel=1e-6)
+    api = aiinfra.cost(example, catalog=Catalog.default().with_overlay(overlay))
+    assert api.cheapest is not None and api.cheapest.price.id == "acme-h100-1x-on-demand"
+    # the shipped catalog is untouched afterwards
+    assert all(o.price.id != "acme-h100-1x-on-demand" for o in aiinfra.cost(example).options)

@@ -185,7 +185,7 @@ def test_every_efficiency_row_in_every_file_is_sourced_and_unique() -> None:
 
     from aiinfra.analytic.efficiency import efficiency_files, efficiency_rows
 
-    assert efficiency_files()[0].name == "efficiency.yaml"
+    assert efficiency_files()[0] == "efficiency.yaml"
     rows = efficiency_rows()
     ids = [str(r["id"]) for r in rows]
     assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})

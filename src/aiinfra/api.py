@@ -3,10 +3,15 @@
 Each function takes a scenario as a YAML path, a mapping in the file format or a resolved Scenario, plus
 ``set=`` overrides (``{"training.plan.tp": 8}``, like the CLI's ``--set``), and returns the application layer's
 frozen result: ``.to_dict()`` is exactly the CLI's ``--json`` object, ``.to_frame()`` its main table as a pandas
-DataFrame. Bad input raises :class:`aiinfra.errors.SpecError` (``.field``, ``.value``, ``.fix``)."""
+DataFrame. Bad input raises :class:`aiinfra.errors.SpecError` (``.field``, ``.value``, ``.fix``).
+
+Every function also takes ``catalog=``: a :class:`aiinfra.catalog.Catalog` to answer against, e.g.
+``aiinfra.catalog.Catalog.default().with_overlay("my-rows/")`` with your own accelerators or prices (the CLI's
+``--catalog-overlay DIR``); None = the active catalog (the shipped one)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,24 +19,32 @@ from typing import Any
 from aiinfra import app
 from aiinfra.app import load_scenario
 from aiinfra.app.scenario import ScenarioLike
+from aiinfra.catalog import Catalog, use
 
 Overrides = Mapping[str, Any] | Iterable[str] | None
 
 
-def train(scenario: ScenarioLike, *, set: Overrides = None) -> app.TrainResult:
+def _using(catalog: Catalog | None) -> contextlib.AbstractContextManager[object]:
+    return contextlib.nullcontext() if catalog is None else use(catalog)
+
+
+def train(scenario: ScenarioLike, *, set: Overrides = None, catalog: Catalog | None = None) -> app.TrainResult:
     """Training plan: memory, the fastest parallel layout that fits (searched unless given), step time, MFU,
     time-to-train, energy (``aiinfra train``)."""
-    return app.train(load_scenario(scenario, set))
+    with _using(catalog):
+        return app.train(load_scenario(scenario, set))
 
 
-def memory(scenario: ScenarioLike, *, set: Overrides = None) -> app.MemoryResult:
+def memory(scenario: ScenarioLike, *, set: Overrides = None, catalog: Catalog | None = None) -> app.MemoryResult:
     """Training memory per accelerator, incl. LoRA / QLoRA and CPU offload (``aiinfra memory``)."""
-    return app.memory(load_scenario(scenario, set))
+    with _using(catalog):
+        return app.memory(load_scenario(scenario, set))
 
 
-def infer(scenario: ScenarioLike, *, set: Overrides = None) -> app.InferResult:
+def infer(scenario: ScenarioLike, *, set: Overrides = None, catalog: Catalog | None = None) -> app.InferResult:
     """Serving latency, throughput, KV capacity and memory per accelerator (``aiinfra infer``)."""
-    return app.infer(load_scenario(scenario, set))
+    with _using(catalog):
+        return app.infer(load_scenario(scenario, set))
 
 
 def capacity(
@@ -42,48 +55,64 @@ def capacity(
     engines: Sequence[str] | None = None,
     simulate: bool = False,
     seed: int = 0,
+    catalog: Catalog | None = None,
 ) -> app.CapacityResult:
     """The cheapest deployment meeting the demand and SLOs over engines × accelerators × layouts × weight formats
     (``aiinfra capacity``); ``simulate`` checks it by simulating one replica."""
-    return app.capacity(load_scenario(scenario, set), list(accelerators) if accelerators else None,
-                        list(engines) if engines else None, simulate, seed)  # fmt: skip
+    with _using(catalog):
+        return app.capacity(load_scenario(scenario, set), list(accelerators) if accelerators else None,
+                            list(engines) if engines else None, simulate, seed)  # fmt: skip
 
 
-def simulate(scenario: ScenarioLike, *, set: Overrides = None, seed: int = 0) -> app.SimulateResult:
+def simulate(
+    scenario: ScenarioLike, *, set: Overrides = None, seed: int = 0, catalog: Catalog | None = None
+) -> app.SimulateResult:
     """Discrete-event serving simulation (``aiinfra simulate``)."""
-    return app.simulate(load_scenario(scenario, set), seed)
+    with _using(catalog):
+        return app.simulate(load_scenario(scenario, set), seed)
 
 
-def find_max_rate(scenario: ScenarioLike, *, set: Overrides = None, seed: int = 0) -> app.MaxRateResult:
+def find_max_rate(
+    scenario: ScenarioLike, *, set: Overrides = None, seed: int = 0, catalog: Catalog | None = None
+) -> app.MaxRateResult:
     """The highest request rate whose simulation meets the SLO (``aiinfra simulate --find-max-rate``)."""
-    return app.find_max_rate(load_scenario(scenario, set), seed)
+    with _using(catalog):
+        return app.find_max_rate(load_scenario(scenario, set), seed)
 
 
-def cost(scenario: ScenarioLike, *, set: Overrides = None) -> app.CostResult:
+def cost(scenario: ScenarioLike, *, set: Overrides = None, catalog: Catalog | None = None) -> app.CostResult:
     """Cloud bill per provider and pricing kind, spot losses, itemised bill, energy and CO2 (``aiinfra cost``)."""
-    return app.cost(load_scenario(scenario, set))
+    with _using(catalog):
+        return app.cost(load_scenario(scenario, set))
 
 
-def datacenter(scenario: ScenarioLike, *, set: Overrides = None) -> app.DatacenterResult:
+def datacenter(
+    scenario: ScenarioLike, *, set: Overrides = None, catalog: Catalog | None = None
+) -> app.DatacenterResult:
     """Nodes, racks, cooling, facility power, fabric and storage bandwidth (``aiinfra datacenter``)."""
-    return app.datacenter(load_scenario(scenario, set))
+    with _using(catalog):
+        return app.datacenter(load_scenario(scenario, set))
 
 
-def tco(scenario: ScenarioLike, *, set: Overrides = None) -> app.TcoResult:
+def tco(scenario: ScenarioLike, *, set: Overrides = None, catalog: Catalog | None = None) -> app.TcoResult:
     """On-prem vs cloud cumulative cost and the breakeven month (``aiinfra tco``)."""
-    return app.tco(load_scenario(scenario, set))
+    with _using(catalog):
+        return app.tco(load_scenario(scenario, set))
 
 
-def check(scenario: ScenarioLike, *, set: Overrides = None) -> app.CheckResult:
+def check(scenario: ScenarioLike, *, set: Overrides = None, catalog: Catalog | None = None) -> app.CheckResult:
     """A scenario validated and resolved (``aiinfra check``)."""
-    return app.check(load_scenario(scenario, set))
+    with _using(catalog):
+        return app.check(load_scenario(scenario, set))
 
 
-def validate(cases: Sequence[str | Path] | None = None) -> app.ValidateResult:
+def validate(cases: Sequence[str | Path] | None = None, catalog: Catalog | None = None) -> app.ValidateResult:
     """Predicted vs measured for published runs; default the shipped reference rows (``aiinfra validate``)."""
-    return app.validate(cases)
+    with _using(catalog):
+        return app.validate(cases)
 
 
-def model(model: str | dict[str, Any], seq_len: int | None = None) -> app.ModelFigures:
+def model(model: str | dict[str, Any], seq_len: int | None = None, catalog: Catalog | None = None) -> app.ModelFigures:
     """A model's architecture and derived figures (``aiinfra model show``)."""
-    return app.model_show(model, seq_len)
+    with _using(catalog):
+        return app.model_show(model, seq_len)

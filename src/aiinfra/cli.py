@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -31,12 +32,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _catalog_for(args: argparse.Namespace) -> contextlib.AbstractContextManager[object]:
+    """The catalog a command reads: the shipped one, or it with the rows of ``--catalog-overlay DIR``."""
+    overlay = getattr(args, "catalog_overlay", None)
+    if not overlay:
+        return contextlib.nullcontext()
+    from aiinfra.catalog import Catalog, use
+
+    return use(Catalog.default().with_overlay(overlay))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        obj, text = args.handler(args)
-        out = json_text(obj) if getattr(args, "json", False) else text.rstrip("\n")
+        with _catalog_for(args):
+            obj, text = args.handler(args)
+            out = json_text(obj) if getattr(args, "json", False) else text.rstrip("\n")
     except SpecError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2

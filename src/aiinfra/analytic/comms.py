@@ -30,7 +30,6 @@ the latency of the ranks it was measured on).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, Literal
 
 import numpy as np
@@ -88,10 +87,17 @@ def tier_bandwidth(cluster: ClusterSpec, tier: str) -> tuple[float, float]:
     return bw, cluster.scale_out_latency_s or 0.0
 
 
-@cache
 def _latency_row() -> dict[str, Any] | None:
     rows = catalog.raw_rows("collective_latency")
-    return dict(rows[0]) if rows else None
+    return rows[0] if rows else None
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (what np.unique returns, without its first-call import of numpy.ma)."""
+    ordered = np.sort(values)
+    keep = np.concatenate(([True], ordered[1:] != ordered[:-1]))
+    out: np.ndarray = ordered[keep]
+    return out
 
 
 def ring_latency_s(kind: Collective, n_ranks: np.ndarray, n_nodes: np.ndarray) -> np.ndarray:
@@ -173,7 +179,7 @@ def collective_time_array(
     domain = max(cluster.scale_up_domain, 1) if cluster.scale_up_bw_one_way_bytes_per_s else cluster.per_node
     span = (n - 1) * st + 1
     scale_up = span <= domain
-    for n_val in np.unique(n[active]):
+    for n_val in _distinct(n[active]):
         for tier, tier_mask in (("scale-up", scale_up), ("scale-out", ~scale_up)):
             mask = active & (n == n_val) & tier_mask
             if not mask.any():

@@ -6,7 +6,8 @@ Interpolation is linear in log10(size), clamped at the measured ends.
 
 When no curve covers an accelerator, the lookup borrows the curve of the same kind and dtype
 measured on the most similar accelerator and says so (``borrowed:<row id>``): the same product family
-first, then the same architecture generation (:data:`GENERATION`), then the same vendor, and only then
+first, then the same architecture generation, then the same vendor (the accelerator rows' ``family``,
+``generation`` and ``vendor`` fields in accelerators.yaml), and only then
 another vendor's curve, labelled ``borrowed:<row id> (other vendor)``. Among equally similar rows a
 size curve beats a single-point ceiling (the ``*-mamf-ceiling`` rows: one best shape, an upper bound);
 then, among the part's own curves, one measured on it beats one derived from another part (``provenance``);
@@ -42,19 +43,15 @@ import math
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import yaml
-
-from aiinfra.catalog import data_path
+from aiinfra import catalog
 from aiinfra.errors import DataError
 
+if TYPE_CHECKING:
+    import numpy as np
+
 NO_DATA = "roofline (no efficiency data)"
-#: libyaml's loader when PyYAML was built with it (same result, several times faster on the curve files)
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,62 +103,40 @@ class Curve:
 
     def at_array(self, x: np.ndarray) -> np.ndarray:
         """Vectorised :meth:`at`."""
+        import numpy as np
+
         lx = np.log10(np.maximum(np.asarray(x, dtype=float), 1e-30))
         out: np.ndarray = np.interp(lx, np.asarray(self.log_x), np.asarray(self.y))
         return out
 
 
-def _vendor(acc_id: str) -> str:
-    return acc_id.split("-", 1)[0]
+#: (family, generation, vendor) of an accelerator id, from its catalog row
+_Part = tuple[str | None, str | None, str | None]
+_UNKNOWN: _Part = (None, None, None)
 
 
-def _family(acc_id: str) -> str:
-    parts = acc_id.split("-")
-    return "-".join(parts[:2])
+def _parts() -> dict[str, _Part]:
+    """Each catalog accelerator's product family, architecture generation and vendor (accelerators.yaml): the
+    taxonomy donor curves are chosen by, data so that a new accelerator row needs no code."""
 
+    def build() -> dict[str, _Part]:
+        return {a.id: (a.family, a.generation, a.vendor) for a in catalog.rows("accelerators").values()}
 
-GENERATION: dict[str, str] = {
-    # Architecture generation of each catalog accelerator, for choosing a donor curve only (a taxonomy,
-    # not a figure): parts of one generation share tensor-core design, memory technology and software.
-    "nvidia-v100-sxm2-32gb": "nvidia-volta",
-    "nvidia-a100-sxm4-40gb": "nvidia-ampere",
-    "nvidia-a100-sxm4-80gb": "nvidia-ampere",
-    "nvidia-a100-pcie-80gb": "nvidia-ampere",
-    "nvidia-a10g": "nvidia-ampere",
-    "nvidia-h100-sxm5-80gb": "nvidia-hopper",
-    "nvidia-h100-pcie-80gb": "nvidia-hopper",
-    "nvidia-h100-sxm5-96gb": "nvidia-hopper",
-    "nvidia-h100-nvl-94gb": "nvidia-hopper",
-    "nvidia-h200-sxm-141gb": "nvidia-hopper",
-    "nvidia-h800-sxm5-80gb": "nvidia-hopper",
-    # sm_100 / sm_103 data-centre Blackwell (tcgen05 tensor cores, HBM3e, NVLink 5)
-    "nvidia-b200-sxm-180gb": "nvidia-blackwell-dc",
-    "nvidia-gb200": "nvidia-blackwell-dc",
-    "nvidia-b300-sxm-288gb": "nvidia-blackwell-dc",
-    "nvidia-gb300": "nvidia-blackwell-dc",
-    "nvidia-l40s": "nvidia-ada",
-    "nvidia-l4": "nvidia-ada",
-    "nvidia-rtx-4090": "nvidia-ada",
-    # sm_120 GB202 Blackwell (GDDR7, no tcgen05): not a donor for B200-class parts, nor they for it
-    "nvidia-rtx-5090": "nvidia-blackwell-gb202",
-    "nvidia-rtx-pro-6000": "nvidia-blackwell-gb202",
-    "amd-mi250x": "amd-cdna2",
-    "amd-mi300x": "amd-cdna3",
-    "amd-mi325x": "amd-cdna3",
-    "amd-mi355x": "amd-cdna4",
-}
+    return catalog.active().memo("efficiency.parts", build)
 
 
 def _similarity(acc_id: str, donors: tuple[str, ...]) -> int:
     """0 measured on this accelerator, 1 same family, 2 same generation, 3 same vendor, 4 other vendor."""
     if acc_id in donors:
         return 0
-    if any(_family(a) == _family(acc_id) for a in donors):
+    parts = _parts()
+    family, generation, vendor = parts.get(acc_id, _UNKNOWN)
+    theirs = [parts.get(a, _UNKNOWN) for a in donors]
+    if family is not None and any(p[0] == family for p in theirs):
         return 1
-    gen = GENERATION.get(acc_id)
-    if gen is not None and any(GENERATION.get(a) == gen for a in donors):
+    if generation is not None and any(p[1] == generation for p in theirs):
         return 2
-    if any(_vendor(a) == _vendor(acc_id) for a in donors):
+    if vendor is not None and any(p[2] == vendor for p in theirs):
         return 3
     return 4
 
@@ -368,31 +343,26 @@ def _curve(row: dict[str, Any]) -> Curve:
     )
 
 
-def efficiency_files() -> list[Path]:
+def efficiency_files() -> list[str]:
     """efficiency.yaml, then every ``efficiency_*.yaml`` beside it in name order (rows derived in bulk from one
     source each, e.g. a peer's published kernel timings). Earlier rows win ties between equally similar curves,
     so a later file only fills kinds, dtypes and accelerators the main file does not measure. Files whose name
-    holds ``_by_m_`` carry only per-M curves (``m_tokens``), ``_by_shape_`` only per-shape MoE curves."""
-    main = data_path("efficiency.yaml")
-    extra = sorted(main.parent.glob("efficiency_*.yaml"))
-    return [p for p in (main, *extra) if p.exists()]
+    holds ``_by_m_`` carry only per-M curves (``m_tokens``), ``_by_shape_`` only per-shape MoE curves. Names are
+    relative to the catalog's data folder; an overlay's efficiency.yaml rows join the first."""
+    return catalog.active().efficiency_files()
 
 
-def _lazy(path: Path) -> bool:
-    return "_by_m_" in path.name or "_by_shape_" in path.name
-
-
-def _read(path: Path) -> list[dict[str, Any]]:
-    return yaml.load(path.read_text(), Loader=_LOADER) or []
+def _lazy(name: str) -> bool:
+    return "_by_m_" in name or "_by_shape_" in name
 
 
 def efficiency_rows(lazy: bool | None = None) -> list[dict[str, Any]]:
     """The rows of :func:`efficiency_files`, in order: all (None), only the per-M and per-shape files' (True) or
     the others'."""
     rows: list[dict[str, Any]] = []
-    for path in efficiency_files():
-        if lazy is None or lazy == _lazy(path):
-            rows.extend(_read(path))
+    for name in efficiency_files():
+        if lazy is None or lazy == _lazy(name):
+            rows.extend(catalog.file_rows(name))
     return rows
 
 
@@ -402,18 +372,25 @@ def _used(rows: list[dict[str, Any]]) -> list[Curve]:
     return [_curve(r) for r in rows if r.get("points") and (r.get("engine") or not r.get("cross_check"))]
 
 
-def _lazy_curves(trigger: str, engine: str) -> list[Curve]:
-    """The rows of the ``efficiency_*_<trigger>_<engine>.yaml`` files; each must name its M (by_m) or MoE shape
-    (by_shape) and that engine (a row without them would change lookups that were memoised before it loaded)."""
-    field_name = "m_tokens" if trigger == "by_m" else "moe_shape"
-    rows = [r for p in efficiency_files() if p.stem.endswith(f"_{trigger}_{engine}") for r in _read(p)]
-    for r in rows:
-        if not r.get(field_name) or r.get("engine") != engine:
-            raise DataError(f"efficiency row {r.get('id')}: a row of an efficiency_*_{trigger}_{engine}.yaml file "
-                            f"needs {field_name} and engine {engine}")  # fmt: skip
-    return _used(rows)
+def _lazy_curves(cat: catalog.Catalog) -> Callable[[str, str], list[Curve]]:
+    """A loader of the rows of ``cat``'s ``efficiency_*_<trigger>_<engine>.yaml`` files; each must name its M (by_m)
+    or MoE shape (by_shape) and that engine (a row without them would change lookups memoised before it loaded)."""
+
+    def load(trigger: str, engine: str) -> list[Curve]:
+        field_name = "m_tokens" if trigger == "by_m" else "moe_shape"
+        names = [n for n in cat.efficiency_files() if n.removesuffix(".yaml").endswith(f"_{trigger}_{engine}")]
+        rows = [r for n in names for r in cat.file_rows(n)]
+        for r in rows:
+            if not r.get(field_name) or r.get("engine") != engine:
+                raise DataError(f"efficiency row {r.get('id')}: a row of an efficiency_*_{trigger}_{engine}.yaml "
+                                f"file needs {field_name} and engine {engine}")  # fmt: skip
+        return _used(rows)
+
+    return load
 
 
-@cache
 def table() -> EfficiencyTable:
-    return EfficiencyTable(_used(efficiency_rows(lazy=False)), lazy_loader=_lazy_curves)
+    """The active catalog's efficiency table (built once per catalog)."""
+    cat = catalog.active()
+    return cat.memo("efficiency.table", lambda: EfficiencyTable(_used(efficiency_rows(lazy=False)),
+                                                                lazy_loader=_lazy_curves(cat)))  # fmt: skip

@@ -55,8 +55,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache
 
+from aiinfra import catalog
 from aiinfra.analytic.comms import collective_time
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.model_figures import attention_dims, param_breakdown
@@ -100,10 +100,13 @@ def compute_dtype(acc_peaks: dict[str, float], weight_precision: str) -> str:
 
 
 def _memory_fit(acc: AcceleratorSpec, engine: str | None = None, dtype: str = "bf16") -> tuple[float, float]:
-    return _memory_fit_for(acc.id, acc.memory_bw_bytes_per_s, engine, dtype)
+    key = (acc.id, acc.memory_bw_bytes_per_s, engine, dtype)
+    fits: dict[tuple[str, float, str | None, str], tuple[float, float]] = catalog.active().memo("memory_fit", dict)
+    if key not in fits:
+        fits[key] = _memory_fit_for(*key)
+    return fits[key]
 
 
-@cache
 def _memory_fit_for(acc_id: str, bw: float, engine: str | None = None, dtype: str = "bf16") -> tuple[float, float]:
     """(t0_s, B∞ bytes/s): kernel time = t0 + bytes / B∞ through the ends of the measured memory curve.
 
@@ -211,8 +214,8 @@ class InferenceModel:
     def moe_gather_bytes_per_element(self) -> float:
         """Bytes per activation element in the attention-DP all-gather before the experts (module docstring):
         TensorRT-LLM gathers the activations already quantised for FP8 / NVFP4 expert weights, vLLM gathers
-        bf16."""
-        if self.engine == "trtllm":
+        bf16 (the engine profile's ``attention_dp_gather_quantised``)."""
+        if self.engine is not None and catalog.engine(self.engine).attention_dp_gather_quantised:
             if self.weight_precision == "fp8":
                 return 1.0
             if self.weight_precision == "fp4":

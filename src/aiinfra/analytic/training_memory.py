@@ -26,9 +26,11 @@ import numpy as np
 
 from aiinfra.analytic.model_figures import ParamBreakdown, param_breakdown
 from aiinfra.specs.model import ModelArch
+from aiinfra.specs.parallelism import PARAMS_SHARDED, Recompute, Sharding
 
-SHARDING_CODES = ("none", "zero1", "zero2", "zero3", "fsdp")
-RECOMPUTE_CODES = ("none", "selective", "full")
+#: scenario spellings in code order (Sharding / Recompute labels)
+SHARDING_CODES = tuple(s.label for s in Sharding)
+RECOMPUTE_CODES = tuple(r.label for r in Recompute)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,9 +46,9 @@ class PlanArrays:
     mb: np.ndarray
     """Micro-batch (sequences)."""
     sharding: np.ndarray
-    """Index into SHARDING_CODES."""
+    """:class:`Sharding` codes."""
     recompute: np.ndarray
-    """Index into RECOMPUTE_CODES."""
+    """:class:`Recompute` codes."""
     sp: np.ndarray
     """Sequence parallelism on (bool)."""
 
@@ -132,11 +134,12 @@ def _state_bytes_per_param(setup: TrainSetup, plans: PlanArrays) -> tuple[np.nda
     moments = 8.0 if setup.optimizer == "adam" else 4.0
     master = 0.0 if fp32 else 4.0
     opt_full = master + moments
-    weights = np.where(s == 4, 4.0 / shard, np.where(s == 3, w_full / shard, w_full))
+    weights = np.where(s == Sharding.FSDP, 4.0 / shard, np.where(s == Sharding.ZERO3, w_full / shard, w_full))
     g_full = 4.0 if (fp32 or setup.grad_convention == "megatron") else 2.0
-    grads = np.where(s == 4, 4.0 / shard, np.where(s == 3, 2.0 / shard, np.where(s == 2, g_full / shard, g_full)))
+    grads = np.where(s == Sharding.FSDP, 4.0 / shard, np.where(s == Sharding.ZERO3, 2.0 / shard,
+                                                       np.where(s == Sharding.ZERO2, g_full / shard, g_full)))
     # FSDP's sharded fp32 parameters are the master weights (counted under weights): only m, v remain
-    opt = np.where(s == 0, opt_full, np.where(s == 4, moments / shard, opt_full / shard))
+    opt = np.where(s == Sharding.NONE, opt_full, np.where(s == Sharding.FSDP, moments / shard, opt_full / shard))
     return weights, grads, opt
 
 
@@ -162,7 +165,7 @@ def activation_bytes_per_layer(setup: TrainSetup, plans: PlanArrays, recompute: 
     full = np.where(sp, 2.0 * sbh / t, 2.0 * sbh)
     none = np.where(sp, none_sp, none_nosp)
     sel = np.where(sp, sel_sp, sel_nosp)
-    out: np.ndarray = np.where(recompute == 2, full, np.where(recompute == 1, sel, none))
+    out: np.ndarray = np.where(recompute == Recompute.FULL, full, np.where(recompute == Recompute.SELECTIVE, sel, none))
     return out
 
 
@@ -178,7 +181,7 @@ def memory_per_rank(setup: TrainSetup, plans: PlanArrays) -> dict[str, np.ndarra
     act_layer = activation_bytes_per_layer(setup, plans, plans.recompute)
     # full recompute re-materialises one layer's activations during backward
     working = np.where(
-        plans.recompute == 2, activation_bytes_per_layer(setup, plans, np.zeros_like(plans.recompute)), 0.0
+        plans.recompute == Recompute.FULL, activation_bytes_per_layer(setup, plans, np.zeros_like(plans.recompute)), 0.0
     )
     act_first = act_layer * layers_stage * inflight + working
     act_last = act_layer * layers_stage + working
@@ -187,7 +190,7 @@ def memory_per_rank(setup: TrainSetup, plans: PlanArrays) -> dict[str, np.ndarra
     act_last = act_last + logits
     act_first = act_first + np.where(plans.pp == 1, logits, 0.0)
     # FSDP / ZeRO-3 all-gather whole layers (bf16): current + prefetched
-    gathered = np.where(plans.sharding >= 3, 2.0 * 2.0 * rp["layer"], 0.0)
+    gathered = np.where(np.isin(plans.sharding, PARAMS_SHARDED), 2.0 * 2.0 * rp["layer"], 0.0)
     out: dict[str, np.ndarray] = {}
     adapters = setup.adapter_params / pp  # adapters sit in every layer: a stage holds its layers' share
     for stage, params, act in (("first", rp["first"], act_first), ("last", rp["last"], act_last)):

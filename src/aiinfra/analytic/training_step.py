@@ -41,6 +41,7 @@ from aiinfra.analytic.model_figures import attention_dims, flop_per_token_traini
 from aiinfra.analytic.training_memory import PlanArrays, TrainSetup, rank_params
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
+from aiinfra.specs.parallelism import PARAMS_SHARDED, Recompute, Sharding
 
 ACT_BYTES = 2.0  # bf16/fp16 activations and gradients exchanged between ranks
 
@@ -208,9 +209,10 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     # (no weight-gradient GEMMs); the rank-r adapters' GEMMs are ~r/h of the base's and left out
     bwd_gemm = 1.0 if setup.frozen_base else 2.0
     layer_bwd = bwd_gemm * (layer_fwd - attn_fwd) + attn_bwd
-    recompute = np.where(plans.recompute == 2, layer_fwd, np.where(plans.recompute == 1, attn_fwd, 0.0))
+    recompute = np.where(plans.recompute == Recompute.FULL, layer_fwd,
+                         np.where(plans.recompute == Recompute.SELECTIVE, attn_fwd, 0.0))
     if setup.flash_attention:  # FlashAttention already recomputes scores in its backward
-        recompute = np.where(plans.recompute == 1, 0.0, recompute)
+        recompute = np.where(plans.recompute == Recompute.SELECTIVE, 0.0, recompute)
     layers_stage = np.ceil(m.num_layers / pp)
     # output projection (fwd + 2× bwd) and the fp32 cross-entropy over the vocabulary: logits written
     # (4 B), log-softmax read + write (8 B), backward read + write (8 B) per vocabulary entry and token
@@ -221,7 +223,7 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     # --- communication per micro-batch
     act = tokens * h * ACT_BYTES
     ones = np.ones_like(tp)
-    n_tp_coll = 4.0 + np.where(plans.recompute == 2, 2.0, 0.0)
+    n_tp_coll = 4.0 + np.where(plans.recompute == Recompute.FULL, 2.0, 0.0)
     tp_layer = n_tp_coll * collective_time_array(cluster, "allreduce", act, plans.tp, ones, src)
     if setup.tp_comm_overlap:
         # decomposed collectives (Wang et al. 2023, ASPLOS: "Overlap communication with dependent computation
@@ -259,19 +261,19 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     rp = rpa["first"]
     dp_n = plans.dp * plans.cp
     dp_stride = plans.tp
-    grad_bytes = np.where(plans.sharding == 4, 4.0, 2.0)
+    grad_bytes = np.where(plans.sharding == Sharding.FSDP, 4.0, 2.0)
     if setup.frozen_base:  # only the adapters' fp32 gradients are reduced and updated
         rp = np.full_like(rp, setup.adapter_params / plans.pp.astype(float))
         grad_bytes = np.full_like(rp, 4.0)
     dp_ar = collective_time_array(cluster, "allreduce", rp * grad_bytes, dp_n, dp_stride, src)
     last_bwd = layers_stage * layer_bwd
-    dp_exposed = np.where(plans.sharding >= 3, 0.0, np.maximum(0.0, dp_ar - last_bwd))
+    dp_exposed = np.where(np.isin(plans.sharding, PARAMS_SHARDED), 0.0, np.maximum(0.0, dp_ar - last_bwd))
     fsdp_mb = _fsdp_exposed_per_microbatch(
         cluster, rp, rpa["layer"], layers_stage, grad_bytes, dp_n, dp_stride,
         layer_fwd, layer_bwd + recompute, logits, src,
     )  # fmt: skip
-    fsdp_total = np.where(plans.sharding >= 3, n_micro * fsdp_mb, 0.0)
-    shard = np.where(plans.sharding == 0, 1.0, dp_n.astype(float))
+    fsdp_total = np.where(np.isin(plans.sharding, PARAMS_SHARDED), n_micro * fsdp_mb, 0.0)
+    shard = np.where(plans.sharding == Sharding.NONE, 1.0, dp_n.astype(float))
     optimizer = _mem_time(cluster, rp / shard * 30.0, src)  # fp32 master, m, v, grad read + write; bf16 copy
     # --- assemble
     mb_comm = tp_mb + ep_mb + cp_mb + pp_mb

@@ -1,102 +1,71 @@
-"""The catalog: the only code that reads the shipped data files.
+"""The catalog: the only code that reads shipped data.
 
-Rows are YAML with units in their keys; :func:`si_row` converts them to SI spec fields.
-``get_*`` functions raise :class:`~aiinfra.errors.UnknownIdError` with "did you mean" hints.
+:class:`~aiinfra.catalog.store.Catalog` holds the rows (one reader per data file, lazy, cached per instance);
+the functions here read the *active* catalog (:func:`active`: the shipped one unless :func:`use` set another),
+so code below the application layer needs no catalog argument. Rows are YAML with units in their keys;
+:func:`si_row` converts them to SI spec fields. ``get_*`` lookups raise :class:`~aiinfra.errors.UnknownIdError`
+with "did you mean" hints.
 """
 
 from __future__ import annotations
 
-import difflib
-from functools import cache
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
-
+from aiinfra.catalog.convert import si_row
+from aiinfra.catalog.store import KINDS, OVERLAY_FILES, Catalog, RuntimeReserve, active, shipped_dir, suggest, use
 from aiinfra.errors import DataError, UnknownIdError
-from aiinfra.specs.accuracy import AccuracyNote
-from aiinfra.specs.benchmark import BenchmarkSpec
-from aiinfra.specs.common import validate
-from aiinfra.specs.hardware import AcceleratorSpec, InterconnectSpec, SystemSpec
-from aiinfra.specs.model import ModelArch
-from aiinfra.units import memory_bytes, to_si
 
-KINDS = ("accelerators", "systems", "interconnects", "models", "benchmarks")
+if TYPE_CHECKING:
+    from aiinfra.catalog.engines import EngineProfile
+    from aiinfra.specs.accuracy import AccuracyNote
+    from aiinfra.specs.benchmark import BenchmarkSpec
+    from aiinfra.specs.hardware import AcceleratorSpec, InterconnectSpec, SystemSpec
+    from aiinfra.specs.model import ModelArch
+
+__all__ = ["KINDS", "OVERLAY_FILES", "Catalog", "RuntimeReserve", "active", "si_row", "suggest", "use"]
 
 
 def data_path(name: str) -> Path:
     """Path of a shipped data file (``prices/cloud.csv``)."""
-    return Path(str(resources.files("aiinfra.catalog").joinpath("data", name)))
+    return shipped_dir() / name
 
 
-def _convert_value(key: str, value: Any) -> tuple[str, Any]:
-    if isinstance(value, dict):
-        si_key, mult = to_si(key, 1.0)
-        if si_key != key:
-            return si_key, {k: float(v) * mult for k, v in value.items()}
-        return key, si_row(value)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return key, value
-    return to_si(key, value)
-
-
-def si_row(row: dict[str, Any]) -> dict[str, Any]:
-    """Convert a data row's unit-suffixed keys to SI (recursively)."""
-    out: dict[str, Any] = {}
-    for key, value in row.items():
-        if key == "memory" and isinstance(value, dict):
-            out["memory_bytes"] = memory_bytes(value["value"], value["unit"])
-            out["memory_as_published"] = f"{value['value']:g} {value['unit']}"
-            continue
-        if key == "sources" and isinstance(value, list):
-            out[key] = [{**s, "read_on": str(s.get("read_on", ""))} for s in value]
-            continue
-        new_key, new_value = _convert_value(key, value)
-        out[new_key] = new_value
-    return out
-
-
-@cache
 def raw_rows(kind: str) -> tuple[dict[str, Any], ...]:
-    path = data_path(f"{kind}.yaml")
-    if not path.exists():
-        return ()
-    with path.open() as fh:
-        rows = yaml.safe_load(fh) or []
-    if not isinstance(rows, list):
-        raise DataError(f"{path.name}: top level must be a list of rows")
-    return tuple(rows)
+    """Rows of ``<kind>.yaml`` in the active catalog, as parsed."""
+    return active().raw_rows(kind)
 
 
-_SPEC = {
-    "accelerators": AcceleratorSpec,
-    "systems": SystemSpec,
-    "interconnects": InterconnectSpec,
-    "models": ModelArch,
-    "benchmarks": BenchmarkSpec,
-}
+def file_rows(name: str) -> tuple[dict[str, Any], ...]:
+    """Rows of one data file (``prices/cloud.csv``) in the active catalog."""
+    return active().file_rows(name)
 
 
-@cache
 def rows(kind: str) -> dict[str, Any]:
     """All rows of one kind as spec objects, keyed by id."""
-    if kind not in _SPEC:
-        raise UnknownIdError("kind", kind, "catalog kinds", difflib.get_close_matches(kind, KINDS))
-    out: dict[str, Any] = {}
-    for raw in raw_rows(kind):
-        try:
-            spec: Any = validate(_SPEC[kind], si_row(raw), where=f"{kind}.yaml[{raw.get('id', '?')}]")
-        except Exception as exc:  # shipped data is broken: a bug, say where
-            raise DataError(f"catalog data {kind}.yaml row {raw.get('id', '?')}: {exc}") from exc
-        out[spec.id] = spec
-    return out
+    return active().rows(kind)
 
 
-@cache
+def engine(name: str, field: str = "inference.engine") -> EngineProfile:
+    """The serving engine's profile in the active catalog."""
+    return active().engine(name, field)
+
+
+def runtime_reserve() -> RuntimeReserve | None:
+    """The framework memory reserve of the active catalog (runtime.yaml)."""
+    return active().runtime_reserve()
+
+
 def accuracy_notes() -> tuple[AccuracyNote, ...]:
     """The inference planner's known accuracy gaps (accuracy_notes.yaml), each checked against the validation
     cases it names by tests/test_validation_inference.py."""
+    return active().memo("accuracy_notes", _accuracy_notes)
+
+
+def _accuracy_notes() -> tuple[AccuracyNote, ...]:
+    from aiinfra.specs.accuracy import AccuracyNote
+    from aiinfra.specs.common import validate
+
     out = []
     for raw in raw_rows("accuracy_notes"):
         try:
@@ -111,48 +80,28 @@ def accuracy_notes_for(model_id: str, engine: str, accelerator_id: str) -> list[
     return [n.note for n in accuracy_notes() if n.covers(model_id, engine, accelerator_id)]
 
 
-def suggest(value: str, known: list[str], n: int = 3) -> list[str]:
-    """Close ids for a "did you mean" hint: substring matches first, then fuzzy ones."""
-    low = value.lower()
-    contains = [k for k in known if low and low in k]
-    fuzzy = difflib.get_close_matches(low, known, n=n, cutoff=0.5)
-    seen: list[str] = []
-    for k in contains + fuzzy:
-        if k not in seen:
-            seen.append(k)
-    return seen[:n]
-
-
 def get(kind: str, id_: str, field: str | None = None) -> Any:
-    table = rows(kind)
-    if id_ in table:
-        return table[id_]
-    raise UnknownIdError(field or f"{kind}.id", id_, kind, suggest(id_, list(table)))
+    return active().get(kind, id_, field)
 
 
 def accelerator(id_: str, field: str = "hardware.accelerator") -> AcceleratorSpec:
-    spec: AcceleratorSpec = get("accelerators", id_, field)
-    return spec
+    return active().accelerator(id_, field)
 
 
 def system(id_: str, field: str = "hardware.system") -> SystemSpec:
-    spec: SystemSpec = get("systems", id_, field)
-    return spec
+    return active().system(id_, field)
 
 
 def interconnect(id_: str, field: str = "interconnect") -> InterconnectSpec:
-    spec: InterconnectSpec = get("interconnects", id_, field)
-    return spec
+    return active().interconnect(id_, field)
 
 
 def model(id_: str, field: str = "model") -> ModelArch:
-    spec: ModelArch = get("models", id_, field)
-    return spec
+    return active().model(id_, field)
 
 
 def benchmark(id_: str, field: str = "benchmark") -> BenchmarkSpec:
-    spec: BenchmarkSpec = get("benchmarks", id_, field)
-    return spec
+    return active().benchmark(id_, field)
 
 
 def benchmark_for(*texts: str) -> BenchmarkSpec | None:

@@ -30,3 +30,9 @@ def add_scenario_args(p: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="override a scenario key, e.g. --set training.plan.tp=8 (repeatable)",
     )
+    p.add_argument(
+        "--catalog-overlay",
+        metavar="DIR",
+        help="add or replace catalog rows from DIR (accelerators.yaml, systems.yaml, efficiency.yaml, "
+        "prices/cloud.csv; each row with its sources, like the shipped ones)",
+    )

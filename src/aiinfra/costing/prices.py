@@ -8,16 +8,11 @@ so every output that uses a price can say how old it is. Files (see catalog/data
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from datetime import date
-from functools import cache
 from typing import Any
 
-import yaml
-
 from aiinfra import catalog
-from aiinfra.catalog import data_path
 from aiinfra.errors import DataError, SpecError, UnknownIdError
 
 #: facility.yaml ids used as defaults when the scenario gives no figure (ids, not values: the values are data)
@@ -131,13 +126,9 @@ class FacilityFigure(Dated):
         return self.value_by_unit[unit]
 
 
-@cache
 def _csv(name: str) -> tuple[dict[str, str], ...]:
-    path = data_path(f"prices/{name}")
-    if not path.exists():
-        return ()
-    with path.open(newline="") as fh:
-        return tuple(r for r in csv.DictReader(fh) if (r.get("id") or "").strip())
+    """Rows of ``prices/<name>`` in the active catalog (rows without an id dropped)."""
+    return catalog.file_rows(f"prices/{name}")
 
 
 def _float(r: dict[str, str], key: str, file: str) -> float:
@@ -238,18 +229,16 @@ def grid_carbon_rows(today: date | None = None) -> list[GridCarbon]:
     ]
 
 
-@cache
 def _facility_rows() -> tuple[dict[str, Any], ...]:
-    rows: list[dict[str, Any]] = []
-    extra = data_path("prices/facility.yaml")
-    if extra.exists():
-        loaded = yaml.safe_load(extra.read_text()) or []
-        if not isinstance(loaded, list):
-            raise DataError("prices/facility.yaml: top level must be a list of rows")
-        rows.extend(loaded)
-    seen = {r.get("id") for r in rows}
-    rows.extend(r for r in catalog.raw_rows("facility") if r.get("id") not in seen)
-    return tuple(rows)
+    """prices/facility.yaml's rows, then facility.yaml's rows whose id the first does not have."""
+
+    def build() -> tuple[dict[str, Any], ...]:
+        rows = list(catalog.file_rows("prices/facility.yaml"))
+        seen = {r.get("id") for r in rows}
+        rows.extend(r for r in catalog.raw_rows("facility") if r.get("id") not in seen)
+        return tuple(rows)
+
+    return catalog.active().memo("facility_rows", build)
 
 
 def facility_ids() -> list[str]:

@@ -21,13 +21,12 @@ own kernel timings (NVIDIA AIConfigurator's vLLM and TensorRT-LLM tables). Nothi
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass, replace
 from datetime import date
 
 from aiinfra import catalog
-from aiinfra.catalog import data_path
+from aiinfra.costing.prices import cloud_prices
 from aiinfra.errors import AiinfraError, InfeasibleError, SpecError
 from aiinfra.planning.inference import cluster_for, estimate
 from aiinfra.specs.hardware import ClusterSpec
@@ -71,21 +70,13 @@ class Deployment:
 
 
 def cheapest_price(accelerator: str, today: date | None = None) -> Price | None:
-    path = data_path("prices/cloud.csv")
-    if not path.exists():
+    """The cheapest on-demand price per accelerator-hour of the catalog's cloud prices (None when none)."""
+    prices = cloud_prices(accelerator, today or date.today(), pricing=("on-demand",))
+    if not prices:
         return None
-    best: Price | None = None
-    today = today or date.today()
-    with path.open(newline="") as fh:
-        for row in csv.DictReader(fh):
-            if row["accelerator"] != accelerator or row["pricing"] != "on-demand":
-                continue
-            per_acc = float(row["usd_per_hour"]) / float(row["accelerators_per_instance"])
-            age = (today - date.fromisoformat(row["read_on"])).days
-            if best is None or per_acc < best.usd_per_accelerator_hour:
-                best = Price(usd_per_accelerator_hour=per_acc, source_id=row["id"], read_on=row["read_on"],
-                             age_days=age)  # fmt: skip
-    return best
+    best = prices[0]
+    return Price(usd_per_accelerator_hour=best.usd_per_accelerator_hour, source_id=best.id, read_on=best.read_on,
+                 age_days=best.age_days if best.age_days is not None else 0)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,69 +1,24 @@
-"""Serving-engine scheduler defaults (catalog/data/engines.yaml), picked the way the engine picks them.
-
-vLLM V1 (``EngineArgs._set_default_args``, vllm/engine/arg_utils.py; the row cites the commit) chooses
-``max_num_batched_tokens`` and ``max_num_seqs`` by usage context — the ``LLM`` class (offline benchmarks:
-benchmark_throughput, benchmark_latency) or the OpenAI API server (``vllm serve``, benchmark_serving) — and
-by the device: total memory ≥ 70 GiB and a device name without "a100" gets the larger table; the chosen
-``max_num_seqs`` is then capped at ``max_num_batched_tokens``. TensorRT-LLM's row holds one fixed pair (the
-LLM API defaults); ``trtllm-bench throughput`` instead derives the pair from the model, the GPUs and the dataset's
-lengths (:func:`trtllm_bench_limits`).
+"""Serving-engine scheduler limits: the engine's defaults (its catalog profile, :mod:`aiinfra.catalog.engines`)
+and the limits ``trtllm-bench throughput`` derives from the model, the GPUs and the dataset's lengths
+(:func:`trtllm_bench_limits`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Literal
 
 from aiinfra import catalog
+from aiinfra.catalog.engines import SchedulerDefaults, Usage
 from aiinfra.errors import DataError
 from aiinfra.specs.hardware import AcceleratorSpec
 from aiinfra.units import GiB
 
-Usage = Literal["offline", "server"]
-"""offline: the engine driven in-process over a fixed batch of prompts (vLLM's LLM class);
-server: the engine behind an API server receiving requests over time (vLLM's OpenAI API server)."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SchedulerDefaults:
-    max_num_batched_tokens: int
-    max_num_seqs: int
-    basis: str
-    """Why these values (engine, usage context, device rule) — printed in notes."""
-
-
-def _row(engine: str) -> dict[str, Any]:
-    for row in catalog.raw_rows("engines"):
-        if row["id"] == engine:
-            return dict(row)
-    raise DataError(f"engines.yaml has no row for engine {engine!r}")
+__all__ = ["SchedulerDefaults", "Usage", "scheduler_defaults", "trtllm_bench_limits"]
 
 
 def scheduler_defaults(engine: str, accelerator: AcceleratorSpec, usage: Usage) -> SchedulerDefaults:
     """The engine's default token budget per step and sequence cap on ``accelerator`` in ``usage``."""
-    row = _row(engine)
-    table = row.get("scheduler_defaults")
-    if table is None:
-        if "max_num_batched_tokens" not in row or "max_num_seqs" not in row:
-            raise DataError(f"engines.yaml row {engine!r} gives no scheduler defaults")
-        return SchedulerDefaults(max_num_batched_tokens=int(row["max_num_batched_tokens"]),
-                                 max_num_seqs=int(row["max_num_seqs"]), basis=f"{engine} defaults")  # fmt: skip
-    mem_gib = accelerator.memory_bytes / GiB
-    name = f"{accelerator.id} {accelerator.name}".lower()
-    excluded = [n for n in table.get("large_device_excluded_names", []) if str(n).lower() in name]
-    large = mem_gib >= float(table["large_device_min_memory_gib"]) and not excluded
-    entry = table["large_device" if large else "other_device"][usage]
-    tokens = int(entry["max_num_batched_tokens"])
-    seqs = min(int(entry["max_num_seqs"]), tokens)
-    why = (f"≥ {table['large_device_min_memory_gib']} GiB" if large
-           else f"'{excluded[0]}' device" if excluded else f"< {table['large_device_min_memory_gib']} GiB")  # fmt: skip
-    context = "LLM class (offline)" if usage == "offline" else "OpenAI API server"
-    return SchedulerDefaults(
-        max_num_batched_tokens=tokens, max_num_seqs=seqs,
-        basis=f"{engine} V1 default for the {context} on a {mem_gib:.0f} GiB {why} device: "
-              f"max_num_batched_tokens {tokens}, max_num_seqs {seqs}",
-    )  # fmt: skip
+    return catalog.engine(engine).scheduler_defaults(accelerator, usage)
 
 
 def _stepped(value: float, floor: int, steps: list[list[int | None]]) -> int:
@@ -90,6 +45,7 @@ def trtllm_bench_limits(
     output_tokens: int,
     kv_free_frac: float,
     attention_dp_ranks: int = 1,
+    engine: str = "trtllm",
 ) -> SchedulerDefaults | None:
     """max_batch_size / max_num_tokens that ``trtllm-bench throughput`` (PyTorch backend, v1.0) derives when
     the run states neither: TensorRT-LLM tensorrt_llm/bench/build/tuning.py ``calc_engine_setting`` and
@@ -106,9 +62,9 @@ def trtllm_bench_limits(
     per attention-DP rank, so ``attention_dp_ranks`` multiplies them for the replica. Returns None for a weight
     precision the heuristic does not tune (the engine's fixed defaults then apply, as in get_benchmark_engine_settings).
     """
-    tuning = _row("trtllm").get("bench_tuning")
+    tuning = catalog.engine(engine).bench_tuning
     if tuning is None:
-        raise DataError("engines.yaml trtllm row has no bench_tuning table")
+        raise DataError(f"engines.yaml {engine} row has no bench_tuning table")
     per_elem = {str(k): float(v) for k, v in tuning["bytes_per_elem"].items()}
     if weight_precision not in per_elem:
         return None

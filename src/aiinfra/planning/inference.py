@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
@@ -19,26 +18,16 @@ from aiinfra.specs.workload import ServingWorkload
 from aiinfra.units import GB
 
 
-def engine_defaults(engine: str = "vllm") -> dict[str, Any]:
-    """The engine's scheduler and allocator defaults (catalog/data/engines.yaml; {} when unknown)."""
-    for row in catalog.raw_rows("engines"):
-        if row["id"] == engine:
-            return dict(row)
-    return {}
-
-
 def kv_block_tokens(engine: str, wl: ServingWorkload) -> int:
-    """KV block size the engine allocates: vLLM the workload's ``block_size_tokens`` (its --block-size), other
-    engines their own (engines.yaml ``block_size_tokens``, else the workload's)."""
-    if engine == "vllm":
-        return wl.block_size_tokens
-    return int(engine_defaults(engine).get("block_size_tokens", wl.block_size_tokens))
+    """KV block size the engine allocates: the workload's ``block_size_tokens`` where that is the engine's own
+    flag (vLLM --block-size), else the engine's (engines.yaml ``block_size_tokens``, else the workload's)."""
+    return catalog.engine(engine).kv_block_tokens(wl.block_size_tokens)
 
 
 def reserves_full_context(engine: str) -> bool:
     """True when the engine reserves a request's whole prompt + output at admission (engines.yaml
     ``kv_reservation: full``, TensorRT-LLM's GUARANTEED_NO_EVICT); else blocks are allocated as tokens arrive."""
-    return bool(engine_defaults(engine).get("kv_reservation", "average") == "full")
+    return catalog.engine(engine).reserves_full_context
 
 
 def workload_usage(wl: ServingWorkload) -> Usage:
@@ -50,10 +39,9 @@ def workload_usage(wl: ServingWorkload) -> Usage:
 
 
 def _reserve_bytes(tp: int) -> float:
-    rows = catalog.raw_rows("runtime")
-    if not rows:
-        return 0.0
-    return (float(rows[0]["other_gb"]) + (float(rows[0]["nccl_gb"]) if tp > 1 else 0.0)) * GB
+    """Framework reserve (catalog runtime reserve); NCCL's buffers only when tensor parallelism communicates."""
+    reserve = catalog.runtime_reserve()
+    return reserve.reserve_bytes(with_nccl=tp > 1) if reserve is not None else 0.0
 
 
 def activation_peak_bytes(model: ModelArch, tp: int, batched_tokens: int) -> float:
@@ -96,11 +84,8 @@ def kv_capacity(
     w = im.weight_bytes_per_accelerator
     act = activation_peak_bytes(im.model, 1 if im.attention_dp else im.tp, batched_tokens)
     res = _reserve_bytes(im.tp)
-    if engine == "vllm" or (free_frac is None and "kv_cache_free_gpu_mem_fraction" not in engine_defaults(engine)):
-        free = util_frac * mem - w - act - res
-    else:
-        frac = free_frac if free_frac is not None else float(engine_defaults(engine)["kv_cache_free_gpu_mem_fraction"])
-        free = frac * (mem - w - act - res)
+    free = catalog.engine(engine).kv_cache_bytes(memory_bytes=mem, weights_bytes=w, activation_bytes=act,
+                                                 reserve_bytes=res, util_frac=util_frac, free_frac=free_frac)
     per_tok = im.kv_bytes_per_token_per_accelerator
     blocks = max(0, math.floor(free / (block_tokens * per_tok))) if per_tok > 0 else 0
     return KvCapacity(

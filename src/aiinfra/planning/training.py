@@ -12,22 +12,16 @@ import numpy as np
 
 from aiinfra import catalog
 from aiinfra.analytic.model_figures import param_breakdown
-from aiinfra.analytic.training_memory import (
-    RECOMPUTE_CODES,
-    SHARDING_CODES,
-    PlanArrays,
-    TrainSetup,
-    memory_per_rank,
-)
+from aiinfra.analytic.training_memory import PlanArrays, TrainSetup, memory_per_rank
 from aiinfra.analytic.training_step import step_time
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.search.plans import divisors, enumerate_plans, layout_rules, single_plan
 from aiinfra.search.rank import rank_plans
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
+from aiinfra.specs.parallelism import Recompute, Sharding
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.workload import TrainingJob
-from aiinfra.units import GB
 
 FLOP_CONVENTION = (
     "model FLOPs per token = 3 × (2·N_matmul,active + 2·L·s·(d_qk + d_v)), non-causal, recompute not counted "
@@ -78,11 +72,8 @@ class TrainingReport:
 
 def reserve_bytes() -> float:
     """Framework reserve from catalog/data/runtime.yaml (aiconfigurator's other + NCCL memory)."""
-    rows = catalog.raw_rows("runtime")
-    if not rows:
-        return 0.0
-    row = rows[0]
-    return (float(row["other_gb"]) + float(row["nccl_gb"])) * GB
+    reserve = catalog.runtime_reserve()
+    return reserve.reserve_bytes(with_nccl=True) if reserve is not None else 0.0
 
 
 def setup_from_job(sc_model: Any, job: TrainingJob, flash_attention: bool = True) -> TrainSetup:
@@ -163,7 +154,7 @@ def _plan_dict(plans: PlanArrays, i: int) -> dict[str, Any]:
     return {
         "tp": int(plans.tp[i]), "pp": int(plans.pp[i]), "dp": int(plans.dp[i]), "cp": int(plans.cp[i]),
         "ep": int(plans.ep[i]), "vp": int(plans.vp[i]), "microbatch_seqs": int(plans.mb[i]),
-        "sharding": SHARDING_CODES[int(plans.sharding[i])], "recompute": RECOMPUTE_CODES[int(plans.recompute[i])],
+        "sharding": Sharding(int(plans.sharding[i])).label, "recompute": Recompute(int(plans.recompute[i])).label,
         "sequence_parallel": bool(plans.sp[i]),
     }  # fmt: skip
 
@@ -248,7 +239,7 @@ def plan_training(scenario: Scenario) -> TrainingReport:
 
 def _shardings(setup: TrainSetup) -> tuple[str, ...]:
     """Sharding options the search tries: a frozen base has no gradients or optimizer states to shard."""
-    return ("none",) if setup.frozen_base else SHARDING_CODES
+    return (Sharding.NONE.label,) if setup.frozen_base else tuple(s.label for s in Sharding)
 
 
 def _distinct(estimates: list[TrainingEstimate]) -> list[TrainingEstimate]:
@@ -413,9 +404,9 @@ def estimate_memory(scenario: Scenario) -> MemoryReport:
         else:
             n = scenario.cluster.count
             plans = PlanArrays(*(np.array(v) for v in (
-                [1] * 5, [1] * 5, [n] * 5, [1] * 5, [1] * 5, [1] * 5, [1] * 5, list(range(5)),
-                [RECOMPUTE_CODES.index("selective")] * 5, [False] * 5)))  # fmt: skip
-            labels = [f"{SHARDING_CODES[i]} (dp={n}, tp=pp=1, micro-batch 1, selective recompute)" for i in range(5)]
+                [1] * 5, [1] * 5, [n] * 5, [1] * 5, [1] * 5, [1] * 5, [1] * 5, [int(s) for s in Sharding],
+                [int(Recompute.SELECTIVE)] * 5, [False] * 5)))  # fmt: skip
+            labels = [f"{s.label} (dp={n}, tp=pp=1, micro-batch 1, selective recompute)" for s in Sharding]
         mem = memory_per_rank(setup, plans)
         if job.plan is None:  # the same "none" row under the ZeRO paper's 16 B/param convention
             zero_setup = dataclasses.replace(setup, grad_convention="zero")

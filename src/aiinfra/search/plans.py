@@ -17,6 +17,7 @@ import numpy as np
 
 from aiinfra.analytic.training_memory import RECOMPUTE_CODES, SHARDING_CODES, PlanArrays, TrainSetup
 from aiinfra.specs.model import ModelArch
+from aiinfra.specs.parallelism import Recompute, Sharding
 
 VP_OPTIONS = (1, 2, 3, 4, 6, 8)
 MAX_MICROBATCH_SEQS = 64
@@ -94,8 +95,8 @@ def enumerate_plans(
     cols = {
         "tp": tp[idx], "pp": pp[idx], "cp": cp[idx], "dp": dp[idx],
         "ep": rest[r, 0], "vp": rest[r, 1], "mb": rest[r, 2],
-        "sharding": np.array([SHARDING_CODES.index(s) for s in shardings], dtype=np.int64)[rest[r, 3]],
-        "recompute": np.array([RECOMPUTE_CODES.index(s) for s in recomputes], dtype=np.int64)[rest[r, 4]],
+        "sharding": np.array([Sharding.of(s) for s in shardings], dtype=np.int64)[rest[r, 3]],
+        "recompute": np.array([Recompute.of(s) for s in recomputes], dtype=np.int64)[rest[r, 4]],
     }  # fmt: skip
     ok = reject((cols["dp"] * cols["tp"]) % cols["ep"] != 0, "ep does not divide dp·tp", 1)
     per_replica = global_batch_seqs // cols["dp"]
@@ -113,8 +114,8 @@ def single_plan(model: ModelArch, setup: TrainSetup, **plan: int | str | bool) -
     """One plan as arrays of length 1."""
     del model, setup
     cols = {k: np.array([plan[k]], dtype=np.int64) for k in ("tp", "pp", "dp", "cp", "ep", "vp", "mb")}
-    cols["sharding"] = np.array([SHARDING_CODES.index(str(plan["sharding"]))], dtype=np.int64)
-    cols["recompute"] = np.array([RECOMPUTE_CODES.index(str(plan["recompute"]))], dtype=np.int64)
+    cols["sharding"] = np.array([Sharding.of(str(plan["sharding"]))], dtype=np.int64)
+    cols["recompute"] = np.array([Recompute.of(str(plan["recompute"]))], dtype=np.int64)
     out = _plans_from_columns(cols)
     sp = np.array([bool(plan.get("sp", True)) and int(plan["tp"]) > 1])
     return PlanArrays(out.tp, out.pp, out.dp, out.cp, out.ep, out.vp, out.mb, out.sharding, out.recompute, sp)

@@ -60,6 +60,13 @@ class AcceleratorSpec:
     id: str
     name: str
     vendor: str
+    """Maker (nvidia, amd, google, intel, aws): the last step of a donor efficiency curve's similarity."""
+    family: str
+    """Product family (nvidia-h100 for every H100 variant): parts sharing silicon; efficiency curves measured on
+    one are the closest stand-in for another."""
+    generation: str | None = None
+    """Architecture generation (nvidia-hopper, amd-cdna3 ...): shared tensor-core design, memory technology and
+    software; the next stand-in after the family. None = not placed (no generation-level borrowing)."""
     form_factor: str
     memory_bytes: float
     """Capacity in bytes (from the published figure and its unit)."""

@@ -3,13 +3,59 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Annotated, Literal
 
 from aiinfra.specs.bounds import MAX_LAYERS, Accelerators, BatchSeqs, InRange
 from aiinfra.specs.common import STRICT
 
-Sharding = Literal["none", "zero1", "zero2", "zero3", "fsdp"]
-Recompute = Literal["none", "selective", "full"]
+ShardingName = Literal["none", "zero1", "zero2", "zero3", "fsdp"]
+RecomputeName = Literal["none", "selective", "full"]
+
+
+class Sharding(IntEnum):
+    """Data-parallel state sharding; the value is the code plan arrays hold (numpy integers)."""
+
+    NONE = 0
+    ZERO1 = 1
+    """Optimizer states sharded."""
+    ZERO2 = 2
+    """+ gradients."""
+    ZERO3 = 3
+    """+ parameters (gathered layer by layer)."""
+    FSDP = 4
+    """+ parameters, with fp32 sharded weights and gradients (PyTorch FSDP mixed precision)."""
+
+    @property
+    def label(self) -> str:
+        """The scenario spelling (zero3)."""
+        return self.name.lower()
+
+    @classmethod
+    def of(cls, label: str) -> Sharding:
+        return cls[label.upper()]
+
+
+#: shardings that also split the parameters (gathered for each layer's compute)
+PARAMS_SHARDED = (Sharding.ZERO3, Sharding.FSDP)
+
+
+class Recompute(IntEnum):
+    """Activation recomputation; the value is the code plan arrays hold."""
+
+    NONE = 0
+    SELECTIVE = 1
+    """Attention scores only (Korthikanti et al. 2022)."""
+    FULL = 2
+    """Whole layers from their inputs."""
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def of(cls, label: str) -> Recompute:
+        return cls[label.upper()]
 Degree = Accelerators
 """A parallel degree or replica count: at most the accelerators of the largest cluster."""
 
@@ -35,9 +81,9 @@ class ParallelPlan:
     """Virtual pipeline stages per rank (interleaved 1F1B); 1 = not interleaved."""
     microbatch_seqs: BatchSeqs = 1
     """Sequences per micro-batch per data-parallel rank."""
-    sharding: Sharding = "none"
+    sharding: ShardingName = "none"
     """none | zero1 (optimizer states) | zero2 (+ gradients) | zero3 / fsdp (+ parameters)."""
-    recompute: Recompute = "none"
+    recompute: RecomputeName = "none"
     """Activation recomputation (Korthikanti et al. 2022): none | selective | full."""
     sequence_parallel: bool = True
     """Megatron sequence parallelism with TP (Korthikanti et al. 2022); ignored when tp = 1."""

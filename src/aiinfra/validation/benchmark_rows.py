@@ -11,7 +11,6 @@ import math
 import re
 
 from aiinfra import catalog
-from aiinfra.planning.inference import engine_defaults
 from aiinfra.specs.benchmark import BenchmarkSpec, TokenStats
 from aiinfra.validation.rows import RowError
 
@@ -97,10 +96,10 @@ def sim_settings(
     """
     sched: dict[str, int] = dict(stated)
     limits = ""
-    if engine != "vllm":
-        eng = engine_defaults(engine)
-        sched.setdefault("max_num_seqs", int(eng["max_num_seqs"]))
-        sched.setdefault("max_num_batched_tokens", budget_tokens or int(eng["max_num_batched_tokens"]))
+    eng = catalog.engine(engine)
+    if not eng.device_dependent_defaults and eng.max_num_seqs is not None and eng.max_num_batched_tokens is not None:
+        sched.setdefault("max_num_seqs", eng.max_num_seqs)
+        sched.setdefault("max_num_batched_tokens", budget_tokens or eng.max_num_batched_tokens)
         limits = (f"; {engine} scheduler limits {sched['max_num_seqs']} seqs / "
                   f"{sched['max_num_batched_tokens']} tokens per iteration")  # fmt: skip
     m = re.search(r"(\d[\d,]*) requests", row.get("notes") or "")

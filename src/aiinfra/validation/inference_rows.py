@@ -6,11 +6,12 @@ import functools
 import json
 import re
 
+from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.model_figures import params_total
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.planning.engine_profile import SchedulerDefaults, Usage, trtllm_bench_limits
-from aiinfra.planning.inference import cluster_for, engine_defaults, estimate, kv_capacity
+from aiinfra.planning.inference import cluster_for, estimate, kv_capacity
 from aiinfra.sim.metrics import SimSummary
 from aiinfra.specs.benchmark import BenchmarkSpec
 from aiinfra.specs.common import validate
@@ -55,7 +56,7 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         flags.append(f"kv_precision blank: assumed {kvp}")
     if kvp == "fp4":
         raise RowError("fp4 KV cache not modelled")
-    if engine not in ("vllm", "trtllm"):
+    if engine not in catalog.active().engine_names():
         # no profile of its own (SGLang, vendor engines): a paged-KV continuous-batching engine with vLLM's
         # published scheduler and allocator defaults stands in, and the row says so (lower confidence)
         flags.append(f"engine {engine!r} has no profile in catalog/data/engines.yaml: vLLM's defaults assumed")
@@ -103,7 +104,8 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
             flags.append(f"{name} {val} as the notes state")
     usage: Usage = "offline" if mode in ("offline", "batch") else "server"
     # TensorRT-LLM schedules whole prompts (no chunked context by default): the budget admits one prompt
-    budget = stated_budget if engine == "vllm" else max(inp * (batch or 1) if mode == "batch" else inp, 8192)
+    chunked = catalog.engine(engine).chunked_prefill
+    budget = stated_budget if chunked else max(inp * (batch or 1) if mode == "batch" else inp, 8192)
     tuned = _trtllm_bench(row, model, im, engine, mode, inp, out, free_frac, attention_dp)
     if tuned is not None and stated_budget is None and stated_seqs is None:
         budget, stated_seqs = tuned.max_num_batched_tokens, tuned.max_num_seqs
@@ -154,16 +156,19 @@ def _trtllm_bench(
     """The limits ``trtllm-bench throughput`` derives for an offline row run with it (engine_version says so)
     that states neither max_batch_size nor max_num_tokens
     (:func:`aiinfra.planning.engine_profile.trtllm_bench_limits`)."""
-    if engine != "trtllm" or mode != "offline" or "trtllm-bench" not in (row.get("engine_version") or ""):
+    profile = catalog.engine(engine)
+    if profile.bench_tool is None or mode != "offline" or profile.bench_tool not in (row.get("engine_version") or ""):
         return None
     if inp is None or out is None or out < 1:
         return None
-    frac = free_frac if free_frac is not None else float(engine_defaults(engine)["kv_cache_free_gpu_mem_fraction"])
+    frac = free_frac if free_frac is not None else profile.kv_cache_free_gpu_mem_frac
+    if frac is None:
+        return None
     return trtllm_bench_limits(
         params=params_total(model), num_layers=model.num_layers, kv_heads=model.kv_heads, head_dim=model.head_size,
         tp=im.tp, pp=im.pp, device_memory_bytes=im.cluster.accelerator.memory_bytes,
         weight_precision=im.weight_precision, kv_precision=im.kv_precision, input_tokens=inp, output_tokens=out,
-        kv_free_frac=frac, attention_dp_ranks=im.tp if attention_dp else 1,
+        kv_free_frac=frac, attention_dp_ranks=im.tp if attention_dp else 1, engine=engine,
     )  # fmt: skip
 
 
@@ -196,17 +201,17 @@ def _kv_capacity(
     """KV token slots the engine allocates (``inference.kv_capacity``), with the gpu_memory_utilization,
     max_num_batched_tokens (the profiling pass's token count) and block size the notes state, else the
     engine defaults of catalog/data/engines.yaml (flagged)."""
-    eng = engine_defaults(engine)
+    eng = catalog.engine(engine)
     settings: dict[str, float] = {}
-    for key, default_key in (("gpu_memory_utilization", "gpu_memory_utilization_frac"),
-                             ("max_num_batched_tokens", "max_num_batched_tokens"),
-                             ("block_size", "block_size_tokens")):  # fmt: skip
+    for key, default in (("gpu_memory_utilization", eng.gpu_memory_utilization_frac),
+                         ("max_num_batched_tokens", eng.max_num_batched_tokens),
+                         ("block_size", eng.block_size_tokens)):  # fmt: skip
         m = re.search(rf"{key}\D{{0,4}}(\d+(?:\.\d+)?)", notes)
         if m:
             settings[key] = float(m.group(1))
-        elif default_key in eng:
-            settings[key] = float(eng[default_key])
-            flags.append(f"{key} not in notes: engine default {eng[default_key]}")
+        elif default is not None:
+            settings[key] = float(default)
+            flags.append(f"{key} not in notes: engine default {default}")
         else:
             raise RowError(f"{key} not stated and no {engine} default in catalog/data/engines.yaml")
     cap = kv_capacity(im, settings["gpu_memory_utilization"], int(settings["block_size"]),
@@ -286,19 +291,29 @@ def _closed_loop(
     return RowPrediction(values[metric], "; ".join(flags), details)
 
 
-@functools.lru_cache(maxsize=16)
 def _closed_loop_summary(scenario_json: str, clients: int) -> SimSummary:
-    """One closed-loop simulation per distinct scenario and client count: a row's three metrics share it."""
+    """One closed-loop simulation per distinct scenario, client count and catalog: a row's three metrics share it."""
+    return _closed_loop_in(catalog.active(), scenario_json, clients)
+
+
+@functools.lru_cache(maxsize=16)
+def _closed_loop_in(cat: catalog.Catalog, scenario_json: str, clients: int) -> SimSummary:
     from aiinfra.sim.search import closed_loop_run
     from aiinfra.specs.scenario import parse_scenario, resolve
 
-    return closed_loop_run(resolve(parse_scenario(json.loads(scenario_json))), clients, ramp=False)[1]
+    with catalog.use(cat):
+        return closed_loop_run(resolve(parse_scenario(json.loads(scenario_json))), clients, ramp=False)[1]
+
+
+def _simulate(scenario_json: str) -> SimSummary:
+    """One simulation per distinct scenario and catalog: the TTFT, TPOT and throughput rows of one run share it."""
+    return _simulate_in(catalog.active(), scenario_json)
 
 
 @functools.lru_cache(maxsize=8)
-def _simulate(scenario_json: str) -> SimSummary:
-    """One simulation per distinct scenario: the TTFT, TPOT and throughput rows of one run share it."""
+def _simulate_in(cat: catalog.Catalog, scenario_json: str) -> SimSummary:
     from aiinfra.sim.run import simulate
     from aiinfra.specs.scenario import parse_scenario, resolve
 
-    return simulate(resolve(parse_scenario(json.loads(scenario_json))), seed=0).summary
+    with catalog.use(cat):
+        return simulate(resolve(parse_scenario(json.loads(scenario_json))), seed=0).summary

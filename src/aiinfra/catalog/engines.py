@@ -1,0 +1,149 @@
+"""Serving-engine profiles: an engines.yaml row and the behaviours it implies, as one policy object.
+
+vLLM V1 (``EngineArgs._set_default_args``, vllm/engine/arg_utils.py; the row cites the commit) chooses
+``max_num_batched_tokens`` and ``max_num_seqs`` by usage context — the ``LLM`` class (offline benchmarks:
+benchmark_throughput, benchmark_latency) or the OpenAI API server (``vllm serve``, benchmark_serving) — and
+by the device: total memory ≥ 70 GiB and a device name without "a100" gets the larger table; the chosen
+``max_num_seqs`` is then capped at ``max_num_batched_tokens``. TensorRT-LLM's row holds one fixed pair (the
+LLM API defaults). Code asks a profile (``catalog.engine(name)``) what an engine does; it never compares names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from aiinfra.errors import DataError
+from aiinfra.specs.hardware import AcceleratorSpec
+from aiinfra.units import GiB
+
+Usage = Literal["offline", "server"]
+"""offline: the engine driven in-process over a fixed batch of prompts (vLLM's LLM class);
+server: the engine behind an API server receiving requests over time (vLLM's OpenAI API server)."""
+
+KvAllocator = Literal["total_memory_fraction", "free_memory_fraction"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SchedulerDefaults:
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    basis: str
+    """Why these values (engine, usage context, device rule) — printed in notes."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class EngineProfile:
+    """One serving engine as the catalog knows it (engines.yaml)."""
+
+    id: str
+    kv_allocator: KvAllocator
+    """total_memory_fraction: KV gets util·HBM minus weights, activations and reserve (vLLM
+    gpu_memory_utilization); free_memory_fraction: a fraction of what is left after them (TensorRT-LLM
+    KvCacheConfig.free_gpu_memory_fraction)."""
+    block_size_tokens: int | None
+    block_size_from_scenario: bool
+    """True when the scenario's block_size_tokens is the engine's own flag (vLLM --block-size)."""
+    gpu_memory_utilization_frac: float | None
+    kv_cache_free_gpu_mem_frac: float | None
+    reserves_full_context: bool
+    """kv_reservation full: a request's whole prompt + output is reserved at admission (TensorRT-LLM
+    GUARANTEED_NO_EVICT); else blocks are allocated as tokens arrive."""
+    chunked_prefill: bool
+    """Whether the engine chunks prompts by default (else a step's budget admits whole prompts)."""
+    attention_dp_gather_quantised: bool
+    """The attention-DP all-gather before the experts carries activations already quantised to the FP8 / NVFP4
+    expert-weight format (TensorRT-LLM); else 16-bit activations (vLLM)."""
+    max_num_seqs: int | None
+    max_num_batched_tokens: int | None
+    scheduler_table: Mapping[str, Any] | None = field(default=None, repr=False)
+    """Device- and usage-dependent defaults (vLLM V1); None = the fixed pair above."""
+    bench_tool: str | None = None
+    """The engine's own offline benchmark whose derived limits bench_tuning describes (trtllm-bench)."""
+    bench_tuning: Mapping[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def device_dependent_defaults(self) -> bool:
+        """True when the default scheduler limits depend on the device and usage (a scheduler table)."""
+        return self.scheduler_table is not None
+
+    def kv_block_tokens(self, scenario_block_tokens: int) -> int:
+        """KV block size the engine allocates."""
+        if self.block_size_from_scenario or self.block_size_tokens is None:
+            return scenario_block_tokens
+        return self.block_size_tokens
+
+    def kv_cache_bytes(self, *, memory_bytes: float, weights_bytes: float, activation_bytes: float,
+                       reserve_bytes: float, util_frac: float, free_frac: float | None = None) -> float:  # fmt: skip
+        """Memory the KV allocator takes on one accelerator (negative: nothing fits) after the weights, the
+        activation peak and the runtime reserve. ``free_frac`` overrides the engine's free-memory fraction."""
+        fraction = free_frac if free_frac is not None else self.kv_cache_free_gpu_mem_frac
+        if self.kv_allocator == "total_memory_fraction" or fraction is None:
+            return util_frac * memory_bytes - weights_bytes - activation_bytes - reserve_bytes
+        return fraction * (memory_bytes - weights_bytes - activation_bytes - reserve_bytes)
+
+    def scheduler_defaults(self, accelerator: AcceleratorSpec, usage: Usage) -> SchedulerDefaults:
+        """The engine's default token budget per step and sequence cap on ``accelerator`` in ``usage``."""
+        table = self.scheduler_table
+        if table is None:
+            if self.max_num_batched_tokens is None or self.max_num_seqs is None:
+                raise DataError(f"engines.yaml row {self.id!r} gives no scheduler defaults")
+            return SchedulerDefaults(max_num_batched_tokens=self.max_num_batched_tokens,
+                                     max_num_seqs=self.max_num_seqs, basis=f"{self.id} defaults")  # fmt: skip
+        mem_gib = accelerator.memory_bytes / GiB
+        name = f"{accelerator.id} {accelerator.name}".lower()
+        excluded = [n for n in table.get("large_device_excluded_names", []) if str(n).lower() in name]
+        large = mem_gib >= float(table["large_device_min_memory_gib"]) and not excluded
+        entry = table["large_device" if large else "other_device"][usage]
+        tokens = int(entry["max_num_batched_tokens"])
+        seqs = min(int(entry["max_num_seqs"]), tokens)
+        bound = table["large_device_min_memory_gib"]
+        why = f"≥ {bound} GiB" if large else f"'{excluded[0]}' device" if excluded else f"< {bound} GiB"
+        context = "LLM class (offline)" if usage == "offline" else "OpenAI API server"
+        return SchedulerDefaults(
+            max_num_batched_tokens=tokens, max_num_seqs=seqs,
+            basis=f"{self.id} V1 default for the {context} on a {mem_gib:.0f} GiB {why} device: "
+                  f"max_num_batched_tokens {tokens}, max_num_seqs {seqs}",
+        )  # fmt: skip
+
+
+def _opt_int(row: Mapping[str, Any], key: str) -> int | None:
+    return int(row[key]) if row.get(key) is not None else None
+
+
+def _opt_float(row: Mapping[str, Any], key: str) -> float | None:
+    return float(row[key]) if row.get(key) is not None else None
+
+
+def profile(row: Mapping[str, Any]) -> EngineProfile:
+    """An engines.yaml row as a profile (a malformed shipped row is a data bug)."""
+    try:
+        allocator = str(row["kv_allocator"])
+        if allocator not in ("total_memory_fraction", "free_memory_fraction"):
+            raise ValueError(f"kv_allocator {allocator!r}")
+        reservation = str(row.get("kv_reservation", "average"))
+        if reservation not in ("full", "average"):
+            raise ValueError(f"kv_reservation {reservation!r}")
+        return EngineProfile(
+            id=str(row["id"]),
+            kv_allocator=allocator,  # type: ignore[arg-type]
+            block_size_tokens=_opt_int(row, "block_size_tokens"),
+            block_size_from_scenario=bool(row.get("block_size_from_scenario", False)),
+            gpu_memory_utilization_frac=_opt_float(row, "gpu_memory_utilization_frac"),
+            kv_cache_free_gpu_mem_frac=_opt_float(row, "kv_cache_free_gpu_mem_fraction"),
+            reserves_full_context=reservation == "full",
+            chunked_prefill=bool(row["chunked_prefill"]),
+            attention_dp_gather_quantised=bool(row["attention_dp_gather_quantised"]),
+            max_num_seqs=_opt_int(row, "max_num_seqs"),
+            max_num_batched_tokens=_opt_int(row, "max_num_batched_tokens"),
+            scheduler_table=row.get("scheduler_defaults"),
+            bench_tool=str(row["bench_tool"]) if row.get("bench_tool") else None,
+            bench_tuning=row.get("bench_tuning"),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DataError(f"catalog data engines.yaml row {row.get('id', '?')}: {exc}") from exc
+
+
+def profiles(rows: tuple[dict[str, Any], ...]) -> dict[str, EngineProfile]:
+    return {str(r["id"]): profile(r) for r in rows}

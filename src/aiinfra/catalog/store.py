@@ -1,0 +1,322 @@
+"""The catalog as an object: one reader per data file, parsed lazily, cached per instance.
+
+:meth:`Catalog.default` is the shipped data; :meth:`Catalog.with_overlay` returns a new catalog in which a
+user's folder adds or replaces rows (by id) of the files in :data:`OVERLAY_FILES`. Anything built from the
+rows (validated specs, engine profiles, the efficiency table) is memoised on the instance
+(:meth:`Catalog.memo`), so an overlay's rows never leak into another catalog. :func:`active` is the catalog
+the module-level lookups read; :func:`use` makes another one active for a block (a context variable, so
+concurrent tasks keep their own).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import difflib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from aiinfra.catalog.parse import cached, code_identity, file_identity, load_rows
+from aiinfra.errors import DataError, SpecError, UnknownIdError
+from aiinfra.units import GB
+
+if TYPE_CHECKING:
+    from aiinfra.catalog.engines import EngineProfile
+    from aiinfra.specs.benchmark import BenchmarkSpec
+    from aiinfra.specs.hardware import AcceleratorSpec, InterconnectSpec, SystemSpec
+    from aiinfra.specs.model import ModelArch
+
+T = TypeVar("T")
+
+KINDS = ("accelerators", "systems", "interconnects", "models", "benchmarks")
+
+#: files an overlay folder may hold (paths relative to the folder, as under catalog/data/)
+OVERLAY_FILES = ("accelerators.yaml", "systems.yaml", "efficiency.yaml", "prices/cloud.csv")
+
+#: CSV columns that stand for a YAML row's ``sources`` (prices/*.csv schema)
+_CSV_SOURCE_COLUMNS = ("source_title", "read_on")
+
+
+def shipped_dir() -> Path:
+    """The folder of the shipped data files (catalog/data)."""
+    return Path(str(resources.files("aiinfra.catalog").joinpath("data")))
+
+
+def _spec_class(kind: str) -> Any:
+    from aiinfra.specs.benchmark import BenchmarkSpec
+    from aiinfra.specs.hardware import AcceleratorSpec, InterconnectSpec, SystemSpec
+    from aiinfra.specs.model import ModelArch
+
+    return {
+        "accelerators": AcceleratorSpec,
+        "systems": SystemSpec,
+        "interconnects": InterconnectSpec,
+        "models": ModelArch,
+        "benchmarks": BenchmarkSpec,
+    }[kind]
+
+
+def _check_sources(where: str, name: str, row: dict[str, Any]) -> None:
+    """An overlay row must say where its figures were read, like every shipped row."""
+    row_id = str(row.get("id") or "?")
+    if name.endswith(".csv"):
+        missing = [c for c in _CSV_SOURCE_COLUMNS if not str(row.get(c) or "").strip()]
+        if missing:
+            raise SpecError(f"{where}[{row_id}].{missing[0]}", "(absent)", "every price row names its source",
+                            f"fill the {', '.join(missing)} column(s): the document the price was read from and the "
+                            "ISO date it was read")  # fmt: skip
+        return
+    sources = row.get("sources")
+    ok = isinstance(sources, list) and sources and all(isinstance(s, dict) and s.get("title") for s in sources)
+    if not ok:
+        raise SpecError(f"{where}[{row_id}].sources", sources if sources is not None else "(absent)",
+                        "every catalog row names where its figures were read",
+                        "add `sources: [{title: ..., url: ..., read_on: YYYY-MM-DD}]` to the row")  # fmt: skip
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RuntimeReserve:
+    """Memory frameworks take per accelerator before model state (runtime.yaml)."""
+
+    id: str
+    figures_gb: dict[str, float]
+    """The row's figures in its decimal GB: other_gb (CUDA context, allocator), nccl_gb (communicator buffers)."""
+
+    def reserve_bytes(self, with_nccl: bool) -> float:
+        """The reserve, with NCCL's buffers where the run communicates."""
+        other, nccl = self.figures_gb["other_gb"], self.figures_gb["nccl_gb"]
+        return (other + (nccl if with_nccl else 0.0)) * GB
+
+
+class Catalog:
+    """Sourced rows of every data file, read once per instance."""
+
+    def __init__(self, root: Path, overlay_rows: dict[str, tuple[dict[str, Any], ...]] | None = None,
+                 overlay_dirs: tuple[Path, ...] = (), parent: Catalog | None = None) -> None:  # fmt: skip
+        self.root = root
+        """Folder of the base data files."""
+        self.overlay_dirs = overlay_dirs
+        """User folders applied on top of the base, in order."""
+        self._overlay_rows = dict(overlay_rows or {})
+        self._parent = parent
+        self._files: dict[str, tuple[dict[str, Any], ...]] = {}
+        self._memo: dict[str, Any] = {}
+
+    _DEFAULT: Catalog | None = None
+
+    @classmethod
+    def default(cls) -> Catalog:
+        """The shipped catalog (one instance per process)."""
+        if cls._DEFAULT is None:
+            cls._DEFAULT = cls(shipped_dir())
+        return cls._DEFAULT
+
+    def __repr__(self) -> str:
+        return f"Catalog(root={self.root}, overlays={[str(d) for d in self.overlay_dirs]})"
+
+    # -- files ---------------------------------------------------------------------------------------------
+
+    def path(self, name: str) -> Path:
+        """Path of a base data file (``prices/cloud.csv``)."""
+        return self.root / name
+
+    def file_rows(self, name: str) -> tuple[dict[str, Any], ...]:
+        """Rows of one data file (``accelerators.yaml``, ``prices/cloud.csv``) with the overlay's rows applied:
+        a row whose id the base has replaces it in place, a new id is appended (efficiency rows: prepended, so a
+        user's curve wins ties). () when the file does not exist."""
+        if name not in self._files:
+            base = self._parent.file_rows(name) if self._parent is not None else self._read(name)
+            extra = self._overlay_rows.get(name, ())
+            self._files[name] = _merge(base, extra, prepend=name.startswith("efficiency")) if extra else base
+        return self._files[name]
+
+    def _read(self, name: str) -> tuple[dict[str, Any], ...]:
+        path = self.path(name)
+        if not path.exists():
+            return ()
+        return tuple(load_rows(path))
+
+    def raw_rows(self, kind: str) -> tuple[dict[str, Any], ...]:
+        """Rows of ``<kind>.yaml`` as parsed (units still in the keys)."""
+        return self.file_rows(f"{kind}.yaml")
+
+    def efficiency_files(self) -> list[str]:
+        """efficiency.yaml, then every ``efficiency_*.yaml`` of the base folder in name order."""
+        extra = sorted(p.name for p in self.root.glob("efficiency_*.yaml"))
+        return [n for n in ("efficiency.yaml", *extra) if self.path(n).exists() or self._overlay_rows_of(n)]
+
+    def memo(self, key: str, build: Callable[[], T]) -> T:
+        """``build()`` once per catalog instance (tables derived from the rows)."""
+        if key not in self._memo:
+            self._memo[key] = build()
+        value: T = self._memo[key]
+        return value
+
+    # -- overlay -------------------------------------------------------------------------------------------
+
+    def with_overlay(self, directory: str | Path) -> Catalog:
+        """A new catalog: this one plus the rows of ``directory`` (files of :data:`OVERLAY_FILES`). Every overlay
+        row is checked now: it needs an id and sources, and accelerator and system rows must validate."""
+        folder = Path(directory)
+        if not folder.is_dir():
+            raise SpecError("catalog overlay", str(directory), "not a folder", "give a folder holding "
+                            + ", ".join(OVERLAY_FILES))  # fmt: skip
+        found = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+        unknown = [f for f in found if f.replace("\\", "/") not in OVERLAY_FILES and not f.endswith(".md")]
+        if unknown:
+            raise SpecError("catalog overlay", str(folder / unknown[0]), "not a file an overlay can hold",
+                            "use one of " + ", ".join(OVERLAY_FILES))  # fmt: skip
+        rows: dict[str, tuple[dict[str, Any], ...]] = {}
+        for name in OVERLAY_FILES:
+            path = folder / name
+            if not path.exists():
+                continue
+            try:
+                parsed = load_rows(path)
+            except DataError as exc:
+                raise SpecError(str(path), "(file)", str(exc), "fix the file's syntax") from None
+            for row in parsed:
+                if not isinstance(row, dict) or not str(row.get("id") or "").strip():
+                    raise SpecError(f"{path}", row, "every row needs an id", "add `id:` to the row")
+                _check_sources(str(path), name, row)
+            rows[name] = tuple(parsed)
+        out = Catalog(self.root, rows, (*self.overlay_dirs, folder), parent=self)
+        for kind in ("accelerators", "systems"):
+            if f"{kind}.yaml" in rows:
+                out._validated(kind, overlay_ids={str(r["id"]) for r in rows[f"{kind}.yaml"]}, where=str(folder))
+        return out
+
+    # -- typed rows ----------------------------------------------------------------------------------------
+
+    def rows(self, kind: str) -> dict[str, Any]:
+        """All rows of one kind as spec objects, keyed by id."""
+        if kind not in KINDS:
+            raise UnknownIdError("kind", kind, "catalog kinds", difflib.get_close_matches(kind, KINDS))
+        return self.memo(f"rows:{kind}", lambda: self._validated(kind))
+
+    def _validated(self, kind: str, overlay_ids: set[str] | None = None, where: str = "") -> dict[str, Any]:
+        """Every row of ``kind`` validated into its spec. Shipped rows alone (no overlay rows of the kind) go
+        through the on-disk cache, keyed by the data file and the validating code (:func:`parse.code_identity`):
+        a hit holds what validating those same bytes with that same code gave."""
+        if overlay_ids is None:
+            overlay_ids = {str(r.get("id")) for r in self._overlay_rows_of(f"{kind}.yaml")}
+        path = self.path(f"{kind}.yaml")
+        if overlay_ids or not path.exists():
+            return self._validate_rows(kind, overlay_ids, where)
+        identity = f"{file_identity(path)}|{code_identity()}"
+        return cached(f"specs|{path.resolve()}", identity, lambda: self._validate_rows(kind, overlay_ids, where))
+
+    def _validate_rows(self, kind: str, overlay_ids: set[str], where: str) -> dict[str, Any]:
+        from aiinfra.catalog.convert import si_row
+        from aiinfra.specs.common import validate
+
+        cls = _spec_class(kind)
+        out: dict[str, Any] = {}
+        for raw in self.raw_rows(kind):
+            row_id = str(raw.get("id", "?"))
+            if row_id in overlay_ids:  # a user's row: a SpecError naming the file, row and field
+                spec: Any = validate(cls, si_row(raw), where=f"{where or 'overlay'}/{kind}.yaml[{row_id}]")
+            else:
+                try:
+                    spec = validate(cls, si_row(raw), where=f"{kind}.yaml[{row_id}]")
+                except Exception as exc:  # shipped data is broken: a bug, say where
+                    raise DataError(f"catalog data {kind}.yaml row {row_id}: {exc}") from exc
+            out[spec.id] = spec
+        return out
+
+    def _overlay_rows_of(self, name: str) -> tuple[dict[str, Any], ...]:
+        inherited = self._parent._overlay_rows_of(name) if self._parent is not None else ()
+        return (*inherited, *self._overlay_rows.get(name, ()))
+
+    def get(self, kind: str, id_: str, field: str | None = None) -> Any:
+        table = self.rows(kind)
+        if id_ in table:
+            return table[id_]
+        raise UnknownIdError(field or f"{kind}.id", id_, kind, suggest(id_, list(table)))
+
+    def accelerator(self, id_: str, field: str = "hardware.accelerator") -> AcceleratorSpec:
+        spec: AcceleratorSpec = self.get("accelerators", id_, field)
+        return spec
+
+    def system(self, id_: str, field: str = "hardware.system") -> SystemSpec:
+        spec: SystemSpec = self.get("systems", id_, field)
+        return spec
+
+    def interconnect(self, id_: str, field: str = "interconnect") -> InterconnectSpec:
+        spec: InterconnectSpec = self.get("interconnects", id_, field)
+        return spec
+
+    def model(self, id_: str, field: str = "model") -> ModelArch:
+        spec: ModelArch = self.get("models", id_, field)
+        return spec
+
+    def benchmark(self, id_: str, field: str = "benchmark") -> BenchmarkSpec:
+        spec: BenchmarkSpec = self.get("benchmarks", id_, field)
+        return spec
+
+    def engine(self, name: str, field: str = "inference.engine") -> EngineProfile:
+        """The serving engine's profile (engines.yaml row + its behaviours)."""
+        from aiinfra.catalog.engines import profiles
+
+        table = self.memo("engines", lambda: profiles(self.raw_rows("engines")))
+        if name in table:
+            return table[name]
+        raise UnknownIdError(field, name, "serving engines", suggest(name, list(table)))
+
+    def runtime_reserve(self) -> RuntimeReserve | None:
+        """The framework memory reserve per accelerator (runtime.yaml's first row), None when the file has none.
+        Each planner decides which parts apply (training always takes NCCL's share; inference only with tp > 1)."""
+
+        def build() -> RuntimeReserve | None:
+            rows = self.raw_rows("runtime")
+            if not rows:
+                return None
+            row = rows[0]
+            figures = {k: float(row[k]) for k in ("other_gb", "nccl_gb")}
+            return RuntimeReserve(id=str(row["id"]), figures_gb=figures)
+
+        return self.memo("runtime_reserve", build)
+
+    def engine_names(self) -> tuple[str, ...]:
+        return tuple(str(r["id"]) for r in self.raw_rows("engines"))
+
+
+def _merge(base: tuple[dict[str, Any], ...], extra: tuple[dict[str, Any], ...], prepend: bool) -> tuple[
+        dict[str, Any], ...]:  # fmt: skip
+    by_id = {str(r.get("id")): r for r in extra}
+    merged = [by_id.pop(str(r.get("id")), r) for r in base]
+    added = [r for r in extra if str(r.get("id")) in by_id]
+    return tuple([*added, *merged] if prepend else [*merged, *added])
+
+
+def suggest(value: str, known: list[str], n: int = 3) -> list[str]:
+    """Close ids for a "did you mean" hint: substring matches first, then fuzzy ones."""
+    low = value.lower()
+    contains = [k for k in known if low and low in k]
+    fuzzy = difflib.get_close_matches(low, known, n=n, cutoff=0.5)
+    seen: list[str] = []
+    for k in contains + fuzzy:
+        if k not in seen:
+            seen.append(k)
+    return seen[:n]
+
+
+_ACTIVE: contextvars.ContextVar[Catalog | None] = contextvars.ContextVar("aiinfra_catalog", default=None)
+
+
+def active() -> Catalog:
+    """The catalog lookups read now: the one :func:`use` set, else the shipped one."""
+    return _ACTIVE.get() or Catalog.default()
+
+
+@contextmanager
+def use(cat: Catalog) -> Iterator[Catalog]:
+    """Make ``cat`` the active catalog inside the block (restored on exit, also on error)."""
+    token = _ACTIVE.set(cat)
+    try:
+        yield cat
+    finally:
+        _ACTIVE.reset(token)
