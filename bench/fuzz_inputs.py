@@ -307,7 +307,7 @@ def flag_cases() -> list[Case]:
         Case("flag:seed-text", ["simulate", "{dir}/s.yaml", "--seed", "x"], {"s.yaml": sim}),
         Case("flag:plot-into-file", ["simulate", "{dir}/s.yaml", "--plot", "{dir}/s.yaml"], {"s.yaml": sim}),
         Case("flag:plot-unwritable", ["simulate", "{dir}/s.yaml", "--plot", "/proc/nope"], {"s.yaml": sim}),
-        Case("flag:tco-plot-dir", ["tco", "{dir}/s.yaml", "--plot", "{dir}"], {"s.yaml": _yaml(BASE["tco"])}),
+        Case("flag:tco-plot-file", ["tco", "{dir}/s.yaml", "--plot", "{dir}/s.yaml"], {"s.yaml": _yaml(BASE["tco"])}),
         Case("flag:tco-plot-unwritable", ["tco", "{dir}/s.yaml", "--plot", "/proc/nope/x.svg"],
              {"s.yaml": _yaml(BASE["tco"])}),
         Case("flag:markdown-dir", ["validate", str(ROOT / "src/aiinfra/validation/data/training.csv"), "--markdown",
