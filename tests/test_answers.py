@@ -254,3 +254,23 @@ def test_prices_the_user_controls_through_a_catalog_overlay(tmp_path: Any, capsy
     assert api.cheapest is not None and api.cheapest.price.id == "acme-h100-1x-on-demand"
     # the shipped catalog is untouched afterwards
     assert all(o.price.id != "acme-h100-1x-on-demand" for o in aiinfra.cost(example).options)
+
+
+def test_catalog_lists_prices_with_dates_and_conflict_flags() -> None:
+    import csv
+
+    from .conftest import ROOT
+
+    with (ROOT / "src/aiinfra/catalog/data/prices/cloud.csv").open(newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["accelerator"] == "nvidia-a100-sxm4-80gb"]
+    listed = app.price_list("nvidia-a100-sxm4-80gb")
+    assert sorted(p.id for p in listed.prices) == sorted(r["id"] for r in rows)
+    assert {p.id for p in listed.prices if p.conflicting} == {r["id"] for r in rows if "CONFLICT" in r["notes"]}
+    assert app.catalog_show(rows[0]["id"]).to_dict()["kind"] == "prices"
+    # a row without a date says so instead of an age
+    from dataclasses import replace as with_fields
+
+    from aiinfra.report.text import age_text
+
+    undated = with_fields(listed.prices[0], read_on="", age_days=None)
+    assert age_text(undated) == f"{undated.id}, date unknown"

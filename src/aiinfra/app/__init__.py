@@ -17,10 +17,12 @@ from aiinfra.app.catalog_queries import (
     CatalogRows,
     CheckResult,
     ModelFigures,
+    PriceRows,
     catalog_list,
     catalog_show,
     check,
     model_show,
+    price_list,
 )
 from aiinfra.app.cost import CostResult, cost
 from aiinfra.app.datacenter import DatacenterResult, datacenter
@@ -68,6 +70,7 @@ __all__ = [
     "MemoryResult",
     "MissingExtraError",
     "ModelFigures",
+    "PriceRows",
     "Result",
     "ScenarioLike",
     "SimulateResult",
@@ -88,6 +91,7 @@ __all__ = [
     "memory",
     "model_show",
     "plan_label",
+    "price_list",
     "simulate",
     "tco",
     "train",

@@ -8,6 +8,7 @@ from typing import Any
 from aiinfra import catalog
 from aiinfra.analytic import model_figures as mf
 from aiinfra.app.base import Result, flatten
+from aiinfra.costing.prices import InstancePrice, cloud_prices
 from aiinfra.report.render import jsonable
 from aiinfra.specs.hardware import AcceleratorSpec
 from aiinfra.specs.model import ModelArch
@@ -51,9 +52,44 @@ class CatalogRow(Result):
 
 
 def catalog_show(id_: str) -> CatalogRow:
-    """One catalog row by id, looked up in every kind ("did you mean" hints when unknown)."""
-    kind, spec = catalog.find_any(id_)
+    """One catalog row by id, looked up in every kind, then in the cloud prices ("did you mean" hints when
+    unknown)."""
+    from aiinfra.errors import UnknownIdError
+
+    try:
+        kind, spec = catalog.find_any(id_)
+    except UnknownIdError:
+        price = next((p for p in cloud_prices(None) if p.id == id_), None)
+        if price is None:
+            raise
+        return CatalogRow(kind="prices", spec=price)
     return CatalogRow(kind=kind, spec=spec)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PriceRows(Result):
+    """The answer of :func:`price_list`."""
+
+    accelerator: str | None
+    prices: tuple[InstancePrice, ...]
+    """Whole-instance prices, cheapest per accelerator-hour first, each with its source and date."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "prices", "accelerator": self.accelerator,
+                "rows": [{**jsonable(p), "usd_per_accelerator_hour": p.usd_per_accelerator_hour,
+                          "conflicting": p.conflicting} for p in self.prices]}  # fmt: skip
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """One row per price."""
+        return list(self.to_dict()["rows"])
+
+
+def price_list(accelerator: str | None = None) -> PriceRows:
+    """The cloud price rows of the active catalog (catalog/data/prices/cloud.csv plus any overlay), for one
+    accelerator or all; an unknown accelerator id gets the catalog's "did you mean"."""
+    if accelerator is not None:
+        catalog.accelerator(accelerator, "--accelerator")
+    return PriceRows(accelerator=accelerator, prices=tuple(cloud_prices(accelerator)))
 
 
 def accelerator_summary(acc: AcceleratorSpec) -> dict[str, Any]:

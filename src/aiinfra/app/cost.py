@@ -90,7 +90,8 @@ def option_dict(o: CloudOption) -> dict[str, Any]:
         "total_known_usd": o.total_known_usd, "unknown_items": list(o.unknown_items),
         "usd_per_million_tokens": o.usd_per_million_tokens, "price_id": p.id, "price_usd_per_hour": p.usd_per_hour,
         "price_usd_per_accelerator_hour": p.usd_per_accelerator_hour, "price_read_on": p.read_on,
-        "price_age_days": p.age_days, "price_source": p.source_title, "note": o.note,
+        "price_age_days": p.age_days, "price_source": p.source_title, "price_conflicting": p.conflicting,
+        "note": ("price flagged CONFLICT in the catalog (its sources disagree); " if p.conflicting else "") + o.note,
         "spot": jsonable(o.spot) if o.spot else None, "energy_kwh": o.energy_kwh, "carbon_region": o.carbon_region,
         "co2e_kg": o.co2e_kg, "items": [jsonable(i) for i in o.items],
     }  # fmt: skip

@@ -23,7 +23,8 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
              "unknown" if o.usd_per_hour is None else f"{o.usd_per_hour:,.0f}",
              "unknown" if o.usd_per_million_output_tokens is None else f"{o.usd_per_million_output_tokens:.2f}",
              o.verdict] for o in options]  # fmt: skip
-    price = (f"price: {best.price.source_id}, read {best.price.read_on} ({best.price.age_days} days old)"
+    price = (f"price: {best.price.source_id}, " + (f"read {best.price.read_on} ({best.price.age_days} days old)"
+                                                   if best.price.age_days is not None else "date unknown")
              if best.price else "price: unknown (no on-demand row in catalog/data/prices/cloud.csv)")  # fmt: skip
     text = "\n".join([
         f"cheapest: {best.accelerators} × {best.accelerator} as {best.replicas} replica(s) of "

@@ -7,6 +7,7 @@ from typing import Any
 
 from aiinfra import app
 from aiinfra.app.catalog_queries import KINDS
+from aiinfra.errors import SpecError
 from aiinfra.report.render import fmt_num, key_values, table
 from aiinfra.report.text import GB, TB, TFLOP
 
@@ -17,6 +18,11 @@ def _tflops(v: float | None) -> str:
 
 def _list(args: argparse.Namespace) -> tuple[Any, str]:
     kind = args.kind
+    if kind == "prices":
+        return _prices(args)
+    if args.accelerator:
+        raise SpecError("--accelerator", args.accelerator, "filters the prices only",
+                        "use it with `aiinfra catalog list prices`")  # fmt: skip
     r = app.catalog_list(kind)
     specs = list(r.specs)
     obj = r.to_dict()
@@ -93,6 +99,17 @@ def _list(args: argparse.Namespace) -> tuple[Any, str]:
     return obj, text + f"\n\n{len(specs)} {kind}; `aiinfra catalog show ID` gives every field with its source."
 
 
+def _prices(args: argparse.Namespace) -> tuple[Any, str]:
+    r = app.price_list(args.accelerator)
+    rows = [[p.id, p.accelerator, p.accelerators_per_instance, p.pricing, f"{p.usd_per_hour:,.2f}",
+             f"{p.usd_per_accelerator_hour:,.3f}", p.read_on if p.age_days is not None else "date unknown",
+             "CONFLICT" if p.conflicting else ""] for p in r.prices]  # fmt: skip
+    text = table(["id", "accelerator", "per instance", "pricing", "$/instance-h", "$/accelerator-h", "read on",
+                  "flag"], rows)  # fmt: skip
+    return r.to_dict(), text + (f"\n\n{len(rows)} prices; `aiinfra catalog show ID` gives a row's source; "
+                                "CONFLICT: the row's sources disagree (prices/README.md)")
+
+
 def _benchmarks_table(specs: list[Any]) -> str:
     def tok(v: float | None) -> str:
         return "unknown" if v is None else f"{v:,.0f}"
@@ -148,7 +165,8 @@ def register(sub: Any) -> None:
     )
     csub = p.add_subparsers(dest="catalog_command", required=True, parser_class=type(p))
     pl = csub.add_parser("list", help="a table of one kind")
-    pl.add_argument("kind", choices=KINDS)
+    pl.add_argument("kind", choices=(*KINDS, "prices"))
+    pl.add_argument("--accelerator", help="prices: only this accelerator's offers")
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(handler=_list)
     ps = csub.add_parser("show", help="every field of one row with its source")

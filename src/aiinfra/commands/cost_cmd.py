@@ -32,8 +32,8 @@ def _cost(args: argparse.Namespace) -> tuple[Any, str]:
             _money(o.compute_usd),
             _money(o.total_known_usd),
             "unknown" if o.co2e_kg is None else f"{o.co2e_kg / 1e3:,.2f}",
-            f"{o.price.read_on} ({o.price.age_days} d)",
-            o.note,
+            "date unknown" if o.price.age_days is None else f"{o.price.read_on} ({o.price.age_days} d)",
+            ("CONFLICTING price; " if o.price.conflicting else "") + o.note,
         ]
         for o in opts
     ]

@@ -58,7 +58,8 @@ def _tco(args: argparse.Namespace) -> tuple[Any, str]:
             (
                 f"cloud {ln.pricing}",
                 f"${ln.monthly_usd:,.0f}/month (${ln.usd_per_accelerator_hour:.3g}/GPU-h, "
-                f"{ln.source_id}, read {ln.read_on}, {ln.age_days} d old); {when}",
+                f"{ln.source_id}, " + (f"read {ln.read_on}, {ln.age_days} d old" if ln.age_days is not None
+                                        else "date unknown") + f"); {when}",
             )
         )
     text = key_values(

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from aiinfra.costing import Usage
 from aiinfra.costing.carbon import co2e_kg, intensity_for
 from aiinfra.costing.energy import HOURS_PER_MONTH
-from aiinfra.costing.prices import GridCarbon, InstancePrice
+from aiinfra.costing.prices import GridCarbon, InstancePrice, age_text
 from aiinfra.costing.spot import SpotRun, spot_run
 from aiinfra.specs.cost import CostInput
 from aiinfra.units import GB, HOUR_S
@@ -157,7 +157,7 @@ def cloud_options(
                 unit="instance-hour",
                 unit_price_usd=p.usd_per_hour,
                 cost_usd=compute,
-                source=f"{p.id} (read {p.read_on}, {p.age_days} days old)",
+                source=f"{p.id} ({age_text(p).removeprefix(p.id + ', ')})",
             ),
             *other_items(billed, usage.checkpoint_bytes, ci),
         ]

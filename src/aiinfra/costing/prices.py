@@ -61,7 +61,7 @@ def _dated(r: dict[str, Any], today: date | None) -> dict[str, Any]:
 def age_text(row: Dated) -> str:
     """'read 2026-04-01, 235 days old' (or 'undated')."""
     if row.age_days is None:
-        return f"{row.id}, undated"
+        return f"{row.id}, date unknown"
     return f"{row.id}, read {row.read_on}, {row.age_days} days old"
 
 
@@ -76,6 +76,12 @@ class InstancePrice(Dated):
     """on-demand | spot | reserved-1y | reserved-3y"""
     usd_per_hour: float
     """Whole instance."""
+    notes: str = ""
+
+    @property
+    def conflicting(self) -> bool:
+        """The catalog flags this row CONFLICT: its sources disagree (prices/README.md)."""
+        return "CONFLICT" in self.notes
 
     @property
     def usd_per_accelerator_hour(self) -> float:
@@ -139,14 +145,14 @@ def _float(r: dict[str, str], key: str, file: str) -> float:
 
 
 def cloud_prices(
-    accelerator: str,
+    accelerator: str | None,
     today: date | None = None,
     providers: tuple[str, ...] = (),
     pricing: tuple[str, ...] = (),
     field: str = "cost.providers",
 ) -> list[InstancePrice]:
-    """Instance prices for one accelerator, cheapest per accelerator-hour first. A provider the catalog does not
-    price at all is an error on ``field`` (not an empty answer)."""
+    """Instance prices for one accelerator (None: every accelerator), cheapest per accelerator-hour first. A
+    provider the catalog does not price at all is an error on ``field`` (not an empty answer)."""
     known = sorted({r["provider"] for r in _csv("cloud.csv")})
     unknown = [p for p in providers if p not in known]
     if unknown:
@@ -161,9 +167,10 @@ def cloud_prices(
             accelerators_per_instance=int(_float(r, "accelerators_per_instance", "cloud.csv")),
             pricing=r["pricing"],
             usd_per_hour=_float(r, "usd_per_hour", "cloud.csv"),
+            notes=str(r.get("notes") or ""),
         )
         for r in _csv("cloud.csv")
-        if r["accelerator"] == accelerator
+        if (accelerator is None or r["accelerator"] == accelerator)
         and (not providers or r["provider"] in providers)
         and (not pricing or r["pricing"] in pricing)
     ]
