@@ -186,7 +186,8 @@ class Catalog:
         out = Catalog(self.root, rows, (*self.overlay_dirs, folder), parent=self)
         for kind in ("accelerators", "systems"):
             if f"{kind}.yaml" in rows:
-                out._validated(kind, overlay_ids={str(r["id"]) for r in rows[f"{kind}.yaml"]}, where=str(folder))
+                ids = {str(r["id"]) for r in out._overlay_rows_of(f"{kind}.yaml")}
+                out._memo[f"rows:{kind}"] = out._validated(kind, overlay_ids=ids, where=str(folder))
         return out
 
     # -- typed rows ----------------------------------------------------------------------------------------
