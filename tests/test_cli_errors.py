@@ -30,15 +30,15 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
     ("unknown model", GOOD.replace("meta-llama-3.1-70b", "llama-70b"), [], ["model", "'llama-70b'", "did you mean"]),
     ("unknown top-level key", GOOD + "trianing: {}\n", [], ["trianing", "unknown key", "spelling"]),
     ("typo in training key", GOOD.replace("seq_len", "seqlen"), [], ["training.seqlen", "unknown key"]),
-    ("negative count", GOOD.replace("count: 64", "count: -8"), [], ["hardware.count", "-8", "must be > 0"]),
-    ("zero count", GOOD.replace("count: 64", "count: 0"), [], ["hardware.count", "0", "> 0"]),
+    ("negative count", GOOD.replace("count: 64", "count: -8"), [], ["hardware.count", "-8", "≥ 1 and ≤ 10,000,000"]),
+    ("zero count", GOOD.replace("count: 64", "count: 0"), [], ["hardware.count", "0", "≥ 1"]),
     ("count not a number", GOOD.replace("count: 64", "count: many"), [], ["hardware.count", "'many'", "number"]),
     ("tokens with a unit", GOOD.replace("tokens: 1e12", "tokens: 15T"), [], ["training.tokens", "'15T'", "unit"]),
     ("seq_len in the wrong unit", GOOD.replace("seq_len: 8192", "seq_len: 8k"), [], ["training.seq_len", "'8k'"]),
     ("bad precision", GOOD.replace("precision: bf16", "precision: bf17"), [], ["training.precision", "bf17", "bf16"]),
-    ("zero seq_len", GOOD.replace("seq_len: 8192", "seq_len: 0"), [], ["training.seq_len", "> 0"]),
+    ("zero seq_len", GOOD.replace("seq_len: 8192", "seq_len: 0"), [], ["training.seq_len", "≥ 1"]),
     ("bad sharding", GOOD + "  plan: {sharding: zero4}\n", [], ["training.plan.sharding", "zero4", "zero3"]),
-    ("zero tp", GOOD + "  plan: {tp: 0}\n", [], ["training.plan.tp", "> 0"]),
+    ("zero tp", GOOD + "  plan: {tp: 0}\n", [], ["training.plan.tp", "≥ 1"]),
     ("unknown plan key", GOOD + "  plan: {tensor_parallel: 8}\n", [], ["training.plan.tensor_parallel", "unknown"]),
     ("missing hardware", "model: meta-llama-3.1-70b\n", [], ["hardware", "missing", "add"]),
     (
@@ -86,7 +86,7 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
     ),
     ("--set without =", GOOD, ["--set", "training.plan.tp"], ["--set", "KEY=VALUE"]),
     ("--set into a scalar", GOOD, ["--set", "hardware.count.x=1"], ["hardware.count", "mapping"]),
-    ("--set bad value", GOOD, ["--set", "hardware.count=-1"], ["hardware.count", "> 0"]),
+    ("--set bad value", GOOD, ["--set", "hardware.count=-1"], ["hardware.count", "≥ 1"]),
 ]
 
 

@@ -95,7 +95,7 @@ def test_tco_cli_and_plot(tmp_path) -> None:  # type: ignore[no-untyped-def]
     ("cmd", "sets", "words"),
     [
         ("cost", ["cost.carbon_region=us-central"], ["cost.carbon_region", "did you mean"]),
-        ("cost", ["cost.pue=-1"], ["cost.pue", "> 0"]),
+        ("cost", ["cost.pue=-1"], ["cost.pue", "≥ 1 and ≤ 3"]),
         ("cost", ["cost.bogus=1"], ["cost.bogus", "unknown key"]),
         ("tco", ["tco.system_price_usd=null"], ["tco.system_price_usd"]),
         ("tco", ["tco.utilisation_frac=1.5"], ["tco.utilisation_frac"]),

@@ -138,7 +138,7 @@ def test_tco_cli_and_plot(tmp_path: Path, cli_json) -> None:  # type: ignore[no-
     ("cmd", "example", "sets", "words"),
     [
         ("cost", DGX_POWER, ["cost.carbon_region=us-central"], ["cost.carbon_region", "did you mean"]),
-        ("cost", DGX_POWER, ["cost.pue=-1"], ["cost.pue", "> 0"]),
+        ("cost", DGX_POWER, ["cost.pue=-1"], ["cost.pue", "≥ 1 and ≤ 3"]),
         ("cost", DGX_POWER, ["cost.bogus=1"], ["cost.bogus", "unknown key"]),
         (
             "cost",
@@ -148,7 +148,7 @@ def test_tco_cli_and_plot(tmp_path: Path, cli_json) -> None:  # type: ignore[no-
         ),
         ("cost", DGX_POWER, ["cost.electricity_price=eia-iowa-industrial-2025-04"], ["give one of the two"]),
         ("cost", DGX_POWER, ["cost.usage.duration_s=null"], ["cost.usage.duration_s", "set cost.usage.duration_s"]),
-        ("cost", DGX_POWER, ["cost.usage.utilisation_frac=1.5"], ["cost.usage.utilisation_frac", "<= 1"]),
+        ("cost", DGX_POWER, ["cost.usage.utilisation_frac=1.5"], ["cost.usage.utilisation_frac", "≤ 1"]),
         ("cost", DGX_POWER, ["cost.spot={checkpoint_write_s: 60}"], ["cost.spot", "missing"]),
         ("cost", DGX_POWER, ["cost.pricing=[cheap]"], ["cost.pricing", "on-demand"]),
         ("cost", DGX_POWER, ["cost.node_power=dgx-h100-typical"], ["cost.node_power", "did you mean"]),
@@ -156,7 +156,7 @@ def test_tco_cli_and_plot(tmp_path: Path, cli_json) -> None:  # type: ignore[no-
         ("tco", TCO, ["tco.system_price_usd=null"], ["tco.system_price_usd", "set tco.system_price_usd"]),
         ("tco", TCO, ["tco.utilisation_frac=1.5"], ["tco.utilisation_frac"]),
         ("tco", TCO, ["tco.electricity_price=null"], ["tco.electricity_usd_per_kwh"]),
-        ("tco", TCO, ["tco.years=0"], ["tco.years", "> 0"]),
+        ("tco", TCO, ["tco.years=0"], ["tco.years", "≥ 1"]),
         ("datacenter", POD, ["datacenter.switch_radix=0"], ["datacenter.switch_radix"]),
         ("datacenter", POD, ["datacenter.topology=torus"], ["datacenter.topology", "rail-optimised"]),
         ("datacenter", POD, ["datacenter.rack_power_limit_kw=8"], ["rack_power_limit_kw"]),

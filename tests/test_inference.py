@@ -94,7 +94,8 @@ def test_throughput_grows_with_batch_until_memory() -> None:
     for b in (1, 4, 16, 64, 256):
         from aiinfra.planning.inference import estimate_inference
 
-        e = estimate_inference(load_scenario(EXAMPLES / "infer-llama3.1-70b-h100.yaml", [f"inference.batch={b}"]))
+        sets = [f"inference.batch={b}", "inference.concurrency=null"]  # the example gives concurrency
+        e = estimate_inference(load_scenario(EXAMPLES / "infer-llama3.1-70b-h100.yaml", sets))
         assert e.fits
         assert e.output_tokens_per_s > last
         last = e.output_tokens_per_s

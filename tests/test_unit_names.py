@@ -30,6 +30,8 @@ COUNT_FIELDS = {
         "final_norm",
     },
     "StepBatch": {"prefill_attention_pairs"},
+    "InRange": {"lo", "hi"},  # bounds of a field in that field's unit
+    "LengthDist": {"sigma"},  # σ of log(length): dimensionless
     "RowPrediction": {"predicted"},  # in the SI unit of the row's metric column
     # the issue fixes these JSON keys; measured/predicted are in the unit named by the case's `metric`,
     # rel_error is a signed fraction

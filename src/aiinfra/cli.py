@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import json
 import os
 import sys
 from typing import Any
 
 from aiinfra.commands import COMMAND_MODULES
 from aiinfra.errors import AiinfraError, DataError, InfeasibleError, SpecError
+from aiinfra.report.render import json_text
 
 
 class _Parser(argparse.ArgumentParser):
@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with _catalog_for(args):
             obj, text = args.handler(args)
+            out = json_text(obj) if getattr(args, "json", False) else text.rstrip("\n")
     except SpecError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
@@ -75,15 +76,16 @@ def main(argv: list[str] | None = None) -> int:
     except AiinfraError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
+    except OSError as exc:  # an output path (--plot, --markdown) that cannot be written
+        where = exc.filename or "output"
+        sys.stderr.write(f"error: {where} cannot be written: {exc.strerror} — give a writable path\n")
+        return 2
     except Exception as exc:
         if os.environ.get("AIINFRA_DEBUG"):
             raise
         sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (set AIINFRA_DEBUG=1 for a traceback)\n")
         return 1
-    if getattr(args, "json", False):
-        sys.stdout.write(json.dumps(obj, allow_nan=False) + "\n")
-    else:
-        sys.stdout.write(text.rstrip("\n") + "\n")
+    sys.stdout.write(out + "\n")
     return 0
 
 

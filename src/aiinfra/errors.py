@@ -17,13 +17,13 @@ class SpecError(AiinfraError):
         self.value = value
         self.problem = problem
         self.fix = fix
-        shown = repr(value) if not isinstance(value, str) else f"'{value}'"
+        shown = f"'{value}'" if isinstance(value, str) and value.isprintable() else repr(value)
         if len(shown) > 120:
             shown = shown[:117] + "..."
         msg = f"{field} = {shown}: {problem}"
         if fix:
             msg += f" — {fix}"
-        super().__init__(msg)
+        super().__init__(" ".join(msg.splitlines()))  # one line, whatever the value or a parser's message holds
 
 
 class UnknownIdError(SpecError):

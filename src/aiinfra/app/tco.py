@@ -137,7 +137,7 @@ def tco(scenario: Scenario) -> TcoResult:
         )
     )
     best: dict[str, CloudLine] = {}
-    for p in cloud_prices(c.accelerator.id, providers=ti.providers):
+    for p in cloud_prices(c.accelerator.id, providers=ti.providers, field="tco.providers"):
         line = CloudLine(
             pricing=p.pricing,
             source_id=p.id,

@@ -8,9 +8,14 @@ from typing import Any
 
 from aiinfra.errors import SpecError
 from aiinfra.specs.common import validate
+from aiinfra.specs.files import read_text
 from aiinfra.specs.model import ModelArch
 
 _GATED_ACTS = {"silu", "swiglu", "geglu", "gelu_pytorch_tanh_gated"}
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
 
 
 def _first(cfg: dict[str, Any], *keys: str) -> Any:
@@ -23,6 +28,9 @@ def _first(cfg: dict[str, Any], *keys: str) -> Any:
 def arch_from_hf_config(cfg: dict[str, Any], field: str = "model.config", name: str = "") -> ModelArch:
     """Map the common HF config keys (Llama, Mistral/Mixtral, Qwen2/3(-MoE), DeepSeek-V2/V3, GPT-2, BERT)."""
     if "text_config" in cfg and "num_hidden_layers" not in cfg:
+        if not isinstance(cfg["text_config"], dict):
+            raise SpecError(f"{field}.text_config", cfg["text_config"], "is not a JSON object",
+                            "give a Hugging Face config.json")  # fmt: skip
         cfg = {**cfg["text_config"]}
     layers = _first(cfg, "num_hidden_layers", "n_layer", "num_layers")
     hidden = _first(cfg, "hidden_size", "n_embd", "d_model")
@@ -51,33 +59,39 @@ def arch_from_hf_config(cfg: dict[str, Any], field: str = "model.config", name: 
     }
     is_gpt2_like = model_type in {"gpt2", "gpt_neo", "gptj", "bert", "roberta", "opt"}
     ffn = _first(cfg, "intermediate_size", "n_inner", "ffn_dim")
+    if "vocab_size" not in cfg:
+        raise SpecError(f"{field}.vocab_size", "(absent)", "config lacks vocab_size",
+                        "give a complete config.json from a Hugging Face model repository")  # fmt: skip
     if ffn is None:
-        ffn = 4 * int(hidden)
-    n_experts = int(_first(cfg, "n_routed_experts", "num_local_experts", "num_experts") or 1)
+        ffn = 4 * hidden if _is_int(hidden) else hidden
+    n_experts = _first(cfg, "n_routed_experts", "num_local_experts", "num_experts") or 1
     kv_lora = cfg.get("kv_lora_rank")
+    heads_kv = _first(cfg, "num_key_value_heads") or heads
+    # head_dim derived only where heads divide the hidden size (else ModelArch names the problem)
+    derived_head = hidden // heads if _is_int(hidden) and _is_int(heads) and heads > 0 and hidden % heads == 0 else None
     data: dict[str, Any] = {
         "id": "hf-config",
         "name": name or str(cfg.get("_name_or_path", model_type or "config.json")),
-        "num_layers": int(layers),
-        "hidden_size": int(hidden),
-        "num_heads": int(heads),
-        "num_kv_heads": int(_first(cfg, "num_key_value_heads") or heads),
-        "head_dim": _first(cfg, "head_dim", "v_head_dim") or int(hidden) // int(heads),
-        "ffn_hidden_size": int(ffn),
+        "num_layers": layers,
+        "hidden_size": hidden,
+        "num_heads": heads,
+        "num_kv_heads": heads_kv,
+        "head_dim": _first(cfg, "head_dim", "v_head_dim") or derived_head,
+        "ffn_hidden_size": ffn,
         "mlp": "swiglu" if gated and not is_gpt2_like else "gelu",
-        "vocab_size": int(cfg["vocab_size"]),
+        "vocab_size": cfg["vocab_size"],
         "tied_embeddings": bool(cfg.get("tie_word_embeddings", is_gpt2_like)),
         "norm": "layernorm" if is_gpt2_like else "rmsnorm",
         "position_embedding": "learned" if is_gpt2_like else "rope",
         "max_seq_len": _first(cfg, "max_position_embeddings", "n_positions", "n_ctx"),
         "linear_bias": is_gpt2_like or bool(cfg.get("attention_bias", False)),
-        "token_type_vocab": int(cfg.get("type_vocab_size", 0) or 0),
+        "token_type_vocab": cfg.get("type_vocab_size", 0) or 0,
     }
     if kv_lora:
         data.update(
             attention="mla",
             q_lora_rank=cfg.get("q_lora_rank"),
-            kv_lora_rank=int(kv_lora),
+            kv_lora_rank=kv_lora,
             qk_rope_head_dim=cfg.get("qk_rope_head_dim"),
             qk_nope_head_dim=cfg.get("qk_nope_head_dim"),
             v_head_dim=cfg.get("v_head_dim"),
@@ -85,25 +99,25 @@ def arch_from_hf_config(cfg: dict[str, Any], field: str = "model.config", name: 
     else:
         kv = data["num_kv_heads"]
         data["attention"] = "mha" if kv == data["num_heads"] else ("mqa" if kv == 1 else "gqa")
-    if n_experts > 1:
+    if not _is_int(n_experts) or n_experts != 1:
         data.update(
             num_experts=n_experts,
-            experts_per_token=int(_first(cfg, "num_experts_per_tok", "moe_top_k") or 1),
-            moe_ffn_hidden_size=_first(cfg, "moe_intermediate_size") or int(ffn),
-            num_shared_experts=int(_first(cfg, "n_shared_experts", "num_shared_experts") or 0),
-            first_k_dense_layers=int(cfg.get("first_k_dense_replace", 0) or 0),
-            moe_layer_step=int(cfg.get("interleave_moe_layer_step", 1) or 1),
+            experts_per_token=_first(cfg, "num_experts_per_tok", "moe_top_k") or 1,
+            moe_ffn_hidden_size=_first(cfg, "moe_intermediate_size") or ffn,
+            num_shared_experts=_first(cfg, "n_shared_experts", "num_shared_experts") or 0,
+            first_k_dense_layers=cfg.get("first_k_dense_replace", 0) or 0,
+            moe_layer_step=cfg.get("interleave_moe_layer_step", 1) or 1,
         )
     return validate(ModelArch, data, where=field)
 
 
 def load_hf_config(path: str | Path, field: str = "model.config") -> ModelArch:
     p = Path(path)
-    if not p.is_file():
-        raise SpecError(field, str(path), "file not found", "give the path of a config.json on disk")
     try:
-        cfg = json.loads(p.read_text())
-    except json.JSONDecodeError as exc:
+        cfg = json.loads(read_text(p, field, "a config.json on disk"))
+    except (json.JSONDecodeError, RecursionError) as exc:
+        if isinstance(exc, RecursionError):
+            raise SpecError(field, str(path), "not valid JSON (nested too deeply)", "fix the file") from None
         raise SpecError(field, str(path), f"not valid JSON ({exc.msg} at line {exc.lineno})", "fix the file") from None
     if not isinstance(cfg, dict):
         raise SpecError(field, str(path), "top level is not a JSON object", "give a Hugging Face config.json")

@@ -9,6 +9,7 @@ from typing import Any
 from aiinfra import app
 from aiinfra.commands import add_scenario_args
 from aiinfra.report.render import layout_label, table
+from aiinfra.specs import cli_types
 
 
 def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
@@ -65,5 +66,5 @@ def register(sub: Any) -> None:
     c.add_argument("--simulate", action="store_true",
                    help="check the chosen deployment by simulating one replica: the most users it keeps within the "
                         "SLO (closed loop) and the highest Poisson rate")  # fmt: skip
-    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--seed", type=cli_types.seed, default=0)
     c.set_defaults(handler=_capacity)

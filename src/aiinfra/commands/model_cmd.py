@@ -8,6 +8,7 @@ from typing import Any
 
 from aiinfra import app
 from aiinfra.report.render import key_values
+from aiinfra.specs import cli_types
 
 
 def _show(args: argparse.Namespace) -> tuple[Any, str]:
@@ -69,6 +70,7 @@ def register(sub: Any) -> None:
     msub = p.add_subparsers(dest="model_command", required=True, parser_class=type(p))
     ps = msub.add_parser("show", help="a catalog model id or a Hugging Face config.json path")
     ps.add_argument("model")
-    ps.add_argument("--seq-len", type=int, default=None, help="also give FLOPs per token at this context length")
+    ps.add_argument("--seq-len", type=cli_types.seq_len, default=None,
+                    help="also give FLOPs per token at this context length")
     ps.add_argument("--json", action="store_true")
     ps.set_defaults(handler=_show)

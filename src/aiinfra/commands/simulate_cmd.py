@@ -14,6 +14,7 @@ from aiinfra import app
 from aiinfra.commands import add_scenario_args
 from aiinfra.report import plots
 from aiinfra.report.render import key_values
+from aiinfra.specs import cli_types
 from aiinfra.specs.scenario import Scenario
 
 
@@ -103,7 +104,7 @@ def _simulate(args: argparse.Namespace) -> tuple[Any, str]:
 def register(sub: Any) -> None:
     p = sub.add_parser("simulate", help="discrete-event serving simulation (continuous batching, paged KV)")
     add_scenario_args(p)
-    p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same result)")
+    p.add_argument("--seed", type=cli_types.seed, default=0, help="random seed (same seed, same result)")
     p.add_argument("--plot", metavar="DIR", help="write plots (PNG and SVG) into DIR")
     p.add_argument("--find-max-rate", action="store_true", help="bisect the highest request rate meeting the SLO")
     p.set_defaults(handler=_simulate)

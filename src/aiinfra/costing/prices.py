@@ -13,7 +13,7 @@ from datetime import date
 from typing import Any
 
 from aiinfra import catalog
-from aiinfra.errors import DataError, UnknownIdError
+from aiinfra.errors import DataError, SpecError, UnknownIdError
 
 #: facility.yaml ids used as defaults when the scenario gives no figure (ids, not values: the values are data)
 DEFAULT_FACILITY = {
@@ -149,8 +149,14 @@ def cloud_prices(
     today: date | None = None,
     providers: tuple[str, ...] = (),
     pricing: tuple[str, ...] = (),
+    field: str = "cost.providers",
 ) -> list[InstancePrice]:
-    """Instance prices for one accelerator (None: every accelerator), cheapest per accelerator-hour first."""
+    """Instance prices for one accelerator (None: every accelerator), cheapest per accelerator-hour first. A
+    provider the catalog does not price at all is an error on ``field`` (not an empty answer)."""
+    known = sorted({r["provider"] for r in _csv("cloud.csv")})
+    unknown = [p for p in providers if p not in known]
+    if unknown:
+        raise SpecError(field, unknown[0], "no such provider in prices/cloud.csv", f"use some of {', '.join(known)}")
     out = [
         InstancePrice(
             **_dated(r, today),

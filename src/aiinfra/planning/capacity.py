@@ -190,7 +190,8 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
     precisions = [wl.weight_precision] + [p for p in ("fp8", "int4") if p != wl.weight_precision]
     options: list[Deployment] = []
     for acc_id in accs:
-        acc = catalog.accelerator(acc_id)
+        given = "hardware.accelerator" if acc_id == scenario.cluster.accelerator.id else "--accelerators"
+        acc = catalog.accelerator(acc_id, given)
         price = cheapest_price(acc_id)
         domain = acc.scale_up.domain_size if acc.scale_up else 1
         for plan in layouts(scenario.model, domain):

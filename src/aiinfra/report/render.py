@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -19,6 +20,24 @@ def jsonable(obj: Any) -> Any:
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     return obj
+
+
+def _check_finite(obj: Any, path: str) -> None:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        raise ValueError(f"the JSON result holds {obj} at {path or 'top level'}: a result must be finite (a bug)")
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            _check_finite(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(obj, list | tuple):
+        for i, v in enumerate(obj):
+            _check_finite(v, f"{path}[{i}]")
+
+
+def json_text(obj: Any) -> str:
+    """The one serialiser of command results: ``obj`` (already :func:`jsonable`) as one line of JSON. A non-finite
+    number raises ValueError naming where it is (the CLI reports it as an internal error, exit 1)."""
+    _check_finite(obj, "")
+    return json.dumps(obj, allow_nan=False)
 
 
 def fmt_num(value: Any, digits: int = 4) -> str:

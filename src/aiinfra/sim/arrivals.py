@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from dataclasses import dataclass
@@ -11,7 +12,26 @@ from pathlib import Path
 import numpy as np
 
 from aiinfra.errors import SpecError
+from aiinfra.specs.bounds import MAX_SECONDS, MAX_SEQ_TOKENS, MAX_SIMULATED_REQUESTS
+from aiinfra.specs.files import read_text
 from aiinfra.specs.serving_sim import LengthDist
+
+MAX_SIMULATED_TOKENS = 2 * 10**10
+"""Work budget of one simulation in prompt + output tokens over all requests: the simulator steps about 7 × 10⁷
+tokens a second on one core (bench/README.md: 53,800 requests/s of 1,024 + 256 tokens), so this is about five
+minutes; larger runs are refused with the limit instead of running for hours."""
+
+
+def check_budget(reqs: Requests) -> None:
+    """Refuse a request stream whose simulation would exceed the work budgets (requests, tokens)."""
+    n = len(reqs)
+    if n > MAX_SIMULATED_REQUESTS:
+        raise SpecError("inference.num_requests", n, f"above the simulation budget of {MAX_SIMULATED_REQUESTS:,}"
+                        " requests", "simulate fewer requests (a shorter duration_s or fewer trace rows)")  # fmt: skip
+    tokens = int(reqs.input_tokens.sum()) + int(reqs.output_tokens.sum())
+    if tokens > MAX_SIMULATED_TOKENS:
+        raise SpecError("inference.num_requests", n, f"{tokens:.3g} prompt + output tokens, above the simulation "
+                        f"budget of {MAX_SIMULATED_TOKENS:.0e}", "simulate fewer or shorter requests")  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +57,10 @@ def interarrival_s(rng: np.random.Generator, kind: str, rate_per_s: float, n: in
     """Poisson: exponential gaps of mean 1/λ. Gamma: shape k = 1/cv², scale = cv²/λ (mean 1/λ, CV cv)."""
     if rate_per_s <= 0:
         raise SpecError("inference.request_rate_per_s", rate_per_s, "must be > 0", "give a positive arrival rate")
+    if n > 2 * MAX_SIMULATED_REQUESTS:  # before drawing: duration_s × rate sizes the draw
+        raise SpecError("inference.duration_s", f"{n:.3g} requests at {rate_per_s:g}/s",
+                        f"above the simulation budget of {MAX_SIMULATED_REQUESTS:,} requests",
+                        "give a shorter duration_s, a lower rate, or num_requests")  # fmt: skip
     if kind == "gamma":
         if cv is None:
             raise SpecError("inference.arrival.cv", None, "gamma arrivals need a coefficient of variation",
@@ -66,8 +90,8 @@ def lengths(rng: np.random.Generator, dist: LengthDist | None, mean: int, n: int
     sigma = dist.sigma
     mu = np.log(mean) - sigma**2 / 2.0  # so that E[length] = mean
     drawn = np.maximum(1, np.round(rng.lognormal(mu, sigma, size=n)))
-    if dist.high is not None:
-        drawn = np.minimum(drawn, dist.high)
+    # capped at the longest sequence any input may state (keeps a wide σ's far tail an int64)
+    drawn = np.minimum(drawn, dist.high if dist.high is not None else MAX_SEQ_TOKENS)
     return drawn.astype(np.int64)
 
 
@@ -77,12 +101,11 @@ REQUIRED_TRACE = ("arrival_s", "input_tokens", "output_tokens")
 def read_trace(path: str) -> Requests:
     """CSV or JSONL with arrival_s, input_tokens, output_tokens (optional prefix_id, priority)."""
     p = Path(path)
-    if not p.is_file():
-        raise SpecError("inference.arrival.path", path, "file not found", "give the path of a CSV or JSONL trace")
+    text = read_text(p, "inference.arrival.path", "a CSV or JSONL trace")
     rows: list[dict[str, object]]
     if p.suffix == ".jsonl":
         rows = []
-        for lineno, line in enumerate(p.read_text().splitlines(), start=1):
+        for lineno, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
@@ -91,9 +114,8 @@ def read_trace(path: str) -> Requests:
                 raise SpecError("inference.arrival.path", path, f"line {lineno}: not JSON", "fix the trace") from None
     else:
         try:
-            with p.open(newline="") as fh:
-                rows = list(csv.DictReader(fh))
-        except (UnicodeDecodeError, csv.Error) as exc:
+            rows = list(csv.DictReader(io.StringIO(text, newline="")))
+        except csv.Error as exc:
             raise SpecError("inference.arrival.path", path, f"not a readable CSV ({exc})", "fix the trace") from None
     if not rows:
         raise SpecError("inference.arrival.path", path, "trace is empty", "give at least one request")
@@ -112,8 +134,9 @@ def read_trace(path: str) -> Requests:
                 raise SpecError(f"trace row {i}.{key}", raw, "missing or not a number",
                                 f"every row needs {', '.join(REQUIRED_TRACE)} (priority optional, an integer)"
                                 ) from None  # fmt: skip
-            if not math.isfinite(value):
-                raise SpecError(f"trace row {i}.{key}", raw, "is not finite", "fix the trace row")
+            if not math.isfinite(value) or abs(value) > (MAX_SEQ_TOKENS if key != "arrival_s" else MAX_SECONDS):
+                raise SpecError(f"trace row {i}.{key}", raw, "is not finite or above the largest allowed "
+                                f"({MAX_SEQ_TOKENS:,} tokens; a century of seconds)", "fix the trace row")  # fmt: skip
             if key != "arrival_s" and not value.is_integer():
                 raise SpecError(f"trace row {i}.{key}", raw, "must be a whole number", "fix the trace row")
             if (key == "arrival_s" and value < 0) or (key in ("input_tokens", "output_tokens") and value < 1):

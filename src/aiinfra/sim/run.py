@@ -26,7 +26,7 @@ from aiinfra.planning.inference import (
     reserves_full_context,
     speculative_tokens_per_step,
 )
-from aiinfra.sim.arrivals import Requests, interarrival_s, lengths, read_trace
+from aiinfra.sim.arrivals import Requests, check_budget, interarrival_s, lengths, read_trace
 from aiinfra.sim.attention_dp import rank_limits
 from aiinfra.sim.engine import Records, Simulation
 from aiinfra.sim.metrics import SimSummary, summarise
@@ -109,6 +109,7 @@ def make_requests(
             priority=np.zeros(n, dtype=np.int64),
             think_s=think_rng.exponential(wl.think_time_s, n) if closed and wl.think_time_s else None,
         )
+    check_budget(reqs)
     if max_context is not None:
         total = reqs.input_tokens + reqs.output_tokens
         worst = int(np.argmax(total))

@@ -98,9 +98,28 @@ def _valid_keys(cls: Any, path: list[Any]) -> list[str]:
     return []
 
 
+class FieldProblem(ValueError):
+    """Raised by a spec's ``__post_init__`` for a rule across fields; :func:`validate` turns it into a
+    :class:`SpecError` naming ``field`` (relative to the spec) and ``value``."""
+
+    def __init__(self, field: str, value: Any, problem: str, fix: str) -> None:
+        super().__init__(problem)
+        self.field, self.value, self.problem, self.fix = field, value, problem, fix
+
+
 def _fix_for(err: dict[str, Any], field: str, cls: Any) -> tuple[str, str]:
     kind = err.get("type", "")
     ctx = err.get("ctx") or {}
+    if kind in ("out_of_range", "not_finite"):
+        allowed = ctx.get("range")
+        if kind == "out_of_range":
+            return f"must be {allowed}", "give a value in that range"
+        return f"must be a finite number {allowed}" if allowed else "must be a finite number", "give a finite number"
+    if kind == "bool_not_number":
+        allowed = ctx.get("range")
+        return "expected a number, not true/false", f"write a number {allowed}" if allowed else "write a number"
+    if kind == "int_from_float":
+        return "must be a whole number", "write an integer"
     if kind in ("extra_forbidden", "unexpected_keyword_argument"):
         valid = _valid_keys(cls, list(err.get("loc", ()))[:-1])
         hint = f"; valid keys here: {', '.join(valid)}" if valid else ""
@@ -140,6 +159,11 @@ def validate(cls: type[T], data: Any, where: str = "") -> T:
         # a misspelt key also makes the right key "missing": report the misspelling first
         errors.sort(key=lambda e: e.get("type") not in ("extra_forbidden", "unexpected_keyword_argument"))
         err = errors[0]
+        problem_exc = (err.get("ctx") or {}).get("error")
+        if isinstance(problem_exc, FieldProblem):
+            loc = ".".join(str(p) for p in err.get("loc", ()) if not str(p).startswith("function-"))
+            name = ".".join(p for p in [where, loc, problem_exc.field] if p)
+            raise SpecError(name or "input", problem_exc.value, problem_exc.problem, problem_exc.fix) from None
         loc = ".".join(str(p) for p in err.get("loc", ()) if not str(p).startswith("function-"))
         # pydantic adds the dataclass name for unions; keep only field-like parts
         field = ".".join(p for p in [where, loc] if p)

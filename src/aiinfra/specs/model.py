@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
-from aiinfra.specs.common import STRICT, Source
+from aiinfra.specs.bounds import MAX_EXPERTS, MAX_HEADS, MAX_LAYERS, MAX_VOCAB, InRange, SeqTokens, Width
+from aiinfra.specs.common import STRICT, FieldProblem, Source
+
+Layers = Annotated[int, InRange(1, MAX_LAYERS)]
+Heads = Annotated[int, InRange(1, MAX_HEADS)]
+Experts = Annotated[int, InRange(1, MAX_EXPERTS)]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -16,43 +21,60 @@ class ModelArch:
 
     id: str = "inline"
     name: str = ""
-    num_layers: int
-    hidden_size: int
-    num_heads: int
-    num_kv_heads: int | None = None
+    num_layers: Layers
+    hidden_size: Width
+    num_heads: Heads
+    num_kv_heads: Heads | None = None
     """None = num_heads (MHA)."""
-    head_dim: int | None = None
+    head_dim: Width | None = None
     """None = hidden_size / num_heads. For MLA: the value / nope head dim."""
-    ffn_hidden_size: int
+    ffn_hidden_size: Width
     """FFN width of dense layers (equal to the expert width when every layer is MoE)."""
     mlp: Literal["gelu", "swiglu"] = "swiglu"
     """gelu = 2 weight matrices (any non-gated MLP), swiglu = 3 (any gated MLP)."""
-    vocab_size: int
+    vocab_size: Annotated[int, InRange(1, MAX_VOCAB)]
     tied_embeddings: bool = False
     attention: Literal["mha", "gqa", "mqa", "mla"] = "gqa"
     norm: Literal["rmsnorm", "layernorm"] = "rmsnorm"
     position_embedding: Literal["rope", "learned", "alibi", "none"] = "rope"
-    max_seq_len: int | None = None
-    num_experts: int = 1
+    max_seq_len: SeqTokens | None = None
+    num_experts: Experts = 1
     """Routed experts (1 = dense)."""
-    experts_per_token: int = 1
-    moe_ffn_hidden_size: int | None = None
-    num_shared_experts: int = 0
-    first_k_dense_layers: int = 0
+    experts_per_token: Experts = 1
+    moe_ffn_hidden_size: Width | None = None
+    num_shared_experts: Annotated[int, InRange(0, MAX_EXPERTS)] = 0
+    first_k_dense_layers: Annotated[int, InRange(0, MAX_LAYERS)] = 0
     """Leading dense layers before MoE layers start (DeepSeek: 3)."""
-    moe_layer_step: int = 1
+    moe_layer_step: Layers = 1
     """Every k-th layer (after the leading dense ones) is MoE, the others dense (Llama 4 Maverick: 2)."""
-    q_lora_rank: int | None = None
-    kv_lora_rank: int | None = None
-    qk_rope_head_dim: int | None = None
-    qk_nope_head_dim: int | None = None
-    v_head_dim: int | None = None
+    q_lora_rank: Width | None = None
+    kv_lora_rank: Width | None = None
+    qk_rope_head_dim: Width | None = None
+    qk_nope_head_dim: Width | None = None
+    v_head_dim: Width | None = None
     linear_bias: bool = False
     """Linear layers carry bias vectors (GPT-2/GPT-3/BERT style)."""
-    token_type_vocab: int = 0
+    token_type_vocab: Annotated[int, InRange(0, MAX_VOCAB)] = 0
     """BERT-style segment embeddings (rows)."""
     sources: tuple[Source, ...] = ()
     notes: str = ""
+
+    def __post_init__(self) -> None:
+        """Rules across fields that every real architecture obeys."""
+        if self.head_dim is None and self.hidden_size % self.num_heads:
+            raise FieldProblem("num_heads", self.num_heads, f"does not divide hidden_size {self.hidden_size}",
+                               "give a head count that divides the hidden size, or set head_dim")  # fmt: skip
+        kv = self.kv_heads
+        if kv > self.num_heads or self.num_heads % kv:
+            raise FieldProblem("num_kv_heads", kv, f"does not divide num_heads {self.num_heads}",
+                               "give KV heads that divide the attention heads (1 = MQA, num_heads = MHA)")  # fmt: skip
+        if self.experts_per_token > self.num_experts:
+            raise FieldProblem("experts_per_token", self.experts_per_token,
+                               f"is above num_experts {self.num_experts}",
+                               "route each token to at most num_experts experts")  # fmt: skip
+        if self.first_k_dense_layers > self.num_layers:
+            raise FieldProblem("first_k_dense_layers", self.first_k_dense_layers,
+                               f"is above num_layers {self.num_layers}", "give at most num_layers")  # fmt: skip
 
     @property
     def kv_heads(self) -> int:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Literal
+from typing import Annotated, Literal
 
-import pydantic
-
+from aiinfra.specs.bounds import MAX_LAYERS, Accelerators, BatchSeqs, InRange
 from aiinfra.specs.common import STRICT
 
 ShardingName = Literal["none", "zero1", "zero2", "zero3", "fsdp"]
@@ -57,7 +56,8 @@ class Recompute(IntEnum):
     @classmethod
     def of(cls, label: str) -> Recompute:
         return cls[label.upper()]
-PosInt = pydantic.PositiveInt
+Degree = Accelerators
+"""A parallel degree or replica count: at most the accelerators of the largest cluster."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -67,19 +67,19 @@ class ParallelPlan:
 
     __pydantic_config__ = STRICT
 
-    tp: PosInt = 1
+    tp: Degree = 1
     """Tensor-parallel degree (Shoeybi et al. 2019)."""
-    pp: PosInt = 1
+    pp: Degree = 1
     """Pipeline-parallel stages (Narayanan et al. 2021)."""
-    dp: PosInt | None = None
+    dp: Degree | None = None
     """Data-parallel (or FSDP shard) degree."""
-    cp: PosInt = 1
+    cp: Degree = 1
     """Context-parallel degree (ring attention, Liu et al. 2023)."""
-    ep: PosInt = 1
+    ep: Degree = 1
     """Expert-parallel degree (MoE)."""
-    vp: PosInt = 1
+    vp: Annotated[int, InRange(1, MAX_LAYERS)] = 1
     """Virtual pipeline stages per rank (interleaved 1F1B); 1 = not interleaved."""
-    microbatch_seqs: PosInt = 1
+    microbatch_seqs: BatchSeqs = 1
     """Sequences per micro-batch per data-parallel rank."""
     sharding: ShardingName = "none"
     """none | zero1 (optimizer states) | zero2 (+ gradients) | zero3 / fsdp (+ parameters)."""
@@ -93,12 +93,12 @@ class ParallelPlan:
 class InferencePlan:
     __pydantic_config__ = STRICT
 
-    tp: PosInt = 1
-    pp: PosInt = 1
-    ep: PosInt = 1
+    tp: Degree = 1
+    pp: Degree = 1
+    ep: Degree = 1
     """Expert-parallel degree inside the tp group (1 = experts tensor-parallel like dense MLPs)."""
     attention_dp: bool = False
     """Attention data-parallel over the tp ranks (TensorRT-LLM ``enable_attention_dp``, vLLM/SGLang DP
     attention): non-expert weights replicated, each rank caches its own sequences, experts split ep ways."""
-    replicas: PosInt | None = None
+    replicas: Degree | None = None
     """Model instances; None = as many as the accelerator count allows."""

@@ -5,18 +5,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pydantic
-import yaml
+from typing import Annotated, Any
 
 from aiinfra.errors import SpecError
+from aiinfra.specs.bounds import MAX_COUNT, Accelerators, InRange, PerNode
 from aiinfra.specs.common import STRICT, validate
+from aiinfra.specs.cost import CostInput, DatacenterInput, TcoInput
+from aiinfra.specs.files import read_text
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.workload import ServingWorkload, TrainingJob
-
-PosInt = pydantic.PositiveInt
+from aiinfra.specs.yaml_safe import load_yaml
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -25,15 +24,15 @@ class HardwareInput:
 
     accelerator: str
     """Catalog id (aiinfra catalog list accelerators)."""
-    count: PosInt = 1
+    count: Accelerators = 1
     """Accelerators in the job or fleet."""
-    per_node: PosInt | None = None
+    per_node: PerNode | None = None
     """Accelerators per node; None = from the system or the accelerator's usual node."""
     system: str | None = None
     """Catalog system id (dgx-h100 ...); None = the catalog's system for this accelerator, if one."""
     scale_out: str | None = None
     """Scale-out interconnect id (infiniband-ndr ...); None = the system's NICs."""
-    nics_per_node: PosInt | None = None
+    nics_per_node: Annotated[int, InRange(1, MAX_COUNT)] | None = None
     """Scale-out ports per node (with scale_out)."""
 
 
@@ -69,8 +68,10 @@ class Scenario:
 
 
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+#: spec of each top-level section other commands read
+_SECTION_SPECS: dict[str, Any] = {"cost": CostInput, "datacenter": DatacenterInput, "tco": TcoInput}
 #: top-level sections other commands validate themselves
-EXTRA_SECTIONS = ("cost", "datacenter", "tco", "operations")
+EXTRA_SECTIONS = ("cost", "datacenter", "tco")
 
 
 def _numbers(obj: Any) -> Any:
@@ -101,22 +102,26 @@ def apply_set(data: dict[str, Any], assignment: str) -> None:
         if not isinstance(nxt, dict):
             raise SpecError(f"--set {key}", raw, f"'{p}' is not a mapping", "set a leaf key")
         node = nxt
-    node[parts[-1]] = yaml.safe_load(raw) if raw.strip() else None
+    node[parts[-1]] = load_yaml(raw, f"--set {key}", raw) if raw.strip() else None
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
-    p = Path(path)
-    if not p.is_file():
-        raise SpecError("scenario", str(path), "file not found", "give the path of a scenario YAML file")
-    try:
-        data = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise SpecError("scenario", str(path), f"not valid YAML{where}", "fix the syntax") from None
+    data = load_yaml(read_text(path, "scenario", "a scenario YAML file"), "scenario", str(path))
     if not isinstance(data, dict):
         raise SpecError("scenario", str(path), "top level must be a mapping", "see examples/*.yaml")
     return data
+
+
+def _check_conflicts(inp: ScenarioInput) -> None:
+    """Keys that contradict each other (checked on the file as written; planners derive such workloads freely)."""
+    hw = inp.hardware
+    if hw.per_node is not None and hw.count > hw.per_node and hw.count % hw.per_node:
+        raise SpecError("hardware.per_node", hw.per_node, f"does not divide count {hw.count}",
+                        "give a count that fills whole nodes, or the right accelerators per node")  # fmt: skip
+    wl = inp.inference
+    if wl is not None and wl.batch is not None and wl.concurrency is not None:
+        raise SpecError("inference.concurrency", wl.concurrency, f"given together with batch {wl.batch!r}",
+                        "give batch (a fixed batch) or concurrency (a closed loop of clients)")  # fmt: skip
 
 
 def parse_scenario(data: dict[str, Any], sets: list[str] | None = None) -> ScenarioInput:
@@ -126,7 +131,11 @@ def parse_scenario(data: dict[str, Any], sets: list[str] | None = None) -> Scena
     data = _numbers(data)
     extras = {k: data.pop(k) for k in EXTRA_SECTIONS if k in data}
     data["extras"] = extras
-    return validate(ScenarioInput, data)
+    inp = validate(ScenarioInput, data)
+    _check_conflicts(inp)
+    for name, cls in _SECTION_SPECS.items():  # checked here too, so `check` and every command refuse the same input
+        validate(cls, extras.get(name) or {}, where=name)
+    return inp
 
 
 def resolve_model(model: str | dict[str, Any], field: str = "model") -> ModelArch:
@@ -197,9 +206,17 @@ def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
     )
 
 
+def _check_finetune(job: TrainingJob | None, model: ModelArch) -> None:
+    if job is not None and job.finetune is not None and job.finetune.rank > model.hidden_size:
+        raise SpecError("training.finetune.rank", job.finetune.rank, f"is above the hidden size {model.hidden_size}",
+                        "a LoRA update of a d×d matrix has rank at most d: give a smaller rank")  # fmt: skip
+
+
 def resolve(inp: ScenarioInput, path: str = "") -> Scenario:
+    model = resolve_model(inp.model)
+    _check_finetune(inp.training, model)
     return Scenario(
-        model=resolve_model(inp.model),
+        model=model,
         cluster=resolve_cluster(inp.hardware),
         training=inp.training,
         inference=inp.inference,

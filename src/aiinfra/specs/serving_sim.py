@@ -9,14 +9,20 @@ vLLM V1 picks it for an API server (``EngineArgs._set_default_args`` in ``vllm/e
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
-import pydantic
-
+from aiinfra.specs.bounds import (
+    MAX_BATCH_TOKENS,
+    MAX_LOG_SIGMA,
+    MAX_SIMULATED_REPLICAS,
+    BatchSeqs,
+    InRange,
+    SeqTokens,
+)
 from aiinfra.specs.common import STRICT
 
-PosInt = pydantic.PositiveInt
-PosFloat = pydantic.PositiveFloat
+Replicas = Annotated[int, InRange(1, MAX_SIMULATED_REPLICAS)]
+
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -28,9 +34,9 @@ class SchedulerConfig:
     kind: Literal["continuous", "static"] = "continuous"
     """continuous: iteration-level scheduling (Orca, Yu et al. OSDI'22; vLLM); static: take up to
     max_num_seqs waiting requests, run them to completion, then take the next batch."""
-    max_num_seqs: PosInt | None = None
+    max_num_seqs: BatchSeqs | None = None
     """Sequences per iteration; None = the engine's default for the device (catalog/data/engines.yaml)."""
-    max_num_batched_tokens: PosInt | None = None
+    max_num_batched_tokens: Annotated[int, InRange(1, MAX_BATCH_TOKENS)] | None = None
     """Token budget per iteration; None = the engine's default (catalog/data/engines.yaml)."""
     chunked_prefill: bool = True
     """Split long prompts across iterations and mix them with decodes (Sarathi-Serve, Agrawal et al. 2024;
@@ -50,12 +56,12 @@ class LengthDist:
     __pydantic_config__ = STRICT
 
     kind: Literal["fixed", "uniform", "lognormal"] = "fixed"
-    low: PosInt | None = None
+    low: SeqTokens | None = None
     """uniform: smallest value (default 1)."""
-    high: PosInt | None = None
+    high: SeqTokens | None = None
     """uniform: largest value (default 2·mean − low, so the mean is input/output_tokens); lognormal: optional
     cap on the draws (e.g. a dataset's longest sample)."""
-    sigma: PosFloat | None = None
+    sigma: Annotated[float, InRange(0, MAX_LOG_SIGMA, lo_open=True)] | None = None
     """lognormal (required): σ of log(length); the mean is input/output_tokens."""
 
 
@@ -65,9 +71,9 @@ class Disaggregation:
 
     __pydantic_config__ = STRICT
 
-    prefill_replicas: PosInt
+    prefill_replicas: Replicas
     """Replicas that only prefill (each tp·pp accelerators)."""
-    decode_replicas: PosInt
+    decode_replicas: Replicas
     """Replicas that only decode; a request's KV moves to one of them after its first token."""
 
 
@@ -75,7 +81,7 @@ class Disaggregation:
 class SimulationConfig:
     __pydantic_config__ = STRICT
 
-    replicas: PosInt | None = None
+    replicas: Replicas | None = None
     """Model replicas; None = hardware.count / (tp·pp)."""
     router: Literal["round-robin", "least-outstanding-tokens"] = "round-robin"
     scheduler: SchedulerConfig | None = None

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Annotated, Literal, get_args
 
-import pydantic
-
+from aiinfra.specs.bounds import (
+    MAX_SIMULATED_REQUESTS,
+    MAX_USERS,
+    MAX_WIDTH,
+    BatchSeqs,
+    Count,
+    Fraction,
+    InRange,
+    RatePerS,
+    Ratio,
+    Seconds,
+    SeqTokens,
+    Tokens,
+)
 from aiinfra.specs.common import STRICT
 from aiinfra.specs.parallelism import InferencePlan, ParallelPlan
 from aiinfra.specs.serving_sim import SimulationConfig
-
-PosInt = pydantic.PositiveInt
-PosFloat = pydantic.PositiveFloat
-Frac = pydantic.confloat(gt=0.0, le=1.0)
 
 TrainPrecision = Literal["bf16", "fp16", "fp8", "fp32"]
 WeightPrecision = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp4"]
@@ -27,7 +35,7 @@ class Finetune:
     __pydantic_config__ = STRICT
 
     method: Literal["full", "lora", "qlora"] = "lora"
-    rank: PosInt = 8
+    rank: Annotated[int, InRange(1, MAX_WIDTH)] = 8
     """LoRA rank r (8 = Hugging Face PEFT LoraConfig default)."""
     target_modules: tuple[Literal["q", "k", "v", "o", "gate", "up", "down"], ...] = ("q", "v")
     """Adapted projections (q, v = PEFT's default for Llama-family models)."""
@@ -37,10 +45,10 @@ class Finetune:
 class TrainingJob:
     __pydantic_config__ = STRICT
 
-    tokens: PosFloat
+    tokens: Tokens
     """Training tokens in the whole run."""
-    seq_len: PosInt
-    global_batch_seqs: PosInt
+    seq_len: SeqTokens
+    global_batch_seqs: BatchSeqs
     """Sequences per optimizer step."""
     precision: TrainPrecision = "bf16"
     """Matmul precision (mixed precision with fp32 master weights for bf16/fp16/fp8)."""
@@ -50,7 +58,7 @@ class TrainingJob:
     finetune: Finetune | None = None
     offload: Literal["none", "optimizer", "optimizer+params"] = "none"
     """ZeRO-Offload / ZeRO-Infinity style CPU offload (Ren et al. 2021)."""
-    top_k_plans: PosInt = 5
+    top_k_plans: Count = 5
     """How many ranked plans to show when searching."""
     ep_comm_overlap: bool = False
     """MoE: hide each micro-batch's expert-parallel all-to-all behind another micro-batch's compute (Megatron
@@ -71,9 +79,9 @@ class TrainingJob:
 class Slo:
     __pydantic_config__ = STRICT
 
-    ttft_p90_s: PosFloat | None = None
-    tpot_p99_s: PosFloat | None = None
-    e2e_p99_s: PosFloat | None = None
+    ttft_p90_s: Seconds | None = None
+    tpot_p99_s: Seconds | None = None
+    e2e_p99_s: Seconds | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -82,9 +90,9 @@ class Speculative:
 
     __pydantic_config__ = STRICT
 
-    num_draft_tokens: PosInt
+    num_draft_tokens: Count
     """γ: tokens drafted per target step."""
-    acceptance_rate: Frac  # type: ignore[valid-type]
+    acceptance_rate: Fraction
     """α: per-token acceptance probability."""
     draft_model: str | None = None
     """Catalog id of the draft model; None = draft cost neglected (n-gram / MTP heads)."""
@@ -95,11 +103,11 @@ class Arrival:
     __pydantic_config__ = STRICT
 
     kind: Literal["poisson", "gamma", "concurrency", "trace"] = "poisson"
-    cv: PosFloat | None = None
+    cv: Ratio | None = None
     """Coefficient of variation of inter-arrival times (gamma)."""
     path: str | None = None
     """Trace file (CSV or JSONL) for kind: trace."""
-    ramp_s: PosFloat | None = None
+    ramp_s: Seconds | None = None
     """kind concurrency: the clients' first requests start evenly spaced over this many seconds (a load
     generator's ramp-up); None = all at t = 0. With equal request lengths, clients that start together finish
     together and stay in step, so every refill arrives as one burst."""
@@ -120,27 +128,27 @@ class ServingWorkload:
     engine: EngineName = "vllm"
     """Serving engine: its scheduler and KV-allocator defaults (catalog/data/engines.yaml) and, where the
     catalog has them, kernel timings measured inside it (efficiency rows with ``engine``)."""
-    input_tokens: PosInt
-    output_tokens: PosInt
-    batch: PosInt | Literal["max"] | None = None
-    concurrency: PosInt | None = None
-    request_rate_per_s: PosFloat | None = None
-    users: PosInt | None = None
+    input_tokens: SeqTokens
+    output_tokens: SeqTokens
+    batch: BatchSeqs | Literal["max"] | None = None
+    concurrency: BatchSeqs | None = None
+    request_rate_per_s: RatePerS | None = None
+    users: Annotated[int, InRange(1, MAX_USERS)] | None = None
     """Concurrent users (capacity planning)."""
-    think_time_s: PosFloat | None = None
+    think_time_s: Seconds | None = None
     """Users / concurrency: mean time a user reads and types between an answer and their next request, drawn
     exponentially (the interactive closed system of Lazowska et al. 1984, Quantitative System Performance §3.3:
     N users with think time Z and response time R send N/(R + Z) requests/s). None = the next request at once
     (a benchmark client's concurrency mode)."""
     plan: InferencePlan | None = None
     slo: Slo | None = None
-    gpu_memory_utilization: Frac = 0.9  # type: ignore[valid-type]
+    gpu_memory_utilization: Fraction = 0.9
     """Fraction of accelerator memory the engine may use (vLLM's default 0.9)."""
-    block_size_tokens: PosInt = 16
+    block_size_tokens: SeqTokens = 16
     """Paged-KV block size (vLLM's default 16)."""
     speculative: Speculative | None = None
     arrival: Arrival | None = None
-    num_requests: PosInt | None = None
-    duration_s: PosFloat | None = None
+    num_requests: Annotated[int, InRange(1, MAX_SIMULATED_REQUESTS)] | None = None
+    duration_s: Seconds | None = None
     simulation: SimulationConfig | None = None
     """Simulator settings (aiinfra simulate)."""

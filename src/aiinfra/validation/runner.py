@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import csv
 import importlib
+import io
+import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from aiinfra.errors import SpecError
+from aiinfra.specs.files import read_text
 from aiinfra.validation.types import RowPrediction, RowPredictor
 
 REQUIRED_TRAINING = ("id", "metric", "accelerator", "num_accelerators")
@@ -100,19 +103,44 @@ def group_of(case_id: str) -> str:
 
 
 def read_cases(path: str | Path) -> tuple[str, list[dict[str, str]]]:
-    p = Path(path)
-    if not p.is_file():
-        raise SpecError("CASES.csv", str(path), "file not found", "give a CSV in the schema of the reference data")
-    with p.open(newline="") as fh:
-        reader = csv.DictReader(fh)
+    text = read_text(path, "CASES.csv", "a CSV in the schema of the reference data")
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
         cols = reader.fieldnames or []
         rows = list(reader)
+    except csv.Error as exc:
+        raise SpecError("CASES.csv", str(path), f"not a readable CSV ({exc})", "fix the file") from None
     kind = "inference" if "engine" in cols else "training"
     required = REQUIRED_INFERENCE if kind == "inference" else REQUIRED_TRAINING
     missing = [c for c in required if c not in cols]
     if missing:
         raise SpecError("CASES.csv", str(path), f"missing columns {missing}", "use the reference-data schema")
+    if not rows:
+        raise SpecError("CASES.csv", str(path), "has a header but no rows", "add at least one published measurement")
+    for i, row in enumerate(rows, start=2):
+        _measured(row, f"CASES.csv line {i} value")
     return kind, rows
+
+
+MAX_MEASURED = 1e12
+"""Largest published value a row may hold: the metrics are seconds, tokens per second and fractions, and no
+published run reaches 10¹² of any of them (a cluster's tokens per second are ~10⁷)."""
+
+
+def _measured(row: dict[str, str], field: str) -> float | None:
+    """The row's published value: blank (None) or a finite positive number (every metric is a time, a rate or a
+    fraction of peak)."""
+    text = (row.get("value") or "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise SpecError(field, text, "not a number", "give the measured value as a plain number") from None
+    if not (math.isfinite(value) and 0 < value <= MAX_MEASURED):
+        raise SpecError(field, text, f"must be a finite number > 0 and ≤ {MAX_MEASURED:.0e}",
+                        "give the measured value as published")  # fmt: skip
+    return value
 
 
 def run(path: str | Path) -> dict[str, Any]:
@@ -120,8 +148,7 @@ def run(path: str | Path) -> dict[str, Any]:
     predictor = _predictor(kind)
     cases: list[Case] = []
     for row in rows:
-        measured_text = (row.get("value") or "").strip()
-        measured = float(measured_text) if measured_text else None
+        measured = _measured(row, "value")
         pred: RowPrediction
         if predictor is None:
             pred = RowPrediction(None, reason=f"not modelled: {kind} predictor unavailable")
