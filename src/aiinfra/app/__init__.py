@@ -24,6 +24,7 @@ from aiinfra.app.catalog_queries import (
 )
 from aiinfra.app.cost import CostResult, cost
 from aiinfra.app.datacenter import DatacenterResult, datacenter
+from aiinfra.app.mig import MigResult, mig
 from aiinfra.app.inference import CapacityResult, InferResult, capacity, infer
 from aiinfra.app.scenario import ScenarioLike, load_scenario
 from aiinfra.app.simulation import MaxRateResult, SimulateResult, find_max_rate, simulate
@@ -66,6 +67,7 @@ __all__ = [
     "InferResult",
     "MaxRateResult",
     "MemoryResult",
+    "MigResult",
     "MissingExtraError",
     "ModelFigures",
     "Result",
@@ -77,6 +79,7 @@ __all__ = [
     "answer",
     "capacity",
     "catalog_list",
+    "mig",
     "catalog_show",
     "check",
     "cost",

@@ -17,6 +17,7 @@ COMMAND_MODULES = [
     "aiinfra.commands.cost_cmd",
     "aiinfra.commands.datacenter_cmd",
     "aiinfra.commands.tco_cmd",
+    "aiinfra.commands.mig_cmd",
 ]
 
 
