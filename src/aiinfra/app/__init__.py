@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from aiinfra.app.cost import CostResult, cost
     from aiinfra.app.datacenter import DatacenterResult, datacenter
     from aiinfra.app.inference import CapacityResult, InferResult, capacity, infer
+    from aiinfra.app.mig import MigResult, mig
     from aiinfra.app.scenario import ScenarioLike, load_scenario
     from aiinfra.app.simulation import MaxRateResult, SimulateResult, find_max_rate, simulate
     from aiinfra.app.tco import TcoResult, tco
@@ -80,6 +81,8 @@ _LAZY: dict[str, str] = {
     "train": "aiinfra.app.training",
     "ValidateResult": "aiinfra.app.validation",
     "validate": "aiinfra.app.validation",
+    "MigResult": "aiinfra.app.mig",
+    "mig": "aiinfra.app.mig",
 }
 
 _QUESTION_NAMES = ("check", "train", "memory", "infer", "capacity", "simulate", "cost", "datacenter", "tco")
@@ -136,6 +139,7 @@ __all__ = [
     "InferResult",
     "MaxRateResult",
     "MemoryResult",
+    "MigResult",
     "MissingExtraError",
     "ModelFigures",
     "PriceRows",
@@ -157,6 +161,7 @@ __all__ = [
     "infer",
     "load_scenario",
     "memory",
+    "mig",
     "model_show",
     "plan_label",
     "price_list",

@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "aiinfra.commands.datacenter_cmd",
     "aiinfra.commands.tco_cmd",
     "aiinfra.commands.sweep_cmd",
+    "aiinfra.commands.mig_cmd",
 ]
 
 

@@ -151,8 +151,9 @@ def resolve_model(model: str | dict[str, Any], field: str = "model") -> ModelArc
 
 def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
     from aiinfra import catalog
+    from aiinfra.sharing import mig
 
-    acc = catalog.accelerator(hw.accelerator, "hardware.accelerator")
+    acc = mig.accelerator(hw.accelerator, "hardware.accelerator")  # a catalog id or ACCELERATOR/MIG-PROFILE
     system = catalog.system(hw.system) if hw.system else None
     if system is not None and system.accelerator != acc.id:
         raise SpecError(

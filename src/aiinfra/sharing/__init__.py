@@ -1,0 +1,1 @@
+"""Sharing a cluster: MIG partitions (mig), packing workloads onto GPUs (pack), a cluster scheduler (schedule)."""
