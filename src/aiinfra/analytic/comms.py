@@ -87,9 +87,46 @@ def tier_bandwidth(cluster: ClusterSpec, tier: str) -> tuple[float, float]:
     return bw, cluster.scale_out_latency_s or 0.0
 
 
-def _latency_row() -> dict[str, Any] | None:
-    rows = catalog.raw_rows("collective_latency")
-    return rows[0] if rows else None
+def _latency_row(row_id: str = "nccl-ring-simple") -> dict[str, Any] | None:
+    """One row of collective_latency.yaml by id (None when the active catalog lacks it)."""
+    return next((r for r in catalog.raw_rows("collective_latency") if r.get("id") == row_id), None)
+
+
+def tree_latency_s(n_ranks: np.ndarray, n_nodes: np.ndarray) -> np.ndarray:
+    """NCCL double-binary-tree all-reduce latency (Simple): 2·((ranks per node − 1)·intra hop + ⌊log2 nodes⌋·net
+    hop) (collective_latency.yaml nccl-tree-simple, NCCL tuning.cc); inf where the catalog has no tree row."""
+    n = np.asarray(n_ranks, dtype=float)
+    nodes = np.maximum(np.asarray(n_nodes, dtype=float), 1.0)
+    r = _latency_row("nccl-tree-simple")
+    if r is None:
+        return np.full(np.broadcast(n, nodes).shape, np.inf)
+    ppn = np.maximum(np.round(n / nodes), 1.0)
+    lat = float(r["base_us"]) + 2.0 * (
+        (ppn - 1.0) * float(r["nvlink_hop_us"]) + np.floor(np.log2(nodes)) * float(r["net_hop_us"])
+    )
+    out: np.ndarray = np.where(n > 1, lat * 1e-6, 0.0)
+    return out
+
+
+def tree_bandwidth_factor(n_ranks: float) -> float:
+    """Tree all-reduce bandwidth time over the ring's for the same buffer: NCCL's model gives the tree
+    busBw·0.9·0.5 of algorithm bandwidth and the ring busBw·n/(2(n−1)) (tuning.cc), so the factor is
+    1 / (bus_bw_factor · alg_bw_ratio · 2(n−1)/n) = n / (0.9·(n−1)); inf without a tree row."""
+    r = _latency_row("nccl-tree-simple")
+    if r is None or n_ranks <= 1:
+        return float("inf")
+    return 1.0 / (float(r["bus_bw_factor"]) * float(r["alg_bw_ratio"]) * 2.0 * (n_ranks - 1.0) / n_ranks)
+
+
+def fabric_share(cluster: ClusterSpec, span_nodes: np.ndarray) -> np.ndarray:
+    """Fraction of the NIC bandwidth a group keeps on the cluster's fabric: 1/r on a leaf oversubscribed r:1 when
+    the group spans more nodes than one leaf holds (every node's uplinks carry all its traffic at once in a
+    synchronous step; Al-Fares et al. 2008 on oversubscription), else 1."""
+    r = max(float(cluster.fabric_oversubscription), 1.0)
+    leaf = cluster.nodes_per_leaf
+    crosses = np.asarray(span_nodes, dtype=float) > (leaf if leaf is not None else 1)
+    out: np.ndarray = np.where(crosses, 1.0 / r, 1.0)
+    return out
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
@@ -192,6 +229,9 @@ def collective_time_array(
                 bw_arr = np.minimum(k * bw, up) if up else k * bw
             else:
                 bw_arr = np.full(int(mask.sum()), bw)
+            if tier == "scale-out":  # an oversubscribed leaf shares its uplinks among the nodes below it
+                span_nodes = np.ceil(span[mask] / domain)
+                bw_arr = bw_arr * fabric_share(cluster, span_nodes)
             a2a_frac = 1.0
             if tier == "scale-out" and kind == "alltoall":
                 k_a2a = np.clip(domain // st[mask], 1, n_val)
@@ -201,17 +241,27 @@ def collective_time_array(
                 sources.add(f"{kind}/{tier}: {src}")
             factor = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_val - 1) / n_val
             ring_lat = np.zeros(int(mask.sum()))
+            tree_lat = np.full(int(mask.sum()), np.inf)
             if tier == "scale-out" and kind in ("allreduce", "allgather", "reducescatter"):
                 k_ring = np.clip(domain // st[mask], 1, n_val)
                 nodes = np.ceil(n_val / k_ring)
-                ring_lat = ring_latency_s(kind, np.full(nodes.shape, float(n_val)), nodes)
+                ranks = np.full(nodes.shape, float(n_val))
+                ring_lat = ring_latency_s(kind, ranks, nodes)
+                if kind == "allreduce":
+                    tree_lat = tree_latency_s(ranks, nodes)
                 if curve is not None and curve.n_ranks:  # scale-out curves count nodes (efficiency.yaml)
                     ref_nodes = np.minimum(float(curve.n_ranks), nodes)
-                    ring_lat = np.maximum(0.0, ring_lat - ring_latency_s(kind, ref_nodes * k_ring, ref_nodes))
+                    ref_lat = ring_latency_s(kind, ref_nodes * k_ring, ref_nodes)
+                    ring_lat = np.maximum(0.0, ring_lat - ref_lat)
+                    tree_lat = np.maximum(0.0, tree_lat - ref_lat)
+            # NCCL's tuner runs an all-reduce as ring or tree, whichever its model says is faster (tuning.cc
+            # ncclTopoGetAlgoTime): the tree's latency grows with log2(nodes), the ring's with the ranks
+            tree_factor = tree_bandwidth_factor(float(n_val)) if kind == "allreduce" else np.inf
             if curve is None:
                 steps = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_val - 1)
                 hops: np.ndarray = np.maximum(steps * alpha, ring_lat)
-                out[mask] = factor * a2a_frac * size[mask] / bw_arr + hops
+                bw_time = factor * a2a_frac * size[mask] / bw_arr
+                out[mask] = np.minimum(bw_time + hops, bw_time * tree_factor + np.maximum(steps * alpha, tree_lat))
                 continue
             # measured curve: interpolate the measured TIMES linearly in size (a latency floor below the
             # smallest message, the largest message's efficiency beyond it) — monotone in size; the curve
@@ -222,5 +272,6 @@ def collective_time_array(
             t = np.interp(sz, pts_size, pts_time)
             beyond = sz > pts_size[-1]
             t[beyond] = factor * sz[beyond] / (bw * curve.y[-1])
-            out[mask] = t * (bw / bw_arr) * a2a_frac + ring_lat
+            bw_time = t * (bw / bw_arr) * a2a_frac
+            out[mask] = np.minimum(bw_time + ring_lat, bw_time * tree_factor + tree_lat)
     return out

@@ -32,9 +32,11 @@ from innermost, as Megatron-Core orders them):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from statistics import NormalDist
 
 import numpy as np
 
+from aiinfra import catalog
 from aiinfra.analytic.comms import collective_time_array
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.model_figures import attention_dims, flop_per_token_training
@@ -54,6 +56,8 @@ class StepArrays:
     bubble_s: np.ndarray
     tp_comm_s: np.ndarray
     dp_comm_exposed_s: np.ndarray
+    straggler_s: np.ndarray
+    """Expected wait for the slowest rank (:func:`straggler_factor`), included in ``step_time_s``."""
     microbatches: np.ndarray
     model_flop_per_step: float
     efficiency_sources: set[str] = field(default_factory=set)
@@ -105,6 +109,47 @@ def _elementwise_time(
     return out
 
 
+def _row_value(row_id: str, key: str) -> float:
+    """A number of one collective_latency.yaml row; 0 when the active catalog lacks the row (term off)."""
+    row = next((r for r in catalog.raw_rows("collective_latency") if r.get("id") == row_id), None)
+    return float(row[key]) if row else 0.0
+
+
+def overlap_slowdown_frac() -> float:
+    """Fraction by which compute slows while a collective runs beside it (SMs, memory bandwidth and power shared):
+    18.9 % on average (Lee et al. 2025, arXiv 2507.03114; collective_latency.yaml overlap-compute-slowdown)."""
+    return _row_value("overlap-compute-slowdown", "slowdown_frac")
+
+
+def overlapped(comm_s: np.ndarray, compute_s: np.ndarray, slowdown_frac: float) -> np.ndarray:
+    """Time a collective adds to the compute it runs beside: the part it outlasts the compute, plus the slowdown of
+    the compute it overlaps (``slowdown_frac`` × the overlapped time)."""
+    out: np.ndarray = np.maximum(0.0, comm_s - compute_s) + slowdown_frac * np.minimum(comm_s, compute_s)
+    return out
+
+
+def expected_max_std_normal(n: np.ndarray) -> np.ndarray:
+    """E[max of n independent standard normals] by Blom's approximation Φ⁻¹((n − 0.375)/(n + 0.25)) (Blom 1958;
+    within ~1 % of the exact order statistic: 0.5642 for n = 2, 1.4236 for n = 8, 3.2414 for n = 1000); the leading
+    term √(2 ln n) of the Gumbel limit overstates it by ~0.6 at every size (2.04 for n = 8). 0 for n = 1."""
+    n = np.maximum(np.asarray(n, dtype=float), 1.0)
+    vals = np.sort(np.asarray(list(set(n.ravel().tolist())), dtype=float))
+    inv = NormalDist().inv_cdf
+    table_ = np.array([inv((v - 0.375) / (v + 0.25)) if v > 1 else 0.0 for v in vals])
+    out: np.ndarray = table_[np.searchsorted(vals, n)]
+    return out
+
+
+def straggler_factor(n_ranks: np.ndarray) -> np.ndarray:
+    """Expected slowest-of-n over the mean of per-rank compute times: a synchronous step waits for its slowest rank;
+    with rank speeds N(μ, σ²) the step takes μ + σ·E[max of n standard normals] (:func:`expected_max_std_normal`),
+    σ/μ = the cv of a GPU's speed within one cluster (Sinha et al. SC22; collective_latency.yaml
+    gpu-speed-variation). 1 for one rank."""
+    cv = _row_value("gpu-speed-variation", "cv_frac")
+    out: np.ndarray = 1.0 + cv * expected_max_std_normal(n_ranks)
+    return out
+
+
 def _fsdp_exposed_per_microbatch(
     cluster: ClusterSpec,
     stage_params: np.ndarray,
@@ -131,14 +176,15 @@ def _fsdp_exposed_per_microbatch(
     root's reduce-scatters finish after the last backward kernel. Parameters travel in 16-bit, gradients
     in ``grad_bytes`` per parameter.
     """
+    slow = overlap_slowdown_frac()
     root_params = np.maximum(stage_params - layers * layer_params, 0.0)
     ag_l = collective_time_array(cluster, "allgather", layer_params * 2.0, dp_n, dp_stride, src)
     rs_l = collective_time_array(cluster, "reducescatter", layer_params * grad_bytes, dp_n, dp_stride, src)
     ag_root = collective_time_array(cluster, "allgather", root_params * 2.0, dp_n, dp_stride, src)
     rs_root = collective_time_array(cluster, "reducescatter", root_params * grad_bytes, dp_n, dp_stride, src)
     rest = np.maximum(layers - 1.0, 0.0)
-    fwd = ag_root + ag_l + rest * np.maximum(0.0, ag_l - layer_fwd_s)
-    bwd = np.maximum(0.0, ag_l - head_s) + rest * np.maximum(0.0, ag_l + rs_l - layer_bwd_s) + rs_l + rs_root
+    fwd = ag_root + ag_l + rest * overlapped(ag_l, layer_fwd_s, slow)
+    bwd = overlapped(ag_l, head_s, slow) + rest * overlapped(ag_l + rs_l, layer_bwd_s, slow) + rs_l + rs_root
     out: np.ndarray = fwd + bwd
     return out
 
@@ -267,7 +313,9 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
         grad_bytes = np.full_like(rp, 4.0)
     dp_ar = collective_time_array(cluster, "allreduce", rp * grad_bytes, dp_n, dp_stride, src)
     last_bwd = layers_stage * layer_bwd
-    dp_exposed = np.where(np.isin(plans.sharding, PARAMS_SHARDED), 0.0, np.maximum(0.0, dp_ar - last_bwd))
+    dp_exposed = np.where(
+        np.isin(plans.sharding, PARAMS_SHARDED), 0.0, overlapped(dp_ar, last_bwd, overlap_slowdown_frac())
+    )
     fsdp_mb = _fsdp_exposed_per_microbatch(
         cluster, rp, rpa["layer"], layers_stage, grad_bytes, dp_n, dp_stride,
         layer_fwd, layer_bwd + recompute, logits, src,
@@ -280,7 +328,11 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     compute = n_micro * stage_compute
     bubble = (pp - 1.0) / plans.vp * (stage_compute + mb_comm)
     exposed = n_micro * mb_comm + dp_exposed + fsdp_total + optimizer
-    step = compute + exposed + bubble
+    # every rank's compute (and the bubble, which is compute time of the stages that wait) runs at the pace of the
+    # slowest of the job's ranks
+    n_ranks = plans.tp * plans.pp * plans.cp * plans.dp
+    straggler = (straggler_factor(n_ranks) - 1.0) * (compute + bubble)
+    step = compute + exposed + bubble + straggler
     model_flop = flop_per_token_training(m, setup.seq_len) * setup.global_batch_seqs * setup.seq_len
     if setup.frozen_base:  # forward + input-gradient backward: 2 of the 3 forward-equivalents of full training
         model_flop *= 2.0 / 3.0
@@ -293,6 +345,7 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
         bubble_s=bubble,
         tp_comm_s=n_micro * tp_mb,
         dp_comm_exposed_s=dp_exposed + fsdp_total,
+        straggler_s=straggler,
         microbatches=n_micro,
         model_flop_per_step=model_flop,
         efficiency_sources=src,
