@@ -52,19 +52,22 @@ def test_blank_value_is_still_predicted(tmp_path: Path) -> None:
 def test_unmodelled_rows_are_listed_with_a_reason(result) -> None:  # type: ignore[no-untyped-def]
     missing = [c for c in result["cases"] if c.predicted is None]
     assert all(c.notes for c in missing)
-    assert result["summary"]["n"] == 224
+    assert result["summary"]["n"] == 227
 
 
 # group -> (max median |error|, max p90 |error|) achieved by the model (regression guard)
 GROUP_BOUNDS = {
-    "narayanan2021-t1": (0.05, 0.12),
+    # issue 19 (network model: straggler wait, overlap slowdown, per-NIC shards) moved the dense groups: the
+    # rows already predicted slow got slower (Narayanan 7.5B +10.4 -> +13.1 %, Korthikanti 3.1 -> 5.6 % median,
+    # MPT 80 GB 8.3 -> 10.1 %, MPT 40 GB 4.1 -> 5.8 %), the at-scale rows closer (docs/validation.md, by scale)
+    "narayanan2021-t1": (0.05, 0.14),
     "narayanan2021-t2-ptdp": (0.05, 0.06),
-    "korthikanti2022-t5": (0.04, 0.08),
+    "korthikanti2022-t5": (0.06, 0.10),
     "megatron-core-r08-h100": (0.09, 0.22),  # with the README's --tp-comm-overlap modelled
     # MPT rows (llm-foundry attn_impl triton): sequences past 16k, beyond the Triton attention measurements,
     # and the 80 GB table's full-recompute 7B/13B rows are under-predicted by 10-20 %
-    "mpt-a10080gb": (0.09, 0.20),
-    "mpt-a10040gb": (0.05, 0.14),
+    "mpt-a10080gb": (0.11, 0.20),
+    "mpt-a10040gb": (0.06, 0.14),
     # torchtitan on the 500 W H100 96 GB (Grand Teton): documented misses, guarded at the achieved errors
     # (median 28.3 % / p90 46.1 %, async-TP table 47.5 % / 108 %) once PyTorch SDPA runs FlashAttention-2 and
     # the part's tensor-core rate is 0.82 of the 700 W curves (FBGEMM's 'H100 500W' GEMMs); before: 89.6 / 174 %
@@ -95,6 +98,9 @@ NEW_GROUP_BOUNDS = {
     "mcore-moe-zoo-gb300": (0.45, 0.45),
     "mcore-dsv3-gb200": (0.45, 0.60),
     "torchtitan-trainy-h200": (0.45, 0.45),
+    # Nemotron-4 340B on 1,536-6,144 H100 (TP8 PP12): predicted 8-13 % slow; the report's interleaving depth is not
+    # stated, so the rows run without it (vp = 1, bubble (p-1)/m)
+    "nemotron4-340b-h100": (0.10, 0.13),
 }
 
 
@@ -139,8 +145,8 @@ def test_flagship_cases(result, case_id: str, tol: float) -> None:  # type: igno
         assert abs(c.rel_error) <= tol, (c.id, c.rel_error)
 
 
-MEDIAN_GUARD, P90_GUARD = 0.07, 0.27  # achieved 0.063 / 0.252 (regression guard; 0.064 / 0.592 before the
-# torchtitan rows ran SDPA at FlashAttention-2 speed on the power-limited part)
+MEDIAN_GUARD, P90_GUARD = 0.071, 0.23  # achieved 0.070 / 0.219 with issue 19's network model (0.063 / 0.252
+# before it; 0.064 / 0.592 before the torchtitan rows ran SDPA at FlashAttention-2 speed on the power-limited part)
 
 
 def test_dense_training_summary_regression_guard(result) -> None:  # type: ignore[no-untyped-def]

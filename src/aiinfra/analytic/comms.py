@@ -268,10 +268,15 @@ def collective_time_array(
             # is a time per byte at the tier's per-rank bandwidth, scaled by the parallel-ring factor
             pts_size = 10.0 ** np.asarray(curve.log_x)
             pts_time = factor * pts_size / (bw * np.asarray(curve.y))
-            sz = size[mask]
+            # k parallel rings (one per NIC) each carry S/k: the NIC sees the efficiency of an S/k message (the
+            # scale-out curves are measured per NIC on that shard, efficiency.yaml), the node moves k of them
+            shards = np.ones(int(mask.sum()))
+            if tier == "scale-out" and kind in ("allreduce", "allgather", "reducescatter"):
+                shards = np.clip(domain // st[mask], 1, n_val).astype(float)
+            sz = size[mask] / shards
             t = np.interp(sz, pts_size, pts_time)
             beyond = sz > pts_size[-1]
             t[beyond] = factor * sz[beyond] / (bw * curve.y[-1])
-            bw_time = t * (bw / bw_arr) * a2a_frac
+            bw_time = t * shards * (bw / bw_arr) * a2a_frac
             out[mask] = np.minimum(bw_time + ring_lat, bw_time * tree_factor + tree_lat)
     return out
