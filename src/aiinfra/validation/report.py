@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aiinfra.validation.runner import by_group, by_target, summarise
+from aiinfra.validation.runner import by_group, by_scale_band, by_target, summarise
 
 
 def _pct(v: float | None) -> str:
@@ -30,6 +30,17 @@ def markdown(results: list[dict[str, Any]]) -> str:
         for g, gs in by_group(cases).items():
             out.append(f"| {g} | {gs['n']} | {gs['n_predicted']} | {_pct(gs['median_abs_rel_error'])} | "
                        f"{_pct(gs['p90_abs_rel_error'])} | {_pct(gs['max_abs_rel_error'])} |")  # fmt: skip
+        bands = by_scale_band(cases) if res["kind"] == "training" else {}
+        if bands:
+            out += ["", "By scale (the row's accelerator count). Mean signed time error: the error of the predicted "
+                    "step time (for tokens/s rows measured / predicted − 1), so negative = predicted too fast:", "",
+                    "| accelerators | rows | median abs error | p90 abs error | mean signed time error | worst row |",
+                    "|---|---|---|---|---|---|"]  # fmt: skip
+            for label, b in bands.items():
+                worst = "—" if b["worst_id"] is None else f"{b['worst_id']} ({b['worst_rel_error']:+.1%})"
+                signed = "—" if b["mean_signed_time_error"] is None else f"{b['mean_signed_time_error']:+.1%}"
+                out.append(f"| {label} | {b['n_compared']} | {_pct(b['median_abs_rel_error'])} | "
+                           f"{_pct(b['p90_abs_rel_error'])} | {signed} | {worst} |")  # fmt: skip
         targets = by_target(cases)
         if targets:
             out += ["", "Accuracy targets of the inference planner (rows counted by "

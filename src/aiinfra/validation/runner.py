@@ -33,6 +33,8 @@ class Case:
     """predictive: specs in only; efficiency curves come from other measurements."""
     target: str | None = None
     """The inference planner's accuracy target the row counts toward (:data:`TARGETS`), None for none."""
+    accelerators_count: int | None = None
+    """The row's ``num_accelerators`` (None when blank or not a number): its scale band (:data:`SCALE_BANDS`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +177,7 @@ def run(path: str | Path) -> dict[str, Any]:
                 notes=pred.reason,
                 kind="predictive",
                 target=target_of(row) if kind == "inference" else None,
+                accelerators_count=_count(row.get("num_accelerators")),
             )
         )
     return {"file": str(path), "kind": kind, "cases": cases, "summary": summarise(cases)}
@@ -216,6 +219,56 @@ def by_target(cases: list[Case]) -> dict[str, dict[str, Any]]:
                and (t.max_median_abs_error_frac is None or statistics.median(errs) <= t.max_median_abs_error_frac)
                and (t.min_share_within_25pct_frac is None or within >= t.min_share_within_25pct_frac))  # fmt: skip
         out[name] = {**s, "goal": t.goal, "share_within_25pct_frac": within, "met": met}
+    return out
+
+
+SCALE_BANDS: tuple[tuple[str, int, int | None], ...] = (
+    ("1–63", 1, 63),
+    ("64–511", 64, 511),
+    ("512–999", 512, 999),
+    ("≥ 1,000", 1000, None),
+)
+"""Accelerator-count bands the error is reported by (issue 19: at-scale runs must be as accurate as small ones)."""
+
+
+def _count(text: str | None) -> int | None:
+    try:
+        value = float((text or "").strip())
+    except ValueError:
+        return None
+    return int(value) if math.isfinite(value) and value >= 1 else None
+
+
+RATE_METRICS = ("tokens_per_s_per_accelerator", "output_tokens_per_s", "requests_per_s")
+"""Metrics that are rates (a faster prediction is a larger number); every other metric is a time."""
+
+
+def time_error(case: Case) -> float | None:
+    """The row's error as an error of the predicted time: predicted / measured − 1 for a time, measured / predicted − 1
+    for a rate, so negative always means predicted too fast."""
+    if case.rel_error is None:
+        return None
+    return 1.0 / (1.0 + case.rel_error) - 1.0 if case.metric in RATE_METRICS else case.rel_error
+
+
+def by_scale_band(cases: list[Case]) -> dict[str, dict[str, Any]]:
+    """Per scale band (:data:`SCALE_BANDS`, by the rows' accelerator count): the summary, the mean signed error of
+    the predicted time (:func:`time_error`: negative = predicted too fast) and the worst row. Bands without rows are
+    left out."""
+    out: dict[str, dict[str, Any]] = {}
+    for label, lo, hi in SCALE_BANDS:
+        band = [c for c in cases if c.accelerators_count is not None and c.accelerators_count >= lo
+                and (hi is None or c.accelerators_count <= hi)]  # fmt: skip
+        errs = [c for c in band if c.rel_error is not None]
+        if not band:
+            continue
+        worst = max(errs, key=lambda c: abs(c.rel_error or 0.0)) if errs else None
+        out[label] = {
+            **summarise(band),
+            "mean_signed_time_error": statistics.fmean(time_error(c) or 0.0 for c in errs) if errs else None,
+            "worst_id": worst.id if worst else None,
+            "worst_rel_error": worst.rel_error if worst else None,
+        }
     return out
 
 
