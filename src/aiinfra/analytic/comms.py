@@ -87,9 +87,13 @@ def tier_bandwidth(cluster: ClusterSpec, tier: str) -> tuple[float, float]:
     return bw, cluster.scale_out_latency_s or 0.0
 
 
-def _latency_row(row_id: str = "nccl-ring-simple") -> dict[str, Any] | None:
-    """One row of collective_latency.yaml by id (None when the active catalog lacks it)."""
-    return next((r for r in catalog.raw_rows("collective_latency") if r.get("id") == row_id), None)
+def latency_row(row_id: str = "nccl-ring-simple") -> dict[str, Any] | None:
+    """One row of collective_latency.yaml by id (None when the active catalog lacks it), indexed once per catalog
+    (the search calls this for every distinct group size)."""
+    rows = catalog.active().memo(
+        "collective_latency_by_id", lambda: {str(r.get("id")): r for r in catalog.raw_rows("collective_latency")}
+    )
+    return rows.get(row_id)
 
 
 def tree_latency_s(n_ranks: np.ndarray, n_nodes: np.ndarray) -> np.ndarray:
@@ -97,7 +101,7 @@ def tree_latency_s(n_ranks: np.ndarray, n_nodes: np.ndarray) -> np.ndarray:
     hop) (collective_latency.yaml nccl-tree-simple, NCCL tuning.cc); inf where the catalog has no tree row."""
     n = np.asarray(n_ranks, dtype=float)
     nodes = np.maximum(np.asarray(n_nodes, dtype=float), 1.0)
-    r = _latency_row("nccl-tree-simple")
+    r = latency_row("nccl-tree-simple")
     if r is None:
         return np.full(np.broadcast(n, nodes).shape, np.inf)
     ppn = np.maximum(np.round(n / nodes), 1.0)
@@ -112,7 +116,7 @@ def tree_bandwidth_factor(n_ranks: float) -> float:
     """Tree all-reduce bandwidth time over the ring's for the same buffer: NCCL's model gives the tree
     busBw·0.9·0.5 of algorithm bandwidth and the ring busBw·n/(2(n−1)) (tuning.cc), so the factor is
     1 / (bus_bw_factor · alg_bw_ratio · 2(n−1)/n) = n / (0.9·(n−1)); inf without a tree row."""
-    r = _latency_row("nccl-tree-simple")
+    r = latency_row("nccl-tree-simple")
     if r is None or n_ranks <= 1:
         return float("inf")
     return 1.0 / (float(r["bus_bw_factor"]) * float(r["alg_bw_ratio"]) * 2.0 * (n_ranks - 1.0) / n_ranks)
@@ -129,7 +133,7 @@ def fabric_share(cluster: ClusterSpec, span_nodes: np.ndarray) -> np.ndarray:
     return out
 
 
-def _distinct(values: np.ndarray) -> np.ndarray:
+def distinct_sorted(values: np.ndarray) -> np.ndarray:
     """Sorted distinct values (what np.unique returns, without its first-call import of numpy.ma)."""
     ordered = np.sort(values)
     keep = np.concatenate(([True], ordered[1:] != ordered[:-1]))
@@ -141,7 +145,7 @@ def ring_latency_s(kind: Collective, n_ranks: np.ndarray, n_nodes: np.ndarray) -
     """NCCL ring (Simple protocol) latency of one collective; zeros when the catalog has no model row."""
     n = np.asarray(n_ranks, dtype=float)
     nodes = np.asarray(n_nodes, dtype=float)
-    r = _latency_row()
+    r = latency_row()
     if r is None or kind not in ("allreduce", "allgather", "reducescatter"):
         return np.zeros(np.broadcast(n, nodes).shape)
     us = 1e-6
@@ -216,22 +220,25 @@ def collective_time_array(
     domain = max(cluster.scale_up_domain, 1) if cluster.scale_up_bw_one_way_bytes_per_s else cluster.per_node
     span = (n - 1) * st + 1
     scale_up = span <= domain
-    for n_val in _distinct(n[active]):
+    for n_val in distinct_sorted(n[active]):
         for tier, tier_mask in (("scale-up", scale_up), ("scale-out", ~scale_up)):
             mask = active & (n == n_val) & tier_mask
             if not mask.any():
                 continue
             bw, alpha = tier_bandwidth(cluster, tier)
-            if tier == "scale-out" and kind in ("allreduce", "allgather", "reducescatter"):
-                # k ranks of the group per domain -> k parallel rings, one NIC each (module docstring)
-                k = np.clip(domain // st[mask], 1, n_val)
+            m = int(mask.sum())
+            rings = tier == "scale-out" and kind in ("allreduce", "allgather", "reducescatter")
+            tree = rings and kind == "allreduce"
+            # k ranks of the group per domain -> k parallel rings, one NIC each (module docstring)
+            k = np.clip(domain // st[mask], 1, n_val).astype(float) if rings else np.ones(m)
+            if rings:
                 up = cluster.scale_up_bw_one_way_bytes_per_s
                 bw_arr = np.minimum(k * bw, up) if up else k * bw
             else:
-                bw_arr = np.full(int(mask.sum()), bw)
-            if tier == "scale-out":  # an oversubscribed leaf shares its uplinks among the nodes below it
-                span_nodes = np.ceil(span[mask] / domain)
-                bw_arr = bw_arr * fabric_share(cluster, span_nodes)
+                bw_arr = np.full(m, bw)
+            if tier == "scale-out" and cluster.fabric_oversubscription > 1.0:
+                # an oversubscribed leaf shares its uplinks among the nodes below it
+                bw_arr = bw_arr * fabric_share(cluster, np.ceil(span[mask] / domain))
             a2a_frac = 1.0
             if tier == "scale-out" and kind == "alltoall":
                 k_a2a = np.clip(domain // st[mask], 1, n_val)
@@ -240,43 +247,41 @@ def collective_time_array(
             if sources is not None:
                 sources.add(f"{kind}/{tier}: {src}")
             factor = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_val - 1) / n_val
-            ring_lat = np.zeros(int(mask.sum()))
-            tree_lat = np.full(int(mask.sum()), np.inf)
-            if tier == "scale-out" and kind in ("allreduce", "allgather", "reducescatter"):
-                k_ring = np.clip(domain // st[mask], 1, n_val)
-                nodes = np.ceil(n_val / k_ring)
-                ranks = np.full(nodes.shape, float(n_val))
+            ring_lat: np.ndarray | float = 0.0
+            tree_lat: np.ndarray | float = np.inf
+            if rings:
+                nodes = np.ceil(n_val / k)
+                ranks = np.full(m, float(n_val))
                 ring_lat = ring_latency_s(kind, ranks, nodes)
-                if kind == "allreduce":
+                if tree:
                     tree_lat = tree_latency_s(ranks, nodes)
                 if curve is not None and curve.n_ranks:  # scale-out curves count nodes (efficiency.yaml)
                     ref_nodes = np.minimum(float(curve.n_ranks), nodes)
-                    ref_lat = ring_latency_s(kind, ref_nodes * k_ring, ref_nodes)
+                    ref_lat = ring_latency_s(kind, ref_nodes * k, ref_nodes)
                     ring_lat = np.maximum(0.0, ring_lat - ref_lat)
-                    tree_lat = np.maximum(0.0, tree_lat - ref_lat)
-            # NCCL's tuner runs an all-reduce as ring or tree, whichever its model says is faster (tuning.cc
-            # ncclTopoGetAlgoTime): the tree's latency grows with log2(nodes), the ring's with the ranks
-            tree_factor = tree_bandwidth_factor(float(n_val)) if kind == "allreduce" else np.inf
+                    if tree:
+                        tree_lat = np.maximum(0.0, tree_lat - ref_lat)
             if curve is None:
                 steps = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_val - 1)
-                hops: np.ndarray = np.maximum(steps * alpha, ring_lat)
                 bw_time = factor * a2a_frac * size[mask] / bw_arr
-                out[mask] = np.minimum(bw_time + hops, bw_time * tree_factor + np.maximum(steps * alpha, tree_lat))
+                out[mask] = bw_time + np.maximum(steps * alpha, ring_lat)
+                if tree:  # NCCL's tuner runs ring or tree, whichever its model says is faster (tuning.cc)
+                    alt = bw_time * tree_bandwidth_factor(float(n_val)) + np.maximum(steps * alpha, tree_lat)
+                    out[mask] = np.minimum(out[mask], alt)
                 continue
             # measured curve: interpolate the measured TIMES linearly in size (a latency floor below the
             # smallest message, the largest message's efficiency beyond it) — monotone in size; the curve
-            # is a time per byte at the tier's per-rank bandwidth, scaled by the parallel-ring factor
+            # is a time per byte at the tier's per-rank bandwidth. The k parallel rings (one per NIC) each
+            # carry S/k: each NIC sees the efficiency of an S/k message (the scale-out curves are measured per
+            # NIC on that shard, efficiency.yaml) and the node moves k of them
             pts_size = 10.0 ** np.asarray(curve.log_x)
             pts_time = factor * pts_size / (bw * np.asarray(curve.y))
-            # k parallel rings (one per NIC) each carry S/k: the NIC sees the efficiency of an S/k message (the
-            # scale-out curves are measured per NIC on that shard, efficiency.yaml), the node moves k of them
-            shards = np.ones(int(mask.sum()))
-            if tier == "scale-out" and kind in ("allreduce", "allgather", "reducescatter"):
-                shards = np.clip(domain // st[mask], 1, n_val).astype(float)
-            sz = size[mask] / shards
+            sz = size[mask] / k
             t = np.interp(sz, pts_size, pts_time)
             beyond = sz > pts_size[-1]
             t[beyond] = factor * sz[beyond] / (bw * curve.y[-1])
-            bw_time = t * shards * (bw / bw_arr) * a2a_frac
-            out[mask] = np.minimum(bw_time + ring_lat, bw_time * tree_factor + tree_lat)
+            bw_time = t * k * (bw / bw_arr) * a2a_frac
+            out[mask] = bw_time + ring_lat
+            if tree:  # the tree's latency grows with log2(nodes), the ring's with the ranks (tuning.cc)
+                out[mask] = np.minimum(out[mask], bw_time * tree_bandwidth_factor(float(n_val)) + tree_lat)
     return out

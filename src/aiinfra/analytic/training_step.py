@@ -36,8 +36,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from aiinfra import catalog
-from aiinfra.analytic.comms import collective_time_array
+from aiinfra.analytic.comms import collective_time_array, distinct_sorted, latency_row
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.model_figures import attention_dims, flop_per_token_training
 from aiinfra.analytic.training_memory import PlanArrays, TrainSetup, rank_params
@@ -111,7 +110,7 @@ def _elementwise_time(
 
 def _row_value(row_id: str, key: str) -> float:
     """A number of one collective_latency.yaml row; 0 when the active catalog lacks the row (term off)."""
-    row = next((r for r in catalog.raw_rows("collective_latency") if r.get("id") == row_id), None)
+    row = latency_row(row_id)
     return float(row[key]) if row else 0.0
 
 
@@ -134,7 +133,7 @@ def expected_max_std_normal(n: np.ndarray) -> np.ndarray:
     5 % at n = 2, 1 % from n = 8); the leading term √(2 ln n) of the Gumbel limit overstates it by ~0.5 at these
     sizes (2.04 for n = 8). 0 for n = 1."""
     n = np.maximum(np.asarray(n, dtype=float), 1.0)
-    vals = np.sort(np.asarray(list(set(n.ravel().tolist())), dtype=float))
+    vals = distinct_sorted(n.ravel())
     inv = NormalDist().inv_cdf
     table_ = np.array([inv((v - 0.375) / (v + 0.25)) if v > 1 else 0.0 for v in vals])
     out: np.ndarray = table_[np.searchsorted(vals, n)]

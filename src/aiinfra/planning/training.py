@@ -228,7 +228,7 @@ def plan_training(scenario: Scenario) -> TrainingReport:
         cluster = replace(cluster, count=used)
     plans = enum.plans
     chosen = plans.take(ranked.order)
-    est = _distinct(_estimates(setup, cluster, chosen, job.tokens, np.arange(len(chosen)), sources))
+    est = distinct_sorted(_estimates(setup, cluster, chosen, job.tokens, np.arange(len(chosen)), sources))
     return TrainingReport(
         estimates=tuple(est), searched=True, candidates=enum.candidates, valid_plans=len(plans),
         fitting_plans=ranked.fitting, rejected=ranked.rejected, search_wall_s=time.perf_counter() - t0,
@@ -242,7 +242,7 @@ def _shardings(setup: TrainSetup) -> tuple[str, ...]:
     return (Sharding.NONE.label,) if setup.frozen_base else tuple(s.label for s in Sharding)
 
 
-def _distinct(estimates: list[TrainingEstimate]) -> list[TrainingEstimate]:
+def distinct_sorted(estimates: list[TrainingEstimate]) -> list[TrainingEstimate]:
     """The ranked plans without repeats: a plan that differs from a faster-ranked one only in its recompute
     setting and has the same step time and memory (selective recompute under FlashAttention, which already
     recomputes the attention scores) adds nothing."""
