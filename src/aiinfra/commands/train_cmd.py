@@ -38,7 +38,8 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
                     "step time",
                     f"{best.step_time_s:.3f} s (compute {best.step_breakdown['compute_s']:.3f}, exposed comm "
                     f"{best.step_breakdown['exposed_communication_s']:.3f}, bubble "
-                    f"{best.step_breakdown['pipeline_bubble_s']:.3f})",
+                    f"{best.step_breakdown['pipeline_bubble_s']:.3f}, slowest-rank wait "
+                    f"{best.step_breakdown['straggler_wait_s']:.3f})",
                 ),
                 ("tokens/s", best.tokens_per_s),
                 ("tokens/s per accelerator", best.tokens_per_s_per_accelerator),

@@ -39,7 +39,8 @@ class TrainingEstimate:
     """weights_bytes, gradients_bytes, optimizer_states_bytes, activations_bytes, other_bytes."""
     step_time_s: float
     step_breakdown: dict[str, float]
-    """compute_s, exposed_communication_s, pipeline_bubble_s, tp_communication_s, dp_communication_exposed_s."""
+    """compute_s, exposed_communication_s, pipeline_bubble_s, straggler_wait_s (the wait for the slowest rank),
+    tp_communication_s, dp_communication_exposed_s."""
     microbatches_per_step: int
     tokens_per_s: float
     tokens_per_s_per_accelerator: float
@@ -130,6 +131,7 @@ def _estimates(
                     "compute_s": float(st.compute_s[i]),
                     "exposed_communication_s": float(st.exposed_comm_s[i]),
                     "pipeline_bubble_s": float(st.bubble_s[i]),
+                    "straggler_wait_s": float(st.straggler_s[i]),
                     "tp_communication_s": float(st.tp_comm_s[i]),
                     "dp_communication_exposed_s": float(st.dp_comm_exposed_s[i]),
                 },
