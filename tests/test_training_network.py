@@ -98,7 +98,7 @@ def test_fabric_share_hand_values() -> None:
     # no leaf size given: every inter-node group crosses the oversubscribed tier
     assert list(fabric_share(_cluster(512, fabric_oversubscription=3.0), np.array([1.0, 2.0]))) == [1.0, 1 / 3]
     # the default fabric is non-blocking (NVIDIA reference architectures)
-    assert _cluster(512).fabric_oversubscription == 1.0
+    assert _cluster(512).fabric_oversubscription_ratio == 1.0
     assert list(fabric_share(_cluster(512), np.array([2.0, 64.0]))) == [1.0, 1.0]
 
 
@@ -117,7 +117,7 @@ def test_two_to_one_leaves_double_the_bandwidth_time_beyond_one_leaf() -> None:
 def test_scenario_fabric_fields_are_checked() -> None:
     base = {"model": "meta-llama-2-7b", "hardware": {"accelerator": A100, "count": 64}}
     sc = resolve(parse_scenario(base, [f"hardware.fabric_oversubscription={2}", "hardware.nodes_per_leaf=4"]))
-    assert (sc.cluster.fabric_oversubscription, sc.cluster.nodes_per_leaf) == (2.0, 4)
+    assert (sc.cluster.fabric_oversubscription_ratio, sc.cluster.nodes_per_leaf) == (2.0, 4)
     with pytest.raises(SpecError, match="fabric_oversubscription"):
         parse_scenario(base, ["hardware.fabric_oversubscription=0.5"])
 

@@ -126,7 +126,7 @@ def fabric_share(cluster: ClusterSpec, span_nodes: np.ndarray) -> np.ndarray:
     """Fraction of the NIC bandwidth a group keeps on the cluster's fabric: 1/r on a leaf oversubscribed r:1 when
     the group spans more nodes than one leaf holds (every node's uplinks carry all its traffic at once in a
     synchronous step; Al-Fares et al. 2008 on oversubscription), else 1."""
-    r = max(float(cluster.fabric_oversubscription), 1.0)
+    r = max(float(cluster.fabric_oversubscription_ratio), 1.0)
     leaf = cluster.nodes_per_leaf
     crosses = np.asarray(span_nodes, dtype=float) > (leaf if leaf is not None else 1)
     out: np.ndarray = np.where(crosses, 1.0 / r, 1.0)
@@ -236,7 +236,7 @@ def collective_time_array(
                 bw_arr = np.minimum(k * bw, up) if up else k * bw
             else:
                 bw_arr = np.full(m, bw)
-            if tier == "scale-out" and cluster.fabric_oversubscription > 1.0:
+            if tier == "scale-out" and cluster.fabric_oversubscription_ratio > 1.0:
                 # an oversubscribed leaf shares its uplinks among the nodes below it
                 bw_arr = bw_arr * fabric_share(cluster, np.ceil(span[mask] / domain))
             a2a_frac = 1.0

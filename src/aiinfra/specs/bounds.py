@@ -139,5 +139,7 @@ Watts = Annotated[float, InRange(0, MAX_POWER_W)]
 Pue = Annotated[float, InRange(1, PUE_MAX)]
 Count = Annotated[int, InRange(1, MAX_COUNT)]
 Ratio = Annotated[float, InRange(0, MAX_RATIO, lo_open=True)]
+Oversubscription = Annotated[float, InRange(1, MAX_RATIO)]
+"""A leaf's down:up port ratio: 1 = non-blocking, never below."""
 RatePerS = Annotated[float, InRange(0, MAX_RATE_PER_S, lo_open=True)]
 Width = Annotated[int, InRange(1, MAX_WIDTH)]

@@ -187,7 +187,7 @@ class ClusterSpec:
     scale_out_latency_s: float | None
     system_id: str | None = None
     scale_out_id: str | None = None
-    fabric_oversubscription: float = 1.0
+    fabric_oversubscription_ratio: float = 1.0
     """Leaf down:up ratio of the scale-out fabric (1 = non-blocking: NVIDIA's reference architectures, full fat tree,
     rail-optimised; catalog/data/collective_latency.yaml scale-out-fabric)."""
     nodes_per_leaf: int | None = None

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from aiinfra.errors import SpecError
-from aiinfra.specs.bounds import MAX_COUNT, MAX_RATIO, Accelerators, InRange, PerNode
+from aiinfra.specs.bounds import MAX_COUNT, Accelerators, InRange, Oversubscription, PerNode
 from aiinfra.specs.common import STRICT, validate
 from aiinfra.specs.cost import CostInput, DatacenterInput, TcoInput
 from aiinfra.specs.files import read_text
@@ -34,7 +34,7 @@ class HardwareInput:
     """Scale-out interconnect id (infiniband-ndr ...); None = the system's NICs."""
     nics_per_node: Annotated[int, InRange(1, MAX_COUNT)] | None = None
     """Scale-out ports per node (with scale_out)."""
-    fabric_oversubscription: Annotated[float, InRange(1.0, MAX_RATIO)] | None = None
+    fabric_oversubscription: Oversubscription | None = None
     """Down:up port ratio of the scale-out fabric's leaf switches (1 = non-blocking); None = non-blocking, as NVIDIA's
     reference architectures build the compute fabric (catalog/data/collective_latency.yaml, scale-out-fabric)."""
     nodes_per_leaf: Annotated[int, InRange(1, MAX_COUNT)] | None = None
@@ -218,7 +218,7 @@ def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
         scale_out_latency_s=so_latency,
         system_id=system.id if system else None,
         scale_out_id=so_id,
-        fabric_oversubscription=hw.fabric_oversubscription or _default_oversubscription(),
+        fabric_oversubscription_ratio=hw.fabric_oversubscription or _default_oversubscription(),
         nodes_per_leaf=hw.nodes_per_leaf,
     )
 
