@@ -15,8 +15,10 @@ Across domains, a group with k ranks in each domain runs k rings (NCCL builds on
 crosses nodes once per ring; Jeaugey, "NCCL 2.0", GTC 2017; NCCL-tests PERFORMANCE.md: multi-node
 bus bandwidth ≈ the node's NIC bandwidth): each ring carries S/k, so the collective sees
 B = min(k · B_nic, B_scale-up) — e.g. FSDP over whole DGX nodes (k = 8) gets the node's 8 NICs,
-a data-parallel group strided by tp = 8 (k = 1) one NIC. All-to-all sends (n − k)/n · S across
-domains over the rank's own NIC share; point-to-point uses one NIC.
+a data-parallel group strided by tp = 8 (k = 1) one NIC — and each NIC runs at the measured efficiency of
+its S/k shard (the scale-out curves are measured per NIC on that shard). All-to-all sends (n − k)/n · S
+across domains over the rank's own NIC share; point-to-point uses one NIC. On a fabric whose leaves are
+oversubscribed r:1 a group spanning more nodes than one leaf holds gets 1/r of that (:func:`fabric_share`).
 
 Ring latency across nodes (catalog/data/collective_latency.yaml, NCCL's own cost model in
 src/graph/tuning.cc): a ring collective over n ranks on N nodes costs, on top of its bandwidth time,
@@ -24,7 +26,10 @@ base + (steps − inter_steps)·intra_hop + inter_steps·net_hop with steps = n�
 reduce-scatter) or 2(n−1) (all-reduce) and inter_steps = N−1 or 2(N−1) — e.g. 0.6 ms for an all-gather
 over 128 ranks on 16 nodes. Scale-out collectives add it in full where no measured curve exists, and
 the part beyond the curve's own measured configuration where one does (the curve's times already hold
-the latency of the ranks it was measured on).
+the latency of the ranks it was measured on). An all-reduce across nodes takes the faster of that ring and
+NCCL's double binary tree (latency 2·((ranks per node − 1)·intra hop + ⌊log2 nodes⌋·net hop), bandwidth
+0.9·0.5 of the ring's bus bandwidth; collective_latency.yaml nccl-tree-simple), as NCCL's tuner picks.
+docs/training-network.md describes the whole model and its sources.
 """
 
 from __future__ import annotations

@@ -26,7 +26,11 @@ from innermost, as Megatron-Core orders them):
   unit: only the first all-gathers, the last reduce-scatters and whatever a layer's communication takes
   beyond that layer's compute are exposed (Zhao et al. 2023, :func:`_fsdp_exposed_per_microbatch`);
   across nodes every collective also pays NCCL's ring latency (analytic/comms.py).
+* Overlap is not free: compute that runs beside an FSDP gather/scatter or the data-parallel gradient reduction
+  is slowed by 18.9 % of the overlapped time (Lee et al. 2025, :func:`overlapped`).
 * Optimizer: Adam reads and writes its fp32 state once per step (memory-bound).
+* Stragglers: the step waits for the slowest of its n ranks, μ + σ·E[max of n standard normals] on compute and
+  bubble, σ/μ the spread of GPU speed within a cluster (Sinha et al. SC22; :func:`straggler_factor`).
 """
 
 from __future__ import annotations
