@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from aiinfra.app.datacenter import DatacenterResult, datacenter
     from aiinfra.app.inference import CapacityResult, InferResult, capacity, infer
     from aiinfra.app.mig import MigResult, mig
+    from aiinfra.app.schedule import ScheduleResult, schedule
     from aiinfra.app.scenario import ScenarioLike, load_scenario
     from aiinfra.app.simulation import MaxRateResult, SimulateResult, find_max_rate, simulate
     from aiinfra.app.tco import TcoResult, tco
@@ -83,6 +84,8 @@ _LAZY: dict[str, str] = {
     "validate": "aiinfra.app.validation",
     "MigResult": "aiinfra.app.mig",
     "mig": "aiinfra.app.mig",
+    "ScheduleResult": "aiinfra.app.schedule",
+    "schedule": "aiinfra.app.schedule",
 }
 
 _QUESTION_NAMES = ("check", "train", "memory", "infer", "capacity", "simulate", "cost", "datacenter", "tco")
@@ -140,6 +143,7 @@ __all__ = [
     "MaxRateResult",
     "MemoryResult",
     "MigResult",
+    "ScheduleResult",
     "MissingExtraError",
     "ModelFigures",
     "PriceRows",
@@ -162,6 +166,7 @@ __all__ = [
     "load_scenario",
     "memory",
     "mig",
+    "schedule",
     "model_show",
     "plan_label",
     "price_list",
