@@ -25,7 +25,7 @@ def main() -> None:
             "cluster": {"nodes": 1250, "gpus_per_node": 8},
             "policy": policy,
             "backfill_depth": args.backfill_depth,
-            # offered load ≈ 0.5 jobs/s × mean 1.65 h (log-normal, median 1 h, sigma 1) × 3.44 GPUs ≈ 10,200 GPUs: saturated
+            # offered load ≈ 0.5 jobs/s × mean 1.65 h (log-normal: median 1 h, sigma 1) × 3.44 GPUs ≈ 10,200 GPUs
             "generator": {"jobs": args.jobs, "seed": 1, "arrival_rate_per_s": 0.5,
                           "gpus": {1: 0.6, 2: 0.1, 4: 0.12, 8: 0.15, 16: 0.02, 64: 0.01},
                           "duration_median_s": 3600, "duration_sigma": 1.0, "users": 200,

@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from aiinfra.app.datacenter import DatacenterResult, datacenter
     from aiinfra.app.inference import CapacityResult, InferResult, capacity, infer
     from aiinfra.app.mig import MigResult, mig
-    from aiinfra.app.schedule import ScheduleResult, schedule
     from aiinfra.app.scenario import ScenarioLike, load_scenario
+    from aiinfra.app.schedule import ScheduleResult, schedule
     from aiinfra.app.simulation import MaxRateResult, SimulateResult, find_max_rate, simulate
     from aiinfra.app.tco import TcoResult, tco
     from aiinfra.app.training import MemoryResult, TrainResult, memory, plan_label, train
@@ -143,12 +143,12 @@ __all__ = [
     "MaxRateResult",
     "MemoryResult",
     "MigResult",
-    "ScheduleResult",
     "MissingExtraError",
     "ModelFigures",
     "PriceRows",
     "Result",
     "ScenarioLike",
+    "ScheduleResult",
     "SimulateResult",
     "TcoResult",
     "TrainResult",
@@ -166,10 +166,10 @@ __all__ = [
     "load_scenario",
     "memory",
     "mig",
-    "schedule",
     "model_show",
     "plan_label",
     "price_list",
+    "schedule",
     "simulate",
     "tco",
     "train",

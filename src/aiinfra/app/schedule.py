@@ -24,6 +24,8 @@ SIZE_CLASSES: tuple[tuple[str, int], ...] = (("1", 1), ("2-4", 4), ("5-8", 8), (
 PERCENTILES = (50, 90, 99)
 
 NOTES = (
+    "A trace row that is malformed, names an unknown MIG profile or asks for more GPUs than the cluster has "
+    "refuses the whole run (exit 2, row and field named): no job is silently dropped, so none is 'rejected'.",
     "Durations are known exactly (EASY backfill reservations are exact); real schedulers see user estimates.",
     "A preempted job resumes with its remaining work (checkpoint/restart without lost work, no restart cost).",
     "Failures are not simulated: the project has no reliability model yet.",
@@ -44,19 +46,17 @@ class ScheduleResult(Result):
     def to_dict(self) -> dict[str, Any]:
         o, j, s = self.outcome, self.jobs, self.spec
         arrival = np.array(j.arrival_s)
-        start = np.array(o.start_s)
         finish = np.array(o.finish_s)
-        dur = np.array(j.duration_s)
         gpus = np.array(j.gpus)
         is_mig = np.array([bool(p) for p in j.mig_profile])
         state = np.array(o.state)
-        started = ~np.isnan(start)
+        started = ~np.isnan(np.array(o.start_s))
         done = state == "finished"
-        wait = np.where(done, finish - arrival - dur, start - arrival)  # total time not running
+        wait = np.array(o.wait_s)  # time queued, every wait after a preemption included
         jct = finish - arrival
 
         def stats(mask: np.ndarray) -> dict[str, Any]:
-            wmask = mask & (done | started)
+            wmask = mask & (done | started)  # a job still waiting at the end has no final delay yet
             out: dict[str, Any] = {"jobs": int(mask.sum()), "finished": int((mask & done).sum())}
             for name, values, sel in (("queue_delay_s", wait, wmask), ("jct_s", jct, mask & done)):
                 v = values[sel]
@@ -75,17 +75,20 @@ class ScheduleResult(Result):
             by_size["mig"] = stats(is_mig)
 
         series = _utilisation_series(o, s.utilisation_bins)
-        counts = {k: int((state == k).sum()) for k in ("finished", "running", "queued", "not_arrived", "rejected")}
+        counts = {k: int((state == k).sum()) for k in ("finished", "running", "queued", "not_arrived")}
+        multi = ~is_mig & (np.array(o.leaves_used) > 0) & (gpus > s.cluster.gpus_per_node)
+        per_leaf = s.cluster.nodes_per_leaf or s.cluster.nodes
+        nodes_needed = -(-gpus // s.cluster.gpus_per_node)
+        least_leaves = -(-nodes_needed // per_leaf)
         return {
             "policy": s.policy,
             "cluster": {"nodes": s.cluster.nodes, "gpus_per_node": s.cluster.gpus_per_node,
-                        "mig_nodes": s.cluster.mig_nodes, "total_gpus": o.total_gpus,
-                        "accelerator": s.cluster.accelerator},  # fmt: skip
+                        "nodes_per_leaf": s.cluster.nodes_per_leaf, "mig_nodes": s.cluster.mig_nodes,
+                        "total_gpus": o.total_gpus, "accelerator": s.cluster.accelerator},
             "trace": {"source": self.trace_source, "jobs": len(j)},
             "jobs": {"finished": counts["finished"], "running_at_end": counts["running"],
                      "queued_at_end": counts["queued"], "not_arrived_by_end": counts["not_arrived"],
-                     "rejected": [{"job_id": j.ids[i], "reason": o.reason[i]} for i in range(len(j))
-                                  if o.state[i] == "rejected"]},  # fmt: skip
+                     "rejected": 0},
             "end_s": o.end_s,
             "utilisation_frac": _mean_utilisation(o),
             "utilisation_over_time": series,
@@ -93,6 +96,11 @@ class ScheduleResult(Result):
             "by_size": by_size,
             "preemptions": int(sum(o.preemptions)),
             "preempted_jobs": int(sum(1 for p in o.preemptions if p)),
+            "multi_node_jobs": {
+                "started": int(multi.sum()),
+                "mean_leaves_spanned": float(np.array(o.leaves_used)[multi].mean()) if multi.any() else None,
+                "mean_least_leaves": float(least_leaves[multi].mean()) if multi.any() else None,
+            },
             "fragmentation": {
                 "head_blocked_with_enough_free_gpus_s": o.frag_blocked_s,
                 "head_blocked_with_enough_free_gpus_frac": o.frag_blocked_s / o.end_s if o.end_s > 0 else 0.0,
@@ -100,6 +108,17 @@ class ScheduleResult(Result):
             "notes": list(NOTES),
             "wall_s": self.wall_s,
         }
+
+    def waits_by_size(self) -> dict[str, list[float]]:
+        """Queueing delay of every started job, by size class (the plot's samples)."""
+        out: dict[str, list[float]] = {}
+        j, o = self.jobs, self.outcome
+        for i in range(len(j)):
+            if o.start_s[i] != o.start_s[i]:
+                continue
+            label = "mig" if j.mig_profile[i] else _size_class(j.gpus[i])
+            out.setdefault(label, []).append(o.wait_s[i])
+        return {k: out[k] for k in [*(lab for lab, _ in SIZE_CLASSES), "mig"] if k in out}
 
     def table_rows(self) -> list[dict[str, Any]]:
         d = self.to_dict()
@@ -111,6 +130,13 @@ class ScheduleResult(Result):
                     row[f"{name}.{k}"] = v
             rows.append(row)
         return rows
+
+
+def _size_class(gpus: int) -> str:
+    for label, hi in SIZE_CLASSES:
+        if gpus <= hi:
+            return label
+    return SIZE_CLASSES[-1][0]
 
 
 def _mean_utilisation(o: SimOutcome) -> float:
@@ -187,8 +213,9 @@ def schedule(source: str | Path | Mapping[str, Any], set: Iterable[str] | None =
         jobs, src, where = generate(spec.generator), f"generator(seed={spec.generator.seed})", "generated trace"
     geo = _check_jobs(spec, jobs, where)
     t0 = time.perf_counter()
-    out = simulate(jobs, nodes=spec.cluster.nodes, per_node=spec.cluster.gpus_per_node, policy=spec.policy,
-                   mig_geometry=geo, mig_nodes=spec.cluster.mig_nodes, horizon_s=spec.horizon_s,
-                   backfill_depth=spec.backfill_depth)  # fmt: skip
+    c = spec.cluster
+    out = simulate(jobs, nodes=c.nodes, per_node=c.gpus_per_node, policy=spec.policy,
+                   nodes_per_leaf=c.nodes_per_leaf, mig_geometry=geo, mig_nodes=c.mig_nodes,
+                   horizon_s=spec.horizon_s, backfill_depth=spec.backfill_depth)  # fmt: skip
     wall = time.perf_counter() - t0
     return ScheduleResult(spec=spec, jobs=jobs, outcome=out, trace_source=src, wall_s=wall)

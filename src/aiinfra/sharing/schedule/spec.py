@@ -13,8 +13,8 @@ PosInt = pydantic.PositiveInt
 NonNegInt = pydantic.NonNegativeInt
 PosFloat = pydantic.PositiveFloat
 
-Policy = Literal["fifo", "backfill", "priority", "fairshare"]
-POLICIES: tuple[str, ...] = ("fifo", "backfill", "priority", "fairshare")
+Policy = Literal["fifo", "backfill", "gang", "priority", "fairshare"]
+POLICIES: tuple[str, ...] = ("fifo", "backfill", "gang", "priority", "fairshare")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -24,6 +24,9 @@ class ClusterInput:
     nodes: PosInt
     """Nodes of whole GPUs (gang-scheduled jobs take GPUs on these)."""
     gpus_per_node: PosInt
+    nodes_per_leaf: PosInt | None = None
+    """Nodes under one leaf (top-of-rack) switch, consecutive node ids; the ``gang`` policy keeps a job's nodes in
+    as few leaves as possible. None = one leaf (no topology)."""
     accelerator: str | None = None
     """Catalog accelerator id; needed when jobs ask for MIG profiles (its MIG rules place them)."""
     mig_nodes: NonNegInt = 0
@@ -58,7 +61,8 @@ class ScheduleInput:
 
     cluster: ClusterInput
     policy: Policy
-    """fifo | backfill (EASY) | priority (preemptive) | fairshare (least-served user first, with EASY backfill)."""
+    """fifo | backfill (EASY) | gang (EASY, whole nodes for jobs of a node or more, fewest leaves) | priority
+    (preemptive) | fairshare (least-served user first, with EASY backfill). See sharing/schedule/sim.py."""
     trace: str | None = None
     """CSV trace (job_id,arrival_s,gpus,duration_s,priority,user[,mig_profile]), relative to the schedule file."""
     generator: GeneratorInput | None = None

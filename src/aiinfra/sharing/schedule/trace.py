@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
 from aiinfra.errors import SpecError
 from aiinfra.sharing.schedule.spec import GeneratorInput, Jobs
+
+K = TypeVar("K")
 
 COLUMNS = ("job_id", "arrival_s", "gpus", "duration_s", "priority", "user")
 OPTIONAL = ("mig_profile",)
@@ -56,7 +60,7 @@ def read_trace(path: Path, field: str = "schedule.trace") -> Jobs:
         for n, row in enumerate(reader, start=1):
             where = f"{path.name} row {n}"
             if None in row:
-                raise SpecError(where, row[None], "more cells than header columns", "remove the extra cells")  # type: ignore[index]
+                raise SpecError(where, row[None], "more cells than header columns", "remove the extra cells")
             job_id = (row["job_id"] or "").strip()
             if not job_id or job_id in seen:
                 raise SpecError(f"{where}.job_id", job_id, "missing or repeated", "give every job a unique id")
@@ -84,7 +88,7 @@ def read_trace(path: Path, field: str = "schedule.trace") -> Jobs:
     return Jobs(tuple(ids), tuple(arrival), tuple(gpus), tuple(duration), tuple(priority), tuple(user), tuple(mig))
 
 
-def _choice(rng: np.random.Generator, table: dict[object, float], n: int, field: str) -> list[object]:
+def _choice(rng: np.random.Generator, table: Mapping[K, float], n: int, field: str) -> list[K]:
     keys = list(table)
     p = np.array([table[k] for k in keys], dtype=float)
     if (p < 0).any() or p.sum() <= 0:
@@ -99,11 +103,11 @@ def generate(g: GeneratorInput) -> Jobs:
     rng = np.random.default_rng(g.seed)
     n = g.jobs
     arrival = np.cumsum(rng.exponential(1.0 / g.arrival_rate_per_s, size=n))
-    gpus = [int(x) for x in _choice(rng, dict(g.gpus), n, "schedule.generator.gpus")]  # type: ignore[call-overload]
+    gpus = _choice(rng, g.gpus, n, "schedule.generator.gpus")
     if any(x < 1 for x in gpus):
         raise SpecError("schedule.generator.gpus", g.gpus, "GPU counts must be ≥ 1", "fix the table")
     duration = g.duration_median_s * np.exp(g.duration_sigma * rng.standard_normal(n))
-    prio = [int(x) for x in _choice(rng, dict(g.priorities), n, "schedule.generator.priorities")]  # type: ignore[call-overload]
+    prio = _choice(rng, g.priorities, n, "schedule.generator.priorities")
     users = rng.integers(0, g.users, size=n)
     mig = [""] * n
     if g.mig_profiles:
@@ -111,8 +115,7 @@ def generate(g: GeneratorInput) -> Jobs:
         if share > 1 + 1e-9 or min(g.mig_profiles.values()) < 0:
             raise SpecError("schedule.generator.mig_profiles", g.mig_profiles, "probabilities must be ≥ 0, sum ≤ 1",
                             "lower the weights")  # fmt: skip
-        table: dict[object, float] = {"": 1.0 - share, **g.mig_profiles}
-        mig = [str(x) for x in _choice(rng, table, n, "schedule.generator.mig_profiles")]
+        mig = _choice(rng, {"": 1.0 - share, **g.mig_profiles}, n, "schedule.generator.mig_profiles")
         gpus = [0 if m else x for x, m in zip(gpus, mig, strict=True)]
     return Jobs(
         tuple(f"g{i}" for i in range(n)),
