@@ -91,6 +91,7 @@ class ScheduleResult(Result):
                      "rejected": 0},
             "end_s": o.end_s,
             "utilisation_frac": _mean_utilisation(o),
+            "utilisation_while_arriving_frac": _mean_utilisation(o, float(arrival.min()), float(arrival.max())),
             "utilisation_over_time": series,
             "all_jobs": stats(np.ones(len(j), dtype=bool)),
             "by_size": by_size,
@@ -139,27 +140,31 @@ def _size_class(gpus: int) -> str:
     return SIZE_CLASSES[-1][0]
 
 
-def _mean_utilisation(o: SimOutcome) -> float:
-    if o.end_s <= 0:
-        return 0.0
+def _busy_gpu_s(o: SimOutcome, at: np.ndarray) -> np.ndarray:
+    """Busy GPU·seconds from 0 to each time in ``at`` (the integral of the busy step function)."""
     t = np.array((*o.busy_t_s, o.end_s))
     v = np.array(o.busy_gpus)
-    dt = np.clip(np.diff(t), 0.0, None)
-    return float((v * dt).sum() / (o.end_s * o.total_gpus))
+    cum = np.concatenate(([0.0], np.cumsum(v * np.clip(np.diff(t), 0.0, None))))
+    idx = np.clip(np.searchsorted(t, at, side="right") - 1, 0, len(v) - 1)
+    return np.asarray(cum[idx] + v[idx] * (at - t[idx]))
+
+
+def _mean_utilisation(o: SimOutcome, t0: float = 0.0, t1: float | None = None) -> float:
+    """Mean busy fraction of all GPUs over [t0, t1] (default: the whole run; the drain after the last arrival
+    lowers it, so the window of arrivals is reported as well)."""
+    t1 = o.end_s if t1 is None else min(t1, o.end_s)
+    if t1 <= t0:
+        return 0.0
+    a, b = _busy_gpu_s(o, np.array([t0, t1]))
+    return float((b - a) / ((t1 - t0) * o.total_gpus))
 
 
 def _utilisation_series(o: SimOutcome, bins: int) -> list[dict[str, float]]:
-    """Mean busy fraction of the GPUs in ``bins`` equal intervals of [0, end] (integral of the step function)."""
+    """Mean busy fraction of the GPUs in ``bins`` equal intervals of [0, end]."""
     if o.end_s <= 0:
         return []
-    t = np.array((*o.busy_t_s, o.end_s))
-    v = np.array(o.busy_gpus)
-    cum = np.concatenate(([0.0], np.cumsum(v * np.clip(np.diff(t), 0.0, None))))  # busy GPU·s up to t[k]
     edges = np.linspace(0.0, o.end_s, bins + 1)
-    idx = np.clip(np.searchsorted(t, edges, side="right") - 1, 0, len(v) - 1)
-    at = cum[idx] + v[idx] * (edges - t[idx])
-    width = np.diff(edges)
-    frac = np.diff(at) / (width * o.total_gpus)
+    frac = np.diff(_busy_gpu_s(o, edges)) / (np.diff(edges) * o.total_gpus)
     return [{"t_start_s": float(a), "t_end_s": float(b), "busy_frac": float(f)}
             for a, b, f in zip(edges[:-1], edges[1:], frac, strict=True)]  # fmt: skip
 

@@ -27,7 +27,8 @@ def _schedule(args: argparse.Namespace) -> tuple[Any, str]:
             f"({c['nodes']} × {c['gpus_per_node']}{mig}), policy {d['policy']}\n"
             f"finished {jobs['finished']}, running at end {jobs['running_at_end']}, queued at end "
             f"{jobs['queued_at_end']}, not arrived by end {jobs['not_arrived_by_end']}; end {d['end_s'] / 3600:.1f} h;"
-            f" utilisation {d['utilisation_frac']:.1%}; preemptions {d['preemptions']}; head blocked by "
+            f" utilisation {d['utilisation_frac']:.1%} ({d['utilisation_while_arriving_frac']:.1%} while jobs arrive);"
+            f" preemptions {d['preemptions']}; head blocked by "
             f"fragmentation {frag:.1%} of the time\n")  # fmt: skip
     mn = d["multi_node_jobs"]
     if mn["started"]:

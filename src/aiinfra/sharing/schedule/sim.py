@@ -82,10 +82,16 @@ class _Nodes:
         elif g == self.per_node:
             self.leaf_full[node // self.per_leaf].add(node)
 
-    def _best_fit(self, gpus: int, upto: int) -> int | None:
+    def _best_fit(self, gpus: int, upto: int, topology: bool = False) -> int | None:
+        """The fullest node with room for ``gpus``; a free node from the leaf with the fewest free nodes when
+        ``topology`` (keeping whole leaves free for multi-node jobs), else any free node."""
         for k in range(gpus, upto + 1):
             if self.buckets[k]:
-                return min(self.buckets[k]) if k < self.per_node else next(iter(self.buckets[k]))
+                if k < self.per_node:
+                    return min(self.buckets[k])
+                if topology:
+                    return min(min(s) for s in self.leaf_full if len(s) == min(len(t) for t in self.leaf_full if t))
+                return next(iter(self.buckets[k]))
         return None
 
     def find(self, gpus: int, whole_nodes: bool) -> list[tuple[int, int]] | None:
@@ -94,7 +100,7 @@ class _Nodes:
         if gpus > self.total_free:
             return None
         if gpus < g or (gpus == g and not whole_nodes):
-            node = self._best_fit(gpus, g)
+            node = self._best_fit(gpus, g, whole_nodes)
             return None if node is None else [(node, gpus)]
         if whole_nodes:
             need = -(-gpus // g)
@@ -109,12 +115,7 @@ class _Nodes:
                     chosen.extend(sorted(s)[: need - len(chosen)])
                     if len(chosen) == need:
                         break
-            left = gpus
-            out = []
-            for n in chosen:  # the last node may hold the remainder, the node still the job's alone
-                out.append((n, min(g, left)))
-                left -= g
-            return out
+            return [(n, g) for n in chosen]  # the job holds its last node whole even if it uses part of it
         whole, rem = divmod(gpus, g)
         full = self.buckets[g]
         if len(full) < whole + (rem > 0 and self._best_fit(rem, g - 1) is None):
@@ -126,13 +127,13 @@ class _Nodes:
             out.append((chosen_nodes[whole] if node is None else node, rem))
         return out
 
-    def take(self, alloc: list[tuple[int, int]], whole_nodes: bool) -> None:
+    def take(self, alloc: list[tuple[int, int]]) -> None:
         for n, k in alloc:
-            self._move(n, -(self.per_node if whole_nodes else k))
+            self._move(n, -k)
 
-    def give(self, alloc: list[tuple[int, int]], whole_nodes: bool) -> None:
+    def give(self, alloc: list[tuple[int, int]]) -> None:
         for n, k in alloc:
-            self._move(n, self.per_node if whole_nodes else k)
+            self._move(n, k)
 
 
 class _Room:
@@ -286,7 +287,7 @@ def simulate(
             a = a or pool.find(gpus[i], whole)
             if a is None:
                 return False
-            pool.take(a, whole)
+            pool.take(a)
             alloc[i] = a
         if start[i] != start[i]:  # nan: first start
             start[i] = now
@@ -309,7 +310,7 @@ def simulate(
             gpu, s = mig_alloc.pop(i)
             migs.give(gpu, s, p)
         else:
-            pool.give(alloc.pop(i), whole)
+            pool.give(alloc.pop(i))
         del end_of[i]
         user_gpus[user[i]] -= gpus[i]
         prio_gpus[prio[i]] -= gpus[i]
@@ -362,7 +363,7 @@ def simulate(
             heapq.heappop(running_by_end)
         for end, j in sorted(e for e in running_by_end if end_of.get(e[1]) == e[0]):
             for node, k in alloc.get(j, ()):
-                room.add(node, per_node if whole else k)
+                room.add(node, k)
             if room.fits():
                 return end, room
         return None
@@ -387,10 +388,10 @@ def simulate(
         assert isinstance(room, _Room) and isinstance(t_res, float)
         if now + remaining[j] > t_res:
             for node, k in a:
-                room.add(node, -(per_node if whole else k))
+                room.add(node, -k)
             if not room.fits():
                 for node, k in a:
-                    room.add(node, per_node if whole else k)
+                    room.add(node, k)
                 return False
         return place(j, a)
 
@@ -409,7 +410,7 @@ def simulate(
             room = _Room(pool.free, per_node, gpus[i], whole)
             for j in victims:
                 for node, k in alloc[j]:
-                    room.add(node, per_node if whole else k)
+                    room.add(node, k)
                 chosen.append(j)
                 if room.fits():
                     break
