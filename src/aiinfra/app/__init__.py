@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from aiinfra.app.datacenter import DatacenterResult, datacenter
     from aiinfra.app.inference import CapacityResult, InferResult, capacity, infer
     from aiinfra.app.mig import MigResult, mig
+    from aiinfra.app.pack import PackResult, pack
     from aiinfra.app.scenario import ScenarioLike, load_scenario
     from aiinfra.app.schedule import ScheduleResult, schedule
     from aiinfra.app.simulation import MaxRateResult, SimulateResult, find_max_rate, simulate
@@ -84,6 +85,8 @@ _LAZY: dict[str, str] = {
     "validate": "aiinfra.app.validation",
     "MigResult": "aiinfra.app.mig",
     "mig": "aiinfra.app.mig",
+    "PackResult": "aiinfra.app.pack",
+    "pack": "aiinfra.app.pack",
     "ScheduleResult": "aiinfra.app.schedule",
     "schedule": "aiinfra.app.schedule",
 }
@@ -145,6 +148,7 @@ __all__ = [
     "MigResult",
     "MissingExtraError",
     "ModelFigures",
+    "PackResult",
     "PriceRows",
     "Result",
     "ScenarioLike",
