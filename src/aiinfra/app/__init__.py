@@ -171,6 +171,7 @@ __all__ = [
     "memory",
     "mig",
     "model_show",
+    "pack",
     "plan_label",
     "price_list",
     "schedule",

@@ -90,13 +90,13 @@ class PackResult(Result):
             "layouts": pk.layout_counts(p),
             "assignment": [{"gpu": k, "accelerator": g.accelerator, "instances": [
                 {"profile": prof, "workload": who or None} for prof, who in zip(g.layout, g.assigned, strict=True)]}
-                for k, g in enumerate(p.gpus)],  # fmt: skip
+                for k, g in enumerate(p.gpus)],
             "workloads": [{"name": w.name, "kind": w.kind, "chosen": {
                 "accelerator": p.choice[w.name].accelerator, "profile": p.choice[w.name].profile,
                 "instances": p.choice[w.name].count, "detail": p.choice[w.name].detail},
                 "options": [{"accelerator": o.accelerator, "profile": o.profile, "instances": o.count,
                              "detail": o.detail} for o in w.options],
-                "rejected": list(w.rejected)} for w in self.workloads],  # fmt: skip
+                "rejected": list(w.rejected)} for w in self.workloads],
             "compare": {
                 "mig_gpus": gpus,
                 "whole_gpus": self.whole_gpus,
@@ -211,6 +211,6 @@ def pack(source: str | Path | Mapping[str, Any], set: Iterable[str] | None = Non
     else:
         bound = pk.lp_bound(works, geos, price, spec.objective)
         packing = pk.solve_greedy(works, geos, price, spec.objective, bound)
-    first = next(iter(geos))
+    gpu_memory_bytes = catalog.accelerator(next(iter(geos))).memory_bytes
     return PackResult(spec=spec, workloads=tuple(works), packing=packing, whole_gpus=pk.whole_gpu_count(works),
-                      memory_bound_gpus=pk.memory_bound_count(works, catalog.accelerator(first).memory_bytes))  # fmt: skip
+                      memory_bound_gpus=pk.memory_bound_count(works, gpu_memory_bytes))  # fmt: skip

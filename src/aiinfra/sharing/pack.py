@@ -109,7 +109,9 @@ def size_service(sc: Scenario) -> tuple[int, int, float, float] | str:
         else:
             hi = mid - 1
     if best is None:
-        return "no batch meets the SLO (even one request misses TTFT or TPOT)" if top.batch_seqs else "model does not fit"
+        if not top.batch_seqs:
+            return "the model does not fit"
+        return "no batch meets the SLO (even one request misses TTFT or TPOT)"
     in_flight = math.ceil(wl.request_rate_per_s * (best.ttft_s + wl.output_tokens * best.tpot_s))
     return max(1, math.ceil(in_flight / best.batch)), best.batch, best.ttft_s, best.tpot_s
 
@@ -144,7 +146,7 @@ def _assign(y: dict[tuple[str, tuple[str, ...]], int], choice: dict[str, Option]
 def _program(works: list[Workload], geos: dict[str, m.MigGeometry | None], price: dict[str, float],
              objective: str) -> tuple[Any, Any, Any, list[tuple[str, tuple[str, ...]]], list[tuple[int, Option]]]:
     """The integer program of the module docstring: objective, constraints, bounds, y columns, x columns."""
-    from scipy.optimize import Bounds, LinearConstraint
+    from scipy.optimize import Bounds, LinearConstraint  # type: ignore[import-untyped,unused-ignore]
 
     cols: list[tuple[str, tuple[str, ...]]] = [(a, lay) for a, g in geos.items() for lay in _layouts(a, g)]
     xs: list[tuple[int, Option]] = [(w, o) for w, wk in enumerate(works) for o in wk.options]
@@ -185,7 +187,7 @@ def _program(works: list[Workload], geos: dict[str, m.MigGeometry | None], price
 def lp_bound(works: list[Workload], geos: dict[str, m.MigGeometry | None], price: dict[str, float],
              objective: str) -> float:  # fmt: skip
     """The LP relaxation's optimum: no packing does better."""
-    from scipy.optimize import milp
+    from scipy.optimize import milp  # type: ignore[import-untyped,unused-ignore]
 
     c, cons, bounds, cols, xs = _program(works, geos, price, objective)
     lp = milp(c, constraints=cons, bounds=bounds, integrality=np.zeros(len(cols) + len(xs)))
@@ -195,7 +197,7 @@ def lp_bound(works: list[Workload], geos: dict[str, m.MigGeometry | None], price
 def solve_milp(works: list[Workload], geos: dict[str, m.MigGeometry | None], price: dict[str, float],
                objective: str, time_limit_s: float) -> Packing:  # fmt: skip
     """The optimum by HiGHS (scipy.optimize.milp); also returns the LP bound."""
-    from scipy.optimize import milp
+    from scipy.optimize import milp  # type: ignore[import-untyped,unused-ignore]
 
     c, cons, bounds, cols, xs = _program(works, geos, price, objective)
     ny, nx = len(cols), len(xs)
