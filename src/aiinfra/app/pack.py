@@ -168,6 +168,8 @@ def load_pack(source: str | Path | Mapping[str, Any], set: Iterable[str] | None 
 def pack(source: str | Path | Mapping[str, Any], set: Iterable[str] | None = None) -> PackResult:
     """Pack the portfolio file ``source`` (a path or a mapping in the file format) onto the fewest or cheapest GPUs."""
     spec = load_pack(source, set)
+    if not spec.workloads:
+        raise SpecError("pack.workloads", [], "no workloads", "list the services, notebooks and fine-tunes to pack")
     geos: dict[str, m.MigGeometry | None] = {}
     price: dict[str, float] = {}
     for k, acc in enumerate(spec.accelerators):
