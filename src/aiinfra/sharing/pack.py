@@ -77,6 +77,7 @@ class Packing:
     gpus: tuple[GpuPlan, ...]
     choice: dict[str, Option]
     objective_value: float
+    """In the objective's unit: GPUs (objective gpus) or $ per hour (objective cost)."""
     lower_bound: float
     """LP-relaxation bound of the objective (the optimum is at least this)."""
 
