@@ -1,4 +1,5 @@
-"""Scheduler simulation speed: 100,000 synthetic jobs on a 10,000-GPU cluster (1,250 nodes × 8), per policy.
+"""Scheduler simulation speed: 100,000 synthetic jobs on a 10,000-GPU cluster (1,250 nodes × 8, leaves of 32
+nodes), per policy.
 
     python bench/bench_schedule.py [--jobs 100000] [--policies fifo,backfill,priority,fairshare]
 
@@ -17,12 +18,12 @@ from aiinfra import app
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=100_000)
-    ap.add_argument("--policies", default="fifo,backfill,priority,fairshare")
+    ap.add_argument("--policies", default="fifo,backfill,gang,priority,fairshare")
     ap.add_argument("--backfill-depth", type=int, default=1000)
     args = ap.parse_args()
     for policy in args.policies.split(","):
         spec = {"schedule": {
-            "cluster": {"nodes": 1250, "gpus_per_node": 8},
+            "cluster": {"nodes": 1250, "gpus_per_node": 8, "nodes_per_leaf": 32},
             "policy": policy,
             "backfill_depth": args.backfill_depth,
             # offered load ≈ 0.5 jobs/s × mean 1.65 h (log-normal: median 1 h, sigma 1) × 3.44 GPUs ≈ 10,200 GPUs

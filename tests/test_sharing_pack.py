@@ -87,3 +87,19 @@ def test_example_runs_and_an_empty_portfolio_is_exit_2() -> None:
     r2 = run_cli("pack", str(EXAMPLES / "pack-portfolio.yaml"), "--set", "pack.workloads=[]")
     assert r2.returncode == 2
     assert "pack.workloads" in r2.stderr and "Traceback" not in r2.stderr
+
+
+def test_a_service_gets_the_smallest_instance_meeting_its_slo() -> None:
+    """One light Llama-3.1-8B FP8 service alone: the optimum is one GPU; its chosen instance meets the SLO by the
+    planner's own figures, and so does every option offered (options that miss it are listed as rejected)."""
+    svc = {"name": "chat", "kind": "service", "model": "meta-llama-3.1-8b", "weight_precision": "fp8",
+           "kv_precision": "fp8", "input_tokens": 512, "output_tokens": 128, "request_rate_per_s": 0.5,
+           "slo": {"ttft_p90_s": 1.0, "tpot_p99_s": 0.05}}  # fmt: skip
+    d = app.pack(portfolio(svc, nb("n", 9, 1))).to_dict()
+    assert d["gpus"] == 1
+    (w,) = [w for w in d["workloads"] if w["name"] == "chat"]
+    assert w["chosen"]["ttft_s"] <= 1.0 and w["chosen"]["tpot_s"] <= 0.05
+    assert any(o["profile"] == "whole" for o in w["options"])
+    # 0.5 request/s × (TTFT + 128 × TPOT ≤ 1 + 6.4 s) ≤ 4 sequences in flight; 8 GB of FP8 weights plus their KV
+    # fit a 3g.40gb (40 GB) with room to spare, so a MIG slice, not a whole GPU, is the packing's choice
+    assert w["chosen"]["profile"] != "whole"

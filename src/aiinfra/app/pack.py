@@ -93,7 +93,8 @@ class PackResult(Result):
                 for k, g in enumerate(p.gpus)],
             "workloads": [{"name": w.name, "kind": w.kind, "chosen": {
                 "accelerator": p.choice[w.name].accelerator, "profile": p.choice[w.name].profile,
-                "instances": p.choice[w.name].count, "detail": p.choice[w.name].detail},
+                "instances": p.choice[w.name].count, "detail": p.choice[w.name].detail,
+                "ttft_s": p.choice[w.name].ttft_s, "tpot_s": p.choice[w.name].tpot_s},
                 "options": [{"accelerator": o.accelerator, "profile": o.profile, "instances": o.count,
                              "detail": o.detail} for o in w.options],
                 "rejected": list(w.rejected)} for w in self.workloads],
@@ -150,7 +151,8 @@ def _options_service(w: dict[str, Any], where: str, acc: str,
         replicas, batch, ttft, tpot = sized
         slices = geo.profile(prof).compute_slices if (geo and prof != pk.WHOLE) else (geo.compute_slices if geo else 1)
         opts.append(pk.Option(accelerator=acc, profile=prof, count=replicas, compute_slices=slices,
-                              detail=f"{replicas} replica(s) × batch {batch}: TTFT {ttft:.3f} s, TPOT {tpot:.4f} s"))
+                              detail=f"{replicas} replica(s) × batch {batch}: TTFT {ttft:.3f} s, TPOT {tpot:.4f} s",
+                              ttft_s=ttft, tpot_s=tpot))
         mem = min(mem, replicas * sc.cluster.accelerator.memory_bytes)
     return opts, why, mem
 

@@ -46,6 +46,9 @@ class Option:
     compute_slices: int
     """Compute slices of one instance (the GPU's compute slices for a whole GPU)."""
     detail: str = ""
+    ttft_s: float | None = None
+    """A service replica's steady-state TTFT at its batch on this instance (None for other workloads)."""
+    tpot_s: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
