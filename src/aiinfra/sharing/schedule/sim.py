@@ -90,7 +90,8 @@ class _Nodes:
                 if k < self.per_node:
                     return min(self.buckets[k])
                 if topology:
-                    return min(min(s) for s in self.leaf_full if len(s) == min(len(t) for t in self.leaf_full if t))
+                    fewest = min(len(s) for s in self.leaf_full if s)
+                    return next(min(s) for s in self.leaf_full if len(s) == fewest)
                 return next(iter(self.buckets[k]))
         return None
 
@@ -246,13 +247,13 @@ def simulate(
     leaves = [0] * n
     remaining = list(jobs.duration_s)
     epoch = [0] * n
-    run_start = [0.0] * n
     alloc: dict[int, list[tuple[int, int]]] = {}
     mig_alloc: dict[int, tuple[int, int]] = {}
     running_by_end: list[tuple[float, int]] = []  # heap, lazily cleaned
     end_of: dict[int, float] = {}
     user_gpus: dict[str, int] = {}
     prio_gpus: dict[int, int] = {}
+    running_prio: dict[int, dict[int, None]] = {}  # running jobs by priority, in start order
 
     events: list[tuple[float, int, int, int]] = [(arrival[i], _ARRIVE, i, 0) for i in range(n)]
     heapq.heapify(events)
@@ -293,13 +294,13 @@ def simulate(
             start[i] = now
             leaves[i] = len({node // per_leaf for node, _ in a}) if a else 0
         waited[i] += now - queued_since[i]
-        run_start[i] = now
         end = now + remaining[i]
         end_of[i] = end
         heapq.heappush(events, (end, _FINISH, i, epoch[i]))
         heapq.heappush(running_by_end, (end, i))
         user_gpus[user[i]] = user_gpus.get(user[i], 0) + gpus[i]
         prio_gpus[prio[i]] = prio_gpus.get(prio[i], 0) + gpus[i]
+        running_prio.setdefault(prio[i], {})[i] = None
         busy += weight(i)
         return True
 
@@ -314,6 +315,7 @@ def simulate(
         del end_of[i]
         user_gpus[user[i]] -= gpus[i]
         prio_gpus[prio[i]] -= gpus[i]
+        del running_prio[prio[i]][i]
         busy -= weight(i)
 
     def enqueue(i: int) -> None:
@@ -399,12 +401,10 @@ def simulate(
         """Preempt lower-priority running jobs (lowest priority, latest start first) if that lets ``i`` start."""
         p = profiles[i]
         lower = sum(v for q, v in prio_gpus.items() if q < prio[i])
-        if p is None and lower + pool.total_free < gpus[i]:
+        if p is None and (lower == 0 or lower + pool.total_free < gpus[i]):
             return False
-        victims = sorted((j for j in end_of if prio[j] < prio[i] and (profiles[j] is None) == (p is None)),
-                         key=lambda j: (prio[j], -run_start[j], -j))  # fmt: skip
-        if not victims:
-            return False
+        victims = (j for q in sorted(q for q in running_prio if q < prio[i]) for j in reversed(running_prio[q])
+                   if (profiles[j] is None) == (p is None))  # lowest priority first, latest started first  # fmt: skip
         chosen: list[int] = []
         if p is None:
             room = _Room(pool.free, per_node, gpus[i], whole)
@@ -417,7 +417,9 @@ def simulate(
             else:
                 return False
         else:
-            chosen = victims  # released one at a time below until the profile fits
+            chosen = list(victims)  # released one at a time below until the profile fits
+            if not chosen:
+                return False
         for j in chosen:
             remaining[j] = max(end_of[j] - now, 0.0)
             release(j)
@@ -466,7 +468,9 @@ def simulate(
                     dequeue(j)
             return
         for j in o[1:]:
-            if pool.total_free == 0 and profiles[j] is None:
+            if profiles[j] is None and gpus[j] > pool.total_free:
+                if pool.total_free == 0 and not mig_nodes:
+                    break  # nothing left to place
                 continue
             if try_backfill(j, head):
                 dequeue(j)
