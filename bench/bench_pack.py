@@ -42,10 +42,11 @@ def main() -> None:
         t1 = time.perf_counter()
         gr = app.pack(portfolio(n, args.seed, "greedy")).to_dict()
         t2 = time.perf_counter()
-        print(json.dumps({"workloads": n, "milp_gpus": opt["gpus"], "milp_method": opt["method"],
-                          "greedy_gpus": gr["gpus"], "lp_bound": round(opt["lower_bound"], 2),
-                          "greedy_gap_to_milp_frac": round((gr["gpus"] - opt["gpus"]) / opt["gpus"], 3),
-                          "milp_wall_s": round(t1 - t0, 2), "greedy_wall_s": round(t2 - t1, 2)}), flush=True)  # fmt: skip
+        row = {"workloads": n, "milp_gpus": opt["gpus"], "milp_method": opt["method"], "greedy_gpus": gr["gpus"],
+               "lp_bound": round(opt["lower_bound"], 2),
+               "greedy_gap_to_milp_frac": round((gr["gpus"] - opt["gpus"]) / opt["gpus"], 3),
+               "milp_wall_s": round(t1 - t0, 2), "greedy_wall_s": round(t2 - t1, 2)}  # fmt: skip
+        print(json.dumps(row), flush=True)
 
 
 if __name__ == "__main__":
