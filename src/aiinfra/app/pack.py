@@ -44,9 +44,10 @@ class PackInput:
     objective: Literal["gpus", "cost"] = "gpus"
     """gpus: the fewest GPUs; cost: the cheapest per hour (catalog on-demand prices)."""
     solver: Literal["auto", "milp", "greedy"] = "auto"
-    milp_max_workloads: pydantic.PositiveInt = 200
-    """auto: the MILP up to this many workloads, the greedy above (the integer program's size grows with the
-    workloads × options; at a few hundred HiGHS still answers in seconds on one core — bench/bench_pack.py)."""
+    milp_max_workloads: pydantic.PositiveInt = 2000
+    """auto: the MILP up to this many workloads, the greedy above. HiGHS solved random portfolios of 2,000
+    notebooks and fine-tunes on two GPU types in about 2 s on one core (bench/bench_pack.py, bench/README.md);
+    beyond that the integer program's size (workloads × options) is untested."""
     time_limit_s: pydantic.PositiveFloat = 60.0
     """HiGHS time limit; a solve stopped by it reports the best packing found as not proven optimal."""
     name: str = ""

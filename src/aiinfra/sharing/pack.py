@@ -151,6 +151,7 @@ def _program(works: list[Workload], geos: dict[str, m.MigGeometry | None], price
              objective: str) -> tuple[Any, Any, Any, list[tuple[str, tuple[str, ...]]], list[tuple[int, Option]]]:
     """The integer program of the module docstring: objective, constraints, bounds, y columns, x columns."""
     from scipy.optimize import Bounds, LinearConstraint  # type: ignore[import-untyped,unused-ignore]
+    from scipy.sparse import coo_array  # type: ignore[import-untyped,unused-ignore]
 
     cols: list[tuple[str, tuple[str, ...]]] = [(a, lay) for a, g in geos.items() for lay in _layouts(a, g)]
     xs: list[tuple[int, Option]] = [(w, o) for w, wk in enumerate(works) for o in wk.options]
@@ -158,32 +159,37 @@ def _program(works: list[Workload], geos: dict[str, m.MigGeometry | None], price
     c = np.zeros(ny + nx)
     for j, (a, _) in enumerate(cols):
         c[j] = price[a] if objective == "cost" else 1.0
-    rows, lo, hi = [], [], []
-    for w in range(len(works)):
-        r = np.zeros(ny + nx)
-        for k, (ww, _) in enumerate(xs):
-            if ww == w:
-                r[ny + k] = 1.0
-        rows.append(r)
-        lo.append(1.0)
-        hi.append(1.0)
-    for a, g in geos.items():
-        profiles = [WHOLE] + ([p.name for p in g.profiles] if g else [])
-        for p in profiles:
-            r = np.zeros(ny + nx)
+    r_idx: list[int] = []
+    c_idx: list[int] = []
+    vals: list[float] = []
+    lo: list[float] = []
+    hi: list[float] = []
+    for k, (w, _) in enumerate(xs):  # each workload takes exactly one option
+        r_idx.append(w)
+        c_idx.append(ny + k)
+        vals.append(1.0)
+    lo += [1.0] * len(works)
+    hi += [1.0] * len(works)
+    row = len(works)
+    for a, g in geos.items():  # instances chosen of each (type, profile) ≤ instances the layouts provide
+        for p in [WHOLE] + ([q.name for q in g.profiles] if g else []):
+            users = [(k, o.count) for k, (_, o) in enumerate(xs) if o.accelerator == a and o.profile == p]
+            if not users:
+                continue
             for j, (aa, lay) in enumerate(cols):
-                if aa == a:
-                    r[j] = -lay.count(p)
-            used = False
-            for k, (_, o) in enumerate(xs):
-                if o.accelerator == a and o.profile == p:
-                    r[ny + k] = o.count
-                    used = True
-            if used:
-                rows.append(r)
-                lo.append(-np.inf)
-                hi.append(0.0)
-    cons = LinearConstraint(np.array(rows), lo, hi)
+                if aa == a and p in lay:
+                    r_idx.append(row)
+                    c_idx.append(j)
+                    vals.append(-float(lay.count(p)))
+            for k, count in users:
+                r_idx.append(row)
+                c_idx.append(ny + k)
+                vals.append(float(count))
+            lo.append(-np.inf)
+            hi.append(0.0)
+            row += 1
+    matrix = coo_array((vals, (r_idx, c_idx)), shape=(row, ny + nx)).tocsr()
+    cons = LinearConstraint(matrix, lo, hi)
     bounds = Bounds(np.zeros(ny + nx), np.concatenate([np.full(ny, np.inf), np.ones(nx)]))
     return c, cons, bounds, cols, xs
 
@@ -234,20 +240,36 @@ def solve_greedy(works: list[Workload], geos: dict[str, m.MigGeometry | None], p
     items = sorted(((o.compute_slices, o.accelerator, o.profile, name) for name, o in choice.items()
                     for _ in range(o.count)), reverse=True)  # fmt: skip
     gpus: list[tuple[str, list[str], list[str]]] = []
-    for _, acc, prof, name in items:
+    open_gpus: dict[str, list[int]] = {}  # per type: MIG GPUs with compute slices left, in opening order
+    used: list[int] = []
+    used_mem: list[int] = []
+    for slices, acc, prof, name in items:
         geo = geos[acc]
-        for a, lay, who in gpus:
-            if a != acc or prof == WHOLE or WHOLE in lay or geo is None:
-                continue
-            try:
-                m.place(geo, [*lay, prof])
-            except SpecError:
-                continue
-            lay.append(prof)
-            who.append(name)
-            break
-        else:
-            gpus.append((acc, [prof], [name]))
+        if prof != WHOLE and geo is not None:
+            mem = geo.profile(prof).memory_slices
+            for g in open_gpus.setdefault(acc, []):
+                if used[g] + slices > geo.compute_slices or used_mem[g] + mem > geo.memory_slices:
+                    continue
+                try:
+                    m.place(geo, [*gpus[g][1], prof])
+                except SpecError:
+                    continue
+                gpus[g][1].append(prof)
+                gpus[g][2].append(name)
+                used[g] += slices
+                used_mem[g] += mem
+                if used[g] == geo.compute_slices or used_mem[g] == geo.memory_slices:
+                    open_gpus[acc].remove(g)
+                break
+            else:
+                open_gpus[acc].append(len(gpus))
+                gpus.append((acc, [prof], [name]))
+                used.append(slices)
+                used_mem.append(mem)
+            continue
+        gpus.append((acc, [prof], [name]))
+        used.append(slices)
+        used_mem.append(0)
     value = sum(price[a] if objective == "cost" else 1.0 for a, _, _ in gpus)
     plans = tuple(GpuPlan(accelerator=a, layout=tuple(lay), assigned=tuple(who)) for a, lay, who in gpus)
     return Packing(method="greedy", objective=objective, gpus=plans, choice=choice, objective_value=value,
