@@ -12,8 +12,12 @@ from aiinfra.report.render import table
 def _pack(args: argparse.Namespace) -> tuple[Any, str]:
     d = app.pack(args.portfolio, args.set).to_dict()
     c = d["compare"]
-    lines = [f"{d['gpus']} GPUs ({d['method']}; objective {d['objective']} = {d['objective_value']:g}, "
-             f"lower bound {d['lower_bound']:g}, gap {d['gap_to_lower_bound_frac']:.1%})",
+
+    def unit(v: float) -> str:
+        return f"${v:,.2f}/h" if d["objective"] == "cost" else f"{v:g} GPUs"
+
+    lines = [f"{d['gpus']} GPUs ({d['method']}; objective {d['objective']}: {unit(d['objective_value'])}, "
+             f"lower bound {unit(d['lower_bound'])}, gap {d['gap_to_lower_bound_frac']:.1%})",
              f"whole GPUs, no sharing: {c['whole_gpus']}; time-slicing or MPS, memory alone: "
              f"{c['time_slicing_or_mps_gpus_memory_bound']} (a lower bound: contention not modelled)", "",
              "layouts:"] + [f"  {n} × {lay}" for lay, n in d["layouts"].items()] + [""]  # fmt: skip
