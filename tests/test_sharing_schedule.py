@@ -208,3 +208,22 @@ def test_cli_json_and_plots(tmp_path: Path) -> None:
     r = run_cli("schedule", str(SAMPLE), "--json", "--set", "schedule.cluster.nodes=4", "--plot", str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "utilisation.png").is_file() and (tmp_path / "queue_delay.svg").is_file()
+
+
+def test_utilisation_is_the_busy_gpu_seconds_over_the_run(tmp_path: Path) -> None:
+    # BLOCKED_HEAD under FIFO on one 4-GPU node: busy GPU·s = A 3×10 + B 4×5 + C 1×1 + D 1×100 = 151 over 115 s
+    # × 4 GPUs = 0.3283; while jobs arrive (0-2 s) only A runs: 3/4.
+    rows = "".join(f"j{i},{a},{g},{d},0,u{i},\n" for i, (a, g, d) in enumerate([(0, 3, 10), (1, 4, 5), (2, 1, 1),
+                                                                                (2, 1, 100)]))  # fmt: skip
+    (tmp_path / "t.csv").write_text("job_id,arrival_s,gpus,duration_s,priority,user,mig_profile\n" + rows)
+    (tmp_path / "s.yaml").write_text("schedule:\n  cluster: {nodes: 1, gpus_per_node: 4}\n  policy: fifo\n"
+                                     "  trace: t.csv\n  utilisation_bins: 23\n")  # fmt: skip
+    d = app.schedule(str(tmp_path / "s.yaml")).to_dict()
+    assert d["end_s"] == 115.0
+    assert d["utilisation_frac"] == pytest.approx(151 / (115 * 4))
+    assert d["utilisation_while_arriving_frac"] == pytest.approx(0.75)
+    # 23 bins of 5 s: the first two (0-10 s) hold A alone, 3 of 4 GPUs
+    assert [b["busy_frac"] for b in d["utilisation_over_time"][:2]] == pytest.approx([0.75, 0.75])
+    # class 2-4 GPUs holds A (3 GPUs, waited 0 s) and B (4 GPUs, waited 9 s): median 4.5 s, max 9 s
+    assert d["by_size"]["2-4"]["queue_delay_s"]["p50"] == pytest.approx(4.5)
+    assert d["by_size"]["1"]["queue_delay_s"]["mean"] == pytest.approx(13.0)  # C and D: 15 - 2 s each
