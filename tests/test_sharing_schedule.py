@@ -179,14 +179,16 @@ def test_sample_trace_reproduces_the_recorded_queueing_of_its_production_schedul
     once on the 6,212-GPU cluster: no pod queued for capacity. On the same cluster the simulator must start every
     pod on arrival: simulated median within 2 s and p90 within 139 s of the recorded ones (the rest is the
     production scheduler's own latency, which is not modelled)."""
-    d = app.schedule(SAMPLE, set=["schedule.policy=fifo"]).to_dict()
+    r = app.schedule(SAMPLE, set=["schedule.policy=fifo"])
+    d = r.to_dict()
     assert d["trace"]["jobs"] == 6203
     assert d["jobs"]["finished"] == 6203
     q = d["all_jobs"]["queue_delay_s"]
     assert abs(q["p50"] - 2.0) <= 2.0
     assert abs(q["p90"] - 139.0) <= 139.0
-    peak_busy = max(p["busy_frac"] for p in d["utilisation_over_time"]) * d["cluster"]["total_gpus"]
-    assert peak_busy <= 71
+    # the most GPUs held at once: 71 in the recorded schedule; the simulated starts differ from the recorded ones
+    # by the recorded delays (seconds to minutes), which may split or join an overlap: tolerance 2 GPUs
+    assert abs(max(r.outcome.busy_gpus) - 71) <= 2
 
 
 def test_sample_trace_on_a_small_cluster_queues() -> None:
