@@ -229,3 +229,14 @@ def test_utilisation_is_the_busy_gpu_seconds_over_the_run(tmp_path: Path) -> Non
     # class 2-4 GPUs holds A (3 GPUs, waited 0 s) and B (4 GPUs, waited 9 s): median 4.5 s, max 9 s
     assert d["by_size"]["2-4"]["queue_delay_s"]["p50"] == pytest.approx(4.5)
     assert d["by_size"]["1"]["queue_delay_s"]["mean"] == pytest.approx(13.0)  # C and D: 15 - 2 s each
+
+
+def test_fragmentation_counts_time_the_head_waits_with_enough_gpus_free_in_total() -> None:
+    # 2 nodes of 2 GPUs, FIFO. At 0: A (10 s) and B (5 s) best-fit onto node 0, C (5 s) and D (20 s) onto node 1.
+    # At 5 B and C end: one GPU free on each node. E (2 GPUs) arrives at 6 and cannot start although 2 GPUs are
+    # free in total, until A ends at 10: 4 s of fragmentation; E then runs 10-20 and D ends at 20.
+    o = simulate(jobs([(0, 1, 10, 0), (0, 1, 5, 0), (0, 1, 5, 0), (0, 1, 20, 0), (6, 2, 10, 0)]),
+                 nodes=2, per_node=2, policy="fifo")  # fmt: skip
+    assert o.start_s[4] == 10.0
+    assert o.frag_blocked_s == pytest.approx(4.0)
+    assert o.end_s == 20.0
