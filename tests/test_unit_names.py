@@ -30,6 +30,7 @@ COUNT_FIELDS = {
         "final_norm",
     },
     "StepBatch": {"prefill_attention_pairs"},
+    "Packing": {"objective_value", "lower_bound"},  # in the objective's unit: GPUs or $ per hour (its `objective`)
     "InRange": {"lo", "hi"},  # bounds of a field in that field's unit
     "LengthDist": {"sigma"},  # σ of log(length): dimensionless
     "RowPrediction": {"predicted"},  # in the SI unit of the row's metric column

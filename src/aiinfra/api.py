@@ -121,6 +121,20 @@ def model(model: str | dict[str, Any], seq_len: int | None = None, catalog: Cata
         return app.model_show(model, seq_len)
 
 
+def pack(portfolio: str | Path | Mapping[str, Any], *, set: Overrides = None,
+         catalog: Catalog | None = None) -> app.PackResult:  # fmt: skip
+    """The fewest (or cheapest) GPUs with a MIG layout each for a portfolio file (``aiinfra pack``)."""
+    with _using(catalog):
+        return app.pack(portfolio, _set_list(set))
+
+
+def schedule(scenario: str | Path | Mapping[str, Any], *, set: Overrides = None,
+             catalog: Catalog | None = None) -> app.ScheduleResult:  # fmt: skip
+    """A job trace through a cluster under a scheduling policy (``aiinfra schedule``)."""
+    with _using(catalog):
+        return app.schedule(scenario, _set_list(set))
+
+
 def sweep(
     scenario: ScenarioLike,
     *,

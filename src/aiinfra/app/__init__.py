@@ -37,7 +37,9 @@ if TYPE_CHECKING:
     from aiinfra.app.datacenter import DatacenterResult, datacenter
     from aiinfra.app.inference import CapacityResult, InferResult, capacity, infer
     from aiinfra.app.mig import MigResult, mig
+    from aiinfra.app.pack import PackResult, pack
     from aiinfra.app.scenario import ScenarioLike, load_scenario
+    from aiinfra.app.schedule import ScheduleResult, schedule
     from aiinfra.app.simulation import MaxRateResult, SimulateResult, find_max_rate, simulate
     from aiinfra.app.tco import TcoResult, tco
     from aiinfra.app.training import MemoryResult, TrainResult, memory, plan_label, train
@@ -83,6 +85,10 @@ _LAZY: dict[str, str] = {
     "validate": "aiinfra.app.validation",
     "MigResult": "aiinfra.app.mig",
     "mig": "aiinfra.app.mig",
+    "PackResult": "aiinfra.app.pack",
+    "pack": "aiinfra.app.pack",
+    "ScheduleResult": "aiinfra.app.schedule",
+    "schedule": "aiinfra.app.schedule",
 }
 
 _QUESTION_NAMES = ("check", "train", "memory", "infer", "capacity", "simulate", "cost", "datacenter", "tco")
@@ -142,9 +148,11 @@ __all__ = [
     "MigResult",
     "MissingExtraError",
     "ModelFigures",
+    "PackResult",
     "PriceRows",
     "Result",
     "ScenarioLike",
+    "ScheduleResult",
     "SimulateResult",
     "TcoResult",
     "TrainResult",
@@ -163,8 +171,10 @@ __all__ = [
     "memory",
     "mig",
     "model_show",
+    "pack",
     "plan_label",
     "price_list",
+    "schedule",
     "simulate",
     "tco",
     "train",

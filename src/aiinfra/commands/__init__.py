@@ -19,6 +19,8 @@ COMMAND_MODULES = [
     "aiinfra.commands.tco_cmd",
     "aiinfra.commands.sweep_cmd",
     "aiinfra.commands.mig_cmd",
+    "aiinfra.commands.pack_cmd",
+    "aiinfra.commands.schedule_cmd",
 ]
 
 

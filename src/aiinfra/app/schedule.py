@@ -1,0 +1,226 @@
+"""The schedule question: run a job trace through a cluster under a policy; queueing, completion, utilisation."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aiinfra.app.base import Result
+from aiinfra.errors import SpecError
+from aiinfra.sharing import mig as m
+from aiinfra.sharing.schedule.sim import SimOutcome, simulate
+from aiinfra.sharing.schedule.spec import Jobs, ScheduleInput
+from aiinfra.sharing.schedule.trace import generate, read_trace
+from aiinfra.specs.common import validate
+from aiinfra.specs.scenario import apply_set, read_yaml
+
+#: job size classes by whole-GPU count (upper bounds, inclusive); MIG jobs form their own class
+SIZE_CLASSES: tuple[tuple[str, int], ...] = (("1", 1), ("2-4", 4), ("5-8", 8), ("9-64", 64), ("65+", 1 << 62))
+PERCENTILES = (50, 90, 99)
+
+NOTES = (
+    "A trace row that is malformed, names an unknown MIG profile or asks for more GPUs than the cluster has "
+    "refuses the whole run (exit 2, row and field named): no job is silently dropped, so none is 'rejected'.",
+    "Durations are known exactly (EASY backfill reservations are exact); real schedulers see user estimates.",
+    "A preempted job resumes with its remaining work (checkpoint/restart without lost work, no restart cost).",
+    "Failures are not simulated: the project has no reliability model yet.",
+    "MIG jobs run on MIG-mode nodes only; a MIG instance counts its compute-slice share of a GPU as busy.",
+)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ScheduleResult(Result):
+    """The answer of :func:`schedule`."""
+
+    spec: ScheduleInput
+    jobs: Jobs
+    outcome: SimOutcome
+    trace_source: str
+    wall_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        o, j, s = self.outcome, self.jobs, self.spec
+        arrival = np.array(j.arrival_s)
+        finish = np.array(o.finish_s)
+        gpus = np.array(j.gpus)
+        is_mig = np.array([bool(p) for p in j.mig_profile])
+        state = np.array(o.state)
+        started = ~np.isnan(np.array(o.start_s))
+        done = state == "finished"
+        wait = np.array(o.wait_s)  # time queued, every wait after a preemption included
+        jct = finish - arrival
+
+        def stats(mask: np.ndarray) -> dict[str, Any]:
+            wmask = mask & (done | started)  # a job still waiting at the end has no final delay yet
+            out: dict[str, Any] = {"jobs": int(mask.sum()), "finished": int((mask & done).sum())}
+            for name, values, sel in (("queue_delay_s", wait, wmask), ("jct_s", jct, mask & done)):
+                v = values[sel]
+                out[name] = ({f"p{q}": float(np.percentile(v, q)) for q in PERCENTILES} | {"mean": float(v.mean())}
+                             if v.size else None)  # fmt: skip
+            return out
+
+        by_size: dict[str, Any] = {}
+        lo = 1
+        for label, hi in SIZE_CLASSES:
+            mask = ~is_mig & (gpus >= lo) & (gpus <= hi)
+            if mask.any():
+                by_size[label] = stats(mask)
+            lo = hi + 1
+        if is_mig.any():
+            by_size["mig"] = stats(is_mig)
+
+        series = _utilisation_series(o, s.utilisation_bins)
+        counts = {k: int((state == k).sum()) for k in ("finished", "running", "queued", "not_arrived")}
+        multi = ~is_mig & (np.array(o.leaves_used) > 0) & (gpus > s.cluster.gpus_per_node)
+        per_leaf = s.cluster.nodes_per_leaf or s.cluster.nodes
+        nodes_needed = -(-gpus // s.cluster.gpus_per_node)
+        least_leaves = -(-nodes_needed // per_leaf)
+        return {
+            "policy": s.policy,
+            "cluster": {"nodes": s.cluster.nodes, "gpus_per_node": s.cluster.gpus_per_node,
+                        "nodes_per_leaf": s.cluster.nodes_per_leaf, "mig_nodes": s.cluster.mig_nodes,
+                        "total_gpus": o.total_gpus, "accelerator": s.cluster.accelerator},
+            "trace": {"source": self.trace_source, "jobs": len(j)},
+            "jobs": {"finished": counts["finished"], "running_at_end": counts["running"],
+                     "queued_at_end": counts["queued"], "not_arrived_by_end": counts["not_arrived"],
+                     "rejected": 0},
+            "end_s": o.end_s,
+            "utilisation_frac": _mean_utilisation(o),
+            "utilisation_while_arriving_frac": _mean_utilisation(o, float(arrival.min()), float(arrival.max())),
+            "utilisation_over_time": series,
+            "all_jobs": stats(np.ones(len(j), dtype=bool)),
+            "by_size": by_size,
+            "preemptions": int(sum(o.preemptions)),
+            "preempted_jobs": int(sum(1 for p in o.preemptions if p)),
+            "multi_node_jobs": {
+                "started": int(multi.sum()),
+                "mean_leaves_spanned": float(np.array(o.leaves_used)[multi].mean()) if multi.any() else None,
+                "mean_least_leaves": float(least_leaves[multi].mean()) if multi.any() else None,
+            },
+            "fragmentation": {
+                "head_blocked_with_enough_free_gpus_s": o.frag_blocked_s,
+                "head_blocked_with_enough_free_gpus_frac": o.frag_blocked_s / o.end_s if o.end_s > 0 else 0.0,
+            },
+            "notes": list(NOTES),
+            "wall_s": self.wall_s,
+        }
+
+    def waits_by_size(self) -> dict[str, list[float]]:
+        """Queueing delay of every started job, by size class (the plot's samples)."""
+        out: dict[str, list[float]] = {}
+        j, o = self.jobs, self.outcome
+        for i in range(len(j)):
+            if o.start_s[i] != o.start_s[i]:
+                continue
+            label = "mig" if j.mig_profile[i] else _size_class(j.gpus[i])
+            out.setdefault(label, []).append(o.wait_s[i])
+        return {k: out[k] for k in [*(lab for lab, _ in SIZE_CLASSES), "mig"] if k in out}
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        d = self.to_dict()
+        rows = []
+        for label, st in d["by_size"].items():
+            row: dict[str, Any] = {"size_class": label, "jobs": st["jobs"], "finished": st["finished"]}
+            for name in ("queue_delay_s", "jct_s"):
+                for k, v in (st[name] or {}).items():
+                    row[f"{name}.{k}"] = v
+            rows.append(row)
+        return rows
+
+
+def _size_class(gpus: int) -> str:
+    for label, hi in SIZE_CLASSES:
+        if gpus <= hi:
+            return label
+    return SIZE_CLASSES[-1][0]
+
+
+def _busy_gpu_s(o: SimOutcome, at: np.ndarray) -> np.ndarray:
+    """Busy GPU·seconds from 0 to each time in ``at`` (the integral of the busy step function)."""
+    t = np.array((*o.busy_t_s, o.end_s))
+    v = np.array(o.busy_gpus)
+    cum = np.concatenate(([0.0], np.cumsum(v * np.clip(np.diff(t), 0.0, None))))
+    idx = np.clip(np.searchsorted(t, at, side="right") - 1, 0, len(v) - 1)
+    return np.asarray(cum[idx] + v[idx] * (at - t[idx]))
+
+
+def _mean_utilisation(o: SimOutcome, t0: float = 0.0, t1: float | None = None) -> float:
+    """Mean busy fraction of all GPUs over [t0, t1] (default: the whole run; the drain after the last arrival
+    lowers it, so the window of arrivals is reported as well)."""
+    t1 = o.end_s if t1 is None else min(t1, o.end_s)
+    if t1 <= t0:
+        return 0.0
+    a, b = _busy_gpu_s(o, np.array([t0, t1]))
+    return float((b - a) / ((t1 - t0) * o.total_gpus))
+
+
+def _utilisation_series(o: SimOutcome, bins: int) -> list[dict[str, float]]:
+    """Mean busy fraction of the GPUs in ``bins`` equal intervals of [0, end]."""
+    if o.end_s <= 0:
+        return []
+    edges = np.linspace(0.0, o.end_s, bins + 1)
+    frac = np.diff(_busy_gpu_s(o, edges)) / (np.diff(edges) * o.total_gpus)
+    return [{"t_start_s": float(a), "t_end_s": float(b), "busy_frac": float(f)}
+            for a, b, f in zip(edges[:-1], edges[1:], frac, strict=True)]  # fmt: skip
+
+
+def load_schedule(source: str | Path | Mapping[str, Any],
+                  set: Iterable[str] | None = None) -> tuple[ScheduleInput, Path]:  # fmt: skip
+    """Read a schedule file (its ``schedule:`` section) with ``--set schedule.KEY=VALUE`` overrides."""
+    if isinstance(source, Mapping):
+        data, base = dict(source), Path.cwd()
+    else:
+        data, base = read_yaml(source), Path(source).resolve().parent
+    for s in set or []:
+        apply_set(data, s)
+    unknown = [k for k in data if k != "schedule"]
+    if "schedule" not in data or unknown:
+        raise SpecError("schedule file", ",".join(data) or "(empty)", "expected one top-level section 'schedule'",
+                        "see examples/schedule-sample.yaml")  # fmt: skip
+    return validate(ScheduleInput, data["schedule"], where="schedule"), base
+
+
+def _check_jobs(spec: ScheduleInput, jobs: Jobs, where: str) -> m.MigGeometry | None:
+    c = spec.cluster
+    capacity = c.nodes * c.gpus_per_node
+    geo = m.geometry(c.accelerator, "schedule.cluster.accelerator") if (c.accelerator and c.mig_nodes) else None
+    if c.accelerator and not c.mig_nodes:
+        m.accelerator(c.accelerator, "schedule.cluster.accelerator")  # a known id (or ACCEL/PROFILE)
+    for i in range(len(jobs)):
+        row = f"{where} row {i + 1} (job {jobs.ids[i]})"
+        if jobs.mig_profile[i]:
+            if geo is None:
+                raise SpecError(f"{row}.mig_profile", jobs.mig_profile[i], "the cluster has no MIG-mode nodes",
+                                "set schedule.cluster.accelerator and schedule.cluster.mig_nodes")  # fmt: skip
+            geo.profile(jobs.mig_profile[i], f"{row}.mig_profile")
+        elif jobs.gpus[i] > capacity:
+            raise SpecError(f"{row}.gpus", jobs.gpus[i], f"larger than the cluster ({capacity} GPUs)",
+                            "give the cluster more nodes or drop the job")  # fmt: skip
+    return geo
+
+
+def schedule(source: str | Path | Mapping[str, Any], set: Iterable[str] | None = None) -> ScheduleResult:
+    """Simulate the schedule file ``source`` (a path or a mapping in the file format) with ``--set`` overrides."""
+    spec, base = load_schedule(source, set)
+    if (spec.trace is None) == (spec.generator is None):
+        raise SpecError("schedule.trace", spec.trace, "give exactly one of schedule.trace and schedule.generator",
+                        "name a trace CSV or describe a generator")  # fmt: skip
+    if spec.trace is not None:
+        path = Path(spec.trace) if Path(spec.trace).is_absolute() else base / spec.trace
+        jobs, src, where = read_trace(path), spec.trace, Path(spec.trace).name
+    else:
+        assert spec.generator is not None
+        jobs, src, where = generate(spec.generator), f"generator(seed={spec.generator.seed})", "generated trace"
+    geo = _check_jobs(spec, jobs, where)
+    t0 = time.perf_counter()
+    c = spec.cluster
+    out = simulate(jobs, nodes=c.nodes, per_node=c.gpus_per_node, policy=spec.policy,
+                   nodes_per_leaf=c.nodes_per_leaf, mig_geometry=geo, mig_nodes=c.mig_nodes,
+                   horizon_s=spec.horizon_s, backfill_depth=spec.backfill_depth)  # fmt: skip
+    wall = time.perf_counter() - t0
+    return ScheduleResult(spec=spec, jobs=jobs, outcome=out, trace_source=src, wall_s=wall)

@@ -1,0 +1,1 @@
+"""Cluster scheduler simulation: schedule file format, traces, the event-driven simulator."""

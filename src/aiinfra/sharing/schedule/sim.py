@@ -1,0 +1,544 @@
+"""Event-driven cluster scheduler simulation (a heap of arrival and finish events; deterministic: ties are broken
+by trace order, and no random number is drawn here).
+
+Every policy starts a job's GPUs all at once (gang placement, as Slurm and Kubernetes gang schedulers do). A job
+of at most one node's GPUs goes on one node (best fit: the fullest node that still fits). A larger job takes whole
+free nodes plus, except under ``gang``, a best-fit node for the remainder; the nodes are the lowest-numbered free
+ones (topology-blind). Under ``gang`` a job of a node or more rounds up to whole nodes that no other job shares,
+and its nodes sit in as few leaf-switch groups (``nodes_per_leaf`` consecutive nodes) as possible: a leaf that
+holds it alone if one exists (the leaf with the fewest free nodes that still fits), else the leaves with the most
+free nodes first. MIG jobs go on the MIG-mode nodes' GPUs under the MIG placement rules of
+:mod:`aiinfra.sharing.mig` (best fit: the busiest GPU that can place the profile, lowest start slot).
+
+Queue policies: ``fifo`` (strict arrival order; a blocked head blocks everyone), ``backfill`` and ``gang`` (EASY
+backfill, Lifka 1995 / Mu'alem & Feitelson, IEEE TPDS 12(6) 2001: the blocked head gets a reservation at the
+earliest time enough GPUs free up on suitable nodes — exact, since durations are known — and a later job may start
+now only if it ends before that time or leaves the reserved room intact), ``priority`` (highest priority first; a
+blocked job preempts lower-priority running jobs, lowest priority and latest started first, when that lets it
+start; a preempted job re-queues with its remaining work — checkpoint/restart without lost work, an assumption;
+no backfill), ``fairshare`` (users ordered by the GPUs they hold now, fewest first, ties by their earliest waiting
+job; each user's jobs in arrival order; EASY backfill behind the head).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+from aiinfra.sharing import mig as m
+from aiinfra.sharing.schedule.spec import Jobs
+
+_FINISH, _ARRIVE = 0, 1
+NAN = float("nan")
+
+
+@dataclass(frozen=True, slots=True)
+class SimOutcome:
+    """Per-job times and cluster series (index = trace row)."""
+
+    start_s: tuple[float, ...]
+    """First start (nan if never started)."""
+    finish_s: tuple[float, ...]
+    """Completion (nan if not finished by the horizon)."""
+    wait_s: tuple[float, ...]
+    """Time queued (first wait plus every wait after a preemption), up to the end for a job still queued."""
+    preemptions: tuple[int, ...]
+    reservation_s: tuple[float, ...]
+    """First reservation a backfill pass gave the job while it was the blocked head (nan if none)."""
+    leaves_used: tuple[int, ...]
+    """Leaf groups the job's nodes spanned at its first start (0 for a MIG job or one never started)."""
+    state: tuple[str, ...]
+    """finished | running | queued | not_arrived."""
+    busy_t_s: tuple[float, ...]
+    busy_gpus: tuple[float, ...]
+    """Step function: from busy_t_s[i] on, busy_gpus[i] GPUs were busy (a MIG instance counts its compute share)."""
+    end_s: float
+    frag_blocked_s: float
+    """Time the queue head was blocked although enough GPUs were free in total (fragmentation)."""
+    total_gpus: int
+
+
+class _Nodes:
+    """Free GPUs per whole-GPU node: best-fit buckets by free count, and free whole nodes per leaf group."""
+
+    def __init__(self, nodes: int, per_node: int, per_leaf: int) -> None:
+        self.per_node = per_node
+        self.per_leaf = per_leaf
+        self.free = [per_node] * nodes
+        self.buckets: list[set[int]] = [set() for _ in range(per_node + 1)]
+        self.buckets[per_node] = set(range(nodes))
+        self.leaf_full: list[set[int]] = [set(range(lo, min(lo + per_leaf, nodes))) for lo in range(0, nodes, per_leaf)]
+        self.total_free = nodes * per_node
+
+    def _move(self, node: int, delta: int) -> None:
+        f = self.free[node]
+        g = f + delta
+        self.buckets[f].discard(node)
+        self.buckets[g].add(node)
+        self.free[node] = g
+        self.total_free += delta
+        if f == self.per_node:
+            self.leaf_full[node // self.per_leaf].discard(node)
+        elif g == self.per_node:
+            self.leaf_full[node // self.per_leaf].add(node)
+
+    def _best_fit(self, gpus: int, upto: int, topology: bool = False) -> int | None:
+        """The fullest node with room for ``gpus``; a free node from the leaf with the fewest free nodes when
+        ``topology`` (keeping whole leaves free for multi-node jobs), else any free node."""
+        for k in range(gpus, upto + 1):
+            if self.buckets[k]:
+                if k < self.per_node:
+                    return min(self.buckets[k])
+                if topology:
+                    fewest = min(len(s) for s in self.leaf_full if s)
+                    return next(min(s) for s in self.leaf_full if len(s) == fewest)
+                return next(iter(self.buckets[k]))
+        return None
+
+    def find(self, gpus: int, whole_nodes: bool) -> list[tuple[int, int]] | None:
+        """Nodes and GPU counts for a gang of ``gpus``, or None (nothing changes)."""
+        g = self.per_node
+        if gpus > self.total_free:
+            return None
+        if gpus < g or (gpus == g and not whole_nodes):
+            node = self._best_fit(gpus, g, whole_nodes)
+            return None if node is None else [(node, gpus)]
+        if whole_nodes:
+            need = -(-gpus // g)
+            if len(self.buckets[g]) < need:
+                return None
+            alone = [(len(s), i) for i, s in enumerate(self.leaf_full) if len(s) >= need]
+            if alone:
+                chosen = sorted(self.leaf_full[min(alone)[1]])[:need]
+            else:
+                chosen = []
+                for s in sorted(self.leaf_full, key=lambda s: (-len(s), min(s) if s else 0)):
+                    chosen.extend(sorted(s)[: need - len(chosen)])
+                    if len(chosen) == need:
+                        break
+            return [(n, g) for n in chosen]  # the job holds its last node whole even if it uses part of it
+        whole, rem = divmod(gpus, g)
+        full = self.buckets[g]
+        if len(full) < whole + (rem > 0 and self._best_fit(rem, g - 1) is None):
+            return None
+        chosen_nodes = sorted(full)[: whole + 1]
+        out = [(n, g) for n in chosen_nodes[:whole]]
+        if rem:
+            node = self._best_fit(rem, g - 1)
+            out.append((chosen_nodes[whole] if node is None else node, rem))
+        return out
+
+    def take(self, alloc: list[tuple[int, int]]) -> None:
+        for n, k in alloc:
+            self._move(n, -k)
+
+    def give(self, alloc: list[tuple[int, int]]) -> None:
+        for n, k in alloc:
+            self._move(n, k)
+
+
+class _Room:
+    """Free GPUs per node at a future instant, with the counts that say whether a given job fits then in O(1)."""
+
+    def __init__(self, free: list[int], per_node: int, gpus: int, whole_nodes: bool) -> None:
+        self.free = list(free)
+        self.g = per_node
+        if gpus < per_node or (gpus == per_node and not whole_nodes):
+            self.single, self.whole, self.rem = gpus, 0, 0
+        else:
+            self.single = 0
+            self.whole, self.rem = (-(-gpus // per_node), 0) if whole_nodes else divmod(gpus, per_node)
+        self.n_single = self.n_full = self.n_rem = 0
+        for f in self.free:
+            self._count(f, 1)
+
+    def _count(self, f: int, sign: int) -> None:
+        if self.single and f >= self.single:
+            self.n_single += sign
+        if f == self.g:
+            self.n_full += sign
+        elif self.rem and f >= self.rem:
+            self.n_rem += sign
+
+    def add(self, node: int, delta: int) -> None:
+        f = self.free[node]
+        self._count(f, -1)
+        self.free[node] = f + delta
+        self._count(f + delta, 1)
+
+    def fits(self) -> bool:
+        if self.single:
+            return self.n_single > 0
+        if self.n_full < self.whole:
+            return False
+        return not self.rem or self.n_rem > 0 or self.n_full > self.whole
+
+
+class _MigPool:
+    """GPUs in MIG mode: per GPU the occupied memory slices (bit mask), compute slices and instance counts."""
+
+    def __init__(self, gpus: int, geo: m.MigGeometry | None) -> None:
+        self.geo = geo
+        self.mask = [0] * gpus
+        self.compute = [0] * gpus
+        self.counts: list[dict[str, int]] = [{} for _ in range(gpus)]
+
+    def find(self, profile: m.MigProfile) -> tuple[int, int] | None:
+        geo = self.geo
+        if geo is None:
+            return None
+        best: tuple[int, int, int] | None = None  # (-compute used, gpu, start)
+        size_mask = (1 << profile.memory_slices) - 1
+        for gpu, used in enumerate(self.mask):
+            if self.compute[gpu] + profile.compute_slices > geo.compute_slices:
+                continue
+            if self.counts[gpu].get(profile.name, 0) >= profile.max_instances:
+                continue
+            for s in profile.starts:
+                if not used & (size_mask << s):
+                    key = (-self.compute[gpu], gpu, s)
+                    if best is None or key < best:
+                        best = key
+                    break
+        return None if best is None else (best[1], best[2])
+
+    def take(self, gpu: int, start: int, p: m.MigProfile) -> None:
+        self.mask[gpu] |= ((1 << p.memory_slices) - 1) << start
+        self.compute[gpu] += p.compute_slices
+        self.counts[gpu][p.name] = self.counts[gpu].get(p.name, 0) + 1
+
+    def give(self, gpu: int, start: int, p: m.MigProfile) -> None:
+        self.mask[gpu] &= ~(((1 << p.memory_slices) - 1) << start)
+        self.compute[gpu] -= p.compute_slices
+        self.counts[gpu][p.name] -= 1
+
+
+def simulate(
+    jobs: Jobs,
+    *,
+    nodes: int,
+    per_node: int,
+    policy: str,
+    nodes_per_leaf: int | None = None,
+    mig_geometry: m.MigGeometry | None = None,
+    mig_nodes: int = 0,
+    horizon_s: float | None = None,
+    backfill_depth: int | None = None,
+) -> SimOutcome:
+    """Run ``jobs`` through the cluster under ``policy``. Inputs are assumed checked (every job fits the cluster)."""
+    n = len(jobs)
+    arrival, gpus, prio, user = jobs.arrival_s, jobs.gpus, jobs.priority, jobs.user
+    profiles: list[m.MigProfile | None] = [
+        mig_geometry.profile(p) if (p and mig_geometry is not None) else None for p in jobs.mig_profile
+    ]
+    whole = policy == "gang"
+    per_leaf = nodes_per_leaf or nodes
+    pool = _Nodes(nodes, per_node, per_leaf)
+    migs = _MigPool(mig_nodes * per_node, mig_geometry)
+    mig_share = mig_geometry.compute_slices if mig_geometry else 1
+    depth = backfill_depth or n
+
+    start = [NAN] * n
+    finish = [NAN] * n
+    reservation = [NAN] * n
+    waited = [0.0] * n
+    queued_since = list(arrival)
+    preempts = [0] * n
+    leaves = [0] * n
+    remaining = list(jobs.duration_s)
+    epoch = [0] * n
+    alloc: dict[int, list[tuple[int, int]]] = {}
+    mig_alloc: dict[int, tuple[int, int]] = {}
+    running_by_end: list[tuple[float, int]] = []  # heap, lazily cleaned
+    end_of: dict[int, float] = {}
+    user_gpus: dict[str, int] = {}
+    prio_gpus: dict[int, int] = {}
+    running_prio: dict[int, dict[int, None]] = {}  # running jobs by priority, in start order
+
+    events: list[tuple[float, int, int, int]] = [(arrival[i], _ARRIVE, i, 0) for i in range(n)]
+    heapq.heapify(events)
+    queue: dict[int, None] = {}  # insertion-ordered = arrival order (fifo, backfill, gang)
+    by_user: dict[str, dict[int, None]] = {}  # fairshare: each user's waiting jobs in arrival order
+    prio_heap: list[tuple[int, float, int]] = []
+
+    busy = 0.0
+    busy_t: list[float] = [0.0]
+    busy_v: list[float] = [0.0]
+    frag_blocked = 0.0
+    frag_flag = False
+    now = 0.0
+    # the blocked head's reservation: [head, reservation time, room then] (EASY keeps it while the head is the same)
+    shadow: list[object] = [-1, 0.0, None]
+
+    def weight(i: int) -> float:
+        p = profiles[i]
+        return p.compute_slices / mig_share if p is not None else float(gpus[i])
+
+    def place(i: int, a: list[tuple[int, int]] | None = None) -> bool:
+        """Start job ``i`` now (on ``a`` if already found); False if it does not fit."""
+        nonlocal busy
+        p = profiles[i]
+        if p is not None:
+            spot = migs.find(p)
+            if spot is None:
+                return False
+            migs.take(spot[0], spot[1], p)
+            mig_alloc[i] = spot
+        else:
+            a = a or pool.find(gpus[i], whole)
+            if a is None:
+                return False
+            pool.take(a)
+            alloc[i] = a
+        if start[i] != start[i]:  # nan: first start
+            start[i] = now
+            leaves[i] = len({node // per_leaf for node, _ in a}) if a else 0
+        waited[i] += now - queued_since[i]
+        end = now + remaining[i]
+        end_of[i] = end
+        heapq.heappush(events, (end, _FINISH, i, epoch[i]))
+        heapq.heappush(running_by_end, (end, i))
+        user_gpus[user[i]] = user_gpus.get(user[i], 0) + gpus[i]
+        prio_gpus[prio[i]] = prio_gpus.get(prio[i], 0) + gpus[i]
+        running_prio.setdefault(prio[i], {})[i] = None
+        busy += weight(i)
+        return True
+
+    def release(i: int) -> None:
+        nonlocal busy
+        p = profiles[i]
+        if p is not None:
+            gpu, s = mig_alloc.pop(i)
+            migs.give(gpu, s, p)
+        else:
+            pool.give(alloc.pop(i))
+        del end_of[i]
+        user_gpus[user[i]] -= gpus[i]
+        prio_gpus[prio[i]] -= gpus[i]
+        del running_prio[prio[i]][i]
+        busy -= weight(i)
+
+    def enqueue(i: int) -> None:
+        queued_since[i] = now
+        if policy == "priority":
+            heapq.heappush(prio_heap, (-prio[i], arrival[i], i))
+        elif policy == "fairshare":
+            by_user.setdefault(user[i], {})[i] = None
+        else:
+            queue[i] = None
+
+    def dequeue(i: int) -> None:
+        if policy == "fairshare":
+            q = by_user[user[i]]
+            del q[i]
+            if not q:
+                del by_user[user[i]]
+        else:
+            del queue[i]
+
+    def order() -> list[int]:
+        """The queue in policy order, at most ``depth`` + 1 jobs (the head and its backfill candidates)."""
+        if policy != "fairshare":
+            out = []
+            for i in queue:
+                out.append(i)
+                if len(out) > depth:
+                    break
+            return out
+        def key(u: str) -> tuple[int, float, int]:
+            first = next(iter(by_user[u]))
+            return user_gpus.get(u, 0), arrival[first], first
+
+        users = sorted(by_user, key=key)
+        out = []
+        for u in users:
+            for i in by_user[u]:
+                out.append(i)
+                if len(out) > depth:
+                    return out
+        return out
+
+    def reservation_room(head: int) -> tuple[float, _Room] | None:
+        """Earliest time the whole-GPU ``head`` fits as running jobs end, and the room then."""
+        room = _Room(pool.free, per_node, gpus[head], whole)
+        while running_by_end and end_of.get(running_by_end[0][1]) != running_by_end[0][0]:
+            heapq.heappop(running_by_end)
+        for end, j in sorted(e for e in running_by_end if end_of.get(e[1]) == e[0]):
+            for node, k in alloc.get(j, ()):
+                room.add(node, k)
+            if room.fits():
+                return end, room
+        return None
+
+    def try_backfill(j: int, head: int) -> bool:
+        """Start ``j`` now if it leaves the head's reservation intact (EASY)."""
+        if profiles[j] is not None:
+            return place(j)  # the MIG pool is not the head's
+        if gpus[j] > pool.total_free:
+            return False
+        a = pool.find(gpus[j], whole)
+        if a is None:
+            return False
+        if shadow[0] != head:
+            sh = reservation_room(head)
+            shadow[:] = [head, *(sh or (0.0, None))]
+            if sh is not None and reservation[head] != reservation[head]:
+                reservation[head] = sh[0]
+        t_res, room = shadow[1], shadow[2]
+        if room is None:
+            return False
+        assert isinstance(room, _Room) and isinstance(t_res, float)
+        if now + remaining[j] > t_res:
+            for node, k in a:
+                room.add(node, -k)
+            if not room.fits():
+                for node, k in a:
+                    room.add(node, k)
+                return False
+        return place(j, a)
+
+    def preempt_for(i: int) -> bool:
+        """Preempt lower-priority running jobs (lowest priority, latest start first) if that lets ``i`` start."""
+        p = profiles[i]
+        lower = sum(v for q, v in prio_gpus.items() if q < prio[i])
+        if p is None and (lower == 0 or lower + pool.total_free < gpus[i]):
+            return False
+        victims = (j for q in sorted(q for q in running_prio if q < prio[i]) for j in reversed(running_prio[q])
+                   if (profiles[j] is None) == (p is None))  # lowest priority first, latest started first  # fmt: skip
+        chosen: list[int] = []
+        if p is None:
+            room = _Room(pool.free, per_node, gpus[i], whole)
+            for j in victims:
+                for node, k in alloc[j]:
+                    room.add(node, k)
+                chosen.append(j)
+                if room.fits():
+                    break
+            else:
+                return False
+        else:
+            chosen = list(victims)  # released one at a time below until the profile fits
+            if not chosen:
+                return False
+        for j in chosen:
+            remaining[j] = max(end_of[j] - now, 0.0)
+            release(j)
+            epoch[j] += 1
+            preempts[j] += 1
+            enqueue(j)
+            if p is not None and migs.find(p) is not None:
+                break
+        return place(i)
+
+    def blocked_by_fragments(i: int) -> bool:
+        return profiles[i] is None and gpus[i] <= pool.total_free
+
+    def full_pass() -> None:
+        nonlocal frag_flag
+        frag_flag = False
+        if policy == "priority":
+            while prio_heap:
+                i = prio_heap[0][2]
+                if place(i) or preempt_for(i):
+                    heapq.heappop(prio_heap)
+                    continue
+                frag_flag = blocked_by_fragments(i)
+                return
+            return
+        if policy == "fifo":
+            while queue:
+                i = next(iter(queue))
+                if not place(i):
+                    frag_flag = blocked_by_fragments(i)
+                    return
+                del queue[i]
+            return
+        while True:
+            o = order()
+            if not o:
+                return
+            head = o[0]
+            if not place(head):
+                break
+            dequeue(head)
+        frag_flag = blocked_by_fragments(head)
+        if profiles[head] is not None:  # a blocked MIG head: only whole-GPU jobs (the other pool) pass it
+            for j in o[1:]:
+                if profiles[j] is None and place(j):
+                    dequeue(j)
+            return
+        for j in o[1:]:
+            if profiles[j] is None and gpus[j] > pool.total_free:
+                if pool.total_free == 0 and not mig_nodes:
+                    break  # nothing left to place
+                continue
+            if try_backfill(j, head):
+                dequeue(j)
+
+    def arrivals_pass(new: list[int]) -> bool:
+        """Only arrivals at this instant, nothing freed: the jobs already waiting cannot start now, so only the
+        new ones are tried (as backfill behind an unchanged head). False when a full pass is needed instead."""
+        if policy in ("priority", "fifo"):
+            return False
+        o = order()
+        head = o[0] if o else -1
+        if head in new or head == -1 or profiles[head] is not None:
+            return False
+        pos = {j: k for k, j in enumerate(o)}
+        for j in new:
+            if j in pos and try_backfill(j, head):
+                dequeue(j)
+        return True
+
+    new_jobs: list[int] = []
+    freed = False
+    while events:
+        t, kind, i, ep = events[0]
+        if horizon_s is not None and t > horizon_s:
+            break
+        heapq.heappop(events)
+        if t > now:
+            if frag_flag:
+                frag_blocked += t - now
+            now = t
+        if kind == _FINISH:
+            if ep != epoch[i] or i not in end_of:
+                continue
+            remaining[i] = 0.0
+            release(i)
+            finish[i] = now
+            freed = True
+        else:
+            enqueue(i)
+            new_jobs.append(i)
+        if events and events[0][0] == now:
+            continue  # handle every event of this instant before scheduling
+        if freed or not arrivals_pass(new_jobs):
+            full_pass()
+        new_jobs.clear()
+        freed = False
+        if busy_t[-1] == now:
+            busy_v[-1] = busy
+        else:
+            busy_t.append(now)
+            busy_v.append(busy)
+
+    end = horizon_s if horizon_s is not None else now
+    if frag_flag and end > now:
+        frag_blocked += end - now
+    state = []
+    for i in range(n):
+        if finish[i] == finish[i]:
+            state.append("finished")
+        elif i in end_of:
+            state.append("running")
+        elif arrival[i] > end:
+            state.append("not_arrived")
+        else:
+            state.append("queued")
+            waited[i] += end - queued_since[i]
+    return SimOutcome(
+        start_s=tuple(start), finish_s=tuple(finish), wait_s=tuple(waited), preemptions=tuple(preempts),
+        reservation_s=tuple(reservation), leaves_used=tuple(leaves), state=tuple(state), busy_t_s=tuple(busy_t),
+        busy_gpus=tuple(busy_v), end_s=end, frag_blocked_s=frag_blocked, total_gpus=(nodes + mig_nodes) * per_node,
+    )  # fmt: skip

@@ -1,0 +1,94 @@
+"""The schedule file format (``schedule:`` section) and the job table the simulator consumes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pydantic
+
+from aiinfra.specs.common import STRICT
+
+PosInt = pydantic.PositiveInt
+NonNegInt = pydantic.NonNegativeInt
+PosFloat = pydantic.PositiveFloat
+
+Policy = Literal["fifo", "backfill", "gang", "priority", "fairshare"]
+POLICIES: tuple[str, ...] = ("fifo", "backfill", "gang", "priority", "fairshare")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ClusterInput:
+    __pydantic_config__ = STRICT
+
+    nodes: PosInt
+    """Nodes of whole GPUs (gang-scheduled jobs take GPUs on these)."""
+    gpus_per_node: PosInt
+    nodes_per_leaf: PosInt | None = None
+    """Nodes under one leaf (top-of-rack) switch, consecutive node ids; the ``gang`` policy keeps a job's nodes in
+    as few leaves as possible. None = one leaf (no topology)."""
+    accelerator: str | None = None
+    """Catalog accelerator id; needed when jobs ask for MIG profiles (its MIG rules place them)."""
+    mig_nodes: NonNegInt = 0
+    """Extra nodes whose GPUs run in MIG mode, for jobs that name a MIG profile (0 = none)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GeneratorInput:
+    """A synthetic trace: every parameter is stated by the user (none is assumed)."""
+
+    __pydantic_config__ = STRICT
+
+    jobs: PosInt
+    seed: int
+    arrival_rate_per_s: PosFloat
+    """Poisson arrivals."""
+    gpus: dict[int, float]
+    """GPU count -> probability (normalised)."""
+    duration_median_s: PosFloat
+    duration_sigma: PosFloat
+    """Log-normal durations: median and sigma of log(duration)."""
+    users: PosInt
+    priorities: dict[int, float] = field(default_factory=lambda: {0: 1.0})
+    """Priority -> probability."""
+    mig_profiles: dict[str, float] = field(default_factory=dict)
+    """MIG profile -> probability of a job asking for it instead of whole GPUs (sums to at most 1)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ScheduleInput:
+    __pydantic_config__ = STRICT
+
+    cluster: ClusterInput
+    policy: Policy
+    """fifo | backfill (EASY) | gang (EASY, whole nodes for jobs of a node or more, fewest leaves) | priority
+    (preemptive) | fairshare (least-served user first, with EASY backfill). See sharing/schedule/sim.py."""
+    trace: str | None = None
+    """CSV trace (job_id,arrival_s,gpus,duration_s,priority,user[,mig_profile]), relative to the schedule file."""
+    generator: GeneratorInput | None = None
+    horizon_s: PosFloat | None = None
+    """Stop the simulation here (jobs then running or queued are reported as such); None = run until all finish."""
+    backfill_depth: PosInt | None = None
+    """Most queued jobs a backfill pass examines behind the blocked head; None = all."""
+    utilisation_bins: PosInt = 48
+    """Points of the utilisation-over-time series."""
+    name: str = ""
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Jobs:
+    """The trace as columns (index = row of the trace)."""
+
+    ids: tuple[str, ...]
+    arrival_s: tuple[float, ...]
+    gpus: tuple[int, ...]
+    """Whole GPUs; 0 for a job on a MIG instance."""
+    duration_s: tuple[float, ...]
+    priority: tuple[int, ...]
+    user: tuple[str, ...]
+    mig_profile: tuple[str, ...]
+    """'' for whole-GPU jobs."""
+
+    def __len__(self) -> int:
+        return len(self.ids)
