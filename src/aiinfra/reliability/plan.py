@@ -89,6 +89,9 @@ def plan_reliability(ri: ReliabilityInput, *, useful_s: float, accelerators: int
         interval, interval_src = young_daly_interval_s(ck.blocking_s, mtbf), "Young/Daly optimum √(2·δ·MTBF)"
     else:
         interval, interval_src = useful_s, "no failures: one checkpoint at the end"
+    if ri.checkpoint_mode != "synchronous" and interval < ck.write_s:
+        # a background write must finish before the next snapshot starts (one write in flight)
+        interval, interval_src = ck.write_s, interval_src + ", raised to the background write time"
     interval = min(interval, useful_s)
     planned_down = ri.restart_s + ck.load_s
 
