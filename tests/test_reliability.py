@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -11,7 +12,7 @@ from aiinfra.errors import SpecError
 from aiinfra.reliability.checkpoint import checkpoint_times, young_daly_interval_s
 from aiinfra.reliability.goodput import Downtime, downtime, expected_run, poisson_sf, spare_wait
 from aiinfra.reliability.montecarlo import simulate
-from aiinfra.reliability.rates import check_row, job_rates
+from aiinfra.reliability.rates import check_row, component_rates, job_rates
 from aiinfra.specs.scenario import parse_scenario
 
 HOURS_54_DAYS = 54 * 24.0
@@ -141,3 +142,27 @@ def test_llama3_405b_example_train_and_cost() -> None:
     assert bill["duration_s"] == pytest.approx(rel["time_to_train_mean_s"])
     assert "with failures" in bill["duration_source"]
     assert bill["count"] == 16_384 + 8 * rel["spare_nodes"]
+
+
+def test_cli_train_json_and_bad_input(tmp_yaml) -> None:  # type: ignore[no-untyped-def]
+    from .conftest import EXAMPLES, run_cli
+
+    example = str(EXAMPLES / "train-175b-dgx-h100-30days-reliability.yaml")
+    res = run_cli("train", example, "--json", "--set", "reliability.trials=50")
+    assert res.returncode == 0, res.stderr
+    obj = json.loads(res.stdout)
+    plain = json.loads(run_cli("train", str(EXAMPLES / "train-175b-dgx-h100-30days.yaml"), "--json").stdout)
+    assert plain["reliability"] is None
+    assert obj["time_to_train_s"] == plain["time_to_train_s"]  # existing keys keep their meaning
+    assert obj["reliability"]["monte_carlo"]["trials"] == 50
+    # no failures at all (every rate zero): the time is the no-failure time plus one checkpoint
+    zero = ",".join(f"{k}: 0" for k in [r.id for r in component_rates()])
+    res0 = run_cli("train", example, "--json", "--set", f"reliability.rates_per_unit_hour={{{zero}}}")
+    rel0 = json.loads(res0.stdout)["reliability"]
+    ck = rel0["checkpoint"]["blocking_s"]
+    assert rel0["time_to_train_mean_s"] == pytest.approx(plain["time_to_train_s"] + ck)
+    assert rel0["mtbf_s"] is None
+    bad = run_cli("train", example, "--set", "reliability.rates_per_unit_hour={llama3-nic: -1}")
+    assert bad.returncode == 2 and "rates_per_unit_hour" in bad.stderr
+    unknown = run_cli("train", example, "--set", "reliability.rates_per_unit_hour={gpu-typo: 1e-6}")
+    assert unknown.returncode == 2 and "no such component" in unknown.stderr

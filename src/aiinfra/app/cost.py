@@ -78,8 +78,8 @@ def _usage_with_failures(sc: Scenario, count: int, util: float, tokens: float | 
     spares = rel.spare_nodes * sc.cluster.per_node
     source = (f"expected time-to-train with failures, checkpoints and restarts (reliability section: ETTR "
               f"{rel.expected.ettr_frac:.1%}; {est.time_to_train_s / 86400:,.1f} days without failures)"
-              + (f", {spares} spare accelerators ({rel.spare_nodes} node{'s' if rel.spare_nodes != 1 else ''}) billed too"
-                 if spares else ""))
+              + (f", {spares} spare accelerators ({rel.spare_nodes} spare node"
+                 f"{'s' if rel.spare_nodes != 1 else ''}) billed too" if spares else ""))
     return Usage(accelerator_id=sc.cluster.accelerator.id, accelerator_count=count + spares,
                  duration_s=rel.expected.wall_s, utilisation_frac=util, tokens=tokens, checkpoint_bytes=ckpt,
                  duration_source=source), est  # fmt: skip

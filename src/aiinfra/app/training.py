@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,7 +88,7 @@ def reliability_dict(r: ReliabilityReport) -> dict[str, Any]:
         "goodput_frac": e.ettr_frac,
         "unexpected_interruptions_count": e.unexpected_interruptions_count,
         "planned_interruptions_count": e.planned_interruptions_count,
-        "mtbf_s": r.mtbf_s,
+        "mtbf_s": r.mtbf_s if math.isfinite(r.mtbf_s) else None,
         "checkpoint_interval_s": r.checkpoint_interval_s,
         "checkpoint_interval_source": r.interval_source,
         "lost_accelerator_hours": r.lost_accelerator_hours,

@@ -81,7 +81,8 @@ def _reliability_lines(r: dict[str, Any]) -> list[str]:
         ("time to train without failures", human_seconds(r["time_to_train_no_failures_s"])),
         ("effective training time (ETTR)", f"{r['ettr_frac']:.1%}"),
         ("interruptions", f"{r['unexpected_interruptions_count']:,.0f} unexpected + "
-                          f"{r['planned_interruptions_count']:,.0f} planned (MTBF {human_seconds(r['mtbf_s'])})"),
+                          f"{r['planned_interruptions_count']:,.0f} planned (MTBF "
+                          f"{human_seconds(r['mtbf_s']) if r['mtbf_s'] else 'infinite: no failure rates'})"),
         ("largest causes", causes),
         ("checkpoint", f"{ck['checkpoint_bytes'] / GB:,.0f} GB ({ck['source']}), {ck['mode']}: write "
                        f"{human_seconds(ck['write_s'])}, training blocked {human_seconds(ck['blocking_s'])}, "
