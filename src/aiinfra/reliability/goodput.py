@@ -26,6 +26,7 @@ The best spare count minimises accelerator-hours held, (nodes + s) × per node �
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from aiinfra.errors import SpecError
@@ -134,15 +135,14 @@ class SpareChoice:
     """(nodes + spares) × accelerators per node × E[T] / 3600."""
 
 
-def best_spares(evaluate: object, nodes: int, per_node: int, repair_per_s: float, repair_s: float,
+def best_spares(evaluate: Callable[[int], float], nodes: int, per_node: int, repair_per_s: float, repair_s: float,
                 given: int | None) -> tuple[SpareChoice, tuple[SpareChoice, ...]]:  # fmt: skip
     """The spare count minimising accelerator-hours held (or the given one), and every count tried. ``evaluate``
     maps a spare count to E[T]; counts tried: 0 up to m + 6√m + 2 (m = λ_repair·R, nodes in repair on average),
     past which P(every spare busy) is negligible."""
-    assert callable(evaluate)
     m = repair_per_s * repair_s
     top = int(m + 6.0 * math.sqrt(m) + 2)
     counts = [given] if given is not None else list(range(top + 1))
-    tried = tuple(SpareChoice(spare_nodes=s, wall_s=(w := float(evaluate(s))),
+    tried = tuple(SpareChoice(spare_nodes=s, wall_s=(w := evaluate(s)),
                               held_accelerator_hours=(nodes + s) * per_node * w / 3600.0) for s in counts)  # fmt: skip
     return min(tried, key=lambda c: (c.held_accelerator_hours, c.spare_nodes)), tried
