@@ -274,3 +274,52 @@ def test_catalog_lists_prices_with_dates_and_conflict_flags() -> None:
 
     undated = with_fields(listed.prices[0], read_on="", age_days=None)
     assert age_text(undated) == f"{undated.id}, date unknown"
+
+
+def _offer(id_: str, per_instance: int, usd_per_hour: float) -> Any:
+    from aiinfra.costing.prices import InstancePrice
+
+    return InstancePrice(id=id_, source_title="t", source_url=None, read_on="2026-01-01", age_days=0, provider="p",
+                         instance=id_, region="r", accelerator="a", accelerators_per_instance=per_instance,
+                         pricing="on-demand", usd_per_hour=usd_per_hour)  # fmt: skip
+
+
+def test_capacity_bills_whole_instances_by_hand() -> None:
+    from aiinfra.planning.capacity import whole_instance_bill
+
+    eight, one = _offer("eight", 8, 20.0), _offer("one", 1, 3.0)
+    # 113 tp2 replicas: a 1-GPU VM cannot hold a replica; 8 GPUs hold 4 → ceil(113 / 4) = 29 instances = 232 GPUs
+    bill = whole_instance_bill([one, eight], 113, 2)
+    assert bill is not None and (bill.instances, bill.accelerators_billed, bill.usd_per_hour) == (29, 232, 580.0)
+    # one tp1 replica: one 1-GPU VM ($3/h) beats an 8-GPU instance ($20/h)
+    bill = whole_instance_bill([eight, one], 1, 1)
+    assert bill is not None and (bill.price.source_id, bill.accelerators_billed, bill.usd_per_hour) == ("one", 1, 3.0)
+    # seven: 7 × $3 = $21 > one 8-GPU instance at $20 (one GPU idle)
+    bill = whole_instance_bill([one, eight], 7, 1)
+    assert bill is not None
+    assert (bill.price.source_id, bill.accelerators_billed, bill.usd_per_hour) == ("eight", 8, 20.0)
+    assert whole_instance_bill([one], 3, 2) is None  # no offer holds a tp2 replica
+
+
+def test_capacity_bills_the_whole_instances_its_replicas_occupy() -> None:
+    r = app.capacity(app.load_scenario("examples/capacity-llama70b-10k-users.yaml"))
+    for o in r.options:
+        if o.accelerators == 0 or o.price is None:
+            continue
+        per = o.price.accelerators_per_instance
+        assert o.instances == -(-o.replicas // (per // o.tp))  # ceil(replicas / replicas per instance)
+        assert o.accelerators_billed == o.instances * per >= o.accelerators == o.replicas * o.tp
+        assert o.usd_per_hour == pytest.approx(o.instances * o.price.instance_usd_per_hour)
+
+
+def test_tco_bills_whole_cloud_instances() -> None:
+    from aiinfra.costing.tco import HOURS_PER_MONTH
+
+    # 12 H100 on 8-GPU instances: 2 instances (16 GPUs, 4 idle) are billed
+    r = app.tco(app.load_scenario("examples/tco-dgx-h100-vs-cloud.yaml", set={"hardware.count": 12}))
+    assert r.cloud_lines
+    for ln in r.cloud_lines:
+        per = ln.accelerators_billed // ln.instances
+        assert ln.instances == -(-12 // per)
+        hours = HOURS_PER_MONTH * (1.0 if ln.pricing.startswith("reserved") else 0.9)
+        assert ln.monthly_usd == pytest.approx(ln.usd_per_accelerator_hour * per * ln.instances * hours)

@@ -138,6 +138,7 @@ def tco(scenario: Scenario) -> TcoResult:
     )
     best: dict[str, CloudLine] = {}
     for p in cloud_prices(c.accelerator.id, providers=ti.providers, field="tco.providers"):
+        instances = math.ceil(c.count / p.accelerators_per_instance)  # whole instances are billed
         line = CloudLine(
             pricing=p.pricing,
             source_id=p.id,
@@ -145,7 +146,9 @@ def tco(scenario: Scenario) -> TcoResult:
             read_on=p.read_on,
             age_days=p.age_days,
             usd_per_accelerator_hour=p.usd_per_accelerator_hour,
-            monthly_usd=cloud_monthly_usd(p.usd_per_accelerator_hour, c.count, p.pricing, ti.utilisation_frac),
+            monthly_usd=cloud_monthly_usd(p.usd_per_hour, instances, p.pricing, ti.utilisation_frac),
+            instances=instances,
+            accelerators_billed=instances * p.accelerators_per_instance,
         )
         if line.pricing not in best or line.monthly_usd < best[line.pricing].monthly_usd:
             best[line.pricing] = line

@@ -19,7 +19,8 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
     options, best = r.options, r.chosen
     rows = [[o.engine, o.accelerator, layout_label(o.tp, o.ep, o.attention_dp), o.weight_precision,
              "yes" if o.speculative else "no", o.batch_per_replica,
-             o.replicas, o.accelerators, f"{o.ttft_s * 1e3:.0f}", f"{o.tpot_s * 1e3:.1f}",
+             o.replicas, o.accelerators, o.accelerators_billed if o.instances else "",
+             f"{o.ttft_s * 1e3:.0f}", f"{o.tpot_s * 1e3:.1f}",
              "unknown" if o.usd_per_hour is None else f"{o.usd_per_hour:,.0f}",
              "unknown" if o.usd_per_million_output_tokens is None else f"{o.usd_per_million_output_tokens:.2f}",
              o.verdict] for o in options]  # fmt: skip
@@ -29,14 +30,25 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
     text = "\n".join([
         f"cheapest: {best.accelerators} × {best.accelerator} as {best.replicas} replica(s) of "
         f"{layout_label(best.tp, best.ep, best.attention_dp)} "
-        f"({best.weight_precision}) on {best.engine}, batch {best.batch_per_replica} per replica", price, "",
-        table(["engine", "accelerator", "layout", "weights", "spec", "batch", "replicas", "accelerators", "TTFT ms",
+        f"({best.weight_precision}) on {best.engine}, batch {best.batch_per_replica} per replica", *_billed(best),
+        price, "",
+        table(["engine", "accelerator", "layout", "weights", "spec", "batch", "replicas", "accelerators", "billed",
+               "TTFT ms",
                "TPOT ms", "$/h", "$/M out tok", "verdict"], rows),
     ])  # fmt: skip
     text += "".join(f"\nnote: accuracy: {n}" for n in r.accuracy_notes)
     if r.simulated is not None:
         text += "\n\n" + _simulated_text(r.simulated, args.seed, best.accelerators)
     return r.to_dict(), text
+
+
+def _billed(best: Any) -> list[str]:
+    """Whole instances billed: accelerators used vs billed, and the idle ones (none without a price)."""
+    if not best.instances or best.price is None:
+        return []
+    idle = best.accelerators_billed - best.accelerators
+    return [f"billed: {best.instances} instance(s) of {best.price.accelerators_per_instance} = "
+            f"{best.accelerators_billed} accelerators ({best.accelerators} used, {idle} idle)"]
 
 
 def _simulated_text(sim: dict[str, Any], seed: int, analytic_accelerators: int) -> str:
