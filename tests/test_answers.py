@@ -323,3 +323,20 @@ def test_tco_bills_whole_cloud_instances() -> None:
         assert ln.instances == -(-12 // per)
         hours = HOURS_PER_MONTH * (1.0 if ln.pricing.startswith("reserved") else 0.9)
         assert ln.monthly_usd == pytest.approx(ln.usd_per_accelerator_hour * per * ln.instances * hours)
+
+
+@pytest.mark.parametrize(("model", "accelerator", "tp", "precision"), [
+    ("meta-llama-3.1-8b", "nvidia-b200-sxm-180gb", 1, "fp8"),
+    ("meta-llama-3.1-8b", "nvidia-a100-sxm4-80gb", 1, "bf16"),
+    ("meta-llama-3.1-8b", "nvidia-l4", 1, "fp8"),
+    ("meta-llama-3.1-405b", "nvidia-h100-sxm5-80gb", 8, "fp8"),
+])  # fmt: skip
+def test_tpot_never_falls_when_the_batch_grows(model: str, accelerator: str, tp: int, precision: str) -> None:
+    # a decode step of B sequences reads the same weights as one of B - 1 and does more work (roofline: the time
+    # max(FLOP / peak, bytes / bandwidth) is non-decreasing in B); the issue saw 8B fp8 on B200 go 5.05 -> 3.55 ms
+    base = app.load_scenario({"model": model, "hardware": {"accelerator": accelerator, "count": tp},
+                              "inference": {"weight_precision": precision, "input_tokens": 1024, "output_tokens": 256,
+                                            "batch": 1, "plan": {"tp": tp}}})  # fmt: skip
+    tpot = [app.infer(replace(base, inference=replace(base.inference, batch=b))).estimate.tpot_s for b in range(1, 65)]
+    falls = [(b, tpot[b - 2], tpot[b - 1]) for b in range(2, 65) if tpot[b - 1] < tpot[b - 2] * (1 - 1e-9)]
+    assert not falls, f"TPOT falls at batch (b, TPOT(b-1), TPOT(b)): {falls[:5]}"
