@@ -340,3 +340,77 @@ def test_tpot_never_falls_when_the_batch_grows(model: str, accelerator: str, tp:
     tpot = [app.infer(replace(base, inference=replace(base.inference, batch=b))).estimate.tpot_s for b in range(1, 65)]
     falls = [(b, tpot[b - 2], tpot[b - 1]) for b in range(2, 65) if tpot[b - 1] < tpot[b - 2] * (1 - 1e-9)]
     assert not falls, f"TPOT falls at batch (b, TPOT(b-1), TPOT(b)): {falls[:5]}"
+
+
+def test_the_rate_search_reports_each_simulation_to_a_progress_callback() -> None:
+    from aiinfra.analytic.step_time import FixedStepTime
+    from aiinfra.sim.search import max_rate_meeting_slo
+
+    sc = app.load_scenario("examples/simulate-llama70b-h100.yaml", set=[
+        "inference.num_requests=50", "inference.output_tokens=1", "inference.simulation.output_lengths=null",
+        "inference.arrival={kind: gamma, cv: 0.001}", "inference.simulation.scheduler={kind: static, max_num_seqs: 1}",
+        "inference.slo={ttft_p90_s: 1.5}"])  # fmt: skip
+    seen: list[tuple[int, int | None]] = []
+    _, points = max_rate_meeting_slo(sc, start_rate_per_s=1.5, step_model=FixedStepTime(1.0),
+                                     progress=lambda done, total: seen.append((done, total)))  # fmt: skip
+    assert seen == [(i, None) for i in range(1, len(points) + 1)]
+
+
+def _tiny_training_csv(tmp_path: Any, rows: int = 3) -> Any:
+    from aiinfra.app.validation import shipped_cases
+
+    lines = shipped_cases()[0].read_text().splitlines()
+    path = tmp_path / "three.csv"
+    path.write_text("\n".join(lines[: rows + 1]) + "\n")
+    return path
+
+
+def test_validate_reports_each_row_to_a_progress_callback(tmp_path: Any) -> None:
+    path = _tiny_training_csv(tmp_path)
+    seen: list[tuple[int, int | None]] = []
+    app.validate([path, path], progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(i, 6) for i in range(1, 7)]  # two files of three rows: one count over both
+
+
+class _Terminal:
+    """A stderr that says it is a terminal (tqdm draws on it)."""
+
+    def __init__(self) -> None:
+        import io
+
+        self.buf = io.StringIO()
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        return self.buf.write(s)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_progress_goes_to_a_terminal_stderr_unless_quiet(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], quiet: bool
+) -> None:
+    import json
+    import sys
+
+    from aiinfra.cli import main
+    from aiinfra.commands import progress
+
+    path = _tiny_training_csv(tmp_path)
+    monkeypatch.setattr(progress, "SHOW_AFTER_S", 0.0)
+    term = _Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    assert main(["validate", str(path), "--json", *(["--quiet"] if quiet else [])]) == 0
+    json.loads(capsys.readouterr().out)  # stdout stays one JSON object
+    assert ("validate" in term.buf.getvalue()) is not quiet
+
+
+def test_no_progress_when_stderr_is_not_a_terminal(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from aiinfra.cli import main
+
+    assert main(["validate", str(_tiny_training_csv(tmp_path))]) == 0
+    assert capsys.readouterr().err == ""

@@ -8,6 +8,7 @@ from typing import Any
 
 from aiinfra import app
 from aiinfra.commands import add_scenario_args
+from aiinfra.commands.progress import add_quiet_arg, progress_bar
 from aiinfra.report.render import layout_label, table
 from aiinfra.specs import cli_types
 
@@ -15,7 +16,9 @@ from aiinfra.specs import cli_types
 def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
     accs = args.accelerators.split(",") if args.accelerators else None
     engines = args.engines.split(",") if args.engines else None
-    r = app.capacity(app.load_scenario(args.scenario, args.set), accs, engines, args.simulate, args.seed)
+    with progress_bar(args, "simulation", "capacity --simulate") as progress:
+        r = app.capacity(app.load_scenario(args.scenario, args.set), accs, engines, args.simulate, args.seed,
+                         progress if args.simulate else None)  # fmt: skip
     options, best = r.options, r.chosen
     rows = [[o.engine, o.accelerator, layout_label(o.tp, o.ep, o.attention_dp), o.weight_precision,
              "yes" if o.speculative else "no", o.batch_per_replica,
@@ -79,4 +82,5 @@ def register(sub: Any) -> None:
                    help="check the chosen deployment by simulating one replica: the most users it keeps within the "
                         "SLO (closed loop) and the highest Poisson rate")  # fmt: skip
     c.add_argument("--seed", type=cli_types.seed, default=0)
+    add_quiet_arg(c)
     c.set_defaults(handler=_capacity)
