@@ -320,6 +320,7 @@ def test_tco_bills_whole_cloud_instances() -> None:
     assert r.cloud_lines
     for ln in r.cloud_lines:
         per = ln.accelerators_billed // ln.instances
+        assert per >= 8  # a multi-node cluster only on instances that hold a whole 8-GPU node (1-GPU pods left out)
         assert ln.instances == -(-12 // per)
         hours = HOURS_PER_MONTH * (1.0 if ln.pricing.startswith("reserved") else 0.9)
         assert ln.monthly_usd == pytest.approx(ln.usd_per_accelerator_hour * per * ln.instances * hours)
