@@ -136,6 +136,15 @@ def _first_passing_simulation(
                           f"{reasons})")  # fmt: skip
 
 
+def _billed(best: Deployment, replicas: int) -> int | None:
+    """Accelerators in the whole instances of the deployment's priced offer that hold ``replicas`` replicas
+    (None without a price)."""
+    if best.price is None or not best.instances:
+        return None
+    per_instance = best.price.accelerators_per_instance // best.tp
+    return math.ceil(replicas / per_instance) * best.price.accelerators_per_instance
+
+
 def simulated_check(
     sc: Scenario, best: Deployment, seed: int, progress: Callable[[int, int | None], None] | None = None
 ) -> dict[str, Any]:
@@ -168,10 +177,12 @@ def simulated_check(
     rate, _ = max_rate_meeting_slo(one, seed=seed, progress=progress)
     replicas = math.ceil(demand / rate)
     out: dict[str, Any] = {"max_request_rate_per_replica_per_s": rate, "demand_request_rate_per_s": demand,
-                           "replicas_needed": replicas, "accelerators_needed": replicas * best.tp}  # fmt: skip
+                           "replicas_needed": replicas, "accelerators_needed": replicas * best.tp,
+                           "accelerators_billed": _billed(best, replicas)}  # fmt: skip
     if users:
         clients, _ = max_clients_meeting_slo(one, seed=seed, start_clients=best.batch_per_replica, progress=progress)
         per_users = math.ceil(users / clients)
         out["closed_loop"] = {"users": users, "max_users_per_replica": clients, "replicas_needed": per_users,
-                              "accelerators_needed": per_users * best.tp}  # fmt: skip
+                              "accelerators_needed": per_users * best.tp,
+                              "accelerators_billed": _billed(best, per_users)}  # fmt: skip
     return out

@@ -54,6 +54,11 @@ def _billed(best: Any) -> list[str]:
             f"{best.accelerators_billed} accelerators ({best.accelerators} used, {idle} idle)"]
 
 
+def _billed_text(check: dict[str, Any]) -> str:
+    billed = check.get("accelerators_billed")
+    return "" if billed is None or billed == check["accelerators_needed"] else f" ({billed} billed as whole instances)"
+
+
 def _simulated_text(sim: dict[str, Any], seed: int, analytic_accelerators: int) -> str:
     lines = [f"simulated check (seed {seed}):"]
     for r in sim.get("rejected", []):
@@ -62,13 +67,13 @@ def _simulated_text(sim: dict[str, Any], seed: int, analytic_accelerators: int) 
     if closed is not None:
         lines.append(f"  closed loop (each user sends the next request when its answer ends): one replica keeps "
                      f"{closed['max_users_per_replica']} users within the SLO; {closed['users']:,} users need "
-                     f"{closed['replicas_needed']} replicas = {closed['accelerators_needed']} accelerators "
-                     f"(analytic: {analytic_accelerators})")  # fmt: skip
+                     f"{closed['replicas_needed']} replicas = {closed['accelerators_needed']} accelerators"
+                     f"{_billed_text(closed)} (analytic: {analytic_accelerators})")  # fmt: skip
     label = "the same mean rate as Poisson arrivals" if closed is not None else "Poisson arrivals"
     lines.append(f"  {label}: one replica meets the SLO up to {sim['max_request_rate_per_replica_per_s']:.3g} "
                  f"requests/s; demand {sim['demand_request_rate_per_s']:.3g} requests/s needs "
-                 f"{sim['replicas_needed']} replicas = {sim['accelerators_needed']} accelerators "
-                 f"(analytic: {analytic_accelerators})")  # fmt: skip
+                 f"{sim['replicas_needed']} replicas = {sim['accelerators_needed']} accelerators"
+                 f"{_billed_text(sim)} (analytic: {analytic_accelerators})")  # fmt: skip
     return "\n".join(lines)
 
 
