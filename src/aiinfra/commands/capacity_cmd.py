@@ -16,7 +16,7 @@ from aiinfra.specs import cli_types
 def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
     accs = args.accelerators.split(",") if args.accelerators else None
     engines = args.engines.split(",") if args.engines else None
-    with progress_bar(args, "simulation", "capacity --simulate") as progress:
+    with progress_bar(args, "simulations", "capacity --simulate") as progress:
         r = app.capacity(app.load_scenario(args.scenario, args.set), accs, engines, args.simulate, args.seed,
                          progress if args.simulate else None)  # fmt: skip
     options, best = r.options, r.chosen

@@ -30,7 +30,7 @@ def _thin(xs: list[float], ys: list[float], points: int = 1500) -> tuple[list[fl
 
 
 def _find_max_rate(args: argparse.Namespace, sc: Scenario) -> tuple[Any, str]:
-    with progress_bar(args, "simulation", "find max rate") as progress:
+    with progress_bar(args, "simulations", "find max rate") as progress:
         r = app.find_max_rate(sc, args.seed, progress)
     rate, points = r.max_request_rate_per_s, r.points
     obj = r.to_dict()

@@ -12,7 +12,7 @@ from aiinfra.report.render import table
 
 
 def _validate(args: argparse.Namespace) -> tuple[Any, str]:
-    with progress_bar(args, "row", "validate") as progress:
+    with progress_bar(args, "rows", "validate") as progress:
         r = app.validate(args.cases, progress)
     if args.markdown:
         Path(args.markdown).write_text(r.markdown())
