@@ -274,3 +274,144 @@ def test_catalog_lists_prices_with_dates_and_conflict_flags() -> None:
 
     undated = with_fields(listed.prices[0], read_on="", age_days=None)
     assert age_text(undated) == f"{undated.id}, date unknown"
+
+
+def _offer(id_: str, per_instance: int, usd_per_hour: float) -> Any:
+    from aiinfra.costing.prices import InstancePrice
+
+    return InstancePrice(id=id_, source_title="t", source_url=None, read_on="2026-01-01", age_days=0, provider="p",
+                         instance=id_, region="r", accelerator="a", accelerators_per_instance=per_instance,
+                         pricing="on-demand", usd_per_hour=usd_per_hour)  # fmt: skip
+
+
+def test_capacity_bills_whole_instances_by_hand() -> None:
+    from aiinfra.planning.capacity import whole_instance_bill
+
+    eight, one = _offer("eight", 8, 20.0), _offer("one", 1, 3.0)
+    # 113 tp2 replicas: a 1-GPU VM cannot hold a replica; 8 GPUs hold 4 → ceil(113 / 4) = 29 instances = 232 GPUs
+    bill = whole_instance_bill([one, eight], 113, 2)
+    assert bill is not None and (bill.instances, bill.accelerators_billed, bill.usd_per_hour) == (29, 232, 580.0)
+    # one tp1 replica: one 1-GPU VM ($3/h) beats an 8-GPU instance ($20/h)
+    bill = whole_instance_bill([eight, one], 1, 1)
+    assert bill is not None and (bill.price.source_id, bill.accelerators_billed, bill.usd_per_hour) == ("one", 1, 3.0)
+    # seven: 7 × $3 = $21 > one 8-GPU instance at $20 (one GPU idle)
+    bill = whole_instance_bill([one, eight], 7, 1)
+    assert bill is not None
+    assert (bill.price.source_id, bill.accelerators_billed, bill.usd_per_hour) == ("eight", 8, 20.0)
+    assert whole_instance_bill([one], 3, 2) is None  # no offer holds a tp2 replica
+
+
+def test_capacity_bills_the_whole_instances_its_replicas_occupy() -> None:
+    r = app.capacity(app.load_scenario("examples/capacity-llama70b-10k-users.yaml"))
+    for o in r.options:
+        if o.accelerators == 0 or o.price is None:
+            continue
+        per = o.price.accelerators_per_instance
+        assert o.instances == -(-o.replicas // (per // o.tp))  # ceil(replicas / replicas per instance)
+        assert o.accelerators_billed == o.instances * per >= o.accelerators == o.replicas * o.tp
+        assert o.usd_per_hour == pytest.approx(o.instances * o.price.instance_usd_per_hour)
+
+
+def test_tco_bills_whole_cloud_instances() -> None:
+    from aiinfra.costing.tco import HOURS_PER_MONTH
+
+    # 12 H100 on 8-GPU instances: 2 instances (16 GPUs, 4 idle) are billed
+    r = app.tco(app.load_scenario("examples/tco-dgx-h100-vs-cloud.yaml", set={"hardware.count": 12}))
+    assert r.cloud_lines
+    for ln in r.cloud_lines:
+        per = ln.accelerators_billed // ln.instances
+        assert per >= 8  # a multi-node cluster only on instances that hold a whole 8-GPU node (1-GPU pods left out)
+        assert ln.instances == -(-12 // per)
+        hours = HOURS_PER_MONTH * (1.0 if ln.pricing.startswith("reserved") else 0.9)
+        assert ln.monthly_usd == pytest.approx(ln.usd_per_accelerator_hour * per * ln.instances * hours)
+
+
+@pytest.mark.parametrize(("model", "accelerator", "tp", "precision"), [
+    ("meta-llama-3.1-8b", "nvidia-b200-sxm-180gb", 1, "fp8"),
+    ("meta-llama-3.1-8b", "nvidia-a100-sxm4-80gb", 1, "bf16"),
+    ("meta-llama-3.1-8b", "nvidia-l4", 1, "fp8"),
+    ("meta-llama-3.1-405b", "nvidia-h100-sxm5-80gb", 8, "fp8"),
+])  # fmt: skip
+def test_tpot_never_falls_when_the_batch_grows(model: str, accelerator: str, tp: int, precision: str) -> None:
+    # a decode step of B sequences reads the same weights as one of B - 1 and does more work (roofline: the time
+    # max(FLOP / peak, bytes / bandwidth) is non-decreasing in B); the issue saw 8B fp8 on B200 go 5.05 -> 3.55 ms
+    base = app.load_scenario({"model": model, "hardware": {"accelerator": accelerator, "count": tp},
+                              "inference": {"weight_precision": precision, "input_tokens": 1024, "output_tokens": 256,
+                                            "batch": 1, "plan": {"tp": tp}}})  # fmt: skip
+    tpot = [app.infer(replace(base, inference=replace(base.inference, batch=b))).estimate.tpot_s for b in range(1, 65)]
+    falls = [(b, tpot[b - 2], tpot[b - 1]) for b in range(2, 65) if tpot[b - 1] < tpot[b - 2] * (1 - 1e-9)]
+    assert not falls, f"TPOT falls at batch (b, TPOT(b-1), TPOT(b)): {falls[:5]}"
+
+
+def test_the_rate_search_reports_each_simulation_to_a_progress_callback() -> None:
+    from aiinfra.analytic.step_time import FixedStepTime
+    from aiinfra.sim.search import max_rate_meeting_slo
+
+    sc = app.load_scenario("examples/simulate-llama70b-h100.yaml", set=[
+        "inference.num_requests=50", "inference.output_tokens=1", "inference.simulation.output_lengths=null",
+        "inference.arrival={kind: gamma, cv: 0.001}", "inference.simulation.scheduler={kind: static, max_num_seqs: 1}",
+        "inference.slo={ttft_p90_s: 1.5}"])  # fmt: skip
+    seen: list[tuple[int, int | None]] = []
+    _, points = max_rate_meeting_slo(sc, start_rate_per_s=1.5, step_model=FixedStepTime(1.0),
+                                     progress=lambda done, total: seen.append((done, total)))  # fmt: skip
+    assert seen == [(i, None) for i in range(1, len(points) + 1)]
+
+
+def _tiny_training_csv(tmp_path: Any, rows: int = 3) -> Any:
+    from aiinfra.app.validation import shipped_cases
+
+    lines = shipped_cases()[0].read_text().splitlines()
+    path = tmp_path / "three.csv"
+    path.write_text("\n".join(lines[: rows + 1]) + "\n")
+    return path
+
+
+def test_validate_reports_each_row_to_a_progress_callback(tmp_path: Any) -> None:
+    path = _tiny_training_csv(tmp_path)
+    seen: list[tuple[int, int | None]] = []
+    app.validate([path, path], progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(i, 6) for i in range(1, 7)]  # two files of three rows: one count over both
+
+
+class _Terminal:
+    """A stderr that says it is a terminal (tqdm draws on it)."""
+
+    def __init__(self) -> None:
+        import io
+
+        self.buf = io.StringIO()
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        return self.buf.write(s)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_progress_goes_to_a_terminal_stderr_unless_quiet(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], quiet: bool
+) -> None:
+    import json
+    import sys
+
+    from aiinfra.cli import main
+    from aiinfra.commands import progress
+
+    path = _tiny_training_csv(tmp_path)
+    monkeypatch.setattr(progress, "SHOW_AFTER_S", 0.0)
+    term = _Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    assert main(["validate", str(path), "--json", *(["--quiet"] if quiet else [])]) == 0
+    json.loads(capsys.readouterr().out)  # stdout stays one JSON object
+    assert ("validate" in term.buf.getvalue()) is not quiet
+
+
+def test_no_progress_when_stderr_is_not_a_terminal(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from aiinfra.cli import main
+
+    assert main(["validate", str(_tiny_training_csv(tmp_path))]) == 0
+    assert capsys.readouterr().err == ""

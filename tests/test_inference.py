@@ -163,7 +163,12 @@ def test_capacity_simulated_check() -> None:
     closed = sim["closed_loop"]
     assert closed["users"] == 10_000
     assert closed["replicas_needed"] == math.ceil(10_000 / closed["max_users_per_replica"])
-    assert closed["accelerators_needed"] == closed["replicas_needed"] * json.loads(res.stdout)["chosen"]["tp"]
+    chosen = json.loads(res.stdout)["chosen"]
+    assert closed["accelerators_needed"] == closed["replicas_needed"] * chosen["tp"]
+    # whole instances: replicas of tp GPUs packed k // tp to an instance of k GPUs
+    k = chosen["price"]["accelerators_per_instance"]
+    for check in (sim, closed):
+        assert check["accelerators_billed"] == math.ceil(check["replicas_needed"] / (k // chosen["tp"])) * k
 
 
 def test_attention_dp_plan_replicates_non_expert_weights(tmp_yaml) -> None:  # type: ignore[no-untyped-def]

@@ -32,6 +32,8 @@ the engine rule, the family of per-M curves (over any curve that names none); th
 in log2(M) between the family's two curves that bracket the lookup's M (the nearest M, quantised to quarter
 octaves, picks the family): at equal FLOP a kernel of few rows and a large weight behaves unlike one of many rows
 and a small weight, which a FLOP-only curve averages away (bench/aic_gemm_fidelity.py measures the difference).
+The interpolated time is not monotone in M (M = 2 comes out faster than M = 1); analytic/inference.py
+``gemm_compute_s`` takes the lower monotone envelope (a GEMM of M rows is never slower than one of M' > M rows).
 Rows of kind ``moe_shape`` time one routed-expert shape (``moe_shape``: hidden, expert width, experts, top-k, moe_tp,
 moe_ep) against the tokens entering the layer; only a lookup giving exactly that shape uses one
 (bench/aic_moe_fidelity.py measures what the shape-blind ``moe`` curve misses).
@@ -178,6 +180,8 @@ class EfficiencyTable:
     _memo: dict[_Key, tuple[Curve, int] | None] = field(default_factory=dict, repr=False)
     _families: dict[str, list[Curve]] = field(default_factory=dict, repr=False)
     """per-M curve id -> its family (same kind, parts, dtype, engine) sorted by M; filled on first use."""
+    envelopes: dict[tuple[Any, ...], tuple[list[float], list[float]]] = field(default_factory=dict, repr=False)
+    """Memo of analytic/inference.py's monotone GEMM-time envelopes (one per accelerator, dtype, engine, shape)."""
     lazy_loader: Callable[[str, str], list[Curve]] | None = field(default=None, repr=False)
     """(trigger "by_m" | "by_shape", engine) -> that engine's per-M or per-shape curves, loaded on the first lookup
     that gives M (or a MoE shape) and names the engine; other lookups never consider them, so training, engine-free

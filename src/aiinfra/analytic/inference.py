@@ -54,6 +54,7 @@ Work per step (T = prefill tokens + decoding sequences):
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from aiinfra import catalog
@@ -156,6 +157,48 @@ def gemm_efficiency(
     return look.frac
 
 
+#: rows M of the grid over which a GEMM's time is made monotone in M: every integer to 64 (the decode batches
+#: where the per-M curves' interpolation dips), then eighth octaves up to 2^15 (beyond the largest per-M row)
+_ENVELOPE_M = tuple(float(m) for m in range(1, 65)) + tuple(64.0 * 2.0 ** (k / 8) for k in range(1, 73))
+
+
+def gemm_compute_s(
+    acc: AcceleratorSpec,
+    dtype: str,
+    tokens: float,
+    flop_per_token_per_kernel: float,
+    n_kernels: float,
+    engine: str | None = None,
+) -> float:
+    """Time of ``n_kernels`` GEMMs of ``tokens`` rows (``flop_per_token_per_kernel`` = 2·N·K each) at the measured
+    efficiency, made non-decreasing in the row count M: a GEMM of M rows on the same weights reads the same weights
+    and does no more work than one of M' > M rows (the roofline lower bound max(2·M·N·K / peak, bytes / bandwidth),
+    Williams et al. 2009, grows with M), and an engine can always pad M rows to M' (vLLM pads decode batches to its
+    CUDA-graph sizes), so t(M) = min over M' ≥ M of the interpolated t(M'). The per-M curves are interpolated
+    linearly in log2(M) in efficiency (efficiency.py), which between the measured M = 1 and M = 16 rows puts
+    M = 2 several times more efficient than M = 1 and so faster in time — the dip this removes."""
+    peak = acc.sustained_flop_per_s(dtype)
+
+    def one(m: float) -> float:
+        x = m * flop_per_token_per_kernel
+        return x / (peak * gemm_efficiency(acc, dtype, x, engine=engine, m_tokens=m))
+
+    t = one(tokens)
+    if tokens > _ENVELOPE_M[-1]:
+        return n_kernels * t
+    memo = table().envelopes
+    key = (acc.id, dtype, engine, flop_per_token_per_kernel)
+    env = memo.get(key)
+    if env is None:
+        times = [one(m) for m in _ENVELOPE_M]
+        for i in range(len(times) - 2, -1, -1):  # suffix minimum: t(M) ≤ t(M') for every M' ≥ M
+            times[i] = min(times[i], times[i + 1])
+        env = memo[key] = (list(_ENVELOPE_M), times)
+    grid, times = env
+    i = bisect_left(grid, tokens)  # first grid M ≥ tokens
+    return n_kernels * min(t, times[i])
+
+
 @dataclass(frozen=True, slots=True)
 class _Kernels:
     """Aggregated roofline of a group of identical kernels on one accelerator."""
@@ -249,9 +292,9 @@ class InferenceModel:
         acc = self.cluster.accelerator
         flop = 2.0 * tokens * params / split
         nbytes = params * DTYPE_BYTES[weights or self.weight_precision] / split
-        eff = gemm_efficiency(acc, dtype, flop / n_kernels, engine=self.engine, m_tokens=tokens)
+        compute_s = gemm_compute_s(acc, dtype, tokens, flop / tokens / n_kernels, n_kernels, self.engine)
         t0, b_inf = _memory_fit(acc, self.engine, dtype)
-        return _Kernels(flop / (acc.sustained_flop_per_s(dtype) * eff), n_kernels * t0 + nbytes / b_inf)
+        return _Kernels(compute_s, n_kernels * t0 + nbytes / b_inf)
 
     def experts(self, tokens: float, moe_layers: float) -> _Kernels:
         """The routed experts of ``moe_layers`` MoE layers on one rank for ``tokens`` tokens entering the layer

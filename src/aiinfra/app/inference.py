@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -78,16 +79,18 @@ def capacity(
     engines: list[str] | None = None,
     simulate: bool = False,
     seed: int = 0,
+    progress: Callable[[int, int | None], None] | None = None,
 ) -> CapacityResult:
     """The cheapest deployment that serves the scenario's demand (``inference.users`` or
     ``request_rate_per_s``) within its SLOs, over ``engines`` (default: the scenario's) × ``accelerators``
     (default: the scenario's) × layout × weight format × speculation. ``simulate`` checks the chosen one by
-    simulating one replica (closed loop of the users, and Poisson arrivals at their rate)."""
+    simulating one replica (closed loop of the users, and Poisson arrivals at their rate); ``progress(done, None)``
+    is called after each simulation it runs."""
     engines = list(dict.fromkeys(e.strip() for e in engines if e.strip())) if engines else None
     options = plan_capacity(scenario, accelerators or None, engines)
     sim = None
     if simulate:
-        options, sim = _first_passing_simulation(scenario, options, seed)
+        options, sim = _first_passing_simulation(scenario, options, seed, progress)
     best = options[0]
     notes = tuple(catalog.accuracy_notes_for(scenario.model.id, best.engine, best.accelerator))
     return CapacityResult(scenario=scenario, options=tuple(options), accuracy_notes=notes, simulated=sim, seed=seed)
@@ -98,7 +101,8 @@ def _label(o: Deployment) -> str:
 
 
 def _first_passing_simulation(
-    scenario: Scenario, options: list[Deployment], seed: int
+    scenario: Scenario, options: list[Deployment], seed: int,
+    progress: Callable[[int, int | None], None] | None = None,
 ) -> tuple[list[Deployment], dict[str, Any]]:
     """Check the candidates cheapest first by simulating one replica; the first whose simulation can meet the SLO
     at some load is chosen, each one before it keeps the simulation's reason in its verdict (and in the check's
@@ -107,9 +111,17 @@ def _first_passing_simulation(
 
     feasible = [o for o in options if o.accelerators > 0]
     rejected: list[dict[str, Any]] = []
+    runs = 0
+
+    def one_more(_done: int, _total: int | None) -> None:  # simulations over every candidate checked
+        nonlocal runs
+        runs += 1
+        if progress is not None:
+            progress(runs, None)
+
     for i, o in enumerate(feasible):
         try:
-            sim = simulated_check(scenario, o, seed)
+            sim = simulated_check(scenario, o, seed, one_more if progress is not None else None)
         except InfeasibleError as exc:
             rejected.append({"deployment": _label(o), "reason": str(exc)})
             continue
@@ -124,7 +136,18 @@ def _first_passing_simulation(
                           f"{reasons})")  # fmt: skip
 
 
-def simulated_check(sc: Scenario, best: Deployment, seed: int) -> dict[str, Any]:
+def _billed(best: Deployment, replicas: int) -> int | None:
+    """Accelerators in the whole instances of the deployment's priced offer that hold ``replicas`` replicas
+    (None without a price)."""
+    if best.price is None or not best.instances:
+        return None
+    per_instance = best.price.accelerators_per_instance // best.tp
+    return math.ceil(replicas / per_instance) * best.price.accelerators_per_instance
+
+
+def simulated_check(
+    sc: Scenario, best: Deployment, seed: int, progress: Callable[[int, int | None], None] | None = None
+) -> dict[str, Any]:
     """Simulate one replica of the chosen deployment. Demand given as concurrent users: the most closed-loop
     clients one replica serves within the SLO (aiinfra.sim.search.max_clients_meeting_slo), and the fleet for
     the users. Always: the highest Poisson rate one replica serves within the SLO (max_rate_meeting_slo) and
@@ -151,13 +174,15 @@ def simulated_check(sc: Scenario, best: Deployment, seed: int) -> dict[str, Any]
                                     concurrency=None))  # fmt: skip
     if best.accelerator != sc.cluster.accelerator.id:
         one = replace(one, cluster=cluster_for(best.accelerator, best.tp))
-    rate, _ = max_rate_meeting_slo(one, seed=seed)
+    rate, _ = max_rate_meeting_slo(one, seed=seed, progress=progress)
     replicas = math.ceil(demand / rate)
     out: dict[str, Any] = {"max_request_rate_per_replica_per_s": rate, "demand_request_rate_per_s": demand,
-                           "replicas_needed": replicas, "accelerators_needed": replicas * best.tp}  # fmt: skip
+                           "replicas_needed": replicas, "accelerators_needed": replicas * best.tp,
+                           "accelerators_billed": _billed(best, replicas)}  # fmt: skip
     if users:
-        clients, _ = max_clients_meeting_slo(one, seed=seed, start_clients=best.batch_per_replica)
+        clients, _ = max_clients_meeting_slo(one, seed=seed, start_clients=best.batch_per_replica, progress=progress)
         per_users = math.ceil(users / clients)
         out["closed_loop"] = {"users": users, "max_users_per_replica": clients, "replicas_needed": per_users,
-                              "accelerators_needed": per_users * best.tp}  # fmt: skip
+                              "accelerators_needed": per_users * best.tp,
+                              "accelerators_billed": _billed(best, per_users)}  # fmt: skip
     return out

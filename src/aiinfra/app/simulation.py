@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,7 +63,10 @@ class MaxRateResult(Result):
         return [flatten(jsonable(p)) for p in self.points]
 
 
-def find_max_rate(scenario: Scenario, seed: int = 0) -> MaxRateResult:
-    """Bisect the highest request rate at which a simulation of the scenario meets its SLO."""
-    rate, points = max_rate_meeting_slo(scenario, seed=seed)
+def find_max_rate(
+    scenario: Scenario, seed: int = 0, progress: Callable[[int, int | None], None] | None = None
+) -> MaxRateResult:
+    """Bisect the highest request rate at which a simulation of the scenario meets its SLO; ``progress(done,
+    None)`` is called after each simulation."""
+    rate, points = max_rate_meeting_slo(scenario, seed=seed, progress=progress)
     return MaxRateResult(scenario=scenario, max_request_rate_per_s=rate, points=tuple(points), seed=seed)

@@ -137,7 +137,13 @@ def tco(scenario: Scenario) -> TcoResult:
         )
     )
     best: dict[str, CloudLine] = {}
-    for p in cloud_prices(c.accelerator.id, providers=ti.providers, field="tco.providers"):
+    offers = cloud_prices(c.accelerator.id, providers=ti.providers, field="tco.providers")
+    # a cluster of several nodes needs instances that hold a whole node (its scale-up domain), as `cost` requires
+    need = min(c.per_node, c.count)
+    usable = [p for p in offers if c.count <= 1 or p.accelerators_per_instance >= need]
+    left_out = len(offers) - len(usable)
+    for p in usable:
+        instances = math.ceil(c.count / p.accelerators_per_instance)  # whole instances are billed
         line = CloudLine(
             pricing=p.pricing,
             source_id=p.id,
@@ -145,7 +151,9 @@ def tco(scenario: Scenario) -> TcoResult:
             read_on=p.read_on,
             age_days=p.age_days,
             usd_per_accelerator_hour=p.usd_per_accelerator_hour,
-            monthly_usd=cloud_monthly_usd(p.usd_per_accelerator_hour, c.count, p.pricing, ti.utilisation_frac),
+            monthly_usd=cloud_monthly_usd(p.usd_per_hour, instances, p.pricing, ti.utilisation_frac),
+            instances=instances,
+            accelerators_billed=instances * p.accelerators_per_instance,
         )
         if line.pricing not in best or line.monthly_usd < best[line.pricing].monthly_usd:
             best[line.pricing] = line
@@ -155,6 +163,9 @@ def tco(scenario: Scenario) -> TcoResult:
     notes = [*pd.notes]
     if ti.network_capex_usd is None and ti.network_capex_frac == 0:
         notes.append("network capex not counted (set tco.network_capex_usd or tco.network_capex_frac)")
+    if left_out:
+        notes.append(f"{left_out} cloud offer(s) left out: their instances hold fewer than the {need} accelerators "
+                     "of one node")
     if not lines:
         notes.append(f"no cloud prices in the catalog for {c.accelerator.id}")
     notes.append("spot lines assume no preemption losses (see `aiinfra cost` with cost.spot)")

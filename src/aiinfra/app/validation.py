@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,10 +46,33 @@ class ValidateResult(Result):
         return markdown(list(self.files))
 
 
-def validate(cases: Sequence[str | Path] | None = None) -> ValidateResult:
+def _offset(
+    progress: Callable[[int, int | None], None], before: int, total: int
+) -> Callable[[int, int | None], None]:
+    """One file's ``progress(done, n)`` as the whole run's (rows of the files before it counted)."""
+
+    def update(done: int, _rows: int | None) -> None:
+        progress(before + done, total)
+
+    return update
+
+
+def validate(
+    cases: Sequence[str | Path] | None = None, progress: Callable[[int, int | None], None] | None = None
+) -> ValidateResult:
     """Predict every row of the validation CSVs (default: the shipped training and inference rows) from its
-    specs only and compare with the published measurement."""
-    results = [run(p) for p in (cases or shipped_cases())]
+    specs only and compare with the published measurement. ``progress(done, total)``: called after each row."""
+    from aiinfra.validation.runner import read_cases
+
+    paths = list(cases or shipped_cases())
+    results: list[dict[str, Any]] = []
+    if progress is None:
+        results = [run(p) for p in paths]
+    else:
+        sizes = [len(read_cases(p)[1]) for p in paths]
+        total = sum(sizes)
+        for i, p in enumerate(paths):
+            results.append(run(p, _offset(progress, sum(sizes[:i]), total)))
     every = [c for r in results for c in r["cases"]]
     return ValidateResult(files=tuple(results), cases=tuple(every), summary=summarise(every),
                           targets=by_target(every))  # fmt: skip

@@ -12,6 +12,7 @@ from typing import Any
 
 from aiinfra import app
 from aiinfra.commands import add_scenario_args
+from aiinfra.commands.progress import add_quiet_arg, progress_bar
 from aiinfra.report import plots
 from aiinfra.report.render import key_values
 from aiinfra.specs import cli_types
@@ -29,7 +30,8 @@ def _thin(xs: list[float], ys: list[float], points: int = 1500) -> tuple[list[fl
 
 
 def _find_max_rate(args: argparse.Namespace, sc: Scenario) -> tuple[Any, str]:
-    r = app.find_max_rate(sc, args.seed)
+    with progress_bar(args, "simulations", "find max rate") as progress:
+        r = app.find_max_rate(sc, args.seed, progress)
     rate, points = r.max_request_rate_per_s, r.points
     obj = r.to_dict()
     lines = [f"highest request rate meeting the SLO: {rate:.4g} requests/s (seed {args.seed})"]
@@ -107,4 +109,5 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=cli_types.seed, default=0, help="random seed (same seed, same result)")
     p.add_argument("--plot", metavar="DIR", help="write plots (PNG and SVG) into DIR")
     p.add_argument("--find-max-rate", action="store_true", help="bisect the highest request rate meeting the SLO")
+    add_quiet_arg(p)
     p.set_defaults(handler=_simulate)

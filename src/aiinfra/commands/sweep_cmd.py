@@ -62,7 +62,7 @@ def _sweep(args: argparse.Namespace) -> tuple[Any, str]:
     try:
         r = sweep(args.scenario, grid=grid, zip=zipped, question=args.question, options=options, set=args.set,
                   out=args.out, backend=args.backend, workers=args.workers, address=args.address,
-                  progress=False if args.no_progress else None, flush_s=args.flush_s)  # fmt: skip
+                  progress=False if args.no_progress or args.quiet else None, flush_s=args.flush_s)  # fmt: skip
     except KeyboardInterrupt:
         sys.stderr.write(f"interrupted: the points answered so far are in {args.out}; run the same command to "
                          "resume\n")  # fmt: skip
@@ -97,6 +97,7 @@ def register(sub: Any) -> None:
     p.add_argument("--flush-s", type=float, default=2.0,
                    help="seconds between part files: at most this much work is lost by a kill (default 2)")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr (as --no-progress)")
     p.add_argument("--report", metavar="RESULTS", help="print the Pareto front of a results directory instead")
     p.add_argument("--x", help="report: first objective column (default by question; append :max if larger is "
                    "better; a unique part of a column name is enough)")  # fmt: skip

@@ -57,7 +57,8 @@ def _tco(args: argparse.Namespace) -> tuple[Any, str]:
         kv.append(
             (
                 f"cloud {ln.pricing}",
-                f"${ln.monthly_usd:,.0f}/month (${ln.usd_per_accelerator_hour:.3g}/GPU-h, "
+                f"${ln.monthly_usd:,.0f}/month ({ln.instances} instance(s), {ln.accelerators_billed} GPUs billed, "
+                f"${ln.usd_per_accelerator_hour:.3g}/GPU-h, "
                 f"{ln.source_id}, " + (f"read {ln.read_on}, {ln.age_days} d old" if ln.age_days is not None
                                         else "date unknown") + f"); {when}",
             )

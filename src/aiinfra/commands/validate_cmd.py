@@ -7,11 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from aiinfra import app
+from aiinfra.commands.progress import add_quiet_arg, progress_bar
 from aiinfra.report.render import table
 
 
 def _validate(args: argparse.Namespace) -> tuple[Any, str]:
-    r = app.validate(args.cases)
+    with progress_bar(args, "rows", "validate") as progress:
+        r = app.validate(args.cases, progress)
     if args.markdown:
         Path(args.markdown).write_text(r.markdown())
     cases, summary, targets = r.cases, r.summary, r.targets
@@ -36,4 +38,5 @@ def register(sub: Any) -> None:
     p.add_argument("cases", nargs="+", help="CSV files in the reference-data schema (training or inference rows)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--markdown", metavar="FILE", help="also write the markdown report (docs/validation.md)")
+    add_quiet_arg(p)
     p.set_defaults(handler=_validate)

@@ -90,12 +90,17 @@ class CloudLine:
     age_days: int | None
     usd_per_accelerator_hour: float
     monthly_usd: float
+    instances: int = 0
+    """Whole instances billed (0: not given)."""
+    accelerators_billed: int = 0
+    """Accelerators in those instances (≥ the cluster's count; the rest sit idle)."""
 
 
-def cloud_monthly_usd(usd_per_acc_hour: float, accelerators: int, pricing: str, utilisation_frac: float) -> float:
-    """Reserved capacity is paid every hour; on-demand and spot only for the hours used."""
+def cloud_monthly_usd(usd_per_unit_hour: float, units: int, pricing: str, utilisation_frac: float) -> float:
+    """``units`` billed at ``usd_per_unit_hour`` (whole instances at the instance price, or accelerators at the
+    accelerator price); reserved capacity is paid every hour, on-demand and spot only for the hours used."""
     hours = HOURS_PER_MONTH * (1.0 if pricing.startswith("reserved") else utilisation_frac)
-    return usd_per_acc_hour * accelerators * hours
+    return usd_per_unit_hour * units * hours
 
 
 def cumulative(start_usd: float, monthly_usd: float, months: int) -> tuple[float, ...]:

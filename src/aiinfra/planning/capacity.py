@@ -4,7 +4,9 @@ For each candidate (serving engine, accelerator, layout, weight precision, specu
 batch per replica is the biggest B whose steady-state TPOT and TTFT (see :func:`loaded_latency`) meet the targets
 and whose sequences fit the paged KV cache (capped at the engine's max_num_seqs). Concurrent users need ceil(users / B)
 replicas; a request rate λ needs λ·(TTFT + out·TPOT) sequences in flight (Little's law).
-Prices come from catalog/data/prices/cloud.csv (on-demand, cheapest provider per accelerator).
+Prices come from catalog/data/prices/cloud.csv (on-demand): whole instances are billed, never fractions of one, so
+each candidate takes the offer with the lowest bill for its replicas (a replica on one instance: instances of at least
+tp accelerators, floor(size / tp) replicas each) and says how many billed accelerators sit idle.
 
 Layouts: tensor parallelism over tp ∈ TP_OPTIONS within one scale-up domain; for MoE models also the experts split
 ep = tp ways under tensor-parallel attention (vLLM ``--enable-expert-parallel``, TensorRT-LLM ``--ep``), and attention
@@ -26,7 +28,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 
 from aiinfra import catalog
-from aiinfra.costing.prices import cloud_prices
+from aiinfra.costing.prices import InstancePrice, cloud_prices
 from aiinfra.errors import AiinfraError, InfeasibleError, SpecError
 from aiinfra.planning.inference import cluster_for, estimate
 from aiinfra.specs.hardware import ClusterSpec
@@ -44,6 +46,9 @@ class Price:
     source_id: str
     read_on: str
     age_days: int
+    accelerators_per_instance: int = 1
+    """Accelerators in the priced instance (the unit billed)."""
+    instance_usd_per_hour: float = 0.0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -60,6 +65,11 @@ class Deployment:
     batch_per_replica: int
     replicas: int
     accelerators: int
+    """Accelerators the replicas use."""
+    accelerators_billed: int = 0
+    """Accelerators in the instances billed (whole instances: ≥ accelerators; equal when no price is known)."""
+    instances: int = 0
+    """Instances billed (0: no price known)."""
     ttft_s: float
     tpot_s: float
     output_tokens_per_s: float
@@ -69,14 +79,45 @@ class Deployment:
     verdict: str
 
 
+def _price(p: InstancePrice) -> Price:
+    return Price(usd_per_accelerator_hour=p.usd_per_accelerator_hour, source_id=p.id, read_on=p.read_on,
+                 age_days=p.age_days if p.age_days is not None else 0,
+                 accelerators_per_instance=p.accelerators_per_instance,
+                 instance_usd_per_hour=p.usd_per_hour)  # fmt: skip
+
+
 def cheapest_price(accelerator: str, today: date | None = None) -> Price | None:
     """The cheapest on-demand price per accelerator-hour of the catalog's cloud prices (None when none)."""
     prices = cloud_prices(accelerator, today or date.today(), pricing=("on-demand",))
-    if not prices:
-        return None
-    best = prices[0]
-    return Price(usd_per_accelerator_hour=best.usd_per_accelerator_hour, source_id=best.id, read_on=best.read_on,
-                 age_days=best.age_days if best.age_days is not None else 0)  # fmt: skip
+    return _price(prices[0]) if prices else None
+
+
+@dataclass(frozen=True, slots=True)
+class Bill:
+    """Whole instances of one offer holding ``replicas`` replicas of ``tp`` accelerators each."""
+
+    price: Price
+    instances: int
+    accelerators_billed: int
+    usd_per_hour: float
+
+
+def whole_instance_bill(offers: list[InstancePrice], replicas: int, tp: int) -> Bill | None:
+    """The offer with the lowest hourly bill for ``replicas`` replicas of ``tp`` accelerators, billed by the whole
+    instance: a replica stays inside one instance (its tensor-parallel traffic on the instance's scale-up link), so
+    an instance of k ≥ tp accelerators holds floor(k / tp) replicas and ceil(replicas / floor(k / tp)) instances
+    are billed. None when no offer has tp accelerators in one instance."""
+    best: Bill | None = None
+    for p in offers:
+        per_instance = p.accelerators_per_instance // tp
+        if per_instance == 0:
+            continue
+        instances = math.ceil(replicas / per_instance)
+        bill = Bill(_price(p), instances, instances * p.accelerators_per_instance, instances * p.usd_per_hour)
+        if best is None or (bill.usd_per_hour, bill.accelerators_billed) < (best.usd_per_hour,
+                                                                             best.accelerators_billed):
+            best = bill
+    return best
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +233,8 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
     for acc_id in accs:
         given = "hardware.accelerator" if acc_id == scenario.cluster.accelerator.id else "--accelerators"
         acc = catalog.accelerator(acc_id, given)
-        price = cheapest_price(acc_id)
+        offers = cloud_prices(acc_id, date.today(), pricing=("on-demand",))
+        price = _price(offers[0]) if offers else None
         domain = acc.scale_up.domain_size if acc.scale_up else 1
         for plan in layouts(scenario.model, domain):
             tp = plan.tp
@@ -223,13 +265,15 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
                     replicas = math.ceil(in_flight / b)
                     n = replicas * tp
                     tps = replicas * b / (est.ttft_s / wl.output_tokens + est.tpot_s)
-                    usd_h = n * price.usd_per_accelerator_hour if price else None
+                    bill = whole_instance_bill(offers, replicas, tp)
+                    usd_h = bill.usd_per_hour if bill else None
                     options.append(Deployment(
                         engine=wl.engine, accelerator=acc_id, tp=tp, ep=plan.ep, attention_dp=plan.attention_dp,
                         weight_precision=prec, speculative=spec is not None, batch_per_replica=b, replicas=replicas,
-                        accelerators=n,
+                        accelerators=n, accelerators_billed=bill.accelerators_billed if bill else n,
+                        instances=bill.instances if bill else 0,
                         ttft_s=est.ttft_s, tpot_s=est.tpot_s, output_tokens_per_s=tps, usd_per_hour=usd_h,
-                        usd_per_million_output_tokens=usd_h / (tps * 3600) * 1e6 if usd_h else None, price=price,
-                        verdict="",
+                        usd_per_million_output_tokens=usd_h / (tps * 3600) * 1e6 if usd_h else None,
+                        price=bill.price if bill else price, verdict="",
                     ))  # fmt: skip
     return options

@@ -113,6 +113,22 @@ def _boundary(
     return lo, points
 
 
+def _counted(probe: Callable[[L], P], progress: Callable[[int, int | None], None] | None) -> Callable[[L], P]:
+    """``probe`` reporting ``progress(simulations so far, None)`` after each simulation (the count is open)."""
+    if progress is None:
+        return probe
+    done = 0
+
+    def counted(load: L) -> P:
+        nonlocal done
+        point = probe(load)
+        done += 1
+        progress(done, None)
+        return point
+
+    return counted
+
+
 def _with_slo(scenario: Scenario, what: str) -> ServingWorkload:
     """The scenario's workload, which must state at least one SLO limit for ``what`` to search against."""
     wl = scenario.inference
@@ -135,6 +151,7 @@ def max_rate_meeting_slo(
     iterations: int = 8,
     start_rate_per_s: float | None = None,
     step_model: StepTimeModel | None = None,
+    progress: Callable[[int, int | None], None] | None = None,
 ) -> tuple[float, list[RatePoint]]:
     """(highest rate found that meets the SLO, every point simulated, by rate).
 
@@ -142,7 +159,7 @@ def max_rate_meeting_slo(
     ``start_rate_per_s``; halve until the SLO holds (at most 6 times: below 1/64 of saturation the limit
     is the unloaded latency, and the SLO is infeasible), or double while it holds. Then ``iterations``
     bisection steps; the answer is within (hi − lo)/2^iterations below the true boundary. ``step_model``
-    replaces the analytic step time (tests)."""
+    replaces the analytic step time (tests); ``progress(done, None)`` is called after each simulation."""
     wl = _with_slo(scenario, "finding the max rate")
     if wl.arrival is not None and wl.arrival.kind in ("trace", "concurrency"):
         raise SpecError("inference.arrival.kind", wl.arrival.kind, "the rate search varies an open-loop arrival rate",
@@ -159,9 +176,9 @@ def max_rate_meeting_slo(
             "or use a faster deployment (more tp, lower precision, faster accelerator)"
         )
 
-    rate, points = _boundary(lambda r: _point(scenario, seed, r, step_model), start, lambda r: 2.0 * r,
-                             lambda r: r / 2.0, lambda lo, hi: (lo + hi) / 2.0, lambda lo, hi: iterations,
-                             infeasible)  # fmt: skip
+    rate, points = _boundary(_counted(lambda r: _point(scenario, seed, r, step_model), progress), start,
+                             lambda r: 2.0 * r, lambda r: r / 2.0, lambda lo, hi: (lo + hi) / 2.0,
+                             lambda lo, hi: iterations, infeasible)  # fmt: skip
     return rate, sorted(points, key=lambda q: q.request_rate_per_s)
 
 
@@ -212,7 +229,11 @@ def _clients_point(scenario: Scenario, seed: int, clients: int, step_model: Step
 
 
 def max_clients_meeting_slo(
-    scenario: Scenario, seed: int = 0, start_clients: int | None = None, step_model: StepTimeModel | None = None
+    scenario: Scenario,
+    seed: int = 0,
+    start_clients: int | None = None,
+    step_model: StepTimeModel | None = None,
+    progress: Callable[[int, int | None], None] | None = None,
 ) -> tuple[int, list[ClientsPoint]]:
     """(most closed-loop clients found that meet the SLO, every point simulated, by client count).
 
@@ -232,7 +253,8 @@ def max_clients_meeting_slo(
             "faster deployment (more tp, lower precision, faster accelerator)"
         )
 
-    clients, points = _boundary(lambda c: _clients_point(scenario, seed, c, step_model), max(1, start_clients),
+    clients, points = _boundary(_counted(lambda c: _clients_point(scenario, seed, c, step_model), progress),
+                                max(1, start_clients),
                                 lambda c: 2 * c, lambda c: max(1, c // 2) if c > 1 else None,
                                 lambda lo, hi: (lo + hi) // 2, lambda lo, hi: math.ceil(math.log2(max(hi - lo, 1))),
                                 infeasible, max_down=start_clients.bit_length())  # fmt: skip

@@ -7,6 +7,7 @@ import importlib
 import io
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -145,11 +146,12 @@ def _measured(row: dict[str, str], field: str) -> float | None:
     return value
 
 
-def run(path: str | Path) -> dict[str, Any]:
+def run(path: str | Path, progress: Callable[[int, int | None], None] | None = None) -> dict[str, Any]:
+    """Predict every row of one CSV; ``progress(done, total)`` is called after each row."""
     kind, rows = read_cases(path)
     predictor = _predictor(kind)
     cases: list[Case] = []
-    for row in rows:
+    for done, row in enumerate(rows, start=1):
         measured = _measured(row, "value")
         pred: RowPrediction
         if predictor is None:
@@ -180,6 +182,8 @@ def run(path: str | Path) -> dict[str, Any]:
                 accelerators_count=_count(row.get("num_accelerators")),
             )
         )
+        if progress is not None:
+            progress(done, len(rows))
     return {"file": str(path), "kind": kind, "cases": cases, "summary": summarise(cases)}
 
 
