@@ -9,8 +9,8 @@ import pytest
 
 from aiinfra.costing.energy import annual_power_cost_usd
 from aiinfra.costing.fabric import fat_tree
-from aiinfra.costing.spot import preemption_waste_frac, young_daly_interval_s
 from aiinfra.costing.tco import breakeven, cloud_monthly_usd, cumulative
+from aiinfra.reliability.checkpoint import preemption_waste_frac, young_daly_interval_s
 
 from .conftest import EXAMPLES, run_cli
 

@@ -25,9 +25,10 @@ from aiinfra.costing.fabric import (
     transceiver_power_w,
 )
 from aiinfra.costing.prices import InstancePrice, age_days, cloud_prices, facility
-from aiinfra.costing.spot import preemption_waste_frac, spot_run, young_daly_interval_s
+from aiinfra.costing.spot import spot_run
 from aiinfra.costing.tco import CloudLine, OnPremInputs, breakeven, cloud_monthly_usd, cumulative, onprem, tco
 from aiinfra.errors import InfeasibleError, UnknownIdError
+from aiinfra.reliability.checkpoint import preemption_waste_frac, young_daly_interval_s
 from aiinfra.report.plots import tco_plot
 from aiinfra.specs.common import validate
 from aiinfra.specs.cost import CostInput

@@ -51,6 +51,8 @@ def _usage(sc: Scenario, ci: CostInput) -> tuple[Usage, Any | None]:
         return Usage(accelerator_id=sc.cluster.accelerator.id, accelerator_count=count, duration_s=u.duration_s,
                      utilisation_frac=util, tokens=u.tokens, checkpoint_bytes=ckpt,
                      duration_source="cost.usage.duration_s"), None  # fmt: skip
+    if sc.training is not None and "reliability" in sc.source.extras:
+        return _usage_with_failures(sc, count, util, u.tokens if u and u.tokens else sc.training.tokens, ckpt)
     est = best_training_estimate(sc)
     if est is None:
         raise SpecError("cost.usage.duration_s", None,
@@ -60,6 +62,27 @@ def _usage(sc: Scenario, ci: CostInput) -> tuple[Usage, Any | None]:
     return Usage(accelerator_id=sc.cluster.accelerator.id, accelerator_count=count,
                  duration_s=float(est.time_to_train_s), utilisation_frac=util, tokens=tokens, checkpoint_bytes=ckpt,
                  duration_source="time-to-train of the best training plan"), est  # fmt: skip
+
+
+def _usage_with_failures(sc: Scenario, count: int, util: float, tokens: float | None,
+                         ckpt: float | None) -> tuple[Usage, Any]:  # fmt: skip
+    """The training plan's expected time-to-train under failures (the reliability section), its spare nodes held
+    beside the job's accelerators."""
+    from aiinfra.app.training import training_reliability
+    from aiinfra.planning.training import plan_training
+
+    report = plan_training(sc)
+    est = report.estimates[0]
+    rel = training_reliability(sc, report)
+    assert rel is not None
+    spares = rel.spare_nodes * sc.cluster.per_node
+    source = (f"expected time-to-train with failures, checkpoints and restarts (reliability section: ETTR "
+              f"{rel.expected.ettr_frac:.1%}; {est.time_to_train_s / 86400:,.1f} days without failures)"
+              + (f", {spares} spare accelerators ({rel.spare_nodes} spare node"
+                 f"{'s' if rel.spare_nodes != 1 else ''}) billed too" if spares else ""))
+    return Usage(accelerator_id=sc.cluster.accelerator.id, accelerator_count=count + spares,
+                 duration_s=rel.expected.wall_s, utilisation_frac=util, tokens=tokens, checkpoint_bytes=ckpt,
+                 duration_source=source), est  # fmt: skip
 
 
 def offers_that_run(scenario: Scenario, usage: Usage, prices: list[InstancePrice]) -> tuple[list[InstancePrice], str]:

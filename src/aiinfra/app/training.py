@@ -1,12 +1,15 @@
-"""Training questions: the best parallel layout (searched or given) and the memory per accelerator."""
+"""Training questions: the best parallel layout (searched or given) and the memory per accelerator; with a
+``reliability:`` section, its time-to-train under failures, checkpoints and restarts (aiinfra.reliability)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from aiinfra.app.base import Result, flatten
 from aiinfra.planning.training import MemoryReport, TrainingEstimate, TrainingReport, estimate_memory, plan_training
+from aiinfra.reliability.plan import ReliabilityReport, reliability_for_scenario
 from aiinfra.report.render import jsonable
 from aiinfra.specs.scenario import Scenario
 
@@ -19,6 +22,8 @@ class TrainResult(Result):
     """The resolved scenario that was planned."""
     report: TrainingReport
     """Every estimate, best first, with the search's counts (candidates, valid, fitting, rejections by reason)."""
+    reliability: ReliabilityReport | None = None
+    """Failures, checkpoints and restarts of the best plan (None without a ``reliability:`` section)."""
 
     @property
     def idle(self) -> int:
@@ -56,7 +61,8 @@ class TrainResult(Result):
                 "valid_plans": rep.valid_plans, "fitting_plans": rep.fitting_plans, "rejected": rep.rejected,
                 "search_wall_s": rep.search_wall_s, "flop_convention": rep.flop_convention,
                 "efficiency_sources": list(rep.efficiency_sources),
-                "alternatives": [jsonable(e) for e in rep.estimates[1:]]}  # fmt: skip
+                "alternatives": [jsonable(e) for e in rep.estimates[1:]],
+                "reliability": reliability_dict(self.reliability) if self.reliability else None}  # fmt: skip
 
     def table_rows(self) -> list[dict[str, Any]]:
         """The ranked plans, best first, one flat row each (plan.tp, step_time_s, mfu_frac ...)."""
@@ -69,11 +75,64 @@ def plan_label(p: dict[str, Any]) -> str:
             f"{p['sharding']} rc={p['recompute']}")
 
 
+def reliability_dict(r: ReliabilityReport) -> dict[str, Any]:
+    """The reliability block of ``train --json``: headline figures first, then every part."""
+    e, d = r.expected, r.distribution
+    return {
+        "time_to_train_no_failures_s": r.no_failure_s,
+        "time_to_train_mean_s": e.wall_s,
+        "time_to_train_p50_s": d.wall_p50_s if d else None,
+        "time_to_train_p90_s": d.wall_p90_s if d else None,
+        "time_to_train_simulated_mean_s": d.wall_mean_s if d else None,
+        "ettr_frac": e.ettr_frac,
+        "goodput_frac": e.ettr_frac,
+        "unexpected_interruptions_count": e.unexpected_interruptions_count,
+        "planned_interruptions_count": e.planned_interruptions_count,
+        "mtbf_s": r.mtbf_s if math.isfinite(r.mtbf_s) else None,
+        "checkpoint_interval_s": r.checkpoint_interval_s,
+        "checkpoint_interval_source": r.interval_source,
+        "lost_accelerator_hours": r.lost_accelerator_hours,
+        "spare_nodes": r.spare_nodes,
+        "spare_nodes_source": r.spares_source,
+        "spare_accelerator_hours": r.spare_accelerator_hours,
+        "downtime_mean_s": r.downtime_mean_s,
+        "lost_work_s": e.lost_work_s,
+        "downtime_s": e.downtime_s,
+        "checkpoint_overhead_s": e.checkpoint_overhead_s,
+        "checkpoint": {**jsonable(r.checkpoint), "source": r.checkpoint_source},
+        "unexpected_per_hour": r.unexpected_per_hour,
+        "repair_per_hour": r.repair_per_hour,
+        "planned_per_hour": r.planned_per_hour,
+        "top_causes_per_hour": r.top_causes_per_hour,
+        "nodes_count": r.nodes_count,
+        "accelerators_count": r.accelerators_count,
+        "monte_carlo": jsonable(d) if d else None,
+        "spares_tried": [jsonable(c) for c in r.spares_tried],
+    }
+
+
 def train(scenario: Scenario) -> TrainResult:
     """Plan a training run: memory per accelerator, the fastest parallel layout that fits (searched over
     tp·pp·cp·dp·ep·vp·micro-batch·sharding·recompute unless ``training.plan`` gives one), step time, MFU,
-    time-to-train and energy. Raises :class:`aiinfra.errors.InfeasibleError` when no layout fits."""
-    return TrainResult(scenario=scenario, report=plan_training(scenario))
+    time-to-train and energy; with a ``reliability:`` section also the time-to-train under failures (expected,
+    p50/p90 by Monte-Carlo), ETTR, checkpoint interval, accelerator-hours lost and spare nodes. Raises
+    :class:`aiinfra.errors.InfeasibleError` when no layout fits."""
+    report = plan_training(scenario)
+    return TrainResult(scenario=scenario, report=report, reliability=training_reliability(scenario, report))
+
+
+def training_reliability(scenario: Scenario, report: TrainingReport) -> ReliabilityReport | None:
+    """The best plan's run under failures when the scenario has a ``reliability:`` section, else None."""
+    from aiinfra.specs.common import validate
+    from aiinfra.specs.reliability import ReliabilityInput
+
+    raw = scenario.source.extras.get("reliability")
+    if raw is None and "reliability" not in scenario.source.extras:
+        return None
+    ri = validate(ReliabilityInput, raw or {}, where="reliability")
+    best = report.estimates[0]
+    used = report.accelerators_used or scenario.cluster.count
+    return reliability_for_scenario(scenario, ri, useful_s=best.time_to_train_s, accelerators=used)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -62,9 +62,37 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
                          for e in rep.estimates]),
                   "", "rejected:"]  # fmt: skip
         lines += [f"  {v:>12,}  {k}" for k, v in sorted(rep.rejected.items(), key=lambda kv: -kv[1])]
+    if obj.get("reliability"):
+        lines += ["", *_reliability_lines(obj["reliability"])]
     lines += [f"note: {n}" for n in rep.notes]
     lines += ["", f"FLOP convention: {rep.flop_convention}", "efficiency sources: " + "; ".join(rep.efficiency_sources)]
     return obj, "\n".join(lines)
+
+
+def _reliability_lines(r: dict[str, Any]) -> list[str]:
+    """The reliability block (failures, checkpoints, restarts) of `train`'s text output."""
+    ck = r["checkpoint"]
+    mc = r["monte_carlo"]
+    spread = (f"p50 {human_seconds(r['time_to_train_p50_s'])}, p90 {human_seconds(r['time_to_train_p90_s'])} "
+              f"({mc['trials']:,} Monte-Carlo trials, seed {mc['seed']})" if mc else "no Monte-Carlo (trials 0)")
+    causes = ", ".join(f"{k} {v:.3g}/h" for k, v in r["top_causes_per_hour"].items())
+    return ["reliability (failures, checkpoints, restarts; see docs/reliability.md):", key_values([
+        ("time to train with failures", f"{human_seconds(r['time_to_train_mean_s'])} expected; {spread}"),
+        ("time to train without failures", human_seconds(r["time_to_train_no_failures_s"])),
+        ("effective training time (ETTR)", f"{r['ettr_frac']:.1%}"),
+        ("interruptions", f"{r['unexpected_interruptions_count']:,.0f} unexpected + "
+                          f"{r['planned_interruptions_count']:,.0f} planned (MTBF "
+                          f"{human_seconds(r['mtbf_s']) if r['mtbf_s'] else 'infinite: no failure rates'})"),
+        ("largest causes", causes),
+        ("checkpoint", f"{ck['checkpoint_bytes'] / GB:,.0f} GB ({ck['source']}), {ck['mode']}: write "
+                       f"{human_seconds(ck['write_s'])}, training blocked {human_seconds(ck['blocking_s'])}, "
+                       f"load {human_seconds(ck['load_s'])}"),
+        ("checkpoint interval", f"{human_seconds(r['checkpoint_interval_s'])} ({r['checkpoint_interval_source']})"),
+        ("downtime per interruption", human_seconds(r["downtime_mean_s"])),
+        ("spare nodes", f"{r['spare_nodes']} ({r['spare_nodes_source']}; "
+                        f"{r['spare_accelerator_hours']:,.0f} accelerator-hours held)"),
+        ("accelerator-hours lost", f"{r['lost_accelerator_hours']:,.0f} (checkpoints, lost work, restarts, waits)"),
+    ])]  # fmt: skip
 
 
 def _memory(args: argparse.Namespace) -> tuple[Any, str]:
@@ -87,7 +115,9 @@ def _memory(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("train", help="training plan: memory, layout search, step time, MFU, time-to-train, energy")
+    helptext = ("training plan: memory, layout search, step time, MFU, time-to-train, energy (with a reliability: "
+                "section: failures, checkpoints, restarts)")
+    p = sub.add_parser("train", help=helptext)
     add_scenario_args(p)
     p.set_defaults(handler=_train)
     m = sub.add_parser("memory", help="training memory per accelerator (incl. LoRA / QLoRA and CPU offload)")

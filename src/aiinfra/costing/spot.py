@@ -8,25 +8,17 @@ FGCS 2006, first-order form), δ = time to write one checkpoint.
 Fraction of wall-clock time wasted (first order): δ/τ (writing checkpoints) + τ/(2M) (work since the last
 checkpoint, lost on average per interruption) + R/M (restart time R per interruption).
 Wall-clock time = useful time / (1 − waste); interruptions = wall-clock time / M.
+The formulas live in aiinfra.reliability.checkpoint (shared with the training reliability model).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+from aiinfra.reliability.checkpoint import preemption_waste_frac, young_daly_interval_s
 from aiinfra.units import HOUR_S
 
-
-def young_daly_interval_s(checkpoint_write_s: float, mtbf_s: float) -> float:
-    """Optimal checkpoint interval √(2·δ·M) (Young 1974; Daly 2006 first-order form)."""
-    return math.sqrt(2.0 * checkpoint_write_s * mtbf_s)
-
-
-def preemption_waste_frac(checkpoint_write_s: float, mtbf_s: float, restart_s: float) -> float:
-    """δ/τ + τ/(2M) + R/M at the Young/Daly interval τ (may exceed 1: the job then never finishes)."""
-    tau = young_daly_interval_s(checkpoint_write_s, mtbf_s)
-    return checkpoint_write_s / tau + tau / (2.0 * mtbf_s) + restart_s / mtbf_s
+__all__ = ["SpotRun", "preemption_waste_frac", "spot_run", "young_daly_interval_s"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -14,6 +14,7 @@ from aiinfra.specs.cost import CostInput, DatacenterInput, TcoInput
 from aiinfra.specs.files import read_text
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
+from aiinfra.specs.reliability import ReliabilityInput
 from aiinfra.specs.workload import ServingWorkload, TrainingJob
 from aiinfra.specs.yaml_safe import load_yaml
 
@@ -77,7 +78,7 @@ _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 #: spec of each top-level section other commands read
 _SECTION_SPECS: dict[str, Any] = {"cost": CostInput, "datacenter": DatacenterInput, "tco": TcoInput}
 #: top-level sections other commands validate themselves
-EXTRA_SECTIONS = ("cost", "datacenter", "tco")
+EXTRA_SECTIONS = ("cost", "datacenter", "tco", "reliability")
 
 
 def _numbers(obj: Any) -> Any:
@@ -141,6 +142,8 @@ def parse_scenario(data: dict[str, Any], sets: list[str] | None = None) -> Scena
     _check_conflicts(inp)
     for name, cls in _SECTION_SPECS.items():  # checked here too, so `check` and every command refuse the same input
         validate(cls, extras.get(name) or {}, where=name)
+    if "reliability" in extras:  # present = on; its required fields make an absent section invalid, so only then
+        validate(ReliabilityInput, extras["reliability"] or {}, where="reliability")
     return inp
 
 
