@@ -166,3 +166,37 @@ def test_cli_train_json_and_bad_input(tmp_yaml) -> None:  # type: ignore[no-unty
     assert bad.returncode == 2 and "rates_per_unit_hour" in bad.stderr
     unknown = run_cli("train", example, "--set", "reliability.rates_per_unit_hour={gpu-typo: 1e-6}")
     assert unknown.returncode == 2 and "no such component" in unknown.stderr
+
+
+def _per_node_day(row_id: str) -> float:
+    row = check_row(row_id)
+    return float(row["failures_count"]) / (float(row["exposure_units_count"]) * float(row["exposure_days"]))  # type: ignore[arg-type]
+
+
+def test_llama3_rate_between_metas_research_clusters() -> None:
+    # PREDICTION across clusters: the Llama 3 rows (419 unexpected over 2,048 nodes × 54 days = 3.79 per 1000
+    # node-days) against Kokolis et al. 2024's whole-cluster rates, RSC-2 2.34 and RSC-1 6.50 per 1000 node-days.
+    llama3_per_node_day = job_rates(8, 1, include_planned=False).unexpected_per_s * 86_400
+    assert llama3_per_node_day * 1000 == pytest.approx(419 / (2_048 * 54) * 1000, rel=1e-9)  # 3.79
+    assert _per_node_day("kokolis-rsc2") < llama3_per_node_day < _per_node_day("kokolis-rsc1")
+
+
+def test_kokolis_projection_from_the_series_model() -> None:
+    # Scaling every row so a node fails at RSC-1's 6.50 per 1000 node-days, the series model's MTTF of a
+    # 16,384-GPU job (2,048 nodes) is 24 h / (2,048 × 6.5e-3) = 1.80 h: the paper's projection (1.8 h).
+    ratio = _per_node_day("kokolis-rsc1") / (job_rates(8, 1, include_planned=False).unexpected_per_s * 86_400)
+    r = job_rates(16_384, 2_048, include_planned=False, scale_ratio=ratio)
+    mttf_h = 1 / r.unexpected_per_s / 3600
+    assert mttf_h == pytest.approx(24 / (2_048 * 6.5e-3), rel=1e-9)
+    assert mttf_h == pytest.approx(float(check_row("kokolis-rsc1")["mttf_projected_16384_gpus_h"]), abs=0.05)  # type: ignore[arg-type]
+
+
+def test_opt175b_hardware_restarts_held_out() -> None:
+    # PREDICTION on a run the rates never saw: OPT-175B, 124 nodes of 8 A100 for about 60 days. The Llama 3
+    # hardware rows (356 of the 419 need a repair) predict 356 / (2,048 × 54) × 124 × 60 = 23.9 hardware
+    # interruptions; the OPT logbook reports at least 35. The 2024 H100 rates under-predict the 2021 A100 run by
+    # at least 32 % (docs/reliability.md says so); the test pins that the gap stays within a factor of two.
+    predicted = job_rates(992, 124, include_planned=False).repair_per_s * 60 * 86_400
+    assert predicted == pytest.approx(356 / (2_048 * 54) * 124 * 60, rel=1e-9)
+    observed_at_least = float(check_row("opt175b-hardware-restarts")["failures_count"])  # type: ignore[arg-type]
+    assert 0.5 < predicted / observed_at_least < 1.0
