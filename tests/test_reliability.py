@@ -195,7 +195,7 @@ def test_opt175b_hardware_restarts_held_out() -> None:
     # PREDICTION on a run the rates never saw: OPT-175B, 124 nodes of 8 A100 for about 60 days. The Llama 3
     # hardware rows (356 of the 419 need a repair) predict 356 / (2,048 × 54) × 124 × 60 = 23.9 hardware
     # interruptions; the OPT logbook reports at least 35. The 2024 H100 rates under-predict the 2021 A100 run by
-    # at least 32 % (23.9 / 35 = 0.68; docs/reliability.md says so); the test pins that the gap stays within a factor of two.
+    # at least 32 % (23.9 / 35 = 0.68; docs/reliability.md says so); the test pins the gap within a factor of two.
     predicted = job_rates(992, 124, include_planned=False).repair_per_s * 60 * 86_400
     assert predicted == pytest.approx(356 / (2_048 * 54) * 124 * 60, rel=1e-9)
     observed_at_least = float(check_row("opt175b-hardware-restarts")["failures_count"])  # type: ignore[arg-type]
