@@ -99,23 +99,28 @@ LLAMA_8B_TRAINING = {
 
 
 def test_a_count_no_layout_fills_trains_on_the_largest_count_that_works() -> None:
-    # 24 = 2³·3: dp divides 512, tp divides the 8 KV heads, pp the 32 layers, 2·cp the 8,192 tokens — all powers
-    # of two, so no layout uses 24; the largest power-of-two count below is 16, which the 16-GPU run itself fills
+    # dp must divide 512, tp the 8 KV heads and 2·cp the 8,192 tokens (powers of two); pp stages hold ⌈32/pp⌉
+    # layers with the rest on the first and last stage, at least one each: pp ∈ {1–9, 11, 12, 16, 17, 32} (pp = 10:
+    # 8 stages × 4 = 32 leaves the first and last none). 24 = 8 × pp 3 (stages 11, 11, 10) is filled;
+    # 200 = 2³ × 25 is not (pp 25, 50, 100, 200 are all refused) and its largest usable count is 192 = 64 × pp 3.
     r24 = app.train(app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.count": 24}))
-    r16 = app.train(app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.count": 16}))
-    assert (r24.idle, r16.idle) == (8, 0)
-    assert r24.best.plan == r16.best.plan
-    assert r24.best.time_to_train_s == pytest.approx(r16.best.time_to_train_s)
-    d = r24.to_dict()
-    assert (d["accelerators_used"], d["accelerators_idle"]) == (16, 8)
-    assert d["idle_accelerator_hours"] == pytest.approx(8 * r16.best.time_to_train_s / 3600)
+    assert r24.idle == 0 and r24.best.plan["pp"] % 3 == 0
+    r200 = app.train(app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.count": 200}))
+    r192 = app.train(app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.count": 192}))
+    assert (r200.idle, r192.idle) == (8, 0)
+    assert r200.best.plan == r192.best.plan
+    assert r200.best.time_to_train_s == pytest.approx(r192.best.time_to_train_s)
+    d = r200.to_dict()
+    assert (d["accelerators_used"], d["accelerators_idle"]) == (192, 8)
+    assert d["idle_accelerator_hours"] == pytest.approx(8 * r192.best.time_to_train_s / 3600)
 
 
-@pytest.mark.parametrize("count", [8, 40, 96, 200, 256])
-def test_every_count_gets_a_plan(count: int) -> None:
+@pytest.mark.parametrize(("count", "used"), [(8, 8), (40, 40), (96, 96), (200, 192), (256, 256)])
+def test_every_count_gets_a_plan(count: int, used: int) -> None:
+    # usable counts are 2^k × pp with pp from the list above: 40 = 8 × 5, 96 = 32 × 3, 192 = 64 × 3; no pp in the
+    # list gives 200 (200 = 2³ × 25)
     r = app.train(app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.count": count}))
-    # the most a layout can use is the largest count ≤ given of the form 2^k (every factor is a power of two)
-    assert count - r.idle == 2 ** (count.bit_length() - 1)
+    assert count - r.idle == used
 
 
 def test_a_given_training_plan_obeys_the_search_rules() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -129,10 +130,13 @@ def test_every_enumerated_plan_satisfies_every_constraint(count: int, layers: in
     p = en.plans
     assert np.all(p.tp * p.pp * p.dp * p.cp == count)
     assert np.all(heads % p.tp == 0) and np.all((heads // 2) % p.tp == 0)
-    assert np.all(layers % p.pp == 0)
+    # stages may be uneven: ⌈L/pp⌉ layers on each middle stage, the rest (at least one each) on the first and last
+    per_stage = -(-layers // p.pp)
+    assert np.all((layers % p.pp == 0) | (p.pp <= 2) | (layers - (p.pp - 2) * per_stage >= 2))
     assert np.all((gbs // p.dp) % p.mb == 0) and np.all(gbs % p.dp == 0)
-    inter = p.vp > 1
-    assert np.all(p.pp[inter] > 1) and np.all(((layers // p.pp[inter]) % p.vp[inter]) == 0)
+    inter = p.vp > 1  # interleaving only on equal stages
+    assert np.all(p.pp[inter] > 1) and np.all(layers % p.pp[inter] == 0)
+    assert np.all(((layers // p.pp[inter]) % p.vp[inter]) == 0)
     assert en.candidates == len(p) + sum(en.rejected.values())
 
 
@@ -188,3 +192,19 @@ def test_memory_of_best_plan_within_capacity() -> None:
     assert sc.training is not None
     mem = memory_per_rank(setup_from_job(sc.model, sc.training), plans)["total"][0]
     assert mem == pytest.approx(est.memory_per_accelerator_bytes)
+
+
+def test_uneven_pipeline_stages_llama3_405b() -> None:
+    # Llama 3 405B: 126 layers on 16 pipeline stages, the first and last stage one layer short (Dubey et al. 2024,
+    # §3.3.2): the layout is accepted, and every stage is charged ⌈126/16⌉ = 8 layers, the same as 128 layers.
+    sc = load_scenario(EXAMPLES / "train-reliability-llama3-405b.yaml",
+                       ["training.plan.tp=8", "training.plan.pp=16", "training.plan.dp=128", "training.plan.vp=4"])
+    est = plan_training(sc).estimates[0]
+    assert est.plan["pp"] == 16
+    even = dataclasses.replace(sc, model=dataclasses.replace(sc.model, num_layers=128))
+    est128 = plan_training(even).estimates[0]
+    # the slowest stage, hence the compute and bubble per step, is the same 8-layer stage
+    assert est.step_breakdown["compute_s"] == pytest.approx(est128.step_breakdown["compute_s"], rel=1e-9)
+    # the searched plans of a 126-layer model now include stage counts that do not divide 126
+    searched = plan_training(load_scenario(EXAMPLES / "train-reliability-llama3-405b.yaml", []))
+    assert any(126 % e.plan["pp"] != 0 for e in searched.estimates)

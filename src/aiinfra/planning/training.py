@@ -15,7 +15,7 @@ from aiinfra.analytic.model_figures import param_breakdown
 from aiinfra.analytic.training_memory import PlanArrays, TrainSetup, memory_per_rank
 from aiinfra.analytic.training_step import step_time
 from aiinfra.errors import InfeasibleError, SpecError
-from aiinfra.search.plans import divisors, enumerate_plans, layout_rules, single_plan
+from aiinfra.search.plans import divisors, enumerate_plans, layout_rules, single_plan, uneven_stages_impossible
 from aiinfra.search.rank import rank_plans
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
@@ -269,7 +269,7 @@ def usable_counts(scenario: Scenario, job: TrainingJob, below: int) -> list[int]
     the global batch and tp, pp, cp obeying the layout rules (:func:`aiinfra.search.plans.layout_rules`)."""
     m = scenario.model
     tps = [t for t in divisors(math.gcd(m.num_heads, m.kv_heads)) if t <= below]
-    pps = [p for p in divisors(m.num_layers) if p <= below]
+    pps = [p for p in range(1, min(m.num_layers, below) + 1) if not uneven_stages_impossible(m.num_layers, p)]
     cps = [c for c in (1, 2, 4, 8, 16) if c == 1 or job.seq_len % (2 * c) == 0]
     model_parallel = {t * p * c for t in tps for p in pps for c in cps if t * p * c <= below}
     counts = {d * mp for d in divisors(job.global_batch_seqs) for mp in model_parallel if d * mp < below}

@@ -43,15 +43,27 @@ def _plans_from_columns(cols: dict[str, np.ndarray]) -> PlanArrays:
     )  # fmt: skip
 
 
+def uneven_stages_impossible(num_layers: int, pp: Any) -> Any:
+    """True where ``pp`` stages cannot hold ``num_layers`` layers as ⌈L/pp⌉ per middle stage and at least one in
+    each of the first and last (:func:`layout_rules`); plain ints or numpy arrays."""
+    per_stage = -(-num_layers // pp)
+    return (pp > num_layers) | ((num_layers % pp != 0) & (pp > 2) & (num_layers - (pp - 2) * per_stage < 2))
+
+
 def layout_rules(model: ModelArch, seq_len: int, tp: Any, pp: Any, cp: Any) -> list[tuple[Any, str]]:
     """The structural rules every training layout obeys, searched or given: (violated?, reason) per rule, on
     plain ints or numpy arrays of candidates. Megatron-LM splits attention heads and KV groups across tp ranks
     and layers across pp stages; context parallelism splits the sequence into 2·cp load-balanced chunks
-    (Megatron-Core's causal CP)."""
+    (Megatron-Core's causal CP). When pp does not divide the layers, the middle stages hold ⌈L/pp⌉ layers and the
+    first and last stage the rest, at least one each (Megatron-Core's ``--decoder-first-pipeline-num-layers`` /
+    ``--decoder-last-pipeline-num-layers``; Llama 3 405B ran 126 layers on 16 stages with one layer fewer on the
+    first and last, Dubey et al. 2024, arXiv 2407.21783 §3.3.2); the step and memory models charge every stage the
+    largest stage's ⌈L/pp⌉ layers."""
     return [
         ((model.num_heads % tp != 0) | (model.kv_heads % tp != 0),
          f"tp does not divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}"),
-        (model.num_layers % pp != 0, f"pp does not divide num_layers={model.num_layers}"),
+        (uneven_stages_impossible(model.num_layers, pp),
+         f"pp leaves no layer for the first or last stage of num_layers={model.num_layers}"),
         ((cp > 1) & (seq_len % (2 * cp) != 0), f"2·cp does not divide seq_len={seq_len}"),
     ]  # fmt: skip
 
@@ -101,10 +113,13 @@ def enumerate_plans(
     ok = reject((cols["dp"] * cols["tp"]) % cols["ep"] != 0, "ep does not divide dp·tp", 1)
     per_replica = global_batch_seqs // cols["dp"]
     ok &= reject(ok & (per_replica % cols["mb"] != 0), "micro-batch does not divide the per-replica batch", 1)
+    uneven = model.num_layers % cols["pp"] != 0
     layers_stage = model.num_layers // cols["pp"]
     n_micro = per_replica // cols["mb"]
-    bad_vp = (cols["vp"] > 1) & ((cols["pp"] == 1) | (layers_stage % cols["vp"] != 0) | (n_micro % cols["pp"] != 0))
-    ok &= reject(ok & bad_vp, "interleaving needs pp > 1, vp | layers/pp and micro-batches divisible by pp", 1)
+    bad_vp = (cols["vp"] > 1) & (
+        (cols["pp"] == 1) | uneven | (layers_stage % cols["vp"] != 0) | (n_micro % cols["pp"] != 0))
+    ok &= reject(ok & bad_vp, "interleaving needs pp > 1, equal stages, vp | layers/pp and micro-batches divisible by pp",
+                 1)  # fmt: skip
     ok &= reject(ok & (cols["sharding"] == 3) & (cols["pp"] > 1), "DeepSpeed ZeRO-3 does not support pp > 1", 1)
     plans = _plans_from_columns({k: v[ok] for k, v in cols.items()})
     return Enumeration(plans=plans, candidates=candidates, rejected=rejected)
