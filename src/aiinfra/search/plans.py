@@ -118,8 +118,8 @@ def enumerate_plans(
     n_micro = per_replica // cols["mb"]
     bad_vp = (cols["vp"] > 1) & (
         (cols["pp"] == 1) | uneven | (layers_stage % cols["vp"] != 0) | (n_micro % cols["pp"] != 0))
-    ok &= reject(ok & bad_vp, "interleaving needs pp > 1, equal stages, vp | layers/pp and micro-batches divisible by pp",
-                 1)  # fmt: skip
+    reason_vp = "interleaving needs pp > 1, equal stages, vp | layers/pp and micro-batches divisible by pp"
+    ok &= reject(ok & bad_vp, reason_vp, 1)
     ok &= reject(ok & (cols["sharding"] == 3) & (cols["pp"] > 1), "DeepSpeed ZeRO-3 does not support pp > 1", 1)
     plans = _plans_from_columns({k: v[ok] for k, v in cols.items()})
     return Enumeration(plans=plans, candidates=candidates, rejected=rejected)
