@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         catalog_list,
         catalog_show,
         check,
+        model_from_hf_config,
         model_show,
         price_list,
     )
@@ -59,6 +60,7 @@ _LAZY: dict[str, str] = {
     "catalog_show": "aiinfra.app.catalog_queries",
     "check": "aiinfra.app.catalog_queries",
     "model_show": "aiinfra.app.catalog_queries",
+    "model_from_hf_config": "aiinfra.app.catalog_queries",
     "price_list": "aiinfra.app.catalog_queries",
     "CostResult": "aiinfra.app.cost",
     "cost": "aiinfra.app.cost",
@@ -170,6 +172,7 @@ __all__ = [
     "load_scenario",
     "memory",
     "mig",
+    "model_from_hf_config",
     "model_show",
     "pack",
     "plan_label",

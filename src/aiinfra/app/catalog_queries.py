@@ -9,6 +9,7 @@ from aiinfra import catalog
 from aiinfra.analytic import model_figures as mf
 from aiinfra.app.base import Result, flatten
 from aiinfra.costing.prices import InstancePrice, cloud_prices
+from aiinfra.errors import SpecError
 from aiinfra.report.render import jsonable
 from aiinfra.specs.hardware import AcceleratorSpec
 from aiinfra.specs.model import ModelArch
@@ -144,6 +145,17 @@ def model_show(model: str | dict[str, Any] | ModelArch, seq_len: int | None = No
         derived["flop_per_token_forward"] = mf.flop_per_token_forward(arch, seq_len)
         derived["flop_per_token_training"] = mf.flop_per_token_training(arch, seq_len)
     return ModelFigures(arch=arch, derived=derived)
+
+
+def model_from_hf_config(config: dict[str, Any], name: str = "") -> ModelFigures:
+    """A model from a Hugging Face config.json's content (not a path: what a browser uploads), with its derived
+    figures; ``to_dict()["model"]`` is an inline architecture a scenario's ``model:`` takes."""
+    from aiinfra.catalog.hf_config import arch_from_hf_config
+
+    if not isinstance(config, dict):
+        raise SpecError("model.config", type(config).__name__, "is not a JSON object",
+                        "give a Hugging Face config.json")
+    return model_show(arch_from_hf_config(config, "model.config", name=name))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

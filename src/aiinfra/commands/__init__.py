@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "aiinfra.commands.mig_cmd",
     "aiinfra.commands.pack_cmd",
     "aiinfra.commands.schedule_cmd",
+    "aiinfra.commands.web_cmd",
 ]
 
 

@@ -1,0 +1,53 @@
+"""`aiinfra web [--host 127.0.0.1] [--port 8000] [--open]`: the local web app and HTTP API (aiinfra.web)."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+import threading
+import webbrowser
+from typing import Any
+
+from aiinfra.errors import SpecError
+
+LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable only from this machine."""
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _web(args: argparse.Namespace) -> tuple[Any, str]:
+    if not 1 <= args.port <= 65535:
+        raise SpecError("--port", args.port, "must be 1 … 65535", "give a free TCP port, e.g. 8000")
+    try:
+        import uvicorn
+
+        from aiinfra.web.server import create_app
+    except ImportError as exc:
+        raise SpecError("aiinfra web", exc.name or "fastapi", "needs the web extra (FastAPI, uvicorn, plotly)",
+                        "pip install 'aiinfra[web]'") from exc  # fmt: skip
+    if not is_loopback(args.host):
+        sys.stderr.write(f"warning: serving on {args.host}: the app has no authentication — anyone who can reach "
+                         "this address can use it (and its CPU)\n")  # fmt: skip
+    url = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}/"
+    sys.stderr.write(f"aiinfra web: {url}  (API: {url}api/docs; Ctrl-C stops)\n")
+    if args.open:
+        threading.Timer(1.0, webbrowser.open, args=(url,)).start()
+    uvicorn.run(create_app(), host=args.host, port=args.port, log_level="warning")
+    return {"url": url, "stopped": True}, "stopped"
+
+
+def register(sub: Any) -> None:
+    w = sub.add_parser("web", help="local web app and HTTP API: every planner in the browser")
+    w.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    w.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
+    w.add_argument("--open", action="store_true", help="open the page in the default browser")
+    w.set_defaults(handler=_web)

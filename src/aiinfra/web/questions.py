@@ -1,0 +1,128 @@
+"""What the web app may ask the application layer, and the limits it puts on a browser's input.
+
+Each scenario question takes the scenario mapping (the YAML file's format, as JSON) and the CLI's options, and
+returns ``app.<question>(...).to_dict()`` — exactly what ``aiinfra <question> --json`` prints. The web app adds
+two rules the CLI does not need: no server-side file path comes from a client (an HF config.json is uploaded as
+content), and simulations are bounded in requests (wall time is bounded by the server).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiinfra import app
+from aiinfra.errors import SpecError
+from aiinfra.report.render import jsonable
+
+Progress = Callable[[int, int | None], None]
+
+#: most requests one simulation from the web may run (the CLI's bound is specs.bounds.MAX_SIMULATED_REQUESTS);
+#: 20,000 requests of a 70B TP8 replica simulate in a few seconds on one core (bench/bench_web_load.py)
+WEB_MAX_SIMULATED_REQUESTS = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """The CLI's options of the scenario questions (``capacity --accelerators ... --simulate``, ``--seed``)."""
+
+    seed: int = 0
+    accelerators: tuple[str, ...] = ()
+    engines: tuple[str, ...] = ()
+    simulate: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _refuse_file_paths(scenario: Mapping[str, Any]) -> None:
+    """A browser names no file on the server: model.config and trace arrivals are refused with the fix."""
+    model = scenario.get("model")
+    if isinstance(model, Mapping) and "config" in model:
+        raise SpecError("model.config", model["config"], "the web app reads no file on the server",
+                        "upload the config.json's content (model → Upload config.json) or name a catalog model")
+    inference = scenario.get("inference")
+    arrival = inference.get("arrival") if isinstance(inference, Mapping) else None
+    if isinstance(arrival, Mapping) and "path" in arrival:
+        raise SpecError("inference.arrival.path", arrival["path"], "the web app reads no trace file on the server",
+                        "use kind: poisson, gamma or concurrency here, or run `aiinfra simulate` on the file")
+
+
+def _bound_simulation(sc: Any) -> None:
+    wl = sc.inference
+    n = None if wl is None else wl.num_requests
+    if n is not None and n > WEB_MAX_SIMULATED_REQUESTS:
+        limit = f"{WEB_MAX_SIMULATED_REQUESTS:,}"
+        raise SpecError("inference.num_requests", n, f"the web app simulates at most {limit} requests",
+                        f"give ≤ {limit}, or run `aiinfra simulate` for more")
+
+
+def load(scenario: Mapping[str, Any]) -> Any:
+    """The resolved scenario of a browser's mapping (file paths refused)."""
+    if not isinstance(scenario, Mapping):
+        raise SpecError("scenario", type(scenario).__name__, "must be a JSON object in the scenario file's format",
+                        "send the scenario as a JSON object (examples/ show the format)")  # fmt: skip
+    _refuse_file_paths(scenario)
+    return app.load_scenario(scenario)
+
+
+def _capacity(sc: Any, o: Options, progress: Progress | None) -> dict[str, Any]:
+    if o.simulate:
+        _bound_simulation(sc)
+    r = app.capacity(sc, list(o.accelerators) or None, list(o.engines) or None, o.simulate, o.seed,
+                     progress if o.simulate else None)  # fmt: skip
+    return r.to_dict()
+
+
+def _simulate(sc: Any, o: Options, progress: Progress | None) -> dict[str, Any]:
+    _bound_simulation(sc)
+    return app.simulate(sc, o.seed).to_dict()
+
+
+def _find_max_rate(sc: Any, o: Options, progress: Progress | None) -> dict[str, Any]:
+    _bound_simulation(sc)
+    return app.find_max_rate(sc, o.seed, progress).to_dict()
+
+
+def _plain(name: str) -> Callable[[Any, Options, Progress | None], dict[str, Any]]:
+    def answer(sc: Any, o: Options, progress: Progress | None) -> dict[str, Any]:
+        result: dict[str, Any] = getattr(app, name)(sc).to_dict()
+        return result
+
+    return answer
+
+
+#: question name in the URL -> its answer; the same names as the CLI's commands
+QUESTIONS: dict[str, Callable[[Any, Options, Progress | None], dict[str, Any]]] = {
+    "check": _plain("check"),
+    "train": _plain("train"),
+    "memory": _plain("memory"),
+    "infer": _plain("infer"),
+    "capacity": _capacity,
+    "simulate": _simulate,
+    "find-max-rate": _find_max_rate,
+    "cost": _plain("cost"),
+    "datacenter": _plain("datacenter"),
+    "tco": _plain("tco"),
+}
+
+
+def answer(question: str, scenario: Mapping[str, Any], options: Options | None = None,
+           progress: Progress | None = None) -> dict[str, Any]:  # fmt: skip
+    """``aiinfra <question> --json`` for a scenario mapping."""
+    if question not in QUESTIONS:
+        raise SpecError("question", question, f"unknown question (known: {', '.join(QUESTIONS)})", "name one of them")
+    return QUESTIONS[question](load(scenario), options or Options(), progress)
+
+
+def simulation_series(scenario: Mapping[str, Any], seed: int = 0, points: int = 600) -> dict[str, Any]:
+    """``simulate``'s answer plus what the page charts: the waiting/running/KV timelines (every k-th sample, at
+    most ``points``) and every finished request's TTFT, TPOT and end-to-end latency."""
+    sc = load(scenario)
+    _bound_simulation(sc)
+    result = app.simulate(sc, seed)
+    rec = result.run.records
+    step = max(1, len(rec.sample_t_s) // points)
+    timeline = {"t_s": list(rec.sample_t_s[::step]), "waiting": [int(q) for q in rec.queue_len[::step]],
+                "running": [int(q) for q in rec.running_seqs[::step]],
+                "kv_frac": list(rec.kv_util_frac[::step])}
+    return {"answer": result.to_dict(), "timeline": jsonable(timeline), "latencies": result.latencies()}

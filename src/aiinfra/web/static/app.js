@@ -1,0 +1,661 @@
+"use strict";
+// aiinfra's page: forms built from the scenario's JSON Schema (/api/v1/schema/scenario), answers from /api/v1
+// (the CLI's --json objects), charts with plotly (served by this server), the scenario in the URL's hash.
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+
+// ---------- numbers: shown with 4 significant digits; data-scale says what the shown number is in SI units
+function sig(x, digits = 4) {
+  if (x === null || x === undefined || Number.isNaN(x)) return "unknown";
+  if (x === 0) return "0";
+  const a = Math.abs(x);
+  if (a >= 1e4) return Math.round(x).toLocaleString("en-US");
+  return Number(x.toPrecision(digits)).toLocaleString("en-US", { maximumSignificantDigits: digits });
+}
+const UNITS = {
+  s: [1, "s"], ms: [1e-3, "ms"], days: [86400, "days"], h: [3600, "h"], GB: [1e9, "GB"], pct: [0.01, "%"],
+  usd: [1, "$"], kW: [1e3, "kW"], MW: [1e6, "MW"], MWh: [3.6e9, "MWh"], n: [1, ""], tok: [1, "tokens/s"],
+  req: [1, "requests/s"], months: [1, "months"],
+};
+function fig(label, key, value, unit = "n") {
+  const [scale, suffix] = UNITS[unit];
+  let text;
+  if (value === null || value === undefined) text = "unknown";
+  else if (typeof value !== "number") text = esc(value);
+  else if (unit === "usd") text = "$" + sig(value);
+  else text = `${sig(value / scale)}${suffix ? " " + suffix : ""}`;
+  return `<div class="figure"><div class="label">${esc(label)}</div><div class="value" data-key="${esc(key)}" data-scale="${scale}">${text}</div></div>`;
+}
+const figures = (items) => `<div class="figures">${items.join("")}</div>`;
+const get = (obj, path) => path.split(".").reduce((o, k) => (o == null ? undefined : o[k]), obj);
+
+// ---------- sortable tables: cells are strings or {text, sort, num}
+function table(id, headers, rows) {
+  const head = headers.map((h, i) => `<th data-col="${i}">${esc(h)}</th>`).join("");
+  const body = rows.map((r) => "<tr>" + r.map((c) => {
+    const cell = typeof c === "object" && c !== null ? c : { text: c };
+    const sortv = cell.sort ?? cell.text;
+    return `<td class="${typeof sortv === "number" ? "num" : ""}" data-sort="${esc(sortv)}">${cell.html ?? esc(cell.text)}</td>`;
+  }).join("") + "</tr>").join("");
+  return `<div class="table-wrap"><table id="${id}" class="sortable"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></div>`;
+}
+function makeSortable(root) {
+  root.querySelectorAll("table.sortable th").forEach((th) => th.addEventListener("click", () => {
+    const tbody = th.closest("table").tBodies[0];
+    const col = Number(th.dataset.col);
+    const asc = !th.classList.contains("sorted-asc");
+    th.closest("tr").querySelectorAll("th").forEach((h) => h.classList.remove("sorted-asc", "sorted-desc"));
+    th.classList.add(asc ? "sorted-asc" : "sorted-desc");
+    const key = (tr) => { const v = tr.cells[col].dataset.sort; const n = Number(v); return v !== "" && !Number.isNaN(n) ? n : v; };
+    const rows = Array.from(tbody.rows).sort((a, b) => {
+      const x = key(a), y = key(b);
+      const c = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+      return asc ? c : -c;
+    });
+    rows.forEach((r) => tbody.appendChild(r));
+  }));
+}
+
+// ---------- API
+async function api(path, { method = "GET", body, signal, raw = false } = {}) {
+  const opts = { method, signal, headers: {} };
+  if (body !== undefined) {
+    opts.body = typeof body === "string" ? body : JSON.stringify(body);
+    opts.headers["content-type"] = typeof body === "string" ? "application/yaml" : "application/json";
+  }
+  const res = await fetch(path, opts);
+  if (!res.ok) {
+    let detail = { message: `HTTP ${res.status}` };
+    try { detail = (await res.json()).detail || detail; } catch (e) { /* not JSON */ }
+    const err = new Error(detail.message || JSON.stringify(detail));
+    err.detail = detail;
+    err.status = res.status;
+    throw err;
+  }
+  return raw ? res.text() : res.json();
+}
+const cache = {};
+const once = (key, fn) => (cache[key] ??= fn());
+
+// ---------- the scenario in the URL: #/page?s=<base64url of the JSON>&o=<options>
+const b64 = (obj) => btoa(unescape(encodeURIComponent(JSON.stringify(obj)))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+const unb64 = (s) => JSON.parse(decodeURIComponent(escape(atob(s.replace(/-/g, "+").replace(/_/g, "/")))));
+function parseHash() {
+  const [path, query = ""] = location.hash.replace(/^#\/?/, "").split("?");
+  return { page: path || "home", params: new URLSearchParams(query) };
+}
+function writeHash(page, scenario, options) {
+  const q = new URLSearchParams();
+  if (scenario) q.set("s", b64(scenario));
+  const o = Object.fromEntries(Object.entries(options || {}).filter(([, v]) => v !== "" && v !== false && v != null));
+  if (Object.keys(o).length) q.set("o", b64(o));
+  history.replaceState(null, "", `#/${page}?${q.toString()}`);
+}
+
+// ---------- pages
+const SECTIONS = {
+  train: ["hardware", "training", "reliability"], memory: ["hardware", "training"],
+  infer: ["hardware", "inference"], capacity: ["hardware", "inference"], simulate: ["hardware", "inference"],
+  cost: ["hardware", "training", "inference", "cost", "reliability"], tco: ["hardware", "tco"],
+  datacenter: ["hardware", "datacenter", "training"],
+};
+const TITLES = {
+  train: "Training plan", memory: "Training memory", infer: "Inference at a load", capacity: "Capacity: the cheapest deployment",
+  simulate: "Serving simulation", cost: "Cost", tco: "TCO: on-prem vs cloud", datacenter: "Datacenter: racks, power, fabric",
+};
+const LONG = new Set(["simulate", "capacity"]);  // answered as jobs (progress, cancel)
+
+let state = { page: "home", scenario: null, options: {}, inflight: null, timer: null };
+
+async function route() {
+  const { page, params } = parseHash();
+  document.querySelectorAll("#nav a").forEach((a) => a.classList.toggle("active", a.dataset.page === page));
+  if (state.inflight) state.inflight.cancel();
+  if (page === "catalog") return renderCatalog(params);
+  if (page === "validation") return renderValidation(params);
+  if (SECTIONS[page]) return renderQuestion(page, params);
+  return renderHome();
+}
+
+function renderHome() {
+  const link = (page, file, text) => `<li><a href="#/${page}?example=${encodeURIComponent(file)}">${esc(text)}</a></li>`;
+  $("#main").innerHTML = `<h1>aiinfra: what hardware, how many, in what layout, how long, at what cost?</h1>
+  <p>Pick a question; every form starts from a shipped example and re-answers as you change it. The URL carries the scenario: copy it to share the answer.</p>
+  <h2>Seed questions</h2><ul class="seeds">
+  ${link("memory", "memory-llama2-7b-adam-fp16.yaml", "How much GPU memory does training a 7B model take (mixed precision, Adam, ZeRO)?")}
+  ${link("train", "train-llama2-70b-a100.yaml", "How many GPUs and how long to train a 70B model?")}
+  ${link("train", "train-gpt3-175b-a100.yaml", "GPT-3 175B on A100s: layout, MFU, time to train")}
+  ${link("capacity", "capacity-llama70b-10k-users.yaml", "Serve a 70B model to 10,000 concurrent users under latency targets: fleet and $/hour")}
+  ${link("tco", "tco-dgx-h100-vs-cloud.yaml", "Buy DGX H100s or rent in the cloud: breakeven month")}
+  ${link("datacenter", "datacenter-dgx-h100-pod.yaml", "Power, racks and cooling of a DGX H100 POD")}
+  ${link("cost", "cost-train-70b-32xh100.yaml", "What does a 70B training run cost per cloud provider?")}
+  ${link("simulate", "simulate-llama70b-h100.yaml", "Latency distribution of a 70B deployment at 8 requests/s")}
+  </ul>
+  <p>Also: the <a href="#/catalog">catalog</a> (every figure with its source and date), the <a href="#/validation">validation table</a> (predicted vs published measurements) and the <a href="/api/docs">HTTP API</a>.</p>`;
+}
+
+async function renderQuestion(page, params) {
+  const [schema, ex] = await Promise.all([once("schema", () => api("/api/v1/schema/scenario")), once("examples", () => api("/api/v1/examples"))]);
+  const examples = ex.examples.filter((e) => e.pages.includes(page));
+  let scenario;
+  if (params.get("s")) {
+    try { scenario = unb64(params.get("s")); } catch (e) { scenario = null; }
+  }
+  const exampleFile = params.get("example") || ex.defaults[page];
+  if (!scenario) scenario = structuredClone((examples.find((e) => e.file === exampleFile) || examples[0] || { scenario: { model: "", hardware: { accelerator: "" } } }).scenario);
+  let options = {};
+  if (params.get("o")) { try { options = unb64(params.get("o")); } catch (e) { options = {}; } }
+  state = { page, scenario, options, inflight: null, timer: null };
+  const exOpts = examples.map((e) => `<option value="${esc(e.file)}"${e.file === exampleFile && !params.get("s") ? " selected" : ""}>${esc(e.file)} — ${esc(e.title)}</option>`).join("");
+  $("#main").innerHTML = `<h1>${esc(TITLES[page])}</h1>
+  <div class="layout"><div class="panel" id="form-panel">
+    <div class="toolbar"><label>example <select id="example"><option value="">(choose)</option>${exOpts}</select></label></div>
+    <form id="form" autocomplete="off"></form>
+    <div id="options"></div>
+    <details><summary>Scenario as YAML (load, edit, download)</summary>
+      <textarea class="yaml" id="yaml"></textarea>
+      <div class="toolbar"><button type="button" id="apply-yaml">Apply YAML</button>
+        <label class="button">Load YAML file <input type="file" id="yaml-file" accept=".yaml,.yml,text/yaml" hidden></label>
+        <button type="button" id="download-yaml">Download YAML</button></div>
+      <div class="err" id="yaml-err"></div>
+    </details>
+  </div>
+  <div class="panel"><div class="toolbar"><span id="status"></span><button type="button" id="cancel" hidden>Cancel</button><button type="button" id="share">Copy link</button></div>
+    <div class="error-box" id="error"></div><div id="result"></div></div></div>`;
+  buildForm(schema, page);
+  $("#form").addEventListener("change", (e) => {
+    const el = e.target;
+    if (!el.dataset.path) return;
+    if (el.dataset.kind === "model") {
+      if (!el.value.startsWith("(")) state.scenario.model = el.value;
+    } else {
+      setPath(state.scenario, el.dataset.path, parseValue(el.dataset.kind, el.value));
+    }
+    answerSoon(150);
+  });
+  buildOptions(page);
+  $("#example").addEventListener("change", (e) => {
+    const chosen = examples.find((x) => x.file === e.target.value);
+    if (!chosen) return;
+    state.scenario = structuredClone(chosen.scenario);
+    buildForm(schema, page);
+    answerSoon(0);
+  });
+  $("#apply-yaml").addEventListener("click", () => loadYaml($("#yaml").value, schema, page));
+  $("#yaml-file").addEventListener("change", async (e) => { const f = e.target.files[0]; if (f) loadYaml(await f.text(), schema, page); });
+  $("#download-yaml").addEventListener("click", async () => {
+    const text = await api("/api/v1/yaml", { method: "POST", body: state.scenario, raw: true });
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(new Blob([text], { type: "application/yaml" }));
+    a.download = "scenario.yaml";
+    a.click();
+  });
+  $("#share").addEventListener("click", () => navigator.clipboard?.writeText(location.href));
+  answerSoon(0);
+}
+
+async function loadYaml(text, schema, page) {
+  $("#yaml-err").textContent = "";
+  try {
+    state.scenario = await api("/api/v1/parse-yaml", { method: "POST", body: text });
+    buildForm(schema, page);
+    answerSoon(0);
+  } catch (e) { $("#yaml-err").textContent = e.message; }
+}
+
+async function refreshYaml() {
+  try { $("#yaml").value = await api("/api/v1/yaml", { method: "POST", body: state.scenario, raw: true }); } catch (e) { /* shown by the answer */ }
+}
+
+// ---------- forms from the JSON Schema
+function resolveRef(s, defs) { return s && s.$ref ? defs[s.$ref.split("/").pop()] : s; }
+function kindOf(s, defs) {
+  s = resolveRef(s, defs);
+  if (!s) return { kind: "json" };
+  if (s.anyOf) {
+    const inner = s.anyOf.filter((x) => x.type !== "null");
+    if (inner.length === 1) return { ...kindOf(inner[0], defs), nullable: true };
+    if (inner.every((x) => ["integer", "number", "string"].includes(x.type) || x.const !== undefined)) return { kind: "scalar" };
+    return { kind: "json" };
+  }
+  if (s.enum) return { kind: "enum", values: s.enum };
+  if (s.const !== undefined) return { kind: "enum", values: [s.const] };
+  if (s.type === "boolean") return { kind: "bool" };
+  if (s.type === "integer" || s.type === "number") return { kind: "number" };
+  if (s.type === "string") return { kind: "string" };
+  if (s.type === "object" && s.properties) return { kind: "object", schema: s };
+  return { kind: "json" };
+}
+function setPath(obj, path, value) {
+  const keys = path.split(".");
+  let o = obj;
+  keys.slice(0, -1).forEach((k) => { if (typeof o[k] !== "object" || o[k] === null) o[k] = {}; o = o[k]; });
+  if (value === undefined) delete o[keys.at(-1)]; else o[keys.at(-1)] = value;
+  // drop emptied parents so an untouched section stays absent
+  for (let i = keys.length - 1; i > 0; i--) {
+    const parent = get(obj, keys.slice(0, i).join("."));
+    if (parent && typeof parent === "object" && Object.keys(parent).length === 0) setPath(obj, keys.slice(0, i).join("."), undefined);
+  }
+}
+function parseValue(kind, raw) {
+  if (raw === "") return undefined;
+  if (kind === "number" || kind === "scalar") { const n = Number(raw); return raw.trim() !== "" && !Number.isNaN(n) ? n : raw; }
+  if (kind === "bool") return raw === "true";
+  if (kind === "json") { try { return JSON.parse(raw); } catch (e) { return raw; } }
+  return raw;
+}
+function fieldHtml(name, s, defs, value, path, depth) {
+  const k = kindOf(s, defs);
+  const desc = resolveRef(s, defs)?.description || s.description || "";
+  const dflt = s.default !== undefined && s.default !== null ? `default ${JSON.stringify(s.default)}` : (k.nullable ? "optional" : "required");
+  if (k.kind === "object" && depth < 3) {
+    const inner = Object.entries(k.schema.properties).map(([n, ps]) => fieldHtml(n, ps, defs, value?.[n], `${path}.${n}`, depth + 1)).join("");
+    return `<details${value !== undefined ? " open" : ""}><summary>${esc(name)}</summary><div class="err" data-err-for="${esc(path)}"></div>${inner}</details>`;
+  }
+  const id = "f-" + path.replace(/\./g, "-");
+  let control;
+  const shown = value === undefined || value === null ? "" : (k.kind === "json" || (typeof value === "object") ? JSON.stringify(value) : String(value));
+  if (k.kind === "enum" || k.kind === "bool") {
+    const values = k.kind === "bool" ? [true, false] : k.values;
+    control = `<select id="${id}" data-path="${esc(path)}" data-kind="${k.kind}"><option value="">(${esc(dflt)})</option>` +
+      values.map((v) => `<option value="${esc(v)}"${String(v) === shown ? " selected" : ""}>${esc(v)}</option>`).join("") + "</select>";
+  } else if (k.kind === "json") {
+    control = `<textarea id="${id}" rows="1" data-path="${esc(path)}" data-kind="json" placeholder="${esc(dflt)} (JSON)">${esc(shown)}</textarea>`;
+  } else {
+    control = `<input id="${id}" data-path="${esc(path)}" data-kind="${k.kind}" value="${esc(shown)}" placeholder="${esc(dflt)}"${k.kind === "number" ? ' inputmode="decimal"' : ""}>`;
+  }
+  return `<div class="field" data-field="${esc(path)}"><label for="${id}" title="${esc(desc)}">${esc(name)}</label>${control}` +
+    `${desc ? `<div class="hint">${esc(desc)}</div>` : ""}<div class="err" data-err-for="${esc(path)}"></div></div>`;
+}
+function buildForm(schema, page) {
+  const sc = state.scenario;
+  const modelShown = typeof sc.model === "string" ? sc.model : (sc.model && sc.model.name ? `(uploaded architecture: ${sc.model.name})` : "(inline architecture)");
+  let html = `<fieldset><legend>model</legend><div class="field" data-field="model"><label for="f-model" title="${esc(schema.model.description)}">model</label>` +
+    `<input id="f-model" data-path="model" data-kind="model" list="model-ids" value="${esc(modelShown)}"><div class="hint">${esc(schema.model.description)}</div>` +
+    `<div class="err" data-err-for="model"></div></div><datalist id="model-ids"></datalist>` +
+    `<label class="button">Upload config.json <input type="file" id="config-file" accept=".json,application/json" hidden></label></fieldset>`;
+  for (const name of SECTIONS[page]) {
+    const s = schema.sections[name];
+    const inner = Object.entries(s.properties).map(([n, ps]) => fieldHtml(n, ps, s.$defs || {}, sc[name]?.[n], `${name}.${n}`, 1)).join("");
+    const open = sc[name] !== undefined || name === "hardware";
+    html += `<details class="section"${open ? " open" : ""}><summary>${esc(name)}${sc[name] === undefined && name !== "hardware" ? " (not in this scenario: fill a field to add it)" : ""}</summary>` +
+      `<div class="err" data-err-for="${esc(name)}"></div>${inner}</details>`;
+  }
+  const form = $("#form");
+  form.innerHTML = html;
+  once("models", () => api("/api/v1/catalog/models")).then((m) => {
+    $("#model-ids").innerHTML = m.rows.map((r) => `<option value="${esc(r.id)}">`).join("");
+  }).catch(() => {});
+  $("#config-file").addEventListener("change", async (e) => {
+    const f = e.target.files[0];
+    if (!f) return;
+    clearErrors();
+    try {
+      let cfg;
+      try { cfg = JSON.parse(await f.text()); } catch (err) { throw Object.assign(new Error(`model.config: ${f.name} is not JSON`), { detail: { field: "model", message: `${f.name} is not JSON — upload a Hugging Face config.json` } }); }
+      const r = await api(`/api/v1/model-from-config?name=${encodeURIComponent(f.name.replace(/\.json$/, ""))}`, { method: "POST", body: cfg });
+      state.scenario.model = r.model;
+      $("#f-model").value = `(uploaded architecture: ${r.model.name})`;
+      answerSoon(0);
+    } catch (err) { showError(err); }
+  });
+  refreshYaml();
+}
+function buildOptions(page) {
+  const o = state.options;
+  let html = "";
+  if (page === "capacity") {
+    html = `<fieldset><legend>options (as the CLI's)</legend>
+      <div class="field"><label for="opt-accelerators">--accelerators</label><input id="opt-accelerators" data-opt="accelerators" value="${esc(o.accelerators || "")}" placeholder="the scenario's; e.g. nvidia-h100-sxm5-80gb,nvidia-h200-sxm-141gb"><div class="err" data-err-for="accelerators"></div></div>
+      <div class="field"><label for="opt-engines">--engines</label><input id="opt-engines" data-opt="engines" value="${esc(o.engines || "")}" placeholder="the scenario's; e.g. vllm,trtllm"><div class="err" data-err-for="engines"></div></div>
+      <div class="field"><label for="opt-simulate">--simulate</label><input type="checkbox" id="opt-simulate" data-opt="simulate"${o.simulate ? " checked" : ""}></div></fieldset>`;
+  } else if (page === "simulate") {
+    html = `<fieldset><legend>options</legend><div class="field"><label for="opt-seed">--seed</label><input id="opt-seed" data-opt="seed" value="${esc(o.seed ?? 0)}"><div class="err" data-err-for="seed"></div></div></fieldset>`;
+  }
+  $("#options").innerHTML = html;
+  $("#options").addEventListener("change", (e) => {
+    const el = e.target;
+    if (!el.dataset.opt) return;
+    state.options[el.dataset.opt] = el.type === "checkbox" ? el.checked : el.value;
+    answerSoon(150);
+  });
+}
+
+// ---------- answering
+function clearErrors() {
+  $("#error").textContent = "";
+  document.querySelectorAll("[data-err-for]").forEach((e) => { e.textContent = ""; });
+  document.querySelectorAll(".field.invalid").forEach((e) => e.classList.remove("invalid"));
+}
+function showError(err) {
+  const d = err.detail || { message: err.message };
+  $("#error").textContent = d.message || String(err);
+  let field = d.field || "";
+  while (field) {
+    const slot = document.querySelector(`[data-err-for="${CSS.escape(field)}"]`);
+    if (slot) {
+      slot.textContent = d.message;
+      slot.closest(".field")?.classList.add("invalid");
+      const det = slot.closest("details"); if (det) det.open = true;
+      let p = det?.parentElement?.closest("details"); while (p) { p.open = true; p = p.parentElement?.closest("details"); }
+      return;
+    }
+    field = field.includes(".") ? field.slice(0, field.lastIndexOf(".")) : "";
+  }
+}
+function answerSoon(ms) {
+  clearTimeout(state.timer);
+  state.timer = setTimeout(answer, ms);
+}
+function setStatus(text, working) {
+  const s = $("#status");
+  if (!s) return;
+  s.textContent = text;
+  s.classList.toggle("working", !!working);
+  $("#cancel").hidden = !working;
+}
+function query(page) {
+  const o = state.options, q = new URLSearchParams();
+  if (page === "capacity") {
+    if (o.accelerators) q.set("accelerators", o.accelerators);
+    if (o.engines) q.set("engines", o.engines);
+    if (o.simulate) q.set("simulate", "true");
+  }
+  if (o.seed !== undefined && o.seed !== "") q.set("seed", o.seed);
+  return q.toString();
+}
+async function answer() {
+  const page = state.page;
+  if (state.inflight) state.inflight.cancel();
+  clearErrors();
+  writeHash(page, state.scenario, state.options);
+  refreshYaml();
+  const started = performance.now();
+  const tick = setInterval(() => setStatus(`working… ${((performance.now() - started) / 1000).toFixed(1)} s${state.inflight?.progress || ""}`, true), 200);
+  setStatus("working…", true);
+  const job = LONG.has(page) && (page === "simulate" || state.options.simulate);
+  const run = job ? runJob(page === "simulate" ? "simulate-series" : page, state.scenario, query(page)) : runDirect(page, state.scenario, query(page));
+  state.inflight = run;
+  $("#cancel").onclick = () => run.cancel();
+  try {
+    const result = await run.promise;
+    if (state.inflight !== run) return;
+    setStatus(`answered in ${((performance.now() - started) / 1000).toFixed(2)} s`, false);
+    renderAnswer(page, result);
+  } catch (err) {
+    if (state.inflight !== run) return;
+    if (err.name === "AbortError" || err.cancelled) { setStatus("cancelled", false); return; }
+    setStatus("", false);
+    showError(err);
+  } finally {
+    clearInterval(tick);
+    if (state.inflight === run) state.inflight = null;
+  }
+}
+function runDirect(page, scenario, q) {
+  const ctrl = new AbortController();
+  return { promise: api(`/api/v1/${page}?${q}`, { method: "POST", body: scenario, signal: ctrl.signal }), cancel: () => ctrl.abort(), progress: "" };
+}
+function runJob(question, scenario, q) {
+  const ctrl = new AbortController();
+  const handle = { cancel: null, progress: "" };
+  let cancelled = false, jobId = null;
+  handle.cancel = () => {
+    cancelled = true;
+    ctrl.abort();
+    if (jobId) fetch(`/api/v1/jobs/${jobId}`, { method: "DELETE" });
+  };
+  handle.promise = (async () => {
+    const body = question === "validate" ? undefined : scenario;
+    const started = await api(`/api/v1/jobs/${question}?${q}`, { method: "POST", body, signal: ctrl.signal });
+    jobId = started.id;
+    for (;;) {
+      if (cancelled) throw Object.assign(new Error("cancelled"), { cancelled: true });
+      await new Promise((r) => setTimeout(r, 250));
+      const s = await api(`/api/v1/jobs/${jobId}`, { signal: ctrl.signal });
+      handle.progress = s.done ? ` (${s.done}${s.total ? "/" + s.total : ""} done)` : "";
+      if (s.state === "done") return s.result;
+      if (s.state === "error") throw Object.assign(new Error(s.error.message), { detail: s.error });
+      if (s.state === "cancelled") throw Object.assign(new Error("cancelled"), { cancelled: true });
+    }
+  })();
+  return handle;
+}
+
+// ---------- answers
+function chart(id, traces, layout) {
+  const el = document.getElementById(id);
+  if (!el || !window.Plotly) return;
+  window.Plotly.newPlot(el, traces, { margin: { t: 30, r: 10, b: 50, l: 60 }, height: 320, ...layout }, { displaylogo: false, responsive: true });
+}
+const notesHtml = (notes) => (notes && notes.length ? `<h2>Notes</h2><ul class="notes">${notes.map((n) => `<li>${esc(n)}</li>`).join("")}</ul>` : "");
+const planText = (p) => (p ? Object.entries(p).filter(([k, v]) => v !== 1 && v !== false && v !== "none").map(([k, v]) => `${k} ${v}`).join(" · ") : "");
+const GBv = (b) => (b == null ? null : b / 1e9);
+
+function renderAnswer(page, r) {
+  const out = $("#result");
+  const after = [];
+  let html = "";
+  if (page === "train") {
+    html = figures([fig("plan", "plan", planText(r.plan)), fig("time to train", "time_to_train_s", r.time_to_train_s, "days"),
+      fig("MFU", "mfu_frac", r.mfu_frac * 100, "n").replace("</div></div>", " %</div></div>"),
+      fig("step time", "step_time_s", r.step_time_s, "s"), fig("memory per accelerator", "memory_per_accelerator_bytes", r.memory_per_accelerator_bytes, "GB"),
+      fig("tokens/s", "tokens_per_s", r.tokens_per_s, "tok"), fig("accelerator-hours", "accelerator_hours", r.accelerator_hours),
+      fig("accelerators used", "accelerators_used", r.accelerators_used), fig("accelerators idle", "accelerators_idle", r.accelerators_idle),
+      fig("energy (at TDP)", "energy_j", r.energy_j, "MWh")]);
+    html += `<p>${esc(r.why || "")}</p>`;
+    if (r.reliability) {
+      const rl = r.reliability;
+      html += `<h2>With failures, checkpoints and restarts</h2>` + figures([fig("time to train (mean)", "reliability.time_to_train_mean_s", rl.time_to_train_mean_s, "days"),
+        fig("p90", "reliability.time_to_train_p90_s", rl.time_to_train_p90_s, "days"), fig("ETTR", "reliability.ettr_frac", rl.ettr_frac * 100).replace("</div></div>", " %</div></div>")]);
+    }
+    html += `<div class="chart" id="chart-memory"></div><div class="chart" id="chart-step"></div>`;
+    const alts = [r, ...(r.alternatives || [])];
+    html += "<h2>Ranked layouts</h2>" + table("t-plans", ["rank", "plan", "step s", "MFU %", "memory GB", "days", "fits"],
+      alts.map((a, i) => [{ text: i + 1, sort: i + 1 }, planText(a.plan), { text: sig(a.step_time_s), sort: a.step_time_s }, { text: sig(a.mfu_frac * 100, 3), sort: a.mfu_frac },
+        { text: sig(GBv(a.memory_per_accelerator_bytes)), sort: a.memory_per_accelerator_bytes }, { text: sig(a.time_to_train_s / 86400), sort: a.time_to_train_s }, String(a.fits)]));
+    if (r.searched) {
+      html += `<h2>Search: ${sig(r.candidates)} candidates, ${sig(r.valid_plans)} valid, ${sig(r.fitting_plans)} fit</h2>` +
+        table("t-rejected", ["rejected because", "candidates"], Object.entries(r.rejected).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, { text: sig(v), sort: v }]));
+    }
+    html += notesHtml(r.notes) + `<p class="hint">FLOP convention: ${esc(r.flop_convention)}</p>`;
+    after.push(() => {
+      const mb = r.memory_breakdown;
+      chart("chart-memory", Object.entries(mb).map(([k, v]) => ({ type: "bar", name: k.replace(/_bytes$/, ""), x: ["per accelerator"], y: [v / 1e9] })).concat(
+        [{ type: "scatter", mode: "lines", name: "capacity", x: ["per accelerator"], y: [r.memory_capacity_bytes / 1e9], line: { dash: "dash" } }]),
+      { barmode: "stack", title: "Memory per accelerator (GB)", yaxis: { title: "GB" } });
+      chart("chart-step", [{ type: "bar", orientation: "h", y: Object.keys(r.step_breakdown), x: Object.values(r.step_breakdown) }], { title: "Step time breakdown (s)", margin: { l: 220, t: 30, r: 10, b: 40 } });
+    });
+  } else if (page === "memory") {
+    html = figures([fig("total parameters", "total_params", r.total_params), fig("trainable parameters", "trainable_params", r.trainable_params),
+      fig("capacity per accelerator", "capacity_bytes", r.capacity_bytes, "GB")]);
+    html += `<div class="chart" id="chart-memory"></div>`;
+    html += table("t-memory", ["configuration", "weights GB", "grads GB", "optimizer GB", "activations GB", "other GB", "total GB", "host offload GB", "fits"],
+      r.rows.map((row) => [row.label, ...["weights_bytes", "gradients_bytes", "optimizer_states_bytes", "activations_bytes", "other_bytes", "total_bytes", "host_offload_bytes"].map((k) => ({ text: sig(GBv(row[k])), sort: row[k] ?? 0 })), String(row.fits)]));
+    html += notesHtml(r.conventions);
+    after.push(() => chart("chart-memory", ["weights_bytes", "gradients_bytes", "optimizer_states_bytes", "activations_bytes", "other_bytes"].map((k) => ({
+      type: "bar", name: k.replace(/_bytes$/, ""), x: r.rows.map((row) => row.label), y: r.rows.map((row) => (row[k] || 0) / 1e9) })).concat(
+      [{ type: "scatter", mode: "lines", name: "capacity", x: r.rows.map((row) => row.label), y: r.rows.map(() => r.capacity_bytes / 1e9), line: { dash: "dash" } }]),
+    { barmode: "stack", title: "Memory per accelerator (GB)", yaxis: { title: "GB" } }));
+  } else if (page === "infer") {
+    html = `<p>${esc(r.load)}</p>` + figures([fig("TTFT", "ttft_s", r.ttft_s, "ms"), fig("TPOT", "tpot_s", r.tpot_s, "ms"),
+      fig("output tokens/s", "output_tokens_per_s", r.output_tokens_per_s, "tok"), fig("tokens/s per user", "output_tokens_per_s_per_user", r.output_tokens_per_s_per_user, "tok"),
+      fig("requests/s", "requests_per_s", r.requests_per_s, "req"), fig("batch (sequences)", "batch_seqs", r.batch_seqs),
+      fig("KV capacity (tokens)", "kv_capacity_tokens", r.kv_capacity_tokens), fig("max concurrent sequences", "max_concurrent_seqs", r.max_concurrent_seqs),
+      fig("layout", "layout", `TP ${r.tp} · PP ${r.pp} · ${r.replicas} replica(s) on ${r.engine}`)]);
+    html += `<div class="chart" id="chart-memory"></div>` + notesHtml(r.notes);
+    after.push(() => { const m = r.memory_per_accelerator; chart("chart-memory", Object.entries(m).filter(([k]) => k !== "capacity_bytes").map(([k, v]) => ({ type: "bar", name: k.replace(/_bytes$/, ""), x: ["per accelerator"], y: [v / 1e9] })).concat(
+      [{ type: "scatter", mode: "lines", name: "capacity", x: ["per accelerator"], y: [m.capacity_bytes / 1e9], line: { dash: "dash" } }]), { barmode: "stack", title: "Memory per accelerator (GB)" }); });
+  } else if (page === "capacity") {
+    const c = r.chosen;
+    html = `<p>Cheapest: ${esc(c.accelerators)} × ${esc(c.accelerator)} as ${esc(c.replicas)} replica(s) of TP ${esc(c.tp)} (${esc(c.weight_precision)}) on ${esc(c.engine)}</p>` +
+      figures([fig("accelerators", "chosen.accelerators", c.accelerators), fig("billed (whole instances)", "chosen.accelerators_billed", c.accelerators_billed),
+        fig("replicas", "chosen.replicas", c.replicas), fig("$/hour", "chosen.usd_per_hour", c.usd_per_hour, "usd"),
+        fig("$/million output tokens", "chosen.usd_per_million_output_tokens", c.usd_per_million_output_tokens, "usd"),
+        fig("TTFT", "chosen.ttft_s", c.ttft_s, "ms"), fig("TPOT", "chosen.tpot_s", c.tpot_s, "ms")]);
+    if (c.price) html += `<p class="hint">price: ${esc(c.price.source_id)}${c.price.read_on ? `, read ${esc(c.price.read_on)}` : ", date unknown"}</p>`;
+    const all = [c, ...(r.alternatives || [])];
+    html += "<h2>Candidates (cheapest first)</h2>" + table("t-capacity", ["engine", "accelerator", "TP", "weights", "batch", "replicas", "accelerators", "$/h", "$/M out tok", "TTFT ms", "TPOT ms", "verdict"],
+      all.map((o) => [o.engine, o.accelerator, { text: o.tp, sort: o.tp }, o.weight_precision, { text: o.batch_per_replica, sort: o.batch_per_replica }, { text: o.replicas, sort: o.replicas },
+        { text: o.accelerators, sort: o.accelerators }, { text: o.usd_per_hour == null ? "unknown" : sig(o.usd_per_hour), sort: o.usd_per_hour ?? 1e18 },
+        { text: o.usd_per_million_output_tokens == null ? "unknown" : sig(o.usd_per_million_output_tokens), sort: o.usd_per_million_output_tokens ?? 1e18 },
+        { text: sig(o.ttft_s * 1e3), sort: o.ttft_s }, { text: sig(o.tpot_s * 1e3), sort: o.tpot_s }, o.verdict]));
+    if (r.simulated) {
+      const s = r.simulated;
+      html += `<h2>Simulated check (seed ${esc(r.seed ?? 0)})</h2>` + figures([fig("max requests/s per replica", "simulated.max_request_rate_per_replica_per_s", s.max_request_rate_per_replica_per_s, "req"),
+        fig("replicas needed", "simulated.replicas_needed", s.replicas_needed), fig("accelerators needed", "simulated.accelerators_needed", s.accelerators_needed)]);
+      (s.rejected || []).forEach((x) => { html += `<p>passed over (misses the SLO in simulation): ${esc(x.deployment)}</p>`; });
+    }
+    html += notesHtml(r.accuracy_notes);
+  } else if (page === "simulate") {
+    const a = r.answer;
+    html = figures([fig("TTFT p50", "ttft_s.p50", a.ttft_s.p50, "ms"), fig("TTFT p90", "ttft_s.p90", a.ttft_s.p90, "ms"), fig("TTFT p99", "ttft_s.p99", a.ttft_s.p99, "ms"),
+      fig("TPOT p50", "tpot_exclusive_s.p50", a.tpot_exclusive_s.p50, "ms"), fig("TPOT p99", "tpot_exclusive_s.p99", a.tpot_exclusive_s.p99, "ms"),
+      fig("e2e p99", "e2e_s.p99", a.e2e_s.p99, "s"), fig("output tokens/s", "output_tokens_per_s", a.output_tokens_per_s, "tok"),
+      fig("requests/s", "requests_per_s", a.requests_per_s, "req"), fig("requests completed", "completed", a.completed),
+      fig("SLO attainment", "slo_attainment_frac", a.slo_attainment_frac == null ? null : a.slo_attainment_frac * 100).replace("</div></div>", a.slo_attainment_frac == null ? "</div></div>" : " %</div></div>"),
+      fig("preemptions", "preemptions", a.preemptions), fig("max queue", "queue_length_max", a.queue_length_max)]);
+    html += `<div class="chart" id="chart-ttft"></div><div class="chart" id="chart-tpot"></div><div class="chart" id="chart-queue"></div><div class="chart" id="chart-kv"></div>` + notesHtml(a.notes);
+    after.push(() => {
+      const lat = r.latencies, t = r.timeline;
+      chart("chart-ttft", [{ type: "histogram", x: lat.ttft_s.map((x) => x * 1e3), nbinsx: 60 }], { title: "TTFT per request (ms)", xaxis: { title: "ms" }, yaxis: { title: "requests" } });
+      chart("chart-tpot", [{ type: "histogram", x: lat.tpot_exclusive_s.map((x) => x * 1e3), nbinsx: 60 }], { title: "TPOT per request (ms)", xaxis: { title: "ms" }, yaxis: { title: "requests" } });
+      chart("chart-queue", [{ type: "scatter", mode: "lines", name: "waiting", x: t.t_s, y: t.waiting }, { type: "scatter", mode: "lines", name: "running", x: t.t_s, y: t.running }],
+        { title: "Requests waiting and running", xaxis: { title: "time (s)" } });
+      chart("chart-kv", [{ type: "scatter", mode: "lines", name: "KV in use", x: t.t_s, y: t.kv_frac }], { title: "KV-cache utilisation", xaxis: { title: "time (s)" }, yaxis: { range: [0, 1] } });
+    });
+  } else if (page === "cost") {
+    const ch = r.cheapest;
+    html = figures([fig("duration", "duration_s", r.duration_s, "days"), fig("cheapest total", "cheapest.total_known_usd", ch?.total_known_usd, "usd"),
+      fig("cheapest offer", "cheapest.price_id", ch ? `${ch.provider} ${ch.instance} (${ch.pricing})` : null),
+      fig("energy", "energy.energy_kwh", r.energy?.energy_kwh == null ? null : r.energy.energy_kwh * 3.6e6, "MWh"),
+      fig("CO2e (t)", "energy.co2e_kg", r.energy?.co2e_kg == null ? null : r.energy.co2e_kg / 1e3)]);
+    html += `<p class="hint">duration: ${esc(r.duration_source)}</p>`;
+    if (r.itemised_bill_cheapest) html += "<h2>Itemised bill of the cheapest</h2>" + table("t-bill", ["item", "USD"], Object.entries(r.itemised_bill_cheapest).map(([k, v]) => [k.replace(/_usd$/, ""), { text: v == null ? "unknown" : "$" + sig(v), sort: v ?? -1 }]));
+    html += `<div class="chart" id="chart-cost"></div>`;
+    html += "<h2>Per provider and pricing</h2>" + table("t-cost", ["provider", "instance", "pricing", "region", "instances", "billed h", "compute $", "total $", "$/M tok", "price date", "source", "note"],
+      r.options.map((o) => [o.provider, o.instance, o.pricing, o.region, { text: o.instances, sort: o.instances }, { text: sig(o.billed_hours), sort: o.billed_hours },
+        { text: sig(o.compute_usd), sort: o.compute_usd ?? 1e18 }, { text: sig(o.total_known_usd), sort: o.total_known_usd ?? 1e18 },
+        { text: o.usd_per_million_tokens == null ? "—" : sig(o.usd_per_million_tokens), sort: o.usd_per_million_tokens ?? 1e18 },
+        o.price_read_on ? `${o.price_read_on} (${o.price_age_days} d)` : "date unknown", { text: o.price_source, html: esc(o.price_source) }, (o.price_conflicting ? "CONFLICTING price; " : "") + (o.note || "")]));
+    html += notesHtml(r.notes);
+    after.push(() => { const top = r.options.filter((o) => o.total_known_usd != null).slice(0, 20);
+      chart("chart-cost", [{ type: "bar", orientation: "h", y: top.map((o) => `${o.provider} ${o.instance} ${o.pricing}`), x: top.map((o) => o.total_known_usd) }],
+        { title: "Total known cost (USD)", margin: { l: 300, t: 30, r: 10, b: 40 }, height: 60 + 22 * top.length, yaxis: { autorange: "reversed" } }); });
+  } else if (page === "tco") {
+    const be = Object.entries(r.breakeven_month);
+    html = figures([fig("on-prem capex", "capex_usd", r.capex_usd, "usd"), fig("on-prem opex per month", "monthly_opex_usd", r.monthly_opex_usd, "usd"),
+      ...be.map(([k, v]) => (v == null ? fig(`breakeven vs ${k}`, `breakeven_month.${k}`, `never within ${r.months} months`) : fig(`breakeven vs ${k}`, `breakeven_month.${k}`, v, "months")))]);
+    html += `<div class="chart" id="chart-tco"></div>`;
+    html += "<h2>Cloud offers</h2>" + table("t-tco", ["pricing", "offer", "provider", "$/accelerator-h", "$/month", "instances", "breakeven month", "price date"],
+      r.cloud.map((c) => [c.pricing, c.source_id, c.provider, { text: sig(c.usd_per_accelerator_hour), sort: c.usd_per_accelerator_hour }, { text: sig(c.monthly_usd), sort: c.monthly_usd },
+        { text: c.instances ?? "", sort: c.instances ?? 0 }, { text: r.breakeven_month[`${c.pricing}:${c.source_id}`] ?? "never", sort: r.breakeven_month[`${c.pricing}:${c.source_id}`] ?? 1e9 },
+        c.read_on ? `${c.read_on} (${c.age_days} d)` : "date unknown"]));
+    html += notesHtml(r.notes);
+    after.push(() => {
+      const months = r.onprem_cumulative_usd.map((_, i) => i);
+      const traces = [{ type: "scatter", mode: "lines", name: "on-prem", x: months, y: r.onprem_cumulative_usd, line: { width: 3 } }];
+      for (const [k, ys] of Object.entries(r.cloud_cumulative_usd)) traces.push({ type: "scatter", mode: "lines", name: k, x: months, y: ys });
+      const marks = be.filter(([, v]) => v != null).map(([k, v]) => ({ type: "scatter", mode: "markers", name: `breakeven ${k}`, x: [v], y: [r.onprem_cumulative_usd[v]], marker: { size: 10, symbol: "x" }, showlegend: false }));
+      chart("chart-tco", traces.concat(marks), { title: "Cumulative cost (USD) by month", xaxis: { title: "month" }, yaxis: { title: "USD" }, height: 420 });
+    });
+  } else if (page === "datacenter") {
+    const f = r.fabric;
+    html = figures([fig("nodes", "nodes", r.nodes), fig("racks", "racks", r.racks), fig("nodes per rack", "nodes_per_rack", r.nodes_per_rack),
+      fig("node power", "node_power_w", r.node_power_w, "kW"), fig("rack power", "rack_power_w", r.rack_power_w, "kW"), fig("cooling", "cooling", r.cooling),
+      fig("IT power", "it_power_w", r.it_power_w, "kW"), fig("PUE", "pue_ratio", r.pue_ratio), fig("facility power", "facility_power_w", r.facility_power_w, "MW"),
+      fig("fabric", "fabric.topology", `${f.topology}, ${f.tiers} tiers`), fig("switches", "fabric.switches", f.switches), fig("transceivers", "fabric.transceivers", f.transceivers)]);
+    html += `<div class="chart" id="chart-power"></div>`;
+    html += "<h2>Fabric</h2>" + table("t-fabric", ["field", "value"], Object.entries(f).map(([k, v]) => [k, { text: String(v), sort: v }]));
+    html += "<h2>Sources</h2>" + table("t-dc-sources", ["figure", "source"], [["node power", r.node_power_source], ["rack power limit", r.rack_power_limit_source],
+      ["air-cooling limit", r.air_cooling_limit_source], ["PUE", r.pue?.source ?? ""], ["switch radix", r.switch_radix_source]].map(([a, b]) => [a, String(b ?? "")]));
+    html += notesHtml(r.notes);
+    after.push(() => chart("chart-power", [{ type: "bar", x: ["IT", "facility (× PUE)"], y: [r.it_power_w / 1e3, r.facility_power_w / 1e3] }], { title: "Power (kW)" }));
+  }
+  out.innerHTML = html;
+  makeSortable(out);
+  after.forEach((f) => f());
+}
+
+// ---------- catalog
+const CATALOG_TABS = ["accelerators", "systems", "interconnects", "models", "benchmarks", "prices"];
+function sourcesHtml(sources) {
+  return (sources || []).map((s) => `${s.url ? `<a href="${esc(s.url)}" rel="noreferrer noopener" target="_blank">${esc(s.title)}</a>` : esc(s.title)}${s.read_on ? ` (read ${esc(s.read_on)})` : ""}`).join("<br>");
+}
+const CATALOG_COLUMNS = {
+  accelerators: [["id", (r) => r.id], ["name", (r) => r.name], ["memory GB", (r) => GBv(r.memory_bytes)], ["memory TB/s", (r) => r.memory_bw_bytes_per_s / 1e12],
+    ["dense bf16 TFLOP/s", (r) => (r.dense_flop_per_s?.bf16 ?? r.dense_flop_per_s?.fp16 ?? null) / 1e12], ["dense fp8 TFLOP/s", (r) => (r.dense_flop_per_s?.fp8 ?? null) / 1e12],
+    ["TDP W", (r) => r.tdp_w], ["scale-up", (r) => r.scale_up?.interconnect ?? ""]],
+  systems: [["id", (r) => r.id], ["name", (r) => r.name], ["accelerator", (r) => r.accelerator], ["per node", (r) => r.accelerators_per_node], ["max power W", (r) => r.power_max_w]],
+  interconnects: [["id", (r) => r.id], ["name", (r) => r.name], ["tier", (r) => r.tier], ["GB/s one way", (r) => r.bw_one_way_bytes_per_s / 1e9], ["latency µs", (r) => (r.latency_s == null ? null : r.latency_s * 1e6)]],
+  models: [["id", (r) => r.id], ["name", (r) => r.name], ["layers", (r) => r.num_layers], ["hidden", (r) => r.hidden_size], ["heads", (r) => r.num_heads], ["KV heads", (r) => r.num_kv_heads], ["experts", (r) => r.num_experts]],
+  benchmarks: [["id", (r) => r.id], ["name", (r) => r.name], ["suite", (r) => r.suite], ["model", (r) => r.model], ["input tokens", (r) => r.input_tokens], ["output tokens", (r) => r.output_tokens]],
+  prices: [["id", (r) => r.id], ["provider", (r) => r.provider], ["instance", (r) => r.instance], ["region", (r) => r.region], ["accelerator", (r) => r.accelerator], ["per instance", (r) => r.accelerators_per_instance],
+    ["pricing", (r) => r.pricing], ["$/h", (r) => r.usd_per_hour], ["$/accelerator-h", (r) => r.usd_per_accelerator_hour], ["conflicting", (r) => (r.conflicting ? "CONFLICT" : "")]],
+};
+async function renderCatalog(params) {
+  const kind = CATALOG_TABS.includes(params.get("kind")) ? params.get("kind") : "accelerators";
+  const tabs = CATALOG_TABS.map((k) => `<a href="#/catalog?kind=${k}" class="${k === kind ? "active" : ""}">${k}</a>`).join("");
+  $("#main").innerHTML = `<h1>Catalog</h1><div class="tabs">${tabs}</div><div class="toolbar"><input id="search" placeholder="search ${kind}" value="${esc(params.get("q") || "")}"> <span id="count"></span></div><div id="status"></div><div class="error-box" id="error"></div><div id="result"></div>`;
+  const data = await api(kind === "prices" ? "/api/v1/catalog/prices" : `/api/v1/catalog/${kind}`);
+  const cols = CATALOG_COLUMNS[kind];
+  const rows = data.rows.map((r) => [...cols.map(([, f]) => { const v = f(r); return typeof v === "number" ? { text: sig(v), sort: v } : String(v ?? ""); }),
+    kind === "prices" ? { html: `${r.source_url ? `<a href="${esc(r.source_url)}" rel="noreferrer noopener" target="_blank">${esc(r.source_title)}</a>` : esc(r.source_title)}`, text: r.source_title } : { html: sourcesHtml(r.sources), text: (r.sources || []).map((s) => s.title).join(" ") },
+    kind === "prices" ? (r.read_on ? `${r.read_on} (${r.age_days} days old)` : "date unknown") : (r.sources || []).map((s) => s.read_on).filter(Boolean).join(", ") || "date unknown"]);
+  $("#result").innerHTML = table("t-catalog", [...cols.map(([h]) => h), "sources", "read on"], rows);
+  makeSortable($("#result"));
+  const filter = () => {
+    const q = $("#search").value.toLowerCase();
+    let shown = 0;
+    $("#t-catalog").tBodies[0].querySelectorAll("tr").forEach((tr) => { const ok = tr.textContent.toLowerCase().includes(q); tr.hidden = !ok; shown += ok; });
+    $("#count").textContent = `${shown} of ${rows.length} rows`;
+  };
+  $("#search").addEventListener("input", filter);
+  filter();
+}
+
+// ---------- validation
+async function renderValidation(params) {
+  const rows = params.get("rows") === "inference" ? "inference" : "training";
+  $("#main").innerHTML = `<h1>Validation: predicted vs published measurements</h1>
+    <div class="tabs"><a href="#/validation?rows=training" class="${rows === "training" ? "active" : ""}">training rows</a><a href="#/validation?rows=inference" class="${rows === "inference" ? "active" : ""}">inference rows</a></div>
+    <div class="toolbar"><input id="search" placeholder="filter rows (id, metric, notes)"> <span id="count"></span><span id="status"></span><button type="button" id="cancel" hidden>Cancel</button></div>
+    <div class="error-box" id="error"></div><div id="summary"></div><div class="chart" id="chart-validation"></div><div id="result"></div>`;
+  const run = runJob("validate", null, `rows=${rows}`);
+  state.inflight = run;
+  $("#cancel").onclick = () => run.cancel();
+  const started = performance.now();
+  const tick = setInterval(() => setStatus(`predicting every row… ${((performance.now() - started) / 1000).toFixed(1)} s${run.progress}`, true), 200);
+  let r;
+  try { r = await run.promise; } catch (err) {
+    clearInterval(tick);
+    if (err.cancelled || err.name === "AbortError") { setStatus("cancelled", false); return; }
+    setStatus("", false); $("#error").textContent = err.message; return;
+  }
+  clearInterval(tick);
+  setStatus("", false);
+  const s = r.summary;
+  $("#summary").innerHTML = figures([fig("rows", "summary.n", s.n), fig("compared", "summary.n_compared", s.n_compared),
+    fig("median |error|", "summary.median_abs_rel_error", s.median_abs_rel_error == null ? null : s.median_abs_rel_error * 100).replace("</div></div>", " %</div></div>"),
+    fig("p90 |error|", "summary.p90_abs_rel_error", s.p90_abs_rel_error == null ? null : s.p90_abs_rel_error * 100).replace("</div></div>", " %</div></div>")]);
+  $("#result").innerHTML = table("t-validation", ["id", "metric", "measured", "predicted", "error %", "accelerators", "notes"],
+    r.cases.map((c) => [c.id, c.metric, { text: sig(c.measured), sort: c.measured ?? 0 }, { text: sig(c.predicted), sort: c.predicted ?? 0 },
+      { text: c.rel_error == null ? "—" : (c.rel_error * 100).toFixed(1), sort: c.rel_error == null ? 1e9 : c.rel_error * 100 }, { text: c.accelerators_count ?? "", sort: c.accelerators_count ?? 0 }, c.notes || ""]));
+  makeSortable($("#result"));
+  const cmp = r.cases.filter((c) => c.predicted != null && c.measured != null && c.measured > 0 && c.predicted > 0);
+  chart("chart-validation", [{ type: "scatter", mode: "markers", x: cmp.map((c) => c.measured), y: cmp.map((c) => c.predicted), text: cmp.map((c) => `${c.id} (${c.metric})`), name: "rows" },
+    { type: "scatter", mode: "lines", x: [Math.min(...cmp.map((c) => c.measured)), Math.max(...cmp.map((c) => c.measured))], y: [Math.min(...cmp.map((c) => c.measured)), Math.max(...cmp.map((c) => c.measured))], name: "predicted = measured", line: { dash: "dash" } }],
+  { title: "Predicted vs measured", xaxis: { type: "log", title: "measured" }, yaxis: { type: "log", title: "predicted" }, height: 420 });
+  const filter = () => {
+    const q = $("#search").value.toLowerCase();
+    let shown = 0;
+    $("#t-validation").tBodies[0].querySelectorAll("tr").forEach((tr) => { const ok = tr.textContent.toLowerCase().includes(q); tr.hidden = !ok; shown += ok; });
+    $("#count").textContent = `${shown} of ${r.cases.length} rows`;
+  };
+  $("#search").addEventListener("input", filter);
+  filter();
+}
+
+window.addEventListener("hashchange", route);
+route();
