@@ -26,7 +26,7 @@ from aiinfra.errors import AiinfraError, SpecError
 from .conftest import EXAMPLES, ROOT
 
 COMMANDS = ROOT / "src" / "aiinfra" / "commands"
-ALLOWED = ("aiinfra.app", "aiinfra.report", "aiinfra.specs", "aiinfra.errors", "aiinfra.commands")
+ALLOWED = ("aiinfra.app", "aiinfra.report", "aiinfra.specs", "aiinfra.errors", "aiinfra.commands", "aiinfra.web")
 QUESTIONS = ("check", "train", "memory", "infer", "capacity", "simulate", "cost", "datacenter", "tco")
 
 

@@ -331,7 +331,7 @@ function clearErrors() {
 function showError(err) {
   const d = err.detail || { message: err.message };
   $("#error").textContent = d.message || String(err);
-  let field = d.field || "";
+  let field = (d.field || "").replace(/^-+/, "");
   while (field) {
     const slot = document.querySelector(`[data-err-for="${CSS.escape(field)}"]`);
     if (slot) {
