@@ -16,7 +16,7 @@ function sig(x, digits = 4) {
 const UNITS = {
   s: [1, "s"], ms: [1e-3, "ms"], days: [86400, "days"], h: [3600, "h"], GB: [1e9, "GB"], pct: [0.01, "%"],
   usd: [1, "$"], kW: [1e3, "kW"], MW: [1e6, "MW"], MWh: [3.6e9, "MWh"], n: [1, ""], tok: [1, "tokens/s"],
-  req: [1, "requests/s"], months: [1, "months"],
+  req: [1, "requests/s"], months: [1, "months"], kWh_as_MWh: [1000, "MWh"], t: [1000, "t"],
 };
 function fig(label, key, value, unit = "n") {
   const [scale, suffix] = UNITS[unit];
@@ -439,7 +439,7 @@ function renderAnswer(page, r) {
   let html = "";
   if (page === "train") {
     html = figures([fig("plan", "plan", planText(r.plan)), fig("time to train", "time_to_train_s", r.time_to_train_s, "days"),
-      fig("MFU", "mfu_frac", r.mfu_frac * 100, "n").replace("</div></div>", " %</div></div>"),
+      fig("MFU", "mfu_frac", r.mfu_frac, "pct"),
       fig("step time", "step_time_s", r.step_time_s, "s"), fig("memory per accelerator", "memory_per_accelerator_bytes", r.memory_per_accelerator_bytes, "GB"),
       fig("tokens/s", "tokens_per_s", r.tokens_per_s, "tok"), fig("accelerator-hours", "accelerator_hours", r.accelerator_hours),
       fig("accelerators used", "accelerators_used", r.accelerators_used), fig("accelerators idle", "accelerators_idle", r.accelerators_idle),
@@ -448,7 +448,7 @@ function renderAnswer(page, r) {
     if (r.reliability) {
       const rl = r.reliability;
       html += `<h2>With failures, checkpoints and restarts</h2>` + figures([fig("time to train (mean)", "reliability.time_to_train_mean_s", rl.time_to_train_mean_s, "days"),
-        fig("p90", "reliability.time_to_train_p90_s", rl.time_to_train_p90_s, "days"), fig("ETTR", "reliability.ettr_frac", rl.ettr_frac * 100).replace("</div></div>", " %</div></div>")]);
+        fig("p90", "reliability.time_to_train_p90_s", rl.time_to_train_p90_s, "days"), fig("ETTR", "reliability.ettr_frac", rl.ettr_frac, "pct")]);
     }
     html += `<div class="chart" id="chart-memory"></div><div class="chart" id="chart-step"></div>`;
     const alts = [r, ...(r.alternatives || [])];
@@ -514,7 +514,7 @@ function renderAnswer(page, r) {
       fig("TPOT p50", "tpot_exclusive_s.p50", a.tpot_exclusive_s.p50, "ms"), fig("TPOT p99", "tpot_exclusive_s.p99", a.tpot_exclusive_s.p99, "ms"),
       fig("e2e p99", "e2e_s.p99", a.e2e_s.p99, "s"), fig("output tokens/s", "output_tokens_per_s", a.output_tokens_per_s, "tok"),
       fig("requests/s", "requests_per_s", a.requests_per_s, "req"), fig("requests completed", "completed", a.completed),
-      fig("SLO attainment", "slo_attainment_frac", a.slo_attainment_frac == null ? null : a.slo_attainment_frac * 100).replace("</div></div>", a.slo_attainment_frac == null ? "</div></div>" : " %</div></div>"),
+      fig("SLO attainment", "slo_attainment_frac", a.slo_attainment_frac, "pct"),
       fig("preemptions", "preemptions", a.preemptions), fig("max queue", "queue_length_max", a.queue_length_max)]);
     html += `<div class="chart" id="chart-ttft"></div><div class="chart" id="chart-tpot"></div><div class="chart" id="chart-queue"></div><div class="chart" id="chart-kv"></div>` + notesHtml(a.notes);
     after.push(() => {
@@ -529,8 +529,7 @@ function renderAnswer(page, r) {
     const ch = r.cheapest;
     html = figures([fig("duration", "duration_s", r.duration_s, "days"), fig("cheapest total", "cheapest.total_known_usd", ch?.total_known_usd, "usd"),
       fig("cheapest offer", "cheapest.price_id", ch ? `${ch.provider} ${ch.instance} (${ch.pricing})` : null),
-      fig("energy", "energy.energy_kwh", r.energy?.energy_kwh == null ? null : r.energy.energy_kwh * 3.6e6, "MWh"),
-      fig("CO2e (t)", "energy.co2e_kg", r.energy?.co2e_kg == null ? null : r.energy.co2e_kg / 1e3)]);
+      fig("energy", "energy.energy_kwh", r.energy?.energy_kwh, "kWh_as_MWh"), fig("CO2e", "energy.co2e_kg", r.energy?.co2e_kg, "t")]);
     html += `<p class="hint">duration: ${esc(r.duration_source)}</p>`;
     if (r.itemised_bill_cheapest) html += "<h2>Itemised bill of the cheapest</h2>" + table("t-bill", ["item", "USD"], Object.entries(r.itemised_bill_cheapest).map(([k, v]) => [k.replace(/_usd$/, ""), { text: v == null ? "unknown" : "$" + sig(v), sort: v ?? -1 }]));
     html += `<div class="chart" id="chart-cost"></div>`;
@@ -637,8 +636,8 @@ async function renderValidation(params) {
   setStatus("", false);
   const s = r.summary;
   $("#summary").innerHTML = figures([fig("rows", "summary.n", s.n), fig("compared", "summary.n_compared", s.n_compared),
-    fig("median |error|", "summary.median_abs_rel_error", s.median_abs_rel_error == null ? null : s.median_abs_rel_error * 100).replace("</div></div>", " %</div></div>"),
-    fig("p90 |error|", "summary.p90_abs_rel_error", s.p90_abs_rel_error == null ? null : s.p90_abs_rel_error * 100).replace("</div></div>", " %</div></div>")]);
+    fig("median |error|", "summary.median_abs_rel_error", s.median_abs_rel_error, "pct"),
+    fig("p90 |error|", "summary.p90_abs_rel_error", s.p90_abs_rel_error, "pct")]);
   $("#result").innerHTML = table("t-validation", ["id", "metric", "measured", "predicted", "error %", "accelerators", "notes"],
     r.cases.map((c) => [c.id, c.metric, { text: sig(c.measured), sort: c.measured ?? 0 }, { text: sig(c.predicted), sort: c.predicted ?? 0 },
       { text: c.rel_error == null ? "—" : (c.rel_error * 100).toFixed(1), sort: c.rel_error == null ? 1e9 : c.rel_error * 100 }, { text: c.accelerators_count ?? "", sort: c.accelerators_count ?? 0 }, c.notes || ""]));

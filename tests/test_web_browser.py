@@ -1,0 +1,302 @@
+"""The web app in a real Chromium (Debian's, driven by Playwright): every page loads and answers, the numbers on
+the page equal the API's JSON and the CLI's for the same scenario, a bad value shows its error next to the field,
+the shared URL reproduces the answer, a long answer can be cancelled. Screenshots go to test-artefacts/ (not
+committed). Skipped when no Chromium is installed (.ci/run installs it)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+pytest.importorskip("fastapi")
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+from aiinfra.cli import main  # noqa: E402
+
+from .conftest import EXAMPLES, ROOT  # noqa: E402
+
+CHROMIUM = os.environ.get("AIINFRA_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no system Chromium (apt install chromium)")
+ARTEFACTS = ROOT / "test-artefacts"
+PAGES = {"train": "train-llama3.1-70b-h100.yaml", "memory": "memory-llama2-7b-adam-fp16.yaml",
+         "infer": "infer-llama3.1-70b-h100.yaml", "capacity": "capacity-llama70b-10k-users.yaml",
+         "simulate": "simulate-llama70b-h100.yaml", "cost": "cost-train-70b-32xh100.yaml",
+         "tco": "tco-dgx-h100-vs-cloud.yaml", "datacenter": "datacenter-dgx-h100-pod.yaml"}  # fmt: skip
+NUMBER = re.compile(r"-?[\d,]*\.?\d+(?:e[+-]?\d+)?")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    import uvicorn
+
+    from aiinfra.web.server import create_app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning")
+    srv = uvicorn.Server(config)
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if srv.started:
+            break
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/"
+    srv.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    pg = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    expected_4xx = "Failed to load resource: the server responded with a status of 4"  # a 422 the page shows
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" and not m.text.startswith(expected_4xx)
+          else None)  # fmt: skip
+    yield pg
+    pg.close()
+    assert not errors, errors  # no script error, no CSP violation
+
+
+def _shot(pg: Any, name: str) -> None:
+    ARTEFACTS.mkdir(exist_ok=True)
+    pg.screenshot(path=str(ARTEFACTS / f"{name}.png"), full_page=True)
+
+
+def _answered(pg: Any) -> None:
+    pg.wait_for_function("() => { const s = document.querySelector('#status'); return s && "
+                         "(s.textContent.startsWith('answered') || document.querySelector('#error').textContent); }",
+                         timeout=120_000)  # fmt: skip
+
+
+def _shown(pg: Any) -> dict[str, tuple[str, float]]:
+    """Every figure on the page: key -> (text, the SI scale of the shown number)."""
+    items = pg.eval_on_selector_all("[data-key]", "els => els.map(e => [e.dataset.key, e.textContent, "
+                                    "Number(e.dataset.scale)])")  # fmt: skip
+    return {k: (t, s) for k, t, s in items}
+
+
+def _lookup(obj: Any, key: str) -> Any:
+    for part in key.split("."):
+        obj = obj.get(part) if isinstance(obj, dict) else None
+    return obj
+
+
+def _cli(argv: list[str]) -> Any:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(argv) == 0
+    return json.loads(out.getvalue())
+
+
+def _assert_page_equals(shown: dict[str, tuple[str, float]], answer: dict[str, Any], what: str) -> int:
+    """Each number on the page, times its scale, equals the JSON's value to the 4 significant digits shown."""
+    compared = 0
+    for key, (text, scale) in shown.items():
+        value = _lookup(answer, key)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            continue
+        m = NUMBER.search(text)
+        assert m is not None, (what, key, text)
+        number = float(m.group().replace(",", "")) * scale
+        tol = 1e-3 * abs(value) + 0.5 * scale
+        assert abs(number - value) <= tol, (what, key, text, value)
+        compared += 1
+    return compared
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_each_page_shows_the_apis_and_the_clis_numbers(server: str, page: Any, name: str) -> None:
+    import httpx
+
+    example = PAGES[name]
+    page.goto(f"{server}#/{name}")
+    _answered(page)
+    assert page.text_content("#error") == ""
+    _shot(page, name)
+    scenario = yaml.safe_load((EXAMPLES / example).read_text())
+    question = "simulate-series" if name == "simulate" else name
+    api = httpx.post(f"{server}api/v1/{question}", json=scenario, timeout=120).json()
+    api = api["answer"] if name == "simulate" else api
+    argv = [name, str(EXAMPLES / example), "--json"] + (["--quiet"] if name in ("capacity", "simulate") else [])
+    cli = _cli(argv)
+    shown = _shown(page)
+    assert _assert_page_equals(shown, api, f"{name} vs API") >= 3
+    assert _assert_page_equals(shown, cli, f"{name} vs CLI") >= 3
+    assert page.locator(".js-plotly-plot").count() >= (0 if name == "capacity" else 1)
+
+
+def test_a_changed_field_re_answers_and_the_url_reproduces_it(server: str, page: Any, browser: Any) -> None:
+    import httpx
+
+    page.goto(f"{server}#/train")
+    _answered(page)
+    before = _shown(page)["time_to_train_s"][0]
+    page.fill("[data-path='hardware.count']", "512")
+    page.press("[data-path='hardware.count']", "Tab")
+    page.wait_for_function(f"() => document.querySelector(\"[data-key='time_to_train_s']\").textContent !== {before!r}"
+                           " && document.querySelector('#status').textContent.startsWith('answered')",
+                           timeout=60_000)  # fmt: skip
+    scenario = yaml.safe_load((EXAMPLES / PAGES["train"]).read_text())
+    scenario["hardware"]["count"] = 512
+    api = httpx.post(f"{server}api/v1/train", json=scenario, timeout=60).json()
+    cli = _cli(["train", str(EXAMPLES / PAGES["train"]), "--json", "--set", "hardware.count=512"])
+    shown = _shown(page)
+    assert _assert_page_equals(shown, api, "train 512 vs API") >= 5
+    assert _assert_page_equals(shown, cli, "train 512 vs CLI") >= 5
+    assert cli["accelerators_used"] <= 512
+    shared = browser.new_page()
+    shared.goto(page.url)
+    _answered(shared)
+    assert {k: t for k, (t, _) in _shown(shared).items()} == {k: t for k, (t, _) in shown.items()}
+    assert shared.input_value("[data-path='hardware.count']") == "512"
+    shared.close()
+
+
+def test_a_bad_value_shows_the_apis_error_next_to_its_field(server: str, page: Any) -> None:
+    import httpx
+
+    page.goto(f"{server}#/infer")
+    _answered(page)
+    page.fill("[data-path='inference.slo.ttft_p90_s']", "-2")
+    page.press("[data-path='inference.slo.ttft_p90_s']", "Tab")
+    slot = "[data-err-for='inference.slo.ttft_p90_s']"
+    page.wait_for_function(f"() => document.querySelector(\"{slot}\").textContent.length > 0", timeout=30_000)
+    scenario = yaml.safe_load((EXAMPLES / PAGES["infer"]).read_text())
+    scenario["inference"]["slo"]["ttft_p90_s"] = -2
+    r = httpx.post(f"{server}api/v1/infer", json=scenario, timeout=60)
+    assert r.status_code == 422
+    assert page.text_content(slot) == r.json()["detail"]["message"]
+    assert "inference.slo.ttft_p90_s" in page.text_content(slot)
+    _shot(page, "infer-bad-value")
+
+
+def test_yaml_applied_in_the_page_answers_that_scenario(server: str, page: Any) -> None:
+    page.goto(f"{server}#/memory")
+    _answered(page)
+    text = (EXAMPLES / "finetune-qlora-70b.yaml").read_text()
+    page.click("text=Scenario as YAML")
+    page.fill("#yaml", text)
+    page.click("#apply-yaml")
+    page.wait_for_function("() => document.querySelector('#f-model').value === 'meta-llama-2-70b' && "
+                           "document.querySelector('#status').textContent.startsWith('answered')",
+                           timeout=60_000)
+    cli = _cli(["memory", str(EXAMPLES / "finetune-qlora-70b.yaml"), "--json"])
+    assert _assert_page_equals(_shown(page), cli, "memory qlora vs CLI") >= 2
+
+
+def test_an_uploaded_config_json_becomes_the_model(server: str, page: Any) -> None:
+    page.goto(f"{server}#/infer")
+    _answered(page)
+    page.set_input_files("#config-file", str(EXAMPLES / "configs" / "tiny-llama-config.json"))
+    page.wait_for_function("() => document.querySelector('#f-model').value.startsWith('(uploaded')", timeout=30_000)
+    _answered(page)
+    assert page.text_content("#error") == ""
+    assert "tiny-llama-config" in page.input_value("#f-model")
+
+
+def test_a_long_simulation_can_be_cancelled(server: str, page: Any) -> None:
+    scenario = yaml.safe_load((EXAMPLES / PAGES["simulate"]).read_text())
+    scenario["inference"]["num_requests"] = 20_000
+    scenario["inference"]["request_rate_per_s"] = 12
+    import base64
+
+    token = base64.urlsafe_b64encode(json.dumps(scenario).encode()).decode().rstrip("=")
+    page.goto(f"{server}#/simulate?s={token}")
+    page.wait_for_selector("#cancel:not([hidden])", timeout=10_000)
+    assert "working" in page.text_content("#status")
+    page.click("#cancel")
+    page.wait_for_function("() => document.querySelector('#status').textContent === 'cancelled'", timeout=10_000)
+
+
+def test_catalog_tables_are_searchable_with_sources_and_dates(server: str, page: Any) -> None:
+    import httpx
+
+    page.goto(f"{server}#/catalog?kind=accelerators")
+    page.wait_for_selector("#t-catalog tbody tr")
+    rows = httpx.get(f"{server}api/v1/catalog/accelerators").json()["rows"]
+    assert page.locator("#t-catalog tbody tr").count() == len(rows)
+    page.fill("#search", "h100")
+    visible = page.locator("#t-catalog tbody tr:not([hidden])")
+    assert 0 < visible.count() == sum("h100" in json.dumps(r).lower() for r in rows) or visible.count() > 0
+    for i in range(visible.count()):
+        cells = visible.nth(i).locator("td")
+        assert cells.nth(cells.count() - 2).text_content().strip() != ""  # sources
+    _shot(page, "catalog")
+    page.goto(f"{server}#/catalog?kind=prices")
+    page.wait_for_selector("#t-catalog tbody tr")
+    prices = httpx.get(f"{server}api/v1/catalog/prices").json()["rows"]
+    assert page.locator("#t-catalog tbody tr").count() == len(prices)
+    _shot(page, "catalog-prices")
+
+
+def test_sorting_a_column_orders_the_rows(server: str, page: Any) -> None:
+    page.goto(f"{server}#/cost")
+    _answered(page)
+    page.click("#t-cost th:has-text('total $')")
+    values = page.eval_on_selector_all("#t-cost tbody tr td:nth-child(8)",
+                                       "tds => tds.map(t => Number(t.dataset.sort))")
+    assert values == sorted(values)
+
+
+def test_validation_page_lists_every_row_and_filters(server: str, page: Any) -> None:
+    import httpx
+
+    page.goto(f"{server}#/validation?rows=training")
+    page.wait_for_selector("#t-validation tbody tr", timeout=120_000)
+    api = httpx.get(f"{server}api/v1/validate?rows=training", timeout=120).json()
+    assert page.locator("#t-validation tbody tr").count() == len(api["cases"])
+    assert _assert_page_equals(_shown(page), api, "validation summary") >= 2
+    page.fill("#search", "narayanan")
+    shown = page.locator("#t-validation tbody tr:not([hidden])").count()
+    assert shown == sum("narayanan" in json.dumps(c).lower() for c in api["cases"])
+    _shot(page, "validation")
+
+
+def test_home_and_api_docs_pages(server: str, page: Any) -> None:
+    page.goto(server)
+    page.wait_for_selector(".seeds li")
+    _shot(page, "home")
+    page.click("text=10,000 concurrent users")
+    _answered(page)
+    assert page.text_content("[data-key='chosen.accelerators']")
+    page.goto(f"{server}api/docs")
+    page.wait_for_selector(".endpoint")
+    assert page.locator(".endpoint[data-path='/api/v1/train']").count() == 1
+    _shot(page, "api-docs")
+
+
+def test_no_script_comes_from_outside_the_server(server: str, page: Any) -> None:
+    outside: list[str] = []
+    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(server) else None)
+    page.goto(f"{server}#/tco")
+    _answered(page)
+    assert outside == []
+
+
+def test_artefacts_dir_is_ignored_by_git() -> None:
+    assert "test-artefacts/" in (ROOT / ".gitignore").read_text().split()
+    assert isinstance(Path(ARTEFACTS), Path)
