@@ -32,8 +32,8 @@ def _web(args: argparse.Namespace) -> tuple[Any, str]:
 
         from aiinfra.web.server import create_app
     except ImportError as exc:
-        raise SpecError("aiinfra web", exc.name or "fastapi", "needs the web extra (FastAPI, uvicorn, plotly)",
-                        "pip install 'aiinfra[web]'") from exc  # fmt: skip
+        raise SpecError("aiinfra web", exc.name or "fastapi", "needs FastAPI, uvicorn and plotly (aiinfra's "
+                        "dependencies)", "reinstall: pip install -e .") from exc  # fmt: skip
     if not is_loopback(args.host):
         sys.stderr.write(f"warning: serving on {args.host}: the app has no authentication — anyone who can reach "
                          "this address can use it (and its CPU)\n")  # fmt: skip
