@@ -262,6 +262,20 @@ def test_sorting_a_column_orders_the_rows(server: str, page: Any) -> None:
     assert values == sorted(values)
 
 
+def test_the_itemised_bill_of_any_offer(server: str, page: Any) -> None:
+    import httpx
+
+    page.goto(f"{server}#/cost")
+    _answered(page)
+    api = httpx.post(f"{server}api/v1/cost", json=yaml.safe_load((EXAMPLES / PAGES["cost"]).read_text()),
+                     timeout=60).json()  # fmt: skip
+    last = len(api["options"]) - 1
+    page.select_option("#bill-offer", str(last))
+    costs = page.eval_on_selector_all("#t-bill tbody tr td:nth-child(5)", "tds => tds.map(t => t.dataset.sort)")
+    expected = [-1 if it["cost_usd"] is None else it["cost_usd"] for it in api["options"][last]["items"]]
+    assert [float(c) for c in costs] == pytest.approx(expected, rel=1e-12)
+
+
 def test_validation_page_lists_every_row_and_filters(server: str, page: Any) -> None:
     import httpx
 

@@ -531,7 +531,16 @@ function renderAnswer(page, r) {
       fig("cheapest offer", "cheapest.price_id", ch ? `${ch.provider} ${ch.instance} (${ch.pricing})` : null),
       fig("energy", "energy.energy_kwh", r.energy?.energy_kwh, "kWh_as_MWh"), fig("CO2e", "energy.co2e_kg", r.energy?.co2e_kg, "t")]);
     html += `<p class="hint">duration: ${esc(r.duration_source)}</p>`;
-    if (r.itemised_bill_cheapest) html += "<h2>Itemised bill of the cheapest</h2>" + table("t-bill", ["item", "USD"], Object.entries(r.itemised_bill_cheapest).map(([k, v]) => [k.replace(/_usd$/, ""), { text: v == null ? "unknown" : "$" + sig(v), sort: v ?? -1 }]));
+    const offerLabel = (o) => `${o.provider} ${o.instance} ${o.region} (${o.pricing})`;
+    html += `<h2>Itemised bill of <select id="bill-offer">${r.options.map((o, i) => `<option value="${i}">${esc(offerLabel(o))}${o.price_id === r.cheapest?.price_id && o.pricing === r.cheapest?.pricing ? " — cheapest" : ""}</option>`).join("")}</select></h2><div id="bill"></div>`;
+    const bill = (i) => {
+      const o = r.options[i];
+      $("#bill").innerHTML = table("t-bill", ["item", "quantity", "unit", "unit price $", "cost $", "source"], (o.items || []).map((it) => [it.item,
+        { text: sig(it.unit_count), sort: it.unit_count ?? 0 }, it.unit, { text: it.unit_price_usd == null ? "unknown" : sig(it.unit_price_usd), sort: it.unit_price_usd ?? -1 },
+        { text: it.cost_usd == null ? "unknown" : sig(it.cost_usd), sort: it.cost_usd ?? -1 }, it.source]));
+      makeSortable($("#bill"));
+    };
+    after.push(() => { bill(0); $("#bill-offer").addEventListener("change", (e) => bill(Number(e.target.value))); });
     html += `<div class="chart" id="chart-cost"></div>`;
     html += "<h2>Per provider and pricing</h2>" + table("t-cost", ["provider", "instance", "pricing", "region", "instances", "billed h", "compute $", "total $", "$/M tok", "price date", "source", "note"],
       r.options.map((o) => [o.provider, o.instance, o.pricing, o.region, { text: o.instances, sort: o.instances }, { text: sig(o.billed_hours), sort: o.billed_hours },
