@@ -240,3 +240,91 @@ def test_fragmentation_counts_time_the_head_waits_with_enough_gpus_free_in_total
     assert o.start_s[4] == 10.0
     assert o.frag_blocked_s == pytest.approx(4.0)
     assert o.end_s == 20.0
+
+
+# Node failures. One 8-GPU node, one 8-GPU job of 100 s from t = 0; the node fails at t = 30.
+ONE_JOB = jobs([(0, 8, 100, 0)])
+
+
+def test_a_failure_costs_the_work_since_the_checkpoint_the_restart_and_the_repair() -> None:
+    o = simulate(ONE_JOB, nodes=1, per_node=8, policy="backfill", failures=iter([(30.0, 0, True)]), repair_s=50.0,
+                 restart_s=5.0, checkpoint_interval_s=20.0)  # fmt: skip
+    # by hand: checkpoint at 20 s of the run, so 30 mod 20 = 10 s are lost; remaining 70 + 10 + restart 5 = 85 s;
+    # the node is back at 30 + 50 = 80: the job restarts then and ends at 165
+    assert o.finish_s == (165.0,)
+    assert o.interruptions == (1,) and o.node_failures == 1 and o.node_repairs == 1
+    assert o.lost_gpu_s == pytest.approx((10 + 5) * 8)
+    assert o.down_gpu_s == pytest.approx(50 * 8)
+    assert o.wait_s == (50.0,)  # queued from the failure until the repair
+
+
+def test_without_checkpoints_the_whole_run_is_lost() -> None:
+    o = simulate(ONE_JOB, nodes=1, per_node=8, policy="fifo", failures=iter([(30.0, 0, True)]), repair_s=50.0,
+                 restart_s=5.0)  # fmt: skip
+    assert o.finish_s == (80.0 + 70 + 30 + 5,)  # restart at 80 with 70 s left + 30 s redone + 5 s restart
+
+
+def test_a_failure_that_needs_no_repair_restarts_at_once() -> None:
+    o = simulate(ONE_JOB, nodes=1, per_node=8, policy="priority", failures=iter([(30.0, 0, False)]), repair_s=50.0,
+                 restart_s=5.0, checkpoint_interval_s=20.0)  # fmt: skip
+    assert o.finish_s == (30.0 + 85.0,) and o.node_repairs == 0 and o.down_gpu_s == 0.0
+
+
+def test_a_failure_interrupts_only_the_jobs_on_that_node() -> None:
+    two = jobs([(0, 8, 100, 0), (0, 8, 100, 0)])
+    o = simulate(two, nodes=2, per_node=8, policy="backfill", failures=iter([(30.0, 1, True), (40.0, 1, True)]),
+                 repair_s=50.0, restart_s=0.0, checkpoint_interval_s=10.0)  # fmt: skip
+    # job 0 on node 0 is untouched; job 1 on node 1 loses 0 s (30 mod 10) and waits for the repair at 80;
+    # the second failure hits a node already down and is not counted
+    assert o.finish_s == (100.0, 80.0 + 70.0)
+    assert o.interruptions == (0, 1) and o.node_failures == 1
+
+
+def test_node_failure_rate_is_llama3s_unexpected_interruptions_per_node_hour() -> None:
+    from aiinfra.app.schedule import node_failure_rates
+    from aiinfra.sharing.schedule.spec import FailuresInput
+
+    per_s, repair_share = node_failure_rates(FailuresInput(repair_s=3600.0), 8)
+    # Llama 3 (Dubey et al. 2024, Table 5): 419 unexpected interruptions in 54 days on 16,384 H100 = 2,048 nodes
+    assert per_s * 3600 == pytest.approx(419 / (2048 * 54 * 24), rel=1e-9)
+    assert 0 < repair_share < 1
+    half, _ = node_failure_rates(FailuresInput(repair_s=3600.0, failure_rate_scale_ratio=0.5), 8)
+    assert half == pytest.approx(per_s / 2)
+
+
+def test_the_failure_stream_is_poisson_at_the_nodes_rate_and_seeded() -> None:
+    from itertools import islice, takewhile
+
+    from aiinfra.app.schedule import failure_stream
+
+    nodes, rate, horizon = 100, 1e-4, 1e7  # expect 100 × 1e-4 × 1e7 = 100,000 failures
+    count = sum(1 for _ in takewhile(lambda f: f[0] < horizon, failure_stream(nodes, rate, 0.5, seed=1)))
+    assert abs(count - 1e5) < 5 * math.sqrt(1e5)
+    a = list(islice(failure_stream(nodes, rate, 0.5, seed=2), 50))
+    assert a == list(islice(failure_stream(nodes, rate, 0.5, seed=2), 50))
+    assert a != list(islice(failure_stream(nodes, rate, 0.5, seed=3), 50))
+
+
+def test_failures_in_a_schedule_file_every_job_accounted_for() -> None:
+    base = str(EXAMPLES / "schedule-synthetic.yaml")
+    sets = ["schedule.generator.jobs=400", "schedule.failures.repair_s=7200", "schedule.failures.restart_s=600",
+            "schedule.failures.checkpoint_interval_s=3600", "schedule.failures.failure_rate_scale_ratio=50"]
+    with_f = app.schedule(base, sets).to_dict()
+    without = app.schedule(base, sets[:1]).to_dict()
+    assert without["failures"] is None
+    f = with_f["failures"]
+    assert f["node_failures"] > 0 and f["job_interruptions"] > 0
+    assert with_f["jobs"]["finished"] == 400  # interrupted jobs re-queue and still finish
+    assert with_f["end_s"] >= without["end_s"]
+    assert app.schedule(base, sets).to_dict()["failures"] == f  # same seed, same failures
+    assert f["node_failure_rate_per_hour"] == pytest.approx(50 * 419 / (2048 * 54 * 24), rel=1e-9)
+
+
+def test_a_bad_failure_rate_override_names_the_row() -> None:
+    from aiinfra.errors import SpecError
+
+    with pytest.raises(SpecError) as e:
+        app.schedule(str(EXAMPLES / "schedule-synthetic.yaml"),
+                     ["schedule.generator.jobs=10", "schedule.failures.repair_s=60",
+                      "schedule.failures.rates_per_unit_hour.llama3-gpu=0.1"])
+    assert e.value.field == "schedule.failures.rates_per_unit_hour.llama3-gpu"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,7 @@ from aiinfra.app.base import Result
 from aiinfra.errors import SpecError
 from aiinfra.sharing import mig as m
 from aiinfra.sharing.schedule.sim import SimOutcome, simulate
-from aiinfra.sharing.schedule.spec import Jobs, ScheduleInput
+from aiinfra.sharing.schedule.spec import FailuresInput, Jobs, ScheduleInput
 from aiinfra.sharing.schedule.trace import generate, read_trace
 from aiinfra.specs.common import validate
 from aiinfra.specs.scenario import apply_set, read_yaml
@@ -28,7 +28,8 @@ NOTES = (
     "refuses the whole run (exit 2, row and field named): no job is silently dropped, so none is 'rejected'.",
     "Durations are known exactly (EASY backfill reservations are exact); real schedulers see user estimates.",
     "A preempted job resumes with its remaining work (checkpoint/restart without lost work, no restart cost).",
-    "Failures are not simulated: the project has no reliability model yet.",
+    "Without a schedule.failures section no node fails; with it, whole-GPU nodes fail at the reliability "
+    "catalog's unexpected rates (Llama 3's cluster by default), independently (Poisson), MIG-mode nodes never.",
     "MIG jobs run on MIG-mode nodes only; a MIG instance counts its compute-slice share of a GPU as busy.",
 )
 
@@ -42,6 +43,10 @@ class ScheduleResult(Result):
     outcome: SimOutcome
     trace_source: str
     wall_s: float
+    node_failure_rate_per_hour: float | None = None
+    """Failures per whole-GPU node-hour (None without a failures section)."""
+    repair_share_frac: float | None = None
+    """Share of those failures whose node needs a repair."""
 
     def to_dict(self) -> dict[str, Any]:
         o, j, s = self.outcome, self.jobs, self.spec
@@ -106,8 +111,32 @@ class ScheduleResult(Result):
                 "head_blocked_with_enough_free_gpus_s": o.frag_blocked_s,
                 "head_blocked_with_enough_free_gpus_frac": o.frag_blocked_s / o.end_s if o.end_s > 0 else 0.0,
             },
+            "failures": self._failures(gpus, is_mig),
             "notes": list(NOTES),
             "wall_s": self.wall_s,
+        }
+
+    def _failures(self, gpus: np.ndarray, is_mig: np.ndarray) -> dict[str, Any] | None:
+        f, o = self.spec.failures, self.outcome
+        if f is None:
+            return None
+        interrupted = np.array(o.interruptions)
+        work_gpu_s = float((np.array(self.jobs.duration_s) * np.where(is_mig, 0, gpus)).sum())
+        return {
+            "node_failure_rate_per_hour": self.node_failure_rate_per_hour,
+            "repair_share_frac": self.repair_share_frac,
+            "node_failures": o.node_failures,
+            "node_repairs": o.node_repairs,
+            "job_interruptions": int(interrupted.sum()),
+            "jobs_interrupted": int((interrupted > 0).sum()),
+            "lost_gpu_hours": o.lost_gpu_s / 3600.0,
+            "lost_share_of_work_frac": o.lost_gpu_s / work_gpu_s if work_gpu_s > 0 else 0.0,
+            "down_gpu_hours": o.down_gpu_s / 3600.0,
+            "repair_s": f.repair_s,
+            "restart_s": f.restart_s,
+            "checkpoint_interval_s": f.checkpoint_interval_s,
+            "seed": f.seed,
+            "source": "catalog/data/reliability.yaml (unexpected rows, per GPU and per node)",
         }
 
     def waits_by_size(self) -> dict[str, list[float]]:
@@ -204,6 +233,34 @@ def _check_jobs(spec: ScheduleInput, jobs: Jobs, where: str) -> m.MigGeometry | 
     return geo
 
 
+def node_failure_rates(f: FailuresInput, gpus_per_node: int) -> tuple[float, float]:
+    """Unexpected failures per node-second of a whole-GPU node (Σ GPU-scale rates × GPUs per node + node-scale
+    rates, reliability.rates.job_rates) and the share of them that need a repair."""
+    from aiinfra.reliability.rates import job_rates
+
+    r = job_rates(gpus_per_node, 1, scale_ratio=f.failure_rate_scale_ratio, overrides=f.rates_per_unit_hour,
+                  include_planned=False, field="schedule.failures.rates_per_unit_hour")  # fmt: skip
+    share = r.repair_per_s / r.unexpected_per_s if r.unexpected_per_s > 0 else 0.0
+    return r.unexpected_per_s, share
+
+
+def failure_stream(nodes: int, per_node_per_s: float, repair_share: float, seed: int,
+                   batch: int = 4096) -> Iterator[tuple[float, int, bool]]:  # fmt: skip
+    """Endless (time, node, needs repair) of independent Poisson failures of ``nodes`` nodes: their superposition is
+    Poisson at nodes × rate with the node uniform; seeded, so the same seed gives the same failures."""
+    if per_node_per_s <= 0:
+        return
+    rng = np.random.default_rng(seed)
+    t = 0.0
+    while True:
+        gaps = rng.exponential(1.0 / (nodes * per_node_per_s), batch)
+        which = rng.integers(0, nodes, batch)
+        repair = rng.random(batch) < repair_share
+        for g, k, r in zip(gaps, which, repair, strict=True):
+            t += float(g)
+            yield t, int(k), bool(r)
+
+
 def schedule(source: str | Path | Mapping[str, Any], set: Iterable[str] | None = None) -> ScheduleResult:
     """Simulate the schedule file ``source`` (a path or a mapping in the file format) with ``--set`` overrides."""
     spec, base = load_schedule(source, set)
@@ -219,8 +276,16 @@ def schedule(source: str | Path | Mapping[str, Any], set: Iterable[str] | None =
     geo = _check_jobs(spec, jobs, where)
     t0 = time.perf_counter()
     c = spec.cluster
+    f = spec.failures
+    rate, share = node_failure_rates(f, c.gpus_per_node) if f is not None else (None, None)
+    stream = (failure_stream(c.nodes, rate, share, f.seed)
+              if f is not None and rate is not None and share is not None else None)  # fmt: skip
     out = simulate(jobs, nodes=c.nodes, per_node=c.gpus_per_node, policy=spec.policy,
                    nodes_per_leaf=c.nodes_per_leaf, mig_geometry=geo, mig_nodes=c.mig_nodes,
-                   horizon_s=spec.horizon_s, backfill_depth=spec.backfill_depth)  # fmt: skip
+                   horizon_s=spec.horizon_s, backfill_depth=spec.backfill_depth, failures=stream,
+                   repair_s=f.repair_s if f else 0.0, restart_s=f.restart_s if f else 0.0,
+                   checkpoint_interval_s=f.checkpoint_interval_s if f else None)  # fmt: skip
     wall = time.perf_counter() - t0
-    return ScheduleResult(spec=spec, jobs=jobs, outcome=out, trace_source=src, wall_s=wall)
+    return ScheduleResult(spec=spec, jobs=jobs, outcome=out, trace_source=src, wall_s=wall,
+                          node_failure_rate_per_hour=None if rate is None else rate * 3600.0,
+                          repair_share_frac=share)  # fmt: skip

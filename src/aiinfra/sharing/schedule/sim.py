@@ -18,17 +18,23 @@ blocked job preempts lower-priority running jobs, lowest priority and latest sta
 start; a preempted job re-queues with its remaining work — checkpoint/restart without lost work, an assumption;
 no backfill), ``fairshare`` (users ordered by the GPUs they hold now, fewest first, ties by their earliest waiting
 job; each user's jobs in arrival order; EASY backfill behind the head).
+
+Node failures (optional) come as a time-ordered stream of (time, node, needs repair), drawn by the caller: every job
+with GPUs on the failed node is interrupted (a synchronous job stops when any of its GPUs fails, Llama 3 §3.3.4),
+loses the work since its last checkpoint, pays the restart time and re-queues with that much more work; a node whose
+cause needs a repair leaves the pool for the repair time. MIG-mode nodes do not fail in this model.
 """
 
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from aiinfra.sharing import mig as m
 from aiinfra.sharing.schedule.spec import Jobs
 
-_FINISH, _ARRIVE = 0, 1
+_FINISH, _ARRIVE, _FAIL, _REPAIR = 0, 1, 2, 3
 NAN = float("nan")
 
 
@@ -56,6 +62,16 @@ class SimOutcome:
     frag_blocked_s: float
     """Time the queue head was blocked although enough GPUs were free in total (fragmentation)."""
     total_gpus: int
+    interruptions: tuple[int, ...] = ()
+    """Times each job was interrupted by a node failure."""
+    node_failures: int = 0
+    """Failures of whole-GPU nodes simulated (a failure of a node already down is not counted)."""
+    node_repairs: int = 0
+    """Of those, the ones that took the node out for a repair."""
+    lost_gpu_s: float = 0.0
+    """GPU-seconds of work redone (since the last checkpoint) plus restarts, over all interruptions."""
+    down_gpu_s: float = 0.0
+    """GPU-seconds of nodes out for repair."""
 
 
 class _Nodes:
@@ -224,8 +240,14 @@ def simulate(
     mig_nodes: int = 0,
     horizon_s: float | None = None,
     backfill_depth: int | None = None,
+    failures: Iterator[tuple[float, int, bool]] | None = None,
+    repair_s: float = 0.0,
+    restart_s: float = 0.0,
+    checkpoint_interval_s: float | None = None,
 ) -> SimOutcome:
-    """Run ``jobs`` through the cluster under ``policy``. Inputs are assumed checked (every job fits the cluster)."""
+    """Run ``jobs`` through the cluster under ``policy``. Inputs are assumed checked (every job fits the cluster).
+    ``failures``: (time, whole-GPU node, needs repair) in increasing time, possibly endless (the run ends when every
+    job has finished, or at the horizon)."""
     n = len(jobs)
     arrival, gpus, prio, user = jobs.arrival_s, jobs.gpus, jobs.priority, jobs.user
     profiles: list[m.MigProfile | None] = [
@@ -257,6 +279,19 @@ def simulate(
 
     events: list[tuple[float, int, int, int]] = [(arrival[i], _ARRIVE, i, 0) for i in range(n)]
     heapq.heapify(events)
+    run_start = [NAN] * n
+    interrupted = [0] * n
+    down_since: dict[int, float] = {}
+    fail_stats = {"failures": 0, "repairs": 0, "lost_gpu_s": 0.0, "down_gpu_s": 0.0}
+    unfinished = n
+
+    def next_failure() -> None:
+        if failures is not None:
+            f = next(failures, None)
+            if f is not None:
+                heapq.heappush(events, (f[0], _FAIL, f[1], int(f[2])))
+
+    next_failure()
     queue: dict[int, None] = {}  # insertion-ordered = arrival order (fifo, backfill, gang)
     by_user: dict[str, dict[int, None]] = {}  # fairshare: each user's waiting jobs in arrival order
     prio_heap: list[tuple[int, float, int]] = []
@@ -294,6 +329,7 @@ def simulate(
             start[i] = now
             leaves[i] = len({node // per_leaf for node, _ in a}) if a else 0
         waited[i] += now - queued_since[i]
+        run_start[i] = now
         end = now + remaining[i]
         end_of[i] = end
         heapq.heappush(events, (end, _FINISH, i, epoch[i]))
@@ -430,6 +466,32 @@ def simulate(
                 break
         return place(i)
 
+    def fail(node: int, needs_repair: bool) -> None:
+        """Interrupt every job on ``node`` (lost work since its checkpoint + restart re-queued); take the node out."""
+        if node in down_since:
+            return
+        fail_stats["failures"] += 1
+        for j in sorted(j for j, a in alloc.items() if any(k == node for k, _ in a)):
+            progress = now - run_start[j]
+            lost = progress % checkpoint_interval_s if checkpoint_interval_s else progress
+            remaining[j] = max(end_of[j] - now, 0.0) + lost + restart_s
+            fail_stats["lost_gpu_s"] += (lost + restart_s) * gpus[j]
+            release(j)
+            epoch[j] += 1
+            interrupted[j] += 1
+            enqueue(j)
+        if needs_repair:
+            fail_stats["repairs"] += 1
+            pool.take([(node, pool.free[node])])
+            down_since[node] = now
+            heapq.heappush(events, (now + repair_s, _REPAIR, node, 0))
+        shadow[:] = [-1, 0.0, None]
+
+    def repaired(node: int) -> None:
+        pool.give([(node, per_node)])
+        fail_stats["down_gpu_s"] += (now - down_since.pop(node)) * per_node
+        shadow[:] = [-1, 0.0, None]
+
     def blocked_by_fragments(i: int) -> bool:
         return profiles[i] is None and gpus[i] <= pool.total_free
 
@@ -493,6 +555,8 @@ def simulate(
     new_jobs: list[int] = []
     freed = False
     while events:
+        if unfinished == 0 and failures is not None:
+            break  # every job done: the endless failure stream has nothing left to interrupt
         t, kind, i, ep = events[0]
         if horizon_s is not None and t > horizon_s:
             break
@@ -507,10 +571,18 @@ def simulate(
             remaining[i] = 0.0
             release(i)
             finish[i] = now
+            unfinished -= 1
             freed = True
-        else:
+        elif kind == _ARRIVE:
             enqueue(i)
             new_jobs.append(i)
+        elif kind == _FAIL:
+            fail(i, bool(ep))
+            next_failure()
+            freed = True
+        else:
+            repaired(i)
+            freed = True
         if events and events[0][0] == now:
             continue  # handle every event of this instant before scheduling
         if freed or not arrivals_pass(new_jobs):
@@ -526,6 +598,8 @@ def simulate(
     end = horizon_s if horizon_s is not None else now
     if frag_flag and end > now:
         frag_blocked += end - now
+    for since in down_since.values():
+        fail_stats["down_gpu_s"] += max(end - since, 0.0) * per_node
     state = []
     for i in range(n):
         if finish[i] == finish[i]:
@@ -541,4 +615,7 @@ def simulate(
         start_s=tuple(start), finish_s=tuple(finish), wait_s=tuple(waited), preemptions=tuple(preempts),
         reservation_s=tuple(reservation), leaves_used=tuple(leaves), state=tuple(state), busy_t_s=tuple(busy_t),
         busy_gpus=tuple(busy_v), end_s=end, frag_blocked_s=frag_blocked, total_gpus=(nodes + mig_nodes) * per_node,
+        interruptions=tuple(interrupted), node_failures=int(fail_stats["failures"]),
+        node_repairs=int(fail_stats["repairs"]), lost_gpu_s=float(fail_stats["lost_gpu_s"]),
+        down_gpu_s=float(fail_stats["down_gpu_s"]),
     )  # fmt: skip

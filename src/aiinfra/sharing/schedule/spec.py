@@ -56,6 +56,28 @@ class GeneratorInput:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class FailuresInput:
+    """Node failures drawn from the reliability catalog's per-GPU and per-node rates (catalog/data/reliability.yaml,
+    the unexpected rows: Llama 3's 16,384-H100 cluster unless ``rates_per_unit_hour`` replaces them)."""
+
+    __pydantic_config__ = STRICT
+
+    repair_s: PosFloat
+    """A failed node is out this long when its cause needs a repair (required: depends on spares and staff)."""
+    restart_s: pydantic.NonNegativeFloat = 0.0
+    """Added to an interrupted job's remaining work (rescheduling, process start, loading the checkpoint)."""
+    checkpoint_interval_s: PosFloat | None = None
+    """An interrupted job loses the work since its last checkpoint (taken every this many seconds of its run);
+    None = no checkpoints: it loses all the work of the interrupted run."""
+    failure_rate_scale_ratio: PosFloat = 1.0
+    """Multiplies every catalog rate (0.5 = hardware twice as reliable as the Llama 3 cluster)."""
+    rates_per_unit_hour: dict[str, pydantic.NonNegativeFloat] = field(default_factory=dict)
+    """Per reliability.yaml row id, a rate replacing the row's (per GPU-hour or node-hour, as the row counts)."""
+    seed: NonNegInt = 0
+    """Seed of the failure times (same seed, same failures)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ScheduleInput:
     __pydantic_config__ = STRICT
 
@@ -70,6 +92,8 @@ class ScheduleInput:
     """Stop the simulation here (jobs then running or queued are reported as such); None = run until all finish."""
     backfill_depth: PosInt | None = None
     """Most queued jobs a backfill pass examines behind the blocked head; None = all."""
+    failures: FailuresInput | None = None
+    """Node failures (whole-GPU nodes; MIG-mode nodes do not fail in this model); None = no failures."""
     utilisation_bins: PosInt = 48
     """Points of the utilisation-over-time series."""
     name: str = ""
