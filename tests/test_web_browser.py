@@ -149,6 +149,25 @@ def test_each_page_shows_the_apis_and_the_clis_numbers(server: str, page: Any, n
     assert page.locator(".js-plotly-plot").count() >= (0 if name == "capacity" else 1)
 
 
+def test_capacity_with_simulation_runs_as_a_job_and_shows_the_clis_check(server: str, page: Any) -> None:
+    import httpx
+
+    page.goto(f"{server}#/capacity")
+    _answered(page)
+    page.check("#opt-simulate")
+    page.wait_for_selector("[data-key='simulated.replicas_needed']", timeout=120_000)
+    _answered(page)
+    scenario = yaml.safe_load((EXAMPLES / PAGES["capacity"]).read_text())
+    api = httpx.post(f"{server}api/v1/capacity?simulate=true", json=scenario, timeout=120).json()
+    cli = _cli(["capacity", str(EXAMPLES / PAGES["capacity"]), "--simulate", "--json", "--quiet"])
+    shown = _shown(page)
+    assert any(k.startswith("simulated.closed_loop") for k in shown)
+    assert _assert_page_equals(shown, api, "capacity --simulate vs API") >= 8
+    assert _assert_page_equals(shown, cli, "capacity --simulate vs CLI") >= 8
+    assert "o=" in page.url  # the option travels in the shared URL
+    _shot(page, "capacity-simulate")
+
+
 def test_a_changed_field_re_answers_and_the_url_reproduces_it(server: str, page: Any, browser: Any) -> None:
     import httpx
 

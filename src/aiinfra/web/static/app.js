@@ -503,8 +503,13 @@ function renderAnswer(page, r) {
         { text: sig(o.ttft_s * 1e3), sort: o.ttft_s }, { text: sig(o.tpot_s * 1e3), sort: o.tpot_s }, o.verdict]));
     if (r.simulated) {
       const s = r.simulated;
-      html += `<h2>Simulated check (seed ${esc(r.seed ?? 0)})</h2>` + figures([fig("max requests/s per replica", "simulated.max_request_rate_per_replica_per_s", s.max_request_rate_per_replica_per_s, "req"),
+      html += `<h2>Simulated check (seed ${esc(r.seed ?? 0)})</h2><p>Poisson arrivals at the same mean rate:</p>` + figures([fig("max requests/s per replica", "simulated.max_request_rate_per_replica_per_s", s.max_request_rate_per_replica_per_s, "req"),
         fig("replicas needed", "simulated.replicas_needed", s.replicas_needed), fig("accelerators needed", "simulated.accelerators_needed", s.accelerators_needed)]);
+      if (s.closed_loop) {
+        const c = s.closed_loop;
+        html += `<p>Closed loop (each user sends the next request when its answer ends):</p>` + figures([fig("users per replica within the SLO", "simulated.closed_loop.max_users_per_replica", c.max_users_per_replica),
+          fig("replicas needed", "simulated.closed_loop.replicas_needed", c.replicas_needed), fig("accelerators needed", "simulated.closed_loop.accelerators_needed", c.accelerators_needed)]);
+      }
       (s.rejected || []).forEach((x) => { html += `<p>passed over (misses the SLO in simulation): ${esc(x.deployment)}</p>`; });
     }
     html += notesHtml(r.accuracy_notes);
