@@ -2,6 +2,7 @@
 nodes), per policy.
 
     python bench/bench_schedule.py [--jobs 100000] [--policies fifo,backfill,priority,fairshare]
+                                   [--failure-rate-scale 10]  (node failures at 10 × Llama 3's rates)
 
 Prints one JSON line per policy: wall time of the simulation alone (trace generation excluded) and the load.
 """
@@ -20,6 +21,8 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=100_000)
     ap.add_argument("--policies", default="fifo,backfill,gang,priority,fairshare")
     ap.add_argument("--backfill-depth", type=int, default=1000)
+    ap.add_argument("--failure-rate-scale", type=float, default=None,
+                    help="add node failures at this multiple of the reliability catalog's rates")
     args = ap.parse_args()
     for policy in args.policies.split(","):
         spec = {"schedule": {
@@ -32,6 +35,9 @@ def main() -> None:
                           "duration_median_s": 3600, "duration_sigma": 1.0, "users": 200,
                           "priorities": {0: 0.8, 1: 0.2}},
         }}  # fmt: skip
+        if args.failure_rate_scale is not None:
+            spec["schedule"]["failures"] = {"repair_s": 28800, "restart_s": 600, "checkpoint_interval_s": 3600,
+                                            "failure_rate_scale_ratio": args.failure_rate_scale}  # fmt: skip
         t0 = time.perf_counter()
         r = app.schedule(spec)
         total = time.perf_counter() - t0
@@ -39,7 +45,10 @@ def main() -> None:
         print(json.dumps({"policy": policy, "jobs": args.jobs, "gpus": 10_000, "sim_wall_s": round(r.wall_s, 2),
                           "total_wall_s": round(total, 2), "utilisation_frac": round(d["utilisation_frac"], 3),
                           "wait_p50_s": d["all_jobs"]["queue_delay_s"]["p50"],
-                          "preemptions": d["preemptions"]}), flush=True)  # fmt: skip
+                          "preemptions": d["preemptions"],
+                          "node_failures": (d["failures"] or {}).get("node_failures"),
+                          "job_interruptions": (d["failures"] or {}).get("job_interruptions")}),
+              flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":
