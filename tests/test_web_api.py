@@ -342,6 +342,18 @@ def test_a_cancelled_job_stops_at_its_next_step(client: TestClient) -> None:
     assert end["state"] == "cancelled" and "result" not in end
 
 
+def test_a_job_past_the_wall_time_limit_ends_with_the_reason() -> None:
+    import time
+
+    slow = TestClient(create_app(Settings(max_wall_s=0.01)))
+    body = _scenario("simulate-llama70b-h100.yaml", {"inference.num_requests": questions.WEB_MAX_SIMULATED_REQUESTS})
+    job = slow.post("/api/v1/jobs/simulate-series", json=body).json()
+    time.sleep(0.02)
+    end = _wait(slow, job["id"])
+    assert end["state"] == "error" and "limit of 0.01 s" in end["error"]["message"]
+    assert "result" not in end
+
+
 def test_a_job_with_bad_input_is_refused_before_it_starts(client: TestClient) -> None:
     r = client.post("/api/v1/jobs/simulate-series", json=_scenario("simulate-llama70b-h100.yaml",
                                                                   {"inference.num_requests": 0}))  # fmt: skip

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiinfra.errors import AiinfraError, SpecError
+from aiinfra.errors import SpecError
 
 Work = Callable[[Callable[[int, int | None], None]], Any]
 
@@ -55,7 +55,7 @@ class JobTable:
     """The server's jobs: at most ``workers`` run at once, the newest ``keep`` are remembered."""
 
     def __init__(self, error_detail: Callable[[BaseException], tuple[int, dict[str, Any]]], workers: int = 2,
-                 keep: int = 64, max_wall_s: float = 120.0) -> None:  # fmt: skip
+                 keep: int = 32, max_wall_s: float = 120.0) -> None:  # fmt: skip
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="aiinfra-job")
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._lock = threading.Lock()
@@ -87,19 +87,29 @@ class JobTable:
     def _run(self, job: Job, work: Work) -> None:
         try:
             result = work(self._progress(job))
+            if job.state != "running":
+                return  # ran past the limit (get() ended it) or was cancelled: the answer is discarded
             job.result, job.state = result, ("cancelled" if job.cancel_requested else "done")
         except Cancelled:
             job.state = "cancelled"
-        except AiinfraError as exc:
-            job.state, job.error = "error", self._error_detail(exc)[1]
-        except Exception as exc:  # one job's crash is its own answer, never the server's
-            job.state, job.error = "error", self._error_detail(exc)[1]
+        except Exception as exc:  # bad input, or one job's crash: its own answer, never the server's
+            if job.state == "running":
+                job.state, job.error = "error", self._error_detail(exc)[1]
         finally:
-            job.ended_s = time.monotonic()
+            if job.ended_s is None:
+                job.ended_s = time.monotonic()
 
     def get(self, job_id: str) -> Job | None:
+        """The job; one still running past ``max_wall_s`` (a single simulation has no step to stop at) is ended
+        here with the reason, and its answer discarded when its thread finishes."""
         with self._lock:
-            return self._jobs.get(job_id)
+            job = self._jobs.get(job_id)
+        if job is not None and job.state == "running" and time.monotonic() - job.started_s > self.max_wall_s:
+            job.cancel_requested = True
+            exc = SpecError("job", job.question, f"ran past the web app's limit of {self.max_wall_s:g} s",
+                            "ask a smaller question (fewer requests or candidates), or use the CLI")  # fmt: skip
+            job.state, job.error, job.ended_s = "error", self._error_detail(exc)[1], time.monotonic()
+        return job
 
     def cancel(self, job_id: str) -> Job | None:
         job = self.get(job_id)

@@ -10,8 +10,9 @@ installed plotly package, so the page works offline) and ``nosniff``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -180,12 +181,18 @@ def _options(seed: int, accelerators: str | None, engines: str | None, simulate:
 def create_app(settings: Settings | None = None) -> Any:
     """The ASGI app (FastAPI, wrapped in the body-size limit)."""
     s = settings or Settings()
-    api = FastAPI(title="aiinfra", version=__version__, docs_url=None, redoc_url=None,
+    jobs = JobTable(error_detail, workers=s.job_workers, max_wall_s=s.max_wall_s)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app_: FastAPI) -> AsyncIterator[None]:
+        yield
+        jobs.shutdown()  # running jobs stop at their next step instead of holding the process after Ctrl-C
+
+    api = FastAPI(title="aiinfra", version=__version__, docs_url=None, redoc_url=None, lifespan=lifespan,
                   openapi_url="/api/openapi.json",
                   description="Every answer of the aiinfra CLI over HTTP: POST a scenario (the YAML file's format, "
                               "as JSON) to /api/v1/<question>; the response is `aiinfra <question> --json`. "
                               "Bad input: 422 with field, value, problem and fix.")  # fmt: skip
-    jobs = JobTable(error_detail, workers=s.job_workers, max_wall_s=s.max_wall_s)
     api.state.jobs = jobs
 
     @api.middleware("http")
