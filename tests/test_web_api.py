@@ -131,6 +131,15 @@ def test_catalog_and_model_lookups_are_the_clis(client: TestClient) -> None:
           client.get("/api/v1/model/meta-llama-3.1-70b?seq_len=8192").json())
 
 
+def test_mig_is_the_clis(client: TestClient) -> None:
+    _same(_cli_json(["mig", "nvidia-a100-sxm4-80gb", "--json"]), client.get("/api/v1/mig/nvidia-a100-sxm4-80gb").json())
+    _same(_cli_json(["mig", "nvidia-h100-sxm5-80gb", "--layout", "3g.40gb,2g.20gb,1g.10gb", "--json"]),
+          client.get("/api/v1/mig/nvidia-h100-sxm5-80gb?layout=3g.40gb,2g.20gb,1g.10gb").json())
+    r = client.get("/api/v1/mig/nvidia-a100-sxm4-80gb?layout=4g.40gb,4g.40gb")
+    assert r.status_code == 422 and "no room for a second 4g.40gb" in r.json()["detail"]["message"]
+    assert client.get("/api/v1/mig/nvidia-l4").status_code == 422
+
+
 def test_an_uploaded_config_json_is_the_model_of_that_file(client: TestClient) -> None:
     path = EXAMPLES / "configs" / "tiny-llama-config.json"
     expected = _cli_json(["model", "show", str(path), "--json"])

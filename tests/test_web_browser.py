@@ -309,6 +309,21 @@ def test_validation_page_lists_every_row_and_filters(server: str, page: Any) -> 
     _shot(page, "validation")
 
 
+def test_mig_page_lists_layouts_and_refuses_a_bad_one_next_to_the_field(server: str, page: Any) -> None:
+    page.goto(f"{server}#/mig?accelerator=nvidia-a100-sxm4-80gb")
+    page.wait_for_selector("#mig-count")
+    layouts = _cli(["mig", "nvidia-a100-sxm4-80gb", "--json"])["full_layouts"]
+    assert page.text_content("#mig-count").startswith(f"{len(layouts)} full layouts")
+    # the user guide's A100 80GB limits: seven 1g.10gb (max instances column)
+    row = page.locator("#t-mig tbody tr", has_text="1g.10gb").first
+    assert row.locator("td").nth(5).text_content() == "7"
+    _shot(page, "mig")
+    page.fill("#mig-layout", "4g.40gb,4g.40gb")
+    page.click("#mig-go")
+    page.wait_for_function("() => document.querySelector(\"[data-err-for='layout']\").textContent.length > 0")
+    assert "no room for a second 4g.40gb" in page.text_content("[data-err-for='layout']")
+
+
 def test_home_and_api_docs_pages(server: str, page: Any) -> None:
     page.goto(server)
     page.wait_for_selector(".seeds li")

@@ -362,6 +362,11 @@ def create_app(settings: Settings | None = None) -> Any:
         body = await _json_body(request)
         return await bounded(lambda: app.model_from_hf_config(body, name).to_dict())
 
+    @api.get("/api/v1/mig/{accelerator}", tags=["catalog"])
+    async def mig(accelerator: str, layout: str | None = Query(None, max_length=500)) -> Any:
+        """`aiinfra mig ACCELERATOR [--layout P,P,...] --json`: MIG profiles and every full layout, or one checked."""
+        return await bounded(lambda: app.mig(accelerator, layout).to_dict())
+
     @api.get("/api/v1/validate", tags=["validation"])
     async def validate(rows: str = Query("training")) -> Any:
         """`aiinfra validate --json` of the shipped training or inference rows (computed once per process)."""

@@ -114,6 +114,7 @@ async function route() {
   if (state.inflight) state.inflight.cancel();
   if (page === "catalog") return renderCatalog(params);
   if (page === "validation") return renderValidation(params);
+  if (page === "mig") return renderMig(params);
   if (SECTIONS[page]) return renderQuestion(page, params);
   return renderHome();
 }
@@ -626,6 +627,40 @@ async function renderCatalog(params) {
   };
   $("#search").addEventListener("input", filter);
   filter();
+}
+
+// ---------- MIG
+async function renderMig(params) {
+  const accs = (await once("accelerators", () => api("/api/v1/catalog/accelerators"))).rows.filter((r) => r.mig);
+  const acc = params.get("accelerator") || accs[0]?.id || "";
+  const layout = params.get("layout") || "";
+  $("#main").innerHTML = `<h1>MIG: instance profiles and layouts</h1>
+    <div class="panel"><div class="toolbar"><label>accelerator <select id="mig-acc">${accs.map((a) => `<option${a.id === acc ? " selected" : ""}>${esc(a.id)}</option>`).join("")}</select></label>
+    <label>layout to check <input id="mig-layout" size="40" placeholder="e.g. 3g.40gb,2g.20gb,1g.10gb (empty: list every full layout)" value="${esc(layout)}"></label>
+    <button type="button" id="mig-go">Check</button></div><div class="err" data-err-for="layout"></div><div class="error-box" id="error"></div><div id="result"></div></div>`;
+  const go = async () => {
+    const a = $("#mig-acc").value, l = $("#mig-layout").value.trim();
+    history.replaceState(null, "", `#/mig?accelerator=${encodeURIComponent(a)}${l ? "&layout=" + encodeURIComponent(l) : ""}`);
+    $("#error").textContent = ""; $("[data-err-for='layout']").textContent = "";
+    try {
+      const r = await api(`/api/v1/mig/${encodeURIComponent(a)}${l ? "?layout=" + encodeURIComponent(l) : ""}`);
+      let html = table("t-mig", ["profile", "compute slices", "memory slices", "memory GB", "memory TB/s", "max instances", "start slices"],
+        r.profiles.map((p) => [p.name, { text: `${p.compute_slices}/${r.compute_slices}`, sort: p.compute_slices }, { text: `${p.memory_slices}/${r.memory_slices}`, sort: p.memory_slices },
+          { text: sig(p.memory_bytes / 1e9), sort: p.memory_bytes }, { text: sig(p.memory_bw_bytes_per_s / 1e12), sort: p.memory_bw_bytes_per_s }, { text: p.max_instances, sort: p.max_instances }, p.starts.join(", ")]));
+      if (r.layout) html += `<h2>Layout valid</h2><p id="mig-placed">${r.layout.map((pl) => `${esc(pl.profile)} at slice ${esc(pl.start_slice)}`).join(", ")}</p>`;
+      else html += `<h2 id="mig-count">${r.full_layouts.length} full layouts (no further instance fits)</h2><ul>${r.full_layouts.map((lay) => `<li>${lay.map((pl) => esc(pl.profile)).join(" + ")}</li>`).join("")}</ul>`;
+      $("#result").innerHTML = html;
+      makeSortable($("#result"));
+    } catch (err) {
+      $("#result").innerHTML = "";
+      $("#error").textContent = err.message;
+      if ((err.detail?.field || "").includes("layout")) $("[data-err-for='layout']").textContent = err.message;
+    }
+  };
+  $("#mig-go").addEventListener("click", go);
+  $("#mig-acc").addEventListener("change", go);
+  $("#mig-layout").addEventListener("change", go);
+  go();
 }
 
 // ---------- validation
