@@ -100,6 +100,47 @@ def test_every_question_answers_as_the_cli(client: TestClient, question: str, ex
     _same(expected, r.json(), question)
 
 
+@pytest.mark.parametrize(("example", "sets"), [
+    ("schedule-synthetic.yaml", ["schedule.generator.jobs=500", "schedule.failures.repair_s=7200",
+                                 "schedule.failures.failure_rate_scale_ratio=50"]),
+    ("schedule-sample.yaml", ["schedule.cluster.nodes=6"]),
+])  # fmt: skip
+def test_schedule_answers_as_the_cli(client: TestClient, example: str, sets: list[str]) -> None:
+    expected = _cli_json(["schedule", str(EXAMPLES / example), "--json", *(f"--set={s}" for s in sets)])
+    doc = next(e["scenario"] for e in client.get("/api/v1/examples").json()["examples"] if e["file"] == example)
+    for assignment in sets:
+        key, value = assignment.split("=")
+        node = doc
+        *parents, last = key.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[last] = yaml.safe_load(value)
+    r = client.post("/api/v1/schedule", json=doc)
+    assert r.status_code == 200, r.text
+    got = r.json()
+    # the web app names a shipped trace by its file name; the CLI by the path the example wrote
+    assert Path(expected["trace"].pop("source")).name == Path(got["trace"].pop("source")).name
+    _same(expected, got)
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"schedule": {"cluster": {"nodes": 2, "gpus_per_node": 8}, "policy": "fifo", "trace": "/etc/passwd"}},
+     "schedule.trace"),
+    ({"schedule": {"cluster": {"nodes": 2, "gpus_per_node": 8}, "policy": "fifo", "trace": "../../secret.csv"}},
+     "schedule.trace"),
+    ({"cluster": {"nodes": 2}}, "schedule"),
+    ({"schedule": {"cluster": {"nodes": 2, "gpus_per_node": 8}, "policy": "lottery",
+                   "trace": "alibaba_openb_gpu_pods.csv"}}, "schedule.policy"),
+    ({"schedule": {"cluster": {"nodes": 0, "gpus_per_node": 8}, "policy": "fifo",
+                   "trace": "alibaba_openb_gpu_pods.csv"}}, "schedule.cluster.nodes"),
+])  # fmt: skip
+def test_bad_schedules_are_422(client: TestClient, body: dict[str, Any], field: str) -> None:
+    r = client.post("/api/v1/schedule", json=body)
+    assert r.status_code == 422, r.text
+    _no_traceback(r)
+    assert r.json()["detail"]["field"].startswith(field), r.text
+
+
 def test_find_max_rate_answers_as_the_cli(client: TestClient) -> None:
     sets = {"inference.num_requests": 200}
     expected = _cli_json(["simulate", str(EXAMPLES / "simulate-llama70b-h100.yaml"), "--find-max-rate", "--json",

@@ -168,6 +168,23 @@ def test_capacity_with_simulation_runs_as_a_job_and_shows_the_clis_check(server:
     _shot(page, "capacity-simulate")
 
 
+def test_schedule_page_shows_the_clis_numbers(server: str, page: Any) -> None:
+    page.goto(f"{server}#/schedule")
+    _answered(page)
+    assert page.text_content("#error") == ""
+    cli = _cli(["schedule", str(EXAMPLES / "schedule-synthetic.yaml"), "--json"])
+    assert _assert_page_equals(_shown(page), cli, "schedule vs CLI") >= 6
+    assert page.locator("#t-schedule tbody tr").count() == 1 + len(cli["by_size"])
+    before = _shown(page)["utilisation_while_arriving_frac"][0]
+    page.select_option("[data-path='schedule.policy']", "fifo")
+    page.wait_for_function("() => document.querySelector(\"[data-key='utilisation_while_arriving_frac']\")"
+                           f".textContent !== {before!r}", timeout=60_000)  # fifo's utilisation differs (by the CLI)
+    _answered(page)
+    fifo = _cli(["schedule", str(EXAMPLES / "schedule-synthetic.yaml"), "--json", "--set", "schedule.policy=fifo"])
+    assert _assert_page_equals(_shown(page), fifo, "schedule fifo vs CLI") >= 6
+    _shot(page, "schedule")
+
+
 def test_a_changed_field_re_answers_and_the_url_reproduces_it(server: str, page: Any, browser: Any) -> None:
     import httpx
 

@@ -198,11 +198,12 @@ def _utilisation_series(o: SimOutcome, bins: int) -> list[dict[str, float]]:
             for a, b, f in zip(edges[:-1], edges[1:], frac, strict=True)]  # fmt: skip
 
 
-def load_schedule(source: str | Path | Mapping[str, Any],
-                  set: Iterable[str] | None = None) -> tuple[ScheduleInput, Path]:  # fmt: skip
-    """Read a schedule file (its ``schedule:`` section) with ``--set schedule.KEY=VALUE`` overrides."""
+def load_schedule(source: str | Path | Mapping[str, Any], set: Iterable[str] | None = None,
+                  base_dir: Path | None = None) -> tuple[ScheduleInput, Path]:  # fmt: skip
+    """Read a schedule file (its ``schedule:`` section) with ``--set schedule.KEY=VALUE`` overrides; a mapping's
+    relative trace path is read from ``base_dir`` (default: the working directory)."""
     if isinstance(source, Mapping):
-        data, base = dict(source), Path.cwd()
+        data, base = dict(source), base_dir or Path.cwd()
     else:
         data, base = read_yaml(source), Path(source).resolve().parent
     for s in set or []:
@@ -261,9 +262,11 @@ def failure_stream(nodes: int, per_node_per_s: float, repair_share: float, seed:
             yield t, int(k), bool(r)
 
 
-def schedule(source: str | Path | Mapping[str, Any], set: Iterable[str] | None = None) -> ScheduleResult:
-    """Simulate the schedule file ``source`` (a path or a mapping in the file format) with ``--set`` overrides."""
-    spec, base = load_schedule(source, set)
+def schedule(source: str | Path | Mapping[str, Any], set: Iterable[str] | None = None,
+             base_dir: Path | None = None) -> ScheduleResult:  # fmt: skip
+    """Simulate the schedule file ``source`` (a path or a mapping in the file format) with ``--set`` overrides; a
+    mapping's relative trace path is read from ``base_dir``."""
+    spec, base = load_schedule(source, set, base_dir)
     if (spec.trace is None) == (spec.generator is None):
         raise SpecError("schedule.trace", spec.trace, "give exactly one of schedule.trace and schedule.generator",
                         "name a trace CSV or describe a generator")  # fmt: skip

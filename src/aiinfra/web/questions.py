@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiinfra import app
@@ -112,6 +113,29 @@ def answer(question: str, scenario: Mapping[str, Any], options: Options | None =
     if question not in QUESTIONS:
         raise SpecError("question", question, f"unknown question (known: {', '.join(QUESTIONS)})", "name one of them")
     return QUESTIONS[question](load(scenario), options or Options(), progress)
+
+
+def shipped_traces() -> dict[str, Path]:
+    """The job traces the package ships (sharing/data/*.csv), by file name: the only traces the web app reads."""
+    from aiinfra.app.schedule import __file__ as app_schedule_file
+
+    data = Path(app_schedule_file).resolve().parents[1] / "sharing" / "data"
+    return {p.name: p for p in sorted(data.glob("*.csv"))}
+
+
+def schedule(document: Mapping[str, Any]) -> dict[str, Any]:
+    """``aiinfra schedule --json`` of a schedule document whose trace, if any, names a shipped trace."""
+    if not isinstance(document, Mapping) or not isinstance(document.get("schedule"), Mapping):
+        raise SpecError("schedule", type(document).__name__, "expected a JSON object with one section 'schedule'",
+                        "send a schedule file's content (examples/schedule-synthetic.yaml shows the format)")
+    trace = document["schedule"].get("trace")
+    traces = shipped_traces()
+    if trace is not None and (not isinstance(trace, str) or trace not in traces):
+        raise SpecError("schedule.trace", trace, "the web app reads only the traces aiinfra ships",
+                        f"name one of {', '.join(traces)} or describe a generator; run `aiinfra schedule` on "
+                        "your own trace file")  # fmt: skip
+    base = next(iter(traces.values())).parent if traces else None
+    return app.schedule(document, base_dir=base).to_dict()
 
 
 def simulation_series(scenario: Mapping[str, Any], seed: int = 0, points: int = 600) -> dict[str, Any]:

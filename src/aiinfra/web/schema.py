@@ -23,13 +23,15 @@ _SPEC_MODULES = ("scenario", "workload", "cost", "reliability", "parallelism", "
 
 
 def _section_classes() -> dict[str, Any]:
+    from aiinfra.app.schedule import ScheduleInput
     from aiinfra.specs.cost import CostInput, DatacenterInput, TcoInput
     from aiinfra.specs.reliability import ReliabilityInput
     from aiinfra.specs.scenario import HardwareInput
     from aiinfra.specs.workload import ServingWorkload, TrainingJob
 
     return {"hardware": HardwareInput, "training": TrainingJob, "inference": ServingWorkload, "cost": CostInput,
-            "datacenter": DatacenterInput, "tco": TcoInput, "reliability": ReliabilityInput}  # fmt: skip
+            "datacenter": DatacenterInput, "tco": TcoInput, "reliability": ReliabilityInput,
+            "schedule": ScheduleInput}  # fmt: skip
 
 
 def attribute_docs(cls: type) -> dict[str, str]:
@@ -47,10 +49,11 @@ def attribute_docs(cls: type) -> dict[str, str]:
     return docs
 
 
-def _class_named(name: str) -> type | None:
-    for mod in _SPEC_MODULES:
+def _class_named(name: str, home: str) -> type | None:
+    """The dataclass ``name`` of a section's schema: in the section's own module (``home``) or the specs."""
+    for mod in (home, *(f"aiinfra.specs.{m}" for m in _SPEC_MODULES)):
         try:
-            cls = getattr(importlib.import_module(f"aiinfra.specs.{mod}"), name, None)
+            cls = getattr(importlib.import_module(mod), name, None)
         except ImportError:
             continue
         if isinstance(cls, type):
@@ -74,7 +77,7 @@ def scenario_form_schema() -> dict[str, Any]:
         schema = TypeAdapter(cls).json_schema()
         _describe(schema, cls)
         for def_name, sub in schema.get("$defs", {}).items():
-            sub_cls = _class_named(def_name)
+            sub_cls = _class_named(def_name, cls.__module__)
             if sub_cls is not None:
                 _describe(sub, sub_cls)
         sections[name] = schema

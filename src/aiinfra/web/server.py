@@ -48,6 +48,7 @@ DEFAULT_EXAMPLES = {
     "cost": "cost-train-70b-32xh100.yaml",
     "tco": "tco-dgx-h100-vs-cloud.yaml",
     "datacenter": "datacenter-dgx-h100-pod.yaml",
+    "schedule": "schedule-synthetic.yaml",
 }
 CATALOG_KINDS = ("accelerators", "systems", "interconnects", "models", "benchmarks")
 VALIDATION_ROWS = ("training", "inference")
@@ -156,8 +157,16 @@ def shipped_examples() -> list[dict[str, Any]]:
     from aiinfra.specs.yaml_safe import load_yaml
 
     out: list[dict[str, Any]] = []
+    traces = questions.shipped_traces()
     for path in sorted(EXAMPLES_DIR.glob("*.yaml")) if EXAMPLES_DIR.is_dir() else []:
         data = load_yaml(path.read_text(encoding="utf-8"), "example", path.name)
+        if isinstance(data, dict) and isinstance(data.get("schedule"), dict):
+            trace = data["schedule"].get("trace")
+            if trace is None or Path(str(trace)).name in traces:  # a shipped trace, named as the web app takes it
+                if trace is not None:
+                    data["schedule"]["trace"] = Path(str(trace)).name
+                out.append({"file": path.name, "title": _title(path), "pages": ["schedule"], "scenario": data})
+            continue
         if not isinstance(data, dict) or "model" not in data or "hardware" not in data:
             continue
         try:
@@ -247,6 +256,14 @@ def create_app(settings: Settings | None = None) -> Any:
             return route
 
         api.post(f"/api/v1/{name}", openapi_extra=scenario_body, tags=["questions"])(make(name))
+
+    @api.post("/api/v1/schedule", tags=["questions"], openapi_extra={"requestBody": {"required": True, "content": {
+        "application/json": {"schema": {"type": "object", "description": "a schedule file's content: "
+                                        "{schedule: {cluster, policy, generator | trace, ...}}"}}}}})
+    async def schedule(request: Request) -> Any:
+        """`aiinfra schedule --json`; a trace must name one the package ships (GET /api/v1/examples lists them)."""
+        body = await _json_body(request)
+        return await bounded(lambda: questions.schedule(body))
 
     @api.post("/api/v1/simulate-series", openapi_extra=scenario_body, tags=["questions"])
     async def simulate_series(request: Request, seed: int = Query(0, ge=0, le=2**32 - 1)) -> Any:

@@ -98,11 +98,12 @@ const SECTIONS = {
   train: ["hardware", "training", "reliability"], memory: ["hardware", "training"],
   infer: ["hardware", "inference"], capacity: ["hardware", "inference"], simulate: ["hardware", "inference"],
   cost: ["hardware", "training", "inference", "cost", "reliability"], tco: ["hardware", "tco"],
-  datacenter: ["hardware", "datacenter", "training"],
+  datacenter: ["hardware", "datacenter", "training"], schedule: ["schedule"],
 };
 const TITLES = {
   train: "Training plan", memory: "Training memory", infer: "Inference at a load", capacity: "Capacity: the cheapest deployment",
   simulate: "Serving simulation", cost: "Cost", tco: "TCO: on-prem vs cloud", datacenter: "Datacenter: racks, power, fabric",
+  schedule: "Cluster scheduling: a job trace under a policy",
 };
 const LONG = new Set(["simulate", "capacity"]);  // answered as jobs (progress, cancel)
 
@@ -272,10 +273,11 @@ function fieldHtml(name, s, defs, value, path, depth) {
 function buildForm(schema, page) {
   const sc = state.scenario;
   const modelShown = typeof sc.model === "string" ? sc.model : (sc.model && sc.model.name ? `(uploaded architecture: ${sc.model.name})` : "(inline architecture)");
-  let html = `<fieldset><legend>model</legend><div class="field" data-field="model"><label for="f-model" title="${esc(schema.model.description)}">model</label>` +
+  let html = page === "schedule" ? "" : `<fieldset><legend>model</legend><div class="field" data-field="model"><label for="f-model" title="${esc(schema.model.description)}">model</label>` +
     `<input id="f-model" data-path="model" data-kind="model" list="model-ids" value="${esc(modelShown)}"><div class="hint">${esc(schema.model.description)}</div>` +
     `<div class="err" data-err-for="model"></div></div><datalist id="model-ids"></datalist>` +
     `<label class="button">Upload config.json <input type="file" id="config-file" accept=".json,application/json" hidden></label></fieldset>`;
+  if (page === "schedule") html = "";
   for (const name of SECTIONS[page]) {
     const s = schema.sections[name];
     const inner = Object.entries(s.properties).map(([n, ps]) => fieldHtml(n, ps, s.$defs || {}, sc[name]?.[n], `${name}.${n}`, 1)).join("");
@@ -285,6 +287,7 @@ function buildForm(schema, page) {
   }
   const form = $("#form");
   form.innerHTML = html;
+  if (page === "schedule") { refreshYaml(); return; }
   once("models", () => api("/api/v1/catalog/models")).then((m) => {
     $("#model-ids").innerHTML = m.rows.map((r) => `<option value="${esc(r.id)}">`).join("");
   }).catch(() => {});
@@ -574,6 +577,22 @@ function renderAnswer(page, r) {
       const marks = be.filter(([, v]) => v != null).map(([k, v]) => ({ type: "scatter", mode: "markers", name: `breakeven ${k}`, x: [v], y: [r.onprem_cumulative_usd[v]], marker: { size: 10, symbol: "x" }, showlegend: false }));
       chart("chart-tco", traces.concat(marks), { title: "Cumulative cost (USD) by month", xaxis: { title: "month" }, yaxis: { title: "USD" }, height: 420 });
     });
+  } else if (page === "schedule") {
+    const j = r.jobs, f = r.failures;
+    html = `<p>${esc(r.trace.jobs)} jobs (${esc(r.trace.source)}) on ${esc(r.cluster.total_gpus)} GPUs, policy ${esc(r.policy)}</p>` +
+      figures([fig("finished", "jobs.finished", j.finished), fig("running at end", "jobs.running_at_end", j.running_at_end), fig("queued at end", "jobs.queued_at_end", j.queued_at_end),
+        fig("end", "end_s", r.end_s, "h"), fig("utilisation", "utilisation_frac", r.utilisation_frac, "pct"),
+        fig("utilisation while jobs arrive", "utilisation_while_arriving_frac", r.utilisation_while_arriving_frac, "pct"),
+        fig("preemptions", "preemptions", r.preemptions), fig("head blocked by fragmentation", "fragmentation.head_blocked_with_enough_free_gpus_frac", r.fragmentation.head_blocked_with_enough_free_gpus_frac, "pct")]);
+    if (f) html += "<h2>Node failures</h2>" + figures([fig("node failures", "failures.node_failures", f.node_failures), fig("job interruptions", "failures.job_interruptions", f.job_interruptions),
+      fig("GPU-hours redone or restarting", "failures.lost_gpu_hours", f.lost_gpu_hours), fig("GPU-hours out for repair", "failures.down_gpu_hours", f.down_gpu_hours)]);
+    html += `<div class="chart" id="chart-util"></div>`;
+    const rows = [["all", r.all_jobs], ...Object.entries(r.by_size)].map(([k, st]) => { const q = st.queue_delay_s || {}, c = st.jct_s || {};
+      return [k, { text: st.jobs, sort: st.jobs }, ...[q.p50, q.p90, q.p99, c.p50, c.p90, c.p99].map((v) => ({ text: v == null ? "—" : sig(v / 3600), sort: v ?? -1 }))]; });
+    html += "<h2>Queueing delay and completion time by job size (hours)</h2>" + table("t-schedule", ["GPUs", "jobs", "wait p50", "wait p90", "wait p99", "JCT p50", "JCT p90", "JCT p99"], rows);
+    html += notesHtml(r.notes);
+    after.push(() => chart("chart-util", [{ type: "scatter", mode: "lines", line: { shape: "hv" }, x: r.utilisation_over_time.map((p) => p.t_start_s / 3600), y: r.utilisation_over_time.map((p) => p.busy_frac) }],
+      { title: "GPU utilisation over time", xaxis: { title: "time (h)" }, yaxis: { title: "busy fraction", range: [0, 1] } }));
   } else if (page === "datacenter") {
     const f = r.fabric;
     html = figures([fig("nodes", "nodes", r.nodes), fig("racks", "racks", r.racks), fig("nodes per rack", "nodes_per_rack", r.nodes_per_rack),
