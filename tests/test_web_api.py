@@ -123,6 +123,30 @@ def test_schedule_answers_as_the_cli(client: TestClient, example: str, sets: lis
     _same(expected, got)
 
 
+def test_pack_answers_as_the_cli(client: TestClient) -> None:
+    expected = _cli_json(["pack", str(EXAMPLES / "pack-portfolio.yaml"), "--json", "--set", "pack.objective=cost"])
+    doc = yaml.safe_load((EXAMPLES / "pack-portfolio.yaml").read_text())
+    doc["pack"]["objective"] = "cost"
+    r = client.post("/api/v1/pack", json=doc)
+    assert r.status_code == 200, r.text
+    _same(expected, r.json())
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"pack": {"accelerators": ["nvidia-a100-sxm4-80gb"], "workloads": [
+        {"name": "s", "kind": "service", "model": {"config": "/etc/passwd"}}]}}, "pack.workloads[0].model.config"),
+    ({"workloads": []}, "pack"),
+    ({"pack": {"accelerators": ["nvidia-a100-sxm4-8gb"], "workloads": [
+        {"name": "n", "kind": "notebook", "memory_gb": 9, "count": 1}]}}, "pack.accelerators"),
+    ({"pack": {"accelerators": ["nvidia-a100-sxm4-80gb"], "workloads": []}}, "pack.workloads"),
+])  # fmt: skip
+def test_bad_portfolios_are_422(client: TestClient, body: dict[str, Any], field: str) -> None:
+    r = client.post("/api/v1/pack", json=body)
+    assert r.status_code == 422, r.text
+    _no_traceback(r)
+    assert r.json()["detail"]["field"].startswith(field), r.text
+
+
 @pytest.mark.parametrize(("body", "field"), [
     ({"schedule": {"cluster": {"nodes": 2, "gpus_per_node": 8}, "policy": "fifo", "trace": "/etc/passwd"}},
      "schedule.trace"),

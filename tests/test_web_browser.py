@@ -185,6 +185,16 @@ def test_schedule_page_shows_the_clis_numbers(server: str, page: Any) -> None:
     _shot(page, "schedule")
 
 
+def test_pack_page_shows_the_clis_numbers(server: str, page: Any) -> None:
+    page.goto(f"{server}#/pack")
+    _answered(page)
+    assert page.text_content("#error") == ""
+    cli = _cli(["pack", str(EXAMPLES / "pack-portfolio.yaml"), "--json"])
+    assert _assert_page_equals(_shown(page), cli, "pack vs CLI") >= 5
+    assert page.locator("#t-assignment tbody tr").count() == cli["gpus"]
+    _shot(page, "pack")
+
+
 def test_a_changed_field_re_answers_and_the_url_reproduces_it(server: str, page: Any, browser: Any) -> None:
     import httpx
 

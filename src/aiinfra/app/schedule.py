@@ -14,7 +14,8 @@ from aiinfra.app.base import Result
 from aiinfra.errors import SpecError
 from aiinfra.sharing import mig as m
 from aiinfra.sharing.schedule.sim import SimOutcome, simulate
-from aiinfra.sharing.schedule.spec import FailuresInput, Jobs, ScheduleInput
+from aiinfra.sharing.schedule.spec import FailuresInput, Jobs
+from aiinfra.sharing.schedule.spec import ScheduleInput as ScheduleInput  # re-exported: the web forms read it
 from aiinfra.sharing.schedule.trace import generate, read_trace
 from aiinfra.specs.common import validate
 from aiinfra.specs.scenario import apply_set, read_yaml

@@ -138,6 +138,19 @@ def schedule(document: Mapping[str, Any]) -> dict[str, Any]:
     return app.schedule(document, base_dir=base).to_dict()
 
 
+def pack(document: Mapping[str, Any]) -> dict[str, Any]:
+    """``aiinfra pack --json`` of a portfolio document (no service may name a config.json path)."""
+    body = document.get("pack") if isinstance(document, Mapping) else None
+    if not isinstance(body, Mapping):
+        raise SpecError("pack", type(document).__name__, "expected a JSON object with one section 'pack'",
+                        "send a portfolio file's content (examples/pack-portfolio.yaml shows the format)")
+    for i, w in enumerate(body.get("workloads") or []):
+        if isinstance(w, Mapping) and isinstance(w.get("model"), Mapping) and "config" in w["model"]:
+            raise SpecError(f"pack.workloads[{i}].model.config", w["model"]["config"],
+                            "the web app reads no file on the server", "name a catalog model")  # fmt: skip
+    return app.pack(document).to_dict()
+
+
 def simulation_series(scenario: Mapping[str, Any], seed: int = 0, points: int = 600) -> dict[str, Any]:
     """``simulate``'s answer plus what the page charts: the waiting/running/KV timelines (every k-th sample, at
     most ``points``) and every finished request's TTFT, TPOT and end-to-end latency."""

@@ -23,6 +23,7 @@ _SPEC_MODULES = ("scenario", "workload", "cost", "reliability", "parallelism", "
 
 
 def _section_classes() -> dict[str, Any]:
+    from aiinfra.app.pack import PackInput
     from aiinfra.app.schedule import ScheduleInput
     from aiinfra.specs.cost import CostInput, DatacenterInput, TcoInput
     from aiinfra.specs.reliability import ReliabilityInput
@@ -31,7 +32,7 @@ def _section_classes() -> dict[str, Any]:
 
     return {"hardware": HardwareInput, "training": TrainingJob, "inference": ServingWorkload, "cost": CostInput,
             "datacenter": DatacenterInput, "tco": TcoInput, "reliability": ReliabilityInput,
-            "schedule": ScheduleInput}  # fmt: skip
+            "schedule": ScheduleInput, "pack": PackInput}  # fmt: skip
 
 
 def attribute_docs(cls: type) -> dict[str, str]:

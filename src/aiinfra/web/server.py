@@ -49,6 +49,7 @@ DEFAULT_EXAMPLES = {
     "tco": "tco-dgx-h100-vs-cloud.yaml",
     "datacenter": "datacenter-dgx-h100-pod.yaml",
     "schedule": "schedule-synthetic.yaml",
+    "pack": "pack-portfolio.yaml",
 }
 CATALOG_KINDS = ("accelerators", "systems", "interconnects", "models", "benchmarks")
 VALIDATION_ROWS = ("training", "inference")
@@ -160,6 +161,9 @@ def shipped_examples() -> list[dict[str, Any]]:
     traces = questions.shipped_traces()
     for path in sorted(EXAMPLES_DIR.glob("*.yaml")) if EXAMPLES_DIR.is_dir() else []:
         data = load_yaml(path.read_text(encoding="utf-8"), "example", path.name)
+        if isinstance(data, dict) and isinstance(data.get("pack"), dict):
+            out.append({"file": path.name, "title": _title(path), "pages": ["pack"], "scenario": data})
+            continue
         if isinstance(data, dict) and isinstance(data.get("schedule"), dict):
             trace = data["schedule"].get("trace")
             if trace is None or Path(str(trace)).name in traces:  # a shipped trace, named as the web app takes it
@@ -264,6 +268,14 @@ def create_app(settings: Settings | None = None) -> Any:
         """`aiinfra schedule --json`; a trace must name one the package ships (GET /api/v1/examples lists them)."""
         body = await _json_body(request)
         return await bounded(lambda: questions.schedule(body))
+
+    @api.post("/api/v1/pack", tags=["questions"], openapi_extra={"requestBody": {"required": True, "content": {
+        "application/json": {"schema": {"type": "object", "description": "a portfolio file's content: "
+                                        "{pack: {accelerators, workloads, objective, ...}}"}}}}})
+    async def pack(request: Request) -> Any:
+        """`aiinfra pack --json`: the fewest (or cheapest) GPUs with a MIG layout each for a portfolio."""
+        body = await _json_body(request)
+        return await bounded(lambda: questions.pack(body))
 
     @api.post("/api/v1/simulate-series", openapi_extra=scenario_body, tags=["questions"])
     async def simulate_series(request: Request, seed: int = Query(0, ge=0, le=2**32 - 1)) -> Any:

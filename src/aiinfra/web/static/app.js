@@ -98,12 +98,12 @@ const SECTIONS = {
   train: ["hardware", "training", "reliability"], memory: ["hardware", "training"],
   infer: ["hardware", "inference"], capacity: ["hardware", "inference"], simulate: ["hardware", "inference"],
   cost: ["hardware", "training", "inference", "cost", "reliability"], tco: ["hardware", "tco"],
-  datacenter: ["hardware", "datacenter", "training"], schedule: ["schedule"],
+  datacenter: ["hardware", "datacenter", "training"], schedule: ["schedule"], pack: ["pack"],
 };
 const TITLES = {
   train: "Training plan", memory: "Training memory", infer: "Inference at a load", capacity: "Capacity: the cheapest deployment",
   simulate: "Serving simulation", cost: "Cost", tco: "TCO: on-prem vs cloud", datacenter: "Datacenter: racks, power, fabric",
-  schedule: "Cluster scheduling: a job trace under a policy",
+  schedule: "Cluster scheduling: a job trace under a policy", pack: "Packing a portfolio onto MIG-partitioned GPUs",
 };
 const LONG = new Set(["simulate", "capacity"]);  // answered as jobs (progress, cancel)
 
@@ -263,7 +263,7 @@ function fieldHtml(name, s, defs, value, path, depth) {
     control = `<select id="${id}" data-path="${esc(path)}" data-kind="${k.kind}"><option value="">(${esc(dflt)})</option>` +
       values.map((v) => `<option value="${esc(v)}"${String(v) === shown ? " selected" : ""}>${esc(v)}</option>`).join("") + "</select>";
   } else if (k.kind === "json") {
-    control = `<textarea id="${id}" rows="1" data-path="${esc(path)}" data-kind="json" placeholder="${esc(dflt)} (JSON)">${esc(shown)}</textarea>`;
+    control = `<textarea id="${id}" rows="${Math.min(8, Math.max(1, Math.ceil(shown.length / 34)))}" data-path="${esc(path)}" data-kind="json" placeholder="${esc(dflt)} (JSON)">${esc(shown)}</textarea>`;
   } else {
     control = `<input id="${id}" data-path="${esc(path)}" data-kind="${k.kind}" value="${esc(shown)}" placeholder="${esc(dflt)}"${k.kind === "number" ? ' inputmode="decimal"' : ""}>`;
   }
@@ -277,7 +277,7 @@ function buildForm(schema, page) {
     `<input id="f-model" data-path="model" data-kind="model" list="model-ids" value="${esc(modelShown)}"><div class="hint">${esc(schema.model.description)}</div>` +
     `<div class="err" data-err-for="model"></div></div><datalist id="model-ids"></datalist>` +
     `<label class="button">Upload config.json <input type="file" id="config-file" accept=".json,application/json" hidden></label></fieldset>`;
-  if (page === "schedule") html = "";
+  if (page === "schedule" || page === "pack") html = "";
   for (const name of SECTIONS[page]) {
     const s = schema.sections[name];
     const inner = Object.entries(s.properties).map(([n, ps]) => fieldHtml(n, ps, s.$defs || {}, sc[name]?.[n], `${name}.${n}`, 1)).join("");
@@ -287,7 +287,7 @@ function buildForm(schema, page) {
   }
   const form = $("#form");
   form.innerHTML = html;
-  if (page === "schedule") { refreshYaml(); return; }
+  if (page === "schedule" || page === "pack") { refreshYaml(); return; }
   once("models", () => api("/api/v1/catalog/models")).then((m) => {
     $("#model-ids").innerHTML = m.rows.map((r) => `<option value="${esc(r.id)}">`).join("");
   }).catch(() => {});
@@ -593,6 +593,17 @@ function renderAnswer(page, r) {
     html += notesHtml(r.notes);
     after.push(() => chart("chart-util", [{ type: "scatter", mode: "lines", line: { shape: "hv" }, x: r.utilisation_over_time.map((p) => p.t_start_s / 3600), y: r.utilisation_over_time.map((p) => p.busy_frac) }],
       { title: "GPU utilisation over time", xaxis: { title: "time (h)" }, yaxis: { title: "busy fraction", range: [0, 1] } }));
+  } else if (page === "pack") {
+    const c = r.compare;
+    html = figures([fig(r.objective === "cost" ? "$/hour" : "GPUs", "objective_value", r.objective_value), fig("GPUs", "gpus", r.gpus),
+      fig("method", "method", r.method), fig("lower bound", "lower_bound", r.lower_bound), fig("gap to the bound", "gap_to_lower_bound_frac", r.gap_to_lower_bound_frac, "pct"),
+      fig("whole GPUs instead", "compare.whole_gpus", c.whole_gpus), fig("time-slicing / MPS (memory bound)", "compare.time_slicing_or_mps_gpus_memory_bound", c.time_slicing_or_mps_gpus_memory_bound)]);
+    html += "<h2>MIG layouts</h2>" + table("t-layouts", ["layout", "GPUs"], Object.entries(r.layouts).map(([k, v]) => [k, { text: v, sort: v }]));
+    html += "<h2>Workloads</h2>" + table("t-workloads", ["workload", "kind", "accelerator", "profile", "instances", "detail"],
+      r.workloads.map((w) => [w.name, w.kind, w.chosen.accelerator, w.chosen.profile, { text: w.chosen.instances, sort: w.chosen.instances }, w.chosen.detail || ""]));
+    html += "<h2>Assignment</h2>" + table("t-assignment", ["GPU", "accelerator", "instances"],
+      r.assignment.map((g) => [{ text: g.gpu, sort: g.gpu }, g.accelerator, g.instances.map((i) => `${i.profile}: ${i.workload ?? "(free)"}`).join(", ")]));
+    html += "<h2>What each way of sharing shares</h2><ul class=\"notes\">" + Object.values(c.what_each_shares).map((t) => `<li>${esc(t)}</li>`).join("") + "</ul>";
   } else if (page === "datacenter") {
     const f = r.fabric;
     html = figures([fig("nodes", "nodes", r.nodes), fig("racks", "racks", r.racks), fig("nodes per rack", "nodes_per_rack", r.nodes_per_rack),
