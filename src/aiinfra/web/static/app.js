@@ -133,6 +133,9 @@ function renderHome() {
   ${link("datacenter", "datacenter-dgx-h100-pod.yaml", "Power, racks and cooling of a DGX H100 POD")}
   ${link("cost", "cost-train-70b-32xh100.yaml", "What does a 70B training run cost per cloud provider?")}
   ${link("simulate", "simulate-llama70b-h100.yaml", "Latency distribution of a 70B deployment at 8 requests/s")}
+  ${link("pack", "pack-portfolio.yaml", "How many A100s, cut into which MIG layouts, hold two chat services, ten notebooks and a fine-tune?")}
+  ${link("schedule", "schedule-synthetic.yaml", "Queueing and utilisation of a 512-GPU cluster under FIFO, backfill, gang, priority or fair share")}
+  <li><a href="#/mig?accelerator=nvidia-a100-sxm4-80gb">Which MIG layouts does an A100 80GB allow?</a></li>
   </ul>
   <p>Also: the <a href="#/catalog">catalog</a> (every figure with its source and date), the <a href="#/validation">validation table</a> (predicted vs published measurements) and the <a href="/api/docs">HTTP API</a>.</p>`;
 }
