@@ -132,34 +132,26 @@ def test_pack_answers_as_the_cli(client: TestClient) -> None:
     _same(expected, r.json())
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({"pack": {"accelerators": ["nvidia-a100-sxm4-80gb"], "workloads": [
+@pytest.mark.parametrize(("question", "body", "field"), [
+    ("pack", {"pack": {"accelerators": ["nvidia-a100-sxm4-80gb"], "workloads": [
         {"name": "s", "kind": "service", "model": {"config": "/etc/passwd"}}]}}, "pack.workloads[0].model.config"),
-    ({"workloads": []}, "pack"),
-    ({"pack": {"accelerators": ["nvidia-a100-sxm4-8gb"], "workloads": [
+    ("pack", {"workloads": []}, "pack"),
+    ("pack", {"pack": {"accelerators": ["nvidia-a100-sxm4-8gb"], "workloads": [
         {"name": "n", "kind": "notebook", "memory_gb": 9, "count": 1}]}}, "pack.accelerators"),
-    ({"pack": {"accelerators": ["nvidia-a100-sxm4-80gb"], "workloads": []}}, "pack.workloads"),
+    ("pack", {"pack": {"accelerators": ["nvidia-a100-sxm4-80gb"], "workloads": []}}, "pack.workloads"),
+    ("schedule", {"schedule": {"cluster": {"nodes": 2, "gpus_per_node": 8}, "policy": "fifo",
+                               "trace": "/etc/passwd"}}, "schedule.trace"),
+    ("schedule", {"schedule": {"cluster": {"nodes": 2, "gpus_per_node": 8}, "policy": "fifo",
+                               "trace": "../../secret.csv"}}, "schedule.trace"),
+    ("schedule", {"cluster": {"nodes": 2}}, "schedule"),
+    ("schedule", {"schedule": {"cluster": {"nodes": 2, "gpus_per_node": 8}, "policy": "lottery",
+                               "trace": "alibaba_openb_gpu_pods.csv"}}, "schedule.policy"),
+    ("schedule", {"schedule": {"cluster": {"nodes": 0, "gpus_per_node": 8}, "policy": "fifo",
+                               "trace": "alibaba_openb_gpu_pods.csv"}}, "schedule.cluster.nodes"),
 ])  # fmt: skip
-def test_bad_portfolios_are_422(client: TestClient, body: dict[str, Any], field: str) -> None:
-    r = client.post("/api/v1/pack", json=body)
-    assert r.status_code == 422, r.text
-    _no_traceback(r)
-    assert r.json()["detail"]["field"].startswith(field), r.text
-
-
-@pytest.mark.parametrize(("body", "field"), [
-    ({"schedule": {"cluster": {"nodes": 2, "gpus_per_node": 8}, "policy": "fifo", "trace": "/etc/passwd"}},
-     "schedule.trace"),
-    ({"schedule": {"cluster": {"nodes": 2, "gpus_per_node": 8}, "policy": "fifo", "trace": "../../secret.csv"}},
-     "schedule.trace"),
-    ({"cluster": {"nodes": 2}}, "schedule"),
-    ({"schedule": {"cluster": {"nodes": 2, "gpus_per_node": 8}, "policy": "lottery",
-                   "trace": "alibaba_openb_gpu_pods.csv"}}, "schedule.policy"),
-    ({"schedule": {"cluster": {"nodes": 0, "gpus_per_node": 8}, "policy": "fifo",
-                   "trace": "alibaba_openb_gpu_pods.csv"}}, "schedule.cluster.nodes"),
-])  # fmt: skip
-def test_bad_schedules_are_422(client: TestClient, body: dict[str, Any], field: str) -> None:
-    r = client.post("/api/v1/schedule", json=body)
+def test_bad_portfolios_and_schedules_are_422(client: TestClient, question: str, body: dict[str, Any],
+                                              field: str) -> None:  # fmt: skip
+    r = client.post(f"/api/v1/{question}", json=body)
     assert r.status_code == 422, r.text
     _no_traceback(r)
     assert r.json()["detail"]["field"].startswith(field), r.text
