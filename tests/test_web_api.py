@@ -123,6 +123,29 @@ def test_schedule_answers_as_the_cli(client: TestClient, example: str, sets: lis
     _same(expected, got)
 
 
+TRACE_CSV = """job_id,arrival_s,gpus,duration_s,priority,user
+a,0,8,100,0,u1
+b,10,16,50,1,u2
+c,20,4,30,0,u1
+d,25,8,80,0,u3
+"""
+
+
+def test_an_uploaded_trace_is_scheduled_as_the_cli_schedules_the_file(client: TestClient, tmp_path: Path) -> None:
+    (tmp_path / "t.csv").write_text(TRACE_CSV)
+    spec = {"cluster": {"nodes": 2, "gpus_per_node": 8}, "policy": "backfill", "trace": "t.csv"}
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump({"schedule": spec}))
+    expected = _cli_json(["schedule", str(tmp_path / "s.yaml"), "--json"])
+    r = client.post("/api/v1/schedule", json={"schedule": {**spec, "trace": None}, "trace_csv": TRACE_CSV})
+    assert r.status_code == 200, r.text
+    got = r.json()
+    assert got["trace"].pop("source") == "uploaded.csv" and expected["trace"].pop("source") == "t.csv"
+    _same(expected, got)
+    bad = client.post("/api/v1/schedule", json={"schedule": spec, "trace_csv": TRACE_CSV.replace("b,10,16", "b,10,x")})
+    assert bad.status_code == 422
+    assert bad.json()["detail"]["field"] == "uploaded.csv row 2.gpus"  # the reader names the file, row and column
+
+
 def test_pack_answers_as_the_cli(client: TestClient) -> None:
     expected = _cli_json(["pack", str(EXAMPLES / "pack-portfolio.yaml"), "--json", "--set", "pack.objective=cost"])
     doc = yaml.safe_load((EXAMPLES / "pack-portfolio.yaml").read_text())

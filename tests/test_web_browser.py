@@ -182,6 +182,25 @@ def test_schedule_page_follows_a_policy_change(server: str, page: Any) -> None:
     assert page.locator("#t-schedule tbody tr").count() == 1 + len(fifo["by_size"])
 
 
+def test_an_uploaded_trace_csv_is_scheduled(server: str, page: Any, tmp_path: Path) -> None:
+    rows = ["job_id,arrival_s,gpus,duration_s,priority,user"] + [f"j{i},{10 * i},{1 + i % 8},{600 + 30 * i},0,u{i % 3}"
+                                                                  for i in range(40)]  # fmt: skip
+    (tmp_path / "mine.csv").write_text("\n".join(rows) + "\n")
+    page.goto(f"{server}#/schedule")
+    _answered(page)
+    page.set_input_files("#trace-file", str(tmp_path / "mine.csv"))
+    page.wait_for_function("() => document.querySelector(\"[data-key='jobs.finished']\").textContent === '40'",
+                           timeout=60_000)  # fmt: skip
+    _answered(page)
+    assert "40 jobs" in page.text_content("#trace-name")
+    doc = yaml.safe_load((EXAMPLES / "schedule-synthetic.yaml").read_text())
+    doc["schedule"].pop("generator")
+    doc["schedule"]["trace"] = "mine.csv"
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(doc))
+    cli = _cli(["schedule", str(tmp_path / "s.yaml"), "--json"])
+    assert _assert_page_equals(_shown(page), cli, "uploaded trace vs CLI") >= 6
+
+
 def test_a_changed_field_re_answers_and_the_url_reproduces_it(server: str, page: Any, browser: Any) -> None:
     import httpx
 

@@ -8,6 +8,7 @@ content), and simulations are bounded in requests (wall time is bounded by the s
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,19 +124,33 @@ def shipped_traces() -> dict[str, Path]:
     return {p.name: p for p in sorted(data.glob("*.csv"))}
 
 
+#: the name an uploaded trace gets (the answer's trace.source)
+UPLOADED_TRACE = "uploaded.csv"
+
+
 def schedule(document: Mapping[str, Any]) -> dict[str, Any]:
-    """``aiinfra schedule --json`` of a schedule document whose trace, if any, names a shipped trace."""
+    """``aiinfra schedule --json`` of a schedule document. Its trace names a trace the package ships, or the
+    document carries the CSV's content as ``trace_csv`` (the web app reads no client path), which is then the trace."""
     if not isinstance(document, Mapping) or not isinstance(document.get("schedule"), Mapping):
         raise SpecError("schedule", type(document).__name__, "expected a JSON object with one section 'schedule'",
                         "send a schedule file's content (examples/schedule-synthetic.yaml shows the format)")
-    trace = document["schedule"].get("trace")
+    content = document.get("trace_csv")
+    doc = {"schedule": dict(document["schedule"])}
+    if content is not None:
+        if not isinstance(content, str):
+            raise SpecError("trace_csv", type(content).__name__, "must be the CSV file's text", "upload a CSV file")
+        doc["schedule"].pop("generator", None)
+        doc["schedule"]["trace"] = UPLOADED_TRACE
+        with tempfile.TemporaryDirectory(prefix="aiinfra-trace-") as tmp:
+            (Path(tmp) / UPLOADED_TRACE).write_text(content, encoding="utf-8")
+            return app.schedule(doc, base_dir=Path(tmp)).to_dict()
+    trace = doc["schedule"].get("trace")
     traces = shipped_traces()
     if trace is not None and (not isinstance(trace, str) or trace not in traces):
         raise SpecError("schedule.trace", trace, "the web app reads only the traces aiinfra ships",
-                        f"name one of {', '.join(traces)} or describe a generator; run `aiinfra schedule` on "
-                        "your own trace file")  # fmt: skip
+                        f"name one of {', '.join(traces)}, upload the CSV (trace_csv) or describe a generator")
     base = next(iter(traces.values())).parent if traces else None
-    return app.schedule(document, base_dir=base).to_dict()
+    return app.schedule(doc, base_dir=base).to_dict()
 
 
 def pack(document: Mapping[str, Any]) -> dict[str, Any]:

@@ -263,9 +263,11 @@ def create_app(settings: Settings | None = None) -> Any:
 
     @api.post("/api/v1/schedule", tags=["questions"], openapi_extra={"requestBody": {"required": True, "content": {
         "application/json": {"schema": {"type": "object", "description": "a schedule file's content: "
-                                        "{schedule: {cluster, policy, generator | trace, ...}}"}}}}})
+                                        "{schedule: {cluster, policy, generator | trace, ...}}, optionally with "
+                                        "trace_csv: a trace CSV's text, used as the trace"}}}}})
     async def schedule(request: Request) -> Any:
-        """`aiinfra schedule --json`; a trace must name one the package ships (GET /api/v1/examples lists them)."""
+        """`aiinfra schedule --json`; the trace names one the package ships (GET /api/v1/examples lists them) or
+        comes as the body's `trace_csv` text."""
         body = await _json_body(request)
         return await bounded(lambda: questions.schedule(body))
 

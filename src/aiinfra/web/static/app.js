@@ -156,6 +156,8 @@ async function renderQuestion(page, params) {
   $("#main").innerHTML = `<h1>${esc(TITLES[page])}</h1>
   <div class="layout"><div class="panel" id="form-panel">
     <div class="toolbar"><label>example <select id="example"><option value="">(choose)</option>${exOpts}</select></label></div>
+    ${page === "schedule" ? `<div class="toolbar"><label class="button">Upload trace CSV <input type="file" id="trace-file" accept=".csv,text/csv" hidden></label>
+      <button type="button" id="trace-forget" hidden>Use the form's trace / generator</button><span id="trace-name" class="hint"></span></div>` : ""}
     <form id="form" autocomplete="off"></form>
     <div id="options"></div>
     <details><summary>Scenario as YAML (load, edit, download)</summary>
@@ -188,6 +190,17 @@ async function renderQuestion(page, params) {
     answerSoon(0);
   });
   $("#apply-yaml").addEventListener("click", () => loadYaml($("#yaml").value, schema, page));
+  if (page === "schedule") {
+    $("#trace-file").addEventListener("change", async (e) => {
+      const f = e.target.files[0];
+      if (!f) return;
+      state.traceCsv = await f.text();
+      $("#trace-name").textContent = `${f.name}: ${state.traceCsv.split("\n").filter((l) => l.trim() && !l.startsWith("#")).length - 1} jobs, used instead of the form's trace or generator (a shared link does not carry it)`;
+      $("#trace-forget").hidden = false;
+      answerSoon(0);
+    });
+    $("#trace-forget").addEventListener("click", () => { state.traceCsv = null; $("#trace-name").textContent = ""; $("#trace-forget").hidden = true; answerSoon(0); });
+  }
   $("#yaml-file").addEventListener("change", async (e) => { const f = e.target.files[0]; if (f) loadYaml(await f.text(), schema, page); });
   $("#download-yaml").addEventListener("click", async () => {
     const text = await api("/api/v1/yaml", { method: "POST", body: state.scenario, raw: true });
@@ -382,7 +395,8 @@ async function answer() {
   const tick = setInterval(() => setStatus(`working… ${((performance.now() - started) / 1000).toFixed(1)} s${state.inflight?.progress || ""}`, true), 200);
   setStatus("working…", true);
   const job = LONG.has(page) && (page === "simulate" || state.options.simulate);
-  const run = job ? runJob(page === "simulate" ? "simulate-series" : page, state.scenario, query(page)) : runDirect(page, state.scenario, query(page));
+  const body = page === "schedule" && state.traceCsv ? { ...state.scenario, trace_csv: state.traceCsv } : state.scenario;
+  const run = job ? runJob(page === "simulate" ? "simulate-series" : page, body, query(page)) : runDirect(page, body, query(page));
   state.inflight = run;
   $("#cancel").onclick = () => run.cancel();
   try {
