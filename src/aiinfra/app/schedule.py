@@ -19,6 +19,7 @@ from aiinfra.sharing.schedule.spec import ScheduleInput as ScheduleInput  # re-e
 from aiinfra.sharing.schedule.trace import generate, read_trace
 from aiinfra.specs.common import validate
 from aiinfra.specs.scenario import apply_set, read_yaml
+from aiinfra.units import HOUR_S
 
 #: job size classes by whole-GPU count (upper bounds, inclusive); MIG jobs form their own class
 SIZE_CLASSES: tuple[tuple[str, int], ...] = (("1", 1), ("2-4", 4), ("5-8", 8), ("9-64", 64), ("65+", 1 << 62))
@@ -130,9 +131,9 @@ class ScheduleResult(Result):
             "node_repairs": o.node_repairs,
             "job_interruptions": int(interrupted.sum()),
             "jobs_interrupted": int((interrupted > 0).sum()),
-            "lost_gpu_hours": o.lost_gpu_s / 3600.0,
+            "lost_gpu_hours": o.lost_gpu_s / HOUR_S,
             "lost_share_of_work_frac": o.lost_gpu_s / work_gpu_s if work_gpu_s > 0 else 0.0,
-            "down_gpu_hours": o.down_gpu_s / 3600.0,
+            "down_gpu_hours": o.down_gpu_s / HOUR_S,
             "repair_s": f.repair_s,
             "restart_s": f.restart_s,
             "checkpoint_interval_s": f.checkpoint_interval_s,
@@ -281,9 +282,10 @@ def schedule(source: str | Path | Mapping[str, Any], set: Iterable[str] | None =
     t0 = time.perf_counter()
     c = spec.cluster
     f = spec.failures
-    rate, share = node_failure_rates(f, c.gpus_per_node) if f is not None else (None, None)
-    stream = (failure_stream(c.nodes, rate, share, f.seed)
-              if f is not None and rate is not None and share is not None else None)  # fmt: skip
+    rate = share = stream = None
+    if f is not None:
+        rate, share = node_failure_rates(f, c.gpus_per_node)
+        stream = failure_stream(c.nodes, rate, share, f.seed)
     out = simulate(jobs, nodes=c.nodes, per_node=c.gpus_per_node, policy=spec.policy,
                    nodes_per_leaf=c.nodes_per_leaf, mig_geometry=geo, mig_nodes=c.mig_nodes,
                    horizon_s=spec.horizon_s, backfill_depth=spec.backfill_depth, failures=stream,
@@ -291,5 +293,5 @@ def schedule(source: str | Path | Mapping[str, Any], set: Iterable[str] | None =
                    checkpoint_interval_s=f.checkpoint_interval_s if f else None)  # fmt: skip
     wall = time.perf_counter() - t0
     return ScheduleResult(spec=spec, jobs=jobs, outcome=out, trace_source=src, wall_s=wall,
-                          node_failure_rate_per_hour=None if rate is None else rate * 3600.0,
+                          node_failure_rate_per_hour=None if rate is None else rate * HOUR_S,
                           repair_share_frac=share)  # fmt: skip

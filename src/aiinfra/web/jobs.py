@@ -22,6 +22,12 @@ from aiinfra.errors import SpecError
 Work = Callable[[Callable[[int, int | None], None]], Any]
 
 
+def past_wall_limit(field: str, value: str, limit_s: float) -> SpecError:
+    """The error of an answer that ran past the web app's wall-time limit (a request or a job)."""
+    return SpecError(field, value, f"ran past the web app's limit of {limit_s:g} s",
+                     "ask a smaller question (fewer requests or candidates), or use the CLI")
+
+
 class Cancelled(Exception):
     """Raised inside a job's progress callback once the job is cancelled."""
 
@@ -79,8 +85,7 @@ class JobTable:
             if job.cancel_requested:
                 raise Cancelled
             if time.monotonic() - job.started_s > self.max_wall_s:
-                raise SpecError("job", job.question, f"ran past the web app's limit of {self.max_wall_s:g} s",
-                                "ask a smaller question (fewer requests or candidates), or use the CLI")  # fmt: skip
+                raise past_wall_limit("job", job.question, self.max_wall_s)
 
         return progress
 
@@ -106,9 +111,8 @@ class JobTable:
             job = self._jobs.get(job_id)
         if job is not None and job.state == "running" and time.monotonic() - job.started_s > self.max_wall_s:
             job.cancel_requested = True
-            exc = SpecError("job", job.question, f"ran past the web app's limit of {self.max_wall_s:g} s",
-                            "ask a smaller question (fewer requests or candidates), or use the CLI")  # fmt: skip
-            job.state, job.error, job.ended_s = "error", self._error_detail(exc)[1], time.monotonic()
+            error = self._error_detail(past_wall_limit("job", job.question, self.max_wall_s))[1]
+            job.state, job.error, job.ended_s = "error", error, time.monotonic()
         return job
 
     def cancel(self, job_id: str) -> Job | None:

@@ -20,8 +20,9 @@ from aiinfra.report.render import jsonable
 
 Progress = Callable[[int, int | None], None]
 
-#: most requests one simulation from the web may run (the CLI's bound is specs.bounds.MAX_SIMULATED_REQUESTS);
-#: 20,000 requests of a 70B TP8 replica simulate in a few seconds on one core (bench/bench_web_load.py)
+#: most requests one simulation from the web may run (the CLI's bound is specs.bounds.MAX_SIMULATED_REQUESTS): a
+#: product limit, chosen so that one answer stays interactive — examples/simulate-llama70b-h100.yaml at 20,000
+#: requests simulates in 1.1 s on this project's 2-core CI machine (bench/README.md, simulator section, for rates)
 WEB_MAX_SIMULATED_REQUESTS = 20_000
 
 
@@ -87,7 +88,7 @@ def _find_max_rate(sc: Any, o: Options, progress: Progress | None) -> dict[str, 
 
 def _plain(name: str) -> Callable[[Any, Options, Progress | None], dict[str, Any]]:
     def answer(sc: Any, o: Options, progress: Progress | None) -> dict[str, Any]:
-        result: dict[str, Any] = getattr(app, name)(sc).to_dict()
+        result: dict[str, Any] = app.QUESTIONS[name](sc).to_dict()
         return result
 
     return answer

@@ -26,7 +26,7 @@ from fastapi.staticfiles import StaticFiles
 from aiinfra import __version__, app
 from aiinfra.errors import AiinfraError, DataError, InfeasibleError, SpecError
 from aiinfra.web import questions
-from aiinfra.web.jobs import Job, JobTable
+from aiinfra.web.jobs import Job, JobTable, past_wall_limit
 from aiinfra.web.schema import scenario_form_schema
 
 STATIC_DIR = Path(__file__).parent / "static"
@@ -236,8 +236,7 @@ def create_app(settings: Settings | None = None) -> Any:
         try:
             return await asyncio.wait_for(asyncio.to_thread(fn), timeout=s.max_wall_s)
         except TimeoutError as exc:
-            raise SpecError("request", "…", f"the answer took longer than the web app's limit of {s.max_wall_s:g} s",
-                            "ask a smaller question (fewer requests or candidates), or use the CLI") from exc
+            raise past_wall_limit("request", "…", s.max_wall_s) from exc
 
     scenario_body = {"requestBody": {"required": True, "content": {"application/json": {"schema": {
         "type": "object", "description": "a scenario in the YAML file's format (examples/scenario-reference.yaml)"}}}}}

@@ -282,7 +282,8 @@ def simulate(
     run_start = [NAN] * n
     interrupted = [0] * n
     down_since: dict[int, float] = {}
-    fail_stats = {"failures": 0, "repairs": 0, "lost_gpu_s": 0.0, "down_gpu_s": 0.0}
+    node_failures = node_repairs = 0
+    lost_gpu_s = down_gpu_s = 0.0
     unfinished = n
 
     def next_failure() -> None:
@@ -433,6 +434,14 @@ def simulate(
                 return False
         return place(j, a)
 
+    def requeue(j: int, extra_work_s: float) -> None:
+        """Stop running job ``j`` now and queue it again with its remaining work plus ``extra_work_s`` (preemption:
+        none; a failure: the work since its checkpoint and the restart)."""
+        remaining[j] = max(end_of[j] - now, 0.0) + extra_work_s
+        release(j)
+        epoch[j] += 1  # its pending finish event is void
+        enqueue(j)
+
     def preempt_for(i: int) -> bool:
         """Preempt lower-priority running jobs (lowest priority, latest start first) if that lets ``i`` start."""
         p = profiles[i]
@@ -457,39 +466,35 @@ def simulate(
             if not chosen:
                 return False
         for j in chosen:
-            remaining[j] = max(end_of[j] - now, 0.0)
-            release(j)
-            epoch[j] += 1
+            requeue(j, 0.0)
             preempts[j] += 1
-            enqueue(j)
             if p is not None and migs.find(p) is not None:
                 break
         return place(i)
 
     def fail(node: int, needs_repair: bool) -> None:
         """Interrupt every job on ``node`` (lost work since its checkpoint + restart re-queued); take the node out."""
+        nonlocal node_failures, node_repairs, lost_gpu_s
         if node in down_since:
             return
-        fail_stats["failures"] += 1
+        node_failures += 1
         for j in sorted(j for j, a in alloc.items() if any(k == node for k, _ in a)):
             progress = now - run_start[j]
             lost = progress % checkpoint_interval_s if checkpoint_interval_s else progress
-            remaining[j] = max(end_of[j] - now, 0.0) + lost + restart_s
-            fail_stats["lost_gpu_s"] += (lost + restart_s) * gpus[j]
-            release(j)
-            epoch[j] += 1
+            lost_gpu_s += (lost + restart_s) * gpus[j]
+            requeue(j, lost + restart_s)
             interrupted[j] += 1
-            enqueue(j)
         if needs_repair:
-            fail_stats["repairs"] += 1
+            node_repairs += 1
             pool.take([(node, pool.free[node])])
             down_since[node] = now
             heapq.heappush(events, (now + repair_s, _REPAIR, node, 0))
         shadow[:] = [-1, 0.0, None]
 
     def repaired(node: int) -> None:
+        nonlocal down_gpu_s
         pool.give([(node, per_node)])
-        fail_stats["down_gpu_s"] += (now - down_since.pop(node)) * per_node
+        down_gpu_s += (now - down_since.pop(node)) * per_node
         shadow[:] = [-1, 0.0, None]
 
     def blocked_by_fragments(i: int) -> bool:
@@ -598,8 +603,7 @@ def simulate(
     end = horizon_s if horizon_s is not None else now
     if frag_flag and end > now:
         frag_blocked += end - now
-    for since in down_since.values():
-        fail_stats["down_gpu_s"] += max(end - since, 0.0) * per_node
+    down_gpu_s += sum(max(end - since, 0.0) * per_node for since in down_since.values())
     state = []
     for i in range(n):
         if finish[i] == finish[i]:
@@ -615,7 +619,6 @@ def simulate(
         start_s=tuple(start), finish_s=tuple(finish), wait_s=tuple(waited), preemptions=tuple(preempts),
         reservation_s=tuple(reservation), leaves_used=tuple(leaves), state=tuple(state), busy_t_s=tuple(busy_t),
         busy_gpus=tuple(busy_v), end_s=end, frag_blocked_s=frag_blocked, total_gpus=(nodes + mig_nodes) * per_node,
-        interruptions=tuple(interrupted), node_failures=int(fail_stats["failures"]),
-        node_repairs=int(fail_stats["repairs"]), lost_gpu_s=float(fail_stats["lost_gpu_s"]),
-        down_gpu_s=float(fail_stats["down_gpu_s"]),
+        interruptions=tuple(interrupted), node_failures=node_failures, node_repairs=node_repairs,
+        lost_gpu_s=lost_gpu_s, down_gpu_s=down_gpu_s,
     )  # fmt: skip
