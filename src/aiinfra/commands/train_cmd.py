@@ -76,10 +76,22 @@ def _reliability_lines(r: dict[str, Any]) -> list[str]:
     spread = (f"p50 {human_seconds(r['time_to_train_p50_s'])}, p90 {human_seconds(r['time_to_train_p90_s'])} "
               f"({mc['trials']:,} Monte-Carlo trials, seed {mc['seed']})" if mc else "no Monte-Carlo (trials 0)")
     causes = ", ".join(f"{k} {v:.3g}/h" for k, v in r["top_causes_per_hour"].items())
+    rb = r["rate_basis"]
+    lo, hi = r["time_to_train_band_s"]
+    badput = ", ".join(f"{k.removesuffix('_s').replace('_', ' ')} {v / r['time_to_train_mean_s']:.1%}"
+                       for k, v in r["badput_s"].items() if v > 0)  # fmt: skip
     return ["reliability (failures, checkpoints, restarts; see docs/reliability.md):", key_values([
         ("time to train with failures", f"{human_seconds(r['time_to_train_mean_s'])} expected; {spread}"),
+        ("rate uncertainty band", f"{human_seconds(lo)} to {human_seconds(hi)} (rates / and × "
+                                  f"{rb['uncertainty_ratio']:.2f})"),
         ("time to train without failures", human_seconds(r["time_to_train_no_failures_s"])),
         ("effective training time (ETTR)", f"{r['ettr_frac']:.1%}"),
+        ("badput (share of the time)", badput or "none"),
+        ("failure rates", f"{rb['family_id']} ({rb['family_basis']}, × {rb['family_ratio']:g}), {rb['memory_id']} "
+                          f"({rb['memory_basis']}), age × {rb['age_ratio']:.3g}, repeat offenders × "
+                          f"{rb['lemon_ratio']:.3g}"),
+        ("cluster-wide failures", f"{r['cluster_failures_expected_count']:,.1f} expected on "
+                                  f"{r['cluster_accelerators_count']:,} accelerators during the run"),
         ("interruptions", f"{r['unexpected_interruptions_count']:,.0f} unexpected + "
                           f"{r['planned_interruptions_count']:,.0f} planned (MTBF "
                           f"{human_seconds(r['mtbf_s']) if r['mtbf_s'] else 'infinite: no failure rates'})"),
@@ -88,7 +100,10 @@ def _reliability_lines(r: dict[str, Any]) -> list[str]:
                        f"{human_seconds(ck['write_s'])}, training blocked {human_seconds(ck['blocking_s'])}, "
                        f"load {human_seconds(ck['load_s'])}"),
         ("checkpoint interval", f"{human_seconds(r['checkpoint_interval_s'])} ({r['checkpoint_interval_source']})"),
-        ("downtime per interruption", human_seconds(r["downtime_mean_s"])),
+        ("downtime per interruption", f"{human_seconds(r['downtime_mean_s'])} ("
+                                      + ", ".join(f"{k.replace('_', ' ')} {human_seconds(v)}"
+                                                  for k, v in r["downtime_parts_s"].items() if v > 0) + ")"),
+        ("checkpoint storage", r["storage_source"]),
         ("spare nodes", f"{r['spare_nodes']} ({r['spare_nodes_source']}; "
                         f"{r['spare_accelerator_hours']:,.0f} accelerator-hours held)"),
         ("accelerator-hours lost", f"{r['lost_accelerator_hours']:,.0f} (checkpoints, lost work, restarts, waits)"),

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aiinfra.reliability.goodput import Downtime, segments
+from aiinfra.reliability.goodput import Downtime, Mixture, Stop, segments, stops_stretch
 
 #: trials per vectorised block (bounds memory: a block holds every failure of its trials)
 BLOCK_TRIALS = 1000
@@ -37,6 +37,25 @@ class Distribution:
     interruptions_p90_count: float
 
 
+def _draw_mixture(rng: np.random.Generator, size: int, mix: Mixture) -> np.ndarray | float:
+    if not mix:
+        return 0.0
+    if len(mix) == 1:
+        return mix[0][1]
+    probs = np.array([p for p, _ in mix])
+    return np.array([d for _, d in mix])[rng.choice(len(mix), size=size, p=probs / probs.sum())]
+
+
+def _draw_downtime(rng: np.random.Generator, size: int, down: Downtime) -> np.ndarray:
+    """``size`` draws of the downtime's independent parts (goodput.Downtime)."""
+    d = down.base_s + down.wait_s * (rng.random(size) < down.wait_probability_frac)
+    d = d + _draw_mixture(rng, size, down.detection) + _draw_mixture(rng, size, down.human)
+    if down.restart_attempt_s > 0:
+        attempts = rng.geometric(1.0 - down.restart_failure_prob, size) if down.restart_failure_prob > 0 else 1
+        d = d + down.restart_attempt_s * attempts
+    return np.asarray(d, dtype=np.float64)
+
+
 def _block(rng: np.random.Generator, trials: int, n: int, length_s: float, lam: float, down: Downtime,
            stretch: float) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Wall time and interruption count of ``trials`` trials."""
@@ -51,7 +70,7 @@ def _block(rng: np.random.Generator, trials: int, n: int, length_s: float, lam: 
     count = k_run.astype(np.float64)
     pending = ids  # one entry per failure whose restart has not yet completed
     while pending.size:
-        d = down.base_s + down.wait_s * (rng.random(pending.size) < down.wait_probability_frac)
+        d = _draw_downtime(rng, pending.size, down)
         x = rng.exponential(1.0 / lam, pending.size)
         done = x >= d
         total += np.bincount(pending, weights=np.where(done, d, x), minlength=trials)
@@ -61,18 +80,19 @@ def _block(rng: np.random.Generator, trials: int, n: int, length_s: float, lam: 
 
 
 def simulate(*, useful_s: float, interval_s: float, blocking_s: float, unexpected_per_s: float, down: Downtime,
-             planned_per_s: float, planned_downtime_s: float, trials: int, seed: int) -> Distribution:  # fmt: skip
+             planned_per_s: float, planned_downtime_s: float, trials: int, seed: int,
+             other_stops: tuple[Stop, ...] = (), fixed_s: float = 0.0) -> Distribution:  # fmt: skip
     """``trials`` runs of the model in goodput.expected_run; deterministic for a seed."""
     n, tau = segments(useful_s, interval_s)
     length = tau + blocking_s
-    stretch = 1.0 / (1.0 - planned_per_s * planned_downtime_s)
+    stretch = stops_stretch((("planned", planned_per_s, planned_downtime_s), *other_stops))
     rng = np.random.default_rng(seed)
     walls, counts = [], []
     for start in range(0, trials, BLOCK_TRIALS):
         w, c = _block(rng, min(BLOCK_TRIALS, trials - start), n, length, unexpected_per_s, down, stretch)
         walls.append(w)
         counts.append(c)
-    wall, count = np.concatenate(walls), np.concatenate(counts)
+    wall, count = np.concatenate(walls) + fixed_s, np.concatenate(counts)
     p10, p50, p90, p99 = (float(v) for v in np.percentile(wall, [10, 50, 90, 99]))
     return Distribution(trials=trials, seed=seed, wall_mean_s=float(wall.mean()), wall_p10_s=p10, wall_p50_s=p50,
                         wall_p90_s=p90, wall_p99_s=p99, interruptions_mean_count=float(count.mean()),
