@@ -273,7 +273,8 @@ def test_human_response_by_hour() -> None:
     # people on site 08:00-20:00: half the failures wait 15 min, the other half 2 h
     mix = human_response_mixture(900, 7200, 8, 20)
     assert sum(p * d for p, d in mix) == pytest.approx(0.5 * 900 + 0.5 * 7200)
-    assert sum(p * d for p, d in human_response_mixture(900, 7200, 22, 6)) == pytest.approx(8 / 24 * 900 + 16 / 24 * 7200)
+    night_shift = human_response_mixture(900, 7200, 22, 6)  # day hours 22:00-06:00 wrap past midnight: 8 of 24
+    assert sum(p * d for p, d in night_shift) == pytest.approx(8 / 24 * 900 + 16 / 24 * 7200)
 
 
 def test_checkpoint_time_at_16_percent_of_rated() -> None:

@@ -128,6 +128,9 @@ class ScheduleResult(Result):
             "node_failure_rate_per_hour": self.node_failure_rate_per_hour,
             "repair_share_frac": self.repair_share_frac,
             "node_failures": o.node_failures,
+            # the expectation beside the one seeded draw: every whole-GPU node fails at the node rate for the span
+            "node_failures_expected": (self.node_failure_rate_per_hour or 0.0) * self.spec.cluster.nodes
+            * o.end_s / HOUR_S,
             "node_repairs": o.node_repairs,
             "job_interruptions": int(interrupted.sum()),
             "jobs_interrupted": int((interrupted > 0).sum()),
@@ -236,13 +239,16 @@ def _check_jobs(spec: ScheduleInput, jobs: Jobs, where: str) -> m.MigGeometry | 
     return geo
 
 
-def node_failure_rates(f: FailuresInput, gpus_per_node: int) -> tuple[float, float]:
+def node_failure_rates(f: FailuresInput, gpus_per_node: int, accelerator: str | None = None) -> tuple[float, float]:
     """Unexpected failures per node-second of a whole-GPU node (Σ GPU-scale rates × GPUs per node + node-scale
-    rates, reliability.rates.job_rates) and the share of them that need a repair."""
-    from aiinfra.reliability.rates import job_rates
+    rates, reliability.rates.job_rates, × the accelerator generation's and memory type's ratios when the cluster
+    names its accelerator) and the share of them that need a repair."""
+    from aiinfra.reliability.rates import hardware_rates, job_rates
 
-    r = job_rates(gpus_per_node, 1, scale_ratio=f.failure_rate_scale_ratio, overrides=f.rates_per_unit_hour,
-                  include_planned=False, field="schedule.failures.rates_per_unit_hour")  # fmt: skip
+    fam, mem = hardware_rates(accelerator)
+    r = job_rates(gpus_per_node, 1, scale_ratio=f.failure_rate_scale_ratio * fam.rate_ratio,
+                  overrides=f.rates_per_unit_hour, include_planned=False, memory_ratio=mem.rate_ratio,
+                  field="schedule.failures.rates_per_unit_hour")  # fmt: skip
     share = r.repair_per_s / r.unexpected_per_s if r.unexpected_per_s > 0 else 0.0
     return r.unexpected_per_s, share
 
@@ -284,7 +290,7 @@ def schedule(source: str | Path | Mapping[str, Any], set: Iterable[str] | None =
     f = spec.failures
     rate = share = stream = None
     if f is not None:
-        rate, share = node_failure_rates(f, c.gpus_per_node)
+        rate, share = node_failure_rates(f, c.gpus_per_node, c.accelerator)
         stream = failure_stream(c.nodes, rate, share, f.seed)
     out = simulate(jobs, nodes=c.nodes, per_node=c.gpus_per_node, policy=spec.policy,
                    nodes_per_leaf=c.nodes_per_leaf, mig_geometry=geo, mig_nodes=c.mig_nodes,
