@@ -349,3 +349,22 @@ def test_monte_carlo_matches_analytic_with_recovery_parts() -> None:
     e = expected_run(**kw)  # type: ignore[arg-type]
     d = simulate(**kw, trials=400, seed=3)  # type: ignore[arg-type]
     assert d.wall_mean_s == pytest.approx(e.wall_s, rel=0.03)
+
+
+def test_reliability_validation_rows_sealed_by_hash_and_predicted_by_hand() -> None:
+    from aiinfra.reliability import validation as v
+
+    open_rows, sealed_rows = v.read_rows("open"), v.read_rows("sealed")
+    assert all(not v.sealed(r["id"]) for r in open_rows) and all(v.sealed(r["id"]) for r in sealed_rows)
+    assert len(open_rows) + len(sealed_rows) >= 10
+    assert all(r["source_url"].startswith("https://") for r in open_rows + sealed_rows)
+    # GLM-130B: 96 A100 nodes × 54 days × Llama 3's repair-needing rate per node-day (356 / (2,048 × 54)) × the A100
+    # ratio of the catalog row (1.35)
+    glm = next(r for r in open_rows if r["id"] == "glm130b-hardware-interruptions")
+    assert v.predict(glm, loo_ratio=0.0) == pytest.approx(96 * 54 * 356 / (2_048 * 54) * 1.35, rel=0.005)
+    # leave-one-source-out for Kokolis et al.'s rows: the A100 ratio from the open OPT (35 in 124 × 60 node-days)
+    # and GLM-130B (10 in 96 × 54) hardware counts, not from RSC
+    loo = v._loo_ratio(open_rows)
+    assert loo == pytest.approx((35 + 10) / (124 * 60 + 96 * 54) / (356 / (2_048 * 54)), rel=1e-9)  # 1.107
+    rsc1 = next(r for r in open_rows if r["id"] == "rsc1-failures-per-1000-node-days")
+    assert v.predict(rsc1, loo) == pytest.approx(419 / (2_048 * 54) * 1000 * loo, rel=1e-9)
