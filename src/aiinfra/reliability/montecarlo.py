@@ -2,10 +2,13 @@
 
 Per trial, vectorised over trials with numpy: failures during the n running segments of length L = τ + δ are
 counted at once (failed attempts before n successes: negative binomial with success probability e^{−λL}); each
-failed attempt loses a truncated exponential on [0, L) (inverse CDF); each failure then plays its restart: a
-downtime D (the two-point distribution of goodput.Downtime) that a failure arriving within it (Exp(λ) < D) cuts
-short and starts again, counted as a further interruption. Planned interruptions stretch each trial's time by
-1/(1 − λ_p·D_p), their expectation. One seeded numpy Generator, trials in fixed blocks: same seed, same answer.
+failed attempt loses a truncated exponential on [0, L) (inverse CDF; for a trial of k ≥ 200 failures their sum is
+drawn at once as a normal of the exact mean k·μ and variance k·σ², the central limit theorem: the sum's skewness is
+then below 0.1); each failure then plays its restart: a downtime D (goodput.Downtime's independent parts: repair
+wait, detection by kind, a person's response, a geometric chain of attempts) that a failure arriving within it
+(Exp(λ) < D) cuts short and starts again, counted as a further interruption. Planned restarts and other stops
+stretch each trial's time by 1/(1 − Σ λ_i·c_i), their expectation. One seeded numpy Generator, trials in fixed
+blocks: same seed, same answer.
 """
 
 from __future__ import annotations
@@ -56,6 +59,25 @@ def _draw_downtime(rng: np.random.Generator, size: int, down: Downtime) -> np.nd
     return np.asarray(d, dtype=np.float64)
 
 
+#: failures per trial above which their summed lost work is drawn as one normal (module docstring)
+CLT_FAILURES = 200
+
+
+def _lost_work(rng: np.random.Generator, k_run: np.ndarray, ids: np.ndarray, lam: float, length_s: float) -> np.ndarray:
+    """Σ of each trial's lost work, X | X < L with X ~ Exp(λ): exact draws (inverse CDF), or for trials of many
+    failures a normal with the sum's exact mean and variance (E[X] = 1/λ − L/(e^{λL} − 1),
+    E[X²] = 2/λ² − (L² + 2L/λ)/(e^{λL} − 1))."""
+    trials = k_run.size
+    if k_run.size and int(k_run.min()) >= CLT_FAILURES:
+        em1 = math.expm1(lam * length_s)
+        mean = 1.0 / lam - length_s / em1
+        var = max(0.0, 2.0 / lam**2 - (length_s**2 + 2.0 * length_s / lam) / em1 - mean**2)
+        return np.asarray(k_run * mean + np.sqrt(k_run * var) * rng.standard_normal(trials), dtype=np.float64)
+    u = rng.random(ids.size)
+    lost = -np.log1p(-u * -math.expm1(-lam * length_s)) / lam
+    return np.bincount(ids, weights=lost, minlength=trials)
+
+
 def _block(rng: np.random.Generator, trials: int, n: int, length_s: float, lam: float, down: Downtime,
            stretch: float) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Wall time and interruption count of ``trials`` trials."""
@@ -63,10 +85,7 @@ def _block(rng: np.random.Generator, trials: int, n: int, length_s: float, lam: 
         return np.full(trials, n * length_s * stretch), np.zeros(trials)
     k_run = rng.negative_binomial(n, math.exp(-lam * length_s), size=trials)
     ids = np.repeat(np.arange(trials), k_run)
-    # lost work of each failed attempt: X | X < L, X ~ Exp(λ)
-    u = rng.random(ids.size)
-    lost = -np.log1p(-u * -math.expm1(-lam * length_s)) / lam
-    total = n * length_s + np.bincount(ids, weights=lost, minlength=trials)
+    total = n * length_s + _lost_work(rng, k_run, ids, lam, length_s)
     count = k_run.astype(np.float64)
     pending = ids  # one entry per failure whose restart has not yet completed
     while pending.size:
