@@ -324,7 +324,7 @@ def test_badput_adds_up_and_cluster_count() -> None:
     node_per_s = job_rates(8, 1, include_planned=False).unexpected_per_s
     assert r.cluster_failures_expected_count == pytest.approx(512 * node_per_s * r.expected.wall_s)
     lo, hi = r.band_s
-    assert lo < r.expected.wall_s < hi
+    assert lo is not None and hi is not None and lo < r.expected.wall_s < hi
 
 
 def test_lemons_retries_and_storage_lengthen_the_run() -> None:

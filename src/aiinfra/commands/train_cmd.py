@@ -82,8 +82,9 @@ def _reliability_lines(r: dict[str, Any]) -> list[str]:
                        for k, v in r["badput_s"].items() if v > 0)  # fmt: skip
     return ["reliability (failures, checkpoints, restarts; see docs/reliability.md):", key_values([
         ("time to train with failures", f"{human_seconds(r['time_to_train_mean_s'])} expected; {spread}"),
-        ("rate uncertainty band", f"{human_seconds(lo)} to {human_seconds(hi)} (rates / and × "
-                                  f"{rb['uncertainty_ratio']:.2f})"),
+        ("rate uncertainty band", f"{human_seconds(lo) if lo else '-'} to "
+                                  f"{human_seconds(hi) if hi else 'no end (failures outpace the checkpoints)'} "
+                                  f"(rates / and × {rb['uncertainty_ratio']:.2f})"),
         ("time to train without failures", human_seconds(r["time_to_train_no_failures_s"])),
         ("effective training time (ETTR)", f"{r['ettr_frac']:.1%}"),
         ("badput (share of the time)", badput or "none"),

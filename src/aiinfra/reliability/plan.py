@@ -87,8 +87,8 @@ class ReliabilityReport:
     """Spare nodes held for E[T]."""
     rate_basis: RateBasis
     storage_source: str
-    band_s: tuple[float, float]
-    """E[T] with every unexpected rate / u and × u (the rates' uncertainty)."""
+    band_s: tuple[float | None, float | None]
+    """E[T] with every unexpected rate / u and × u (the rates' uncertainty); None: the run cannot finish there."""
     badput_s: dict[str, float]
     """E[T] − useful time by Google's goodput categories (their sum is E[T] − the no-failure time)."""
     restart_attempts_mean: float
@@ -219,12 +219,19 @@ def plan_reliability(ri: ReliabilityInput, *, useful_s: float, accelerators: int
     # is bounded by k failures per lemon slot)
     lem = lemon_ratio(base_rates.unexpected_per_s, work_s)
     exp, down, rates, spares, tried, interval, interval_src = evaluate(hw_ratio, lem, None)
-    lem = lemon_ratio(base_rates.unexpected_per_s, exp.wall_s)
-    exp, down, rates, spares, tried, interval, interval_src = evaluate(hw_ratio, lem, None)
+    if ri.lemon_nodes is not None:
+        lem = lemon_ratio(base_rates.unexpected_per_s, exp.wall_s)
+        exp, down, rates, spares, tried, interval, interval_src = evaluate(hw_ratio, lem, None)
     exp = replace(exp, ettr_frac=useful_s / exp.wall_s)  # useful time excludes the data-loading stalls
     u = basis.uncertainty_ratio
-    low = evaluate(hw_ratio / u, lem, spares)[0].wall_s
-    high = evaluate(hw_ratio * u, lem, spares)[0].wall_s
+
+    def band(ratio: float) -> float | None:
+        try:
+            return evaluate(ratio, lem, spares)[0].wall_s
+        except SpecError:  # failures faster than a checkpoint segment at this end of the band
+            return None
+
+    low, high = band(hw_ratio / u), band(hw_ratio * u)
     lam = rates.unexpected_per_s
     dist = simulate(useful_s=work_s, interval_s=interval, blocking_s=ck.blocking_s, unexpected_per_s=lam, down=down,
                     planned_per_s=rates.planned_per_s, planned_downtime_s=planned_down, trials=ri.trials,

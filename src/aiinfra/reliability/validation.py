@@ -20,6 +20,7 @@ from pathlib import Path
 from aiinfra.reliability.rates import hardware_rates, job_rates
 
 DATA = Path(__file__).resolve().parent.parent / "validation" / "data"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "train-reliability-llama3-405b.yaml"
 FILES = {"open": DATA / "reliability_open.csv", "sealed": DATA / "reliability_sealed.csv"}
 #: rows whose A100 ratio must not come from their own source (Kokolis et al. calibrate the shipped A100 row)
 LOO_PREFIX = "rsc"
@@ -66,7 +67,7 @@ def predict(row: dict[str, str], loo_ratio: float) -> float:
     if q == "ettr_frac":
         from aiinfra import app
 
-        sc = app.load_scenario("examples/train-reliability-llama3-405b.yaml", ["reliability.trials=0"])
+        sc = app.load_scenario(str(EXAMPLE), ["reliability.trials=0"])
         return float(app.train(sc).to_dict()["reliability"]["ettr_frac"])
     fam, mem = hardware_rates(row["accelerator"])
     ratio = loo_ratio if row["id"].startswith(LOO_PREFIX) else fam.rate_ratio
