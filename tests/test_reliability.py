@@ -368,3 +368,14 @@ def test_reliability_validation_rows_sealed_by_hash_and_predicted_by_hand() -> N
     assert loo == pytest.approx((35 + 10) / (124 * 60 + 96 * 54) / (356 / (2_048 * 54)), rel=1e-9)  # 1.107
     rsc1 = next(r for r in open_rows if r["id"] == "rsc1-failures-per-1000-node-days")
     assert v.predict(rsc1, loo) == pytest.approx(419 / (2_048 * 54) * 1000 * loo, rel=1e-9)
+
+
+def test_bad_recovery_input_names_the_field() -> None:
+    with pytest.raises(SpecError, match="burn_in_days"):
+        _small_plan(cluster_age={"age_days": 10, "burn_in_ratio": 2})
+    with pytest.raises(SpecError, match="restart_failure_prob"):
+        _small_plan(restart_failure_prob=1.0)  # a chain that never succeeds
+    with pytest.raises(SpecError, match="lemon_nodes"):
+        _small_plan(lemon_nodes={"share_frac": 0.1, "rate_ratio": 10})  # exclude_after_count missing
+    with pytest.raises(SpecError, match="day_end_hour"):
+        _small_plan(human_response={"day_s": 60, "night_s": 600, "day_start_hour": 8, "day_end_hour": 25})

@@ -177,7 +177,8 @@ class ReliabilityInput:
     spare_nodes: Annotated[int, InRange(0, MAX_COUNT)] | None = None
     """Hot spare nodes held beside the job; None = the count that minimises accelerator-hours held (spares included)."""
     failure_rate_scale_ratio: Ratio = 1.0
-    """Multiplies every catalog failure rate (e.g. 0.5 for hardware twice as reliable as the Llama 3 cluster)."""
+    """Multiplies every unexpected catalog rate, on top of the accelerator generation's ratio (e.g. 0.5 for hardware
+    twice as reliable as the catalog's; an operator's own count over the model's)."""
     rates_per_unit_hour: dict[str, RatePerUnitHour] = field(default_factory=dict)
     """Per catalog row id (reliability.yaml), a rate replacing the row's, per unit-hour of its scale (GPU or node)."""
     include_planned: bool = True
