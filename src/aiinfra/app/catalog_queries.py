@@ -8,7 +8,7 @@ from typing import Any
 from aiinfra import catalog
 from aiinfra.analytic import model_figures as mf
 from aiinfra.app.base import Result, flatten
-from aiinfra.costing.prices import InstancePrice, cloud_prices
+from aiinfra.costing.prices import REFRESH_COMMAND, STALE_AFTER_DAYS, InstancePrice, cloud_prices
 from aiinfra.errors import SpecError
 from aiinfra.report.render import jsonable
 from aiinfra.specs.hardware import AcceleratorSpec
@@ -76,9 +76,11 @@ class PriceRows(Result):
     """Whole-instance prices, cheapest per accelerator-hour first, each with its source and date."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "prices", "accelerator": self.accelerator,
+        return {"kind": "prices", "accelerator": self.accelerator, "stale_after_days": STALE_AFTER_DAYS,
+                "refresh_command": REFRESH_COMMAND,
                 "rows": [{**jsonable(p), "usd_per_accelerator_hour": p.usd_per_accelerator_hour,
-                          "conflicting": p.conflicting} for p in self.prices]}  # fmt: skip
+                          "conflicting": p.conflicting, "price_age_days": p.age_days, "stale": p.stale}
+                         for p in self.prices]}  # fmt: skip
 
     def table_rows(self) -> list[dict[str, Any]]:
         """One row per price."""
