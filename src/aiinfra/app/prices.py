@@ -10,7 +10,6 @@ from typing import Any
 from aiinfra import catalog
 from aiinfra.app.base import Result
 from aiinfra.catalog.store import PRICES_DIR_ENV, refreshed_prices_dir
-from aiinfra.costing.offers import PriceRow, Unmapped
 from aiinfra.costing.price_diff import OfferChange, offer_changes
 from aiinfra.costing.prices import STALE_AFTER_DAYS, InstancePrice, cloud_prices, freshness
 from aiinfra.costing.refresh import DEFAULT_PROVIDERS, Fetch, RefreshReport, files_fetcher, gpuhunt_fetcher, refresh

@@ -217,13 +217,15 @@ def _pick_form(offer: Offer, provider: str, row: dict[str, Any]) -> tuple[str | 
     candidates = [str(a) for a in row.get("accelerators") or []]
     other_forms = [str(f) for f in row.get("forms_not_in_catalog") or []]
     if not candidates:
-        return None, f"no catalog accelerator for {row['gpu_name']} {row['memory_gb']} GB (offer_names.yaml {row['id']})"
+        return None, (f"no catalog accelerator for {row['gpu_name']} {row['memory_gb']} GB "
+                      f"(offer_names.yaml {row['id']})")
     if len(candidates) == 1 and not other_forms:
         return candidates[0], f"offer_names.yaml {row['id']}"
     words = _tokens(offer.instance_name) | {re.sub(r"\d+$", "", t) for t in _tokens(offer.instance_name)}
     named = [a for a in candidates if _form_tokens(a) & words]
     if len(named) == 1:
-        return named[0], f"offer_names.yaml {row['id']}; the instance name says {sorted(_form_tokens(named[0]) & words)[0]}"
+        said = sorted(_form_tokens(named[0]) & words)[0]
+        return named[0], f"offer_names.yaml {row['id']}; the instance name says {said}"
     if not named and set(other_forms) & words:
         return None, (f"{row['gpu_name']} {row['memory_gb']} GB {sorted(set(other_forms) & words)[0]}: no such part "
                       "in the catalog (add it to accelerators.yaml)")  # fmt: skip
@@ -245,7 +247,8 @@ def _mig_profile(base: str, memory_gb: float) -> tuple[str | None, str]:
         if len(hits) == 1:
             return hits[0], ""
         if hits:
-            return None, f"{memory_gb:g} GB is the memory of MIG profiles {' and '.join(hits)}: the offer does not say which"
+            return None, (f"{memory_gb:g} GB is the memory of MIG profiles {' and '.join(hits)}: the offer does not "
+                          "say which")
         return None, f"{memory_gb:g} GB of {base} matches no MIG profile ({', '.join(names)})"
     return None, f"a {memory_gb:g} GB fraction of {base}, which has no MIG profiles in the catalog"
 

@@ -70,12 +70,13 @@ def gpuhunt_fetcher() -> Fetch:
     """A fetch function reading current offers through gpuhunt (its published catalogs for the providers it
     collects offline, the provider's public API for online ones). Needs the ``prices`` extra."""
     try:
-        import gpuhunt
-        from gpuhunt._internal import catalog as gh_catalog
-        from gpuhunt._internal.default import ONLINE_PROVIDER_MODULES
+        import gpuhunt  # type: ignore[import-untyped,import-not-found,unused-ignore]
+        from gpuhunt._internal import catalog as gh_catalog  # type: ignore[import-untyped,import-not-found,unused-ignore]
+        from gpuhunt._internal.default import ONLINE_PROVIDER_MODULES  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except ImportError:
         raise SpecError("prices refresh", "gpuhunt", "the gpuhunt package is not installed",
-                        "pip install 'aiinfra[prices]' (or give --offers DIR with recorded gpuhunt catalog files)") from None  # fmt: skip
+                        "pip install 'aiinfra[prices]' (or give --offers DIR with recorded gpuhunt catalog "
+                        "files)") from None  # fmt: skip
     log = logging.getLogger("gpuhunt")  # its failures become our messages, not tracebacks on stderr
     log.addHandler(logging.NullHandler())
     log.propagate = False
@@ -113,7 +114,8 @@ def gpuhunt_fetcher() -> Fetch:
 def files_fetcher(folder: Path) -> Fetch:
     """A fetch function reading recorded offers: ``<provider>.csv`` files in gpuhunt's catalog format."""
     if not folder.is_dir():
-        raise SpecError("--offers", str(folder), "not a folder", "give a folder of <provider>.csv gpuhunt catalog files")
+        raise SpecError("--offers", str(folder), "not a folder",
+                        "give a folder of <provider>.csv gpuhunt catalog files")  # fmt: skip
 
     def fetch(provider: str) -> Sequence[Offer]:
         path = folder / f"{provider}.csv"
