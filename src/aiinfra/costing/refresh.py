@@ -88,7 +88,8 @@ def gpuhunt_fetcher() -> Fetch:
             try:
                 cat.load()
             except Exception as exc:  # gpuhunt raises when no provider's catalog could be downloaded
-                state["error"] = f"{type(exc).__name__}: {exc}"
+                cause = f" ({exc.__cause__})" if exc.__cause__ is not None else ""
+                state["error"] = f"{exc}{cause}"
             state["catalog"] = cat
         return state["catalog"]
 
