@@ -5,6 +5,7 @@ stale marks, and the overlay read by cost, capacity and tco."""
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Iterator, Sequence
 from datetime import date
 from pathlib import Path
@@ -326,3 +327,39 @@ def test_refresh_refuses_a_file_as_out(tmp_path: Path) -> None:
     f.write_text("x")
     with pytest.raises(SpecError, match="--out"):
         app.prices_refresh(["aws"], f, RECORDED, today=TODAY)
+
+
+def test_cli_reads_the_refreshed_folder_and_an_explicit_overlay_on_top(
+        overlay: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """`aiinfra cost` with the refreshed folder as default and a user's row given by --catalog-overlay: the user's
+    newer row (2026-11-25 > the shipped 2026-04-01) wins its offer, the refreshed rows stay, stale rows are marked
+    in text and JSON."""
+    monkeypatch.setenv("AIINFRA_PRICES_DIR", str(overlay))
+    monkeypatch.setenv("AIINFRA_TODAY", "2026-11-26")
+    (tmp_path / "prices").mkdir()
+    (tmp_path / "prices" / "cloud.csv").write_text(
+        "id,provider,instance,region,accelerator,accelerators_per_instance,pricing,usd_per_hour,source_title,"
+        "source_url,read_on,notes\nmy-vastai-quote,vastai,8x H100 marketplace,us,nvidia-h100-sxm5-80gb,8,spot,"
+        "8.0,my quote,,2026-11-25,\n")
+    args = ("cost", str(EXAMPLES / "cost-train-70b-32xh100.yaml"), "--set", "cost.pricing=[spot]",
+            "--catalog-overlay", str(tmp_path))  # fmt: skip
+    res = run_cli(*args, "--json")
+    assert res.returncode == 0, res.stderr
+    d = json.loads(res.stdout)
+    ids = [o["price_id"] for o in d["options"]]
+    assert d["cheapest"]["price_id"] == "my-vastai-quote" and d["price_age_days"] == 1 and d["stale"] is False
+    assert "vastai-8x-h100-spot" not in ids  # the same offer, older: replaced by the newer row
+    assert "aws-p5-48xlarge-us-east-1-spot-2026-11-26" in ids  # the refreshed rows are still in use
+    text = run_cli("cost", str(EXAMPLES / "cost-train-70b-32xh100.yaml"), "--catalog-overlay", str(tmp_path)).stdout
+    assert "2026-11-25 (1 d)" in text  # every pricing kind: the reserved rows read 2023-07-27 are stale
+    assert "2023-07-27 (1218 d) STALE" in text and "`aiinfra prices refresh`" in text
+
+
+def test_refresh_into_the_default_folder_is_used_by_every_answer(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.setenv("AIINFRA_PRICES_DIR", str(tmp_path / "cache"))
+    r = app.prices_refresh(["nebius"], None, RECORDED, today=TODAY)
+    assert r.default_overlay and r.to_dict()["rows_written"] == 4
+    with dated_today(TODAY):
+        ids = {p.id for p in app.price_list("nvidia-h200-sxm-141gb").prices}
+    assert "nebius-gpu-h200-sxm-8gpu-128vcpu-1600gb-eu-north1-spot-2026-11-26" in ids
