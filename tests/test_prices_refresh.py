@@ -363,3 +363,8 @@ def test_refresh_into_the_default_folder_is_used_by_every_answer(tmp_path: Path,
     with dated_today(TODAY):
         ids = {p.id for p in app.price_list("nvidia-h200-sxm-141gb").prices}
     assert "nebius-gpu-h200-sxm-8gpu-128vcpu-1600gb-eu-north1-spot-2026-11-26" in ids
+
+
+def test_a_superseded_shipped_row_can_still_be_shown(refreshed: Catalog) -> None:
+    row = app.catalog_show("aws-p5-48xlarge-us-east-1-on-demand").to_dict()
+    assert (row["kind"], row["usd_per_hour"]) == ("prices", 98.32)

@@ -8,7 +8,13 @@ from typing import Any
 from aiinfra import catalog
 from aiinfra.analytic import model_figures as mf
 from aiinfra.app.base import Result, flatten
-from aiinfra.costing.prices import REFRESH_COMMAND, STALE_AFTER_DAYS, InstancePrice, cloud_prices
+from aiinfra.costing.prices import (
+    REFRESH_COMMAND,
+    STALE_AFTER_DAYS,
+    InstancePrice,
+    cloud_prices,
+    every_cloud_price,
+)
 from aiinfra.errors import SpecError
 from aiinfra.report.render import jsonable
 from aiinfra.specs.hardware import AcceleratorSpec
@@ -60,7 +66,7 @@ def catalog_show(id_: str) -> CatalogRow:
     try:
         kind, spec = catalog.find_any(id_)
     except UnknownIdError:
-        price = next((p for p in cloud_prices(None) if p.id == id_), None)
+        price = next((p for p in every_cloud_price() if p.id == id_), None)
         if price is None:
             raise
         return CatalogRow(kind="prices", spec=price)

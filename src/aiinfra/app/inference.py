@@ -68,7 +68,7 @@ class CapacityResult(Result):
         if price is not None:  # the age of the price behind the answer (costing.prices.freshness)
             from aiinfra.costing.prices import freshness
 
-            obj.update(freshness(price.read_on, price.age_days))
+            obj.update(freshness(price.read_on, None if price.stale and price.age_days == 0 else price.age_days))
         if self.simulated is not None:
             obj["simulated"] = self.simulated
         return obj

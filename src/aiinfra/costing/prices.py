@@ -234,11 +234,12 @@ def _float(r: dict[str, str], key: str, file: str) -> float:
         raise DataError(f"prices/{file} row {r.get('id')}: {key} = {r.get(key)!r} is not a number") from None
 
 
-def _all_cloud_prices(today: date | None) -> list[InstancePrice]:
-    """Every row of prices/cloud.csv in the active catalog, one per offer (:func:`newest_per_offer`)."""
+def every_cloud_price(today: date | None = None) -> list[InstancePrice]:
+    """Every row of prices/cloud.csv in the active catalog, in file order, superseded ones included (a shipped
+    row a newer refreshed row of the same offer replaces is still shown by `catalog show`)."""
 
     def build() -> list[InstancePrice]:
-        rows = [
+        return [
             InstancePrice(
                 **_dated(r, day),
                 provider=r["provider"],
@@ -252,10 +253,15 @@ def _all_cloud_prices(today: date | None) -> list[InstancePrice]:
             )
             for r in _csv("cloud.csv")
         ]
-        return newest_per_offer(rows)
 
     day = today or current_date()
-    return catalog.active().memo(f"cloud_prices|{day.isoformat()}", build)
+    return catalog.active().memo(f"every_cloud_price|{day.isoformat()}", build)
+
+
+def _all_cloud_prices(today: date | None) -> list[InstancePrice]:
+    """Every offer of prices/cloud.csv in the active catalog, its newest row only (:func:`newest_per_offer`)."""
+    day = today or current_date()
+    return catalog.active().memo(f"cloud_prices|{day.isoformat()}", lambda: newest_per_offer(every_cloud_price(day)))
 
 
 def cloud_prices(
