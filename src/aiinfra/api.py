@@ -161,3 +161,19 @@ def sweep(
         return sweep_frame(scenario, grid=grid, zip=zip, question=question, options=options,
                            set=list(_set_list(set)), out=out, backend=backend, workers=workers, address=address,
                            progress=progress)  # fmt: skip
+
+
+def prices_refresh(providers: Sequence[str] | None = None, out: str | Path | None = None,
+                   offers: str | Path | None = None) -> app.PricesRefreshResult:  # fmt: skip
+    """Current cloud offers (through gpuhunt: ``pip install 'aiinfra[prices]'``; or recorded gpuhunt catalog
+    files in ``offers``) written as a price overlay into ``out`` (default: the refreshed-prices folder every answer
+    reads) (``aiinfra prices refresh``)."""
+    return app.prices_refresh(list(providers) if providers else None, out, offers)
+
+
+def price_diff(examples: str | Path | None = None, *, with_examples: bool = True,
+               catalog: Catalog | None = None) -> app.PriceDiffResult:  # fmt: skip
+    """Per offer, the shipped price row against the one in use (refreshed prices, overlays), and the cheapest
+    answer of each shipped example with either (``aiinfra catalog list prices --diff``)."""
+    with _using(catalog):
+        return app.price_diff(examples, with_examples)

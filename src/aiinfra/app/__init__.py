@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from aiinfra.app.inference import CapacityResult, InferResult, capacity, infer
     from aiinfra.app.mig import MigResult, mig
     from aiinfra.app.pack import PackResult, pack
+    from aiinfra.app.prices import PriceDiffResult, PricesRefreshResult, price_diff, prices_refresh
     from aiinfra.app.scenario import ScenarioLike, load_scenario
     from aiinfra.app.schedule import ScheduleResult, schedule
     from aiinfra.app.simulation import MaxRateResult, SimulateResult, find_max_rate, simulate
@@ -89,6 +90,10 @@ _LAZY: dict[str, str] = {
     "mig": "aiinfra.app.mig",
     "PackResult": "aiinfra.app.pack",
     "pack": "aiinfra.app.pack",
+    "PriceDiffResult": "aiinfra.app.prices",
+    "PricesRefreshResult": "aiinfra.app.prices",
+    "price_diff": "aiinfra.app.prices",
+    "prices_refresh": "aiinfra.app.prices",
     "ScheduleResult": "aiinfra.app.schedule",
     "schedule": "aiinfra.app.schedule",
 }
@@ -151,7 +156,9 @@ __all__ = [
     "MissingExtraError",
     "ModelFigures",
     "PackResult",
+    "PriceDiffResult",
     "PriceRows",
+    "PricesRefreshResult",
     "Result",
     "ScenarioLike",
     "ScheduleResult",
@@ -176,7 +183,9 @@ __all__ = [
     "model_show",
     "pack",
     "plan_label",
+    "price_diff",
     "price_list",
+    "prices_refresh",
     "schedule",
     "simulate",
     "tco",

@@ -8,7 +8,13 @@ from typing import Any
 from aiinfra import catalog
 from aiinfra.analytic import model_figures as mf
 from aiinfra.app.base import Result, flatten
-from aiinfra.costing.prices import InstancePrice, cloud_prices
+from aiinfra.costing.prices import (
+    REFRESH_COMMAND,
+    STALE_AFTER_DAYS,
+    InstancePrice,
+    cloud_prices,
+    every_cloud_price,
+)
 from aiinfra.errors import SpecError
 from aiinfra.report.render import jsonable
 from aiinfra.specs.hardware import AcceleratorSpec
@@ -60,7 +66,7 @@ def catalog_show(id_: str) -> CatalogRow:
     try:
         kind, spec = catalog.find_any(id_)
     except UnknownIdError:
-        price = next((p for p in cloud_prices(None) if p.id == id_), None)
+        price = next((p for p in every_cloud_price() if p.id == id_), None)
         if price is None:
             raise
         return CatalogRow(kind="prices", spec=price)
@@ -76,9 +82,11 @@ class PriceRows(Result):
     """Whole-instance prices, cheapest per accelerator-hour first, each with its source and date."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "prices", "accelerator": self.accelerator,
+        return {"kind": "prices", "accelerator": self.accelerator, "stale_after_days": STALE_AFTER_DAYS,
+                "refresh_command": REFRESH_COMMAND,
                 "rows": [{**jsonable(p), "usd_per_accelerator_hour": p.usd_per_accelerator_hour,
-                          "conflicting": p.conflicting} for p in self.prices]}  # fmt: skip
+                          "conflicting": p.conflicting, "price_age_days": p.age_days, "stale": p.stale}
+                         for p in self.prices]}  # fmt: skip
 
     def table_rows(self) -> list[dict[str, Any]]:
         """One row per price."""

@@ -64,6 +64,11 @@ class CapacityResult(Result):
     def to_dict(self) -> dict[str, Any]:
         obj: dict[str, Any] = {"chosen": jsonable(self.chosen), "alternatives": [jsonable(o) for o in self.options[1:]],
                                "accuracy_notes": list(self.accuracy_notes)}  # fmt: skip
+        price = self.chosen.price
+        if price is not None:  # the age of the price behind the answer (costing.prices.freshness)
+            from aiinfra.costing.prices import freshness
+
+            obj.update(freshness(price.read_on, None if price.stale and price.age_days == 0 else price.age_days))
         if self.simulated is not None:
             obj["simulated"] = self.simulated
         return obj

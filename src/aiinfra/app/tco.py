@@ -11,7 +11,7 @@ from aiinfra.app.base import Result
 from aiinfra.app.sourced import electricity_figure, pue_figure, scenario_system, section
 from aiinfra.costing import Usage
 from aiinfra.costing.energy import power_draw
-from aiinfra.costing.prices import DEFAULT_FACILITY, age_text, cloud_prices, facility, purchase_for
+from aiinfra.costing.prices import DEFAULT_FACILITY, age_text, cloud_prices, facility, freshness, purchase_for
 from aiinfra.costing.tco import CloudLine, OnPrem, OnPremInputs, Tco, cloud_monthly_usd, onprem
 from aiinfra.costing.tco import tco as tco_table
 from aiinfra.errors import InfeasibleError, SpecError
@@ -57,6 +57,8 @@ class TcoResult(Result):
                     "pue": self.pue, "electricity_price": self.electricity_price,
                     "colocation_usd_per_kw_month": self.colocation_usd_per_kw_month,
                     "colocation_source": self.colocation_source, "notes": list(self.notes)})  # fmt: skip
+        if self.cloud_lines:  # the age of the cheapest cloud line's price (costing.prices.freshness)
+            obj.update(freshness(self.cloud_lines[0].read_on, self.cloud_lines[0].age_days))
         return obj
 
     def table_rows(self) -> list[dict[str, Any]]:
@@ -154,6 +156,7 @@ def tco(scenario: Scenario) -> TcoResult:
             monthly_usd=cloud_monthly_usd(p.usd_per_hour, instances, p.pricing, ti.utilisation_frac),
             instances=instances,
             accelerators_billed=instances * p.accelerators_per_instance,
+            stale=p.stale,
         )
         if line.pricing not in best or line.monthly_usd < best[line.pricing].monthly_usd:
             best[line.pricing] = line

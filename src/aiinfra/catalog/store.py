@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextvars
 import difflib
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,6 +39,25 @@ OVERLAY_FILES = ("accelerators.yaml", "systems.yaml", "efficiency.yaml", "prices
 
 #: CSV columns that stand for a YAML row's ``sources`` (prices/*.csv schema)
 _CSV_SOURCE_COLUMNS = ("source_title", "read_on")
+
+
+#: environment variable naming the refreshed-prices overlay folder (``off``: none)
+PRICES_DIR_ENV = "AIINFRA_PRICES_DIR"
+
+
+def refreshed_prices_dir() -> Path | None:
+    """The overlay folder ``aiinfra prices refresh`` writes and every command reads: ``$AIINFRA_PRICES_DIR``, else
+    ``prices-refreshed`` in the user's cache folder (platformdirs: ``$XDG_CACHE_HOME/aiinfra`` on Linux,
+    ``~/Library/Caches/aiinfra`` on macOS, ``%LOCALAPPDATA%\\aiinfra\\Cache`` on Windows); None when the variable
+    is ``off``."""
+    env = os.environ.get(PRICES_DIR_ENV, "").strip()
+    if env.lower() == "off":
+        return None
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("aiinfra", appauthor=False)) / "prices-refreshed"
 
 
 def shipped_dir() -> Path:
@@ -113,6 +133,33 @@ class Catalog:
         if cls._DEFAULT is None:
             cls._DEFAULT = cls(shipped_dir())
         return cls._DEFAULT
+
+    _USER: tuple[tuple[str, int], Catalog] | None = None
+
+    @classmethod
+    def user_default(cls) -> Catalog:
+        """The shipped catalog plus the refreshed prices (:func:`refreshed_prices_dir`) when that folder holds
+        ``prices/cloud.csv``; rebuilt when the file changes. A broken refreshed overlay is a SpecError naming it
+        and the fix."""
+        folder = refreshed_prices_dir()
+        path = folder / "prices" / "cloud.csv" if folder is not None else None
+        if path is None or not path.is_file():
+            return cls.default()
+        key = (str(path), path.stat().st_mtime_ns)
+        if cls._USER is None or cls._USER[0] != key:
+            try:
+                cat = cls.default().with_overlay(folder)  # type: ignore[arg-type]
+            except SpecError as exc:
+                raise SpecError(str(folder), "(refreshed prices)", str(exc),
+                                "run `aiinfra prices refresh` again, or delete the folder, or set "
+                                f"{PRICES_DIR_ENV}=off") from None  # fmt: skip
+            cls._USER = (key, cat)
+        return cls._USER[1]
+
+    @property
+    def shipped_base(self) -> Catalog:
+        """The catalog this one was built on, overlays removed (the shipped one)."""
+        return self._parent.shipped_base if self._parent is not None else self
 
     def __repr__(self) -> str:
         return f"Catalog(root={self.root}, overlays={[str(d) for d in self.overlay_dirs]})"
@@ -309,8 +356,9 @@ _ACTIVE: contextvars.ContextVar[Catalog | None] = contextvars.ContextVar("aiinfr
 
 
 def active() -> Catalog:
-    """The catalog lookups read now: the one :func:`use` set, else the shipped one."""
-    return _ACTIVE.get() or Catalog.default()
+    """The catalog lookups read now: the one :func:`use` set, else the shipped one with the refreshed prices
+    (:meth:`Catalog.user_default`)."""
+    return _ACTIVE.get() or Catalog.user_default()
 
 
 @contextmanager

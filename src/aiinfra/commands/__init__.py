@@ -7,6 +7,7 @@ import argparse
 #: modules whose ``register`` adds a sub-command (order = order in --help)
 COMMAND_MODULES = [
     "aiinfra.commands.catalog_cmd",
+    "aiinfra.commands.prices_cmd",
     "aiinfra.commands.model_cmd",
     "aiinfra.commands.check_cmd",
     "aiinfra.commands.train_cmd",

@@ -29,6 +29,7 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
              o.verdict] for o in options]  # fmt: skip
     price = (f"price: {best.price.source_id}, " + (f"read {best.price.read_on} ({best.price.age_days} days old)"
                                                    if best.price.age_days is not None else "date unknown")
+             + (", STALE: run `aiinfra prices refresh`" if best.price.stale else "")
              if best.price else "price: unknown (no on-demand row in catalog/data/prices/cloud.csv)")  # fmt: skip
     text = "\n".join([
         f"cheapest: {best.accelerators} × {best.accelerator} as {best.replicas} replica(s) of "

@@ -94,6 +94,8 @@ class CloudLine:
     """Whole instances billed (0: not given)."""
     accelerators_billed: int = 0
     """Accelerators in those instances (≥ the cluster's count; the rest sit idle)."""
+    stale: bool = False
+    """The price was read more than prices.STALE_AFTER_DAYS days ago (or is undated)."""
 
 
 def cloud_monthly_usd(usd_per_unit_hour: float, units: int, pricing: str, utilisation_frac: float) -> float:

@@ -49,6 +49,8 @@ class Price:
     accelerators_per_instance: int = 1
     """Accelerators in the priced instance (the unit billed)."""
     instance_usd_per_hour: float = 0.0
+    stale: bool = False
+    """Read more than prices.STALE_AFTER_DAYS days ago (or undated): `aiinfra prices refresh` updates it."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -83,12 +85,12 @@ def _price(p: InstancePrice) -> Price:
     return Price(usd_per_accelerator_hour=p.usd_per_accelerator_hour, source_id=p.id, read_on=p.read_on,
                  age_days=p.age_days if p.age_days is not None else 0,
                  accelerators_per_instance=p.accelerators_per_instance,
-                 instance_usd_per_hour=p.usd_per_hour)  # fmt: skip
+                 instance_usd_per_hour=p.usd_per_hour, stale=p.stale)  # fmt: skip
 
 
 def cheapest_price(accelerator: str, today: date | None = None) -> Price | None:
     """The cheapest on-demand price per accelerator-hour of the catalog's cloud prices (None when none)."""
-    prices = cloud_prices(accelerator, today or date.today(), pricing=("on-demand",))
+    prices = cloud_prices(accelerator, today, pricing=("on-demand",))
     return _price(prices[0]) if prices else None
 
 
@@ -233,7 +235,7 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
     for acc_id in accs:
         given = "hardware.accelerator" if acc_id == scenario.cluster.accelerator.id else "--accelerators"
         acc = catalog.accelerator(acc_id, given)
-        offers = cloud_prices(acc_id, date.today(), pricing=("on-demand",))
+        offers = cloud_prices(acc_id, pricing=("on-demand",))
         price = _price(offers[0]) if offers else None
         domain = acc.scale_up.domain_size if acc.scale_up else 1
         for plan in layouts(scenario.model, domain):
