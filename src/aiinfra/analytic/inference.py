@@ -362,6 +362,16 @@ class InferenceModel:
             return batch.busiest_rank, 1
         return batch, self.tp
 
+    def _decode_attention_eff(self) -> float:
+        """Fraction of the bf16 peak a decode-attention kernel reaches when compute-bound: the part's attention curve
+        at its best measured point. A decode step runs one batched kernel over every sequence's cached context
+        (FlashMLA, FlashInfer, TensorRT-LLM XQA), not a short prefill, so the curve's small-size end — a context
+        op's fixed time at a few thousand tokens — does not price it; DeepSeek's FlashMLA decode kernel reaches
+        580 TFLOP/s in its compute-bound configuration on an H800 (0.59 of 989; deepseek-ai/FlashMLA README, 2025),
+        level with the large-size end of the context curves (FlashAttention-3 forward 0.58 at 16k)."""
+        curve, _ = table().curve("attention", self.cluster.accelerator.id, dtype="bf16", engine=self.engine)
+        return max(curve.y) if curve is not None else 1.0
+
     def decode_kv_read_bytes_per_accelerator(self, batch: StepBatch) -> float:
         """KV-cache bytes one accelerator reads for the decode attention of a step: each decoding
         sequence's context once, however many query tokens it runs (a speculative verify pass attends
@@ -422,7 +432,7 @@ class InferenceModel:
         attn_peak = acc.sustained_flop_per_s("bf16")
         a_eff = gemm_efficiency(acc, "bf16", (pre_flop + dec_flop) / max(layers, 1.0), kind="attention",
                                 engine=self.engine)  # fmt: skip
-        attention_compute = (pre_flop + dec_flop) / (attn_peak * a_eff)
+        attention_compute = pre_flop / (attn_peak * a_eff) + dec_flop / (attn_peak * self._decode_attention_eff())
         attention_memory = (layers * t0 + kv_read / b_inf) if work.decode_seqs else 0.0
         attention_s = max(attention_compute, attention_memory)
         # communication
