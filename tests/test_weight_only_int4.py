@@ -51,7 +51,8 @@ def test_speedup_falls_at_large_batch() -> None:
 
 
 def test_cli_example_reports_memory_bound_decode() -> None:
-    sc = load_scenario("examples/infer-llama3.1-70b-h100.yaml", set=["hardware.count=1", "inference.plan.tp=1",
-                       "inference.weight_precision=int4", "inference.kv_precision=bf16", "inference.concurrency=11"])  # fmt: skip
+    sets = ["hardware.count=1", "inference.plan.tp=1", "inference.weight_precision=int4",
+            "inference.kv_precision=bf16", "inference.concurrency=11"]
+    sc = load_scenario("examples/infer-llama3.1-70b-h100.yaml", set=sets)
     est = infer(sc).estimate
     assert est.decode_bound == "memory"

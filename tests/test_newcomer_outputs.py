@@ -1,0 +1,55 @@
+"""What a newcomer tripped on in the printed answers (issue 34): no MFU for a plan that does not fit, no 0 ms
+latencies on rejected capacity rows, a same-bill verdict that says which way each difference goes, energy in kWh
+below 1 MWh and "1 node" singular."""
+
+from __future__ import annotations
+
+from aiinfra import app
+from aiinfra.planning.capacity import same_bill_verdict
+from aiinfra.report.text import human_energy, plural
+
+from .conftest import EXAMPLES, cli_json, run_cli
+
+LORA = str(EXAMPLES / "finetune-lora-7b.yaml")
+
+
+def test_plan_that_does_not_fit_prints_no_mfu() -> None:
+    # full fine-tuning of a 7B model (16 B/param with Adam ≈ 108 GB) on one 24 GB L4 cannot fit
+    args = [LORA, "--set", "hardware.accelerator=nvidia-l4", "--set", "training.finetune.method=full"]
+    res = run_cli("train", *args)
+    assert res.returncode == 0, res.stderr
+    assert "fits                          no" in res.stdout
+    mfu_line = next(line for line in res.stdout.splitlines() if line.strip().startswith("MFU"))
+    assert "%" not in mfu_line
+    assert cli_json("train", *args)["mfu_frac"] is None
+
+
+def test_one_node_run_in_kwh_and_singular() -> None:
+    # LoRA on one A100 for 6.1 h at 400 W TDP: ~2.4 kWh, one node
+    res = run_cli("train", LORA)
+    assert "(1 node)" in res.stdout and "(1 nodes)" not in res.stdout
+    energy = next(line for line in res.stdout.splitlines() if line.strip().startswith("energy"))
+    assert "kWh" in energy and "MWh" not in energy
+
+
+def test_human_energy_and_plural_by_hand() -> None:
+    assert human_energy(9 * 3.6e6) == "9.0 kWh"  # 9 kWh, not "0.0 MWh"
+    assert human_energy(2.5e3 * 3.6e6) == "2.5 MWh"
+    assert plural(1, "node") == "1 node" and plural(4, "node") == "4 nodes"
+
+
+def test_rejected_capacity_rows_have_no_latency() -> None:
+    sc = app.load_scenario(str(EXAMPLES / "capacity-llama70b-10k-users.yaml"))
+    r = app.capacity(sc, ["nvidia-h100-sxm5-80gb"])
+    rejected = [o for o in r.options if o.verdict.startswith("rejected")]
+    assert rejected, "tp1 bf16 70B on an 80 GB H100 leaves no KV room"
+    assert all(o.ttft_s is None and o.tpot_s is None for o in rejected)
+    rows = r.to_dict()["alternatives"]
+    assert all(o["ttft_s"] is None for o in rows if o["verdict"].startswith("rejected"))
+
+
+def test_same_bill_verdict_signs() -> None:
+    # a row 4 cents an hour cheaper and 9 cents cheaper per million tokens is not "$-0.09 more"
+    text = same_bill_verdict(-0.04, -0.09)
+    assert "-" not in text and "$0.09 less" in text and "$0.04/h less" in text
+    assert "$0.12 more per million" in same_bill_verdict(0.2, 0.12)
