@@ -53,3 +53,33 @@ def test_same_bill_verdict_signs() -> None:
     text = same_bill_verdict(-0.04, -0.09)
     assert "-" not in text and "$0.09 less" in text and "$0.04/h less" in text
     assert "$0.12 more per million" in same_bill_verdict(0.2, 0.12)
+
+
+def test_launch_year_printed_without_separator() -> None:
+    res = run_cli("catalog", "show", "nvidia-h100-sxm5-80gb")
+    line = next(line for line in res.stdout.splitlines() if line.strip().startswith("launch_year"))
+    assert line.split()[-1] == "2022"
+
+
+def test_did_you_mean_keeps_the_leading_part() -> None:
+    res = run_cli("infer", str(EXAMPLES / "infer-llama3.1-70b-h100.yaml"), "--set", "hardware.accelerator=nvidia-h1000")
+    assert res.returncode == 2
+    assert "did you mean nvidia-h100-" in res.stderr
+
+
+def test_one_rtx_4090_needs_no_per_node() -> None:
+    sc = app.load_scenario(str(EXAMPLES / "infer-llama3.1-70b-h100.yaml"), set=[
+        "hardware.accelerator=nvidia-rtx-4090", "hardware.count=1", "model=meta-llama-3.1-8b", "inference.plan.tp=1"])
+    assert sc.cluster.per_node == 1 and sc.cluster.nodes == 1
+
+
+def test_reference_scenario_draft_model_is_in_the_catalog() -> None:
+    import re
+
+    from aiinfra import catalog
+
+    text = (EXAMPLES / "scenario-reference.yaml").read_text()
+    drafts = re.findall(r"draft_model:\s*([\w.\-]+)", text)
+    assert drafts
+    for d in drafts:
+        assert catalog.model(d).id == d

@@ -181,6 +181,8 @@ def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
         candidates = sorted(catalog.systems_for(acc.id), key=lambda s: (s.nics is None, s.nodes != 1))
         system = candidates[0] if candidates else None
     per_node = hw.per_node or (system.accelerators_per_node if system else None) or acc.default_per_node
+    if per_node is None and hw.count == 1:
+        per_node = 1  # one accelerator is one node, whatever servers of that part hold
     if per_node is None:
         raise SpecError(
             "hardware.per_node",
