@@ -83,3 +83,20 @@ def test_reference_scenario_draft_model_is_in_the_catalog() -> None:
     assert drafts
     for d in drafts:
         assert catalog.model(d).id == d
+
+
+def test_model_config_resolves_beside_the_scenario_and_is_named_by_the_checkpoint(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    cfg = json.loads((EXAMPLES / "configs" / "tiny-llama-config.json").read_text())
+    cfg["_name_or_path"] = "acme/tiny-llama"
+    folder = tmp_path / "scen"
+    (folder / "cfg").mkdir(parents=True)
+    (folder / "cfg" / "config.json").write_text(json.dumps(cfg))
+    (folder / "s.yaml").write_text("model: {config: cfg/config.json}\nhardware: {accelerator: nvidia-h100-sxm5-80gb,"
+                                   " count: 1}\n")
+    sc = app.load_scenario(str(folder / "s.yaml"))  # the working directory is the repository, not the folder
+    assert sc.model.name == "acme/tiny-llama"
+    del cfg["_name_or_path"]
+    (folder / "cfg" / "config.json").write_text(json.dumps(cfg))
+    assert app.load_scenario(str(folder / "s.yaml")).model.name == "cfg"  # else its folder
