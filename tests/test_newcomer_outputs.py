@@ -100,3 +100,12 @@ def test_model_config_resolves_beside_the_scenario_and_is_named_by_the_checkpoin
     del cfg["_name_or_path"]
     (folder / "cfg" / "config.json").write_text(json.dumps(cfg))
     assert app.load_scenario(str(folder / "s.yaml")).model.name == "cfg"  # else its folder
+
+
+def test_tco_honours_cost_providers_unless_tco_names_its_own() -> None:
+    ref = str(EXAMPLES / "scenario-reference.yaml")
+    lines = app.tco(app.load_scenario(ref, set=["cost.providers=[aws]"])).cloud_lines
+    assert lines and {ln.provider for ln in lines} == {"aws"}
+    lines = app.tco(app.load_scenario(ref, set=["cost.providers=[aws]", "tco.providers=[lambda]"])).cloud_lines
+    assert lines and {ln.provider for ln in lines} == {"lambda"}
+    assert "providers:" in (EXAMPLES / "scenario-reference.yaml").read_text().split("\ntco:")[1]
