@@ -292,9 +292,32 @@ class InferenceModel:
         acc = self.cluster.accelerator
         flop = 2.0 * tokens * params / split
         nbytes = params * DTYPE_BYTES[weights or self.weight_precision] / split
-        compute_s = gemm_compute_s(acc, dtype, tokens, flop / tokens / n_kernels, n_kernels, self.engine)
         t0, b_inf = _memory_fit(acc, self.engine, dtype)
-        return _Kernels(compute_s, n_kernels * t0 + nbytes / b_inf)
+        memory_s = n_kernels * t0 + nbytes / b_inf
+        ratio = DTYPE_BYTES[dtype] / DTYPE_BYTES[weights or self.weight_precision]
+        if ratio > 1.0:
+            return self._weight_only(tokens, flop, n_kernels, dtype, ratio, memory_s, b_inf)
+        compute_s = gemm_compute_s(acc, dtype, tokens, flop / tokens / n_kernels, n_kernels, self.engine)
+        return _Kernels(compute_s, memory_s)
+
+    def _weight_only(
+        self, tokens: float, flop: float, n_kernels: float, dtype: str, ratio: float, memory_s: float, b_inf: float
+    ) -> _Kernels:
+        """A weight-only quantised GEMM (W4A16: int4 weights, bf16 activations, ``ratio`` = compute-format bytes /
+        weight bytes = 4): the kernel dequantises the weights in registers and multiplies in ``dtype`` (Frantar et
+        al. 2024, "MARLIN: Mixed-Precision Auto-Regressive Parallel Inference on Large Language Models",
+        arXiv 2408.11743; AWQ, Lin et al. MLSys 2024). Per weight byte it does the FLOP of a ``dtype`` GEMM of
+        ratio·M rows, so it takes 1/ratio of that GEMM's measured time. Below the compute format's ridge
+        (ratio·M < peak / B∞ · bytes per element / 2) that measured time is weight streaming, so it joins the memory
+        term and the step is memory-bound; above, it is compute (MARLIN: near-ideal 4x over FP16 up to batch
+        16-32 tokens, then the FP16 GEMM's speed)."""
+        acc = self.cluster.accelerator
+        scaled_s = gemm_compute_s(acc, dtype, tokens * ratio, flop / tokens / n_kernels, n_kernels, self.engine) / ratio
+        peak = acc.sustained_flop_per_s(dtype)
+        ridge_rows = peak / b_inf * DTYPE_BYTES[dtype] / 2.0
+        if tokens * ratio < ridge_rows:
+            return _Kernels(flop / peak, max(memory_s, scaled_s))
+        return _Kernels(scaled_s, memory_s)
 
     def experts(self, tokens: float, moe_layers: float) -> _Kernels:
         """The routed experts of ``moe_layers`` MoE layers on one rank for ``tokens`` tokens entering the layer
@@ -338,6 +361,16 @@ class InferenceModel:
         if batch.busiest_rank is not None:
             return batch.busiest_rank, 1
         return batch, self.tp
+
+    def _decode_attention_eff(self) -> float:
+        """Fraction of the bf16 peak a decode-attention kernel reaches when compute-bound: the part's attention curve
+        at its best measured point. A decode step runs one batched kernel over every sequence's cached context
+        (FlashMLA, FlashInfer, TensorRT-LLM XQA), not a short prefill, so the curve's small-size end — a context
+        op's fixed time at a few thousand tokens — does not price it; DeepSeek's FlashMLA decode kernel reaches
+        580 TFLOP/s in its compute-bound configuration on an H800 (0.59 of 989; deepseek-ai/FlashMLA README, 2025),
+        level with the large-size end of the context curves (FlashAttention-3 forward 0.58 at 16k)."""
+        curve, _ = table().curve("attention", self.cluster.accelerator.id, dtype="bf16", engine=self.engine)
+        return max(curve.y) if curve is not None else 1.0
 
     def decode_kv_read_bytes_per_accelerator(self, batch: StepBatch) -> float:
         """KV-cache bytes one accelerator reads for the decode attention of a step: each decoding
@@ -399,7 +432,7 @@ class InferenceModel:
         attn_peak = acc.sustained_flop_per_s("bf16")
         a_eff = gemm_efficiency(acc, "bf16", (pre_flop + dec_flop) / max(layers, 1.0), kind="attention",
                                 engine=self.engine)  # fmt: skip
-        attention_compute = (pre_flop + dec_flop) / (attn_peak * a_eff)
+        attention_compute = pre_flop / (attn_peak * a_eff) + dec_flop / (attn_peak * self._decode_attention_eff())
         attention_memory = (layers * t0 + kv_read / b_inf) if work.decode_seqs else 0.0
         attention_s = max(attention_compute, attention_memory)
         # communication

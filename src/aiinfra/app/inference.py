@@ -165,6 +165,7 @@ def simulated_check(
     wl = sc.inference
     assert wl is not None  # plan_capacity refused a scenario without one
     users = None if wl.request_rate_per_s else (wl.users or wl.concurrency)
+    assert best.ttft_s is not None and best.tpot_s is not None  # the chosen row is never a rejected one
     demand = wl.request_rate_per_s or (users or 0) / (best.ttft_s + wl.output_tokens * best.tpot_s
                                                       + (wl.think_time_s or 0.0))
     # enough requests that a replica near its planned batch turns each sequence slot over many times (a run of a

@@ -16,7 +16,7 @@ from aiinfra.costing.tco import CloudLine, OnPrem, OnPremInputs, Tco, cloud_mont
 from aiinfra.costing.tco import tco as tco_table
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.report.render import jsonable
-from aiinfra.specs.cost import TcoInput
+from aiinfra.specs.cost import CostInput, TcoInput
 from aiinfra.specs.hardware import SystemSpec
 from aiinfra.specs.scenario import Scenario
 from aiinfra.units import HOUR_S
@@ -73,12 +73,22 @@ class TcoResult(Result):
         return rows
 
 
+def tco_providers(sc: Scenario, ti: TcoInput) -> tuple[tuple[str, ...], str]:
+    """The cloud providers the rent lines compare, and the field that named them: tco.providers, else the
+    scenario's cost.providers (one filter for `cost` and `tco` unless tco says otherwise), else all."""
+    if ti.providers or "cost" not in sc.source.extras:
+        return ti.providers, "tco.providers"
+    ci: CostInput = section(sc, CostInput, "cost")
+    return ci.providers, "cost.providers"
+
+
 def tco(scenario: Scenario) -> TcoResult:
     """Own the scenario's nodes (price, power at the utilisation, PUE, colocation or facility capex, staff,
     maintenance, depreciation) vs rent the same accelerators from each cloud pricing kind; the cumulative cost
     month by month and the breakeven month."""
     sc = scenario
     ti: TcoInput = section(sc, TcoInput, "tco")
+    providers, providers_field = tco_providers(sc, ti)
     c = sc.cluster
     system = scenario_system(sc)
     nodes = math.ceil(c.count / c.per_node)
@@ -139,7 +149,7 @@ def tco(scenario: Scenario) -> TcoResult:
         )
     )
     best: dict[str, CloudLine] = {}
-    offers = cloud_prices(c.accelerator.id, providers=ti.providers, field="tco.providers")
+    offers = cloud_prices(c.accelerator.id, providers=providers, field=providers_field)
     # a cluster of several nodes needs instances that hold a whole node (its scale-up domain), as `cost` requires
     need = min(c.per_node, c.count)
     usable = [p for p in offers if c.count <= 1 or p.accelerators_per_instance >= need]

@@ -55,7 +55,10 @@ class TrainResult(Result):
     def to_dict(self) -> dict[str, Any]:
         rep = self.report
         used = rep.accelerators_used or self.scenario.cluster.count
-        return {**jsonable(self.best), "accelerators_used": used, "accelerators_idle": self.idle,
+        best = jsonable(self.best)
+        if not self.best.fits:  # a plan that does not fit runs no step: no MFU
+            best["mfu_frac"] = None
+        return {**best, "accelerators_used": used, "accelerators_idle": self.idle,
                 "idle_accelerator_hours": self.idle * self.best.time_to_train_s / 3600.0,
                 "why": self.why, "notes": list(rep.notes), "searched": rep.searched, "candidates": rep.candidates,
                 "valid_plans": rep.valid_plans, "fitting_plans": rep.fitting_plans, "rejected": rep.rejected,

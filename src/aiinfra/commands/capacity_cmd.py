@@ -23,7 +23,7 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
     rows = [[o.engine, o.accelerator, layout_label(o.tp, o.ep, o.attention_dp), o.weight_precision,
              "yes" if o.speculative else "no", o.batch_per_replica,
              o.replicas, o.accelerators, o.accelerators_billed if o.instances else "",
-             f"{o.ttft_s * 1e3:.0f}", f"{o.tpot_s * 1e3:.1f}",
+             "—" if o.ttft_s is None else f"{o.ttft_s * 1e3:.0f}", "—" if o.tpot_s is None else f"{o.tpot_s * 1e3:.1f}",
              "unknown" if o.usd_per_hour is None else f"{o.usd_per_hour:,.0f}",
              "unknown" if o.usd_per_million_output_tokens is None else f"{o.usd_per_million_output_tokens:.2f}",
              o.verdict] for o in options]  # fmt: skip

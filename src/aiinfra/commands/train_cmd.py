@@ -8,7 +8,7 @@ from typing import Any
 from aiinfra import app
 from aiinfra.commands import add_scenario_args
 from aiinfra.report.render import key_values, table
-from aiinfra.report.text import GB, human_seconds
+from aiinfra.report.text import GB, human_energy, human_seconds, plural
 
 _plan_text = app.plan_label
 
@@ -18,9 +18,9 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
     sc, rep, best = r.scenario, r.report, r.best
     obj = r.to_dict()
     mb = best.memory_breakdown
-    energy = "unknown" if best.energy_j is None else f"{best.energy_j / 3.6e9:,.1f} MWh"
+    energy = "unknown" if best.energy_j is None else human_energy(best.energy_j)
     lines = [
-        f"{sc.model.id} on {sc.cluster.count} × {sc.cluster.accelerator.id} ({sc.cluster.nodes} nodes)",
+        f"{sc.model.id} on {sc.cluster.count} × {sc.cluster.accelerator.id} ({plural(sc.cluster.nodes, 'node')})",
         "",
         key_values(
             [
@@ -43,7 +43,7 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
                 ),
                 ("tokens/s", best.tokens_per_s),
                 ("tokens/s per accelerator", best.tokens_per_s_per_accelerator),
-                ("MFU", f"{best.mfu_frac:.1%}"),
+                ("MFU", f"{best.mfu_frac:.1%}" if best.fits else "— (does not fit)"),
                 ("time to train", human_seconds(best.time_to_train_s)),
                 ("accelerator-hours", best.accelerator_hours),
                 ("accelerators idle", f"{r.idle} of {sc.cluster.count} (paid for {obj['idle_accelerator_hours']:,.0f} "
@@ -57,7 +57,7 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
                   f"{rep.valid_plans:,} valid, "
                   f"{rep.fitting_plans:,} fit in memory", "", "best plans:",
                   table(["plan", "step s", "MFU", "memory GB", "days"],
-                        [[_plan_text(e.plan), f"{e.step_time_s:.3f}", f"{e.mfu_frac:.1%}",
+                        [[_plan_text(e.plan), f"{e.step_time_s:.3f}", f"{e.mfu_frac:.1%}" if e.fits else "—",
                           f"{e.memory_per_accelerator_bytes / GB:.1f}", f"{e.time_to_train_s / 86400:.1f}"]
                          for e in rep.estimates]),
                   "", "rejected:"]  # fmt: skip

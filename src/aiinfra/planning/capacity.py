@@ -72,8 +72,9 @@ class Deployment:
     """Accelerators in the instances billed (whole instances: ≥ accelerators; equal when no price is known)."""
     instances: int = 0
     """Instances billed (0: no price known)."""
-    ttft_s: float
-    tpot_s: float
+    ttft_s: float | None
+    """None on a rejected row (no deployment, so no latency)."""
+    tpot_s: float | None
     output_tokens_per_s: float
     usd_per_hour: float | None
     usd_per_million_output_tokens: float | None
@@ -201,13 +202,27 @@ def plan_capacity(
         if o.usd_per_hour is not None and best.usd_per_hour is not None:
             why = f"costs ${o.usd_per_hour - best.usd_per_hour:,.0f}/h more"
             if round(o.usd_per_hour - best.usd_per_hour) == 0 and o.usd_per_million_output_tokens is not None:
-                per_m = o.usd_per_million_output_tokens - (best.usd_per_million_output_tokens or 0.0)
-                why = f"same bill, less headroom: ${per_m:.2f} more per million output tokens at full batch"
+                why = same_bill_verdict(o.usd_per_hour - best.usd_per_hour,
+                                        o.usd_per_million_output_tokens - (best.usd_per_million_output_tokens or 0.0))
         else:
             why = f"needs {o.accelerators - best.accelerators} more accelerators"
         out.append(replace(o, verdict=why))
     out += [o for o in options if o.accelerators == 0]
     return out
+
+
+def same_bill_verdict(usd_per_hour_more: float, usd_per_million_more: float) -> str:
+    """Why a row whose hourly bill rounds to the chosen one's lost: the sign of each difference in words (a row can
+    cost a few cents an hour less yet lose on the key's tie-break, or cost more per million tokens at full batch)."""
+    hourly = (f"${abs(usd_per_hour_more):.2f}/h {'more' if usd_per_hour_more > 0 else 'less'}"
+              if round(usd_per_hour_more, 2) else "same $/h")  # fmt: skip
+    if round(usd_per_million_more, 2) > 0:
+        return (f"same bill ({hourly}), less headroom: ${usd_per_million_more:.2f} more per million output tokens "
+                "at full batch")
+    if round(usd_per_million_more, 2) < 0:
+        return (f"same bill ({hourly}), ${-usd_per_million_more:.2f} less per million output tokens at full batch, "
+                "but the chosen row needs fewer accelerators")
+    return f"same bill ({hourly}), same $ per million output tokens: ranked after on accelerators"
 
 
 def layouts(model: ModelArch, domain: int) -> list[InferencePlan]:
@@ -237,7 +252,8 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
         acc = catalog.accelerator(acc_id, given)
         offers = cloud_prices(acc_id, pricing=("on-demand",))
         price = _price(offers[0]) if offers else None
-        domain = acc.scale_up.domain_size if acc.scale_up else 1
+        # PCIe-only parts split a replica over the GPUs of one server (NCCL's ring over PCIe, comms.py)
+        domain = acc.scale_up.domain_size if acc.scale_up else (acc.default_per_node or 1)
         for plan in layouts(scenario.model, domain):
             tp = plan.tp
             for prec in precisions:
@@ -250,8 +266,8 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
                     if est is None:
                         options.append(Deployment(engine=wl.engine, accelerator=acc_id, tp=tp, ep=plan.ep,
                             attention_dp=plan.attention_dp, weight_precision=prec,
-                            speculative=spec is not None, batch_per_replica=0, replicas=0, accelerators=0, ttft_s=0.0,
-                            tpot_s=0.0, output_tokens_per_s=0.0, usd_per_hour=None, usd_per_million_output_tokens=None,
+                            speculative=spec is not None, batch_per_replica=0, replicas=0, accelerators=0, ttft_s=None,
+                            tpot_s=None, output_tokens_per_s=0.0, usd_per_hour=None, usd_per_million_output_tokens=None,
                             price=price, verdict=f"rejected: {why}"))  # fmt: skip
                         continue
                     in_flight = wl.users or wl.concurrency

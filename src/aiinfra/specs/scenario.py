@@ -147,14 +147,17 @@ def parse_scenario(data: dict[str, Any], sets: list[str] | None = None) -> Scena
     return inp
 
 
-def resolve_model(model: str | dict[str, Any], field: str = "model") -> ModelArch:
+def resolve_model(model: str | dict[str, Any], field: str = "model", scenario_path: str = "") -> ModelArch:
+    """A catalog id, a config.json (relative to the scenario file's folder: specs.files.beside_scenario) or an
+    inline architecture."""
     from aiinfra import catalog
     from aiinfra.catalog.hf_config import load_hf_config
+    from aiinfra.specs.files import beside_scenario
 
     if isinstance(model, str):
         return catalog.model(model, field)
     if set(model) == {"config"}:
-        return load_hf_config(str(model["config"]), f"{field}.config")
+        return load_hf_config(beside_scenario(str(model["config"]), scenario_path), f"{field}.config")
     return validate(ModelArch, _numbers(model), where=field)
 
 
@@ -181,6 +184,8 @@ def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
         candidates = sorted(catalog.systems_for(acc.id), key=lambda s: (s.nics is None, s.nodes != 1))
         system = candidates[0] if candidates else None
     per_node = hw.per_node or (system.accelerators_per_node if system else None) or acc.default_per_node
+    if per_node is None and hw.count == 1:
+        per_node = 1  # one accelerator is one node, whatever servers of that part hold
     if per_node is None:
         raise SpecError(
             "hardware.per_node",
@@ -233,7 +238,7 @@ def _check_finetune(job: TrainingJob | None, model: ModelArch) -> None:
 
 
 def resolve(inp: ScenarioInput, path: str = "") -> Scenario:
-    model = resolve_model(inp.model)
+    model = resolve_model(inp.model, scenario_path=path)
     _check_finetune(inp.training, model)
     return Scenario(
         model=model,
