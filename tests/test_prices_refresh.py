@@ -236,10 +236,12 @@ def test_a_user_overlay_row_with_the_shipped_id_replaces_it(tmp_path: Path) -> N
 
 def test_the_refreshed_folder_is_read_by_default(overlay: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AIINFRA_PRICES_DIR", str(overlay))
+    Catalog.forget_user_default()  # the setting changed inside this process
     with dated_today(TODAY):
         ids = {p.id for p in app.price_list("nvidia-l4").prices}
     assert "aws-g6-xlarge-us-east-1-on-demand-2026-11-26" in ids
     monkeypatch.setenv("AIINFRA_PRICES_DIR", "off")
+    Catalog.forget_user_default()
     assert all(not i.endswith("2026-11-26") for i in {p.id for p in app.price_list("nvidia-l4").prices})
 
 
@@ -363,6 +365,8 @@ def test_refresh_into_the_default_folder_is_used_by_every_answer(tmp_path: Path,
     with dated_today(TODAY):
         ids = {p.id for p in app.price_list("nvidia-h200-sxm-141gb").prices}
     assert "nebius-gpu-h200-sxm-8gpu-128vcpu-1600gb-eu-north1-spot-2026-11-26" in ids
+    monkeypatch.delenv("AIINFRA_PRICES_DIR")
+    Catalog.forget_user_default()
 
 
 def test_a_superseded_shipped_row_can_still_be_shown(refreshed: Catalog) -> None:
