@@ -14,7 +14,15 @@ import pytest
 
 from aiinfra import app
 from aiinfra.catalog import Catalog, use
-from aiinfra.costing.offers import Mapped, Offer, Unmapped, map_offer, price_rows, read_gpuhunt_csv
+from aiinfra.costing.offers import (
+    Mapped,
+    Offer,
+    Unmapped,
+    map_offer,
+    offer_from_item,
+    price_rows,
+    read_gpuhunt_csv,
+)
 from aiinfra.costing.prices import cloud_prices, dated_today, freshness, is_stale
 from aiinfra.costing.refresh import RefreshError, files_fetcher, refresh
 from aiinfra.errors import SpecError
@@ -69,14 +77,13 @@ def written(overlay: Path) -> dict[str, dict[str, str]]:
 
 
 def test_recorded_files_are_in_gpuhunts_own_format() -> None:
-    """gpuhunt's own reader (when installed) reads every recorded file to the same offers as ours."""
+    """gpuhunt's own reader (when installed) reads every recorded file to CatalogItems that the live seam turns
+    into exactly the offers our reader gives."""
     storage = pytest.importorskip("gpuhunt._internal.storage")
     for p in PROVIDERS:
         with (RECORDED / f"{p}.csv").open() as fh:
-            theirs = list(storage.load(fh, provider=p))
-        ours = read_gpuhunt_csv(RECORDED / f"{p}.csv", p)
-        assert [(i.instance_name, i.price, i.gpu_count, i.spot) for i in theirs] == \
-            [(o.instance_name, o.price, o.gpu_count, o.spot) for o in ours]  # fmt: skip
+            theirs = [offer_from_item(i) for i in storage.load(fh, provider=p)]
+        assert theirs == read_gpuhunt_csv(RECORDED / f"{p}.csv", p)
 
 
 @pytest.mark.parametrize(("kw", "accelerator", "count"), [
