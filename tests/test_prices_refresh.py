@@ -14,7 +14,15 @@ import pytest
 
 from aiinfra import app
 from aiinfra.catalog import Catalog, use
-from aiinfra.costing.offers import Mapped, Offer, Unmapped, map_offer, price_rows, read_gpuhunt_csv
+from aiinfra.costing.offers import (
+    Mapped,
+    Offer,
+    Unmapped,
+    map_offer,
+    offer_from_item,
+    price_rows,
+    read_gpuhunt_csv,
+)
 from aiinfra.costing.prices import cloud_prices, dated_today, freshness, is_stale
 from aiinfra.costing.refresh import RefreshError, files_fetcher, refresh
 from aiinfra.errors import SpecError
@@ -69,14 +77,13 @@ def written(overlay: Path) -> dict[str, dict[str, str]]:
 
 
 def test_recorded_files_are_in_gpuhunts_own_format() -> None:
-    """gpuhunt's own reader (when installed) reads every recorded file to the same offers as ours."""
+    """gpuhunt's own reader (when installed) reads every recorded file to CatalogItems that the live seam turns
+    into exactly the offers our reader gives."""
     storage = pytest.importorskip("gpuhunt._internal.storage")
     for p in PROVIDERS:
         with (RECORDED / f"{p}.csv").open() as fh:
-            theirs = list(storage.load(fh, provider=p))
-        ours = read_gpuhunt_csv(RECORDED / f"{p}.csv", p)
-        assert [(i.instance_name, i.price, i.gpu_count, i.spot) for i in theirs] == \
-            [(o.instance_name, o.price, o.gpu_count, o.spot) for o in ours]  # fmt: skip
+            theirs = [offer_from_item(i) for i in storage.load(fh, provider=p)]
+        assert theirs == read_gpuhunt_csv(RECORDED / f"{p}.csv", p)
 
 
 @pytest.mark.parametrize(("kw", "accelerator", "count"), [
@@ -236,10 +243,12 @@ def test_a_user_overlay_row_with_the_shipped_id_replaces_it(tmp_path: Path) -> N
 
 def test_the_refreshed_folder_is_read_by_default(overlay: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AIINFRA_PRICES_DIR", str(overlay))
+    Catalog.forget_user_default()  # the setting changed inside this process
     with dated_today(TODAY):
         ids = {p.id for p in app.price_list("nvidia-l4").prices}
     assert "aws-g6-xlarge-us-east-1-on-demand-2026-11-26" in ids
     monkeypatch.setenv("AIINFRA_PRICES_DIR", "off")
+    Catalog.forget_user_default()
     assert all(not i.endswith("2026-11-26") for i in {p.id for p in app.price_list("nvidia-l4").prices})
 
 
@@ -363,6 +372,8 @@ def test_refresh_into_the_default_folder_is_used_by_every_answer(tmp_path: Path,
     with dated_today(TODAY):
         ids = {p.id for p in app.price_list("nvidia-h200-sxm-141gb").prices}
     assert "nebius-gpu-h200-sxm-8gpu-128vcpu-1600gb-eu-north1-spot-2026-11-26" in ids
+    monkeypatch.delenv("AIINFRA_PRICES_DIR")
+    Catalog.forget_user_default()
 
 
 def test_a_superseded_shipped_row_can_still_be_shown(refreshed: Catalog) -> None:

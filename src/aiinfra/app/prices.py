@@ -60,6 +60,7 @@ def prices_refresh(providers: list[str] | None = None, out: str | Path | None = 
         fetch = files_fetcher(Path(offers_dir)) if offers_dir is not None else gpuhunt_fetcher()
     names = [p.strip() for p in (providers or list(DEFAULT_PROVIDERS)) if p.strip()]
     report = refresh(names, folder, fetch, today, source="recorded gpuhunt catalog files" if offers_dir else "gpuhunt")
+    catalog.Catalog.forget_user_default()  # this process's next answer reads the rows just written
     used = default is not None and folder.resolve() == default.resolve()
     return PricesRefreshResult(report=report, default_overlay=used)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextvars
 import difflib
 import os
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -134,27 +135,45 @@ class Catalog:
             cls._DEFAULT = cls(shipped_dir())
         return cls._DEFAULT
 
-    _USER: tuple[tuple[str, int], Catalog] | None = None
+    _USER: tuple[float, tuple[str, int] | None, Catalog] | None = None
+    """(when the refreshed prices file was last looked at, its path and mtime, the catalog)"""
+
+    #: seconds between looks at the refreshed prices (active() runs in hot loops: 60,000 times in one capacity
+    #: search, where reading the environment and the file each time would cost whole percents)
+    _USER_RECHECK_S = 2.0
 
     @classmethod
     def user_default(cls) -> Catalog:
         """The shipped catalog plus the refreshed prices (:func:`refreshed_prices_dir`) when that folder holds
-        ``prices/cloud.csv``; rebuilt when the file changes. A broken refreshed overlay is a SpecError naming it
-        and the fix."""
+        ``prices/cloud.csv``; rebuilt when the file or its setting changes (looked at every few seconds at most;
+        :meth:`forget_user_default` forces a look). A broken refreshed overlay is a SpecError naming it and the
+        fix."""
+        now = time.monotonic()
+        held = cls._USER
+        if held is not None and now - held[0] < cls._USER_RECHECK_S:
+            return held[2]
         folder = refreshed_prices_dir()
         path = folder / "prices" / "cloud.csv" if folder is not None else None
-        if path is None or not path.is_file():
-            return cls.default()
-        key = (str(path), path.stat().st_mtime_ns)
-        if cls._USER is None or cls._USER[0] != key:
+        key = (str(path), path.stat().st_mtime_ns) if path is not None and path.is_file() else None
+        if held is not None and held[1] == key:
+            cls._USER = (now, key, held[2])
+            return held[2]
+        cat = cls.default()
+        if key is not None:
             try:
-                cat = cls.default().with_overlay(folder)  # type: ignore[arg-type]
+                cat = cat.with_overlay(folder)  # type: ignore[arg-type]
             except SpecError as exc:
                 raise SpecError(str(folder), "(refreshed prices)", str(exc),
                                 "run `aiinfra prices refresh` again, or delete the folder, or set "
                                 f"{PRICES_DIR_ENV}=off") from None  # fmt: skip
-            cls._USER = (key, cat)
-        return cls._USER[1]
+        cls._USER = (now, key, cat)
+        return cat
+
+    @classmethod
+    def forget_user_default(cls) -> None:
+        """Look at the refreshed prices again on the next :meth:`user_default` (after a refresh, or a change of
+        ``$AIINFRA_PRICES_DIR`` in this process)."""
+        cls._USER = None
 
     @property
     def shipped_base(self) -> Catalog:

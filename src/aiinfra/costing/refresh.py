@@ -14,7 +14,8 @@ import io
 import logging
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -77,9 +78,6 @@ def gpuhunt_fetcher() -> Fetch:
         raise SpecError("prices refresh", "gpuhunt", "the gpuhunt package is not installed",
                         "pip install 'aiinfra[prices]' (or give --offers DIR with recorded gpuhunt catalog "
                         "files)") from None  # fmt: skip
-    log = logging.getLogger("gpuhunt")  # its failures become our messages, not tracebacks on stderr
-    log.addHandler(logging.NullHandler())
-    log.propagate = False
     state: dict[str, Any] = {}
 
     def offline() -> Any:
@@ -94,6 +92,10 @@ def gpuhunt_fetcher() -> Fetch:
         return state["catalog"]
 
     def fetch(provider: str) -> Sequence[Offer]:
+        with _quiet("gpuhunt"):
+            return fetch_one(provider)
+
+    def fetch_one(provider: str) -> Sequence[Offer]:
         if provider in gh_catalog.OFFLINE_PROVIDERS:
             cat = offline()
             if provider not in cat.catalog:
@@ -110,6 +112,21 @@ def gpuhunt_fetcher() -> Fetch:
         raise SpecError("--providers", provider, "gpuhunt has no such provider", f"use some of {', '.join(known)}")
 
     return fetch
+
+
+@contextmanager
+def _quiet(logger: str) -> Iterator[None]:
+    """A library's log records dropped inside the block: its failures become our messages, not tracebacks on
+    stderr (a NullHandler keeps logging's last-resort handler out)."""
+    log = logging.getLogger(logger)
+    handler, propagate = logging.NullHandler(), log.propagate
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        log.propagate = propagate
 
 
 def files_fetcher(folder: Path) -> Fetch:
