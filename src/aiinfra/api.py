@@ -161,3 +161,12 @@ def sweep(
         return sweep_frame(scenario, grid=grid, zip=zip, question=question, options=options,
                            set=list(_set_list(set)), out=out, backend=backend, workers=workers, address=address,
                            progress=progress)  # fmt: skip
+
+
+def calibrate(scenario: ScenarioLike, results: Sequence[str | Path], *, out: str | Path, set: Overrides = None,
+              catalog: Catalog | None = None) -> app.CalibrateResult:  # fmt: skip
+    """Fit the planner's efficiency factors to benchmark result files (vLLM, GuideLLM, CSV; training CSV and logs)
+    of the deployment ``scenario`` describes and write ``out`` as a catalog overlay (``aiinfra calibrate``); answer
+    against it with ``catalog=Catalog.default().with_overlay(out)``."""
+    with _using(catalog):
+        return app.calibrate(load_scenario(scenario, set), [str(r) for r in results], out)

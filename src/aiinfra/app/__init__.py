@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from aiinfra.app.base import MissingExtraError, Result, flatten
+    from aiinfra.app.calibrate import CalibrateResult, calibrate
     from aiinfra.app.catalog_queries import (
         CatalogRow,
         CatalogRows,
@@ -51,6 +52,8 @@ _LAZY: dict[str, str] = {
     "MissingExtraError": "aiinfra.app.base",
     "Result": "aiinfra.app.base",
     "flatten": "aiinfra.app.base",
+    "CalibrateResult": "aiinfra.app.calibrate",
+    "calibrate": "aiinfra.app.calibrate",
     "CatalogRow": "aiinfra.app.catalog_queries",
     "CatalogRows": "aiinfra.app.catalog_queries",
     "CheckResult": "aiinfra.app.catalog_queries",
@@ -138,6 +141,7 @@ def answer(question: str, scenario: ScenarioLike, **options: Any) -> Result:
 
 __all__ = [
     "QUESTIONS",
+    "CalibrateResult",
     "CapacityResult",
     "CatalogRow",
     "CatalogRows",
@@ -160,6 +164,7 @@ __all__ = [
     "TrainResult",
     "ValidateResult",
     "answer",
+    "calibrate",
     "capacity",
     "catalog_list",
     "catalog_show",
