@@ -105,7 +105,7 @@ def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> Ca
     if len(cases) >= MIN_LEAVE_ONE_OUT:
         for i, c in enumerate(cases):
             rest = [o for j, o in enumerate(cases) if j != i]
-            sub = fit(params, active(params, res(rest), n_metrics * len(rest)), res(rest))
+            sub = fit(params, active(params, res(rest), n_metrics * len(rest)), res(rest), start=best.values)
             pred = pr.predict(c, Factors.of(sub.values))
             for metric, value in c.measured.items():
                 loo.append({"file": c.result.file, "run": c.result.label, "metric": metric, "measured": value,

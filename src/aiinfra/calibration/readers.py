@@ -133,6 +133,10 @@ def read(path_str: str) -> list[Result]:
     stripped = text.lstrip()
     if not stripped:
         raise _err(path, "(file)", "(empty)", "the file is empty", "give the benchmark's saved result")
+    if "elapsed time per iteration (ms)" in text:
+        return _megatron(path, text)
+    if re.search(r"\bstep:\s*\d+", text) and "tps:" in text:
+        return _torchtitan(path, text)
     if stripped[0] in "{[":
         try:
             data = json.loads(text)
@@ -143,10 +147,6 @@ def read(path_str: str) -> list[Result]:
     first = stripped.splitlines()[0]
     if "," in first and ("ttft_s" in first or "step_time_s" in first):
         return _csv(path, text)
-    if "elapsed time per iteration (ms)" in text:
-        return _megatron(path, text)
-    if re.search(r"\bstep:\s*\d+", text) and "tps:" in text:
-        return _torchtitan(path, text)
     if "benchmarks:" in text:
         return _from_mapping(path, load_yaml(text, "result file", str(path)))
     raise _err(path, "(format)", first[:60], "not a format aiinfra calibrate reads",
