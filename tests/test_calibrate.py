@@ -97,7 +97,7 @@ def test_vllm_results_move_a_third_concurrency_by_the_measured_factors(serving_o
 
 
 def test_overlay_row_names_its_results_dates_and_values(serving_overlay: Any) -> None:
-    overlay, result = serving_overlay
+    overlay, _ = serving_overlay
     rows = yaml.safe_load((overlay / "calibration.yaml").read_text())
     assert len(rows) == 1
     row = rows[0]
@@ -154,8 +154,8 @@ def test_cli_applies_the_overlay_and_web_app_reads_it(serving_overlay: Any, tmp_
 def test_training_csv_moves_a_third_layout_by_the_measured_factor(tmp_path: Path) -> None:
     layouts = [{"tp": 2, "pp": 1}, {"tp": 8, "pp": 1}, {"tp": 4, "pp": 2}]
     before = [_step(p) for p in layouts]
-    csv = "tp,pp,step_time_s\n" + "".join(f"{p['tp']},{p['pp']},{STEP_X * t}\n" for p, t in zip(layouts, before))
-    (tmp_path / "steps.csv").write_text(csv.rsplit("\n", 2)[0] + "\n")  # the first two layouts only
+    measured = [f"{p['tp']},{p['pp']},{STEP_X * t}\n" for p, t in zip(layouts[:2], before[:2], strict=True)]
+    (tmp_path / "steps.csv").write_text("tp,pp,step_time_s\n" + "".join(measured))  # the first two layouts only
     (tmp_path / "job.yaml").write_text(yaml.safe_dump(TRAINING))
     result = aiinfra.calibrate(tmp_path / "job.yaml", [tmp_path / "steps.csv"], out=tmp_path / "ov")
     assert result.applies_to == "training"

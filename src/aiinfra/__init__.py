@@ -18,7 +18,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 _API = ("train", "memory", "infer", "capacity", "simulate", "find_max_rate", "cost", "datacenter", "tco", "check",
-        "validate", "model", "pack", "schedule", "sweep", "calibrate")  # fmt: skip
+        "validate", "model", "pack", "schedule", "sweep", "calibrate", "probe")  # fmt: skip
 __all__ = [*_API, "__version__", "catalog", "load_scenario"]
 
 

@@ -170,3 +170,9 @@ def calibrate(scenario: ScenarioLike, results: Sequence[str | Path], *, out: str
     against it with ``catalog=Catalog.default().with_overlay(out)``."""
     with _using(catalog):
         return app.calibrate(load_scenario(scenario, set), [str(r) for r in results], out)
+
+
+def probe(out: str | Path, *, accelerator: str | None = None) -> app.ProbeResult:
+    """Microbenchmark this machine's GPU (GEMM by shape and dtype, attention, HBM copy, NCCL collectives) and write
+    ``out/efficiency.yaml`` as a catalog overlay (``aiinfra probe``); needs PyTorch and an NVIDIA or AMD GPU."""
+    return app.probe(out, accelerator)

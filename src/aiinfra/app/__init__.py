@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from aiinfra.app.inference import CapacityResult, InferResult, capacity, infer
     from aiinfra.app.mig import MigResult, mig
     from aiinfra.app.pack import PackResult, pack
+    from aiinfra.app.probe import ProbeResult, probe
     from aiinfra.app.scenario import ScenarioLike, load_scenario
     from aiinfra.app.schedule import ScheduleResult, schedule
     from aiinfra.app.simulation import MaxRateResult, SimulateResult, find_max_rate, simulate
@@ -54,6 +55,8 @@ _LAZY: dict[str, str] = {
     "flatten": "aiinfra.app.base",
     "CalibrateResult": "aiinfra.app.calibrate",
     "calibrate": "aiinfra.app.calibrate",
+    "ProbeResult": "aiinfra.app.probe",
+    "probe": "aiinfra.app.probe",
     "CatalogRow": "aiinfra.app.catalog_queries",
     "CatalogRows": "aiinfra.app.catalog_queries",
     "CheckResult": "aiinfra.app.catalog_queries",
@@ -156,6 +159,7 @@ __all__ = [
     "ModelFigures",
     "PackResult",
     "PriceRows",
+    "ProbeResult",
     "Result",
     "ScenarioLike",
     "ScheduleResult",
@@ -182,6 +186,7 @@ __all__ = [
     "pack",
     "plan_label",
     "price_list",
+    "probe",
     "schedule",
     "simulate",
     "tco",

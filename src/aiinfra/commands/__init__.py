@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "aiinfra.commands.pack_cmd",
     "aiinfra.commands.schedule_cmd",
     "aiinfra.commands.calibrate_cmd",
+    "aiinfra.commands.probe_cmd",
     "aiinfra.commands.web_cmd",
 ]
 
