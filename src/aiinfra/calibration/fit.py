@@ -108,6 +108,9 @@ def fit(params: Sequence[Param], chosen: Sequence[Param], residuals: Residuals,
     mid_x, mid_cost = solve(0.5 * (lo + hi), everything)
     if mid_cost < best_cost:
         best_x, best_cost = mid_x, mid_cost
+    # an additive factor within a millionth of its range from a bound is that bound (1e-17 s is 0 s)
+    best_x = np.array([lo_x if not p.log and v - lo_x <= 1e-6 * (hi_x - lo_x) else v
+                       for p, v, lo_x, hi_x in zip(chosen, best_x, lo, hi, strict=True)])  # fmt: skip
     return _result(chosen, full(best_x), best_x, lo, hi, best_cost)
 
 
