@@ -49,6 +49,8 @@ Work per step (T = prefill tokens + decoding sequences):
   stored, streamed and multiplied in bf16.
 * Pipeline parallelism: one token crosses the pp stages in sequence, so an iteration costs the sum of
   the stage times plus (pp − 1) activation hops (micro-batch pipelining not modelled: conservative).
+* A user's calibration (catalog/calibration.py, fitted by ``aiinfra calibrate``) divides the compute, memory and
+  communication times by its efficiency scales and adds its per-iteration overhead; neutral without one.
 """
 
 from __future__ import annotations

@@ -29,6 +29,8 @@ from innermost, as Megatron-Core orders them):
 * Overlap is not free: compute that runs beside an FSDP gather/scatter or the data-parallel gradient reduction
   is slowed by 18.9 % of the overlapped time (Lee et al. 2025, :func:`overlapped`).
 * Optimizer: Adam reads and writes its fp32 state once per step (memory-bound).
+* Calibration (catalog/calibration.py, ``aiinfra calibrate``): the time on the accelerators divided by the user's
+  compute scale, the exposed communication by the communication scale, plus a per-step overhead; neutral without.
 * Stragglers: the step waits for the slowest of its n ranks, μ + σ·E[max of n standard normals] on compute and
   bubble, σ/μ the spread of GPU speed within a cluster (Sinha et al. SC22; :func:`straggler_factor`).
 """
