@@ -94,6 +94,8 @@ def test_vllm_results_move_a_third_concurrency_by_the_measured_factors(serving_o
     ttft1, tpot1 = _serving(32, catalog=cat)
     assert ttft1 / ttft0 == pytest.approx(TTFT_X, rel=0.10)
     assert tpot1 / tpot0 == pytest.approx(TPOT_X, rel=0.10)
+    notes = aiinfra.infer(SERVING, catalog=cat).estimate.notes
+    assert any(n.startswith("calibrated by calibrated-inference-nvidia-h100-sxm5-80gb-vllm") for n in notes)
 
 
 def test_overlay_row_names_its_results_dates_and_values(serving_overlay: Any) -> None:

@@ -76,6 +76,13 @@ class Factors:
 NEUTRAL = Factors()
 
 
+def note(f: Factors) -> str:
+    """What a result says when a calibration row priced it."""
+    return (f"calibrated by {f.source} (overlay calibration.yaml): compute efficiency "
+            f"×{f.compute_efficiency_scale:.3g}, memory ×{f.memory_efficiency_scale:.3g}, communication "
+            f"×{f.communication_efficiency_scale:.3g}, {f.step_overhead_s * 1e3:.3g} ms per step")  # fmt: skip
+
+
 def parse_row(row: dict[str, Any], where: str) -> tuple[Applies, str, str | None, Factors]:
     """(applies_to, accelerator, engine, factors) of one row, or a SpecError naming the file, row and field."""
     row_id = str(row.get("id") or "?")
