@@ -13,6 +13,7 @@ import contextlib
 import copy
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +179,13 @@ def test_guidellm_report_is_read_from_its_schema() -> None:
     assert first.date == "2026-11-20"
 
 
+def test_guidellm_report_as_yaml_reads_the_same(tmp_path: Path) -> None:
+    data = json.loads((DATA / "guidellm-report.json").read_text())
+    (tmp_path / "report.yaml").write_text(yaml.safe_dump(data))  # GuideLLM also saves its report as YAML
+    assert read(str(tmp_path / "report.yaml")) == [
+        replace(r, file="report.yaml") for r in read(str(DATA / "guidellm-report.json"))]
+
+
 def test_serving_csv_calibrates_with_a_leave_one_out_check(tmp_path: Path) -> None:
     runs = read(str(DATA / "serving.csv"))
     assert [(r.input_tokens, r.output_tokens, r.concurrency) for r in runs] == [(2048, 256, 8), (2048, 256, 32),
@@ -215,6 +223,8 @@ def test_training_logs_give_the_median_step_after_warm_up() -> None:
     ("input_tokens,output_tokens,concurrency,ttft_s,tpot_s\n100,50,4,abc,0.01\n", "line 2 ttft_s"),
     ('{"benchmarks": [{"config": {"strategy": {"type_": "throughput"}}, "metrics": {}}]}', "strategy.type_"),
     ("hello\n", "(format)"),
+    ("tp,pp,step_time_s\n2,,1.5\n", "line 2 tp"),
+    ("tp,pp,step_time_s\n2,1,0\n", "line 2 step_time_s"),
 ])  # fmt: skip
 def test_bad_files_name_the_file_and_field_and_write_nothing(tmp_path: Path, content: str, field: str) -> None:
     good = _vllm_json(tmp_path / "good.json", 8, 0.05, 0.01)
