@@ -212,6 +212,10 @@ def test_training_logs_give_the_median_step_after_warm_up() -> None:
     (case,) = training_cases(app.load_scenario(TRAINING), [titan])
     # 64 sequences × 4096 tokens per step over 16 accelerators at 5000 tokens/s each: 262144 / 80000 s
     assert case.measured["step_time_s"] == pytest.approx(3.2768)
+    no_plan = copy.deepcopy(TRAINING)
+    del no_plan["training"]["plan"]
+    with pytest.raises(SpecError, match=r"torchtitan\.log is a log of one run"):
+        training_cases(app.load_scenario(no_plan), [titan])
 
 
 @pytest.mark.parametrize(("content", "field"), [

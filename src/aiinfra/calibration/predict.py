@@ -74,6 +74,10 @@ def training_cases(base: Scenario, results: Sequence[TrainingResult]) -> list[Ca
         data = copy.deepcopy(base.mapping)
         job = data["training"]
         job.update(r.job)
+        if not r.plan and not job.get("plan"):
+            raise SpecError("scenario.training.plan", None, f"{r.file} is a log of one run, whose layout the "
+                            "scenario must give (else the planner would search its own)",
+                            "add training.plan: {tp: ..., pp: ..., dp: ...} of the logged run")  # fmt: skip
         if r.plan:
             plan = dict(job.get("plan") or {})
             if "dp" not in r.plan and any(k in r.plan for k in ("tp", "pp", "cp")):
