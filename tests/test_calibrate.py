@@ -154,6 +154,25 @@ def test_cli_applies_the_overlay_and_web_app_reads_it(serving_overlay: Any, tmp_
     assert web["ttft_s"] > aiinfra.infer(SERVING).estimate.ttft_s * 1.2
 
 
+def test_web_jobs_run_against_the_catalog_of_the_caller(serving_overlay: Any) -> None:
+    pytest.importorskip("fastapi")
+    import time
+
+    from aiinfra import catalog
+    from aiinfra.web.jobs import JobTable
+
+    cat = Catalog.default().with_overlay(serving_overlay[0])
+    table = JobTable(lambda exc: (500, {}), workers=1)
+    with use(cat):  # a job started by a request of `aiinfra web --catalog-overlay DIR`
+        job = table.start("probe", lambda progress: catalog.active() is cat)
+    for _ in range(500):
+        if job.state != "running":
+            break
+        time.sleep(0.01)
+    table.shutdown()
+    assert job.state == "done" and job.result is True
+
+
 def test_training_csv_moves_a_third_layout_by_the_measured_factor(tmp_path: Path) -> None:
     layouts = [{"tp": 2, "pp": 1}, {"tp": 8, "pp": 1}, {"tp": 4, "pp": 2}]
     before = [_step(p) for p in layouts]
