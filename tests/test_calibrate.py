@@ -248,6 +248,8 @@ def test_training_logs_give_the_median_step_after_warm_up() -> None:
     ("hello\n", "(format)"),
     ("tp,pp,step_time_s\n2,,1.5\n", "line 2 tp"),
     ("tp,pp,step_time_s\n2,1,0\n", "line 2 step_time_s"),
+    ("input_tokens,output_tokens,concurrency,ttft_s,tpot_s,date\n100,50,4,0.1,0.01,last week\n", "line 2 date"),
+    ("input_tokens,output_tokens,concurrency,ttft_s,tpot_s\n200000,50,4,0.1,0.01\n", "inference.input_tokens"),
 ])  # fmt: skip
 def test_bad_files_name_the_file_and_field_and_write_nothing(tmp_path: Path, content: str, field: str) -> None:
     good = _vllm_json(tmp_path / "good.json", 8, 0.05, 0.01)

@@ -109,6 +109,9 @@ def predict(case: Case, factors: Factors) -> dict[str, float]:
             from aiinfra.planning.training import plan_training
 
             report = plan_training(case.scenario)
+        except SpecError as exc:  # e.g. the file's lengths exceed the model's context
+            raise SpecError(f"{case.result.file} ({case.result.label}): {exc.field}", exc.value, exc.problem,
+                            exc.fix) from None  # fmt: skip
         except InfeasibleError as exc:
             raise SpecError(f"{case.result.file} ({case.result.label})", case.result.load,
                             f"the scenario cannot reproduce this run: {exc}",

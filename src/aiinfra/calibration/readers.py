@@ -321,6 +321,16 @@ def _csv(path: Path, text: str) -> list[Result]:
     return [_serving_row(path, i + 2, r) for i, r in enumerate(rows)]
 
 
+def _csv_date(path: Path, line: int, r: dict[str, str]) -> str | None:
+    """The row's optional ``date`` column as an ISO date."""
+    if not r.get("date"):
+        return None
+    day = _iso_date(r["date"])
+    if day is None:
+        raise _err(path, f"line {line} date", r["date"], "not a date", "write it as YYYY-MM-DD")
+    return day
+
+
 def _serving_row(path: Path, line: int, r: dict[str, str]) -> ServingResult:
     def num(key: str, integer: bool = False) -> float:
         return _number(path, f"line {line} {key}", r.get(key, ""), integer=integer)
@@ -337,7 +347,7 @@ def _serving_row(path: Path, line: int, r: dict[str, str]) -> ServingResult:
                    "benchmark longer outputs")
     pct = {k: num(k) for k in ("ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s") if r.get(k)}
     return ServingResult(
-        file=path.name, format="csv", label=f"line {line} {_load_label(load)}", date=r.get("date") or None,
+        file=path.name, format="csv", label=f"line {line} {_load_label(load)}", date=_csv_date(path, line, r),
         input_tokens=int(num("input_tokens", True)), output_tokens=int(out), ttft_s=num("ttft_s"),
         tpot_s=num("tpot_s"), output_tokens_per_s=num("output_tokens_per_s") if r.get("output_tokens_per_s") else None,
         percentiles=pct, **load,
@@ -356,7 +366,7 @@ def _training_row(path: Path, line: int, r: dict[str, str]) -> TrainingResult:
         raise _err(path, f"line {line} tp", r.get("tp") or "(empty)", "a training CSV row names its layout",
                    "fill tp and pp (and dp, cp, ep, microbatch_seqs where they differ from the scenario)")  # fmt: skip
     job = {k: int(_number(path, f"line {line} {k}", r[k], integer=True)) for k in _JOB_INT if r.get(k)}
-    return TrainingResult(file=path.name, format="training-csv", label=f"line {line}", date=r.get("date") or None,
+    return TrainingResult(file=path.name, format="training-csv", label=f"line {line}", date=_csv_date(path, line, r),
                           plan=plan, job=job, step_time_s=_number(path, f"line {line} step_time_s",
                                                                   r.get("step_time_s", "")))  # fmt: skip
 
