@@ -277,3 +277,12 @@ def test_edited_overlay_factor_out_of_bounds_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as err:
         Catalog.default().with_overlay(tmp_path)
     assert err.value.field.endswith("[x].factors.memory_efficiency_scale")
+
+
+def test_the_worked_example_files_read_as_documented() -> None:
+    """docs/calibrate.md's example: three vLLM files of 500 requests, 512,000 prompt and 128,000 output tokens."""
+    folder = Path(__file__).parents[1] / "examples" / "calibrate"
+    runs = [r for p in sorted(folder.glob("vllm-*.json")) for r in read(str(p))]
+    assert sorted((r.concurrency, r.input_tokens, r.output_tokens) for r in runs if isinstance(r, ServingResult)) == [
+        (8, 1024, 256), (32, 1024, 256), (64, 1024, 256)]  # fmt: skip
+    assert app.load_scenario(folder / "deployment.yaml").inference is not None
