@@ -177,3 +177,18 @@ def price_diff(examples: str | Path | None = None, *, with_examples: bool = True
     answer of each shipped example with either (``aiinfra catalog list prices --diff``)."""
     with _using(catalog):
         return app.price_diff(examples, with_examples)
+
+
+def calibrate(scenario: ScenarioLike, results: Sequence[str | Path], *, out: str | Path, set: Overrides = None,
+              catalog: Catalog | None = None) -> app.CalibrateResult:  # fmt: skip
+    """Fit the planner's efficiency factors to benchmark result files (vLLM, GuideLLM, CSV; training CSV and logs)
+    of the deployment ``scenario`` describes and write ``out`` as a catalog overlay (``aiinfra calibrate``); answer
+    against it with ``catalog=Catalog.default().with_overlay(out)``."""
+    with _using(catalog):
+        return app.calibrate(load_scenario(scenario, set), [str(r) for r in results], out)
+
+
+def probe(out: str | Path, *, accelerator: str | None = None) -> app.ProbeResult:
+    """Microbenchmark this machine's GPU (GEMM by shape and dtype, attention, HBM copy, NCCL collectives) and write
+    ``out/efficiency.yaml`` as a catalog overlay (``aiinfra probe``); needs PyTorch and an NVIDIA or AMD GPU."""
+    return app.probe(out, accelerator)

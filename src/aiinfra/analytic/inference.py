@@ -49,6 +49,8 @@ Work per step (T = prefill tokens + decoding sequences):
   stored, streamed and multiplied in bf16.
 * Pipeline parallelism: one token crosses the pp stages in sequence, so an iteration costs the sum of
   the stage times plus (pp − 1) activation hops (micro-batch pipelining not modelled: conservative).
+* A user's calibration (catalog/calibration.py, fitted by ``aiinfra calibrate``) divides the compute, memory and
+  communication times by its efficiency scales and adds its per-iteration overhead; neutral without one.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from aiinfra.analytic.comms import collective_time
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.model_figures import attention_dims, param_breakdown
 from aiinfra.analytic.step_time import StepBatch
+from aiinfra.catalog.calibration import Factors, factors_for
 from aiinfra.specs.common import DTYPE_BYTES
 from aiinfra.specs.hardware import AcceleratorSpec, ClusterSpec
 from aiinfra.specs.model import ModelArch
@@ -209,6 +212,13 @@ class _Kernels:
     @property
     def time_s(self) -> float:
         return max(self.compute_s, self.memory_s)
+
+    def scaled(self, f: Factors) -> _Kernels:
+        """The kernels at the calibrated efficiencies (catalog/calibration.py): compute time / compute scale,
+        memory time / memory scale."""
+        if f.neutral:
+            return self
+        return _Kernels(self.compute_s / f.compute_efficiency_scale, self.memory_s / f.memory_efficiency_scale)
 
 
 @dataclass(frozen=True)
@@ -414,6 +424,10 @@ class InferenceModel:
         head_k = self._linear(max(logits_tokens, 1.0), head, 1, head_cd, split, self.vocab_precision)  # last stage
         if m.is_moe:
             parts.append(self.experts(tokens, pb.moe_layers / pp))
+        # the user's calibration of this accelerator and engine, where an overlay has one (neutral otherwise)
+        cal = factors_for("inference", acc.id, self.engine)
+        parts = [p.scaled(cal) for p in parts]
+        head_k = head_k.scaled(cal)
         linear_compute = sum(p.compute_s for p in parts)
         linear_memory = sum(p.memory_s for p in parts)
         linear_s = sum(p.time_s for p in parts)
@@ -432,8 +446,9 @@ class InferenceModel:
         attn_peak = acc.sustained_flop_per_s("bf16")
         a_eff = gemm_efficiency(acc, "bf16", (pre_flop + dec_flop) / max(layers, 1.0), kind="attention",
                                 engine=self.engine)  # fmt: skip
-        attention_compute = pre_flop / (attn_peak * a_eff) + dec_flop / (attn_peak * self._decode_attention_eff())
-        attention_memory = (layers * t0 + kv_read / b_inf) if work.decode_seqs else 0.0
+        attention_compute = (pre_flop / (attn_peak * a_eff) + dec_flop / (attn_peak * self._decode_attention_eff())
+                             ) / cal.compute_efficiency_scale
+        attention_memory = (layers * t0 + kv_read / b_inf) / cal.memory_efficiency_scale if work.decode_seqs else 0.0
         attention_s = max(attention_compute, attention_memory)
         # communication
         comm_s = 0.0
@@ -454,7 +469,8 @@ class InferenceModel:
         if pp > 1:
             hop = collective_time(self.cluster, "p2p", tokens * m.hidden_size * ACT_BYTES, 2, tp, self.engine)
             comm_s += (pp - 1) * hop.time_s
-        total = linear_s + attention_s + comm_s
+        comm_s /= cal.communication_efficiency_scale
+        total = linear_s + attention_s + comm_s + cal.step_overhead_s
         compute_part = pp * (linear_compute + attention_compute) + head_k.compute_s
         memory_part = pp * (linear_memory + attention_memory) + head_k.memory_s
         if comm_s > max(compute_part, memory_part):

@@ -29,6 +29,8 @@ from innermost, as Megatron-Core orders them):
 * Overlap is not free: compute that runs beside an FSDP gather/scatter or the data-parallel gradient reduction
   is slowed by 18.9 % of the overlapped time (Lee et al. 2025, :func:`overlapped`).
 * Optimizer: Adam reads and writes its fp32 state once per step (memory-bound).
+* Calibration (catalog/calibration.py, ``aiinfra calibrate``): the time on the accelerators divided by the user's
+  compute scale, the exposed communication by the communication scale, plus a per-step overhead; neutral without.
 * Stragglers: the step waits for the slowest of its n ranks, μ + σ·E[max of n standard normals] on compute and
   bubble, σ/μ the spread of GPU speed within a cluster (Sinha et al. SC22; :func:`straggler_factor`).
 """
@@ -44,6 +46,7 @@ from aiinfra.analytic.comms import collective_time_array, distinct_sorted, laten
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.model_figures import attention_dims, flop_per_token_training
 from aiinfra.analytic.training_memory import PlanArrays, TrainSetup, rank_params
+from aiinfra.catalog.calibration import factors_for
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.parallelism import PARAMS_SHARDED, Recompute, Sharding
@@ -327,8 +330,13 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     fsdp_total = np.where(np.isin(plans.sharding, PARAMS_SHARDED), n_micro * fsdp_mb, 0.0)
     shard = np.where(plans.sharding == Sharding.NONE, 1.0, dp_n.astype(float))
     optimizer = _mem_time(cluster, rp / shard * 30.0, src)  # fp32 master, m, v, grad read + write; bf16 copy
-    # --- assemble
-    mb_comm = tp_mb + ep_mb + cp_mb + pp_mb
+    # --- assemble; the user's calibration of this accelerator (catalog/calibration.py; neutral without one)
+    # divides the time on the accelerator by its compute scale and the exposed communication by its own
+    cal = factors_for("training", cluster.accelerator.id)
+    k_comp, k_comm = cal.compute_efficiency_scale, cal.communication_efficiency_scale
+    stage_compute, optimizer = stage_compute / k_comp, optimizer / k_comp
+    tp_mb, mb_comm = tp_mb / k_comm, (tp_mb + ep_mb + cp_mb + pp_mb) / k_comm
+    dp_exposed, fsdp_total = dp_exposed / k_comm, fsdp_total / k_comm
     compute = n_micro * stage_compute
     bubble = (pp - 1.0) / plans.vp * (stage_compute + mb_comm)
     exposed = n_micro * mb_comm + dp_exposed + fsdp_total + optimizer
@@ -336,7 +344,7 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     # slowest of the job's ranks
     n_ranks = plans.tp * plans.pp * plans.cp * plans.dp
     straggler = (straggler_factor(n_ranks) - 1.0) * (compute + bubble)
-    step = compute + exposed + bubble + straggler
+    step = compute + exposed + bubble + straggler + cal.step_overhead_s
     model_flop = flop_per_token_training(m, setup.seq_len) * setup.global_batch_seqs * setup.seq_len
     if setup.frozen_base:  # forward + input-gradient backward: 2 of the 3 forward-equivalents of full training
         model_flop *= 2.0 / 3.0

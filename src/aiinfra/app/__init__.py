@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from aiinfra.app.base import MissingExtraError, Result, flatten
+    from aiinfra.app.calibrate import CalibrateResult, calibrate
     from aiinfra.app.catalog_queries import (
         CatalogRow,
         CatalogRows,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from aiinfra.app.mig import MigResult, mig
     from aiinfra.app.pack import PackResult, pack
     from aiinfra.app.prices import PriceDiffResult, PricesRefreshResult, price_diff, prices_refresh
+    from aiinfra.app.probe import ProbeResult, probe
     from aiinfra.app.scenario import ScenarioLike, load_scenario
     from aiinfra.app.schedule import ScheduleResult, schedule
     from aiinfra.app.simulation import MaxRateResult, SimulateResult, find_max_rate, simulate
@@ -52,6 +54,10 @@ _LAZY: dict[str, str] = {
     "MissingExtraError": "aiinfra.app.base",
     "Result": "aiinfra.app.base",
     "flatten": "aiinfra.app.base",
+    "CalibrateResult": "aiinfra.app.calibrate",
+    "calibrate": "aiinfra.app.calibrate",
+    "ProbeResult": "aiinfra.app.probe",
+    "probe": "aiinfra.app.probe",
     "CatalogRow": "aiinfra.app.catalog_queries",
     "CatalogRows": "aiinfra.app.catalog_queries",
     "CheckResult": "aiinfra.app.catalog_queries",
@@ -143,6 +149,7 @@ def answer(question: str, scenario: ScenarioLike, **options: Any) -> Result:
 
 __all__ = [
     "QUESTIONS",
+    "CalibrateResult",
     "CapacityResult",
     "CatalogRow",
     "CatalogRows",
@@ -159,6 +166,7 @@ __all__ = [
     "PriceDiffResult",
     "PriceRows",
     "PricesRefreshResult",
+    "ProbeResult",
     "Result",
     "ScenarioLike",
     "ScheduleResult",
@@ -167,6 +175,7 @@ __all__ = [
     "TrainResult",
     "ValidateResult",
     "answer",
+    "calibrate",
     "capacity",
     "catalog_list",
     "catalog_show",
@@ -186,6 +195,7 @@ __all__ = [
     "price_diff",
     "price_list",
     "prices_refresh",
+    "probe",
     "schedule",
     "simulate",
     "tco",

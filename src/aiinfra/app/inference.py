@@ -9,6 +9,7 @@ from typing import Any
 
 from aiinfra import catalog
 from aiinfra.app.base import Result, flatten
+from aiinfra.catalog import calibration
 from aiinfra.planning.capacity import Deployment, plan_capacity
 from aiinfra.planning.inference import InferenceEstimate, estimate_inference
 from aiinfra.report.render import jsonable, layout_label
@@ -35,6 +36,9 @@ def infer(scenario: Scenario) -> InferResult:
     it, TTFT, TPOT, output tokens/s and memory per accelerator; a scenario inside a known accuracy gap of the
     validation gets a note (catalog/data/accuracy_notes.yaml)."""
     e = estimate_inference(scenario)
+    cal = calibration.factors_for("inference", e.accelerator, e.engine)
+    if not cal.neutral:  # the user's calibration priced it: say which row
+        e = replace(e, notes=(*e.notes, calibration.note(cal)))
     plan = scenario.inference.plan if scenario.inference is not None else None
     layout = layout_label(e.tp, plan.ep, plan.attention_dp) if plan else layout_label(e.tp)
     return InferResult(scenario=scenario, estimate=e, layout=layout)

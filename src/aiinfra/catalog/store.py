@@ -36,7 +36,7 @@ T = TypeVar("T")
 KINDS = ("accelerators", "systems", "interconnects", "models", "benchmarks")
 
 #: files an overlay folder may hold (paths relative to the folder, as under catalog/data/)
-OVERLAY_FILES = ("accelerators.yaml", "systems.yaml", "efficiency.yaml", "prices/cloud.csv")
+OVERLAY_FILES = ("accelerators.yaml", "systems.yaml", "efficiency.yaml", "prices/cloud.csv", "calibration.yaml")
 
 #: CSV columns that stand for a YAML row's ``sources`` (prices/*.csv schema)
 _CSV_SOURCE_COLUMNS = ("source_title", "read_on")
@@ -249,6 +249,10 @@ class Catalog:
                     raise SpecError(f"{path}", row, "every row needs an id", "add `id:` to the row")
                 _check_sources(str(path), name, row)
             rows[name] = tuple(parsed)
+        if "calibration.yaml" in rows:  # factors fitted by `aiinfra calibrate` (catalog/calibration.py)
+            from aiinfra.catalog.calibration import check_rows
+
+            check_rows(rows["calibration.yaml"], str(folder / "calibration.yaml"))
         out = Catalog(self.root, rows, (*self.overlay_dirs, folder), parent=self)
         for kind in ("accelerators", "systems"):
             if f"{kind}.yaml" in rows:

@@ -22,6 +22,8 @@ COMMAND_MODULES = [
     "aiinfra.commands.mig_cmd",
     "aiinfra.commands.pack_cmd",
     "aiinfra.commands.schedule_cmd",
+    "aiinfra.commands.calibrate_cmd",
+    "aiinfra.commands.probe_cmd",
     "aiinfra.commands.web_cmd",
 ]
 
@@ -40,5 +42,5 @@ def add_scenario_args(p: argparse.ArgumentParser) -> None:
         "--catalog-overlay",
         metavar="DIR",
         help="add or replace catalog rows from DIR (accelerators.yaml, systems.yaml, efficiency.yaml, "
-        "prices/cloud.csv; each row with its sources, like the shipped ones)",
+        "prices/cloud.csv, calibration.yaml from aiinfra calibrate; each row with its sources, like the shipped ones)",
     )
