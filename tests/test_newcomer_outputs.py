@@ -109,3 +109,14 @@ def test_tco_honours_cost_providers_unless_tco_names_its_own() -> None:
     lines = app.tco(app.load_scenario(ref, set=["cost.providers=[aws]", "tco.providers=[lambda]"])).cloud_lines
     assert lines and {ln.provider for ln in lines} == {"lambda"}
     assert "providers:" in (EXAMPLES / "scenario-reference.yaml").read_text().split("\ntco:")[1]
+
+
+def test_purchase_prices_listed_and_shown() -> None:
+    # purchase.csv: the DGX A100 launch list price, $199,000 (May 2020)
+    r = app.purchase_list("nvidia-a100-sxm4-40gb")
+    dgx = next(p for p in r.purchases if p.id == "purchase-dgx-a100-launch")
+    assert dgx.unit_price_usd == 199000 and dgx.kind == "system"
+    res = run_cli("catalog", "list", "purchases")
+    assert res.returncode == 0 and "purchase-dgx-a100-launch" in res.stdout and "199,000" in res.stdout
+    shown = app.catalog_show("purchase-dgx-a100-launch").to_dict()
+    assert shown["kind"] == "purchases" and shown["purchase_kind"] == "system"
