@@ -120,3 +120,15 @@ def test_purchase_prices_listed_and_shown() -> None:
     assert res.returncode == 0 and "purchase-dgx-a100-launch" in res.stdout and "199,000" in res.stdout
     shown = app.catalog_show("purchase-dgx-a100-launch").to_dict()
     assert shown["kind"] == "purchases" and shown["purchase_kind"] == "system"
+
+
+def test_sweep_frame_error_column_is_empty_not_nan(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from aiinfra.app.sweep import read_frame
+    from aiinfra.sweeping.store import ResultStore
+
+    store = ResultStore(tmp_path / "r", {"question": "infer", "options": {}})
+    store.write([{"scenario_hash": "h1", "error": None, "v": 1.0}, {"scenario_hash": "h2", "error": "error: bad"}])
+    assert read_frame(tmp_path / "r")["error"].tolist() == ["", "error: bad"]
+    ok_only = ResultStore(tmp_path / "s", {"question": "infer", "options": {}})
+    ok_only.write([{"scenario_hash": "h1", "error": None, "v": 1.0}])
+    assert read_frame(tmp_path / "s")["error"].tolist() == [""]
