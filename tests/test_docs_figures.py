@@ -68,7 +68,8 @@ def test_seed_claims_arithmetic_from_the_catalog() -> None:
     h100 = catalog.accelerator("nvidia-h100-sxm5-80gb")
     # DGX H100: 8 x 494.7 TF32 dense = 3.96 PF; 8 x 1,978.9 BF16 sparse = 15.83 PF (the seed's "16 PF TF32")
     assert f"tf32 {8 * h100.dense_flop_per_s['tf32'] / 1e15:.2f} PF dense" in page
-    assert f"bf16 {8 * h100.dense_flop_per_s['bf16'] / 1e15:.2f} PF dense / {8 * h100.sparse_flop_per_s['bf16'] / 1e15:.2f} PF sparse" in page
+    bf16_dense, bf16_sparse = 8 * h100.dense_flop_per_s["bf16"] / 1e15, 8 * h100.sparse_flop_per_s["bf16"] / 1e15
+    assert f"bf16 {bf16_dense:.2f} PF dense / {bf16_sparse:.2f} PF sparse" in page
 
 
 def test_thirty_two_gpu_pod_power() -> None:

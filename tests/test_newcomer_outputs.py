@@ -148,5 +148,6 @@ def test_gh200_is_its_own_accelerator_with_two_memory_tiers() -> None:
     assert a.dense_flop_per_s["bf16"] == pytest.approx(a.sparse_flop_per_s["bf16"] / 2, rel=1e-4)
     b = catalog.accelerator("nvidia-gh200-144gb")
     assert (b.memory_bytes, b.memory_bw_bytes_per_s, b.memory_type) == (144e9, 4.9e12, "HBM3e")
-    sc = app.load_scenario({"model": "meta-llama-3.1-8b", "hardware": {"accelerator": "nvidia-gh200-96gb", "system": "gh200-grace-hopper", "count": 1}})
+    hw = {"accelerator": "nvidia-gh200-96gb", "system": "gh200-grace-hopper", "count": 1}
+    sc = app.load_scenario({"model": "meta-llama-3.1-8b", "hardware": hw})
     assert sc.cluster.accelerator.id == "nvidia-gh200-96gb"
