@@ -4,6 +4,8 @@ below 1 MWh and "1 node" singular."""
 
 from __future__ import annotations
 
+import pytest
+
 from aiinfra import app
 from aiinfra.planning.capacity import same_bill_verdict
 from aiinfra.report.text import human_energy, plural
@@ -109,3 +111,43 @@ def test_tco_honours_cost_providers_unless_tco_names_its_own() -> None:
     lines = app.tco(app.load_scenario(ref, set=["cost.providers=[aws]", "tco.providers=[lambda]"])).cloud_lines
     assert lines and {ln.provider for ln in lines} == {"lambda"}
     assert "providers:" in (EXAMPLES / "scenario-reference.yaml").read_text().split("\ntco:")[1]
+
+
+def test_purchase_prices_listed_and_shown() -> None:
+    # purchase.csv: the DGX A100 launch list price, $199,000 (May 2020)
+    r = app.purchase_list("nvidia-a100-sxm4-40gb")
+    dgx = next(p for p in r.purchases if p.id == "purchase-dgx-a100-launch")
+    assert dgx.unit_price_usd == 199000 and dgx.kind == "system"
+    res = run_cli("catalog", "list", "purchases")
+    assert res.returncode == 0 and "purchase-dgx-a100-launch" in res.stdout and "199,000" in res.stdout
+    shown = app.catalog_show("purchase-dgx-a100-launch").to_dict()
+    assert shown["kind"] == "purchases" and shown["purchase_kind"] == "system"
+
+
+def test_sweep_frame_error_column_is_empty_not_nan(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from aiinfra.app.sweep import read_frame
+    from aiinfra.sweeping.store import ResultStore
+
+    store = ResultStore(tmp_path / "r", {"question": "infer", "options": {}})
+    store.write([{"scenario_hash": "h1", "error": None, "v": 1.0}, {"scenario_hash": "h2", "error": "error: bad"}])
+    assert read_frame(tmp_path / "r")["error"].tolist() == ["", "error: bad"]
+    ok_only = ResultStore(tmp_path / "s", {"question": "infer", "options": {}})
+    ok_only.write([{"scenario_hash": "h1", "error": None, "v": 1.0}])
+    assert read_frame(tmp_path / "s")["error"].tolist() == [""]
+
+
+def test_gh200_is_its_own_accelerator_with_two_memory_tiers() -> None:
+    from aiinfra import catalog
+
+    # NVIDIA GH200 datasheet: 96 GB HBM3 at 4 TB/s (or 144 GB HBM3e at 4.9 TB/s), up to 480 GB LPDDR5X at 512 GB/s,
+    # NVLink-C2C 900 GB/s two-way = 450 GB/s each way; dense BF16 = 1,979 sparse / 2
+    a = catalog.accelerator("nvidia-gh200-96gb")
+    assert (a.memory_bytes, a.memory_bw_bytes_per_s, a.memory_type) == (96e9, 4.0e12, "HBM3")
+    assert (a.host_memory_bytes, a.host_memory_bw_bytes_per_s, a.host_memory_type) == (480e9, 0.512e12, "LPDDR5X")
+    assert a.host_link is not None and a.host_link.bw_one_way_bytes_per_s == 450e9
+    assert a.dense_flop_per_s["bf16"] == pytest.approx(a.sparse_flop_per_s["bf16"] / 2, rel=1e-4)
+    b = catalog.accelerator("nvidia-gh200-144gb")
+    assert (b.memory_bytes, b.memory_bw_bytes_per_s, b.memory_type) == (144e9, 4.9e12, "HBM3e")
+    hw = {"accelerator": "nvidia-gh200-96gb", "system": "gh200-grace-hopper", "count": 1}
+    sc = app.load_scenario({"model": "meta-llama-3.1-8b", "hardware": hw})
+    assert sc.cluster.accelerator.id == "nvidia-gh200-96gb"

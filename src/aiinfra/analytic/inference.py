@@ -20,7 +20,8 @@ Work per step (T = prefill tokens + decoding sequences):
 * Attention: prefill 2·pairs·(d_qk + d_v) FLOP per layer over causal query·key pairs (FlashAttention
   kernels, efficiency from the attention curve); decode reads each sequence's KV cache
   (context × KV bytes/token) and does 2·ctx·(d_qk + d_v) FLOP (Pope et al. 2022, "Efficiently Scaling
-  Transformer Inference" §3). MLA decodes on the absorbed latent: d_qk = heads·(kv_lora + rope),
+  Transformer Inference" §3), at the attention kernel's compute-bound efficiency (``_decode_attention_eff``).
+  MLA decodes on the absorbed latent: d_qk = heads·(kv_lora + rope),
   d_v = heads·kv_lora, reading only the latent (DeepSeek-AI 2024, DeepSeek-V2 §2.1.2-2.1.3).
 * Tensor parallelism: 2 all-reduces of T·h bf16 activations per layer (Shoeybi et al. 2019, Megatron-LM
   §3), ring times over the measured NCCL curves (analytic/comms.py). With attention data parallelism
@@ -42,7 +43,9 @@ Work per step (T = prefill tokens + decoding sequences):
   iteration lasts as long as its slowest rank's attention).
 * Quantised weights move DTYPE_BYTES per weight (int4/fp4: 0.5 B; group scales not counted); their
   matmuls run at the fp4 peak only for fp4 weights on an accelerator with a dense fp4 peak, else
-  dequantised to bf16; fp8/int8 weights use the fp8/int8 peak where published (W8A8). Quantisation covers the
+  dequantised to bf16 inside the GEMM (weight-only W4A16: a quarter of the bf16 GEMM at 4× the rows,
+  ``InferenceModel._weight_only``); fp8/int8 weights use the fp8/int8 peak where published (W8A8).
+  Quantisation covers the
   transformer layers' linear weights only: the token embedding and the output head stay in bf16 (NVIDIA
   ModelOpt's export appends ``lm_head`` to ``exclude_modules`` whenever it quantises a layer, and quantises
   linear modules only — modelopt/torch/export/unified_export_hf.py ``_export_hf_checkpoint``), so they are

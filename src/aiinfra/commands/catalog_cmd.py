@@ -22,6 +22,8 @@ def _list(args: argparse.Namespace) -> tuple[Any, str]:
         return _prices(args)
     if args.diff:
         raise SpecError("--diff", True, "compares prices only", "use it with `aiinfra catalog list prices`")
+    if kind == "purchases":
+        return _purchases(args)
     if args.accelerator:
         raise SpecError("--accelerator", args.accelerator, "filters the prices only",
                         "use it with `aiinfra catalog list prices`")  # fmt: skip
@@ -155,6 +157,14 @@ def _price_diff(args: argparse.Namespace) -> tuple[Any, str]:
     return obj, "\n".join(lines)
 
 
+def _purchases(args: argparse.Namespace) -> tuple[Any, str]:
+    r = app.purchase_list(args.accelerator)
+    rows = [[p.id, p.kind, p.item, p.accelerator or "", f"{p.unit_price_usd:,.0f}",
+             p.read_on if p.age_days is not None else "date unknown"] for p in r.purchases]  # fmt: skip
+    text = table(["id", "kind", "item", "accelerator", "$ each", "read on"], rows)
+    return r.to_dict(), text + f"\n\n{len(rows)} purchase prices; `aiinfra catalog show ID` gives a row's source."
+
+
 def _benchmarks_table(specs: list[Any]) -> str:
     def tok(v: float | None) -> str:
         return "unknown" if v is None else f"{v:,.0f}"
@@ -210,8 +220,8 @@ def register(sub: Any) -> None:
     )
     csub = p.add_subparsers(dest="catalog_command", required=True, parser_class=type(p))
     pl = csub.add_parser("list", help="a table of one kind")
-    pl.add_argument("kind", choices=(*KINDS, "prices"))
-    pl.add_argument("--accelerator", help="prices: only this accelerator's offers")
+    pl.add_argument("kind", choices=(*KINDS, "prices", "purchases"))
+    pl.add_argument("--accelerator", help="prices, purchases: only this accelerator's rows")
     pl.add_argument("--diff", action="store_true", help="prices: what changed between the shipped rows and the "
                     "rows in use (refreshed prices, --catalog-overlay), per offer, and the effect on the cheapest "
                     "answer of each shipped example")

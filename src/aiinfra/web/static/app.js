@@ -521,7 +521,8 @@ function renderAnswer(page, r) {
       all.map((o) => [o.engine, o.accelerator, { text: o.tp, sort: o.tp }, o.weight_precision, { text: o.batch_per_replica, sort: o.batch_per_replica }, { text: o.replicas, sort: o.replicas },
         { text: o.accelerators, sort: o.accelerators }, { text: o.usd_per_hour == null ? "unknown" : sig(o.usd_per_hour), sort: o.usd_per_hour ?? 1e18 },
         { text: o.usd_per_million_output_tokens == null ? "unknown" : sig(o.usd_per_million_output_tokens), sort: o.usd_per_million_output_tokens ?? 1e18 },
-        { text: sig(o.ttft_s * 1e3), sort: o.ttft_s }, { text: sig(o.tpot_s * 1e3), sort: o.tpot_s }, o.verdict]));
+        { text: o.ttft_s == null ? "—" : sig(o.ttft_s * 1e3), sort: o.ttft_s ?? 1e18 },
+        { text: o.tpot_s == null ? "—" : sig(o.tpot_s * 1e3), sort: o.tpot_s ?? 1e18 }, o.verdict]));
     if (r.simulated) {
       const s = r.simulated;
       html += `<h2>Simulated check (seed ${esc(r.seed ?? 0)})</h2><p>Poisson arrivals at the same mean rate:</p>` + figures([fig("max requests/s per replica", "simulated.max_request_rate_per_replica_per_s", s.max_request_rate_per_replica_per_s, "req"),
