@@ -269,6 +269,36 @@ def test_fsdp_partial_overlap_adds_the_per_layer_excess() -> None:
     assert got == pytest.approx(expect)
 
 
+
+def test_fsdp_without_regather_runs_no_backward_all_gathers() -> None:
+    # reshard_after_forward=False (FSDP2 under pipeline parallelism): the forward gathers as before, the backward
+    # only reduce-scatters; with no compute to hide behind: root + 4 layers gathered once, 4 + root scattered
+    cl = _cluster(16)
+    _, ag_l, rs_l, ag_r, rs_r = _fsdp(0.0, 0.0, 0.0)
+    got = _fsdp_exposed_per_microbatch(
+        cl, np.array([4 * 5e7 + 1e8]), np.array([5e7]), np.array([4.0]), np.array([2.0]), np.array([16]),
+        np.array([1]), np.array([0.0]), np.array([0.0]), np.array([0.0]), set(), regather_backward=False,
+    )  # fmt: skip
+    assert float(got[0]) == pytest.approx(ag_r + rs_r + 4 * (ag_l + rs_l))
+
+
+def _fsdp_step(pp: int, gbs: int):  # type: ignore[no-untyped-def]
+    setup = TrainSetup(model=M, seq_len=2048, global_batch_seqs=gbs, precision="bf16")
+    plans = single_plan(M, setup, tp=1, pp=pp, dp=8, cp=1, ep=1, vp=1, mb=1, sharding="fsdp", recompute="none")
+    return step_time(setup, _cluster(8 * pp), plans)
+
+
+def test_fsdp_under_pipeline_gathers_once_per_step_not_per_micro_batch() -> None:
+    # without PP every micro-batch re-gathers and reduce-scatters (Zhao et al. 2023): 4x the micro-batches ->
+    # 4x the FSDP traffic. Under PP a stage keeps its parameters gathered across micro-batches and reduce-scatters
+    # once (torchtitan: reshard_after_forward = not pp_enabled; gradient sync on the last backward only): the
+    # FSDP part of the step does not grow with the micro-batches
+    one, four = _fsdp_step(1, 8), _fsdp_step(1, 32)
+    assert float(four.dp_comm_exposed_s[0]) == pytest.approx(4 * float(one.dp_comm_exposed_s[0]), rel=1e-9)
+    one_pp, four_pp = _fsdp_step(2, 8), _fsdp_step(2, 32)
+    assert float(one_pp.dp_comm_exposed_s[0]) > 0
+    assert float(four_pp.dp_comm_exposed_s[0]) == pytest.approx(float(one_pp.dp_comm_exposed_s[0]), rel=1e-9)
+
 # ---- tensor-parallel communication overlap -------------------------------------------------------------------
 
 
