@@ -15,7 +15,14 @@ import pytest
 from aiinfra.analytic.comms import collective_time, ring_latency_s
 from aiinfra.analytic.efficiency import table
 from aiinfra.analytic.training_memory import TrainSetup
-from aiinfra.analytic.training_step import _elementwise_time, _fsdp_exposed_per_microbatch, _gemm_time, step_time
+from aiinfra.analytic.training_step import (
+    _elementwise_time,
+    _fsdp_exposed_per_microbatch,
+    _gemm_time,
+    _mem_time,
+    _quantize_time,
+    step_time,
+)
 from aiinfra.search.plans import single_plan
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import HardwareInput, resolve_cluster
@@ -222,6 +229,35 @@ def test_small_scale_out_all_gather_pays_the_ring_latency() -> None:
     floor = 1023 / 1024 * 131072 / (25e9 * 0.0104) * 8 * 25 / 200
     assert t == pytest.approx(floor + (4832.8 - 145.6) * 1e-6, rel=1e-3)
 
+
+
+# ---- low-precision casts ------------------------------------------------------------------------------------------
+
+
+def test_fp8_casts_move_the_hand_counted_bytes() -> None:
+    # M: d = 2048, 16 heads of 128 (MHA), GeLU ffn 8192. Linear inputs per token: QKV 2048 + out-proj 2048 + FC1 2048
+    # + FC2 8192 = 14336 elements, written row- and column-wise in FP8: 2 B each -> 4096 tokens: 117,440,512 B.
+    # Output gradients per token: QKV 6144 + out-proj 2048 + FC1 8192 + FC2 2048 = 18432, read in bf16 (2 B) and
+    # written twice in FP8 (2 B): 4 B -> 301,989,888 B
+    cl = _cluster(1)
+    fwd, bwd = _quantize_time(cl, M, "fp8", np.array([4096.0]), np.array([1.0]), set())
+    assert float(fwd[0]) == pytest.approx(float(_mem_time(cl, np.array([117_440_512.0]), set(), "elementwise")[0]))
+    assert float(bwd[0]) == pytest.approx(float(_mem_time(cl, np.array([301_989_888.0]), set(), "elementwise")[0]))
+
+
+def test_nvfp4_casts_add_scales_and_an_amax_pass_and_bf16_has_none() -> None:
+    # NVFP4: ½ B + 1/16 B of E4M3 scale per element, twice, plus a 2 B amax read: 3.125 B per input element,
+    # 2 + 1.125 + 2 = 5.125 B per gradient element (4096 tokens as above, tp = 2 halves the bytes)
+    cl = _cluster(1)
+    fwd, bwd = _quantize_time(cl, M, "fp4", np.array([4096.0]), np.array([2.0]), set())
+
+    def mem(nbytes: float) -> float:
+        return float(_mem_time(cl, np.array([nbytes]), set(), "elementwise")[0])
+
+    assert float(fwd[0]) == pytest.approx(mem(4096 * 14336 * 3.125 / 2))
+    assert float(bwd[0]) == pytest.approx(mem(4096 * 18432 * 5.125 / 2))
+    zf, zb = _quantize_time(cl, M, "bf16", np.array([4096.0]), np.array([1.0]), set())
+    assert float(zf[0]) == 0.0 and float(zb[0]) == 0.0
 
 # ---- FSDP exposure ----------------------------------------------------------------------------------------------
 

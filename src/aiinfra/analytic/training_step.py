@@ -112,6 +112,40 @@ def _elementwise_time(
     return out
 
 
+#: bytes a low-precision Linear writes per quantized element, scale factors included: FP8 1 B (per-tensor scale);
+#: NVFP4 ½ B + one E4M3 scale byte per 16 values (NVIDIA, "Pretraining Large Language Models with NVFP4",
+#: arXiv 2509.25149, §2: 16-element blocks with an FP8 E4M3 scale, plus one FP32 scale per tensor)
+QUANT_BYTES = {"fp8": 1.0, "fp4": 0.5 + 1.0 / 16.0}
+#: NVFP4's per-tensor FP32 scale comes from the tensor's amax, an extra read of the 16-bit tensor before the cast
+#: (same paper, two-level scaling); FP8 delayed scaling takes its scale from the amax history (no extra pass)
+QUANT_AMAX_PASS = {"fp8": 0.0, "fp4": 1.0}
+
+
+def _quantize_time(
+    cluster: ClusterSpec, m: ModelArch, dtype: str, tokens: np.ndarray, tp: np.ndarray, src: set[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(forward, backward) time of one layer's FP8/FP4 casts around its Linear GEMMs, memory-bound. Transformer
+    Engine quantizes every Linear's input and, in the backward, its output gradient; each needs a row-wise copy (fprop,
+    dgrad) and a column-wise one (wgrad: the GEMM reduces over tokens, and block or per-tensor scales run along the
+    dot-product dimension; TE docs, "Using FP8 with Transformer Engine"; NVFP4 paper §2). The norm and activation
+    kernels before a Linear emit its quantized input (TE LayerNormLinear / LayerNormMLP): forward 2·q bytes per input
+    element; the output gradient is read once in 16-bit and written twice: 2 + 2·q; NVFP4 adds an amax read (2 B) of
+    each tensor. Zero for 16-bit GEMMs. The cast kernels run at the measured element-wise bandwidth."""
+    if dtype not in QUANT_BYTES:
+        zero = np.zeros_like(tokens, dtype=float)
+        return zero, zero
+    q, amax = QUANT_BYTES[dtype], 2.0 * QUANT_AMAX_PASS[dtype]
+    q_dim = m.num_heads * m.head_size
+    kv_dim = m.kv_heads * m.head_size if m.attention != "mla" else q_dim
+    ffn = float(m.expert_ffn * (m.experts_per_token + m.num_shared_experts)) if m.is_moe else float(m.ffn_hidden_size)
+    mats = 2.0 if m.mlp == "swiglu" else 1.0
+    x_elems = 2.0 * m.hidden_size + q_dim + ffn  # inputs of QKV, output projection, FC1, FC2
+    dy_elems = q_dim + 2.0 * kv_dim + m.hidden_size + mats * ffn + m.hidden_size  # their outputs
+    fwd = _mem_time(cluster, tokens * x_elems * (2.0 * q + amax) / tp, src, kind="elementwise")
+    bwd = _mem_time(cluster, tokens * dy_elems * (2.0 + 2.0 * q + amax) / tp, src, kind="elementwise")
+    return fwd, bwd
+
+
 def _row_value(row_id: str, key: str) -> float:
     """A number of one collective_latency.yaml row; 0 when the active catalog lacks the row (term off)."""
     row = latency_row(row_id)
@@ -255,6 +289,7 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
         )  # QKᵀ write 2 B, softmax read/write 4 B, dropout mask 1 B + read/write 4 B per score
         attn_bwd = 2.0 * attn_fwd
     elementwise = _elementwise_time(cluster, m, tokens, tp, src)
+    quant_fwd, quant_bwd = _quantize_time(cluster, m, dtype, tokens, tp, src)
     # --- per layer fwd / bwd / recompute
     dense_fwd = attn_gemms + dense_mlp + attn_fwd + elementwise
     moe_fwd = attn_gemms + moe_mlp + attn_fwd + elementwise
@@ -263,7 +298,8 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     # a frozen base (LoRA / QLoRA) computes input gradients only: its backward GEMMs are 1× forward, not 2×
     # (no weight-gradient GEMMs); the rank-r adapters' GEMMs are ~r/h of the base's and left out
     bwd_gemm = 1.0 if setup.frozen_base else 2.0
-    layer_bwd = bwd_gemm * (layer_fwd - attn_fwd) + attn_bwd
+    layer_bwd = bwd_gemm * (layer_fwd - attn_fwd) + attn_bwd + quant_bwd
+    layer_fwd = layer_fwd + quant_fwd
     recompute = np.where(plans.recompute == Recompute.FULL, layer_fwd,
                          np.where(plans.recompute == Recompute.SELECTIVE, attn_fwd, 0.0))
     if setup.flash_attention:  # FlashAttention already recomputes scores in its backward
