@@ -21,6 +21,7 @@ from aiinfra.analytic.training_step import (
     _gemm_time,
     _mem_time,
     _quantize_time,
+    flash_attention_fwd_time,
     step_time,
 )
 from aiinfra.search.plans import single_plan
@@ -258,6 +259,22 @@ def test_nvfp4_casts_add_scales_and_an_amax_pass_and_bf16_has_none() -> None:
     assert float(bwd[0]) == pytest.approx(mem(4096 * 18432 * 5.125 / 2))
     zf, zb = _quantize_time(cl, M, "bf16", np.array([4096.0]), np.array([1.0]), set())
     assert float(zf[0]) == 0.0 and float(zb[0]) == 0.0
+
+
+def test_context_parallel_attention_runs_at_the_efficiency_of_one_ring_step() -> None:
+    # ring attention over cp = 4 launches 4 kernels per layer, each with a quarter of the rank's FLOPs: the time is
+    # the FLOPs at the FA2 curve's efficiency for a quarter of them (the curve rises with size, so it is slower)
+    setup = TrainSetup(model=M, seq_len=8192, global_batch_seqs=1, precision="bf16", attention_kernel="flash2")
+    cl = _cluster(1)
+    flop = np.array([4.0e11])
+    curve, _ = table().curve("attention", A100, dtype="bf16", head_dim=128, kernel="fa2")
+    assert curve is not None
+    peak = cl.accelerator.sustained_flop_per_s("bf16")
+    one = flash_attention_fwd_time(cl, setup, M, "bf16", flop, np.array([1.0]), set())
+    four = flash_attention_fwd_time(cl, setup, M, "bf16", flop, np.array([4.0]), set())
+    assert float(four[0]) == pytest.approx(4.0e11 / (peak * float(curve.at_array(np.array([1.0e11]))[0])))
+    assert float(one[0]) == pytest.approx(4.0e11 / (peak * float(curve.at_array(np.array([4.0e11]))[0])))
+    assert float(four[0]) >= float(one[0])
 
 # ---- FSDP exposure ----------------------------------------------------------------------------------------------
 

@@ -146,6 +146,24 @@ def _quantize_time(
     return fwd, bwd
 
 
+def flash_attention_fwd_time(
+    cluster: ClusterSpec, setup: TrainSetup, m: ModelArch, attn_dtype: str, attn_flop: np.ndarray,
+    calls: np.ndarray, src: set[str],
+) -> np.ndarray:
+    """Forward time of a rank's fused attention: ``attn_flop`` at the measured kernel efficiency. Context parallelism
+    runs ring attention as ``calls`` = cp kernel launches per layer, one per K/V chunk (Liu et al. 2023, ring
+    attention; Megatron-Core / Transformer Engine CP with P2P exchange, its default): each launch holds 1/cp of the
+    rank's attention FLOPs, and the efficiency is read at that size."""
+    kind = "attention_triton" if setup.attention_kernel == "triton" else "attention"
+    family = "fa2" if setup.attention_kernel == "flash2" else None
+    acurve, alabel = table().curve(kind, cluster.accelerator.id, dtype=attn_dtype, head_dim=int(m.head_size),
+                                   kernel=family)  # fmt: skip
+    src.add(f"{kind}: {alabel}")
+    aeff = acurve.at_array(attn_flop / calls) if acurve is not None else np.ones_like(attn_flop)
+    out: np.ndarray = attn_flop / (cluster.accelerator.sustained_flop_per_s(attn_dtype) * aeff)
+    return out
+
+
 def _row_value(row_id: str, key: str) -> float:
     """A number of one collective_latency.yaml row; 0 when the active catalog lacks the row (term off)."""
     row = latency_row(row_id)
@@ -273,14 +291,7 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     # and torchao float8 converts nn.Linear modules only
     attn_dtype = "fp16" if setup.precision == "fp16" else "bf16"
     if setup.flash_attention:
-        kind = "attention_triton" if setup.attention_kernel == "triton" else "attention"
-        family = "fa2" if setup.attention_kernel == "flash2" else None
-        acurve, alabel = table().curve(
-            kind, cluster.accelerator.id, dtype=attn_dtype, head_dim=int(m.head_size), kernel=family
-        )
-        src.add(f"{kind}: {alabel}")
-        aeff = acurve.at_array(attn_flop) if acurve is not None else np.ones_like(attn_flop)
-        attn_fwd = attn_flop / (cluster.accelerator.sustained_flop_per_s(attn_dtype) * aeff)
+        attn_fwd = flash_attention_fwd_time(cluster, setup, m, attn_dtype, attn_flop, cp, src)
         attn_bwd = 2.5 * attn_fwd
     else:
         scores = plans.mb * m.num_heads / tp * (setup.seq_len / cp) * setup.seq_len
