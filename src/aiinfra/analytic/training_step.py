@@ -254,7 +254,7 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     m = setup.model
     src: set[str] = set()
     dtype = "bf16" if setup.precision in ("bf16", "fp16") else setup.precision
-    wbytes = 1.0 if dtype == "fp8" else (4.0 if dtype == "fp32" else 2.0)
+    wbytes = QUANT_BYTES.get(dtype, 4.0 if dtype == "fp32" else 2.0)  # weight bytes a GEMM streams
     h = float(m.hidden_size)
     tp = plans.tp.astype(float)
     cp = plans.cp.astype(float)
