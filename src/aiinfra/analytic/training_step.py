@@ -218,7 +218,7 @@ def _fsdp_exposed_per_microbatch(
     layer_bwd_s: np.ndarray,
     head_s: np.ndarray,
     src: set[str],
-    regather_backward: bool = True,
+    regather_backward: bool | np.ndarray = True,
 ) -> np.ndarray:
     """Exposed FSDP / ZeRO-3 communication of one micro-batch, unit by unit (one unit per layer plus a
     root unit holding embedding and output layer; Zhao et al. 2023, "PyTorch FSDP: Experiences on Scaling
@@ -231,8 +231,9 @@ def _fsdp_exposed_per_microbatch(
     backward; then each layer's reduce-scatter and the next layer's prefetched all-gather share the one
     communication stream while that layer's backward (with its recompute) runs; the final layer's and the
     root's reduce-scatters finish after the last backward kernel. Parameters travel in 16-bit, gradients
-    in ``grad_bytes`` per parameter. ``regather_backward=False`` is FSDP2 with ``reshard_after_forward=False``: the
-    parameters gathered in the forward stay unsharded, so the backward runs reduce-scatters only.
+    in ``grad_bytes`` per parameter. ``regather_backward=False`` (per plan where an array) is FSDP2 with
+    ``reshard_after_forward=False``: the parameters gathered in the forward stay unsharded, so the backward runs
+    reduce-scatters only.
     """
     slow = overlap_slowdown_frac()
     root_params = np.maximum(stage_params - layers * layer_params, 0.0)
@@ -242,10 +243,11 @@ def _fsdp_exposed_per_microbatch(
     rs_root = collective_time_array(cluster, "reducescatter", root_params * grad_bytes, dp_n, dp_stride, src)
     rest = np.maximum(layers - 1.0, 0.0)
     fwd = ag_root + ag_l + rest * overlapped(ag_l, layer_fwd_s, slow)
-    if regather_backward:
-        bwd = overlapped(ag_l, head_s, slow) + rest * overlapped(ag_l + rs_l, layer_bwd_s, slow) + rs_l + rs_root
-    else:
-        bwd = rest * overlapped(rs_l, layer_bwd_s, slow) + rs_l + rs_root
+    bwd = np.where(
+        regather_backward,
+        overlapped(ag_l, head_s, slow) + rest * overlapped(ag_l + rs_l, layer_bwd_s, slow),
+        rest * overlapped(rs_l, layer_bwd_s, slow),
+    ) + rs_l + rs_root
     out: np.ndarray = fwd + bwd
     return out
 
@@ -372,21 +374,17 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     dp_exposed = np.where(
         np.isin(plans.sharding, PARAMS_SHARDED), 0.0, overlapped(dp_ar, last_bwd, overlap_slowdown_frac())
     )
-    fsdp_mb = _fsdp_exposed_per_microbatch(
-        cluster, rp, rpa["layer"], layers_stage, grad_bytes, dp_n, dp_stride,
-        layer_fwd, layer_bwd + recompute, logits, src,
-    )  # fmt: skip
     # under pipeline parallelism the frameworks keep a stage's parameters gathered across its micro-batches and
     # reduce-scatter its gradients once, in the last micro-batch's backward: torchtitan's default FSDP2 policy is
     # reshard_after_forward = not pp_enabled ("to avoid per-microbatch all-gathers",
     # models/llama3/infra/parallelize.py), and PyTorch's pipeline schedules enable gradient sync on the last backward
     # only (Llama 3 paper §3.3.2 describes the same for its 4D training). Without pipelining every micro-batch
     # re-gathers and reduce-scatters (Zhao et al. 2023).
-    fsdp_once = _fsdp_exposed_per_microbatch(
+    fsdp_mb = _fsdp_exposed_per_microbatch(
         cluster, rp, rpa["layer"], layers_stage, grad_bytes, dp_n, dp_stride,
-        layer_fwd, layer_bwd + recompute, logits, src, regather_backward=False,
+        layer_fwd, layer_bwd + recompute, logits, src, regather_backward=plans.pp == 1,
     )  # fmt: skip
-    fsdp_step = np.where(plans.pp > 1, fsdp_once, n_micro * fsdp_mb)
+    fsdp_step = np.where(plans.pp > 1, fsdp_mb, n_micro * fsdp_mb)
     fsdp_total = np.where(np.isin(plans.sharding, PARAMS_SHARDED), fsdp_step, 0.0)
     shard = np.where(plans.sharding == Sharding.NONE, 1.0, dp_n.astype(float))
     optimizer = _mem_time(cluster, rp / shard * 30.0, src)  # fp32 master, m, v, grad read + write; bf16 copy
