@@ -82,6 +82,11 @@ class TrainSetup:
     tp_comm_overlap: bool = False
     """Tensor-parallel all-gathers / reduce-scatters split into tp chunks and pipelined with the GEMMs they
     feed (Transformer Engine userbuffers, Megatron ``--tp-comm-overlap``; Wang et al. 2023, ASPLOS)."""
+    dp_grad_overlap: bool = True
+    """Data-parallel gradient reduction (unsharded, ZeRO-1/2) overlapped with the last micro-batch's backward
+    (PyTorch DDP buckets, Megatron ``--overlap-grad-reduce``). False: it runs after the backward, exposed — DeepSpeed
+    ZeRO stage 1 registers no backward hooks, so it cannot overlap (microsoft/DeepSpeed PR #1246), and stages 0/2
+    default to ``overlap_comm: false`` (stage 3 defaults to true)."""
     optimizer: str = "adam"
     grad_convention: str = "megatron"
     """Unsharded gradient bytes: "megatron" = fp32 main grads (4 B, 18 B/param with Adam);

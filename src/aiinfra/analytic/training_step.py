@@ -371,9 +371,8 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
         grad_bytes = np.full_like(rp, 4.0)
     dp_ar = collective_time_array(cluster, "allreduce", rp * grad_bytes, dp_n, dp_stride, src)
     last_bwd = layers_stage * layer_bwd
-    dp_exposed = np.where(
-        np.isin(plans.sharding, PARAMS_SHARDED), 0.0, overlapped(dp_ar, last_bwd, overlap_slowdown_frac())
-    )
+    dp_hidden = overlapped(dp_ar, last_bwd, overlap_slowdown_frac()) if setup.dp_grad_overlap else dp_ar
+    dp_exposed = np.where(np.isin(plans.sharding, PARAMS_SHARDED), 0.0, dp_hidden)
     # under pipeline parallelism the frameworks keep a stage's parameters gathered across its micro-batches and
     # reduce-scatter its gradients once, in the last micro-batch's backward: torchtitan's default FSDP2 policy is
     # reshard_after_forward = not pp_enabled ("to avoid per-microbatch all-gathers",
