@@ -1,7 +1,8 @@
 """Warm layout-search latency at scale (issue 28's budget): GPT-3 175B on 1,024 A100s within 0.2 s and on 16,384
 A100s within 0.5 s, every candidate layout priced, after one warm-up search (catalog parsed, efficiency tables and
-collective constants memoised). Prints one JSON line per case with the minimum of ``REPEATS`` searches and whether
-it meets its budget; exit status 1 when one does not."""
+collective constants memoised). Prints one JSON line per case with the minimum of ``REPEATS`` searches (wall and
+this process's CPU time: on a loaded machine the CPU time is the figure a quiet one would show) and whether the wall
+time meets its budget; exit status 1 when one does not."""
 
 from __future__ import annotations
 
@@ -29,16 +30,18 @@ def main() -> int:
     for name, (data, budget_s) in CASES.items():
         sc = resolve(parse_scenario(data))
         plan_training(sc)  # warm-up
-        walls = []
+        walls, cpus = [], []
         for _ in range(REPEATS):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             rep = plan_training(sc)
             walls.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
         best = min(walls)
         ok &= best <= budget_s
         print(json.dumps({
             "case": name, "candidates": rep.candidates, "valid_plans": rep.valid_plans, "warm_min_s": round(best, 4),
-            "warm_median_s": round(sorted(walls)[len(walls) // 2], 4), "budget_s": budget_s, "within": best <= budget_s,
+            "warm_median_s": round(sorted(walls)[len(walls) // 2], 4),
+            "warm_min_cpu_s": round(min(cpus), 4), "budget_s": budget_s, "within": best <= budget_s,
             "best_plan": rep.estimates[0].plan,
         }))  # fmt: skip
     return 0 if ok else 1
