@@ -82,6 +82,11 @@ class TrainSetup:
     tp_comm_overlap: bool = False
     """Tensor-parallel all-gathers / reduce-scatters split into tp chunks and pipelined with the GEMMs they
     feed (Transformer Engine userbuffers, Megatron ``--tp-comm-overlap``; Wang et al. 2023, ASPLOS)."""
+    dp_grad_overlap: bool = True
+    """Data-parallel gradient reduction (unsharded, ZeRO-1/2) overlapped with the last micro-batch's backward
+    (PyTorch DDP buckets, Megatron ``--overlap-grad-reduce``). False: it runs after the backward, exposed — DeepSpeed
+    ZeRO stage 1 registers no backward hooks, so it cannot overlap (microsoft/DeepSpeed PR #1246), and stages 0/2
+    default to ``overlap_comm: false`` (stage 3 defaults to true)."""
     optimizer: str = "adam"
     grad_convention: str = "megatron"
     """Unsharded gradient bytes: "megatron" = fp32 main grads (4 B, 18 B/param with Adam);
@@ -189,8 +194,11 @@ def memory_per_rank(setup: TrainSetup, plans: PlanArrays) -> dict[str, np.ndarra
     logits = 4.0 * s_local * plans.mb * m.vocab_size / plans.tp
     act_last = act_last + logits
     act_first = act_first + np.where(plans.pp == 1, logits, 0.0)
-    # FSDP / ZeRO-3 all-gather whole layers (bf16): current + prefetched
-    gathered = np.where(np.isin(plans.sharding, PARAMS_SHARDED), 2.0 * 2.0 * rp["layer"], 0.0)
+    # FSDP / ZeRO-3 all-gather whole layers (bf16): current + prefetched. Under pipeline parallelism the stage keeps
+    # its layers gathered across micro-batches (reshard_after_forward off, analytic/training_step.py) and accumulates
+    # their unsharded gradients until the last backward's reduce-scatter: 2 B + 4 B (fp32 reduce dtype) per parameter
+    sharded_params = np.isin(plans.sharding, PARAMS_SHARDED)
+    pipelined = plans.pp > 1
     out: dict[str, np.ndarray] = {}
     adapters = setup.adapter_params / pp  # adapters sit in every layer: a stage holds its layers' share
     for stage, params, act in (("first", rp["first"], act_first), ("last", rp["last"], act_last)):
@@ -199,8 +207,10 @@ def memory_per_rank(setup: TrainSetup, plans: PlanArrays) -> dict[str, np.ndarra
             out[f"{stage}_gradients"] = adapters * 4.0
             out[f"{stage}_optimizer"] = adapters * 12.0
         else:
+            gathered = np.where(sharded_params, np.where(pipelined, 2.0 * params, 2.0 * 2.0 * rp["layer"]), 0.0)
+            held_grads = np.where(sharded_params & pipelined, 4.0 * params, 0.0)
             out[f"{stage}_weights"] = params * w_b + gathered
-            out[f"{stage}_gradients"] = params * g_b
+            out[f"{stage}_gradients"] = params * g_b + held_grads
             out[f"{stage}_optimizer"] = params * o_b
         out[f"{stage}_activations"] = act
         out[f"{stage}_total"] = (
