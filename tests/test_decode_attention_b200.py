@@ -1,6 +1,7 @@
-"""Decode attention is one batched kernel over every sequence's cache: its compute is priced at the attention curve's
-best measured point (InferenceModel._decode_attention_eff; FlashMLA decode 580 TFLOP/s on H800 = 0.59 of 989), not
-at the short-prefill end of a context-attention curve — the cause of DeepSeek-V3's small B200-over-H200 gain."""
+"""MLA decode attention is one batched kernel over every sequence's latent cache: its compute is priced at the
+attention curve's best measured point (InferenceModel._decode_attention_eff; FlashMLA decode 580 TFLOP/s on H800 =
+0.59 of 989), not at the short-prefill end of a context-attention curve — the cause of DeepSeek-V3's small
+B200-over-H200 gain."""
 
 from __future__ import annotations
 

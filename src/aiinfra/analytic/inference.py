@@ -20,7 +20,7 @@ Work per step (T = prefill tokens + decoding sequences):
 * Attention: prefill 2·pairs·(d_qk + d_v) FLOP per layer over causal query·key pairs (FlashAttention
   kernels, efficiency from the attention curve); decode reads each sequence's KV cache
   (context × KV bytes/token) and does 2·ctx·(d_qk + d_v) FLOP (Pope et al. 2022, "Efficiently Scaling
-  Transformer Inference" §3), at the attention kernel's compute-bound efficiency (``_decode_attention_eff``).
+  Transformer Inference" §3), MLA at its kernel's compute-bound efficiency (``_decode_attention_eff``).
   MLA decodes on the absorbed latent: d_qk = heads·(kv_lora + rope),
   d_v = heads·kv_lora, reading only the latent (DeepSeek-AI 2024, DeepSeek-V2 §2.1.2-2.1.3).
 * Tensor parallelism: 2 all-reduces of T·h bf16 activations per layer (Shoeybi et al. 2019, Megatron-LM
@@ -376,12 +376,13 @@ class InferenceModel:
         return batch, self.tp
 
     def _decode_attention_eff(self) -> float:
-        """Fraction of the bf16 peak a decode-attention kernel reaches when compute-bound: the part's attention curve
-        at its best measured point. A decode step runs one batched kernel over every sequence's cached context
-        (FlashMLA, FlashInfer, TensorRT-LLM XQA), not a short prefill, so the curve's small-size end — a context
-        op's fixed time at a few thousand tokens — does not price it; DeepSeek's FlashMLA decode kernel reaches
-        580 TFLOP/s in its compute-bound configuration on an H800 (0.59 of 989; deepseek-ai/FlashMLA README, 2025),
-        level with the large-size end of the context curves (FlashAttention-3 forward 0.58 at 16k)."""
+        """Fraction of the bf16 peak an MLA decode kernel reaches: the part's attention curve at its best measured
+        point. Absorbed-MLA decode runs one batched kernel over every sequence's cached latent with 128 query heads
+        sharing it — compute-bound, not a short prefill — so the curve's small-size end (a context op's fixed time at
+        a few thousand tokens) does not price it; DeepSeek's FlashMLA decode kernel reaches 580 TFLOP/s in its
+        compute-bound configuration on an H800 (0.59 of 989; deepseek-ai/FlashMLA README, 2025), level with the
+        large-size end of the context curves (FlashAttention-3 forward 0.58 at 16k). GQA decode keeps the curve
+        at the step's size (no such measurement of its decode kernels is in the catalog)."""
         curve, _ = table().curve("attention", self.cluster.accelerator.id, dtype="bf16", engine=self.engine)
         return max(curve.y) if curve is not None else 1.0
 
@@ -449,8 +450,10 @@ class InferenceModel:
         attn_peak = acc.sustained_flop_per_s("bf16")
         a_eff = gemm_efficiency(acc, "bf16", (pre_flop + dec_flop) / max(layers, 1.0), kind="attention",
                                 engine=self.engine)  # fmt: skip
-        attention_compute = (pre_flop / (attn_peak * a_eff) + dec_flop / (attn_peak * self._decode_attention_eff())
-                             ) / cal.compute_efficiency_scale
+        dec_eff = self._decode_attention_eff() if m.attention == "mla" else a_eff
+        attention_compute = (pre_flop / (attn_peak * a_eff) + dec_flop / (attn_peak * dec_eff)) / (
+            cal.compute_efficiency_scale
+        )
         attention_memory = (layers * t0 + kv_read / b_inf) / cal.memory_efficiency_scale if work.decode_seqs else 0.0
         attention_s = max(attention_compute, attention_memory)
         # communication
