@@ -31,7 +31,7 @@ def test_sealed_rows_are_the_hash_third_and_listed_in_the_seal_file() -> None:
         assert (rid in sealed_ids) == is_sealed, rid
 
 
-# achieved 0.043 / 0.141 on the 36 MLPerf open rows (0.062 / 0.279 before); 0.043 / 0.145 on 38 with DeepSeek-V3 and PaLM
+# achieved 0.043 / 0.141 on the 36 MLPerf open rows (0.062 / 0.279 before); 0.043 / 0.145 on 38 with DeepSeek, PaLM
 OPEN_MEDIAN_GUARD, OPEN_P90_GUARD = 0.05, 0.15
 
 
