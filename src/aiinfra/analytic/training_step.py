@@ -393,11 +393,14 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     fsdp_step = np.where(plans.pp > 1, fsdp_mb, n_micro * fsdp_mb)
     # HSDP: each rank's gradient shard (1/shard_n of the stage) is all-reduced across the replica groups once per
     # step, during the last backward (Zhao et al. 2023 §3.2.2); zero where the shard group is the whole dp group
-    replicas = dp_n // shard_n
-    replica_ar = collective_time_array(
-        cluster, "allreduce", rp / shard_n * grad_bytes, replicas, dp_stride * shard_n, src
-    )
-    replica_exposed = overlapped(replica_ar, last_bwd, overlap_slowdown_frac()) if setup.dp_grad_overlap else replica_ar
+    replica_exposed = np.zeros_like(fsdp_step)
+    if setup.fsdp_shard_ranks > 0:
+        replica_ar = collective_time_array(
+            cluster, "allreduce", rp / shard_n * grad_bytes, dp_n // shard_n, dp_stride * shard_n, src
+        )
+        replica_exposed = (
+            overlapped(replica_ar, last_bwd, overlap_slowdown_frac()) if setup.dp_grad_overlap else replica_ar
+        )
     fsdp_total = np.where(np.isin(plans.sharding, PARAMS_SHARDED), fsdp_step + replica_exposed, 0.0)
     shard = np.where(plans.sharding == Sharding.NONE, 1.0, dp_n.astype(float))
     optimizer = _mem_time(cluster, rp / shard * 30.0, src)  # fp32 master, m, v, grad read + write; bf16 copy
