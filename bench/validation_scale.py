@@ -24,6 +24,12 @@ BLACKWELL = ("nvidia-gb200", "nvidia-gb300", "nvidia-b200-sxm-180gb", "nvidia-b3
 def regime(row: dict[str, str]) -> str:
     model, precision = row["model_name"], row["precision"]
     blackwell = row["accelerator"] in BLACKWELL
+    if "DeepSeek-V3" in model:
+        return "DeepSeek-V3 MoE (EP 64, PP 16 DualPipe, ZeRO-1, no TP), H800 FP8"
+    if "PaLM" in model:
+        return "PaLM 540B, TPU v4 (TP 12 x sharded DP, two pods over DCN)"
+    if "Nemotron-4 340B" in model:
+        return "Nemotron-4 340B, Megatron 3D (TP 8, PP 12 interleaved, distributed optimizer), H100 BF16"
     if "GPT-3" in model:
         return "GPT-3 175B, Megatron 3D (TP4 PP6-8 interleaved, distributed optimizer), H100/B200 FP8"
     if "405B" in model:
@@ -94,7 +100,7 @@ def main() -> None:
         signed = "—" if sealed is None else f"{100 * sealed['signed']:+.1f} %"
         print(f"| {g} | {cells[0]} | {cells[1]} | {signed} |")
     print()
-    print("| id | set | accelerators | accelerator | precision | measured step (s) | " + " | ".join(cols) + " |")
+    print("| id | set | accelerators | accelerator | precision | measured (s, tok/s) | " + " | ".join(cols) + " |")
     print("|---|---|---|---|---|---|" + "---|" * len(cols))
     for i in sorted(rows, key=lambda k: (rows[k]["_set"], k)):
         r = rows[i]

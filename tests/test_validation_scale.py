@@ -31,12 +31,13 @@ def test_sealed_rows_are_the_hash_third_and_listed_in_the_seal_file() -> None:
         assert (rid in sealed_ids) == is_sealed, rid
 
 
-OPEN_MEDIAN_GUARD, OPEN_P90_GUARD = 0.05, 0.15  # achieved 0.043 / 0.141 on the 36 open rows (0.062 / 0.279 before)
+# achieved 0.043 / 0.141 on the 36 MLPerf open rows (0.062 / 0.279 before); 0.043 / 0.145 on 38 with DeepSeek, PaLM
+OPEN_MEDIAN_GUARD, OPEN_P90_GUARD = 0.05, 0.15
 
 
 def test_open_at_scale_rows_regression_guard() -> None:
     res = runner.run(DATA / "training_scale_open.csv")
     s = runner.summarise(res["cases"])
-    assert s["n_compared"] == 36
+    assert s["n_compared"] == 38
     assert s["median_abs_rel_error"] <= OPEN_MEDIAN_GUARD
     assert s["p90_abs_rel_error"] <= OPEN_P90_GUARD

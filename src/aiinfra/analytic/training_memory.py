@@ -94,6 +94,12 @@ class TrainSetup:
     frozen_base_bytes_per_param: float | None = None
     """Parameter-efficient fine-tuning: the base weights are frozen, stored at this many bytes per parameter
     (2 = bf16 for LoRA, NF4's 4.127 bits for QLoRA) with no gradients or optimizer states; None = full training."""
+    fsdp_shard_ranks: int = 0
+    """Hybrid sharding (HSDP) of ZeRO-3 / FSDP: shard parameters, gradients and optimizer states over groups of
+    this many consecutive data-parallel ranks and replicate them across the groups (PyTorch FSDP
+    ``ShardingStrategy.HYBRID_SHARD``, Zhao et al. 2023, arXiv 2304.11277 §3.2.2; PaLM, Chowdhery et al. 2022 §4:
+    sharded within a TPU pod, data-parallel across pods); the group is gcd(dp·cp, this). 0 = shard over the whole
+    data-parallel group (FULL_SHARD)."""
     adapter_params: float = 0.0
     """Trainable adapter parameters of the whole model (LoRA: r·(d_in + d_out) per adapted matrix, Hu et al.
     2021), kept in 16-bit with fp32 gradients and Adam states (2 + 4 + 12 B each)."""
@@ -130,10 +136,21 @@ def rank_params(setup: TrainSetup, plans: PlanArrays) -> dict[str, np.ndarray]:
     return {"first": first, "last": last, "layer": per_layer}
 
 
+def shard_group_ranks(setup: TrainSetup, plans: PlanArrays) -> np.ndarray:
+    """Ranks a ZeRO-3 / FSDP parameter is sharded over: the whole data-parallel group (dp·cp), or under hybrid
+    sharding (:attr:`TrainSetup.fsdp_shard_ranks`) gcd(dp·cp, shard ranks); the rest of the group holds replicas."""
+    dp_n: np.ndarray = plans.dp * plans.cp
+    if setup.fsdp_shard_ranks <= 0:
+        return dp_n
+    out: np.ndarray = np.gcd(dp_n, setup.fsdp_shard_ranks)
+    return out
+
+
 def _state_bytes_per_param(setup: TrainSetup, plans: PlanArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(weights, gradients, optimizer states) bytes per parameter on one rank, after sharding."""
-    shard = (plans.dp * plans.cp).astype(float)
+    """(weights, gradients, optimizer states) bytes per parameter on one rank, after sharding (ZeRO-1/2 over the
+    whole data-parallel group; ZeRO-3 / FSDP over its shard group, :func:`shard_group_ranks`)."""
     s = plans.sharding
+    shard = np.where(np.isin(s, PARAMS_SHARDED), shard_group_ranks(setup, plans), plans.dp * plans.cp).astype(float)
     fp32 = setup.precision == "fp32"
     w_full = 4.0 if fp32 else 2.0
     moments = 8.0 if setup.optimizer == "adam" else 4.0

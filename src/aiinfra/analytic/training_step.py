@@ -25,7 +25,10 @@ from innermost, as Megatron-Core orders them):
   backward and reduce-scatter gradients every micro-batch (1.5× DP volume, ZeRO paper §7.2.2), unit by
   unit: only the first all-gathers, the last reduce-scatters and whatever a layer's communication takes
   beyond that layer's compute are exposed (Zhao et al. 2023, :func:`_fsdp_exposed_per_microbatch`);
-  across nodes every collective also pays NCCL's ring latency (analytic/comms.py).
+  across nodes every collective also pays NCCL's ring latency (analytic/comms.py). Hybrid sharding (HSDP,
+  TrainSetup.fsdp_shard_ranks) runs those collectives inside a shard group of s ranks and adds one all-reduce of
+  each rank's 1/s gradient shard across the dp·cp/s replicas per step, overlapped like the DP gradient reduction
+  (Zhao et al. 2023 §3.2.2: reduce-scatter within the group, then all-reduce across groups).
 * Overlap is not free: compute that runs beside an FSDP gather/scatter or the data-parallel gradient reduction
   is slowed by 18.9 % of the overlapped time (Lee et al. 2025, :func:`overlapped`).
 * Optimizer: Adam reads and writes its fp32 state once per step (memory-bound).
@@ -45,7 +48,7 @@ import numpy as np
 from aiinfra.analytic.comms import collective_time_array, distinct_sorted, latency_row
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.model_figures import attention_dims, flop_per_token_training
-from aiinfra.analytic.training_memory import PlanArrays, TrainSetup, rank_params
+from aiinfra.analytic.training_memory import PlanArrays, TrainSetup, rank_params, shard_group_ranks
 from aiinfra.catalog.calibration import factors_for
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
@@ -382,12 +385,23 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     # models/llama3/infra/parallelize.py), and PyTorch's pipeline schedules enable gradient sync on the last backward
     # only (Llama 3 paper §3.3.2 describes the same for its 4D training). Without pipelining every micro-batch
     # re-gathers and reduce-scatters (Zhao et al. 2023).
+    shard_n = shard_group_ranks(setup, plans)
     fsdp_mb = _fsdp_exposed_per_microbatch(
-        cluster, rp, rpa["layer"], layers_stage, grad_bytes, dp_n, dp_stride,
+        cluster, rp, rpa["layer"], layers_stage, grad_bytes, shard_n, dp_stride,
         layer_fwd, layer_bwd + recompute, logits, src, regather_backward=plans.pp == 1,
     )  # fmt: skip
     fsdp_step = np.where(plans.pp > 1, fsdp_mb, n_micro * fsdp_mb)
-    fsdp_total = np.where(np.isin(plans.sharding, PARAMS_SHARDED), fsdp_step, 0.0)
+    # HSDP: each rank's gradient shard (1/shard_n of the stage) is all-reduced across the replica groups once per
+    # step, during the last backward (Zhao et al. 2023 §3.2.2); zero where the shard group is the whole dp group
+    replica_exposed = np.zeros_like(fsdp_step)
+    if setup.fsdp_shard_ranks > 0:
+        replica_ar = collective_time_array(
+            cluster, "allreduce", rp / shard_n * grad_bytes, dp_n // shard_n, dp_stride * shard_n, src
+        )
+        replica_exposed = (
+            overlapped(replica_ar, last_bwd, overlap_slowdown_frac()) if setup.dp_grad_overlap else replica_ar
+        )
+    fsdp_total = np.where(np.isin(plans.sharding, PARAMS_SHARDED), fsdp_step + replica_exposed, 0.0)
     shard = np.where(plans.sharding == Sharding.NONE, 1.0, dp_n.astype(float))
     optimizer = _mem_time(cluster, rp / shard * 30.0, src)  # fp32 master, m, v, grad read + write; bf16 copy
     # --- assemble; the user's calibration of this accelerator (catalog/calibration.py; neutral without one)

@@ -66,6 +66,10 @@ class TrainingJob:
     tp_comm_overlap: bool = False
     """Overlap tensor-parallel communication with the GEMMs (Megatron ``--tp-comm-overlap``, Transformer Engine
     userbuffers): each collective is split into tp chunks pipelined with its GEMM (Wang et al. 2023)."""
+    fsdp_shard_ranks: Count | None = None
+    """Hybrid sharding (HSDP) for plans with zero3/fsdp sharding: shard over groups of this many data-parallel
+    ranks (e.g. 8 = one node) and replicate across the groups (PyTorch FSDP HYBRID_SHARD); None = shard over the
+    whole data-parallel group."""
     attention_kernel: Literal["flash", "flash2", "triton"] = "flash"
     """Fused attention kernel: "flash" = the fastest FlashAttention measured for the accelerator (FA3 / cuDNN
     on Hopper: Megatron+TE cuDNN attention); "flash2" = FlashAttention-2 kernels (flash-attn 2, and PyTorch
