@@ -35,8 +35,8 @@ TODAY = date(2026, 11, 26)
 
 
 def offer(**kw: object) -> Offer:
-    base: dict[str, object] = {"provider": "aws", "instance_name": "x", "location": "us-east-1", "price": 1.0,
-                               "gpu_count": 1, "gpu_name": "H100", "gpu_memory": 80.0, "spot": False,
+    base: dict[str, object] = {"provider": "aws", "instance_name": "x", "location": "us-east-1", "usd_per_hour": 1.0,
+                               "gpu_count": 1, "gpu_name": "H100", "gpu_memory_gb": 80.0, "spot": False,
                                "gpu_vendor": "nvidia"}  # fmt: skip
     base.update(kw)
     return Offer(**base)  # type: ignore[arg-type]
@@ -88,10 +88,10 @@ def test_recorded_files_are_in_gpuhunts_own_format() -> None:
 
 @pytest.mark.parametrize(("kw", "accelerator", "count"), [
     # one part under the name and memory: mapped from the name table
-    ({"gpu_name": "L4", "gpu_memory": 24.0, "instance_name": "g6.xlarge"}, "nvidia-l4", 1),
-    ({"gpu_name": "H200", "gpu_memory": 141.0, "gpu_count": 8, "instance_name": "gpu-h200-sxm 8gpu"},
+    ({"gpu_name": "L4", "gpu_memory_gb": 24.0, "instance_name": "g6.xlarge"}, "nvidia-l4", 1),
+    ({"gpu_name": "H200", "gpu_memory_gb": 141.0, "gpu_count": 8, "instance_name": "gpu-h200-sxm 8gpu"},
      "nvidia-h200-sxm-141gb", 8),
-    ({"gpu_name": "MI300X", "gpu_memory": 192.0, "gpu_count": 8, "gpu_vendor": "amd"}, "amd-mi300x", 8),
+    ({"gpu_name": "MI300X", "gpu_memory_gb": 192.0, "gpu_count": 8, "gpu_vendor": "amd"}, "amd-mi300x", 8),
     # H100 80 GB is SXM5 or PCIe: the instance name says which (form token, or the memory type HBM3 = SXM5)
     ({"instance_name": "gpu_8x_h100_sxm5", "gpu_count": 8}, "nvidia-h100-sxm5-80gb", 8),
     ({"instance_name": "gpu_1x_h100_pcie"}, "nvidia-h100-pcie-80gb", 1),
@@ -101,10 +101,10 @@ def test_recorded_files_are_in_gpuhunts_own_format() -> None:
     ({"provider": "azure", "instance_name": "Standard_NC24ads_A100_v4", "gpu_name": "A100"},
      "nvidia-a100-pcie-80gb", 1),
     # a fraction of a GPU whose memory names exactly one MIG profile: H100 NVL 94 GB / 8 memory slices = 1g.12gb
-    ({"provider": "vultr", "gpu_name": "H100NVL", "gpu_memory": 12.0}, "nvidia-h100-nvl-94gb/1g.12gb", 1),
+    ({"provider": "vultr", "gpu_name": "H100NVL", "gpu_memory_gb": 12.0}, "nvidia-h100-nvl-94gb/1g.12gb", 1),
     # TPU slices: v5p counts TensorCores (2 per chip: v5p-8 = 4 chips), v5e (v5litepod) and v6e count chips
-    ({"provider": "gcp", "gpu_vendor": "google", "gpu_name": "v5p-8", "gpu_memory": 95.0}, "google-tpu-v5p", 4),
-    ({"provider": "gcp", "gpu_vendor": "google", "gpu_name": "v5litepod-8", "gpu_memory": 128.0},
+    ({"provider": "gcp", "gpu_vendor": "google", "gpu_name": "v5p-8", "gpu_memory_gb": 95.0}, "google-tpu-v5p", 4),
+    ({"provider": "gcp", "gpu_vendor": "google", "gpu_name": "v5litepod-8", "gpu_memory_gb": 128.0},
      "google-tpu-v5e", 8),
 ])  # fmt: skip
 def test_gpu_names_and_counts_map_to_catalog_ids(kw: dict[str, object], accelerator: str, count: int) -> None:
@@ -114,13 +114,13 @@ def test_gpu_names_and_counts_map_to_catalog_ids(kw: dict[str, object], accelera
 
 @pytest.mark.parametrize(("kw", "why"), [
     ({"instance_name": "a3-highgpu-1g"}, "does not say which"),  # H100 80 GB, no form: listed, not guessed
-    ({"gpu_name": "A100", "gpu_memory": 40.0, "instance_name": "gpu_1x_a100"}, "does not say which"),
-    ({"gpu_name": "A100", "gpu_memory": 40.0, "instance_name": "a100_pcie_40"}, "no such part in the catalog"),
-    ({"gpu_name": "T4", "gpu_memory": 16.0}, "not in offer_names.yaml"),
-    ({"gpu_name": "V100", "gpu_memory": 16.0}, "no catalog accelerator for V100 16 GB"),
+    ({"gpu_name": "A100", "gpu_memory_gb": 40.0, "instance_name": "gpu_1x_a100"}, "does not say which"),
+    ({"gpu_name": "A100", "gpu_memory_gb": 40.0, "instance_name": "a100_pcie_40"}, "no such part in the catalog"),
+    ({"gpu_name": "T4", "gpu_memory_gb": 16.0}, "not in offer_names.yaml"),
+    ({"gpu_name": "V100", "gpu_memory_gb": 16.0}, "no catalog accelerator for V100 16 GB"),
     # 24 GB of an H100 NVL is both 1g.24gb and 2g.24gb: which is not said
-    ({"gpu_name": "H100NVL", "gpu_memory": 24.0}, "1g.24gb and 2g.24gb"),
-    ({"gpu_name": "RTXPRO6000", "gpu_memory": 12.0}, "no MIG profiles"),
+    ({"gpu_name": "H100NVL", "gpu_memory_gb": 24.0}, "1g.24gb and 2g.24gb"),
+    ({"gpu_name": "RTXPRO6000", "gpu_memory_gb": 12.0}, "no MIG profiles"),
     ({"provider": "gcp", "provider_data": {"is_dws_calendar_mode": True}, "instance_name": "a3-highgpu-8g"},
      "DWS calendar mode"),
 ])  # fmt: skip
@@ -129,7 +129,7 @@ def test_offers_that_cannot_be_mapped_are_listed_with_why(kw: dict[str, object],
 
 
 def test_cpu_only_offers_are_skipped() -> None:
-    assert map_offer(offer(gpu_count=0, gpu_name=None, gpu_memory=None, gpu_vendor=None)) is None
+    assert map_offer(offer(gpu_count=0, gpu_name=None, gpu_memory_gb=None, gpu_vendor=None)) is None
 
 
 def test_pricing_kind_region_and_provider_names() -> None:
@@ -143,7 +143,7 @@ def test_pricing_kind_region_and_provider_names() -> None:
 
 
 def test_duplicates_collapse_to_one_row_at_the_lowest_price() -> None:
-    zones = [mapped(offer(provider="gcp", instance_name="a3-highgpu-8g", location=z, price=p, gpu_count=8))
+    zones = [mapped(offer(provider="gcp", instance_name="a3-highgpu-8g", location=z, usd_per_hour=p, gpu_count=8))
              for z, p in (("us-central1-a", 88.0), ("us-central1-b", 88.0), ("us-central1-c", 90.0))]  # fmt: skip
     rows = price_rows(zones, "2026-11-26", "t")
     assert len(rows) == 1
@@ -151,7 +151,7 @@ def test_duplicates_collapse_to_one_row_at_the_lowest_price() -> None:
 
 
 def test_one_gpu_type_sold_in_several_sizes_gives_one_row_per_size() -> None:
-    pods = [mapped(offer(provider="runpod", instance_name="NVIDIA H100 80GB HBM3", location="US-KS-2", price=p,
+    pods = [mapped(offer(provider="runpod", instance_name="NVIDIA H100 80GB HBM3", location="US-KS-2", usd_per_hour=p,
                          gpu_count=n)) for n, p in ((1, 2.69), (8, 21.52))]  # fmt: skip
     rows = price_rows(pods, "2026-11-26", "t")
     assert sorted((r.instance, r.accelerators_per_instance, r.usd_per_hour) for r in rows) == [
@@ -159,8 +159,8 @@ def test_one_gpu_type_sold_in_several_sizes_gives_one_row_per_size() -> None:
 
 
 def test_marketplace_listings_are_one_offer_per_gpu_count_and_place() -> None:
-    listings = [mapped(offer(provider="vastai", instance_name=i, location="US", price=p, gpu_name="RTX4090",
-                             gpu_memory=24.0)) for i, p in (("27650011", 0.35), ("27650012", 0.41))]  # fmt: skip
+    listings = [mapped(offer(provider="vastai", instance_name=i, location="US", usd_per_hour=p, gpu_name="RTX4090",
+                             gpu_memory_gb=24.0)) for i, p in (("27650011", 0.35), ("27650012", 0.41))]  # fmt: skip
     rows = price_rows(listings, "2026-11-26", "t")
     assert [(r.instance, r.usd_per_hour) for r in rows] == [("1x RTX4090 listing", 0.35)]
 

@@ -402,7 +402,8 @@ def _megatron(path: Path, text: str) -> list[Result]:
 class TitanLog:
     """A torchtitan log's tokens per second per accelerator (its step time needs the scenario's batch)."""
 
-    tps: float
+    tokens_per_s_per_accelerator: float
+    """torchtitan's ``tps``: tokens per second per accelerator (steady state)."""
     steps: int
 
 
@@ -413,5 +414,6 @@ def torchtitan_tps(path: Path, text: str) -> TitanLog:
 
 def _torchtitan(path: Path, text: str) -> list[Result]:
     log = torchtitan_tps(path, text)
+    tps = log.tokens_per_s_per_accelerator
     return [TrainingResult(file=path.name, format="torchtitan-log", label=f"{log.steps} logged steps", date=None,
-                           plan={}, job={}, step_time_s=None, tokens_per_s_per_accelerator=log.tps)]  # fmt: skip
+                           plan={}, job={}, step_time_s=None, tokens_per_s_per_accelerator=tps)]  # fmt: skip

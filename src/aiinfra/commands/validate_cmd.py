@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from aiinfra import app
@@ -15,12 +14,7 @@ def _validate(args: argparse.Namespace) -> tuple[Any, str]:
     with progress_bar(args, "rows", "validate") as progress:
         r = app.validate(args.cases, progress)
     if args.markdown:
-        from aiinfra.reliability.validation import MARK
-
-        path = Path(args.markdown)
-        old = path.read_text() if path.exists() else ""
-        tail = old[old.index(MARK):] if MARK in old else ""  # the reliability section, written by its own script
-        path.write_text(r.markdown().rstrip("\n") + "\n\n" + tail if tail else r.markdown())
+        r.write_markdown(args.markdown)
     cases, summary, targets = r.cases, r.summary, r.targets
     obj = r.to_dict()
     rows = [[c.id, c.metric, c.measured, c.predicted,

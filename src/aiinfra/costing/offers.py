@@ -47,12 +47,12 @@ class Offer:
     provider: str
     instance_name: str
     location: str
-    price: float
-    """USD per hour for the whole instance."""
+    usd_per_hour: float
+    """Whole instance (gpuhunt's ``price``)."""
     gpu_count: int
     gpu_name: str | None
-    gpu_memory: float | None
-    """GB per GPU as gpuhunt reports it."""
+    gpu_memory_gb: float | None
+    """GB per GPU as gpuhunt reports it (its ``gpu_memory``)."""
     spot: bool
     gpu_vendor: str | None = None
     provider_data: dict[str, Any] = field(default_factory=dict)
@@ -131,9 +131,9 @@ def read_gpuhunt_csv(path: Path, provider: str) -> list[Offer]:
                     raise ValueError(f"spot = {row['spot']!r} is not True/False")
                 out.append(Offer(
                     provider=provider, instance_name=row["instance_name"], location=row["location"],
-                    price=float(row["price"]), gpu_count=int(row["gpu_count"] or 0),
+                    usd_per_hour=float(row["price"]), gpu_count=int(row["gpu_count"] or 0),
                     gpu_name=row.get("gpu_name") or None,
-                    gpu_memory=float(row["gpu_memory"]) if row.get("gpu_memory") else None,
+                    gpu_memory_gb=float(row["gpu_memory"]) if row.get("gpu_memory") else None,
                     spot=spot == "true", gpu_vendor=(row.get("gpu_vendor") or None),
                     provider_data=json.loads(row.get("provider_data") or "{}"),
                 ))  # fmt: skip
@@ -148,8 +148,8 @@ def offer_from_item(item: Any) -> Offer:
     vendor = getattr(item, "gpu_vendor", None)
     return Offer(
         provider=str(item.provider), instance_name=str(item.instance_name), location=str(item.location),
-        price=float(item.price), gpu_count=int(item.gpu_count or 0), gpu_name=item.gpu_name,
-        gpu_memory=float(item.gpu_memory) if item.gpu_memory is not None else None, spot=bool(item.spot),
+        usd_per_hour=float(item.price), gpu_count=int(item.gpu_count or 0), gpu_name=item.gpu_name,
+        gpu_memory_gb=float(item.gpu_memory) if item.gpu_memory is not None else None, spot=bool(item.spot),
         gpu_vendor=str(getattr(vendor, "value", vendor)) if vendor is not None else None,
         provider_data=dict(getattr(item, "provider_data", None) or {}),
     )  # fmt: skip
@@ -280,7 +280,7 @@ def map_offer(offer: Offer) -> Mapped | Unmapped | None:
     table = name_table()
     provider = catalog_provider(offer.provider)
     gpu = (f"{offer.gpu_vendor or '?'} {offer.gpu_name or '?'} × {offer.gpu_count}"
-           + (f", {offer.gpu_memory:g} GB each" if offer.gpu_memory is not None else ""))  # fmt: skip
+           + (f", {offer.gpu_memory_gb:g} GB each" if offer.gpu_memory_gb is not None else ""))  # fmt: skip
 
     def unmapped(reason: str) -> Unmapped:
         return Unmapped(provider=provider, instance=offer.instance_name, location=offer.location, gpu=gpu,
@@ -288,8 +288,8 @@ def map_offer(offer: Offer) -> Mapped | Unmapped | None:
 
     if not offer.gpu_count or not offer.gpu_name:
         return None
-    if not (math.isfinite(offer.price) and offer.price > 0):
-        return unmapped(f"price {offer.price!r} is not a positive number")
+    if not (math.isfinite(offer.usd_per_hour) and offer.usd_per_hour > 0):
+        return unmapped(f"price {offer.usd_per_hour!r} is not a positive number")
     pricing = pricing_of(offer)
     if pricing is None:
         return unmapped("pricing kind not in the catalog (DWS calendar mode)")
@@ -303,7 +303,7 @@ def map_offer(offer: Offer) -> Mapped | Unmapped | None:
         rows = [r for r in table.gpus if r["vendor"] == vendor and str(r["gpu_name"]).lower() == offer.gpu_name.lower()]
         if not rows:
             return unmapped(f"{offer.gpu_name} is not in offer_names.yaml (no catalog accelerator for it)")
-        mem = offer.gpu_memory
+        mem = offer.gpu_memory_gb
         exact = [r for r in rows if mem is None or abs(float(r["memory_gb"]) - mem) <= 1.0]
         if len(exact) > 1:
             return unmapped(f"{offer.gpu_name} without its memory matches several rows of offer_names.yaml")
@@ -331,7 +331,7 @@ def map_offer(offer: Offer) -> Mapped | Unmapped | None:
     if instance.isdigit():  # a marketplace listing number (Vast.ai), not an instance type
         instance = f"{offer.gpu_count}x {offer.gpu_name} listing"
     return Mapped(provider=provider, instance=instance, region=region_of(offer.provider, offer.location),
-                  accelerator=acc, accelerators_per_instance=count, pricing=pricing, usd_per_hour=offer.price,
+                  accelerator=acc, accelerators_per_instance=count, pricing=pricing, usd_per_hour=offer.usd_per_hour,
                   evidence=evidence)  # fmt: skip
 
 
