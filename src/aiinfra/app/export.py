@@ -37,13 +37,20 @@ class ExportResult(Result):
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "format": self.format, "engine": self.engine, "engine_version": self.engine_version,
-            "source": self.source, "replicas": self.served.replicas,
+            "format": self.format,
+            "engine": self.engine,
+            "engine_version": self.engine_version,
+            "source": self.source,
+            "replicas": self.served.replicas,
             "accelerators_per_replica": self.served.tp * self.served.pp,
-            "command": list(self.launch.argv), "command_line": self.launch.shell, "image": self.launch.image,
-            "port": self.launch.port, "extra_options": self.launch.extra_options,
-            "extra_options_file": self.launch.extra_options_path, "notes": list(self.launch.notes),
-        }  # fmt: skip
+            "command": list(self.launch.argv),
+            "command_line": self.launch.shell,
+            "image": self.launch.image,
+            "port": self.launch.port,
+            "extra_options": self.launch.extra_options,
+            "extra_options_file": self.launch.extra_options_path,
+            "notes": list(self.launch.notes),
+        }
         if self.manifest is not None:
             out["manifest_yaml"] = self.manifest
         return out
@@ -52,8 +59,12 @@ class ExportResult(Result):
 def _engine_row(engine: str) -> dict[str, Any]:
     rows = {r["id"]: r for r in catalog.file_rows("engine_cli.yaml")}
     if engine not in rows:
-        raise SpecError("--engine", engine, f"no launch flags for this engine (known: {', '.join(sorted(rows))})",
-                        "export for one of them")  # fmt: skip
+        raise SpecError(
+            "--engine",
+            engine,
+            f"no launch flags for this engine (known: {', '.join(sorted(rows))})",
+            "export for one of them",
+        )
     return rows[engine]
 
 
@@ -77,9 +88,13 @@ def model_repository(sc: Scenario) -> str | None:
 def _gpu_resource(vendor: str) -> str:
     rows = {r["id"]: r["resource"] for r in catalog.file_rows("kubernetes_resources.yaml")}
     if vendor not in rows:
-        raise SpecError("hardware.accelerator", vendor, "no Kubernetes device-plugin resource known for this vendor",
-                        "export a command (--format vllm|sglang|trtllm) instead")  # fmt: skip
-    return rows[vendor]
+        raise SpecError(
+            "hardware.accelerator",
+            vendor,
+            "no Kubernetes device-plugin resource known for this vendor",
+            "export a command (--format vllm|sglang|trtllm) instead",
+        )
+    return str(rows[vendor])
 
 
 def export(
@@ -104,15 +119,20 @@ def export(
     row = _engine_row(eng)
     path = model_path or model_repository(scenario)
     if path is None:
-        raise SpecError("--model-path", None, f"model {scenario.model.id!r} names no Hugging Face repository",
-                        "give --model-path (a repository id or a local folder)")  # fmt: skip
+        raise SpecError(
+            "--model-path",
+            None,
+            f"model {scenario.model.id!r} names no Hugging Face repository",
+            "give --model-path (a repository id or a local folder)",
+        )
     acc = scenario.cluster.accelerator
     if wl.plan is not None:
         plan = wl.plan
         per_replica = plan.tp * plan.pp
         replicas = plan.replicas or max(1, scenario.cluster.count // per_replica)
         tp, pp, ep, adp, batch = plan.tp, plan.pp, plan.ep, plan.attention_dp, None
-        precision, source, draft = wl.weight_precision, "inference.plan", wl.speculative
+        precision: str = wl.weight_precision
+        source, draft = "inference.plan", wl.speculative
     else:
         planning_engine = eng if eng in _planned_engines() else wl.engine
         best = capacity(scenario, accelerators, [planning_engine]).chosen
@@ -121,24 +141,44 @@ def export(
         precision, source = best.weight_precision, f"capacity (cheapest on {planning_engine})"
         draft = wl.speculative if best.speculative else None
     if eng == "trtllm" and acc.vendor != "nvidia":
-        raise SpecError("--format", eng, f"TensorRT-LLM runs on NVIDIA GPUs only, not {acc.id}",
-                        "export for vllm or sglang")  # fmt: skip
-    per_node = scenario.cluster.per_node if acc.id == scenario.cluster.accelerator.id else (
-        acc.default_per_node or tp * pp)  # fmt: skip
+        raise SpecError(
+            "--format", eng, f"TensorRT-LLM runs on NVIDIA GPUs only, not {acc.id}", "export for vllm or sglang"
+        )
+    per_node = (
+        scenario.cluster.per_node if acc.id == scenario.cluster.accelerator.id else (acc.default_per_node or tp * pp)
+    )
     # a batch limit per attention-DP rank where the engine applies its limits per rank (engines.yaml)
     seqs = None if batch is None else (-(-batch // tp) if adp else batch)
-    served = Served(engine=eng, model_path=path, tp=tp, pp=pp, ep=ep, attention_dp=adp, weight_precision=precision,
-                    kv_precision=wl.kv_precision, max_num_seqs=seqs,
-                    memory_fraction=wl.gpu_memory_utilization if eng != "trtllm" else None,
-                    num_draft_tokens=draft.num_draft_tokens if draft else None, replicas=replicas,
-                    accelerators_per_node=per_node, gpu_resource=_gpu_resource(acc.vendor))  # fmt: skip
+    served = Served(
+        engine=eng,
+        model_path=path,
+        tp=tp,
+        pp=pp,
+        ep=ep,
+        attention_dp=adp,
+        weight_precision=precision,
+        kv_precision=wl.kv_precision,
+        max_num_seqs=seqs,
+        memory_fraction=wl.gpu_memory_utilization if eng != "trtllm" else None,
+        num_draft_tokens=draft.num_draft_tokens if draft else None,
+        replicas=replicas,
+        accelerators_per_node=per_node,
+        gpu_resource=_gpu_resource(acc.vendor),
+    )
     lx = launch(row, served, engine_version)
     manifest = None
     if format == "kubernetes":
         name = re.sub(r"[^a-z0-9-]+", "-", f"{scenario.model.id}-{eng}".lower()).strip("-")[:63]
         manifest = kubernetes(served, lx, name)
-    return ExportResult(format=format, engine=eng, engine_version=engine_version or row.get("documented_version"),
-                        source=source, served=served, launch=lx, manifest=manifest)  # fmt: skip
+    return ExportResult(
+        format=format,
+        engine=eng,
+        engine_version=engine_version or row.get("documented_version"),
+        source=source,
+        served=served,
+        launch=lx,
+        manifest=manifest,
+    )
 
 
 def _planned_engines() -> tuple[str, ...]:

@@ -73,14 +73,21 @@ def _setting(row: dict[str, Any], name: str, version: str | None, why: str) -> d
     """The engine's entry for ``name``, refused when the engine lacks it or it is newer than ``version``."""
     entry = (row.get("settings") or {}).get(name)
     if entry is None:
-        raise SpecError("format", row["id"], f"{row['id']} has no documented flag for {why}",
-                        "export with another engine (--format), or change the plan")  # fmt: skip
+        raise SpecError(
+            "format",
+            row["id"],
+            f"{row['id']} has no documented flag for {why}",
+            "export with another engine (--format), or change the plan",
+        )
     since = entry.get("since")
     if version is not None and since is not None and _version_tuple(version) < _version_tuple(str(since)):
         flag = entry.get("flag") or entry.get("option")
-        raise SpecError("--engine-version", version,
-                        f"{row['id']} {version} lacks {flag} (needed for {why}; first in {since})",
-                        f"export for {row['id']} {since} or later")  # fmt: skip
+        raise SpecError(
+            "--engine-version",
+            version,
+            f"{row['id']} {version} lacks {flag} (needed for {why}; first in {since})",
+            f"export for {row['id']} {since} or later",
+        )
     return dict(entry)
 
 
@@ -133,10 +140,13 @@ def launch(row: dict[str, Any], s: Served, version: str | None) -> Launch:
         if s.ep > 1:
             if row.get("expert_parallel_equals_ranks"):
                 if s.ep != s.tp:
-                    raise SpecError("inference.plan.ep", s.ep,
-                                    f"{row['id']} splits experts over every tensor-parallel rank (ep = tp = {s.tp}); "
-                                    f"ep {s.ep} cannot be expressed",
-                                    f"use ep {s.tp} or 1, or export for an engine with an expert-parallel size")  # fmt: skip
+                    raise SpecError(
+                        "inference.plan.ep",
+                        s.ep,
+                        f"{row['id']} splits experts over every tensor-parallel rank (ep = tp = {s.tp}); "
+                        f"ep {s.ep} cannot be expressed",
+                        f"use ep {s.tp} or 1, or export for an engine with an expert-parallel size",
+                    )
                 put("expert_parallel", True, "expert parallelism")
             else:
                 put("expert_parallel", s.ep, "expert parallelism")
@@ -154,8 +164,10 @@ def launch(row: dict[str, Any], s: Served, version: str | None) -> Launch:
         else:
             notes.append("FP8 weights: load an FP8-quantised checkpoint (the engine reads its quantisation config)")
     elif s.weight_precision in ("int4", "int8", "fp4"):
-        notes.append(f"{s.weight_precision} weights: load a checkpoint already quantised to {s.weight_precision} "
-                     "(AWQ/GPTQ/ModelOpt); the engine reads the format from its config")  # fmt: skip
+        notes.append(
+            f"{s.weight_precision} weights: load a checkpoint already quantised to {s.weight_precision} "
+            "(AWQ/GPTQ/ModelOpt); the engine reads the format from its config"
+        )
     if s.memory_fraction is not None:
         put("memory_fraction", s.memory_fraction, "the memory fraction")
     if s.num_draft_tokens:
@@ -171,8 +183,14 @@ def launch(row: dict[str, Any], s: Served, version: str | None) -> Launch:
         put("extra_options", extra_path, "the extra options file")
     version_tag = version or row.get("documented_version")
     image = f"{row['image']}:{(row.get('tag_prefix') or '') + version_tag if version_tag else 'latest'}"
-    return Launch(argv=tuple(argv), extra_options=options or None, extra_options_path=extra_path, image=image,
-                  port=int(row["port"]), notes=tuple(notes))  # fmt: skip
+    return Launch(
+        argv=tuple(argv),
+        extra_options=options or None,
+        extra_options_path=extra_path,
+        image=image,
+        port=int(row["port"]),
+        notes=tuple(notes),
+    )
 
 
 def kubernetes(s: Served, lx: Launch, name: str) -> str:
@@ -187,32 +205,64 @@ def kubernetes(s: Served, lx: Launch, name: str) -> str:
 
     volumes: list[dict[str, Any]] = [{"name": "dshm", "emptyDir": {"medium": "Memory"}}]
     mounts = [{"name": "dshm", "mountPath": "/dev/shm"}]
-    command = list(lx.argv) + ["--port", str(lx.port)] if "--port" not in lx.argv else list(lx.argv)
+    command = [*lx.argv, "--port", str(lx.port)] if "--port" not in lx.argv else list(lx.argv)
     if lx.extra_options is not None:
         volumes.append({"name": "engine-options", "configMap": {"name": f"{name}-options"}})
         mounts.append({"name": "engine-options", "mountPath": "/etc/engine"})
         command = [("/etc/engine/" + a) if a == lx.extra_options_path else a for a in command]
-    container = {"name": "engine", "image": lx.image, "command": command,
-                 "ports": [{"containerPort": lx.port, "name": "http"}],
-                 "resources": {"limits": {s.gpu_resource: gpus_per_pod}, "requests": {s.gpu_resource: gpus_per_pod}},
-                 "volumeMounts": mounts}  # fmt: skip
+    container = {
+        "name": "engine",
+        "image": lx.image,
+        "command": command,
+        "ports": [{"containerPort": lx.port, "name": "http"}],
+        "resources": {"limits": {s.gpu_resource: gpus_per_pod}, "requests": {s.gpu_resource: gpus_per_pod}},
+        "volumeMounts": mounts,
+    }
+
     def pod() -> dict[str, Any]:
-        return copy.deepcopy({"metadata": {"labels": labels()}, "spec": {"containers": [container], "volumes": volumes}})
+        return copy.deepcopy(
+            {"metadata": {"labels": labels()}, "spec": {"containers": [container], "volumes": volumes}}
+        )
+
     docs: list[dict[str, Any]] = []
     if lx.extra_options is not None:
-        docs.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"{name}-options"},
-                     "data": {lx.extra_options_path: yaml.safe_dump(lx.extra_options, sort_keys=False)}})  # fmt: skip
+        docs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": f"{name}-options"},
+                "data": {lx.extra_options_path: yaml.safe_dump(lx.extra_options, sort_keys=False)},
+            }
+        )
     if nodes == 1:
-        docs.append({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "labels": labels()},
-                     "spec": {"replicas": s.replicas, "selector": {"matchLabels": labels()}, "template": pod()}})  # fmt: skip
+        docs.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": name, "labels": labels()},
+                "spec": {"replicas": s.replicas, "selector": {"matchLabels": labels()}, "template": pod()},
+            }
+        )
     else:
         # one group of `nodes` pods per replica (the LeaderWorkerSet API of Kubernetes SIG Apps, as llm-d and
         # Dynamo deploy multi-node replicas)
-        docs.append({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-                     "metadata": {"name": name, "labels": labels()},
-                     "spec": {"replicas": s.replicas,
-                              "leaderWorkerTemplate": {"size": nodes, "leaderTemplate": pod(),
-                                                       "workerTemplate": pod()}}})  # fmt: skip
-    docs.append({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "labels": labels()},
-                 "spec": {"selector": labels(), "ports": [{"name": "http", "port": lx.port, "targetPort": lx.port}]}})
+        docs.append(
+            {
+                "apiVersion": "leaderworkerset.x-k8s.io/v1",
+                "kind": "LeaderWorkerSet",
+                "metadata": {"name": name, "labels": labels()},
+                "spec": {
+                    "replicas": s.replicas,
+                    "leaderWorkerTemplate": {"size": nodes, "leaderTemplate": pod(), "workerTemplate": pod()},
+                },
+            }
+        )
+    docs.append(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": name, "labels": labels()},
+            "spec": {"selector": labels(), "ports": [{"name": "http", "port": lx.port, "targetPort": lx.port}]},
+        }
+    )
     return yaml.safe_dump_all(docs, sort_keys=False)
