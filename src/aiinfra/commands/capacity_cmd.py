@@ -40,9 +40,49 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
                "TPOT ms", "$/h", "$/M out tok", "verdict"], rows),
     ])  # fmt: skip
     text += "".join(f"\nnote: accuracy: {n}" for n in r.accuracy_notes)
-    if r.simulated is not None:
+    if r.fleet is not None:
+        text = _fleet_text(r.fleet, r.simulated) + "\n\n" + text.split("\n\n", 1)[1]
+    elif r.simulated is not None:
         text += "\n\n" + _simulated_text(r.simulated, args.seed, best.accelerators)
+    if r.day is not None:
+        text += "\n\n" + _day_text(r.day)
     return r.to_dict(), text
+
+
+def _fleet_text(fleet: Any, sim: dict[str, Any] | None) -> str:
+    """Request classes: the pools of the mixed fleet, each single type's bill, the saving, the simulated check."""
+    m = fleet.mixed
+    lines = [f"mixed fleet: ${m.usd_per_hour:,.2f}/h — {fleet.verdict}"]
+    for p in m.pools:
+        lines.append(f"  pool {p.accelerator}: {p.instances} × {p.offer_id} ({p.accelerators_per_instance} each, "
+                     f"{p.accelerators_used} used) ${p.usd_per_hour:,.2f}/h serving {', '.join(p.classes)}")
+    for s in fleet.single_types:
+        bill = f"${s.choice.usd_per_hour:,.2f}/h" if s.choice else f"not possible ({s.reason[:160]})"
+        lines.append(f"  {s.accelerator} alone: {bill}")
+    if sim is not None:
+        att = sim["slo_attainment_frac"]
+        lines.append(f"simulated (one replica per class at its load): SLO {'met' if sim['slo_met'] else 'MISSED'}, "
+                     f"attainment {att * 100:.1f} %" if att is not None else "simulated: no SLO to check")
+        for c in sim["classes"]:
+            lines.append(f"  {c['class']} on {c['accelerator']}: TTFT p90 {c['ttft_p90_s'] * 1e3:.0f} ms, "
+                         f"TPOT p99 {c['tpot_p99_s'] * 1e3:.1f} ms, attainment "
+                         f"{(c['slo_attainment_frac'] or 0.0) * 100:.1f} %" + ("" if c["slo_met"] else
+                         f" — misses: {'; '.join(c['misses'])}"))
+    return "\n".join(lines)
+
+
+def _day_text(day: Any) -> str:
+    peak, trough = max(day.instances_by_hour), min(day.instances_by_hour)
+    lines = [f"load over {day.hours} h: {trough}–{peak} instances of {day.on_demand_offer} "
+             f"(one replica serves {day.per_replica_demand:.3g} {day.demand_unit}); scale-up delay "
+             f"{day.scale_up_delay_s:.0f} s, {day.autoscaler} autoscaler",
+             table(["fleet", "$/day", "$/30 days", "SLO attainment", "worst minute", "reserved"],
+                   [[s.name, "unknown" if s.usd_per_day is None else f"{s.usd_per_day:,.0f}",
+                     "unknown" if s.usd_per_day is None else f"{s.usd_per_day * 30:,.0f}",
+                     f"{s.slo_attainment_frac * 100:.2f} %", f"{s.worst_minute_coverage_frac * 100:.1f} %",
+                     s.reserved_instances or "", ][:6] for s in day.strategies])]
+    lines += [f"note: {s.name}: {s.note}" for s in day.strategies if s.note]
+    return "\n".join(lines)
 
 
 def _billed(best: Any) -> list[str]:
