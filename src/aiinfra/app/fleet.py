@@ -43,8 +43,12 @@ def read_arrivals(sc: Scenario, path: str) -> np.ndarray:
         try:
             t = float(r["timestamp_s"])
         except (TypeError, ValueError):
-            raise SpecError(field, f"{path} line {i}", f"timestamp_s {r['timestamp_s']!r} is not a number",
-                            "write arrival times in seconds") from None  # fmt: skip
+            raise SpecError(
+                field,
+                f"{path} line {i}",
+                f"timestamp_s {r['timestamp_s']!r} is not a number",
+                "write arrival times in seconds",
+            ) from None
         if not math.isfinite(t) or t < 0:
             raise SpecError(field, f"{path} line {i}", f"timestamp_s {t} is not a time", "write seconds ≥ 0")
         out.append(t)
@@ -59,8 +63,9 @@ def day_fleet(sc: Scenario, chosen: Deployment) -> DayFleet:
     return plan_day(chosen, wl, prof, arrivals_s=arrivals)
 
 
-def simulate_mixed(sc: Scenario, fleet: MixedFleet, seed: int, progress: Callable[[int, int | None], None] | None
-                   ) -> dict[str, Any]:  # fmt: skip
+def simulate_mixed(
+    sc: Scenario, fleet: MixedFleet, seed: int, progress: Callable[[int, int | None], None] | None
+) -> dict[str, Any]:
     """Simulate one replica of each class's deployment at its planned load (a length-aware router sends each class
     to its own replicas, so a pool's classes never share a replica): the class's SLO percentiles met or missed and
     the share of its requests within every limit."""
@@ -80,6 +85,7 @@ def simulate_mixed(sc: Scenario, fleet: MixedFleet, seed: int, progress: Callabl
         assert cwl is not None
         users = cwl.users
         requests = max(MIN_CHECK_REQUESTS, 4 * dep.batch_per_replica)
+        load: dict[str, Any]
         if users is not None:
             load = {"concurrency": math.ceil(users / dep.replicas)}
         else:
@@ -91,28 +97,54 @@ def simulate_mixed(sc: Scenario, fleet: MixedFleet, seed: int, progress: Callabl
         rate = s.requests_per_s * dep.replicas
         total += rate
         good += rate * (s.slo_attainment_frac if s.slo_attainment_frac is not None else 1.0)
-        out.append({"class": p.request_class, "accelerator": dep.accelerator, "replicas": dep.replicas,
-                    "load_per_replica": load, "requests_simulated": s.requests,
-                    "ttft_p90_s": s.ttft_s.p90, "tpot_p99_s": s.tpot_exclusive_s.p99,
-                    "slo_attainment_frac": s.slo_attainment_frac, "slo_met": not misses, "misses": misses})  # fmt: skip
+        out.append(
+            {
+                "class": p.request_class,
+                "accelerator": dep.accelerator,
+                "replicas": dep.replicas,
+                "load_per_replica": load,
+                "requests_simulated": s.requests,
+                "ttft_p90_s": s.ttft_s.p90,
+                "tpot_p99_s": s.tpot_exclusive_s.p99,
+                "slo_attainment_frac": s.slo_attainment_frac,
+                "slo_met": not misses,
+                "misses": misses,
+            }
+        )
         if progress is not None:
             progress(i + 1, len(fleet.mixed.placements))
-    return {"classes": out, "slo_attainment_frac": good / total if total > 0 else None,
-            "slo_met": all(c["slo_met"] for c in out)}  # fmt: skip
+    return {
+        "classes": out,
+        "slo_attainment_frac": good / total if total > 0 else None,
+        "slo_met": all(c["slo_met"] for c in out),
+    }
 
 
 def mixed_to_dict(fleet: MixedFleet) -> dict[str, Any]:
     def choice(c: Any) -> Any:
         if c is None:
             return None
-        return {"usd_per_hour": c.usd_per_hour, "pools": [jsonable(p) for p in c.pools],
-                "classes": [{"class": p.request_class, **jsonable(p.deployment)} for p in c.placements]}  # fmt: skip
+        return {
+            "usd_per_hour": c.usd_per_hour,
+            "pools": [jsonable(p) for p in c.pools],
+            "classes": [{"class": p.request_class, **jsonable(p.deployment)} for p in c.placements],
+        }
 
-    return {"verdict": fleet.verdict, "mixed": choice(fleet.mixed),
-            "best_single_type": fleet.best_single.accelerator if fleet.best_single else None,
-            "saving_usd_per_hour": fleet.saving_usd_per_hour, "saving_frac": fleet.saving_frac,
-            "single_types": [{"accelerator": s.accelerator, "usd_per_hour": s.choice.usd_per_hour if s.choice else None,
-                              "reason": s.reason} for s in fleet.single_types]}  # fmt: skip
+    return {
+        "verdict": fleet.verdict,
+        "mixed": choice(fleet.mixed),
+        "best_single_type": fleet.best_single.accelerator if fleet.best_single else None,
+        "saving_usd_per_hour": fleet.saving_usd_per_hour,
+        "saving_frac": fleet.saving_frac,
+        "single_types": [
+            {
+                "accelerator": s.accelerator,
+                "usd_per_hour": s.choice.usd_per_hour if s.choice else None,
+                "reason": s.reason,
+            }
+            for s in fleet.single_types
+        ],
+    }
 
 
 def day_to_dict(day: DayFleet) -> dict[str, Any]:

@@ -94,8 +94,12 @@ def class_demand(wl: ServingWorkload, c: RequestClass) -> tuple[int | None, floa
     if users is not None:
         return max(1, math.ceil(c.share * users)), None
     if wl.request_rate_per_s is None:
-        raise SpecError("inference.users", None, f"class {c.name!r} has a share of a demand that is not given",
-                        "set inference.users or request_rate_per_s, or give the class its own users")  # fmt: skip
+        raise SpecError(
+            "inference.users",
+            None,
+            f"class {c.name!r} has a share of a demand that is not given",
+            "set inference.users or request_rate_per_s, or give the class its own users",
+        )
     return None, c.share * wl.request_rate_per_s
 
 
@@ -107,11 +111,21 @@ def class_scenario(sc: Scenario, c: RequestClass) -> Scenario:
     slo = wl.slo
     if c.slo is not None:
         base = slo or Slo()
-        slo = replace(base, ttft_p90_s=c.slo.ttft_p90_s or base.ttft_p90_s,
-                      tpot_p99_s=c.slo.tpot_p99_s or base.tpot_p99_s)  # fmt: skip
-    cw = replace(wl, input_tokens=c.input_tokens, output_tokens=c.output_tokens, users=users, concurrency=None,
-                 request_rate_per_s=rate, think_time_s=c.think_time_s if c.think_time_s is not None else
-                 wl.think_time_s, slo=slo, classes=None, load_profile=None)  # fmt: skip
+        slo = replace(
+            base, ttft_p90_s=c.slo.ttft_p90_s or base.ttft_p90_s, tpot_p99_s=c.slo.tpot_p99_s or base.tpot_p99_s
+        )
+    cw = replace(
+        wl,
+        input_tokens=c.input_tokens,
+        output_tokens=c.output_tokens,
+        users=users,
+        concurrency=None,
+        request_rate_per_s=rate,
+        think_time_s=c.think_time_s if c.think_time_s is not None else wl.think_time_s,
+        slo=slo,
+        classes=None,
+        load_profile=None,
+    )
     return replace(sc, inference=cw)
 
 
@@ -123,8 +137,12 @@ def check_classes(wl: ServingWorkload) -> tuple[RequestClass, ...]:
         raise SpecError("inference.classes", dup, "two classes share this name", "name every class differently")
     shares = [c.share for c in classes if c.share is not None]
     if shares and abs(sum(shares) - 1.0) > SHARE_SUM_TOLERANCE:
-        raise SpecError("inference.classes", round(sum(shares), 6), "the classes' shares do not sum to 1",
-                        "give shares that add up to 1 (or each class its own users / request_rate_per_s)")  # fmt: skip
+        raise SpecError(
+            "inference.classes",
+            round(sum(shares), 6),
+            "the classes' shares do not sum to 1",
+            "give shares that add up to 1 (or each class its own users / request_rate_per_s)",
+        )
     return classes
 
 
@@ -155,10 +173,11 @@ def place_classes(sc: Scenario, accelerators: list[str], engines: list[str] | No
     return out
 
 
-def _solve(placements: list[ClassPlacement], classes: list[str], offers: dict[str, list[InstancePrice]]
-           ) -> FleetChoice | None:  # fmt: skip
+def _solve(
+    placements: list[ClassPlacement], classes: list[str], offers: dict[str, list[InstancePrice]]
+) -> FleetChoice | None:
     """The cheapest choice of one placement per class and whole instances per offer (None: infeasible)."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.optimize import Bounds, LinearConstraint, milp  # type: ignore[import-untyped,unused-ignore]
 
     cand = [p for p in placements if p.deployment is not None and offers.get(p.accelerator)]
     if {p.request_class for p in cand} != set(classes):
@@ -190,8 +209,12 @@ def _solve(placements: list[ClassPlacement], classes: list[str], offers: dict[st
             rows.append(r)
             lo.append(0.0)
             hi.append(np.inf)
-    res = milp(cost, constraints=LinearConstraint(np.array(rows), lo, hi), integrality=np.ones(nx + no),
-               bounds=Bounds(np.zeros(nx + no), np.concatenate([np.ones(nx), np.full(no, np.inf)])))  # fmt: skip
+    res = milp(
+        cost,
+        constraints=LinearConstraint(np.array(rows), lo, hi),
+        integrality=np.ones(nx + no),
+        bounds=Bounds(np.zeros(nx + no), np.concatenate([np.ones(nx), np.full(no, np.inf)])),
+    )
     if res.status != 0 or res.x is None:
         return None
     x = np.round(res.x).astype(int)
@@ -202,14 +225,23 @@ def _solve(placements: list[ClassPlacement], classes: list[str], offers: dict[st
         if n == 0:
             continue
         on = [p for p in chosen if p.accelerator == acc]
-        pools.append(Pool(accelerator=acc, offer_id=o.id, accelerators_per_instance=o.accelerators_per_instance,
-                          instances=n, accelerators_used=sum(p.deployment.accelerators for p in on if p.deployment),
-                          usd_per_hour=n * o.usd_per_hour, classes=tuple(p.request_class for p in on)))  # fmt: skip
+        pools.append(
+            Pool(
+                accelerator=acc,
+                offer_id=o.id,
+                accelerators_per_instance=o.accelerators_per_instance,
+                instances=n,
+                accelerators_used=sum(p.deployment.accelerators for p in on if p.deployment),
+                usd_per_hour=n * o.usd_per_hour,
+                classes=tuple(p.request_class for p in on),
+            )
+        )
     return FleetChoice(placements=chosen, pools=tuple(pools), usd_per_hour=float(sum(p.usd_per_hour for p in pools)))
 
 
-def plan_mixed(sc: Scenario, accelerators: list[str], engines: list[str] | None, today: date | None = None
-               ) -> MixedFleet:  # fmt: skip
+def plan_mixed(
+    sc: Scenario, accelerators: list[str], engines: list[str] | None, today: date | None = None
+) -> MixedFleet:
     """The cheapest mixed fleet for the scenario's request classes over ``accelerators``, and every single-type
     fleet beside it."""
     wl = sc.inference
@@ -223,8 +255,11 @@ def plan_mixed(sc: Scenario, accelerators: list[str], engines: list[str] | None,
         mine = [p for p in placements if p.accelerator == acc]
         missing = [p for p in mine if p.deployment is None]
         if missing:
-            singles.append(SingleType(accelerator=acc, choice=None,
-                                      reason=f"class {missing[0].request_class!r}: {missing[0].reason}"))  # fmt: skip
+            singles.append(
+                SingleType(
+                    accelerator=acc, choice=None, reason=f"class {missing[0].request_class!r}: {missing[0].reason}"
+                )
+            )
             continue
         if not offers[acc]:
             singles.append(SingleType(accelerator=acc, choice=None, reason="no on-demand price in the catalog"))
@@ -233,8 +268,12 @@ def plan_mixed(sc: Scenario, accelerators: list[str], engines: list[str] | None,
     mixed = _solve(placements, classes, offers)
     if mixed is None:
         why = "; ".join(f"{p.request_class} on {p.accelerator}: {p.reason}" for p in placements if p.deployment is None)
-        raise SpecError("inference.classes", ", ".join(classes), "no accelerator type serves some class within its "
-                        f"SLO ({why or 'no priced offer'})", "relax that class's SLO or add accelerators")  # fmt: skip
+        raise SpecError(
+            "inference.classes",
+            ", ".join(classes),
+            f"no accelerator type serves some class within its SLO ({why or 'no priced offer'})",
+            "relax that class's SLO or add accelerators",
+        )
     priced = [s for s in singles if s.choice is not None]
     best = min(priced, key=lambda s: s.choice.usd_per_hour if s.choice else math.inf) if priced else None
     saving = frac = None
@@ -243,14 +282,22 @@ def plan_mixed(sc: Scenario, accelerators: list[str], engines: list[str] | None,
         saving = best.choice.usd_per_hour - mixed.usd_per_hour
         frac = saving / best.choice.usd_per_hour if best.choice.usd_per_hour else None
     if len(types_used) == 1:
-        verdict = (f"mixing does not help: every class is cheapest on {next(iter(types_used))}, the single-type "
-                   "fleet is the answer")  # fmt: skip
+        verdict = (
+            f"mixing does not help: every class is cheapest on {next(iter(types_used))}, the single-type "
+            "fleet is the answer"
+        )
     elif best is None:
         verdict = "no single type serves every class: the mix is the only fleet"
     else:
         verdict = f"the mix saves ${saving:,.2f}/h ({(frac or 0.0) * 100:.1f} %) against {best.accelerator} alone"
-    return MixedFleet(mixed=mixed, single_types=tuple(singles), best_single=best, saving_usd_per_hour=saving,
-                      saving_frac=frac, verdict=verdict)  # fmt: skip
+    return MixedFleet(
+        mixed=mixed,
+        single_types=tuple(singles),
+        best_single=best,
+        saving_usd_per_hour=saving,
+        saving_frac=frac,
+        verdict=verdict,
+    )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -288,8 +335,12 @@ def hourly_demand(wl: ServingWorkload, profile: LoadProfile, arrivals_s: np.ndar
         return np.asarray(profile.hourly_ratio, dtype=float) * base, "users" if users is not None else "requests/s"
     assert arrivals_s is not None
     if wl.users or wl.concurrency:
-        raise SpecError("inference.load_profile.arrivals_csv", profile.arrivals_csv, "arrival times give a request "
-                        "rate, but the workload's demand is users", "use hourly_ratio, or give request_rate_per_s")  # fmt: skip
+        raise SpecError(
+            "inference.load_profile.arrivals_csv",
+            profile.arrivals_csv,
+            "arrival times give a request rate, but the workload's demand is users",
+            "use hourly_ratio, or give request_rate_per_s",
+        )
     hour = (np.floor(arrivals_s / 3600.0).astype(np.int64)) % HOURS_PER_DAY
     days = max(1.0, float(np.ceil((arrivals_s.max() - arrivals_s.min() + 1.0) / 86400.0)))
     counts = np.bincount(hour, minlength=HOURS_PER_DAY).astype(float)
@@ -301,8 +352,9 @@ def _minute_demand(by_hour: np.ndarray) -> np.ndarray:
     n = len(by_hour)
     t = np.arange(n * MINUTES_PER_HOUR) / MINUTES_PER_HOUR  # hours
     centres = np.arange(n) + 0.5
-    return np.interp(t, np.concatenate([[centres[-1] - n], centres, [centres[0] + n]]),
-                     np.concatenate([[by_hour[-1]], by_hour, [by_hour[0]]]))  # fmt: skip
+    xs = np.concatenate([[centres[-1] - n], centres, [centres[0] + n]])
+    out: np.ndarray = np.interp(t, xs, np.concatenate([[by_hour[-1]], by_hour, [by_hour[0]]]))
+    return out
 
 
 def _autoscale(need: np.ndarray, delay_min: int, predictive: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -335,21 +387,38 @@ def _autoscale(need: np.ndarray, delay_min: int, predictive: bool) -> tuple[np.n
     return serving, billed
 
 
-def plan_day(dep: Deployment, wl: ServingWorkload, profile: LoadProfile, today: date | None = None,
-             arrivals_s: np.ndarray | None = None) -> DayFleet:  # fmt: skip
+def plan_day(
+    dep: Deployment,
+    wl: ServingWorkload,
+    profile: LoadProfile,
+    today: date | None = None,
+    arrivals_s: np.ndarray | None = None,
+) -> DayFleet:
     """Size the chosen deployment hour by hour and price three ways to run it over the profile."""
     demand, unit = hourly_demand(wl, profile, arrivals_s)
-    per_replica = float(dep.users_per_replica) if unit == "users" and dep.users_per_replica else \
-        dep.requests_per_s_per_replica if unit == "requests/s" else 0.0  # fmt: skip
+    per_replica = (
+        float(dep.users_per_replica)
+        if unit == "users" and dep.users_per_replica
+        else dep.requests_per_s_per_replica
+        if unit == "requests/s"
+        else 0.0
+    )
     if per_replica <= 0 or dep.price is None:
-        raise SpecError("inference.load_profile", None, "the chosen deployment has no per-replica load or no price",
-                        "check the scenario's demand and that the accelerator has an on-demand price")  # fmt: skip
+        raise SpecError(
+            "inference.load_profile",
+            None,
+            "the chosen deployment has no per-replica load or no price",
+            "check the scenario's demand and that the accelerator has an on-demand price",
+        )
     per_instance = dep.price.accelerators_per_instance // dep.tp
     replicas = np.ceil(demand / per_replica - 1e-9).astype(np.int64)
     instances = np.ceil(replicas / per_instance).astype(np.int64)
     od_hour = dep.price.instance_usd_per_hour
-    reserved = [p for p in cloud_prices(dep.accelerator, today or date.today(), pricing=(profile.reserved_pricing,))
-                if p.accelerators_per_instance == dep.price.accelerators_per_instance]  # fmt: skip
+    reserved = [
+        p
+        for p in cloud_prices(dep.accelerator, today or date.today(), pricing=(profile.reserved_pricing,))
+        if p.accelerators_per_instance == dep.price.accelerators_per_instance
+    ]
     res_hour = min((p.usd_per_hour for p in reserved), default=None)
     res_id = min(reserved, key=lambda p: p.usd_per_hour).id if reserved else None
     minute = _minute_demand(demand)
@@ -368,16 +437,27 @@ def plan_day(dep: Deployment, wl: ServingWorkload, profile: LoadProfile, today: 
     steady = attainment(np.full_like(need, peak))
     auto = attainment(serving)
     strategies = [
-        Strategy(name="always-on on-demand (sized for the peak)", usd_per_day=peak * od_hour * 24.0,
-                 slo_attainment_frac=steady[0], worst_minute_coverage_frac=steady[1]),
-        Strategy(name=f"always-on {profile.reserved_pricing} (sized for the peak)",
-                 usd_per_day=None if res_hour is None else peak * res_hour * 24.0, slo_attainment_frac=steady[0],
-                 worst_minute_coverage_frac=steady[1], reserved_instances=peak,
-                 note="" if res_hour is not None else f"no {profile.reserved_pricing} row for this instance"),
-        Strategy(name=f"autoscaled on-demand ({profile.autoscaler})",
-                 usd_per_day=float(billed.sum()) / MINUTES_PER_HOUR * od_hour / days, slo_attainment_frac=auto[0],
-                 worst_minute_coverage_frac=auto[1]),
-    ]  # fmt: skip
+        Strategy(
+            name="always-on on-demand (sized for the peak)",
+            usd_per_day=peak * od_hour * 24.0,
+            slo_attainment_frac=steady[0],
+            worst_minute_coverage_frac=steady[1],
+        ),
+        Strategy(
+            name=f"always-on {profile.reserved_pricing} (sized for the peak)",
+            usd_per_day=None if res_hour is None else peak * res_hour * 24.0,
+            slo_attainment_frac=steady[0],
+            worst_minute_coverage_frac=steady[1],
+            reserved_instances=peak,
+            note="" if res_hour is not None else f"no {profile.reserved_pricing} row for this instance",
+        ),
+        Strategy(
+            name=f"autoscaled on-demand ({profile.autoscaler})",
+            usd_per_day=float(billed.sum()) / MINUTES_PER_HOUR * od_hour / days,
+            slo_attainment_frac=auto[0],
+            worst_minute_coverage_frac=auto[1],
+        ),
+    ]
     if res_hour is not None:
         # a reserved base B always on, on-demand instances above it: the B with the lowest bill
         best_b, best_cost = 0, math.inf
@@ -387,11 +467,25 @@ def plan_day(dep: Deployment, wl: ServingWorkload, profile: LoadProfile, today: 
                 best_b, best_cost = b, cost
         base = np.maximum(serving, best_b)
         att = attainment(base)
-        strategies.append(Strategy(name=f"{profile.reserved_pricing} base + on-demand peak", usd_per_day=best_cost,
-                                   slo_attainment_frac=att[0], worst_minute_coverage_frac=att[1],
-                                   reserved_instances=best_b))  # fmt: skip
-    return DayFleet(hours=len(demand), demand_by_hour=tuple(float(d) for d in demand),
-                    replicas_by_hour=tuple(int(r) for r in replicas), instances_by_hour=tuple(int(i) for i in instances),
-                    per_replica_demand=per_replica, demand_unit=unit, on_demand_offer=dep.price.source_id,
-                    reserved_offer=res_id, scale_up_delay_s=profile.scale_up_delay_s, autoscaler=profile.autoscaler,
-                    strategies=tuple(strategies))  # fmt: skip
+        strategies.append(
+            Strategy(
+                name=f"{profile.reserved_pricing} base + on-demand peak",
+                usd_per_day=best_cost,
+                slo_attainment_frac=att[0],
+                worst_minute_coverage_frac=att[1],
+                reserved_instances=best_b,
+            )
+        )
+    return DayFleet(
+        hours=len(demand),
+        demand_by_hour=tuple(float(d) for d in demand),
+        replicas_by_hour=tuple(int(r) for r in replicas),
+        instances_by_hour=tuple(int(i) for i in instances),
+        per_replica_demand=per_replica,
+        demand_unit=unit,
+        on_demand_offer=dep.price.source_id,
+        reserved_offer=res_id,
+        scale_up_delay_s=profile.scale_up_delay_s,
+        autoscaler=profile.autoscaler,
+        strategies=tuple(strategies),
+    )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from aiinfra.specs.bounds import MAX_USERS, InRange, Ratio, RatePerS, Seconds, SeqTokens
+from aiinfra.specs.bounds import MAX_USERS, InRange, RatePerS, Ratio, Seconds, SeqTokens
 from aiinfra.specs.common import STRICT, FieldProblem
 
 MAX_CLASSES = 64
@@ -53,11 +53,16 @@ class RequestClass:
     def __post_init__(self) -> None:
         given = [k for k in ("share", "users", "request_rate_per_s") if getattr(self, k) is not None]
         if len(given) != 1:
-            raise FieldProblem("share", self.share, f"class {self.name!r} gives {len(given)} of share, users, "
-                               "request_rate_per_s", "give exactly one of them")  # fmt: skip
+            raise FieldProblem(
+                "share",
+                self.share,
+                f"class {self.name!r} gives {len(given)} of share, users, request_rate_per_s",
+                "give exactly one of them",
+            )
         if not self.name.strip() or len(self.name) > MAX_NAME_CHARS:
-            raise FieldProblem("name", self.name, f"must be 1–{MAX_NAME_CHARS} characters",
-                               "name the class (chat, documents ...)")  # fmt: skip
+            raise FieldProblem(
+                "name", self.name, f"must be 1–{MAX_NAME_CHARS} characters", "name the class (chat, documents ...)"
+            )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -82,8 +87,16 @@ class LoadProfile:
 
     def __post_init__(self) -> None:
         if (self.hourly_ratio is None) == (self.arrivals_csv is None):
-            raise FieldProblem("hourly_ratio", self.hourly_ratio, "give exactly one of hourly_ratio and arrivals_csv",
-                               "give 24 (a day) or 168 (a week) multipliers, or a CSV of arrival times")  # fmt: skip
+            raise FieldProblem(
+                "hourly_ratio",
+                self.hourly_ratio,
+                "give exactly one of hourly_ratio and arrivals_csv",
+                "give 24 (a day) or 168 (a week) multipliers, or a CSV of arrival times",
+            )
         if self.hourly_ratio is not None and len(self.hourly_ratio) not in (HOURS_PER_DAY, HOURS_PER_WEEK):
-            raise FieldProblem("hourly_ratio", len(self.hourly_ratio), "must hold 24 (a day) or 168 (a week) values",
-                               "give one multiplier per hour")  # fmt: skip
+            raise FieldProblem(
+                "hourly_ratio",
+                len(self.hourly_ratio),
+                "must hold 24 (a day) or 168 (a week) values",
+                "give one multiplier per hour",
+            )
