@@ -234,3 +234,51 @@ def test_arrivals_csv_gives_hourly_rates(tmp_path: Path) -> None:
     assert day.demand_by_hour[3] == pytest.approx(2.0, rel=1e-3)
     assert sum(day.demand_by_hour) == pytest.approx(2.0, rel=1e-3)
     assert day.replicas_by_hour[3] == 2 and day.replicas_by_hour[0] == 0
+
+
+def test_prefill_queue_p90_by_hand() -> None:
+    from aiinfra.planning.disagg import max_prefill_load, wait_p90_s
+
+    # M/D/1 at ρ = 0.5, S = 1 s: E[W] = ρS / (2(1 − ρ)) = 0.5 s; conditional mean E[W]/ρ = 1 s;
+    # P(W > t) = ρ·exp(−t) = 0.1 at t = ln 5
+    assert wait_p90_s(0.5, 1.0) == pytest.approx(math.log(5.0))
+    assert wait_p90_s(0.05, 1.0) == 0.0  # fewer than one request in ten waits at all
+    # a 1 s prompt with a 1 s target: only the load at which 90 % never wait, ρ = 0.1
+    assert max_prefill_load(1.0, 0.0, 1.0) == pytest.approx(0.1, abs=1e-6)
+    assert max_prefill_load(1.0, 0.5, 1.2) == 0.0  # service + transfer alone exceed the target
+
+
+LONG_PROMPT = [
+    "inference.users=null",
+    "inference.request_rate_per_s=10",
+    "inference.input_tokens=8192",
+    "inference.output_tokens=512",
+    "inference.weight_precision=fp8",
+    "inference.slo.ttft_p90_s=3",
+    "inference.slo.tpot_p99_s=0.02",
+]
+
+
+def test_disaggregation_chosen_for_long_prompts_under_a_tight_tpot() -> None:
+    sc = app.load_scenario(str(EXAMPLES / "capacity-llama70b-10k-users.yaml"), set=LONG_PROMPT)
+    r = app.capacity(sc, disaggregate=True)
+    assert r.disaggregated
+    d = r.disaggregated[0]
+    assert r.recommended == "disaggregated"
+    assert d.usd_per_hour is not None and r.chosen.usd_per_hour is not None
+    assert d.usd_per_hour < r.chosen.usd_per_hour
+    # the pools follow the rates by hand: P = ⌈λ / prefill rate⌉, D = ⌈λ / decode rate⌉, λ = 10 requests/s
+    assert d.prefill_replicas == math.ceil(10.0 / d.prefill_requests_per_s_per_replica)
+    assert d.decode_replicas == math.ceil(10.0 / d.decode_requests_per_s_per_replica)
+    assert d.decode_requests_per_s_per_replica == pytest.approx(d.decode_batch / (512 * d.tpot_s))
+    assert d.tpot_s <= 0.02 and d.ttft_p90_s <= 3.0
+    out = r.to_dict()["disaggregated"]
+    assert out["recommended"] == "disaggregated" and out["candidates"][0]["ratio"] == d.ratio
+
+
+@pytest.mark.slow
+def test_simulator_confirms_the_disaggregated_choice() -> None:
+    sc = app.load_scenario(str(EXAMPLES / "capacity-llama70b-10k-users.yaml"), set=LONG_PROMPT)
+    r = app.capacity(sc, disaggregate=True, simulate=True)
+    assert r.simulated is not None and "disaggregated" in r.simulated
+    assert r.simulated["slo_met"], r.simulated

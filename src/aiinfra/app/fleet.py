@@ -13,6 +13,7 @@ import numpy as np
 
 from aiinfra.errors import SpecError
 from aiinfra.planning.capacity import Deployment
+from aiinfra.planning.disagg import Disaggregated
 from aiinfra.planning.fleet import DayFleet, MixedFleet, class_scenario, plan_day, plan_mixed
 from aiinfra.report.render import jsonable
 from aiinfra.specs.scenario import Scenario
@@ -157,3 +158,41 @@ def scenario_without_classes(sc: Scenario) -> Scenario:
     wl = sc.inference
     assert wl is not None
     return replace(sc, inference=replace(wl, classes=None))
+
+
+SIMULATED_REPLICAS_MAX = 16
+"""Replicas in the simulated slice of a disaggregated fleet: enough for the xPyD ratio to show, small enough to
+simulate in seconds."""
+
+
+def simulate_disaggregated(sc: Scenario, d: Disaggregated, seed: int) -> dict[str, Any]:
+    """Simulate a slice of the disaggregated fleet (its xPyD ratio, at most SIMULATED_REPLICAS_MAX replicas) at the
+    matching share of the demand rate, Poisson arrivals: the SLO met or missed and the share within it."""
+    from aiinfra.planning.inference import cluster_for
+    from aiinfra.sim.metrics import slo_misses
+    from aiinfra.sim.run import simulate as run_simulation
+    from aiinfra.specs.parallelism import InferencePlan
+    from aiinfra.specs.serving_sim import Disaggregation, SimulationConfig
+    from aiinfra.specs.workload import Arrival
+
+    wl = sc.inference
+    assert wl is not None
+    k = min(1.0, SIMULATED_REPLICAS_MAX / (d.prefill_replicas + d.decode_replicas))
+    p = max(1, round(d.prefill_replicas * k))
+    q = max(1, round(d.decode_replicas * k))
+    rate = d.demand_requests_per_s * min(p / d.prefill_replicas, q / d.decode_replicas)
+    requests = max(400, 20 * (p + q))
+    sim_cfg = replace(wl.simulation or SimulationConfig(), disaggregation=Disaggregation(prefill_replicas=p,
+                      decode_replicas=q), replicas=None)  # fmt: skip
+    one = replace(sc, cluster=cluster_for(d.accelerator, (p + q) * d.tp),
+                  inference=replace(wl, weight_precision=d.weight_precision, engine=d.engine,  # type: ignore[arg-type]
+                                    plan=InferencePlan(tp=d.tp, ep=d.ep), users=None, concurrency=None,
+                                    request_rate_per_s=rate, arrival=Arrival(kind="poisson"),
+                                    num_requests=requests, simulation=sim_cfg, classes=None,
+                                    load_profile=None))  # fmt: skip
+    s = run_simulation(one, seed=seed).summary
+    misses = slo_misses(s, wl.slo) if wl.slo is not None else []
+    return {"disaggregated": f"{p}P{q}D slice of {d.prefill_replicas}P{d.decode_replicas}D on {d.accelerator}",
+            "request_rate_per_s": rate, "requests_simulated": s.requests, "ttft_p90_s": s.ttft_s.p90,
+            "tpot_p99_s": s.tpot_exclusive_s.p99, "slo_attainment_frac": s.slo_attainment_frac,
+            "slo_met": not misses, "misses": misses}  # fmt: skip

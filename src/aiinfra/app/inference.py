@@ -10,6 +10,7 @@ from typing import Any
 from aiinfra import catalog
 from aiinfra.app.base import Result, flatten
 from aiinfra.planning.capacity import Deployment, plan_capacity
+from aiinfra.planning.disagg import Disaggregated
 from aiinfra.planning.fleet import DayFleet, MixedFleet
 from aiinfra.planning.inference import InferenceEstimate, estimate_inference
 from aiinfra.report.render import jsonable, layout_label
@@ -61,6 +62,18 @@ class CapacityResult(Result):
     """Request classes (``inference.classes``): the cheapest mixed fleet against each single accelerator type."""
     day: DayFleet | None = None
     """Load profile (``inference.load_profile``): the fleet hour by hour and the cost of running it three ways."""
+    disaggregated: tuple[Disaggregated, ...] | None = None
+    """Prefill/decode pools (``disaggregate``), cheapest first; None unless asked."""
+    disaggregation_rejected: tuple[str, ...] = ()
+    """Why the other disaggregated layouts are not candidates."""
+
+    @property
+    def recommended(self) -> str:
+        """aggregated, or disaggregated when its cheapest candidate bills less at the same SLO."""
+        if not self.disaggregated or self.fleet is not None:
+            return "aggregated"
+        d, a = self.disaggregated[0].usd_per_hour, self.chosen.usd_per_hour
+        return "disaggregated" if d is not None and a is not None and d < a else "aggregated"
 
     @property
     def chosen(self) -> Deployment:
@@ -79,6 +92,10 @@ class CapacityResult(Result):
             from aiinfra.app.fleet import day_to_dict
 
             obj["load_profile"] = day_to_dict(self.day)
+        if self.disaggregated is not None:
+            obj["disaggregated"] = {"recommended": self.recommended,
+                                    "candidates": [jsonable(d) for d in self.disaggregated],
+                                    "rejected": list(self.disaggregation_rejected)}  # fmt: skip
         return obj
 
     def table_rows(self) -> list[dict[str, Any]]:
@@ -93,6 +110,7 @@ def capacity(
     simulate: bool = False,
     seed: int = 0,
     progress: Callable[[int, int | None], None] | None = None,
+    disaggregate: bool = False,
 ) -> CapacityResult:
     """The cheapest deployment that serves the scenario's demand (``inference.users`` or
     ``request_rate_per_s``) within its SLOs, over ``engines`` (default: the scenario's) × ``accelerators``
@@ -104,8 +122,23 @@ def capacity(
     if wl is not None and wl.classes:
         return _capacity_of_classes(scenario, accelerators, engines, simulate, seed, progress)
     options = plan_capacity(scenario, accelerators or None, engines)
+    dis: tuple[Disaggregated, ...] | None = None
+    dis_rejected: tuple[str, ...] = ()
+    if disaggregate:
+        from aiinfra.planning.disagg import plan_disaggregated
+
+        assert wl is not None
+        found = plan_disaggregated(scenario, accelerators or [scenario.cluster.accelerator.id], engines or [wl.engine])
+        dis = tuple(d for d in found if not isinstance(d, str))
+        dis_rejected = tuple(d for d in found if isinstance(d, str))
     sim = None
-    if simulate:
+    cheaper_dis = dis[0] if dis and dis[0].usd_per_hour is not None and options[0].usd_per_hour is not None and \
+        dis[0].usd_per_hour < options[0].usd_per_hour else None  # fmt: skip
+    if simulate and cheaper_dis is not None:
+        from aiinfra.app.fleet import simulate_disaggregated
+
+        sim = simulate_disaggregated(scenario, cheaper_dis, seed)
+    elif simulate:
         options, sim = _first_passing_simulation(scenario, options, seed, progress)
     best = options[0]
     notes = tuple(catalog.accuracy_notes_for(scenario.model.id, best.engine, best.accelerator))
@@ -115,7 +148,7 @@ def capacity(
 
         day = day_fleet(scenario, best)
     return CapacityResult(scenario=scenario, options=tuple(options), accuracy_notes=notes, simulated=sim, seed=seed,
-                          day=day)  # fmt: skip
+                          day=day, disaggregated=dis, disaggregation_rejected=dis_rejected)  # fmt: skip
 
 
 def _capacity_of_classes(

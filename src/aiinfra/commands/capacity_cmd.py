@@ -18,7 +18,7 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
     engines = args.engines.split(",") if args.engines else None
     with progress_bar(args, "simulations", "capacity --simulate") as progress:
         r = app.capacity(app.load_scenario(args.scenario, args.set), accs, engines, args.simulate, args.seed,
-                         progress if args.simulate else None)  # fmt: skip
+                         progress if args.simulate else None, disaggregate=args.disaggregate)  # fmt: skip
     options, best = r.options, r.chosen
     rows = [[o.engine, o.accelerator, layout_label(o.tp, o.ep, o.attention_dp), o.weight_precision,
              "yes" if o.speculative else "no", o.batch_per_replica,
@@ -40,13 +40,38 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
                "TPOT ms", "$/h", "$/M out tok", "verdict"], rows),
     ])  # fmt: skip
     text += "".join(f"\nnote: accuracy: {n}" for n in r.accuracy_notes)
+    if r.disaggregated is not None:
+        text += "\n\n" + _disaggregated_text(r)
     if r.fleet is not None:
         text = _fleet_text(r.fleet, r.simulated) + "\n\n" + text.split("\n\n", 1)[1]
+    elif r.simulated is not None and "disaggregated" in r.simulated:
+        s = r.simulated
+        text += (f"\nsimulated {s['disaggregated']} at {s['request_rate_per_s']:.3g} requests/s (seed {args.seed}): "
+                 f"TTFT p90 {s['ttft_p90_s'] * 1e3:.0f} ms, TPOT p99 {s['tpot_p99_s'] * 1e3:.1f} ms, SLO "
+                 + ("met" if s["slo_met"] else "MISSED: " + "; ".join(s["misses"])))
     elif r.simulated is not None:
         text += "\n\n" + _simulated_text(r.simulated, args.seed, best.accelerators)
     if r.day is not None:
         text += "\n\n" + _day_text(r.day)
     return r.to_dict(), text
+
+
+def _disaggregated_text(r: Any) -> str:
+    """Prefill/decode pools beside the aggregated choice, and which one the answer recommends."""
+    cands = r.disaggregated
+    if not cands:
+        return "disaggregated prefill/decode: no candidate (" + "; ".join(r.disaggregation_rejected[:2]) + ")"
+    d = cands[0]
+    head = (f"recommended: {r.recommended} — disaggregated {d.ratio} ({d.prefill_replicas} prefill + "
+            f"{d.decode_replicas} decode replicas of tp{d.tp} {d.weight_precision} on {d.accelerator}) "
+            + ("unknown" if d.usd_per_hour is None else f"${d.usd_per_hour:,.0f}/h")
+            + (f" vs aggregated ${r.chosen.usd_per_hour:,.0f}/h" if r.chosen.usd_per_hour is not None else ""))
+    rows = [[c.accelerator, f"tp{c.tp}", c.weight_precision, c.ratio, c.prefill_replicas, c.decode_replicas,
+             c.accelerators, f"{c.prefill_s * 1e3:.0f}", f"{c.kv_transfer_s * 1e3:.1f}", f"{c.ttft_p90_s * 1e3:.0f}",
+             c.decode_batch, f"{c.tpot_s * 1e3:.1f}",
+             "unknown" if c.usd_per_hour is None else f"{c.usd_per_hour:,.0f}"] for c in cands]
+    return head + "\n" + table(["accelerator", "layout", "weights", "xPyD", "prefill", "decode", "accelerators",
+                                "prefill ms", "KV move ms", "TTFT p90 ms", "decode batch", "TPOT ms", "$/h"], rows)
 
 
 def _fleet_text(fleet: Any, sim: dict[str, Any] | None) -> str:
@@ -126,6 +151,8 @@ def register(sub: Any) -> None:
     c.add_argument("--simulate", action="store_true",
                    help="check the chosen deployment by simulating one replica: the most users it keeps within the "
                         "SLO (closed loop) and the highest Poisson rate")  # fmt: skip
+    c.add_argument("--disaggregate", action="store_true",
+                   help="also size prefill/decode pools (xPyD) and recommend them where they bill less at the SLO")
     c.add_argument("--seed", type=cli_types.seed, default=0)
     add_quiet_arg(c)
     c.set_defaults(handler=_capacity)
