@@ -58,13 +58,14 @@ def capacity(
     engines: Sequence[str] | None = None,
     simulate: bool = False,
     seed: int = 0,
+    disaggregate: bool = False,
     catalog: Catalog | None = None,
 ) -> app.CapacityResult:
     """The cheapest deployment meeting the demand and SLOs over engines × accelerators × layouts × weight formats
     (``aiinfra capacity``); ``simulate`` checks it by simulating one replica."""
     with _using(catalog):
         return app.capacity(load_scenario(scenario, set), list(accelerators) if accelerators else None,
-                            list(engines) if engines else None, simulate, seed)  # fmt: skip
+                            list(engines) if engines else None, simulate, seed, disaggregate=disaggregate)  # fmt: skip
 
 
 def simulate(

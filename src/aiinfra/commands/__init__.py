@@ -13,6 +13,7 @@ COMMAND_MODULES = [
     "aiinfra.commands.train_cmd",
     "aiinfra.commands.infer_cmd",
     "aiinfra.commands.capacity_cmd",
+    "aiinfra.commands.export_cmd",
     "aiinfra.commands.simulate_cmd",
     "aiinfra.commands.validate_cmd",
     "aiinfra.commands.cost_cmd",

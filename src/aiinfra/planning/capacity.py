@@ -80,6 +80,10 @@ class Deployment:
     usd_per_million_output_tokens: float | None
     price: Price | None
     verdict: str
+    users_per_replica: int | None = None
+    """The most users one replica serves within the SLO (demand given as users)."""
+    requests_per_s_per_replica: float = 0.0
+    """Requests per second one replica serves at that load."""
 
 
 def _price(p: InstancePrice) -> Price:
@@ -281,6 +285,9 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
                         in_flight = math.ceil(wl.request_rate_per_s * (est.ttft_s + wl.output_tokens * est.tpot_s))
                     b = est.batch
                     replicas = math.ceil(in_flight / b)
+                    resp_s = est.ttft_s + wl.output_tokens * est.tpot_s
+                    users_each = (math.floor(b * (resp_s + (wl.think_time_s or 0.0)) / resp_s)
+                                  if (wl.users or wl.concurrency) else None)  # fmt: skip
                     n = replicas * tp
                     tps = replicas * b / (est.ttft_s / wl.output_tokens + est.tpot_s)
                     bill = whole_instance_bill(offers, replicas, tp)
@@ -292,6 +299,7 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
                         instances=bill.instances if bill else 0,
                         ttft_s=est.ttft_s, tpot_s=est.tpot_s, output_tokens_per_s=tps, usd_per_hour=usd_h,
                         usd_per_million_output_tokens=usd_h / (tps * 3600) * 1e6 if usd_h else None,
-                        price=bill.price if bill else price, verdict="",
+                        price=bill.price if bill else price, verdict="", users_per_replica=users_each,
+                        requests_per_s_per_replica=b / resp_s,
                     ))  # fmt: skip
     return options

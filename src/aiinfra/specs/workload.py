@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Literal, get_args
 
+from annotated_types import Len
+
 from aiinfra.specs.bounds import (
     MAX_SIMULATED_REQUESTS,
     MAX_USERS,
@@ -20,6 +22,7 @@ from aiinfra.specs.bounds import (
     Tokens,
 )
 from aiinfra.specs.common import STRICT
+from aiinfra.specs.fleet import MAX_CLASSES, LoadProfile, RequestClass
 from aiinfra.specs.parallelism import InferencePlan, ParallelPlan
 from aiinfra.specs.serving_sim import SimulationConfig
 
@@ -156,3 +159,9 @@ class ServingWorkload:
     duration_s: Seconds | None = None
     simulation: SimulationConfig | None = None
     """Simulator settings (aiinfra simulate)."""
+    classes: Annotated[tuple[RequestClass, ...], Len(1, MAX_CLASSES)] | None = None
+    """Request classes with their own lengths, demand and SLO: ``aiinfra capacity`` sizes a pool per accelerator
+    type and assigns each class to one (docs/examples/fleet.md)."""
+    load_profile: LoadProfile | None = None
+    """Demand hour by hour: ``aiinfra capacity`` sizes the fleet per hour and prices autoscaled, always-on and
+    reserved-base-plus-on-demand fleets."""
