@@ -576,14 +576,20 @@ def estimate_with_replica(
         elif (wl.concurrency is not None or wl.users is not None) and wl.think_time_s:
             users_replica = math.ceil((wl.concurrency or wl.users or 1) / replicas)
             point = rep.with_users(users_replica, wl.think_time_s)
-            batch = point.batch
+            batch = min(point.batch, top)
             tpot, ttft, tok_per_step = steady(batch)
+            ttft = point.ttft_s
             resp_s = ttft + max(out - 1, 0) * tpot
             out_tps_replica = point.requests_per_s * out
-            fits = not point.saturated and point.in_flight <= max_seqs
+            # memory holds the requests the users keep in flight (not the users): the fixed point's B
+            fits = point.in_flight <= max_seqs
             load = (f"{wl.concurrency or wl.users} users thinking {wl.think_time_s:g} s on average between requests: "
                     f"{point.in_flight:.1f} in flight per replica (N·R/(R + Z), R = {resp_s:.3g} s)")
-            if fits and point.in_flight_p99 > max_seqs:
+            if point.saturated:
+                notes.append(f"saturated: the replica runs at most {top} sequences (KV cache, max_num_seqs, step "
+                             f"budget), so {point.in_flight - top:.0f} requests per replica wait on average "
+                             f"({ttft - steady(batch)[1]:.3g} s added to TTFT)")
+            elif fits and point.in_flight_p99 > max_seqs:
                 notes.append(f"requests in flight reach {point.in_flight_p99:.0f} per replica at their 99th "
                              f"percentile, above the {max_seqs} sequences the KV cache holds: expect queueing "
                              "or preemptions at the peaks")
@@ -600,7 +606,8 @@ def estimate_with_replica(
         spec = tok_per_step
         notes.append(f"speculative decoding: {tok_per_step:.2f} tokens per target step (Leviathan et al. 2023)")
     if not fits:
-        notes.append(f"batch {batch} exceeds the {max_seqs} sequences the KV cache holds per replica")
+        held = f"{tails.in_flight:.0f} requests in flight" if tails is not None else f"batch {batch}"
+        notes.append(f"{held} exceed the {max_seqs} sequences the KV cache holds per replica")
     return InferenceEstimate(
         accelerator=cluster.accelerator.id, count=cluster.count, tp=im.tp, pp=im.pp, replicas=replicas,
         weight_precision=wl.weight_precision, kv_precision=wl.kv_precision or "bf16", engine=engine,

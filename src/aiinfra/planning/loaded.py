@@ -86,7 +86,7 @@ class LoadPoint:
     """One replica under a load: requests in flight, throughput and latency percentiles."""
 
     in_flight: float
-    """Mean requests in flight (prefilling or decoding)."""
+    """Mean requests in flight (prefilling or decoding; beyond what the replica runs, also those waiting)."""
     batch: int
     """``in_flight`` rounded up: the batch whose steady state the means describe."""
     requests_per_s: float
@@ -203,7 +203,7 @@ class LoadedReplica:
                 lo = mid
             if hi - lo < 0.01 * max(lo, 1.0):
                 break
-        return self._point(self.state(hi), rate_per_s, 1.0)
+        return self._point(self.state(hi), rate_per_s, 1.0, in_flight=hi)
 
     def with_users(self, users: float, think_s: float) -> LoadPoint:
         """``users`` users each thinking ``think_s`` on average between an answer and their next request
@@ -219,10 +219,16 @@ class LoadedReplica:
             return b - users * r / (r + think_s)
 
         cap = float(self.max_in_flight)
-        if excess(cap) < 0.0:  # more users than the replica holds: the rest queue
+        if excess(cap) < 0.0:
+            # more users want a request in flight than the replica runs: it serves X = cap/R(cap) and the rest wait
+            # (the asymptotic bound of a closed system, Lazowska et al. 1984 §5.2); N − X·Z requests are in the
+            # system (Little's law at the think station), those beyond cap in the queue
             st = self.state(cap)
             r = st.response_s(out)
-            return self._point(st, cap / r, think_s / (r + think_s), saturated=True)
+            rate = cap / r
+            in_system = max(users - rate * think_s, cap)
+            wait = in_system / rate - r
+            return self._point(st, rate, think_s / (r + think_s), saturated=True, in_flight=in_system, wait_s=wait)
         lo, hi = 0.0, cap
         if excess(1.0) >= 0.0:
             r = self.state(1.0).response_s(out)
@@ -239,12 +245,15 @@ class LoadedReplica:
                 break
         st = self.state(hi)
         r = st.response_s(out)
-        return self._point(st, users / (r + think_s), think_s / (r + think_s))
+        return self._point(st, users / (r + think_s), think_s / (r + think_s), in_flight=hi)
 
     # ------------------------------------------------------------------ percentiles
     def _point(
-        self, st: ReplicaState, rate_per_s: float, f: float, saturated: bool = False, in_flight: float | None = None
+        self, st: ReplicaState, rate_per_s: float, f: float, saturated: bool = False, in_flight: float | None = None,
+        wait_s: float = 0.0,
     ) -> LoadPoint:
+        """The load point at state ``st``; ``wait_s``: mean queueing before admission (a saturated closed system),
+        added to TTFT."""
         out = self.output_tokens
         b = st.batch if in_flight is None else in_flight
         resp = st.response_s(out)
@@ -262,11 +271,12 @@ class LoadedReplica:
         tpot = Tails(p50_s=st.tpot_s, p90_s=st.tpot_s + Z_P90 * sd, p99_s=st.tpot_s + Z_P99 * sd)
         # the mean TTFT is the steady state's (the response time R of the fixed point); its spread comes from the
         # gated chain when arrivals are random
-        ttft_mean = st.ttft_s
+        ttft_mean = st.ttft_s + wait_s
         if f > 0.0:
             ttft = self._ttft_tails(st, rate_per_s, delta)
+            ttft = Tails(p50_s=ttft.p50_s + wait_s, p90_s=ttft.p90_s + wait_s, p99_s=ttft.p99_s + wait_s)
         else:  # a fixed concurrency: requests arrive as others finish, one refill at a time (steady-state mean)
-            ttft = Tails(p50_s=st.ttft_s, p90_s=st.ttft_s, p99_s=st.ttft_s)
+            ttft = Tails(p50_s=ttft_mean, p90_s=ttft_mean, p99_s=ttft_mean)
         e2e = ttft_mean + dec_s + Z_P99 * max(out - 1, 0) * sd
         return LoadPoint(
             in_flight=b, batch=max(1, math.ceil(b - 1e-9)), requests_per_s=rate_per_s, ttft_s=ttft_mean,
