@@ -606,8 +606,8 @@ def estimate_with_replica(
         spec = tok_per_step
         notes.append(f"speculative decoding: {tok_per_step:.2f} tokens per target step (Leviathan et al. 2023)")
     if not fits:
-        held = f"{tails.in_flight:.0f} requests in flight" if tails is not None else f"batch {batch}"
-        notes.append(f"{held} exceed the {max_seqs} sequences the KV cache holds per replica")
+        held_text = f"{tails.in_flight:.0f} requests in flight" if tails is not None else f"batch {batch}"
+        notes.append(f"{held_text} exceed the {max_seqs} sequences the KV cache holds per replica")
     return InferenceEstimate(
         accelerator=cluster.accelerator.id, count=cluster.count, tp=im.tp, pp=im.pp, replicas=replicas,
         weight_precision=wl.weight_precision, kv_precision=wl.kv_precision or "bf16", engine=engine,
