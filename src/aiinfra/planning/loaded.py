@@ -104,12 +104,16 @@ class LoadPoint:
     saturated: bool
     """The load exceeds what the replica serves (more in flight than its KV cache, engine and budget allow, or the
     prefill work alone fills its time)."""
+    max_in_flight: int = 0
+    """The most sequences the replica runs (KV cache, max_num_seqs, step budget)."""
 
 
 def meets(p: LoadPoint, slo: Slo | None) -> bool:
     """True when ``p`` meets every limit of ``slo`` (TTFT p90, TPOT p99, end-to-end p99), as the simulator reads
-    them (aiinfra.sim.metrics.slo_misses)."""
-    if p.saturated:
+    them (aiinfra.sim.metrics.slo_misses), and the 99th percentile of its requests in flight fits the replica."""
+    if p.saturated or (p.max_in_flight and p.in_flight_p99 > p.max_in_flight):
+        # at the peaks of the occupancy the KV cache or the engine's cap would be full: requests queue or are
+        # preempted, which the percentiles above do not include
         return False
     if slo is None:
         return True
@@ -282,6 +286,7 @@ class LoadedReplica:
             in_flight=b, batch=max(1, math.ceil(b - 1e-9)), requests_per_s=rate_per_s, ttft_s=ttft_mean,
             tpot_s=st.tpot_s, ttft=ttft, tpot=tpot, e2e_p99_s=e2e, prefill_utilisation_frac=rho,
             in_flight_p99=b + Z_P99 * math.sqrt(f * b), arrival_variance_frac=f, saturated=saturated,
+            max_in_flight=self.max_in_flight,
         )  # fmt: skip
 
     def _ttft_tails(self, st: ReplicaState, rate_per_s: float, delta_s: float) -> Tails:
