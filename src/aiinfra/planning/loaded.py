@@ -45,6 +45,11 @@ from aiinfra.specs.workload import Slo
 Z_P90 = 1.2815515655446004
 Z_P99 = 2.3263478740408408
 
+MAX_PROMPTS_PER_ITERATION = 512
+"""Largest prompt count per iteration the TTFT chain tracks (its matrices are this squared): beyond the step budgets
+of the engines modelled (TensorRT-LLM's 2,048 sequences at 8,192 tokens admit at most 8,192 one-token prompts, but a
+chain that reaches 512 prompts per iteration is far past any SLO)."""
+
 
 def poisson_pmf(ks: np.ndarray, means: np.ndarray) -> np.ndarray:
     """P(K = k) of Poisson counts: rows = ``means`` (column vector), columns = ``ks`` = 0, 1, …, n (consecutive),
@@ -276,7 +281,9 @@ class LoadedReplica:
         # the mean TTFT is the steady state's (the response time R of the fixed point); its spread comes from the
         # gated chain when arrivals are random
         ttft_mean = st.ttft_s + wait_s
-        if f > 0.0:
+        if saturated:  # no steady state: the queue grows; the percentiles are the steady state's at the cap
+            ttft = Tails(p50_s=ttft_mean, p90_s=ttft_mean, p99_s=ttft_mean)
+        elif f > 0.0:
             ttft = self._ttft_tails(st, rate_per_s, delta)
             ttft = Tails(p50_s=ttft.p50_s + wait_s, p90_s=ttft.p90_s + wait_s, p99_s=ttft.p99_s + wait_s)
         else:  # a fixed concurrency: requests arrive as others finish, one refill at a time (steady-state mean)
@@ -295,7 +302,7 @@ class LoadedReplica:
         lam = rate_per_s
         chunks = max(1, self._chunks(max(1, round(st.batch))))
         mean_k = lam * d / max(1.0 - lam * delta_s, 1e-3)
-        k_max = int(mean_k + 12.0 * math.sqrt(mean_k + 1.0) + 12)
+        k_max = min(int(mean_k + 12.0 * math.sqrt(mean_k + 1.0) + 12), MAX_PROMPTS_PER_ITERATION)
         ks = np.arange(k_max + 1)
         t_k = d + ks * delta_s
         # transition k -> k' ~ Poisson(λ·T_k); stationary law by power iteration from Poisson(mean_k)
