@@ -1,9 +1,10 @@
 """`aiinfra capacity`: the cheapest deployment that serves a demand within its SLOs.
 
-For each candidate (serving engine, accelerator, layout, weight precision, speculative decoding on/off) the largest
-batch per replica is the biggest B whose steady-state TPOT and TTFT (see :func:`loaded_latency`) meet the targets
-and whose sequences fit the paged KV cache (capped at the engine's max_num_seqs). Concurrent users need ceil(users / B)
-replicas; a request rate λ needs λ·(TTFT + out·TPOT) sequences in flight (Little's law).
+For each candidate (serving engine, accelerator, layout, weight precision, speculative decoding on/off) one replica is
+sized on the loaded-replica model (:mod:`aiinfra.planning.loaded`, the one ``aiinfra infer`` reports): the most users
+it serves (thinking ``think_time_s`` between requests, or always in flight) or the highest Poisson request rate, with
+its TTFT p90, TPOT p99 and end-to-end p99 within the SLO and the peaks of its requests in flight within the KV cache
+and the engine's caps. Replicas = ⌈users / users per replica⌉ or ⌈rate / rate per replica⌉.
 Prices come from catalog/data/prices/cloud.csv (on-demand): whole instances are billed, never fractions of one, so
 each candidate takes the offer with the lowest bill for its replicas (a replica on one instance: instances of at least
 tp accelerators, floor(size / tp) replicas each) and says how many billed accelerators sit idle.
@@ -154,6 +155,8 @@ class Sized:
     users: int | None
     """Users per replica (demand given as users); None for a request rate."""
     rate_per_s: float
+    full_rate_per_s: float = 0.0
+    """Requests per second one replica serves at its largest batch (the headroom the tie-break compares)."""
 
 
 def _size_replica(sc: Scenario, wl: ServingWorkload, acc: str, plan: InferencePlan) -> tuple[Sized | None, str]:
@@ -170,11 +173,11 @@ def _size_replica(sc: Scenario, wl: ServingWorkload, acc: str, plan: InferencePl
         found = rep.max_rate(wl.slo)
         if found is None:
             return None, "no load meets the SLO (even a trickle of requests misses TTFT or TPOT)"
-        return Sized(found[1], None, found[0]), ""
+        return Sized(found[1], None, found[0], rep.saturation_rate_per_s()), ""
     got = rep.max_users(wl.slo, wl.think_time_s or 0.0)
     if got is None:
         return None, "no load meets the SLO (even one user misses TTFT or TPOT)"
-    return Sized(got[1], got[0], got[1].requests_per_s), ""
+    return Sized(got[1], got[0], got[1].requests_per_s, rep.saturation_rate_per_s()), ""
 
 
 def plan_capacity(
@@ -270,7 +273,7 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
                         replicas = math.ceil(wl.request_rate_per_s / est.rate_per_s)
                     b = p.batch
                     n = replicas * tp
-                    tps = replicas * p.requests_per_s * wl.output_tokens
+                    tps = replicas * est.full_rate_per_s * wl.output_tokens  # every replica at its largest batch
                     bill = whole_instance_bill(offers, replicas, tp)
                     usd_h = bill.usd_per_hour if bill else None
                     options.append(Deployment(
