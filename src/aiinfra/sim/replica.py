@@ -192,7 +192,11 @@ class Replica:
         # tokens) and interpolated linearly between them (the KV read is linear in the context)
         seqs = batch.decode_seqs
         s_shift = max(0, seqs.bit_length() - 6)
-        base = (batch.prefill_tokens // 64, int(batch.prefill_attention_pairs) >> 16, (seqs >> s_shift) << 4 | s_shift)
+        base: tuple[int, ...] = (batch.prefill_tokens // 64, int(batch.prefill_attention_pairs) >> 16,
+                                 (seqs >> s_shift) << 4 | s_shift)  # fmt: skip
+        rank = batch.busiest_rank
+        if rank is not None:  # attention DP: the busiest rank's own work sets the per-rank layers' time
+            base += (rank.prefill_tokens // 64, rank.decode_seqs, rank.decode_context_tokens >> 10)
         ctx = batch.decode_context_tokens
         shift = max(8, ctx.bit_length() - 4)
         lo = (ctx >> shift) << shift
@@ -202,7 +206,7 @@ class Replica:
         t_hi = self._at(base, lo + (1 << shift), batch)
         return t_lo + (t_hi - t_lo) * (ctx - lo) / (1 << shift)
 
-    def _at(self, base: tuple[int, int, int], ctx_tokens: int, batch: StepBatch) -> float:
+    def _at(self, base: tuple[int, ...], ctx_tokens: int, batch: StepBatch) -> float:
         key = (*base, ctx_tokens)
         t = self.time_cache.get(key)
         if t is None:
@@ -271,6 +275,13 @@ class Replica:
         cap = lim.kv_capacity_tokens
         kv = self.kv_tokens()
         full = lim.reserve_full_context  # growth is inside the reservations: never preempts
+        n_dec = len(self.decode)
+        if not self.waiting and not self.prefilling and n_dec and (full or kv + n_dec * lim.tokens_per_step <= cap):
+            # the common step of a busy replica: decodes only, nothing to admit or preempt (the path below gives
+            # the same batch)
+            self.chunks = []
+            self.n_decode_in_step = n_dec
+            return StepBatch(0, 0.0, n_dec, int(self.sum_ctx_tokens))
         while not full and self.decode and kv + len(self.decode) * lim.tokens_per_step > cap:
             self._preempt_one()
             kv = self.kv_tokens()
