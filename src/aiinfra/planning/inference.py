@@ -348,52 +348,6 @@ def loaded_ttft_s(
     return max(ttft_one_s, residual_s + prefill_s)
 
 
-def in_flight_at_rate(
-    steady: Callable[[int], tuple[float, float, float]], rate_per_s: float, output_tokens: int, max_batch: int
-) -> int:
-    """Sequences a replica holds when requests arrive at ``rate_per_s``: the smallest batch B whose throughput
-    B / (TTFT(B) + (out − 1)·TPOT(B)) reaches the rate (Little's law, L = λ·W, with W the mean time a request
-    spends in the batch). ``steady(B)`` gives (TPOT, TTFT, tokens per step); throughput grows with B up to
-    ``max_batch``, the saturated batch."""
-    def served(b: int) -> float:
-        tpot, ttft, _ = steady(b)
-        return b / (ttft + max(output_tokens - 1, 0) * tpot)
-
-    lo, hi = 1, max_batch
-    if served(lo) >= rate_per_s:
-        return lo
-    while hi - lo > 1:  # served(lo) < rate <= served(hi)
-        mid = (lo + hi) // 2
-        if served(mid) >= rate_per_s:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-def in_flight_with_think_time(
-    steady: Callable[[int], tuple[float, float, float]], users: int, think_s: float, output_tokens: int
-) -> int:
-    """Requests in flight when ``users`` users each think ``think_s`` on average between an answer and their next
-    request: the fixed point B = N·R(B)/(R(B) + Z) of the interactive response-time law (Lazowska et al. 1984
-    §3.3), R(B) = TTFT(B) + (out − 1)·TPOT(B) at B in flight. B − N·R(B)/(R(B) + Z) grows with B: bisection."""
-    def excess(b: int) -> float:
-        tpot, ttft, _ = steady(b)
-        resp_s = ttft + max(output_tokens - 1, 0) * tpot
-        return b - users * resp_s / (resp_s + think_s)
-
-    lo, hi = 1, max(users, 1)
-    if excess(lo) >= 0:
-        return lo
-    while hi - lo > 1:  # excess(lo) < 0 <= excess(hi)
-        mid = (lo + hi) // 2
-        if excess(mid) >= 0:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
 def _saturated_batch(max_seqs: int, engine_cap: int, budget: int, inp: int, out: int) -> int:
     """The largest batch of the steady state: what the KV cache holds, capped by the engine's max_num_seqs and by
     the step budget (B·(1 + in/out) ≤ budget, since B/out prompts are prefilled per step)."""
