@@ -277,6 +277,7 @@ def simulated_check(
     the users. Always: the highest Poisson rate one replica serves within the SLO (max_rate_meeting_slo) and
     the fleet for the demand rate (users → rate by Little's law) — open-loop arrivals, a harder load than the
     same mean rate from a fixed number of clients."""
+    from aiinfra.planning.inference import estimate_with_replica
     from aiinfra.sim.search import CLOSED_LOOP_REQUESTS_PER_CLIENT, max_clients_meeting_slo, max_rate_meeting_slo
 
     wl = sc.inference
@@ -289,13 +290,20 @@ def simulated_check(
     # few hundred long requests would end inside its start-up transient, every request still in flight)
     run_requests = max(MIN_CHECK_REQUESTS, CLOSED_LOOP_REQUESTS_PER_CLIENT * best.batch_per_replica)
     one = one_replica(sc, best, run_requests)
-    rate, _ = max_rate_meeting_slo(one, seed=seed, progress=progress)
+    # both searches start from the loaded-replica model's answer (planning/loaded.py), so they confirm it
+    owl = one.inference
+    assert owl is not None
+    _, rep = estimate_with_replica(one.model, one.cluster, replace(owl, batch="max"), usage="server", grid=True)
+    seed_rate = rep.max_rate(owl.slo) if rep is not None else None
+    rate, _ = max_rate_meeting_slo(one, seed=seed, progress=progress,
+                                   start_rate_per_s=seed_rate[0] if seed_rate is not None else None)  # fmt: skip
     replicas = math.ceil(demand / rate)
     out: dict[str, Any] = {"max_request_rate_per_replica_per_s": rate, "demand_request_rate_per_s": demand,
                            "replicas_needed": replicas, "accelerators_needed": replicas * best.tp,
                            "accelerators_billed": _billed(best, replicas)}  # fmt: skip
     if users:
-        clients, _ = max_clients_meeting_slo(one, seed=seed, start_clients=best.batch_per_replica, progress=progress)
+        start = best.users_per_replica or best.batch_per_replica
+        clients, _ = max_clients_meeting_slo(one, seed=seed, start_clients=start, progress=progress)
         per_users = math.ceil(users / clients)
         out["closed_loop"] = {"users": users, "max_users_per_replica": clients, "replicas_needed": per_users,
                               "accelerators_needed": per_users * best.tp,

@@ -21,9 +21,10 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
                          progress if args.simulate else None, disaggregate=args.disaggregate)  # fmt: skip
     options, best = r.options, r.chosen
     rows = [[o.engine, o.accelerator, layout_label(o.tp, o.ep, o.attention_dp), o.weight_precision,
-             "yes" if o.speculative else "no", o.batch_per_replica,
-             o.replicas, o.accelerators, o.accelerators_billed if o.instances else "",
-             "—" if o.ttft_s is None else f"{o.ttft_s * 1e3:.0f}", "—" if o.tpot_s is None else f"{o.tpot_s * 1e3:.1f}",
+             "yes" if o.speculative else "no", "" if o.users_per_replica is None else o.users_per_replica,
+             o.batch_per_replica, o.replicas, o.accelerators, o.accelerators_billed if o.instances else "",
+             *(("—" if v is None else f"{v * 1e3:.{d}f}") for v, d in ((o.ttft_s, 0), (o.ttft_p90_s, 0),
+                                                                      (o.tpot_s, 1), (o.tpot_p99_s, 1))),
              "unknown" if o.usd_per_hour is None else f"{o.usd_per_hour:,.0f}",
              "unknown" if o.usd_per_million_output_tokens is None else f"{o.usd_per_million_output_tokens:.2f}",
              o.verdict] for o in options]  # fmt: skip
@@ -34,11 +35,13 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
     text = "\n".join([
         f"cheapest: {best.accelerators} × {best.accelerator} as {best.replicas} replica(s) of "
         f"{layout_label(best.tp, best.ep, best.attention_dp)} "
-        f"({best.weight_precision}) on {best.engine}, batch {best.batch_per_replica} per replica", *_billed(best),
+        f"({best.weight_precision}) on {best.engine}, "
+        + (f"{best.users_per_replica} users and " if best.users_per_replica is not None else "")
+        + f"{best.batch_per_replica} requests in flight per replica", *_billed(best),
         price, "",
-        table(["engine", "accelerator", "layout", "weights", "spec", "batch", "replicas", "accelerators", "billed",
-               "TTFT ms",
-               "TPOT ms", "$/h", "$/M out tok", "verdict"], rows),
+        table(["engine", "accelerator", "layout", "weights", "spec", "users/replica", "in flight", "replicas",
+               "accelerators", "billed", "TTFT ms", "TTFT p90 ms", "TPOT ms", "TPOT p99 ms", "$/h", "$/M out tok",
+               "verdict"], rows),
     ])  # fmt: skip
     text += "".join(f"\nnote: accuracy: {n}" for n in r.accuracy_notes)
     if r.disaggregated is not None:

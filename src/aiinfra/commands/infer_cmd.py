@@ -26,14 +26,26 @@ def _infer(args: argparse.Namespace) -> tuple[Any, str]:
         ("max concurrent sequences", e.max_concurrent_seqs),
         ("load", e.load),
         ("batch (sequences per replica)", e.batch_seqs),
+        ("requests in flight per replica", f"{e.requests_in_flight:.1f}"),
         ("TTFT", f"{e.ttft_s * 1e3:.1f} ms (prefill bound: {e.prefill_bound})"),
         ("TPOT", f"{e.tpot_s * 1e3:.2f} ms (decode bound: {e.decode_bound})"),
+        *_tails(e),
         ("output tokens/s (all replicas)", e.output_tokens_per_s),
         ("output tokens/s per user", e.output_tokens_per_s_per_user),
         ("requests/s", e.requests_per_s),
     ]  # fmt: skip
     text = key_values(pairs, f"{sc.model.id} inference") + "".join(f"\nnote: {n}" for n in e.notes)
     return r.to_dict(), text
+
+
+def _tails(e: Any) -> list[tuple[str, Any]]:
+    """TTFT and TPOT percentiles under the load (none for a static batch or without a load)."""
+    out: list[tuple[str, Any]] = []
+    for name, t, digits in (("TTFT", e.ttft_percentiles_s, 1), ("TPOT", e.tpot_percentiles_s, 2)):
+        if t is not None:
+            out.append((f"{name} p50 / p90 / p99", f"{t.p50_s * 1e3:.{digits}f} / {t.p90_s * 1e3:.{digits}f} / "
+                                                    f"{t.p99_s * 1e3:.{digits}f} ms"))
+    return out
 
 
 def register(sub: Any) -> None:

@@ -1,9 +1,10 @@
 """`aiinfra capacity`: the cheapest deployment that serves a demand within its SLOs.
 
-For each candidate (serving engine, accelerator, layout, weight precision, speculative decoding on/off) the largest
-batch per replica is the biggest B whose steady-state TPOT and TTFT (see :func:`loaded_latency`) meet the targets
-and whose sequences fit the paged KV cache (capped at the engine's max_num_seqs). Concurrent users need ceil(users / B)
-replicas; a request rate λ needs λ·(TTFT + out·TPOT) sequences in flight (Little's law).
+For each candidate (serving engine, accelerator, layout, weight precision, speculative decoding on/off) one replica is
+sized on the loaded-replica model (:mod:`aiinfra.planning.loaded`, the one ``aiinfra infer`` reports): the most users
+it serves (thinking ``think_time_s`` between requests, or always in flight) or the highest Poisson request rate, with
+its TTFT p90, TPOT p99 and end-to-end p99 within the SLO and the peaks of its requests in flight within the KV cache
+and the engine's caps. Replicas = ⌈users / users per replica⌉ or ⌈rate / rate per replica⌉.
 Prices come from catalog/data/prices/cloud.csv (on-demand): whole instances are billed, never fractions of one, so
 each candidate takes the offer with the lowest bill for its replicas (a replica on one instance: instances of at least
 tp accelerators, floor(size / tp) replicas each) and says how many billed accelerators sit idle.
@@ -30,7 +31,8 @@ from datetime import date
 from aiinfra import catalog
 from aiinfra.costing.prices import InstancePrice, cloud_prices
 from aiinfra.errors import AiinfraError, InfeasibleError, SpecError
-from aiinfra.planning.inference import cluster_for, estimate
+from aiinfra.planning.inference import cluster_for, estimate, estimate_with_replica
+from aiinfra.planning.loaded import LoadPoint
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.parallelism import InferencePlan
@@ -84,6 +86,10 @@ class Deployment:
     """The most users one replica serves within the SLO (demand given as users)."""
     requests_per_s_per_replica: float = 0.0
     """Requests per second one replica serves at that load."""
+    ttft_p90_s: float | None = None
+    """90th-percentile TTFT at the sized load (None on a rejected row)."""
+    tpot_p99_s: float | None = None
+    """99th-percentile TPOT at the sized load (None on a rejected row)."""
 
 
 def _price(p: InstancePrice) -> Price:
@@ -137,42 +143,46 @@ class Loaded:
 
 
 def loaded_latency(sc: Scenario, wl: ServingWorkload, cluster: ClusterSpec, plan: InferencePlan, batch: int) -> Loaded:
-    """TTFT and TPOT of a replica of ``plan`` holding ``batch`` sequences in the steady state of continuous
+    """Mean TTFT and TPOT of a replica of ``plan`` holding ``batch`` sequences in the steady state of continuous
     batching: every iteration also prefills the B/out prompts that replace finished requests (Little's law), so
     the prefill share of the replica's time stretches both TPOT and a new request's TTFT
     (:func:`aiinfra.planning.inference.steady_state_step`)."""
-    est = estimate(sc.model, cluster, replace(wl, batch=None, users=None, request_rate_per_s=None,
+    est = estimate(sc.model, cluster, replace(wl, batch=None, users=None, request_rate_per_s=None, think_time_s=None,
                                               concurrency=batch, plan=plan))  # fmt: skip
     return Loaded(batch, est.ttft_s, est.tpot_s)
 
 
-def _max_batch(sc: Scenario, wl: ServingWorkload, acc: str, plan: InferencePlan) -> tuple[Loaded | None, str]:
-    slo = wl.slo
+@dataclass(frozen=True, slots=True)
+class Sized:
+    """The most load one replica serves within the SLO (:mod:`aiinfra.planning.loaded`)."""
+
+    point: LoadPoint
+    users: int | None
+    """Users per replica (demand given as users); None for a request rate."""
+    rate_per_s: float
+    full_rate_per_s: float = 0.0
+    """Requests per second one replica serves at its largest batch (the headroom the tie-break compares)."""
+
+
+def _size_replica(sc: Scenario, wl: ServingWorkload, acc: str, plan: InferencePlan) -> tuple[Sized | None, str]:
+    """The largest load one replica of ``plan`` on ``acc`` serves within the SLO's percentiles: users (thinking
+    ``think_time_s``, or always in flight) or a Poisson request rate."""
     cluster = cluster_for(acc, plan.tp)
     try:
-        top = estimate(sc.model, cluster, replace(wl, batch="max", plan=plan), usage="server")
+        _, rep = estimate_with_replica(sc.model, cluster, replace(wl, batch="max", plan=plan), usage="server",
+                                       grid=True)  # fmt: skip
     except AiinfraError as exc:
         return None, str(exc)
-
-    def meets(load: Loaded) -> bool:
-        if slo is None:
-            return True
-        return (slo.tpot_p99_s is None or load.tpot_s <= slo.tpot_p99_s) and (
-            slo.ttft_p90_s is None or load.ttft_s <= slo.ttft_p90_s
-        )
-
-    lo, hi = 0, top.batch_seqs
-    best: Loaded | None = None
-    while lo < hi:  # largest batch meeting the SLO (latency grows with the batch)
-        mid = (lo + hi + 1) // 2
-        load = loaded_latency(sc, wl, cluster, plan, mid)
-        if meets(load):
-            lo, best = mid, load
-        else:
-            hi = mid - 1
-    if best is None:
-        return None, "no batch meets the SLO (even one request misses TTFT or TPOT)"
-    return best, ""
+    assert rep is not None
+    if wl.request_rate_per_s and not (wl.users or wl.concurrency):
+        found = rep.max_rate(wl.slo)
+        if found is None:
+            return None, "no load meets the SLO (even a trickle of requests misses TTFT or TPOT)"
+        return Sized(found[1], None, found[0], rep.saturation_rate_per_s()), ""
+    got = rep.max_users(wl.slo, wl.think_time_s or 0.0)
+    if got is None:
+        return None, "no load meets the SLO (even one user misses TTFT or TPOT)"
+    return Sized(got[1], got[0], got[1].requests_per_s, rep.saturation_rate_per_s()), ""
 
 
 def plan_capacity(
@@ -266,7 +276,7 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
                 spec_opts = [wl.speculative, None] if wl.speculative else [None]
                 for spec in spec_opts:
                     cand = replace(wl, weight_precision=prec, speculative=spec)  # type: ignore[arg-type]
-                    est, why = _max_batch(scenario, cand, acc_id, plan)
+                    est, why = _size_replica(scenario, cand, acc_id, plan)
                     if est is None:
                         options.append(Deployment(engine=wl.engine, accelerator=acc_id, tp=tp, ep=plan.ep,
                             attention_dp=plan.attention_dp, weight_precision=prec,
@@ -274,22 +284,16 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
                             tpot_s=None, output_tokens_per_s=0.0, usd_per_hour=None, usd_per_million_output_tokens=None,
                             price=price, verdict=f"rejected: {why}"))  # fmt: skip
                         continue
-                    in_flight = wl.users or wl.concurrency
-                    if in_flight is not None and wl.think_time_s:
-                        # users thinking between requests: of N users with response time R and think time Z, a
-                        # share R/(R + Z) has a request in the batch (Lazowska et al. 1984 §3.3)
-                        resp_s = est.ttft_s + wl.output_tokens * est.tpot_s
-                        in_flight = math.ceil(in_flight * resp_s / (resp_s + wl.think_time_s))
-                    if in_flight is None:
+                    p = est.point
+                    users = wl.users or wl.concurrency
+                    if est.users is not None and users is not None:
+                        replicas = math.ceil(users / est.users)
+                    else:
                         assert wl.request_rate_per_s is not None
-                        in_flight = math.ceil(wl.request_rate_per_s * (est.ttft_s + wl.output_tokens * est.tpot_s))
-                    b = est.batch
-                    replicas = math.ceil(in_flight / b)
-                    resp_s = est.ttft_s + wl.output_tokens * est.tpot_s
-                    users_each = (math.floor(b * (resp_s + (wl.think_time_s or 0.0)) / resp_s)
-                                  if (wl.users or wl.concurrency) else None)  # fmt: skip
+                        replicas = math.ceil(wl.request_rate_per_s / est.rate_per_s)
+                    b = p.batch
                     n = replicas * tp
-                    tps = replicas * b / (est.ttft_s / wl.output_tokens + est.tpot_s)
+                    tps = replicas * est.full_rate_per_s * wl.output_tokens  # every replica at its largest batch
                     bill = whole_instance_bill(offers, replicas, tp)
                     usd_h = bill.usd_per_hour if bill else None
                     options.append(Deployment(
@@ -297,9 +301,10 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
                         weight_precision=prec, speculative=spec is not None, batch_per_replica=b, replicas=replicas,
                         accelerators=n, accelerators_billed=bill.accelerators_billed if bill else n,
                         instances=bill.instances if bill else 0,
-                        ttft_s=est.ttft_s, tpot_s=est.tpot_s, output_tokens_per_s=tps, usd_per_hour=usd_h,
+                        ttft_s=p.ttft_s, tpot_s=p.tpot_s, output_tokens_per_s=tps, usd_per_hour=usd_h,
+                        users_per_replica=est.users, requests_per_s_per_replica=est.rate_per_s,
+                        ttft_p90_s=p.ttft.p90_s, tpot_p99_s=p.tpot.p99_s,
                         usd_per_million_output_tokens=usd_h / (tps * 3600) * 1e6 if usd_h else None,
-                        price=bill.price if bill else price, verdict="", users_per_replica=users_each,
-                        requests_per_s_per_replica=b / resp_s,
+                        price=bill.price if bill else price, verdict="",
                     ))  # fmt: skip
     return options

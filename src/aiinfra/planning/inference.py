@@ -11,6 +11,7 @@ from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.planning.engine_profile import Usage, scheduler_defaults
+from aiinfra.planning.loaded import LoadedReplica, LoadPoint, Tails
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import HardwareInput, Scenario, resolve_cluster
@@ -208,6 +209,12 @@ class InferenceEstimate:
     decode_bound: str
     speculative_tokens_per_step: float | None
     notes: tuple[str, ...]
+    requests_in_flight: float = 0.0
+    """Mean requests in flight per replica (prefilling or decoding)."""
+    ttft_percentiles_s: Tails | None = None
+    """TTFT p50/p90/p99 under the load (:mod:`aiinfra.planning.loaded`); None for a static batch or no load."""
+    tpot_percentiles_s: Tails | None = None
+    """Exclusive TPOT p50/p90/p99 under the load."""
 
 
 def model_for(
@@ -341,50 +348,31 @@ def loaded_ttft_s(
     return max(ttft_one_s, residual_s + prefill_s)
 
 
-def in_flight_at_rate(
-    steady: Callable[[int], tuple[float, float, float]], rate_per_s: float, output_tokens: int, max_batch: int
-) -> int:
-    """Sequences a replica holds when requests arrive at ``rate_per_s``: the smallest batch B whose throughput
-    B / (TTFT(B) + (out − 1)·TPOT(B)) reaches the rate (Little's law, L = λ·W, with W the mean time a request
-    spends in the batch). ``steady(B)`` gives (TPOT, TTFT, tokens per step); throughput grows with B up to
-    ``max_batch``, the saturated batch."""
-    def served(b: int) -> float:
-        tpot, ttft, _ = steady(b)
-        return b / (ttft + max(output_tokens - 1, 0) * tpot)
-
-    lo, hi = 1, max_batch
-    if served(lo) >= rate_per_s:
-        return lo
-    while hi - lo > 1:  # served(lo) < rate <= served(hi)
-        mid = (lo + hi) // 2
-        if served(mid) >= rate_per_s:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+def _saturated_batch(max_seqs: int, engine_cap: int, budget: int, inp: int, out: int) -> int:
+    """The largest batch of the steady state: what the KV cache holds, capped by the engine's max_num_seqs and by
+    the step budget (B·(1 + in/out) ≤ budget, since B/out prompts are prefilled per step)."""
+    batch = min(max_seqs, engine_cap) if engine_cap else max_seqs
+    return min(batch, max(1, math.floor(budget / (1.0 + inp / out))))
 
 
-def in_flight_with_think_time(
-    steady: Callable[[int], tuple[float, float, float]], users: int, think_s: float, output_tokens: int
-) -> int:
-    """Requests in flight when ``users`` users each think ``think_s`` on average between an answer and their next
-    request: the fixed point B = N·R(B)/(R(B) + Z) of the interactive response-time law (Lazowska et al. 1984
-    §3.3), R(B) = TTFT(B) + (out − 1)·TPOT(B) at B in flight. B − N·R(B)/(R(B) + Z) grows with B: bisection."""
-    def excess(b: int) -> float:
-        tpot, ttft, _ = steady(b)
-        resp_s = ttft + max(output_tokens - 1, 0) * tpot
-        return b - users * resp_s / (resp_s + think_s)
+def _loaded_replica(
+    im: InferenceModel, cluster: ClusterSpec, wl: ServingWorkload, steady: Callable[[int], tuple[float, float, float]],
+    max_in_flight: int, budget: int, grid: bool,
+) -> LoadedReplica:
+    """The loaded-replica model of one deployment: ``steady`` and a decode-only iteration of the same pricing."""
+    inp, out = wl.input_tokens, wl.output_tokens
+    slots = wl.speculative.num_draft_tokens + 1 if wl.speculative is not None else 1
+    chunked = catalog.engine(im.engine or wl.engine).chunked_prefill
 
-    lo, hi = 1, max(users, 1)
-    if excess(lo) >= 0:
-        return lo
-    while hi - lo > 1:  # excess(lo) < 0 <= excess(hi)
-        mid = (lo + hi) // 2
-        if excess(mid) >= 0:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    def decode_step_s(b: int) -> float:
+        return _decode_cycle_s(im, cluster, wl, StepBatch.decode(b, inp + out // 2), b)[0]
+
+    def prefill_iterations(b: int) -> int:
+        room = budget - b * slots
+        return math.ceil(inp / room) if chunked and room > 0 else 1
+
+    return LoadedReplica(steady, decode_step_s, output_tokens=out, max_in_flight=max_in_flight,
+                         prefill_iterations=prefill_iterations, grid=grid)  # fmt: skip
 
 
 def estimate(
@@ -399,7 +387,26 @@ def estimate(
     usage: Usage | None = None,
     max_num_seqs: int | None = None,
 ) -> InferenceEstimate:
-    """One deployment: memory, KV capacity, TTFT, TPOT and throughput.
+    """One deployment (:func:`estimate_with_replica`, without its loaded-replica model)."""
+    return estimate_with_replica(model, cluster, wl, engine, cap_batch, prefill_budget_tokens, attention_dp,
+                                 kv_free_frac, usage, max_num_seqs)[0]  # fmt: skip
+
+
+def estimate_with_replica(
+    model: ModelArch,
+    cluster: ClusterSpec,
+    wl: ServingWorkload,
+    engine: str | None = None,
+    cap_batch: bool = True,
+    prefill_budget_tokens: int | None = None,
+    attention_dp: bool = False,
+    kv_free_frac: float | None = None,
+    usage: Usage | None = None,
+    max_num_seqs: int | None = None,
+    grid: bool = False,
+) -> tuple[InferenceEstimate, LoadedReplica | None]:
+    """One deployment: memory, KV capacity, TTFT, TPOT and throughput, and (continuous batching) the model of a
+    loaded replica that gave them.
 
     * ``batch: max`` or a request rate: the saturated steady state of continuous batching — as many
       sequences as the KV cache holds (vLLM: at the average context; TensorRT-LLM's no-evict scheduler: at
@@ -411,7 +418,9 @@ def estimate(
     The step budget and sequence cap are, first found: the arguments, ``inference.simulation.scheduler``,
     the engine's defaults for the device and ``usage`` (:func:`aiinfra.planning.engine_profile.scheduler_defaults`;
     None = server when the workload has a rate, concurrency, users or arrivals, else offline).
-    ``engine`` None = ``wl.engine``.
+    ``engine`` None = ``wl.engine``. Under a load (a rate, or users who think) the requests in flight, the
+    throughput and the TTFT / TPOT percentiles come from the loaded-replica model (:mod:`aiinfra.planning.loaded`);
+    ``grid`` prices its steady states on a grid of batches (faster, for searches).
     """
     engine = engine or wl.engine
     im = model_for(model, cluster, wl, attention_dp, engine)
@@ -453,13 +462,11 @@ def estimate(
         need = batch * math.ceil((inp + out) / block) * block
         fits = cap.kv_capacity_tokens > 0 and need <= cap.kv_capacity_tokens
     elif wl.batch == "max" or (wl.concurrency is None and wl.users is None):
-        batch = min(max_seqs, engine_cap) if engine_cap else max_seqs
+        batch = _saturated_batch(max_seqs, engine_cap, budget, inp, out)
         if engine_cap and max_seqs > engine_cap:
             notes.append(f"batch capped at the engine's max_num_seqs = {engine_cap}")
-        budget_cap = max(1, math.floor(budget / (1.0 + inp / out)))
-        if batch > budget_cap:
-            batch = budget_cap
-            notes.append(f"batch held to {budget_cap} by the {budget}-token step budget (B·(1 + in/out) ≤ budget)")
+        if batch < min(max_seqs, engine_cap or max_seqs):
+            notes.append(f"batch held to {batch} by the {budget}-token step budget (B·(1 + in/out) ≤ budget)")
         fits = batch >= 1
     else:
         users = wl.concurrency or wl.users or 1
@@ -474,6 +481,8 @@ def estimate(
     _, ttft_one = prefill_time_s(im, 1, inp, budget)
     pre = im.breakdown(StepBatch.prefill(min(budget, inp)))
     spec = None
+    tails: LoadPoint | None = None
+    rep: LoadedReplica | None = None
     if static:
         t_prefill_all, ttft_mean = prefill_time_s(im, batch, inp, budget)
         step = StepBatch.decode(batch, inp + out // 2)
@@ -497,40 +506,62 @@ def estimate(
             first = ttft_one if b == 1 else loaded_ttft_s(im, b, inp, out, budget, cycle_s, ttft_one)
             return cycle_s / tok, first, tok
 
+        top = _saturated_batch(max_seqs, engine_cap, budget, inp, out)
+        rep = _loaded_replica(im, cluster, wl, steady, top, budget, grid=grid)
         tpot, ttft, tok_per_step = steady(batch)
         out_tps_replica = batch / tpot
         if wl.request_rate_per_s is not None and wl.batch != "max":
             rate_replica = wl.request_rate_per_s / replicas
             saturated_rps = out_tps_replica / out
-            if rate_replica >= saturated_rps:
+            at_rate = rep.at_rate(rate_replica)
+            point: LoadPoint | None = at_rate
+            if rate_replica >= saturated_rps or at_rate.saturated:
                 load = (f"saturated: the demand {wl.request_rate_per_s:.4g} requests/s exceeds the "
                         f"{saturated_rps * replicas:.4g}/s this deployment serves — queues grow without bound")
                 notes.append(load)
+                point = None
             else:
-                batch = in_flight_at_rate(steady, rate_replica, out, batch)
+                batch = at_rate.batch
                 tpot, ttft, tok_per_step = steady(batch)
                 out_tps_replica = rate_replica * out
-                load = (f"at {wl.request_rate_per_s:.4g} requests/s: {batch} sequences in flight per replica "
-                        f"(Little's law); mean latencies (`aiinfra simulate` gives percentiles); the deployment "
-                        f"saturates at {saturated_rps * replicas:.4g} requests/s")
+                load = (f"at {wl.request_rate_per_s:.4g} requests/s (Poisson): {at_rate.in_flight:.1f} requests in "
+                        f"flight per replica (Little's law); the deployment saturates at "
+                        f"{saturated_rps * replicas:.4g} requests/s")
         elif (wl.concurrency is not None or wl.users is not None) and wl.think_time_s:
             users_replica = math.ceil((wl.concurrency or wl.users or 1) / replicas)
-            batch = in_flight_with_think_time(steady, users_replica, wl.think_time_s, out)
+            point = rep.with_users(users_replica, wl.think_time_s)
+            batch = min(point.batch, top)
             tpot, ttft, tok_per_step = steady(batch)
+            ttft = point.ttft_s
             resp_s = ttft + max(out - 1, 0) * tpot
-            out_tps_replica = users_replica / (resp_s + wl.think_time_s) * out
+            out_tps_replica = point.requests_per_s * out
+            # memory holds the requests the users keep in flight (not the users): the fixed point's B
+            fits = point.in_flight <= max_seqs
             load = (f"{wl.concurrency or wl.users} users thinking {wl.think_time_s:g} s on average between requests: "
-                    f"{batch} in flight per replica (N·R/(R + Z))")
+                    f"{point.in_flight:.1f} in flight per replica (N·R/(R + Z), R = {resp_s:.3g} s)")
+            if point.saturated:
+                notes.append(f"saturated: the replica runs at most {top} sequences (KV cache, max_num_seqs, step "
+                             f"budget), so {point.in_flight - top:.0f} requests per replica wait on average "
+                             f"({ttft - steady(batch)[1]:.3g} s added to TTFT)")
+            elif fits and point.in_flight_p99 > max_seqs:
+                notes.append(f"requests in flight reach {point.in_flight_p99:.0f} per replica at their 99th "
+                             f"percentile, above the {max_seqs} sequences the KV cache holds: expect queueing "
+                             "or preemptions at the peaks")
         elif wl.concurrency is not None or wl.users is not None:
+            point = rep.with_users(batch, 0.0) if batch <= top else None
             load = f"{wl.concurrency or wl.users} concurrent sequences, each sending its next request at once"
         else:
+            point = None
             load = "saturated: the largest batch the KV cache, the engine and its step budget allow (no load given)"
+        if point is not None:
+            tails = point
         dec = im.breakdown(StepBatch.decode(batch, inp + out // 2))
     if wl.speculative is not None:
         spec = tok_per_step
         notes.append(f"speculative decoding: {tok_per_step:.2f} tokens per target step (Leviathan et al. 2023)")
     if not fits:
-        notes.append(f"batch {batch} exceeds the {max_seqs} sequences the KV cache holds per replica")
+        held_text = f"{tails.in_flight:.0f} requests in flight" if tails is not None else f"batch {batch}"
+        notes.append(f"{held_text} exceed the {max_seqs} sequences the KV cache holds per replica")
     return InferenceEstimate(
         accelerator=cluster.accelerator.id, count=cluster.count, tp=im.tp, pp=im.pp, replicas=replicas,
         weight_precision=wl.weight_precision, kv_precision=wl.kv_precision or "bf16", engine=engine,
@@ -544,7 +575,10 @@ def estimate(
         output_tokens_per_s=out_tps_replica * replicas, output_tokens_per_s_per_user=1.0 / tpot,
         requests_per_s=out_tps_replica * replicas / out, prefill_bound=pre.bound,
         decode_bound=dec.bound, speculative_tokens_per_step=spec, notes=tuple(notes),
-    )  # fmt: skip
+        requests_in_flight=tails.in_flight if tails is not None else float(batch),
+        ttft_percentiles_s=tails.ttft if tails is not None else None,
+        tpot_percentiles_s=tails.tpot if tails is not None else None,
+    ), rep  # fmt: skip
 
 
 def estimate_inference(scenario: Scenario) -> InferenceEstimate:

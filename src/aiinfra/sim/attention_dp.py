@@ -56,7 +56,7 @@ class AttentionDpReplica:
         idx: int,
         model: StepTimeModel,
         lim: SchedulerLimits,
-        time_cache: dict[tuple[int, int, int, int], float],
+        time_cache: dict[tuple[int, ...], float],
         ranks: int,
     ) -> None:
         self.idx = idx

@@ -70,7 +70,7 @@ class Simulation:
         kv_transfer_s_per_token: float = 0.0,
         attention_dp_ranks: int = 1,
     ) -> None:
-        cache: dict[tuple[int, int, int, int], float] = {}
+        cache: dict[tuple[int, ...], float] = {}
 
         def make(idx: int, lim: SchedulerLimits) -> ServingReplica:
             if attention_dp_ranks > 1:

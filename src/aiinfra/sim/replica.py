@@ -131,7 +131,7 @@ class Replica:
     idx: int
     model: StepTimeModel
     lim: SchedulerLimits
-    time_cache: dict[tuple[int, int, int, int], float] = field(default_factory=dict)
+    time_cache: dict[tuple[int, ...], float] = field(default_factory=dict)
     """Memoised step times, shared by the replicas of one simulation."""
     waiting: list[tuple[int, float, int, Seq]] = field(default_factory=list)
     prefilling: list[Seq] = field(default_factory=list)
@@ -187,15 +187,32 @@ class Replica:
         return self.sum_ctx_tokens + self.reserved_prompt_tokens + n * (self.lim.block_tokens - 1) / 2.0
 
     def _time(self, batch: StepBatch) -> float:
-        # memoise on a coarse key (the model is smooth): 64-token prefill buckets, and context buckets of
-        # 256 tokens or ~1 % of the context, whichever is larger
+        # memoise on a coarse key (the model is smooth): 64-token prefill buckets, buckets of ~1.5 % of the decoding
+        # sequences above 64, and the decode context priced at grid points 1/16 of its size apart (at least 256
+        # tokens) and interpolated linearly between them (the KV read is linear in the context)
+        seqs = batch.decode_seqs
+        s_shift = max(0, seqs.bit_length() - 6)
+        base: tuple[int, ...] = (batch.prefill_tokens // 64, int(batch.prefill_attention_pairs) >> 16,
+                                 (seqs >> s_shift) << 4 | s_shift)  # fmt: skip
+        rank = batch.busiest_rank
+        if rank is not None:  # attention DP: the busiest rank's own work sets the per-rank layers' time
+            base += (rank.prefill_tokens // 64, rank.decode_seqs, rank.decode_context_tokens >> 10)
         ctx = batch.decode_context_tokens
-        shift = max(8, ctx.bit_length() - 7)
-        key = (batch.prefill_tokens // 64, int(batch.prefill_attention_pairs) >> 16, batch.decode_seqs,
-               (ctx >> shift) << 6 | shift)  # fmt: skip
+        shift = max(8, ctx.bit_length() - 4)
+        lo = (ctx >> shift) << shift
+        t_lo = self._at(base, lo, batch)
+        if ctx == lo:
+            return t_lo
+        t_hi = self._at(base, lo + (1 << shift), batch)
+        return t_lo + (t_hi - t_lo) * (ctx - lo) / (1 << shift)
+
+    def _at(self, base: tuple[int, ...], ctx_tokens: int, batch: StepBatch) -> float:
+        key = (*base, ctx_tokens)
         t = self.time_cache.get(key)
         if t is None:
-            t = self.model.iteration_time_s(batch)
+            t = self.model.iteration_time_s(StepBatch(batch.prefill_tokens, batch.prefill_attention_pairs,
+                                                      batch.decode_seqs, ctx_tokens, batch.decode_queries_per_seq,
+                                                      batch.busiest_rank))  # fmt: skip
             self.time_cache[key] = t
         return t
 
@@ -258,6 +275,13 @@ class Replica:
         cap = lim.kv_capacity_tokens
         kv = self.kv_tokens()
         full = lim.reserve_full_context  # growth is inside the reservations: never preempts
+        n_dec = len(self.decode)
+        if not self.waiting and not self.prefilling and n_dec and (full or kv + n_dec * lim.tokens_per_step <= cap):
+            # the common step of a busy replica: decodes only, nothing to admit or preempt (the path below gives
+            # the same batch)
+            self.chunks = []
+            self.n_decode_in_step = n_dec
+            return StepBatch(0, 0.0, n_dec, int(self.sum_ctx_tokens))
         while not full and self.decode and kv + len(self.decode) * lim.tokens_per_step > cap:
             self._preempt_one()
             kv = self.kv_tokens()

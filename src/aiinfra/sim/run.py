@@ -81,7 +81,15 @@ def make_requests(
                 raise SpecError("inference.num_requests", None, "closed-loop runs need a request count",
                                 "set inference.num_requests")  # fmt: skip
             arrivals = np.zeros(n)
-            if arrival is not None and arrival.ramp_s and wl.concurrency:
+            if wl.think_time_s and wl.concurrency:
+                # users who think start thinking: each first request after an exponential think time (a thinking
+                # user's residual think time is again exponential, so the run starts near the closed system's
+                # steady state instead of every user's first request in one burst); a fifth seed stream, so
+                # the other streams' draws stay as they were
+                first = min(wl.concurrency, n)
+                start_rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(5)[4])
+                arrivals[:first] = np.sort(start_rng.exponential(wl.think_time_s, first))
+            elif arrival is not None and arrival.ramp_s and wl.concurrency:
                 first = min(wl.concurrency, n)
                 arrivals[:first] = np.arange(first) * (arrival.ramp_s / first)
         else:
