@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from aiinfra import catalog
+from aiinfra.accuracy.answers import accuracy_for
 from aiinfra.app.base import Result, flatten
 from aiinfra.planning.capacity import Deployment, plan_capacity
 from aiinfra.planning.inference import InferenceEstimate, estimate_inference
@@ -27,6 +28,7 @@ class InferResult(Result):
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = jsonable(self.estimate)
+        out["accuracy"] = accuracy_for("infer", self.scenario, out)
         return out
 
 
@@ -71,6 +73,7 @@ class CapacityResult(Result):
             obj.update(freshness(price.read_on, None if price.stale and price.age_days == 0 else price.age_days))
         if self.simulated is not None:
             obj["simulated"] = self.simulated
+        obj["accuracy"] = accuracy_for("capacity", self.scenario, obj)
         return obj
 
     def table_rows(self) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from typing import Any
 from aiinfra import app
 from aiinfra.commands import add_scenario_args
 from aiinfra.commands.progress import add_quiet_arg, progress_bar
+from aiinfra.report.bands import accuracy_line, band
 from aiinfra.report.render import layout_label, table
 from aiinfra.specs import cli_types
 
@@ -20,6 +21,8 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
         r = app.capacity(app.load_scenario(args.scenario, args.set), accs, engines, args.simulate, args.seed,
                          progress if args.simulate else None)  # fmt: skip
     options, best = r.options, r.chosen
+    obj = r.to_dict()
+    acc = obj["accuracy"]
     rows = [[o.engine, o.accelerator, layout_label(o.tp, o.ep, o.attention_dp), o.weight_precision,
              "yes" if o.speculative else "no", o.batch_per_replica,
              o.replicas, o.accelerators, o.accelerators_billed if o.instances else "",
@@ -32,7 +35,8 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
              + (", STALE: run `aiinfra prices refresh`" if best.price.stale else "")
              if best.price else "price: unknown (no on-demand row in catalog/data/prices/cloud.csv)")  # fmt: skip
     text = "\n".join([
-        f"cheapest: {best.accelerators} × {best.accelerator} as {best.replicas} replica(s) of "
+        f"cheapest: {best.accelerators}{band(acc, 'accelerators', lambda v: f'{v:,.0f}')} × {best.accelerator} "
+        f"as {best.replicas} replica(s) of "
         f"{layout_label(best.tp, best.ep, best.attention_dp)} "
         f"({best.weight_precision}) on {best.engine}, batch {best.batch_per_replica} per replica", *_billed(best),
         price, "",
@@ -41,9 +45,10 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
                "TPOT ms", "$/h", "$/M out tok", "verdict"], rows),
     ])  # fmt: skip
     text += "".join(f"\nnote: accuracy: {n}" for n in r.accuracy_notes)
+    text += "\n" + accuracy_line(acc)
     if r.simulated is not None:
         text += "\n\n" + _simulated_text(r.simulated, args.seed, best.accelerators)
-    return r.to_dict(), text
+    return obj, text
 
 
 def _billed(best: Any) -> list[str]:
