@@ -132,6 +132,9 @@ def _note(b: Band, reason: str | None) -> str:
         basis += f"; the open rows' errors are widened × {b.inflation:.2f}, the measured open→sealed ratio"
     if b.thin:
         basis += "; few rows: the bands are indicative"
+    if b.top_source_rows * 3 > b.rows * 2:
+        basis += (f"; {b.top_source_rows} of the {b.rows} rows come from one publisher ({b.top_source}), so the "
+                  "bands mostly say how far its setups are from the model")
     if reason:
         return f"outside every validated regime: {reason}; the bands are the errors of the nearest pooled regime " \
                f"and may understate the error ({basis})"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
@@ -23,8 +24,10 @@ INTERVAL = 0.8
 """The central share of the errors a band holds."""
 MIN_ROWS = 10
 """Fewest pooled rows a band is drawn from: the 10th and 90th percentiles of fewer rows rest on one row each."""
-MIN_SOURCES = 2
-"""Fewest publishers a band is drawn from, so that one publisher's setup is not the whole band."""
+MIN_SOURCES = 4
+"""Fewest publishers a band is drawn from. Each publisher's rows share a systematic offset (its software, its
+settings), so a band drawn from one or two publishers misses the next one's: on the open rows, leave-one-source-out
+coverage of the training bands was 36 % with two sources per band and 78 % with four (docs/accuracy.md)."""
 MIN_SEALED = 5
 """Fewest sealed rows of a kind whose median error sets the kind's open→sealed ratio."""
 
@@ -49,6 +52,9 @@ class Band:
     """The open→sealed ratio the open rows' errors were multiplied by."""
     thin: bool
     """Even the coarsest pooling has fewer than MIN_ROWS rows or MIN_SOURCES sources."""
+    top_source: str
+    """The publisher with the most rows in the pool."""
+    top_source_rows: int
 
     def interval(self, value: float, power: float = 1.0) -> tuple[float, float]:
         """The 80 % interval of a headline value proportional to the quantity to ``power`` (1: the quantity itself,
@@ -111,12 +117,14 @@ def band(asked: Regime, table: Sequence[ErrorRow], exclude_source: str | None = 
             thin = False
             break
     errs = sorted(r.log_error * (k if r.split == "open" else 1.0) for r in chosen)
+    counts = Counter(r.source for r in chosen)
+    top = max(counts, key=lambda s: counts[s])
     lo = quantile(errs, (1.0 - INTERVAL) / 2.0)
     hi = quantile(errs, (1.0 + INTERVAL) / 2.0)
     return Band(asked=asked, regime=level, rows=len(chosen), sources=len({r.source for r in chosen}),
                 sealed_rows=sum(r.split == "sealed" for r in chosen), low_log=lo, high_log=hi,
                 median_abs_error_frac=statistics.median(abs(math.expm1(e)) for e in errs), inflation=k,
-                thin=thin)  # fmt: skip
+                thin=thin, top_source=top, top_source_rows=counts[top])  # fmt: skip
 
 
 def combine(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
