@@ -15,11 +15,14 @@ def _validate(args: argparse.Namespace) -> tuple[Any, str]:
     with progress_bar(args, "rows", "validate") as progress:
         r = app.validate(args.cases, progress)
     if args.markdown:
+        from aiinfra.accuracy.coverage import MARK as BANDS_MARK
         from aiinfra.reliability.validation import MARK
 
         path = Path(args.markdown)
         old = path.read_text() if path.exists() else ""
-        tail = old[old.index(MARK):] if MARK in old else ""  # the reliability section, written by its own script
+        # the error-band and reliability sections, written by their own scripts
+        starts = [old.index(m) for m in (BANDS_MARK, MARK) if m in old]
+        tail = old[min(starts):] if starts else ""
         path.write_text(r.markdown().rstrip("\n") + "\n\n" + tail if tail else r.markdown())
     cases, summary, targets = r.cases, r.summary, r.targets
     obj = r.to_dict()

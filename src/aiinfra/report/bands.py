@@ -16,7 +16,12 @@ def _pair(acc: Mapping[str, Any] | None, key: str) -> tuple[float, float] | None
     return float(q["low"]), float(q["high"])
 
 
-def band(acc: Mapping[str, Any] | None, key: str, fmt: Callable[[float], str] = lambda v: f"{v:,.3g}",
+def _num(v: float) -> str:
+    """1,241,509 -> 1,241,509; 12.83 -> 12.8."""
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+
+
+def band(acc: Mapping[str, Any] | None, key: str, fmt: Callable[[float], str] = _num,
          label: str = "") -> str:  # fmt: skip
     """' (80 %: low–high)' for quantity ``key``, each end through ``fmt`` (``label`` before them: 'p50 '); '' when
     the answer has no band for it."""
