@@ -95,9 +95,10 @@ def groups(checked: Sequence[Checked]) -> list[tuple[str, str, list[Checked]]]:
                 parts.append((f"{kind} {quantity} · {dim} {value}",
                               [c for c in mine if getattr(c.row.regime, dim) == value]))  # fmt: skip
         for label, sel in parts:
+            splits = {c.row.split for c in sel}
             for split in ("sealed", "open", "all"):
                 rows = [c for c in sel if split == "all" or c.row.split == split]
-                if rows:
+                if rows and (split != "all" or len(splits) > 1):  # "all" only beside both splits
                     out.append((label, split, rows))
     return out
 
