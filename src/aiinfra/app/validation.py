@@ -52,6 +52,16 @@ class ValidateResult(Result):
         """The report docs/validation.md is made of."""
         return markdown(list(self.files))
 
+    def markdown_keeping(self, old: str) -> str:
+        """The report, followed by the sections of ``old`` that their own scripts write (the error bands of
+        bench/accuracy_table.py, the reliability figures of bench/reliability_validation.py)."""
+        from aiinfra.accuracy.coverage import MARK as BANDS_MARK
+        from aiinfra.reliability.validation import MARK as RELIABILITY_MARK
+
+        starts = [old.index(m) for m in (BANDS_MARK, RELIABILITY_MARK) if m in old]
+        tail = old[min(starts):] if starts else ""
+        return self.markdown().rstrip("\n") + "\n\n" + tail if tail else self.markdown()
+
 
 def _offset(
     progress: Callable[[int, int | None], None], before: int, total: int

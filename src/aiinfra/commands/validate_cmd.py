@@ -15,15 +15,8 @@ def _validate(args: argparse.Namespace) -> tuple[Any, str]:
     with progress_bar(args, "rows", "validate") as progress:
         r = app.validate(args.cases, progress)
     if args.markdown:
-        from aiinfra.accuracy.coverage import MARK as BANDS_MARK
-        from aiinfra.reliability.validation import MARK
-
         path = Path(args.markdown)
-        old = path.read_text() if path.exists() else ""
-        # the error-band and reliability sections, written by their own scripts
-        starts = [old.index(m) for m in (BANDS_MARK, MARK) if m in old]
-        tail = old[min(starts):] if starts else ""
-        path.write_text(r.markdown().rstrip("\n") + "\n\n" + tail if tail else r.markdown())
+        path.write_text(r.markdown_keeping(path.read_text() if path.exists() else ""))
     cases, summary, targets = r.cases, r.summary, r.targets
     obj = r.to_dict()
     rows = [[c.id, c.metric, c.measured, c.predicted,
