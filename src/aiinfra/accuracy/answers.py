@@ -126,8 +126,8 @@ def _band_fields(b: Band) -> dict[str, Any]:
 
 
 def _note(b: Band, reason: str | None) -> str:
-    basis = (f"{INTERVAL * 100:.0f} % of the validation errors in {b.regime.label()} ({b.rows} published measurements from "
-             f"{b.sources} sources, {b.sealed_rows} of them sealed) fall inside these bands")
+    basis = (f"{INTERVAL * 100:.0f} % of the validation errors in {b.regime.label()} ({b.rows} published "
+             f"measurements from {b.sources} sources, {b.sealed_rows} of them sealed) fall inside these bands")
     if b.inflation > 1.0:
         basis += f"; the open rows' errors are widened × {b.inflation:.2f}, the measured open→sealed ratio"
     if b.thin:
