@@ -205,3 +205,22 @@ def test_text_output_shows_bands(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["train", str(EXAMPLES / "train-llama3.1-70b-h100.yaml")]) == 0
     out = capsys.readouterr().out
     assert "(80 %: " in out and "accuracy: " in out
+
+
+def test_validate_gives_each_case_an_interval_without_its_own_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = error_table.VALIDATION_DATA / "training.csv"
+    lines = src.read_text(encoding="utf-8").splitlines()
+    row = next(line for line in lines if line.startswith("torchtitan-h100-8b-8gpu-fsdp,"))
+    cases = tmp_path / "cases.csv"
+    cases.write_text(lines[0] + "\n" + row + "\n", encoding="utf-8")
+    first = app.validate([cases]).to_dict()["cases"][0]
+    assert first["predicted_low"] < first["predicted"] * 1.5 and first["predicted_low"] < first["predicted_high"]
+    # the case's own publisher (torchtitan) given absurd errors in the pool: its interval does not move
+    wild = tuple(error_table.row_from_dict({**error_table.row_dict(r), "log_error": 5.0})
+                 if r.source == "github.com/pytorch/torchtitan" else r for r in error_table.shipped())  # fmt: skip
+    monkeypatch.setattr(error_table, "shipped", lambda path=None: wild)
+    again = app.validate([cases]).to_dict()["cases"][0]
+    assert (again["predicted_low"], again["predicted_high"]) == pytest.approx(
+        (first["predicted_low"], first["predicted_high"]))
