@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from aiinfra.accuracy.answers import accuracy_for
 from aiinfra.app.base import Result, flatten
 from aiinfra.app.sourced import (
     best_training_estimate,
@@ -147,7 +148,7 @@ class CostResult(Result):
 
     def to_dict(self) -> dict[str, Any]:
         est, cheapest, region = self.training_estimate, self.cheapest, self.region
-        return {
+        obj = {
             "usage": jsonable(self.usage),
             "duration_s": self.usage.duration_s,
             "duration_source": self.usage.duration_source,
@@ -166,6 +167,8 @@ class CostResult(Result):
             "carbon_region": sourced(region, region.g_co2e_per_kwh, "cost.carbon_region") if region else None,
             "notes": list(self.notes),
         }  # fmt: skip
+        obj["accuracy"] = accuracy_for("cost", self.scenario, {**obj, "plan": getattr(est, "plan", None)})
+        return obj
 
     def table_rows(self) -> list[dict[str, Any]]:
         """Every offer's bill, cheapest first."""

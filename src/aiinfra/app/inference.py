@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from aiinfra import catalog
+from aiinfra.accuracy.answers import accuracy_for
 from aiinfra.app.base import Result, flatten
 from aiinfra.catalog import calibration
 from aiinfra.planning.capacity import Deployment, plan_capacity
@@ -30,6 +31,7 @@ class InferResult(Result):
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = jsonable(self.estimate)
+        out["accuracy"] = accuracy_for("infer", self.scenario, out)
         return out
 
 
@@ -105,6 +107,7 @@ class CapacityResult(Result):
             obj["disaggregated"] = {"recommended": self.recommended,
                                     "candidates": [jsonable(d) for d in self.disaggregated],
                                     "rejected": list(self.disaggregation_rejected)}  # fmt: skip
+        obj["accuracy"] = accuracy_for("capacity", self.scenario, obj)
         return obj
 
     def table_rows(self) -> list[dict[str, Any]]:

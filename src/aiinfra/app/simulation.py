@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from aiinfra.accuracy.answers import accuracy_for
 from aiinfra.app.base import Result, flatten
 from aiinfra.report.render import jsonable
 from aiinfra.sim.metrics import per_request
@@ -34,6 +35,7 @@ class SimulateResult(Result):
                                "limits": jsonable(res.limits), "notes": list(res.notes)}  # fmt: skip
         if res.attention_dp_ranks > 1:
             obj["attention_dp_ranks"] = res.attention_dp_ranks
+        obj["accuracy"] = accuracy_for("simulate", self.scenario, obj)
         return obj
 
 

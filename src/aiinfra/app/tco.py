@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from aiinfra.accuracy.answers import accuracy_for
 from aiinfra.app.base import Result
 from aiinfra.app.sourced import electricity_figure, pue_figure, scenario_system, section
 from aiinfra.costing import Usage
@@ -56,7 +57,8 @@ class TcoResult(Result):
                     "depreciation_years": self.years, "depreciation_source": self.depreciation_source,
                     "pue": self.pue, "electricity_price": self.electricity_price,
                     "colocation_usd_per_kw_month": self.colocation_usd_per_kw_month,
-                    "colocation_source": self.colocation_source, "notes": list(self.notes)})  # fmt: skip
+                    "colocation_source": self.colocation_source, "notes": list(self.notes),
+                    "accuracy": accuracy_for("tco", self.scenario, {})})  # fmt: skip
         if self.cloud_lines:  # the age of the cheapest cloud line's price (costing.prices.freshness)
             obj.update(freshness(self.cloud_lines[0].read_on, self.cloud_lines[0].age_days))
         return obj

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from aiinfra.accuracy.answers import accuracy_for
 from aiinfra.app.base import Result, flatten
 from aiinfra.planning.training import MemoryReport, TrainingEstimate, TrainingReport, estimate_memory, plan_training
 from aiinfra.reliability.plan import ReliabilityReport, reliability_for_scenario
@@ -58,7 +59,7 @@ class TrainResult(Result):
         best = jsonable(self.best)
         if not self.best.fits:  # a plan that does not fit runs no step: no MFU
             best["mfu_frac"] = None
-        return {**best, "accelerators_used": used, "accelerators_idle": self.idle,
+        obj = {**best, "accelerators_used": used, "accelerators_idle": self.idle,
                 "idle_accelerator_hours": self.idle * self.best.time_to_train_s / 3600.0,
                 "why": self.why, "notes": list(rep.notes), "searched": rep.searched, "candidates": rep.candidates,
                 "valid_plans": rep.valid_plans, "fitting_plans": rep.fitting_plans, "rejected": rep.rejected,
@@ -66,6 +67,10 @@ class TrainResult(Result):
                 "efficiency_sources": list(rep.efficiency_sources),
                 "alternatives": [jsonable(e) for e in rep.estimates[1:]],
                 "reliability": reliability_dict(self.reliability) if self.reliability else None}  # fmt: skip
+        obj["accuracy"] = accuracy_for("train", self.scenario, obj)
+        if obj["reliability"] is not None:
+            obj["reliability"]["accuracy"] = accuracy_for("reliability", self.scenario, obj)
+        return obj
 
     def table_rows(self) -> list[dict[str, Any]]:
         """The ranked plans, best first, one flat row each (plan.tp, step_time_s, mfu_frac ...)."""
@@ -158,6 +163,7 @@ class MemoryResult(Result):
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = jsonable(self.report)
+        out["accuracy"] = accuracy_for("memory", self.scenario, out)
         return out
 
     def table_rows(self) -> list[dict[str, Any]]:

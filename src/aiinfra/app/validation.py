@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +33,16 @@ class ValidateResult(Result):
     """Rows, predicted, compared, median and p90 |error|."""
     targets: dict[str, dict[str, Any]]
     """Per accuracy target: rows, median |error|, share within ±25 %, worst row, met or not."""
+    bands: dict[str, Any] = field(default_factory=dict)
+    """Per case id its 80 % interval without its own source (predicted_low, predicted_high, split), and
+    ``coverage``: the share of measurements inside their interval by regime and split (aiinfra.accuracy)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cases": [jsonable(c) for c in self.cases], "summary": self.summary, "targets": self.targets}
+        per_case = self.bands.get("cases", {})
+        cases = [{**jsonable(c), **per_case.get(c.id, {"predicted_low": None, "predicted_high": None})}
+                 for c in self.cases]  # fmt: skip
+        return {"cases": cases, "summary": self.summary, "targets": self.targets,
+                "coverage": self.bands.get("coverage", [])}  # fmt: skip
 
     def table_rows(self) -> list[dict[str, Any]]:
         """One row per validation case."""
@@ -45,17 +52,15 @@ class ValidateResult(Result):
         """The report docs/validation.md is made of."""
         return markdown(list(self.files))
 
-    def write_markdown(self, path: str) -> None:
-        """Write :meth:`markdown` to ``path``, keeping the reliability section an earlier file ends with (it is
-        written by its own script, bench/reliability_validation.py)."""
-        from pathlib import Path
+    def markdown_keeping(self, old: str) -> str:
+        """The report, followed by the sections of ``old`` that their own scripts write (the error bands of
+        bench/accuracy_table.py, the reliability figures of bench/reliability_validation.py)."""
+        from aiinfra.accuracy.coverage import MARK as BANDS_MARK
+        from aiinfra.reliability.validation import MARK as RELIABILITY_MARK
 
-        from aiinfra.reliability.validation import MARK
-
-        out = Path(path)
-        old = out.read_text() if out.exists() else ""
-        tail = old[old.index(MARK) :] if MARK in old else ""
-        out.write_text(self.markdown().rstrip("\n") + "\n\n" + tail if tail else self.markdown())
+        starts = [old.index(m) for m in (BANDS_MARK, RELIABILITY_MARK) if m in old]
+        tail = old[min(starts):] if starts else ""
+        return self.markdown().rstrip("\n") + "\n\n" + tail if tail else self.markdown()
 
 
 def _offset(
@@ -87,4 +92,24 @@ def validate(
             results.append(run(p, _offset(progress, sum(sizes[:i]), total)))
     every = [c for r in results for c in r["cases"]]
     return ValidateResult(files=tuple(results), cases=tuple(every), summary=summarise(every),
-                          targets=by_target(every))  # fmt: skip
+                          targets=by_target(every), bands=validated_bands(results))  # fmt: skip
+
+
+def validated_bands(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each case's 80 % interval from the error model without the case's own source, over the shipped error table
+    with this run's predictions in place of its rows, and the coverage by regime and split."""
+    from aiinfra.accuracy.coverage import check, groups, rows_from_cases, summary
+    from aiinfra.accuracy.table import shipped
+    from aiinfra.errors import DataError
+
+    fresh = [e for r in results for e in rows_from_cases(Path(r["file"]), r["cases"])]
+    try:
+        pool = {e.id: e for e in shipped()}
+    except DataError:
+        pool = {}
+    pool.update({e.id: e for e in fresh})
+    checked = check(fresh, list(pool.values()))
+    cases = {c.row.id: {"predicted_low": c.low, "predicted_high": c.high, "split": c.row.split,
+                        "band_regime": c.pooled_regime} for c in checked}  # fmt: skip
+    coverage = [{"regime": label, "split": split, **summary(rows)} for label, split, rows in groups(checked)]
+    return {"cases": cases, "coverage": coverage}

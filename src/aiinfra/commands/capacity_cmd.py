@@ -9,6 +9,7 @@ from typing import Any
 from aiinfra import app
 from aiinfra.commands import add_scenario_args
 from aiinfra.commands.progress import add_quiet_arg, progress_bar
+from aiinfra.report.bands import accuracy_line, band
 from aiinfra.report.render import layout_label, table
 from aiinfra.specs import cli_types
 
@@ -20,6 +21,8 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
         r = app.capacity(app.load_scenario(args.scenario, args.set), accs, engines, args.simulate, args.seed,
                          progress if args.simulate else None, disaggregate=args.disaggregate)  # fmt: skip
     options, best = r.options, r.chosen
+    obj = r.to_dict()
+    acc = obj["accuracy"]
     rows = [[o.engine, o.accelerator, layout_label(o.tp, o.ep, o.attention_dp), o.weight_precision,
              "yes" if o.speculative else "no", "" if o.users_per_replica is None else o.users_per_replica,
              o.batch_per_replica, o.replicas, o.accelerators, o.accelerators_billed if o.instances else "",
@@ -33,7 +36,8 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
              + (", STALE: run `aiinfra prices refresh`" if best.price.stale else "")
              if best.price else "price: unknown (no on-demand row in catalog/data/prices/cloud.csv)")  # fmt: skip
     text = "\n".join([
-        f"cheapest: {best.accelerators} × {best.accelerator} as {best.replicas} replica(s) of "
+        f"cheapest: {best.accelerators}{band(acc, 'accelerators', lambda v: f'{v:,.0f}')} × {best.accelerator} "
+        f"as {best.replicas} replica(s) of "
         f"{layout_label(best.tp, best.ep, best.attention_dp)} "
         f"({best.weight_precision}) on {best.engine}, "
         + (f"{best.users_per_replica} users and " if best.users_per_replica is not None else "")
@@ -44,6 +48,7 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
                "verdict"], rows),
     ])  # fmt: skip
     text += "".join(f"\nnote: accuracy: {n}" for n in r.accuracy_notes)
+    text += "\n" + accuracy_line(acc)
     if r.disaggregated is not None:
         text += "\n\n" + _disaggregated_text(r)
     if r.fleet is not None:
@@ -57,7 +62,7 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
         text += "\n\n" + _simulated_text(r.simulated, args.seed, best.accelerators)
     if r.day is not None:
         text += "\n\n" + _day_text(r.day)
-    return r.to_dict(), text
+    return obj, text
 
 
 def _disaggregated_text(r: Any) -> str:

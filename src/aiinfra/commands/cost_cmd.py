@@ -7,6 +7,7 @@ from typing import Any
 
 from aiinfra import app
 from aiinfra.commands import add_scenario_args
+from aiinfra.report.bands import accuracy_line, band, seconds_band
 from aiinfra.report.render import key_values, table
 from aiinfra.report.text import HOUR_S, age_text, human_seconds, source_text
 
@@ -23,6 +24,8 @@ def _cost(args: argparse.Namespace) -> tuple[Any, str]:
     r = app.cost(app.load_scenario(args.scenario, args.set))
     usage, opts, cheapest, en = r.usage, r.options, r.cheapest, r.energy
     hours = usage.duration_s / HOUR_S
+    obj = r.to_dict()
+    acc = obj["accuracy"]
     rows = [
         [
             o.price.provider,
@@ -41,8 +44,9 @@ def _cost(args: argparse.Namespace) -> tuple[Any, str]:
         for o in opts
     ]
     lines = [
-        f"{usage.accelerator_count} × {usage.accelerator_id} for {hours:,.1f} h = {human_seconds(usage.duration_s)} "
-        f"({usage.duration_source}), utilisation {usage.utilisation_frac:.0%}",
+        f"{usage.accelerator_count} × {usage.accelerator_id} for {hours:,.1f} h = {human_seconds(usage.duration_s)}"
+        f"{seconds_band(acc, 'duration_s', usage.duration_s)} ({usage.duration_source}), utilisation "
+        f"{usage.utilisation_frac:.0%}",
         "",
         table(
             [
@@ -73,14 +77,17 @@ def _cost(args: argparse.Namespace) -> tuple[Any, str]:
         ]
         total = f"≥ {_money(cheapest.total_known_usd)}" if cheapest.unknown_items else _money(cheapest.total_known_usd)
         bill.append(
-            ("total", total + (f" (unknown: {', '.join(cheapest.unknown_items)})" if cheapest.unknown_items else ""))
+            ("total", total + band(acc, "cheapest.total_known_usd", _money)
+             + (f" (unknown: {', '.join(cheapest.unknown_items)})" if cheapest.unknown_items else ""))
         )
         if cheapest.usd_per_million_tokens is not None:
-            bill.append(("per million tokens", f"${cheapest.usd_per_million_tokens:,.4g}"))
+            bill.append(("per million tokens", f"${cheapest.usd_per_million_tokens:,.4g}"
+                                               + band(acc, "cheapest.usd_per_million_tokens",
+                                                      lambda v: f"${v:,.4g}")))
         lines += ["", key_values(bill, f"itemised bill, cheapest: {cheapest.price.id}")]
     lines += ["", key_values(_energy_lines(en, r.pue, r.electricity_price, r.region), "energy and carbon")]
     lines += [f"note: {n}" for n in r.notes]
-    obj = r.to_dict()
+    lines.append(accuracy_line(acc))
     stale = sum(1 for o in opts if o.price.stale)
     if stale:
         lines.append(f"note: {stale} of {len(opts)} offers' prices are STALE (read more than "

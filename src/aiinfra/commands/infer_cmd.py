@@ -7,7 +7,8 @@ from typing import Any
 
 from aiinfra import app
 from aiinfra.commands import add_scenario_args
-from aiinfra.report.render import key_values
+from aiinfra.report.bands import accuracy_line, band
+from aiinfra.report.render import fmt_num, key_values
 from aiinfra.report.text import GB
 
 
@@ -15,6 +16,8 @@ def _infer(args: argparse.Namespace) -> tuple[Any, str]:
     r = app.infer(app.load_scenario(args.scenario, args.set))
     sc, e, layout = r.scenario, r.estimate, r.layout
     m = e.memory_per_accelerator
+    obj = r.to_dict()
+    acc = obj["accuracy"]
     pairs: list[tuple[str, Any]] = [
         ("deployment", f"{e.replicas} replica(s) × {layout} pp{e.pp} on {e.accelerator}, weights "
                        f"{e.weight_precision}, KV {e.kv_precision}, engine {e.engine}"),
@@ -27,15 +30,18 @@ def _infer(args: argparse.Namespace) -> tuple[Any, str]:
         ("load", e.load),
         ("batch (sequences per replica)", e.batch_seqs),
         ("requests in flight per replica", f"{e.requests_in_flight:.1f}"),
-        ("TTFT", f"{e.ttft_s * 1e3:.1f} ms (prefill bound: {e.prefill_bound})"),
-        ("TPOT", f"{e.tpot_s * 1e3:.2f} ms (decode bound: {e.decode_bound})"),
+        ("TTFT", f"{e.ttft_s * 1e3:.1f} ms{band(acc, 'ttft_s', lambda v: f'{v * 1e3:.1f}')} (prefill bound: "
+                 f"{e.prefill_bound})"),
+        ("TPOT", f"{e.tpot_s * 1e3:.2f} ms{band(acc, 'tpot_s', lambda v: f'{v * 1e3:.2f}')} (decode bound: "
+                 f"{e.decode_bound})"),
         *_tails(e),
-        ("output tokens/s (all replicas)", e.output_tokens_per_s),
-        ("output tokens/s per user", e.output_tokens_per_s_per_user),
-        ("requests/s", e.requests_per_s),
+        ("output tokens/s (all replicas)", fmt_num(e.output_tokens_per_s) + band(acc, "output_tokens_per_s")),
+        ("output tokens/s per user", fmt_num(e.output_tokens_per_s_per_user)
+         + band(acc, "output_tokens_per_s_per_user")),
+        ("requests/s", fmt_num(e.requests_per_s) + band(acc, "requests_per_s")),
     ]  # fmt: skip
     text = key_values(pairs, f"{sc.model.id} inference") + "".join(f"\nnote: {n}" for n in e.notes)
-    return r.to_dict(), text
+    return obj, text + "\n" + accuracy_line(acc)
 
 
 def _tails(e: Any) -> list[tuple[str, Any]]:

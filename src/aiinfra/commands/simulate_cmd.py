@@ -14,6 +14,7 @@ from aiinfra import app
 from aiinfra.commands import add_scenario_args
 from aiinfra.commands.progress import add_quiet_arg, progress_bar
 from aiinfra.report import plots
+from aiinfra.report.bands import accuracy_line, band
 from aiinfra.report.render import key_values
 from aiinfra.specs import cli_types
 from aiinfra.specs.scenario import Scenario
@@ -21,6 +22,10 @@ from aiinfra.specs.scenario import Scenario
 
 def _ms(p: Any) -> str:
     return f"mean {p.mean * 1e3:.1f} / p50 {p.p50 * 1e3:.1f} / p90 {p.p90 * 1e3:.1f} / p99 {p.p99 * 1e3:.1f} ms"
+
+
+def _ms1(v: float) -> str:
+    return f"{v * 1e3:.1f}"
 
 
 def _thin(xs: list[float], ys: list[float], points: int = 1500) -> tuple[list[float], list[float]]:
@@ -61,15 +66,19 @@ def _simulate(args: argparse.Namespace) -> tuple[Any, str]:
     res = result.run
     s = res.summary
     obj = result.to_dict()
+    acc = obj["accuracy"]
     rows: list[tuple[str, Any]] = [
         ("requests (completed)", f"{s.requests:,} ({s.completed:,}) on {res.replicas} replica(s), seed {args.seed}"),
-        ("TTFT", _ms(s.ttft_s)),
-        ("TPOT exclusive", _ms(s.tpot_exclusive_s) + "  (e2e − TTFT) / (output − 1)"),
+        ("TTFT", _ms(s.ttft_s) + band(acc, "ttft_s.p50", _ms1, "p50 ")),
+        ("TPOT exclusive", _ms(s.tpot_exclusive_s) + band(acc, "tpot_exclusive_s.p50", _ms1, "p50 ")
+         + "  (e2e − TTFT) / (output − 1)"),
         ("TPOT inclusive", _ms(s.tpot_inclusive_s) + "  e2e / output"),
         ("ITL", _ms(s.itl_s)),
         ("end-to-end", f"mean {s.e2e_s.mean:.2f} / p50 {s.e2e_s.p50:.2f} / p90 {s.e2e_s.p90:.2f} / "
                        f"p99 {s.e2e_s.p99:.2f} s"),
-        ("throughput", f"{s.output_tokens_per_s:,.0f} output tokens/s, {s.requests_per_s:.3g} requests/s"),
+        ("throughput", f"{s.output_tokens_per_s:,.0f} output tokens/s"
+                       f"{band(acc, 'output_tokens_per_s', lambda v: f'{v:,.0f}')}, {s.requests_per_s:.3g} "
+                       "requests/s"),
         ("goodput (SLO)", "no SLO given" if s.goodput_requests_per_s is None else
          f"{s.goodput_requests_per_s:.3g} requests/s ({s.slo_attainment_frac:.1%} of requests meet every limit)"),
         ("KV utilisation", f"mean {s.kv_utilisation_mean_frac:.1%}, max {s.kv_utilisation_max_frac:.1%} "
@@ -85,6 +94,7 @@ def _simulate(args: argparse.Namespace) -> tuple[Any, str]:
         rows.insert(1, ("attention DP", adp))
     rows += [("note", n) for n in res.notes]
     text = key_values(rows, f"simulation of {sc.model.id} on {sc.cluster.count} × {sc.cluster.accelerator.id}")
+    text += "\n" + accuracy_line(acc)
     if args.plot:
         out_dir = plots.plot_dir(args.plot)
         r = res.records

@@ -8,6 +8,7 @@ from typing import Any
 from aiinfra import app
 from aiinfra.commands import add_scenario_args
 from aiinfra.report import plots
+from aiinfra.report.bands import accuracy_line
 from aiinfra.report.render import key_values
 from aiinfra.report.text import HOURS_PER_MONTH, source_text
 
@@ -69,6 +70,7 @@ def _tco(args: argparse.Namespace) -> tuple[Any, str]:
         f"{ti.utilisation_frac:.0%} utilisation",
     )
     text += "".join(f"\nnote: {n}" for n in notes)
+    text += "\n" + accuracy_line(obj["accuracy"])
     if any(ln.stale for ln in lines):
         text += (f"\nnote: STALE cloud prices (read more than {obj['stale_after_days']} days ago or undated): "
                  "`aiinfra prices refresh` reads current offers")

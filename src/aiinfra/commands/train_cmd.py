@@ -7,7 +7,8 @@ from typing import Any
 
 from aiinfra import app
 from aiinfra.commands import add_scenario_args
-from aiinfra.report.render import key_values, table
+from aiinfra.report.bands import accuracy_line, band, seconds_band
+from aiinfra.report.render import fmt_num, key_values, table
 from aiinfra.report.text import GB, human_energy, human_seconds, plural
 
 _plan_text = app.plan_label
@@ -17,6 +18,7 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
     r = app.train(app.load_scenario(args.scenario, args.set))
     sc, rep, best = r.scenario, r.report, r.best
     obj = r.to_dict()
+    acc = obj["accuracy"]
     mb = best.memory_breakdown
     energy = "unknown" if best.energy_j is None else human_energy(best.energy_j)
     lines = [
@@ -36,15 +38,19 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
                 ),
                 (
                     "step time",
-                    f"{best.step_time_s:.3f} s (compute {best.step_breakdown['compute_s']:.3f}, exposed comm "
+                    f"{best.step_time_s:.3f} s{band(acc, 'step_time_s', lambda v: f'{v:.3f}')} "
+                    f"(compute {best.step_breakdown['compute_s']:.3f}, exposed comm "
                     f"{best.step_breakdown['exposed_communication_s']:.3f}, bubble "
                     f"{best.step_breakdown['pipeline_bubble_s']:.3f}, slowest-rank wait "
                     f"{best.step_breakdown['straggler_wait_s']:.3f})",
                 ),
-                ("tokens/s", best.tokens_per_s),
-                ("tokens/s per accelerator", best.tokens_per_s_per_accelerator),
-                ("MFU", f"{best.mfu_frac:.1%}" if best.fits else "— (does not fit)"),
-                ("time to train", human_seconds(best.time_to_train_s)),
+                ("tokens/s", f"{fmt_num(best.tokens_per_s)}{band(acc, 'tokens_per_s')}"),
+                ("tokens/s per accelerator", f"{fmt_num(best.tokens_per_s_per_accelerator)}"
+                                             f"{band(acc, 'tokens_per_s_per_accelerator')}"),
+                ("MFU", f"{best.mfu_frac:.1%}{band(acc, 'mfu_frac', lambda v: f'{v:.1%}')}" if best.fits
+                 else "— (does not fit)"),
+                ("time to train", human_seconds(best.time_to_train_s)
+                 + seconds_band(acc, "time_to_train_s", best.time_to_train_s)),
                 ("accelerator-hours", best.accelerator_hours),
                 ("accelerators idle", f"{r.idle} of {sc.cluster.count} (paid for {obj['idle_accelerator_hours']:,.0f} "
                                       "accelerator-hours unused)" if r.idle else "none"),
@@ -65,6 +71,7 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
     if obj.get("reliability"):
         lines += ["", *_reliability_lines(obj["reliability"])]
     lines += [f"note: {n}" for n in rep.notes]
+    lines += ["", accuracy_line(acc)]
     lines += ["", f"FLOP convention: {rep.flop_convention}", "efficiency sources: " + "; ".join(rep.efficiency_sources)]
     return obj, "\n".join(lines)
 
@@ -78,22 +85,27 @@ def _reliability_lines(r: dict[str, Any]) -> list[str]:
     causes = ", ".join(f"{k} {v:.3g}/h" for k, v in r["top_causes_per_hour"].items())
     rb = r["rate_basis"]
     lo, hi = r["time_to_train_band_s"]
+    racc = r.get("accuracy")
     badput = ", ".join(f"{k.removesuffix('_s').replace('_', ' ')} {v / r['time_to_train_mean_s']:.1%}"
                        for k, v in r["badput_s"].items() if v > 0)  # fmt: skip
     return ["reliability (failures, checkpoints, restarts; see docs/reliability.md):", key_values([
-        ("time to train with failures", f"{human_seconds(r['time_to_train_mean_s'])} expected; {spread}"),
+        ("time to train with failures", f"{human_seconds(r['time_to_train_mean_s'])} expected"
+                                        f"{seconds_band(racc, 'time_to_train_mean_s', r['time_to_train_mean_s'])}; "
+                                        f"{spread}"),
         ("rate uncertainty band", f"{human_seconds(lo) if lo else '-'} to "
                                   f"{human_seconds(hi) if hi else 'no end (failures outpace the checkpoints)'} "
                                   f"(rates / and × {rb['uncertainty_ratio']:.2f})"),
         ("time to train without failures", human_seconds(r["time_to_train_no_failures_s"])),
-        ("effective training time (ETTR)", f"{r['ettr_frac']:.1%}"),
+        ("effective training time (ETTR)", f"{r['ettr_frac']:.1%}"
+                                           f"{band(racc, 'ettr_frac', lambda v: f'{v:.1%}')}"),
         ("badput (share of the time)", badput or "none"),
         ("failure rates", f"{rb['family_id']} ({rb['family_basis']}, × {rb['family_ratio']:g}), {rb['memory_id']} "
                           f"({rb['memory_basis']}), age × {rb['age_ratio']:.3g}, repeat offenders × "
                           f"{rb['lemon_ratio']:.3g}"),
         ("cluster-wide failures", f"{r['cluster_failures_expected_count']:,.1f} expected on "
                                   f"{r['cluster_accelerators_count']:,} accelerators during the run"),
-        ("interruptions", f"{r['unexpected_interruptions_count']:,.0f} unexpected + "
+        ("interruptions", f"{r['unexpected_interruptions_count']:,.0f} unexpected"
+                          f"{band(racc, 'unexpected_interruptions_count', lambda v: f'{v:,.0f}')} + "
                           f"{r['planned_interruptions_count']:,.0f} planned (MTBF "
                           f"{human_seconds(r['mtbf_s']) if r['mtbf_s'] else 'infinite: no failure rates'})"),
         ("largest causes", causes),
@@ -108,7 +120,7 @@ def _reliability_lines(r: dict[str, Any]) -> list[str]:
         ("spare nodes", f"{r['spare_nodes']} ({r['spare_nodes_source']}; "
                         f"{r['spare_accelerator_hours']:,.0f} accelerator-hours held)"),
         ("accelerator-hours lost", f"{r['lost_accelerator_hours']:,.0f} (checkpoints, lost work, restarts, waits)"),
-    ])]  # fmt: skip
+    ]), accuracy_line(racc)]  # fmt: skip
 
 
 def _memory(args: argparse.Namespace) -> tuple[Any, str]:
@@ -126,6 +138,7 @@ def _memory(args: argparse.Namespace) -> tuple[Any, str]:
         table(["configuration", "weights GB", "grads GB", "optimizer GB", "activations GB", "other GB",
                "total GB", "host GB", "fits"], rows),
         "", *[f"- {c}" for c in rep.conventions],
+        "", accuracy_line(obj.get("accuracy")),
     ])  # fmt: skip
     return obj, text
 

@@ -25,7 +25,27 @@ function fig(label, key, value, unit = "n") {
   else if (typeof value !== "number") text = esc(value);
   else if (unit === "usd") text = "$" + sig(value);
   else text = `${sig(value / scale)}${suffix ? " " + suffix : ""}`;
-  return `<div class="figure"><div class="label">${esc(label)}</div><div class="value" data-key="${esc(key)}" data-scale="${scale}">${text}</div></div>`;
+  return `<div class="figure"><div class="label">${esc(label)}</div><div class="value" data-key="${esc(key)}" data-scale="${scale}" data-unit="${esc(unit)}">${text}</div></div>`;
+}
+
+// ---------- error bands (docs/accuracy.md): "80 %: low–high" under each figure an answer's accuracy object covers,
+// and the accuracy note (where the bands come from, or that the answer extrapolates)
+function addBands(out, r) {
+  const sets = [[r.accuracy, [""]], [r.answer?.accuracy, [""]], [r.reliability?.accuracy, ["reliability."]], [r.accuracy, ["chosen."]]];
+  for (const [acc, prefixes] of sets) {
+    if (!acc) continue;
+    for (const [k, q] of Object.entries(acc.quantities || {})) {
+      for (const prefix of prefixes) {
+        const el = out.querySelector(`.figure .value[data-key="${prefix}${k}"]`);
+        if (!el || (el.nextElementSibling && el.nextElementSibling.classList.contains("band"))) continue;
+        const [scale, suffix] = UNITS[el.dataset.unit] || [1, ""];
+        const f = (v) => (el.dataset.unit === "usd" ? "$" + sig(v) : sig(v / scale));
+        el.insertAdjacentHTML("afterend", `<div class="band">${Math.round(acc.interval * 100)} %: ${f(q.low)}–${f(q.high)}${suffix && el.dataset.unit !== "usd" ? " " + esc(suffix) : ""}</div>`);
+      }
+    }
+  }
+  const main = r.accuracy || r.answer?.accuracy;
+  if (main) out.insertAdjacentHTML("afterbegin", `<p class="accuracy${main.extrapolation ? " extrapolation" : ""}">${main.extrapolation ? "<b>Extrapolation.</b> " : ""}accuracy: ${esc(main.note)}</p>`);
 }
 const figures = (items) => `<div class="figures">${items.join("")}</div>`;
 const get = (obj, path) => path.split(".").reduce((o, k) => (o == null ? undefined : o[k]), obj);
@@ -638,6 +658,7 @@ function renderAnswer(page, r) {
     after.push(() => chart("chart-power", [{ type: "bar", x: ["IT", "facility (× PUE)"], y: [r.it_power_w / 1e3, r.facility_power_w / 1e3] }], { title: "Power (kW)" }));
   }
   out.innerHTML = html;
+  addBands(out, r);
   makeSortable(out);
   after.forEach((f) => f());
 }
@@ -742,8 +763,9 @@ async function renderValidation(params) {
   $("#summary").innerHTML = figures([fig("rows", "summary.n", s.n), fig("compared", "summary.n_compared", s.n_compared),
     fig("median |error|", "summary.median_abs_rel_error", s.median_abs_rel_error, "pct"),
     fig("p90 |error|", "summary.p90_abs_rel_error", s.p90_abs_rel_error, "pct")]);
-  $("#result").innerHTML = table("t-validation", ["id", "metric", "measured", "predicted", "error %", "accelerators", "notes"],
+  $("#result").innerHTML = table("t-validation", ["id", "metric", "measured", "predicted", "80 % interval (without its source)", "error %", "accelerators", "notes"],
     r.cases.map((c) => [c.id, c.metric, { text: sig(c.measured), sort: c.measured ?? 0 }, { text: sig(c.predicted), sort: c.predicted ?? 0 },
+      { text: c.predicted_low == null ? "—" : `${sig(c.predicted_low)}–${sig(c.predicted_high)}`, sort: c.predicted_low ?? 0 },
       { text: c.rel_error == null ? "—" : (c.rel_error * 100).toFixed(1), sort: c.rel_error == null ? 1e9 : c.rel_error * 100 }, { text: c.accelerators_count ?? "", sort: c.accelerators_count ?? 0 }, c.notes || ""]));
   makeSortable($("#result"));
   const cmp = r.cases.filter((c) => c.predicted != null && c.measured != null && c.measured > 0 && c.predicted > 0);

@@ -1,0 +1,303 @@
+"""The ``accuracy`` object of every answer: the central 80 % interval of each headline quantity from the error
+model (aiinfra.accuracy.model over the shipped error table), the regime it was pooled from, and whether the scenario
+lies outside every validated regime (docs/accuracy.md)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeGuard
+
+from aiinfra.accuracy.model import INTERVAL, Band, band, combine
+from aiinfra.accuracy.regimes import (
+    Regime,
+    generation_of,
+    load_level,
+    parallelism_family,
+    scale_band,
+)
+from aiinfra.accuracy.table import ErrorRow, shipped, shipped_meta
+from aiinfra.specs.scenario import Scenario
+
+NEAR_SCALE_RATIO = 4.0
+"""A scenario is inside the validated scale when some measurement on its hardware generation used between 1/4 and
+4 times its accelerators (the issue's rule; docs/accuracy.md)."""
+
+#: per answer kind, each headline key -> (the regime quantity whose errors it carries, its power of that quantity)
+QUANTITIES: dict[str, dict[str, tuple[str, float]]] = {
+    "train": {"time_to_train_s": ("step_time", 1.0), "step_time_s": ("step_time", 1.0),
+              "mfu_frac": ("step_time", -1.0), "tokens_per_s": ("step_time", -1.0),
+              "tokens_per_s_per_accelerator": ("step_time", -1.0), "accelerator_hours": ("step_time", 1.0)},
+    "infer": {"output_tokens_per_s": ("throughput", 1.0), "requests_per_s": ("throughput", 1.0),
+              "ttft_s": ("ttft", 1.0), "tpot_s": ("tpot", 1.0), "output_tokens_per_s_per_user": ("tpot", -1.0)},
+    "capacity": {"accelerators": ("throughput", -1.0), "usd_per_hour": ("throughput", -1.0),
+                 "usd_per_million_output_tokens": ("throughput", -1.0), "ttft_s": ("ttft", 1.0),
+                 "tpot_s": ("tpot", 1.0)},
+    "simulate": {"output_tokens_per_s": ("throughput", 1.0), "requests_per_s": ("throughput", 1.0),
+                 "ttft_s.p50": ("ttft", 1.0), "ttft_s.mean": ("ttft", 1.0), "ttft_s.p90": ("ttft", 1.0),
+                 "tpot_exclusive_s.p50": ("tpot", 1.0), "tpot_exclusive_s.mean": ("tpot", 1.0),
+                 "tpot_exclusive_s.p90": ("tpot", 1.0)},
+    "cost": {"duration_s": ("step_time", 1.0), "cheapest.total_known_usd": ("step_time", 1.0),
+             "cheapest.compute_usd": ("step_time", 1.0), "cheapest.usd_per_million_tokens": ("step_time", 1.0)},
+}  # fmt: skip
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Inputs:
+    """What the regime of an answer is made of."""
+
+    accelerator: str
+    accelerators: int
+    moe: bool
+    tp: int = 1
+    pp: int = 1
+    sharding: str = "none"
+    engine: str | None = None
+    batch: int | None = None
+    saturated: bool = False
+
+
+def _regime(quantity: str, i: Inputs) -> Regime:
+    gen = generation_of(i.accelerator)
+    arch = "moe" if i.moe else "dense"
+    if quantity == "step_time":
+        return Regime(kind="training", quantity=quantity, scale_band=scale_band(i.accelerators), arch=arch,
+                      generation=gen, parallelism=parallelism_family(i.tp, i.pp, i.sharding))  # fmt: skip
+    if quantity == "interruptions":
+        return Regime(kind="reliability", quantity=quantity, generation=gen)
+    return Regime(kind="inference", quantity=quantity, arch=arch, generation=gen, engine=i.engine or "any",
+                  load=load_level(i.batch, i.saturated))  # fmt: skip
+
+
+def extrapolation(kind: str, i: Inputs, table: Sequence[ErrorRow]) -> str | None:
+    """Why the scenario lies outside every validated regime of ``kind`` (training, inference, reliability), or
+    None when some measurement is near it."""
+    gen = generation_of(i.accelerator)
+    rows = [r for r in table if r.kind == kind]
+    if kind == "reliability":
+        near = [r for r in rows if r.accelerators_count and _near(r.accelerators_count, i.accelerators)]
+        if near:
+            return None
+        counts = [r.accelerators_count for r in rows if r.accelerators_count]
+        nearest = min(counts, key=lambda c: abs(math.log(c / i.accelerators))) if counts else None
+        return (f"no published failure figure within {NEAR_SCALE_RATIO:g}× of {i.accelerators:,} accelerators"
+                + (f" (nearest: {nearest:,})" if nearest else ""))  # fmt: skip
+    same = [r for r in rows if generation_of(r.accelerator) == gen]
+    what = "training" if kind == "training" else "serving"
+    if not same:
+        return f"no published {what} measurement on {gen} hardware"
+    if kind == "training":
+        counts = [r.accelerators_count for r in same if r.accelerators_count]
+        if not any(_near(c, i.accelerators) for c in counts):
+            nearest = min(counts, key=lambda c: abs(math.log(c / i.accelerators))) if counts else None
+            return (f"no published measurement within {NEAR_SCALE_RATIO:g}× of {i.accelerators:,} accelerators on "
+                    f"{gen} hardware" + (f" (nearest: {nearest:,})" if nearest else ""))  # fmt: skip
+        if i.moe and not any(r.regime.arch == "moe" for r in same):
+            return f"no published MoE training measurement on {gen} hardware"
+        return None
+    if i.engine and not any(r.regime.engine == i.engine for r in same):
+        return f"no published {i.engine} measurement on {gen} hardware"
+    if i.moe and not any(r.regime.arch == "moe" for r in same):
+        return f"no published MoE serving measurement on {gen} hardware"
+    return None
+
+
+def _near(count: int, target: int) -> bool:
+    return target / NEAR_SCALE_RATIO <= count <= target * NEAR_SCALE_RATIO
+
+
+def _get(obj: Mapping[str, Any], dotted: str) -> Any:
+    cur: Any = obj
+    for part in dotted.split("."):
+        if not isinstance(cur, Mapping) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+def _finite(v: Any) -> TypeGuard[float]:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+
+
+def _band_fields(b: Band) -> dict[str, Any]:
+    return {"regime": b.regime.label(), "rows": b.rows, "sources": b.sources,
+            "median_abs_error_frac": b.median_abs_error_frac}  # fmt: skip
+
+
+def _note(b: Band, reason: str | None) -> str:
+    basis = (f"{INTERVAL * 100:.0f} % of the validation errors in {b.regime.label()} ({b.rows} published "
+             f"measurements from {b.sources} sources, {b.sealed_rows} of them sealed) fall inside these bands")
+    if b.inflation > 1.0:
+        basis += f"; the open rows' errors are widened × {b.inflation:.2f}, the measured open→sealed ratio"
+    if b.thin:
+        basis += "; few rows: the bands are indicative"
+    if b.top_source_rows * 3 > b.rows * 2:
+        basis += (f"; {b.top_source_rows} of the {b.rows} rows come from one publisher ({b.top_source}), so the "
+                  "bands mostly say how far its setups are from the model")
+    if reason:
+        return f"outside every validated regime: {reason}; the bands are the errors of the nearest pooled regime " \
+               f"and may understate the error ({basis})"
+    return basis
+
+
+def _base(table_rows: Sequence[ErrorRow]) -> dict[str, Any]:
+    meta = shipped_meta() if table_rows is shipped() else {}
+    return {"interval": INTERVAL, "table_made_on": meta.get("made_on"), "table_code_version": meta.get("code_version")}
+
+
+def _no_band(note: str, extrapolating: bool) -> dict[str, Any]:
+    return {"interval": INTERVAL, "regime": None, "rows": 0, "sources": 0, "median_abs_error_frac": None,
+            "extrapolation": extrapolating, "note": note, "quantities": {}}  # fmt: skip
+
+
+def bands_for(kind: str, i: Inputs, values: Mapping[str, Any], table: Sequence[ErrorRow],
+              round_to: int = 0) -> dict[str, Any]:  # fmt: skip
+    """The accuracy object of one answer from its headline ``values`` (dotted keys into its JSON)."""
+    spec = QUANTITIES[kind]
+    quantities: dict[str, dict[str, float]] = {}
+    primary: Band | None = None
+    bands: dict[str, Band | None] = {}
+    for key, (quantity, power) in spec.items():
+        v = _get(values, key)
+        if not _finite(v):
+            continue
+        if quantity not in bands:
+            bands[quantity] = band(_regime(quantity, i), table)
+        b = bands[quantity]
+        if b is None:
+            continue
+        primary = primary or b
+        lo, hi = b.interval(float(v), power)
+        if key == "accelerators" and round_to > 1:  # whole replicas
+            lo, hi = round_to * math.ceil(lo / round_to - 1e-9), round_to * math.ceil(hi / round_to - 1e-9)
+        quantities[key] = {"low": lo, "high": hi}
+    if primary is None:
+        return _no_band("no validation row measures this answer's quantities", True)
+    reason = extrapolation(primary.asked.kind, i, table)
+    return {**_base(table), **_band_fields(primary), "extrapolation": reason is not None,
+            "note": _note(primary, reason), "quantities": quantities}  # fmt: skip
+
+
+def reliability_bands(i: Inputs, rel: Mapping[str, Any], useful_s: float | None,
+                      table: Sequence[ErrorRow]) -> dict[str, Any]:  # fmt: skip
+    """The reliability section's bands: interruptions from the failure-rate errors; ETTR through its loss
+    (1 − ETTR taken as proportional to the failure rate: the downtime and lost-work parts are, the checkpoint part
+    grows only as its square root, so the band errs wide); the time to train with failures combines the step-time
+    band and the ETTR band as independent factors (log half-widths in quadrature)."""
+    b = band(_regime("interruptions", i), table)
+    if b is None:
+        return _no_band("no published failure figure in the validation", True)
+    q: dict[str, dict[str, float]] = {}
+    count = rel.get("unexpected_interruptions_count")
+    if _finite(count):
+        lo, hi = b.interval(float(count))
+        q["unexpected_interruptions_count"] = {"low": lo, "high": hi}
+    ettr = rel.get("ettr_frac")
+    if _finite(ettr) and ettr < 1.0:
+        loss_lo, loss_hi = b.interval(1.0 - float(ettr))
+        e_lo, e_hi = max(1.0 - loss_hi, 0.0), 1.0 - loss_lo
+        q["ettr_frac"] = {"low": e_lo, "high": e_hi}
+        wall = rel.get("time_to_train_mean_s")
+        t = band(_regime("step_time", i), table)
+        if _finite(wall) and t is not None and e_lo > 0 and useful_s:
+            # measured / predicted in log: the step time's (−high, −low), 1/ETTR's (ln(ettr/e_hi), ln(ettr/e_lo))
+            c_lo, c_hi = combine((-t.high_log, -t.low_log), (math.log(ettr / e_hi), math.log(ettr / e_lo)))
+            q["time_to_train_mean_s"] = {"low": float(wall) * math.exp(c_lo), "high": float(wall) * math.exp(c_hi)}
+    reason = extrapolation("reliability", i, table)
+    return {**_base(table), **_band_fields(b), "extrapolation": reason is not None, "note": _note(b, reason),
+            "quantities": q}  # fmt: skip
+
+
+TCO_NOTE = ("tco prices owning and renting the cluster over its horizon at the given utilisation: no modelled time "
+            "or throughput enters it, so its figures are as exact as its price rows (see `aiinfra cost` for the "
+            "band of a training run's bill)")
+MEMORY_NOTE = ("no published memory measurement is in the validation: the memory figures follow the formulas cited "
+               "in docs/training.md, with no measured error band")
+
+
+def _training_inputs(sc: Scenario, obj: Mapping[str, Any]) -> Inputs:
+    plan = obj.get("plan") or {}
+    return Inputs(accelerator=sc.cluster.accelerator.id, accelerators=int(obj.get("accelerators_used")
+                                                                          or sc.cluster.count),
+                  moe=sc.model.is_moe, tp=int(plan.get("tp", 1)), pp=int(plan.get("pp", 1)),
+                  sharding=str(plan.get("sharding", "none")))  # fmt: skip
+
+
+def _serving_batch(sc: Scenario) -> tuple[int | None, bool]:
+    wl = sc.inference
+    if wl is None:
+        return None, True
+    if wl.request_rate_per_s:
+        return None, False
+    n = wl.concurrency or wl.users or (wl.batch if isinstance(wl.batch, int) else None)
+    return n, n is None
+
+
+def accuracy_for(kind: str, scenario: Scenario, values: Mapping[str, Any],
+                 table: Sequence[ErrorRow] | None = None) -> dict[str, Any]:  # fmt: skip
+    """The ``accuracy`` object of answer ``kind`` (train, memory, infer, capacity, simulate, cost, tco,
+    reliability) for ``scenario`` (the regime inputs) and the answer's JSON object ``values`` (its headline
+    numbers); ``table``: the error rows to use (default: the shipped error table)."""
+    rows = shipped() if table is None else table
+    if kind == "tco":
+        return {**_no_band(TCO_NOTE, False), "regime": "prices only"}
+    if kind == "memory":
+        return _no_band(MEMORY_NOTE, True)
+    if kind == "train":
+        return bands_for("train", _training_inputs(scenario, values), values, rows)
+    if kind == "reliability":
+        rel = values.get("reliability") or {}
+        return reliability_bands(_training_inputs(scenario, values), rel, values.get("time_to_train_s"), rows)
+    if kind == "cost":
+        return _cost(scenario, values, rows)
+    if kind == "infer":
+        i = Inputs(accelerator=str(values.get("accelerator") or scenario.cluster.accelerator.id),
+                   accelerators=int(values.get("count") or scenario.cluster.count), moe=scenario.model.is_moe,
+                   tp=int(values.get("tp") or 1), engine=str(values.get("engine") or ""),
+                   batch=int(values.get("batch_seqs") or 0) or None,
+                   saturated=str(values.get("load", "")).startswith("saturated"))  # fmt: skip
+        return bands_for("infer", i, values, rows)
+    if kind == "capacity":
+        ch = values.get("chosen") or {}
+        i = Inputs(accelerator=str(ch.get("accelerator") or scenario.cluster.accelerator.id),
+                   accelerators=int(ch.get("accelerators") or 1), moe=scenario.model.is_moe,
+                   tp=int(ch.get("tp") or 1), engine=str(ch.get("engine") or ""),
+                   batch=int(ch.get("batch_per_replica") or 0) or None)  # fmt: skip
+        return bands_for("capacity", i, ch, rows, round_to=int(ch.get("tp") or 1))
+    if kind == "simulate":
+        wl = scenario.inference
+        plan = wl.plan if wl is not None else None
+        running = values.get("running_seqs_max")
+        batch, saturated = _serving_batch(scenario)
+        i = Inputs(accelerator=scenario.cluster.accelerator.id, accelerators=scenario.cluster.count,
+                   moe=scenario.model.is_moe, tp=plan.tp if plan else 1, engine=wl.engine if wl else None,
+                   batch=batch or (int(running) if _finite(running) else None), saturated=saturated)  # fmt: skip
+        return bands_for("simulate", i, values, rows)
+    raise ValueError(f"accuracy_for: unknown answer kind {kind!r}")
+
+
+def _cost(sc: Scenario, values: Mapping[str, Any], rows: Sequence[ErrorRow]) -> dict[str, Any]:
+    """The bill's band: the modelled duration's band carried into the dollars that scale with it (compute, and
+    the totals; storage and egress do not scale but are small beside compute). A duration the scenario gives has
+    no model error. ``values["plan"]``: the training plan's layout (tp, pp, sharding)."""
+    plan = values.get("training_plan")
+    if not plan:
+        return {**_no_band("the duration is given (cost.usage.duration_s), not modelled: the bill is as exact as "
+                           "its price rows", False), "regime": "prices only"}  # fmt: skip
+    layout = values.get("plan") or {}
+    i = Inputs(accelerator=sc.cluster.accelerator.id, accelerators=sc.cluster.count, moe=sc.model.is_moe,
+               tp=int(layout.get("tp", 1)), pp=int(layout.get("pp", 1)),
+               sharding=str(layout.get("sharding", "none")))  # fmt: skip
+    out = bands_for("cost", i, values, rows)
+    useful, wall = plan.get("time_to_train_s"), values.get("duration_s")
+    if _finite(useful) and _finite(wall) and wall > useful * (1 + 1e-9):
+        # the duration is the expected time with failures: widen by the ETTR band (reliability_bands)
+        rel = reliability_bands(i, {"ettr_frac": useful / wall, "time_to_train_mean_s": wall}, useful, rows)
+        t = rel["quantities"].get("time_to_train_mean_s")
+        if t:
+            for key, q in out["quantities"].items():
+                v = _get(values, key)
+                q["low"], q["high"] = v * t["low"] / wall, v * t["high"] / wall
+            out["note"] += "; the failure model's band (ETTR) is combined in"
+    return out

@@ -1,0 +1,175 @@
+"""The regime of a validation row or of an answer: the features the error of a prediction depends on, and the order
+in which a regime with too few measured rows is pooled with its neighbours (docs/accuracy.md, "Regimes")."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, fields, replace
+
+from aiinfra.errors import AiinfraError
+
+ANY = "any"
+"""A dimension pooled over (every value)."""
+
+SCALE_BANDS: tuple[tuple[str, int, int | None], ...] = (
+    ("1–63", 1, 63),
+    ("64–511", 64, 511),
+    ("512–999", 512, 999),
+    ("≥ 1,000", 1000, None),
+)
+"""Accelerator-count bands, as docs/validation.md reports the training error (aiinfra.validation.runner)."""
+
+LIGHT_BATCH_MAX = 32
+"""Largest batch or concurrency counted as a light load: the validation's latency-oriented runs (batch 8, 32;
+concurrency 25) against its throughput-oriented ones (concurrency 100 and 250, batch 128)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Regime:
+    """Where a prediction lies. ``kind`` and ``quantity`` are never pooled over; every other field may be
+    :data:`ANY` (pooled)."""
+
+    kind: str
+    """training | inference | reliability."""
+    quantity: str
+    """The error's quantity: step_time (training); ttft, tpot, throughput (inference); interruptions (reliability)."""
+    scale_band: str = ANY
+    arch: str = ANY
+    """dense | moe."""
+    generation: str = ANY
+    """The accelerator's generation in the catalog (nvidia-hopper ...)."""
+    engine: str = ANY
+    parallelism: str = ANY
+    """pipeline | tensor | sharded | data (training)."""
+    load: str = ANY
+    """batch-1 | light | heavy | saturated (inference)."""
+
+    def pooled(self, dims: tuple[str, ...]) -> Regime:
+        """This regime with ``dims`` pooled over."""
+        return replace(self, **{d: ANY for d in dims})
+
+    def label(self) -> str:
+        """As the answers print it: 'training step_time · ≥ 1,000 accelerators · dense · nvidia-hopper'."""
+        parts = [f"{self.kind} {self.quantity}"]
+        for f in fields(self)[2:]:
+            v = getattr(self, f.name)
+            if v != ANY:
+                parts.append(f"{v} accelerators" if f.name == "scale_band" else f"{v} load" if f.name == "load"
+                             else v)  # fmt: skip
+        return " · ".join(parts)
+
+
+HIERARCHY: dict[str, tuple[str, ...]] = {
+    "training": ("parallelism", "generation", "arch", "scale_band"),
+    "inference": ("generation", "arch", "engine", "load"),
+    "reliability": ("generation",),
+}
+"""Per kind, the regime's dimensions in the order they are pooled over when a regime has too few rows: the
+first is given up first. Training keeps the scale band longest (the error grows with scale: docs/validation.md),
+inference the load level (batch-1 latency and saturated throughput miss differently)."""
+
+
+def levels(regime: Regime) -> list[Regime]:
+    """The regime, then each coarser pooling of it, down to the kind and quantity alone."""
+    dims = HIERARCHY[regime.kind]
+    return [regime.pooled(dims[:i]) for i in range(len(dims) + 1)]
+
+
+def scale_band(count: int | None) -> str:
+    if count is None:
+        return ANY
+    for label, lo, hi in SCALE_BANDS:
+        if count >= lo and (hi is None or count <= hi):
+            return label
+    return ANY
+
+
+def generation_of(accelerator_id: str) -> str:
+    """The catalog generation of an accelerator id; the id itself where the catalog has none."""
+    from aiinfra import catalog
+
+    try:
+        gen = catalog.accelerator(accelerator_id.strip()).generation
+    except AiinfraError:
+        return accelerator_id.strip() or ANY
+    return gen or accelerator_id.strip()
+
+
+def parallelism_family(tp: int, pp: int, sharding: str) -> str:
+    """pipeline (pp > 1), else tensor (tp > 1), else sharded (ZeRO-3 / FSDP) or data."""
+    if pp > 1:
+        return "pipeline"
+    if tp > 1:
+        return "tensor"
+    return "sharded" if sharding in ("zero3", "fsdp") else "data"
+
+
+def load_level(batch: int | None, saturated: bool) -> str:
+    """batch-1, light (≤ :data:`LIGHT_BATCH_MAX` sequences), heavy, or saturated (offline / as many as fit)."""
+    if saturated:
+        return "saturated"
+    if batch is None:
+        return ANY
+    if batch <= 1:
+        return "batch-1"
+    return "light" if batch <= LIGHT_BATCH_MAX else "heavy"
+
+
+INFERENCE_QUANTITY = {"ttft_s": "ttft", "tpot_s": "tpot", "itl_intercept_s": "tpot",
+                      "output_tokens_per_s": "throughput", "requests_per_s": "throughput"}  # fmt: skip
+"""Inference metrics -> the quantity whose errors they are; other metrics (KV capacity, ITL slope) have none."""
+
+RATE_METRICS = ("tokens_per_s_per_accelerator", "output_tokens_per_s", "requests_per_s")
+"""Metrics that are rates (aiinfra.validation.runner.RATE_METRICS)."""
+
+
+def _int(row: dict[str, str], key: str, default: int | None = None) -> int | None:
+    text = (row.get(key) or "").strip()
+    try:
+        v = float(text)
+    except ValueError:
+        return default
+    return int(v) if math.isfinite(v) else default
+
+
+def row_regime(kind: str, row: dict[str, str]) -> Regime | None:
+    """The regime of one validation CSV row (None: a metric no answer's band uses)."""
+    moe = "moe" if (_int(row, "num_experts", 1) or 1) > 1 else "dense"
+    gen = generation_of(row.get("accelerator") or "")
+    if kind == "training":
+        return Regime(kind=kind, quantity="step_time", scale_band=scale_band(_int(row, "num_accelerators")),
+                      arch=moe, generation=gen,
+                      parallelism=parallelism_family(_int(row, "tp", 1) or 1, _int(row, "pp", 1) or 1,
+                                                     (row.get("sharding") or "none").strip()))  # fmt: skip
+    if kind == "inference":
+        quantity = INFERENCE_QUANTITY.get((row.get("metric") or "").strip())
+        if quantity is None:
+            return None
+        mode = (row.get("mode") or "").strip()
+        batch = _int(row, "batch_or_concurrency")
+        level = "heavy" if mode == "poisson" else load_level(batch, mode == "offline")
+        return Regime(kind=kind, quantity=quantity, arch=moe, generation=gen,
+                      engine=(row.get("engine") or "").strip() or ANY, load=level)  # fmt: skip
+    if kind == "reliability":
+        if row.get("quantity") == "ettr_frac":
+            return None
+        return Regime(kind=kind, quantity="interruptions", generation=gen)
+    return None
+
+
+_SOURCE_HOSTS = ("github.com", "raw.githubusercontent.com")
+
+
+def source_key(row: dict[str, str]) -> str:
+    """Who published a row, for leave-one-source-out: a GitHub repository (owner/name), an arXiv paper, else the
+    host and first path part of ``source_url``; the ``source`` text up to its first comma when there is no URL."""
+    url = re.sub(r"^https?://(www\.)?", "", (row.get("source_url") or "").strip())
+    if not url:
+        return (row.get("source") or row.get("id") or "").split(",")[0].split(" (")[0].strip()
+    parts = url.split("/")
+    if parts[0] in _SOURCE_HOSTS:
+        return "/".join(["github.com", *parts[1:3]])
+    if parts[0] == "arxiv.org" and len(parts) > 2:
+        return "arxiv:" + re.sub(r"v\d+$", "", parts[2])
+    return "/".join(parts[:2])
