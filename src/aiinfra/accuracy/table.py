@@ -63,10 +63,11 @@ def _log_error(kind: str, metric: str, predicted: float, measured: float) -> flo
 
 def validation_files(data: Path = VALIDATION_DATA) -> list[tuple[Path, str]]:
     """Every training and inference CSV in the validation data with its split ('sealed' in the name: sealed);
-    the reliability files are scored by aiinfra.reliability.validation."""
+    the reliability files are scored by aiinfra.reliability.validation, and a seal list (``*_seal.csv``: which ids
+    are sealed, no measurements) is no validation file."""
     out = []
     for p in sorted(data.glob("*.csv")):
-        if p.name in RELIABILITY_FILES:
+        if p.name in RELIABILITY_FILES or p.stem.endswith("_seal"):
             continue
         out.append((p, "sealed" if "sealed" in p.stem else "open"))
     return out
