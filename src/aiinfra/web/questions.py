@@ -17,13 +17,12 @@ from typing import Any
 from aiinfra import app
 from aiinfra.errors import SpecError
 from aiinfra.report.render import jsonable
+from aiinfra.specs.bounds import WEB_MAX_SCHEDULE_JOBS, WEB_MAX_SIMULATED_REQUESTS
+
+__all__ = ["WEB_MAX_SCHEDULE_JOBS", "WEB_MAX_SIMULATED_REQUESTS"]
 
 Progress = Callable[[int, int | None], None]
 
-#: most requests one simulation from the web may run (the CLI's bound is specs.bounds.MAX_SIMULATED_REQUESTS): a
-#: product limit, chosen so that one answer stays interactive — examples/simulate-llama70b-h100.yaml at 20,000
-#: requests simulates in 1.1 s on this project's 2-core CI machine (bench/README.md, simulator section, for rates)
-WEB_MAX_SIMULATED_REQUESTS = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +65,14 @@ def load(scenario: Mapping[str, Any]) -> Any:
                         "send the scenario as a JSON object (examples/ show the format)")  # fmt: skip
     _refuse_file_paths(scenario)
     return app.load_scenario(scenario)
+
+
+def check_simulation(scenario: Mapping[str, Any]) -> Any:
+    """The resolved scenario of a simulation (file paths refused, requests bounded): a job's input, checked before
+    the job starts so that bad input is a 422, not a failed job."""
+    sc = load(scenario)
+    _bound_simulation(sc)
+    return sc
 
 
 def _capacity(sc: Any, o: Options, progress: Progress | None) -> dict[str, Any]:
@@ -137,6 +144,13 @@ def schedule(document: Mapping[str, Any]) -> dict[str, Any]:
                         "send a schedule file's content (examples/schedule-synthetic.yaml shows the format)")
     content = document.get("trace_csv")
     doc = {"schedule": dict(document["schedule"])}
+    generator = doc["schedule"].get("generator")
+    jobs = generator.get("jobs") if isinstance(generator, Mapping) else None
+    if content is None and isinstance(jobs, int | float) and not isinstance(jobs, bool) and \
+            jobs > WEB_MAX_SCHEDULE_JOBS:  # fmt: skip
+        limit = f"{WEB_MAX_SCHEDULE_JOBS:,}"
+        raise SpecError("schedule.generator.jobs", jobs, f"the web app schedules at most {limit} generated jobs",
+                        f"give ≤ {limit}, or run `aiinfra schedule` for more")
     if content is not None:
         if not isinstance(content, str):
             raise SpecError("trace_csv", type(content).__name__, "must be the CSV file's text", "upload a CSV file")

@@ -428,7 +428,7 @@ function runJob(question, scenario, q) {
     if (jobId) fetch(`/api/v1/jobs/${jobId}`, { method: "DELETE" });
   };
   handle.promise = (async () => {
-    const body = question === "validate" ? undefined : scenario;
+    const body = question === "validate" ? {} : scenario;
     const started = await api(`/api/v1/jobs/${question}?${q}`, { method: "POST", body, signal: ctrl.signal });
     jobId = started.id;
     for (;;) {
