@@ -233,7 +233,8 @@ def test_every_size_that_drives_the_work_is_bounded_at_validation(client: TestCl
 
 
 def test_the_clis_bounds_are_the_specs(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["schedule", str(EXAMPLES / "schedule-synthetic.yaml"), "--set", "schedule.generator.jobs=3000000"]) == 2
+    example = str(EXAMPLES / "schedule-synthetic.yaml")
+    assert main(["schedule", example, "--set", "schedule.generator.jobs=3000000"]) == 2
     assert "schedule.generator.jobs" in capsys.readouterr().err
 
 
