@@ -251,6 +251,7 @@ def test_the_deadline_stops_the_work_itself() -> None:
 
 def test_cheap_questions_do_not_wait_behind_heavy_ones_and_a_full_lane_is_429() -> None:
     c = _client(Settings(heavy_workers=1, heavy_queue=0))
+    assert c.post("/api/v1/infer", json=INFER).status_code == 200  # the catalog's caches warm
     body = {"schedule": {**SCHEDULE["schedule"], "generator": {**SCHEDULE["schedule"]["generator"], "jobs": 30_000}}}
     heavy: list[int] = []
     t = threading.Thread(target=lambda: heavy.append(c.post("/api/v1/schedule", json=body).status_code))
@@ -259,9 +260,8 @@ def test_cheap_questions_do_not_wait_behind_heavy_ones_and_a_full_lane_is_429() 
         deadline = time.monotonic() + 20
         while not multiprocessing.active_children() and time.monotonic() < deadline:
             time.sleep(0.02)
-        t0 = time.monotonic()
         assert c.post("/api/v1/infer", json=INFER).status_code == 200
-        assert time.monotonic() - t0 < 5  # not behind the ~15 s schedule
+        assert t.is_alive() and not heavy  # answered while the heavy schedule still runs: not behind it
         full = c.post("/api/v1/schedule", json=SCHEDULE)
         assert full.status_code == 429 and "busy" in _detail(full)["message"]
         assert full.headers["retry-after"]

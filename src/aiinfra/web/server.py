@@ -239,6 +239,10 @@ def create_app(settings: Settings | None = None) -> Any:
     bounded = lanes.light
 
     async def heavy(request: Request, op: str, *args: Any) -> Any:
+        """Validated on the light lane (bad input is a 422 even while every worker is busy), then answered by a
+        worker process."""
+        if op != "validate":
+            await bounded(lambda: questions.precheck(op, args))
         return await lanes.heavy(op, args, request.is_disconnected)
 
     scenario_body = {"requestBody": {"required": True, "content": {"application/json": {"schema": {
