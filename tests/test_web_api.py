@@ -466,6 +466,9 @@ def test_validation_as_a_job(client: TestClient) -> None:
     job = client.post("/api/v1/jobs/validate?rows=training", json={}).json()
     done = _wait(client, job["id"])
     assert done["state"] == "done" and done["done"] == done["total"] == done["result"]["summary"]["n"]
+    again = client.post("/api/v1/jobs/validate?rows=training", json={})  # a second visit: the table is kept
+    assert again.status_code == 202 and again.json()["state"] == "done"
+    assert again.json()["result"] == done["result"]
 
 
 def test_the_web_package_is_a_shell_over_the_app_layer() -> None:
