@@ -80,8 +80,8 @@ class Settings:
     """Jobs running at once, each in its own worker process."""
     max_queued_jobs: int = 8
     worker_memory_bytes: int = 3 * 2**30
-    """Address space of one worker process: the largest bounded answers take a few hundred MB (bench/README.md,
-    web hostile-request section); 3 GiB leaves room for the interpreter and numerical libraries' reservations."""
+    """Address space of one worker process: the largest bounded answers peak at about 100 MB resident (bench/README.md,
+    web hostile-request section); 3 GiB leaves room for the interpreter's and numerical libraries' reservations."""
 
 
 def error_detail(exc: BaseException) -> tuple[int, dict[str, Any]]:
