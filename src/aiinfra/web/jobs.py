@@ -82,11 +82,12 @@ class JobTable:
         self._pool.submit(self._run, job, op, args, on_done)
         return job
 
-    def finished(self, question: str, result: Any) -> Job:
-        """A job that is done already (an answer the server keeps, such as the validation table)."""
+    def finished(self, question: str, result: Any, steps: int | None = None) -> Job:
+        """A job that is done already (an answer the server keeps, such as the validation table), with its
+        ``steps`` done out of as many."""
         now = time.monotonic()
         job = Job(id="j" + secrets.token_hex(8), question=question, started_s=now, state="done", result=result,
-                  ended_s=now)  # fmt: skip
+                  ended_s=now, done=steps or 0, total=steps)  # fmt: skip
         with self._lock:
             self._jobs[job.id] = job
             self._forget_finished()

@@ -306,7 +306,7 @@ def create_app(settings: Settings | None = None) -> Any:
         if question == "validate":
             paths = tuple(str(p) for p in _validation_paths(rows))
             if rows in validated:
-                job = jobs.finished(question, validated[rows])
+                job = jobs.finished(question, validated[rows], validated[rows]["summary"]["n"])
             else:
                 job = jobs.start(question, "validate", (paths,), lambda result: validated.setdefault(rows, result))
         elif question == "simulate-series":
