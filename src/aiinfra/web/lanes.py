@@ -99,7 +99,7 @@ class Slots:
 
 
 def _preloaded() -> list[str]:
-    return ["aiinfra.web.questions", "aiinfra.app.validation", "aiinfra.web.lanes"]
+    return ["aiinfra.web.questions", "aiinfra.app.validation", "aiinfra.web.lanes", "aiinfra.web.warm"]
 
 
 _CONTEXT: Any = None
@@ -119,6 +119,16 @@ def context() -> Any:
             else:
                 _CONTEXT = multiprocessing.get_context("spawn")
         return _CONTEXT
+
+
+def start_fork_server() -> None:
+    """Start the fork server (it imports and warms the package: seconds) before the first heavy request needs it."""
+    ctx = context()
+    if ctx.get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        with contextlib.suppress(Exception):
+            forkserver.ensure_running()
 
 
 def _work(op: str, args: tuple[Any, ...], progress: Progress) -> Any:
@@ -218,6 +228,7 @@ class Lanes:
         self._light_pool = ThreadPoolExecutor(max_workers=light_workers, thread_name_prefix="aiinfra-light")
         self.max_wall_s = max_wall_s
         self.worker_memory_bytes = worker_memory_bytes
+        threading.Thread(target=start_fork_server, daemon=True, name="aiinfra-forkserver").start()
 
     async def light(self, fn: Callable[[], Any]) -> Any:
         """``fn()`` on a light worker thread, bounded by the wall-time limit. The slot is held until the thread
