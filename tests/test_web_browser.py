@@ -82,6 +82,20 @@ def page(browser: Any) -> Iterator[Any]:
     assert not errors, errors  # no script error, no CSP violation
 
 
+def _charts(pg: Any) -> list[dict[str, Any]]:
+    """Every plotly chart on the page: its layout's title and axis titles, the title drawn, trace names, the y of
+    its line shapes."""
+    result: list[dict[str, Any]] = pg.eval_on_selector_all(".js-plotly-plot", """els => els.map(el => ({
+        id: el.id, title: el.layout.title && el.layout.title.text,
+        drawn_title: (el.querySelector('.gtitle') || {}).textContent,
+        x: el.layout.xaxis && el.layout.xaxis.title ? el.layout.xaxis.title.text : null,
+        y: el.layout.yaxis && el.layout.yaxis.title ? el.layout.yaxis.title.text : null,
+        names: el.data.map(t => t.name), bars: el.data.filter(t => t.type === 'bar').map(t => [t.y, t.x]),
+        shape_y: (el.layout.shapes || []).map(s => s.y0),
+        shapes_drawn: el.querySelectorAll('.shapelayer path').length}))""")
+    return result
+
+
 def _shot(pg: Any, name: str) -> None:
     ARTEFACTS.mkdir(exist_ok=True)
     pg.screenshot(path=str(ARTEFACTS / f"{name}.png"), full_page=True)
@@ -148,6 +162,16 @@ def test_each_page_shows_the_apis_and_the_clis_numbers(server: str, page: Any, n
     assert _assert_page_equals(shown, api, f"{name} vs API") >= 3
     assert _assert_page_equals(shown, cli, f"{name} vs CLI") >= 3
     assert page.locator(".js-plotly-plot").count() >= (0 if name in ("capacity", "pack") else 1)
+    for c in _charts(page):  # every chart has a drawn title, axis titles with units, legend entries named
+        assert c["title"] and c["drawn_title"] == c["title"], (name, c)
+        assert c["x"] is not None and c["y"], (name, c)
+        assert all(n and "_" not in n for n in c["names"]), (name, c)  # readable, not raw keys
+    if name in ("train", "memory", "infer"):  # the capacity line is drawn across the memory chart
+        mem = next(c for c in _charts(page) if c["id"] == "chart-memory")
+        capacity_gb = _lookup(api, {"train": "memory_capacity_bytes", "memory": "capacity_bytes",
+                                    "infer": "memory_per_accelerator.capacity_bytes"}[name]) / 1e9
+        assert any(abs(y - capacity_gb) < 1e-9 for y in mem["shape_y"]), mem
+        assert "(GB)" in mem["y"]
 
 
 def test_capacity_with_simulation_runs_as_a_job_and_shows_the_clis_check(server: str, page: Any) -> None:
@@ -252,11 +276,15 @@ def test_yaml_applied_in_the_page_answers_that_scenario(server: str, page: Any) 
     text = (EXAMPLES / "finetune-qlora-70b.yaml").read_text()
     page.click("text=Scenario as YAML")
     page.fill("#yaml", text)
-    page.click("#apply-yaml")
-    page.wait_for_function("() => document.querySelector('#f-model').value === 'meta-llama-2-70b' && "
-                           "document.querySelector('#status').textContent.startsWith('answered')",
-                           timeout=60_000)
+    before = _shown(page)["total_params"][0]
     cli = _cli(["memory", str(EXAMPLES / "finetune-qlora-70b.yaml"), "--json"])
+    page.click("#apply-yaml")
+    # the new scenario's answer, not any "answered": its parameter count differs from the 7B example's
+    page.wait_for_function(f"() => {{ const v = document.querySelector(\"[data-key='total_params']\"); "
+                           f"return document.querySelector('#f-model').value === 'meta-llama-2-70b' && v && "
+                           f"v.textContent !== {before!r} && !document.querySelector('#result.stale') && "
+                           "document.querySelector('#status').textContent.startsWith('answered'); }",
+                           timeout=60_000)  # fmt: skip
     assert _assert_page_equals(_shown(page), cli, "memory qlora vs CLI") >= 2
 
 
@@ -362,6 +390,8 @@ def test_mig_page_lists_layouts_and_refuses_a_bad_one_next_to_the_field(server: 
 
 
 def test_home_and_api_docs_pages(server: str, page: Any) -> None:
+    import httpx
+
     page.goto(server)
     page.wait_for_selector(".seeds li")
     _shot(page, "home")
@@ -371,6 +401,11 @@ def test_home_and_api_docs_pages(server: str, page: Any) -> None:
     page.goto(f"{server}api/docs")
     page.wait_for_selector(".endpoint")
     assert page.locator(".endpoint[data-path='/api/v1/train']").count() == 1
+    curl = page.text_content("#example-curl")  # the example runs as printed, against this server
+    url = re.search(r"'(http://[^']+)'", curl)
+    assert url is not None and url.group(1) == f"{server}api/v1/infer"
+    body = json.loads(re.search(r"-d '(\{.*\})'", curl).group(1))  # type: ignore[union-attr]
+    assert httpx.post(url.group(1), json=body, timeout=60).status_code == 200
     _shot(page, "api-docs")
 
 
@@ -384,3 +419,72 @@ def test_no_script_comes_from_outside_the_server(server: str, page: Any) -> None
 
 def test_artefacts_dir_is_ignored_by_git() -> None:
     assert "test-artefacts/" in (ROOT / ".gitignore").read_text().split()
+
+
+def test_the_cost_chart_has_one_bar_per_offer_and_the_page_no_sideways_scroll(server: str, page: Any) -> None:
+    import httpx
+
+    scenario = yaml.safe_load((EXAMPLES / "cost-serve-70b-5-regions.yaml").read_text())
+    import base64
+
+    token = base64.urlsafe_b64encode(json.dumps(scenario).encode()).decode().rstrip("=")
+    page.goto(f"{server}#/cost?s={token}")
+    _answered(page)
+    api = httpx.post(f"{server}api/v1/cost", json=scenario, timeout=60).json()
+    offers = [o["total_known_usd"] for o in api["options"] if o["total_known_usd"] is not None][:20]
+    cost = next(c for c in _charts(page) if c["id"] == "chart-cost")
+    (labels, values), = cost["bars"]
+    assert len(labels) == len(set(labels)) == len(offers)  # no two offers share (and stack into) one bar
+    assert values == pytest.approx(offers, rel=1e-12)
+    assert cost["x"] == "total known cost (USD)"
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+
+
+def test_an_error_clears_the_previous_answer(server: str, page: Any) -> None:
+    page.goto(f"{server}#/train")
+    _answered(page)
+    assert page.locator("[data-key='accelerators_used']").count() == 1
+    page.fill("[data-path='hardware.count']", "-5")
+    page.press("[data-path='hardware.count']", "Tab")
+    page.wait_for_function("() => document.querySelector('#error').textContent.length > 0", timeout=30_000)
+    assert "hardware.count" in page.text_content("#error")
+    assert page.locator("[data-key='accelerators_used']").count() == 0  # no stale "accelerators used 512"
+    assert not page.text_content("#status").startswith("answered")
+
+
+def test_each_page_keeps_its_own_state_and_the_url_follows_the_page(server: str, page: Any) -> None:
+    page.goto(f"{server}#/mig?accelerator=nvidia-a100-sxm4-80gb")
+    page.wait_for_selector("#mig-count")
+    page.fill("#mig-layout", "4g.40gb,4g.40gb")  # typed, not submitted
+    page.click("#nav a[data-page='catalog']")
+    page.wait_for_selector("#t-catalog tbody tr")
+    page.wait_for_timeout(500)
+    assert page.url.endswith("#/catalog")
+    assert page.text_content("#error") == ""
+    page.click("#nav a[data-page='memory']")
+    _answered(page)
+    page.fill("[data-path='training.seq_len']", "8192")  # a field edited, then another page at once
+    page.click("#nav a[data-page='infer']")
+    _answered(page)
+    page.wait_for_timeout(500)
+    assert "#/infer" in page.url and page.text_content("#error") == ""
+    assert page.locator("[data-key='ttft_s']").count() == 1
+
+
+def test_smaller_readability_items(server: str, page: Any) -> None:
+    page.goto(f"{server}#/capacity")
+    _answered(page)
+    assert page.locator("[data-unused='hardware.count']").is_disabled()  # capacity chooses the count
+    ttft_tpot = page.eval_on_selector_all("#t-capacity tbody tr", "trs => trs.map(t => [t.cells[9].textContent, "
+                                          "t.cells[10].textContent, t.cells[11].textContent])")  # fmt: skip
+    assert all(x != "0" and y != "0" for x, y, _ in ttft_tpot)
+    width = page.evaluate("[document.querySelector('#example').getBoundingClientRect().right, "
+                          "document.querySelector('#form-panel').getBoundingClientRect().right]")
+    assert width[0] <= width[1]  # the example selector stays inside its panel
+    page.click("#nav a[data-page='infer']")
+    _answered(page)
+    assert page.locator("#t-slo tbody tr").count() >= 1  # the SLO fields are compared, not silently ignored
+    page.click("#nav a[data-page='datacenter']")
+    _answered(page)
+    it, facility = page.text_content("[data-key='it_power_w']"), page.text_content("[data-key='facility_power_w']")
+    assert it.split()[-1] == facility.split()[-1]  # one unit for both

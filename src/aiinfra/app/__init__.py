@@ -20,7 +20,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from aiinfra.app.base import MissingExtraError, Result, flatten
+    from aiinfra.app.base import (
+        MissingExtraError,
+        Result,
+        catalog_overlay_dirs,
+        catalog_with_overlays,
+        flatten,
+    )
     from aiinfra.app.calibrate import CalibrateResult, calibrate
     from aiinfra.app.catalog_queries import (
         CatalogRow,
@@ -54,6 +60,8 @@ if TYPE_CHECKING:
 #: public name -> the module that defines it
 _LAZY: dict[str, str] = {
     "MissingExtraError": "aiinfra.app.base",
+    "catalog_overlay_dirs": "aiinfra.app.base",
+    "catalog_with_overlays": "aiinfra.app.base",
     "Result": "aiinfra.app.base",
     "flatten": "aiinfra.app.base",
     "CalibrateResult": "aiinfra.app.calibrate",
@@ -182,6 +190,8 @@ __all__ = [
     "answer",
     "calibrate",
     "capacity",
+    "catalog_overlay_dirs",
+    "catalog_with_overlays",
     "catalog_list",
     "catalog_show",
     "check",

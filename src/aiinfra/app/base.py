@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from aiinfra.errors import AiinfraError
@@ -46,3 +48,23 @@ class Result:
         except ImportError:
             raise MissingExtraError("to_frame() needs pandas: pip install 'aiinfra[frames]'") from None
         return pandas.DataFrame(self.table_rows())
+
+
+def catalog_overlay_dirs() -> tuple[str, ...]:
+    """The folders the active catalog lays over the shipped rows, in order (``--catalog-overlay``, refreshed
+    prices): what a worker process applies again to answer against the same catalog."""
+    from aiinfra import catalog
+
+    return tuple(str(d) for d in catalog.active().overlay_dirs)
+
+
+@contextmanager
+def catalog_with_overlays(dirs: Sequence[str]) -> Iterator[None]:
+    """Answer inside the block against the shipped catalog with ``dirs`` laid over it, in order."""
+    from aiinfra.catalog import Catalog, use
+
+    cat = Catalog.default()
+    for d in dirs:
+        cat = cat.with_overlay(d)
+    with use(cat):
+        yield

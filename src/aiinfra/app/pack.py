@@ -17,6 +17,7 @@ from aiinfra.errors import SpecError
 from aiinfra.planning.capacity import cheapest_price
 from aiinfra.sharing import mig as m
 from aiinfra.sharing import pack as pk
+from aiinfra.specs.bounds import MAX_PACK_COPIES, InRange
 from aiinfra.specs.common import STRICT, validate
 from aiinfra.specs.scenario import apply_set, parse_scenario, read_yaml, resolve
 
@@ -64,7 +65,7 @@ class DevWorkload:
     kind: Literal["notebook", "finetune"]
     memory_gb: pydantic.PositiveFloat
     """GPU memory one copy needs (GiB, as MIG profile names count it)."""
-    count: pydantic.PositiveInt = 1
+    count: Annotated[int, InRange(1, MAX_PACK_COPIES)] = 1
     compute_frac: Annotated[float, pydantic.Field(ge=0.0, le=1.0)] = 0.0
     """Least share of a GPU's compute slices one copy needs (0 = any)."""
 

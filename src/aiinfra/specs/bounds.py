@@ -35,6 +35,27 @@ MAX_SIMULATED_REQUESTS = 10**7
 MAX_SIMULATED_REPLICAS = 10**4
 """Work budget of one simulation: replicas each hold their own scheduler state; 10⁴ is beyond any serving
 deployment simulated per replica."""
+MAX_SCHEDULE_JOBS = 10**6
+"""Work budget of one cluster-scheduling run (generated jobs, backfill depth, users): the simulator takes about
+0.5 ms and 1 kB a job (100,000 generated jobs: 48 s, 122 MB peak on this project's 2-core CI machine), so 10⁶ jobs
+take minutes and about a GB; more is refused rather than left to run for an hour."""
+MAX_CLUSTER_NODES = 10**5
+"""Nodes of a scheduled cluster: 800,000 GPUs at 8 per node, above the largest clusters announced (a few hundred
+thousand GPUs; see MAX_ACCELERATORS); the scheduler keeps per-node state, so this also bounds its memory."""
+MAX_UTILISATION_BINS = 10_000
+"""Points of a utilisation-over-time series: more than a chart's pixels across; each costs a pass over the
+busy intervals."""
+MAX_PACK_COPIES = 10**5
+"""Copies of one packed workload (notebooks, fine-tunes): 14,000 GPUs' worth at seven MIG instances each; the
+packer holds every copy as an item."""
+WEB_MAX_SCHEDULE_JOBS = 50_000
+"""Generated jobs one schedule from the web app may run: about 25 s on the 2-core CI machine (0.5 ms a job,
+MAX_SCHEDULE_JOBS), within the server's 120 s wall-time limit for every policy; the CLI runs up to
+MAX_SCHEDULE_JOBS."""
+WEB_MAX_SIMULATED_REQUESTS = 20_000
+"""Requests one simulation from the web app may run: examples/simulate-llama70b-h100.yaml at 20,000 requests
+simulates in 1.1 s on the 2-core CI machine (bench/README.md, simulator section, for rates); the CLI runs up to
+MAX_SIMULATED_REQUESTS."""
 MAX_WIDTH = 10**6
 """Hidden, FFN and head widths of a model: 50× the widest published (PaLM 540B, hidden 18,432)."""
 MAX_LAYERS = 10**4

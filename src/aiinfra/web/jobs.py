@@ -1,15 +1,17 @@
 """Long answers as jobs: started by one request, polled for progress, cancellable.
 
-A simulation-backed answer (``simulate``, ``find-max-rate``, ``capacity`` with ``simulate``, ``validate``) runs in a
-worker thread; the application layer calls ``progress(done, total)`` after each simulation or validation row, and
-that call raises :class:`Cancelled` once the job is cancelled, so the work stops at the next step instead of
-running on. A single simulation has no step to stop at: cancelling it discards its answer when it ends.
+Each job runs in its own worker process (web/lanes.py); the application layer reports ``progress(done, total)``
+after each simulation or validation row, and the worker sends it to the server. Cancelling a job, or a job running
+past ``max_wall_s``, kills its process, so the work really stops (a single simulation included).
+
+At most ``workers`` jobs run at once and ``max_queued`` wait; more is a 429 (:class:`~aiinfra.web.lanes.LaneFull`).
+A job's id stays valid until it has finished: only finished jobs are forgotten, the oldest first, beyond ``keep``.
 """
 
 from __future__ import annotations
 
 import contextvars
-import itertools
+import secrets
 import threading
 import time
 from collections import OrderedDict
@@ -18,28 +20,21 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiinfra.errors import SpecError
+from aiinfra.web.lanes import LaneFull, Lanes, Stopped, WorkError, past_wall_limit
 
-Work = Callable[[Callable[[int, int | None], None]], Any]
+__all__ = ["Job", "JobTable", "past_wall_limit"]
 
-
-def past_wall_limit(field: str, value: str, limit_s: float) -> SpecError:
-    """The error of an answer that ran past the web app's wall-time limit (a request or a job)."""
-    return SpecError(field, value, f"ran past the web app's limit of {limit_s:g} s",
-                     "ask a smaller question (fewer requests or candidates), or use the CLI")
-
-
-class Cancelled(Exception):
-    """Raised inside a job's progress callback once the job is cancelled."""
+ENDED = frozenset({"done", "error", "cancelled"})
 
 
 @dataclass
 class Job:
     id: str
     question: str
-    started_s: float = field(default_factory=time.monotonic)
-    state: str = "running"
-    """running | done | error | cancelled"""
+    created_s: float = field(default_factory=time.monotonic)
+    started_s: float | None = None
+    state: str = "queued"
+    """queued | running | done | error | cancelled"""
     done: int = 0
     total: int | None = None
     result: Any = None
@@ -48,9 +43,10 @@ class Job:
     ended_s: float | None = None
 
     def view(self) -> dict[str, Any]:
+        start = self.started_s if self.started_s is not None else self.created_s
         end = self.ended_s if self.ended_s is not None else time.monotonic()
         out: dict[str, Any] = {"id": self.id, "question": self.question, "state": self.state, "done": self.done,
-                               "total": self.total, "elapsed_s": round(end - self.started_s, 3)}  # fmt: skip
+                               "total": self.total, "elapsed_s": round(max(0.0, end - start), 3)}  # fmt: skip
         if self.state == "done":
             out["result"] = self.result
         if self.error is not None:
@@ -59,68 +55,95 @@ class Job:
 
 
 class JobTable:
-    """The server's jobs: at most ``workers`` run at once, the newest ``keep`` are remembered."""
+    """The server's jobs."""
 
-    def __init__(self, error_detail: Callable[[BaseException], tuple[int, dict[str, Any]]], workers: int = 2,
-                 keep: int = 32, max_wall_s: float = 120.0) -> None:  # fmt: skip
+    def __init__(self, lanes: Lanes, error_detail: Callable[[BaseException], tuple[int, dict[str, Any]]], *,
+                 workers: int = 2, max_queued: int = 8, keep: int = 64) -> None:  # fmt: skip
+        self._lanes = lanes
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="aiinfra-job")
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._lock = threading.Lock()
-        self._ids = itertools.count(1)
-        self._keep = keep
+        self._workers, self._max_queued, self._keep = workers, max_queued, keep
         self._error_detail = error_detail
-        self.max_wall_s = max_wall_s
+        self.max_wall_s = lanes.max_wall_s
 
-    def start(self, question: str, work: Work) -> Job:
+    def _unfinished(self) -> int:
+        return sum(j.state not in ENDED for j in self._jobs.values())
+
+    def start(self, question: str, op: str, args: tuple[Any, ...],
+              on_done: Callable[[Any], None] | None = None) -> Job:  # fmt: skip
+        """A new job running ``op`` (lanes' work names) on ``args``; :class:`LaneFull` when every slot and the
+        queue are taken."""
         with self._lock:
-            job = Job(id=f"j{next(self._ids)}", question=question)
+            if self._unfinished() >= self._workers + self._max_queued:
+                raise LaneFull("job", self._workers)
+            job = Job(id="j" + secrets.token_hex(8), question=question)
             self._jobs[job.id] = job
-            while len(self._jobs) > self._keep:
-                self._jobs.popitem(last=False)
-        # the job runs in the caller's context: the catalog it answers against (`aiinfra web --catalog-overlay`)
-        self._pool.submit(contextvars.copy_context().run, self._run, job, work)
+            self._forget_finished()
+        # the job runs in the caller's context: the catalog its worker answers against (`--catalog-overlay`)
+        self._pool.submit(contextvars.copy_context().run, self._run, job, op, args, on_done)
         return job
+
+    def finished(self, question: str, result: Any, steps: int | None = None) -> Job:
+        """A job that is done already (an answer the server keeps, such as the validation table), with its
+        ``steps`` done out of as many."""
+        now = time.monotonic()
+        job = Job(id="j" + secrets.token_hex(8), question=question, started_s=now, state="done", result=result,
+                  ended_s=now, done=steps or 0, total=steps)  # fmt: skip
+        with self._lock:
+            self._jobs[job.id] = job
+            self._forget_finished()
+        return job
+
+    def _forget_finished(self) -> None:
+        ended = [k for k, j in self._jobs.items() if j.state in ENDED]
+        for k in ended[: max(0, len(ended) - self._keep)]:
+            del self._jobs[k]
 
     def _progress(self, job: Job) -> Callable[[int, int | None], None]:
         def progress(done: int, total: int | None) -> None:
             job.done, job.total = done, total
-            if job.cancel_requested:
-                raise Cancelled
-            if time.monotonic() - job.started_s > self.max_wall_s:
-                raise past_wall_limit("job", job.question, self.max_wall_s)
 
         return progress
 
-    def _run(self, job: Job, work: Work) -> None:
+    def _end(self, job: Job, state: str, error: dict[str, Any] | None = None, result: Any = None) -> None:
+        with self._lock:
+            if job.state in ENDED:
+                return
+            job.state, job.error, job.result, job.ended_s = state, error, result, time.monotonic()
+            self._forget_finished()
+
+    def _run(self, job: Job, op: str, args: tuple[Any, ...], on_done: Callable[[Any], None] | None) -> None:
+        if job.cancel_requested:
+            self._end(job, "cancelled")
+            return
+        job.started_s = time.monotonic()
+        job.state = "running"
         try:
-            result = work(self._progress(job))
-            if job.state != "running":
-                return  # ran past the limit (get() ended it) or was cancelled: the answer is discarded
-            job.result, job.state = result, ("cancelled" if job.cancel_requested else "done")
-        except Cancelled:
-            job.state = "cancelled"
-        except Exception as exc:  # bad input, or one job's crash: its own answer, never the server's
-            if job.state == "running":
-                job.state, job.error = "error", self._error_detail(exc)[1]
-        finally:
-            if job.ended_s is None:
-                job.ended_s = time.monotonic()
+            result = self._lanes.run_blocking(op, args, self._progress(job), lambda: job.cancel_requested,
+                                              job.started_s + self.max_wall_s)  # fmt: skip
+        except Stopped:
+            self._end(job, "cancelled")
+        except WorkError as exc:
+            self._end(job, "error", exc.detail)
+        except Exception as exc:  # the wall-time limit, or the server's own failure: this job's answer only
+            self._end(job, "error", self._error_detail(exc)[1])
+        else:
+            self._end(job, "done", result=result)
+            if on_done is not None:
+                on_done(result)
 
     def get(self, job_id: str) -> Job | None:
-        """The job; one still running past ``max_wall_s`` (a single simulation has no step to stop at) is ended
-        here with the reason, and its answer discarded when its thread finishes."""
         with self._lock:
-            job = self._jobs.get(job_id)
-        if job is not None and job.state == "running" and time.monotonic() - job.started_s > self.max_wall_s:
-            job.cancel_requested = True
-            error = self._error_detail(past_wall_limit("job", job.question, self.max_wall_s))[1]
-            job.state, job.error, job.ended_s = "error", error, time.monotonic()
-        return job
+            return self._jobs.get(job_id)
 
     def cancel(self, job_id: str) -> Job | None:
+        """Cancel a job: a queued one never starts, a running one's process is killed."""
         job = self.get(job_id)
-        if job is not None and job.state == "running":
+        if job is not None and job.state not in ENDED:
             job.cancel_requested = True
+            if job.state == "queued":
+                self._end(job, "cancelled")
         return job
 
     def shutdown(self) -> None:

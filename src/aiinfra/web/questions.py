@@ -17,13 +17,12 @@ from typing import Any
 from aiinfra import app
 from aiinfra.errors import SpecError
 from aiinfra.report.render import jsonable
+from aiinfra.specs.bounds import WEB_MAX_SCHEDULE_JOBS, WEB_MAX_SIMULATED_REQUESTS
+
+__all__ = ["WEB_MAX_SCHEDULE_JOBS", "WEB_MAX_SIMULATED_REQUESTS"]
 
 Progress = Callable[[int, int | None], None]
 
-#: most requests one simulation from the web may run (the CLI's bound is specs.bounds.MAX_SIMULATED_REQUESTS): a
-#: product limit, chosen so that one answer stays interactive — examples/simulate-llama70b-h100.yaml at 20,000
-#: requests simulates in 1.1 s on this project's 2-core CI machine (bench/README.md, simulator section, for rates)
-WEB_MAX_SIMULATED_REQUESTS = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +65,14 @@ def load(scenario: Mapping[str, Any]) -> Any:
                         "send the scenario as a JSON object (examples/ show the format)")  # fmt: skip
     _refuse_file_paths(scenario)
     return app.load_scenario(scenario)
+
+
+def check_simulation(scenario: Mapping[str, Any]) -> Any:
+    """The resolved scenario of a simulation (file paths refused, requests bounded): a job's input, checked before
+    the job starts so that bad input is a 422, not a failed job."""
+    sc = load(scenario)
+    _bound_simulation(sc)
+    return sc
 
 
 def _capacity(sc: Any, o: Options, progress: Progress | None) -> dict[str, Any]:
@@ -129,33 +136,49 @@ def shipped_traces() -> dict[str, Path]:
 UPLOADED_TRACE = "uploaded.csv"
 
 
-def schedule(document: Mapping[str, Any]) -> dict[str, Any]:
-    """``aiinfra schedule --json`` of a schedule document. Its trace names a trace the package ships, or the
-    document carries the CSV's content as ``trace_csv`` (the web app reads no client path), which is then the trace."""
+def _schedule_document(document: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """The schedule document the application layer reads and the uploaded CSV's text, checked for what the web app
+    refuses (a trace it does not ship, more generated jobs than its limit)."""
     if not isinstance(document, Mapping) or not isinstance(document.get("schedule"), Mapping):
         raise SpecError("schedule", type(document).__name__, "expected a JSON object with one section 'schedule'",
                         "send a schedule file's content (examples/schedule-synthetic.yaml shows the format)")
     content = document.get("trace_csv")
     doc = {"schedule": dict(document["schedule"])}
+    generator = doc["schedule"].get("generator")
+    jobs = generator.get("jobs") if isinstance(generator, Mapping) else None
+    if content is None and isinstance(jobs, int | float) and not isinstance(jobs, bool) and \
+            jobs > WEB_MAX_SCHEDULE_JOBS:  # fmt: skip
+        limit = f"{WEB_MAX_SCHEDULE_JOBS:,}"
+        raise SpecError("schedule.generator.jobs", jobs, f"the web app schedules at most {limit} generated jobs",
+                        f"give ≤ {limit}, or run `aiinfra schedule` for more")
     if content is not None:
         if not isinstance(content, str):
             raise SpecError("trace_csv", type(content).__name__, "must be the CSV file's text", "upload a CSV file")
         doc["schedule"].pop("generator", None)
         doc["schedule"]["trace"] = UPLOADED_TRACE
-        with tempfile.TemporaryDirectory(prefix="aiinfra-trace-") as tmp:
-            (Path(tmp) / UPLOADED_TRACE).write_text(content, encoding="utf-8")
-            return app.schedule(doc, base_dir=Path(tmp)).to_dict()
+        return doc, content
     trace = doc["schedule"].get("trace")
     traces = shipped_traces()
     if trace is not None and (not isinstance(trace, str) or trace not in traces):
         raise SpecError("schedule.trace", trace, "the web app reads only the traces aiinfra ships",
                         f"name one of {', '.join(traces)}, upload the CSV (trace_csv) or describe a generator")
+    return doc, None
+
+
+def schedule(document: Mapping[str, Any]) -> dict[str, Any]:
+    """``aiinfra schedule --json`` of a schedule document. Its trace names a trace the package ships, or the
+    document carries the CSV's content as ``trace_csv`` (the web app reads no client path), which is then the trace."""
+    doc, content = _schedule_document(document)
+    if content is not None:
+        with tempfile.TemporaryDirectory(prefix="aiinfra-trace-") as tmp:
+            (Path(tmp) / UPLOADED_TRACE).write_text(content, encoding="utf-8")
+            return app.schedule(doc, base_dir=Path(tmp)).to_dict()
+    traces = shipped_traces()
     base = next(iter(traces.values())).parent if traces else None
     return app.schedule(doc, base_dir=base).to_dict()
 
 
-def pack(document: Mapping[str, Any]) -> dict[str, Any]:
-    """``aiinfra pack --json`` of a portfolio document (no service may name a config.json path)."""
+def _check_pack(document: Mapping[str, Any]) -> None:
     body = document.get("pack") if isinstance(document, Mapping) else None
     if not isinstance(body, Mapping):
         raise SpecError("pack", type(document).__name__, "expected a JSON object with one section 'pack'",
@@ -164,7 +187,40 @@ def pack(document: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(w, Mapping) and isinstance(w.get("model"), Mapping) and "config" in w["model"]:
             raise SpecError(f"pack.workloads[{i}].model.config", w["model"]["config"],
                             "the web app reads no file on the server", "name a catalog model")  # fmt: skip
+
+
+def pack(document: Mapping[str, Any]) -> dict[str, Any]:
+    """``aiinfra pack --json`` of a portfolio document (no service may name a config.json path)."""
+    _check_pack(document)
     return app.pack(document).to_dict()
+
+
+def precheck(op: str, args: tuple[Any, ...]) -> None:
+    """Validate a heavy question's input without doing its work (cheap: run before the question takes a worker, so
+    bad input is a 422 even while every worker is busy)."""
+    from aiinfra.app.pack import DevWorkload, load_pack
+    from aiinfra.app.schedule import load_schedule
+    from aiinfra.specs.common import validate
+
+    if op == "answer":
+        question, body, options = args
+        if question not in QUESTIONS:
+            raise SpecError("question", question, f"unknown question (known: {', '.join(QUESTIONS)})",
+                            "name one of them")  # fmt: skip
+        sc = load(body)
+        if question in ("simulate", "find-max-rate") or (question == "capacity" and options.simulate):
+            _bound_simulation(sc)
+    elif op == "series":
+        check_simulation(args[0])
+    elif op == "schedule":
+        doc, _ = _schedule_document(args[0])
+        load_schedule(doc)
+    elif op == "pack":
+        _check_pack(args[0])
+        spec = load_pack(args[0])
+        for i, w in enumerate(spec.workloads):
+            if isinstance(w, Mapping) and w.get("kind") in ("notebook", "finetune"):
+                validate(DevWorkload, w, where=f"pack.workloads[{i}]")
 
 
 def simulation_series(scenario: Mapping[str, Any], seed: int = 0, points: int = 600) -> dict[str, Any]:

@@ -2,17 +2,17 @@
 
 Every scenario answer is ``aiinfra <question> --json``'s object (web/questions.py). Bad input is HTTP 422 with
 the CLI's field/value/fix; a crash in one request is a 500 naming the exception, never a traceback, and the server
-keeps serving. Bodies are capped (``max_body_bytes``), answers bounded in wall time (``max_wall_s``), every
-response carries a Content-Security-Policy (scripts only from this server: the charting library is served from the
-installed plotly package, so the page works offline) and ``nosniff``.
+keeps serving. The request guard (web/guard.py) checks the Host, the origin and the content type and reads the
+bounded body before the app does; the work runs in bounded lanes (web/lanes.py: threads for cheap questions,
+killable worker processes for heavy ones, 429 when full). Every response carries a Content-Security-Policy (scripts
+only from this server: the charting library is served from the installed plotly package, so the page works
+offline) and ``nosniff``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -26,7 +26,9 @@ from fastapi.staticfiles import StaticFiles
 from aiinfra import __version__, app
 from aiinfra.errors import AiinfraError, DataError, InfeasibleError, SpecError
 from aiinfra.web import questions
-from aiinfra.web.jobs import Job, JobTable, past_wall_limit
+from aiinfra.web.guard import LOCAL_HOSTS, GuardSettings, check_json_value, guard, parse_json
+from aiinfra.web.jobs import Job, JobTable
+from aiinfra.web.lanes import LaneFull, Lanes, Stopped, WorkError
 from aiinfra.web.schema import scenario_form_schema
 
 STATIC_DIR = Path(__file__).parent / "static"
@@ -51,17 +53,35 @@ DEFAULT_EXAMPLES = {
     "schedule": "schedule-synthetic.yaml",
     "pack": "pack-portfolio.yaml",
 }
+#: questions answered on the light lane (threads): analytic, every size that drives their work bounded by the specs;
+#: the others (layout searches, simulations, Monte-Carlo trials) run in killable worker processes
+LIGHT_QUESTIONS = frozenset({"check", "memory", "infer", "datacenter", "tco"})
 CATALOG_KINDS = ("accelerators", "systems", "interconnects", "models", "benchmarks")
 VALIDATION_ROWS = ("training", "inference")
 
 
 @dataclass(frozen=True)
 class Settings:
+    allowed_hosts: tuple[str, ...] = LOCAL_HOSTS
+    """Host names the server answers to (``aiinfra web`` adds the bound address and ``--allow-host``)."""
     max_body_bytes: int = 1_000_000
     """A scenario is a few kB; a config.json upload tens of kB."""
+    body_timeout_s: float = 10.0
+    """Longest a client may take to send its body (1 MB at 1 Mbit/s)."""
     max_wall_s: float = 120.0
     """Longest answer the server computes for one request or job."""
+    light_workers: int = 4
+    """Threads answering cheap questions (lookups, memory, infer, tco, datacenter, YAML)."""
+    light_queue: int = 32
+    heavy_workers: int = 2
+    """Worker processes answering heavy questions at once (the CI machine has 2 cores)."""
+    heavy_queue: int = 4
     job_workers: int = 2
+    """Jobs running at once, each in its own worker process."""
+    max_queued_jobs: int = 8
+    worker_memory_bytes: int = 3 * 2**30
+    """Address space of one worker process: the largest bounded answers peak at about 100 MB resident (bench/README.md,
+    web hostile-request section); 3 GiB leaves room for the interpreter's and numerical libraries' reservations."""
 
 
 def error_detail(exc: BaseException) -> tuple[int, dict[str, Any]]:
@@ -85,52 +105,14 @@ def _error_response(exc: BaseException) -> JSONResponse:
     return JSONResponse({"detail": detail}, status_code=status)
 
 
-class _BodyTooLarge(Exception):
-    pass
-
-
-def limit_body(inner: Any, max_bytes: int) -> Any:
-    """ASGI middleware: 413 for a body over ``max_bytes`` (declared or streamed), before the app reads it."""
-
-    async def middleware(scope: MutableMapping[str, Any], receive: Callable[[], Awaitable[Any]],
-                         send: Callable[[Any], Awaitable[None]]) -> None:  # fmt: skip
-        if scope["type"] != "http":
-            await inner(scope, receive, send)
-            return
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        message = f"body above {max_bytes:,} bytes — send a scenario, not a data file"
-        too_large = JSONResponse({"detail": {"field": "body", "message": message}}, status_code=413,
-                                 headers=SECURITY_HEADERS)
-        if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-            await too_large(scope, receive, send)
-            return
-        seen = 0
-
-        async def counted() -> Any:
-            nonlocal seen
-            message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > max_bytes:
-                raise _BodyTooLarge
-            return message
-
-        try:
-            await inner(scope, counted, send)
-        except _BodyTooLarge:
-            await too_large(scope, receive, send)
-
-    return middleware
+class NotFound(Exception):
+    def __init__(self, field: str, value: str, message: str) -> None:
+        super().__init__(message)
+        self.field, self.value, self.message = field, value, message
 
 
 async def _json_body(request: Request) -> Any:
-    raw = await request.body()
-    try:
-        return json.loads(raw)
-    except RecursionError as exc:
-        raise SpecError("body", "…", "nested too deeply", "send a scenario in the file's format") from exc
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise SpecError("body", raw[:60].decode("utf-8", "replace"), f"is not JSON ({exc})",
-                        "send the scenario as a JSON object") from exc  # fmt: skip
+    return parse_json(await request.body())
 
 
 def _title(path: Path) -> str:
@@ -192,14 +174,18 @@ def _options(seed: int, accelerators: str | None, engines: str | None, simulate:
 
 
 def create_app(settings: Settings | None = None) -> Any:
-    """The ASGI app (FastAPI, wrapped in the body-size limit)."""
+    """The ASGI app (FastAPI, wrapped in the request guard)."""
     s = settings or Settings()
-    jobs = JobTable(error_detail, workers=s.job_workers, max_wall_s=s.max_wall_s)
+    lanes = Lanes(light_workers=s.light_workers, light_queue=s.light_queue, heavy_workers=s.heavy_workers,
+                  heavy_queue=s.heavy_queue, max_wall_s=s.max_wall_s, worker_memory_bytes=s.worker_memory_bytes)
+    jobs = JobTable(lanes, error_detail, workers=s.job_workers, max_queued=s.max_queued_jobs)
+    validated: dict[str, Any] = {}  # the validation tables, computed once per process
 
     @contextlib.asynccontextmanager
     async def lifespan(app_: FastAPI) -> AsyncIterator[None]:
         yield
-        jobs.shutdown()  # running jobs stop at their next step instead of holding the process after Ctrl-C
+        jobs.shutdown()  # running jobs' processes are killed instead of holding the machine after Ctrl-C
+        lanes.shutdown()
 
     api = FastAPI(title="aiinfra", version=__version__, docs_url=None, redoc_url=None, lifespan=lifespan,
                   openapi_url="/api/openapi.json",
@@ -207,6 +193,7 @@ def create_app(settings: Settings | None = None) -> Any:
                               "as JSON) to /api/v1/<question>; the response is `aiinfra <question> --json`. "
                               "Bad input: 422 with field, value, problem and fix.")  # fmt: skip
     api.state.jobs = jobs
+    api.state.lanes = lanes
 
     @api.middleware("http")
     async def headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -221,6 +208,23 @@ def create_app(settings: Settings | None = None) -> Any:
     async def aiinfra_error(request: Request, exc: AiinfraError) -> JSONResponse:
         return _error_response(exc)
 
+    @api.exception_handler(WorkError)
+    async def work_error(request: Request, exc: WorkError) -> JSONResponse:
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status)
+
+    @api.exception_handler(LaneFull)
+    async def lane_full(request: Request, exc: LaneFull) -> JSONResponse:
+        return JSONResponse({"detail": {"field": None, "message": str(exc)}}, status_code=429,
+                            headers={"retry-after": "5"})
+
+    @api.exception_handler(Stopped)
+    async def stopped(request: Request, exc: Stopped) -> JSONResponse:  # the client went away: nobody reads it
+        return JSONResponse({"detail": {"field": None, "message": "stopped: the client went away"}}, 499)
+
+    @api.exception_handler(NotFound)
+    async def not_found(request: Request, exc: NotFound) -> JSONResponse:
+        return JSONResponse({"detail": {"field": exc.field, "value": exc.value, "message": exc.message}}, 404)
+
     from fastapi.exceptions import RequestValidationError
 
     @api.exception_handler(RequestValidationError)
@@ -232,11 +236,14 @@ def create_app(settings: Settings | None = None) -> Any:
             value, str | int | float | bool) else None, "message": f"{where}: {first.get('msg', 'invalid')}"}},
             status_code=422)  # fmt: skip
 
-    async def bounded(fn: Callable[[], Any]) -> Any:
-        try:
-            return await asyncio.wait_for(asyncio.to_thread(fn), timeout=s.max_wall_s)
-        except TimeoutError as exc:
-            raise past_wall_limit("request", "…", s.max_wall_s) from exc
+    bounded = lanes.light
+
+    async def heavy(request: Request, op: str, *args: Any) -> Any:
+        """Validated on the light lane (bad input is a 422 even while every worker is busy), then answered by a
+        worker process."""
+        if op != "validate":
+            await bounded(lambda: questions.precheck(op, args))
+        return await lanes.heavy(op, args, request.is_disconnected)
 
     scenario_body = {"requestBody": {"required": True, "content": {"application/json": {"schema": {
         "type": "object", "description": "a scenario in the YAML file's format (examples/scenario-reference.yaml)"}}}}}
@@ -251,7 +258,9 @@ def create_app(settings: Settings | None = None) -> Any:
                             ) -> Any:  # fmt: skip
                 body = await _json_body(request)
                 opts = _options(seed, accelerators, engines, simulate)
-                return await bounded(lambda: questions.answer(question, body, opts))
+                if question in LIGHT_QUESTIONS:
+                    return await bounded(lambda: questions.answer(question, body, opts))
+                return await heavy(request, "answer", question, body, opts)
 
             route.__name__ = f"answer_{question.replace('-', '_')}"
             route.__doc__ = f"`aiinfra {question.replace('find-max-rate', 'simulate --find-max-rate')} --json` of " \
@@ -268,7 +277,7 @@ def create_app(settings: Settings | None = None) -> Any:
         """`aiinfra schedule --json`; the trace names one the package ships (GET /api/v1/examples lists them) or
         comes as the body's `trace_csv` text."""
         body = await _json_body(request)
-        return await bounded(lambda: questions.schedule(body))
+        return await heavy(request, "schedule", body)
 
     @api.post("/api/v1/pack", tags=["questions"], openapi_extra={"requestBody": {"required": True, "content": {
         "application/json": {"schema": {"type": "object", "description": "a portfolio file's content: "
@@ -276,13 +285,13 @@ def create_app(settings: Settings | None = None) -> Any:
     async def pack(request: Request) -> Any:
         """`aiinfra pack --json`: the fewest (or cheapest) GPUs with a MIG layout each for a portfolio."""
         body = await _json_body(request)
-        return await bounded(lambda: questions.pack(body))
+        return await heavy(request, "pack", body)
 
     @api.post("/api/v1/simulate-series", openapi_extra=scenario_body, tags=["questions"])
     async def simulate_series(request: Request, seed: int = Query(0, ge=0, le=2**32 - 1)) -> Any:
         """`simulate`'s answer plus the queue/running/KV timelines and per-request latencies the page charts."""
         body = await _json_body(request)
-        return await bounded(lambda: questions.simulation_series(body, seed))
+        return await heavy(request, "series", body, seed)
 
     @api.post("/api/v1/jobs/{question}", openapi_extra=scenario_body, tags=["jobs"])
     async def start_job(question: str, request: Request, seed: int = Query(0, ge=0, le=2**32 - 1),
@@ -291,17 +300,22 @@ def create_app(settings: Settings | None = None) -> Any:
                         rows: str = Query("training")) -> Any:  # fmt: skip
         """Start a long answer (simulate-series, find-max-rate, capacity, validate) as a job: poll
         GET /api/v1/jobs/{id} for progress and the answer, DELETE it to cancel."""
-        body: Any = await _json_body(request) if question != "validate" else None
+        raw = await request.body()
+        body: Any = parse_json(raw) if raw.strip() or question != "validate" else None
         opts = _options(seed, accelerators, engines, simulate)
         if question == "validate":
-            paths = _validation_paths(rows)
-            job = jobs.start(question, lambda progress: app.validate(paths, progress).to_dict())
+            paths = tuple(str(p) for p in _validation_paths(rows))
+            if rows in validated:
+                job = jobs.finished(question, validated[rows], validated[rows]["summary"]["n"])
+            else:
+                job = jobs.start(question, "validate", (paths,), lambda result: validated.setdefault(rows, result))
         elif question == "simulate-series":
-            questions.load(body)  # bad input is a 422 now, not a failed job
-            job = jobs.start(question, lambda progress: questions.simulation_series(body, seed))
+            await bounded(lambda: questions.check_simulation(body))  # bad input is a 422 now, not a failed job
+            job = jobs.start(question, "series", (body, seed))
         elif question in ("find-max-rate", "capacity", "simulate"):
-            questions.load(body)
-            job = jobs.start(question, lambda progress: questions.answer(question, body, opts, progress))
+            await bounded(lambda: questions.check_simulation(body) if question != "capacity" or simulate else
+                          questions.load(body))  # fmt: skip
+            job = jobs.start(question, "answer", (question, body, opts))
         else:
             raise SpecError("question", question, "is not run as a job",
                             "use simulate-series, find-max-rate, capacity or validate, or POST /api/v1/<question>")
@@ -310,7 +324,8 @@ def create_app(settings: Settings | None = None) -> Any:
     def _job(job_id: str) -> Job:
         job = jobs.get(job_id)
         if job is None:
-            raise SpecError("job", job_id, "no such job (finished jobs are kept for a while)", "start it again")
+            raise NotFound("job", job_id[:40], f"job = {job_id[:40]!r}: no such job (a job is kept until it has "
+                           "finished, then for a while) — start it again")
         return job
 
     @api.get("/api/v1/jobs/{job_id}", tags=["jobs"])
@@ -320,7 +335,7 @@ def create_app(settings: Settings | None = None) -> Any:
 
     @api.delete("/api/v1/jobs/{job_id}", tags=["jobs"])
     async def cancel_job(job_id: str) -> Any:
-        """Cancel a job: it stops at its next simulation or row."""
+        """Cancel a job: a queued job never starts, a running job's worker process is stopped."""
         _job(job_id)
         job = jobs.cancel(job_id)
         assert job is not None
@@ -360,6 +375,7 @@ def create_app(settings: Settings | None = None) -> Any:
         data = load_yaml(text, "yaml", "uploaded file")
         if not isinstance(data, dict):
             raise SpecError("yaml", type(data).__name__, "is not a mapping", "upload a scenario YAML file")
+        check_json_value(data, "yaml")
         return data
 
     @api.get("/api/v1/catalog/prices", tags=["catalog"])
@@ -403,10 +419,12 @@ def create_app(settings: Settings | None = None) -> Any:
         return await bounded(lambda: app.mig(accelerator, layout).to_dict())
 
     @api.get("/api/v1/validate", tags=["validation"])
-    async def validate(rows: str = Query("training")) -> Any:
+    async def validate(request: Request, rows: str = Query("training")) -> Any:
         """`aiinfra validate --json` of the shipped training or inference rows (computed once per process)."""
-        paths = _validation_paths(rows)
-        return await bounded(lambda: _validated(tuple(str(p) for p in paths)))
+        paths = tuple(str(p) for p in _validation_paths(rows))
+        if rows not in validated:
+            validated[rows] = await heavy(request, "validate", paths)
+        return validated[rows]
 
     @api.get("/", include_in_schema=False)
     async def index() -> FileResponse:
@@ -428,7 +446,8 @@ def create_app(settings: Settings | None = None) -> Any:
                             media_type="text/javascript", headers={"cache-control": "max-age=86400"})
 
     api.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
-    return limit_body(api, s.max_body_bytes)
+    return guard(api, GuardSettings(allowed_hosts=s.allowed_hosts, max_body_bytes=s.max_body_bytes,
+                                    body_timeout_s=s.body_timeout_s, headers=SECURITY_HEADERS))
 
 
 def _validation_paths(rows: str) -> list[Path]:
@@ -438,8 +457,3 @@ def _validation_paths(rows: str) -> list[Path]:
         raise SpecError("rows", rows, f"unknown row set (known: {', '.join(VALIDATION_ROWS)})", "name one of them")
     return [p for p in shipped_cases() if Path(p).stem == rows]
 
-
-@cache
-def _validated(paths: tuple[str, ...]) -> dict[str, Any]:
-    result: dict[str, Any] = app.validate(list(paths)).to_dict()
-    return result

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
 import pydantic
 
+from aiinfra.specs.bounds import MAX_CLUSTER_NODES, MAX_PER_NODE, MAX_SCHEDULE_JOBS, MAX_UTILISATION_BINS, InRange
 from aiinfra.specs.common import STRICT
 
 PosInt = pydantic.PositiveInt
 NonNegInt = pydantic.NonNegativeInt
 PosFloat = pydantic.PositiveFloat
+Nodes = Annotated[int, InRange(1, MAX_CLUSTER_NODES)]
+JobCount = Annotated[int, InRange(1, MAX_SCHEDULE_JOBS)]
 
 Policy = Literal["fifo", "backfill", "gang", "priority", "fairshare"]
 POLICIES: tuple[str, ...] = ("fifo", "backfill", "gang", "priority", "fairshare")
@@ -21,15 +24,15 @@ POLICIES: tuple[str, ...] = ("fifo", "backfill", "gang", "priority", "fairshare"
 class ClusterInput:
     __pydantic_config__ = STRICT
 
-    nodes: PosInt
+    nodes: Nodes
     """Nodes of whole GPUs (gang-scheduled jobs take GPUs on these)."""
-    gpus_per_node: PosInt
-    nodes_per_leaf: PosInt | None = None
+    gpus_per_node: Annotated[int, InRange(1, MAX_PER_NODE)]
+    nodes_per_leaf: Nodes | None = None
     """Nodes under one leaf (top-of-rack) switch, consecutive node ids; the ``gang`` policy keeps a job's nodes in
     as few leaves as possible. None = one leaf (no topology)."""
     accelerator: str | None = None
     """Catalog accelerator id; needed when jobs ask for MIG profiles (its MIG rules place them)."""
-    mig_nodes: NonNegInt = 0
+    mig_nodes: Annotated[int, InRange(0, MAX_CLUSTER_NODES)] = 0
     """Extra nodes whose GPUs run in MIG mode, for jobs that name a MIG profile (0 = none)."""
 
 
@@ -39,7 +42,7 @@ class GeneratorInput:
 
     __pydantic_config__ = STRICT
 
-    jobs: PosInt
+    jobs: JobCount
     seed: int
     arrival_rate_per_s: PosFloat
     """Poisson arrivals."""
@@ -48,7 +51,7 @@ class GeneratorInput:
     duration_median_s: PosFloat
     duration_sigma: PosFloat
     """Log-normal durations: median and sigma of log(duration)."""
-    users: PosInt
+    users: JobCount
     priorities: dict[int, float] = field(default_factory=lambda: {0: 1.0})
     """Priority -> probability."""
     mig_profiles: dict[str, float] = field(default_factory=dict)
@@ -90,11 +93,11 @@ class ScheduleInput:
     generator: GeneratorInput | None = None
     horizon_s: PosFloat | None = None
     """Stop the simulation here (jobs then running or queued are reported as such); None = run until all finish."""
-    backfill_depth: PosInt | None = None
+    backfill_depth: JobCount | None = None
     """Most queued jobs a backfill pass examines behind the blocked head; None = all."""
     failures: FailuresInput | None = None
     """Node failures (whole-GPU nodes; MIG-mode nodes do not fail in this model); None = no failures."""
-    utilisation_bins: PosInt = 48
+    utilisation_bins: Annotated[int, InRange(1, MAX_UTILISATION_BINS)] = 48
     """Points of the utilisation-over-time series."""
     name: str = ""
     description: str = ""

@@ -106,6 +106,7 @@ function parseHash() {
   return { page: path || "home", params: new URLSearchParams(query) };
 }
 function writeHash(page, scenario, options) {
+  if (parseHash().page !== page) return;  // the user went to another page: its hashchange is on its way
   const q = new URLSearchParams();
   if (scenario) q.set("s", b64(scenario));
   const o = Object.fromEntries(Object.entries(options || {}).filter(([, v]) => v !== "" && v !== false && v != null));
@@ -125,14 +126,25 @@ const TITLES = {
   simulate: "Serving simulation", cost: "Cost", tco: "TCO: on-prem vs cloud", datacenter: "Datacenter: racks, power, fabric",
   schedule: "Cluster scheduling: a job trace under a policy", pack: "Packing a portfolio onto MIG-partitioned GPUs",
 };
-const LONG = new Set(["simulate", "capacity"]);  // answered as jobs (progress, cancel)
+const LONG = new Set(["simulate", "capacity"]);
+// fields a page's question does not read (the CLI's command ignores them too): shown disabled with the reason
+const UNUSED = {
+  capacity: { "hardware.count": "not used here: capacity chooses the number of accelerators (the answer's accelerators)" },
+};
+let unused = {};  // answered as jobs (progress, cancel)
 
 let state = { page: "home", scenario: null, options: {}, inflight: null, timer: null };
+// each page shown gets a number: an answer, error or URL change from a page no longer shown is dropped
+let view = 0;
+const current = (v) => v === view;
 
 async function route() {
   const { page, params } = parseHash();
   document.querySelectorAll("#nav a").forEach((a) => a.classList.toggle("active", a.dataset.page === page));
+  view += 1;
+  clearTimeout(state.timer);
   if (state.inflight) state.inflight.cancel();
+  state = { page, scenario: null, options: {}, inflight: null, timer: null };
   if (page === "catalog") return renderCatalog(params);
   if (page === "validation") return renderValidation(params);
   if (page === "mig") return renderMig(params);
@@ -161,7 +173,9 @@ function renderHome() {
 }
 
 async function renderQuestion(page, params) {
+  const myView = view;
   const [schema, ex] = await Promise.all([once("schema", () => api("/api/v1/schema/scenario")), once("examples", () => api("/api/v1/examples"))]);
+  if (!current(myView)) return;
   const examples = ex.examples.filter((e) => e.pages.includes(page));
   let scenario;
   if (params.get("s")) {
@@ -235,15 +249,19 @@ async function renderQuestion(page, params) {
 
 async function loadYaml(text, schema, page) {
   $("#yaml-err").textContent = "";
+  const myView = view;
   try {
-    state.scenario = await api("/api/v1/parse-yaml", { method: "POST", body: text });
+    const parsed = await api("/api/v1/parse-yaml", { method: "POST", body: text });
+    if (!current(myView)) return;
+    state.scenario = parsed;
     buildForm(schema, page);
     answerSoon(0);
   } catch (e) { $("#yaml-err").textContent = e.message; }
 }
 
 async function refreshYaml() {
-  try { $("#yaml").value = await api("/api/v1/yaml", { method: "POST", body: state.scenario, raw: true }); } catch (e) { /* shown by the answer */ }
+  const myView = view;
+  try { const text = await api("/api/v1/yaml", { method: "POST", body: state.scenario, raw: true }); if (current(myView)) $("#yaml").value = text; } catch (e) { /* shown by the answer */ }
 }
 
 // ---------- forms from the JSON Schema
@@ -285,6 +303,10 @@ function parseValue(kind, raw) {
 }
 function fieldHtml(name, s, defs, value, path, depth) {
   const k = kindOf(s, defs);
+  if (unused[path]) {
+    return `<div class="field unused" data-field="${esc(path)}"><label title="${esc(unused[path])}">${esc(name)}</label><input data-unused="${esc(path)}" value="${esc(value ?? "")}" disabled>` +
+      `<div class="hint">${esc(unused[path])}</div></div>`;
+  }
   const desc = resolveRef(s, defs)?.description || s.description || "";
   const dflt = s.default !== undefined && s.default !== null ? `default ${JSON.stringify(s.default)}` : (k.nullable ? "optional" : "required");
   if (k.kind === "object" && depth < 3) {
@@ -308,6 +330,7 @@ function fieldHtml(name, s, defs, value, path, depth) {
 }
 function buildForm(schema, page) {
   const sc = state.scenario;
+  unused = UNUSED[page] || {};
   const modelShown = typeof sc.model === "string" ? sc.model : (sc.model && sc.model.name ? `(uploaded architecture: ${sc.model.name})` : "(inline architecture)");
   let html = page === "schedule" ? "" : `<fieldset><legend>model</legend><div class="field" data-field="model"><label for="f-model" title="${esc(schema.model.description)}">model</label>` +
     `<input id="f-model" data-path="model" data-kind="model" list="model-ids" value="${esc(modelShown)}"><div class="hint">${esc(schema.model.description)}</div>` +
@@ -386,7 +409,14 @@ function showError(err) {
 }
 function answerSoon(ms) {
   clearTimeout(state.timer);
-  state.timer = setTimeout(answer, ms);
+  markStale();
+  setStatus("working…", true);  // at once: the answer shown is no longer the input's
+  const myView = view;
+  state.timer = setTimeout(() => { if (current(myView)) answer(); }, ms);
+}
+function markStale() {
+  const out = $("#result");
+  if (out && out.innerHTML) out.classList.add("stale");
 }
 function setStatus(text, working) {
   const s = $("#status");
@@ -406,7 +436,8 @@ function query(page) {
   return q.toString();
 }
 async function answer() {
-  const page = state.page;
+  const page = state.page, myView = view;
+  if (parseHash().page !== page) return;  // a navigation is pending: answer nothing for the page being left
   if (state.inflight) state.inflight.cancel();
   clearErrors();
   writeHash(page, state.scenario, state.options);
@@ -421,13 +452,16 @@ async function answer() {
   $("#cancel").onclick = () => run.cancel();
   try {
     const result = await run.promise;
-    if (state.inflight !== run) return;
+    if (!current(myView) || state.inflight !== run) return;
     setStatus(`answered in ${((performance.now() - started) / 1000).toFixed(2)} s`, false);
+    $("#result").classList.remove("stale");
     renderAnswer(page, result);
   } catch (err) {
-    if (state.inflight !== run) return;
+    if (!current(myView) || state.inflight !== run) return;
+    $("#result").innerHTML = "";  // no answer is shown for input that has none
+    $("#result").classList.remove("stale");
     if (err.name === "AbortError" || err.cancelled) { setStatus("cancelled", false); return; }
-    setStatus("", false);
+    setStatus("not answered: see the error", false);
     showError(err);
   } finally {
     clearInterval(tick);
@@ -448,7 +482,7 @@ function runJob(question, scenario, q) {
     if (jobId) fetch(`/api/v1/jobs/${jobId}`, { method: "DELETE" });
   };
   handle.promise = (async () => {
-    const body = question === "validate" ? undefined : scenario;
+    const body = question === "validate" ? {} : scenario;
     const started = await api(`/api/v1/jobs/${question}?${q}`, { method: "POST", body, signal: ctrl.signal });
     jobId = started.id;
     for (;;) {
@@ -465,11 +499,27 @@ function runJob(question, scenario, q) {
 }
 
 // ---------- answers
-function chart(id, traces, layout) {
+// plotly.js takes titles as objects ({text}); a plain string is ignored by the version served here
+const titled = (t) => (typeof t === "string" ? { text: t } : t);
+function chart(id, traces, layout, opts = {}) {
   const el = document.getElementById(id);
   if (!el || !window.Plotly) return;
-  window.Plotly.newPlot(el, traces, { margin: { t: 30, r: 10, b: 50, l: 60 }, height: 320, ...layout }, { displaylogo: false, responsive: true });
+  const lay = { margin: { t: 40, r: 10, b: 55, l: 70 }, height: 320, showlegend: traces.length > 1, legend: { orientation: "h", y: -0.25 }, ...layout };
+  lay.title = titled(lay.title);
+  for (const ax of ["xaxis", "yaxis"]) if (lay[ax]) lay[ax] = { automargin: true, ...lay[ax], title: titled(lay[ax].title) };
+  if (opts.capacity != null) {  // a horizontal line across the plot at the capacity, with its value
+    lay.shapes = [...(lay.shapes || []), { type: "line", xref: "paper", x0: 0, x1: 1, yref: "y", y0: opts.capacity, y1: opts.capacity, line: { dash: "dash", color: "#c0262d", width: 2 } }];
+    lay.annotations = [...(lay.annotations || []), { xref: "paper", x: 1, xanchor: "right", yref: "y", y: opts.capacity, yanchor: "bottom", text: `capacity ${sig(opts.capacity)} GB`, showarrow: false, font: { color: "#c0262d" } }];
+    lay.yaxis = { ...(lay.yaxis || {}), range: [0, Math.max(opts.capacity, opts.top ?? 0) * 1.12] };
+  }
+  window.Plotly.newPlot(el, traces, lay, { displaylogo: false, responsive: true });
 }
+// readable names of the answers' keys (chart legends and labels)
+const LABELS = {
+  weights: "weights", gradients: "gradients", optimizer_states: "optimizer states", activations: "activations", other: "other (buffers, fragmentation)",
+  kv_cache: "KV cache", workspace: "workspace", compute: "compute", exposed_comm: "exposed communication", pipeline_bubble: "pipeline bubble",
+};
+const label = (key) => { const k = key.replace(/_(bytes|s|frac)$/, ""); return LABELS[k] ?? k.replace(/_/g, " "); };
 const notesHtml = (notes) => (notes && notes.length ? `<h2>Notes</h2><ul class="notes">${notes.map((n) => `<li>${esc(n)}</li>`).join("")}</ul>` : "");
 const planText = (p) => (p ? Object.entries(p).filter(([k, v]) => v !== 1 && v !== false && v !== "none").map(([k, v]) => `${k} ${v}`).join(" · ") : "");
 const GBv = (b) => (b == null ? null : b / 1e9);
@@ -503,10 +553,11 @@ function renderAnswer(page, r) {
     html += notesHtml(r.notes) + `<p class="hint">FLOP convention: ${esc(r.flop_convention)}</p>`;
     after.push(() => {
       const mb = r.memory_breakdown;
-      chart("chart-memory", Object.entries(mb).map(([k, v]) => ({ type: "bar", name: k.replace(/_bytes$/, ""), x: ["per accelerator"], y: [v / 1e9] })).concat(
-        [{ type: "scatter", mode: "lines", name: "capacity", x: ["per accelerator"], y: [r.memory_capacity_bytes / 1e9], line: { dash: "dash" } }]),
-      { barmode: "stack", title: "Memory per accelerator (GB)", yaxis: { title: "GB" } });
-      chart("chart-step", [{ type: "bar", orientation: "h", y: Object.keys(r.step_breakdown), x: Object.values(r.step_breakdown) }], { title: "Step time breakdown (s)", margin: { l: 220, t: 30, r: 10, b: 40 } });
+      chart("chart-memory", Object.entries(mb).map(([k, v]) => ({ type: "bar", name: label(k), x: ["best layout"], y: [v / 1e9] })),
+        { barmode: "stack", title: "Memory per accelerator, by component, against its capacity", xaxis: { title: "layout" }, yaxis: { title: "memory per accelerator (GB)" } },
+        { capacity: r.memory_capacity_bytes / 1e9, top: Object.values(mb).reduce((a, b) => a + b, 0) / 1e9 });
+      chart("chart-step", [{ type: "bar", orientation: "h", name: "time per step", y: Object.keys(r.step_breakdown).map(label), x: Object.values(r.step_breakdown) }],
+        { title: "Step time, by part", xaxis: { title: "time per optimizer step (s)" }, yaxis: { title: "part of the step" } });
     });
   } else if (page === "memory") {
     html = figures([fig("total parameters", "total_params", r.total_params), fig("trainable parameters", "trainable_params", r.trainable_params),
@@ -516,18 +567,29 @@ function renderAnswer(page, r) {
       r.rows.map((row) => [row.label, ...["weights_bytes", "gradients_bytes", "optimizer_states_bytes", "activations_bytes", "other_bytes", "total_bytes", "host_offload_bytes"].map((k) => ({ text: sig(GBv(row[k])), sort: row[k] ?? 0 })), String(row.fits)]));
     html += notesHtml(r.conventions);
     after.push(() => chart("chart-memory", ["weights_bytes", "gradients_bytes", "optimizer_states_bytes", "activations_bytes", "other_bytes"].map((k) => ({
-      type: "bar", name: k.replace(/_bytes$/, ""), x: r.rows.map((row) => row.label), y: r.rows.map((row) => (row[k] || 0) / 1e9) })).concat(
-      [{ type: "scatter", mode: "lines", name: "capacity", x: r.rows.map((row) => row.label), y: r.rows.map(() => r.capacity_bytes / 1e9), line: { dash: "dash" } }]),
-    { barmode: "stack", title: "Memory per accelerator (GB)", yaxis: { title: "GB" } }));
+      type: "bar", name: label(k), x: r.rows.map((row) => row.label), y: r.rows.map((row) => (row[k] || 0) / 1e9) })),
+    { barmode: "stack", title: "Memory per accelerator, by configuration and component", xaxis: { title: "configuration" }, yaxis: { title: "memory per accelerator (GB)" } },
+    { capacity: r.capacity_bytes / 1e9, top: Math.max(...r.rows.map((row) => (row.total_bytes || 0) / 1e9)) }));
   } else if (page === "infer") {
     html = `<p>${esc(r.load)}</p>` + figures([fig("TTFT", "ttft_s", r.ttft_s, "ms"), fig("TPOT", "tpot_s", r.tpot_s, "ms"),
       fig("output tokens/s", "output_tokens_per_s", r.output_tokens_per_s, "tok"), fig("tokens/s per user", "output_tokens_per_s_per_user", r.output_tokens_per_s_per_user, "tok"),
       fig("requests/s", "requests_per_s", r.requests_per_s, "req"), fig("batch (sequences)", "batch_seqs", r.batch_seqs),
       fig("KV capacity (tokens)", "kv_capacity_tokens", r.kv_capacity_tokens), fig("max concurrent sequences", "max_concurrent_seqs", r.max_concurrent_seqs),
       fig("layout", "layout", `TP ${r.tp} · PP ${r.pp} · ${r.replicas} replica(s) on ${r.engine}`)]);
+    const slo = state.scenario?.inference?.slo;
+    if (slo && Object.values(slo).some((v) => v != null)) {
+      const est = { ttft_p90_s: ["TTFT", r.ttft_s], tpot_p99_s: ["TPOT", r.tpot_s] };
+      html += `<h2>Against the SLO</h2><p class="hint">The estimate is the analytic latency at this load, not a percentile: the Capacity page sizes a fleet to the SLO and the Serving simulation page measures its percentiles.</p>` +
+        table("t-slo", ["target", "limit ms", "this estimate ms", "within"], Object.entries(slo).filter(([, v]) => v != null).map(([k, v]) => {
+          const [what, x] = est[k] || [k, null];
+          return [`${what} (${k})`, { text: sig(v * 1e3), sort: v }, { text: x == null ? "—" : sig(x * 1e3), sort: x ?? 0 }, x == null ? "—" : (x <= v ? "yes" : "no")];
+        }));
+    }
     html += `<div class="chart" id="chart-memory"></div>` + notesHtml(r.notes);
-    after.push(() => { const m = r.memory_per_accelerator; chart("chart-memory", Object.entries(m).filter(([k]) => k !== "capacity_bytes").map(([k, v]) => ({ type: "bar", name: k.replace(/_bytes$/, ""), x: ["per accelerator"], y: [v / 1e9] })).concat(
-      [{ type: "scatter", mode: "lines", name: "capacity", x: ["per accelerator"], y: [m.capacity_bytes / 1e9], line: { dash: "dash" } }]), { barmode: "stack", title: "Memory per accelerator (GB)" }); });
+    after.push(() => { const m = r.memory_per_accelerator; const parts = Object.entries(m).filter(([k]) => k !== "capacity_bytes");
+      chart("chart-memory", parts.map(([k, v]) => ({ type: "bar", name: label(k), x: ["one accelerator"], y: [v / 1e9] })),
+        { barmode: "stack", title: "Memory per accelerator, by component, against its capacity", xaxis: { title: "accelerator" }, yaxis: { title: "memory per accelerator (GB)" } },
+        { capacity: m.capacity_bytes / 1e9, top: parts.reduce((a, [, v]) => a + v, 0) / 1e9 }); });
   } else if (page === "capacity") {
     const c = r.chosen;
     html = `<p>Cheapest: ${esc(c.accelerators)} × ${esc(c.accelerator)} as ${esc(c.replicas)} replica(s) of TP ${esc(c.tp)} (${esc(c.weight_precision)}) on ${esc(c.engine)}</p>` +
@@ -566,11 +628,11 @@ function renderAnswer(page, r) {
     html += `<div class="chart" id="chart-ttft"></div><div class="chart" id="chart-tpot"></div><div class="chart" id="chart-queue"></div><div class="chart" id="chart-kv"></div>` + notesHtml(a.notes);
     after.push(() => {
       const lat = r.latencies, t = r.timeline;
-      chart("chart-ttft", [{ type: "histogram", x: lat.ttft_s.map((x) => x * 1e3), nbinsx: 60 }], { title: "TTFT per request (ms)", xaxis: { title: "ms" }, yaxis: { title: "requests" } });
-      chart("chart-tpot", [{ type: "histogram", x: lat.tpot_exclusive_s.map((x) => x * 1e3), nbinsx: 60 }], { title: "TPOT per request (ms)", xaxis: { title: "ms" }, yaxis: { title: "requests" } });
-      chart("chart-queue", [{ type: "scatter", mode: "lines", name: "waiting", x: t.t_s, y: t.waiting }, { type: "scatter", mode: "lines", name: "running", x: t.t_s, y: t.running }],
-        { title: "Requests waiting and running", xaxis: { title: "time (s)" } });
-      chart("chart-kv", [{ type: "scatter", mode: "lines", name: "KV in use", x: t.t_s, y: t.kv_frac }], { title: "KV-cache utilisation", xaxis: { title: "time (s)" }, yaxis: { range: [0, 1] } });
+      chart("chart-ttft", [{ type: "histogram", name: "requests", x: lat.ttft_s.map((x) => x * 1e3), nbinsx: 60 }], { title: "Time to first token, per request", xaxis: { title: "TTFT (ms)" }, yaxis: { title: "requests" } });
+      chart("chart-tpot", [{ type: "histogram", name: "requests", x: lat.tpot_exclusive_s.map((x) => x * 1e3), nbinsx: 60 }], { title: "Time per output token, per request", xaxis: { title: "TPOT (ms)" }, yaxis: { title: "requests" } });
+      chart("chart-queue", [{ type: "scatter", mode: "lines", name: "waiting (queued)", x: t.t_s, y: t.waiting }, { type: "scatter", mode: "lines", name: "running (in the batch)", x: t.t_s, y: t.running }],
+        { title: "Requests waiting and running over the run", xaxis: { title: "simulated time (s)" }, yaxis: { title: "requests" } });
+      chart("chart-kv", [{ type: "scatter", mode: "lines", name: "KV cache in use", x: t.t_s, y: t.kv_frac.map((x) => x * 100) }], { title: "KV-cache utilisation over the run", xaxis: { title: "simulated time (s)" }, yaxis: { title: "KV cache in use (%)", range: [0, 100] } });
     });
   } else if (page === "cost") {
     const ch = r.cheapest;
@@ -597,8 +659,11 @@ function renderAnswer(page, r) {
     if (r.stale) html += `<p class="hint">cheapest offer's price: ${staleMark(r)}</p>`;
     html += notesHtml(r.notes);
     after.push(() => { const top = r.options.filter((o) => o.total_known_usd != null).slice(0, 20);
-      chart("chart-cost", [{ type: "bar", orientation: "h", y: top.map((o) => `${o.provider} ${o.instance} ${o.pricing}`), x: top.map((o) => o.total_known_usd) }],
-        { title: "Total known cost (USD)", margin: { l: 300, t: 30, r: 10, b: 40 }, height: 60 + 22 * top.length, yaxis: { autorange: "reversed" } }); });
+      const names = top.map((o) => `${o.provider} ${o.instance} ${o.region || ""} (${o.pricing})`.replace(/\s+/g, " "));
+      const seen = {};  // one bar per offer: a repeated label would stack two offers into one bar
+      const unique = names.map((n) => { seen[n] = (seen[n] || 0) + 1; return seen[n] > 1 ? `${n} #${seen[n]}` : n; });
+      chart("chart-cost", [{ type: "bar", orientation: "h", name: "total known cost", y: unique, x: top.map((o) => o.total_known_usd) }],
+        { title: `Total known cost per offer (the ${top.length} cheapest)`, height: 110 + 24 * top.length, xaxis: { title: "total known cost (USD)" }, yaxis: { autorange: "reversed", title: "offer (provider, instance, region, pricing)" } }); });
   } else if (page === "tco") {
     const be = Object.entries(r.breakeven_month);
     html = figures([fig("on-prem capex", "capex_usd", r.capex_usd, "usd"), fig("on-prem opex per month", "monthly_opex_usd", r.monthly_opex_usd, "usd"),
@@ -615,7 +680,7 @@ function renderAnswer(page, r) {
       const traces = [{ type: "scatter", mode: "lines", name: "on-prem", x: months, y: r.onprem_cumulative_usd, line: { width: 3 } }];
       for (const [k, ys] of Object.entries(r.cloud_cumulative_usd)) traces.push({ type: "scatter", mode: "lines", name: k, x: months, y: ys });
       const marks = be.filter(([, v]) => v != null).map(([k, v]) => ({ type: "scatter", mode: "markers", name: `breakeven ${k}`, x: [v], y: [r.onprem_cumulative_usd[v]], marker: { size: 10, symbol: "x" }, showlegend: false }));
-      chart("chart-tco", traces.concat(marks), { title: "Cumulative cost (USD) by month", xaxis: { title: "month" }, yaxis: { title: "USD" }, height: 420 });
+      chart("chart-tco", traces.concat(marks), { title: "Cumulative cost: on-prem against each cloud offer", xaxis: { title: "month" }, yaxis: { title: "cumulative cost (USD)" }, height: 460, legend: { orientation: "v" } });
     });
   } else if (page === "schedule") {
     const j = r.jobs, f = r.failures;
@@ -631,8 +696,8 @@ function renderAnswer(page, r) {
       return [k, { text: st.jobs, sort: st.jobs }, ...[q.p50, q.p90, q.p99, c.p50, c.p90, c.p99].map((v) => ({ text: v == null ? "—" : sig(v / 3600), sort: v ?? -1 }))]; });
     html += "<h2>Queueing delay and completion time by job size (hours)</h2>" + table("t-schedule", ["GPUs", "jobs", "wait p50", "wait p90", "wait p99", "JCT p50", "JCT p90", "JCT p99"], rows);
     html += notesHtml(r.notes);
-    after.push(() => chart("chart-util", [{ type: "scatter", mode: "lines", line: { shape: "hv" }, x: r.utilisation_over_time.map((p) => p.t_start_s / 3600), y: r.utilisation_over_time.map((p) => p.busy_frac) }],
-      { title: "GPU utilisation over time", xaxis: { title: "time (h)" }, yaxis: { title: "busy fraction", range: [0, 1] } }));
+    after.push(() => chart("chart-util", [{ type: "scatter", mode: "lines", name: "GPUs busy", line: { shape: "hv" }, x: r.utilisation_over_time.map((p) => p.t_start_s / 3600), y: r.utilisation_over_time.map((p) => p.busy_frac * 100) }],
+      { title: "GPU utilisation over the trace", xaxis: { title: "time (h)" }, yaxis: { title: "GPUs busy (%)", range: [0, 100] } }));
   } else if (page === "pack") {
     const c = r.compare;
     html = figures([fig(r.objective === "cost" ? "$/hour" : "GPUs", "objective_value", r.objective_value), fig("GPUs", "gpus", r.gpus),
@@ -646,16 +711,19 @@ function renderAnswer(page, r) {
     html += "<h2>What each way of sharing shares</h2><ul class=\"notes\">" + Object.values(c.what_each_shares).map((t) => `<li>${esc(t)}</li>`).join("") + "</ul>";
   } else if (page === "datacenter") {
     const f = r.fabric;
+    const siteUnit = r.facility_power_w >= 1e6 ? "MW" : "kW";  // IT and facility power in one unit
     html = figures([fig("nodes", "nodes", r.nodes), fig("racks", "racks", r.racks), fig("nodes per rack", "nodes_per_rack", r.nodes_per_rack),
       fig("node power", "node_power_w", r.node_power_w, "kW"), fig("rack power", "rack_power_w", r.rack_power_w, "kW"), fig("cooling", "cooling", r.cooling),
-      fig("IT power", "it_power_w", r.it_power_w, "kW"), fig("PUE", "pue_ratio", r.pue_ratio), fig("facility power", "facility_power_w", r.facility_power_w, "MW"),
+      fig("IT power", "it_power_w", r.it_power_w, siteUnit), fig("PUE", "pue_ratio", r.pue_ratio), fig("facility power", "facility_power_w", r.facility_power_w, siteUnit),
       fig("fabric", "fabric.topology", `${f.topology}, ${f.tiers} tiers`), fig("switches", "fabric.switches", f.switches), fig("transceivers", "fabric.transceivers", f.transceivers)]);
     html += `<div class="chart" id="chart-power"></div>`;
     html += "<h2>Fabric</h2>" + table("t-fabric", ["field", "value"], Object.entries(f).map(([k, v]) => [k, { text: String(v), sort: v }]));
     html += "<h2>Sources</h2>" + table("t-dc-sources", ["figure", "source"], [["node power", r.node_power_source], ["rack power limit", r.rack_power_limit_source],
       ["air-cooling limit", r.air_cooling_limit_source], ["PUE", r.pue?.source ?? ""], ["switch radix", r.switch_radix_source]].map(([a, b]) => [a, String(b ?? "")]));
     html += notesHtml(r.notes);
-    after.push(() => chart("chart-power", [{ type: "bar", x: ["IT", "facility (× PUE)"], y: [r.it_power_w / 1e3, r.facility_power_w / 1e3] }], { title: "Power (kW)" }));
+    const scale = UNITS[siteUnit][0];
+    after.push(() => chart("chart-power", [{ type: "bar", name: "power", x: ["IT load", "facility (IT × PUE)"], y: [r.it_power_w / scale, r.facility_power_w / scale] }],
+      { title: "IT and facility power", xaxis: { title: "" }, yaxis: { title: `power (${siteUnit})` } }));
   }
   out.innerHTML = html;
   addBands(out, r);
@@ -688,7 +756,9 @@ async function renderCatalog(params) {
   const kind = CATALOG_TABS.includes(params.get("kind")) ? params.get("kind") : "accelerators";
   const tabs = CATALOG_TABS.map((k) => `<a href="#/catalog?kind=${k}" class="${k === kind ? "active" : ""}">${k}</a>`).join("");
   $("#main").innerHTML = `<h1>Catalog</h1><div class="tabs">${tabs}</div><div class="toolbar"><input id="search" placeholder="search ${kind}" value="${esc(params.get("q") || "")}"> <span id="count"></span></div><div id="status"></div><div class="error-box" id="error"></div><div id="result"></div>`;
+  const myView = view;
   const data = await api(kind === "prices" ? "/api/v1/catalog/prices" : `/api/v1/catalog/${kind}`);
+  if (!current(myView)) return;
   const cols = CATALOG_COLUMNS[kind];
   const rows = data.rows.map((r) => [...cols.map(([, f]) => { const v = f(r); return typeof v === "number" ? { text: sig(v), sort: v } : String(v ?? ""); }),
     kind === "prices" ? { html: `${r.source_url ? `<a href="${esc(r.source_url)}" rel="noreferrer noopener" target="_blank">${esc(r.source_title)}</a>` : esc(r.source_title)}`, text: r.source_title } : { html: sourcesHtml(r.sources), text: (r.sources || []).map((s) => s.title).join(" ") },
@@ -707,7 +777,9 @@ async function renderCatalog(params) {
 
 // ---------- MIG
 async function renderMig(params) {
+  const myView = view;
   const accs = (await once("accelerators", () => api("/api/v1/catalog/accelerators"))).rows.filter((r) => r.mig);
+  if (!current(myView)) return;
   const acc = params.get("accelerator") || accs[0]?.id || "";
   const layout = params.get("layout") || "";
   $("#main").innerHTML = `<h1>MIG: instance profiles and layouts</h1>
@@ -715,11 +787,14 @@ async function renderMig(params) {
     <label>layout to check <input id="mig-layout" size="40" placeholder="e.g. 3g.40gb,2g.20gb,1g.10gb (empty: list every full layout)" value="${esc(layout)}"></label>
     <button type="button" id="mig-go">Check</button></div><div class="err" data-err-for="layout"></div><div class="error-box" id="error"></div><div id="result"></div></div>`;
   const go = async () => {
+    if (!current(myView)) return;  // a change event fired while leaving the page
     const a = $("#mig-acc").value, l = $("#mig-layout").value.trim();
+    if (parseHash().page !== "mig") return;
     history.replaceState(null, "", `#/mig?accelerator=${encodeURIComponent(a)}${l ? "&layout=" + encodeURIComponent(l) : ""}`);
     $("#error").textContent = ""; $("[data-err-for='layout']").textContent = "";
     try {
       const r = await api(`/api/v1/mig/${encodeURIComponent(a)}${l ? "?layout=" + encodeURIComponent(l) : ""}`);
+      if (!current(myView)) return;
       let html = table("t-mig", ["profile", "compute slices", "memory slices", "memory GB", "memory TB/s", "max instances", "start slices"],
         r.profiles.map((p) => [p.name, { text: `${p.compute_slices}/${r.compute_slices}`, sort: p.compute_slices }, { text: `${p.memory_slices}/${r.memory_slices}`, sort: p.memory_slices },
           { text: sig(p.memory_bytes / 1e9), sort: p.memory_bytes }, { text: sig(p.memory_bw_bytes_per_s / 1e12), sort: p.memory_bw_bytes_per_s }, { text: p.max_instances, sort: p.max_instances }, p.starts.join(", ")]));
@@ -728,6 +803,7 @@ async function renderMig(params) {
       $("#result").innerHTML = html;
       makeSortable($("#result"));
     } catch (err) {
+      if (!current(myView)) return;
       $("#result").innerHTML = "";
       $("#error").textContent = err.message;
       if ((err.detail?.field || "").includes("layout")) $("[data-err-for='layout']").textContent = err.message;
@@ -746,6 +822,7 @@ async function renderValidation(params) {
     <div class="tabs"><a href="#/validation?rows=training" class="${rows === "training" ? "active" : ""}">training rows</a><a href="#/validation?rows=inference" class="${rows === "inference" ? "active" : ""}">inference rows</a></div>
     <div class="toolbar"><input id="search" placeholder="filter rows (id, metric, notes)"> <span id="count"></span><span id="status"></span><button type="button" id="cancel" hidden>Cancel</button></div>
     <div class="error-box" id="error"></div><div id="summary"></div><div class="chart" id="chart-validation"></div><div id="result"></div>`;
+  const myView = view;
   const run = runJob("validate", null, `rows=${rows}`);
   state.inflight = run;
   $("#cancel").onclick = () => run.cancel();
@@ -754,10 +831,12 @@ async function renderValidation(params) {
   let r;
   try { r = await run.promise; } catch (err) {
     clearInterval(tick);
+    if (!current(myView)) return;
     if (err.cancelled || err.name === "AbortError") { setStatus("cancelled", false); return; }
     setStatus("", false); $("#error").textContent = err.message; return;
   }
   clearInterval(tick);
+  if (!current(myView)) return;
   setStatus("", false);
   const s = r.summary;
   $("#summary").innerHTML = figures([fig("rows", "summary.n", s.n), fig("compared", "summary.n_compared", s.n_compared),
@@ -771,7 +850,7 @@ async function renderValidation(params) {
   const cmp = r.cases.filter((c) => c.predicted != null && c.measured != null && c.measured > 0 && c.predicted > 0);
   chart("chart-validation", [{ type: "scatter", mode: "markers", x: cmp.map((c) => c.measured), y: cmp.map((c) => c.predicted), text: cmp.map((c) => `${c.id} (${c.metric})`), name: "rows" },
     { type: "scatter", mode: "lines", x: [Math.min(...cmp.map((c) => c.measured)), Math.max(...cmp.map((c) => c.measured))], y: [Math.min(...cmp.map((c) => c.measured)), Math.max(...cmp.map((c) => c.measured))], name: "predicted = measured", line: { dash: "dash" } }],
-  { title: "Predicted vs measured", xaxis: { type: "log", title: "measured" }, yaxis: { type: "log", title: "predicted" }, height: 420 });
+  { title: "Predicted against measured, every compared row", xaxis: { type: "log", title: "measured (each row's metric and unit, log scale)" }, yaxis: { type: "log", title: "predicted (same unit, log scale)" }, height: 420 });
   const filter = () => {
     const q = $("#search").value.toLowerCase();
     let shown = 0;
