@@ -145,7 +145,7 @@ def test_cli_applies_the_overlay_and_web_app_reads_it(serving_overlay: Any, tmp_
 
     async def post() -> Any:
         transport = httpx.ASGITransport(app=create_app())
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             return (await client.post("/api/v1/infer", json=SERVING)).json()
 
     with use(cat):  # what `aiinfra web --catalog-overlay DIR` does around the server
@@ -154,23 +154,26 @@ def test_cli_applies_the_overlay_and_web_app_reads_it(serving_overlay: Any, tmp_
     assert web["ttft_s"] > aiinfra.infer(SERVING).estimate.ttft_s * 1.2
 
 
-def test_web_jobs_run_against_the_catalog_of_the_caller(serving_overlay: Any) -> None:
+def test_web_heavy_answers_run_against_the_catalog_of_the_caller(serving_overlay: Any) -> None:
+    """A heavy answer runs in a worker process: it lays the request's overlays over the shipped catalog again."""
     pytest.importorskip("fastapi")
-    import time
+    import httpx
 
-    from aiinfra import catalog
-    from aiinfra.web.jobs import JobTable
+    from aiinfra.web.server import create_app
 
     cat = Catalog.default().with_overlay(serving_overlay[0])
-    table = JobTable(lambda exc: (500, {}), workers=1)
-    with use(cat):  # a job started by a request of `aiinfra web --catalog-overlay DIR`
-        job = table.start("probe", lambda progress: catalog.active() is cat)
-    for _ in range(500):
-        if job.state != "running":
-            break
-        time.sleep(0.01)
-    table.shutdown()
-    assert job.state == "done" and job.result is True
+    body = {**SERVING, "inference": {**SERVING["inference"], "concurrency": None, "users": 64}}
+    want = aiinfra.capacity(body, catalog=cat).chosen.ttft_s
+    assert want != aiinfra.capacity(body).chosen.ttft_s  # the overlay moves the answer
+
+    async def post() -> Any:
+        transport = httpx.ASGITransport(app=create_app())
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", timeout=300) as client:
+            return (await client.post("/api/v1/capacity", json=body)).json()
+
+    with use(cat):  # what `aiinfra web --catalog-overlay DIR` does around the server
+        got = asyncio.run(post())
+    assert got["chosen"]["ttft_s"] == pytest.approx(want, rel=1e-12)
 
 
 def test_training_csv_moves_a_third_layout_by_the_measured_factor(tmp_path: Path) -> None:

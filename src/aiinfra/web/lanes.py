@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import multiprocessing
 import os
 import threading
@@ -244,7 +245,8 @@ class Lanes:
         deadline = time.monotonic() + self.max_wall_s
         await self.light_slots.take(deadline, self.max_wall_s)
         try:
-            future = self._light_pool.submit(fn)
+            # in the caller's context: the catalog of the request (`aiinfra web --catalog-overlay`)
+            future = self._light_pool.submit(contextvars.copy_context().run, fn)
         except BaseException:
             self.light_slots.release()
             raise
