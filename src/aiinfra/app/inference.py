@@ -5,14 +5,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiinfra import catalog
 from aiinfra.app.base import Result, flatten
-from aiinfra.planning.capacity import Deployment, plan_capacity
 from aiinfra.planning.inference import InferenceEstimate, estimate_inference
 from aiinfra.report.render import jsonable, layout_label
 from aiinfra.specs.scenario import Scenario
+
+if TYPE_CHECKING:  # imported where capacity runs: `infer` does not load the fleet planner and its prices
+    from aiinfra.planning.capacity import Deployment
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -87,6 +89,8 @@ def capacity(
     simulating one replica (closed loop of the users, and Poisson arrivals at their rate); ``progress(done, None)``
     is called after each simulation it runs."""
     engines = list(dict.fromkeys(e.strip() for e in engines if e.strip())) if engines else None
+    from aiinfra.planning.capacity import plan_capacity
+
     options = plan_capacity(scenario, accelerators or None, engines)
     sim = None
     if simulate:

@@ -24,6 +24,39 @@ COMMAND_MODULES = [
     "aiinfra.commands.web_cmd",
 ]
 
+#: commands registered by a module not named after them (``aiinfra.commands.<command>_cmd``)
+COMMAND_ALIASES = {"memory": "train"}
+
+#: command -> its one-line help: ``aiinfra --help`` lists the commands from this table without importing any
+#: command module (start-up time); each module's ``register`` passes the same line to argparse
+COMMAND_HELP = {
+    "catalog": "list and show catalog rows (accelerators, systems, interconnects, models, benchmarks)",
+    "model": "model architecture and derived figures",
+    "check": "validate a scenario file and show what it resolves to",
+    "train": "training plan: memory, layout search, step time, MFU, time-to-train, energy (with a reliability: "
+    "section: failures, checkpoints, restarts)",
+    "memory": "training memory per accelerator (incl. LoRA / QLoRA and CPU offload)",
+    "infer": "serving latency, throughput, KV capacity and memory per accelerator",
+    "capacity": "cheapest deployment for a demand (users or requests/s) under SLOs",
+    "simulate": "discrete-event serving simulation (continuous batching, paged KV)",
+    "validate": "predict published measurements from their specs and compare",
+    "cost": "cloud bill per provider and pricing kind (spot preemptions), energy and carbon",
+    "datacenter": "nodes, racks, cooling, facility power, network fabric, storage bandwidth",
+    "tco": "on-premise vs cloud cost over time with the breakeven month",
+    "sweep": "one question over a grid of scenario keys, resumable, into Parquet; --report: the Pareto front and "
+    "its plot",
+    "mig": "MIG instance profiles and every valid full layout of an accelerator, or check one",
+    "pack": "pack services, notebooks and fine-tunes onto the fewest MIG-partitioned GPUs",
+    "schedule": "simulate a GPU-cluster scheduler on a job trace (fifo, backfill, gang, priority, fairshare; node-, "
+    "topology- and MIG-aware placement)",
+    "web": "local web app and HTTP API: every planner in the browser",
+}
+
+
+def command_module(command: str) -> str:
+    """The module that registers ``command`` (it may not exist: a typo)."""
+    return f"aiinfra.commands.{COMMAND_ALIASES.get(command, command)}_cmd"
+
 
 def add_scenario_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenario", help="scenario YAML file (see examples/)")

@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from aiinfra import app
-from aiinfra.commands import add_scenario_args
+from aiinfra.commands import COMMAND_HELP, add_scenario_args
 from aiinfra.commands.progress import add_quiet_arg, progress_bar
 from aiinfra.report.render import layout_label, table
 from aiinfra.specs import cli_types
@@ -78,7 +78,7 @@ def _simulated_text(sim: dict[str, Any], seed: int, analytic_accelerators: int) 
 
 
 def register(sub: Any) -> None:
-    c = sub.add_parser("capacity", help="cheapest deployment for a demand (users or requests/s) under SLOs")
+    c = sub.add_parser("capacity", help=COMMAND_HELP["capacity"])
     add_scenario_args(c)
     c.add_argument("--accelerators", help="comma-separated catalog ids to consider (default: the scenario's)")
     c.add_argument("--engines", help="comma-separated serving engines to consider: vllm, trtllm (default: the "

@@ -11,7 +11,7 @@ import argparse
 from typing import Any
 
 from aiinfra import app
-from aiinfra.commands import add_scenario_args
+from aiinfra.commands import COMMAND_HELP, add_scenario_args
 from aiinfra.commands.progress import add_quiet_arg, progress_bar
 from aiinfra.report import plots
 from aiinfra.report.render import key_values
@@ -104,7 +104,7 @@ def _simulate(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("simulate", help="discrete-event serving simulation (continuous batching, paged KV)")
+    p = sub.add_parser("simulate", help=COMMAND_HELP["simulate"])
     add_scenario_args(p)
     p.add_argument("--seed", type=cli_types.seed, default=0, help="random seed (same seed, same result)")
     p.add_argument("--plot", metavar="DIR", help="write plots (PNG and SVG) into DIR")

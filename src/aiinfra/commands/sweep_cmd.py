@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from aiinfra.app.sweep import ParetoResult, SweepResult, pareto, parse_axes, sweep
-from aiinfra.commands import add_scenario_args
+from aiinfra.commands import COMMAND_HELP, add_scenario_args
 from aiinfra.errors import SpecError
 from aiinfra.report.render import fmt_num, key_values, table
 
@@ -71,8 +71,7 @@ def _sweep(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("sweep", help="one question over a grid of scenario keys, resumable, into Parquet; "
-                       "--report: the Pareto front and its plot")  # fmt: skip
+    p = sub.add_parser("sweep", help=COMMAND_HELP["sweep"])
     add_scenario_args(p)
     p.set_defaults(scenario=None)
     for action in p._actions:
