@@ -16,9 +16,10 @@ from aiinfra.analytic.comms import collective_time, ring_latency_s
 from aiinfra.analytic.efficiency import table
 from aiinfra.analytic.training_memory import TrainSetup
 from aiinfra.analytic.training_step import _elementwise_time, _fsdp_exposed_per_microbatch, _gemm_time, step_time
+from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.search.plans import single_plan
 from aiinfra.specs.model import ModelArch
-from aiinfra.specs.scenario import HardwareInput, resolve_cluster
+from aiinfra.specs.scenario import HardwareInput
 from aiinfra.validation import training_rows
 from aiinfra.validation.training_rows import predict_row
 

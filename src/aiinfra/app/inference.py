@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -77,8 +77,8 @@ class CapacityResult(Result):
 
 def capacity(
     scenario: Scenario,
-    accelerators: list[str] | None = None,
-    engines: list[str] | None = None,
+    accelerators: Sequence[str] | None = None,
+    engines: Sequence[str] | None = None,
     simulate: bool = False,
     seed: int = 0,
     progress: Callable[[int, int | None], None] | None = None,
@@ -91,7 +91,7 @@ def capacity(
     engines = list(dict.fromkeys(e.strip() for e in engines if e.strip())) if engines else None
     from aiinfra.planning.capacity import plan_capacity
 
-    options = plan_capacity(scenario, accelerators or None, engines)
+    options = plan_capacity(scenario, list(accelerators) if accelerators else None, engines)
     sim = None
     if simulate:
         options, sim = _first_passing_simulation(scenario, options, seed, progress)

@@ -12,7 +12,7 @@ from aiinfra.app.sourced import electricity_figure, pue_figure, scenario_system,
 from aiinfra.costing import Usage
 from aiinfra.costing.energy import power_draw
 from aiinfra.costing.prices import DEFAULT_FACILITY, age_text, cloud_prices, facility, purchase_for
-from aiinfra.costing.tco import CloudLine, OnPrem, OnPremInputs, Tco, cloud_monthly_usd, onprem
+from aiinfra.costing.tco import CloudLine, OnPrem, OnPremInputs, Tco, cheapest_cloud_lines, onprem
 from aiinfra.costing.tco import tco as tco_table
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.report.render import jsonable
@@ -136,34 +136,15 @@ def tco(scenario: Scenario) -> TcoResult:
             years=years,
         )
     )
-    best: dict[str, CloudLine] = {}
     offers = cloud_prices(c.accelerator.id, providers=ti.providers, field="tco.providers")
-    # a cluster of several nodes needs instances that hold a whole node (its scale-up domain), as `cost` requires
-    need = min(c.per_node, c.count)
-    usable = [p for p in offers if c.count <= 1 or p.accelerators_per_instance >= need]
-    left_out = len(offers) - len(usable)
-    for p in usable:
-        instances = math.ceil(c.count / p.accelerators_per_instance)  # whole instances are billed
-        line = CloudLine(
-            pricing=p.pricing,
-            source_id=p.id,
-            provider=p.provider,
-            read_on=p.read_on,
-            age_days=p.age_days,
-            usd_per_accelerator_hour=p.usd_per_accelerator_hour,
-            monthly_usd=cloud_monthly_usd(p.usd_per_hour, instances, p.pricing, ti.utilisation_frac),
-            instances=instances,
-            accelerators_billed=instances * p.accelerators_per_instance,
-        )
-        if line.pricing not in best or line.monthly_usd < best[line.pricing].monthly_usd:
-            best[line.pricing] = line
-    lines = sorted(best.values(), key=lambda x: x.monthly_usd)
+    lines, left_out = cheapest_cloud_lines(offers, c.count, c.per_node, ti.utilisation_frac)
     months = ti.horizon_months or years * 12
     t = tco_table(op, lines, months)
     notes = [*pd.notes]
     if ti.network_capex_usd is None and ti.network_capex_frac == 0:
         notes.append("network capex not counted (set tco.network_capex_usd or tco.network_capex_frac)")
     if left_out:
+        need = min(c.per_node, c.count)
         notes.append(f"{left_out} cloud offer(s) left out: their instances hold fewer than the {need} accelerators "
                      "of one node")
     if not lines:

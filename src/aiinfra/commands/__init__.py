@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
+from typing import Any
 
 #: modules whose ``register`` adds a sub-command (order = order in --help)
 COMMAND_MODULES = [
@@ -74,3 +76,39 @@ def add_scenario_args(p: argparse.ArgumentParser) -> None:
         help="add or replace catalog rows from DIR (accelerators.yaml, systems.yaml, efficiency.yaml, "
         "prices/cloud.csv; each row with its sources, like the shipped ones)",
     )
+
+
+def _words(text: str) -> tuple[str, ...]:
+    """A comma-separated list flag's value: its words, stripped, empty ones dropped."""
+    return tuple(w.strip() for w in text.split(",") if w.strip())
+
+
+def add_option_args(p: argparse.ArgumentParser, questions: Sequence[str] = (), name_questions: bool = False) -> None:
+    """One flag per request option of ``questions`` (all of app/questions.py's table when empty): ``--seed``,
+    ``--accelerators a,b`` … as each field's metadata says; ``name_questions`` starts each help with the questions
+    that take it (a shell offering several questions: the sweep)."""
+    from aiinfra.app.questions import QUESTION, TABLE, option_fields
+    from aiinfra.specs import cli_types
+
+    entries = tuple(QUESTION[q] for q in questions) if questions else TABLE
+    for name, f in option_fields(entries).items():
+        help_text = str(f.metadata["help"])
+        if name_questions:
+            takers = [q.name for q in entries if any(o.name == name for o in q.option_fields())]
+            help_text = f"{', '.join(takers)}: {help_text}"
+        flag, kind = "--" + name.replace("_", "-"), f.metadata["cli"]
+        if kind == "flag":
+            p.add_argument(flag, action="store_true", help=help_text)
+        elif kind == "list":
+            p.add_argument(flag, type=_words, default=f.default, metavar="A,B", help=help_text)
+        elif kind == "seed":
+            p.add_argument(flag, type=cli_types.seed, default=f.default, help=help_text)
+        else:
+            raise ValueError(f"request option {name}: unknown cli kind {kind!r}")
+
+
+def options_from_args(args: argparse.Namespace, question: str) -> dict[str, Any]:
+    """The request options of ``question`` as parsed from its flags (:func:`add_option_args`)."""
+    from aiinfra.app.questions import QUESTION
+
+    return {f.name: getattr(args, f.name) for f in QUESTION[question].option_fields()}

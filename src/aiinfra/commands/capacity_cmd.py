@@ -7,18 +7,15 @@ import argparse
 from typing import Any
 
 from aiinfra import app
-from aiinfra.commands import COMMAND_HELP, add_scenario_args
+from aiinfra.commands import COMMAND_HELP, add_option_args, add_scenario_args, options_from_args
 from aiinfra.commands.progress import add_quiet_arg, progress_bar
 from aiinfra.report.render import layout_label, table
-from aiinfra.specs import cli_types
 
 
 def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
-    accs = args.accelerators.split(",") if args.accelerators else None
-    engines = args.engines.split(",") if args.engines else None
     with progress_bar(args, "simulations", "capacity --simulate") as progress:
-        r = app.capacity(app.load_scenario(args.scenario, args.set), accs, engines, args.simulate, args.seed,
-                         progress if args.simulate else None)  # fmt: skip
+        r = app.capacity(app.load_scenario(args.scenario, args.set), **options_from_args(args, "capacity"),
+                         progress=progress if args.simulate else None)  # fmt: skip
     options, best = r.options, r.chosen
     rows = [[o.engine, o.accelerator, layout_label(o.tp, o.ep, o.attention_dp), o.weight_precision,
              "yes" if o.speculative else "no", o.batch_per_replica,
@@ -80,12 +77,6 @@ def _simulated_text(sim: dict[str, Any], seed: int, analytic_accelerators: int) 
 def register(sub: Any) -> None:
     c = sub.add_parser("capacity", help=COMMAND_HELP["capacity"])
     add_scenario_args(c)
-    c.add_argument("--accelerators", help="comma-separated catalog ids to consider (default: the scenario's)")
-    c.add_argument("--engines", help="comma-separated serving engines to consider: vllm, trtllm (default: the "
-                   "scenario's inference.engine)")  # fmt: skip
-    c.add_argument("--simulate", action="store_true",
-                   help="check the chosen deployment by simulating one replica: the most users it keeps within the "
-                        "SLO (closed loop) and the highest Poisson rate")  # fmt: skip
-    c.add_argument("--seed", type=cli_types.seed, default=0)
+    add_option_args(c, ["capacity"])
     add_quiet_arg(c)
     c.set_defaults(handler=_capacity)

@@ -8,7 +8,12 @@ import math
 from dataclasses import dataclass
 
 from aiinfra.errors import SpecError
-from aiinfra.reliability.checkpoint import CheckpointTimes, checkpoint_times, young_daly_interval_s
+from aiinfra.reliability.checkpoint import (
+    CheckpointTimes,
+    checkpoint_bytes_per_param,
+    checkpoint_times,
+    young_daly_interval_s,
+)
 from aiinfra.reliability.goodput import Expectation, SpareChoice, best_spares, downtime, expected_run
 from aiinfra.reliability.montecarlo import Distribution, simulate
 from aiinfra.reliability.rates import job_rates
@@ -55,7 +60,6 @@ def scenario_checkpoint_bytes(sc: Scenario, given: float | None) -> tuple[float,
     if given is not None:
         return given, "reliability.checkpoint_bytes"
     from aiinfra.analytic.model_figures import params_total
-    from aiinfra.costing.datacenter import checkpoint_bytes_per_param
 
     job = sc.training
     if job is None:

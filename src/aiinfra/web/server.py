@@ -299,7 +299,7 @@ def create_app(settings: Settings | None = None) -> Any:
         elif question == "simulate-series":
             questions.load(body)  # bad input is a 422 now, not a failed job
             job = jobs.start(question, lambda progress: questions.simulation_series(body, seed))
-        elif question in ("find-max-rate", "capacity", "simulate"):
+        elif question in questions.LONG_RUNNING:
             questions.load(body)
             job = jobs.start(question, lambda progress: questions.answer(question, body, opts, progress))
         else:

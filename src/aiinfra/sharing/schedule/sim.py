@@ -28,7 +28,7 @@ cause needs a repair leaves the pool for the repair time. MIG-mode nodes do not 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from aiinfra.sharing import mig as m
@@ -229,6 +229,133 @@ class _MigPool:
         self.counts[gpu][p.name] -= 1
 
 
+class _ArrivalOrder:
+    """Waiting jobs in arrival (queue-entry) order: fifo, backfill, gang."""
+
+    def __init__(self) -> None:
+        self._q: dict[int, None] = {}  # insertion-ordered
+
+    @classmethod
+    def of(cls, jobs: Jobs, user_gpus: dict[str, int]) -> _ArrivalOrder:
+        return cls()
+
+    def push(self, i: int) -> None:
+        self._q[i] = None
+
+    def remove(self, i: int) -> None:
+        del self._q[i]
+
+    def head(self) -> int | None:
+        return next(iter(self._q), None)
+
+    def order(self, depth: int) -> list[int]:
+        """At most ``depth`` + 1 jobs from the head: the head and its backfill candidates."""
+        out = []
+        for i in self._q:
+            out.append(i)
+            if len(out) > depth:
+                break
+        return out
+
+
+class _PriorityOrder:
+    """Highest priority first, then arrival, then trace order (a heap; only the head leaves it)."""
+
+    def __init__(self, priority: Sequence[int], arrival_s: Sequence[float]) -> None:
+        self._heap: list[tuple[int, float, int]] = []
+        self._priority, self._arrival_s = priority, arrival_s
+
+    @classmethod
+    def of(cls, jobs: Jobs, user_gpus: dict[str, int]) -> _PriorityOrder:
+        return cls(jobs.priority, jobs.arrival_s)
+
+    def push(self, i: int) -> None:
+        heapq.heappush(self._heap, (-self._priority[i], self._arrival_s[i], i))
+
+    def remove(self, i: int) -> None:
+        popped = heapq.heappop(self._heap)[2]
+        assert popped == i, "only the head leaves a priority queue"
+
+    def head(self) -> int | None:
+        return self._heap[0][2] if self._heap else None
+
+    def order(self, depth: int) -> list[int]:
+        head = self.head()
+        return [] if head is None else [head]  # a strict policy: nothing passes the head
+
+
+class _FairShareOrder:
+    """Users ordered by the GPUs they hold now (fewest first), ties by their earliest waiting job; each user's jobs
+    in arrival order."""
+
+    def __init__(self, user: Sequence[str], arrival_s: Sequence[float], user_gpus: dict[str, int]) -> None:
+        self._by_user: dict[str, dict[int, None]] = {}
+        self._user, self._arrival_s, self._user_gpus = user, arrival_s, user_gpus
+
+    @classmethod
+    def of(cls, jobs: Jobs, user_gpus: dict[str, int]) -> _FairShareOrder:
+        """``user_gpus``: the GPUs each user holds now, kept up to date by the simulator."""
+        return cls(jobs.user, jobs.arrival_s, user_gpus)
+
+    def push(self, i: int) -> None:
+        self._by_user.setdefault(self._user[i], {})[i] = None
+
+    def remove(self, i: int) -> None:
+        q = self._by_user[self._user[i]]
+        del q[i]
+        if not q:
+            del self._by_user[self._user[i]]
+
+    def head(self) -> int | None:
+        order = self.order(0)
+        return order[0] if order else None
+
+    def order(self, depth: int) -> list[int]:
+        def key(u: str) -> tuple[int, float, int]:
+            first = next(iter(self._by_user[u]))
+            return self._user_gpus.get(u, 0), self._arrival_s[first], first
+
+        out = []
+        for u in sorted(self._by_user, key=key):
+            for i in self._by_user[u]:
+                out.append(i)
+                if len(out) > depth:
+                    return out
+        return out
+
+
+_Queue = _ArrivalOrder | _PriorityOrder | _FairShareOrder
+
+
+@dataclass(frozen=True, slots=True)
+class QueuePolicy:
+    """A scheduling policy as the simulator core asks it: its queue order and three switches."""
+
+    name: str
+    order: type[_Queue]
+    """The waiting queue's order."""
+    strict: bool
+    """A blocked head blocks every later job (no backfill)."""
+    preempts: bool = False
+    """A blocked head preempts lower-priority running jobs when that lets it start."""
+    whole_nodes: bool = False
+    """A job of a node or more takes whole nodes that no other job shares, packed by leaf group (gang)."""
+
+    def queue(self, jobs: Jobs, user_gpus: dict[str, int]) -> _Queue:
+        """An empty waiting queue in this policy's order."""
+        return self.order.of(jobs, user_gpus)
+
+
+#: every policy of spec.POLICIES (module docstring: what each does)
+QUEUE_POLICIES: dict[str, QueuePolicy] = {
+    "fifo": QueuePolicy("fifo", _ArrivalOrder, strict=True),
+    "backfill": QueuePolicy("backfill", _ArrivalOrder, strict=False),
+    "gang": QueuePolicy("gang", _ArrivalOrder, strict=False, whole_nodes=True),
+    "priority": QueuePolicy("priority", _PriorityOrder, strict=True, preempts=True),
+    "fairshare": QueuePolicy("fairshare", _FairShareOrder, strict=False),
+}
+
+
 def simulate(
     jobs: Jobs,
     *,
@@ -253,7 +380,8 @@ def simulate(
     profiles: list[m.MigProfile | None] = [
         mig_geometry.profile(p) if (p and mig_geometry is not None) else None for p in jobs.mig_profile
     ]
-    whole = policy == "gang"
+    pol = QUEUE_POLICIES[policy]
+    whole = pol.whole_nodes
     per_leaf = nodes_per_leaf or nodes
     pool = _Nodes(nodes, per_node, per_leaf)
     migs = _MigPool(mig_nodes * per_node, mig_geometry)
@@ -293,9 +421,7 @@ def simulate(
                 heapq.heappush(events, (f[0], _FAIL, f[1], int(f[2])))
 
     next_failure()
-    queue: dict[int, None] = {}  # insertion-ordered = arrival order (fifo, backfill, gang)
-    by_user: dict[str, dict[int, None]] = {}  # fairshare: each user's waiting jobs in arrival order
-    prio_heap: list[tuple[int, float, int]] = []
+    queue = pol.queue(jobs, user_gpus)
 
     busy = 0.0
     busy_t: list[float] = [0.0]
@@ -357,43 +483,7 @@ def simulate(
 
     def enqueue(i: int) -> None:
         queued_since[i] = now
-        if policy == "priority":
-            heapq.heappush(prio_heap, (-prio[i], arrival[i], i))
-        elif policy == "fairshare":
-            by_user.setdefault(user[i], {})[i] = None
-        else:
-            queue[i] = None
-
-    def dequeue(i: int) -> None:
-        if policy == "fairshare":
-            q = by_user[user[i]]
-            del q[i]
-            if not q:
-                del by_user[user[i]]
-        else:
-            del queue[i]
-
-    def order() -> list[int]:
-        """The queue in policy order, at most ``depth`` + 1 jobs (the head and its backfill candidates)."""
-        if policy != "fairshare":
-            out = []
-            for i in queue:
-                out.append(i)
-                if len(out) > depth:
-                    break
-            return out
-        def key(u: str) -> tuple[int, float, int]:
-            first = next(iter(by_user[u]))
-            return user_gpus.get(u, 0), arrival[first], first
-
-        users = sorted(by_user, key=key)
-        out = []
-        for u in users:
-            for i in by_user[u]:
-                out.append(i)
-                if len(out) > depth:
-                    return out
-        return out
+        queue.push(i)
 
     def reservation_room(head: int) -> tuple[float, _Room] | None:
         """Earliest time the whole-GPU ``head`` fits as running jobs end, and the room then."""
@@ -503,36 +593,27 @@ def simulate(
     def full_pass() -> None:
         nonlocal frag_flag
         frag_flag = False
-        if policy == "priority":
-            while prio_heap:
-                i = prio_heap[0][2]
-                if place(i) or preempt_for(i):
-                    heapq.heappop(prio_heap)
+        if pol.strict:
+            while (i := queue.head()) is not None:
+                if place(i) or (pol.preempts and preempt_for(i)):
+                    queue.remove(i)
                     continue
                 frag_flag = blocked_by_fragments(i)
                 return
             return
-        if policy == "fifo":
-            while queue:
-                i = next(iter(queue))
-                if not place(i):
-                    frag_flag = blocked_by_fragments(i)
-                    return
-                del queue[i]
-            return
         while True:
-            o = order()
+            o = queue.order(depth)
             if not o:
                 return
             head = o[0]
             if not place(head):
                 break
-            dequeue(head)
+            queue.remove(head)
         frag_flag = blocked_by_fragments(head)
         if profiles[head] is not None:  # a blocked MIG head: only whole-GPU jobs (the other pool) pass it
             for j in o[1:]:
                 if profiles[j] is None and place(j):
-                    dequeue(j)
+                    queue.remove(j)
             return
         for j in o[1:]:
             if profiles[j] is None and gpus[j] > pool.total_free:
@@ -540,21 +621,21 @@ def simulate(
                     break  # nothing left to place
                 continue
             if try_backfill(j, head):
-                dequeue(j)
+                queue.remove(j)
 
     def arrivals_pass(new: list[int]) -> bool:
         """Only arrivals at this instant, nothing freed: the jobs already waiting cannot start now, so only the
         new ones are tried (as backfill behind an unchanged head). False when a full pass is needed instead."""
-        if policy in ("priority", "fifo"):
+        if pol.strict:
             return False
-        o = order()
+        o = queue.order(depth)
         head = o[0] if o else -1
         if head in new or head == -1 or profiles[head] is not None:
             return False
         pos = {j: k for k, j in enumerate(o)}
         for j in new:
             if j in pos and try_backfill(j, head):
-                dequeue(j)
+                queue.remove(j)
         return True
 
     new_jobs: list[int] = []
