@@ -26,7 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     "costing": _BASE | {"specs", "catalog", "reliability"},
     "planning": _BASE | {"specs", "catalog", "analytic", "search", "costing"},
     "sim": _BASE | {"specs", "catalog", "analytic", "planning"},
-    "sharing": _BASE | {"specs", "catalog", "planning"},
+    "sharing": _BASE | {"specs", "catalog", "planning", "reliability"},
     "report": _BASE | {"costing"},  # humanising: the price-age text and hours per month
     "validation": _BASE | {"specs", "catalog", "analytic", "search", "planning", "sim", "report"},
     "sweeping": _BASE,
