@@ -141,7 +141,8 @@ def parse_scenario(data: dict[str, Any], sets: list[str] | None = None) -> Scena
     inp = validate(ScenarioInput, data)
     _check_conflicts(inp)
     for name, cls in _SECTION_SPECS.items():  # checked here too, so `check` and every command refuse the same input
-        validate(cls, extras.get(name) or {}, where=name)
+        if extras.get(name):  # an absent or empty section takes every default (none is required): nothing to check
+            validate(cls, extras[name], where=name)
     if "reliability" in extras:  # present = on; its required fields make an absent section invalid, so only then
         validate(ReliabilityInput, extras["reliability"] or {}, where="reliability")
     return inp
