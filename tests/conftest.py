@@ -20,9 +20,82 @@ BROWSER_FILES = {"test_web_browser.py"}
 INTEGRATION_FILES = {"test_cli_errors.py", "test_cost_cli.py", "test_web_api.py", "test_sweep.py", "test_app_layer.py",
                      "test_answers.py", "test_cli_startup.py"}  # fmt: skip
 #: ``slow``: left out of the fast loop (README: ``pytest -m "not slow and not browser"``), run by .ci/run. Whole
-#: files (a module fixture that runs every validation row) or single tests (file::function, all its parameters)
+#: files (a module fixture that runs every validation row; process pools) or single tests: ``file::function`` (all
+#: its parameters) or one parametrised id. The tests listed took more than 0.5 s of CPU each (measured 2026-11-26
+#: with every other test of the fast loop: the 874 took 236 s of CPU, these 70 of them 218 s)
 SLOW_FILES = {"test_validation_inference.py", "test_validation_training.py", "test_sweep.py"}
-SLOW_TESTS: set[str] = set()
+SLOW_TESTS = {
+    "test_answers.py::test_capacity_bills_the_whole_instances_its_replicas_occupy",
+    "test_answers.py::test_capacity_for_users_who_think_needs_fewer_accelerators",
+    "test_answers.py::test_capacity_moves_past_a_candidate_its_simulation_finds_infeasible",
+    "test_answers.py::test_infer_at_a_request_rate_agrees_with_the_simulation_of_the_same_file",
+    "test_answers.py::test_tpot_never_falls_when_the_batch_grows[meta-llama-3.1-8b-nvidia-b200-sxm-180gb-1-fp8]",
+    "test_answers.py::test_users_with_think_time_follow_the_interactive_response_time_law",
+    "test_app_layer.py::test_a_notebook_user_plans_estimates_and_sweeps_into_a_dataframe",
+    "test_app_layer.py::test_every_example_gives_the_same_answer_from_the_api_and_the_cli[capacity-llama70b-10k-users]",
+    "test_app_layer.py::test_every_example_gives_the_same_answer_from_the_api_and_the_cli[cost-serve-70b-5-regions]",
+    "test_app_layer.py::test_every_example_gives_the_same_answer_from_the_api_and_the_cli[cost-train-70b-32xh100]",
+    "test_app_layer.py::test_every_example_gives_the_same_answer_from_the_api_and_the_cli[infer-llama3.1-70b-h100]",
+    "test_app_layer.py::test_every_example_gives_the_same_answer_from_the_api_and_the_cli[pack-portfolio]",
+    "test_app_layer.py::test_every_example_gives_the_same_answer_from_the_api_and_the_cli[schedule-synthetic]",
+    "test_app_layer.py::test_every_example_gives_the_same_answer_from_the_api_and_the_cli[simulate-llama70b-h100]",
+    "test_app_layer.py::test_every_example_gives_the_same_answer_from_the_api_and_the_cli[train-175b-dgx-h100-30days-reliability]",
+    "test_app_layer.py::test_every_example_gives_the_same_answer_from_the_api_and_the_cli[train-175b-dgx-h100-30days]",
+    "test_app_layer.py::test_every_example_gives_the_same_answer_from_the_api_and_the_cli[train-gpt3-175b-a100]",
+    "test_app_layer.py::test_every_example_gives_the_same_answer_from_the_api_and_the_cli[train-llama2-70b-a100]",
+    "test_app_layer.py::test_every_example_gives_the_same_answer_from_the_api_and_the_cli[train-llama3.1-70b-h100]",
+    "test_app_layer.py::test_every_example_gives_the_same_answer_from_the_api_and_the_cli[train-reliability-llama3-405b]",
+    "test_app_layer.py::test_the_api_notebook_executes",
+    "test_benchmarks.py::test_blank_length_mlperf_offline_row_is_predicted",
+    "test_benchmarks.py::test_blank_length_mlperf_server_row_is_simulated_with_the_dataset_lengths",
+    "test_benchmarks.py::test_capped_server_simulation_matches_the_full_run",
+    "test_catalog.py::test_data_files_parse_as_yaml_lists",
+    "test_catalog_object.py::test_cache_hit_equals_a_fresh_parse",
+    "test_cost.py::test_tco_cli_and_plot",
+    "test_cost_cli.py::test_tco_cli_and_plot",
+    "test_cost_units.py::test_tco_startup_hand_calculation",
+    "test_inference.py::test_capacity_cli_json_and_demand_error",
+    "test_inference.py::test_capacity_compares_engines",
+    "test_inference.py::test_capacity_moe_table_names_layouts",
+    "test_inference.py::test_capacity_simulated_check",
+    "test_inference.py::test_known_accuracy_gaps_are_printed",
+    "test_inference_model.py::test_attention_dp_moe_exchange_is_a_gather_of_each_token_once",
+    "test_inference_model.py::test_more_concurrency_never_lowers_throughput_until_memory_runs_out",
+    "test_inputs.py::test_any_value_in_any_field_is_answered_or_refused_cleanly",
+    "test_moe_efficiency.py::test_per_shape_moe_rows_are_not_borrowed_across_parts",
+    "test_rows_fallbacks.py::test_blank_architecture_is_taken_from_the_catalog_model",
+    "test_sharing_pack.py::test_example_runs_and_an_empty_portfolio_is_exit_2",
+    "test_sharing_schedule.py::test_cli_json_and_plots",
+    "test_sharing_schedule.py::test_sample_trace_on_a_small_cluster_queues",
+    "test_sim.py::test_bad_input[sets4-words4]",
+    "test_sim.py::test_cli_json_plot_and_max_rate",
+    "test_sim.py::test_gamma_burstier_than_poisson",
+    "test_sim.py::test_max_clients_search_hand_derived",
+    "test_sim.py::test_md1_mean_wait",
+    "test_sim.py::test_properties",
+    "test_sim.py::test_same_seed_same_result_and_no_shared_state",
+    "test_sim.py::test_trace_example_and_disaggregation_cli",
+    "test_sim_attention_dp.py::test_attention_dp_over_one_rank_changes_nothing",
+    "test_sim_attention_dp.py::test_cli_reports_the_ranks",
+    "test_sim_attention_dp.py::test_one_rank_group_is_the_plain_replica",
+    "test_sim_attention_dp.py::test_saturated_throughput_matches_the_planners_straggler_model",
+    "test_sim_kernel.py::test_kernel_properties",
+    "test_sim_kernel.py::test_md1_mean_wait",
+    "test_sweep_parts.py::test_pareto_front_equals_brute_force_dominance",
+    "test_sweep_parts.py::test_rows_become_one_type_per_column",
+    "test_training.py::test_every_enumerated_plan_satisfies_every_constraint",
+    "test_web_api.py::test_a_job_reports_progress_and_ends_with_the_answer",
+    "test_web_api.py::test_an_answer_past_the_wall_time_limit_is_422_with_the_reason",
+    "test_web_api.py::test_every_question_answers_as_the_cli[capacity-capacity-llama70b-10k-users.yaml-flags6--sets6]",
+    "test_web_api.py::test_every_question_answers_as_the_cli[capacity-capacity-llama70b-10k-users.yaml-flags7-accelerators=nvidia-h100-sxm5-80gb,nvidia-h200-sxm-141gb&engines=vllm,trtllm-sets7]",
+    "test_web_api.py::test_every_question_answers_as_the_cli[train-train-llama3.1-70b-h100.yaml-flags1--sets1]",
+    "test_web_api.py::test_every_question_answers_as_the_cli[train-train-reliability-llama3-405b.yaml-flags2--sets2]",
+    "test_web_api.py::test_find_max_rate_answers_as_the_cli",
+    "test_web_api.py::test_pack_answers_as_the_cli",
+    "test_web_api.py::test_schedule_answers_as_the_cli[schedule-sample.yaml-sets1]",
+    "test_web_api.py::test_validation_as_a_job",
+    "test_web_api.py::test_validation_rows_are_the_clis",
+}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -31,7 +104,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         kind = "browser" if name in BROWSER_FILES else "integration" if name in INTEGRATION_FILES else "unit"
         item.add_marker(getattr(pytest.mark, kind))
         function = getattr(item, "originalname", item.name)
-        if name in SLOW_FILES or f"{name}::{function}" in SLOW_TESTS:
+        if name in SLOW_FILES or f"{name}::{function}" in SLOW_TESTS or f"{name}::{item.name}" in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
 
 
