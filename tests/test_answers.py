@@ -278,7 +278,8 @@ def test_catalog_lists_prices_with_dates_and_conflict_flags() -> None:
     from aiinfra.report.text import age_text
 
     undated = with_fields(listed.prices[0], read_on="", age_days=None)
-    assert age_text(undated) == f"{undated.id}, date unknown"
+    # an undated price cannot be shown fresh: it is marked stale with the command that refreshes prices
+    assert age_text(undated) == f"{undated.id}, date unknown, STALE (date unknown; run `aiinfra prices refresh`)"
 
 
 def _offer(id_: str, per_instance: int, usd_per_hour: float) -> Any:

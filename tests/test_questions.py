@@ -27,7 +27,8 @@ def test_each_entry_loads_its_function_and_result() -> None:
         params = list(inspect.signature(fn).parameters)
         assert params[0] == "scenario"
         # the function takes exactly the request's options (and progress= when it reports progress)
-        assert params[1:] == [f.name for f in q.option_fields()] + (["progress"] if q.reports_progress else [])
+        assert [p for p in params[1:] if p != "progress"] == [f.name for f in q.option_fields()]
+        assert ("progress" in params) == q.reports_progress
 
 
 def test_app_questions_and_the_sweep_are_the_sweepable_entries() -> None:
@@ -52,9 +53,9 @@ def test_api_keywords_are_the_request_fields() -> None:
 def test_options_fill_defaults_and_refuse_unknown_names() -> None:
     cap = QUESTION["capacity"]
     assert cap.options({"accelerators": ["a", "b"]}) == {"accelerators": ("a", "b"), "engines": (), "simulate": False,
-                                                         "seed": 0}  # fmt: skip
+                                                         "seed": 0, "disaggregate": False}  # fmt: skip
     assert cap.options({"accelerators": ["a"]}) == cap.options({"accelerators": ("a",), "seed": 0})
-    with pytest.raises(SpecError, match="capacity takes accelerators, engines, simulate, seed"):
+    with pytest.raises(SpecError, match="capacity takes accelerators, engines, simulate, seed, disaggregate"):
         cap.options({"sed": 1})
     with pytest.raises(SpecError, match="infer takes no options"):
         QUESTION["infer"].options({"seed": 1})
@@ -75,7 +76,7 @@ def test_cli_flags_are_the_request_fields() -> None:
     add_option_args(parser, ["capacity"])
     args = parser.parse_args(["--accelerators", "a, b", "--simulate", "--seed", "7"])
     assert options_from_args(args, "capacity") == {"accelerators": ("a", "b"), "engines": (), "simulate": True,
-                                                   "seed": 7}  # fmt: skip
+                                                   "seed": 7, "disaggregate": False}  # fmt: skip
     flags = {a.dest for a in parser._actions} - {"help"}
     assert flags == {f.name for f in dataclasses.fields(CapacityRequest)} - {"scenario"}
 

@@ -155,12 +155,14 @@ def test_cli_train_json_and_bad_input(tmp_yaml) -> None:  # type: ignore[no-unty
     assert plain["reliability"] is None
     assert obj["time_to_train_s"] == plain["time_to_train_s"]  # existing keys keep their meaning
     assert obj["reliability"]["monte_carlo"]["trials"] == 50
-    # no failures at all (every rate zero): the time is the no-failure time plus one checkpoint
+    # no failures at all (every rate zero): the time is the no-failure time plus one checkpoint and the first start
+    # (startup_s defaults to restart_s, 300 s in the example)
     zero = ",".join(f"{k}: 0" for k in [r.id for r in component_rates()])
     res0 = run_cli("train", example, "--json", "--set", f"reliability.rates_per_unit_hour={{{zero}}}")
     rel0 = json.loads(res0.stdout)["reliability"]
     ck = rel0["checkpoint"]["blocking_s"]
-    assert rel0["time_to_train_mean_s"] == pytest.approx(plain["time_to_train_s"] + ck)
+    assert rel0["time_to_train_mean_s"] == pytest.approx(plain["time_to_train_s"] + ck + 300)
+    assert rel0["badput_s"]["initialisation_s"] == 300
     assert rel0["mtbf_s"] is None
     bad = run_cli("train", example, "--set", "reliability.rates_per_unit_hour={llama3-nic: -1}")
     assert bad.returncode == 2 and "rates_per_unit_hour" in bad.stderr
@@ -200,3 +202,180 @@ def test_opt175b_hardware_restarts_held_out() -> None:
     assert predicted == pytest.approx(356 / (2_048 * 54) * 124 * 60, rel=1e-9)
     observed_at_least = float(check_row("opt175b-hardware-restarts")["failures_count"])  # type: ignore[arg-type]
     assert 0.5 < predicted / observed_at_least < 1.0
+
+
+# --- issue 30: rates by hardware and age, recovery as it happens, achieved checkpoint I/O, badput ---------------
+
+LLAMA3_PER_1000_NODE_DAYS = 419 / (2_048 * 54) * 1000  # 3.79
+
+
+def test_rates_by_generation_and_memory() -> None:
+    from aiinfra.reliability.rates import hardware_rates
+
+    # A100: Kokolis et al. 2024, node-day weighted over RSC-1 (2,000 nodes, 6.50) and RSC-2 (1,000 nodes, 2.34)
+    fam, mem = hardware_rates("nvidia-a100-sxm4-80gb")
+    hand = (2 * 6.50 + 1 * 2.34) / 3 / LLAMA3_PER_1000_NODE_DAYS  # 1.3497
+    assert fam.basis == "measured" and fam.rate_ratio == pytest.approx(hand, rel=0.005)
+    assert fam.uncertainty_ratio == pytest.approx(math.sqrt(6.50 / 2.34), abs=0.01)  # 1.67
+    assert mem.basis == "nearest"  # HBM2e: no published per-memory count outside the reserved sources
+    fam, mem = hardware_rates("nvidia-h100-sxm5-80gb")
+    assert (fam.rate_ratio, fam.basis, mem.id) == (1.0, "measured", "memory-hbm3")
+    fam, _ = hardware_rates("nvidia-b200-sxm-180gb")  # no B200 rate: the nearest generation's, wider band
+    assert fam.basis == "nearest" and fam.rate_ratio == 1.0
+    assert fam.uncertainty_ratio == pytest.approx(math.sqrt(6.50 / 2.34) * hand, abs=0.01)  # 2.25
+    assert hardware_rates("google-tpu-v5p")[0].id == "family-default"
+
+
+def test_age_ratio_by_hand() -> None:
+    from aiinfra.reliability.rates import age_ratio
+
+    # new cluster, 3× early-life excess decaying over 30 days, at 30 days: 1 + 2/e
+    assert age_ratio(30, burn_in_ratio=3, burn_in_days=30, wear_out_onset_days=1095,
+                     wear_out_ratio_per_year=0) == pytest.approx(1 + 2 / math.e)  # fmt: skip
+    # two years past the onset at +0.5 per year: 2.0
+    assert age_ratio(1095 + 730, burn_in_ratio=1, burn_in_days=None, wear_out_onset_days=1095,
+                     wear_out_ratio_per_year=0.5) == pytest.approx(2.0)  # fmt: skip
+
+
+def test_planned_restarts_per_job_not_per_node() -> None:
+    per_hour = 47 / (54 * 24)  # Llama 3: 47 planned in 54 days, one job
+    assert job_rates(8, 1).planned_per_s * 3600 == pytest.approx(per_hour)
+    assert job_rates(16_384, 2_048).planned_per_s * 3600 == pytest.approx(per_hour)
+    assert job_rates(8, 1, planned_per_hour=1 / 24).planned_per_s * 86_400 == pytest.approx(1.0)
+
+
+def test_retry_chain_two_attempts_at_half() -> None:
+    from aiinfra.reliability.goodput import retry_attempts_mean
+
+    assert retry_attempts_mean(0.5) == 2.0  # geometric attempts: 1 / (1 − p)
+    d = Downtime(base_s=0, wait_s=0, wait_probability_frac=0, restart_attempt_s=100, restart_failure_prob=0.5)
+    assert d.mean_s == 200.0
+    lam = 1e-3  # E[e^{−λ·100·K}], K ~ Geom(0.5): 0.5e^{−0.1} / (1 − 0.5e^{−0.1})
+    assert d.laplace(lam) == pytest.approx(0.5 * math.exp(-0.1) / (1 - 0.5 * math.exp(-0.1)))
+
+
+def test_lemon_node_excluded_after_k_failures() -> None:
+    from aiinfra.reliability.goodput import lemon_exposure_s
+
+    r, k = 1e-6, 3  # a node's rate per s; a lemon fails 10× as often, excluded at its 3rd failure
+    horizon = 1e9  # long run: exclusion is certain
+    exposure = lemon_exposure_s(r, 10, k, horizon)
+    assert exposure == pytest.approx(k / (10 * r), rel=1e-6)  # mean of a Gamma(k, 10r) time
+    assert 10 * r * exposure == pytest.approx(k, rel=1e-6)  # it causes k failures, then it is gone
+    # short run (T = 1/(10r)): E[min(τ, T)] = (1/(10r)) Σ_{j=1..3} P(Poisson(1) ≥ j)
+    hand = sum(poisson_sf(j, 1.0) for j in (1, 2, 3)) / (10 * r)
+    assert lemon_exposure_s(r, 10, k, 1 / (10 * r)) == pytest.approx(hand)
+
+
+def test_human_response_by_hour() -> None:
+    from aiinfra.reliability.goodput import human_response_mixture
+
+    # people on site 08:00-20:00: half the failures wait 15 min, the other half 2 h
+    mix = human_response_mixture(900, 7200, 8, 20)
+    assert sum(p * d for p, d in mix) == pytest.approx(0.5 * 900 + 0.5 * 7200)
+    night_shift = human_response_mixture(900, 7200, 22, 6)  # day hours 22:00-06:00 wrap past midnight: 8 of 24
+    assert sum(p * d for p, d in night_shift) == pytest.approx(8 / 24 * 900 + 16 / 24 * 7200)
+
+
+def test_checkpoint_time_at_16_percent_of_rated() -> None:
+    # 1 TB to a tier rated 250 GB/s achieving 16 %: 1e12 / (0.16 × 250e9) = 25 s; loading at 22 % of 700 GB/s
+    ck = checkpoint_times(1e12, nodes=64, accelerators=512, mode="synchronous", storage_write_bytes_per_s=250e9,
+                          storage_read_bytes_per_s=700e9, node_storage_bytes_per_s=None,
+                          snapshot_bytes_per_s_per_accelerator=63e9, peer_bytes_per_s_per_accelerator=None,
+                          efficiency_frac=0.16, read_efficiency_frac=0.22)  # fmt: skip
+    assert ck.write_s == pytest.approx(25.0)
+    assert ck.load_s == pytest.approx(1e12 / (0.22 * 700e9))  # 6.49 s
+    # consolidated: one writer at 2 GB/s bounds it instead: 500 s
+    one = checkpoint_times(1e12, nodes=64, accelerators=512, mode="synchronous", storage_write_bytes_per_s=250e9,
+                           storage_read_bytes_per_s=None, node_storage_bytes_per_s=2e9,
+                           snapshot_bytes_per_s_per_accelerator=63e9, peer_bytes_per_s_per_accelerator=None,
+                           efficiency_frac=0.16, writers_count=1)  # fmt: skip
+    assert one.write_s == pytest.approx(500.0)
+
+
+def test_detection_by_kind_in_the_downtime() -> None:
+    # λ = 1/h of which 1/4 hangs (600 s watchdog) and 3/4 crashes (30 s): mean detection 0.25·600 + 0.75·30
+    d = downtime(detection_s=600, restart_s=300, load_s=60, unexpected_per_s=1 / 3600, repair_per_s=0,
+                 repair_s=3600, spare_nodes=0, crash_detection_s=30, hang_per_s=0.25 / 3600)  # fmt: skip
+    assert d.parts_mean_s["detection"] == pytest.approx(0.25 * 600 + 0.75 * 30)
+    assert d.mean_s == pytest.approx(172.5 + 300 + 60)
+
+
+def _small_plan(**extra: object):  # type: ignore[no-untyped-def]
+    from aiinfra.reliability.plan import plan_reliability
+    from aiinfra.specs.common import validate
+    from aiinfra.specs.reliability import ReliabilityInput
+
+    ri = validate(ReliabilityInput, {"storage_write_bytes_per_s": 1e11, "restart_s": 300, "repair_s": 86_400,
+                                     "trials": 0, **extra}, where="reliability")  # fmt: skip
+    return plan_reliability(ri, useful_s=20 * 86_400, accelerators=1024, per_node=8, checkpoint_bytes=1e12,
+                            checkpoint_source="test", peer_bytes_per_s_per_accelerator=None,
+                            accelerator_id="nvidia-h100-sxm5-80gb", cluster_accelerators=4096)  # fmt: skip
+
+
+def test_badput_adds_up_and_cluster_count() -> None:
+    r = _small_plan(rollbacks={"per_day": 0.1, "detection_s": 1800, "rollback_s": 3600},
+                    slow_nodes={"per_node_per_day": 1e-3, "slowdown_frac": 0.3, "noticed_s": 7200},
+                    data_loading_stall_frac=0.02, warmup_s=120)  # fmt: skip
+    assert sum(r.badput_s.values()) == pytest.approx(r.expected.wall_s - r.no_failure_s, rel=1e-9)
+    assert r.badput_s["data_loading_s"] == pytest.approx(20 * 86_400 * (1 / 0.98 - 1))
+    assert r.badput_s["rollbacks_s"] > 0 and r.badput_s["slow_nodes_s"] > 0
+    # expected (not drawn) cluster-wide failures: 512 nodes × a node's rate × E[T]
+    node_per_s = job_rates(8, 1, include_planned=False).unexpected_per_s
+    assert r.cluster_failures_expected_count == pytest.approx(512 * node_per_s * r.expected.wall_s)
+    lo, hi = r.band_s
+    assert lo is not None and hi is not None and lo < r.expected.wall_s < hi
+
+
+def test_lemons_retries_and_storage_lengthen_the_run() -> None:
+    base = _small_plan()
+    assert _small_plan(lemon_nodes={"share_frac": 0.05, "rate_ratio": 10, "exclude_after_count": 2}
+                       ).expected.unexpected_interruptions_count > base.expected.unexpected_interruptions_count
+    assert _small_plan(restart_failure_prob=0.5).downtime_mean_s == pytest.approx(base.downtime_mean_s + 300)
+    slow = _small_plan(storage_kind="distributed-object-store")
+    assert slow.checkpoint.write_s == pytest.approx(base.checkpoint.write_s / 0.286)
+    with pytest.raises(SpecError, match="storage_kind"):
+        _small_plan(storage_kind="tape")
+
+
+def test_monte_carlo_matches_analytic_with_recovery_parts() -> None:
+    lam = 1 / 3_600
+    down = downtime(detection_s=600, restart_s=300, load_s=30, unexpected_per_s=lam, repair_per_s=0.6 * lam,
+                    repair_s=86_400, spare_nodes=2, crash_detection_s=20, hang_per_s=0.1 * lam,
+                    human_s=((0.5, 900.0), (0.5, 7200.0)), restart_failure_prob=0.3)  # fmt: skip
+    kw = {"useful_s": 10 * 86_400.0, "interval_s": 900.0, "blocking_s": 30.0, "unexpected_per_s": lam, "down": down,
+          "planned_per_s": 1e-5, "planned_downtime_s": 330.0, "other_stops": (("rollbacks", 1e-5, 5000.0),),
+          "fixed_s": 600.0}  # fmt: skip
+    e = expected_run(**kw)  # type: ignore[arg-type]
+    d = simulate(**kw, trials=400, seed=3)  # type: ignore[arg-type]
+    assert d.wall_mean_s == pytest.approx(e.wall_s, rel=0.03)
+
+
+def test_reliability_validation_rows_sealed_by_hash_and_predicted_by_hand() -> None:
+    from aiinfra.reliability import validation as v
+
+    open_rows, sealed_rows = v.read_rows("open"), v.read_rows("sealed")
+    assert all(not v.sealed(r["id"]) for r in open_rows) and all(v.sealed(r["id"]) for r in sealed_rows)
+    assert len(open_rows) + len(sealed_rows) >= 10
+    assert all(r["source_url"].startswith("https://") for r in open_rows + sealed_rows)
+    # GLM-130B: 96 A100 nodes × 54 days × Llama 3's repair-needing rate per node-day (356 / (2,048 × 54)) × the A100
+    # ratio of the catalog row (1.35)
+    glm = next(r for r in open_rows if r["id"] == "glm130b-hardware-interruptions")
+    assert v.predict(glm, loo_ratio=0.0) == pytest.approx(96 * 54 * 356 / (2_048 * 54) * 1.35, rel=0.005)
+    # leave-one-source-out for Kokolis et al.'s rows: the A100 ratio from the open OPT (35 in 124 × 60 node-days)
+    # and GLM-130B (10 in 96 × 54) hardware counts, not from RSC
+    loo = v._loo_ratio(open_rows)
+    assert loo == pytest.approx((35 + 10) / (124 * 60 + 96 * 54) / (356 / (2_048 * 54)), rel=1e-9)  # 1.107
+    rsc1 = next(r for r in open_rows if r["id"] == "rsc1-failures-per-1000-node-days")
+    assert v.predict(rsc1, loo) == pytest.approx(419 / (2_048 * 54) * 1000 * loo, rel=1e-9)
+
+
+def test_bad_recovery_input_names_the_field() -> None:
+    with pytest.raises(SpecError, match="burn_in_days"):
+        _small_plan(cluster_age={"age_days": 10, "burn_in_ratio": 2})
+    with pytest.raises(SpecError, match="restart_failure_prob"):
+        _small_plan(restart_failure_prob=1.0)  # a chain that never succeeds
+    with pytest.raises(SpecError, match="lemon_nodes"):
+        _small_plan(lemon_nodes={"share_frac": 0.1, "rate_ratio": 10})  # exclude_after_count missing
+    with pytest.raises(SpecError, match="day_end_hour"):
+        _small_plan(human_response={"day_s": 60, "night_s": 600, "day_start_hour": 8, "day_end_hour": 25})

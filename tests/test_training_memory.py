@@ -57,6 +57,19 @@ def test_zero1_and_zero3_per_rank_bytes() -> None:
     assert (state - gathered) / float(rp["first"][0]) == pytest.approx(2.0)
 
 
+
+def test_zero3_under_pipeline_holds_the_stage_gathered_with_its_unsharded_gradients() -> None:
+    # pp = 2: each stage keeps its 16 layers gathered across micro-batches (2 B per parameter) and accumulates their
+    # unsharded fp32 gradients until the last backward (4 B): ZeRO-3's 16/8 = 2 B of sharded state + 6 B
+    setup = TrainSetup(model=M, seq_len=2048, global_batch_seqs=8, precision="fp16", grad_convention="zero")
+    plan = single_plan(M, setup, tp=1, pp=2, dp=8, cp=1, ep=1, vp=1, mb=1, sharding="zero3", recompute="full")
+    from aiinfra.analytic.training_memory import rank_params
+
+    rp = rank_params(setup, plan)
+    mem = memory_per_rank(setup, plan)
+    state = float(mem["weights"][0] + mem["gradients"][0] + mem["optimizer"][0])
+    assert state / float(rp["first"][0]) == pytest.approx(2.0 + 2.0 + 4.0)
+
 def test_memory_command_shows_both_conventions() -> None:
     data = {"model": "meta-llama-2-7b", "hardware": {"accelerator": "nvidia-a100-sxm4-80gb", "count": 8},
             "training": {"tokens": 1e12, "seq_len": 4096, "global_batch_seqs": 512, "precision": "fp16"}}  # fmt: skip

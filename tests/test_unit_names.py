@@ -13,7 +13,7 @@ UNIT_WORDS = (
     "bytes s per_s w j usd frac flop tokens seqs kwh g kg co2e_kg per_token per_kwh per_hour per_month per_year "
     "per_gb per_kw_month per_gb_month per_million_tokens months years days hours ratio kw mw c per_j per_flop "
     "per_w bits params count per_step per_user per_accelerator_hour requests per_context_token per_accelerator "
-    "per_node per_rack per_param x"
+    "per_node per_rack per_param x prob gb"
 ).split()
 UNIT_SUFFIX = re.compile(r"(^|_)(" + "|".join(sorted(UNIT_WORDS, key=len, reverse=True)) + r")$")
 #: dimensionless counts whose unit is the thing counted (documented in their docstrings)
@@ -39,6 +39,13 @@ COUNT_FIELDS = {
     "Case": {"measured", "predicted", "rel_error"},
     # statistics of one quantity: the unit is in the name of the field that holds them (ttft_s, itl_s ...)
     "Percentiles": {"mean", "p50", "p90", "p99"},
+    # a fitted parameter's bounds, neutral value and probe step: in its own unit (a scale: none; an overhead: s)
+    "Param": {"lo", "hi", "neutral", "probe"},
+    "Fit": {"cost"},  # least-squares cost: half the sum of squared log errors, dimensionless
+    # dimensionless multipliers of the catalog's efficiencies (1 = unchanged)
+    "Factors": {"compute_efficiency_scale", "memory_efficiency_scale", "communication_efficiency_scale"},
+    "ReliabilityReport": {"restart_attempts_mean"},  # restart attempts per recovery
+    "Scored": {"value", "predicted"},  # in the unit of the scored quantity (named by its `quantity`)
 }
 
 

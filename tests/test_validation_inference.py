@@ -229,5 +229,13 @@ def test_validate_cli_reports_targets(tmp_path: Path) -> None:
     assert "saturated_throughput" not in obj["targets"]
     text = run_cli("validate", str(path)).stdout
     assert "target kv_capacity" in text and "target batch1_tpot" in text
+    # --markdown rewrites the report but keeps the reliability section written by bench/reliability_validation.py
+    from aiinfra.reliability.validation import MARK
+
+    md = tmp_path / "validation.md"
+    md.write_text("old report\n\n" + MARK + "\n\n## Reliability (operational figures)\n")
+    assert run_cli("validate", str(path), "--markdown", str(md)).returncode == 0
+    new_md = md.read_text()
+    assert "old report" not in new_md and new_md.endswith(MARK + "\n\n## Reliability (operational figures)\n")
     bad = run_cli("validate", str(tmp_path / "missing.csv"))
     assert bad.returncode == 2 and "CASES.csv" in bad.stderr and "Traceback" not in bad.stderr

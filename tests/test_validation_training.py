@@ -146,7 +146,10 @@ def test_flagship_cases(result, case_id: str, tol: float) -> None:  # type: igno
         assert abs(c.rel_error) <= tol, (c.id, c.rel_error)
 
 
-MEDIAN_GUARD, P90_GUARD = 0.071, 0.23  # achieved 0.070 / 0.219 with issue 19's network model (0.063 / 0.252
+MEDIAN_GUARD, P90_GUARD = 0.071, 0.25  # achieved 0.070 / 0.246 once FSDP under pipeline parallelism gathers once per
+# step (issue 28; torchtitan's reshard_after_forward = not pp_enabled): the two torchtitan 405B PP rows move from
+# -22 % / -39 % to +62 % / +26 % in tokens/s, so their remaining gap is not FSDP traffic; 0.070 / 0.219 with issue 19's
+# network model (0.063 / 0.252
 # before it; 0.064 / 0.592 before the torchtitan rows ran SDPA at FlashAttention-2 speed on the power-limited part)
 
 

@@ -205,6 +205,7 @@ def test_catalog_and_model_lookups_are_the_clis(client: TestClient) -> None:
         _same(_cli_json(["catalog", "list", kind, "--json"]), client.get(f"/api/v1/catalog/{kind}").json())
     _same(_cli_json(["catalog", "list", "prices", "--json", "--accelerator", "nvidia-h100-sxm5-80gb"]),
           client.get("/api/v1/catalog/prices?accelerator=nvidia-h100-sxm5-80gb").json())
+    _same(_cli_json(["catalog", "list", "purchases", "--json"]), client.get("/api/v1/catalog/purchases").json())
     _same(_cli_json(["catalog", "show", "nvidia-h100-sxm5-80gb", "--json"]),
           client.get("/api/v1/catalog/row/nvidia-h100-sxm5-80gb").json())
     _same(_cli_json(["model", "show", "meta-llama-3.1-70b", "--seq-len", "8192", "--json"]),

@@ -74,7 +74,7 @@ row() { aiinfra infer examples/infer-llama3.1-70b-h100.yaml "$@" --json | python
 import json,sys; o=json.load(sys.stdin); print(f\"| $LABEL | {o['batch_seqs']} | {o['tpot_s']*1e3:.2f} | {o['output_tokens_per_s']:,.0f} | {o['output_tokens_per_s_per_user']:.1f} |\")"; }
 LABEL="BF16 weights, BF16 KV, TP8, 64 concurrent" row --set inference.weight_precision=bf16 --set inference.kv_precision=bf16
 LABEL="FP8 weights + FP8 KV, TP8, 64 concurrent" row
-LABEL="INT4 weights (bf16 compute), TP8, 64 concurrent" row --set inference.weight_precision=int4
+LABEL="INT4 weights + FP8 KV (W4A16: bf16 compute), TP8, 64 concurrent" row --set inference.weight_precision=int4
 LABEL="FP8, TP4 × 2 replicas, 64 concurrent in all" row --set inference.plan.tp=4
 LABEL="FP8, TP8, speculative γ=4 α=0.7 (no draft cost), 64 concurrent" row --set 'inference.speculative={num_draft_tokens: 4, acceptance_rate: 0.7}'
 LABEL="BF16, TP8, batch 1" row --set inference.weight_precision=bf16 --set inference.kv_precision=bf16 --set inference.concurrency=1
@@ -84,18 +84,43 @@ LABEL="FP8 on H200 instead of H100, 64 concurrent" row --set hardware.accelerato
 LABEL="FP8 on TensorRT-LLM instead of vLLM, 64 concurrent" row --set inference.engine=trtllm
 LABEL="BF16 on TensorRT-LLM, 64 concurrent" row --set inference.engine=trtllm --set inference.weight_precision=bf16 --set inference.kv_precision=bf16
 LABEL="FP8, TP8, max batch that fits (engine cap 1,024 sequences)" row --set inference.concurrency=null --set inference.batch=max
+tpot() { aiinfra infer examples/infer-llama3.1-70b-h100.yaml "$@" --json | python3 -c "import json,sys; print(f\"{json.load(sys.stdin)['tpot_s']*1e3:.2f}\")"; }
+B1_BF16=$(tpot --set inference.weight_precision=bf16 --set inference.kv_precision=bf16 --set inference.concurrency=1)
+B1_FP8=$(tpot --set inference.concurrency=1)
+B1_GAIN=$(python3 -c "print(f'{($B1_FP8 / $B1_BF16 - 1) * 100:.0f}')")
+echo
+echo 'Reading the table (engine vLLM, the default, priced with vLLM'"'"'s own kernel timings where the catalog has them).'
+echo "At batch 1 FP8 halves the bytes each memory-bound step streams: TPOT ${B1_FP8} ms against ${B1_BF16} ms in BF16 (${B1_GAIN} %, not"
 cat <<'TXT'
-
-Reading the table (engine vLLM, the default, priced with vLLM's own kernel timings where the catalog has them).
-At batch 1 FP8 halves the bytes each memory-bound step streams: TPOT 8.7 ms against 10.1 ms in BF16 (−14 %, not
 −50 %: 160 TP all-reduces and per-kernel fixed times do not shrink, and vLLM's FP8 kernels have a larger fixed
 time than its BF16 ones — measured, in its weight-streaming table). At 64 users on TP8 each GPU runs ~320 tokens
-per step through a 1/8 weight shard and FP8 gains 12 %. INT4 weights stream a quarter of BF16 but dequantise to
-BF16 for the matmuls, so the prefill share of each step gets no faster. Two TP4 replicas beat one TP8 at this load
+per step through a 1/8 weight shard and FP8 gains 12 %. INT4 weights stream a quarter of BF16 and dequantise in
+the GEMM (W4A16), so decode gains while the prefill share of each step, compute-bound in BF16, gets no faster. Two TP4 replicas beat one TP8 at this load
 (half the all-reduce ranks, same KV room). Speculative decoding pays most at batch 1 (2.8× per-user speed) and less
 at 64 concurrent, where verifying γ + 1 tokens per sequence makes the step compute-bound. H200 vs H100 at TP8: 9 %
 lower TPOT (faster HBM on a 1/8 shard whose all-reduces do not shrink); at TP1-2, where the fleet search lands, the
 H200's 141 GB holds the model on fewer GPUs and wins on price. The two TensorRT-LLM rows come out slower than
 vLLM's at this load, for the reasons (and with the caveats) given above.
 TXT
+lat() { aiinfra infer examples/infer-llama3.1-70b-h100.yaml "$@" --json | python3 -c "
+import json,sys; o=json.load(sys.stdin); print(f\"| $LABEL | {o['ttft_s']*1e3:.0f} ms | {o['tpot_s']*1e3:.1f} ms | {o['prefill_bound']} / {o['decode_bound']} |\")"; }
+echo; echo '## Llama-3.1-70B FP8 on 8 × L40S (TP8, PCIe only)'
+echo; echo '`aiinfra infer examples/infer-llama3.1-70b-h100.yaml --set hardware.accelerator=nvidia-l40s` (add `--set inference.concurrency=1` for batch 1):'
+echo; echo '| load | TTFT | TPOT | bound (prefill / decode) |'; echo '|---|---|---|---|'
+LABEL="batch 1" lat --set hardware.accelerator=nvidia-l40s --set inference.concurrency=1
+LABEL="64 concurrent (chunked prefill in the decode steps)" lat --set hardware.accelerator=nvidia-l40s
+cat docs/examples/inference_parts/l40s.md
+echo; echo '## INT4 weight-only decode (W4A16) on one H100'
+echo; echo '`aiinfra infer examples/infer-llama3.1-70b-h100.yaml --set hardware.count=1 --set inference.plan.tp=1 --set inference.weight_precision=int4 --set inference.kv_precision=bf16 --set inference.concurrency=N`:'
+echo; echo '| N | TTFT | TPOT | bound (prefill / decode) |'; echo '|---|---|---|---|'
+for n in 1 11 64; do LABEL="$n" lat --set hardware.count=1 --set inference.plan.tp=1 --set inference.weight_precision=int4 --set inference.kv_precision=bf16 --set inference.concurrency=$n; done
+cat docs/examples/inference_parts/int4.md
+echo; echo '## DeepSeek-V3 on 8 × B200 against 8 × H200 (FP8, TP8, vLLM)'
+echo; echo '`aiinfra infer examples/infer-llama3.1-70b-h100.yaml --set model=deepseek-v3 --set hardware.accelerator=…` (64 concurrent; add `--set inference.concurrency=1` for batch 1):'
+echo; echo '| accelerator, load | TTFT | TPOT | bound (prefill / decode) |'; echo '|---|---|---|---|'
+for a in nvidia-h200-sxm-141gb nvidia-b200-sxm-180gb; do
+  LABEL="$a, 64 concurrent" lat --set model=deepseek-v3 --set hardware.accelerator=$a
+  LABEL="$a, batch 1" lat --set model=deepseek-v3 --set hardware.accelerator=$a --set inference.concurrency=1
+done
+cat docs/examples/inference_parts/b200.md
 } > docs/examples/inference.md

@@ -58,13 +58,14 @@ def capacity(
     engines: Sequence[str] | None = None,
     simulate: bool = False,
     seed: int = 0,
+    disaggregate: bool = False,
     catalog: Catalog | None = None,
 ) -> app.CapacityResult:
     """The cheapest deployment meeting the demand and SLOs over engines × accelerators × layouts × weight formats
     (``aiinfra capacity``); ``simulate`` checks it by simulating one replica."""
     with _using(catalog):
         return app.capacity(load_scenario(scenario, set), list(accelerators) if accelerators else None,
-                            list(engines) if engines else None, simulate, seed)  # fmt: skip
+                            list(engines) if engines else None, simulate, seed, disaggregate=disaggregate)  # fmt: skip
 
 
 def simulate(
@@ -161,3 +162,34 @@ def sweep(
         return sweep_frame(scenario, grid=grid, zip=zip, question=question, options=options,
                            set=list(_set_list(set)), out=out, backend=backend, workers=workers, address=address,
                            progress=progress)  # fmt: skip
+
+
+def prices_refresh(providers: Sequence[str] | None = None, out: str | Path | None = None,
+                   offers: str | Path | None = None) -> app.PricesRefreshResult:  # fmt: skip
+    """Current cloud offers (through gpuhunt: ``pip install 'aiinfra[prices]'``; or recorded gpuhunt catalog
+    files in ``offers``) written as a price overlay into ``out`` (default: the refreshed-prices folder every answer
+    reads) (``aiinfra prices refresh``)."""
+    return app.prices_refresh(list(providers) if providers else None, out, offers)
+
+
+def price_diff(examples: str | Path | None = None, *, with_examples: bool = True,
+               catalog: Catalog | None = None) -> app.PriceDiffResult:  # fmt: skip
+    """Per offer, the shipped price row against the one in use (refreshed prices, overlays), and the cheapest
+    answer of each shipped example with either (``aiinfra catalog list prices --diff``)."""
+    with _using(catalog):
+        return app.price_diff(examples, with_examples)
+
+
+def calibrate(scenario: ScenarioLike, results: Sequence[str | Path], *, out: str | Path, set: Overrides = None,
+              catalog: Catalog | None = None) -> app.CalibrateResult:  # fmt: skip
+    """Fit the planner's efficiency factors to benchmark result files (vLLM, GuideLLM, CSV; training CSV and logs)
+    of the deployment ``scenario`` describes and write ``out`` as a catalog overlay (``aiinfra calibrate``); answer
+    against it with ``catalog=Catalog.default().with_overlay(out)``."""
+    with _using(catalog):
+        return app.calibrate(load_scenario(scenario, set), [str(r) for r in results], out)
+
+
+def probe(out: str | Path, *, accelerator: str | None = None) -> app.ProbeResult:
+    """Microbenchmark this machine's GPU (GEMM by shape and dtype, attention, HBM copy, NCCL collectives) and write
+    ``out/efficiency.yaml`` as a catalog overlay (``aiinfra probe``); needs PyTorch and an NVIDIA or AMD GPU."""
+    return app.probe(out, accelerator)

@@ -62,9 +62,9 @@ def _catalog_for(args: argparse.Namespace) -> contextlib.AbstractContextManager[
     overlay = getattr(args, "catalog_overlay", None)
     if not overlay:
         return contextlib.nullcontext()
-    from aiinfra.catalog import Catalog, use
+    from aiinfra.catalog import active, use
 
-    return use(Catalog.default().with_overlay(overlay))
+    return use(active().with_overlay(overlay))  # on top of the shipped rows and the refreshed prices
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -167,6 +167,30 @@ def ring_latency_s(kind: Collective, n_ranks: np.ndarray, n_nodes: np.ndarray) -
     return out
 
 
+def pcie_ring_allreduce_s(cluster: ClusterSpec, size_bytes: np.ndarray, n_ranks: int) -> tuple[np.ndarray, str] | None:
+    """All-reduce among ``n_ranks`` > 2 accelerators joined only by PCIe: NCCL's ring over peer-to-peer hops, each
+    hop timed by the part's own measured two-GPU all-reduce (collective_latency.yaml pcie-p2p-ring). A ring of n
+    ranks is 2(n−1) steps of S/n bytes over one hop (Patarasuk & Yuan 2009), a two-GPU all-reduce of X bytes is 2
+    steps of X/2 on the same hop, so t_n(S) = (n−1)·t_2(2S/n). None where the catalog lacks the row, the rank count
+    is below its ``min_ranks``, or the part has no two-GPU curve of its own."""
+    row = latency_row("pcie-p2p-ring")
+    acc = cluster.accelerator
+    if row is None or n_ranks < int(row["min_ranks"]) or acc.pcie is None:
+        return None
+    curve, src = table().curve("allreduce", acc.id, n_ranks=2, tier="scale-up")
+    if curve is None or curve.n_ranks != 2 or similarity(acc.id, curve) != 0:
+        return None
+    bw = acc.pcie.bw_one_way_bytes_per_s
+    pts_size = 10.0 ** np.asarray(curve.log_x)
+    pts_time = pts_size / (bw * np.asarray(curve.y))  # two ranks: bus factor 2·(2−1)/2 = 1
+    chunk = 2.0 * np.asarray(size_bytes, dtype=float) / n_ranks
+    t2 = np.interp(chunk, pts_size, pts_time)
+    beyond = chunk > pts_size[-1]
+    t2[beyond] = chunk[beyond] / (bw * curve.y[-1])
+    out: np.ndarray = (n_ranks - 1) * t2
+    return out, f"{row['id']} ring of {n_ranks} over {src}"
+
+
 _FACTOR = {"allreduce": 2.0, "allgather": 1.0, "reducescatter": 1.0, "alltoall": 1.0}
 _CURVE_KIND = {"reducescatter": "allgather"}
 
@@ -248,6 +272,13 @@ def collective_time_array(
             if tier == "scale-out" and kind == "alltoall":
                 k_a2a = np.clip(domain // st[mask], 1, n_val)
                 a2a_frac = (n_val - k_a2a) / (n_val - 1)
+            if tier == "scale-up" and kind == "allreduce" and cluster.scale_up_bw_one_way_bytes_per_s is None:
+                ring = pcie_ring_allreduce_s(cluster, size[mask], int(n_val))
+                if ring is not None:  # PCIe-only parts: NCCL's ring over P2P hops (pcie_ring_allreduce_s)
+                    out[mask] = ring[0]
+                    if sources is not None:
+                        sources.add(f"{kind}/{tier}: {ring[1]}")
+                    continue
             curve, src = _curve_for(kind, cluster.accelerator.id, int(n_val), tier, engine)
             if sources is not None:
                 sources.add(f"{kind}/{tier}: {src}")

@@ -20,7 +20,8 @@ Work per step (T = prefill tokens + decoding sequences):
 * Attention: prefill 2·pairs·(d_qk + d_v) FLOP per layer over causal query·key pairs (FlashAttention
   kernels, efficiency from the attention curve); decode reads each sequence's KV cache
   (context × KV bytes/token) and does 2·ctx·(d_qk + d_v) FLOP (Pope et al. 2022, "Efficiently Scaling
-  Transformer Inference" §3). MLA decodes on the absorbed latent: d_qk = heads·(kv_lora + rope),
+  Transformer Inference" §3), MLA at its kernel's compute-bound efficiency (``_decode_attention_eff``).
+  MLA decodes on the absorbed latent: d_qk = heads·(kv_lora + rope),
   d_v = heads·kv_lora, reading only the latent (DeepSeek-AI 2024, DeepSeek-V2 §2.1.2-2.1.3).
 * Tensor parallelism: 2 all-reduces of T·h bf16 activations per layer (Shoeybi et al. 2019, Megatron-LM
   §3), ring times over the measured NCCL curves (analytic/comms.py). With attention data parallelism
@@ -42,13 +43,17 @@ Work per step (T = prefill tokens + decoding sequences):
   iteration lasts as long as its slowest rank's attention).
 * Quantised weights move DTYPE_BYTES per weight (int4/fp4: 0.5 B; group scales not counted); their
   matmuls run at the fp4 peak only for fp4 weights on an accelerator with a dense fp4 peak, else
-  dequantised to bf16; fp8/int8 weights use the fp8/int8 peak where published (W8A8). Quantisation covers the
+  dequantised to bf16 inside the GEMM (weight-only W4A16: a quarter of the bf16 GEMM at 4× the rows,
+  ``InferenceModel._weight_only``); fp8/int8 weights use the fp8/int8 peak where published (W8A8).
+  Quantisation covers the
   transformer layers' linear weights only: the token embedding and the output head stay in bf16 (NVIDIA
   ModelOpt's export appends ``lm_head`` to ``exclude_modules`` whenever it quantises a layer, and quantises
   linear modules only — modelopt/torch/export/unified_export_hf.py ``_export_hf_checkpoint``), so they are
   stored, streamed and multiplied in bf16.
 * Pipeline parallelism: one token crosses the pp stages in sequence, so an iteration costs the sum of
   the stage times plus (pp − 1) activation hops (micro-batch pipelining not modelled: conservative).
+* A user's calibration (catalog/calibration.py, fitted by ``aiinfra calibrate``) divides the compute, memory and
+  communication times by its efficiency scales and adds its per-iteration overhead; neutral without one.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ from aiinfra.analytic.comms import collective_time
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.model_figures import attention_dims, param_breakdown
 from aiinfra.analytic.step_time import StepBatch
+from aiinfra.catalog.calibration import Factors, factors_for
 from aiinfra.specs.common import DTYPE_BYTES
 from aiinfra.specs.hardware import AcceleratorSpec, ClusterSpec
 from aiinfra.specs.model import ModelArch
@@ -210,6 +216,13 @@ class _Kernels:
     def time_s(self) -> float:
         return max(self.compute_s, self.memory_s)
 
+    def scaled(self, f: Factors) -> _Kernels:
+        """The kernels at the calibrated efficiencies (catalog/calibration.py): compute time / compute scale,
+        memory time / memory scale."""
+        if f.neutral:
+            return self
+        return _Kernels(self.compute_s / f.compute_efficiency_scale, self.memory_s / f.memory_efficiency_scale)
+
 
 @dataclass(frozen=True)
 class InferenceModel:
@@ -292,9 +305,32 @@ class InferenceModel:
         acc = self.cluster.accelerator
         flop = 2.0 * tokens * params / split
         nbytes = params * DTYPE_BYTES[weights or self.weight_precision] / split
-        compute_s = gemm_compute_s(acc, dtype, tokens, flop / tokens / n_kernels, n_kernels, self.engine)
         t0, b_inf = _memory_fit(acc, self.engine, dtype)
-        return _Kernels(compute_s, n_kernels * t0 + nbytes / b_inf)
+        memory_s = n_kernels * t0 + nbytes / b_inf
+        ratio = DTYPE_BYTES[dtype] / DTYPE_BYTES[weights or self.weight_precision]
+        if ratio > 1.0:
+            return self._weight_only(tokens, flop, n_kernels, dtype, ratio, memory_s, b_inf)
+        compute_s = gemm_compute_s(acc, dtype, tokens, flop / tokens / n_kernels, n_kernels, self.engine)
+        return _Kernels(compute_s, memory_s)
+
+    def _weight_only(
+        self, tokens: float, flop: float, n_kernels: float, dtype: str, ratio: float, memory_s: float, b_inf: float
+    ) -> _Kernels:
+        """A weight-only quantised GEMM (W4A16: int4 weights, bf16 activations, ``ratio`` = compute-format bytes /
+        weight bytes = 4): the kernel dequantises the weights in registers and multiplies in ``dtype`` (Frantar et
+        al. 2024, "MARLIN: Mixed-Precision Auto-Regressive Parallel Inference on Large Language Models",
+        arXiv 2408.11743; AWQ, Lin et al. MLSys 2024). Per weight byte it does the FLOP of a ``dtype`` GEMM of
+        ratio·M rows, so it takes 1/ratio of that GEMM's measured time. Below the compute format's ridge
+        (ratio·M < peak / B∞ · bytes per element / 2) that measured time is weight streaming, so it joins the memory
+        term and the step is memory-bound; above, it is compute (MARLIN: near-ideal 4x over FP16 up to batch
+        16-32 tokens, then the FP16 GEMM's speed)."""
+        acc = self.cluster.accelerator
+        scaled_s = gemm_compute_s(acc, dtype, tokens * ratio, flop / tokens / n_kernels, n_kernels, self.engine) / ratio
+        peak = acc.sustained_flop_per_s(dtype)
+        ridge_rows = peak / b_inf * DTYPE_BYTES[dtype] / 2.0
+        if tokens * ratio < ridge_rows:
+            return _Kernels(flop / peak, max(memory_s, scaled_s))
+        return _Kernels(scaled_s, memory_s)
 
     def experts(self, tokens: float, moe_layers: float) -> _Kernels:
         """The routed experts of ``moe_layers`` MoE layers on one rank for ``tokens`` tokens entering the layer
@@ -339,6 +375,17 @@ class InferenceModel:
             return batch.busiest_rank, 1
         return batch, self.tp
 
+    def _decode_attention_eff(self) -> float:
+        """Fraction of the bf16 peak an MLA decode kernel reaches: the part's attention curve at its best measured
+        point. Absorbed-MLA decode runs one batched kernel over every sequence's cached latent with 128 query heads
+        sharing it — compute-bound, not a short prefill — so the curve's small-size end (a context op's fixed time at
+        a few thousand tokens) does not price it; DeepSeek's FlashMLA decode kernel reaches 580 TFLOP/s in its
+        compute-bound configuration on an H800 (0.59 of 989; deepseek-ai/FlashMLA README, 2025), level with the
+        large-size end of the context curves (FlashAttention-3 forward 0.58 at 16k). GQA decode keeps the curve
+        at the step's size (no such measurement of its decode kernels is in the catalog)."""
+        curve, _ = table().curve("attention", self.cluster.accelerator.id, dtype="bf16", engine=self.engine)
+        return max(curve.y) if curve is not None else 1.0
+
     def decode_kv_read_bytes_per_accelerator(self, batch: StepBatch) -> float:
         """KV-cache bytes one accelerator reads for the decode attention of a step: each decoding
         sequence's context once, however many query tokens it runs (a speculative verify pass attends
@@ -381,6 +428,10 @@ class InferenceModel:
         head_k = self._linear(max(logits_tokens, 1.0), head, 1, head_cd, split, self.vocab_precision)  # last stage
         if m.is_moe:
             parts.append(self.experts(tokens, pb.moe_layers / pp))
+        # the user's calibration of this accelerator and engine, where an overlay has one (neutral otherwise)
+        cal = factors_for("inference", acc.id, self.engine)
+        parts = [p.scaled(cal) for p in parts]
+        head_k = head_k.scaled(cal)
         linear_compute = sum(p.compute_s for p in parts)
         linear_memory = sum(p.memory_s for p in parts)
         linear_s = sum(p.time_s for p in parts)
@@ -399,8 +450,11 @@ class InferenceModel:
         attn_peak = acc.sustained_flop_per_s("bf16")
         a_eff = gemm_efficiency(acc, "bf16", (pre_flop + dec_flop) / max(layers, 1.0), kind="attention",
                                 engine=self.engine)  # fmt: skip
-        attention_compute = (pre_flop + dec_flop) / (attn_peak * a_eff)
-        attention_memory = (layers * t0 + kv_read / b_inf) if work.decode_seqs else 0.0
+        dec_eff = self._decode_attention_eff() if m.attention == "mla" else a_eff
+        attention_compute = (pre_flop / (attn_peak * a_eff) + dec_flop / (attn_peak * dec_eff)) / (
+            cal.compute_efficiency_scale
+        )
+        attention_memory = (layers * t0 + kv_read / b_inf) / cal.memory_efficiency_scale if work.decode_seqs else 0.0
         attention_s = max(attention_compute, attention_memory)
         # communication
         comm_s = 0.0
@@ -421,7 +475,8 @@ class InferenceModel:
         if pp > 1:
             hop = collective_time(self.cluster, "p2p", tokens * m.hidden_size * ACT_BYTES, 2, tp, self.engine)
             comm_s += (pp - 1) * hop.time_s
-        total = linear_s + attention_s + comm_s
+        comm_s /= cal.communication_efficiency_scale
+        total = linear_s + attention_s + comm_s + cal.step_overhead_s
         compute_part = pp * (linear_compute + attention_compute) + head_k.compute_s
         memory_part = pp * (linear_memory + attention_memory) + head_k.memory_s
         if comm_s > max(compute_part, memory_part):

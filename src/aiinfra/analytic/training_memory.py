@@ -82,6 +82,11 @@ class TrainSetup:
     tp_comm_overlap: bool = False
     """Tensor-parallel all-gathers / reduce-scatters split into tp chunks and pipelined with the GEMMs they
     feed (Transformer Engine userbuffers, Megatron ``--tp-comm-overlap``; Wang et al. 2023, ASPLOS)."""
+    dp_grad_overlap: bool = True
+    """Data-parallel gradient reduction (unsharded, ZeRO-1/2) overlapped with the last micro-batch's backward
+    (PyTorch DDP buckets, Megatron ``--overlap-grad-reduce``). False: it runs after the backward, exposed — DeepSpeed
+    ZeRO stage 1 registers no backward hooks, so it cannot overlap (microsoft/DeepSpeed PR #1246), and stages 0/2
+    default to ``overlap_comm: false`` (stage 3 defaults to true)."""
     optimizer: str = "adam"
     grad_convention: str = "megatron"
     """Unsharded gradient bytes: "megatron" = fp32 main grads (4 B, 18 B/param with Adam);
@@ -89,6 +94,12 @@ class TrainSetup:
     frozen_base_bytes_per_param: float | None = None
     """Parameter-efficient fine-tuning: the base weights are frozen, stored at this many bytes per parameter
     (2 = bf16 for LoRA, NF4's 4.127 bits for QLoRA) with no gradients or optimizer states; None = full training."""
+    fsdp_shard_ranks: int = 0
+    """Hybrid sharding (HSDP) of ZeRO-3 / FSDP: shard parameters, gradients and optimizer states over groups of
+    this many consecutive data-parallel ranks and replicate them across the groups (PyTorch FSDP
+    ``ShardingStrategy.HYBRID_SHARD``, Zhao et al. 2023, arXiv 2304.11277 §3.2.2; PaLM, Chowdhery et al. 2022 §4:
+    sharded within a TPU pod, data-parallel across pods); the group is gcd(dp·cp, this). 0 = shard over the whole
+    data-parallel group (FULL_SHARD)."""
     adapter_params: float = 0.0
     """Trainable adapter parameters of the whole model (LoRA: r·(d_in + d_out) per adapted matrix, Hu et al.
     2021), kept in 16-bit with fp32 gradients and Adam states (2 + 4 + 12 B each)."""
@@ -125,10 +136,21 @@ def rank_params(setup: TrainSetup, plans: PlanArrays) -> dict[str, np.ndarray]:
     return {"first": first, "last": last, "layer": per_layer}
 
 
+def shard_group_ranks(setup: TrainSetup, plans: PlanArrays) -> np.ndarray:
+    """Ranks a ZeRO-3 / FSDP parameter is sharded over: the whole data-parallel group (dp·cp), or under hybrid
+    sharding (:attr:`TrainSetup.fsdp_shard_ranks`) gcd(dp·cp, shard ranks); the rest of the group holds replicas."""
+    dp_n: np.ndarray = plans.dp * plans.cp
+    if setup.fsdp_shard_ranks <= 0:
+        return dp_n
+    out: np.ndarray = np.gcd(dp_n, setup.fsdp_shard_ranks)
+    return out
+
+
 def _state_bytes_per_param(setup: TrainSetup, plans: PlanArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(weights, gradients, optimizer states) bytes per parameter on one rank, after sharding."""
-    shard = (plans.dp * plans.cp).astype(float)
+    """(weights, gradients, optimizer states) bytes per parameter on one rank, after sharding (ZeRO-1/2 over the
+    whole data-parallel group; ZeRO-3 / FSDP over its shard group, :func:`shard_group_ranks`)."""
     s = plans.sharding
+    shard = np.where(np.isin(s, PARAMS_SHARDED), shard_group_ranks(setup, plans), plans.dp * plans.cp).astype(float)
     fp32 = setup.precision == "fp32"
     w_full = 4.0 if fp32 else 2.0
     moments = 8.0 if setup.optimizer == "adam" else 4.0
@@ -189,8 +211,11 @@ def memory_per_rank(setup: TrainSetup, plans: PlanArrays) -> dict[str, np.ndarra
     logits = 4.0 * s_local * plans.mb * m.vocab_size / plans.tp
     act_last = act_last + logits
     act_first = act_first + np.where(plans.pp == 1, logits, 0.0)
-    # FSDP / ZeRO-3 all-gather whole layers (bf16): current + prefetched
-    gathered = np.where(np.isin(plans.sharding, PARAMS_SHARDED), 2.0 * 2.0 * rp["layer"], 0.0)
+    # FSDP / ZeRO-3 all-gather whole layers (bf16): current + prefetched. Under pipeline parallelism the stage keeps
+    # its layers gathered across micro-batches (reshard_after_forward off, analytic/training_step.py) and accumulates
+    # their unsharded gradients until the last backward's reduce-scatter: 2 B + 4 B (fp32 reduce dtype) per parameter
+    sharded_params = np.isin(plans.sharding, PARAMS_SHARDED)
+    pipelined = plans.pp > 1
     out: dict[str, np.ndarray] = {}
     adapters = setup.adapter_params / pp  # adapters sit in every layer: a stage holds its layers' share
     for stage, params, act in (("first", rp["first"], act_first), ("last", rp["last"], act_last)):
@@ -199,8 +224,10 @@ def memory_per_rank(setup: TrainSetup, plans: PlanArrays) -> dict[str, np.ndarra
             out[f"{stage}_gradients"] = adapters * 4.0
             out[f"{stage}_optimizer"] = adapters * 12.0
         else:
+            gathered = np.where(sharded_params, np.where(pipelined, 2.0 * params, 2.0 * 2.0 * rp["layer"]), 0.0)
+            held_grads = np.where(sharded_params & pipelined, 4.0 * params, 0.0)
             out[f"{stage}_weights"] = params * w_b + gathered
-            out[f"{stage}_gradients"] = params * g_b
+            out[f"{stage}_gradients"] = params * g_b + held_grads
             out[f"{stage}_optimizer"] = params * o_b
         out[f"{stage}_activations"] = act
         out[f"{stage}_total"] = (

@@ -25,10 +25,15 @@ from innermost, as Megatron-Core orders them):
   backward and reduce-scatter gradients every micro-batch (1.5× DP volume, ZeRO paper §7.2.2), unit by
   unit: only the first all-gathers, the last reduce-scatters and whatever a layer's communication takes
   beyond that layer's compute are exposed (Zhao et al. 2023, :func:`_fsdp_exposed_per_microbatch`);
-  across nodes every collective also pays NCCL's ring latency (analytic/comms.py).
+  across nodes every collective also pays NCCL's ring latency (analytic/comms.py). Hybrid sharding (HSDP,
+  TrainSetup.fsdp_shard_ranks) runs those collectives inside a shard group of s ranks and adds one all-reduce of
+  each rank's 1/s gradient shard across the dp·cp/s replicas per step, overlapped like the DP gradient reduction
+  (Zhao et al. 2023 §3.2.2: reduce-scatter within the group, then all-reduce across groups).
 * Overlap is not free: compute that runs beside an FSDP gather/scatter or the data-parallel gradient reduction
   is slowed by 18.9 % of the overlapped time (Lee et al. 2025, :func:`overlapped`).
 * Optimizer: Adam reads and writes its fp32 state once per step (memory-bound).
+* Calibration (catalog/calibration.py, ``aiinfra calibrate``): the time on the accelerators divided by the user's
+  compute scale, the exposed communication by the communication scale, plus a per-step overhead; neutral without.
 * Stragglers: the step waits for the slowest of its n ranks, μ + σ·E[max of n standard normals] on compute and
   bubble, σ/μ the spread of GPU speed within a cluster (Sinha et al. SC22; :func:`straggler_factor`).
 """
@@ -43,7 +48,8 @@ import numpy as np
 from aiinfra.analytic.comms import collective_time_array, distinct_sorted, latency_row
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.model_figures import attention_dims, flop_per_token_training
-from aiinfra.analytic.training_memory import PlanArrays, TrainSetup, rank_params
+from aiinfra.analytic.training_memory import PlanArrays, TrainSetup, rank_params, shard_group_ranks
+from aiinfra.catalog.calibration import factors_for
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.parallelism import PARAMS_SHARDED, Recompute, Sharding
@@ -112,6 +118,58 @@ def _elementwise_time(
     return out
 
 
+#: bytes a low-precision Linear writes per quantized element, scale factors included: FP8 1 B (per-tensor scale);
+#: NVFP4 ½ B + one E4M3 scale byte per 16 values (NVIDIA, "Pretraining Large Language Models with NVFP4",
+#: arXiv 2509.25149, §2: 16-element blocks with an FP8 E4M3 scale, plus one FP32 scale per tensor)
+QUANT_BYTES = {"fp8": 1.0, "fp4": 0.5 + 1.0 / 16.0}
+#: NVFP4's per-tensor FP32 scale comes from the tensor's amax, an extra read of the 16-bit tensor before the cast
+#: (same paper, two-level scaling); FP8 delayed scaling takes its scale from the amax history (no extra pass)
+QUANT_AMAX_PASS = {"fp8": 0.0, "fp4": 1.0}
+
+
+def _quantize_time(
+    cluster: ClusterSpec, m: ModelArch, dtype: str, tokens: np.ndarray, tp: np.ndarray, src: set[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(forward, backward) time of one layer's FP8/FP4 casts around its Linear GEMMs, memory-bound. Transformer
+    Engine quantizes every Linear's input and, in the backward, its output gradient; each needs a row-wise copy (fprop,
+    dgrad) and a column-wise one (wgrad: the GEMM reduces over tokens, and block or per-tensor scales run along the
+    dot-product dimension; TE docs, "Using FP8 with Transformer Engine"; NVFP4 paper §2). The norm and activation
+    kernels before a Linear emit its quantized input (TE LayerNormLinear / LayerNormMLP): forward 2·q bytes per input
+    element; the output gradient is read once in 16-bit and written twice: 2 + 2·q; NVFP4 adds an amax read (2 B) of
+    each tensor. Zero for 16-bit GEMMs. The cast kernels run at the measured element-wise bandwidth."""
+    if dtype not in QUANT_BYTES:
+        zero = np.zeros_like(tokens, dtype=float)
+        return zero, zero
+    q, amax = QUANT_BYTES[dtype], 2.0 * QUANT_AMAX_PASS[dtype]
+    q_dim = m.num_heads * m.head_size
+    kv_dim = m.kv_heads * m.head_size if m.attention != "mla" else q_dim
+    ffn = float(m.expert_ffn * (m.experts_per_token + m.num_shared_experts)) if m.is_moe else float(m.ffn_hidden_size)
+    mats = 2.0 if m.mlp == "swiglu" else 1.0
+    x_elems = 2.0 * m.hidden_size + q_dim + ffn  # inputs of QKV, output projection, FC1, FC2
+    dy_elems = q_dim + 2.0 * kv_dim + m.hidden_size + mats * ffn + m.hidden_size  # their outputs
+    fwd = _mem_time(cluster, tokens * x_elems * (2.0 * q + amax) / tp, src, kind="elementwise")
+    bwd = _mem_time(cluster, tokens * dy_elems * (2.0 + 2.0 * q + amax) / tp, src, kind="elementwise")
+    return fwd, bwd
+
+
+def flash_attention_fwd_time(
+    cluster: ClusterSpec, setup: TrainSetup, m: ModelArch, attn_dtype: str, attn_flop: np.ndarray,
+    calls: np.ndarray, src: set[str],
+) -> np.ndarray:
+    """Forward time of a rank's fused attention: ``attn_flop`` at the measured kernel efficiency. Context parallelism
+    runs ring attention as ``calls`` = cp kernel launches per layer, one per K/V chunk (Liu et al. 2023, ring
+    attention; Megatron-Core / Transformer Engine CP with P2P exchange, its default): each launch holds 1/cp of the
+    rank's attention FLOPs, and the efficiency is read at that size."""
+    kind = "attention_triton" if setup.attention_kernel == "triton" else "attention"
+    family = "fa2" if setup.attention_kernel == "flash2" else None
+    acurve, alabel = table().curve(kind, cluster.accelerator.id, dtype=attn_dtype, head_dim=int(m.head_size),
+                                   kernel=family)  # fmt: skip
+    src.add(f"{kind}: {alabel}")
+    aeff = acurve.at_array(attn_flop / calls) if acurve is not None else np.ones_like(attn_flop)
+    out: np.ndarray = attn_flop / (cluster.accelerator.sustained_flop_per_s(attn_dtype) * aeff)
+    return out
+
+
 def _row_value(row_id: str, key: str) -> float:
     """A number of one collective_latency.yaml row; 0 when the active catalog lacks the row (term off)."""
     row = latency_row(row_id)
@@ -166,6 +224,7 @@ def _fsdp_exposed_per_microbatch(
     layer_bwd_s: np.ndarray,
     head_s: np.ndarray,
     src: set[str],
+    regather_backward: bool | np.ndarray = True,
 ) -> np.ndarray:
     """Exposed FSDP / ZeRO-3 communication of one micro-batch, unit by unit (one unit per layer plus a
     root unit holding embedding and output layer; Zhao et al. 2023, "PyTorch FSDP: Experiences on Scaling
@@ -178,7 +237,9 @@ def _fsdp_exposed_per_microbatch(
     backward; then each layer's reduce-scatter and the next layer's prefetched all-gather share the one
     communication stream while that layer's backward (with its recompute) runs; the final layer's and the
     root's reduce-scatters finish after the last backward kernel. Parameters travel in 16-bit, gradients
-    in ``grad_bytes`` per parameter.
+    in ``grad_bytes`` per parameter. ``regather_backward=False`` (per plan where an array) is FSDP2 with
+    ``reshard_after_forward=False``: the parameters gathered in the forward stay unsharded, so the backward runs
+    reduce-scatters only.
     """
     slow = overlap_slowdown_frac()
     root_params = np.maximum(stage_params - layers * layer_params, 0.0)
@@ -188,7 +249,11 @@ def _fsdp_exposed_per_microbatch(
     rs_root = collective_time_array(cluster, "reducescatter", root_params * grad_bytes, dp_n, dp_stride, src)
     rest = np.maximum(layers - 1.0, 0.0)
     fwd = ag_root + ag_l + rest * overlapped(ag_l, layer_fwd_s, slow)
-    bwd = overlapped(ag_l, head_s, slow) + rest * overlapped(ag_l + rs_l, layer_bwd_s, slow) + rs_l + rs_root
+    bwd = np.where(
+        regather_backward,
+        overlapped(ag_l, head_s, slow) + rest * overlapped(ag_l + rs_l, layer_bwd_s, slow),
+        rest * overlapped(rs_l, layer_bwd_s, slow),
+    ) + rs_l + rs_root
     out: np.ndarray = fwd + bwd
     return out
 
@@ -197,7 +262,7 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     m = setup.model
     src: set[str] = set()
     dtype = "bf16" if setup.precision in ("bf16", "fp16") else setup.precision
-    wbytes = 1.0 if dtype == "fp8" else (4.0 if dtype == "fp32" else 2.0)
+    wbytes = QUANT_BYTES.get(dtype, 4.0 if dtype == "fp32" else 2.0)  # weight bytes a GEMM streams
     h = float(m.hidden_size)
     tp = plans.tp.astype(float)
     cp = plans.cp.astype(float)
@@ -234,14 +299,7 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     # and torchao float8 converts nn.Linear modules only
     attn_dtype = "fp16" if setup.precision == "fp16" else "bf16"
     if setup.flash_attention:
-        kind = "attention_triton" if setup.attention_kernel == "triton" else "attention"
-        family = "fa2" if setup.attention_kernel == "flash2" else None
-        acurve, alabel = table().curve(
-            kind, cluster.accelerator.id, dtype=attn_dtype, head_dim=int(m.head_size), kernel=family
-        )
-        src.add(f"{kind}: {alabel}")
-        aeff = acurve.at_array(attn_flop) if acurve is not None else np.ones_like(attn_flop)
-        attn_fwd = attn_flop / (cluster.accelerator.sustained_flop_per_s(attn_dtype) * aeff)
+        attn_fwd = flash_attention_fwd_time(cluster, setup, m, attn_dtype, attn_flop, cp, src)
         attn_bwd = 2.5 * attn_fwd
     else:
         scores = plans.mb * m.num_heads / tp * (setup.seq_len / cp) * setup.seq_len
@@ -250,6 +308,7 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
         )  # QKᵀ write 2 B, softmax read/write 4 B, dropout mask 1 B + read/write 4 B per score
         attn_bwd = 2.0 * attn_fwd
     elementwise = _elementwise_time(cluster, m, tokens, tp, src)
+    quant_fwd, quant_bwd = _quantize_time(cluster, m, dtype, tokens, tp, src)
     # --- per layer fwd / bwd / recompute
     dense_fwd = attn_gemms + dense_mlp + attn_fwd + elementwise
     moe_fwd = attn_gemms + moe_mlp + attn_fwd + elementwise
@@ -258,7 +317,8 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     # a frozen base (LoRA / QLoRA) computes input gradients only: its backward GEMMs are 1× forward, not 2×
     # (no weight-gradient GEMMs); the rank-r adapters' GEMMs are ~r/h of the base's and left out
     bwd_gemm = 1.0 if setup.frozen_base else 2.0
-    layer_bwd = bwd_gemm * (layer_fwd - attn_fwd) + attn_bwd
+    layer_bwd = bwd_gemm * (layer_fwd - attn_fwd) + attn_bwd + quant_bwd
+    layer_fwd = layer_fwd + quant_fwd
     recompute = np.where(plans.recompute == Recompute.FULL, layer_fwd,
                          np.where(plans.recompute == Recompute.SELECTIVE, attn_fwd, 0.0))
     if setup.flash_attention:  # FlashAttention already recomputes scores in its backward
@@ -317,18 +377,40 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
         grad_bytes = np.full_like(rp, 4.0)
     dp_ar = collective_time_array(cluster, "allreduce", rp * grad_bytes, dp_n, dp_stride, src)
     last_bwd = layers_stage * layer_bwd
-    dp_exposed = np.where(
-        np.isin(plans.sharding, PARAMS_SHARDED), 0.0, overlapped(dp_ar, last_bwd, overlap_slowdown_frac())
-    )
+    dp_hidden = overlapped(dp_ar, last_bwd, overlap_slowdown_frac()) if setup.dp_grad_overlap else dp_ar
+    dp_exposed = np.where(np.isin(plans.sharding, PARAMS_SHARDED), 0.0, dp_hidden)
+    # under pipeline parallelism the frameworks keep a stage's parameters gathered across its micro-batches and
+    # reduce-scatter its gradients once, in the last micro-batch's backward: torchtitan's default FSDP2 policy is
+    # reshard_after_forward = not pp_enabled ("to avoid per-microbatch all-gathers",
+    # models/llama3/infra/parallelize.py), and PyTorch's pipeline schedules enable gradient sync on the last backward
+    # only (Llama 3 paper §3.3.2 describes the same for its 4D training). Without pipelining every micro-batch
+    # re-gathers and reduce-scatters (Zhao et al. 2023).
+    shard_n = shard_group_ranks(setup, plans)
     fsdp_mb = _fsdp_exposed_per_microbatch(
-        cluster, rp, rpa["layer"], layers_stage, grad_bytes, dp_n, dp_stride,
-        layer_fwd, layer_bwd + recompute, logits, src,
+        cluster, rp, rpa["layer"], layers_stage, grad_bytes, shard_n, dp_stride,
+        layer_fwd, layer_bwd + recompute, logits, src, regather_backward=plans.pp == 1,
     )  # fmt: skip
-    fsdp_total = np.where(np.isin(plans.sharding, PARAMS_SHARDED), n_micro * fsdp_mb, 0.0)
+    fsdp_step = np.where(plans.pp > 1, fsdp_mb, n_micro * fsdp_mb)
+    # HSDP: each rank's gradient shard (1/shard_n of the stage) is all-reduced across the replica groups once per
+    # step, during the last backward (Zhao et al. 2023 §3.2.2); zero where the shard group is the whole dp group
+    replica_exposed = np.zeros_like(fsdp_step)
+    if setup.fsdp_shard_ranks > 0:
+        replica_ar = collective_time_array(
+            cluster, "allreduce", rp / shard_n * grad_bytes, dp_n // shard_n, dp_stride * shard_n, src
+        )
+        replica_exposed = (
+            overlapped(replica_ar, last_bwd, overlap_slowdown_frac()) if setup.dp_grad_overlap else replica_ar
+        )
+    fsdp_total = np.where(np.isin(plans.sharding, PARAMS_SHARDED), fsdp_step + replica_exposed, 0.0)
     shard = np.where(plans.sharding == Sharding.NONE, 1.0, dp_n.astype(float))
     optimizer = _mem_time(cluster, rp / shard * 30.0, src)  # fp32 master, m, v, grad read + write; bf16 copy
-    # --- assemble
-    mb_comm = tp_mb + ep_mb + cp_mb + pp_mb
+    # --- assemble; the user's calibration of this accelerator (catalog/calibration.py; neutral without one)
+    # divides the time on the accelerator by its compute scale and the exposed communication by its own
+    cal = factors_for("training", cluster.accelerator.id)
+    k_comp, k_comm = cal.compute_efficiency_scale, cal.communication_efficiency_scale
+    stage_compute, optimizer = stage_compute / k_comp, optimizer / k_comp
+    tp_mb, mb_comm = tp_mb / k_comm, (tp_mb + ep_mb + cp_mb + pp_mb) / k_comm
+    dp_exposed, fsdp_total = dp_exposed / k_comm, fsdp_total / k_comm
     compute = n_micro * stage_compute
     bubble = (pp - 1.0) / plans.vp * (stage_compute + mb_comm)
     exposed = n_micro * mb_comm + dp_exposed + fsdp_total + optimizer
@@ -336,7 +418,7 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     # slowest of the job's ranks
     n_ranks = plans.tp * plans.pp * plans.cp * plans.dp
     straggler = (straggler_factor(n_ranks) - 1.0) * (compute + bubble)
-    step = compute + exposed + bubble + straggler
+    step = compute + exposed + bubble + straggler + cal.step_overhead_s
     model_flop = flop_per_token_training(m, setup.seq_len) * setup.global_batch_seqs * setup.seq_len
     if setup.frozen_base:  # forward + input-gradient backward: 2 of the 3 forward-equivalents of full training
         model_flop *= 2.0 / 3.0

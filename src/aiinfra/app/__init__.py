@@ -21,24 +21,29 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from aiinfra.app.base import MissingExtraError, Result, flatten
+    from aiinfra.app.calibrate import CalibrateResult, calibrate
     from aiinfra.app.catalog_queries import (
         CatalogRow,
         CatalogRows,
         CheckResult,
         ModelFigures,
         PriceRows,
+        PurchaseRows,
         catalog_list,
         catalog_show,
         check,
         model_from_hf_config,
         model_show,
         price_list,
+        purchase_list,
     )
     from aiinfra.app.cost import CostResult, cost
     from aiinfra.app.datacenter import DatacenterResult, datacenter
     from aiinfra.app.inference import CapacityResult, InferResult, capacity, infer
     from aiinfra.app.mig import MigResult, mig
     from aiinfra.app.pack import PackResult, pack
+    from aiinfra.app.prices import PriceDiffResult, PricesRefreshResult, price_diff, prices_refresh
+    from aiinfra.app.probe import ProbeResult, probe
     from aiinfra.app.questions import CapacityRequest, Question, Request, SimulateRequest
     from aiinfra.app.scenario import ScenarioLike, load_scenario
     from aiinfra.app.schedule import ScheduleResult, schedule
@@ -52,17 +57,23 @@ _LAZY: dict[str, str] = {
     "MissingExtraError": "aiinfra.app.base",
     "Result": "aiinfra.app.base",
     "flatten": "aiinfra.app.base",
+    "CalibrateResult": "aiinfra.app.calibrate",
+    "calibrate": "aiinfra.app.calibrate",
+    "ProbeResult": "aiinfra.app.probe",
+    "probe": "aiinfra.app.probe",
     "CatalogRow": "aiinfra.app.catalog_queries",
     "CatalogRows": "aiinfra.app.catalog_queries",
     "CheckResult": "aiinfra.app.catalog_queries",
     "ModelFigures": "aiinfra.app.catalog_queries",
     "PriceRows": "aiinfra.app.catalog_queries",
+    "PurchaseRows": "aiinfra.app.catalog_queries",
     "catalog_list": "aiinfra.app.catalog_queries",
     "catalog_show": "aiinfra.app.catalog_queries",
     "check": "aiinfra.app.catalog_queries",
     "model_show": "aiinfra.app.catalog_queries",
     "model_from_hf_config": "aiinfra.app.catalog_queries",
     "price_list": "aiinfra.app.catalog_queries",
+    "purchase_list": "aiinfra.app.catalog_queries",
     "CostResult": "aiinfra.app.cost",
     "cost": "aiinfra.app.cost",
     "DatacenterResult": "aiinfra.app.datacenter",
@@ -90,6 +101,10 @@ _LAZY: dict[str, str] = {
     "mig": "aiinfra.app.mig",
     "PackResult": "aiinfra.app.pack",
     "pack": "aiinfra.app.pack",
+    "PriceDiffResult": "aiinfra.app.prices",
+    "PricesRefreshResult": "aiinfra.app.prices",
+    "price_diff": "aiinfra.app.prices",
+    "prices_refresh": "aiinfra.app.prices",
     "ScheduleResult": "aiinfra.app.schedule",
     "schedule": "aiinfra.app.schedule",
     "Request": "aiinfra.app.questions",
@@ -141,6 +156,7 @@ def answer(question: str, scenario: ScenarioLike, **options: Any) -> Result:
 
 __all__ = [
     "QUESTIONS",
+    "CalibrateResult",
     "CapacityRequest",
     "CapacityResult",
     "CatalogRow",
@@ -155,7 +171,11 @@ __all__ = [
     "MissingExtraError",
     "ModelFigures",
     "PackResult",
+    "PriceDiffResult",
     "PriceRows",
+    "PricesRefreshResult",
+    "ProbeResult",
+    "PurchaseRows",
     "Question",
     "Request",
     "Result",
@@ -167,6 +187,7 @@ __all__ = [
     "TrainResult",
     "ValidateResult",
     "answer",
+    "calibrate",
     "capacity",
     "catalog_list",
     "catalog_show",
@@ -183,7 +204,11 @@ __all__ = [
     "model_show",
     "pack",
     "plan_label",
+    "price_diff",
     "price_list",
+    "prices_refresh",
+    "probe",
+    "purchase_list",
     "schedule",
     "simulate",
     "tco",

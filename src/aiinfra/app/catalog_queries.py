@@ -9,7 +9,15 @@ from aiinfra import catalog
 from aiinfra.analytic import model_figures as mf
 from aiinfra.app.base import Result, flatten
 from aiinfra.catalog.resolve import resolve_model
-from aiinfra.costing.prices import InstancePrice, cloud_prices
+from aiinfra.costing.prices import (
+    REFRESH_COMMAND,
+    STALE_AFTER_DAYS,
+    InstancePrice,
+    PurchasePrice,
+    cloud_prices,
+    every_cloud_price,
+    purchase_prices,
+)
 from aiinfra.errors import SpecError
 from aiinfra.report.render import jsonable
 from aiinfra.specs.hardware import AcceleratorSpec
@@ -49,21 +57,27 @@ class CatalogRow(Result):
     """The row as its spec object; ``to_dict()`` gives every field with its sources."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **jsonable(self.spec)}
+        row: dict[str, Any] = jsonable(self.spec)
+        if self.kind == "purchases":  # a purchase row's own kind (system, accelerator ...) under its own name
+            row["purchase_kind"] = row.pop("kind")
+        return {"kind": self.kind, **row}
 
 
 def catalog_show(id_: str) -> CatalogRow:
-    """One catalog row by id, looked up in every kind, then in the cloud prices ("did you mean" hints when
-    unknown)."""
+    """One catalog row by id, looked up in every kind, then in the cloud and purchase prices ("did you mean" hints
+    when unknown)."""
     from aiinfra.errors import UnknownIdError
 
     try:
         kind, spec = catalog.find_any(id_)
     except UnknownIdError:
-        price = next((p for p in cloud_prices(None) if p.id == id_), None)
-        if price is None:
+        price = next((p for p in every_cloud_price() if p.id == id_), None)
+        if price is not None:
+            return CatalogRow(kind="prices", spec=price)
+        bought = next((p for p in purchase_prices() if p.id == id_), None)
+        if bought is None:
             raise
-        return CatalogRow(kind="prices", spec=price)
+        return CatalogRow(kind="purchases", spec=bought)
     return CatalogRow(kind=kind, spec=spec)
 
 
@@ -76,9 +90,11 @@ class PriceRows(Result):
     """Whole-instance prices, cheapest per accelerator-hour first, each with its source and date."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "prices", "accelerator": self.accelerator,
+        return {"kind": "prices", "accelerator": self.accelerator, "stale_after_days": STALE_AFTER_DAYS,
+                "refresh_command": REFRESH_COMMAND,
                 "rows": [{**jsonable(p), "usd_per_accelerator_hour": p.usd_per_accelerator_hour,
-                          "conflicting": p.conflicting} for p in self.prices]}  # fmt: skip
+                          "conflicting": p.conflicting, "price_age_days": p.age_days, "stale": p.stale}
+                         for p in self.prices]}  # fmt: skip
 
     def table_rows(self) -> list[dict[str, Any]]:
         """One row per price."""
@@ -180,3 +196,29 @@ class CheckResult(Result):
 def check(scenario: Any) -> CheckResult:
     """A scenario validated and resolved (every id to its catalog row); loading it already raised any error."""
     return CheckResult(scenario=scenario)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PurchaseRows(Result):
+    """The answer of :func:`purchase_list`."""
+
+    accelerator: str | None
+    purchases: tuple[PurchasePrice, ...]
+    """Purchase prices (systems, accelerators, network parts), each with its source and date."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "purchases", "accelerator": self.accelerator, "rows": [jsonable(p) for p in self.purchases]}
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """One row per purchase price."""
+        return list(self.to_dict()["rows"])
+
+
+def purchase_list(accelerator: str | None = None) -> PurchaseRows:
+    """The purchase price rows of the active catalog (catalog/data/prices/purchase.csv): systems, accelerators and
+    network parts, for one accelerator or all, by kind then price."""
+    if accelerator is not None:
+        catalog.accelerator(accelerator, "--accelerator")
+    rows = [p for p in purchase_prices() if accelerator is None or p.accelerator == accelerator]
+    return PurchaseRows(accelerator=accelerator, purchases=tuple(sorted(rows, key=lambda p: (p.kind, p.unit_price_usd,
+                                                                                              p.id))))

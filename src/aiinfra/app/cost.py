@@ -21,7 +21,7 @@ from aiinfra.costing.carbon import intensity
 from aiinfra.costing.cloud import CloudOption, cloud_options
 from aiinfra.costing.cloud import offers_that_run as costing_offers_that_run
 from aiinfra.costing.energy import Energy, energy
-from aiinfra.costing.prices import GridCarbon, InstancePrice, cloud_prices, facility
+from aiinfra.costing.prices import REFRESH_COMMAND, GridCarbon, InstancePrice, cloud_prices, facility, freshness
 from aiinfra.errors import SpecError
 from aiinfra.report.render import jsonable
 from aiinfra.specs.cost import CostInput
@@ -108,7 +108,8 @@ def option_dict(o: CloudOption) -> dict[str, Any]:
         "total_known_usd": o.total_known_usd, "unknown_items": list(o.unknown_items),
         "usd_per_million_tokens": o.usd_per_million_tokens, "price_id": p.id, "price_usd_per_hour": p.usd_per_hour,
         "price_usd_per_accelerator_hour": p.usd_per_accelerator_hour, "price_read_on": p.read_on,
-        "price_age_days": p.age_days, "price_source": p.source_title, "price_conflicting": p.conflicting,
+        "price_age_days": p.age_days, "stale": p.stale, "refresh_command": REFRESH_COMMAND if p.stale else None,
+        "price_source": p.source_title, "price_conflicting": p.conflicting,
         "note": ("price flagged CONFLICT in the catalog (its sources disagree); " if p.conflicting else "") + o.note,
         "spot": jsonable(o.spot) if o.spot else None, "energy_kwh": o.energy_kwh, "carbon_region": o.carbon_region,
         "co2e_kg": o.co2e_kg, "items": [jsonable(i) for i in o.items],
@@ -151,6 +152,7 @@ class CostResult(Result):
             "count": self.usage.accelerator_count,
             "options": [option_dict(o) for o in self.options],
             "cheapest": option_dict(cheapest) if cheapest else None,
+            **(freshness(cheapest.price.read_on, cheapest.price.age_days) if cheapest else {}),
             "itemised_bill_cheapest": {f"{i.item}_usd": i.cost_usd for i in cheapest.items} if cheapest else None,
             "energy": jsonable(self.energy),
             "pue": self.pue,

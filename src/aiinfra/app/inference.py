@@ -5,16 +5,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiinfra import catalog
 from aiinfra.app.base import Result, flatten
+from aiinfra.catalog import calibration
+from aiinfra.planning.capacity import Deployment, plan_capacity
+from aiinfra.planning.disagg import Disaggregated
+from aiinfra.planning.fleet import DayFleet, MixedFleet
 from aiinfra.planning.inference import InferenceEstimate, estimate_inference
 from aiinfra.report.render import jsonable, layout_label
 from aiinfra.specs.scenario import Scenario
-
-if TYPE_CHECKING:  # imported where capacity runs: `infer` does not load the fleet planner and its prices
-    from aiinfra.planning.capacity import Deployment
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -37,6 +38,9 @@ def infer(scenario: Scenario) -> InferResult:
     it, TTFT, TPOT, output tokens/s and memory per accelerator; a scenario inside a known accuracy gap of the
     validation gets a note (catalog/data/accuracy_notes.yaml)."""
     e = estimate_inference(scenario)
+    cal = calibration.factors_for("inference", e.accelerator, e.engine)
+    if not cal.neutral:  # the user's calibration priced it: say which row
+        e = replace(e, notes=(*e.notes, calibration.note(cal)))
     plan = scenario.inference.plan if scenario.inference is not None else None
     layout = layout_label(e.tp, plan.ep, plan.attention_dp) if plan else layout_label(e.tp)
     return InferResult(scenario=scenario, estimate=e, layout=layout)
@@ -58,6 +62,22 @@ class CapacityResult(Result):
     simulated: dict[str, Any] | None
     """The simulated check of one replica (None unless asked): closed loop of the users and Poisson rate."""
     seed: int
+    fleet: MixedFleet | None = None
+    """Request classes (``inference.classes``): the cheapest mixed fleet against each single accelerator type."""
+    day: DayFleet | None = None
+    """Load profile (``inference.load_profile``): the fleet hour by hour and the cost of running it three ways."""
+    disaggregated: tuple[Disaggregated, ...] | None = None
+    """Prefill/decode pools (``disaggregate``), cheapest first; None unless asked."""
+    disaggregation_rejected: tuple[str, ...] = ()
+    """Why the other disaggregated layouts are not candidates."""
+
+    @property
+    def recommended(self) -> str:
+        """aggregated, or disaggregated when its cheapest candidate bills less at the same SLO."""
+        if not self.disaggregated or self.fleet is not None:
+            return "aggregated"
+        d, a = self.disaggregated[0].usd_per_hour, self.chosen.usd_per_hour
+        return "disaggregated" if d is not None and a is not None and d < a else "aggregated"
 
     @property
     def chosen(self) -> Deployment:
@@ -66,8 +86,25 @@ class CapacityResult(Result):
     def to_dict(self) -> dict[str, Any]:
         obj: dict[str, Any] = {"chosen": jsonable(self.chosen), "alternatives": [jsonable(o) for o in self.options[1:]],
                                "accuracy_notes": list(self.accuracy_notes)}  # fmt: skip
+        price = self.chosen.price
+        if price is not None:  # the age of the price behind the answer (costing.prices.freshness)
+            from aiinfra.costing.prices import freshness
+
+            obj.update(freshness(price.read_on, None if price.stale and price.age_days == 0 else price.age_days))
         if self.simulated is not None:
             obj["simulated"] = self.simulated
+        if self.fleet is not None:
+            from aiinfra.app.fleet import mixed_to_dict
+
+            obj["fleet"] = mixed_to_dict(self.fleet)
+        if self.day is not None:
+            from aiinfra.app.fleet import day_to_dict
+
+            obj["load_profile"] = day_to_dict(self.day)
+        if self.disaggregated is not None:
+            obj["disaggregated"] = {"recommended": self.recommended,
+                                    "candidates": [jsonable(d) for d in self.disaggregated],
+                                    "rejected": list(self.disaggregation_rejected)}  # fmt: skip
         return obj
 
     def table_rows(self) -> list[dict[str, Any]]:
@@ -82,6 +119,7 @@ def capacity(
     simulate: bool = False,
     seed: int = 0,
     progress: Callable[[int, int | None], None] | None = None,
+    disaggregate: bool = False,
 ) -> CapacityResult:
     """The cheapest deployment that serves the scenario's demand (``inference.users`` or
     ``request_rate_per_s``) within its SLOs, over ``engines`` (default: the scenario's) × ``accelerators``
@@ -89,15 +127,64 @@ def capacity(
     simulating one replica (closed loop of the users, and Poisson arrivals at their rate); ``progress(done, None)``
     is called after each simulation it runs."""
     engines = list(dict.fromkeys(e.strip() for e in engines if e.strip())) if engines else None
-    from aiinfra.planning.capacity import plan_capacity
-
+    wl = scenario.inference
+    if wl is not None and wl.classes:
+        return _capacity_of_classes(scenario, list(accelerators) if accelerators else None, engines, simulate, seed,
+                                    progress)
     options = plan_capacity(scenario, list(accelerators) if accelerators else None, engines)
+    dis: tuple[Disaggregated, ...] | None = None
+    dis_rejected: tuple[str, ...] = ()
+    if disaggregate:
+        from aiinfra.planning.disagg import plan_disaggregated
+
+        assert wl is not None
+        found = plan_disaggregated(scenario, list(accelerators or [scenario.cluster.accelerator.id]),
+                                   engines or [wl.engine])
+        dis = tuple(d for d in found if not isinstance(d, str))
+        dis_rejected = tuple(d for d in found if isinstance(d, str))
     sim = None
-    if simulate:
+    cheaper_dis = dis[0] if dis and dis[0].usd_per_hour is not None and options[0].usd_per_hour is not None and \
+        dis[0].usd_per_hour < options[0].usd_per_hour else None  # fmt: skip
+    if simulate and cheaper_dis is not None:
+        from aiinfra.app.fleet import simulate_disaggregated
+
+        sim = simulate_disaggregated(scenario, cheaper_dis, seed)
+    elif simulate:
         options, sim = _first_passing_simulation(scenario, options, seed, progress)
     best = options[0]
     notes = tuple(catalog.accuracy_notes_for(scenario.model.id, best.engine, best.accelerator))
-    return CapacityResult(scenario=scenario, options=tuple(options), accuracy_notes=notes, simulated=sim, seed=seed)
+    day = None
+    if wl is not None and wl.load_profile is not None:
+        from aiinfra.app.fleet import day_fleet
+
+        day = day_fleet(scenario, best)
+    return CapacityResult(scenario=scenario, options=tuple(options), accuracy_notes=notes, simulated=sim, seed=seed,
+                          day=day, disaggregated=dis, disaggregation_rejected=dis_rejected)  # fmt: skip
+
+
+def _capacity_of_classes(
+    scenario: Scenario, accelerators: list[str] | None, engines: list[str] | None, simulate: bool, seed: int,
+    progress: Callable[[int, int | None], None] | None,
+) -> CapacityResult:
+    """Request classes: the cheapest mixed fleet (aiinfra.planning.fleet); its per-class deployments are the
+    options, the class's own name in each verdict; ``simulate`` runs one replica of each class at its load."""
+    from aiinfra.app.fleet import mixed_fleet, simulate_mixed
+    from aiinfra.errors import SpecError
+
+    wl = scenario.inference
+    assert wl is not None
+    if wl.load_profile is not None:
+        raise SpecError("inference.load_profile", "given with classes", "a load profile applies to one workload; "
+                        "with request classes it is not modelled", "drop one of inference.classes and "
+                        "inference.load_profile")  # fmt: skip
+    fleet = mixed_fleet(scenario, accelerators, engines)
+    options = [replace(p.deployment, verdict=f"chosen for class {p.request_class}")
+               for p in fleet.mixed.placements if p.deployment is not None]  # fmt: skip
+    sim = simulate_mixed(scenario, fleet, seed, progress) if simulate else None
+    best = options[0]
+    notes = tuple(catalog.accuracy_notes_for(scenario.model.id, best.engine, best.accelerator))
+    return CapacityResult(scenario=scenario, options=tuple(options), accuracy_notes=notes, simulated=sim, seed=seed,
+                          fleet=fleet)  # fmt: skip
 
 
 def _label(o: Deployment) -> str:
@@ -149,6 +236,41 @@ def _billed(best: Deployment, replicas: int) -> int | None:
     return math.ceil(replicas / per_instance) * best.price.accelerators_per_instance
 
 
+def one_replica(sc: Scenario, best: Deployment, num_requests: int) -> Scenario:
+    """The scenario of one replica of ``best`` (its accelerators, engine, layout and precision), no demand set."""
+    from aiinfra.planning.inference import cluster_for
+    from aiinfra.specs.parallelism import InferencePlan
+
+    wl = sc.inference
+    assert wl is not None
+    one = replace(sc, cluster=replace(sc.cluster, count=best.tp),
+                  inference=replace(wl, weight_precision=best.weight_precision,  # type: ignore[arg-type]
+                                    engine=best.engine,  # type: ignore[arg-type]
+                                    speculative=wl.speculative if best.speculative else None,
+                                    plan=InferencePlan(tp=best.tp, ep=best.ep, attention_dp=best.attention_dp),
+                                    num_requests=wl.num_requests or num_requests, users=None,
+                                    concurrency=None))  # fmt: skip
+    if best.accelerator != sc.cluster.accelerator.id:
+        one = replace(one, cluster=cluster_for(best.accelerator, best.tp))
+    return one
+
+
+def simulate_one_replica(sc: Scenario, best: Deployment, seed: int, num_requests: int, load: dict[str, Any]) -> Any:
+    """Simulate one replica of ``best`` at ``load``: ``{"concurrency": clients}`` (a closed loop with the scenario's
+    think time) or ``{"request_rate_per_s": rate}`` (Poisson)."""
+    from aiinfra.sim.run import simulate as run_simulation
+    from aiinfra.specs.workload import Arrival
+
+    one = one_replica(sc, best, num_requests)
+    wl = one.inference
+    assert wl is not None
+    if "concurrency" in load:
+        wl = replace(wl, concurrency=load["concurrency"], request_rate_per_s=None, arrival=Arrival(kind="concurrency"))
+    else:
+        wl = replace(wl, request_rate_per_s=load["request_rate_per_s"], arrival=Arrival(kind="poisson"))
+    return run_simulation(replace(one, inference=wl), seed=seed)
+
+
 def simulated_check(
     sc: Scenario, best: Deployment, seed: int, progress: Callable[[int, int | None], None] | None = None
 ) -> dict[str, Any]:
@@ -157,27 +279,18 @@ def simulated_check(
     the users. Always: the highest Poisson rate one replica serves within the SLO (max_rate_meeting_slo) and
     the fleet for the demand rate (users → rate by Little's law) — open-loop arrivals, a harder load than the
     same mean rate from a fixed number of clients."""
-    from aiinfra.planning.inference import cluster_for
     from aiinfra.sim.search import CLOSED_LOOP_REQUESTS_PER_CLIENT, max_clients_meeting_slo, max_rate_meeting_slo
-    from aiinfra.specs.parallelism import InferencePlan
 
     wl = sc.inference
     assert wl is not None  # plan_capacity refused a scenario without one
     users = None if wl.request_rate_per_s else (wl.users or wl.concurrency)
+    assert best.ttft_s is not None and best.tpot_s is not None  # the chosen row is never a rejected one
     demand = wl.request_rate_per_s or (users or 0) / (best.ttft_s + wl.output_tokens * best.tpot_s
                                                       + (wl.think_time_s or 0.0))
     # enough requests that a replica near its planned batch turns each sequence slot over many times (a run of a
     # few hundred long requests would end inside its start-up transient, every request still in flight)
     run_requests = max(MIN_CHECK_REQUESTS, CLOSED_LOOP_REQUESTS_PER_CLIENT * best.batch_per_replica)
-    one = replace(sc, cluster=replace(sc.cluster, count=best.tp),
-                  inference=replace(wl, weight_precision=best.weight_precision,  # type: ignore[arg-type]
-                                    engine=best.engine,  # type: ignore[arg-type]
-                                    speculative=wl.speculative if best.speculative else None,
-                                    plan=InferencePlan(tp=best.tp, ep=best.ep, attention_dp=best.attention_dp),
-                                    num_requests=wl.num_requests or run_requests, users=None,
-                                    concurrency=None))  # fmt: skip
-    if best.accelerator != sc.cluster.accelerator.id:
-        one = replace(one, cluster=cluster_for(best.accelerator, best.tp))
+    one = one_replica(sc, best, run_requests)
     rate, _ = max_rate_meeting_slo(one, seed=seed, progress=progress)
     replicas = math.ceil(demand / rate)
     out: dict[str, Any] = {"max_request_rate_per_replica_per_s": rate, "demand_request_rate_per_s": demand,

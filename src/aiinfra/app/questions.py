@@ -65,6 +65,9 @@ class CapacityRequest(Request):
     """Check the chosen deployment by simulating one replica."""
     seed: int = _option(0, _SEED_HELP, "seed")
     """Seed of the simulated check."""
+    disaggregate: bool = _option(False, "also size prefill/decode pools (xPyD) and recommend them where they bill "
+                                 "less at the SLO", "flag")  # fmt: skip
+    """Also size disaggregated prefill/decode pools."""
 
     @property
     def simulates(self) -> bool:

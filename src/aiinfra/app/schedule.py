@@ -128,6 +128,9 @@ class ScheduleResult(Result):
             "node_failure_rate_per_hour": self.node_failure_rate_per_hour,
             "repair_share_frac": self.repair_share_frac,
             "node_failures": o.node_failures,
+            # the expectation beside the one seeded draw: every whole-GPU node fails at the node rate for the span
+            "node_failures_expected": (self.node_failure_rate_per_hour or 0.0) * self.spec.cluster.nodes
+            * o.end_s / HOUR_S,
             "node_repairs": o.node_repairs,
             "job_interruptions": int(interrupted.sum()),
             "jobs_interrupted": int((interrupted > 0).sum()),
@@ -237,7 +240,7 @@ def schedule(source: str | Path | Mapping[str, Any], set: Iterable[str] | None =
     f = spec.failures
     rate = share = stream = None
     if f is not None:
-        rate, share = node_failure_rates(f, c.gpus_per_node)
+        rate, share = node_failure_rates(f, c.gpus_per_node, c.accelerator)
         stream = failure_stream(c.nodes, rate, share, f.seed)
     out = simulate(jobs, nodes=c.nodes, per_node=c.gpus_per_node, policy=spec.policy,
                    nodes_per_leaf=c.nodes_per_leaf, mig_geometry=geo, mig_nodes=c.mig_nodes,

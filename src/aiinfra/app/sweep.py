@@ -167,7 +167,8 @@ class SweepResult(Result):
 
 
 def read_frame(results: str | Path, hashes: Sequence[str] = ()) -> pandas.DataFrame:
-    """A results directory as a DataFrame; given ``hashes``, only those points in that order."""
+    """A results directory as a DataFrame; given ``hashes``, only those points in that order; the error column is
+    the message or empty."""
     try:
         import pandas
     except ImportError:
@@ -175,6 +176,8 @@ def read_frame(results: str | Path, hashes: Sequence[str] = ()) -> pandas.DataFr
     from aiinfra.sweeping.store import read_table
 
     frame = read_table(results).to_pandas()
+    if "error" in frame.columns:  # a point without an error reads as empty, not NaN (pandas' missing string)
+        frame["error"] = frame["error"].astype(object).where(frame["error"].notna(), "")
     if hashes:
         order = {h: i for i, h in enumerate(hashes)}
         frame = frame[frame["scenario_hash"].isin(order)]

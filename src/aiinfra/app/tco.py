@@ -11,12 +11,20 @@ from aiinfra.app.base import Result
 from aiinfra.app.sourced import electricity_figure, pue_figure, scenario_system, section
 from aiinfra.costing import Usage
 from aiinfra.costing.energy import power_draw
-from aiinfra.costing.prices import DEFAULT_FACILITY, FacilityFigure, age_text, cloud_prices, facility, purchase_for
+from aiinfra.costing.prices import (
+    DEFAULT_FACILITY,
+    FacilityFigure,
+    age_text,
+    cloud_prices,
+    facility,
+    freshness,
+    purchase_for,
+)
 from aiinfra.costing.tco import CloudLine, OnPrem, OnPremInputs, Tco, cheapest_cloud_lines, onprem
 from aiinfra.costing.tco import tco as tco_table
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.report.render import jsonable
-from aiinfra.specs.cost import TcoInput
+from aiinfra.specs.cost import CostInput, TcoInput
 from aiinfra.specs.hardware import SystemSpec
 from aiinfra.specs.scenario import Scenario
 from aiinfra.units import HOUR_S
@@ -57,6 +65,8 @@ class TcoResult(Result):
                     "pue": self.pue, "electricity_price": self.electricity_price,
                     "colocation_usd_per_kw_month": self.colocation_usd_per_kw_month,
                     "colocation_source": self.colocation_source, "notes": list(self.notes)})  # fmt: skip
+        if self.cloud_lines:  # the age of the cheapest cloud line's price (costing.prices.freshness)
+            obj.update(freshness(self.cloud_lines[0].read_on, self.cloud_lines[0].age_days))
         return obj
 
     def table_rows(self) -> list[dict[str, Any]]:
@@ -69,6 +79,15 @@ class TcoResult(Result):
                 row[f"{key}_cumulative_usd"] = series[m]
             rows.append(row)
         return rows
+
+
+def tco_providers(sc: Scenario, ti: TcoInput) -> tuple[tuple[str, ...], str]:
+    """The cloud providers the rent lines compare, and the field that named them: tco.providers, else the
+    scenario's cost.providers (one filter for `cost` and `tco` unless tco says otherwise), else all."""
+    if ti.providers or "cost" not in sc.source.extras:
+        return ti.providers, "tco.providers"
+    ci: CostInput = section(sc, CostInput, "cost")
+    return ci.providers, "cost.providers"
 
 
 def _node_price(ti: TcoInput, system: SystemSpec | None, accelerator_id: str) -> tuple[float, str]:
@@ -115,6 +134,7 @@ def tco(scenario: Scenario) -> TcoResult:
     month by month and the breakeven month."""
     sc = scenario
     ti: TcoInput = section(sc, TcoInput, "tco")
+    providers, providers_field = tco_providers(sc, ti)
     c = sc.cluster
     system = scenario_system(sc)
     nodes = math.ceil(c.count / c.per_node)
@@ -152,7 +172,7 @@ def tco(scenario: Scenario) -> TcoResult:
             years=years,
         )
     )
-    offers = cloud_prices(c.accelerator.id, providers=ti.providers, field="tco.providers")
+    offers = cloud_prices(c.accelerator.id, providers=providers, field=providers_field)
     lines, left_out = cheapest_cloud_lines(offers, c.count, c.per_node, ti.utilisation_frac)
     months = ti.horizon_months or years * 12
     t = tco_table(op, lines, months)

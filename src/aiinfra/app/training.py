@@ -55,7 +55,10 @@ class TrainResult(Result):
     def to_dict(self) -> dict[str, Any]:
         rep = self.report
         used = rep.accelerators_used or self.scenario.cluster.count
-        return {**jsonable(self.best), "accelerators_used": used, "accelerators_idle": self.idle,
+        best = jsonable(self.best)
+        if not self.best.fits:  # a plan that does not fit runs no step: no MFU
+            best["mfu_frac"] = None
+        return {**best, "accelerators_used": used, "accelerators_idle": self.idle,
                 "idle_accelerator_hours": self.idle * self.best.time_to_train_s / 3600.0,
                 "why": self.why, "notes": list(rep.notes), "searched": rep.searched, "candidates": rep.candidates,
                 "valid_plans": rep.valid_plans, "fitting_plans": rep.fitting_plans, "rejected": rep.rejected,
@@ -108,6 +111,16 @@ def reliability_dict(r: ReliabilityReport) -> dict[str, Any]:
         "accelerators_count": r.accelerators_count,
         "monte_carlo": jsonable(d) if d else None,
         "spares_tried": [jsonable(c) for c in r.spares_tried],
+        "time_to_train_band_s": list(r.band_s),
+        "rate_basis": jsonable(r.rate_basis),
+        "badput_s": r.badput_s,
+        "badput_frac": {k.removesuffix("_s") + "_frac": v / e.wall_s for k, v in r.badput_s.items()},
+        "downtime_parts_s": r.downtime_parts_s,
+        "restart_attempts_mean": r.restart_attempts_mean,
+        "other_stops_count": {k: v for k, v in e.stop_counts.items() if k != "planned"},
+        "storage_source": r.storage_source,
+        "cluster_accelerators_count": r.cluster_accelerators_count,
+        "cluster_failures_expected_count": r.cluster_failures_expected_count,
     }
 
 

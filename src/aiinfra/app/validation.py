@@ -45,6 +45,18 @@ class ValidateResult(Result):
         """The report docs/validation.md is made of."""
         return markdown(list(self.files))
 
+    def write_markdown(self, path: str) -> None:
+        """Write :meth:`markdown` to ``path``, keeping the reliability section an earlier file ends with (it is
+        written by its own script, bench/reliability_validation.py)."""
+        from pathlib import Path
+
+        from aiinfra.reliability.validation import MARK
+
+        out = Path(path)
+        old = out.read_text() if out.exists() else ""
+        tail = old[old.index(MARK) :] if MARK in old else ""
+        out.write_text(self.markdown().rstrip("\n") + "\n\n" + tail if tail else self.markdown())
+
 
 def _offset(
     progress: Callable[[int, int | None], None], before: int, total: int

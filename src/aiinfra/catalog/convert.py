@@ -22,9 +22,9 @@ def si_row(row: dict[str, Any]) -> dict[str, Any]:
     """Convert a data row's unit-suffixed keys to SI (recursively)."""
     out: dict[str, Any] = {}
     for key, value in row.items():
-        if key == "memory" and isinstance(value, dict):
-            out["memory_bytes"] = memory_bytes(value["value"], value["unit"])
-            out["memory_as_published"] = f"{value['value']:g} {value['unit']}"
+        if key in ("memory", "host_memory") and isinstance(value, dict):
+            out[f"{key}_bytes"] = memory_bytes(value["value"], value["unit"])
+            out[f"{key}_as_published"] = f"{value['value']:g} {value['unit']}"
             continue
         if key == "sources" and isinstance(value, list):
             out[key] = [{**s, "read_on": str(s.get("read_on", ""))} for s in value]

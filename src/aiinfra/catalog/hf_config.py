@@ -121,4 +121,5 @@ def load_hf_config(path: str | Path, field: str = "model.config") -> ModelArch:
         raise SpecError(field, str(path), f"not valid JSON ({exc.msg} at line {exc.lineno})", "fix the file") from None
     if not isinstance(cfg, dict):
         raise SpecError(field, str(path), "top level is not a JSON object", "give a Hugging Face config.json")
-    return arch_from_hf_config(cfg, field, name=p.parent.name or p.name)
+    # named as the checkpoint names itself (_name_or_path), else by its folder or file
+    return arch_from_hf_config(cfg, field, name=str(cfg.get("_name_or_path") or "") or p.parent.name or p.stem)

@@ -5,6 +5,9 @@ the file format (specs/scenario.py, which knows no catalog) meets the catalog's 
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +21,16 @@ from aiinfra.specs.scenario import HardwareInput, Scenario, ScenarioInput, parse
 from aiinfra.specs.workload import TrainingJob
 
 
-def resolve_model(model: str | dict[str, Any], field: str = "model") -> ModelArch:
+def resolve_model(model: str | dict[str, Any], field: str = "model", scenario_path: str = "") -> ModelArch:
+    """A catalog id, a config.json (relative to the scenario file's folder: specs.files.beside_scenario) or an
+    inline architecture."""
     from aiinfra.catalog.hf_config import load_hf_config
+    from aiinfra.specs.files import beside_scenario
 
     if isinstance(model, str):
         return catalog.model(model, field)
     if set(model) == {"config"}:
-        return load_hf_config(str(model["config"]), f"{field}.config")
+        return load_hf_config(beside_scenario(str(model["config"]), scenario_path), f"{field}.config")
     return validate(ModelArch, plain_numbers(model), where=field)
 
 
@@ -46,6 +52,8 @@ def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
         candidates = sorted(catalog.systems_for(acc.id), key=lambda s: (s.nics is None, s.nodes != 1))
         system = candidates[0] if candidates else None
     per_node = hw.per_node or (system.accelerators_per_node if system else None) or acc.default_per_node
+    if per_node is None and hw.count == 1:
+        per_node = 1  # one accelerator is one node, whatever servers of that part hold
     if per_node is None:
         raise SpecError(
             "hardware.per_node",
@@ -98,7 +106,7 @@ def _check_finetune(job: TrainingJob | None, model: ModelArch) -> None:
 
 
 def resolve(inp: ScenarioInput, path: str = "") -> Scenario:
-    model = resolve_model(inp.model)
+    model = resolve_model(inp.model, scenario_path=path)
     _check_finetune(inp.training, model)
     return Scenario(
         model=model,
@@ -113,3 +121,10 @@ def resolve(inp: ScenarioInput, path: str = "") -> Scenario:
 def load_scenario(path: str | Path, sets: list[str] | None = None) -> Scenario:
     """Read, override, validate and resolve a scenario file."""
     return resolve(parse_scenario(read_yaml(path), sets), str(path))
+
+
+def scenario_of(data: Mapping[str, Any], path: str = "") -> Scenario:
+    """A mapping in the file format validated and resolved; the Scenario keeps (a copy of) the mapping, so further
+    overrides can be layered on it (what app.load_scenario gives for a mapping)."""
+    mapping = copy.deepcopy(dict(data))
+    return replace(resolve(parse_scenario(copy.deepcopy(mapping)), path), mapping=mapping)

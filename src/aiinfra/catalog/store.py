@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextvars
 import difflib
+import os
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,10 +36,29 @@ T = TypeVar("T")
 KINDS = ("accelerators", "systems", "interconnects", "models", "benchmarks")
 
 #: files an overlay folder may hold (paths relative to the folder, as under catalog/data/)
-OVERLAY_FILES = ("accelerators.yaml", "systems.yaml", "efficiency.yaml", "prices/cloud.csv")
+OVERLAY_FILES = ("accelerators.yaml", "systems.yaml", "efficiency.yaml", "prices/cloud.csv", "calibration.yaml")
 
 #: CSV columns that stand for a YAML row's ``sources`` (prices/*.csv schema)
 _CSV_SOURCE_COLUMNS = ("source_title", "read_on")
+
+
+#: environment variable naming the refreshed-prices overlay folder (``off``: none)
+PRICES_DIR_ENV = "AIINFRA_PRICES_DIR"
+
+
+def refreshed_prices_dir() -> Path | None:
+    """The overlay folder ``aiinfra prices refresh`` writes and every command reads: ``$AIINFRA_PRICES_DIR``, else
+    ``prices-refreshed`` in the user's cache folder (platformdirs: ``$XDG_CACHE_HOME/aiinfra`` on Linux,
+    ``~/Library/Caches/aiinfra`` on macOS, ``%LOCALAPPDATA%\\aiinfra\\Cache`` on Windows); None when the variable
+    is ``off``."""
+    env = os.environ.get(PRICES_DIR_ENV, "").strip()
+    if env.lower() == "off":
+        return None
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("aiinfra", appauthor=False)) / "prices-refreshed"
 
 
 def shipped_dir() -> Path:
@@ -114,6 +135,51 @@ class Catalog:
             cls._DEFAULT = cls(shipped_dir())
         return cls._DEFAULT
 
+    _USER: tuple[float, tuple[str, int] | None, Catalog] | None = None
+    """(when the refreshed prices file was last looked at, its path and mtime, the catalog)"""
+
+    #: seconds between looks at the refreshed prices (active() runs in hot loops: 60,000 times in one capacity
+    #: search, where reading the environment and the file each time would cost whole percents)
+    _USER_RECHECK_S = 2.0
+
+    @classmethod
+    def user_default(cls) -> Catalog:
+        """The shipped catalog plus the refreshed prices (:func:`refreshed_prices_dir`) when that folder holds
+        ``prices/cloud.csv``; rebuilt when the file or its setting changes (looked at every few seconds at most;
+        :meth:`forget_user_default` forces a look). A broken refreshed overlay is a SpecError naming it and the
+        fix."""
+        now = time.monotonic()
+        held = cls._USER
+        if held is not None and now - held[0] < cls._USER_RECHECK_S:
+            return held[2]
+        folder = refreshed_prices_dir()
+        path = folder / "prices" / "cloud.csv" if folder is not None else None
+        key = (str(path), path.stat().st_mtime_ns) if path is not None and path.is_file() else None
+        if held is not None and held[1] == key:
+            cls._USER = (now, key, held[2])
+            return held[2]
+        cat = cls.default()
+        if key is not None:
+            try:
+                cat = cat.with_overlay(folder)  # type: ignore[arg-type]
+            except SpecError as exc:
+                raise SpecError(str(folder), "(refreshed prices)", str(exc),
+                                "run `aiinfra prices refresh` again, or delete the folder, or set "
+                                f"{PRICES_DIR_ENV}=off") from None  # fmt: skip
+        cls._USER = (now, key, cat)
+        return cat
+
+    @classmethod
+    def forget_user_default(cls) -> None:
+        """Look at the refreshed prices again on the next :meth:`user_default` (after a refresh, or a change of
+        ``$AIINFRA_PRICES_DIR`` in this process)."""
+        cls._USER = None
+
+    @property
+    def shipped_base(self) -> Catalog:
+        """The catalog this one was built on, overlays removed (the shipped one)."""
+        return self._parent.shipped_base if self._parent is not None else self
+
     def __repr__(self) -> str:
         return f"Catalog(root={self.root}, overlays={[str(d) for d in self.overlay_dirs]})"
 
@@ -183,6 +249,10 @@ class Catalog:
                     raise SpecError(f"{path}", row, "every row needs an id", "add `id:` to the row")
                 _check_sources(str(path), name, row)
             rows[name] = tuple(parsed)
+        if "calibration.yaml" in rows:  # factors fitted by `aiinfra calibrate` (catalog/calibration.py)
+            from aiinfra.catalog.calibration import check_rows
+
+            check_rows(rows["calibration.yaml"], str(folder / "calibration.yaml"))
         out = Catalog(self.root, rows, (*self.overlay_dirs, folder), parent=self)
         for kind in ("accelerators", "systems"):
             if f"{kind}.yaml" in rows:
@@ -297,9 +367,15 @@ def suggest(value: str, known: list[str], n: int = 3) -> list[str]:
     """Close ids for a "did you mean" hint: substring matches first, then fuzzy ones."""
     low = value.lower()
     contains = [k for k in known if low and low in k]
+    # the longest leading part of the value some ids start with (nvidia-h1000 -> nvidia-h100-*), a typo at the end
+    prefixed: list[str] = []
+    for i in range(len(low) - 1, 3, -1):
+        prefixed = sorted(k for k in known if k.startswith(low[:i]))
+        if prefixed:
+            break
     fuzzy = difflib.get_close_matches(low, known, n=n, cutoff=0.5)
     seen: list[str] = []
-    for k in contains + fuzzy:
+    for k in contains + prefixed + fuzzy:
         if k not in seen:
             seen.append(k)
     return seen[:n]
@@ -309,8 +385,9 @@ _ACTIVE: contextvars.ContextVar[Catalog | None] = contextvars.ContextVar("aiinfr
 
 
 def active() -> Catalog:
-    """The catalog lookups read now: the one :func:`use` set, else the shipped one."""
-    return _ACTIVE.get() or Catalog.default()
+    """The catalog lookups read now: the one :func:`use` set, else the shipped one with the refreshed prices
+    (:meth:`Catalog.user_default`)."""
+    return _ACTIVE.get() or Catalog.user_default()
 
 
 @contextmanager

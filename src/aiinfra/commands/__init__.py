@@ -9,11 +9,13 @@ from typing import Any
 #: modules whose ``register`` adds a sub-command (order = order in --help)
 COMMAND_MODULES = [
     "aiinfra.commands.catalog_cmd",
+    "aiinfra.commands.prices_cmd",
     "aiinfra.commands.model_cmd",
     "aiinfra.commands.check_cmd",
     "aiinfra.commands.train_cmd",
     "aiinfra.commands.infer_cmd",
     "aiinfra.commands.capacity_cmd",
+    "aiinfra.commands.export_cmd",
     "aiinfra.commands.simulate_cmd",
     "aiinfra.commands.validate_cmd",
     "aiinfra.commands.cost_cmd",
@@ -23,6 +25,8 @@ COMMAND_MODULES = [
     "aiinfra.commands.mig_cmd",
     "aiinfra.commands.pack_cmd",
     "aiinfra.commands.schedule_cmd",
+    "aiinfra.commands.calibrate_cmd",
+    "aiinfra.commands.probe_cmd",
     "aiinfra.commands.web_cmd",
 ]
 
@@ -52,6 +56,12 @@ COMMAND_HELP = {
     "schedule": "simulate a GPU-cluster scheduler on a job trace (fifo, backfill, gang, priority, fairshare; node-, "
     "topology- and MIG-aware placement)",
     "web": "local web app and HTTP API: every planner in the browser",
+    "prices": "refresh the cloud prices from the providers (needs aiinfra[prices])",
+    "export": "launch command (vllm, sglang, trtllm) or Kubernetes manifest of the planned deployment",
+    "calibrate": "fit efficiency factors to your own benchmark results; write a catalog overlay (--catalog-overlay "
+    "DIR) every command applies",
+    "probe": "microbenchmark this machine's GPU (GEMM, attention, HBM, NCCL) into a catalog overlay (needs PyTorch "
+    "and an NVIDIA or AMD GPU)",
 }
 
 
@@ -74,7 +84,7 @@ def add_scenario_args(p: argparse.ArgumentParser) -> None:
         "--catalog-overlay",
         metavar="DIR",
         help="add or replace catalog rows from DIR (accelerators.yaml, systems.yaml, efficiency.yaml, "
-        "prices/cloud.csv; each row with its sources, like the shipped ones)",
+        "prices/cloud.csv, calibration.yaml from aiinfra calibrate; each row with its sources, like the shipped ones)",
     )
 
 

@@ -21,6 +21,10 @@ def _list(args: argparse.Namespace) -> tuple[Any, str]:
     kind = args.kind
     if kind == "prices":
         return _prices(args)
+    if args.diff:
+        raise SpecError("--diff", True, "compares prices only", "use it with `aiinfra catalog list prices`")
+    if kind == "purchases":
+        return _purchases(args)
     if args.accelerator:
         raise SpecError("--accelerator", args.accelerator, "filters the prices only",
                         "use it with `aiinfra catalog list prices`")  # fmt: skip
@@ -101,14 +105,65 @@ def _list(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def _prices(args: argparse.Namespace) -> tuple[Any, str]:
+    if args.diff:
+        return _price_diff(args)
     r = app.price_list(args.accelerator)
     rows = [[p.id, p.accelerator, p.accelerators_per_instance, p.pricing, f"{p.usd_per_hour:,.2f}",
              f"{p.usd_per_accelerator_hour:,.3f}", p.read_on if p.age_days is not None else "date unknown",
-             "CONFLICT" if p.conflicting else ""] for p in r.prices]  # fmt: skip
+             "" if p.age_days is None else p.age_days,
+             ", ".join(f for f in ("STALE" if p.stale else "", "CONFLICT" if p.conflicting else "") if f)]
+            for p in r.prices]  # fmt: skip
     text = table(["id", "accelerator", "per instance", "pricing", "$/instance-h", "$/accelerator-h", "read on",
-                  "flag"], rows)  # fmt: skip
-    return r.to_dict(), text + (f"\n\n{len(rows)} prices; `aiinfra catalog show ID` gives a row's source; "
-                                "CONFLICT: the row's sources disagree (prices/README.md)")
+                  "age d", "flag"], rows)  # fmt: skip
+    stale = sum(1 for p in r.prices if p.stale)
+    obj = r.to_dict()
+    return obj, text + (f"\n\n{len(rows)} prices; `aiinfra catalog show ID` gives a row's source; "
+                        "CONFLICT: the row's sources disagree (prices/README.md)"
+                        + (f"; STALE: {stale} read more than {obj['stale_after_days']} days ago (or undated): "
+                           f"`{obj['refresh_command']}` reads current offers" if stale else ""))
+
+
+def _money(v: Any) -> str:
+    return "none" if v is None else f"{v:,.2f}"
+
+
+def _price_diff(args: argparse.Namespace) -> tuple[Any, str]:
+    r = app.price_diff(args.examples, examples=not args.no_examples)
+    obj = r.to_dict()
+    rows = []
+    for c in obj["changes"]:
+        old, new = c["old"], c["new"]
+        was = "new offer" if old is None else f"{old['usd_per_hour']:,.4g} ({old['price_read_on']})"
+        change = "" if c["change_frac"] is None else f"{c['change_frac']:+.1%}"
+        rows.append([c["provider"], c["instance"], c["region"], c["pricing"], c["accelerator"], was,
+                     f"{new['usd_per_hour']:,.4g} ({new['price_read_on']})", change])  # fmt: skip
+    where = ", ".join(obj["overlays"]) or "none (only the shipped rows are in use: run `aiinfra prices refresh`)"
+    lines = [f"price rows in use: {obj['rows_in_use']} (shipped: {obj['shipped_rows']}); overlays: {where}", ""]
+    lines.append(table(["provider", "instance", "region", "pricing", "accelerator", "shipped $/h (read)",
+                        "in use $/h (read)", "per GPU-h"], rows) if rows else "no offer differs from the shipped rows")
+    if obj["examples"]:
+        lines += ["", "cheapest answer of each shipped example (shipped prices -> prices in use):"]
+        ex_rows = []
+        for e in obj["examples"]:
+            if e["error"]:
+                ex_rows.append([e["example"], e["question"], "error", e["error"], ""])
+                continue
+            b, a = e["before"], e["after"]
+            ex_rows.append([e["example"], f"{e['question']} ({e['unit']})",
+                            "none" if b is None else f"{_money(b['value'])} {b['price_id']}",
+                            "none" if a is None else f"{_money(a['value'])} {a['price_id']}",
+                            "" if a is None else f"read {a['price_read_on']}, {a['price_age_days']} d"
+                            + (" STALE" if a["stale"] else "")])  # fmt: skip
+        lines.append(table(["example", "answer", "shipped", "in use", "price age"], ex_rows))
+    return obj, "\n".join(lines)
+
+
+def _purchases(args: argparse.Namespace) -> tuple[Any, str]:
+    r = app.purchase_list(args.accelerator)
+    rows = [[p.id, p.kind, p.item, p.accelerator or "", f"{p.unit_price_usd:,.0f}",
+             p.read_on if p.age_days is not None else "date unknown"] for p in r.purchases]  # fmt: skip
+    text = table(["id", "kind", "item", "accelerator", "$ each", "read on"], rows)
+    return r.to_dict(), text + f"\n\n{len(rows)} purchase prices; `aiinfra catalog show ID` gives a row's source."
 
 
 def _benchmarks_table(specs: list[Any]) -> str:
@@ -164,8 +219,16 @@ def register(sub: Any) -> None:
     p = sub.add_parser("catalog", help=COMMAND_HELP["catalog"])
     csub = p.add_subparsers(dest="catalog_command", required=True, parser_class=type(p))
     pl = csub.add_parser("list", help="a table of one kind")
-    pl.add_argument("kind", choices=(*KINDS, "prices"))
-    pl.add_argument("--accelerator", help="prices: only this accelerator's offers")
+    pl.add_argument("kind", choices=(*KINDS, "prices", "purchases"))
+    pl.add_argument("--accelerator", help="prices, purchases: only this accelerator's rows")
+    pl.add_argument("--diff", action="store_true", help="prices: what changed between the shipped rows and the "
+                    "rows in use (refreshed prices, --catalog-overlay), per offer, and the effect on the cheapest "
+                    "answer of each shipped example")
+    pl.add_argument("--examples", metavar="DIR", help="--diff: the example scenarios (default: examples/ of the "
+                    "source checkout)")
+    pl.add_argument("--no-examples", action="store_true", help="--diff: offers only, no example answers")
+    pl.add_argument("--catalog-overlay", metavar="DIR", help="add or replace catalog rows from DIR (e.g. a "
+                    "`prices refresh --out DIR` folder)")
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(handler=_list)
     ps = csub.add_parser("show", help="every field of one row with its source")

@@ -10,6 +10,8 @@ from aiinfra.commands import COMMAND_HELP, add_scenario_args
 from aiinfra.report.render import key_values, table
 from aiinfra.report.text import HOUR_S, age_text, human_seconds, source_text
 
+_REFRESH = "aiinfra prices refresh"
+
 
 def _money(v: float | None) -> str:
     if v is None:
@@ -32,7 +34,8 @@ def _cost(args: argparse.Namespace) -> tuple[Any, str]:
             _money(o.compute_usd),
             _money(o.total_known_usd),
             "unknown" if o.co2e_kg is None else f"{o.co2e_kg / 1e3:,.2f}",
-            "date unknown" if o.price.age_days is None else f"{o.price.read_on} ({o.price.age_days} d)",
+            ("date unknown" if o.price.age_days is None else f"{o.price.read_on} ({o.price.age_days} d)")
+            + (" STALE" if o.price.stale else ""),
             ("CONFLICTING price; " if o.price.conflicting else "") + o.note,
         ]
         for o in opts
@@ -77,7 +80,12 @@ def _cost(args: argparse.Namespace) -> tuple[Any, str]:
         lines += ["", key_values(bill, f"itemised bill, cheapest: {cheapest.price.id}")]
     lines += ["", key_values(_energy_lines(en, r.pue, r.electricity_price, r.region), "energy and carbon")]
     lines += [f"note: {n}" for n in r.notes]
-    return r.to_dict(), "\n".join(lines)
+    obj = r.to_dict()
+    stale = sum(1 for o in opts if o.price.stale)
+    if stale:
+        lines.append(f"note: {stale} of {len(opts)} offers' prices are STALE (read more than "
+                     f"{obj['stale_after_days']} days ago or undated): `{_REFRESH}` reads current offers")
+    return obj, "\n".join(lines)
 
 
 def _qty(q: float | None, unit: str) -> str:

@@ -37,7 +37,8 @@ def _schedule(args: argparse.Namespace) -> tuple[Any, str]:
                  f"(fewest possible {mn['mean_least_leaves']:.2f})\n")  # fmt: skip
     fl = d["failures"]
     if fl is not None:
-        head += (f"node failures {fl['node_failures']} ({fl['node_failure_rate_per_hour']:.3g} per node-hour, "
+        head += (f"node failures {fl['node_failures']} drawn, {fl['node_failures_expected']:,.1f} expected "
+                 f"({fl['node_failure_rate_per_hour']:.3g} per node-hour, "
                  f"{fl['repair_share_frac']:.0%} need a {fl['repair_s'] / 3600:.3g} h repair; seed {fl['seed']}): "
                  f"{fl['job_interruptions']} interruptions of {fl['jobs_interrupted']} jobs, "
                  f"{fl['lost_gpu_hours']:,.1f} GPU-hours redone or restarting ({fl['lost_share_of_work_frac']:.2%} "

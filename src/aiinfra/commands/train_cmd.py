@@ -8,7 +8,7 @@ from typing import Any
 from aiinfra import app
 from aiinfra.commands import COMMAND_HELP, add_scenario_args
 from aiinfra.report.render import key_values, table
-from aiinfra.report.text import GB, human_seconds
+from aiinfra.report.text import GB, human_energy, human_seconds, plural
 
 _plan_text = app.plan_label
 
@@ -18,9 +18,9 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
     sc, rep, best = r.scenario, r.report, r.best
     obj = r.to_dict()
     mb = best.memory_breakdown
-    energy = "unknown" if best.energy_j is None else f"{best.energy_j / 3.6e9:,.1f} MWh"
+    energy = "unknown" if best.energy_j is None else human_energy(best.energy_j)
     lines = [
-        f"{sc.model.id} on {sc.cluster.count} × {sc.cluster.accelerator.id} ({sc.cluster.nodes} nodes)",
+        f"{sc.model.id} on {sc.cluster.count} × {sc.cluster.accelerator.id} ({plural(sc.cluster.nodes, 'node')})",
         "",
         key_values(
             [
@@ -43,7 +43,7 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
                 ),
                 ("tokens/s", best.tokens_per_s),
                 ("tokens/s per accelerator", best.tokens_per_s_per_accelerator),
-                ("MFU", f"{best.mfu_frac:.1%}"),
+                ("MFU", f"{best.mfu_frac:.1%}" if best.fits else "— (does not fit)"),
                 ("time to train", human_seconds(best.time_to_train_s)),
                 ("accelerator-hours", best.accelerator_hours),
                 ("accelerators idle", f"{r.idle} of {sc.cluster.count} (paid for {obj['idle_accelerator_hours']:,.0f} "
@@ -57,7 +57,7 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
                   f"{rep.valid_plans:,} valid, "
                   f"{rep.fitting_plans:,} fit in memory", "", "best plans:",
                   table(["plan", "step s", "MFU", "memory GB", "days"],
-                        [[_plan_text(e.plan), f"{e.step_time_s:.3f}", f"{e.mfu_frac:.1%}",
+                        [[_plan_text(e.plan), f"{e.step_time_s:.3f}", f"{e.mfu_frac:.1%}" if e.fits else "—",
                           f"{e.memory_per_accelerator_bytes / GB:.1f}", f"{e.time_to_train_s / 86400:.1f}"]
                          for e in rep.estimates]),
                   "", "rejected:"]  # fmt: skip
@@ -76,10 +76,23 @@ def _reliability_lines(r: dict[str, Any]) -> list[str]:
     spread = (f"p50 {human_seconds(r['time_to_train_p50_s'])}, p90 {human_seconds(r['time_to_train_p90_s'])} "
               f"({mc['trials']:,} Monte-Carlo trials, seed {mc['seed']})" if mc else "no Monte-Carlo (trials 0)")
     causes = ", ".join(f"{k} {v:.3g}/h" for k, v in r["top_causes_per_hour"].items())
+    rb = r["rate_basis"]
+    lo, hi = r["time_to_train_band_s"]
+    badput = ", ".join(f"{k.removesuffix('_s').replace('_', ' ')} {v / r['time_to_train_mean_s']:.1%}"
+                       for k, v in r["badput_s"].items() if v > 0)  # fmt: skip
     return ["reliability (failures, checkpoints, restarts; see docs/reliability.md):", key_values([
         ("time to train with failures", f"{human_seconds(r['time_to_train_mean_s'])} expected; {spread}"),
+        ("rate uncertainty band", f"{human_seconds(lo) if lo else '-'} to "
+                                  f"{human_seconds(hi) if hi else 'no end (failures outpace the checkpoints)'} "
+                                  f"(rates / and × {rb['uncertainty_ratio']:.2f})"),
         ("time to train without failures", human_seconds(r["time_to_train_no_failures_s"])),
         ("effective training time (ETTR)", f"{r['ettr_frac']:.1%}"),
+        ("badput (share of the time)", badput or "none"),
+        ("failure rates", f"{rb['family_id']} ({rb['family_basis']}, × {rb['family_ratio']:g}), {rb['memory_id']} "
+                          f"({rb['memory_basis']}), age × {rb['age_ratio']:.3g}, repeat offenders × "
+                          f"{rb['lemon_ratio']:.3g}"),
+        ("cluster-wide failures", f"{r['cluster_failures_expected_count']:,.1f} expected on "
+                                  f"{r['cluster_accelerators_count']:,} accelerators during the run"),
         ("interruptions", f"{r['unexpected_interruptions_count']:,.0f} unexpected + "
                           f"{r['planned_interruptions_count']:,.0f} planned (MTBF "
                           f"{human_seconds(r['mtbf_s']) if r['mtbf_s'] else 'infinite: no failure rates'})"),
@@ -88,7 +101,10 @@ def _reliability_lines(r: dict[str, Any]) -> list[str]:
                        f"{human_seconds(ck['write_s'])}, training blocked {human_seconds(ck['blocking_s'])}, "
                        f"load {human_seconds(ck['load_s'])}"),
         ("checkpoint interval", f"{human_seconds(r['checkpoint_interval_s'])} ({r['checkpoint_interval_source']})"),
-        ("downtime per interruption", human_seconds(r["downtime_mean_s"])),
+        ("downtime per interruption", f"{human_seconds(r['downtime_mean_s'])} ("
+                                      + ", ".join(f"{k.replace('_', ' ')} {human_seconds(v)}"
+                                                  for k, v in r["downtime_parts_s"].items() if v > 0) + ")"),
+        ("checkpoint storage", r["storage_source"]),
         ("spare nodes", f"{r['spare_nodes']} ({r['spare_nodes_source']}; "
                         f"{r['spare_accelerator_hours']:,.0f} accelerator-hours held)"),
         ("accelerator-hours lost", f"{r['lost_accelerator_hours']:,.0f} (checkpoints, lost work, restarts, waits)"),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from aiinfra import app
@@ -16,7 +15,7 @@ def _validate(args: argparse.Namespace) -> tuple[Any, str]:
     with progress_bar(args, "rows", "validate") as progress:
         r = app.validate(args.cases, progress)
     if args.markdown:
-        Path(args.markdown).write_text(r.markdown())
+        r.write_markdown(args.markdown)
     cases, summary, targets = r.cases, r.summary, r.targets
     obj = r.to_dict()
     rows = [[c.id, c.metric, c.measured, c.predicted,

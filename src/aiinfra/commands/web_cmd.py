@@ -51,4 +51,6 @@ def register(sub: Any) -> None:
     w.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     w.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     w.add_argument("--open", action="store_true", help="open the page in the default browser")
+    w.add_argument("--catalog-overlay", metavar="DIR", help="answer every request against the catalog with DIR's "
+                   "rows (e.g. the calibration.yaml of aiinfra calibrate)")  # fmt: skip
     w.set_defaults(handler=_web)

@@ -8,6 +8,10 @@ so every output that uses a price can say how old it is. Files (see catalog/data
 
 from __future__ import annotations
 
+import contextvars
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -40,11 +44,66 @@ class Dated:
     """Days between read_on and today (None = undated)."""
 
 
+#: a cloud price older than this many days is marked stale. GPU rental prices move month to month (AWS cut P5
+#: on-demand prices by up to 45 % in June 2025, prices/README.md), so a quarter-old price is flagged, not trusted.
+STALE_AFTER_DAYS = 90
+
+#: the command that replaces stale cloud prices with current offers (aiinfra.costing.refresh)
+REFRESH_COMMAND = "aiinfra prices refresh"
+
+_TODAY: contextvars.ContextVar[date | None] = contextvars.ContextVar("aiinfra_today", default=None)
+
+
+def current_date() -> date:
+    """The date ages are counted to: the one :func:`dated_today` set, else ``AIINFRA_TODAY`` (ISO date, for
+    reproducible answers and tests), else the system date."""
+    fixed = _TODAY.get()
+    if fixed is not None:
+        return fixed
+    env = os.environ.get("AIINFRA_TODAY", "").strip()
+    if env:
+        try:
+            return date.fromisoformat(env)
+        except ValueError:
+            raise SpecError("AIINFRA_TODAY", env, "not an ISO date", "set it as YYYY-MM-DD or unset it") from None
+    return date.today()
+
+
+@contextmanager
+def dated_today(day: date) -> Iterator[date]:
+    """Count every price's age to ``day`` inside the block."""
+    token = _TODAY.set(day)
+    try:
+        yield day
+    finally:
+        _TODAY.reset(token)
+
+
 def age_days(read_on: str, today: date | None = None) -> int | None:
     try:
-        return ((today or date.today()) - date.fromisoformat(read_on.strip())).days
+        return ((today or current_date()) - date.fromisoformat(read_on.strip())).days
     except ValueError:
         return None
+
+
+def is_stale(age: int | None) -> bool:
+    """A price of unknown date, or read more than :data:`STALE_AFTER_DAYS` days ago."""
+    return age is None or age > STALE_AFTER_DAYS
+
+
+def freshness(read_on: str, age: int | None) -> dict[str, Any]:
+    """The age fields every JSON answer that uses a cloud price carries."""
+    stale = is_stale(age)
+    return {"price_read_on": read_on, "price_age_days": age, "stale": stale, "stale_after_days": STALE_AFTER_DAYS,
+            "refresh_command": REFRESH_COMMAND if stale else None}  # fmt: skip
+
+
+def stale_text(age: int | None) -> str:
+    """'' for a fresh price, else the stale mark with the command that refreshes it."""
+    if not is_stale(age):
+        return ""
+    why = "date unknown" if age is None else f"older than {STALE_AFTER_DAYS} days"
+    return f"STALE ({why}; run `{REFRESH_COMMAND}`)"
 
 
 def _dated(r: dict[str, Any], today: date | None) -> dict[str, Any]:
@@ -59,10 +118,14 @@ def _dated(r: dict[str, Any], today: date | None) -> dict[str, Any]:
 
 
 def age_text(row: Dated) -> str:
-    """'read 2026-04-01, 235 days old' (or 'undated')."""
+    """'read 2026-04-01, 235 days old' (or 'undated'); a cloud price also says when it is stale."""
     if row.age_days is None:
-        return f"{row.id}, date unknown"
-    return f"{row.id}, read {row.read_on}, {row.age_days} days old"
+        text = f"{row.id}, date unknown"
+    else:
+        text = f"{row.id}, read {row.read_on}, {row.age_days} days old"
+    if isinstance(row, InstancePrice) and row.stale:
+        text += ", " + stale_text(row.age_days)
+    return text
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -77,6 +140,15 @@ class InstancePrice(Dated):
     usd_per_hour: float
     """Whole instance."""
     notes: str = ""
+
+    @property
+    def offer_key(self) -> tuple[str, str, str, str]:
+        """What makes two rows the same offer: provider, instance, region, pricing kind."""
+        return offer_key(self.provider, self.instance, self.region, self.pricing)
+
+    @property
+    def stale(self) -> bool:
+        return is_stale(self.age_days)
 
     @property
     def conflicting(self) -> bool:
@@ -132,6 +204,24 @@ class FacilityFigure(Dated):
         return self.value_by_unit[unit]
 
 
+def offer_key(provider: str, instance: str, region: str, pricing: str) -> tuple[str, str, str, str]:
+    """Provider, instance, region and pricing kind compared without case (Azure writes ``Standard_`` sizes in
+    either case)."""
+    return (provider.strip().lower(), instance.strip().lower(), region.strip().lower(), pricing.strip().lower())
+
+
+def newest_per_offer(rows: list[InstancePrice]) -> list[InstancePrice]:
+    """One row per offer (:func:`offer_key`): the one read last; on the same date the later row in file order
+    wins (a refreshed or user overlay comes after the shipped rows). Undated rows lose to dated ones."""
+    best: dict[tuple[str, str, str, str], tuple[str, int]] = {}
+    for i, p in enumerate(rows):
+        rank = (p.read_on if p.age_days is not None else "", i)
+        if p.offer_key not in best or rank >= best[p.offer_key]:
+            best[p.offer_key] = rank
+    keep = {i for _, i in best.values()}
+    return [p for i, p in enumerate(rows) if i in keep]
+
+
 def _csv(name: str) -> tuple[dict[str, str], ...]:
     """Rows of ``prices/<name>`` in the active catalog (rows without an id dropped)."""
     return catalog.file_rows(f"prices/{name}")
@@ -144,6 +234,36 @@ def _float(r: dict[str, str], key: str, file: str) -> float:
         raise DataError(f"prices/{file} row {r.get('id')}: {key} = {r.get(key)!r} is not a number") from None
 
 
+def every_cloud_price(today: date | None = None) -> list[InstancePrice]:
+    """Every row of prices/cloud.csv in the active catalog, in file order, superseded ones included (a shipped
+    row a newer refreshed row of the same offer replaces is still shown by `catalog show`)."""
+
+    def build() -> list[InstancePrice]:
+        return [
+            InstancePrice(
+                **_dated(r, day),
+                provider=r["provider"],
+                instance=r["instance"],
+                region=r["region"],
+                accelerator=r["accelerator"],
+                accelerators_per_instance=int(_float(r, "accelerators_per_instance", "cloud.csv")),
+                pricing=r["pricing"],
+                usd_per_hour=_float(r, "usd_per_hour", "cloud.csv"),
+                notes=str(r.get("notes") or ""),
+            )
+            for r in _csv("cloud.csv")
+        ]
+
+    day = today or current_date()
+    return catalog.active().memo(f"every_cloud_price|{day.isoformat()}", build)
+
+
+def _all_cloud_prices(today: date | None) -> list[InstancePrice]:
+    """Every offer of prices/cloud.csv in the active catalog, its newest row only (:func:`newest_per_offer`)."""
+    day = today or current_date()
+    return catalog.active().memo(f"cloud_prices|{day.isoformat()}", lambda: newest_per_offer(every_cloud_price(day)))
+
+
 def cloud_prices(
     accelerator: str | None,
     today: date | None = None,
@@ -151,28 +271,20 @@ def cloud_prices(
     pricing: tuple[str, ...] = (),
     field: str = "cost.providers",
 ) -> list[InstancePrice]:
-    """Instance prices for one accelerator (None: every accelerator), cheapest per accelerator-hour first. A
-    provider the catalog does not price at all is an error on ``field`` (not an empty answer)."""
-    known = sorted({r["provider"] for r in _csv("cloud.csv")})
+    """Instance prices for one accelerator (None: every accelerator), cheapest per accelerator-hour first, the
+    newest row of each offer only. A provider the catalog does not price at all is an error on ``field`` (not an
+    empty answer)."""
+    every = _all_cloud_prices(today)
+    known = sorted({p.provider for p in every})
     unknown = [p for p in providers if p not in known]
     if unknown:
         raise SpecError(field, unknown[0], "no such provider in prices/cloud.csv", f"use some of {', '.join(known)}")
     out = [
-        InstancePrice(
-            **_dated(r, today),
-            provider=r["provider"],
-            instance=r["instance"],
-            region=r["region"],
-            accelerator=r["accelerator"],
-            accelerators_per_instance=int(_float(r, "accelerators_per_instance", "cloud.csv")),
-            pricing=r["pricing"],
-            usd_per_hour=_float(r, "usd_per_hour", "cloud.csv"),
-            notes=str(r.get("notes") or ""),
-        )
-        for r in _csv("cloud.csv")
-        if (accelerator is None or r["accelerator"] == accelerator)
-        and (not providers or r["provider"] in providers)
-        and (not pricing or r["pricing"] in pricing)
+        p
+        for p in every
+        if (accelerator is None or p.accelerator == accelerator)
+        and (not providers or p.provider in providers)
+        and (not pricing or p.pricing in pricing)
     ]
     return sorted(out, key=lambda p: (p.usd_per_accelerator_hour, p.id))
 

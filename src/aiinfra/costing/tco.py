@@ -98,6 +98,8 @@ class CloudLine:
     """Whole instances billed (0: not given)."""
     accelerators_billed: int = 0
     """Accelerators in those instances (≥ the cluster's count; the rest sit idle)."""
+    stale: bool = False
+    """The price was read more than prices.STALE_AFTER_DAYS days ago (or is undated)."""
 
 
 def cloud_monthly_usd(usd_per_unit_hour: float, units: int, pricing: str, utilisation_frac: float) -> float:
@@ -184,6 +186,7 @@ def cheapest_cloud_lines(
             monthly_usd=cloud_monthly_usd(p.usd_per_hour, instances, p.pricing, utilisation_frac),
             instances=instances,
             accelerators_billed=instances * p.accelerators_per_instance,
+            stale=p.stale,
         )
         if line.pricing not in best or line.monthly_usd < best[line.pricing].monthly_usd:
             best[line.pricing] = line

@@ -49,6 +49,8 @@ class Price:
     accelerators_per_instance: int = 1
     """Accelerators in the priced instance (the unit billed)."""
     instance_usd_per_hour: float = 0.0
+    stale: bool = False
+    """Read more than prices.STALE_AFTER_DAYS days ago (or undated): `aiinfra prices refresh` updates it."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -70,25 +72,30 @@ class Deployment:
     """Accelerators in the instances billed (whole instances: ≥ accelerators; equal when no price is known)."""
     instances: int = 0
     """Instances billed (0: no price known)."""
-    ttft_s: float
-    tpot_s: float
+    ttft_s: float | None
+    """None on a rejected row (no deployment, so no latency)."""
+    tpot_s: float | None
     output_tokens_per_s: float
     usd_per_hour: float | None
     usd_per_million_output_tokens: float | None
     price: Price | None
     verdict: str
+    users_per_replica: int | None = None
+    """The most users one replica serves within the SLO (demand given as users)."""
+    requests_per_s_per_replica: float = 0.0
+    """Requests per second one replica serves at that load."""
 
 
 def _price(p: InstancePrice) -> Price:
     return Price(usd_per_accelerator_hour=p.usd_per_accelerator_hour, source_id=p.id, read_on=p.read_on,
                  age_days=p.age_days if p.age_days is not None else 0,
                  accelerators_per_instance=p.accelerators_per_instance,
-                 instance_usd_per_hour=p.usd_per_hour)  # fmt: skip
+                 instance_usd_per_hour=p.usd_per_hour, stale=p.stale)  # fmt: skip
 
 
 def cheapest_price(accelerator: str, today: date | None = None) -> Price | None:
     """The cheapest on-demand price per accelerator-hour of the catalog's cloud prices (None when none)."""
-    prices = cloud_prices(accelerator, today or date.today(), pricing=("on-demand",))
+    prices = cloud_prices(accelerator, today, pricing=("on-demand",))
     return _price(prices[0]) if prices else None
 
 
@@ -199,13 +206,27 @@ def plan_capacity(
         if o.usd_per_hour is not None and best.usd_per_hour is not None:
             why = f"costs ${o.usd_per_hour - best.usd_per_hour:,.0f}/h more"
             if round(o.usd_per_hour - best.usd_per_hour) == 0 and o.usd_per_million_output_tokens is not None:
-                per_m = o.usd_per_million_output_tokens - (best.usd_per_million_output_tokens or 0.0)
-                why = f"same bill, less headroom: ${per_m:.2f} more per million output tokens at full batch"
+                why = same_bill_verdict(o.usd_per_hour - best.usd_per_hour,
+                                        o.usd_per_million_output_tokens - (best.usd_per_million_output_tokens or 0.0))
         else:
             why = f"needs {o.accelerators - best.accelerators} more accelerators"
         out.append(replace(o, verdict=why))
     out += [o for o in options if o.accelerators == 0]
     return out
+
+
+def same_bill_verdict(usd_per_hour_more: float, usd_per_million_more: float) -> str:
+    """Why a row whose hourly bill rounds to the chosen one's lost: the sign of each difference in words (a row can
+    cost a few cents an hour less yet lose on the key's tie-break, or cost more per million tokens at full batch)."""
+    hourly = (f"${abs(usd_per_hour_more):.2f}/h {'more' if usd_per_hour_more > 0 else 'less'}"
+              if round(usd_per_hour_more, 2) else "same $/h")  # fmt: skip
+    if round(usd_per_million_more, 2) > 0:
+        return (f"same bill ({hourly}), less headroom: ${usd_per_million_more:.2f} more per million output tokens "
+                "at full batch")
+    if round(usd_per_million_more, 2) < 0:
+        return (f"same bill ({hourly}), ${-usd_per_million_more:.2f} less per million output tokens at full batch, "
+                "but the chosen row needs fewer accelerators")
+    return f"same bill ({hourly}), same $ per million output tokens: ranked after on accelerators"
 
 
 def layouts(model: ModelArch, domain: int) -> list[InferencePlan]:
@@ -233,9 +254,10 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
     for acc_id in accs:
         given = "hardware.accelerator" if acc_id == scenario.cluster.accelerator.id else "--accelerators"
         acc = catalog.accelerator(acc_id, given)
-        offers = cloud_prices(acc_id, date.today(), pricing=("on-demand",))
+        offers = cloud_prices(acc_id, pricing=("on-demand",))
         price = _price(offers[0]) if offers else None
-        domain = acc.scale_up.domain_size if acc.scale_up else 1
+        # PCIe-only parts split a replica over the GPUs of one server (NCCL's ring over PCIe, comms.py)
+        domain = acc.scale_up.domain_size if acc.scale_up else (acc.default_per_node or 1)
         for plan in layouts(scenario.model, domain):
             tp = plan.tp
             for prec in precisions:
@@ -248,8 +270,8 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
                     if est is None:
                         options.append(Deployment(engine=wl.engine, accelerator=acc_id, tp=tp, ep=plan.ep,
                             attention_dp=plan.attention_dp, weight_precision=prec,
-                            speculative=spec is not None, batch_per_replica=0, replicas=0, accelerators=0, ttft_s=0.0,
-                            tpot_s=0.0, output_tokens_per_s=0.0, usd_per_hour=None, usd_per_million_output_tokens=None,
+                            speculative=spec is not None, batch_per_replica=0, replicas=0, accelerators=0, ttft_s=None,
+                            tpot_s=None, output_tokens_per_s=0.0, usd_per_hour=None, usd_per_million_output_tokens=None,
                             price=price, verdict=f"rejected: {why}"))  # fmt: skip
                         continue
                     in_flight = wl.users or wl.concurrency
@@ -263,6 +285,9 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
                         in_flight = math.ceil(wl.request_rate_per_s * (est.ttft_s + wl.output_tokens * est.tpot_s))
                     b = est.batch
                     replicas = math.ceil(in_flight / b)
+                    resp_s = est.ttft_s + wl.output_tokens * est.tpot_s
+                    users_each = (math.floor(b * (resp_s + (wl.think_time_s or 0.0)) / resp_s)
+                                  if (wl.users or wl.concurrency) else None)  # fmt: skip
                     n = replicas * tp
                     tps = replicas * b / (est.ttft_s / wl.output_tokens + est.tpot_s)
                     bill = whole_instance_bill(offers, replicas, tp)
@@ -274,6 +299,7 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
                         instances=bill.instances if bill else 0,
                         ttft_s=est.ttft_s, tpot_s=est.tpot_s, output_tokens_per_s=tps, usd_per_hour=usd_h,
                         usd_per_million_output_tokens=usd_h / (tps * 3600) * 1e6 if usd_h else None,
-                        price=bill.price if bill else price, verdict="",
+                        price=bill.price if bill else price, verdict="", users_per_replica=users_each,
+                        requests_per_s_per_replica=b / resp_s,
                     ))  # fmt: skip
     return options

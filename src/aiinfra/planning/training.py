@@ -94,6 +94,7 @@ def setup_from_job(sc_model: Any, job: TrainingJob, flash_attention: bool = True
         attention_kernel=job.attention_kernel,
         tp_comm_overlap=job.tp_comm_overlap,
         ep_comm_overlap=job.ep_comm_overlap,
+        fsdp_shard_ranks=job.fsdp_shard_ranks or 0,
         reserve_bytes=reserve_bytes(),
         optimizer=job.optimizer,
     )

@@ -1,7 +1,9 @@
 """Checkpoints: size, write and load time, the time training blocks per checkpoint, and the optimal interval.
 
-- Write time = size / min(aggregate storage bandwidth, per-node bandwidth × nodes): every node writes its shard at
-  once and the slower of the two limits the whole write.
+- Write time = size / min(aggregate storage bandwidth × achieved efficiency, per-writer bandwidth × writers): every
+  writer (by default every node: a sharded save, PyTorch DCP) writes its shard at once and the slower of the two
+  limits the whole write; a consolidated save has one writer. Rated storage bandwidth is not what checkpoints get:
+  the efficiency comes from the storage row (catalog/data/reliability.yaml, kind: storage) or the user.
 - Blocking time per checkpoint by mode: synchronous = the whole write; asynchronous = only the device-to-host copy of
   each accelerator's shard (PyTorch Distributed Checkpoint ``async_save``; Eisenman et al., "Check-N-Run", NSDI 2022),
   the write to storage overlapping training; in-memory = the same snapshot, kept in host memory of the node and its
@@ -60,14 +62,18 @@ class CheckpointTimes:
 def checkpoint_times(checkpoint_bytes: float, *, nodes: int, accelerators: int, mode: str,
                      storage_write_bytes_per_s: float, storage_read_bytes_per_s: float | None,
                      node_storage_bytes_per_s: float | None, snapshot_bytes_per_s_per_accelerator: float,
-                     peer_bytes_per_s_per_accelerator: float | None) -> CheckpointTimes:  # fmt: skip
+                     peer_bytes_per_s_per_accelerator: float | None, efficiency_frac: float = 1.0,
+                     read_efficiency_frac: float | None = None,
+                     writers_count: int | None = None) -> CheckpointTimes:  # fmt: skip
     """Size and times of one checkpoint (see the module docstring). In-memory restarts load each accelerator's shard
     at its scale-out bandwidth ``peer_bytes_per_s_per_accelerator`` (None: from storage, like the other modes)."""
     if not checkpoint_bytes > 0:
         raise SpecError("reliability.checkpoint_bytes", checkpoint_bytes, "must be positive", "give the bytes")
-    per_node = node_storage_bytes_per_s * nodes if node_storage_bytes_per_s else math.inf
-    write_bw = min(storage_write_bytes_per_s, per_node)
-    read_bw = min(storage_read_bytes_per_s or storage_write_bytes_per_s, per_node)
+    writers = nodes if writers_count is None else writers_count
+    per_node = node_storage_bytes_per_s * writers if node_storage_bytes_per_s else math.inf
+    write_bw = min(storage_write_bytes_per_s * efficiency_frac, per_node)
+    read_eff = efficiency_frac if read_efficiency_frac is None else read_efficiency_frac
+    read_bw = min((storage_read_bytes_per_s or storage_write_bytes_per_s) * read_eff, per_node)
     write_s = checkpoint_bytes / write_bw
     snapshot_s = checkpoint_bytes / accelerators / snapshot_bytes_per_s_per_accelerator
     if mode == "synchronous":

@@ -9,6 +9,7 @@ model as Kokolis et al., "Revisiting Reliability in Large-Scale ML Research Clus
 from __future__ import annotations
 
 import difflib
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -16,7 +17,7 @@ from aiinfra import catalog
 from aiinfra.errors import DataError, SpecError
 from aiinfra.units import HOUR_S
 
-Scale = Literal["gpu", "node"]
+Scale = Literal["gpu", "node", "job"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -27,11 +28,30 @@ class ComponentRate:
     component: str
     kind: Literal["unexpected", "planned"]
     scale: Scale
-    """What the rate is counted per: a GPU or a node."""
+    """What the rate is counted per: a GPU, a node or the whole job (planned restarts follow how often the code and
+    data change, not the node count)."""
     needs_repair: bool
     """The failed node leaves the job until repaired (a spare replaces it, or the job waits)."""
     rate_per_hour: float
     """Failures per unit-hour (per GPU-hour or per node-hour): failures_count / (units × days × 24 h)."""
+    source: str
+    memory_row: bool = False
+    """A GPU-memory root cause: carries the memory technology's ratio (kind: memory rows)."""
+    detection: Literal["crash", "hang"] = "crash"
+    """How the job learns of it: a crash surfaces at once (process exit, XID error); a hang only when the collective
+    watchdog times out."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HardwareRate:
+    """A generation's (kind: family) or memory technology's (kind: memory) ratio to the component rows."""
+
+    id: str
+    basis: Literal["measured", "nearest"]
+    """measured: a published cluster of this hardware; nearest: none found, the nearest one's ratio."""
+    rate_ratio: float
+    uncertainty_ratio: float
+    """u: the rates are taken to lie within [rate / u, rate × u]."""
     source: str
 
 
@@ -61,20 +81,51 @@ def component_rates() -> tuple[ComponentRate, ...]:
     def build() -> tuple[ComponentRate, ...]:
         out: list[ComponentRate] = []
         for raw in catalog.raw_rows("reliability"):
-            if raw.get("kind") == "check":
+            if raw.get("kind") in ("check", "family", "memory", "storage"):
                 continue
             try:
                 out.append(ComponentRate(
                     id=str(raw["id"]), component=str(raw["component"]), kind=raw["kind"], scale=raw["scale"],
                     needs_repair=bool(raw["needs_repair"]), rate_per_hour=_row_rate(raw),
-                    source=str(raw["sources"][0]["title"])))  # fmt: skip
+                    source=str(raw["sources"][0]["title"]), memory_row=bool(raw.get("memory_row", False)),
+                    detection=raw.get("detection", "crash")))  # fmt: skip
             except (KeyError, AssertionError, TypeError, IndexError) as exc:
                 raise DataError(f"catalog data reliability.yaml row {raw.get('id', '?')}: {exc!r}") from exc
-            if out[-1].kind not in ("unexpected", "planned") or out[-1].scale not in ("gpu", "node"):
+            if (out[-1].kind not in ("unexpected", "planned") or out[-1].scale not in ("gpu", "node", "job")
+                    or out[-1].detection not in ("crash", "hang")):  # fmt: skip
                 raise DataError(f"catalog data reliability.yaml row {raw['id']}: bad kind or scale")
         return tuple(out)
 
     return catalog.active().memo("reliability_rates", build)
+
+
+def _hardware_rows(kind: str, key: str) -> dict[str, HardwareRate]:
+    def build() -> dict[str, HardwareRate]:
+        out: dict[str, HardwareRate] = {}
+        for raw in catalog.raw_rows("reliability"):
+            if raw.get("kind") != kind:
+                continue
+            try:
+                out[str(raw[key])] = HardwareRate(
+                    id=str(raw["id"]), basis=raw["basis"], rate_ratio=float(raw["rate_ratio"]),
+                    uncertainty_ratio=float(raw["uncertainty_ratio"]), source=str(raw["sources"][0]["title"]))
+            except (KeyError, TypeError, ValueError, IndexError) as exc:
+                raise DataError(f"catalog data reliability.yaml row {raw.get('id', '?')}: {exc!r}") from exc
+        if "*" not in out:
+            raise DataError(f"catalog data reliability.yaml has no {kind} row for '*' (the fallback)")
+        return out
+
+    return catalog.active().memo(f"reliability_{kind}", build)
+
+
+def hardware_rates(accelerator_id: str | None) -> tuple[HardwareRate, HardwareRate]:
+    """The accelerator's generation row and memory-technology row (each falls back to its '*' row); None = the
+    calibration cluster's own hardware (H100 80GB HBM3)."""
+    fam, mem = _hardware_rows("family", "generation"), _hardware_rows("memory", "memory_type")
+    if accelerator_id is None:
+        return fam.get("nvidia-hopper", fam["*"]), mem.get("HBM3", mem["*"])
+    acc = catalog.accelerator(accelerator_id)
+    return fam.get(acc.generation or "", fam["*"]), mem.get(acc.memory_type or "", mem["*"])
 
 
 def check_row(row_id: str) -> dict[str, object]:
@@ -86,9 +137,12 @@ def check_row(row_id: str) -> dict[str, object]:
 
 
 def job_rates(gpus: int, nodes: int, *, scale_ratio: float = 1.0, overrides: dict[str, float] | None = None,
-              include_planned: bool = True, field: str = "reliability.rates_per_unit_hour") -> JobRates:  # fmt: skip
-    """λ_job = Σ_c r_c · n_c (n_c = ``gpus`` or ``nodes`` by the row's scale), per second, each rate × scale_ratio.
-    ``overrides`` replaces rows' rates (per unit-hour) by row id; an unknown id or a negative rate is a SpecError."""
+              include_planned: bool = True, field: str = "reliability.rates_per_unit_hour",
+              memory_ratio: float = 1.0, planned_per_hour: float | None = None) -> JobRates:  # fmt: skip
+    """λ_job = Σ_c r_c · n_c (n_c = ``gpus``, ``nodes`` or 1 by the row's scale), per second, each unexpected rate ×
+    scale_ratio (the generation, age and user ratios; GPU-memory rows also × memory_ratio); planned rows are per job
+    and not scaled (``planned_per_hour`` replaces their sum). ``overrides`` replaces rows' rates (per unit-hour) by
+    row id; an unknown id or a negative rate is a SpecError."""
     if gpus < 1 or nodes < 1:
         raise SpecError("hardware.count", gpus, "a job needs at least one GPU and one node", "give a positive count")
     if not scale_ratio > 0:
@@ -108,8 +162,12 @@ def job_rates(gpus: int, nodes: int, *, scale_ratio: float = 1.0, overrides: dic
     for r in rows:
         if r.kind == "planned" and not include_planned:
             continue
-        per_hour = (overrides or {}).get(r.id, r.rate_per_hour) * scale_ratio
-        rate = per_hour * (gpus if r.scale == "gpu" else nodes) / HOUR_S
+        per_hour = (overrides or {}).get(r.id, r.rate_per_hour)
+        if r.kind == "unexpected":
+            per_hour *= scale_ratio * (memory_ratio if r.memory_row else 1.0)
+        elif planned_per_hour is not None:
+            per_hour = planned_per_hour * r.rate_per_hour / _planned_sum(rows)
+        rate = per_hour * {"gpu": gpus, "node": nodes, "job": 1}[r.scale] / HOUR_S
         by[r.id] = rate
         if r.kind == "planned":
             planned += rate
@@ -117,3 +175,48 @@ def job_rates(gpus: int, nodes: int, *, scale_ratio: float = 1.0, overrides: dic
             unexpected += rate
             repair += rate if r.needs_repair else 0.0
     return JobRates(unexpected_per_s=unexpected, repair_per_s=repair, planned_per_s=planned, by_component_per_s=by)
+
+
+def _planned_sum(rows: tuple[ComponentRate, ...]) -> float:
+    return sum(r.rate_per_hour for r in rows if r.kind == "planned") or 1.0
+
+
+def per_node_rate_per_s(gpus_per_node: int, *, scale_ratio: float = 1.0, memory_ratio: float = 1.0,
+                        overrides: dict[str, float] | None = None) -> float:  # fmt: skip
+    """Unexpected failures per second of one node (its GPUs' rows and the node rows): a cluster of N such nodes
+    fails N times as often (used for the expected cluster-wide count)."""
+    return job_rates(gpus_per_node, 1, scale_ratio=scale_ratio, memory_ratio=memory_ratio, overrides=overrides,
+                     include_planned=False).unexpected_per_s
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StorageEfficiency:
+    """A storage row (kind: storage): the achieved share of the rated bandwidth for checkpoint saves and loads."""
+
+    id: str
+    basis: str
+    write_frac: float
+    read_frac: float
+    source: str
+
+
+def storage_efficiency(kind: str, field: str = "reliability.storage_kind") -> StorageEfficiency:
+    """The storage row of ``kind`` (a SpecError naming the kinds when unknown)."""
+    rows = {str(r.get("storage_kind")): r for r in catalog.raw_rows("reliability") if r.get("kind") == "storage"}
+    if kind not in rows:
+        raise SpecError(field, kind, "no such storage kind in catalog/data/reliability.yaml",
+                        "use one of " + ", ".join(sorted(rows)) + ", or give storage_efficiency_frac")  # fmt: skip
+    r = rows[kind]
+    try:
+        return StorageEfficiency(id=str(r["id"]), basis=str(r["basis"]), write_frac=float(r["write_efficiency_frac"]),
+                                 read_frac=float(r["read_efficiency_frac"]), source=str(r["sources"][0]["title"]))
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise DataError(f"catalog data reliability.yaml row {r.get('id', '?')}: {exc!r}") from exc
+
+
+def age_ratio(age_days: float, *, burn_in_ratio: float, burn_in_days: float | None, wear_out_onset_days: float,
+              wear_out_ratio_per_year: float) -> float:  # fmt: skip
+    """Rate multiple at a cluster age (days): 1 + (b − 1)·e^{−a/t_b} + w·max(0, a − onset)/365 (a bathtub: early-life
+    failures decaying, wear-out growing linearly past the onset)."""
+    burn = (burn_in_ratio - 1.0) * math.exp(-age_days / burn_in_days) if burn_in_days and burn_in_ratio > 1 else 0.0
+    return 1.0 + burn + wear_out_ratio_per_year * max(0.0, age_days - wear_out_onset_days) / 365.0

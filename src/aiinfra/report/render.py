@@ -72,11 +72,18 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
+def _key_value(key: str, value: Any) -> str:
+    """A value for :func:`key_values`: years and ids as written (launch_year 2022, not 2,022), else :func:`fmt_num`."""
+    if isinstance(value, int) and not isinstance(value, bool) and key.endswith(("year", "_id", "id")):
+        return str(value)
+    return fmt_num(value)
+
+
 def key_values(pairs: Iterable[tuple[str, Any]], title: str = "") -> str:
     pairs = list(pairs)
     width = max((len(k) for k, _ in pairs), default=0)
     out = [title] if title else []
-    out += [f"  {k.ljust(width)}  {v if isinstance(v, str) else fmt_num(v)}" for k, v in pairs]
+    out += [f"  {k.ljust(width)}  {v if isinstance(v, str) else _key_value(k, v)}" for k, v in pairs]
     return "\n".join(out)
 
 

@@ -20,7 +20,21 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-__all__ = ["DAY_S", "GB", "HOURS_PER_MONTH", "HOUR_S", "TB", "TFLOP", "age_text", "human_seconds", "source_text"]
+__all__ = ["DAY_S", "GB", "HOURS_PER_MONTH", "HOUR_S", "TB", "TFLOP", "age_text", "human_energy", "human_seconds",
+           "plural", "source_text"]
+
+J_PER_KWH = 3.6e6
+
+
+def human_energy(energy_j: float) -> str:
+    """Energy in kWh below 1 MWh (a 9 kWh run is not "0.0 MWh"), else in MWh."""
+    kwh = energy_j / J_PER_KWH
+    return f"{kwh:,.1f} kWh" if kwh < 1000.0 else f"{kwh / 1000.0:,.1f} MWh"
+
+
+def plural(n: int, word: str) -> str:
+    """``n word`` with an s unless n is 1: "1 node", "4 nodes"."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
 def source_text(s: dict[str, Any]) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 
@@ -31,6 +30,7 @@ from aiinfra.sim.attention_dp import rank_limits
 from aiinfra.sim.engine import Records, Simulation
 from aiinfra.sim.metrics import SimSummary, summarise
 from aiinfra.sim.replica import SchedulerLimits
+from aiinfra.specs.files import beside_scenario
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.serving_sim import SchedulerConfig, SimulationConfig
 from aiinfra.specs.workload import ServingWorkload
@@ -50,12 +50,9 @@ class SimResult:
 
 
 def _trace_path(raw: str, scenario_path: str) -> str:
-    """A relative trace path is read from the working directory, else next to the scenario file."""
-    p = Path(raw)
-    if p.is_absolute() or p.exists() or not scenario_path:
-        return raw
-    beside = Path(scenario_path).parent / p
-    return str(beside) if beside.exists() else raw
+    """A relative trace path is read from the scenario file's folder (specs.files.beside_scenario, the rule a
+    model's config path follows too)."""
+    return beside_scenario(raw, scenario_path)
 
 
 def make_requests(

@@ -38,3 +38,16 @@ def read_text(path: str | Path, field: str, kind: str, max_bytes: int = MAX_INPU
     if not text.strip():
         raise SpecError(field, str(path), "file is empty", f"give {kind}")
     return text
+
+
+def beside_scenario(raw: str, scenario_path: str = "") -> str:
+    """The one rule for a path a scenario names (a model's config.json, a trace): relative to the scenario file's
+    folder; without a scenario file (a mapping given in code), or where nothing is there but the path exists from
+    the working directory (scenarios written before this rule), as given."""
+    from pathlib import Path
+
+    p = Path(raw)
+    if p.is_absolute() or not scenario_path:
+        return raw
+    beside = Path(scenario_path).parent / p
+    return str(beside) if beside.exists() or not p.exists() else raw

@@ -38,6 +38,17 @@ class PcieLink:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class HostLink:
+    """A coherent chip-to-chip link between the accelerator and its CPU's memory (NVLink-C2C on a superchip)."""
+
+    __pydantic_config__ = STRICT
+
+    interconnect: str
+    bw_one_way_bytes_per_s: float
+    """Bandwidth in one direction."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class MigSupport:
     __pydantic_config__ = STRICT
 
@@ -82,6 +93,15 @@ class AcceleratorSpec:
     tdp_w: float | None = None
     scale_up: ScaleUpLink | None = None
     pcie: PcieLink | None = None
+    host_link: HostLink | None = None
+    """A coherent link to the CPU's memory (superchips); None = PCIe only."""
+    host_memory_bytes: float | None = None
+    """Second memory tier the accelerator reads over ``host_link`` (a superchip's CPU memory); not used for weights
+    or KV by the planner (no offload model), listed so its capacity is not lost."""
+    host_memory_as_published: str | None = None
+    host_memory_type: str | None = None
+    host_memory_bw_bytes_per_s: float | None = None
+    """The CPU memory's own peak bandwidth."""
     mig: MigSupport | None = None
     launch_year: int | None = None
     list_price_usd: float | None = None

@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from aiinfra.specs.bounds import (
+    MAX_ACCELERATORS,
     MAX_BYTES,
     MAX_COUNT,
     BytesPositive,
+    Fraction,
     InRange,
     Ratio,
     Seconds,
@@ -21,6 +23,9 @@ from aiinfra.specs.bounds import (
 from aiinfra.specs.common import STRICT
 
 CheckpointMode = Literal["synchronous", "asynchronous", "in-memory"]
+CheckpointLayout = Literal["sharded", "consolidated"]
+PerDay = Annotated[float, InRange(0, 1e4)]
+Hour = Annotated[int, InRange(0, 24)]
 BytesPerS = Annotated[float, InRange(0, MAX_BYTES, lo_open=True)]
 RatePerUnitHour = Annotated[float, InRange(0, 1e3)]
 
@@ -35,6 +40,76 @@ NCCL_DEFAULT_TIMEOUT_S = 600.0
 #: Monte-Carlo trials by default: the p90 of 2,000 trials has a standard error of about 1 % of the spread (a
 #: computational choice, not a measured figure).
 DEFAULT_TRIALS = 2000
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ClusterAge:
+    """Burn-in and wear-out: the unexpected rates × m(a) at the run's middle age a (days since the cluster entered
+    service): m(a) = 1 + (burn_in_ratio − 1)·e^{−a / burn_in_days} + wear_out_ratio_per_year · max(0, a − onset) /
+    365. Every figure is the user's: the calibration clusters' rates already hold their own (first-year) age mix."""
+
+    __pydantic_config__ = STRICT
+
+    age_days: Annotated[float, InRange(0, 36_500)]
+    """The cluster's age when the run starts."""
+    burn_in_ratio: Annotated[float, InRange(1, 100)] = 1.0
+    """Rate multiple of a new cluster (early-life failures), decaying with ``burn_in_days``."""
+    burn_in_days: Annotated[float, InRange(0, 36_500, lo_open=True)] | None = None
+    """e-folding time of the burn-in excess (required when burn_in_ratio > 1)."""
+    wear_out_onset_days: Annotated[float, InRange(0, 36_500)] = 1_095.0
+    """Age when wear-out starts: Titan's K20X GPUs began failing in numbers in 2016, about three years into service
+    (Ostrouchov et al., "GPU Lifetimes on Titan Supercomputer", SC20; ORNL research highlight)."""
+    wear_out_ratio_per_year: Annotated[float, InRange(0, 100)] = 0.0
+    """Added rate multiple per year past the onset (0 = no wear-out)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HumanResponse:
+    """A person's response before a failure that needs a repair is handled, by hour of day (failures arrive
+    uniformly over the day): day_s inside [day_start_hour, day_end_hour), night_s outside."""
+
+    __pydantic_config__ = STRICT
+
+    day_s: SecondsOrZero
+    night_s: SecondsOrZero
+    day_start_hour: Hour
+    day_end_hour: Hour
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LemonNodes:
+    """Repeat offenders: a share of the nodes fails ``rate_ratio`` × as often and is excluded (replaced by a healthy
+    node) after ``exclude_after_count`` failures."""
+
+    __pydantic_config__ = STRICT
+
+    share_frac: Fraction
+    rate_ratio: Annotated[float, InRange(1, 1e4)]
+    exclude_after_count: Annotated[int, InRange(1, 1000)]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SlowNodes:
+    """Fail-slow nodes: the job runs ``slowdown_frac`` slower (a synchronous step waits for the slowest rank) from
+    the node's slowdown until it is noticed and swapped (``noticed_s``, then a restart)."""
+
+    __pydantic_config__ = STRICT
+
+    per_node_per_day: PerDay
+    slowdown_frac: Annotated[float, InRange(0, 0.99, lo_open=True)]
+    noticed_s: SecondsOrZero
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Rollbacks:
+    """NaN / loss-spike rollbacks of the job: noticed after ``detection_s``, the job reloads a checkpoint
+    ``rollback_s`` of training before the last one (e.g. PaLM: restart ~100 steps before the spike) and restarts."""
+
+    __pydantic_config__ = STRICT
+
+    per_day: PerDay
+    detection_s: SecondsOrZero
+    rollback_s: SecondsOrZero
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -60,7 +135,40 @@ class ReliabilityInput:
     checkpoint_interval_s: Seconds | None = None
     """Seconds of training between checkpoints; None = the Young/Daly optimum."""
     detection_s: SecondsOrZero = NCCL_DEFAULT_TIMEOUT_S
-    """From a failure to the job known dead (default: PyTorch's NCCL watchdog timeout, 10 min)."""
+    """From a hang (a collective that never completes) to the job known dead (default: PyTorch's NCCL watchdog
+    timeout, 10 min)."""
+    crash_detection_s: SecondsOrZero | None = None
+    """From a crash (process exit, XID error) to the job known dead; None = detection_s (no faster path assumed)."""
+    human_response: HumanResponse | None = None
+    """A person's response time by hour of day for failures that need a repair; None = automated handling."""
+    restart_failure_prob: Annotated[float, InRange(0, 0.99)] = 0.0
+    """Probability that one restart attempt fails by itself (bad node picked again, NCCL init): attempts per recovery
+    are geometric, 1 / (1 − p) on average; each failed attempt costs restart_s."""
+    lemon_nodes: LemonNodes | None = None
+    slow_nodes: SlowNodes | None = None
+    rollbacks: Rollbacks | None = None
+    cluster_age: ClusterAge | None = None
+    startup_s: SecondsOrZero | None = None
+    """The first start (scheduling, process start, NCCL init); None = restart_s."""
+    warmup_s: SecondsOrZero = 0.0
+    """Compilation / warm-up after every start (restarts included) before steps reach full speed."""
+    data_loading_stall_frac: Annotated[float, InRange(0, 0.9)] = 0.0
+    """Share of step time lost waiting for input data."""
+    planned_restarts_per_day: PerDay | None = None
+    """Planned restarts of the job per day (code, data, configuration and maintenance); None = Llama 3's 47 in 54
+    days (Table 5, one job)."""
+    cluster_accelerators_count: Annotated[int, InRange(1, MAX_ACCELERATORS)] | None = None
+    """The whole cluster the job runs in, for the expected cluster-wide failure count; None = hardware.count."""
+    storage_kind: str | None = None
+    """A storage row of catalog/data/reliability.yaml (kind: storage): the storage bandwidths are then rated
+    figures, achieved at the row's efficiency; None = the bandwidths given are already the achieved ones."""
+    storage_efficiency_frac: Fraction | None = None
+    """Achieved share of the rated storage bandwidth (replaces the storage row's)."""
+    checkpoint_layout: CheckpointLayout = "sharded"
+    """sharded: every writer saves its own shard at once (PyTorch DCP); consolidated: one writer saves the whole."""
+    checkpoint_writers_count: Annotated[int, InRange(1, MAX_COUNT)] | None = None
+    """Writers in parallel; None = every node (sharded) or one (consolidated). With node_storage_bytes_per_s each
+    writer is bounded by it."""
     restart_s: SecondsOrZero
     """Rescheduling onto healthy (or spare) nodes, process start and NCCL initialisation (required: depends on the
     scheduler and the job)."""
@@ -69,11 +177,12 @@ class ReliabilityInput:
     spare_nodes: Annotated[int, InRange(0, MAX_COUNT)] | None = None
     """Hot spare nodes held beside the job; None = the count that minimises accelerator-hours held (spares included)."""
     failure_rate_scale_ratio: Ratio = 1.0
-    """Multiplies every catalog failure rate (e.g. 0.5 for hardware twice as reliable as the Llama 3 cluster)."""
+    """Multiplies every unexpected catalog rate, on top of the accelerator generation's ratio (e.g. 0.5 for hardware
+    twice as reliable as the catalog's; an operator's own count over the model's)."""
     rates_per_unit_hour: dict[str, RatePerUnitHour] = field(default_factory=dict)
     """Per catalog row id (reliability.yaml), a rate replacing the row's, per unit-hour of its scale (GPU or node)."""
     include_planned: bool = True
-    """Count planned interruptions (maintenance: restart only, taken at a checkpoint)."""
+    """Count planned interruptions (a restart at a checkpoint: no lost work, no detection, no repair)."""
     trials: Annotated[int, InRange(0, 10**6)] = DEFAULT_TRIALS
     """Monte-Carlo trials for the completion-time distribution (0 = analytic mean only)."""
     seed: Annotated[int, InRange(0, 2**63 - 1)] = 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Literal, get_args
 
+from annotated_types import Len
+
 from aiinfra.specs.bounds import (
     MAX_SIMULATED_REQUESTS,
     MAX_USERS,
@@ -20,6 +22,7 @@ from aiinfra.specs.bounds import (
     Tokens,
 )
 from aiinfra.specs.common import STRICT
+from aiinfra.specs.fleet import MAX_CLASSES, LoadProfile, RequestClass
 from aiinfra.specs.parallelism import InferencePlan, ParallelPlan
 from aiinfra.specs.serving_sim import SimulationConfig
 
@@ -66,6 +69,10 @@ class TrainingJob:
     tp_comm_overlap: bool = False
     """Overlap tensor-parallel communication with the GEMMs (Megatron ``--tp-comm-overlap``, Transformer Engine
     userbuffers): each collective is split into tp chunks pipelined with its GEMM (Wang et al. 2023)."""
+    fsdp_shard_ranks: Count | None = None
+    """Hybrid sharding (HSDP) for plans with zero3/fsdp sharding: shard over groups of this many data-parallel
+    ranks (e.g. 8 = one node) and replicate across the groups (PyTorch FSDP HYBRID_SHARD); None = shard over the
+    whole data-parallel group."""
     attention_kernel: Literal["flash", "flash2", "triton"] = "flash"
     """Fused attention kernel: "flash" = the fastest FlashAttention measured for the accelerator (FA3 / cuDNN
     on Hopper: Megatron+TE cuDNN attention); "flash2" = FlashAttention-2 kernels (flash-attn 2, and PyTorch
@@ -152,3 +159,9 @@ class ServingWorkload:
     duration_s: Seconds | None = None
     simulation: SimulationConfig | None = None
     """Simulator settings (aiinfra simulate)."""
+    classes: Annotated[tuple[RequestClass, ...], Len(1, MAX_CLASSES)] | None = None
+    """Request classes with their own lengths, demand and SLO: ``aiinfra capacity`` sizes a pool per accelerator
+    type and assigns each class to one (docs/examples/fleet.md)."""
+    load_profile: LoadProfile | None = None
+    """Demand hour by hour: ``aiinfra capacity`` sizes the fleet per hour and prices autoscaled, always-on and
+    reserved-base-plus-on-demand fleets."""

@@ -99,7 +99,9 @@ def group_of(case_id: str) -> str:
                    "trtllm-v1p0", "trtllm-v0p21", "trtllm-v0p5-a100", "vllm-fp8kv-h100", "llmservingsim-rtxpro6000",
                    "mcore-moe-zoo-h100", "mcore-moe-zoo-gb200", "mcore-moe-zoo-gb300", "mcore-dsv3-gb200",
                    "torchtitan-trainy-h200", "rocm-vllm-mi300x", "llmservingsim-kv-rtxpro6000",
-                   "deepseek-v3-report-h800", "nim180-h100", "vllm-perfci", "nemotron4-340b-h100"):  # fmt: skip
+                   "deepseek-v3-report-h800", "nim180-h100", "vllm-perfci", "nemotron4-340b-h100",
+                   "mlperf-train-v30", "mlperf-train-v31", "mlperf-train-v40", "mlperf-train-v41", "mlperf-train-v50",
+                   "mlperf-train-v51"):  # fmt: skip
         if case_id.startswith(prefix):
             return prefix
     return case_id.rsplit("-", 1)[0]

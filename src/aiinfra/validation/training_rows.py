@@ -40,6 +40,11 @@ TP_OVERLAP = re.compile(r"tp[-_]comm[-_]overlap")
 #: the notes state expert-parallel all-to-all overlap (Megatron "1f1b overlap" / --overlap-moe-expert-parallel-comm,
 #: DeepSeek DualPipe)
 EP_OVERLAP = re.compile(r"1f1b overlap|ep a2a overlap|overlap-moe-expert-parallel-comm|dualpipe", re.IGNORECASE)
+#: the run used DeepSpeed: with ZeRO stage 0-2 its gradient reduction runs after the backward
+#: (TrainSetup.dp_grad_overlap)
+DEEPSPEED = re.compile(r"deepspeed", re.IGNORECASE)
+#: the notes state hybrid sharding: ZeRO-3 / FSDP sharded over groups of N data-parallel ranks, replicated across them
+HSDP = re.compile(r"hsdp shard (\d+)", re.IGNORECASE)
 
 
 def attention_kernel_for(source: str, notes: str) -> str:
@@ -104,6 +109,8 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         attention_kernel=kernel, reserve_bytes=reserve_bytes(),
         tp_comm_overlap=bool(TP_OVERLAP.search(notes)),
         ep_comm_overlap=bool(EP_OVERLAP.search(notes)),
+        dp_grad_overlap=not (sharding in ("none", "zero1", "zero2") and bool(DEEPSPEED.search(source + " " + notes))),
+        fsdp_shard_ranks=int(hsdp.group(1)) if (hsdp := HSDP.search(notes)) else 0,
     )  # fmt: skip
     plans = single_plan(
         model, setup, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, vp=vp, mb=mb, sharding=sharding, recompute=recompute

@@ -8,6 +8,7 @@ running on. A single simulation has no step to stop at: cancelling it discards i
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import threading
 import time
@@ -76,7 +77,8 @@ class JobTable:
             self._jobs[job.id] = job
             while len(self._jobs) > self._keep:
                 self._jobs.popitem(last=False)
-        self._pool.submit(self._run, job, work)
+        # the job runs in the caller's context: the catalog it answers against (`aiinfra web --catalog-overlay`)
+        self._pool.submit(contextvars.copy_context().run, self._run, job, work)
         return job
 
     def _progress(self, job: Job) -> Callable[[int, int | None], None]:

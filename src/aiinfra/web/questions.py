@@ -73,7 +73,8 @@ def _answerer(q: Question) -> Callable[[Any, Options, Progress | None], dict[str
     """``q``'s answer to a resolved scenario and the web's options (a simulating request bounded first)."""
 
     def answer(sc: Any, o: Options, progress: Progress | None) -> dict[str, Any]:
-        request = q.request_of(sc, {f.name: getattr(o, f.name) for f in q.option_fields()})
+        # the options the web offers (the rest take their defaults)
+        request = q.request_of(sc, {f.name: getattr(o, f.name) for f in q.option_fields() if hasattr(o, f.name)})
         if request.simulates:
             _bound_simulation(sc)
         result: dict[str, Any] = q.answer(request, progress).to_dict()

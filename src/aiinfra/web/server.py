@@ -367,6 +367,11 @@ def create_app(settings: Settings | None = None) -> Any:
         """`aiinfra catalog list prices --json`: every cloud price with its source and date."""
         return await bounded(lambda: app.price_list(accelerator).to_dict())
 
+    @api.get("/api/v1/catalog/purchases", tags=["catalog"])
+    async def purchases(accelerator: str | None = Query(None, max_length=200)) -> Any:
+        """`aiinfra catalog list purchases --json`: every purchase price with its source and date."""
+        return await bounded(lambda: app.purchase_list(accelerator).to_dict())
+
     @api.get("/api/v1/catalog/row/{row_id}", tags=["catalog"])
     async def catalog_row(row_id: str) -> Any:
         """`aiinfra catalog show ID --json`: every field of a row with its sources."""
@@ -376,8 +381,8 @@ def create_app(settings: Settings | None = None) -> Any:
     async def catalog_list(kind: str) -> Any:
         """`aiinfra catalog list KIND --json` (accelerators, systems, interconnects, models, benchmarks)."""
         if kind not in CATALOG_KINDS:
-            raise SpecError("kind", kind, f"unknown catalog table (known: {', '.join(CATALOG_KINDS)}, prices)",
-                            "name one of them")  # fmt: skip
+            known = ", ".join((*CATALOG_KINDS, "prices", "purchases"))
+            raise SpecError("kind", kind, f"unknown catalog table (known: {known})", "name one of them")
         return await bounded(lambda: app.catalog_list(kind).to_dict())
 
     @api.get("/api/v1/model/{model_id}", tags=["catalog"])

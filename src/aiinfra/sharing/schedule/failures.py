@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from aiinfra.errors import SpecError
-from aiinfra.reliability.rates import job_rates
+from aiinfra.reliability.rates import hardware_rates, job_rates
 from aiinfra.sharing import mig as m
 from aiinfra.sharing.schedule.spec import FailuresInput, Jobs, ScheduleInput
 
@@ -34,11 +34,14 @@ def check_jobs(spec: ScheduleInput, jobs: Jobs, where: str) -> m.MigGeometry | N
     return geo
 
 
-def node_failure_rates(f: FailuresInput, gpus_per_node: int) -> tuple[float, float]:
+def node_failure_rates(f: FailuresInput, gpus_per_node: int, accelerator: str | None = None) -> tuple[float, float]:
     """Unexpected failures per node-second of a whole-GPU node (Σ GPU-scale rates × GPUs per node + node-scale
-    rates, reliability.rates.job_rates) and the share of them that need a repair."""
-    r = job_rates(gpus_per_node, 1, scale_ratio=f.failure_rate_scale_ratio, overrides=f.rates_per_unit_hour,
-                  include_planned=False, field="schedule.failures.rates_per_unit_hour")  # fmt: skip
+    rates, reliability.rates.job_rates, × the accelerator generation's and memory type's ratios when the cluster
+    names its accelerator) and the share of them that need a repair."""
+    fam, mem = hardware_rates(accelerator)
+    r = job_rates(gpus_per_node, 1, scale_ratio=f.failure_rate_scale_ratio * fam.rate_ratio,
+                  overrides=f.rates_per_unit_hour, include_planned=False, memory_ratio=mem.rate_ratio,
+                  field="schedule.failures.rates_per_unit_hour")  # fmt: skip
     share = r.repair_per_s / r.unexpected_per_s if r.unexpected_per_s > 0 else 0.0
     return r.unexpected_per_s, share
 

@@ -515,13 +515,14 @@ function renderAnswer(page, r) {
         fig("replicas", "chosen.replicas", c.replicas), fig("$/hour", "chosen.usd_per_hour", c.usd_per_hour, "usd"),
         fig("$/million output tokens", "chosen.usd_per_million_output_tokens", c.usd_per_million_output_tokens, "usd"),
         fig("TTFT", "chosen.ttft_s", c.ttft_s, "ms"), fig("TPOT", "chosen.tpot_s", c.tpot_s, "ms")]);
-    if (c.price) html += `<p class="hint">price: ${esc(c.price.source_id)}${c.price.read_on ? `, read ${esc(c.price.read_on)}` : ", date unknown"}</p>`;
+    if (c.price) html += `<p class="hint">price: ${esc(c.price.source_id)}${c.price.read_on ? `, read ${esc(c.price.read_on)} (${c.price.age_days} days old)` : ", date unknown"}${staleMark(r)}</p>`;
     const all = [c, ...(r.alternatives || [])];
     html += "<h2>Candidates (cheapest first)</h2>" + table("t-capacity", ["engine", "accelerator", "TP", "weights", "batch", "replicas", "accelerators", "$/h", "$/M out tok", "TTFT ms", "TPOT ms", "verdict"],
       all.map((o) => [o.engine, o.accelerator, { text: o.tp, sort: o.tp }, o.weight_precision, { text: o.batch_per_replica, sort: o.batch_per_replica }, { text: o.replicas, sort: o.replicas },
         { text: o.accelerators, sort: o.accelerators }, { text: o.usd_per_hour == null ? "unknown" : sig(o.usd_per_hour), sort: o.usd_per_hour ?? 1e18 },
         { text: o.usd_per_million_output_tokens == null ? "unknown" : sig(o.usd_per_million_output_tokens), sort: o.usd_per_million_output_tokens ?? 1e18 },
-        { text: sig(o.ttft_s * 1e3), sort: o.ttft_s }, { text: sig(o.tpot_s * 1e3), sort: o.tpot_s }, o.verdict]));
+        { text: o.ttft_s == null ? "—" : sig(o.ttft_s * 1e3), sort: o.ttft_s ?? 1e18 },
+        { text: o.tpot_s == null ? "—" : sig(o.tpot_s * 1e3), sort: o.tpot_s ?? 1e18 }, o.verdict]));
     if (r.simulated) {
       const s = r.simulated;
       html += `<h2>Simulated check (seed ${esc(r.seed ?? 0)})</h2><p>Poisson arrivals at the same mean rate:</p>` + figures([fig("max requests/s per replica", "simulated.max_request_rate_per_replica_per_s", s.max_request_rate_per_replica_per_s, "req"),
@@ -572,7 +573,8 @@ function renderAnswer(page, r) {
       r.options.map((o) => [o.provider, o.instance, o.pricing, o.region, { text: o.instances, sort: o.instances }, { text: sig(o.billed_hours), sort: o.billed_hours },
         { text: sig(o.compute_usd), sort: o.compute_usd ?? 1e18 }, { text: sig(o.total_known_usd), sort: o.total_known_usd ?? 1e18 },
         { text: o.usd_per_million_tokens == null ? "—" : sig(o.usd_per_million_tokens), sort: o.usd_per_million_tokens ?? 1e18 },
-        o.price_read_on ? `${o.price_read_on} (${o.price_age_days} d)` : "date unknown", { text: o.price_source, html: esc(o.price_source) }, (o.price_conflicting ? "CONFLICTING price; " : "") + (o.note || "")]));
+        (o.price_read_on ? `${o.price_read_on} (${o.price_age_days} d)` : "date unknown") + (o.stale ? " STALE" : ""), { text: o.price_source, html: esc(o.price_source) }, (o.price_conflicting ? "CONFLICTING price; " : "") + (o.note || "")]));
+    if (r.stale) html += `<p class="hint">cheapest offer's price: ${staleMark(r)}</p>`;
     html += notesHtml(r.notes);
     after.push(() => { const top = r.options.filter((o) => o.total_known_usd != null).slice(0, 20);
       chart("chart-cost", [{ type: "bar", orientation: "h", y: top.map((o) => `${o.provider} ${o.instance} ${o.pricing}`), x: top.map((o) => o.total_known_usd) }],
@@ -585,7 +587,8 @@ function renderAnswer(page, r) {
     html += "<h2>Cloud offers</h2>" + table("t-tco", ["pricing", "offer", "provider", "$/accelerator-h", "$/month", "instances", "breakeven month", "price date"],
       r.cloud.map((c) => [c.pricing, c.source_id, c.provider, { text: sig(c.usd_per_accelerator_hour), sort: c.usd_per_accelerator_hour }, { text: sig(c.monthly_usd), sort: c.monthly_usd },
         { text: c.instances ?? "", sort: c.instances ?? 0 }, { text: r.breakeven_month[`${c.pricing}:${c.source_id}`] ?? "never", sort: r.breakeven_month[`${c.pricing}:${c.source_id}`] ?? 1e9 },
-        c.read_on ? `${c.read_on} (${c.age_days} d)` : "date unknown"]));
+        (c.read_on ? `${c.read_on} (${c.age_days} d)` : "date unknown") + (c.stale ? " STALE" : "")]));
+    if (r.stale) html += `<p class="hint">${staleMark(r)}</p>`;
     html += notesHtml(r.notes);
     after.push(() => {
       const months = r.onprem_cumulative_usd.map((_, i) => i);
@@ -641,6 +644,11 @@ function renderAnswer(page, r) {
 
 // ---------- catalog
 const CATALOG_TABS = ["accelerators", "systems", "interconnects", "models", "benchmarks", "prices"];
+// a price older than the answer's stale_after_days (or undated): the mark and the command that refreshes it
+function staleMark(r) {
+  return r && r.stale ? ` — STALE (older than ${esc(r.stale_after_days)} days): run <code>${esc(r.refresh_command)}</code>` : "";
+}
+
 function sourcesHtml(sources) {
   return (sources || []).map((s) => `${s.url ? `<a href="${esc(s.url)}" rel="noreferrer noopener" target="_blank">${esc(s.title)}</a>` : esc(s.title)}${s.read_on ? ` (read ${esc(s.read_on)})` : ""}`).join("<br>");
 }
@@ -663,7 +671,7 @@ async function renderCatalog(params) {
   const cols = CATALOG_COLUMNS[kind];
   const rows = data.rows.map((r) => [...cols.map(([, f]) => { const v = f(r); return typeof v === "number" ? { text: sig(v), sort: v } : String(v ?? ""); }),
     kind === "prices" ? { html: `${r.source_url ? `<a href="${esc(r.source_url)}" rel="noreferrer noopener" target="_blank">${esc(r.source_title)}</a>` : esc(r.source_title)}`, text: r.source_title } : { html: sourcesHtml(r.sources), text: (r.sources || []).map((s) => s.title).join(" ") },
-    kind === "prices" ? (r.read_on ? `${r.read_on} (${r.age_days} days old)` : "date unknown") : (r.sources || []).map((s) => s.read_on).filter(Boolean).join(", ") || "date unknown"]);
+    kind === "prices" ? (r.read_on ? `${r.read_on} (${r.age_days} days old)` : "date unknown") + (r.stale ? " STALE" : "") : (r.sources || []).map((s) => s.read_on).filter(Boolean).join(", ") || "date unknown"]);
   $("#result").innerHTML = table("t-catalog", [...cols.map(([h]) => h), "sources", "read on"], rows);
   makeSortable($("#result"));
   const filter = () => {

@@ -1,0 +1,200 @@
+"""`aiinfra calibrate`: fit the planner's efficiency factors to a user's own benchmark results, written as a catalog
+overlay (catalog/calibration.py) that every command, the API and the web app apply with ``--catalog-overlay DIR``."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from aiinfra.app.base import Result
+from aiinfra.errors import SpecError
+from aiinfra.specs.scenario import Scenario
+
+MIN_LEAVE_ONE_OUT = 3
+"""Results needed for the leave-one-out check (with two, each fit rests on one run)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CalibrateResult(Result):
+    out_dir: str
+    applies_to: str
+    accelerator: str
+    engine: str | None
+    factors: dict[str, float]
+    fitted: tuple[str, ...]
+    bounds: dict[str, tuple[float, float]]
+    rows: tuple[dict[str, Any], ...]
+    """Per result and metric: measured, predicted before and after, relative errors."""
+    mean_abs_error_before_frac: float
+    mean_abs_error_after_frac: float
+    leave_one_out: tuple[dict[str, Any], ...]
+    """Per result: the error predicting it from a fit to the others (empty below MIN_LEAVE_ONE_OUT results)."""
+    leave_one_out_mean_abs_error_frac: float | None
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "out_dir": self.out_dir, "applies_to": self.applies_to, "accelerator": self.accelerator,
+            "engine": self.engine, "factors": self.factors, "fitted": list(self.fitted),
+            "bounds": {k: list(v) for k, v in self.bounds.items()}, "results": list(self.rows),
+            "mean_abs_error_before_frac": self.mean_abs_error_before_frac,
+            "mean_abs_error_after_frac": self.mean_abs_error_after_frac,
+            "leave_one_out": list(self.leave_one_out),
+            "leave_one_out_mean_abs_error_frac": self.leave_one_out_mean_abs_error_frac, "notes": list(self.notes),
+        }  # fmt: skip
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.rows]
+
+
+def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> CalibrateResult:
+    """Read every result file, fit the factors, check them by leave-one-out, write ``out`` as an overlay.
+
+    Every input is read and checked, and the fit done, before anything is written: a bad file leaves ``out``
+    untouched."""
+    from aiinfra.calibration import predict as pr
+    from aiinfra.calibration.fit import active, fit
+    from aiinfra.calibration.readers import ServingResult, TrainingResult, read
+    from aiinfra.catalog.calibration import Factors
+
+    if not results:
+        raise SpecError("results", "(none)", "give at least one benchmark result file",
+                        "aiinfra calibrate SCENARIO.yaml RESULT.json --out DIR")
+    out_dir = Path(out)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise SpecError("--out", str(out), "is a file", "give a folder (created if absent)")
+    measured = [(path, r) for path in results for r in read(path)]
+    serving = [r for _, r in measured if isinstance(r, ServingResult)]
+    training = [r for _, r in measured if isinstance(r, TrainingResult)]
+    if serving and training:
+        raise SpecError("results", f"{len(serving)} serving + {len(training)} training", "mixes serving and "
+                        "training results", "calibrate each kind in its own run (both may write the same --out)")
+    if serving:
+        cases, applies = pr.serving_cases(scenario, serving), "inference"
+        params = pr.serving_params(scenario, cases)
+        engine: str | None = scenario.inference.engine if scenario.inference else None
+    else:
+        cases, applies = pr.training_cases(scenario, training), "training"
+        params = pr.training_params(scenario, cases)
+        engine = None
+    n_metrics = len(cases[0].measured)
+
+    def res(sub: Sequence[pr.Case]) -> Any:
+        return lambda values: pr.residuals(sub, values)
+
+    chosen = active(params, res(cases), n_metrics * len(cases))
+    best = fit(params, chosen, res(cases))
+    neutral = Factors()
+    factors = Factors.of(best.values)
+    rows: list[dict[str, Any]] = []
+    for c in cases:
+        before, after = pr.predict(c, neutral), pr.predict(c, factors)
+        for metric, value in c.measured.items():
+            rows.append({"file": c.result.file, "format": c.result.format, "run": c.result.label,
+                         "load": c.result.load, "metric": metric, "measured": value,
+                         "predicted_before": before[metric], "predicted_after": after[metric],
+                         "error_before_frac": before[metric] / value - 1.0,
+                         "error_after_frac": after[metric] / value - 1.0})  # fmt: skip
+    loo: list[dict[str, Any]] = []
+    notes: list[str] = []
+    if len(cases) >= MIN_LEAVE_ONE_OUT:
+        for i, c in enumerate(cases):
+            rest = [o for j, o in enumerate(cases) if j != i]
+            sub = fit(params, active(params, res(rest), n_metrics * len(rest)), res(rest), start=best.values)
+            pred = pr.predict(c, Factors.of(sub.values))
+            for metric, value in c.measured.items():
+                loo.append({"file": c.result.file, "run": c.result.label, "metric": metric, "measured": value,
+                            "predicted": pred[metric], "error_frac": pred[metric] / value - 1.0})  # fmt: skip
+    else:
+        notes.append(f"leave-one-out needs at least {MIN_LEAVE_ONE_OUT} results; {len(cases)} given")
+    for name in best.at_bound:
+        notes.append(f"{name} ended on its bound: the measurements ask for more than the physical limit allows — "
+                     "check that the scenario describes the measured deployment")  # fmt: skip
+    skipped = [p.name for p in params if p.name not in best.fitted]
+    if skipped:
+        notes.append("held neutral (no effect on these runs, or fewer residuals than factors): " + ", ".join(skipped))
+    bounds = {p.name: (p.lo, p.hi) for p in params}
+    row = _overlay_row(scenario, applies, engine, best.values, best.fitted, bounds, cases, rows, loo, results)
+    from aiinfra.calibration.overlay import write_rows
+
+    write_rows(out_dir, "calibration.yaml", [row], _summary(row, rows, loo))
+    return CalibrateResult(
+        out_dir=str(out_dir), applies_to=applies, accelerator=scenario.cluster.accelerator.id, engine=engine,
+        factors=best.values, fitted=best.fitted, bounds=bounds, rows=tuple(rows),
+        mean_abs_error_before_frac=_mae(r["error_before_frac"] for r in rows),
+        mean_abs_error_after_frac=_mae(r["error_after_frac"] for r in rows), leave_one_out=tuple(loo),
+        leave_one_out_mean_abs_error_frac=_mae(r["error_frac"] for r in loo) if loo else None, notes=tuple(notes),
+    )  # fmt: skip
+
+
+def _mae(values: Any) -> float:
+    vals = [abs(v) for v in values]
+    return sum(vals) / len(vals) if vals else math.nan
+
+
+def _sha256(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _overlay_row(
+    scenario: Scenario, applies: str, engine: str | None, values: dict[str, float], fitted: tuple[str, ...],
+    bounds: dict[str, tuple[float, float]], cases: Sequence[Any], rows: list[dict[str, Any]],
+    loo: list[dict[str, Any]], paths: Sequence[str],
+) -> dict[str, Any]:
+    from aiinfra.calibration.predict import plan_of
+
+    acc = scenario.cluster.accelerator.id
+    today = date.today().isoformat()
+    by_file: dict[str, Any] = {}
+    for c in cases:
+        by_file.setdefault(c.result.file, c.result)
+    names = [p for p in dict.fromkeys(paths) if Path(p).name in by_file]
+    files = [{"file": Path(p).name, "sha256": _sha256(p), "format": by_file[Path(p).name].format,
+              "date": by_file[Path(p).name].date} for p in names]
+    row: dict[str, Any] = {
+        "id": f"calibrated-{applies}-{acc}" + (f"-{engine}" if engine else ""),
+        "applies_to": applies, "accelerator": acc,
+    }  # fmt: skip
+    if engine:
+        row["engine"] = engine
+    row |= {
+        "factors": {k: float(f"{v:.6g}") for k, v in values.items()},
+        "fitted": list(fitted),
+        "bounds": {k: [float(f"{lo:.6g}"), float(f"{hi:.6g}")] for k, (lo, hi) in bounds.items()},
+        "measured_deployment": plan_of(scenario) | {"scenario": Path(scenario.path).name if scenario.path else None},
+        "results": files,
+        "runs": [{"file": c.result.file, "run": c.result.label, "load": c.result.load,
+                  **{k: float(f"{v:.6g}") for k, v in c.measured.items()}} for c in cases],
+        "mean_abs_error_before_frac": float(f"{_mae(r['error_before_frac'] for r in rows):.4g}"),
+        "mean_abs_error_after_frac": float(f"{_mae(r['error_after_frac'] for r in rows):.4g}"),
+        "calibrated_on": today,
+        "sources": [{"title": f"{f['file']} ({f['format']} benchmark result, measured by the user)",
+                     "read_on": today, **({"measured_on": f["date"]} if f["date"] else {})} for f in files],
+    }
+    if loo:
+        row["leave_one_out_mean_abs_error_frac"] = float(f"{_mae(r['error_frac'] for r in loo):.4g}")
+    return row
+
+
+def _summary(row: dict[str, Any], rows: list[dict[str, Any]], loo: list[dict[str, Any]]) -> str:
+    lines = [f"# Calibration `{row['id']}`", "",
+             f"Written by `aiinfra calibrate` on {row['calibrated_on']} from: "
+             + ", ".join(f"`{f['file']}`" for f in row["results"]) + ".", "",
+             "| factor | value | bounds |", "|---|---|---|"]  # fmt: skip
+    for k, v in row["factors"].items():
+        lo, hi = row["bounds"][k]
+        lines.append(f"| {k} | {v:.4g}{'' if k in row['fitted'] else ' (not fitted)'} | {lo:.4g} … {hi:.4g} |")
+    lines += ["", "| file | run | metric | measured | before | after |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['file']} | {r['run']} | {r['metric']} | {r['measured']:.4g} | "
+                     f"{r['error_before_frac']:+.1%} | {r['error_after_frac']:+.1%} |")  # fmt: skip
+    if loo:
+        lines += ["", "Leave-one-out (each run predicted from a fit to the others):", "",
+                  "| file | run | metric | error |", "|---|---|---|---|"]  # fmt: skip
+        lines += [f"| {r['file']} | {r['run']} | {r['metric']} | {r['error_frac']:+.1%} |" for r in loo]
+    return "\n".join(lines) + "\n"

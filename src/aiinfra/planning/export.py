@@ -1,0 +1,268 @@
+"""Launch commands and Kubernetes manifests for a planned serving deployment (``aiinfra export``).
+
+The flags come from catalog/data/engine_cli.yaml (each engine's documented CLI, with the release that introduced a
+flag where known); nothing here knows an engine by name except through that table. A setting the engine cannot
+express (vLLM's expert parallelism is always over every rank, vLLM issue #28889) or a flag newer than the version
+asked for is refused naming it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from aiinfra.errors import SpecError
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Served:
+    """One replica layout to launch, and how many replicas."""
+
+    engine: str
+    model_path: str
+    """Hugging Face repository id or a local path the engine loads."""
+    tp: int
+    pp: int = 1
+    ep: int = 1
+    attention_dp: bool = False
+    weight_precision: str
+    kv_precision: str | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    memory_fraction: float | None = None
+    """The engine's memory knob as the scenario gives it (vLLM gpu_memory_utilization)."""
+    num_draft_tokens: int | None = None
+    replicas: int
+    accelerators_per_node: int
+    gpu_resource: str
+    """Kubernetes extended resource of the accelerator (nvidia.com/gpu, amd.com/gpu)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Launch:
+    """The engine command of one replica, and the extra options file it reads (TensorRT-LLM), if any."""
+
+    argv: tuple[str, ...]
+    extra_options: dict[str, Any] | None
+    extra_options_path: str | None
+    image: str
+    port: int
+    notes: tuple[str, ...]
+
+    @property
+    def shell(self) -> str:
+        return shlex.join(self.argv)
+
+
+def _version_tuple(v: str) -> tuple[int, ...]:
+    out: list[int] = []
+    for part in v.split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        if not digits:
+            break
+        out.append(int(digits))
+    return tuple(out)
+
+
+def _setting(row: dict[str, Any], name: str, version: str | None, why: str) -> dict[str, Any]:
+    """The engine's entry for ``name``, refused when the engine lacks it or it is newer than ``version``."""
+    entry = (row.get("settings") or {}).get(name)
+    if entry is None:
+        raise SpecError(
+            "format",
+            row["id"],
+            f"{row['id']} has no documented flag for {why}",
+            "export with another engine (--format), or change the plan",
+        )
+    since = entry.get("since")
+    if version is not None and since is not None and _version_tuple(version) < _version_tuple(str(since)):
+        flag = entry.get("flag") or entry.get("option")
+        raise SpecError(
+            "--engine-version",
+            version,
+            f"{row['id']} {version} lacks {flag} (needed for {why}; first in {since})",
+            f"export for {row['id']} {since} or later",
+        )
+    return dict(entry)
+
+
+def _set_option(options: dict[str, Any], dotted: str, value: Any) -> None:
+    keys = dotted.split(".")
+    node = options
+    for k in keys[:-1]:
+        node = node.setdefault(k, {})
+    node[keys[-1]] = value
+
+
+def launch(row: dict[str, Any], s: Served, version: str | None) -> Launch:
+    """The launch command of one replica of ``s`` on the engine of catalog row ``row`` at ``version`` (None = the
+    documented version)."""
+    argv: list[str] = list(row["launcher"])
+    notes: list[str] = []
+    options: dict[str, Any] = {}
+    if row.get("model_flag"):
+        argv += [row["model_flag"], s.model_path]
+    else:
+        argv.append(s.model_path)
+
+    def put(name: str, value: Any, why: str) -> None:
+        entry = _setting(row, name, version, why)
+        if "option" in entry:
+            _set_option(options, entry["option"], entry.get("values", {}).get(value, value))
+            return
+        flag = entry["flag"]
+        if value is True:
+            argv.append(flag)
+        else:
+            argv.extend([flag, str(entry.get("values", {}).get(value, value))])
+
+    if "backend" in (row.get("settings") or {}):
+        put("backend", row["settings"]["backend"]["value"], "the backend")
+    if s.attention_dp:
+        # attention data-parallel over the tp ranks, experts split ep = tp ways
+        if row.get("expert_parallel_equals_ranks"):
+            put("data_parallel", s.tp, "attention data parallelism")
+            put("tensor_parallel", 1, "tensor parallelism")
+            put("expert_parallel", True, "expert parallelism")
+        else:
+            put("tensor_parallel", s.tp, "tensor parallelism")
+            if "data_parallel" in row["settings"]:  # SGLang: --dp-size = tp with --enable-dp-attention
+                put("data_parallel", s.tp, "attention data parallelism")
+            put("attention_dp", True, "attention data parallelism")
+            put("expert_parallel", s.ep, "expert parallelism")
+    else:
+        put("tensor_parallel", s.tp, "tensor parallelism")
+        if s.ep > 1:
+            if row.get("expert_parallel_equals_ranks"):
+                if s.ep != s.tp:
+                    raise SpecError(
+                        "inference.plan.ep",
+                        s.ep,
+                        f"{row['id']} splits experts over every tensor-parallel rank (ep = tp = {s.tp}); "
+                        f"ep {s.ep} cannot be expressed",
+                        f"use ep {s.tp} or 1, or export for an engine with an expert-parallel size",
+                    )
+                put("expert_parallel", True, "expert parallelism")
+            else:
+                put("expert_parallel", s.ep, "expert parallelism")
+    if s.pp > 1:
+        put("pipeline_parallel", s.pp, "pipeline parallelism")
+    if s.max_num_seqs is not None:
+        put("max_num_seqs", s.max_num_seqs, "the batch limit")
+    if s.max_num_batched_tokens is not None:
+        put("max_num_batched_tokens", s.max_num_batched_tokens, "the step token budget")
+    if s.kv_precision == "fp8":
+        put("kv_cache_dtype", "fp8", "an FP8 KV cache")
+    if s.weight_precision == "fp8":
+        if "quantization" in row["settings"]:
+            put("quantization", "fp8", "FP8 weights")
+        else:
+            notes.append("FP8 weights: load an FP8-quantised checkpoint (the engine reads its quantisation config)")
+    elif s.weight_precision in ("int4", "int8", "fp4"):
+        notes.append(
+            f"{s.weight_precision} weights: load a checkpoint already quantised to {s.weight_precision} "
+            "(AWQ/GPTQ/ModelOpt); the engine reads the format from its config"
+        )
+    if s.memory_fraction is not None:
+        put("memory_fraction", s.memory_fraction, "the memory fraction")
+    if s.num_draft_tokens:
+        entry = _setting(row, "speculative", version, "speculative decoding")
+        if entry.get("format") == "json":
+            argv += [entry["flag"], json.dumps({"num_speculative_tokens": s.num_draft_tokens})]
+        else:
+            put("speculative", s.num_draft_tokens, "speculative decoding")
+        notes.append("speculative decoding: name the draft model or method the engine should use")
+    extra_path = None
+    if options:
+        extra_path = "extra-llm-api-options.yaml"
+        put("extra_options", extra_path, "the extra options file")
+    version_tag = version or row.get("documented_version")
+    image = f"{row['image']}:{(row.get('tag_prefix') or '') + version_tag if version_tag else 'latest'}"
+    return Launch(
+        argv=tuple(argv),
+        extra_options=options or None,
+        extra_options_path=extra_path,
+        image=image,
+        port=int(row["port"]),
+        notes=tuple(notes),
+    )
+
+
+def kubernetes(s: Served, lx: Launch, name: str) -> str:
+    """A Deployment and a Service for ``s.replicas`` replicas of the launch (a LeaderWorkerSet group per replica
+    when a replica spans nodes), as plain multi-document YAML."""
+    per_replica = s.tp * s.pp
+    nodes = -(-per_replica // s.accelerators_per_node)
+    gpus_per_pod = per_replica if nodes == 1 else s.accelerators_per_node
+
+    def labels() -> dict[str, str]:  # a fresh mapping each time: shared ones would print as YAML anchors
+        return {"app": name}
+
+    volumes: list[dict[str, Any]] = [{"name": "dshm", "emptyDir": {"medium": "Memory"}}]
+    mounts = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    command = [*lx.argv, "--port", str(lx.port)] if "--port" not in lx.argv else list(lx.argv)
+    if lx.extra_options is not None:
+        volumes.append({"name": "engine-options", "configMap": {"name": f"{name}-options"}})
+        mounts.append({"name": "engine-options", "mountPath": "/etc/engine"})
+        command = [("/etc/engine/" + a) if a == lx.extra_options_path else a for a in command]
+    container = {
+        "name": "engine",
+        "image": lx.image,
+        "command": command,
+        "ports": [{"containerPort": lx.port, "name": "http"}],
+        "resources": {"limits": {s.gpu_resource: gpus_per_pod}, "requests": {s.gpu_resource: gpus_per_pod}},
+        "volumeMounts": mounts,
+    }
+
+    def pod() -> dict[str, Any]:
+        return copy.deepcopy(
+            {"metadata": {"labels": labels()}, "spec": {"containers": [container], "volumes": volumes}}
+        )
+
+    docs: list[dict[str, Any]] = []
+    if lx.extra_options is not None:
+        docs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": f"{name}-options"},
+                "data": {lx.extra_options_path: yaml.safe_dump(lx.extra_options, sort_keys=False)},
+            }
+        )
+    if nodes == 1:
+        docs.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": name, "labels": labels()},
+                "spec": {"replicas": s.replicas, "selector": {"matchLabels": labels()}, "template": pod()},
+            }
+        )
+    else:
+        # one group of `nodes` pods per replica (the LeaderWorkerSet API of Kubernetes SIG Apps, as llm-d and
+        # Dynamo deploy multi-node replicas)
+        docs.append(
+            {
+                "apiVersion": "leaderworkerset.x-k8s.io/v1",
+                "kind": "LeaderWorkerSet",
+                "metadata": {"name": name, "labels": labels()},
+                "spec": {
+                    "replicas": s.replicas,
+                    "leaderWorkerTemplate": {"size": nodes, "leaderTemplate": pod(), "workerTemplate": pod()},
+                },
+            }
+        )
+    docs.append(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": name, "labels": labels()},
+            "spec": {"selector": labels(), "ports": [{"name": "http", "port": lx.port, "targetPort": lx.port}]},
+        }
+    )
+    return yaml.safe_dump_all(docs, sort_keys=False)
