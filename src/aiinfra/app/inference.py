@@ -5,17 +5,19 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiinfra import catalog
 from aiinfra.app.base import Result, flatten
 from aiinfra.catalog import calibration
-from aiinfra.planning.capacity import Deployment, plan_capacity
-from aiinfra.planning.disagg import Disaggregated
-from aiinfra.planning.fleet import DayFleet, MixedFleet
 from aiinfra.planning.inference import InferenceEstimate, estimate_inference
 from aiinfra.report.render import jsonable, layout_label
 from aiinfra.specs.scenario import Scenario
+
+if TYPE_CHECKING:  # imported where capacity runs: `infer` does not load the fleet planners and their prices
+    from aiinfra.planning.capacity import Deployment
+    from aiinfra.planning.disagg import Disaggregated
+    from aiinfra.planning.fleet import DayFleet, MixedFleet
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -131,6 +133,8 @@ def capacity(
     if wl is not None and wl.classes:
         return _capacity_of_classes(scenario, list(accelerators) if accelerators else None, engines, simulate, seed,
                                     progress)
+    from aiinfra.planning.capacity import plan_capacity
+
     options = plan_capacity(scenario, list(accelerators) if accelerators else None, engines)
     dis: tuple[Disaggregated, ...] | None = None
     dis_rejected: tuple[str, ...] = ()
