@@ -36,11 +36,12 @@ from typing import Any
 
 import numpy as np
 
+from aiinfra.catalog.resolve import resolve
 from aiinfra.planning.training import plan_training, setup_from_job
 from aiinfra.search.plans import Enumeration, divisors, enumerate_plans
 from aiinfra.search.rank import rank_plans
 from aiinfra.specs.parallelism import Recompute, Sharding
-from aiinfra.specs.scenario import parse_scenario, resolve
+from aiinfra.specs.scenario import parse_scenario
 from aiinfra.validation.rows import model_from_row
 from aiinfra.validation.training_rows import predict_row
 

@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 from aiinfra.app.inference import simulated_check
+from aiinfra.catalog.resolve import load_scenario
 from aiinfra.planning.capacity import plan_capacity
 from aiinfra.report.render import layout_label
-from aiinfra.specs.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 MOE = """model: qwen3-235b-a22b

@@ -11,8 +11,9 @@ import json
 import time
 import tracemalloc
 
+from aiinfra.catalog.resolve import resolve
 from aiinfra.planning.training import plan_training
-from aiinfra.specs.scenario import parse_scenario, resolve
+from aiinfra.specs.scenario import parse_scenario
 
 CASES = {
     "gpt3-175b-1024xa100": {

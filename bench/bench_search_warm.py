@@ -10,8 +10,9 @@ import json
 import sys
 import time
 
+from aiinfra.catalog.resolve import resolve
 from aiinfra.planning.training import plan_training
-from aiinfra.specs.scenario import parse_scenario, resolve
+from aiinfra.specs.scenario import parse_scenario
 
 REPEATS = 5
 GPT3 = {"model": "gpt3-175b", "training": {"tokens": 300e9, "seq_len": 2048, "global_batch_seqs": 1536}}

@@ -13,9 +13,9 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from aiinfra.catalog.resolve import load_scenario
 from aiinfra.planning.inference import estimate
 from aiinfra.sim.run import simulate
-from aiinfra.specs.scenario import load_scenario
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "simulate-llama70b-h100.yaml"
 

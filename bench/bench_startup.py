@@ -1,11 +1,13 @@
-"""Whole-process start-up time of `aiinfra infer` and `aiinfra train` on the shipped examples.
+"""Whole-process start-up time of `aiinfra infer` and `aiinfra train` on the shipped examples, of `aiinfra --version`
+and `aiinfra --help`, beside ``python -c "import numpy, pydantic"`` (the floor every scenario command pays).
 
 Each case runs the command as a fresh process ``--repeat`` times and reports min and median wall time and CPU time
 (user + system of the child). ``cold``: an empty catalog cache folder for every run (parse and validate the data
 files); ``warm``: one folder, filled by an untimed first run; ``off``: AIINFRA_NO_CACHE=1. ``--src DIR`` runs another
 source tree's package (e.g. an exported older commit) with this interpreter, for a before/after comparison.
 ``--lazy-cli`` imports only the command that runs (a prototype of a CLI that registers its commands without
-importing them), to show what the command modules' own imports cost. Prints one JSON line.
+importing them), to show what the command modules' own imports cost. The package's bytecode is compiled first
+(``compileall``), as an installed package's is, so no case pays for compiling sources. Prints one JSON line.
 
     python bench/bench_startup.py [--repeat 10] [--src DIR] [--lazy-cli]
 """
@@ -13,6 +15,7 @@ importing them), to show what the command modules' own imports cost. Prints one 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import resource
@@ -68,6 +71,13 @@ def bench(repeat: int, src: Path | None, lazy_cli: bool) -> dict[str, Any]:
     prefix = [sys.executable, "-c", LAZY_CLI] if lazy_cli else [sys.executable, "-m", "aiinfra.cli"]
     out: dict[str, Any] = {"repeat": repeat, "src": str(src) if src else "installed", "lazy_cli": lazy_cli,
                            "load_average": [round(x, 2) for x in os.getloadavg()]}  # fmt: skip
+    compileall.compile_dir(str((src or ROOT / "src") / "aiinfra"), quiet=1)
+    quick = {"import numpy, pydantic": [sys.executable, "-c", "import numpy, pydantic"],
+             "--version": [*prefix, "--version"], "--help": [*prefix, "--help"]}  # fmt: skip
+    if lazy_cli:  # the prototype runs commands only
+        del quick["--version"], quick["--help"]
+    for label, argv in quick.items():
+        out[label] = _summary([_run(argv, base_env) for _ in range(repeat)])
     with tempfile.TemporaryDirectory() as tmp:
         for name, example in CASES.items():
             argv = [*prefix, name, str(example)]

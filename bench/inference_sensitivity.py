@@ -94,8 +94,8 @@ def _price_vllm_fp8_gemm_engine_free() -> None:
 
 
 def _capacity() -> None:
+    from aiinfra.catalog.resolve import load_scenario
     from aiinfra.planning.capacity import plan_capacity
-    from aiinfra.specs.scenario import load_scenario
 
     example = Path(__file__).resolve().parents[1] / "examples" / "capacity-llama70b-10k-users.yaml"
     accs = ["nvidia-h100-sxm5-80gb", "nvidia-h200-sxm-141gb"]

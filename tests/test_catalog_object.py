@@ -16,12 +16,12 @@ from aiinfra import catalog
 from aiinfra.analytic import efficiency
 from aiinfra.catalog import Catalog
 from aiinfra.catalog.parse import cache_dir, load_rows, parse_file
+from aiinfra.catalog.resolve import load_scenario
 from aiinfra.costing.prices import cloud_prices
 from aiinfra.errors import SpecError, UnknownIdError
 from aiinfra.planning.capacity import cheapest_price
 from aiinfra.planning.inference import estimate_inference
 from aiinfra.planning.training import plan_training
-from aiinfra.specs.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 H100 = "nvidia-h100-sxm5-80gb"

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from aiinfra import catalog
+from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.errors import InfeasibleError
-from aiinfra.specs.scenario import HardwareInput, resolve_cluster
+from aiinfra.specs.scenario import HardwareInput
 from aiinfra.validation import training_rows
 from aiinfra.validation.training_rows import predict_row
 

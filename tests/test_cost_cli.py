@@ -10,7 +10,7 @@ import pytest
 
 from aiinfra.cli import main
 
-from .conftest import EXAMPLES, run_cli
+from .conftest import EXAMPLES, run_cli_process
 
 DGX_POWER = str(EXAMPLES / "cost-dgx-h100-power.yaml")
 POD = str(EXAMPLES / "cost-dgx-pod-datacenter.yaml")
@@ -173,6 +173,6 @@ def test_bad_input(cli, cmd: str, example: str, sets: list[str], words: list[str
 
 @pytest.mark.parametrize(("cmd", "example"), [("cost", DGX_POWER), ("datacenter", POD), ("tco", TCO)])
 def test_json_is_one_object(cmd: str, example: str) -> None:
-    res = run_cli(cmd, example, "--json")  # a real subprocess: stdout holds exactly one JSON object
+    res = run_cli_process(cmd, example, "--json")  # a real process: its stdout holds exactly one JSON object
     assert res.returncode == 0, res.stderr
     assert isinstance(json.loads(res.stdout), dict)

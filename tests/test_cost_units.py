@@ -14,7 +14,7 @@ from aiinfra import catalog
 from aiinfra.costing import Usage
 from aiinfra.costing.carbon import co2e_kg, intensity
 from aiinfra.costing.cloud import cloud_options
-from aiinfra.costing.datacenter import checkpoint_bytes_per_param, racks, storage_need
+from aiinfra.costing.datacenter import racks, storage_need
 from aiinfra.costing.energy import annual_power_cost_usd, energy, power_draw
 from aiinfra.costing.fabric import (
     fat_tree,
@@ -28,7 +28,7 @@ from aiinfra.costing.prices import InstancePrice, age_days, cloud_prices, facili
 from aiinfra.costing.spot import spot_run
 from aiinfra.costing.tco import CloudLine, OnPremInputs, breakeven, cloud_monthly_usd, cumulative, onprem, tco
 from aiinfra.errors import InfeasibleError, UnknownIdError
-from aiinfra.reliability.checkpoint import preemption_waste_frac, young_daly_interval_s
+from aiinfra.reliability.checkpoint import checkpoint_bytes_per_param, preemption_waste_frac, young_daly_interval_s
 from aiinfra.report.plots import tco_plot
 from aiinfra.specs.common import validate
 from aiinfra.specs.cost import CostInput

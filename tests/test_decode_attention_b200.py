@@ -10,7 +10,8 @@ import pytest
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.specs.scenario import HardwareInput, resolve_cluster
+from aiinfra.catalog.resolve import resolve_cluster
+from aiinfra.specs.scenario import HardwareInput
 
 B200, H200 = "nvidia-b200-sxm-180gb", "nvidia-h200-sxm-141gb"
 

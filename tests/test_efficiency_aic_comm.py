@@ -8,7 +8,8 @@ import pytest
 
 from aiinfra.analytic.comms import collective_time
 from aiinfra.analytic.efficiency import table
-from aiinfra.specs.scenario import HardwareInput, resolve_cluster
+from aiinfra.catalog.resolve import resolve_cluster
+from aiinfra.specs.scenario import HardwareInput
 
 RTX = "nvidia-rtx-pro-6000"
 MIB_16 = 8388608 * 2  # bytes of a 8388608-element bf16 buffer

@@ -75,9 +75,10 @@ def test_vllm_fp8_gemm_lookup_reads_the_vllm_row() -> None:
 def test_scenario_engine_key_selects_the_engine_and_rejects_others() -> None:
     import pytest
 
+    from aiinfra.catalog.resolve import resolve
     from aiinfra.errors import SpecError
     from aiinfra.planning.inference import estimate_inference
-    from aiinfra.specs.scenario import parse_scenario, resolve
+    from aiinfra.specs.scenario import parse_scenario
 
     base = {"model": "meta-llama-3.1-70b", "hardware": {"accelerator": H100, "count": 8},
             "inference": {"weight_precision": "fp8", "kv_precision": "fp8", "input_tokens": 1024,

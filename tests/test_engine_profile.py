@@ -13,11 +13,11 @@ import pytest
 
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
+from aiinfra.catalog.resolve import load_scenario
 from aiinfra.planning.engine_profile import scheduler_defaults, trtllm_bench_limits
 from aiinfra.planning.inference import cluster_for, estimate, workload_usage
 from aiinfra.sim.run import limits_for
 from aiinfra.specs.common import validate
-from aiinfra.specs.scenario import load_scenario
 from aiinfra.specs.workload import ServingWorkload
 from aiinfra.validation import inference_rows
 from aiinfra.validation.inference_rows import predict_row

@@ -88,7 +88,7 @@ def test_roofline_bounds_and_bandwidth_monotonicity(seqs: int, ctx: int, prefill
 
 
 def test_throughput_grows_with_batch_until_memory() -> None:
-    from aiinfra.specs.scenario import load_scenario
+    from aiinfra.catalog.resolve import load_scenario
 
     last = 0.0
     for b in (1, 4, 16, 64, 256):
@@ -126,8 +126,8 @@ def test_capacity_cli_json_and_demand_error(tmp_yaml) -> None:  # type: ignore[n
 def test_capacity_compares_engines() -> None:
     # --engines vllm,trtllm: every candidate of both engines in one ranking, each exactly as the one-engine search
     # prices it; the chosen one is the cheapest of either and its engine is reported; an unknown engine exits 2
+    from aiinfra.catalog.resolve import load_scenario
     from aiinfra.planning.capacity import plan_capacity
-    from aiinfra.specs.scenario import load_scenario
 
     sc = load_scenario(EXAMPLES / "capacity-llama70b-10k-users.yaml", [])
     both = plan_capacity(sc, engines=["vllm", "trtllm"])

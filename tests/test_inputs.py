@@ -19,10 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aiinfra.catalog.hf_config import arch_from_hf_config, load_hf_config
+from aiinfra.catalog.resolve import load_scenario
 from aiinfra.cli import main
 from aiinfra.errors import SpecError
 from aiinfra.report.render import json_text
-from aiinfra.specs.scenario import load_scenario, parse_scenario
+from aiinfra.specs.scenario import parse_scenario
 from aiinfra.specs.yaml_safe import MAX_YAML_NODES, load_yaml
 from aiinfra.validation.runner import read_cases
 
@@ -124,7 +125,7 @@ def test_inline_architecture_refused(change: dict[str, Any], words: list[str]) -
 
 
 def load_scenario_from(data: dict[str, Any], tmp: Path | None = None) -> Any:
-    from aiinfra.specs.scenario import resolve
+    from aiinfra.catalog.resolve import resolve
 
     return resolve(parse_scenario(data))
 

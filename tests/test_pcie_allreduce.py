@@ -8,7 +8,8 @@ import pytest
 
 from aiinfra import catalog
 from aiinfra.analytic.comms import collective_time
-from aiinfra.specs.scenario import HardwareInput, resolve_cluster
+from aiinfra.catalog.resolve import resolve_cluster
+from aiinfra.specs.scenario import HardwareInput
 
 L40S = "nvidia-l40s"
 PCIE4_ONE_WAY_BPS = 31.5e9

@@ -27,7 +27,7 @@ from aiinfra.costing.prices import cloud_prices, dated_today, freshness, is_stal
 from aiinfra.costing.refresh import RefreshError, files_fetcher, refresh
 from aiinfra.errors import SpecError
 
-from .conftest import EXAMPLES, run_cli
+from .conftest import EXAMPLES, run_cli, run_cli_process
 
 RECORDED = Path(__file__).parent / "data" / "gpuhunt"
 PROVIDERS = ["aws", "gcp", "azure", "lambdalabs", "runpod", "vastai", "nebius", "oci", "vultr"]
@@ -352,14 +352,15 @@ def test_cli_reads_the_refreshed_folder_and_an_explicit_overlay_on_top(
         "8.0,my quote,,2026-11-25,\n")
     args = ("cost", str(EXAMPLES / "cost-train-70b-32xh100.yaml"), "--set", "cost.pricing=[spot]",
             "--catalog-overlay", str(tmp_path))  # fmt: skip
-    res = run_cli(*args, "--json")
+    res = run_cli_process(*args, "--json")  # a fresh process: AIINFRA_PRICES_DIR is read at start
     assert res.returncode == 0, res.stderr
     d = json.loads(res.stdout)
     ids = [o["price_id"] for o in d["options"]]
     assert d["cheapest"]["price_id"] == "my-vastai-quote" and d["price_age_days"] == 1 and d["stale"] is False
     assert "vastai-8x-h100-spot" not in ids  # the same offer, older: replaced by the newer row
     assert "aws-p5-48xlarge-us-east-1-spot-2026-11-26" in ids  # the refreshed rows are still in use
-    text = run_cli("cost", str(EXAMPLES / "cost-train-70b-32xh100.yaml"), "--catalog-overlay", str(tmp_path)).stdout
+    example = str(EXAMPLES / "cost-train-70b-32xh100.yaml")
+    text = run_cli_process("cost", example, "--catalog-overlay", str(tmp_path)).stdout
     assert "2026-11-25 (1 d)" in text  # every pricing kind: the reserved rows read 2023-07-27 are stale
     assert "2023-07-27 (1218 d) STALE" in text and "`aiinfra prices refresh`" in text
 

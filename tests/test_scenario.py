@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from aiinfra.analytic.model_figures import params_total
-from aiinfra.specs.scenario import load_scenario, parse_scenario
+from aiinfra.catalog.resolve import load_scenario
+from aiinfra.specs.scenario import parse_scenario
 
 from .conftest import EXAMPLES
 
@@ -42,7 +43,7 @@ def test_hf_config_by_path() -> None:
         "model": {"config": str(EXAMPLES / "configs" / "tiny-llama-config.json")},
         "hardware": {"accelerator": "nvidia-l4"},
     }
-    from aiinfra.specs.scenario import resolve
+    from aiinfra.catalog.resolve import resolve
 
     sc = resolve(parse_scenario(data))
     # 22 layers × (2·2048² + 2·2048·256 + 3·2048·5632 + 2·2048) + 2·32000·2048 + 2048 = 1,100,048,384
@@ -51,7 +52,7 @@ def test_hf_config_by_path() -> None:
 
 
 def test_inline_model() -> None:
-    from aiinfra.specs.scenario import resolve
+    from aiinfra.catalog.resolve import resolve
 
     data = {
         "model": {

@@ -8,11 +8,12 @@ from hypothesis import strategies as st
 
 from aiinfra.analytic.training_memory import TrainSetup, memory_per_rank
 from aiinfra.analytic.training_step import step_time
+from aiinfra.catalog.resolve import resolve, resolve_cluster
 from aiinfra.planning.training import plan_training
 from aiinfra.search.plans import enumerate_plans
 from aiinfra.search.rank import memory_reason, rank_plans
 from aiinfra.specs.model import ModelArch
-from aiinfra.specs.scenario import HardwareInput, parse_scenario, resolve, resolve_cluster
+from aiinfra.specs.scenario import HardwareInput, parse_scenario
 
 M = ModelArch(id="t", num_layers=32, hidden_size=4096, num_heads=32, num_kv_heads=8, ffn_hidden_size=14336,
               mlp="swiglu", vocab_size=128256, attention="gqa")  # fmt: skip

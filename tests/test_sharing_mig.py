@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from aiinfra import app, catalog
+from aiinfra.catalog.resolve import resolve
 from aiinfra.errors import SpecError
 from aiinfra.sharing import mig
-from aiinfra.specs.scenario import parse_scenario, resolve
+from aiinfra.specs.scenario import parse_scenario
 
 A100 = "nvidia-a100-sxm4-80gb"
 

@@ -11,10 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aiinfra.analytic.step_time import FixedStepTime, StepBatch
+from aiinfra.catalog.resolve import load_scenario
 from aiinfra.errors import InfeasibleError
 from aiinfra.planning.inference import estimate_inference
 from aiinfra.sim.run import simulate
-from aiinfra.specs.scenario import Scenario, load_scenario
+from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.workload import Slo
 
 from .conftest import EXAMPLES, run_cli

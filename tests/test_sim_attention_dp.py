@@ -13,6 +13,7 @@ import pytest
 
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch
+from aiinfra.catalog.resolve import load_scenario
 from aiinfra.errors import InfeasibleError
 from aiinfra.planning.inference import estimate, steady_state_step
 from aiinfra.sim.arrivals import Requests
@@ -20,7 +21,6 @@ from aiinfra.sim.attention_dp import AttentionDpReplica, rank_limits
 from aiinfra.sim.engine import Records, Simulation
 from aiinfra.sim.replica import SchedulerLimits, Seq
 from aiinfra.sim.run import simulate
-from aiinfra.specs.scenario import load_scenario
 
 from .conftest import cli_json
 from .test_sim_kernel import LinearStep, lim, reqs

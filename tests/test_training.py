@@ -14,10 +14,11 @@ from aiinfra import catalog
 from aiinfra.analytic.model_figures import params_total
 from aiinfra.analytic.training_memory import TrainSetup, activation_bytes_per_layer, memory_per_rank
 from aiinfra.analytic.training_step import step_time
+from aiinfra.catalog.resolve import load_scenario, resolve, resolve_cluster
 from aiinfra.planning.training import estimate_memory, plan_training
 from aiinfra.search.plans import enumerate_plans, single_plan
 from aiinfra.specs.model import ModelArch
-from aiinfra.specs.scenario import HardwareInput, load_scenario, parse_scenario, resolve, resolve_cluster
+from aiinfra.specs.scenario import HardwareInput, parse_scenario
 
 from .conftest import EXAMPLES, run_cli
 

@@ -13,9 +13,10 @@ import pytest
 from aiinfra.analytic.comms import collective_time
 from aiinfra.analytic.training_memory import TrainSetup, _state_bytes_per_param, rank_params, shard_group_ranks
 from aiinfra.analytic.training_step import step_time
+from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.search.plans import single_plan
 from aiinfra.specs.model import ModelArch
-from aiinfra.specs.scenario import HardwareInput, resolve_cluster
+from aiinfra.specs.scenario import HardwareInput
 
 H100 = "nvidia-h100-sxm5-80gb"
 M = ModelArch(id="t", num_layers=4, hidden_size=4096, num_heads=32, ffn_hidden_size=16384, mlp="gelu",

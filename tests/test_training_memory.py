@@ -9,10 +9,11 @@ import pytest
 
 from aiinfra.analytic.comms import collective_time
 from aiinfra.analytic.training_memory import TrainSetup, memory_per_rank
+from aiinfra.catalog.resolve import resolve, resolve_cluster
 from aiinfra.planning.training import estimate_memory
 from aiinfra.search.plans import single_plan
 from aiinfra.specs.model import ModelArch
-from aiinfra.specs.scenario import HardwareInput, parse_scenario, resolve, resolve_cluster
+from aiinfra.specs.scenario import HardwareInput, parse_scenario
 
 # a 32-layer, d=4096 GeLU model with no embedding: 32 · 12 · 4096² ≈ 6.44e9 matmul parameters (+ norms)
 M = ModelArch(id="t", num_layers=32, hidden_size=4096, num_heads=32, ffn_hidden_size=16384, mlp="gelu",

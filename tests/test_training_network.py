@@ -14,10 +14,11 @@ import pytest
 from aiinfra.analytic.comms import collective_time, fabric_share, ring_latency_s, tree_latency_s
 from aiinfra.analytic.training_memory import TrainSetup
 from aiinfra.analytic.training_step import expected_max_std_normal, step_time, straggler_factor
+from aiinfra.catalog.resolve import resolve, resolve_cluster
 from aiinfra.errors import SpecError
 from aiinfra.search.plans import single_plan
 from aiinfra.specs.model import ModelArch
-from aiinfra.specs.scenario import HardwareInput, parse_scenario, resolve, resolve_cluster
+from aiinfra.specs.scenario import HardwareInput, parse_scenario
 
 A100 = "nvidia-a100-sxm4-80gb"  # DGX A100: 8 GPUs, 8 × 200 Gb/s HDR -> 25 GB/s of NIC per GPU
 # the scale-out curve every A100 collective borrows (efficiency.yaml allreduce-b200-4node-efa-stas00): first point

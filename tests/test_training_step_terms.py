@@ -24,9 +24,10 @@ from aiinfra.analytic.training_step import (
     flash_attention_fwd_time,
     step_time,
 )
+from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.search.plans import single_plan
 from aiinfra.specs.model import ModelArch
-from aiinfra.specs.scenario import HardwareInput, resolve_cluster
+from aiinfra.specs.scenario import HardwareInput
 from aiinfra.validation import training_rows
 from aiinfra.validation.training_rows import predict_row
 

@@ -12,7 +12,8 @@ from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.app import infer
 from aiinfra.app.scenario import load_scenario
-from aiinfra.specs.scenario import HardwareInput, resolve_cluster
+from aiinfra.catalog.resolve import resolve_cluster
+from aiinfra.specs.scenario import HardwareInput
 
 H100 = "nvidia-h100-sxm5-80gb"
 

@@ -9,9 +9,8 @@ import os
 import sys
 from typing import Any
 
-from aiinfra.commands import COMMAND_MODULES
+from aiinfra.commands import COMMAND_ALIASES, COMMAND_HELP, COMMAND_MODULES, command_module
 from aiinfra.errors import AiinfraError, DataError, InfeasibleError, SpecError
-from aiinfra.report.render import json_text
 
 
 class _Parser(argparse.ArgumentParser):
@@ -21,29 +20,40 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-#: commands registered by a module not named after them (``aiinfra.commands.<command>_cmd``)
-COMMAND_ALIASES = {"memory": "train"}
 
-
-def _modules_for(argv: list[str] | None) -> list[str]:
-    """The command modules to import: only the one that registers the command being run (start-up time), every
-    module when the command is not known yet (help, a typo: argparse then lists them all)."""
+def _command_named(argv: list[str] | None) -> str | None:
+    """The command being run when its module exists (the first word that is not an option), else None."""
     args = sys.argv[1:] if argv is None else argv
     name = next((a for a in args if not a.startswith("-")), None)
-    if name is None:
-        return COMMAND_MODULES
-    module = f"aiinfra.commands.{COMMAND_ALIASES.get(name, name)}_cmd"
-    return [module] if module in COMMAND_MODULES else COMMAND_MODULES
+    return name if name is not None and command_module(name) in COMMAND_MODULES else None
+
+
+def _module_commands(module: str) -> list[str]:
+    """The commands ``module`` registers (its own name and any alias to it)."""
+    own = module.rsplit(".", 1)[-1].removesuffix("_cmd")
+    return [own, *(alias for alias, target in COMMAND_ALIASES.items() if target == own)]
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for ``argv``: only the module of the command being run is imported (start-up time). Without a
+    known command (``--help``, ``--version``, a typo) the commands are listed from :data:`COMMAND_HELP`, so nothing
+    below the shell is imported; a module missing from that table is imported to register itself."""
     from aiinfra import __version__
 
     parser = _Parser(prog="aiinfra", description=__doc__)
     parser.add_argument("--version", action="version", version=f"aiinfra {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name in _modules_for(argv):
-        importlib.import_module(name).register(sub)
+    name = _command_named(argv)
+    if name is not None:
+        importlib.import_module(command_module(name)).register(sub)
+        return parser
+    for module in COMMAND_MODULES:
+        commands = _module_commands(module)
+        if all(c in COMMAND_HELP for c in commands):
+            for command in commands:
+                sub.add_parser(command, help=COMMAND_HELP[command], add_help=False)
+        else:
+            importlib.import_module(module).register(sub)
     return parser
 
 
@@ -60,6 +70,8 @@ def _catalog_for(args: argparse.Namespace) -> contextlib.AbstractContextManager[
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    from aiinfra.report.render import json_text
+
     try:
         with _catalog_for(args):
             obj, text = args.handler(args)

@@ -187,6 +187,9 @@ class EfficiencyTable:
     that gives M (or a MoE shape) and names the engine; other lookups never consider them, so training, engine-free
     and other engines' lookups do not pay for parsing them."""
     _loaded: set[tuple[str, str]] = field(default_factory=set, repr=False)
+    _by_kind: dict[str, list[Curve]] = field(default_factory=dict, repr=False)
+    _by_kind_of: list[Curve] | None = field(default=None, repr=False)
+    """the ``curves`` list ``_by_kind`` was built from (the lazy loader replaces the list)"""
 
     def _match(self, key: _Key) -> tuple[Curve, int] | None:
         """Memoised :meth:`_select`; ``key`` = (kind, accelerator, dtype, n_ranks, tier, head_dim, kernel, m_tokens,
@@ -214,6 +217,8 @@ class EfficiencyTable:
         moe_shape: tuple[int, ...] | None,
         engine: str | None,
     ) -> tuple[Curve, int] | None:
+        family = _dtype_family(dtype) if dtype is not None else None
+
         def ok(c: Curve) -> bool:
             if c.kind != kind or (c.engine_only and c.engine != engine):
                 return False
@@ -221,19 +226,25 @@ class EfficiencyTable:
                 return False
             if c.moe_shape is not None and c.moe_shape != moe_shape:
                 return False
-            if dtype is not None and c.dtype is not None and c.dtype != _dtype_family(dtype):
+            if family is not None and c.dtype is not None and c.dtype != family:
                 return False
             return not (tier is not None and c.tier is not None and c.tier != tier)
 
-        cands = [c for c in self.curves if ok(c)]
+        cands = [c for c in self._of_kind(kind) if ok(c)]
         if not cands:
             return None
         if kernel is not None and any(c.kernel == kernel for c in cands):
             cands = [c for c in cands if c.kernel == kernel]
+        sims: dict[tuple[str, ...], int] = {}  # donors -> similarity: candidates share few donor lists
+
+        def sim_of(c: Curve) -> int:
+            if c.accelerators not in sims:
+                sims[c.accelerators] = similarity(acc_id, c)
+            return sims[c.accelerators]
 
         def rank_key(c: Curve) -> tuple[int, int, int, int, float, int, float, int]:
             single_point = 1 if len(c.log_x) == 1 else 0
-            sim = similarity(acc_id, c)
+            sim = sim_of(c)
             # the named engine's own timings, then engine-free measurements, then another engine's
             engine_score = 0 if (engine is not None and c.engine == engine) else (1 if c.engine is None else 2)
             # on the part itself, a measurement beats a derivation from another part's measurement
@@ -244,11 +255,20 @@ class EfficiencyTable:
             rank_score = abs((c.n_ranks or 0) - (n_ranks or 0)) if n_ranks is not None else 0
             hd_score = abs(math.log2(c.head_dim / head_dim)) if (head_dim and c.head_dim) else 0.0
             # last, before file order: a row measured in the asked dtype beats one that names none
-            dtype_score = 0 if (dtype is not None and c.dtype == _dtype_family(dtype)) else 1
+            dtype_score = 0 if (family is not None and c.dtype == family) else 1
             return sim, single_point, derived, engine_score, m_score, rank_score, hd_score, dtype_score
 
         best = min(cands, key=rank_key)
-        return best, similarity(acc_id, best)
+        return best, sim_of(best)
+
+    def _of_kind(self, kind: str) -> list[Curve]:
+        """The curves of one kind in file order (rebuilt when the lazy loader has added curves)."""
+        if self._by_kind_of is not self.curves:
+            self._by_kind = {}
+            for c in self.curves:
+                self._by_kind.setdefault(c.kind, []).append(c)
+            self._by_kind_of = self.curves
+        return self._by_kind.get(kind, [])
 
     def curve(
         self,

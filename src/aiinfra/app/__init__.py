@@ -2,8 +2,8 @@
 returning a frozen result with ``to_dict()`` (the CLI's ``--json`` object) and ``to_frame()``.
 
 Every shell — the CLI's commands, the Python API (``aiinfra.train`` …), sweeps — calls these functions and
-nothing below them, so the answers cannot drift apart. ``QUESTIONS`` maps each scenario question's name to its
-function (the ones a sweep can vary).
+nothing below them, so the answers cannot drift apart. The scenario questions are one table (app/questions.py:
+name, request, function, result); ``QUESTIONS`` maps the name of each one a sweep can vary to its function.
 
 The names load on first use (:data:`_LAZY`), so a command imports only the planners it runs: importing every
 question's domain packages (simulator, validation, costing) cost a CLI process about half a second. Several
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from aiinfra.app.pack import PackResult, pack
     from aiinfra.app.prices import PriceDiffResult, PricesRefreshResult, price_diff, prices_refresh
     from aiinfra.app.probe import ProbeResult, probe
+    from aiinfra.app.questions import CapacityRequest, Question, Request, SimulateRequest
     from aiinfra.app.scenario import ScenarioLike, load_scenario
     from aiinfra.app.schedule import ScheduleResult, schedule
     from aiinfra.app.simulation import MaxRateResult, SimulateResult, find_max_rate, simulate
@@ -114,10 +115,12 @@ _LAZY: dict[str, str] = {
     "prices_refresh": "aiinfra.app.prices",
     "ScheduleResult": "aiinfra.app.schedule",
     "schedule": "aiinfra.app.schedule",
+    "Request": "aiinfra.app.questions",
+    "CapacityRequest": "aiinfra.app.questions",
+    "SimulateRequest": "aiinfra.app.questions",
+    "Question": "aiinfra.app.questions",
 }
 
-_QUESTION_NAMES = ("check", "train", "memory", "infer", "capacity", "simulate", "cost", "datacenter", "tco")
-"""Scenario questions a sweep can vary: each takes a resolved scenario first, then its keyword options."""
 
 
 class _AppModule(types.ModuleType):
@@ -135,7 +138,9 @@ def __getattr__(name: str) -> Any:
         types.ModuleType.__setattr__(sys.modules[__name__], name, value)
         return value
     if name == "QUESTIONS":
-        questions: dict[str, Callable[..., Result]] = {q: __getattr__(q) for q in _QUESTION_NAMES}
+        from aiinfra.app.questions import TABLE
+
+        questions: dict[str, Callable[..., Result]] = {q.name: __getattr__(q.name) for q in TABLE if q.sweepable}
         types.ModuleType.__setattr__(sys.modules[__name__], name, questions)
         return questions
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -148,20 +153,19 @@ if TYPE_CHECKING:
 
 
 def answer(question: str, scenario: ScenarioLike, **options: Any) -> Result:
-    """Answer one scenario question by name (``"train"``, ``"infer"`` …) — what sweeps call per point."""
-    from aiinfra.errors import SpecError
-
-    if question not in _QUESTION_NAMES:
-        raise SpecError("question", question, f"unknown question (known: {', '.join(_QUESTION_NAMES)})",
-                        "name one of them")  # fmt: skip
+    """Answer one scenario question by name (``"train"``, ``"infer"`` …) with its options (the fields of its
+    request, app/questions.py); an unknown question or option is a SpecError."""
+    from aiinfra.app.questions import question as entry
     from aiinfra.app.scenario import load_scenario
 
-    return __getattr__("QUESTIONS")[question](load_scenario(scenario), **options)  # type: ignore[no-any-return]
+    q = entry(question)
+    return q.answer(q.request_of(load_scenario(scenario), options))
 
 
 __all__ = [
     "QUESTIONS",
     "CalibrateResult",
+    "CapacityRequest",
     "CapacityResult",
     "CatalogRow",
     "CatalogRows",
@@ -180,9 +184,12 @@ __all__ = [
     "PricesRefreshResult",
     "ProbeResult",
     "PurchaseRows",
+    "Question",
+    "Request",
     "Result",
     "ScenarioLike",
     "ScheduleResult",
+    "SimulateRequest",
     "SimulateResult",
     "TcoResult",
     "TrainResult",

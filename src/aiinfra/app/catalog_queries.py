@@ -8,6 +8,7 @@ from typing import Any
 from aiinfra import catalog
 from aiinfra.analytic import model_figures as mf
 from aiinfra.app.base import Result, flatten
+from aiinfra.catalog.resolve import resolve_model
 from aiinfra.costing.prices import (
     REFRESH_COMMAND,
     STALE_AFTER_DAYS,
@@ -21,7 +22,6 @@ from aiinfra.errors import SpecError
 from aiinfra.report.render import jsonable
 from aiinfra.specs.hardware import AcceleratorSpec
 from aiinfra.specs.model import ModelArch
-from aiinfra.specs.scenario import resolve_model
 
 KINDS = catalog.KINDS
 """The kinds ``catalog list`` takes."""

@@ -20,6 +20,7 @@ from aiinfra.app.sourced import (
 from aiinfra.costing import Usage
 from aiinfra.costing.carbon import intensity
 from aiinfra.costing.cloud import CloudOption, cloud_options
+from aiinfra.costing.cloud import offers_that_run as costing_offers_that_run
 from aiinfra.costing.energy import Energy, energy
 from aiinfra.costing.prices import REFRESH_COMMAND, GridCarbon, InstancePrice, cloud_prices, facility, freshness
 from aiinfra.errors import SpecError
@@ -87,16 +88,10 @@ def _usage_with_failures(sc: Scenario, count: int, util: float, tokens: float | 
 
 
 def offers_that_run(scenario: Scenario, usage: Usage, prices: list[InstancePrice]) -> tuple[list[InstancePrice], str]:
-    """The offers whose instances can run the scenario's job, and a note on those that cannot. A job on more
-    accelerators than one instance holds was planned on nodes of ``hardware.per_node`` accelerators joined by
-    their scale-up fabric (NVLink): instances with fewer accelerators per instance split those groups over a
-    slower network the plan did not assume, so they are left out. (The catalog's price rows do not say which
-    instances have InfiniBand/EFA-class scale-out networking; that is not checked.)"""
+    """The offers whose instances can run the scenario's job (costing.cloud.holds_a_node: instances that hold the
+    plan's nodes), and a note on those that cannot."""
     per_node = scenario.cluster.per_node
-    if usage.accelerator_count <= 1:
-        return prices, ""
-    ok = [p for p in prices if p.accelerators_per_instance >= min(per_node, usage.accelerator_count)]
-    dropped = [p for p in prices if p not in ok]
+    ok, dropped = costing_offers_that_run(prices, usage.accelerator_count, per_node)
     if not dropped:
         return prices, ""
     sizes = sorted({p.accelerators_per_instance for p in dropped})

@@ -12,7 +12,7 @@ from aiinfra.app.sourced import best_training_estimate, checkpoint_size, pue_fig
 from aiinfra.costing import Usage
 from aiinfra.costing.datacenter import Racks, StorageNeed, racks, storage_need
 from aiinfra.costing.energy import PowerDraw, power_draw
-from aiinfra.costing.fabric import Fabric, fat_tree, rail_optimised, transceiver_power_w
+from aiinfra.costing.fabric import Fabric, cluster_fabric, optical_modules, transceiver_power_w
 from aiinfra.costing.prices import DEFAULT_FACILITY, FacilityFigure, age_text, facility, purchase
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.report.render import jsonable
@@ -116,10 +116,7 @@ def datacenter(scenario: Scenario) -> DatacenterResult:
     radix_row = facility(DEFAULT_FACILITY["switch_radix"]) if di.switch_radix is None else None
     radix = di.switch_radix or int(radix_row.value if radix_row else 0)
     nics = di.nics_per_node or (system.nics.count if system is not None and system.nics else c.per_node)
-    if di.topology == "rail-optimised":
-        fab = rail_optimised(nodes, nics, radix, di.oversubscription)
-    else:
-        fab = fat_tree(nodes * nics, radix, di.oversubscription)
+    fab = cluster_fabric(nodes, nics, radix, di.topology, di.oversubscription)
     sw_side = facility(DEFAULT_FACILITY["transceiver_switch_side"])
     nic_side = facility(DEFAULT_FACILITY["transceiver_nic_side"])
     # a twin-port 800G OSFP serves two 400G switch ports
@@ -128,7 +125,7 @@ def datacenter(scenario: Scenario) -> DatacenterResult:
     tr_price, tr_price_src = _unit_price_src(
         di.transceiver_price_usd, di.transceiver_purchase_id, "datacenter.transceiver"
     )
-    modules = fab.host_links + math.ceil((fab.transceivers - fab.host_links) / 2)
+    modules = optical_modules(fab)
     switch_w = fab.switches * di.switch_power_w if di.switch_power_w is not None else None
     net_cost = {
         "switches_usd": fab.switches * sw_price if sw_price is not None else None,

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiinfra import catalog
 from aiinfra.accuracy.answers import accuracy_for
 from aiinfra.app.base import Result, flatten
 from aiinfra.catalog import calibration
-from aiinfra.planning.capacity import Deployment, plan_capacity
-from aiinfra.planning.disagg import Disaggregated
-from aiinfra.planning.fleet import DayFleet, MixedFleet
 from aiinfra.planning.inference import InferenceEstimate, estimate_inference
 from aiinfra.report.render import jsonable, layout_label
 from aiinfra.specs.scenario import Scenario
+
+if TYPE_CHECKING:  # imported where capacity runs: `infer` does not load the fleet planners and their prices
+    from aiinfra.planning.capacity import Deployment
+    from aiinfra.planning.disagg import Disaggregated
+    from aiinfra.planning.fleet import DayFleet, MixedFleet
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -117,8 +119,8 @@ class CapacityResult(Result):
 
 def capacity(
     scenario: Scenario,
-    accelerators: list[str] | None = None,
-    engines: list[str] | None = None,
+    accelerators: Sequence[str] | None = None,
+    engines: Sequence[str] | None = None,
     simulate: bool = False,
     seed: int = 0,
     progress: Callable[[int, int | None], None] | None = None,
@@ -132,15 +134,19 @@ def capacity(
     engines = list(dict.fromkeys(e.strip() for e in engines if e.strip())) if engines else None
     wl = scenario.inference
     if wl is not None and wl.classes:
-        return _capacity_of_classes(scenario, accelerators, engines, simulate, seed, progress)
-    options = plan_capacity(scenario, accelerators or None, engines)
+        return _capacity_of_classes(scenario, list(accelerators) if accelerators else None, engines, simulate, seed,
+                                    progress)
+    from aiinfra.planning.capacity import plan_capacity
+
+    options = plan_capacity(scenario, list(accelerators) if accelerators else None, engines)
     dis: tuple[Disaggregated, ...] | None = None
     dis_rejected: tuple[str, ...] = ()
     if disaggregate:
         from aiinfra.planning.disagg import plan_disaggregated
 
         assert wl is not None
-        found = plan_disaggregated(scenario, accelerators or [scenario.cluster.accelerator.id], engines or [wl.engine])
+        found = plan_disaggregated(scenario, list(accelerators or [scenario.cluster.accelerator.id]),
+                                   engines or [wl.engine])
         dis = tuple(d for d in found if not isinstance(d, str))
         dis_rejected = tuple(d for d in found if isinstance(d, str))
     sim = None

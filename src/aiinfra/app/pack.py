@@ -13,13 +13,14 @@ import pydantic
 
 from aiinfra import catalog
 from aiinfra.app.base import Result
+from aiinfra.catalog.resolve import resolve
 from aiinfra.errors import SpecError
 from aiinfra.planning.capacity import cheapest_price
 from aiinfra.sharing import mig as m
 from aiinfra.sharing import pack as pk
 from aiinfra.specs.bounds import MAX_PACK_COPIES, InRange
 from aiinfra.specs.common import STRICT, validate
-from aiinfra.specs.scenario import apply_set, parse_scenario, read_yaml, resolve
+from aiinfra.specs.scenario import apply_set, parse_scenario, read_yaml
 
 GIB = 2**30
 

@@ -10,7 +10,8 @@ from typing import Any
 
 import yaml
 
-from aiinfra.specs.scenario import Scenario, apply_set, parse_scenario, read_yaml, resolve
+from aiinfra.catalog.resolve import resolve
+from aiinfra.specs.scenario import Scenario, apply_set, parse_scenario, read_yaml
 
 ScenarioLike = str | Path | Mapping[str, Any] | Scenario
 """A scenario file path, a mapping in the file format (examples/scenario-reference.yaml), or a Scenario."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,9 +12,9 @@ import numpy as np
 
 from aiinfra.app.base import Result
 from aiinfra.errors import SpecError
-from aiinfra.sharing import mig as m
+from aiinfra.sharing.schedule.failures import check_jobs, failure_stream, node_failure_rates
 from aiinfra.sharing.schedule.sim import SimOutcome, simulate
-from aiinfra.sharing.schedule.spec import FailuresInput, Jobs
+from aiinfra.sharing.schedule.spec import Jobs
 from aiinfra.sharing.schedule.spec import ScheduleInput as ScheduleInput  # re-exported: the web forms read it
 from aiinfra.sharing.schedule.trace import generate, read_trace
 from aiinfra.specs.common import validate
@@ -220,56 +220,6 @@ def load_schedule(source: str | Path | Mapping[str, Any], set: Iterable[str] | N
     return validate(ScheduleInput, data["schedule"], where="schedule"), base
 
 
-def _check_jobs(spec: ScheduleInput, jobs: Jobs, where: str) -> m.MigGeometry | None:
-    c = spec.cluster
-    capacity = c.nodes * c.gpus_per_node
-    geo = m.geometry(c.accelerator, "schedule.cluster.accelerator") if (c.accelerator and c.mig_nodes) else None
-    if c.accelerator and not c.mig_nodes:
-        m.accelerator(c.accelerator, "schedule.cluster.accelerator")  # a known id (or ACCEL/PROFILE)
-    for i in range(len(jobs)):
-        row = f"{where} row {i + 1} (job {jobs.ids[i]})"
-        if jobs.mig_profile[i]:
-            if geo is None:
-                raise SpecError(f"{row}.mig_profile", jobs.mig_profile[i], "the cluster has no MIG-mode nodes",
-                                "set schedule.cluster.accelerator and schedule.cluster.mig_nodes")  # fmt: skip
-            geo.profile(jobs.mig_profile[i], f"{row}.mig_profile")
-        elif jobs.gpus[i] > capacity:
-            raise SpecError(f"{row}.gpus", jobs.gpus[i], f"larger than the cluster ({capacity} GPUs)",
-                            "give the cluster more nodes or drop the job")  # fmt: skip
-    return geo
-
-
-def node_failure_rates(f: FailuresInput, gpus_per_node: int, accelerator: str | None = None) -> tuple[float, float]:
-    """Unexpected failures per node-second of a whole-GPU node (Σ GPU-scale rates × GPUs per node + node-scale
-    rates, reliability.rates.job_rates, × the accelerator generation's and memory type's ratios when the cluster
-    names its accelerator) and the share of them that need a repair."""
-    from aiinfra.reliability.rates import hardware_rates, job_rates
-
-    fam, mem = hardware_rates(accelerator)
-    r = job_rates(gpus_per_node, 1, scale_ratio=f.failure_rate_scale_ratio * fam.rate_ratio,
-                  overrides=f.rates_per_unit_hour, include_planned=False, memory_ratio=mem.rate_ratio,
-                  field="schedule.failures.rates_per_unit_hour")  # fmt: skip
-    share = r.repair_per_s / r.unexpected_per_s if r.unexpected_per_s > 0 else 0.0
-    return r.unexpected_per_s, share
-
-
-def failure_stream(nodes: int, per_node_per_s: float, repair_share: float, seed: int,
-                   batch: int = 4096) -> Iterator[tuple[float, int, bool]]:  # fmt: skip
-    """Endless (time, node, needs repair) of independent Poisson failures of ``nodes`` nodes: their superposition is
-    Poisson at nodes × rate with the node uniform; seeded, so the same seed gives the same failures."""
-    if per_node_per_s <= 0:
-        return
-    rng = np.random.default_rng(seed)
-    t = 0.0
-    while True:
-        gaps = rng.exponential(1.0 / (nodes * per_node_per_s), batch)
-        which = rng.integers(0, nodes, batch)
-        repair = rng.random(batch) < repair_share
-        for g, k, r in zip(gaps, which, repair, strict=True):
-            t += float(g)
-            yield t, int(k), bool(r)
-
-
 def schedule(source: str | Path | Mapping[str, Any], set: Iterable[str] | None = None,
              base_dir: Path | None = None) -> ScheduleResult:  # fmt: skip
     """Simulate the schedule file ``source`` (a path or a mapping in the file format) with ``--set`` overrides; a
@@ -284,7 +234,7 @@ def schedule(source: str | Path | Mapping[str, Any], set: Iterable[str] | None =
     else:
         assert spec.generator is not None
         jobs, src, where = generate(spec.generator), f"generator(seed={spec.generator.seed})", "generated trace"
-    geo = _check_jobs(spec, jobs, where)
+    geo = check_jobs(spec, jobs, where)
     t0 = time.perf_counter()
     c = spec.cluster
     f = spec.failures

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from aiinfra import catalog
-from aiinfra.costing.datacenter import checkpoint_bytes_per_param
 from aiinfra.costing.prices import DEFAULT_FACILITY, Dated, electricity, facility
 from aiinfra.errors import SpecError
+from aiinfra.reliability.checkpoint import checkpoint_bytes_per_param
 from aiinfra.specs.common import validate
 from aiinfra.specs.hardware import SystemSpec
 from aiinfra.specs.scenario import Scenario

@@ -1,6 +1,6 @@
 """Sweeps: one scenario question answered at every point of a grid of scenario overrides.
 
-Each point is answered by the same application function the CLI uses (``QUESTIONS[question]``), in this process,
+Each point is answered by the same application function the CLI uses (its entry of app/questions.py), in this process,
 a local process pool or Ray tasks (aiinfra/sweeping/backends.py), and written as it arrives to a results directory of
 Parquet parts (aiinfra/sweeping/store.py): one row per point with its grid keys, ``scenario_hash`` (its identity: the
 question, its options and the fully overridden scenario), ``error`` (the message of a point that could not be
@@ -14,7 +14,6 @@ import builtins
 import contextlib
 import copy
 import hashlib
-import inspect
 import json
 import shutil
 import sys
@@ -27,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from aiinfra.app.base import MissingExtraError, Result, flatten
 from aiinfra.app.scenario import ScenarioLike, _set_list
+from aiinfra.catalog.resolve import resolve
 from aiinfra.errors import AiinfraError, InfeasibleError, SpecError
-from aiinfra.specs.scenario import Scenario, apply_set, parse_scenario, read_yaml, resolve
+from aiinfra.specs.scenario import Scenario, apply_set, parse_scenario, read_yaml
 
 if TYPE_CHECKING:
     import pandas  # type: ignore[import-untyped]
@@ -106,7 +106,7 @@ def answer_chunk(chunk: Chunk) -> list[dict[str, Any]]:
 
 
 def _answer_points(chunk: Chunk) -> list[dict[str, Any]]:
-    from aiinfra.app import QUESTIONS
+    from aiinfra.app.questions import QUESTION
     from aiinfra.sweeping.store import encode_value
 
     rows = []
@@ -117,7 +117,8 @@ def _answer_points(chunk: Chunk) -> list[dict[str, Any]]:
         result: dict[str, Any] = {}
         try:
             scenario = resolve(parse_scenario(_overridden(chunk.base, point)), chunk.path)
-            result = flatten(QUESTIONS[chunk.question](scenario, **chunk.options).to_dict())
+            q = QUESTION[chunk.question]
+            result = flatten(q.answer(q.request_of(scenario, chunk.options)).to_dict())
         except InfeasibleError as exc:
             error = f"infeasible: {exc}"
         except AiinfraError as exc:
@@ -201,7 +202,7 @@ class _Checker:
     point that fails only in its combination of values is left to its worker, which records the error."""
 
     def __init__(self, grid: Grid) -> None:
-        from aiinfra.specs.scenario import resolve_cluster, resolve_model
+        from aiinfra.catalog.resolve import resolve_cluster, resolve_model
 
         self._resolve_model, self._resolve_cluster = resolve_model, resolve_cluster
         self._resolved: set[str] = set()
@@ -256,20 +257,15 @@ def parse_axes(grid: Sequence[str], zipped: Sequence[str]) -> tuple[dict[str, li
 
 
 def _question_options(question: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    """Every option of the question, defaults filled in (so equal requests hash equally however they are given)."""
-    from aiinfra.app import QUESTIONS
+    """Every option of the question, defaults filled in (so equal requests hash equally however they are given):
+    the fields of its request (app/questions.py)."""
+    from aiinfra.app.questions import QUESTION
 
-    if question not in QUESTIONS:
-        raise SpecError("--question", question, "unknown question", f"name one of {', '.join(QUESTIONS)}")
-    signature = inspect.signature(QUESTIONS[question])
-    try:
-        bound = signature.bind(None, **options)
-    except TypeError:
-        params = list(signature.parameters)[1:]
-        raise SpecError("options", dict(options), f"{question} takes {', '.join(params) or 'no options'}",
-                        "give only those") from None  # fmt: skip
-    bound.apply_defaults()
-    return dict(list(bound.arguments.items())[1:])
+    q = QUESTION.get(question)
+    if q is None or not q.sweepable:
+        known = ", ".join(n for n, e in QUESTION.items() if e.sweepable)
+        raise SpecError("--question", question, "unknown question", f"name one of {known}")
+    return q.options(options)
 
 
 def _chunks(base: dict[str, Any], path: str, question: str, options: dict[str, Any], todo: Iterator[tuple[str, Point]],

@@ -12,8 +12,16 @@ from aiinfra.app.base import Result
 from aiinfra.app.sourced import electricity_figure, pue_figure, scenario_system, section
 from aiinfra.costing import Usage
 from aiinfra.costing.energy import power_draw
-from aiinfra.costing.prices import DEFAULT_FACILITY, age_text, cloud_prices, facility, freshness, purchase_for
-from aiinfra.costing.tco import CloudLine, OnPrem, OnPremInputs, Tco, cloud_monthly_usd, onprem
+from aiinfra.costing.prices import (
+    DEFAULT_FACILITY,
+    FacilityFigure,
+    age_text,
+    cloud_prices,
+    facility,
+    freshness,
+    purchase_for,
+)
+from aiinfra.costing.tco import CloudLine, OnPrem, OnPremInputs, Tco, cheapest_cloud_lines, onprem
 from aiinfra.costing.tco import tco as tco_table
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.report.render import jsonable
@@ -84,17 +92,10 @@ def tco_providers(sc: Scenario, ti: TcoInput) -> tuple[tuple[str, ...], str]:
     return ci.providers, "cost.providers"
 
 
-def tco(scenario: Scenario) -> TcoResult:
-    """Own the scenario's nodes (price, power at the utilisation, PUE, colocation or facility capex, staff,
-    maintenance, depreciation) vs rent the same accelerators from each cloud pricing kind; the cumulative cost
-    month by month and the breakeven month."""
-    sc = scenario
-    ti: TcoInput = section(sc, TcoInput, "tco")
-    providers, providers_field = tco_providers(sc, ti)
-    c = sc.cluster
-    system = scenario_system(sc)
-    nodes = math.ceil(c.count / c.per_node)
-    bought = purchase_for(c.accelerator.id, "system")
+def _node_price(ti: TcoInput, system: SystemSpec | None, accelerator_id: str) -> tuple[float, str]:
+    """USD per node and where it comes from: the scenario's, the catalog system's price, else the dated purchase
+    row of a node of this accelerator (prices/purchase.csv); a SpecError when none is known."""
+    bought = purchase_for(accelerator_id, "system")
     price = ti.system_price_usd or (system.price_usd if system else None) or (bought.unit_price_usd if bought else None)
     if price is None:
         raise SpecError(
@@ -112,6 +113,34 @@ def tco(scenario: Scenario) -> TcoResult:
         if bought
         else ""
     )
+    return price, price_src
+
+
+def _depreciation_years(ti: TcoInput) -> tuple[int, FacilityFigure | None]:
+    """The scenario's years, else the catalog's default depreciation period (and its row)."""
+    years_row = facility(DEFAULT_FACILITY["depreciation_years"]) if ti.years is None else None
+    return ti.years or int(years_row.value if years_row else 1), years_row
+
+
+def _colocation(ti: TcoInput) -> tuple[float | None, FacilityFigure | None]:
+    """USD per kW-month of colocation: the scenario's, else (without a facility capex) the catalog's default row."""
+    if ti.colocation_usd_per_kw_month is None and ti.facility_capex_usd_per_kw is None:
+        row = facility(DEFAULT_FACILITY["colocation"])
+        return row.value, row
+    return ti.colocation_usd_per_kw_month, None
+
+
+def tco(scenario: Scenario) -> TcoResult:
+    """Own the scenario's nodes (price, power at the utilisation, PUE, colocation or facility capex, staff,
+    maintenance, depreciation) vs rent the same accelerators from each cloud pricing kind; the cumulative cost
+    month by month and the breakeven month."""
+    sc = scenario
+    ti: TcoInput = section(sc, TcoInput, "tco")
+    providers, providers_field = tco_providers(sc, ti)
+    c = sc.cluster
+    system = scenario_system(sc)
+    nodes = math.ceil(c.count / c.per_node)
+    price, price_src = _node_price(ti, system, c.accelerator.id)
     usd_kwh, el_src = electricity_figure(ti.electricity_usd_per_kwh, ti.electricity_price, "tco")
     if usd_kwh is None:
         raise SpecError(
@@ -125,13 +154,8 @@ def tco(scenario: Scenario) -> TcoResult:
     pd = power_draw(usage, c.accelerator, system)
     if pd.node_max_power_w is None:
         raise InfeasibleError(f"{c.accelerator.id}: node power unknown (no system power, no TDP in the catalog)")
-    years_row = facility(DEFAULT_FACILITY["depreciation_years"]) if ti.years is None else None
-    years = ti.years or int(years_row.value if years_row else 1)
-    colo_row = None
-    colo = ti.colocation_usd_per_kw_month
-    if colo is None and ti.facility_capex_usd_per_kw is None:
-        colo_row = facility(DEFAULT_FACILITY["colocation"])
-        colo = colo_row.value
+    years, years_row = _depreciation_years(ti)
+    colo, colo_row = _colocation(ti)
     network = ti.network_capex_usd if ti.network_capex_usd is not None else ti.network_capex_frac * nodes * price
     op = onprem(
         OnPremInputs(
@@ -150,35 +174,15 @@ def tco(scenario: Scenario) -> TcoResult:
             years=years,
         )
     )
-    best: dict[str, CloudLine] = {}
     offers = cloud_prices(c.accelerator.id, providers=providers, field=providers_field)
-    # a cluster of several nodes needs instances that hold a whole node (its scale-up domain), as `cost` requires
-    need = min(c.per_node, c.count)
-    usable = [p for p in offers if c.count <= 1 or p.accelerators_per_instance >= need]
-    left_out = len(offers) - len(usable)
-    for p in usable:
-        instances = math.ceil(c.count / p.accelerators_per_instance)  # whole instances are billed
-        line = CloudLine(
-            pricing=p.pricing,
-            source_id=p.id,
-            provider=p.provider,
-            read_on=p.read_on,
-            age_days=p.age_days,
-            usd_per_accelerator_hour=p.usd_per_accelerator_hour,
-            monthly_usd=cloud_monthly_usd(p.usd_per_hour, instances, p.pricing, ti.utilisation_frac),
-            instances=instances,
-            accelerators_billed=instances * p.accelerators_per_instance,
-            stale=p.stale,
-        )
-        if line.pricing not in best or line.monthly_usd < best[line.pricing].monthly_usd:
-            best[line.pricing] = line
-    lines = sorted(best.values(), key=lambda x: x.monthly_usd)
+    lines, left_out = cheapest_cloud_lines(offers, c.count, c.per_node, ti.utilisation_frac)
     months = ti.horizon_months or years * 12
     t = tco_table(op, lines, months)
     notes = [*pd.notes]
     if ti.network_capex_usd is None and ti.network_capex_frac == 0:
         notes.append("network capex not counted (set tco.network_capex_usd or tco.network_capex_frac)")
     if left_out:
+        need = min(c.per_node, c.count)
         notes.append(f"{left_out} cloud offer(s) left out: their instances hold fewer than the {need} accelerators "
                      "of one node")
     if not lines:

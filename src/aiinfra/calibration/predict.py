@@ -37,7 +37,7 @@ class Case:
 
 
 def serving_cases(base: Scenario, results: Sequence[ServingResult]) -> list[Case]:
-    from aiinfra.app.scenario import load_scenario
+    from aiinfra.catalog.resolve import scenario_of
 
     if base.inference is None or base.mapping is None:
         raise SpecError("scenario.inference", None, "serving results need the deployment they measured",
@@ -56,7 +56,7 @@ def serving_cases(base: Scenario, results: Sequence[ServingResult]) -> list[Case
         else:
             inf["batch"] = r.batch
         try:
-            sc = load_scenario(data)
+            sc = scenario_of(data)
         except SpecError as exc:
             raise SpecError(f"{r.file} ({r.label}): {exc.field}", exc.value, exc.problem, exc.fix) from None
         cases.append(Case(r, replace(sc, path=base.path), {"ttft_s": r.ttft_s, "tpot_s": r.tpot_s}))
@@ -64,7 +64,7 @@ def serving_cases(base: Scenario, results: Sequence[ServingResult]) -> list[Case
 
 
 def training_cases(base: Scenario, results: Sequence[TrainingResult]) -> list[Case]:
-    from aiinfra.app.scenario import load_scenario
+    from aiinfra.catalog.resolve import scenario_of
 
     if base.training is None or base.mapping is None:
         raise SpecError("scenario.training", None, "training results need the job they measured",
@@ -85,7 +85,7 @@ def training_cases(base: Scenario, results: Sequence[TrainingResult]) -> list[Ca
             plan.update(r.plan)
             job["plan"] = plan
         try:
-            sc = load_scenario(data)
+            sc = scenario_of(data)
         except SpecError as exc:
             raise SpecError(f"{r.file} ({r.label}): {exc.field}", exc.value, exc.problem, exc.fix) from None
         step = r.step_time_s

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from aiinfra import app
+from aiinfra.commands import COMMAND_HELP
 from aiinfra.report.render import key_values
 
 
@@ -38,8 +39,7 @@ def _calibrate(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("calibrate", help="fit efficiency factors to your own benchmark results; write a catalog "
-                       "overlay (--catalog-overlay DIR) every command applies")  # fmt: skip
+    p = sub.add_parser("calibrate", help=COMMAND_HELP["calibrate"])
     p.add_argument("scenario", help="scenario YAML of the measured deployment (model, hardware, engine, plan)")
     p.add_argument("results", nargs="+", metavar="RESULT",
                    help="vllm bench serve --save-result JSON, GuideLLM report (JSON/YAML), serving CSV "

@@ -7,19 +7,16 @@ import argparse
 from typing import Any
 
 from aiinfra import app
-from aiinfra.commands import add_scenario_args
+from aiinfra.commands import COMMAND_HELP, add_option_args, add_scenario_args, options_from_args
 from aiinfra.commands.progress import add_quiet_arg, progress_bar
 from aiinfra.report.bands import accuracy_line, band
 from aiinfra.report.render import layout_label, table
-from aiinfra.specs import cli_types
 
 
 def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
-    accs = args.accelerators.split(",") if args.accelerators else None
-    engines = args.engines.split(",") if args.engines else None
     with progress_bar(args, "simulations", "capacity --simulate") as progress:
-        r = app.capacity(app.load_scenario(args.scenario, args.set), accs, engines, args.simulate, args.seed,
-                         progress if args.simulate else None, disaggregate=args.disaggregate)  # fmt: skip
+        r = app.capacity(app.load_scenario(args.scenario, args.set), **options_from_args(args, "capacity"),
+                         progress=progress if args.simulate else None)  # fmt: skip
     options, best = r.options, r.chosen
     obj = r.to_dict()
     acc = obj["accuracy"]
@@ -152,16 +149,8 @@ def _simulated_text(sim: dict[str, Any], seed: int, analytic_accelerators: int) 
 
 
 def register(sub: Any) -> None:
-    c = sub.add_parser("capacity", help="cheapest deployment for a demand (users or requests/s) under SLOs")
+    c = sub.add_parser("capacity", help=COMMAND_HELP["capacity"])
     add_scenario_args(c)
-    c.add_argument("--accelerators", help="comma-separated catalog ids to consider (default: the scenario's)")
-    c.add_argument("--engines", help="comma-separated serving engines to consider: vllm, trtllm (default: the "
-                   "scenario's inference.engine)")  # fmt: skip
-    c.add_argument("--simulate", action="store_true",
-                   help="check the chosen deployment by simulating one replica: the most users it keeps within the "
-                        "SLO (closed loop) and the highest Poisson rate")  # fmt: skip
-    c.add_argument("--disaggregate", action="store_true",
-                   help="also size prefill/decode pools (xPyD) and recommend them where they bill less at the SLO")
-    c.add_argument("--seed", type=cli_types.seed, default=0)
+    add_option_args(c, ["capacity"])
     add_quiet_arg(c)
     c.set_defaults(handler=_capacity)

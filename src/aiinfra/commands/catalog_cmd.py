@@ -7,6 +7,7 @@ from typing import Any
 
 from aiinfra import app
 from aiinfra.app.catalog_queries import KINDS
+from aiinfra.commands import COMMAND_HELP
 from aiinfra.errors import SpecError
 from aiinfra.report.render import fmt_num, key_values, table
 from aiinfra.report.text import GB, TB, TFLOP
@@ -215,9 +216,7 @@ def _show(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "catalog", help="list and show catalog rows (accelerators, systems, interconnects, models, benchmarks)"
-    )
+    p = sub.add_parser("catalog", help=COMMAND_HELP["catalog"])
     csub = p.add_subparsers(dest="catalog_command", required=True, parser_class=type(p))
     pl = csub.add_parser("list", help="a table of one kind")
     pl.add_argument("kind", choices=(*KINDS, "prices", "purchases"))

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from aiinfra import app
-from aiinfra.commands import add_scenario_args
+from aiinfra.commands import COMMAND_HELP, add_scenario_args
 from aiinfra.report.render import key_values
 
 
@@ -32,6 +32,6 @@ def _check(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("check", help="validate a scenario file and show what it resolves to")
+    p = sub.add_parser("check", help=COMMAND_HELP["check"])
     add_scenario_args(p)
     p.set_defaults(handler=_check)

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from aiinfra import app
-from aiinfra.commands import add_scenario_args
+from aiinfra.commands import COMMAND_HELP, add_scenario_args
 from aiinfra.report.bands import accuracy_line, band, seconds_band
 from aiinfra.report.render import key_values, table
 from aiinfra.report.text import HOUR_S, age_text, human_seconds, source_text
@@ -129,6 +129,6 @@ def _energy_lines(en: Any, pue_src: dict[str, Any], el_src: dict[str, Any], regi
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("cost", help="cloud bill per provider and pricing kind (spot preemptions), energy and carbon")
+    p = sub.add_parser("cost", help=COMMAND_HELP["cost"])
     add_scenario_args(p)
     p.set_defaults(handler=_cost)

@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from aiinfra import app
-from aiinfra.commands import add_scenario_args
+from aiinfra.commands import COMMAND_HELP, add_scenario_args
 from aiinfra.report.render import key_values
 from aiinfra.report.text import GB, age_text, source_text
 
@@ -93,6 +93,6 @@ def _datacenter(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    d = sub.add_parser("datacenter", help="nodes, racks, cooling, facility power, network fabric, storage bandwidth")
+    d = sub.add_parser("datacenter", help=COMMAND_HELP["datacenter"])
     add_scenario_args(d)
     d.set_defaults(handler=_datacenter)

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from aiinfra import app
-from aiinfra.commands import add_scenario_args
+from aiinfra.commands import COMMAND_HELP, add_scenario_args
 
 
 def _export(args: argparse.Namespace) -> tuple[Any, str]:
@@ -37,9 +37,7 @@ def _export(args: argparse.Namespace) -> tuple[Any, str]:
 def register(sub: Any) -> None:
     from aiinfra.app.export import FORMATS
 
-    p = sub.add_parser(
-        "export", help="launch command (vllm, sglang, trtllm) or Kubernetes manifest of the planned deployment"
-    )
+    p = sub.add_parser("export", help=COMMAND_HELP["export"])
     add_scenario_args(p)
     p.add_argument("--format", required=True, choices=FORMATS, help="what to write")
     p.add_argument("--engine", help="engine of the Kubernetes manifest (default: the scenario's inference.engine)")

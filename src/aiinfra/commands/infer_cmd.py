@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from aiinfra import app
-from aiinfra.commands import add_scenario_args
+from aiinfra.commands import COMMAND_HELP, add_scenario_args
 from aiinfra.report.bands import accuracy_line, band
 from aiinfra.report.render import fmt_num, key_values
 from aiinfra.report.text import GB
@@ -55,6 +55,6 @@ def _tails(e: Any) -> list[tuple[str, Any]]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("infer", help="serving latency, throughput, KV capacity and memory per accelerator")
+    p = sub.add_parser("infer", help=COMMAND_HELP["infer"])
     add_scenario_args(p)
     p.set_defaults(handler=_infer)

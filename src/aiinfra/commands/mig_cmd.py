@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from aiinfra import app
+from aiinfra.commands import COMMAND_HELP
 from aiinfra.report.render import table
 
 
@@ -31,7 +32,7 @@ def _mig(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("mig", help="MIG instance profiles and every valid full layout of an accelerator, or check one")
+    p = sub.add_parser("mig", help=COMMAND_HELP["mig"])
     p.add_argument("accelerator", help="catalog accelerator id with MIG support (e.g. nvidia-a100-sxm4-80gb)")
     p.add_argument("--layout", default=None, help="comma-separated profiles to place on one GPU, e.g. 3g.40gb,2g.20gb")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")

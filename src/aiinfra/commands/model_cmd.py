@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from aiinfra import app
+from aiinfra.commands import COMMAND_HELP
 from aiinfra.report.render import key_values
 from aiinfra.specs import cli_types
 
@@ -66,7 +67,7 @@ def _show(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("model", help="model architecture and derived figures")
+    p = sub.add_parser("model", help=COMMAND_HELP["model"])
     msub = p.add_subparsers(dest="model_command", required=True, parser_class=type(p))
     ps = msub.add_parser("show", help="a catalog model id or a Hugging Face config.json path")
     ps.add_argument("model")

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from aiinfra import app
+from aiinfra.commands import COMMAND_HELP
 from aiinfra.report.render import table
 
 
@@ -29,7 +30,7 @@ def _pack(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("pack", help="pack services, notebooks and fine-tunes onto the fewest MIG-partitioned GPUs")
+    p = sub.add_parser("pack", help=COMMAND_HELP["pack"])
     p.add_argument("portfolio", help="portfolio YAML file (see examples/pack-portfolio.yaml)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",

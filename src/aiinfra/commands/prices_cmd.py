@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from aiinfra import app
+from aiinfra.commands import COMMAND_HELP
 from aiinfra.report.render import table
 
 
@@ -33,7 +34,7 @@ def _refresh(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("prices", help="refresh the cloud prices from the providers (needs aiinfra[prices])")
+    p = sub.add_parser("prices", help=COMMAND_HELP["prices"])
     psub = p.add_subparsers(dest="prices_command", required=True, parser_class=type(p))
     r = psub.add_parser("refresh", help="read current offers through gpuhunt and write them as a price overlay")
     r.add_argument("--providers", help="comma-separated gpuhunt provider names (default: "

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from aiinfra import app
+from aiinfra.commands import COMMAND_HELP
 
 
 def _probe(args: argparse.Namespace) -> tuple[Any, str]:
@@ -21,8 +22,7 @@ def _probe(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("probe", help="microbenchmark this machine's GPU (GEMM, attention, HBM, NCCL) into a "
-                       "catalog overlay (needs PyTorch and an NVIDIA or AMD GPU)")  # fmt: skip
+    p = sub.add_parser("probe", help=COMMAND_HELP["probe"])
     p.add_argument("--out", required=True, metavar="DIR", help="overlay folder to write (efficiency.yaml)")
     p.add_argument("--accelerator", metavar="ID", help="catalog id of the GPU (default: matched from its name)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")

@@ -7,6 +7,7 @@ import argparse
 from typing import Any
 
 from aiinfra import app
+from aiinfra.commands import COMMAND_HELP
 from aiinfra.report import plots
 from aiinfra.report.render import table
 
@@ -64,8 +65,7 @@ def _schedule(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("schedule", help="simulate a GPU-cluster scheduler on a job trace (fifo, backfill, gang, "
-                                        "priority, fairshare; node-, topology- and MIG-aware placement)")  # fmt: skip
+    p = sub.add_parser("schedule", help=COMMAND_HELP["schedule"])
     p.add_argument("scenario", help="schedule YAML file (see examples/schedule-sample.yaml)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     p.add_argument("--plot", metavar="DIR", help="write utilisation and queueing-delay plots (PNG, SVG) into DIR")

@@ -11,12 +11,11 @@ import argparse
 from typing import Any
 
 from aiinfra import app
-from aiinfra.commands import add_scenario_args
+from aiinfra.commands import COMMAND_HELP, add_option_args, add_scenario_args
 from aiinfra.commands.progress import add_quiet_arg, progress_bar
 from aiinfra.report import plots
 from aiinfra.report.bands import accuracy_line, band
 from aiinfra.report.render import key_values
-from aiinfra.specs import cli_types
 from aiinfra.specs.scenario import Scenario
 
 
@@ -114,9 +113,9 @@ def _simulate(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("simulate", help="discrete-event serving simulation (continuous batching, paged KV)")
+    p = sub.add_parser("simulate", help=COMMAND_HELP["simulate"])
     add_scenario_args(p)
-    p.add_argument("--seed", type=cli_types.seed, default=0, help="random seed (same seed, same result)")
+    add_option_args(p, ["simulate"])
     p.add_argument("--plot", metavar="DIR", help="write plots (PNG and SVG) into DIR")
     p.add_argument("--find-max-rate", action="store_true", help="bisect the highest request rate meeting the SLO")
     add_quiet_arg(p)

@@ -7,8 +7,9 @@ import argparse
 import sys
 from typing import Any
 
+from aiinfra.app.questions import QUESTION, TABLE
 from aiinfra.app.sweep import ParetoResult, SweepResult, pareto, parse_axes, sweep
-from aiinfra.commands import add_scenario_args
+from aiinfra.commands import COMMAND_HELP, add_option_args, add_scenario_args, options_from_args
 from aiinfra.errors import SpecError
 from aiinfra.report.render import fmt_num, key_values, table
 
@@ -52,13 +53,7 @@ def _sweep(args: argparse.Namespace) -> tuple[Any, str]:
     if not args.out:
         raise SpecError("--out", None, "missing", "give the results directory, e.g. --out results.parquet")
     grid, zipped = parse_axes(args.grid, args.zip)
-    options: dict[str, Any] = {}
-    if args.question == "capacity":
-        options = {"accelerators": args.accelerators.split(",") if args.accelerators else None,
-                   "engines": args.engines.split(",") if args.engines else None, "simulate": args.simulate,
-                   "seed": args.seed}  # fmt: skip
-    elif args.question == "simulate":
-        options = {"seed": args.seed}
+    options = options_from_args(args, args.question) if args.question in QUESTION else {}  # else: sweep refuses it
     try:
         r = sweep(args.scenario, grid=grid, zip=zipped, question=args.question, options=options, set=args.set,
                   out=args.out, backend=args.backend, workers=args.workers, address=args.address,
@@ -71,8 +66,7 @@ def _sweep(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("sweep", help="one question over a grid of scenario keys, resumable, into Parquet; "
-                       "--report: the Pareto front and its plot")  # fmt: skip
+    p = sub.add_parser("sweep", help=COMMAND_HELP["sweep"])
     add_scenario_args(p)
     p.set_defaults(scenario=None)
     for action in p._actions:
@@ -82,18 +76,15 @@ def register(sub: Any) -> None:
                    help="a scenario key and its values, crossed with every other --grid (repeatable)")  # fmt: skip
     p.add_argument("--zip", action="append", default=[], metavar="KEY=V1,V2,...",
                    help="keys walked together (same number of values), crossed with the --grid keys")  # fmt: skip
-    p.add_argument("--question", default="infer", help="train, memory, infer, capacity, simulate, cost, "
-                   "datacenter, tco or check (default infer)")  # fmt: skip
+    names = [q.name for q in TABLE if q.sweepable]
+    p.add_argument("--question", default="infer", help=f"{', '.join(names)} (default infer)")
     p.add_argument("--out", help="results directory of Parquet parts (read by pandas/pyarrow as one dataset); "
                    "running the same command again resumes it")  # fmt: skip
     p.add_argument("--backend", default="auto", choices=["auto", "serial", "process", "ray"],
                    help="auto (default): a local process pool unless one point or one CPU; ray: Ray tasks")  # fmt: skip
     p.add_argument("--workers", type=int, help="processes (default: the CPUs of this machine)")
     p.add_argument("--address", help="Ray cluster address (default: a local Ray instance)")
-    p.add_argument("--accelerators", help="capacity: comma-separated catalog ids to consider")
-    p.add_argument("--engines", help="capacity: comma-separated serving engines to consider")
-    p.add_argument("--simulate", action="store_true", help="capacity: check the choice by simulating one replica")
-    p.add_argument("--seed", type=int, default=0, help="capacity, simulate: random seed")
+    add_option_args(p, names, name_questions=True)
     p.add_argument("--flush-s", type=float, default=2.0,
                    help="seconds between part files: at most this much work is lost by a kill (default 2)")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")

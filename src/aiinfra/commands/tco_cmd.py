@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from aiinfra import app
-from aiinfra.commands import add_scenario_args
+from aiinfra.commands import COMMAND_HELP, add_scenario_args
 from aiinfra.report import plots
 from aiinfra.report.bands import accuracy_line
 from aiinfra.report.render import key_values
@@ -84,7 +84,7 @@ def _tco(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    t = sub.add_parser("tco", help="on-premise vs cloud cost over time with the breakeven month")
+    t = sub.add_parser("tco", help=COMMAND_HELP["tco"])
     add_scenario_args(t)
     t.add_argument("--plot", metavar="DIR", help="write the cumulative-cost plot (tco.png, tco.svg) into DIR")
     t.set_defaults(handler=_tco)

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from aiinfra import app
-from aiinfra.commands import add_scenario_args
+from aiinfra.commands import COMMAND_HELP, add_scenario_args
 from aiinfra.report.bands import accuracy_line, band, seconds_band
 from aiinfra.report.render import fmt_num, key_values, table
 from aiinfra.report.text import GB, human_energy, human_seconds, plural
@@ -144,11 +144,9 @@ def _memory(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    helptext = ("training plan: memory, layout search, step time, MFU, time-to-train, energy (with a reliability: "
-                "section: failures, checkpoints, restarts)")
-    p = sub.add_parser("train", help=helptext)
+    p = sub.add_parser("train", help=COMMAND_HELP["train"])
     add_scenario_args(p)
     p.set_defaults(handler=_train)
-    m = sub.add_parser("memory", help="training memory per accelerator (incl. LoRA / QLoRA and CPU offload)")
+    m = sub.add_parser("memory", help=COMMAND_HELP["memory"])
     add_scenario_args(m)
     m.set_defaults(handler=_memory)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from aiinfra import app
+from aiinfra.commands import COMMAND_HELP
 from aiinfra.commands.progress import add_quiet_arg, progress_bar
 from aiinfra.report.render import table
 
@@ -42,7 +43,7 @@ def _validate(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("validate", help="predict published measurements from their specs and compare")
+    p = sub.add_parser("validate", help=COMMAND_HELP["validate"])
     p.add_argument("cases", nargs="+", help="CSV files in the reference-data schema (training or inference rows)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--markdown", metavar="FILE", help="also write the markdown report (docs/validation.md)")

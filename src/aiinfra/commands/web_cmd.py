@@ -10,6 +10,7 @@ import threading
 import webbrowser
 from typing import Any
 
+from aiinfra.commands import COMMAND_HELP
 from aiinfra.errors import SpecError
 
 LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
@@ -53,7 +54,7 @@ def _web(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
-    w = sub.add_parser("web", help="local web app and HTTP API: every planner in the browser")
+    w = sub.add_parser("web", help=COMMAND_HELP["web"])
     w.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     w.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     w.add_argument("--allow-host", action="append", default=[], metavar="NAME",

@@ -121,7 +121,7 @@ def cloud_options(
     hours = usage.duration_s / HOUR_S
     out: list[CloudOption] = []
     for p in prices:
-        instances = math.ceil(usage.accelerator_count / p.accelerators_per_instance)
+        instances = instances_billed(usage.accelerator_count, p.accelerators_per_instance)
         run: SpotRun | None = None
         billed = hours
         note = ""
@@ -183,3 +183,25 @@ def cloud_options(
             )
         )
     return sorted(out, key=lambda o: (o.compute_usd is None, o.compute_usd or 0.0, o.price.id))
+
+
+def holds_a_node(p: InstancePrice, accelerators: int, per_node: int) -> bool:
+    """The whole-node rule of `cost` and `tco`: a job of one accelerator runs on any instance; a larger one was
+    planned on nodes of ``per_node`` accelerators joined by their scale-up fabric (NVLink), so it needs instances
+    that hold a whole node (or the whole job, when it is smaller than a node) — smaller ones would split those
+    groups over a slower network the plan did not assume. (The price rows do not say which instances have
+    InfiniBand/EFA-class scale-out networking; that is not checked.)"""
+    return accelerators <= 1 or p.accelerators_per_instance >= min(per_node, accelerators)
+
+
+def instances_billed(accelerators: int, per_instance: int) -> int:
+    """Whole instances are billed: ⌈accelerators / accelerators per instance⌉."""
+    return math.ceil(accelerators / per_instance)
+
+
+def offers_that_run(
+    prices: list[InstancePrice], accelerators: int, per_node: int
+) -> tuple[list[InstancePrice], list[InstancePrice]]:
+    """(the offers whose instances run the job, those left out) under :func:`holds_a_node`."""
+    ok = [p for p in prices if holds_a_node(p, accelerators, per_node)]
+    return ok, [p for p in prices if p not in ok]

@@ -16,7 +16,6 @@ import math
 from dataclasses import dataclass
 
 from aiinfra.errors import InfeasibleError
-from aiinfra.specs.common import DTYPE_BYTES
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -61,15 +60,6 @@ def racks(
         pue_ratio=pue_ratio,
         facility_power_w=it_w * pue_ratio,
     )
-
-
-def checkpoint_bytes_per_param(precision: str, optimizer: str) -> float:
-    """Weights (training precision) + fp32 master copy (if below fp32) + fp32 optimizer moments."""
-    fp32 = DTYPE_BYTES["fp32"]
-    weights = DTYPE_BYTES[precision]
-    master = 0.0 if weights >= fp32 else fp32
-    moments = 2 * fp32 if optimizer == "adam" else fp32
-    return weights + master + moments
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

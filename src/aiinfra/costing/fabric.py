@@ -175,3 +175,17 @@ def rail_optimised(nodes: int, rails: int, radix: int, oversubscription: float =
 def transceiver_power_w(fab: Fabric, switch_side_w_per_port: float, nic_side_w: float) -> float:
     """NIC ends × NIC-side module + every switch-side end × its per-port share of a (twin-port) module."""
     return fab.host_links * nic_side_w + (fab.transceivers - fab.host_links) * switch_side_w_per_port
+
+
+def cluster_fabric(nodes: int, nics_per_node: int, radix: int, topology: str, oversubscription: float) -> Fabric:
+    """The scale-out fabric of ``nodes`` nodes with ``nics_per_node`` ports each: ``rail-optimised`` (one rail per
+    NIC, :func:`rail_optimised`) or a fat tree over every port (:func:`fat_tree`)."""
+    if topology == "rail-optimised":
+        return rail_optimised(nodes, nics_per_node, radix, oversubscription)
+    return fat_tree(nodes * nics_per_node, radix, oversubscription)
+
+
+def optical_modules(fab: Fabric) -> int:
+    """Optical modules to buy: one per host link (NIC side) and one twin-port 800G OSFP per two switch-side ports
+    of the links between switches."""
+    return fab.host_links + math.ceil((fab.transceivers - fab.host_links) / 2)

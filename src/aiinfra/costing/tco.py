@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aiinfra.costing.energy import HOURS_PER_MONTH
+
+if TYPE_CHECKING:
+    from aiinfra.costing.prices import InstancePrice
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -159,3 +163,31 @@ def tco(op: OnPrem, cloud_lines: list[CloudLine], months: int) -> Tco:
         breakeven_month=whole,
         breakeven_exact_months=exact,
     )
+
+
+def cheapest_cloud_lines(
+    offers: list[InstancePrice], accelerators: int, per_node: int, utilisation_frac: float
+) -> tuple[list[CloudLine], int]:
+    """The cheapest offer of each pricing kind for ``accelerators`` (whole instances billed, each holding a whole
+    node: costing.cloud's rule), cheapest first, and how many offers that rule left out."""
+    from aiinfra.costing.cloud import instances_billed, offers_that_run
+
+    usable, left_out = offers_that_run(offers, accelerators, per_node)
+    best: dict[str, CloudLine] = {}
+    for p in usable:
+        instances = instances_billed(accelerators, p.accelerators_per_instance)
+        line = CloudLine(
+            pricing=p.pricing,
+            source_id=p.id,
+            provider=p.provider,
+            read_on=p.read_on,
+            age_days=p.age_days,
+            usd_per_accelerator_hour=p.usd_per_accelerator_hour,
+            monthly_usd=cloud_monthly_usd(p.usd_per_hour, instances, p.pricing, utilisation_frac),
+            instances=instances,
+            accelerators_billed=instances * p.accelerators_per_instance,
+            stale=p.stale,
+        )
+        if line.pricing not in best or line.monthly_usd < best[line.pricing].monthly_usd:
+            best[line.pricing] = line
+    return sorted(best.values(), key=lambda x: x.monthly_usd), len(left_out)

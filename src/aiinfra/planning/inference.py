@@ -9,12 +9,13 @@ from dataclasses import dataclass, replace
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch
+from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.planning.engine_profile import Usage, scheduler_defaults
 from aiinfra.planning.loaded import LoadedReplica, LoadPoint, Tails
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
-from aiinfra.specs.scenario import HardwareInput, Scenario, resolve_cluster
+from aiinfra.specs.scenario import HardwareInput, Scenario
 from aiinfra.specs.workload import ServingWorkload
 from aiinfra.units import GB
 

@@ -20,6 +20,16 @@ import math
 from dataclasses import dataclass
 
 from aiinfra.errors import SpecError
+from aiinfra.specs.common import DTYPE_BYTES
+
+
+def checkpoint_bytes_per_param(precision: str, optimizer: str) -> float:
+    """Weights (training precision) + fp32 master copy (if below fp32) + fp32 optimizer moments."""
+    fp32 = DTYPE_BYTES["fp32"]
+    weights = DTYPE_BYTES[precision]
+    master = 0.0 if weights >= fp32 else fp32
+    moments = 2 * fp32 if optimizer == "adam" else fp32
+    return weights + master + moments
 
 
 def young_daly_interval_s(checkpoint_write_s: float, mtbf_s: float) -> float:

@@ -8,7 +8,12 @@ import math
 from dataclasses import dataclass, replace
 
 from aiinfra.errors import SpecError
-from aiinfra.reliability.checkpoint import CheckpointTimes, checkpoint_times, young_daly_interval_s
+from aiinfra.reliability.checkpoint import (
+    CheckpointTimes,
+    checkpoint_bytes_per_param,
+    checkpoint_times,
+    young_daly_interval_s,
+)
 from aiinfra.reliability.goodput import (
     Downtime,
     Expectation,
@@ -102,7 +107,6 @@ def scenario_checkpoint_bytes(sc: Scenario, given: float | None) -> tuple[float,
     if given is not None:
         return given, "reliability.checkpoint_bytes"
     from aiinfra.analytic.model_figures import params_total
-    from aiinfra.costing.datacenter import checkpoint_bytes_per_param
 
     job = sc.training
     if job is None:

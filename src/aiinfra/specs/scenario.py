@@ -81,12 +81,12 @@ _SECTION_SPECS: dict[str, Any] = {"cost": CostInput, "datacenter": DatacenterInp
 EXTRA_SECTIONS = ("cost", "datacenter", "tco", "reliability")
 
 
-def _numbers(obj: Any) -> Any:
+def plain_numbers(obj: Any) -> Any:
     """YAML 1.1 reads ``15e12`` as a string; turn plain numeric strings into numbers."""
     if isinstance(obj, dict):
-        return {k: _numbers(v) for k, v in obj.items()}
+        return {k: plain_numbers(v) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_numbers(v) for v in obj]
+        return [plain_numbers(v) for v in obj]
     if isinstance(obj, str) and _NUMBER.match(obj.strip()):
         value = float(obj)
         return int(value) if value.is_integer() and "." not in obj and "e" not in obj.lower() else value
@@ -135,121 +135,14 @@ def parse_scenario(data: dict[str, Any], sets: list[str] | None = None) -> Scena
     data = dict(data)
     for s in sets or []:
         apply_set(data, s)
-    data = _numbers(data)
+    data = plain_numbers(data)
     extras = {k: data.pop(k) for k in EXTRA_SECTIONS if k in data}
     data["extras"] = extras
     inp = validate(ScenarioInput, data)
     _check_conflicts(inp)
     for name, cls in _SECTION_SPECS.items():  # checked here too, so `check` and every command refuse the same input
-        validate(cls, extras.get(name) or {}, where=name)
+        if extras.get(name):  # an absent or empty section takes every default (none is required): nothing to check
+            validate(cls, extras[name], where=name)
     if "reliability" in extras:  # present = on; its required fields make an absent section invalid, so only then
         validate(ReliabilityInput, extras["reliability"] or {}, where="reliability")
     return inp
-
-
-def resolve_model(model: str | dict[str, Any], field: str = "model", scenario_path: str = "") -> ModelArch:
-    """A catalog id, a config.json (relative to the scenario file's folder: specs.files.beside_scenario) or an
-    inline architecture."""
-    from aiinfra import catalog
-    from aiinfra.catalog.hf_config import load_hf_config
-    from aiinfra.specs.files import beside_scenario
-
-    if isinstance(model, str):
-        return catalog.model(model, field)
-    if set(model) == {"config"}:
-        return load_hf_config(beside_scenario(str(model["config"]), scenario_path), f"{field}.config")
-    return validate(ModelArch, _numbers(model), where=field)
-
-
-def _default_oversubscription() -> float:
-    """The catalog's default scale-out fabric (collective_latency.yaml, scale-out-fabric: non-blocking)."""
-    from aiinfra import catalog
-
-    row = next((r for r in catalog.raw_rows("collective_latency") if r.get("id") == "scale-out-fabric"), None)
-    return float(row["oversubscription_ratio"]) if row else 1.0
-
-
-def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
-    from aiinfra import catalog
-    from aiinfra.sharing import mig
-
-    acc = mig.accelerator(hw.accelerator, "hardware.accelerator")  # a catalog id or ACCELERATOR/MIG-PROFILE
-    system = catalog.system(hw.system) if hw.system else None
-    if system is not None and system.accelerator != acc.id:
-        raise SpecError(
-            "hardware.system", hw.system, f"holds {system.accelerator}, not {acc.id}", "pick a matching system"
-        )
-    if system is None:
-        # prefer a node that documents its compute fabric, then any single node, then rack-scale systems
-        candidates = sorted(catalog.systems_for(acc.id), key=lambda s: (s.nics is None, s.nodes != 1))
-        system = candidates[0] if candidates else None
-    per_node = hw.per_node or (system.accelerators_per_node if system else None) or acc.default_per_node
-    if per_node is None and hw.count == 1:
-        per_node = 1  # one accelerator is one node, whatever servers of that part hold
-    if per_node is None:
-        raise SpecError(
-            "hardware.per_node",
-            None,
-            f"accelerators per node of {acc.id} are not in the catalog",
-            "set hardware.per_node",
-        )
-    su = acc.scale_up
-    su_latency = None
-    if su is not None:
-        su_row = catalog.rows("interconnects").get(su.interconnect)
-        su_latency = su_row.latency_s if su_row else None
-    so_bw: float | None = None
-    so_latency: float | None = None
-    so_id: str | None = None
-    if hw.scale_out:
-        link = catalog.interconnect(hw.scale_out, "hardware.scale_out")
-        nics = hw.nics_per_node or (system.nics.count if system and system.nics else None)
-        if nics is None:
-            raise SpecError(
-                "hardware.nics_per_node",
-                None,
-                "needed with hardware.scale_out",
-                "set the number of scale-out ports per node",
-            )
-        so_bw, so_latency, so_id = link.bw_one_way_bytes_per_s * nics / per_node, link.latency_s, link.id
-    elif system is not None and system.nics is not None:
-        so_bw = system.nics.count * system.nics.bw_one_way_bytes_per_s / (system.accelerators_per_node * system.nodes)
-    domain = su.domain_size if su is not None else 1
-    return ClusterSpec(
-        accelerator=acc,
-        count=hw.count,
-        per_node=per_node,
-        scale_up_domain=max(domain, 1),
-        scale_up_bw_one_way_bytes_per_s=su.bw_one_way_bytes_per_s if su else None,
-        scale_up_latency_s=su_latency,
-        scale_out_bw_one_way_bytes_per_s=so_bw,
-        scale_out_latency_s=so_latency,
-        system_id=system.id if system else None,
-        scale_out_id=so_id,
-        fabric_oversubscription_ratio=hw.fabric_oversubscription or _default_oversubscription(),
-        nodes_per_leaf=hw.nodes_per_leaf,
-    )
-
-
-def _check_finetune(job: TrainingJob | None, model: ModelArch) -> None:
-    if job is not None and job.finetune is not None and job.finetune.rank > model.hidden_size:
-        raise SpecError("training.finetune.rank", job.finetune.rank, f"is above the hidden size {model.hidden_size}",
-                        "a LoRA update of a d×d matrix has rank at most d: give a smaller rank")  # fmt: skip
-
-
-def resolve(inp: ScenarioInput, path: str = "") -> Scenario:
-    model = resolve_model(inp.model, scenario_path=path)
-    _check_finetune(inp.training, model)
-    return Scenario(
-        model=model,
-        cluster=resolve_cluster(inp.hardware),
-        training=inp.training,
-        inference=inp.inference,
-        source=inp,
-        path=path,
-    )
-
-
-def load_scenario(path: str | Path, sets: list[str] | None = None) -> Scenario:
-    """Read, override, validate and resolve a scenario file."""
-    return resolve(parse_scenario(read_yaml(path), sets), str(path))

@@ -8,10 +8,11 @@ import numpy as np
 
 from aiinfra.analytic.training_memory import TrainSetup, memory_per_rank
 from aiinfra.analytic.training_step import step_time
+from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.planning.training import reserve_bytes
 from aiinfra.search.plans import single_plan
 from aiinfra.specs.hardware import BLOCK_SCALED_BASE
-from aiinfra.specs.scenario import HardwareInput, resolve_cluster
+from aiinfra.specs.scenario import HardwareInput
 from aiinfra.validation.rows import RowError, integer, model_from_row, reasoned
 from aiinfra.validation.types import RowPrediction
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from aiinfra import app
+from aiinfra.app.questions import TABLE, Question
 from aiinfra.errors import SpecError
 from aiinfra.report.render import jsonable
 from aiinfra.specs.bounds import WEB_MAX_SCHEDULE_JOBS, WEB_MAX_SIMULATED_REQUESTS
@@ -75,45 +76,27 @@ def check_simulation(scenario: Mapping[str, Any]) -> Any:
     return sc
 
 
-def _capacity(sc: Any, o: Options, progress: Progress | None) -> dict[str, Any]:
-    if o.simulate:
-        _bound_simulation(sc)
-    r = app.capacity(sc, list(o.accelerators) or None, list(o.engines) or None, o.simulate, o.seed,
-                     progress if o.simulate else None)  # fmt: skip
-    return r.to_dict()
+def _answerer(q: Question) -> Callable[[Any, Options, Progress | None], dict[str, Any]]:
+    """``q``'s answer to a resolved scenario and the web's options (a simulating request bounded first)."""
 
-
-def _simulate(sc: Any, o: Options, progress: Progress | None) -> dict[str, Any]:
-    _bound_simulation(sc)
-    return app.simulate(sc, o.seed).to_dict()
-
-
-def _find_max_rate(sc: Any, o: Options, progress: Progress | None) -> dict[str, Any]:
-    _bound_simulation(sc)
-    return app.find_max_rate(sc, o.seed, progress).to_dict()
-
-
-def _plain(name: str) -> Callable[[Any, Options, Progress | None], dict[str, Any]]:
     def answer(sc: Any, o: Options, progress: Progress | None) -> dict[str, Any]:
-        result: dict[str, Any] = app.QUESTIONS[name](sc).to_dict()
+        # the options the web offers (the rest take their defaults)
+        request = q.request_of(sc, {f.name: getattr(o, f.name) for f in q.option_fields() if hasattr(o, f.name)})
+        if request.simulates:
+            _bound_simulation(sc)
+        result: dict[str, Any] = q.answer(request, progress).to_dict()
         return result
 
     return answer
 
 
-#: question name in the URL -> its answer; the same names as the CLI's commands
+#: question name in the URL -> its answer: every entry of app/questions.py's table, under its route name
 QUESTIONS: dict[str, Callable[[Any, Options, Progress | None], dict[str, Any]]] = {
-    "check": _plain("check"),
-    "train": _plain("train"),
-    "memory": _plain("memory"),
-    "infer": _plain("infer"),
-    "capacity": _capacity,
-    "simulate": _simulate,
-    "find-max-rate": _find_max_rate,
-    "cost": _plain("cost"),
-    "datacenter": _plain("datacenter"),
-    "tco": _plain("tco"),
+    q.route: _answerer(q) for q in TABLE
 }
+
+#: the questions the web app may run as jobs (POST /api/v1/jobs/<question>), besides its own series and validate
+LONG_RUNNING = frozenset(q.route for q in TABLE if q.long_running)
 
 
 def answer(question: str, scenario: Mapping[str, Any], options: Options | None = None,

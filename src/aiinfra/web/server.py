@@ -312,7 +312,7 @@ def create_app(settings: Settings | None = None) -> Any:
         elif question == "simulate-series":
             await bounded(lambda: questions.check_simulation(body))  # bad input is a 422 now, not a failed job
             job = jobs.start(question, "series", (body, seed))
-        elif question in ("find-max-rate", "capacity", "simulate"):
+        elif question in questions.LONG_RUNNING:
             await bounded(lambda: questions.check_simulation(body) if question != "capacity" or simulate else
                           questions.load(body))  # fmt: skip
             job = jobs.start(question, "answer", (question, body, opts))

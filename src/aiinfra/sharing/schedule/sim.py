@@ -28,7 +28,7 @@ cause needs a repair leaves the pool for the repair time. MIG-mode nodes do not 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from aiinfra.sharing import mig as m
@@ -229,6 +229,499 @@ class _MigPool:
         self.counts[gpu][p.name] -= 1
 
 
+class _ArrivalOrder:
+    """Waiting jobs in arrival (queue-entry) order: fifo, backfill, gang."""
+
+    def __init__(self) -> None:
+        self._q: dict[int, None] = {}  # insertion-ordered
+
+    @classmethod
+    def of(cls, jobs: Jobs, user_gpus: dict[str, int]) -> _ArrivalOrder:
+        return cls()
+
+    def push(self, i: int) -> None:
+        self._q[i] = None
+
+    def remove(self, i: int) -> None:
+        del self._q[i]
+
+    def head(self) -> int | None:
+        return next(iter(self._q), None)
+
+    def order(self, depth: int) -> list[int]:
+        """At most ``depth`` + 1 jobs from the head: the head and its backfill candidates."""
+        out = []
+        for i in self._q:
+            out.append(i)
+            if len(out) > depth:
+                break
+        return out
+
+
+class _PriorityOrder:
+    """Highest priority first, then arrival, then trace order (a heap; only the head leaves it)."""
+
+    def __init__(self, priority: Sequence[int], arrival_s: Sequence[float]) -> None:
+        self._heap: list[tuple[int, float, int]] = []
+        self._priority, self._arrival_s = priority, arrival_s
+
+    @classmethod
+    def of(cls, jobs: Jobs, user_gpus: dict[str, int]) -> _PriorityOrder:
+        return cls(jobs.priority, jobs.arrival_s)
+
+    def push(self, i: int) -> None:
+        heapq.heappush(self._heap, (-self._priority[i], self._arrival_s[i], i))
+
+    def remove(self, i: int) -> None:
+        popped = heapq.heappop(self._heap)[2]
+        assert popped == i, "only the head leaves a priority queue"
+
+    def head(self) -> int | None:
+        return self._heap[0][2] if self._heap else None
+
+    def order(self, depth: int) -> list[int]:
+        head = self.head()
+        return [] if head is None else [head]  # a strict policy: nothing passes the head
+
+
+class _FairShareOrder:
+    """Users ordered by the GPUs they hold now (fewest first), ties by their earliest waiting job; each user's jobs
+    in arrival order."""
+
+    def __init__(self, user: Sequence[str], arrival_s: Sequence[float], user_gpus: dict[str, int]) -> None:
+        self._by_user: dict[str, dict[int, None]] = {}
+        self._user, self._arrival_s, self._user_gpus = user, arrival_s, user_gpus
+
+    @classmethod
+    def of(cls, jobs: Jobs, user_gpus: dict[str, int]) -> _FairShareOrder:
+        """``user_gpus``: the GPUs each user holds now, kept up to date by the simulator."""
+        return cls(jobs.user, jobs.arrival_s, user_gpus)
+
+    def push(self, i: int) -> None:
+        self._by_user.setdefault(self._user[i], {})[i] = None
+
+    def remove(self, i: int) -> None:
+        q = self._by_user[self._user[i]]
+        del q[i]
+        if not q:
+            del self._by_user[self._user[i]]
+
+    def head(self) -> int | None:
+        order = self.order(0)
+        return order[0] if order else None
+
+    def order(self, depth: int) -> list[int]:
+        def key(u: str) -> tuple[int, float, int]:
+            first = next(iter(self._by_user[u]))
+            return self._user_gpus.get(u, 0), self._arrival_s[first], first
+
+        out = []
+        for u in sorted(self._by_user, key=key):
+            for i in self._by_user[u]:
+                out.append(i)
+                if len(out) > depth:
+                    return out
+        return out
+
+
+_Queue = _ArrivalOrder | _PriorityOrder | _FairShareOrder
+
+
+@dataclass(frozen=True, slots=True)
+class QueuePolicy:
+    """A scheduling policy as the simulator core asks it: its queue order and three switches."""
+
+    name: str
+    order: type[_Queue]
+    """The waiting queue's order."""
+    strict: bool
+    """A blocked head blocks every later job (no backfill)."""
+    preempts: bool = False
+    """A blocked head preempts lower-priority running jobs when that lets it start."""
+    whole_nodes: bool = False
+    """A job of a node or more takes whole nodes that no other job shares, packed by leaf group (gang)."""
+
+    def queue(self, jobs: Jobs, user_gpus: dict[str, int]) -> _Queue:
+        """An empty waiting queue in this policy's order."""
+        return self.order.of(jobs, user_gpus)
+
+
+#: every policy of spec.POLICIES (module docstring: what each does)
+QUEUE_POLICIES: dict[str, QueuePolicy] = {
+    "fifo": QueuePolicy("fifo", _ArrivalOrder, strict=True),
+    "backfill": QueuePolicy("backfill", _ArrivalOrder, strict=False),
+    "gang": QueuePolicy("gang", _ArrivalOrder, strict=False, whole_nodes=True),
+    "priority": QueuePolicy("priority", _PriorityOrder, strict=True, preempts=True),
+    "fairshare": QueuePolicy("fairshare", _FairShareOrder, strict=False),
+}
+
+
+class _Run:
+    """One simulation: the cluster's and every job's state, and the steps the event loop takes (placement, release,
+    EASY backfill, preemption, node failures and repairs) — the core every :class:`QueuePolicy` runs on."""
+
+    def __init__(
+        self,
+        jobs: Jobs,
+        *,
+        nodes: int,
+        per_node: int,
+        policy: str,
+        nodes_per_leaf: int | None,
+        mig_geometry: m.MigGeometry | None,
+        mig_nodes: int,
+        horizon_s: float | None,
+        backfill_depth: int | None,
+        failures: Iterator[tuple[float, int, bool]] | None,
+        repair_s: float,
+        restart_s: float,
+        checkpoint_interval_s: float | None,
+    ) -> None:
+        self.jobs, self.nodes, self.per_node = jobs, nodes, per_node
+        self.mig_geometry, self.mig_nodes = mig_geometry, mig_nodes
+        self.horizon_s, self.failures, self.repair_s, self.restart_s = horizon_s, failures, repair_s, restart_s
+        self.checkpoint_interval_s = checkpoint_interval_s
+        self.n = len(self.jobs)
+        self.arrival, self.gpus, self.prio, self.user = jobs.arrival_s, jobs.gpus, jobs.priority, jobs.user
+        self.profiles: list[m.MigProfile | None] = [
+            mig_geometry.profile(p) if (p and mig_geometry is not None) else None for p in jobs.mig_profile
+        ]
+        self.pol = QUEUE_POLICIES[policy]
+        self.whole = self.pol.whole_nodes
+        self.per_leaf = nodes_per_leaf or self.nodes
+        self.pool = _Nodes(self.nodes, self.per_node, self.per_leaf)
+        self.migs = _MigPool(self.mig_nodes * self.per_node, self.mig_geometry)
+        self.mig_share = self.mig_geometry.compute_slices if self.mig_geometry else 1
+        self.depth = backfill_depth or self.n
+
+        self.start = [NAN] * self.n
+        self.finish = [NAN] * self.n
+        self.reservation = [NAN] * self.n
+        self.waited = [0.0] * self.n
+        self.queued_since = list(self.arrival)
+        self.preempts = [0] * self.n
+        self.leaves = [0] * self.n
+        self.remaining = list(self.jobs.duration_s)
+        self.epoch = [0] * self.n
+        self.alloc: dict[int, list[tuple[int, int]]] = {}
+        self.mig_alloc: dict[int, tuple[int, int]] = {}
+        self.running_by_end: list[tuple[float, int]] = []  # heap, lazily cleaned
+        self.end_of: dict[int, float] = {}
+        self.user_gpus: dict[str, int] = {}
+        self.prio_gpus: dict[int, int] = {}
+        self.running_prio: dict[int, dict[int, None]] = {}  # running jobs by priority, in start order
+
+        self.events: list[tuple[float, int, int, int]] = [(self.arrival[i], _ARRIVE, i, 0) for i in range(self.n)]
+        heapq.heapify(self.events)
+        self.run_start = [NAN] * self.n
+        self.interrupted = [0] * self.n
+        self.down_since: dict[int, float] = {}
+        self.node_failures = self.node_repairs = 0
+        self.lost_gpu_s = self.down_gpu_s = 0.0
+        self.unfinished = self.n
+
+        self.queue = self.pol.queue(self.jobs, self.user_gpus)
+
+        self.busy = 0.0
+        self.busy_t: list[float] = [0.0]
+        self.busy_v: list[float] = [0.0]
+        self.frag_blocked = 0.0
+        self.frag_flag = False
+        self.now = 0.0
+        # the blocked head's reservation: [head, reservation time, room then] (EASY keeps it while the head is the same)
+        self.shadow: list[object] = [-1, 0.0, None]
+        self.next_failure()
+
+    def next_failure(self) -> None:
+        if self.failures is not None:
+            f = next(self.failures, None)
+            if f is not None:
+                heapq.heappush(self.events, (f[0], _FAIL, f[1], int(f[2])))
+
+    def weight(self, i: int) -> float:
+        p = self.profiles[i]
+        return p.compute_slices / self.mig_share if p is not None else float(self.gpus[i])
+
+    def place(self, i: int, a: list[tuple[int, int]] | None = None) -> bool:
+        """Start job ``i`` now (on ``a`` if already found); False if it does not fit."""
+        p = self.profiles[i]
+        if p is not None:
+            spot = self.migs.find(p)
+            if spot is None:
+                return False
+            self.migs.take(spot[0], spot[1], p)
+            self.mig_alloc[i] = spot
+        else:
+            a = a or self.pool.find(self.gpus[i], self.whole)
+            if a is None:
+                return False
+            self.pool.take(a)
+            self.alloc[i] = a
+        if self.start[i] != self.start[i]:  # nan: first start
+            self.start[i] = self.now
+            self.leaves[i] = len({node // self.per_leaf for node, _ in a}) if a else 0
+        self.waited[i] += self.now - self.queued_since[i]
+        self.run_start[i] = self.now
+        end = self.now + self.remaining[i]
+        self.end_of[i] = end
+        heapq.heappush(self.events, (end, _FINISH, i, self.epoch[i]))
+        heapq.heappush(self.running_by_end, (end, i))
+        self.user_gpus[self.user[i]] = self.user_gpus.get(self.user[i], 0) + self.gpus[i]
+        self.prio_gpus[self.prio[i]] = self.prio_gpus.get(self.prio[i], 0) + self.gpus[i]
+        self.running_prio.setdefault(self.prio[i], {})[i] = None
+        self.busy += self.weight(i)
+        return True
+
+    def release(self, i: int) -> None:
+        p = self.profiles[i]
+        if p is not None:
+            gpu, s = self.mig_alloc.pop(i)
+            self.migs.give(gpu, s, p)
+        else:
+            self.pool.give(self.alloc.pop(i))
+        del self.end_of[i]
+        self.user_gpus[self.user[i]] -= self.gpus[i]
+        self.prio_gpus[self.prio[i]] -= self.gpus[i]
+        del self.running_prio[self.prio[i]][i]
+        self.busy -= self.weight(i)
+
+    def enqueue(self, i: int) -> None:
+        self.queued_since[i] = self.now
+        self.queue.push(i)
+
+    def reservation_room(self, head: int) -> tuple[float, _Room] | None:
+        """Earliest time the whole-GPU ``head`` fits as running jobs end, and the room then."""
+        room = _Room(self.pool.free, self.per_node, self.gpus[head], self.whole)
+        while self.running_by_end and self.end_of.get(self.running_by_end[0][1]) != self.running_by_end[0][0]:
+            heapq.heappop(self.running_by_end)
+        for end, j in sorted(e for e in self.running_by_end if self.end_of.get(e[1]) == e[0]):
+            for node, k in self.alloc.get(j, ()):
+                room.add(node, k)
+            if room.fits():
+                return end, room
+        return None
+
+    def try_backfill(self, j: int, head: int) -> bool:
+        """Start ``j`` now if it leaves the head's reservation intact (EASY)."""
+        if self.profiles[j] is not None:
+            return self.place(j)  # the MIG pool is not the head's
+        if self.gpus[j] > self.pool.total_free:
+            return False
+        a = self.pool.find(self.gpus[j], self.whole)
+        if a is None:
+            return False
+        if self.shadow[0] != head:
+            sh = self.reservation_room(head)
+            self.shadow[:] = [head, *(sh or (0.0, None))]
+            if sh is not None and self.reservation[head] != self.reservation[head]:
+                self.reservation[head] = sh[0]
+        t_res, room = self.shadow[1], self.shadow[2]
+        if room is None:
+            return False
+        assert isinstance(room, _Room) and isinstance(t_res, float)
+        if self.now + self.remaining[j] > t_res:
+            for node, k in a:
+                room.add(node, -k)
+            if not room.fits():
+                for node, k in a:
+                    room.add(node, k)
+                return False
+        return self.place(j, a)
+
+    def requeue(self, j: int, extra_work_s: float) -> None:
+        """Stop running job ``j`` now and queue it again with its remaining work plus ``extra_work_s`` (preemption:
+        none; a failure: the work since its checkpoint and the restart)."""
+        self.remaining[j] = max(self.end_of[j] - self.now, 0.0) + extra_work_s
+        self.release(j)
+        self.epoch[j] += 1  # its pending finish event is void
+        self.enqueue(j)
+
+    def preempt_for(self, i: int) -> bool:
+        """Preempt lower-priority running jobs (lowest priority, latest start first) if that lets ``i`` start."""
+        p = self.profiles[i]
+        lower = sum(v for q, v in self.prio_gpus.items() if q < self.prio[i])
+        if p is None and (lower == 0 or lower + self.pool.total_free < self.gpus[i]):
+            return False
+        # lowest priority first, latest started first
+        lower_running = (self.running_prio[q] for q in sorted(self.running_prio) if q < self.prio[i])
+        whole_gpu = p is None
+        victims = (j for running in lower_running for j in reversed(running) if (self.profiles[j] is None) == whole_gpu)
+        chosen: list[int] = []
+        if p is None:
+            room = _Room(self.pool.free, self.per_node, self.gpus[i], self.whole)
+            for j in victims:
+                for node, k in self.alloc[j]:
+                    room.add(node, k)
+                chosen.append(j)
+                if room.fits():
+                    break
+            else:
+                return False
+        else:
+            chosen = list(victims)  # released one at a time below until the profile fits
+            if not chosen:
+                return False
+        for j in chosen:
+            self.requeue(j, 0.0)
+            self.preempts[j] += 1
+            if p is not None and self.migs.find(p) is not None:
+                break
+        return self.place(i)
+
+    def fail(self, node: int, needs_repair: bool) -> None:
+        """Interrupt every job on ``node`` (lost work since its checkpoint + restart re-queued); take the node out."""
+        if node in self.down_since:
+            return
+        self.node_failures += 1
+        for j in sorted(j for j, a in self.alloc.items() if any(k == node for k, _ in a)):
+            progress = self.now - self.run_start[j]
+            lost = progress % self.checkpoint_interval_s if self.checkpoint_interval_s else progress
+            self.lost_gpu_s += (lost + self.restart_s) * self.gpus[j]
+            self.requeue(j, lost + self.restart_s)
+            self.interrupted[j] += 1
+        if needs_repair:
+            self.node_repairs += 1
+            self.pool.take([(node, self.pool.free[node])])
+            self.down_since[node] = self.now
+            heapq.heappush(self.events, (self.now + self.repair_s, _REPAIR, node, 0))
+        self.shadow[:] = [-1, 0.0, None]
+
+    def repaired(self, node: int) -> None:
+        self.pool.give([(node, self.per_node)])
+        self.down_gpu_s += (self.now - self.down_since.pop(node)) * self.per_node
+        self.shadow[:] = [-1, 0.0, None]
+
+    def blocked_by_fragments(self, i: int) -> bool:
+        return self.profiles[i] is None and self.gpus[i] <= self.pool.total_free
+
+    def full_pass(self) -> None:
+        self.frag_flag = False
+        if self.pol.strict:
+            while (i := self.queue.head()) is not None:
+                if self.place(i) or (self.pol.preempts and self.preempt_for(i)):
+                    self.queue.remove(i)
+                    continue
+                self.frag_flag = self.blocked_by_fragments(i)
+                return
+            return
+        while True:
+            o = self.queue.order(self.depth)
+            if not o:
+                return
+            head = o[0]
+            if not self.place(head):
+                break
+            self.queue.remove(head)
+        self.frag_flag = self.blocked_by_fragments(head)
+        if self.profiles[head] is not None:  # a blocked MIG head: only whole-GPU jobs (the other pool) pass it
+            for j in o[1:]:
+                if self.profiles[j] is None and self.place(j):
+                    self.queue.remove(j)
+            return
+        for j in o[1:]:
+            if self.profiles[j] is None and self.gpus[j] > self.pool.total_free:
+                if self.pool.total_free == 0 and not self.mig_nodes:
+                    break  # nothing left to place
+                continue
+            if self.try_backfill(j, head):
+                self.queue.remove(j)
+
+    def arrivals_pass(self, new: list[int]) -> bool:
+        """Only arrivals at this instant, nothing freed: the jobs already waiting cannot start now, so only the
+        new ones are tried (as backfill behind an unchanged head). False when a full pass is needed instead."""
+        if self.pol.strict:
+            return False
+        o = self.queue.order(self.depth)
+        head = o[0] if o else -1
+        if head in new or head == -1 or self.profiles[head] is not None:
+            return False
+        pos = {j: k for k, j in enumerate(o)}
+        for j in new:
+            if j in pos and self.try_backfill(j, head):
+                self.queue.remove(j)
+        return True
+
+    def run(self) -> SimOutcome:
+        """Every event in time order until the last job ends (or the horizon); the outcome."""
+        new_jobs: list[int] = []
+        freed = False
+        while self.events:
+            if self.unfinished == 0 and self.failures is not None:
+                break  # every job done: the endless failure stream has nothing left to interrupt
+            t, kind, i, ep = self.events[0]
+            if self.horizon_s is not None and t > self.horizon_s:
+                break
+            heapq.heappop(self.events)
+            if t > self.now:
+                if self.frag_flag:
+                    self.frag_blocked += t - self.now
+                self.now = t
+            if kind == _FINISH:
+                if ep != self.epoch[i] or i not in self.end_of:
+                    continue
+                self.remaining[i] = 0.0
+                self.release(i)
+                self.finish[i] = self.now
+                self.unfinished -= 1
+                freed = True
+            elif kind == _ARRIVE:
+                self.enqueue(i)
+                new_jobs.append(i)
+            elif kind == _FAIL:
+                self.fail(i, bool(ep))
+                self.next_failure()
+                freed = True
+            else:
+                self.repaired(i)
+                freed = True
+            if self.events and self.events[0][0] == self.now:
+                continue  # handle every event of this instant before scheduling
+            if freed or not self.arrivals_pass(new_jobs):
+                self.full_pass()
+            new_jobs.clear()
+            freed = False
+            if self.busy_t[-1] == self.now:
+                self.busy_v[-1] = self.busy
+            else:
+                self.busy_t.append(self.now)
+                self.busy_v.append(self.busy)
+
+        end = self.horizon_s if self.horizon_s is not None else self.now
+        if self.frag_flag and end > self.now:
+            self.frag_blocked += end - self.now
+        self.down_gpu_s += sum(max(end - since, 0.0) * self.per_node for since in self.down_since.values())
+        state = []
+        for i in range(self.n):
+            if self.finish[i] == self.finish[i]:
+                state.append("finished")
+            elif i in self.end_of:
+                state.append("running")
+            elif self.arrival[i] > end:
+                state.append("not_arrived")
+            else:
+                state.append("queued")
+                self.waited[i] += end - self.queued_since[i]
+        return SimOutcome(
+            start_s=tuple(self.start),
+            finish_s=tuple(self.finish),
+            wait_s=tuple(self.waited),
+            preemptions=tuple(self.preempts),
+            reservation_s=tuple(self.reservation),
+            leaves_used=tuple(self.leaves),
+            state=tuple(state),
+            busy_t_s=tuple(self.busy_t),
+            busy_gpus=tuple(self.busy_v),
+            end_s=end,
+            frag_blocked_s=self.frag_blocked,
+            total_gpus=(self.nodes + self.mig_nodes) * self.per_node,
+            interruptions=tuple(self.interrupted),
+            node_failures=self.node_failures,
+            node_repairs=self.node_repairs,
+            lost_gpu_s=self.lost_gpu_s,
+            down_gpu_s=self.down_gpu_s,
+        )
+
+
 def simulate(
     jobs: Jobs,
     *,
@@ -248,377 +741,7 @@ def simulate(
     """Run ``jobs`` through the cluster under ``policy``. Inputs are assumed checked (every job fits the cluster).
     ``failures``: (time, whole-GPU node, needs repair) in increasing time, possibly endless (the run ends when every
     job has finished, or at the horizon)."""
-    n = len(jobs)
-    arrival, gpus, prio, user = jobs.arrival_s, jobs.gpus, jobs.priority, jobs.user
-    profiles: list[m.MigProfile | None] = [
-        mig_geometry.profile(p) if (p and mig_geometry is not None) else None for p in jobs.mig_profile
-    ]
-    whole = policy == "gang"
-    per_leaf = nodes_per_leaf or nodes
-    pool = _Nodes(nodes, per_node, per_leaf)
-    migs = _MigPool(mig_nodes * per_node, mig_geometry)
-    mig_share = mig_geometry.compute_slices if mig_geometry else 1
-    depth = backfill_depth or n
-
-    start = [NAN] * n
-    finish = [NAN] * n
-    reservation = [NAN] * n
-    waited = [0.0] * n
-    queued_since = list(arrival)
-    preempts = [0] * n
-    leaves = [0] * n
-    remaining = list(jobs.duration_s)
-    epoch = [0] * n
-    alloc: dict[int, list[tuple[int, int]]] = {}
-    mig_alloc: dict[int, tuple[int, int]] = {}
-    running_by_end: list[tuple[float, int]] = []  # heap, lazily cleaned
-    end_of: dict[int, float] = {}
-    user_gpus: dict[str, int] = {}
-    prio_gpus: dict[int, int] = {}
-    running_prio: dict[int, dict[int, None]] = {}  # running jobs by priority, in start order
-
-    events: list[tuple[float, int, int, int]] = [(arrival[i], _ARRIVE, i, 0) for i in range(n)]
-    heapq.heapify(events)
-    run_start = [NAN] * n
-    interrupted = [0] * n
-    down_since: dict[int, float] = {}
-    node_failures = node_repairs = 0
-    lost_gpu_s = down_gpu_s = 0.0
-    unfinished = n
-
-    def next_failure() -> None:
-        if failures is not None:
-            f = next(failures, None)
-            if f is not None:
-                heapq.heappush(events, (f[0], _FAIL, f[1], int(f[2])))
-
-    next_failure()
-    queue: dict[int, None] = {}  # insertion-ordered = arrival order (fifo, backfill, gang)
-    by_user: dict[str, dict[int, None]] = {}  # fairshare: each user's waiting jobs in arrival order
-    prio_heap: list[tuple[int, float, int]] = []
-
-    busy = 0.0
-    busy_t: list[float] = [0.0]
-    busy_v: list[float] = [0.0]
-    frag_blocked = 0.0
-    frag_flag = False
-    now = 0.0
-    # the blocked head's reservation: [head, reservation time, room then] (EASY keeps it while the head is the same)
-    shadow: list[object] = [-1, 0.0, None]
-
-    def weight(i: int) -> float:
-        p = profiles[i]
-        return p.compute_slices / mig_share if p is not None else float(gpus[i])
-
-    def place(i: int, a: list[tuple[int, int]] | None = None) -> bool:
-        """Start job ``i`` now (on ``a`` if already found); False if it does not fit."""
-        nonlocal busy
-        p = profiles[i]
-        if p is not None:
-            spot = migs.find(p)
-            if spot is None:
-                return False
-            migs.take(spot[0], spot[1], p)
-            mig_alloc[i] = spot
-        else:
-            a = a or pool.find(gpus[i], whole)
-            if a is None:
-                return False
-            pool.take(a)
-            alloc[i] = a
-        if start[i] != start[i]:  # nan: first start
-            start[i] = now
-            leaves[i] = len({node // per_leaf for node, _ in a}) if a else 0
-        waited[i] += now - queued_since[i]
-        run_start[i] = now
-        end = now + remaining[i]
-        end_of[i] = end
-        heapq.heappush(events, (end, _FINISH, i, epoch[i]))
-        heapq.heappush(running_by_end, (end, i))
-        user_gpus[user[i]] = user_gpus.get(user[i], 0) + gpus[i]
-        prio_gpus[prio[i]] = prio_gpus.get(prio[i], 0) + gpus[i]
-        running_prio.setdefault(prio[i], {})[i] = None
-        busy += weight(i)
-        return True
-
-    def release(i: int) -> None:
-        nonlocal busy
-        p = profiles[i]
-        if p is not None:
-            gpu, s = mig_alloc.pop(i)
-            migs.give(gpu, s, p)
-        else:
-            pool.give(alloc.pop(i))
-        del end_of[i]
-        user_gpus[user[i]] -= gpus[i]
-        prio_gpus[prio[i]] -= gpus[i]
-        del running_prio[prio[i]][i]
-        busy -= weight(i)
-
-    def enqueue(i: int) -> None:
-        queued_since[i] = now
-        if policy == "priority":
-            heapq.heappush(prio_heap, (-prio[i], arrival[i], i))
-        elif policy == "fairshare":
-            by_user.setdefault(user[i], {})[i] = None
-        else:
-            queue[i] = None
-
-    def dequeue(i: int) -> None:
-        if policy == "fairshare":
-            q = by_user[user[i]]
-            del q[i]
-            if not q:
-                del by_user[user[i]]
-        else:
-            del queue[i]
-
-    def order() -> list[int]:
-        """The queue in policy order, at most ``depth`` + 1 jobs (the head and its backfill candidates)."""
-        if policy != "fairshare":
-            out = []
-            for i in queue:
-                out.append(i)
-                if len(out) > depth:
-                    break
-            return out
-        def key(u: str) -> tuple[int, float, int]:
-            first = next(iter(by_user[u]))
-            return user_gpus.get(u, 0), arrival[first], first
-
-        users = sorted(by_user, key=key)
-        out = []
-        for u in users:
-            for i in by_user[u]:
-                out.append(i)
-                if len(out) > depth:
-                    return out
-        return out
-
-    def reservation_room(head: int) -> tuple[float, _Room] | None:
-        """Earliest time the whole-GPU ``head`` fits as running jobs end, and the room then."""
-        room = _Room(pool.free, per_node, gpus[head], whole)
-        while running_by_end and end_of.get(running_by_end[0][1]) != running_by_end[0][0]:
-            heapq.heappop(running_by_end)
-        for end, j in sorted(e for e in running_by_end if end_of.get(e[1]) == e[0]):
-            for node, k in alloc.get(j, ()):
-                room.add(node, k)
-            if room.fits():
-                return end, room
-        return None
-
-    def try_backfill(j: int, head: int) -> bool:
-        """Start ``j`` now if it leaves the head's reservation intact (EASY)."""
-        if profiles[j] is not None:
-            return place(j)  # the MIG pool is not the head's
-        if gpus[j] > pool.total_free:
-            return False
-        a = pool.find(gpus[j], whole)
-        if a is None:
-            return False
-        if shadow[0] != head:
-            sh = reservation_room(head)
-            shadow[:] = [head, *(sh or (0.0, None))]
-            if sh is not None and reservation[head] != reservation[head]:
-                reservation[head] = sh[0]
-        t_res, room = shadow[1], shadow[2]
-        if room is None:
-            return False
-        assert isinstance(room, _Room) and isinstance(t_res, float)
-        if now + remaining[j] > t_res:
-            for node, k in a:
-                room.add(node, -k)
-            if not room.fits():
-                for node, k in a:
-                    room.add(node, k)
-                return False
-        return place(j, a)
-
-    def requeue(j: int, extra_work_s: float) -> None:
-        """Stop running job ``j`` now and queue it again with its remaining work plus ``extra_work_s`` (preemption:
-        none; a failure: the work since its checkpoint and the restart)."""
-        remaining[j] = max(end_of[j] - now, 0.0) + extra_work_s
-        release(j)
-        epoch[j] += 1  # its pending finish event is void
-        enqueue(j)
-
-    def preempt_for(i: int) -> bool:
-        """Preempt lower-priority running jobs (lowest priority, latest start first) if that lets ``i`` start."""
-        p = profiles[i]
-        lower = sum(v for q, v in prio_gpus.items() if q < prio[i])
-        if p is None and (lower == 0 or lower + pool.total_free < gpus[i]):
-            return False
-        victims = (j for q in sorted(q for q in running_prio if q < prio[i]) for j in reversed(running_prio[q])
-                   if (profiles[j] is None) == (p is None))  # lowest priority first, latest started first  # fmt: skip
-        chosen: list[int] = []
-        if p is None:
-            room = _Room(pool.free, per_node, gpus[i], whole)
-            for j in victims:
-                for node, k in alloc[j]:
-                    room.add(node, k)
-                chosen.append(j)
-                if room.fits():
-                    break
-            else:
-                return False
-        else:
-            chosen = list(victims)  # released one at a time below until the profile fits
-            if not chosen:
-                return False
-        for j in chosen:
-            requeue(j, 0.0)
-            preempts[j] += 1
-            if p is not None and migs.find(p) is not None:
-                break
-        return place(i)
-
-    def fail(node: int, needs_repair: bool) -> None:
-        """Interrupt every job on ``node`` (lost work since its checkpoint + restart re-queued); take the node out."""
-        nonlocal node_failures, node_repairs, lost_gpu_s
-        if node in down_since:
-            return
-        node_failures += 1
-        for j in sorted(j for j, a in alloc.items() if any(k == node for k, _ in a)):
-            progress = now - run_start[j]
-            lost = progress % checkpoint_interval_s if checkpoint_interval_s else progress
-            lost_gpu_s += (lost + restart_s) * gpus[j]
-            requeue(j, lost + restart_s)
-            interrupted[j] += 1
-        if needs_repair:
-            node_repairs += 1
-            pool.take([(node, pool.free[node])])
-            down_since[node] = now
-            heapq.heappush(events, (now + repair_s, _REPAIR, node, 0))
-        shadow[:] = [-1, 0.0, None]
-
-    def repaired(node: int) -> None:
-        nonlocal down_gpu_s
-        pool.give([(node, per_node)])
-        down_gpu_s += (now - down_since.pop(node)) * per_node
-        shadow[:] = [-1, 0.0, None]
-
-    def blocked_by_fragments(i: int) -> bool:
-        return profiles[i] is None and gpus[i] <= pool.total_free
-
-    def full_pass() -> None:
-        nonlocal frag_flag
-        frag_flag = False
-        if policy == "priority":
-            while prio_heap:
-                i = prio_heap[0][2]
-                if place(i) or preempt_for(i):
-                    heapq.heappop(prio_heap)
-                    continue
-                frag_flag = blocked_by_fragments(i)
-                return
-            return
-        if policy == "fifo":
-            while queue:
-                i = next(iter(queue))
-                if not place(i):
-                    frag_flag = blocked_by_fragments(i)
-                    return
-                del queue[i]
-            return
-        while True:
-            o = order()
-            if not o:
-                return
-            head = o[0]
-            if not place(head):
-                break
-            dequeue(head)
-        frag_flag = blocked_by_fragments(head)
-        if profiles[head] is not None:  # a blocked MIG head: only whole-GPU jobs (the other pool) pass it
-            for j in o[1:]:
-                if profiles[j] is None and place(j):
-                    dequeue(j)
-            return
-        for j in o[1:]:
-            if profiles[j] is None and gpus[j] > pool.total_free:
-                if pool.total_free == 0 and not mig_nodes:
-                    break  # nothing left to place
-                continue
-            if try_backfill(j, head):
-                dequeue(j)
-
-    def arrivals_pass(new: list[int]) -> bool:
-        """Only arrivals at this instant, nothing freed: the jobs already waiting cannot start now, so only the
-        new ones are tried (as backfill behind an unchanged head). False when a full pass is needed instead."""
-        if policy in ("priority", "fifo"):
-            return False
-        o = order()
-        head = o[0] if o else -1
-        if head in new or head == -1 or profiles[head] is not None:
-            return False
-        pos = {j: k for k, j in enumerate(o)}
-        for j in new:
-            if j in pos and try_backfill(j, head):
-                dequeue(j)
-        return True
-
-    new_jobs: list[int] = []
-    freed = False
-    while events:
-        if unfinished == 0 and failures is not None:
-            break  # every job done: the endless failure stream has nothing left to interrupt
-        t, kind, i, ep = events[0]
-        if horizon_s is not None and t > horizon_s:
-            break
-        heapq.heappop(events)
-        if t > now:
-            if frag_flag:
-                frag_blocked += t - now
-            now = t
-        if kind == _FINISH:
-            if ep != epoch[i] or i not in end_of:
-                continue
-            remaining[i] = 0.0
-            release(i)
-            finish[i] = now
-            unfinished -= 1
-            freed = True
-        elif kind == _ARRIVE:
-            enqueue(i)
-            new_jobs.append(i)
-        elif kind == _FAIL:
-            fail(i, bool(ep))
-            next_failure()
-            freed = True
-        else:
-            repaired(i)
-            freed = True
-        if events and events[0][0] == now:
-            continue  # handle every event of this instant before scheduling
-        if freed or not arrivals_pass(new_jobs):
-            full_pass()
-        new_jobs.clear()
-        freed = False
-        if busy_t[-1] == now:
-            busy_v[-1] = busy
-        else:
-            busy_t.append(now)
-            busy_v.append(busy)
-
-    end = horizon_s if horizon_s is not None else now
-    if frag_flag and end > now:
-        frag_blocked += end - now
-    down_gpu_s += sum(max(end - since, 0.0) * per_node for since in down_since.values())
-    state = []
-    for i in range(n):
-        if finish[i] == finish[i]:
-            state.append("finished")
-        elif i in end_of:
-            state.append("running")
-        elif arrival[i] > end:
-            state.append("not_arrived")
-        else:
-            state.append("queued")
-            waited[i] += end - queued_since[i]
-    return SimOutcome(
-        start_s=tuple(start), finish_s=tuple(finish), wait_s=tuple(waited), preemptions=tuple(preempts),
-        reservation_s=tuple(reservation), leaves_used=tuple(leaves), state=tuple(state), busy_t_s=tuple(busy_t),
-        busy_gpus=tuple(busy_v), end_s=end, frag_blocked_s=frag_blocked, total_gpus=(nodes + mig_nodes) * per_node,
-        interruptions=tuple(interrupted), node_failures=node_failures, node_repairs=node_repairs,
-        lost_gpu_s=lost_gpu_s, down_gpu_s=down_gpu_s,
-    )  # fmt: skip
+    return _Run(jobs, nodes=nodes, per_node=per_node, policy=policy, nodes_per_leaf=nodes_per_leaf,
+                mig_geometry=mig_geometry, mig_nodes=mig_nodes, horizon_s=horizon_s, backfill_depth=backfill_depth,
+                failures=failures, repair_s=repair_s, restart_s=restart_s,
+                checkpoint_interval_s=checkpoint_interval_s).run()
