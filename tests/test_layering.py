@@ -30,10 +30,12 @@ ALLOWED: dict[str, set[str]] = {
     "report": _BASE | {"costing"},  # humanising: the price-age text and hours per month
     "validation": _BASE | {"specs", "catalog", "analytic", "search", "planning", "sim", "report"},
     "calibration": _BASE | {"specs", "catalog", "analytic", "planning"},
+    # error bands: the validation rows' errors by regime (scored by the validation and reliability layers)
+    "accuracy": _BASE | {"specs", "catalog", "reliability", "validation"},
     "sweeping": _BASE,
     "app": _BASE
     | {"specs", "catalog", "analytic", "search", "reliability", "costing", "planning", "sim", "sharing", "report"}
-    | {"validation", "sweeping", "calibration"},
+    | {"validation", "sweeping", "calibration", "accuracy"},
     # the shells: only the application layer and what formats or parses its input and output
     "api": _BASE | {"app", "catalog"},
     "web": _BASE | {"app", "report", "specs"},

@@ -13,7 +13,7 @@ UNIT_WORDS = (
     "bytes s per_s w j usd frac flop tokens seqs kwh g kg co2e_kg per_token per_kwh per_hour per_month per_year "
     "per_gb per_kw_month per_gb_month per_million_tokens months years days hours ratio kw mw c per_j per_flop "
     "per_w bits params count per_step per_user per_accelerator_hour requests per_context_token per_accelerator "
-    "per_node per_rack per_param x prob gb"
+    "per_node per_rack per_param x prob gb per_replica per_day"
 ).split()
 UNIT_SUFFIX = re.compile(r"(^|_)(" + "|".join(sorted(UNIT_WORDS, key=len, reverse=True)) + r")$")
 #: dimensionless counts whose unit is the thing counted (documented in their docstrings)
@@ -45,7 +45,17 @@ COUNT_FIELDS = {
     # dimensionless multipliers of the catalog's efficiencies (1 = unchanged)
     "Factors": {"compute_efficiency_scale", "memory_efficiency_scale", "communication_efficiency_scale"},
     "ReliabilityReport": {"restart_attempts_mean"},  # restart attempts per recovery
-    "Scored": {"value", "predicted"},  # in the unit of the scored quantity (named by its `quantity`)
+    "Scored": {"value", "predicted"},
+    # error bands: bounds in the quantity's own unit, log ratios (ln(predicted / measured)) and a multiplier
+    "Checked": {"low", "high"},
+    "Band": {"low_log", "high_log", "inflation"},
+    "ErrorRow": {"measured", "predicted", "log_error"},  # measured/predicted in the unit of the row's metric
+    # mean counts of sequences (requests) in a replica's batch
+    "InferenceEstimate": {"requests_in_flight"},
+    "ReplicaState": {"batch"},
+    "LoadPoint": {"in_flight", "in_flight_p99"},
+    "RequestClass": {"share"},  # a fraction of the workload's demand
+    "DayFleet": {"per_replica_demand"},  # in the profile's demand unit (its demand_unit: users or requests/s)  # in the unit of the scored quantity (named by its `quantity`)
 }
 
 

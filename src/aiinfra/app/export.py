@@ -159,7 +159,7 @@ def export(
         weight_precision=precision,
         kv_precision=wl.kv_precision,
         max_num_seqs=seqs,
-        memory_fraction=wl.gpu_memory_utilization if eng != "trtllm" else None,
+        memory_frac=wl.gpu_memory_utilization if eng != "trtllm" else None,
         num_draft_tokens=draft.num_draft_tokens if draft else None,
         replicas=replicas,
         accelerators_per_node=per_node,

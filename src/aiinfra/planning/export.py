@@ -34,7 +34,7 @@ class Served:
     kv_precision: str | None = None
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
-    memory_fraction: float | None = None
+    memory_frac: float | None = None
     """The engine's memory knob as the scenario gives it (vLLM gpu_memory_utilization)."""
     num_draft_tokens: int | None = None
     replicas: int
@@ -168,8 +168,8 @@ def launch(row: dict[str, Any], s: Served, version: str | None) -> Launch:
             f"{s.weight_precision} weights: load a checkpoint already quantised to {s.weight_precision} "
             "(AWQ/GPTQ/ModelOpt); the engine reads the format from its config"
         )
-    if s.memory_fraction is not None:
-        put("memory_fraction", s.memory_fraction, "the memory fraction")
+    if s.memory_frac is not None:
+        put("memory_frac", s.memory_frac, "the memory fraction")
     if s.num_draft_tokens:
         entry = _setting(row, "speculative", version, "speculative decoding")
         if entry.get("format") == "json":
