@@ -45,7 +45,7 @@ COUNT_FIELDS = {
     # dimensionless multipliers of the catalog's efficiencies (1 = unchanged)
     "Factors": {"compute_efficiency_scale", "memory_efficiency_scale", "communication_efficiency_scale"},
     "ReliabilityReport": {"restart_attempts_mean"},  # restart attempts per recovery
-    "Scored": {"value", "predicted"},
+    "Scored": {"value", "predicted"},  # in the unit of the scored quantity (named by its `quantity`)
     # error bands: bounds in the quantity's own unit, log ratios (ln(predicted / measured)) and a multiplier
     "Checked": {"low", "high"},
     "Band": {"low_log", "high_log", "inflation"},
@@ -55,7 +55,7 @@ COUNT_FIELDS = {
     "ReplicaState": {"batch"},
     "LoadPoint": {"in_flight", "in_flight_p99"},
     "RequestClass": {"share"},  # a fraction of the workload's demand
-    "DayFleet": {"per_replica_demand"},  # in the profile's demand unit (its demand_unit: users or requests/s)  # in the unit of the scored quantity (named by its `quantity`)
+    "DayFleet": {"per_replica_demand"},  # in the profile's demand unit (its demand_unit: users or requests/s)
 }
 
 
