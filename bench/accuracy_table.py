@@ -21,10 +21,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def code_version() -> str:
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                                check=True).stdout.strip()  # fmt: skip
-        dirty = subprocess.run(["git", "status", "--porcelain", "src"], cwd=ROOT, capture_output=True, text=True,
-                               check=True).stdout.strip()  # fmt: skip
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "src"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return f"aiinfra {__version__}"
     return f"aiinfra {__version__}, git {commit}{' + uncommitted changes under src/' if dirty else ''}"
@@ -34,20 +36,26 @@ def write_section(text: str) -> None:
     """Replace the section between MARK and the reliability section (or the end) of docs/validation.md."""
     doc = ROOT / "docs" / "validation.md"
     old = doc.read_text()
-    tail = old[old.index(RELIABILITY_MARK):] if RELIABILITY_MARK in old else ""
+    tail = old[old.index(RELIABILITY_MARK) :] if RELIABILITY_MARK in old else ""
     head = old[: old.index(MARK)] if MARK in old else (old[: old.index(RELIABILITY_MARK)] if tail else old)
     doc.write_text(head.rstrip("\n") + "\n\n" + text.rstrip("\n") + "\n\n" + tail)
 
 
 def main() -> None:
     if "--no-build" not in sys.argv:
+
         def progress(name: str, done: int, total: int | None) -> None:
             if done % 20 == 0 or done == total:
                 print(f"{name}: {done}/{total}", file=sys.stderr, flush=True)
 
         rows = build(progress)
-        meta = {"made_on": datetime.date.today().isoformat(), "code_version": code_version(), "made_by": MADE_BY,
-                "method": "docs/accuracy.md", "files": files_meta()}  # fmt: skip
+        meta = {
+            "made_on": datetime.date.today().isoformat(),
+            "code_version": code_version(),
+            "made_by": MADE_BY,
+            "method": "docs/accuracy.md",
+            "files": files_meta(),
+        }
         write(rows, meta, TABLE_PATH)
     from aiinfra.accuracy import table
 

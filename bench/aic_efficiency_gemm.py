@@ -98,27 +98,58 @@ FP8_MEMORY = "FP8 weights streamed by this engine's quantised op; other lookups 
 #: the planner keeps it (lead's decision, efficiency_sources.md)
 QUANT_IN_OP = "activation quantisation inside the timed op; the same-generation pure-kernel curve is used"
 PARTS = [
-    Part("h100_sxm", SYSTEM_IDS["h100_sxm"], "h100",
-         {"bf16": "gemm-bf16-h100-vidur is used; " + H100_MAIN,
-          "fp8": "gemm-fp8-h100-deepgemm is used; " + H100_MAIN,
-          "memory": "memory-h100-vidur-gemv is used; " + H100_MAIN}),
-    Part("h200_sxm", SYSTEM_IDS["h200_sxm"], "h200",
-         {"bf16": "gemm-bf16-h100-vidur lists H200 (same GH100 die) and is used; " + H100_MAIN,
-          "fp8": "gemm-fp8-h100-deepgemm lists H200 (same GH100 die) and is used; " + H100_MAIN}),
-    Part("b200_sxm", SYSTEM_IDS["b200_sxm"], "b200",
-         {"bf16": "gemm-bf16-b200-xla (main file, measured) wins the tie",
-          "fp8": "gemm-fp8-b200-xla (main file, measured) wins the tie", "nvfp4": QUANT_IN_OP}),
-    Part("gb200", SYSTEM_IDS["gb200"], "gb200",
-         {"fp8": "gemm-fp8-gb200-azure-cublaslt (main file, measured) wins the tie",
-          "nvfp4": "gemm-fp4-gb200-azure-cublaslt (main file, measured) wins the tie"}),
+    Part(
+        "h100_sxm",
+        SYSTEM_IDS["h100_sxm"],
+        "h100",
+        {
+            "bf16": "gemm-bf16-h100-vidur is used; " + H100_MAIN,
+            "fp8": "gemm-fp8-h100-deepgemm is used; " + H100_MAIN,
+            "memory": "memory-h100-vidur-gemv is used; " + H100_MAIN,
+        },
+    ),
+    Part(
+        "h200_sxm",
+        SYSTEM_IDS["h200_sxm"],
+        "h200",
+        {
+            "bf16": "gemm-bf16-h100-vidur lists H200 (same GH100 die) and is used; " + H100_MAIN,
+            "fp8": "gemm-fp8-h100-deepgemm lists H200 (same GH100 die) and is used; " + H100_MAIN,
+        },
+    ),
+    Part(
+        "b200_sxm",
+        SYSTEM_IDS["b200_sxm"],
+        "b200",
+        {
+            "bf16": "gemm-bf16-b200-xla (main file, measured) wins the tie",
+            "fp8": "gemm-fp8-b200-xla (main file, measured) wins the tie",
+            "nvfp4": QUANT_IN_OP,
+        },
+    ),
+    Part(
+        "gb200",
+        SYSTEM_IDS["gb200"],
+        "gb200",
+        {
+            "fp8": "gemm-fp8-gb200-azure-cublaslt (main file, measured) wins the tie",
+            "nvfp4": "gemm-fp4-gb200-azure-cublaslt (main file, measured) wins the tie",
+        },
+    ),
     Part("b300_sxm", SYSTEM_IDS["b300_sxm"], "b300", {"fp8": QUANT_IN_OP, "nvfp4": QUANT_IN_OP}),
     Part("gb300", SYSTEM_IDS["gb300"], "gb300", {"fp8": QUANT_IN_OP, "nvfp4": QUANT_IN_OP}),
     Part("l40s", SYSTEM_IDS["l40s"], "l40s", {}),
     Part("rtx_pro_6000_server", SYSTEM_IDS["rtx_pro_6000_server"], "rtx-pro-6000", {}),
-    Part("a100_sxm", SYSTEM_IDS["a100_sxm"], "a100",
-         {"bf16": "gemm-bf16-a100-vidur (main file, measured) wins the tie",
-          "memory": "memory-a100-vidur-gemv (main file, measured) wins the tie"}),
-]  # fmt: skip
+    Part(
+        "a100_sxm",
+        SYSTEM_IDS["a100_sxm"],
+        "a100",
+        {
+            "bf16": "gemm-bf16-a100-vidur (main file, measured) wins the tie",
+            "memory": "memory-a100-vidur-gemv (main file, measured) wins the tie",
+        },
+    ),
+]
 
 VLLM_ONLY = "vLLM's own op: serves lookups naming engine vllm only; the other lookups keep their curves"
 #: the same parts as TensorRT-LLM's; every row serves engine vllm only
@@ -330,16 +361,25 @@ def source(part: Part, path: Path) -> list[dict[str, Any]]:
     rel = f"{part.system}/gemm/{ENGINE.key}/{path.parent.name}"
     fields = ["gemm_dtype", "m", "n", "k", "latency"] + (["kernel_source"] if ENGINE.kernels else [])
     return [
-        {"title": f"ai-dynamo/aiconfigurator 0.12.0 systems/data/{rel}/gemm_perf.parquet ({ENGINE.label} "
-                  f"{path.parent.name} kernel timings, NVIDIA collection)",
-         "url": f"{TREE_URL}/{rel}", "read_on": READ_ON, "fields": fields},
-        {"title": ENGINE.collector, "url": ENGINE.collector_url, "read_on": READ_ON,
-         "fields": ["run_gemm", "benchmark_with_power"]},
-    ]  # fmt: skip
+        {
+            "title": f"ai-dynamo/aiconfigurator 0.12.0 systems/data/{rel}/gemm_perf.parquet ({ENGINE.label} "
+            f"{path.parent.name} kernel timings, NVIDIA collection)",
+            "url": f"{TREE_URL}/{rel}",
+            "read_on": READ_ON,
+            "fields": fields,
+        },
+        {
+            "title": ENGINE.collector,
+            "url": ENGINE.collector_url,
+            "read_on": READ_ON,
+            "fields": ["run_gemm", "benchmark_with_power"],
+        },
+    ]
 
 
-def row(rid: str, kind: str, part: Part, dtype: str | None, x_text: str, bins: list[Bin], notes: str,
-        path: Path, key: str) -> dict[str, Any]:  # fmt: skip
+def row(
+    rid: str, kind: str, part: Part, dtype: str | None, x_text: str, bins: list[Bin], notes: str, path: Path, key: str
+) -> dict[str, Any]:
     r: dict[str, Any] = {"id": rid, "kind": kind, "accelerators": [part.acc_id]}
     if dtype:
         r["dtype"] = dtype
@@ -412,8 +452,9 @@ def _memory(part: Part, path: Path, bins: list[Bin], notes: str, bw: float, dtyp
         if dtype is None
         else f"memory-{dtype}-{part.short}-aic-{ENGINE.key}-gemv"
     )
-    r = row(rid, "memory", cc_part, dtype, "bytes moved per kernel (weights + activations in + out)", bins, notes,
-            path, key)  # fmt: skip
+    r = row(
+        rid, "memory", cc_part, dtype, "bytes moved per kernel (weights + activations in + out)", bins, notes, path, key
+    )
     t0, b_inf = memory_fit(r["points"], bw)
     r["notes"] += (
         f" Planner fit through the ends (t = t0 + bytes/B_inf): t0 = {t0 * 1e6:.2f} us, "
@@ -460,8 +501,17 @@ def gemm_rows_by_m(part: Part, path: Path, d: dict[str, np.ndarray], aic_dtype: 
             f"n={int(n[i])}, k={int(k[i])} -> {flop[i]:.4e} FLOP in {lat_ms[i]:.4f} ms = "
             f"{flop[i] / lat_ms[i] / 1e9:.1f} TFLOP/s = {frac[i]:.4f} (bin median {ex_bin.median:.4f})."
         )
-        r = row(f"gemm-{dtype}-{part.short}-aic-{ENGINE.key}-m{mb}", "gemm", cc_part, dtype,
-                "flop per GEMM (2*M*N*K) at the row's M", bins, notes, path, "gemm_m")  # fmt: skip
+        r = row(
+            f"gemm-{dtype}-{part.short}-aic-{ENGINE.key}-m{mb}",
+            "gemm",
+            cc_part,
+            dtype,
+            "flop per GEMM (2*M*N*K) at the row's M",
+            bins,
+            notes,
+            path,
+            "gemm_m",
+        )
         r["m_tokens"] = mb
         r["points"] = [[fmt_x(b.x), float(f"{b.median:.4g}")] for b in bins]  # small-M fractions are ~1e-4
         out.append(r)
@@ -515,8 +565,10 @@ def emit(r: dict[str, Any]) -> str:
         lines.append("  cross_check: true")
     lines.append("  sources:")
     for s in r["sources"]:
-        lines.append(f"    - {{title: {_q(s['title'])}, url: {_q(s['url'])}, read_on: {_q(s['read_on'])}, "
-                     f"fields: [{', '.join(s['fields'])}]}}")  # fmt: skip
+        lines.append(
+            f"    - {{title: {_q(s['title'])}, url: {_q(s['url'])}, read_on: {_q(s['read_on'])}, "
+            f"fields: [{', '.join(s['fields'])}]}}"
+        )
     lines.append(f"  notes: {_q(r['notes'])}")
     return "\n".join(lines) + "\n"
 
@@ -552,8 +604,11 @@ def main() -> int:
     ENGINE = ENGINES[args.engine]
     root = data_root()
     if root is None:
-        print("aiconfigurator_core is not installed (pip install aiconfigurator==0.12.0 in a separate venv); "
-              "nothing to reduce", file=sys.stderr)  # fmt: skip
+        print(
+            "aiconfigurator_core is not installed (pip install aiconfigurator==0.12.0 in a separate venv); "
+            "nothing to reduce",
+            file=sys.stderr,
+        )
         return 0
     try:
         import pyarrow.parquet  # noqa: F401

@@ -66,8 +66,10 @@ checkpoint formats the planner does not price)."""
 
 def vllm_points(pd: Any, data: Path, system: str, acc: dict[str, Any]) -> tuple[Any, str] | None:
     """(the newest vLLM fused-MoE table of ``system`` reduced like moe_points, its path) or None."""
-    versions = sorted((data / system / "moe" / "vllm").glob("*/moe_perf.parquet"),
-                      key=lambda p: tuple(int(v) for v in p.parent.name.split(".")))  # fmt: skip
+    versions = sorted(
+        (data / system / "moe" / "vllm").glob("*/moe_perf.parquet"),
+        key=lambda p: tuple(int(v) for v in p.parent.name.split(".")),
+    )
     if not versions:
         return None
     path = versions[-1]
@@ -124,27 +126,33 @@ def rows(pd: Any, data: Path, engine: str = "trtllm") -> list[str]:
                 points = ", ".join(f"[{int(t)}, {float(y):.4g}]" for t, y in pts.items())
                 t0, y0 = int(pts.index[0]), float(pts.iloc[0])
                 lat0 = float(sub[sub.num_tokens == t0].latency.median())
-                out.append("\n".join([
-                    f"- id: {rid}",
-                    "  kind: moe_shape",
-                    f"  accelerators: [{s.acc_id}]",
-                    f"  dtype: {dt}",
-                    f"  moe_shape: [{h}, {i}, {e}, {k}, {tp}, {ep}]",
-                    "  x: 'tokens entering the MoE layer (before expert-parallel dispatch)'",
-                    f"  points: [{points}]",
-                    "  provenance: measured",
-                    f"  engine: {engine}",
-                    "  cross_check: true",
-                    "  sources:",
-                    f"    - {{title: 'ai-dynamo/aiconfigurator 0.12.0 systems/data/{path} ({what} "
-                    f"fused MoE timings, NVIDIA collection)', url: '{BLOB_URL}/{path}', read_on: '{READ_ON}', fields: "
-                    "[kernel_source, moe_dtype, num_tokens, hidden_size, inter_size, topk, num_experts, moe_tp_size, "
-                    "moe_ep_size, distribution, latency]}",
-                    f"  notes: 'Routed experts of {', '.join(models)}: {kernel}, {dt_table}, balanced "
-                    f"routing, moe_tp {tp}, moe_ep {ep}; median latency per token count. Worked example: {t0} tokens "
-                    f"-> {2 * t0 * k * 3 * h * i / tp / ep:.4e} FLOP per rank in {lat0:.4f} ms = {y0:.4g} of the "
-                    f"catalog {dt} peak.'",
-                ]))  # fmt: skip
+                out.append(
+                    "\n".join(
+                        [
+                            f"- id: {rid}",
+                            "  kind: moe_shape",
+                            f"  accelerators: [{s.acc_id}]",
+                            f"  dtype: {dt}",
+                            f"  moe_shape: [{h}, {i}, {e}, {k}, {tp}, {ep}]",
+                            "  x: 'tokens entering the MoE layer (before expert-parallel dispatch)'",
+                            f"  points: [{points}]",
+                            "  provenance: measured",
+                            f"  engine: {engine}",
+                            "  cross_check: true",
+                            "  sources:",
+                            f"    - {{title: 'ai-dynamo/aiconfigurator 0.12.0 systems/data/{path} ({what} "
+                            f"fused MoE timings, NVIDIA collection)', url: '{BLOB_URL}/{path}', "
+                            f"read_on: '{READ_ON}', fields: "
+                            "[kernel_source, moe_dtype, num_tokens, hidden_size, inter_size, topk, num_experts, "
+                            "moe_tp_size, moe_ep_size, distribution, latency]}",
+                            f"  notes: 'Routed experts of {', '.join(models)}: {kernel}, {dt_table}, balanced "
+                            f"routing, moe_tp {tp}, moe_ep {ep}; median latency per token count. Worked example: "
+                            f"{t0} tokens -> {2 * t0 * k * 3 * h * i / tp / ep:.4e} FLOP per rank in {lat0:.4f} ms "
+                            f"= {y0:.4g} of the "
+                            f"catalog {dt} peak.'",
+                        ]
+                    )
+                )
     return out
 
 

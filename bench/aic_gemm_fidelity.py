@@ -60,8 +60,10 @@ def main() -> int:
     ap.add_argument("--accelerator", default=SYSTEM_IDS["h100_sxm"], help="catalog id of a part with AIC tables")
     args = ap.parse_args()
     if data_root() is None:
-        print("aiconfigurator_core is not installed (pip install aiconfigurator==0.12.0 in a separate venv)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "aiconfigurator_core is not installed (pip install aiconfigurator==0.12.0 in a separate venv)",
+            file=sys.stderr,
+        )
         return 0
     system = next(s for s, a in SYSTEM_IDS.items() if a == args.accelerator)
     cluster = cluster_for(args.accelerator, 1)
@@ -87,13 +89,20 @@ def main() -> int:
                 if not sel.any():
                     continue
                 lat_s = d["latency"][sel].astype(float) * 1e-3
-                out: dict[str, object] = {"accelerator": args.accelerator, "engine": engine, "dtype": prec,
-                                          "m_tokens": m, "shapes": int(sel.sum())}  # fmt: skip
+                out: dict[str, object] = {
+                    "accelerator": args.accelerator,
+                    "engine": engine,
+                    "dtype": prec,
+                    "m_tokens": m,
+                    "shapes": int(sel.sum()),
+                }
                 for look, im in pricers.items():
-                    pred = np.array([
-                        im._linear(float(m), float(n * k), 1.0, cd, 1).time_s
-                        for n, k in zip(d["n"][sel], d["k"][sel], strict=True)
-                    ])  # fmt: skip
+                    pred = np.array(
+                        [
+                            im._linear(float(m), float(n * k), 1.0, cd, 1).time_s
+                            for n, k in zip(d["n"][sel], d["k"][sel], strict=True)
+                        ]
+                    )
                     err = pred / lat_s - 1.0
                     p10, p50, p90 = (round(float(q), 3) for q in np.quantile(err, [0.1, 0.5, 0.9]))
                     out["engine_lookup" if look else "engine_free_lookup"] = {"median": p50, "p10": p10, "p90": p90}

@@ -35,33 +35,59 @@ TOKENS = (64, 256, 1024, 4096, 16384)
 def main() -> int:
     root = data_root()
     if root is None:
-        print("aiconfigurator_core is not installed (pip install aiconfigurator==0.12.0 in a separate venv)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "aiconfigurator_core is not installed (pip install aiconfigurator==0.12.0 in a separate venv)",
+            file=sys.stderr,
+        )
         return 0
     import pyarrow.parquet as pq
 
     t = pq.read_table(root / TABLE).to_pandas()
-    t = t[(t.moe_dtype == "fp8") & (t.distribution == "balanced") & (t.kernel_source == "moe_torch_flow_cutlass")
-          & (t.moe_tp_size == 1)]  # fmt: skip
+    t = t[
+        (t.moe_dtype == "fp8")
+        & (t.distribution == "balanced")
+        & (t.kernel_source == "moe_torch_flow_cutlass")
+        & (t.moe_tp_size == 1)
+    ]
     acc_id = SYSTEM_IDS["h100_sxm"]
     for model_id in MODELS:
         m = catalog.model(model_id)
-        shape = t[(t.hidden_size == m.hidden_size) & (t.inter_size == m.expert_ffn) & (t.num_experts == m.num_experts)
-                  & (t.topk == m.experts_per_token)]  # fmt: skip
+        shape = t[
+            (t.hidden_size == m.hidden_size)
+            & (t.inter_size == m.expert_ffn)
+            & (t.num_experts == m.num_experts)
+            & (t.topk == m.experts_per_token)
+        ]
         for ep in sorted(set(shape.moe_ep_size)):
             if m.num_experts % ep:
                 continue
-            im = InferenceModel(model=m, cluster=cluster_for(acc_id, ep), tp=ep, ep=ep, weight_precision="fp8",
-                                attention_dp=True, engine="trtllm")  # fmt: skip
+            im = InferenceModel(
+                model=m,
+                cluster=cluster_for(acc_id, ep),
+                tp=ep,
+                ep=ep,
+                weight_precision="fp8",
+                attention_dp=True,
+                engine="trtllm",
+            )
             for tokens in TOKENS:
                 row = shape[(shape.moe_ep_size == ep) & (shape.num_tokens == tokens)]
                 if row.empty:
                     continue
                 measured_ms = float(row.latency.median())
                 predicted_ms = im.experts(float(tokens), 1.0).time_s * 1e3
-                print(json.dumps({"model": model_id, "ep": int(ep), "tokens": tokens,
-                                  "measured_ms": round(measured_ms, 4), "predicted_ms": round(predicted_ms, 4),
-                                  "predicted_over_measured": round(predicted_ms / measured_ms, 3)}))  # fmt: skip
+                print(
+                    json.dumps(
+                        {
+                            "model": model_id,
+                            "ep": int(ep),
+                            "tokens": tokens,
+                            "measured_ms": round(measured_ms, 4),
+                            "predicted_ms": round(predicted_ms, 4),
+                            "predicted_over_measured": round(predicted_ms / measured_ms, 3),
+                        }
+                    )
+                )
     return 0
 
 

@@ -106,23 +106,42 @@ def hf_config(row: dict[str, str]) -> dict[str, object]:
         base["head_dim"] = int(row["head_dim"])
     experts = int(row.get("num_experts") or 1)
     if experts <= 1:
-        return {"architectures": ["LlamaForCausalLM"], "model_type": "llama", **base,
-                "intermediate_size": int(row["ffn_hidden_size"])}  # fmt: skip
+        return {
+            "architectures": ["LlamaForCausalLM"],
+            "model_type": "llama",
+            **base,
+            "intermediate_size": int(row["ffn_hidden_size"]),
+        }
     name = row["model_name"].lower()
     notes = row.get("notes") or ""
     moe: dict[str, object] = {"num_experts_per_tok": int(row["experts_per_token"])}
     if name.startswith("llama-4"):
-        text = {**base, **moe, "model_type": "llama4_text", "num_local_experts": experts,
-                "intermediate_size": int(row["moe_ffn_hidden_size"]),
-                "intermediate_size_mlp": int(row["ffn_hidden_size"]),
-                "interleave_moe_layer_step": _note_int(notes, r"interleave_moe_layer_step\D{0,3}(\d+)") or 1,
-                "attention_chunk_size": _note_int(notes, r"chunk\w*\D{0,25}(\d{3,})") or 0}  # fmt: skip
-        return {"architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
-                "text_config": text, "torch_dtype": "bfloat16"}  # fmt: skip
+        text = {
+            **base,
+            **moe,
+            "model_type": "llama4_text",
+            "num_local_experts": experts,
+            "intermediate_size": int(row["moe_ffn_hidden_size"]),
+            "intermediate_size_mlp": int(row["ffn_hidden_size"]),
+            "interleave_moe_layer_step": _note_int(notes, r"interleave_moe_layer_step\D{0,3}(\d+)") or 1,
+            "attention_chunk_size": _note_int(notes, r"chunk\w*\D{0,25}(\d{3,})") or 0,
+        }
+        return {
+            "architectures": ["Llama4ForConditionalGeneration"],
+            "model_type": "llama4",
+            "text_config": text,
+            "torch_dtype": "bfloat16",
+        }
     if name.startswith("qwen3"):
-        return {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", **base, **moe,
-                "num_experts": experts, "moe_intermediate_size": int(row["moe_ffn_hidden_size"]),
-                "intermediate_size": int(row["ffn_hidden_size"])}  # fmt: skip
+        return {
+            "architectures": ["Qwen3MoeForCausalLM"],
+            "model_type": "qwen3_moe",
+            **base,
+            **moe,
+            "num_experts": experts,
+            "moe_intermediate_size": int(row["moe_ffn_hidden_size"]),
+            "intermediate_size": int(row["ffn_hidden_size"]),
+        }
     raise ValueError(f"row {row['id']}: no AIC architecture mapped for MoE model {row['model_name']!r}")
 
 
@@ -158,9 +177,27 @@ def latency_part(aic: str, tmp: Path) -> None:
         (model_dir / "config.json").write_text(json.dumps(hf_config(r)))
         isl = isl_override or int(r["input_tokens"])
         backend = "vllm" if r["engine"] == "vllm" else "trtllm"
-        cmd = [aic, "cli", "estimate", "--model-path", str(model_dir), "--system", SYSTEMS[r["accelerator"]],
-               "--backend", backend, "--isl", str(isl), "--osl", "128", "--batch-size", "1",
-               "--tp-size", r["tp"] or "1", "--estimate-mode", "static"]  # fmt: skip
+        cmd = [
+            aic,
+            "cli",
+            "estimate",
+            "--model-path",
+            str(model_dir),
+            "--system",
+            SYSTEMS[r["accelerator"]],
+            "--backend",
+            backend,
+            "--isl",
+            str(isl),
+            "--osl",
+            "128",
+            "--batch-size",
+            "1",
+            "--tp-size",
+            r["tp"] or "1",
+            "--estimate-mode",
+            "static",
+        ]
         if r["kv_precision"] == "fp8":
             cmd += ["--kvcache-quant-mode", "fp8"]
         out, wall, _ = _run(cmd)
@@ -171,17 +208,27 @@ def latency_part(aic: str, tmp: Path) -> None:
         wall_ours += time.perf_counter() - t0
         measured = float(r["value"])
         aic_s = float(m.group(1)) / 1e3 if m else None
-        print(json.dumps({"part": "latency", "row": rid, "measured_s": measured, "aiconfigurator_s": aic_s,
-                          "aiinfra_s": ours}))  # fmt: skip
+        print(
+            json.dumps(
+                {"part": "latency", "row": rid, "measured_s": measured, "aiconfigurator_s": aic_s, "aiinfra_s": ours}
+            )
+        )
         if aic_s is not None and ours is not None:
             errs_aic.append(abs(aic_s - measured) / measured)
             errs_ours.append(abs(ours - measured) / measured)
     if errs_aic:
-        print(json.dumps({"part": "latency", "rows": len(errs_aic),
-                          "median_abs_err_aiconfigurator": round(statistics.median(errs_aic), 3),
-                          "median_abs_err_aiinfra": round(statistics.median(errs_ours), 3),
-                          "wall_s_per_estimate_aiconfigurator": round(wall_aic / len(LATENCY_CASES), 2),
-                          "wall_s_per_estimate_aiinfra": round(wall_ours / len(LATENCY_CASES), 4)}))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "part": "latency",
+                    "rows": len(errs_aic),
+                    "median_abs_err_aiconfigurator": round(statistics.median(errs_aic), 3),
+                    "median_abs_err_aiinfra": round(statistics.median(errs_ours), 3),
+                    "wall_s_per_estimate_aiconfigurator": round(wall_aic / len(LATENCY_CASES), 2),
+                    "wall_s_per_estimate_aiinfra": round(wall_ours / len(LATENCY_CASES), 4),
+                }
+            )
+        )
 
 
 def _kv_precision(row: dict[str, str]) -> str:
@@ -244,10 +291,32 @@ def aic_same_batch(aic: str, row: dict[str, str], model_dir: Path, batch: int, b
     prompts = 1 if budget is None else max(1, min((budget - b) // isl, b - 1))
     ctx = isl * prompts
     quant, _ = _aic_common(row)
-    cmd = [aic, "cli", "estimate", "--model-path", str(model_dir), "--system", SYSTEMS[row["accelerator"]],
-           "--backend", "trtllm", "--estimate-mode", "agg", "--isl", str(isl), "--osl", str(osl),
-           "--batch-size", str(b), "--ctx-tokens", str(ctx), "--tp-size", str(lay["tp"]),
-           "--attention-dp-size", str(lay["dp"]), *quant]  # fmt: skip
+    cmd = [
+        aic,
+        "cli",
+        "estimate",
+        "--model-path",
+        str(model_dir),
+        "--system",
+        SYSTEMS[row["accelerator"]],
+        "--backend",
+        "trtllm",
+        "--estimate-mode",
+        "agg",
+        "--isl",
+        str(isl),
+        "--osl",
+        str(osl),
+        "--batch-size",
+        str(b),
+        "--ctx-tokens",
+        str(ctx),
+        "--tp-size",
+        str(lay["tp"]),
+        "--attention-dp-size",
+        str(lay["dp"]),
+        *quant,
+    ]
     if lay["dp"] > 1 or lay["moe_ep"] > 1 or lay["moe_tp"] > 1:
         cmd += ["--moe-tp-size", str(lay["moe_tp"]), "--moe-ep-size", str(lay["moe_ep"])]
     kv_warn: list[bool] = []
@@ -258,20 +327,40 @@ def aic_same_batch(aic: str, row: dict[str, str], model_dir: Path, batch: int, b
         return float(m.group(1).replace(",", "")) if m else None
 
     val, wall, mode, err = _with_fallback(cmd, parse)
-    return {"tokens_per_s": val, "batch_per_rank": b, "ctx_tokens": ctx, "wall_s": wall, "database_mode": mode,
-            "kv_over_capacity": bool(kv_warn and kv_warn[-1]), "error": err}  # fmt: skip
+    return {
+        "tokens_per_s": val,
+        "batch_per_rank": b,
+        "ctx_tokens": ctx,
+        "wall_s": wall,
+        "database_mode": mode,
+        "kv_over_capacity": bool(kv_warn and kv_warn[-1]),
+        "error": err,
+    }
 
 
 def aic_best(aic: str, row: dict[str, str], model_dir: Path, tmp: Path) -> dict[str, Any]:
     lay = _layout(row)
     gpus = int(row["num_accelerators"])
     _, quant = _aic_common(row)
-    exp = {"serving_mode": "agg", "model_path": str(model_dir), "system_name": SYSTEMS[row["accelerator"]],
-           "backend_name": "trtllm", "isl": int(row["input_tokens"]), "osl": int(row["output_tokens"]),
-           "ttft": NO_LIMIT_MS, "tpot": NO_LIMIT_MS, "pareto_sweep": False, "total_gpus": gpus, **quant,
-           "agg_num_gpu_candidates": [gpus], "agg_tp_candidates": [lay["tp"]], "agg_pp_candidates": [1],
-           "agg_dp_candidates": [lay["dp"]], "agg_moe_tp_candidates": [lay["moe_tp"]],
-           "agg_moe_ep_candidates": [lay["moe_ep"]]}  # fmt: skip
+    exp = {
+        "serving_mode": "agg",
+        "model_path": str(model_dir),
+        "system_name": SYSTEMS[row["accelerator"]],
+        "backend_name": "trtllm",
+        "isl": int(row["input_tokens"]),
+        "osl": int(row["output_tokens"]),
+        "ttft": NO_LIMIT_MS,
+        "tpot": NO_LIMIT_MS,
+        "pareto_sweep": False,
+        "total_gpus": gpus,
+        **quant,
+        "agg_num_gpu_candidates": [gpus],
+        "agg_tp_candidates": [lay["tp"]],
+        "agg_pp_candidates": [1],
+        "agg_dp_candidates": [lay["dp"]],
+        "agg_moe_tp_candidates": [lay["moe_tp"]],
+        "agg_moe_ep_candidates": [lay["moe_ep"]],
+    }
     yaml_path = tmp / f"{row['id']}.yaml"
     # JSON is valid YAML 1.2 and PyYAML reads this subset (floats written with a decimal point)
     yaml_path.write_text(json.dumps({"exps": ["row"], "row": exp}))
@@ -291,9 +380,15 @@ def aic_best(aic: str, row: dict[str, str], model_dir: Path, tmp: Path) -> dict[
 
     val, wall, mode, err = _with_fallback(cmd, parse)
     best = picked[-1] if picked else {}
-    return {"tokens_per_s": val, "batch_per_rank": int(float(best["bs"])) if best else None,
-            "ctx_tokens": int(float(best["ctx_tokens"])) if best else None, "parallel": best.get("parallel"),
-            "wall_s": wall, "database_mode": mode, "error": err}  # fmt: skip
+    return {
+        "tokens_per_s": val,
+        "batch_per_rank": int(float(best["bs"])) if best else None,
+        "ctx_tokens": int(float(best["ctx_tokens"])) if best else None,
+        "parallel": best.get("parallel"),
+        "wall_s": wall,
+        "database_mode": mode,
+        "error": err,
+    }
 
 
 def throughput_part(aic: str, tmp: Path, only: str | None, group: str) -> None:
@@ -315,17 +410,26 @@ def throughput_part(aic: str, tmp: Path, only: str | None, group: str) -> None:
         best = aic_best(aic, r, model_dir, tmp)
         measured = float(r["value"])
         line = {
-            "part": "throughput", "id": r["id"], "family": r["model_name"], "isl": int(r["input_tokens"]),
-            "osl": int(r["output_tokens"]), "gpus": int(r["num_accelerators"]), "layout": _layout(r),
-            "measured_tok_s": measured, "aiinfra_tok_s": round(pred.predicted or 0.0, 1),
-            "aiinfra_batch": batch, "max_num_tokens_per_rank": budget,
-            "aic_same_batch_tok_s": same["tokens_per_s"], "aic_same_batch": same,
-            "aic_best_tok_s": best["tokens_per_s"], "aic_best": best,
+            "part": "throughput",
+            "id": r["id"],
+            "family": r["model_name"],
+            "isl": int(r["input_tokens"]),
+            "osl": int(r["output_tokens"]),
+            "gpus": int(r["num_accelerators"]),
+            "layout": _layout(r),
+            "measured_tok_s": measured,
+            "aiinfra_tok_s": round(pred.predicted or 0.0, 1),
+            "aiinfra_batch": batch,
+            "max_num_tokens_per_rank": budget,
+            "aic_same_batch_tok_s": same["tokens_per_s"],
+            "aic_same_batch": same,
+            "aic_best_tok_s": best["tokens_per_s"],
+            "aic_best": best,
             "err_aiinfra": _round(_err(pred.predicted, measured)),
             "err_aic_same_batch": _round(_err(same["tokens_per_s"], measured)),
             "err_aic_best": _round(_err(best["tokens_per_s"], measured)),
             "wall_s_aiinfra": round(wall_ours, 4),
-        }  # fmt: skip
+        }
         print(json.dumps(line), flush=True)
         per_family.setdefault(r["model_name"], []).append(line)
     everything = [x for xs in per_family.values() for x in xs]
@@ -351,9 +455,11 @@ def _summary(family: str, xs: list[dict[str, Any]]) -> dict[str, Any]:
         out[f"median_signed_err_{key}"] = _round(statistics.median(errs)) if errs else None
         out[f"within_25pct_{key}"] = _within(errs)
         out[f"common_median_abs_err_{key}"] = _median_abs([x[f"err_{key}"] for x in common])
-    walls = {"aiinfra": [x["wall_s_aiinfra"] for x in xs],
-             "aic_same_batch": [x["aic_same_batch"]["wall_s"] for x in xs],
-             "aic_best": [x["aic_best"]["wall_s"] for x in xs]}  # fmt: skip
+    walls = {
+        "aiinfra": [x["wall_s_aiinfra"] for x in xs],
+        "aic_same_batch": [x["aic_same_batch"]["wall_s"] for x in xs],
+        "aic_best": [x["aic_best"]["wall_s"] for x in xs],
+    }
     for key, ws in walls.items():
         out[f"wall_s_mean_{key}"] = round(statistics.mean(ws), 4)
         out[f"wall_s_median_{key}"] = round(statistics.median(ws), 4)
@@ -366,8 +472,12 @@ def main() -> None:
     ap.add_argument("--skip-latency", action="store_true", help="skip the six batch-1 latency rows")
     ap.add_argument("--skip-throughput", action="store_true", help="skip the H100 throughput rows")
     ap.add_argument("--only", help="throughput rows whose id contains this text")
-    ap.add_argument("--group", default=THROUGHPUT_GROUPS[0], choices=THROUGHPUT_GROUPS,
-                    help="the TensorRT-LLM perf-overview page version whose H100 rows to run")  # fmt: skip
+    ap.add_argument(
+        "--group",
+        default=THROUGHPUT_GROUPS[0],
+        choices=THROUGHPUT_GROUPS,
+        help="the TensorRT-LLM perf-overview page version whose H100 rows to run",
+    )
     args = ap.parse_args()
     if shutil.which(args.aic) is None:
         print(json.dumps({"skipped": f"{args.aic} not found (AIConfigurator 0.12.0 lives in its own venv)"}))

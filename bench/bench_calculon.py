@@ -159,8 +159,14 @@ def aiinfra_search(restricted: bool) -> dict[str, Any]:
         rep = plan_training(sc)
         wall = time.perf_counter() - t0
         best = rep.estimates[0]
-        return {"candidates": rep.candidates, "valid": rep.valid_plans, "estimated": rep.fitting_plans,
-                "wall_s": wall, "best_plan": best.plan, "best_step_time_s": best.step_time_s}  # fmt: skip
+        return {
+            "candidates": rep.candidates,
+            "valid": rep.valid_plans,
+            "estimated": rep.fitting_plans,
+            "wall_s": wall,
+            "best_plan": best.plan,
+            "best_step_time_s": best.step_time_s,
+        }
     job = sc.training
     assert job is not None
     t0 = time.perf_counter()
@@ -185,47 +191,80 @@ def aiinfra_search(restricted: bool) -> dict[str, Any]:
 def _plan_dict(enum: Enumeration, i: int) -> dict[str, Any]:
     p = enum.plans
     return {
-        "tp": int(p.tp[i]), "pp": int(p.pp[i]), "dp": int(p.dp[i]), "cp": int(p.cp[i]), "vp": int(p.vp[i]),
-        "microbatch_seqs": int(p.mb[i]), "sharding": Sharding(int(p.sharding[i])).label,
+        "tp": int(p.tp[i]),
+        "pp": int(p.pp[i]),
+        "dp": int(p.dp[i]),
+        "cp": int(p.cp[i]),
+        "vp": int(p.vp[i]),
+        "microbatch_seqs": int(p.mb[i]),
+        "sharding": Sharding(int(p.sharding[i])).label,
         "recompute": Recompute(int(p.recompute[i])).label,
-    }  # fmt: skip
+    }
 
 
 def speed(checkout: Path, python: str, budget_s: float, skip_restricted: bool) -> list[dict[str, Any]]:
     base = {
-        "checkout": str(checkout), "model": str(checkout / "models" / "gpt3-175B.json"),
-        "system": str(checkout / "systems" / "a100_80g.json"), "num_procs": 1024, "max_batch": 1536,
-        "no_tp_overlap": False, "no_dp_overlap": False, "seed": 0, "budget_s": budget_s,
-    }  # fmt: skip
+        "checkout": str(checkout),
+        "model": str(checkout / "models" / "gpt3-175B.json"),
+        "system": str(checkout / "systems" / "a100_80g.json"),
+        "num_procs": 1024,
+        "max_batch": 1536,
+        "no_tp_overlap": False,
+        "no_dp_overlap": False,
+        "seed": 0,
+        "budget_s": budget_s,
+    }
     lines: list[dict[str, Any]] = []
     full = run_driver(python, {**base, "mode": "sample"})
     rate = full["candidates_evaluated"] / full["wall_s"]
-    lines.append({
-        "tool": "calculon", "case": "full space, random sample of search groups, time-boxed",
-        "candidates_full_space": full["candidates"], "search_groups": full["groups"],
-        "sampled_groups_completed": full["groups_done"], "candidates_evaluated": full["candidates_evaluated"],
-        "candidates_estimated": full["candidates_estimated"], "wall_s": round(full["wall_s"], 1),
-        "cpu_s": round(full["cpu_s"], 1), "candidates_per_s": round(rate, 1),
-        "candidates_per_cpu_s": round(full["candidates_evaluated"] / full["cpu_s"], 1),
-        "extrapolated_full_space_s_one_process": round(full["candidates"] / rate),
-        "extrapolated_full_space_cpu_s": round(full["candidates"] * full["cpu_s"] / full["candidates_evaluated"]),
-        "best_step_time_s_in_sample": full.get("best_step_time_s"),
-    })  # fmt: skip
+    lines.append(
+        {
+            "tool": "calculon",
+            "case": "full space, random sample of search groups, time-boxed",
+            "candidates_full_space": full["candidates"],
+            "search_groups": full["groups"],
+            "sampled_groups_completed": full["groups_done"],
+            "candidates_evaluated": full["candidates_evaluated"],
+            "candidates_estimated": full["candidates_estimated"],
+            "wall_s": round(full["wall_s"], 1),
+            "cpu_s": round(full["cpu_s"], 1),
+            "candidates_per_s": round(rate, 1),
+            "candidates_per_cpu_s": round(full["candidates_evaluated"] / full["cpu_s"], 1),
+            "extrapolated_full_space_s_one_process": round(full["candidates"] / rate),
+            "extrapolated_full_space_cpu_s": round(full["candidates"] * full["cpu_s"] / full["candidates_evaluated"]),
+            "best_step_time_s_in_sample": full.get("best_step_time_s"),
+        }
+    )
     ours = aiinfra_search(restricted=False)
     lines.append({"tool": "aiinfra", "case": "full space", **_rounded(ours)})
     if not skip_restricted:
         res = run_driver(
-            python, {**base, "mode": "all", "tp": RESTRICT_TP, "pp": RESTRICT_PP, "no_tp_overlap": True,
-                     "no_dp_overlap": True, "budget_s": 1e9},
-        )  # fmt: skip
-        lines.append({
-            "tool": "calculon", "case": f"tp={RESTRICT_TP} pp={RESTRICT_PP}, --no-tp-overlap --no-dp-overlap",
-            "candidates": res["candidates"], "candidates_evaluated": res["candidates_evaluated"],
-            "candidates_estimated": res["candidates_estimated"], "wall_s": round(res["wall_s"], 1),
-            "cpu_s": round(res["cpu_s"], 1), "candidates_per_s": round(res["candidates_evaluated"] / res["wall_s"], 1),
-            "candidates_per_cpu_s": round(res["candidates_evaluated"] / res["cpu_s"], 1),
-            "best_execution": res.get("best_execution"), "best_step_time_s": res.get("best_step_time_s"),
-        })  # fmt: skip
+            python,
+            {
+                **base,
+                "mode": "all",
+                "tp": RESTRICT_TP,
+                "pp": RESTRICT_PP,
+                "no_tp_overlap": True,
+                "no_dp_overlap": True,
+                "budget_s": 1e9,
+            },
+        )
+        lines.append(
+            {
+                "tool": "calculon",
+                "case": f"tp={RESTRICT_TP} pp={RESTRICT_PP}, --no-tp-overlap --no-dp-overlap",
+                "candidates": res["candidates"],
+                "candidates_evaluated": res["candidates_evaluated"],
+                "candidates_estimated": res["candidates_estimated"],
+                "wall_s": round(res["wall_s"], 1),
+                "cpu_s": round(res["cpu_s"], 1),
+                "candidates_per_s": round(res["candidates_evaluated"] / res["wall_s"], 1),
+                "candidates_per_cpu_s": round(res["candidates_evaluated"] / res["cpu_s"], 1),
+                "best_execution": res.get("best_execution"),
+                "best_step_time_s": res.get("best_step_time_s"),
+            }
+        )
         ours = aiinfra_search(restricted=True)
         lines.append({"tool": "aiinfra", "case": f"tp={RESTRICT_TP} pp={RESTRICT_PP}", **_rounded(ours)})
     return lines
@@ -248,22 +287,40 @@ def calculon_files(row: dict[str, str], checkout: Path, tmp: Path) -> tuple[Path
         return checkout / "models" / f"{name}.json", exe
     model, _ = model_from_row(row)
     app = {
-        "hidden": model.hidden_size, "feedforward": model.ffn_hidden_size, "seq_size": int(row["seq_len"]),
-        "attn_heads": model.num_heads, "attn_size": model.head_size, "num_blocks": model.num_layers,
-    }  # fmt: skip
+        "hidden": model.hidden_size,
+        "feedforward": model.ffn_hidden_size,
+        "seq_size": int(row["seq_len"]),
+        "attn_heads": model.num_heads,
+        "attn_size": model.head_size,
+        "num_blocks": model.num_layers,
+    }
     n, tp, pp = int(row["num_accelerators"]), int(row["tp"] or 1), int(row["pp"] or 1)
     recompute = RECOMPUTE[row["recompute"] or "none"]
     exe_cfg = {
-        "num_procs": n, "tensor_par": tp, "pipeline_par": pp, "data_par": int(row["dp"] or n // (tp * pp)),
-        "tensor_par_net": 0, "pipeline_par_net": 1, "data_par_net": 1,
-        "batch_size": int(row["global_batch_seqs"]), "microbatch_size": int(row["microbatch_seqs"] or 1),
-        "datatype": "float16", "fused_activation": False, "attention_type": "multihead",
-        "activation_recompute": recompute, "pipeline_interleaving": int(row["vp"] or 1),
+        "num_procs": n,
+        "tensor_par": tp,
+        "pipeline_par": pp,
+        "data_par": int(row["dp"] or n // (tp * pp)),
+        "tensor_par_net": 0,
+        "pipeline_par_net": 1,
+        "data_par_net": 1,
+        "batch_size": int(row["global_batch_seqs"]),
+        "microbatch_size": int(row["microbatch_seqs"] or 1),
+        "datatype": "float16",
+        "fused_activation": False,
+        "attention_type": "multihead",
+        "activation_recompute": recompute,
+        "pipeline_interleaving": int(row["vp"] or 1),
         "optimizer_sharding": row["sharding"] not in ("", "none"),
-        "tensor_par_comm_type": "rs_ag" if recompute == "attn_only" else "ar", "tensor_par_overlap": "none",
-        "seq_par_ag_redo": False, "data_par_overlap": False, "weight_offload": False,
-        "activations_offload": False, "optimizer_offload": False, "training": True,
-    }  # fmt: skip
+        "tensor_par_comm_type": "rs_ag" if recompute == "attn_only" else "ar",
+        "tensor_par_overlap": "none",
+        "seq_par_ag_redo": False,
+        "data_par_overlap": False,
+        "weight_offload": False,
+        "activations_offload": False,
+        "optimizer_offload": False,
+        "training": True,
+    }
     app_path, exe_path = tmp / f"{rid}-app.json", tmp / f"{rid}-exe.json"
     app_path.write_text(json.dumps(app))
     exe_path.write_text(json.dumps(exe_cfg))
@@ -291,11 +348,14 @@ def accuracy(checkout: Path, python: str) -> tuple[list[dict[str, Any]], dict[st
             wall["aiinfra_s"] += time.perf_counter() - t0
             measured = float(r["value"])
             line: dict[str, Any] = {
-                "row": r["id"], "group": next(g for g in GROUPS if r["id"].startswith(g)), "measured_s": measured,
-                "calculon_s": calc, "aiinfra_s": ours,
+                "row": r["id"],
+                "group": next(g for g in GROUPS if r["id"].startswith(g)),
+                "measured_s": measured,
+                "calculon_s": calc,
+                "aiinfra_s": ours,
                 "calculon_abs_err": None if calc is None else abs(calc - measured) / measured,
                 "aiinfra_abs_err": None if ours is None else abs(ours - measured) / measured,
-            }  # fmt: skip
+            }
             if calc is None:
                 line["calculon_error"] = (proc.stdout + proc.stderr).strip()[-200:]
             lines.append(line)
@@ -312,25 +372,30 @@ def print_tables(acc: list[dict[str, Any]]) -> None:
     print("\n| row | measured s | Calculon s | abs err | aiinfra s | abs err |")
     print("|---|---|---|---|---|---|")
     for a in acc:
-        print(f"| {a['row']} | {a['measured_s']:.2f} | {sec(a['calculon_s'])} | {pct(a['calculon_abs_err'])} | "
-              f"{sec(a['aiinfra_s'])} | {pct(a['aiinfra_abs_err'])} |")  # fmt: skip
+        print(
+            f"| {a['row']} | {a['measured_s']:.2f} | {sec(a['calculon_s'])} | {pct(a['calculon_abs_err'])} | "
+            f"{sec(a['aiinfra_s'])} | {pct(a['aiinfra_abs_err'])} |"
+        )
     print("\n| group | rows | median abs err, Calculon | median abs err, aiinfra |")
     print("|---|---|---|---|")
     for g in (*GROUPS, "all"):
         sel = [a for a in acc if g == "all" or a["group"] == g]
         ec = [a["calculon_abs_err"] for a in sel if a["calculon_abs_err"] is not None]
         ea = [a["aiinfra_abs_err"] for a in sel if a["aiinfra_abs_err"] is not None]
-        print(f"| {g} | {len(sel)} | {pct(statistics.median(ec)) if ec else '—'} | "
-              f"{pct(statistics.median(ea)) if ea else '—'} |")  # fmt: skip
+        print(
+            f"| {g} | {len(sel)} | {pct(statistics.median(ec)) if ec else '—'} | "
+            f"{pct(statistics.median(ea)) if ea else '—'} |"
+        )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--calculon", default=os.environ.get("CALCULON_DIR"), help="Calculon checkout (CALCULON_DIR)")
     ap.add_argument(
-        "--calculon-python", default=os.environ.get("CALCULON_PYTHON", sys.executable),
+        "--calculon-python",
+        default=os.environ.get("CALCULON_PYTHON", sys.executable),
         help="interpreter with Calculon's dependencies (numpy, pandas, psutil) (CALCULON_PYTHON)",
-    )  # fmt: skip
+    )
     ap.add_argument("--budget-s", type=float, default=90.0, help="time box for sampling Calculon's full space")
     ap.add_argument("--skip-speed", action="store_true")
     ap.add_argument("--skip-restricted", action="store_true", help="skip the ~5 min exhaustive restricted case")
@@ -341,15 +406,17 @@ def main() -> None:
     if checkout is None or not (checkout / "calculon" / "llm" / "optimal_execution.py").exists():
         print(json.dumps({"skipped": f"no Calculon checkout at {checkout} (pass --calculon or set CALCULON_DIR)"}))
         return
-    probe = subprocess.run(
-        [args.calculon_python, "-c", "import numpy, pandas, psutil"], capture_output=True, check=False
-    ) if Path(args.calculon_python).exists() else None  # fmt: skip
+    probe = (
+        subprocess.run([args.calculon_python, "-c", "import numpy, pandas, psutil"], capture_output=True, check=False)
+        if Path(args.calculon_python).exists()
+        else None
+    )
     if probe is None or probe.returncode != 0:
         print(json.dumps({"skipped": f"{args.calculon_python} lacks numpy/pandas/psutil (pass --calculon-python)"}))
         return
     commit = subprocess.run(
         ["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()  # fmt: skip
+    ).stdout.strip()
     report: dict[str, Any] = {"calculon_commit": commit or None, "python": sys.version.split()[0]}
     print(json.dumps(report))
     if not args.skip_speed:

@@ -36,19 +36,29 @@ def run(name: str, path: Path, accelerators: list[str] | None) -> None:
     sim = simulated_check(sc, best, seed=0)
     t_sim = time.perf_counter() - t1
     closed = sim.get("closed_loop", {})
-    print(json.dumps({
-        "scenario": name, "candidates": len(options), "search_s": round(t_search, 2),
-        "simulated_checks_s": round(t_sim, 2),
-        "chosen": f"{best.accelerators} x {best.accelerator} {best.engine} "
-                  f"{layout_label(best.tp, best.ep, best.attention_dp)} {best.weight_precision}",
-        "analytic_accelerators": best.accelerators, "closed_loop_accelerators": closed.get("accelerators_needed"),
-        "poisson_accelerators": sim["accelerators_needed"],
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "scenario": name,
+                "candidates": len(options),
+                "search_s": round(t_search, 2),
+                "simulated_checks_s": round(t_sim, 2),
+                "chosen": f"{best.accelerators} x {best.accelerator} {best.engine} "
+                f"{layout_label(best.tp, best.ep, best.attention_dp)} {best.weight_precision}",
+                "analytic_accelerators": best.accelerators,
+                "closed_loop_accelerators": closed.get("accelerators_needed"),
+                "poisson_accelerators": sim["accelerators_needed"],
+            }
+        )
+    )
 
 
 def main() -> None:
-    run("llama70b-10k-users", ROOT / "examples" / "capacity-llama70b-10k-users.yaml",
-        ["nvidia-h100-sxm5-80gb", "nvidia-h200-sxm-141gb"])  # fmt: skip
+    run(
+        "llama70b-10k-users",
+        ROOT / "examples" / "capacity-llama70b-10k-users.yaml",
+        ["nvidia-h100-sxm5-80gb", "nvidia-h200-sxm-141gb"],
+    )
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "moe.yaml"
         p.write_text(MOE)

@@ -21,9 +21,19 @@ def main() -> None:
     sc = app.load_scenario(EXAMPLE, set={"inference.users": users, "inference.think_time_s": 30.0})
     best = app.capacity(sc).chosen
     cpu, wall = time.process_time() - c0, time.perf_counter() - t0
-    print(json.dumps({"users": users, "think_time_s": 30.0, "cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
-                      "accelerators": best.accelerators, "layout": f"tp{best.tp} {best.weight_precision}",
-                      "users_per_replica": getattr(best, "users_per_replica", None)}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "users": users,
+                "think_time_s": 30.0,
+                "cpu_s": round(cpu, 2),
+                "wall_s": round(wall, 2),
+                "accelerators": best.accelerators,
+                "layout": f"tp{best.tp} {best.weight_precision}",
+                "users_per_replica": getattr(best, "users_per_replica", None),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -22,10 +22,23 @@ from aiinfra.planning.fleet import ClassPlacement, _solve
 
 
 def _dep(acc: str, tp: int, replicas: int) -> Deployment:
-    return Deployment(engine="vllm", accelerator=acc, tp=tp, weight_precision="fp8", speculative=False,
-                      batch_per_replica=8, replicas=replicas, accelerators=tp * replicas, ttft_s=0.1, tpot_s=0.02,
-                      output_tokens_per_s=1.0, usd_per_hour=None, usd_per_million_output_tokens=None, price=None,
-                      verdict="")  # fmt: skip
+    return Deployment(
+        engine="vllm",
+        accelerator=acc,
+        tp=tp,
+        weight_precision="fp8",
+        speculative=False,
+        batch_per_replica=8,
+        replicas=replicas,
+        accelerators=tp * replicas,
+        ttft_s=0.1,
+        tpot_s=0.02,
+        output_tokens_per_s=1.0,
+        usd_per_hour=None,
+        usd_per_million_output_tokens=None,
+        price=None,
+        verdict="",
+    )
 
 
 def main() -> None:
@@ -41,13 +54,30 @@ def main() -> None:
     offers = {}
     for t in types:
         per_acc = float(rng.uniform(1.0, 4.0))
-        offers[t] = [InstancePrice(id=f"{t}-{k}x", source_title="synthetic", source_url=None, read_on="", age_days=None,
-                                   provider="p", instance=f"{k}x", region="r", accelerator=t,
-                                   accelerators_per_instance=k, pricing="on-demand",
-                                   usd_per_hour=k * per_acc * (0.9 if k == 8 else 1.0)) for k in (1, 4, 8)]  # fmt: skip
-    placements = [ClassPlacement(request_class=c, accelerator=t,
-                                 deployment=_dep(t, int(rng.choice([1, 2, 4, 8])), int(rng.integers(1, 41))))
-                  for c in classes for t in types]  # fmt: skip
+        offers[t] = [
+            InstancePrice(
+                id=f"{t}-{k}x",
+                source_title="synthetic",
+                source_url=None,
+                read_on="",
+                age_days=None,
+                provider="p",
+                instance=f"{k}x",
+                region="r",
+                accelerator=t,
+                accelerators_per_instance=k,
+                pricing="on-demand",
+                usd_per_hour=k * per_acc * (0.9 if k == 8 else 1.0),
+            )
+            for k in (1, 4, 8)
+        ]
+    placements = [
+        ClassPlacement(
+            request_class=c, accelerator=t, deployment=_dep(t, int(rng.choice([1, 2, 4, 8])), int(rng.integers(1, 41)))
+        )
+        for c in classes
+        for t in types
+    ]
     _solve(placements, classes, offers)  # warm-up (imports SciPy)
     best = float("inf")
     for _ in range(args.repeats):
@@ -57,10 +87,20 @@ def main() -> None:
     assert mixed is not None
     singles = [s for t in types if (s := _solve([p for p in placements if p.accelerator == t], classes, offers))]
     single = min(s.usd_per_hour for s in singles)
-    print(json.dumps({"classes": args.classes, "types": args.types, "milp_s": round(best, 4),
-                      "binary_vars": len(placements), "integer_vars": sum(len(o) for o in offers.values()),
-                      "mixed_usd_per_hour": round(mixed.usd_per_hour, 2), "best_single_usd_per_hour": round(single, 2),
-                      "types_used": len(mixed.pools)}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "classes": args.classes,
+                "types": args.types,
+                "milp_s": round(best, 4),
+                "binary_vars": len(placements),
+                "integer_vars": sum(len(o) for o in offers.values()),
+                "mixed_usd_per_hour": round(mixed.usd_per_hour, 2),
+                "best_single_usd_per_hour": round(single, 2),
+                "types_used": len(mixed.pools),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

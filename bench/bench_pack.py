@@ -25,10 +25,23 @@ def portfolio(n: int, seed: int, solver: str) -> dict[str, object]:
     works = []
     for i in range(n):
         kind = "notebook" if rng.random() < 0.7 else "finetune"
-        works.append({"name": f"w{i}", "kind": kind, "memory_gb": float(rng.choice(MEMORY_GB)),
-                      "count": int(rng.integers(1, 8)), "compute_frac": float(rng.choice([0.0, 0.25, 0.4]))})
-    return {"pack": {"accelerators": ["nvidia-a100-sxm4-80gb", "nvidia-h100-sxm5-80gb"], "solver": solver,
-                     "time_limit_s": 120, "workloads": works}}  # fmt: skip
+        works.append(
+            {
+                "name": f"w{i}",
+                "kind": kind,
+                "memory_gb": float(rng.choice(MEMORY_GB)),
+                "count": int(rng.integers(1, 8)),
+                "compute_frac": float(rng.choice([0.0, 0.25, 0.4])),
+            }
+        )
+    return {
+        "pack": {
+            "accelerators": ["nvidia-a100-sxm4-80gb", "nvidia-h100-sxm5-80gb"],
+            "solver": solver,
+            "time_limit_s": 120,
+            "workloads": works,
+        }
+    }
 
 
 def main() -> None:
@@ -42,10 +55,16 @@ def main() -> None:
         t1 = time.perf_counter()
         gr = app.pack(portfolio(n, args.seed, "greedy")).to_dict()
         t2 = time.perf_counter()
-        row = {"workloads": n, "milp_gpus": opt["gpus"], "milp_method": opt["method"], "greedy_gpus": gr["gpus"],
-               "lp_bound": round(opt["lower_bound"], 2),
-               "greedy_gap_to_milp_frac": round((gr["gpus"] - opt["gpus"]) / opt["gpus"], 3),
-               "milp_wall_s": round(t1 - t0, 2), "greedy_wall_s": round(t2 - t1, 2)}  # fmt: skip
+        row = {
+            "workloads": n,
+            "milp_gpus": opt["gpus"],
+            "milp_method": opt["method"],
+            "greedy_gpus": gr["gpus"],
+            "lp_bound": round(opt["lower_bound"], 2),
+            "greedy_gap_to_milp_frac": round((gr["gpus"] - opt["gpus"]) / opt["gpus"], 3),
+            "milp_wall_s": round(t1 - t0, 2),
+            "greedy_wall_s": round(t2 - t1, 2),
+        }
         print(json.dumps(row), flush=True)
 
 

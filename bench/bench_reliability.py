@@ -26,11 +26,24 @@ def main() -> None:
     args = ap.parse_args()
     rates = job_rates(16_384, 2_048)
     lam, blocking, load = rates.unexpected_per_s, 5.68e12 / 2e12, 5.68e12 / 2e12
-    down = downtime(detection_s=600, restart_s=300, load_s=load, unexpected_per_s=lam, repair_per_s=rates.repair_per_s,
-                    repair_s=2 * 86_400, spare_nodes=25)  # fmt: skip
-    kw = {"useful_s": 90 * 86_400.0, "interval_s": young_daly_interval_s(blocking, 1 / lam), "blocking_s": blocking,
-          "unexpected_per_s": lam, "down": down, "planned_per_s": rates.planned_per_s,
-          "planned_downtime_s": 300 + load}  # fmt: skip
+    down = downtime(
+        detection_s=600,
+        restart_s=300,
+        load_s=load,
+        unexpected_per_s=lam,
+        repair_per_s=rates.repair_per_s,
+        repair_s=2 * 86_400,
+        spare_nodes=25,
+    )
+    kw = {
+        "useful_s": 90 * 86_400.0,
+        "interval_s": young_daly_interval_s(blocking, 1 / lam),
+        "blocking_s": blocking,
+        "unexpected_per_s": lam,
+        "down": down,
+        "planned_per_s": rates.planned_per_s,
+        "planned_downtime_s": 300 + load,
+    }
     exp = expected_run(**kw)  # type: ignore[arg-type]
     simulate(**kw, trials=min(args.trials, 500), seed=0)  # type: ignore[arg-type]  # warm-up
     best = float("inf")
@@ -40,13 +53,22 @@ def main() -> None:
         dist = simulate(**kw, trials=args.trials, seed=0)  # type: ignore[arg-type]
         best = min(best, time.perf_counter() - t0)
     assert dist is not None
-    print(json.dumps({
-        "case": "90-day run, 16,384 H100, Llama 3 failure rates", "trials": args.trials, "wall_s": round(best, 3),
-        "failures_simulated": round(dist.interruptions_mean_count * args.trials),
-        "analytic_mean_days": round(exp.wall_s / 86_400, 3), "simulated_mean_days": round(dist.wall_mean_s / 86_400, 3),
-        "mean_rel_diff": round(dist.wall_mean_s / exp.wall_s - 1, 5), "p50_days": round(dist.wall_p50_s / 86_400, 3),
-        "p90_days": round(dist.wall_p90_s / 86_400, 3), "ettr_frac": round(exp.ettr_frac, 4),
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "case": "90-day run, 16,384 H100, Llama 3 failure rates",
+                "trials": args.trials,
+                "wall_s": round(best, 3),
+                "failures_simulated": round(dist.interruptions_mean_count * args.trials),
+                "analytic_mean_days": round(exp.wall_s / 86_400, 3),
+                "simulated_mean_days": round(dist.wall_mean_s / 86_400, 3),
+                "mean_rel_diff": round(dist.wall_mean_s / exp.wall_s - 1, 5),
+                "p50_days": round(dist.wall_p50_s / 86_400, 3),
+                "p90_days": round(dist.wall_p90_s / 86_400, 3),
+                "ettr_frac": round(exp.ettr_frac, 4),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

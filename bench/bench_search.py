@@ -49,12 +49,22 @@ def main() -> None:
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         best = rep.estimates[0]
-        print(json.dumps({
-            "case": name, "candidates": rep.candidates, "valid_plans": rep.valid_plans,
-            "fitting_plans": rep.fitting_plans, "wall_s": round(wall, 3),
-            "candidates_per_s": round(rep.candidates / wall), "peak_python_mem_mb": round(peak / 1e6, 1),
-            "best_plan": best.plan, "best_step_time_s": round(best.step_time_s, 3), "best_mfu": round(best.mfu_frac, 3),
-        }))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "case": name,
+                    "candidates": rep.candidates,
+                    "valid_plans": rep.valid_plans,
+                    "fitting_plans": rep.fitting_plans,
+                    "wall_s": round(wall, 3),
+                    "candidates_per_s": round(rep.candidates / wall),
+                    "peak_python_mem_mb": round(peak / 1e6, 1),
+                    "best_plan": best.plan,
+                    "best_step_time_s": round(best.step_time_s, 3),
+                    "best_mfu": round(best.mfu_frac, 3),
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -19,8 +19,11 @@ GPT3 = {"model": "gpt3-175b", "training": {"tokens": 300e9, "seq_len": 2048, "gl
 CASES = {
     "gpt3-175b-1024xa100": ({**GPT3, "hardware": {"accelerator": "nvidia-a100-sxm4-80gb", "count": 1024}}, 0.2),
     "gpt3-175b-16384xa100": (
-        {**GPT3, "hardware": {"accelerator": "nvidia-a100-sxm4-80gb", "count": 16384},
-         "training": {"tokens": 300e9, "seq_len": 2048, "global_batch_seqs": 16384}},
+        {
+            **GPT3,
+            "hardware": {"accelerator": "nvidia-a100-sxm4-80gb", "count": 16384},
+            "training": {"tokens": 300e9, "seq_len": 2048, "global_batch_seqs": 16384},
+        },
         0.5,
     ),
 }
@@ -39,12 +42,21 @@ def main() -> int:
             cpus.append(time.process_time() - c0)
         best = min(walls)
         ok &= best <= budget_s
-        print(json.dumps({
-            "case": name, "candidates": rep.candidates, "valid_plans": rep.valid_plans, "warm_min_s": round(best, 4),
-            "warm_median_s": round(sorted(walls)[len(walls) // 2], 4),
-            "warm_min_cpu_s": round(min(cpus), 4), "budget_s": budget_s, "within": best <= budget_s,
-            "best_plan": rep.estimates[0].plan,
-        }))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "case": name,
+                    "candidates": rep.candidates,
+                    "valid_plans": rep.valid_plans,
+                    "warm_min_s": round(best, 4),
+                    "warm_median_s": round(sorted(walls)[len(walls) // 2], 4),
+                    "warm_min_cpu_s": round(min(cpus), 4),
+                    "budget_s": budget_s,
+                    "within": best <= budget_s,
+                    "best_plan": rep.estimates[0].plan,
+                }
+            )
+        )
     return 0 if ok else 1
 
 

@@ -33,13 +33,26 @@ def main() -> None:
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB → MiB (whole process)
     s = res.summary
-    print(json.dumps({
-        "requests": n, "request_rate_per_s": round(rate, 2), "completed": s.completed, "wall_s": round(wall, 2),
-        "requests_per_wall_s": round(n / wall), "cpu_s": round(cpu, 2), "requests_per_cpu_s": round(n / cpu),
-        "iterations": s.iterations, "peak_rss_mb": round(peak_mb), "simulated_s": round(s.duration_s, 1),
-        "ttft_p90_s": round(s.ttft_s.p90, 3), "tpot_p99_s": round(s.tpot_exclusive_s.p99, 4),
-        "kv_utilisation_max_frac": round(s.kv_utilisation_max_frac, 3), "preemptions": s.preemptions,
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "requests": n,
+                "request_rate_per_s": round(rate, 2),
+                "completed": s.completed,
+                "wall_s": round(wall, 2),
+                "requests_per_wall_s": round(n / wall),
+                "cpu_s": round(cpu, 2),
+                "requests_per_cpu_s": round(n / cpu),
+                "iterations": s.iterations,
+                "peak_rss_mb": round(peak_mb),
+                "simulated_s": round(s.duration_s, 1),
+                "ttft_p90_s": round(s.ttft_s.p90, 3),
+                "tpot_p99_s": round(s.tpot_exclusive_s.p99, 4),
+                "kv_utilisation_max_frac": round(s.kv_utilisation_max_frac, 3),
+                "preemptions": s.preemptions,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -59,8 +59,12 @@ def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 def _summary(samples: list[tuple[float, float]]) -> dict[str, float]:
     walls = [w for w, _ in samples]
     cpus = [c for _, c in samples]
-    return {"wall_min_s": round(min(walls), 3), "wall_median_s": round(statistics.median(walls), 3),
-            "cpu_min_s": round(min(cpus), 3), "cpu_median_s": round(statistics.median(cpus), 3)}  # fmt: skip
+    return {
+        "wall_min_s": round(min(walls), 3),
+        "wall_median_s": round(statistics.median(walls), 3),
+        "cpu_min_s": round(min(cpus), 3),
+        "cpu_median_s": round(statistics.median(cpus), 3),
+    }
 
 
 def bench(repeat: int, src: Path | None, lazy_cli: bool) -> dict[str, Any]:
@@ -69,11 +73,18 @@ def bench(repeat: int, src: Path | None, lazy_cli: bool) -> dict[str, Any]:
     if src is not None:
         base_env["PYTHONPATH"] = str(src)
     prefix = [sys.executable, "-c", LAZY_CLI] if lazy_cli else [sys.executable, "-m", "aiinfra.cli"]
-    out: dict[str, Any] = {"repeat": repeat, "src": str(src) if src else "installed", "lazy_cli": lazy_cli,
-                           "load_average": [round(x, 2) for x in os.getloadavg()]}  # fmt: skip
+    out: dict[str, Any] = {
+        "repeat": repeat,
+        "src": str(src) if src else "installed",
+        "lazy_cli": lazy_cli,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
     compileall.compile_dir(str((src or ROOT / "src") / "aiinfra"), quiet=1)
-    quick = {"import numpy, pydantic": [sys.executable, "-c", "import numpy, pydantic"],
-             "--version": [*prefix, "--version"], "--help": [*prefix, "--help"]}  # fmt: skip
+    quick = {
+        "import numpy, pydantic": [sys.executable, "-c", "import numpy, pydantic"],
+        "--version": [*prefix, "--version"],
+        "--help": [*prefix, "--help"],
+    }
     if lazy_cli:  # the prototype runs commands only
         del quick["--version"], quick["--help"]
     for label, argv in quick.items():

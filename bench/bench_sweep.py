@@ -32,15 +32,23 @@ EXAMPLES = ROOT / "examples"
 CASES: dict[str, dict[str, Any]] = {
     # 36 layout searches: GPT-3 175B on 512-3,072 A100s (each ≈ 1 M candidates) at three global batches and two
     # sequence lengths
-    "train": {"scenario": EXAMPLES / "train-gpt3-175b-a100.yaml", "question": "train",
-              "grid": {"hardware.count": [512, 768, 1024, 1536, 2048, 3072],
-                       "training.global_batch_seqs": [768, 1536, 3072],
-                       "training.seq_len": [2048, 4096]}},
+    "train": {
+        "scenario": EXAMPLES / "train-gpt3-175b-a100.yaml",
+        "question": "train",
+        "grid": {
+            "hardware.count": [512, 768, 1024, 1536, 2048, 3072],
+            "training.global_batch_seqs": [768, 1536, 3072],
+            "training.seq_len": [2048, 4096],
+        },
+    },
     # 8 serving simulations of 10,000 requests each: four Poisson rates on one and two TP8 replicas
-    "simulate": {"scenario": EXAMPLES / "simulate-llama70b-h100.yaml", "question": "simulate",
-                 "set": {"inference.num_requests": 10000},
-                 "grid": {"inference.request_rate_per_s": [4, 8, 12, 16], "hardware.count": [8, 16]}},
-}  # fmt: skip
+    "simulate": {
+        "scenario": EXAMPLES / "simulate-llama70b-h100.yaml",
+        "question": "simulate",
+        "set": {"inference.num_requests": 10000},
+        "grid": {"inference.request_rate_per_s": [4, 8, 12, 16], "hardware.count": [8, 16]},
+    },
+}
 
 
 def _check_grid(points: int) -> dict[str, list[int]]:
@@ -60,13 +68,24 @@ def one(case: str, backend: str, points: int | None) -> dict[str, Any]:
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
         ray_started = time.perf_counter() - t0
     if case == "check":
-        spec: dict[str, Any] = {"scenario": EXAMPLES / "infer-llama3.1-70b-h100.yaml", "question": "check",
-                                "grid": _check_grid(points or 10_000)}  # fmt: skip
+        spec: dict[str, Any] = {
+            "scenario": EXAMPLES / "infer-llama3.1-70b-h100.yaml",
+            "question": "check",
+            "grid": _check_grid(points or 10_000),
+        }
     else:
         spec = CASES[case]
     start = time.perf_counter()
-    res = sweep(spec["scenario"], grid=spec["grid"], question=spec["question"], set=spec.get("set"), out=out,
-                backend=backend, workers=None if backend == "serial" else 2, progress=False)  # fmt: skip
+    res = sweep(
+        spec["scenario"],
+        grid=spec["grid"],
+        question=spec["question"],
+        set=spec.get("set"),
+        out=out,
+        backend=backend,
+        workers=None if backend == "serial" else 2,
+        progress=False,
+    )
     wall_s = time.perf_counter() - start
     if backend == "ray":
         import ray
@@ -76,13 +95,20 @@ def one(case: str, backend: str, points: int | None) -> dict[str, Any]:
     kib = 1024 if sys.platform != "darwin" else 1
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_s = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-    return {"case": case, "backend": backend, "workers": res.workers, "points": res.points, "failures": res.failures,
-            "wall_s": round(wall_s, 2), "points_per_s": round(res.run / wall_s, 3),
-            "ray_init_s": round(ray_started, 2) if backend == "ray" else None,
-            "cpu_s": round(cpu_s, 1) if backend != "ray" else None,  # Ray's workers are not our children
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * kib / 1e6, 1),
-            "children_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * kib / 1e6, 1),
-            "load_average_1min": round(os.getloadavg()[0], 2)}  # fmt: skip
+    return {
+        "case": case,
+        "backend": backend,
+        "workers": res.workers,
+        "points": res.points,
+        "failures": res.failures,
+        "wall_s": round(wall_s, 2),
+        "points_per_s": round(res.run / wall_s, 3),
+        "ray_init_s": round(ray_started, 2) if backend == "ray" else None,
+        "cpu_s": round(cpu_s, 1) if backend != "ray" else None,  # Ray's workers are not our children
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * kib / 1e6, 1),
+        "children_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * kib / 1e6, 1),
+        "load_average_1min": round(os.getloadavg()[0], 2),
+    }
 
 
 def _child(*args: str) -> None:

@@ -60,8 +60,11 @@ def main() -> None:
     base = f"http://127.0.0.1:{port}"
     bodies = {f: yaml.safe_load((EXAMPLES / f).read_text()) for _, _, f in MIX if f}
     launched = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "aiinfra.cli", "web", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "aiinfra.cli", "web", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         with httpx.Client(timeout=60) as c:
             while True:
@@ -110,13 +113,25 @@ def main() -> None:
         proc.terminate()
         proc.wait(timeout=10)
     q = statistics.quantiles(latencies, n=100)
-    print(json.dumps({"clients": args.clients, "requests": len(latencies), "errors": len(errors),
-                      "error_examples": errors[:5], "retried_429": len(busy), "wall_s": round(wall, 2),
-                      "requests_per_s": round(len(latencies) / wall, 1), "p50_s": round(q[49], 4),
-                      "p99_s": round(q[98], 4), "first_page_s": round(first_page_s, 3),
-                      "first_train_answer_s": round(first_train_s, 3),
-                      "server_rss_before_mb": round(rss_before / 2**20, 1),
-                      "server_rss_after_mb": round(rss_after / 2**20, 1)}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "clients": args.clients,
+                "requests": len(latencies),
+                "errors": len(errors),
+                "error_examples": errors[:5],
+                "retried_429": len(busy),
+                "wall_s": round(wall, 2),
+                "requests_per_s": round(len(latencies) / wall, 1),
+                "p50_s": round(q[49], 4),
+                "p99_s": round(q[98], 4),
+                "first_page_s": round(first_page_s, 3),
+                "first_train_answer_s": round(first_train_s, 3),
+                "server_rss_before_mb": round(rss_before / 2**20, 1),
+                "server_rss_after_mb": round(rss_after / 2**20, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

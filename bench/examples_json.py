@@ -29,8 +29,11 @@ def dump(out_dir: Path) -> None:
             out, err = io.StringIO(), io.StringIO()
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 rc = main([cmd, str(example), "--json"])
-            record = {"rc": rc, "stdout": json.loads(out.getvalue()) if rc == 0 else None,
-                      "stderr": err.getvalue().strip()}  # fmt: skip
+            record = {
+                "rc": rc,
+                "stdout": json.loads(out.getvalue()) if rc == 0 else None,
+                "stderr": err.getvalue().strip(),
+            }
             (out_dir / f"{example.stem}__{cmd}.json").write_text(json.dumps(record, indent=1, sort_keys=True))
             print(f"{example.stem:40s} {cmd:10s} rc={rc}", flush=True)
 

@@ -39,53 +39,134 @@ BAD_VALUES: tuple[Any, ...] = (-5, ".nan", ".inf", "-.inf", 1e308, 10**30, "abc"
 
 ACC = "nvidia-h100-sxm5-80gb"
 BASE: dict[str, dict[str, Any]] = {
-    "train": {"model": "meta-llama-3.1-8b", "hardware": {"accelerator": ACC, "count": 64},
-              "training": {"tokens": 1e12, "seq_len": 4096, "global_batch_seqs": 256,
-                           "plan": {"tp": 2, "pp": 1, "cp": 1, "ep": 1, "vp": 1, "microbatch_seqs": 1}}},
-    "memory": {"model": "meta-llama-3.1-8b", "hardware": {"accelerator": ACC, "count": 8},
-               "training": {"tokens": 1e9, "seq_len": 4096, "global_batch_seqs": 64,
-                            "finetune": {"method": "lora", "rank": 8}}},
-    "infer": {"model": "meta-llama-3.1-8b", "hardware": {"accelerator": ACC, "count": 8, "per_node": 8},
-              "inference": {"input_tokens": 1024, "output_tokens": 256, "batch": 8, "users": 100,
-                            "request_rate_per_s": 2, "gpu_memory_utilization": 0.9, "block_size_tokens": 16,
-                            "plan": {"tp": 1, "pp": 1, "ep": 1, "replicas": 1},
-                            "slo": {"ttft_p90_s": 1, "tpot_p99_s": 0.05, "e2e_p99_s": 30},
-                            "speculative": {"num_draft_tokens": 3, "acceptance_rate": 0.7}}},
-    "simulate": {"model": "meta-llama-3.1-8b", "hardware": {"accelerator": ACC, "count": 1},
-                 "inference": {"input_tokens": 512, "output_tokens": 64, "request_rate_per_s": 4,
-                               "num_requests": 100, "duration_s": 60,
-                               "arrival": {"kind": "gamma", "cv": 2, "ramp_s": 1},
-                               "simulation": {"replicas": 1,
-                                              "scheduler": {"max_num_seqs": 64, "max_num_batched_tokens": 4096},
-                                              "input_lengths": {"kind": "uniform", "low": 100, "high": 900},
-                                              "output_lengths": {"kind": "lognormal", "sigma": 0.5, "high": 500},
-                                              "disaggregation": {"prefill_replicas": 1, "decode_replicas": 1}}}},
-    "cost": {"model": "meta-llama-3.1-8b", "hardware": {"accelerator": ACC, "count": 8, "nics_per_node": 8},
-             "cost": {"usage": {"duration_s": 3600, "utilisation_frac": 0.8, "accelerators": 8, "tokens": 1e9},
-                      "pue": 1.2, "node_power_kw": 10, "electricity_usd_per_kwh": 0.1,
-                      "storage_usd_per_gb_month": 0.02, "dataset_bytes": 1e12, "checkpoint_bytes": 1e11,
-                      "checkpoints_kept": 2, "egress_usd_per_gb": 0.05, "egress_bytes": 1e10,
-                      "networking_usd_per_hour": 1, "monitoring_usd_per_month": 100,
-                      "spot": {"interruptions_per_instance_per_hour": 0.05, "checkpoint_write_s": 60,
-                               "restart_s": 300}}},
-    "datacenter": {"model": "meta-llama-3.1-8b", "hardware": {"accelerator": ACC, "count": 256},
-                   "datacenter": {"rack_power_limit_kw": 40, "switch_radix": 64, "oversubscription": 1,
-                                  "nics_per_node": 8, "pue": 1.3, "checkpoint_bytes": 1e12,
-                                  "checkpoint_write_s": 60, "bytes_per_token": 4, "switch_price_usd": 30000,
-                                  "transceiver_price_usd": 800, "switch_power_w": 1500}},
-    "tco": {"model": "meta-llama-3.1-8b", "hardware": {"accelerator": ACC, "count": 32, "system": "dgx-h100"},
-            "tco": {"years": 5, "horizon_months": 60, "utilisation_frac": 0.9, "system_price_usd": 300000,
-                    "network_capex_usd": 1e6, "network_capex_frac": 0.1, "storage_capex_usd": 1e5,
-                    "colocation_usd_per_kw_month": 180, "electricity_usd_per_kwh": 0.08,
-                    "staff_usd_per_year": 150000, "maintenance_frac_per_year": 0.05, "pue": 1.3}},
+    "train": {
+        "model": "meta-llama-3.1-8b",
+        "hardware": {"accelerator": ACC, "count": 64},
+        "training": {
+            "tokens": 1e12,
+            "seq_len": 4096,
+            "global_batch_seqs": 256,
+            "plan": {"tp": 2, "pp": 1, "cp": 1, "ep": 1, "vp": 1, "microbatch_seqs": 1},
+        },
+    },
+    "memory": {
+        "model": "meta-llama-3.1-8b",
+        "hardware": {"accelerator": ACC, "count": 8},
+        "training": {
+            "tokens": 1e9,
+            "seq_len": 4096,
+            "global_batch_seqs": 64,
+            "finetune": {"method": "lora", "rank": 8},
+        },
+    },
+    "infer": {
+        "model": "meta-llama-3.1-8b",
+        "hardware": {"accelerator": ACC, "count": 8, "per_node": 8},
+        "inference": {
+            "input_tokens": 1024,
+            "output_tokens": 256,
+            "batch": 8,
+            "users": 100,
+            "request_rate_per_s": 2,
+            "gpu_memory_utilization": 0.9,
+            "block_size_tokens": 16,
+            "plan": {"tp": 1, "pp": 1, "ep": 1, "replicas": 1},
+            "slo": {"ttft_p90_s": 1, "tpot_p99_s": 0.05, "e2e_p99_s": 30},
+            "speculative": {"num_draft_tokens": 3, "acceptance_rate": 0.7},
+        },
+    },
+    "simulate": {
+        "model": "meta-llama-3.1-8b",
+        "hardware": {"accelerator": ACC, "count": 1},
+        "inference": {
+            "input_tokens": 512,
+            "output_tokens": 64,
+            "request_rate_per_s": 4,
+            "num_requests": 100,
+            "duration_s": 60,
+            "arrival": {"kind": "gamma", "cv": 2, "ramp_s": 1},
+            "simulation": {
+                "replicas": 1,
+                "scheduler": {"max_num_seqs": 64, "max_num_batched_tokens": 4096},
+                "input_lengths": {"kind": "uniform", "low": 100, "high": 900},
+                "output_lengths": {"kind": "lognormal", "sigma": 0.5, "high": 500},
+                "disaggregation": {"prefill_replicas": 1, "decode_replicas": 1},
+            },
+        },
+    },
+    "cost": {
+        "model": "meta-llama-3.1-8b",
+        "hardware": {"accelerator": ACC, "count": 8, "nics_per_node": 8},
+        "cost": {
+            "usage": {"duration_s": 3600, "utilisation_frac": 0.8, "accelerators": 8, "tokens": 1e9},
+            "pue": 1.2,
+            "node_power_kw": 10,
+            "electricity_usd_per_kwh": 0.1,
+            "storage_usd_per_gb_month": 0.02,
+            "dataset_bytes": 1e12,
+            "checkpoint_bytes": 1e11,
+            "checkpoints_kept": 2,
+            "egress_usd_per_gb": 0.05,
+            "egress_bytes": 1e10,
+            "networking_usd_per_hour": 1,
+            "monitoring_usd_per_month": 100,
+            "spot": {"interruptions_per_instance_per_hour": 0.05, "checkpoint_write_s": 60, "restart_s": 300},
+        },
+    },
+    "datacenter": {
+        "model": "meta-llama-3.1-8b",
+        "hardware": {"accelerator": ACC, "count": 256},
+        "datacenter": {
+            "rack_power_limit_kw": 40,
+            "switch_radix": 64,
+            "oversubscription": 1,
+            "nics_per_node": 8,
+            "pue": 1.3,
+            "checkpoint_bytes": 1e12,
+            "checkpoint_write_s": 60,
+            "bytes_per_token": 4,
+            "switch_price_usd": 30000,
+            "transceiver_price_usd": 800,
+            "switch_power_w": 1500,
+        },
+    },
+    "tco": {
+        "model": "meta-llama-3.1-8b",
+        "hardware": {"accelerator": ACC, "count": 32, "system": "dgx-h100"},
+        "tco": {
+            "years": 5,
+            "horizon_months": 60,
+            "utilisation_frac": 0.9,
+            "system_price_usd": 300000,
+            "network_capex_usd": 1e6,
+            "network_capex_frac": 0.1,
+            "storage_capex_usd": 1e5,
+            "colocation_usd_per_kw_month": 180,
+            "electricity_usd_per_kwh": 0.08,
+            "staff_usd_per_year": 150000,
+            "maintenance_frac_per_year": 0.05,
+            "pue": 1.3,
+        },
+    },
 }
 
 INLINE_MODEL: dict[str, Any] = {
-    "num_layers": 8, "hidden_size": 1024, "num_heads": 16, "num_kv_heads": 4, "head_dim": 64,
-    "ffn_hidden_size": 4096, "vocab_size": 32000, "max_seq_len": 8192, "num_experts": 8, "experts_per_token": 2,
-    "moe_ffn_hidden_size": 1024, "num_shared_experts": 1, "first_k_dense_layers": 1, "moe_layer_step": 1,
+    "num_layers": 8,
+    "hidden_size": 1024,
+    "num_heads": 16,
+    "num_kv_heads": 4,
+    "head_dim": 64,
+    "ffn_hidden_size": 4096,
+    "vocab_size": 32000,
+    "max_seq_len": 8192,
+    "num_experts": 8,
+    "experts_per_token": 2,
+    "moe_ffn_hidden_size": 1024,
+    "num_shared_experts": 1,
+    "first_k_dense_layers": 1,
+    "moe_layer_step": 1,
     "token_type_vocab": 0,
-}  # fmt: skip
+}
 
 
 @dataclasses.dataclass
@@ -166,10 +247,11 @@ def conflict_cases() -> list[Case]:
         _scenario_case("conflict:network-frac-7", "tco", _put(BASE["tco"], "tco.network_capex_frac", 7)),
         _scenario_case("conflict:maint-frac-3", "tco", _put(BASE["tco"], "tco.maintenance_frac_per_year", 3)),
         _scenario_case("conflict:providers-unknown", "tco", _put(BASE["tco"], "tco.providers", ["nosuchcloud"])),
-        _scenario_case("conflict:moe-inline-topk", "infer",
-                       {**inf, "model": {**INLINE_MODEL, "experts_per_token": -5}}),
+        _scenario_case(
+            "conflict:moe-inline-topk", "infer", {**inf, "model": {**INLINE_MODEL, "experts_per_token": -5}}
+        ),
         _scenario_case("conflict:moe-layer-step-0", "infer", {**inf, "model": {**INLINE_MODEL, "moe_layer_step": 0}}),
-    ]  # fmt: skip
+    ]
     return out
 
 
@@ -177,13 +259,17 @@ HOSTILE_YAML: dict[str, bytes] = {
     "python-object-tag": b"model: !!python/object/apply:os.system ['true']\nhardware: {accelerator: x}\n",
     "python-name-tag": b"model: !!python/name:os.system\n",
     "custom-tag": b"model: !foo bar\n",
-    "duplicate-key": b"model: meta-llama-3.1-8b\nmodel: meta-llama-3.1-70b\nhardware: {accelerator: " + ACC.encode()
+    "duplicate-key": b"model: meta-llama-3.1-8b\nmodel: meta-llama-3.1-70b\nhardware: {accelerator: "
+    + ACC.encode()
     + b"}\ninference: {input_tokens: 1, output_tokens: 1}\n",
-    "duplicate-nested-key": b"model: meta-llama-3.1-8b\nhardware: {accelerator: " + ACC.encode()
+    "duplicate-nested-key": b"model: meta-llama-3.1-8b\nhardware: {accelerator: "
+    + ACC.encode()
     + b", count: 8, count: 16}\ninference: {input_tokens: 1, output_tokens: 1}\n",
-    "billion-laughs": ("a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
-        f"{n}: &{n} [{','.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcdefg", "bcdefgh", strict=True))
-        + "model: *h\n").encode(),
+    "billion-laughs": (
+        "a: &a [x,x,x,x,x,x,x,x,x]\n"
+        + "".join(f"{n}: &{n} [{','.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcdefg", "bcdefgh", strict=True))
+        + "model: *h\n"
+    ).encode(),
     "unclosed-bracket": b"model: [\n",
     "tab-indent": b"model:\n\t- x\n",
     "list-top": b"- a\n- b\n",
@@ -195,8 +281,11 @@ HOSTILE_YAML: dict[str, bytes] = {
     "latin1": "model: caf\xe9\nhardware: {accelerator: x}\n".encode("latin-1"),
     "utf16": "model: meta-llama-3.1-8b\n".encode("utf-16"),
     "nul-bytes": b"model: a\x00b\n",
-    "huge-int-key": b"model: meta-llama-3.1-8b\nhardware: {accelerator: " + ACC.encode()
-    + b", count: 1" + b"0" * 5000 + b"}\n",
+    "huge-int-key": b"model: meta-llama-3.1-8b\nhardware: {accelerator: "
+    + ACC.encode()
+    + b", count: 1"
+    + b"0" * 5000
+    + b"}\n",
     "many-documents": b"a: 1\n---\nb: 2\n",
     "deep-nesting": b"model: " + b"[" * 5000 + b"]" * 5000 + b"\n",
     "merge-key-loop": b"a: &a {b: 1}\nc: {<<: *a, <<: *a}\nmodel: x\n",
@@ -220,8 +309,15 @@ def file_cases() -> list[Case]:
         cases.append(Case(f"file:directory:{cmd}", [cmd, "{dir}", "--json"]))
         cases.append(Case(f"file:missing:{cmd}", [cmd, "{dir}/nope.yaml", "--json"]))
     # config.json
-    good = {"num_hidden_layers": 4, "hidden_size": 512, "num_attention_heads": 8, "num_key_value_heads": 8,
-            "intermediate_size": 2048, "vocab_size": 32000, "model_type": "llama"}  # fmt: skip
+    good = {
+        "num_hidden_layers": 4,
+        "hidden_size": 512,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 8,
+        "intermediate_size": 2048,
+        "vocab_size": 32000,
+        "model_type": "llama",
+    }
     configs: dict[str, bytes] = {
         "missing-vocab": json.dumps({k: v for k, v in good.items() if k != "vocab_size"}).encode(),
         "heads-zero": json.dumps({**good, "num_attention_heads": 0}).encode(),
@@ -245,12 +341,20 @@ def file_cases() -> list[Case]:
         "binary": bytes(range(256)),
     }
     for name, content in configs.items():
-        yaml_text = (f"model: {{config: '{{dir}}/config.json'}}\nhardware: {{accelerator: {ACC}, count: 8}}\n"
-                     "inference: {input_tokens: 128, output_tokens: 16}\n").encode()  # fmt: skip
-        cases.append(Case(f"config:{name}:infer", ["infer", "{dir}/s.yaml", "--json"],
-                          {"s.yaml": yaml_text, "config.json": content}))  # fmt: skip
-        cases.append(Case(f"config:{name}:model", ["model", "show", "{dir}/config.json", "--json"],
-                          {"config.json": content}))  # fmt: skip
+        yaml_text = (
+            f"model: {{config: '{{dir}}/config.json'}}\nhardware: {{accelerator: {ACC}, count: 8}}\n"
+            "inference: {input_tokens: 128, output_tokens: 16}\n"
+        ).encode()
+        cases.append(
+            Case(
+                f"config:{name}:infer",
+                ["infer", "{dir}/s.yaml", "--json"],
+                {"s.yaml": yaml_text, "config.json": content},
+            )
+        )
+        cases.append(
+            Case(f"config:{name}:model", ["model", "show", "{dir}/config.json", "--json"], {"config.json": content})
+        )
     cases.append(Case("config:directory:model", ["model", "show", "{dir}", "--json"]))
     # traces
     trace_base = _put(BASE["simulate"], "inference.arrival", {"kind": "trace", "path": "{dir}/t.csv"})
@@ -265,8 +369,11 @@ def file_cases() -> list[Case]:
         "negative": b"arrival_s,input_tokens,output_tokens\n-1,10,10\n",
     }
     for name, content in traces.items():
-        cases.append(Case(f"trace:{name}", ["simulate", "{dir}/s.yaml", "--json"],
-                          {"s.yaml": _yaml(trace_base), "t.csv": content}))  # fmt: skip
+        cases.append(
+            Case(
+                f"trace:{name}", ["simulate", "{dir}/s.yaml", "--json"], {"s.yaml": _yaml(trace_base), "t.csv": content}
+            )
+        )
     # validation CSVs
     header = (ROOT / "src/aiinfra/validation/data/training.csv").read_text().splitlines()[0]
     first = (ROOT / "src/aiinfra/validation/data/training.csv").read_text().splitlines()[1]
@@ -308,15 +415,21 @@ def flag_cases() -> list[Case]:
         Case("flag:plot-into-file", ["simulate", "{dir}/s.yaml", "--plot", "{dir}/s.yaml"], {"s.yaml": sim}),
         Case("flag:plot-unwritable", ["simulate", "{dir}/s.yaml", "--plot", "/proc/nope"], {"s.yaml": sim}),
         Case("flag:tco-plot-file", ["tco", "{dir}/s.yaml", "--plot", "{dir}/s.yaml"], {"s.yaml": _yaml(BASE["tco"])}),
-        Case("flag:tco-plot-unwritable", ["tco", "{dir}/s.yaml", "--plot", "/proc/nope/x.svg"],
-             {"s.yaml": _yaml(BASE["tco"])}),
-        Case("flag:markdown-dir", ["validate", str(ROOT / "src/aiinfra/validation/data/training.csv"), "--markdown",
-                                   "{dir}"]),
+        Case(
+            "flag:tco-plot-unwritable",
+            ["tco", "{dir}/s.yaml", "--plot", "/proc/nope/x.svg"],
+            {"s.yaml": _yaml(BASE["tco"])},
+        ),
+        Case(
+            "flag:markdown-dir",
+            ["validate", str(ROOT / "src/aiinfra/validation/data/training.csv"), "--markdown", "{dir}"],
+        ),
         Case("flag:accelerators-unknown", ["capacity", "{dir}/s.yaml", "--accelerators", "X"], {"s.yaml": inf}),
         Case("flag:accelerators-empty", ["capacity", "{dir}/s.yaml", "--accelerators", ","], {"s.yaml": inf}),
         Case("flag:engines-unknown", ["capacity", "{dir}/s.yaml", "--engines", "nosuch"], {"s.yaml": inf}),
-        Case("flag:capacity-seed-negative", ["capacity", "{dir}/s.yaml", "--seed", "-1", "--simulate"],
-             {"s.yaml": inf}),
+        Case(
+            "flag:capacity-seed-negative", ["capacity", "{dir}/s.yaml", "--seed", "-1", "--simulate"], {"s.yaml": inf}
+        ),
         Case("flag:model-seq-len-negative", ["model", "show", "meta-llama-3.1-8b", "--seq-len", "-5"]),
         Case("flag:model-seq-len-zero", ["model", "show", "meta-llama-3.1-8b", "--seq-len", "0"]),
         Case("flag:model-seq-len-huge", ["model", "show", "meta-llama-3.1-8b", "--seq-len", str(10**30)]),
@@ -324,12 +437,24 @@ def flag_cases() -> list[Case]:
         Case("flag:catalog-unknown", ["catalog", "show", "nosuch"]),
         Case("flag:unknown-command", ["nosuch"]),
         Case("flag:no-args", []),
-    ]  # fmt: skip
-    sets = ["inference.input_tokens=[", "inference.input_tokens={a: [}", "inference.input_tokens=!!python/name:os",
-            "inference.input_tokens=.inf", "inference.input_tokens=1e400", "noequals", "=5", ".=5",
-            "inference.input_tokens.x=5", "hardware=5", "inference.batch=&a [*a]",
-            "inference.input_tokens=" + "9" * 40, "inference.input_tokens=\x00",
-            "inference.batch=-1", "model=!!binary aGVsbG8="]  # fmt: skip
+    ]
+    sets = [
+        "inference.input_tokens=[",
+        "inference.input_tokens={a: [}",
+        "inference.input_tokens=!!python/name:os",
+        "inference.input_tokens=.inf",
+        "inference.input_tokens=1e400",
+        "noequals",
+        "=5",
+        ".=5",
+        "inference.input_tokens.x=5",
+        "hardware=5",
+        "inference.batch=&a [*a]",
+        "inference.input_tokens=" + "9" * 40,
+        "inference.input_tokens=\x00",
+        "inference.batch=-1",
+        "model=!!binary aGVsbG8=",
+    ]
     for s in sets:
         out.append(Case(f"set:{s[:40]!r}", ["infer", "{dir}/s.yaml", "--json", "--set", s], {"s.yaml": inf}))
     return out
@@ -422,8 +547,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--timeout-s", type=float, default=20.0)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--show", default="exit-0,exit-1,traceback,hang,exit-2-messy",
-                    help="outcomes whose cases are listed")  # fmt: skip
+    ap.add_argument(
+        "--show", default="exit-0,exit-1,traceback,hang,exit-2-messy", help="outcomes whose cases are listed"
+    )
     ap.add_argument("--limit", type=int, default=0, help="run only every k-th case (quick look)")
     ap.add_argument("--only", default="", help="run only cases whose name contains this")
     args = ap.parse_args(argv)

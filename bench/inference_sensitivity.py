@@ -56,8 +56,11 @@ def _errors(rows: list[dict[str, str]], edit: Callable[[dict[str, str]], dict[st
 def _summary(name: str, errs: dict[str, float]) -> dict[str, object]:
     def part(ids: list[str]) -> dict[str, float | int]:
         a = [abs(errs[i]) for i in ids]
-        return {"rows": len(a), "median_abs_error": round(statistics.median(a), 4),
-                "share_within_25pct": round(sum(x <= WITHIN for x in a) / len(a), 3)}  # fmt: skip
+        return {
+            "rows": len(a),
+            "median_abs_error": round(statistics.median(a), 4),
+            "share_within_25pct": round(sum(x <= WITHIN for x in a) / len(a), 3),
+        }
 
     moe = [i for i in errs if any(k in i for k in MOE)]
     dense = [i for i in errs if i not in moe]
@@ -104,9 +107,19 @@ def _capacity() -> None:
         opts = plan_capacity(load_scenario(example), accs, ["vllm", "trtllm"])
         for eng in ("vllm", "trtllm"):
             o = next(x for x in opts if x.engine == eng and x.accelerators)
-            print(json.dumps({"variant": variant, "engine": eng, "accelerator": o.accelerator, "tp": o.tp,
-                              "weights": o.weight_precision, "accelerators": o.accelerators,
-                              "usd_per_hour": round(o.usd_per_hour or 0.0)}))  # fmt: skip
+            print(
+                json.dumps(
+                    {
+                        "variant": variant,
+                        "engine": eng,
+                        "accelerator": o.accelerator,
+                        "tp": o.tp,
+                        "weights": o.weight_precision,
+                        "accelerators": o.accelerators,
+                        "usd_per_hour": round(o.usd_per_hour or 0.0),
+                    }
+                )
+            )
 
     best_per_engine("planner")
     _price_vllm_fp8_gemm_engine_free()

@@ -53,10 +53,12 @@ def stats(ids: list[str], errs: dict[str, float | None]) -> dict[str, float] | N
         return None
     absolute = sorted(abs(v) for v in vals if v is not None)
     return {
-        "n": len(absolute), "median": statistics.median(absolute), "p90": runner.quantile(absolute, 0.9),
+        "n": len(absolute),
+        "median": statistics.median(absolute),
+        "p90": runner.quantile(absolute, 0.9),
         "within25": sum(a <= 0.25 for a in absolute) / len(absolute),
         "signed": statistics.mean(v for v in vals if v is not None),
-    }  # fmt: skip
+    }
 
 
 def cell(s: dict[str, float] | None) -> str:
@@ -106,8 +108,10 @@ def main() -> None:
         r = rows[i]
         errs = [before.get(i), after.get(i)] if before else [after.get(i)]
         shown = " | ".join("—" if e is None else f"{100 * e:+.1f} %" for e in errs)
-        print(f"| {i} | {r['_set']} | {r['num_accelerators']} | {r['accelerator']} | {r['precision']} | "
-              f"{float(r['value']):.4g} | {shown} |")  # fmt: skip
+        print(
+            f"| {i} | {r['_set']} | {r['num_accelerators']} | {r['accelerator']} | {r['precision']} | "
+            f"{float(r['value']):.4g} | {shown} |"
+        )
 
 
 if __name__ == "__main__":

@@ -17,8 +17,15 @@ EXAMPLES = ROOT / "examples"
 #: test kinds, selected with ``pytest -m`` (pyproject.toml registers them); a file's tests are ``unit`` unless listed:
 #: ``browser`` drives Chromium; ``integration`` runs whole commands through the CLI, the web API or a sweep
 BROWSER_FILES = {"test_web_browser.py"}
-INTEGRATION_FILES = {"test_cli_errors.py", "test_cost_cli.py", "test_web_api.py", "test_sweep.py", "test_app_layer.py",
-                     "test_answers.py", "test_cli_startup.py"}  # fmt: skip
+INTEGRATION_FILES = {
+    "test_cli_errors.py",
+    "test_cost_cli.py",
+    "test_web_api.py",
+    "test_sweep.py",
+    "test_app_layer.py",
+    "test_answers.py",
+    "test_cli_startup.py",
+}
 #: ``slow``: left out of the fast loop (README: ``pytest -m "not slow and not browser"``), run by .ci/run. Whole
 #: files (a module fixture that runs every validation row; process pools) or single tests: ``file::function`` (all
 #: its parameters) or one parametrised id. The tests listed took more than 0.5 s of CPU each when the fast loop was

@@ -22,11 +22,28 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def _row(i: int, le: float, source: str, split: str = "open", band_: str = "1–63", arch: str = "dense") -> ErrorRow:
-    regime = Regime(kind="training", quantity="step_time", scale_band=band_, arch=arch, generation="nvidia-hopper",
-                    parallelism="data")  # fmt: skip
-    return ErrorRow(id=f"r{i}", kind="training", split=split, file="t.csv", source=source, metric="step_time_s",
-                    accelerator="nvidia-h100-sxm5-80gb", accelerators_count=8, measured=1.0,
-                    predicted=math.exp(le), log_error=le, regime=regime)  # fmt: skip
+    regime = Regime(
+        kind="training",
+        quantity="step_time",
+        scale_band=band_,
+        arch=arch,
+        generation="nvidia-hopper",
+        parallelism="data",
+    )
+    return ErrorRow(
+        id=f"r{i}",
+        kind="training",
+        split=split,
+        file="t.csv",
+        source=source,
+        metric="step_time_s",
+        accelerator="nvidia-h100-sxm5-80gb",
+        accelerators_count=8,
+        measured=1.0,
+        predicted=math.exp(le),
+        log_error=le,
+        regime=regime,
+    )
 
 
 def test_band_is_the_10th_and_90th_percentile_by_hand() -> None:
@@ -88,12 +105,19 @@ def test_shipped_table_covers_the_validation_files() -> None:
 #: a few rows of each kind that predict fast (no simulation): training rows of several sources, analytic inference
 #: rows (offline and batch), the reliability rate rows
 SUBSET = {
-    "training.csv": ["narayanan2021-t1-1p7b", "korthikanti2022-t5-175b-full", "megatron-core-r08-h100-70b",
-                     "nemotron4-340b-h100-6144gpu", "mcore-moe-zoo-h100-mixtral-8x22b-bf16-dropless",
-                     "deepseek-v3-report-h800-2048gpu"],
-    "inference.csv": ["mlperf41-h100x8-llama2-70b-99p9-offline-output-tokens-per-s",
-                      "vllm-perfci-h100-llama3-8b-tp1-in32-out128-bs8"],
-}  # fmt: skip
+    "training.csv": [
+        "narayanan2021-t1-1p7b",
+        "korthikanti2022-t5-175b-full",
+        "megatron-core-r08-h100-70b",
+        "nemotron4-340b-h100-6144gpu",
+        "mcore-moe-zoo-h100-mixtral-8x22b-bf16-dropless",
+        "deepseek-v3-report-h800-2048gpu",
+    ],
+    "inference.csv": [
+        "mlperf41-h100x8-llama2-70b-99p9-offline-output-tokens-per-s",
+        "vllm-perfci-h100-llama3-8b-tp1-in32-out128-bs8",
+    ],
+}
 
 
 def _same_rows(fresh: list[ErrorRow]) -> None:
@@ -104,7 +128,8 @@ def _same_rows(fresh: list[ErrorRow]) -> None:
         assert old is not None, f"{r.id} missing from the shipped table: run `python bench/accuracy_table.py`"
         assert r.predicted == pytest.approx(old.predicted, rel=1e-6), (
             f"{r.id}: the shipped table predicted {old.predicted:.6g}, the code now {r.predicted:.6g}: rebuild it "
-            "with `python bench/accuracy_table.py`")
+            "with `python bench/accuracy_table.py`"
+        )
         assert (r.regime, r.source, r.split, r.measured) == (old.regime, old.source, old.split, old.measured)
 
 
@@ -149,9 +174,11 @@ def test_bands_are_calibrated_by_regime() -> None:
         sealed = [c for c in checked if c.row.split == "sealed"]
         if len(sealed) >= 20:
             assert 0.70 <= summary(sealed)["coverage_frac"] <= 0.90, (kind, summary(sealed))
-    breakdowns = (("training", ("step_time",), ("scale_band", "arch", "parallelism")),
-                  ("inference", ("throughput",), ("load", "engine", "arch")),
-                  ("inference", ("throughput", "ttft", "tpot"), ("quantity",)))  # fmt: skip
+    breakdowns = (
+        ("training", ("step_time",), ("scale_band", "arch", "parallelism")),
+        ("inference", ("throughput",), ("load", "engine", "arch")),
+        ("inference", ("throughput", "ttft", "tpot"), ("quantity",)),
+    )
     for kind, quantities, dims in breakdowns:
         checked = check([r for r in rows if r.kind == kind and r.regime.quantity in quantities], rows)
         for dim in dims:
@@ -162,8 +189,13 @@ def test_bands_are_calibrated_by_regime() -> None:
 
 
 def _train_values(count: int) -> dict[str, object]:
-    return {"plan": {"tp": 8, "pp": 8, "sharding": "zero1"}, "accelerators_used": count, "time_to_train_s": 1e6,
-            "step_time_s": 10.0, "mfu_frac": 0.4}  # fmt: skip
+    return {
+        "plan": {"tp": 8, "pp": 8, "sharding": "zero1"},
+        "accelerators_used": count,
+        "time_to_train_s": 1e6,
+        "step_time_s": 10.0,
+        "mfu_frac": 0.4,
+    }
 
 
 def test_widening_the_scale_beyond_the_data_sets_extrapolation() -> None:
@@ -218,9 +250,14 @@ def test_validate_gives_each_case_an_interval_without_its_own_source(
     first = app.validate([cases]).to_dict()["cases"][0]
     assert first["predicted_low"] < first["predicted"] * 1.5 and first["predicted_low"] < first["predicted_high"]
     # the case's own publisher (torchtitan) given absurd errors in the pool: its interval does not move
-    wild = tuple(error_table.row_from_dict({**error_table.row_dict(r), "log_error": 5.0})
-                 if r.source == "github.com/pytorch/torchtitan" else r for r in error_table.shipped())  # fmt: skip
+    wild = tuple(
+        error_table.row_from_dict({**error_table.row_dict(r), "log_error": 5.0})
+        if r.source == "github.com/pytorch/torchtitan"
+        else r
+        for r in error_table.shipped()
+    )
     monkeypatch.setattr(error_table, "shipped", lambda path=None: wild)
     again = app.validate([cases]).to_dict()["cases"][0]
     assert (again["predicted_low"], again["predicted_high"]) == pytest.approx(
-        (first["predicted_low"], first["predicted_high"]))
+        (first["predicted_low"], first["predicted_high"])
+    )

@@ -15,9 +15,15 @@ from aiinfra.specs.parallelism import InferencePlan
 SEED_58_USERS = {
     "model": "meta-llama-3.1-70b",
     "hardware": {"accelerator": "nvidia-h200-sxm-141gb", "count": 8},
-    "inference": {"weight_precision": "fp8", "kv_precision": "fp8", "input_tokens": 1024, "output_tokens": 256,
-                  "users": 58, "slo": {"ttft_p90_s": 0.1, "tpot_p99_s": 0.05}},
-}  # fmt: skip
+    "inference": {
+        "weight_precision": "fp8",
+        "kv_precision": "fp8",
+        "input_tokens": 1024,
+        "output_tokens": 256,
+        "users": 58,
+        "slo": {"ttft_p90_s": 0.1, "tpot_p99_s": 0.05},
+    },
+}
 
 
 def test_capacity_moves_past_a_candidate_its_simulation_finds_infeasible() -> None:
@@ -30,8 +36,11 @@ def test_capacity_moves_past_a_candidate_its_simulation_finds_infeasible() -> No
     # the other side: simulating the analytic choice alone cannot meet the SLO at any rate
     wl = sc.inference
     assert wl is not None
-    one = replace(sc, cluster=replace(sc.cluster, count=cheapest.tp),
-                  inference=replace(wl, plan=InferencePlan(tp=cheapest.tp), users=None, num_requests=400))  # fmt: skip
+    one = replace(
+        sc,
+        cluster=replace(sc.cluster, count=cheapest.tp),
+        inference=replace(wl, plan=InferencePlan(tp=cheapest.tp), users=None, num_requests=400),
+    )
     with pytest.raises(InfeasibleError):
         app.find_max_rate(one)
     # capacity --simulate neither exits nor keeps it: the next candidate is chosen and the first says why it lost
@@ -133,8 +142,11 @@ def test_a_given_training_plan_obeys_the_search_rules() -> None:
 def test_a_given_inference_plan_obeys_the_head_split() -> None:
     from aiinfra.errors import SpecError
 
-    base = {"model": "meta-llama-3.1-8b", "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": 3},
-            "inference": {"input_tokens": 512, "output_tokens": 128, "concurrency": 4, "plan": {"tp": 3}}}  # fmt: skip
+    base = {
+        "model": "meta-llama-3.1-8b",
+        "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": 3},
+        "inference": {"input_tokens": 512, "output_tokens": 128, "concurrency": 4, "plan": {"tp": 3}},
+    }
     with pytest.raises(SpecError) as exc:
         app.infer(app.load_scenario(base))
     assert exc.value.field == "inference.plan.tp"
@@ -161,24 +173,33 @@ def test_a_frozen_base_counts_forward_and_input_gradient_flops_only() -> None:
     from .conftest import EXAMPLES
 
     lora = app.train(app.load_scenario(EXAMPLES / "finetune-lora-7b.yaml")).best
-    full = app.train(app.load_scenario(EXAMPLES / "finetune-lora-7b.yaml",
-                                       set={"training.finetune.method": "full", "hardware.count": 8})).best  # fmt: skip
+    full = app.train(
+        app.load_scenario(
+            EXAMPLES / "finetune-lora-7b.yaml", set={"training.finetune.method": "full", "hardware.count": 8}
+        )
+    ).best
     # forward 2N + input-gradient 2N of full training's 6N per token (same model, tokens per step and seq_len)
     assert lora.model_flop_per_step == pytest.approx(full.model_flop_per_step * 2 / 3)
 
 
 def test_a_multi_node_training_bill_uses_only_instances_that_hold_the_plans_nodes() -> None:
     # 64 A100 80GB planned on 8-GPU nodes: the catalog also lists single-A100 VMs, which cannot hold those nodes
-    sc = app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.accelerator": "nvidia-a100-sxm4-80gb",
-                                                   "hardware.count": 64, "training.tokens": 1e11})  # fmt: skip
+    sc = app.load_scenario(
+        LLAMA_8B_TRAINING,
+        set={"hardware.accelerator": "nvidia-a100-sxm4-80gb", "hardware.count": 64, "training.tokens": 1e11},
+    )
     assert sc.cluster.per_node == 8
     bill = app.cost(sc)
     assert bill.options and all(o.price.accelerators_per_instance >= 8 for o in bill.options)
     assert all(o.instances == 8 for o in bill.options)  # whole instances: 64 / 8
     assert any("left out" in n and "1-accelerator instances" in n for n in bill.notes)
     # one accelerator: the single-GPU VMs are the natural offers and stay
-    one = app.cost(app.load_scenario(LLAMA_8B_TRAINING, set={"hardware.accelerator": "nvidia-a100-sxm4-80gb",
-                                                             "hardware.count": 1, "cost.usage.duration_s": 3600}))
+    one = app.cost(
+        app.load_scenario(
+            LLAMA_8B_TRAINING,
+            set={"hardware.accelerator": "nvidia-a100-sxm4-80gb", "hardware.count": 1, "cost.usage.duration_s": 3600},
+        )
+    )
     assert any(o.price.accelerators_per_instance == 1 for o in one.options)
 
 
@@ -186,9 +207,10 @@ def test_users_with_think_time_follow_the_interactive_response_time_law() -> Non
     from .conftest import ROOT
 
     users, think_s = 200, 20.0
-    sc = app.load_scenario(ROOT / SIMULATE_EXAMPLE, set={"inference.request_rate_per_s": None,
-                                                          "inference.concurrency": users,
-                                                          "inference.think_time_s": think_s})  # fmt: skip
+    sc = app.load_scenario(
+        ROOT / SIMULATE_EXAMPLE,
+        set={"inference.request_rate_per_s": None, "inference.concurrency": users, "inference.think_time_s": think_s},
+    )
     e = app.infer(sc).estimate
     resp_s = e.ttft_s + (sc.inference.output_tokens - 1) * e.tpot_s  # type: ignore[union-attr]
     # N users thinking Z between answers: X = N/(R + Z) requests/s, N·R/(R + Z) of them in flight
@@ -285,9 +307,20 @@ def test_catalog_lists_prices_with_dates_and_conflict_flags() -> None:
 def _offer(id_: str, per_instance: int, usd_per_hour: float) -> Any:
     from aiinfra.costing.prices import InstancePrice
 
-    return InstancePrice(id=id_, source_title="t", source_url=None, read_on="2026-01-01", age_days=0, provider="p",
-                         instance=id_, region="r", accelerator="a", accelerators_per_instance=per_instance,
-                         pricing="on-demand", usd_per_hour=usd_per_hour)  # fmt: skip
+    return InstancePrice(
+        id=id_,
+        source_title="t",
+        source_url=None,
+        read_on="2026-01-01",
+        age_days=0,
+        provider="p",
+        instance=id_,
+        region="r",
+        accelerator="a",
+        accelerators_per_instance=per_instance,
+        pricing="on-demand",
+        usd_per_hour=usd_per_hour,
+    )
 
 
 def test_capacity_bills_whole_instances_by_hand() -> None:
@@ -332,18 +365,31 @@ def test_tco_bills_whole_cloud_instances() -> None:
         assert ln.monthly_usd == pytest.approx(ln.usd_per_accelerator_hour * per * ln.instances * hours)
 
 
-@pytest.mark.parametrize(("model", "accelerator", "tp", "precision"), [
-    ("meta-llama-3.1-8b", "nvidia-b200-sxm-180gb", 1, "fp8"),
-    ("meta-llama-3.1-8b", "nvidia-a100-sxm4-80gb", 1, "bf16"),
-    ("meta-llama-3.1-8b", "nvidia-l4", 1, "fp8"),
-    ("meta-llama-3.1-405b", "nvidia-h100-sxm5-80gb", 8, "fp8"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("model", "accelerator", "tp", "precision"),
+    [
+        ("meta-llama-3.1-8b", "nvidia-b200-sxm-180gb", 1, "fp8"),
+        ("meta-llama-3.1-8b", "nvidia-a100-sxm4-80gb", 1, "bf16"),
+        ("meta-llama-3.1-8b", "nvidia-l4", 1, "fp8"),
+        ("meta-llama-3.1-405b", "nvidia-h100-sxm5-80gb", 8, "fp8"),
+    ],
+)
 def test_tpot_never_falls_when_the_batch_grows(model: str, accelerator: str, tp: int, precision: str) -> None:
     # a decode step of B sequences reads the same weights as one of B - 1 and does more work (roofline: the time
     # max(FLOP / peak, bytes / bandwidth) is non-decreasing in B); the issue saw 8B fp8 on B200 go 5.05 -> 3.55 ms
-    base = app.load_scenario({"model": model, "hardware": {"accelerator": accelerator, "count": tp},
-                              "inference": {"weight_precision": precision, "input_tokens": 1024, "output_tokens": 256,
-                                            "batch": 1, "plan": {"tp": tp}}})  # fmt: skip
+    base = app.load_scenario(
+        {
+            "model": model,
+            "hardware": {"accelerator": accelerator, "count": tp},
+            "inference": {
+                "weight_precision": precision,
+                "input_tokens": 1024,
+                "output_tokens": 256,
+                "batch": 1,
+                "plan": {"tp": tp},
+            },
+        }
+    )
     tpot = [app.infer(replace(base, inference=replace(base.inference, batch=b))).estimate.tpot_s for b in range(1, 65)]
     falls = [(b, tpot[b - 2], tpot[b - 1]) for b in range(2, 65) if tpot[b - 1] < tpot[b - 2] * (1 - 1e-9)]
     assert not falls, f"TPOT falls at batch (b, TPOT(b-1), TPOT(b)): {falls[:5]}"
@@ -353,13 +399,21 @@ def test_the_rate_search_reports_each_simulation_to_a_progress_callback() -> Non
     from aiinfra.analytic.step_time import FixedStepTime
     from aiinfra.sim.search import max_rate_meeting_slo
 
-    sc = app.load_scenario("examples/simulate-llama70b-h100.yaml", set=[
-        "inference.num_requests=50", "inference.output_tokens=1", "inference.simulation.output_lengths=null",
-        "inference.arrival={kind: gamma, cv: 0.001}", "inference.simulation.scheduler={kind: static, max_num_seqs: 1}",
-        "inference.slo={ttft_p90_s: 1.5}"])  # fmt: skip
+    sc = app.load_scenario(
+        "examples/simulate-llama70b-h100.yaml",
+        set=[
+            "inference.num_requests=50",
+            "inference.output_tokens=1",
+            "inference.simulation.output_lengths=null",
+            "inference.arrival={kind: gamma, cv: 0.001}",
+            "inference.simulation.scheduler={kind: static, max_num_seqs: 1}",
+            "inference.slo={ttft_p90_s: 1.5}",
+        ],
+    )
     seen: list[tuple[int, int | None]] = []
-    _, points = max_rate_meeting_slo(sc, start_rate_per_s=1.5, step_model=FixedStepTime(1.0),
-                                     progress=lambda done, total: seen.append((done, total)))  # fmt: skip
+    _, points = max_rate_meeting_slo(
+        sc, start_rate_per_s=1.5, step_model=FixedStepTime(1.0), progress=lambda done, total: seen.append((done, total))
+    )
     assert seen == [(i, None) for i in range(1, len(points) + 1)]
 
 

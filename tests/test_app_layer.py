@@ -52,8 +52,7 @@ def test_commands_import_only_the_app_layer_report_specs_and_errors(path: Path) 
 def test_the_import_walk_would_catch_a_domain_import(tmp_path: Path) -> None:
     shell = tmp_path / "x_cmd.py"
     shell.write_text("from aiinfra.planning.training import plan_training\nfrom aiinfra import catalog, app\n")
-    assert [n for n in _imports(shell) if not n.startswith(ALLOWED)] == ["aiinfra.planning.training",
-                                                                          "aiinfra.catalog"]  # fmt: skip
+    assert [n for n in _imports(shell) if not n.startswith(ALLOWED)] == ["aiinfra.planning.training", "aiinfra.catalog"]
 
 
 def _cli(*args: str) -> tuple[int, Any, str]:
@@ -104,8 +103,14 @@ def test_a_notebook_user_plans_estimates_and_sweeps_into_a_dataframe() -> None:
     rows = []
     for count in range(8, 168, 8):  # 20 points
         r = aiinfra.infer(EXAMPLES / "infer-llama3.1-70b-h100.yaml", set={"hardware.count": count})
-        rows.append({"count": count, "replicas": r.estimate.replicas, "batch": r.estimate.batch_seqs,
-                     "tokens_per_s": r.estimate.output_tokens_per_s})  # fmt: skip
+        rows.append(
+            {
+                "count": count,
+                "replicas": r.estimate.replicas,
+                "batch": r.estimate.batch_seqs,
+                "tokens_per_s": r.estimate.output_tokens_per_s,
+            }
+        )
     frame = pandas.DataFrame(rows)
     assert len(frame) == 20
     # the plan is tp8: one replica per 8 accelerators, the example's 64 concurrent users spread over them
@@ -153,7 +158,11 @@ def test_to_frame_without_pandas_says_which_extra_to_install(monkeypatch: pytest
 
 def test_flatten_keeps_units_in_dotted_keys() -> None:
     assert app.flatten({"a_s": 1.0, "b": {"c_bytes": 2, "d": {"e_w": 3}}, "f": [1, 2]}) == {
-        "a_s": 1.0, "b.c_bytes": 2, "b.d.e_w": 3, "f": [1, 2]}  # fmt: skip
+        "a_s": 1.0,
+        "b.c_bytes": 2,
+        "b.d.e_w": 3,
+        "f": [1, 2],
+    }
 
 
 def test_import_aiinfra_is_lazy() -> None:
@@ -189,8 +198,9 @@ def test_the_api_notebook_executes(cwd: str) -> None:
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     nb = nbformat.read(ROOT / "docs" / "api_tour.ipynb", as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
-                                     resources={"metadata": {"path": str((ROOT / cwd).resolve())}})
+    client = nbclient.NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str((ROOT / cwd).resolve())}}
+    )
     client.execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
@@ -200,11 +210,13 @@ def test_the_api_notebook_executes(cwd: str) -> None:
 def test_a_command_imports_only_what_it_runs() -> None:
     import subprocess
 
-    code = ("import sys, contextlib, io\nfrom aiinfra.cli import main\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    main(['infer', 'examples/infer-llama3.1-70b-h100.yaml'])\n"
-            "print(sorted(m for m in ('aiinfra.sim.run', 'aiinfra.validation.runner', 'aiinfra.costing.tco',"
-            " 'aiinfra.commands.train_cmd') if m in sys.modules))")  # fmt: skip
+    code = (
+        "import sys, contextlib, io\nfrom aiinfra.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['infer', 'examples/infer-llama3.1-70b-h100.yaml'])\n"
+        "print(sorted(m for m in ('aiinfra.sim.run', 'aiinfra.validation.runner', 'aiinfra.costing.tco',"
+        " 'aiinfra.commands.train_cmd') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert out.strip() == "[]"
 

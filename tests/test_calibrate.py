@@ -38,9 +38,14 @@ SERVING: dict[str, Any] = {
 TRAINING: dict[str, Any] = {
     "model": "meta-llama-3.1-8b",
     "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": 16},
-    "training": {"tokens": 1e9, "seq_len": 4096, "global_batch_seqs": 64, "precision": "bf16",
-                 "plan": {"tp": 1, "pp": 1}},
-}  # fmt: skip
+    "training": {
+        "tokens": 1e9,
+        "seq_len": 4096,
+        "global_batch_seqs": 64,
+        "precision": "bf16",
+        "plan": {"tp": 1, "pp": 1},
+    },
+}
 TTFT_X, TPOT_X, STEP_X = 1.3, 1.5, 1.25
 
 
@@ -61,14 +66,30 @@ def _step(plan: dict[str, int], catalog: Catalog | None = None) -> float:
 def _vllm_json(path: Path, concurrency: int, ttft_s: float, tpot_s: float, n: int = 200) -> str:
     """A `vllm bench serve --save-result` file (vllm/benchmarks/serve.py result_json keys) for ``n`` requests of
     1024 + 256 tokens at ``max_concurrency`` clients."""
-    path.write_text(json.dumps({
-        "date": "20261120-101500", "backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B", "num_prompts": n,
-        "request_rate": "inf", "burstiness": 1.0, "max_concurrency": concurrency, "duration": 60.0,
-        "completed": n, "total_input_tokens": n * 1024, "total_output_tokens": n * 256,
-        "output_throughput": concurrency / tpot_s, "mean_ttft_ms": ttft_s * 1e3, "median_ttft_ms": ttft_s * 1e3,
-        "p99_ttft_ms": 2 * ttft_s * 1e3, "mean_tpot_ms": tpot_s * 1e3, "median_tpot_ms": tpot_s * 1e3,
-        "p99_tpot_ms": 1.2 * tpot_s * 1e3,
-    }))  # fmt: skip
+    path.write_text(
+        json.dumps(
+            {
+                "date": "20261120-101500",
+                "backend": "vllm",
+                "model_id": "meta-llama/Llama-3.1-8B",
+                "num_prompts": n,
+                "request_rate": "inf",
+                "burstiness": 1.0,
+                "max_concurrency": concurrency,
+                "duration": 60.0,
+                "completed": n,
+                "total_input_tokens": n * 1024,
+                "total_output_tokens": n * 256,
+                "output_throughput": concurrency / tpot_s,
+                "mean_ttft_ms": ttft_s * 1e3,
+                "median_ttft_ms": ttft_s * 1e3,
+                "p99_ttft_ms": 2 * ttft_s * 1e3,
+                "mean_tpot_ms": tpot_s * 1e3,
+                "median_tpot_ms": tpot_s * 1e3,
+                "p99_tpot_ms": 1.2 * tpot_s * 1e3,
+            }
+        )
+    )
     return str(path)
 
 
@@ -205,13 +226,17 @@ def test_guidellm_report_as_yaml_reads_the_same(tmp_path: Path) -> None:
     data = json.loads((DATA / "guidellm-report.json").read_text())
     (tmp_path / "report.yaml").write_text(yaml.safe_dump(data))  # GuideLLM also saves its report as YAML
     assert read(str(tmp_path / "report.yaml")) == [
-        replace(r, file="report.yaml") for r in read(str(DATA / "guidellm-report.json"))]
+        replace(r, file="report.yaml") for r in read(str(DATA / "guidellm-report.json"))
+    ]
 
 
 def test_serving_csv_calibrates_with_a_leave_one_out_check(tmp_path: Path) -> None:
     runs = read(str(DATA / "serving.csv"))
-    assert [(r.input_tokens, r.output_tokens, r.concurrency) for r in runs] == [(2048, 256, 8), (2048, 256, 32),
-                                                                                (2048, 256, 64)]  # fmt: skip
+    assert [(r.input_tokens, r.output_tokens, r.concurrency) for r in runs] == [
+        (2048, 256, 8),
+        (2048, 256, 32),
+        (2048, 256, 64),
+    ]
     assert runs[1].tpot_s == pytest.approx(0.0170) and runs[2].percentiles["tpot_p99_s"] == pytest.approx(0.0310)
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(SERVING))
     result = app.calibrate(app.load_scenario(tmp_path / "s.yaml"), [str(DATA / "serving.csv")], tmp_path / "ov")
@@ -240,20 +265,26 @@ def test_training_logs_give_the_median_step_after_warm_up() -> None:
         training_cases(app.load_scenario(no_plan), [titan])
 
 
-@pytest.mark.parametrize(("content", "field"), [
-    ('{"completed": 10, "total_input_tokens": 100, "total_output_tokens": 100, "mean_ttft_ms": 5}', "mean_tpot_ms"),
-    ('{"completed": 10, "total_input_tokens": 100, "total_output_tokens": 100, "mean_ttft_ms": -5, '
-     '"mean_tpot_ms": 2}', "mean_ttft_ms"),
-    ('{"completed": 10, "total_input_tokens": 1', "line 1"),
-    ("input_tokens,output_tokens,ttft_s,tpot_s\n100,50,0.1,0.01\n", "concurrency"),
-    ("input_tokens,output_tokens,concurrency,ttft_s,tpot_s\n100,50,4,abc,0.01\n", "line 2 ttft_s"),
-    ('{"benchmarks": [{"config": {"strategy": {"type_": "throughput"}}, "metrics": {}}]}', "strategy.type_"),
-    ("hello\n", "(format)"),
-    ("tp,pp,step_time_s\n2,,1.5\n", "line 2 tp"),
-    ("tp,pp,step_time_s\n2,1,0\n", "line 2 step_time_s"),
-    ("input_tokens,output_tokens,concurrency,ttft_s,tpot_s,date\n100,50,4,0.1,0.01,last week\n", "line 2 date"),
-    ("input_tokens,output_tokens,concurrency,ttft_s,tpot_s\n200000,50,4,0.1,0.01\n", "inference.input_tokens"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("content", "field"),
+    [
+        ('{"completed": 10, "total_input_tokens": 100, "total_output_tokens": 100, "mean_ttft_ms": 5}', "mean_tpot_ms"),
+        (
+            '{"completed": 10, "total_input_tokens": 100, "total_output_tokens": 100, "mean_ttft_ms": -5, '
+            '"mean_tpot_ms": 2}',
+            "mean_ttft_ms",
+        ),
+        ('{"completed": 10, "total_input_tokens": 1', "line 1"),
+        ("input_tokens,output_tokens,ttft_s,tpot_s\n100,50,0.1,0.01\n", "concurrency"),
+        ("input_tokens,output_tokens,concurrency,ttft_s,tpot_s\n100,50,4,abc,0.01\n", "line 2 ttft_s"),
+        ('{"benchmarks": [{"config": {"strategy": {"type_": "throughput"}}, "metrics": {}}]}', "strategy.type_"),
+        ("hello\n", "(format)"),
+        ("tp,pp,step_time_s\n2,,1.5\n", "line 2 tp"),
+        ("tp,pp,step_time_s\n2,1,0\n", "line 2 step_time_s"),
+        ("input_tokens,output_tokens,concurrency,ttft_s,tpot_s,date\n100,50,4,0.1,0.01,last week\n", "line 2 date"),
+        ("input_tokens,output_tokens,concurrency,ttft_s,tpot_s\n200000,50,4,0.1,0.01\n", "inference.input_tokens"),
+    ],
+)
 def test_bad_files_name_the_file_and_field_and_write_nothing(tmp_path: Path, content: str, field: str) -> None:
     good = _vllm_json(tmp_path / "good.json", 8, 0.05, 0.01)
     bad = tmp_path / "bad-result.txt"
@@ -274,9 +305,20 @@ def test_cli_bad_result_exits_2_without_traceback(tmp_path: Path, capsys: pytest
 
 
 def test_edited_overlay_factor_out_of_bounds_is_refused(tmp_path: Path) -> None:
-    (tmp_path / "calibration.yaml").write_text(yaml.safe_dump([{
-        "id": "x", "applies_to": "inference", "accelerator": "nvidia-h100-sxm5-80gb", "engine": "vllm",
-        "factors": {"memory_efficiency_scale": 0.0}, "sources": [{"title": "t", "read_on": "2026-11-20"}]}]))
+    (tmp_path / "calibration.yaml").write_text(
+        yaml.safe_dump(
+            [
+                {
+                    "id": "x",
+                    "applies_to": "inference",
+                    "accelerator": "nvidia-h100-sxm5-80gb",
+                    "engine": "vllm",
+                    "factors": {"memory_efficiency_scale": 0.0},
+                    "sources": [{"title": "t", "read_on": "2026-11-20"}],
+                }
+            ]
+        )
+    )
     with pytest.raises(SpecError) as err:
         Catalog.default().with_overlay(tmp_path)
     assert err.value.field.endswith("[x].factors.memory_efficiency_scale")
@@ -287,5 +329,8 @@ def test_the_worked_example_files_read_as_documented() -> None:
     folder = Path(__file__).parents[1] / "examples" / "calibrate"
     runs = [r for p in sorted(folder.glob("vllm-*.json")) for r in read(str(p))]
     assert sorted((r.concurrency, r.input_tokens, r.output_tokens) for r in runs if isinstance(r, ServingResult)) == [
-        (8, 1024, 256), (32, 1024, 256), (64, 1024, 256)]  # fmt: skip
+        (8, 1024, 256),
+        (32, 1024, 256),
+        (64, 1024, 256),
+    ]
     assert app.load_scenario(folder / "deployment.yaml").inference is not None

@@ -40,8 +40,11 @@ def _write(folder: Path, name: str, rows: list[dict[str, Any]]) -> None:
 def _clone_overlay(folder: Path, new_id: str = "acme-h100-clone") -> Path:
     """An overlay holding a copy of the H100 SXM5 row under ``new_id`` and copies of its systems."""
     acc = {**_raw("accelerators", H100), "id": new_id, "sources": [SOURCE]}
-    systems = [{**copy.deepcopy(s), "id": f"acme-{s['id']}", "accelerator": new_id}
-               for s in Catalog.default().raw_rows("systems") if s.get("accelerator") == H100]  # fmt: skip
+    systems = [
+        {**copy.deepcopy(s), "id": f"acme-{s['id']}", "accelerator": new_id}
+        for s in Catalog.default().raw_rows("systems")
+        if s.get("accelerator") == H100
+    ]
     _write(folder, "accelerators.yaml", [acc])
     _write(folder, "systems.yaml", systems)
     return folder
@@ -90,10 +93,21 @@ def test_overlay_rejects_a_file_it_cannot_hold(tmp_path: Path) -> None:
 
 
 def _price_row(**over: str) -> dict[str, str]:
-    row = {"id": "acme-cloud-h100-on-demand", "provider": "acme", "instance": "h100x8", "region": "moon-1",
-           "accelerator": H100, "accelerators_per_instance": "8", "pricing": "on-demand", "usd_per_hour": "8.0",
-           "source_title": "acme price page (test fixture)", "source_url": "", "read_on": "2026-11-01", "notes": ""}
-    return {**row, **over}  # fmt: skip
+    row = {
+        "id": "acme-cloud-h100-on-demand",
+        "provider": "acme",
+        "instance": "h100x8",
+        "region": "moon-1",
+        "accelerator": H100,
+        "accelerators_per_instance": "8",
+        "pricing": "on-demand",
+        "usd_per_hour": "8.0",
+        "source_title": "acme price page (test fixture)",
+        "source_url": "",
+        "read_on": "2026-11-01",
+        "notes": "",
+    }
+    return {**row, **over}
 
 
 def _write_prices(folder: Path, rows: list[dict[str, str]]) -> Path:
@@ -123,8 +137,16 @@ def test_overlay_price_row_without_a_source_is_rejected(tmp_path: Path) -> None:
 
 
 def test_overlay_efficiency_row_wins_for_its_part_and_stays_in_its_catalog(tmp_path: Path) -> None:
-    row = {"id": "gemm-bf16-acme-test", "kind": "gemm", "accelerators": ["acme-h100-clone"], "dtype": "bf16",
-           "x": "flop", "points": [[1e9, 0.5], [1e12, 0.5]], "provenance": "measured", "sources": [SOURCE]}  # fmt: skip
+    row = {
+        "id": "gemm-bf16-acme-test",
+        "kind": "gemm",
+        "accelerators": ["acme-h100-clone"],
+        "dtype": "bf16",
+        "x": "flop",
+        "points": [[1e9, 0.5], [1e12, 0.5]],
+        "provenance": "measured",
+        "sources": [SOURCE],
+    }
     folder = _clone_overlay(tmp_path)
     _write(folder, "efficiency.yaml", [row])
     cat = Catalog.default().with_overlay(folder)
@@ -169,17 +191,26 @@ def test_overlay_accelerator_copy_plans_like_the_original(tmp_path: Path) -> Non
     assert [_numbers(e) for e in tr_copy.estimates] == [_numbers(e) for e in tr_orig.estimates]
 
 
-@pytest.mark.parametrize(("family", "generation", "vendor", "expected"), [
-    ("nvidia-h100", "nvidia-hopper", "nvidia", 1),  # same family as the H100 SXM5 curve
-    ("acme-x1", "nvidia-hopper", "nvidia", 2),  # same generation only
-    ("acme-x1", "acme-gen1", "nvidia", 3),  # same vendor only
-    ("acme-x1", "acme-gen1", "acme", 4),  # nothing shared
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("family", "generation", "vendor", "expected"),
+    [
+        ("nvidia-h100", "nvidia-hopper", "nvidia", 1),  # same family as the H100 SXM5 curve
+        ("acme-x1", "nvidia-hopper", "nvidia", 2),  # same generation only
+        ("acme-x1", "acme-gen1", "nvidia", 3),  # same vendor only
+        ("acme-x1", "acme-gen1", "acme", 4),  # nothing shared
+    ],
+)
 def test_donor_similarity_comes_from_the_rows_fields(
     tmp_path: Path, family: str, generation: str, vendor: str, expected: int
 ) -> None:
-    acc = {**_raw("accelerators", H100), "id": "acme-x1", "family": family, "generation": generation,
-           "vendor": vendor, "sources": [SOURCE]}  # fmt: skip
+    acc = {
+        **_raw("accelerators", H100),
+        "id": "acme-x1",
+        "family": family,
+        "generation": generation,
+        "vendor": vendor,
+        "sources": [SOURCE],
+    }
     _write(tmp_path, "accelerators.yaml", [acc])
     with catalog.use(Catalog.default().with_overlay(tmp_path)):
         curve = next(c for c in efficiency.table().curves if c.accelerators == (H100,))

@@ -27,8 +27,7 @@ print(",".join(heavy))
 @pytest.mark.parametrize("flag", ["--version", "--help"])
 def test_version_and_help_import_nothing_heavy(flag: str) -> None:
     # a fresh interpreter: this test process has imported everything already
-    done = subprocess.run([sys.executable, "-c", _PROBE.format(flag=flag)], capture_output=True, text=True,
-                          check=True)  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", _PROBE.format(flag=flag)], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
 
 

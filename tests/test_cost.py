@@ -103,8 +103,11 @@ def test_tco_cli_and_plot(tmp_path) -> None:  # type: ignore[no-untyped-def]
     ],
 )
 def test_bad_input(cmd: str, sets: list[str], words: list[str]) -> None:
-    example = {"cost": "cost-dgx-h100-power.yaml", "tco": "tco-dgx-h100-vs-cloud.yaml",
-               "datacenter": "datacenter-dgx-h100-pod.yaml"}[cmd]  # fmt: skip
+    example = {
+        "cost": "cost-dgx-h100-power.yaml",
+        "tco": "tco-dgx-h100-vs-cloud.yaml",
+        "datacenter": "datacenter-dgx-h100-pod.yaml",
+    }[cmd]
     res = run_cli(cmd, str(EXAMPLES / example), *[x for s in sets for x in ("--set", s)])
     assert res.returncode == 2, res.stdout + res.stderr
     assert "Traceback" not in res.stderr
@@ -113,8 +116,13 @@ def test_bad_input(cmd: str, sets: list[str], words: list[str]) -> None:
 
 
 def test_checkpoint_storage_bandwidth() -> None:
-    res = run_cli("datacenter", str(EXAMPLES / "datacenter-dgx-h100-pod.yaml"), "--set",
-                  "datacenter.checkpoint_write_s=60", "--json")  # fmt: skip
+    res = run_cli(
+        "datacenter",
+        str(EXAMPLES / "datacenter-dgx-h100-pod.yaml"),
+        "--set",
+        "datacenter.checkpoint_write_s=60",
+        "--json",
+    )
     st = json.loads(res.stdout)["storage"]
     # Llama-3.1-70B: 70,553,706,496 params × (2 B bf16 + 12 B fp32 master, m, v) = 987.75 GB; / 60 s
     assert st["checkpoint_bytes"] == pytest.approx(70_553_706_496 * 14)

@@ -84,8 +84,14 @@ def test_cost_options_dated_and_sorted(cli_json) -> None:  # type: ignore[no-unt
 
 
 def test_cost_spot_preemptions_in_output(cli_json) -> None:  # type: ignore[no-untyped-def]
-    obj = cli_json("cost", DGX_POWER, "--set", "cost.spot={interruptions_per_instance_per_hour: 0.05, "
-                   "checkpoint_write_s: 120, restart_s: 600}", "--set", "cost.pricing=[spot]")  # fmt: skip
+    obj = cli_json(
+        "cost",
+        DGX_POWER,
+        "--set",
+        "cost.spot={interruptions_per_instance_per_hour: 0.05, checkpoint_write_s: 120, restart_s: 600}",
+        "--set",
+        "cost.pricing=[spot]",
+    )
     spot = obj["options"][0]
     assert spot["pricing"] == "spot" and spot["spot"]["expected_interruptions_count"] > 0
     # 1 instance: M = 72,000 s, τ = √(2·120·72,000) = 4,157 s; waste = 120/τ + τ/144,000 + 600/72,000

@@ -18,8 +18,9 @@ B200, H200 = "nvidia-b200-sxm-180gb", "nvidia-h200-sxm-141gb"
 
 def _model(acc: str) -> InferenceModel:
     cl = resolve_cluster(HardwareInput(accelerator=acc, count=8, per_node=8))
-    return InferenceModel(model=catalog.model("deepseek-v3"), cluster=cl, tp=8, weight_precision="fp8",
-                          kv_precision="fp8", engine="vllm")  # fmt: skip
+    return InferenceModel(
+        model=catalog.model("deepseek-v3"), cluster=cl, tp=8, weight_precision="fp8", kv_precision="fp8", engine="vllm"
+    )
 
 
 def test_b200_decode_attention_compute_by_hand() -> None:

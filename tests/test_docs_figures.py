@@ -49,8 +49,16 @@ def test_batch_one_prose_quotes_the_table() -> None:
     [
         ("batch 1", ["hardware.accelerator=nvidia-l40s", "inference.concurrency=1"]),
         ("64 concurrent (chunked prefill in the decode steps)", ["hardware.accelerator=nvidia-l40s"]),
-        ("1", ["hardware.count=1", "inference.plan.tp=1", "inference.weight_precision=int4",
-               "inference.kv_precision=bf16", "inference.concurrency=1"]),
+        (
+            "1",
+            [
+                "hardware.count=1",
+                "inference.plan.tp=1",
+                "inference.weight_precision=int4",
+                "inference.kv_precision=bf16",
+                "inference.concurrency=1",
+            ],
+        ),
         ("nvidia-b200-sxm-180gb, 64 concurrent", ["model=deepseek-v3", "hardware.accelerator=nvidia-b200-sxm-180gb"]),
         ("nvidia-h200-sxm-141gb, 64 concurrent", ["model=deepseek-v3", "hardware.accelerator=nvidia-h200-sxm-141gb"]),
     ],
@@ -74,8 +82,9 @@ def test_seed_claims_arithmetic_from_the_catalog() -> None:
 
 def test_thirty_two_gpu_pod_power() -> None:
     # practice question 10: 4 DGX H100 x 10.2 kW x 8,760 h x $0.10 = $35,741 at PUE 1.0
-    r = app.cost(app.load_scenario(str(EXAMPLES / "cost-dgx-h100-power.yaml"),
-                                   set=["hardware.count=32", "cost.pue=1.0"]))  # fmt: skip
+    r = app.cost(
+        app.load_scenario(str(EXAMPLES / "cost-dgx-h100-power.yaml"), set=["hardware.count=32", "cost.pue=1.0"])
+    )
     assert r.energy.electricity_cost_usd == pytest.approx(4 * 10.2 * 8760 * 0.10)
     assert f"${r.energy.electricity_cost_usd:,.0f} at $0.1/kWh" in _page("cost.md")
     assert "were not available to this session" not in _page("cost.md")

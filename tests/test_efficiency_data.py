@@ -171,8 +171,11 @@ def test_h200_uses_the_nvlink4_kernel_time_curves_and_skips_the_cross_check_row(
 
     # H200 shares the H100's NVLink 4 / NVSwitch fabric: the CUDA-graph kernel-time curves (Vidur) apply; the
     # eager torch.distributed sweep on H200 is kept as cross_check and never chosen
-    for n, row in ((2, "allreduce-h100-2gpu-nvlink4-vidur"), (4, "allreduce-h100-4gpu-nvlink4-vidur"),
-                   (8, "allreduce-h100-8gpu-nvlink4")):  # fmt: skip
+    for n, row in (
+        (2, "allreduce-h100-2gpu-nvlink4-vidur"),
+        (4, "allreduce-h100-4gpu-nvlink4-vidur"),
+        (8, "allreduce-h100-8gpu-nvlink4"),
+    ):
         _, label = table().curve("allreduce", "nvidia-h200-sxm-141gb", n_ranks=n, tier="scale-up")
         assert label == row
     assert all(c.id != "allreduce-h200-8gpu-nvlink4-stas00" for c in table().curves)

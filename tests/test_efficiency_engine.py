@@ -80,9 +80,18 @@ def test_scenario_engine_key_selects_the_engine_and_rejects_others() -> None:
     from aiinfra.planning.inference import estimate_inference
     from aiinfra.specs.scenario import parse_scenario
 
-    base = {"model": "meta-llama-3.1-70b", "hardware": {"accelerator": H100, "count": 8},
-            "inference": {"weight_precision": "fp8", "kv_precision": "fp8", "input_tokens": 1024,
-                          "output_tokens": 256, "concurrency": 64, "plan": {"tp": 8}}}  # fmt: skip
+    base = {
+        "model": "meta-llama-3.1-70b",
+        "hardware": {"accelerator": H100, "count": 8},
+        "inference": {
+            "weight_precision": "fp8",
+            "kv_precision": "fp8",
+            "input_tokens": 1024,
+            "output_tokens": 256,
+            "concurrency": 64,
+            "plan": {"tp": 8},
+        },
+    }
     vllm = estimate_inference(resolve(parse_scenario(base)))
     trt = estimate_inference(resolve(parse_scenario({**base, "inference": {**base["inference"], "engine": "trtllm"}})))
     assert (vllm.engine, trt.engine) == ("vllm", "trtllm")
@@ -128,10 +137,19 @@ def test_per_m_curves_serve_engine_lookups_that_give_m() -> None:
 
     base = {"kind": "gemm", "accelerators": ["x-part"], "dtype": "bf16", "provenance": "measured"}
     free = _curve({**base, "id": "free", "points": [[1e9, 0.5], [1e12, 0.8]]})
-    m16 = _curve({**base, "id": "m16", "engine": "e1", "cross_check": True, "m_tokens": 16,
-                  "points": [[1e9, 0.1], [1e12, 0.2]]})  # fmt: skip
-    m256 = _curve({**base, "id": "m256", "engine": "e1", "cross_check": True, "m_tokens": 256,
-                   "points": [[1e9, 0.3], [1e12, 0.6]]})  # fmt: skip
+    m16 = _curve(
+        {**base, "id": "m16", "engine": "e1", "cross_check": True, "m_tokens": 16, "points": [[1e9, 0.1], [1e12, 0.2]]}
+    )
+    m256 = _curve(
+        {
+            **base,
+            "id": "m256",
+            "engine": "e1",
+            "cross_check": True,
+            "m_tokens": 256,
+            "points": [[1e9, 0.3], [1e12, 0.6]],
+        }
+    )
     t = EfficiencyTable([free, m16, m256])
     # nearest M on a log2 scale: 20 -> 16; 100 -> 256 (log2 distances 2.64 vs 1.36)
     assert t.curve("gemm", "x-part", dtype="bf16", engine="e1", m_tokens=20)[1] == "m16"
@@ -173,8 +191,15 @@ def test_vllm_fp8_gemm_at_300_tokens_interpolates_between_the_m256_and_m512_rows
 def test_moe_shape_rows_serve_only_their_exact_shape() -> None:
     import pytest
 
-    base = {"kind": "moe_shape", "accelerators": ["x-part"], "dtype": "fp8", "provenance": "measured",
-            "engine": "e1", "cross_check": True, "points": [[64, 0.01], [1024, 0.1]]}  # fmt: skip
+    base = {
+        "kind": "moe_shape",
+        "accelerators": ["x-part"],
+        "dtype": "fp8",
+        "provenance": "measured",
+        "engine": "e1",
+        "cross_check": True,
+        "points": [[64, 0.01], [1024, 0.1]],
+    }
     a = _curve({**base, "id": "a", "moe_shape": [4096, 1536, 128, 8, 1, 8]})
     b = _curve({**base, "id": "b", "moe_shape": [4096, 1536, 128, 8, 1, 4]})
     t = EfficiencyTable([a, b])
@@ -216,8 +241,10 @@ def test_shape_rows_serve_only_their_engine_and_adopted_dtype() -> None:
     flop = 2 * 256 * 1 * 3 * 5120 * 8192 / 4
     vllm_fp8 = _scout_ep4("vllm", "fp8").experts(256.0, 1.0).compute_s
     assert vllm_fp8 != pytest.approx(flop / (1978.9e12 * 0.03943), rel=1e-2)
-    assert table().lookup("moe_shape", H100, 256, dtype="fp8", engine="vllm",
-                          moe_shape=(5120, 8192, 16, 1, 1, 4)).source == NO_DATA  # fmt: skip
+    assert (
+        table().lookup("moe_shape", H100, 256, dtype="fp8", engine="vllm", moe_shape=(5120, 8192, 16, 1, 1, 4)).source
+        == NO_DATA
+    )
 
 
 def _scout_ep4(engine: str, weights: str) -> InferenceModel:
@@ -225,5 +252,12 @@ def _scout_ep4(engine: str, weights: str) -> InferenceModel:
     from aiinfra import catalog
     from aiinfra.planning.inference import cluster_for
 
-    return InferenceModel(model=catalog.model("meta-llama-4-scout"), cluster=cluster_for(H100, 4), tp=4, ep=4,
-                          weight_precision=weights, attention_dp=True, engine=engine)  # fmt: skip
+    return InferenceModel(
+        model=catalog.model("meta-llama-4-scout"),
+        cluster=cluster_for(H100, 4),
+        tp=4,
+        ep=4,
+        weight_precision=weights,
+        attention_dp=True,
+        engine=engine,
+    )

@@ -17,19 +17,27 @@ GB = 1e9
 def test_vllm_allocates_a_fraction_of_total_memory() -> None:
     # vLLM Worker.determine_num_available_blocks: util x HBM - weights - activation peak - reserve
     vllm = catalog.engine("vllm")
-    kv = vllm.kv_cache_bytes(memory_bytes=80 * GB, weights_bytes=10 * GB, activation_bytes=1 * GB,
-                             reserve_bytes=4 * GB, util_frac=0.9)  # fmt: skip
+    kv = vllm.kv_cache_bytes(
+        memory_bytes=80 * GB, weights_bytes=10 * GB, activation_bytes=1 * GB, reserve_bytes=4 * GB, util_frac=0.9
+    )
     assert kv == pytest.approx(0.9 * 80 * GB - 15 * GB)  # 57 GB
 
 
 def test_trtllm_allocates_a_fraction_of_free_memory() -> None:
     # TensorRT-LLM KvCacheConfig.free_gpu_memory_fraction 0.9 of the memory left after the model loads
     trt = catalog.engine("trtllm")
-    kv = trt.kv_cache_bytes(memory_bytes=80 * GB, weights_bytes=10 * GB, activation_bytes=1 * GB,
-                            reserve_bytes=4 * GB, util_frac=0.5)  # fmt: skip
+    kv = trt.kv_cache_bytes(
+        memory_bytes=80 * GB, weights_bytes=10 * GB, activation_bytes=1 * GB, reserve_bytes=4 * GB, util_frac=0.5
+    )
     assert kv == pytest.approx(0.9 * 65 * GB)  # 58.5 GB; vLLM's util flag does not apply
-    assert trt.kv_cache_bytes(memory_bytes=80 * GB, weights_bytes=10 * GB, activation_bytes=1 * GB,
-                              reserve_bytes=4 * GB, util_frac=0.5, free_frac=0.5) == pytest.approx(32.5 * GB)
+    assert trt.kv_cache_bytes(
+        memory_bytes=80 * GB,
+        weights_bytes=10 * GB,
+        activation_bytes=1 * GB,
+        reserve_bytes=4 * GB,
+        util_frac=0.5,
+        free_frac=0.5,
+    ) == pytest.approx(32.5 * GB)
 
 
 def test_block_size_reservation_and_prefill_behaviour() -> None:
@@ -52,9 +60,16 @@ def test_fixed_scheduler_limits() -> None:
 
 def test_behaviour_follows_the_row_not_the_name() -> None:
     """A third engine behaves as its row says: nothing in code compares engine names."""
-    row = {"id": "sglang", "kv_allocator": "total_memory_fraction", "block_size_tokens": 1, "chunked_prefill": True,
-           "attention_dp_gather_quantised": False, "kv_reservation": "full", "max_num_seqs": 4096,
-           "max_num_batched_tokens": 16384}  # fmt: skip
+    row = {
+        "id": "sglang",
+        "kv_allocator": "total_memory_fraction",
+        "block_size_tokens": 1,
+        "chunked_prefill": True,
+        "attention_dp_gather_quantised": False,
+        "kv_reservation": "full",
+        "max_num_seqs": 4096,
+        "max_num_batched_tokens": 16384,
+    }
     eng = profile(row)
     assert eng.kv_block_tokens(16) == 1 and eng.reserves_full_context
     sd = eng.scheduler_defaults(catalog.accelerator("nvidia-h100-sxm5-80gb"), "server")
@@ -77,8 +92,9 @@ def test_sharding_and_recompute_enums() -> None:
 
 
 def test_plan_arrays_hold_enum_codes() -> None:
-    found = enumerate_plans(catalog.model("meta-llama-3.1-70b"), 64, 64, 4096, shardings=("fsdp",),
-                            recomputes=("full",))  # fmt: skip
+    found = enumerate_plans(
+        catalog.model("meta-llama-3.1-70b"), 64, 64, 4096, shardings=("fsdp",), recomputes=("full",)
+    )
     plans = found.plans
     assert len(plans) > 0
     assert bool(np.all(plans.sharding == Sharding.FSDP)) and bool(np.all(plans.recompute == Recompute.FULL))

@@ -89,8 +89,9 @@ def test_simulator_limits_use_server_defaults_and_cap_seqs_at_the_budget() -> No
     im = InferenceModel(model=sc.model, cluster=sc.cluster, tp=tp, weight_precision=wl.weight_precision)
     lim = limits_for(sc, wl, im)
     assert (lim.max_num_batched_tokens, lim.max_num_seqs) == (8192, 1024)  # H100, API server
-    sc2 = load_scenario(EXAMPLES / "simulate-llama70b-h100.yaml",
-                        ["inference.simulation.scheduler={max_num_batched_tokens: 512}"])  # fmt: skip
+    sc2 = load_scenario(
+        EXAMPLES / "simulate-llama70b-h100.yaml", ["inference.simulation.scheduler={max_num_batched_tokens: 512}"]
+    )
     assert sc2.inference is not None
     lim2 = limits_for(sc2, sc2.inference, im)
     assert (lim2.max_num_batched_tokens, lim2.max_num_seqs) == (512, 512)  # min(1024, 512), as vLLM caps it
@@ -115,8 +116,18 @@ def test_row_notes_scheduler_settings_override_defaults() -> None:
 #     chunked prefill off: max(2048, 1000 + 640) = 2048
 #   ISL/OSL 128/128: requests = 68.895 / (6.1035e-5 · 256) = 4409 -> capped at 4096 -> max_batch_size 4096;
 #     raw_tokens = 4096·2 = 8192 (not < 8192) -> 1024·8 = 8192; max(8192, 128 + 4096) = 8192
-_BENCH = dict(params=8.03e9, num_layers=32, kv_heads=8, head_dim=128, tp=1, pp=1, device_memory_bytes=80 * 2**30,
-              weight_precision="fp8", kv_precision="fp8", kv_free_frac=0.95)  # fmt: skip
+_BENCH = dict(
+    params=8.03e9,
+    num_layers=32,
+    kv_heads=8,
+    head_dim=128,
+    tp=1,
+    pp=1,
+    device_memory_bytes=80 * 2**30,
+    weight_precision="fp8",
+    kv_precision="fp8",
+    kv_free_frac=0.95,
+)
 
 
 @pytest.mark.parametrize(("isl", "osl", "seqs", "tokens"), [(1000, 1000, 640, 2048), (128, 128, 4096, 8192)])
@@ -131,8 +142,14 @@ def test_trtllm_bench_heuristic_per_attention_dp_rank_and_untuned_precision() ->
     lim = trtllm_bench_limits(**_BENCH, input_tokens=1000, output_tokens=1000, attention_dp_ranks=4)  # type: ignore[arg-type]
     assert lim is not None and (lim.max_num_seqs, lim.max_num_batched_tokens) == (4 * 640, 4 * 2048)
     # a quantisation the heuristic does not tune (get_benchmark_engine_settings: BuildConfig defaults instead)
-    assert trtllm_bench_limits(**{**_BENCH, "weight_precision": "int4"}, input_tokens=1000,  # type: ignore[arg-type]
-                               output_tokens=1000) is None  # fmt: skip
+    assert (
+        trtllm_bench_limits(
+            **{**_BENCH, "weight_precision": "int4"},
+            input_tokens=1000,  # type: ignore[arg-type]
+            output_tokens=1000,
+        )
+        is None
+    )
 
 
 def test_trtllm_bench_rows_use_the_heuristic() -> None:

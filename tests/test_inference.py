@@ -105,8 +105,18 @@ def test_infer_cli_json() -> None:
     res = run_cli("infer", str(EXAMPLES / "infer-llama3.1-70b-h100.yaml"), "--json")
     assert res.returncode == 0, res.stderr
     obj = json.loads(res.stdout)
-    for key in ("fits", "kv_capacity_tokens", "max_concurrent_seqs", "ttft_s", "tpot_s", "output_tokens_per_s",
-                "output_tokens_per_s_per_user", "memory_per_accelerator", "prefill_bound", "decode_bound"):  # fmt: skip
+    for key in (
+        "fits",
+        "kv_capacity_tokens",
+        "max_concurrent_seqs",
+        "ttft_s",
+        "tpot_s",
+        "output_tokens_per_s",
+        "output_tokens_per_s_per_user",
+        "memory_per_accelerator",
+        "prefill_bound",
+        "decode_bound",
+    ):
         assert key in obj
     assert obj["decode_bound"] in ("compute", "memory", "communication")
 
@@ -203,14 +213,27 @@ def test_capacity_layouts_offer_attention_dp_for_moe() -> None:
 
     # Qwen3-235B: 64 heads, 4 KV heads (tp 8 replicates them), 128 experts: every tp, and for tp > 1 the experts
     # split ep = tp ways under TP attention and under attention DP
-    assert names("qwen3-235b-a22b") == ["tp1", "tp2", "tp2 ep2", "tp2 dp ep2", "tp4", "tp4 ep4", "tp4 dp ep4", "tp8",
-                                        "tp8 ep8", "tp8 dp ep8"]  # fmt: skip
+    assert names("qwen3-235b-a22b") == [
+        "tp1",
+        "tp2",
+        "tp2 ep2",
+        "tp2 dp ep2",
+        "tp4",
+        "tp4 ep4",
+        "tp4 dp ep4",
+        "tp8",
+        "tp8 ep8",
+        "tp8 dp ep8",
+    ]
     # a dense model gets tensor parallelism only; a domain of 4 stops at tp 4
     assert names("meta-llama-3.1-70b") == ["tp1", "tp2", "tp4", "tp8"]
     assert [p.tp for p in layouts(catalog.model("meta-llama-3.1-70b"), 4)] == [1, 2, 4]
     # how infer and capacity print them
     assert [layout_label(4), layout_label(4, 4), layout_label(8, 8, attention_dp=True)] == [
-        "tp4", "tp4 ep4", "tp8 dp-attn ep8"]  # fmt: skip
+        "tp4",
+        "tp4 ep4",
+        "tp8 dp-attn ep8",
+    ]
 
 
 def test_capacity_moe_table_names_layouts(tmp_yaml) -> None:  # type: ignore[no-untyped-def]

@@ -213,12 +213,20 @@ def test_attention_dp_prices_per_rank_layers_at_the_busiest_rank_and_experts_at_
     # but the expert layers see 4,000 tokens instead of 32,000, so the step is shorter; and it is longer than
     # 4,000 tokens spread evenly (500 per rank), whose per-rank layers run 500 tokens
     m = catalog.model("qwen3-235b-a22b")
-    im = InferenceModel(model=m, cluster=cluster_for("nvidia-h100-sxm5-80gb", 8), tp=8, weight_precision="fp8",
-                        kv_precision="fp8", ep=8, attention_dp=True)  # fmt: skip
+    im = InferenceModel(
+        model=m,
+        cluster=cluster_for("nvidia-h100-sxm5-80gb", 8),
+        tp=8,
+        weight_precision="fp8",
+        kv_precision="fp8",
+        ep=8,
+        attention_dp=True,
+    )
     one = StepBatch.prefill(4000)
     lone = dataclasses.replace(one, busiest_rank=one)
-    all_ranks = StepBatch(prefill_tokens=8 * 4000, prefill_attention_pairs=8 * one.prefill_attention_pairs,
-                          busiest_rank=one)  # fmt: skip
+    all_ranks = StepBatch(
+        prefill_tokens=8 * 4000, prefill_attention_pairs=8 * one.prefill_attention_pairs, busiest_rank=one
+    )
     t_lone, t_all, t_even = im.iteration_time_s(lone), im.iteration_time_s(all_ranks), im.iteration_time_s(one)
     assert t_even < t_lone < t_all
     b_lone, b_all = im.breakdown(lone), im.breakdown(all_ranks)

@@ -77,8 +77,11 @@ def spec_error(data: dict[str, Any]) -> SpecError:
         ("inference.simulation.output_lengths", {"kind": "lognormal", "sigma": math.inf}, ["sigma", "finite"]),
         ("cost.pue", 0.5, ["cost.pue", "≥ 1 and ≤ 3"]),
         ("cost.usage.duration_s", 1e308, ["cost.usage.duration_s", "≤"]),
-        ("cost.spot", {"interruptions_per_instance_per_hour": math.inf, "checkpoint_write_s": 60},
-         ["interruptions_per_instance_per_hour", "finite"]),
+        (
+            "cost.spot",
+            {"interruptions_per_instance_per_hour": math.inf, "checkpoint_write_s": 60},
+            ["interruptions_per_instance_per_hour", "finite"],
+        ),
         ("datacenter.rack_power_limit_kw", math.inf, ["datacenter.rack_power_limit_kw", "finite"]),
         ("datacenter.oversubscription", math.inf, ["datacenter.oversubscription", "finite"]),
         ("datacenter.switch_price_usd", 1e308, ["datacenter.switch_price_usd", "≤"]),
@@ -87,10 +90,13 @@ def spec_error(data: dict[str, Any]) -> SpecError:
         ("tco.horizon_months", 10**7, ["tco.horizon_months", "≤ 1,200"]),
         ("tco.years", 10**30, ["tco.years", "≤ 100"]),
         ("training", {"tokens": math.inf, "seq_len": 4096, "global_batch_seqs": 8}, ["training.tokens", "finite"]),
-        ("training", {"tokens": 1e12, "seq_len": 4096, "global_batch_seqs": 10**9},
-         ["training.global_batch_seqs", "≤ 10,000,000"]),
+        (
+            "training",
+            {"tokens": 1e12, "seq_len": 4096, "global_batch_seqs": 10**9},
+            ["training.global_batch_seqs", "≤ 10,000,000"],
+        ),
     ],
-)  # fmt: skip
+)
 def test_numeric_bounds(path: str, value: Any, words: list[str]) -> None:
     msg = str(spec_error(with_key(BASE, path, value)))
     for w in words:
@@ -98,8 +104,14 @@ def test_numeric_bounds(path: str, value: Any, words: list[str]) -> None:
 
 
 # --- model architectures -----------------------------------------------------------------------------------------
-INLINE = {"num_layers": 4, "hidden_size": 1024, "num_heads": 16, "num_kv_heads": 4, "ffn_hidden_size": 4096,
-          "vocab_size": 32000}  # fmt: skip
+INLINE = {
+    "num_layers": 4,
+    "hidden_size": 1024,
+    "num_heads": 16,
+    "num_kv_heads": 4,
+    "ffn_hidden_size": 4096,
+    "vocab_size": 32000,
+}
 
 
 @pytest.mark.parametrize(
@@ -130,8 +142,15 @@ def load_scenario_from(data: dict[str, Any], tmp: Path | None = None) -> Any:
     return resolve(parse_scenario(data))
 
 
-GOOD_CONFIG = {"num_hidden_layers": 4, "hidden_size": 512, "num_attention_heads": 8, "num_key_value_heads": 8,
-               "intermediate_size": 2048, "vocab_size": 32000, "model_type": "llama"}  # fmt: skip
+GOOD_CONFIG = {
+    "num_hidden_layers": 4,
+    "hidden_size": 512,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 8,
+    "intermediate_size": 2048,
+    "vocab_size": 32000,
+    "model_type": "llama",
+}
 
 
 @pytest.mark.parametrize(
@@ -249,8 +268,9 @@ def test_json_text_refuses_non_finite_and_names_where() -> None:
 
 # --- work budgets and conflicting keys ----------------------------------------------------------------------------
 def test_simulation_budget_refused_with_the_limit(tmp_path: Path) -> None:
-    data = with_key(BASE, "inference", {"input_tokens": 512, "output_tokens": 64, "request_rate_per_s": 1e6,
-                                         "duration_s": 1e6})  # fmt: skip
+    data = with_key(
+        BASE, "inference", {"input_tokens": 512, "output_tokens": 64, "request_rate_per_s": 1e6, "duration_s": 1e6}
+    )
     p = tmp_path / "s.yaml"
     p.write_text(yaml.safe_dump(data))
     rc, _, err = run(["simulate", str(p), "--json"])
@@ -274,8 +294,15 @@ def test_per_node_above_count_is_part_of_one_node() -> None:
 
 
 def test_finetune_rank_above_hidden_size() -> None:
-    data = {**BASE, "training": {"tokens": 1e9, "seq_len": 4096, "global_batch_seqs": 8,
-                                 "finetune": {"method": "lora", "rank": 100000}}}  # fmt: skip
+    data = {
+        **BASE,
+        "training": {
+            "tokens": 1e9,
+            "seq_len": 4096,
+            "global_batch_seqs": 8,
+            "finetune": {"method": "lora", "rank": 100000},
+        },
+    }
     with pytest.raises(SpecError, match="hidden size 4096"):  # Llama 3.1 8B: hidden 4096
         load_scenario_from(data)
 
@@ -301,21 +328,55 @@ def test_bad_flags_exit_2(tmp_path: Path, argv: list[str], words: str) -> None:
 PROPERTY_BASE: dict[str, Any] = {
     "model": "meta-llama-3.1-8b",
     "hardware": {"accelerator": ACC, "count": 16, "per_node": 8, "nics_per_node": 8},
-    "inference": {"input_tokens": 512, "output_tokens": 64, "batch": 8, "users": 100, "request_rate_per_s": 2.0,
-                  "num_requests": 100, "duration_s": 60.0, "gpu_memory_utilization": 0.9, "block_size_tokens": 16,
-                  "slo": {"ttft_p90_s": 1.0, "tpot_p99_s": 0.05, "e2e_p99_s": 30.0},
-                  "arrival": {"kind": "gamma", "cv": 2.0, "ramp_s": 1.0}},
-    "cost": {"usage": {"duration_s": 3600.0, "utilisation_frac": 0.8, "tokens": 1e9}, "pue": 1.2,
-             "node_power_kw": 10.0, "electricity_usd_per_kwh": 0.1, "storage_usd_per_gb_month": 0.02,
-             "dataset_bytes": 1e12, "checkpoints_kept": 2, "egress_usd_per_gb": 0.05, "egress_bytes": 1e10,
-             "spot": {"interruptions_per_instance_per_hour": 0.05, "checkpoint_write_s": 60.0, "restart_s": 300.0}},
-    "datacenter": {"rack_power_limit_kw": 40.0, "switch_radix": 64, "oversubscription": 1.0, "pue": 1.3,
-                   "checkpoint_write_s": 60.0, "bytes_per_token": 4.0, "switch_price_usd": 30000.0,
-                   "transceiver_price_usd": 800.0, "switch_power_w": 1500.0},
-    "tco": {"years": 5, "horizon_months": 60, "utilisation_frac": 0.9, "system_price_usd": 300000.0,
-            "network_capex_frac": 0.1, "colocation_usd_per_kw_month": 180.0, "electricity_usd_per_kwh": 0.08,
-            "staff_usd_per_year": 150000.0, "maintenance_frac_per_year": 0.05, "pue": 1.3},
-}  # fmt: skip
+    "inference": {
+        "input_tokens": 512,
+        "output_tokens": 64,
+        "batch": 8,
+        "users": 100,
+        "request_rate_per_s": 2.0,
+        "num_requests": 100,
+        "duration_s": 60.0,
+        "gpu_memory_utilization": 0.9,
+        "block_size_tokens": 16,
+        "slo": {"ttft_p90_s": 1.0, "tpot_p99_s": 0.05, "e2e_p99_s": 30.0},
+        "arrival": {"kind": "gamma", "cv": 2.0, "ramp_s": 1.0},
+    },
+    "cost": {
+        "usage": {"duration_s": 3600.0, "utilisation_frac": 0.8, "tokens": 1e9},
+        "pue": 1.2,
+        "node_power_kw": 10.0,
+        "electricity_usd_per_kwh": 0.1,
+        "storage_usd_per_gb_month": 0.02,
+        "dataset_bytes": 1e12,
+        "checkpoints_kept": 2,
+        "egress_usd_per_gb": 0.05,
+        "egress_bytes": 1e10,
+        "spot": {"interruptions_per_instance_per_hour": 0.05, "checkpoint_write_s": 60.0, "restart_s": 300.0},
+    },
+    "datacenter": {
+        "rack_power_limit_kw": 40.0,
+        "switch_radix": 64,
+        "oversubscription": 1.0,
+        "pue": 1.3,
+        "checkpoint_write_s": 60.0,
+        "bytes_per_token": 4.0,
+        "switch_price_usd": 30000.0,
+        "transceiver_price_usd": 800.0,
+        "switch_power_w": 1500.0,
+    },
+    "tco": {
+        "years": 5,
+        "horizon_months": 60,
+        "utilisation_frac": 0.9,
+        "system_price_usd": 300000.0,
+        "network_capex_frac": 0.1,
+        "colocation_usd_per_kw_month": 180.0,
+        "electricity_usd_per_kwh": 0.08,
+        "staff_usd_per_year": 150000.0,
+        "maintenance_frac_per_year": 0.05,
+        "pue": 1.3,
+    },
+}
 
 
 def _leaves(obj: dict[str, Any], prefix: str = "") -> list[str]:

@@ -106,7 +106,7 @@ def test_no_package_cycles() -> None:
         state[p] = 1
         for q in sorted(graph.get(p, ())):
             if state.get(q) == 1:
-                raise AssertionError("package cycle: " + " -> ".join([*path[path.index(q):], q]))
+                raise AssertionError("package cycle: " + " -> ".join([*path[path.index(q) :], q]))
             if q not in state:
                 visit(q, [*path, q])
         state[p] = 2

@@ -61,8 +61,7 @@ def test_ttft_of_decode_only_iterations_is_uniform_over_one_to_two_iterations() 
 def test_tpot_tail_of_poisson_prefills_with_feedback() -> None:
     # decode-only step d = 20 ms at any batch; each prompt adds Δ = 50 ms: TPOT(B) = d + (B/out)·Δ
     d, delta = 0.02, 0.05
-    rep = LoadedReplica(lambda b: (d + b / OUT * delta, 0.0, 1.0), lambda b: d, output_tokens=OUT,
-                        max_in_flight=10_000)  # fmt: skip
+    rep = LoadedReplica(lambda b: (d + b / OUT * delta, 0.0, 1.0), lambda b: d, output_tokens=OUT, max_in_flight=10_000)
     rate = 4.0
     p = rep.at_rate(rate)
     tpot = d + p.in_flight / OUT * delta
@@ -76,8 +75,10 @@ def test_tpot_tail_of_poisson_prefills_with_feedback() -> None:
 def test_infer_fits_by_requests_in_flight_not_users() -> None:
     # the boundary: 70B FP8 on 8 × H100 holds 2,702 sequences; 2,700 and 2,800 users thinking 60 s keep
     # far fewer requests in flight, so both fit; users whose requests in flight exceed 2,702 do not
-    base = app.load_scenario(EXAMPLES / "simulate-llama70b-h100.yaml",
-                             set={"inference.request_rate_per_s": None, "inference.think_time_s": 60.0})  # fmt: skip
+    base = app.load_scenario(
+        EXAMPLES / "simulate-llama70b-h100.yaml",
+        set={"inference.request_rate_per_s": None, "inference.think_time_s": 60.0},
+    )
     seen = {}
     for users in (2_700, 2_800, 5_200):
         e = app.infer(app.load_scenario(base, set={"inference.users": users})).estimate
@@ -91,9 +92,20 @@ def test_infer_fits_by_requests_in_flight_not_users() -> None:
 
 
 def _scenario(model: str, acc: str, tp: int, precision: str, think_s: float) -> app.Scenario:
-    return app.load_scenario({"model": model, "hardware": {"accelerator": acc, "count": tp}, "inference": {
-        "weight_precision": precision, "input_tokens": 1024, "output_tokens": 256, "plan": {"tp": tp},
-        "think_time_s": think_s, "slo": {"ttft_p90_s": 1.0, "tpot_p99_s": 0.05}}})  # fmt: skip
+    return app.load_scenario(
+        {
+            "model": model,
+            "hardware": {"accelerator": acc, "count": tp},
+            "inference": {
+                "weight_precision": precision,
+                "input_tokens": 1024,
+                "output_tokens": 256,
+                "plan": {"tp": tp},
+                "think_time_s": think_s,
+                "slo": {"ttft_p90_s": 1.0, "tpot_p99_s": 0.05},
+            },
+        }
+    )
 
 
 def _check_against_simulation(model: str, acc: str, tp: int, precision: str, think_s: float) -> None:
@@ -118,10 +130,14 @@ def test_capacity_users_per_replica_agree_with_the_simulated_closed_loop() -> No
     _check_against_simulation("meta-llama-3.1-70b", "nvidia-a100-sxm4-80gb", 4, "bf16", 30.0)
 
 
-CASES = [("meta-llama-3.1-70b", "nvidia-h100-sxm5-80gb", 2, "fp8"), ("meta-llama-3.1-8b", "nvidia-h100-sxm5-80gb", 1,
-         "bf16"), ("mixtral-8x7b", "nvidia-h100-sxm5-80gb", 2, "fp8"), ("meta-llama-3.1-70b", "nvidia-a100-sxm4-80gb",
-         4, "bf16"), ("meta-llama-3.1-8b", "nvidia-a100-sxm4-80gb", 1, "bf16"), ("mixtral-8x7b",
-         "nvidia-a100-sxm4-80gb", 2, "bf16")]  # fmt: skip
+CASES = [
+    ("meta-llama-3.1-70b", "nvidia-h100-sxm5-80gb", 2, "fp8"),
+    ("meta-llama-3.1-8b", "nvidia-h100-sxm5-80gb", 1, "bf16"),
+    ("mixtral-8x7b", "nvidia-h100-sxm5-80gb", 2, "fp8"),
+    ("meta-llama-3.1-70b", "nvidia-a100-sxm4-80gb", 4, "bf16"),
+    ("meta-llama-3.1-8b", "nvidia-a100-sxm4-80gb", 1, "bf16"),
+    ("mixtral-8x7b", "nvidia-a100-sxm4-80gb", 2, "bf16"),
+]
 
 
 @pytest.mark.slow
@@ -139,10 +155,13 @@ def test_meets_reads_percentiles() -> None:
     assert not meets(p, Slo(ttft_p90_s=p.ttft.p90_s * 0.99))
 
 
-@pytest.mark.parametrize(("model", "precision", "tp", "fracs"), [
-    ("meta-llama-3.1-70b", "fp8", 2, (0.3, 0.6, 0.8)),  # KV-bound: at 95 % its occupancy peaks fill the cache
-    ("meta-llama-3.1-8b", "bf16", 1, (0.95,)),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("model", "precision", "tp", "fracs"),
+    [
+        ("meta-llama-3.1-70b", "fp8", 2, (0.3, 0.6, 0.8)),  # KV-bound: at 95 % its occupancy peaks fill the cache
+        ("meta-llama-3.1-8b", "bf16", 1, (0.95,)),
+    ],
+)
 def test_open_loop_tails_match_the_simulator_below_saturation(
     model: str, precision: str, tp: int, fracs: tuple[float, ...]
 ) -> None:
@@ -150,9 +169,20 @@ def test_open_loop_tails_match_the_simulator_below_saturation(
     # within 15 % of the simulated ones, the median TPOT within 5 % (3,000 requests each)
     from aiinfra.sim.run import simulate
 
-    sc = app.load_scenario({"model": model, "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": tp},
-        "inference": {"weight_precision": precision, "input_tokens": 1024, "output_tokens": 256, "plan": {"tp": tp},
-                      "request_rate_per_s": 1.0, "num_requests": 3000}})  # fmt: skip
+    sc = app.load_scenario(
+        {
+            "model": model,
+            "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": tp},
+            "inference": {
+                "weight_precision": precision,
+                "input_tokens": 1024,
+                "output_tokens": 256,
+                "plan": {"tp": tp},
+                "request_rate_per_s": 1.0,
+                "num_requests": 3000,
+            },
+        }
+    )
     wl = sc.inference
     assert wl is not None
     _, rep = estimate_with_replica(sc.model, sc.cluster, replace(wl, batch="max"), usage="server")

@@ -63,8 +63,11 @@ def test_per_shape_moe_rows_are_not_borrowed_across_parts() -> None:
     # 8 · (1 − (6/8)^8) = 7.2 of the 8 experts, so the step streams weights and the compute term stays below the
     # memory term, as on a part that has its own row. Borrowed as a fraction of peak, B200's row priced A100's
     # experts at 49.7 ms per step against 24.8 ms of streaming (A100's peak is 7.2 times lower, its bandwidth 4)
-    assert table().lookup("moe_shape", "nvidia-a100-sxm4-80gb", 8, dtype="bf16", engine="vllm",
-                          moe_shape=shape).source.startswith("borrowed:")  # fmt: skip
+    assert (
+        table()
+        .lookup("moe_shape", "nvidia-a100-sxm4-80gb", 8, dtype="bf16", engine="vllm", moe_shape=shape)
+        .source.startswith("borrowed:")
+    )
     a100 = experts("nvidia-a100-sxm4-80gb", 8)
     assert a100.compute_s < a100.memory_s
     # a part with its own row keeps it: the H100 compute term is that row's measured fraction of the bf16 peak

@@ -70,8 +70,15 @@ def test_did_you_mean_keeps_the_leading_part() -> None:
 
 
 def test_one_rtx_4090_needs_no_per_node() -> None:
-    sc = app.load_scenario(str(EXAMPLES / "infer-llama3.1-70b-h100.yaml"), set=[
-        "hardware.accelerator=nvidia-rtx-4090", "hardware.count=1", "model=meta-llama-3.1-8b", "inference.plan.tp=1"])
+    sc = app.load_scenario(
+        str(EXAMPLES / "infer-llama3.1-70b-h100.yaml"),
+        set=[
+            "hardware.accelerator=nvidia-rtx-4090",
+            "hardware.count=1",
+            "model=meta-llama-3.1-8b",
+            "inference.plan.tp=1",
+        ],
+    )
     assert sc.cluster.per_node == 1 and sc.cluster.nodes == 1
 
 
@@ -95,8 +102,9 @@ def test_model_config_resolves_beside_the_scenario_and_is_named_by_the_checkpoin
     folder = tmp_path / "scen"
     (folder / "cfg").mkdir(parents=True)
     (folder / "cfg" / "config.json").write_text(json.dumps(cfg))
-    (folder / "s.yaml").write_text("model: {config: cfg/config.json}\nhardware: {accelerator: nvidia-h100-sxm5-80gb,"
-                                   " count: 1}\n")
+    (folder / "s.yaml").write_text(
+        "model: {config: cfg/config.json}\nhardware: {accelerator: nvidia-h100-sxm5-80gb, count: 1}\n"
+    )
     sc = app.load_scenario(str(folder / "s.yaml"))  # the working directory is the repository, not the folder
     assert sc.model.name == "acme/tiny-llama"
     del cfg["_name_or_path"]

@@ -35,9 +35,17 @@ TODAY = date(2026, 11, 26)
 
 
 def offer(**kw: object) -> Offer:
-    base: dict[str, object] = {"provider": "aws", "instance_name": "x", "location": "us-east-1", "usd_per_hour": 1.0,
-                               "gpu_count": 1, "gpu_name": "H100", "gpu_memory_gb": 80.0, "spot": False,
-                               "gpu_vendor": "nvidia"}  # fmt: skip
+    base: dict[str, object] = {
+        "provider": "aws",
+        "instance_name": "x",
+        "location": "us-east-1",
+        "usd_per_hour": 1.0,
+        "gpu_count": 1,
+        "gpu_name": "H100",
+        "gpu_memory_gb": 80.0,
+        "spot": False,
+        "gpu_vendor": "nvidia",
+    }
     base.update(kw)
     return Offer(**base)  # type: ignore[arg-type]
 
@@ -86,44 +94,61 @@ def test_recorded_files_are_in_gpuhunts_own_format() -> None:
         assert theirs == read_gpuhunt_csv(RECORDED / f"{p}.csv", p)
 
 
-@pytest.mark.parametrize(("kw", "accelerator", "count"), [
-    # one part under the name and memory: mapped from the name table
-    ({"gpu_name": "L4", "gpu_memory_gb": 24.0, "instance_name": "g6.xlarge"}, "nvidia-l4", 1),
-    ({"gpu_name": "H200", "gpu_memory_gb": 141.0, "gpu_count": 8, "instance_name": "gpu-h200-sxm 8gpu"},
-     "nvidia-h200-sxm-141gb", 8),
-    ({"gpu_name": "MI300X", "gpu_memory_gb": 192.0, "gpu_count": 8, "gpu_vendor": "amd"}, "amd-mi300x", 8),
-    # H100 80 GB is SXM5 or PCIe: the instance name says which (form token, or the memory type HBM3 = SXM5)
-    ({"instance_name": "gpu_8x_h100_sxm5", "gpu_count": 8}, "nvidia-h100-sxm5-80gb", 8),
-    ({"instance_name": "gpu_1x_h100_pcie"}, "nvidia-h100-pcie-80gb", 1),
-    ({"instance_name": "NVIDIA H100 80GB HBM3"}, "nvidia-h100-sxm5-80gb", 1),
-    # ... or a shipped row of the same instance does (aws p5.48xlarge is priced as H100 SXM5 in cloud.csv)
-    ({"instance_name": "p5.48xlarge", "gpu_count": 8}, "nvidia-h100-sxm5-80gb", 8),
-    ({"provider": "azure", "instance_name": "Standard_NC24ads_A100_v4", "gpu_name": "A100"},
-     "nvidia-a100-pcie-80gb", 1),
-    # a fraction of a GPU whose memory names exactly one MIG profile: H100 NVL 94 GB / 8 memory slices = 1g.12gb
-    ({"provider": "vultr", "gpu_name": "H100NVL", "gpu_memory_gb": 12.0}, "nvidia-h100-nvl-94gb/1g.12gb", 1),
-    # TPU slices: v5p counts TensorCores (2 per chip: v5p-8 = 4 chips), v5e (v5litepod) and v6e count chips
-    ({"provider": "gcp", "gpu_vendor": "google", "gpu_name": "v5p-8", "gpu_memory_gb": 95.0}, "google-tpu-v5p", 4),
-    ({"provider": "gcp", "gpu_vendor": "google", "gpu_name": "v5litepod-8", "gpu_memory_gb": 128.0},
-     "google-tpu-v5e", 8),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("kw", "accelerator", "count"),
+    [
+        # one part under the name and memory: mapped from the name table
+        ({"gpu_name": "L4", "gpu_memory_gb": 24.0, "instance_name": "g6.xlarge"}, "nvidia-l4", 1),
+        (
+            {"gpu_name": "H200", "gpu_memory_gb": 141.0, "gpu_count": 8, "instance_name": "gpu-h200-sxm 8gpu"},
+            "nvidia-h200-sxm-141gb",
+            8,
+        ),
+        ({"gpu_name": "MI300X", "gpu_memory_gb": 192.0, "gpu_count": 8, "gpu_vendor": "amd"}, "amd-mi300x", 8),
+        # H100 80 GB is SXM5 or PCIe: the instance name says which (form token, or the memory type HBM3 = SXM5)
+        ({"instance_name": "gpu_8x_h100_sxm5", "gpu_count": 8}, "nvidia-h100-sxm5-80gb", 8),
+        ({"instance_name": "gpu_1x_h100_pcie"}, "nvidia-h100-pcie-80gb", 1),
+        ({"instance_name": "NVIDIA H100 80GB HBM3"}, "nvidia-h100-sxm5-80gb", 1),
+        # ... or a shipped row of the same instance does (aws p5.48xlarge is priced as H100 SXM5 in cloud.csv)
+        ({"instance_name": "p5.48xlarge", "gpu_count": 8}, "nvidia-h100-sxm5-80gb", 8),
+        (
+            {"provider": "azure", "instance_name": "Standard_NC24ads_A100_v4", "gpu_name": "A100"},
+            "nvidia-a100-pcie-80gb",
+            1,
+        ),
+        # a fraction of a GPU whose memory names exactly one MIG profile: H100 NVL 94 GB / 8 memory slices = 1g.12gb
+        ({"provider": "vultr", "gpu_name": "H100NVL", "gpu_memory_gb": 12.0}, "nvidia-h100-nvl-94gb/1g.12gb", 1),
+        # TPU slices: v5p counts TensorCores (2 per chip: v5p-8 = 4 chips), v5e (v5litepod) and v6e count chips
+        ({"provider": "gcp", "gpu_vendor": "google", "gpu_name": "v5p-8", "gpu_memory_gb": 95.0}, "google-tpu-v5p", 4),
+        (
+            {"provider": "gcp", "gpu_vendor": "google", "gpu_name": "v5litepod-8", "gpu_memory_gb": 128.0},
+            "google-tpu-v5e",
+            8,
+        ),
+    ],
+)
 def test_gpu_names_and_counts_map_to_catalog_ids(kw: dict[str, object], accelerator: str, count: int) -> None:
     m = mapped(offer(**kw))
     assert (m.accelerator, m.accelerators_per_instance) == (accelerator, count)
 
 
-@pytest.mark.parametrize(("kw", "why"), [
-    ({"instance_name": "a3-highgpu-1g"}, "does not say which"),  # H100 80 GB, no form: listed, not guessed
-    ({"gpu_name": "A100", "gpu_memory_gb": 40.0, "instance_name": "gpu_1x_a100"}, "does not say which"),
-    ({"gpu_name": "A100", "gpu_memory_gb": 40.0, "instance_name": "a100_pcie_40"}, "no such part in the catalog"),
-    ({"gpu_name": "T4", "gpu_memory_gb": 16.0}, "not in offer_names.yaml"),
-    ({"gpu_name": "V100", "gpu_memory_gb": 16.0}, "no catalog accelerator for V100 16 GB"),
-    # 24 GB of an H100 NVL is both 1g.24gb and 2g.24gb: which is not said
-    ({"gpu_name": "H100NVL", "gpu_memory_gb": 24.0}, "1g.24gb and 2g.24gb"),
-    ({"gpu_name": "RTXPRO6000", "gpu_memory_gb": 12.0}, "no MIG profiles"),
-    ({"provider": "gcp", "provider_data": {"is_dws_calendar_mode": True}, "instance_name": "a3-highgpu-8g"},
-     "DWS calendar mode"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("kw", "why"),
+    [
+        ({"instance_name": "a3-highgpu-1g"}, "does not say which"),  # H100 80 GB, no form: listed, not guessed
+        ({"gpu_name": "A100", "gpu_memory_gb": 40.0, "instance_name": "gpu_1x_a100"}, "does not say which"),
+        ({"gpu_name": "A100", "gpu_memory_gb": 40.0, "instance_name": "a100_pcie_40"}, "no such part in the catalog"),
+        ({"gpu_name": "T4", "gpu_memory_gb": 16.0}, "not in offer_names.yaml"),
+        ({"gpu_name": "V100", "gpu_memory_gb": 16.0}, "no catalog accelerator for V100 16 GB"),
+        # 24 GB of an H100 NVL is both 1g.24gb and 2g.24gb: which is not said
+        ({"gpu_name": "H100NVL", "gpu_memory_gb": 24.0}, "1g.24gb and 2g.24gb"),
+        ({"gpu_name": "RTXPRO6000", "gpu_memory_gb": 12.0}, "no MIG profiles"),
+        (
+            {"provider": "gcp", "provider_data": {"is_dws_calendar_mode": True}, "instance_name": "a3-highgpu-8g"},
+            "DWS calendar mode",
+        ),
+    ],
+)
 def test_offers_that_cannot_be_mapped_are_listed_with_why(kw: dict[str, object], why: str) -> None:
     assert why in unmapped(offer(**kw)).reason
 
@@ -143,24 +168,49 @@ def test_pricing_kind_region_and_provider_names() -> None:
 
 
 def test_duplicates_collapse_to_one_row_at_the_lowest_price() -> None:
-    zones = [mapped(offer(provider="gcp", instance_name="a3-highgpu-8g", location=z, usd_per_hour=p, gpu_count=8))
-             for z, p in (("us-central1-a", 88.0), ("us-central1-b", 88.0), ("us-central1-c", 90.0))]  # fmt: skip
+    zones = [
+        mapped(offer(provider="gcp", instance_name="a3-highgpu-8g", location=z, usd_per_hour=p, gpu_count=8))
+        for z, p in (("us-central1-a", 88.0), ("us-central1-b", 88.0), ("us-central1-c", 90.0))
+    ]
     rows = price_rows(zones, "2026-11-26", "t")
     assert len(rows) == 1
     assert rows[0].usd_per_hour == 88.0 and "3 offers" in rows[0].notes and "88-90" in rows[0].notes
 
 
 def test_one_gpu_type_sold_in_several_sizes_gives_one_row_per_size() -> None:
-    pods = [mapped(offer(provider="runpod", instance_name="NVIDIA H100 80GB HBM3", location="US-KS-2", usd_per_hour=p,
-                         gpu_count=n)) for n, p in ((1, 2.69), (8, 21.52))]  # fmt: skip
+    pods = [
+        mapped(
+            offer(
+                provider="runpod",
+                instance_name="NVIDIA H100 80GB HBM3",
+                location="US-KS-2",
+                usd_per_hour=p,
+                gpu_count=n,
+            )
+        )
+        for n, p in ((1, 2.69), (8, 21.52))
+    ]
     rows = price_rows(pods, "2026-11-26", "t")
     assert sorted((r.instance, r.accelerators_per_instance, r.usd_per_hour) for r in rows) == [
-        ("1x NVIDIA H100 80GB HBM3", 1, 2.69), ("8x NVIDIA H100 80GB HBM3", 8, 21.52)]
+        ("1x NVIDIA H100 80GB HBM3", 1, 2.69),
+        ("8x NVIDIA H100 80GB HBM3", 8, 21.52),
+    ]
 
 
 def test_marketplace_listings_are_one_offer_per_gpu_count_and_place() -> None:
-    listings = [mapped(offer(provider="vastai", instance_name=i, location="US", usd_per_hour=p, gpu_name="RTX4090",
-                             gpu_memory_gb=24.0)) for i, p in (("27650011", 0.35), ("27650012", 0.41))]  # fmt: skip
+    listings = [
+        mapped(
+            offer(
+                provider="vastai",
+                instance_name=i,
+                location="US",
+                usd_per_hour=p,
+                gpu_name="RTX4090",
+                gpu_memory_gb=24.0,
+            )
+        )
+        for i, p in (("27650011", 0.35), ("27650012", 0.41))
+    ]
     rows = price_rows(listings, "2026-11-26", "t")
     assert [(r.instance, r.usd_per_hour) for r in rows] == [("1x RTX4090 listing", 0.35)]
 
@@ -170,13 +220,23 @@ def test_marketplace_listings_are_one_offer_per_gpu_count_and_place() -> None:
 
 def test_refresh_writes_every_provider_each_row_sourced_and_dated(overlay: Path) -> None:
     rows = written(overlay)
-    assert {r["provider"] for r in rows.values()} >= {"aws", "gcp", "azure", "lambda", "runpod", "vastai",
-                                                       "nebius", "oci", "vultr"}  # fmt: skip
+    assert {r["provider"] for r in rows.values()} >= {
+        "aws",
+        "gcp",
+        "azure",
+        "lambda",
+        "runpod",
+        "vastai",
+        "nebius",
+        "oci",
+        "vultr",
+    }
     assert all(r["read_on"] == "2026-11-26" and r["source_title"] and r["source_url"] for r in rows.values())
     # the exact duplicate p5 row of aws.csv is one row; its price is the recorded one
     p5 = [r for r in rows.values() if r["instance"] == "p5.48xlarge" and r["pricing"] == "on-demand"]
     assert [(r["accelerator"], r["accelerators_per_instance"], float(r["usd_per_hour"])) for r in p5] == [
-        ("nvidia-h100-sxm5-80gb", "8", 55.04)]
+        ("nvidia-h100-sxm5-80gb", "8", 55.04)
+    ]
     text = (overlay / "REFRESH.md").read_text()
     assert "a3-highgpu-1g" in text and "DWS calendar mode" in text  # the unmapped offers are listed
 
@@ -216,8 +276,11 @@ def test_cli_refresh_without_network_exits_2_and_writes_nothing(tmp_path: Path) 
 def test_the_newer_row_of_the_same_offer_wins(refreshed: Catalog) -> None:
     """aws-p5-48xlarge-us-east-1-on-demand is shipped at $98.32 read 2026-11-22; the refresh read $55.04 on
     2026-11-26: only the newer row is used."""
-    p5 = [p for p in cloud_prices("nvidia-h100-sxm5-80gb", pricing=("on-demand",))
-          if p.provider == "aws" and p.instance == "p5.48xlarge" and p.region == "us-east-1"]  # fmt: skip
+    p5 = [
+        p
+        for p in cloud_prices("nvidia-h100-sxm5-80gb", pricing=("on-demand",))
+        if p.provider == "aws" and p.instance == "p5.48xlarge" and p.region == "us-east-1"
+    ]
     assert [(p.usd_per_hour, p.read_on, p.age_days) for p in p5] == [(55.04, "2026-11-26", 0)]
 
 
@@ -225,8 +288,11 @@ def test_an_older_refreshed_row_loses_to_a_newer_shipped_one(tmp_path: Path) -> 
     rep = refresh(["aws"], tmp_path, files_fetcher(RECORDED), today=date(2026, 1, 5))  # read before 2026-11-22
     assert rep.rows
     with dated_today(TODAY), use(Catalog.default().with_overlay(tmp_path)):
-        p5 = [p for p in cloud_prices("nvidia-h100-sxm5-80gb", pricing=("on-demand",))
-              if p.instance == "p5.48xlarge" and p.region == "us-east-1"]  # fmt: skip
+        p5 = [
+            p
+            for p in cloud_prices("nvidia-h100-sxm5-80gb", pricing=("on-demand",))
+            if p.instance == "p5.48xlarge" and p.region == "us-east-1"
+        ]
     assert [(p.id, p.usd_per_hour) for p in p5] == [("aws-p5-48xlarge-us-east-1-on-demand", 98.32)]
 
 
@@ -235,7 +301,8 @@ def test_a_user_overlay_row_with_the_shipped_id_replaces_it(tmp_path: Path) -> N
     (tmp_path / "prices" / "cloud.csv").write_text(
         "id,provider,instance,region,accelerator,accelerators_per_instance,pricing,usd_per_hour,source_title,"
         "source_url,read_on,notes\naws-p5-48xlarge-us-east-1-on-demand,aws,p5.48xlarge,us-east-1,"
-        "nvidia-h100-sxm5-80gb,8,on-demand,40,my quote,,2026-10-01,\n")
+        "nvidia-h100-sxm5-80gb,8,on-demand,40,my quote,,2026-10-01,\n"
+    )
     with dated_today(TODAY), use(Catalog.default().with_overlay(tmp_path)):
         p5 = [p for p in cloud_prices("nvidia-h100-sxm5-80gb") if p.id == "aws-p5-48xlarge-us-east-1-on-demand"]
     assert [(p.usd_per_hour, p.age_days) for p in p5] == [(40.0, 56)]  # 2026-10-01 -> 2026-11-26
@@ -264,10 +331,12 @@ def test_stale_after_90_days() -> None:
 
 def test_age_counts_to_the_injected_date() -> None:
     """runpod-secure-8x-h100-on-demand was read 2026-04-01: 239 days to 2026-11-26, 30 days to 2026-05-01."""
+
     def age(day: date) -> int | None:
         with dated_today(day):
-            return next(p.age_days for p in cloud_prices("nvidia-h100-sxm5-80gb")
-                        if p.id == "runpod-secure-8x-h100-on-demand")  # fmt: skip
+            return next(
+                p.age_days for p in cloud_prices("nvidia-h100-sxm5-80gb") if p.id == "runpod-secure-8x-h100-on-demand"
+            )
 
     assert (age(TODAY), age(date(2026, 5, 1))) == (239, 30)
 
@@ -282,7 +351,11 @@ def test_cost_uses_the_refreshed_rows_with_their_dates(refreshed: Catalog) -> No
     d = r.to_dict()
     assert d["cheapest"]["price_id"] == "aws-p5-48xlarge-us-east-1-spot-2026-11-26"
     assert (d["cheapest"]["price_usd_per_hour"], d["price_read_on"], d["price_age_days"], d["stale"]) == (
-        11.2, "2026-11-26", 0, False)
+        11.2,
+        "2026-11-26",
+        0,
+        False,
+    )
     shipped_spot = next(o for o in d["options"] if o["price_id"] == "vastai-8x-h100-spot")
     assert shipped_spot["stale"] and shipped_spot["price_age_days"] == 239
 
@@ -293,7 +366,12 @@ def test_tco_uses_the_refreshed_rows_with_their_dates(refreshed: Catalog) -> Non
     r = app.tco(app.load_scenario(str(EXAMPLES / "tco-dgx-h100-vs-cloud.yaml")))
     od = next(ln for ln in r.cloud_lines if ln.pricing == "on-demand")
     assert (od.source_id, round(od.usd_per_accelerator_hour, 4), od.read_on, od.age_days, od.stale) == (
-        "nebius-gpu-h100-sxm-8gpu-128vcpu-1600gb-eu-north1-on-demand-2026-11-26", 1.99, "2026-11-26", 0, False)
+        "nebius-gpu-h100-sxm-8gpu-128vcpu-1600gb-eu-north1-on-demand-2026-11-26",
+        1.99,
+        "2026-11-26",
+        0,
+        False,
+    )
     cheapest = r.cloud_lines[0]
     assert r.to_dict()["price_age_days"] == cheapest.age_days and r.to_dict()["stale"] == cheapest.stale
 
@@ -320,8 +398,11 @@ def test_diff_names_old_and_new_per_offer_and_the_examples_effect(refreshed: Cat
     ex.mkdir()
     (ex / "cost-train-70b-32xh100.yaml").write_text((EXAMPLES / "cost-train-70b-32xh100.yaml").read_text())
     d = app.price_diff(ex).to_dict()
-    p5 = next(c for c in d["changes"] if c["instance"] == "p5.48xlarge" and c["region"] == "us-east-1"
-              and c["pricing"] == "on-demand")  # fmt: skip
+    p5 = next(
+        c
+        for c in d["changes"]
+        if c["instance"] == "p5.48xlarge" and c["region"] == "us-east-1" and c["pricing"] == "on-demand"
+    )
     assert (p5["old"]["usd_per_hour"], p5["new"]["usd_per_hour"]) == (98.32, 55.04)
     assert p5["change_frac"] == pytest.approx(55.04 / 98.32 - 1)
     assert any(c["old"] is None and c["provider"] == "nebius" for c in d["changes"])
@@ -339,7 +420,8 @@ def test_refresh_refuses_a_file_as_out(tmp_path: Path) -> None:
 
 
 def test_cli_reads_the_refreshed_folder_and_an_explicit_overlay_on_top(
-        overlay: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    overlay: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`aiinfra cost` with the refreshed folder as default and a user's row given by --catalog-overlay: the user's
     newer row (2026-11-25 > the shipped 2026-04-01) wins its offer, the refreshed rows stay, stale rows are marked
     in text and JSON."""
@@ -349,9 +431,16 @@ def test_cli_reads_the_refreshed_folder_and_an_explicit_overlay_on_top(
     (tmp_path / "prices" / "cloud.csv").write_text(
         "id,provider,instance,region,accelerator,accelerators_per_instance,pricing,usd_per_hour,source_title,"
         "source_url,read_on,notes\nmy-vastai-quote,vastai,8x H100 marketplace,us,nvidia-h100-sxm5-80gb,8,spot,"
-        "8.0,my quote,,2026-11-25,\n")
-    args = ("cost", str(EXAMPLES / "cost-train-70b-32xh100.yaml"), "--set", "cost.pricing=[spot]",
-            "--catalog-overlay", str(tmp_path))  # fmt: skip
+        "8.0,my quote,,2026-11-25,\n"
+    )
+    args = (
+        "cost",
+        str(EXAMPLES / "cost-train-70b-32xh100.yaml"),
+        "--set",
+        "cost.pricing=[spot]",
+        "--catalog-overlay",
+        str(tmp_path),
+    )
     res = run_cli_process(*args, "--json")  # a fresh process: AIINFRA_PRICES_DIR is read at start
     assert res.returncode == 0, res.stderr
     d = json.loads(res.stdout)
@@ -365,8 +454,9 @@ def test_cli_reads_the_refreshed_folder_and_an_explicit_overlay_on_top(
     assert "2023-07-27 (1218 d) STALE" in text and "`aiinfra prices refresh`" in text
 
 
-def test_refresh_into_the_default_folder_is_used_by_every_answer(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_refresh_into_the_default_folder_is_used_by_every_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("AIINFRA_PRICES_DIR", str(tmp_path / "cache"))
     r = app.prices_refresh(["nebius"], None, RECORDED, today=TODAY)
     assert r.default_overlay and r.to_dict()["rows_written"] == 4

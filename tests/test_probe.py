@@ -35,8 +35,9 @@ class StubA100:
         self.name, self.count, self.calls = name, count, []
 
     def info(self) -> DeviceInfo:
-        return DeviceInfo(name=self.name, vendor="nvidia", count=self.count, driver="550.54.15", runtime="CUDA 12.4",
-                          torch="2.5.1")  # fmt: skip
+        return DeviceInfo(
+            name=self.name, vendor="nvidia", count=self.count, driver="550.54.15", runtime="CUDA 12.4", torch="2.5.1"
+        )
 
     def dtypes(self) -> tuple[str, ...]:
         return ("bf16",)
@@ -77,8 +78,14 @@ def test_stubbed_probe_writes_the_fractions_and_the_planner_uses_them(tmp_path: 
     assert result.device["driver"] == "550.54.15" and result.device["runtime"] == "CUDA 12.4"
     assert {"gemm", "prefill", "decode", "copy", "allreduce", "allgather"} <= set(stub.calls)
     written = yaml.safe_load((tmp_path / "ov" / "efficiency.yaml").read_text())
-    expected = {"gemm": GEMM_FRAC, "attention": PREFILL_FRAC, "attention_decode": DECODE_FRAC, "memory": COPY_FRAC,
-                "allreduce": BUS_FRAC, "allgather": BUS_FRAC}  # fmt: skip
+    expected = {
+        "gemm": GEMM_FRAC,
+        "attention": PREFILL_FRAC,
+        "attention_decode": DECODE_FRAC,
+        "memory": COPY_FRAC,
+        "allreduce": BUS_FRAC,
+        "allgather": BUS_FRAC,
+    }
     assert {r["kind"] for r in written} == set(expected)
     for row in written:
         assert all(y == pytest.approx(expected[row["kind"]], rel=1e-3) for _, y in row["points"]), row["id"]
@@ -105,8 +112,9 @@ def test_recorded_probe_overlay_loads_and_prices_memory(tmp_path: Path) -> None:
         assert curve.y[-1] == pytest.approx(0.83)  # the recording's 1 GiB copy point
 
 
-def test_without_torch_or_gpu_exit_2(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_without_torch_or_gpu_exit_2(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch -> ImportError
     assert main(["probe", "--out", str(tmp_path / "ov")]) == 2
     assert "needs PyTorch" in capsys.readouterr().err

@@ -52,8 +52,13 @@ def test_api_keywords_are_the_request_fields() -> None:
 
 def test_options_fill_defaults_and_refuse_unknown_names() -> None:
     cap = QUESTION["capacity"]
-    assert cap.options({"accelerators": ["a", "b"]}) == {"accelerators": ("a", "b"), "engines": (), "simulate": False,
-                                                         "seed": 0, "disaggregate": False}  # fmt: skip
+    assert cap.options({"accelerators": ["a", "b"]}) == {
+        "accelerators": ("a", "b"),
+        "engines": (),
+        "simulate": False,
+        "seed": 0,
+        "disaggregate": False,
+    }
     assert cap.options({"accelerators": ["a"]}) == cap.options({"accelerators": ("a",), "seed": 0})
     with pytest.raises(SpecError, match="capacity takes accelerators, engines, simulate, seed, disaggregate"):
         cap.options({"sed": 1})
@@ -75,8 +80,13 @@ def test_cli_flags_are_the_request_fields() -> None:
     parser = argparse.ArgumentParser()
     add_option_args(parser, ["capacity"])
     args = parser.parse_args(["--accelerators", "a, b", "--simulate", "--seed", "7"])
-    assert options_from_args(args, "capacity") == {"accelerators": ("a", "b"), "engines": (), "simulate": True,
-                                                   "seed": 7, "disaggregate": False}  # fmt: skip
+    assert options_from_args(args, "capacity") == {
+        "accelerators": ("a", "b"),
+        "engines": (),
+        "simulate": True,
+        "seed": 7,
+        "disaggregate": False,
+    }
     flags = {a.dest for a in parser._actions} - {"help"}
     assert flags == {f.name for f in dataclasses.fields(CapacityRequest)} - {"scenario"}
 

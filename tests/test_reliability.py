@@ -51,9 +51,15 @@ def test_expected_time_daly_by_hand() -> None:
     # Daly 2006: E[T] = M·e^{R/M}·(e^{(τ+δ)/M} − 1)·T_s/τ with M = 3,600 s.
     m = 3_600.0
     hand = m * math.exp(300 / m) * (math.exp(660 / m) - 1) * 6_000 / 600
-    e = expected_run(useful_s=6_000, interval_s=600, blocking_s=60, unexpected_per_s=1 / m,
-                     down=Downtime(base_s=300, wait_s=0, wait_probability_frac=0), planned_per_s=0,
-                     planned_downtime_s=0)  # fmt: skip
+    e = expected_run(
+        useful_s=6_000,
+        interval_s=600,
+        blocking_s=60,
+        unexpected_per_s=1 / m,
+        down=Downtime(base_s=300, wait_s=0, wait_probability_frac=0),
+        planned_per_s=0,
+        planned_downtime_s=0,
+    )
     assert e.wall_s == pytest.approx(hand, rel=1e-12)  # 7,833 s
     assert e.ettr_frac == pytest.approx(6_000 / hand, rel=1e-12)
     assert e.unexpected_interruptions_count == pytest.approx(hand / m, rel=1e-12)
@@ -63,9 +69,15 @@ def test_expected_time_daly_by_hand() -> None:
 
 def test_planned_interruptions_stretch() -> None:
     # no unexpected failures; planned every 10 h costing 1 h: time = 10 × 110 s / (1 − 0.1)
-    e = expected_run(useful_s=1_000, interval_s=100, blocking_s=10, unexpected_per_s=0.0,
-                     down=Downtime(base_s=0, wait_s=0, wait_probability_frac=0), planned_per_s=1 / 36_000,
-                     planned_downtime_s=3_600)  # fmt: skip
+    e = expected_run(
+        useful_s=1_000,
+        interval_s=100,
+        blocking_s=10,
+        unexpected_per_s=0.0,
+        down=Downtime(base_s=0, wait_s=0, wait_probability_frac=0),
+        planned_per_s=1 / 36_000,
+        planned_downtime_s=3_600,
+    )
     assert e.wall_s == pytest.approx(1_100 / 0.9)
 
 
@@ -78,9 +90,15 @@ def test_spares_queue_by_hand() -> None:
 
 
 def test_checkpoint_times_by_hand() -> None:
-    kw = {"nodes": 2, "accelerators": 16, "storage_write_bytes_per_s": 1e10, "storage_read_bytes_per_s": None,
-          "node_storage_bytes_per_s": 1e9, "snapshot_bytes_per_s_per_accelerator": 50e9,
-          "peer_bytes_per_s_per_accelerator": 25e9}  # fmt: skip
+    kw = {
+        "nodes": 2,
+        "accelerators": 16,
+        "storage_write_bytes_per_s": 1e10,
+        "storage_read_bytes_per_s": None,
+        "node_storage_bytes_per_s": 1e9,
+        "snapshot_bytes_per_s_per_accelerator": 50e9,
+        "peer_bytes_per_s_per_accelerator": 25e9,
+    }
     sync = checkpoint_times(1e12, mode="synchronous", **kw)  # type: ignore[arg-type]
     assert sync.write_s == pytest.approx(1e12 / 2e9)  # the nodes' 2 GB/s bound it, not the 10 GB/s tier
     assert sync.blocking_s == sync.write_s
@@ -92,10 +110,24 @@ def test_checkpoint_times_by_hand() -> None:
 
 def _mc_case(trials: int, seed: int) -> tuple[float, float, float]:
     lam = 1 / 3_600
-    down = downtime(detection_s=600, restart_s=300, load_s=30, unexpected_per_s=lam, repair_per_s=0.6 * lam,
-                    repair_s=86_400, spare_nodes=2)  # fmt: skip
-    kw = {"useful_s": 30 * 86_400.0, "interval_s": 900.0, "blocking_s": 30.0, "unexpected_per_s": lam, "down": down,
-          "planned_per_s": 1e-5, "planned_downtime_s": 330.0}  # fmt: skip
+    down = downtime(
+        detection_s=600,
+        restart_s=300,
+        load_s=30,
+        unexpected_per_s=lam,
+        repair_per_s=0.6 * lam,
+        repair_s=86_400,
+        spare_nodes=2,
+    )
+    kw = {
+        "useful_s": 30 * 86_400.0,
+        "interval_s": 900.0,
+        "blocking_s": 30.0,
+        "unexpected_per_s": lam,
+        "down": down,
+        "planned_per_s": 1e-5,
+        "planned_downtime_s": 330.0,
+    }
     e = expected_run(**kw)  # type: ignore[arg-type]
     d = simulate(**kw, trials=trials, seed=seed)  # type: ignore[arg-type]
     return e.wall_s, d.wall_mean_s, d.wall_p90_s
@@ -114,13 +146,25 @@ def test_bad_input() -> None:
         job_rates(8, 1, overrides={"llama3-faulty-gpu": -1.0})
     with pytest.raises(SpecError, match="no such component"):
         job_rates(8, 1, overrides={"faulty-gpu-typo": 1e-6})
-    base = {"model": "gpt3-175b", "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": 8},
-            "training": {"tokens": 1e9, "seq_len": 2048, "global_batch_seqs": 8}}  # fmt: skip
+    base = {
+        "model": "gpt3-175b",
+        "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": 8},
+        "training": {"tokens": 1e9, "seq_len": 2048, "global_batch_seqs": 8},
+    }
     with pytest.raises(SpecError, match="restart_s"):
         parse_scenario({**base, "reliability": {"storage_write_bytes_per_s": 1e10, "repair_s": 3600}})
     with pytest.raises(SpecError, match="rates_per_unit_hour"):
-        parse_scenario({**base, "reliability": {"storage_write_bytes_per_s": 1e10, "repair_s": 3600, "restart_s": 60,
-                                                "rates_per_unit_hour": {"llama3-nic": -1}}})  # fmt: skip
+        parse_scenario(
+            {
+                **base,
+                "reliability": {
+                    "storage_write_bytes_per_s": 1e10,
+                    "repair_s": 3600,
+                    "restart_s": 60,
+                    "rates_per_unit_hour": {"llama3-nic": -1},
+                },
+            }
+        )
 
 
 def test_llama3_405b_example_train_and_cost() -> None:
@@ -230,11 +274,13 @@ def test_age_ratio_by_hand() -> None:
     from aiinfra.reliability.rates import age_ratio
 
     # new cluster, 3× early-life excess decaying over 30 days, at 30 days: 1 + 2/e
-    assert age_ratio(30, burn_in_ratio=3, burn_in_days=30, wear_out_onset_days=1095,
-                     wear_out_ratio_per_year=0) == pytest.approx(1 + 2 / math.e)  # fmt: skip
+    assert age_ratio(
+        30, burn_in_ratio=3, burn_in_days=30, wear_out_onset_days=1095, wear_out_ratio_per_year=0
+    ) == pytest.approx(1 + 2 / math.e)
     # two years past the onset at +0.5 per year: 2.0
-    assert age_ratio(1095 + 730, burn_in_ratio=1, burn_in_days=None, wear_out_onset_days=1095,
-                     wear_out_ratio_per_year=0.5) == pytest.approx(2.0)  # fmt: skip
+    assert age_ratio(
+        1095 + 730, burn_in_ratio=1, burn_in_days=None, wear_out_onset_days=1095, wear_out_ratio_per_year=0.5
+    ) == pytest.approx(2.0)
 
 
 def test_planned_restarts_per_job_not_per_node() -> None:
@@ -279,24 +325,51 @@ def test_human_response_by_hour() -> None:
 
 def test_checkpoint_time_at_16_percent_of_rated() -> None:
     # 1 TB to a tier rated 250 GB/s achieving 16 %: 1e12 / (0.16 × 250e9) = 25 s; loading at 22 % of 700 GB/s
-    ck = checkpoint_times(1e12, nodes=64, accelerators=512, mode="synchronous", storage_write_bytes_per_s=250e9,
-                          storage_read_bytes_per_s=700e9, node_storage_bytes_per_s=None,
-                          snapshot_bytes_per_s_per_accelerator=63e9, peer_bytes_per_s_per_accelerator=None,
-                          efficiency_frac=0.16, read_efficiency_frac=0.22)  # fmt: skip
+    ck = checkpoint_times(
+        1e12,
+        nodes=64,
+        accelerators=512,
+        mode="synchronous",
+        storage_write_bytes_per_s=250e9,
+        storage_read_bytes_per_s=700e9,
+        node_storage_bytes_per_s=None,
+        snapshot_bytes_per_s_per_accelerator=63e9,
+        peer_bytes_per_s_per_accelerator=None,
+        efficiency_frac=0.16,
+        read_efficiency_frac=0.22,
+    )
     assert ck.write_s == pytest.approx(25.0)
     assert ck.load_s == pytest.approx(1e12 / (0.22 * 700e9))  # 6.49 s
     # consolidated: one writer at 2 GB/s bounds it instead: 500 s
-    one = checkpoint_times(1e12, nodes=64, accelerators=512, mode="synchronous", storage_write_bytes_per_s=250e9,
-                           storage_read_bytes_per_s=None, node_storage_bytes_per_s=2e9,
-                           snapshot_bytes_per_s_per_accelerator=63e9, peer_bytes_per_s_per_accelerator=None,
-                           efficiency_frac=0.16, writers_count=1)  # fmt: skip
+    one = checkpoint_times(
+        1e12,
+        nodes=64,
+        accelerators=512,
+        mode="synchronous",
+        storage_write_bytes_per_s=250e9,
+        storage_read_bytes_per_s=None,
+        node_storage_bytes_per_s=2e9,
+        snapshot_bytes_per_s_per_accelerator=63e9,
+        peer_bytes_per_s_per_accelerator=None,
+        efficiency_frac=0.16,
+        writers_count=1,
+    )
     assert one.write_s == pytest.approx(500.0)
 
 
 def test_detection_by_kind_in_the_downtime() -> None:
     # λ = 1/h of which 1/4 hangs (600 s watchdog) and 3/4 crashes (30 s): mean detection 0.25·600 + 0.75·30
-    d = downtime(detection_s=600, restart_s=300, load_s=60, unexpected_per_s=1 / 3600, repair_per_s=0,
-                 repair_s=3600, spare_nodes=0, crash_detection_s=30, hang_per_s=0.25 / 3600)  # fmt: skip
+    d = downtime(
+        detection_s=600,
+        restart_s=300,
+        load_s=60,
+        unexpected_per_s=1 / 3600,
+        repair_per_s=0,
+        repair_s=3600,
+        spare_nodes=0,
+        crash_detection_s=30,
+        hang_per_s=0.25 / 3600,
+    )
     assert d.parts_mean_s["detection"] == pytest.approx(0.25 * 600 + 0.75 * 30)
     assert d.mean_s == pytest.approx(172.5 + 300 + 60)
 
@@ -306,17 +379,31 @@ def _small_plan(**extra: object):  # type: ignore[no-untyped-def]
     from aiinfra.specs.common import validate
     from aiinfra.specs.reliability import ReliabilityInput
 
-    ri = validate(ReliabilityInput, {"storage_write_bytes_per_s": 1e11, "restart_s": 300, "repair_s": 86_400,
-                                     "trials": 0, **extra}, where="reliability")  # fmt: skip
-    return plan_reliability(ri, useful_s=20 * 86_400, accelerators=1024, per_node=8, checkpoint_bytes=1e12,
-                            checkpoint_source="test", peer_bytes_per_s_per_accelerator=None,
-                            accelerator_id="nvidia-h100-sxm5-80gb", cluster_accelerators=4096)  # fmt: skip
+    ri = validate(
+        ReliabilityInput,
+        {"storage_write_bytes_per_s": 1e11, "restart_s": 300, "repair_s": 86_400, "trials": 0, **extra},
+        where="reliability",
+    )
+    return plan_reliability(
+        ri,
+        useful_s=20 * 86_400,
+        accelerators=1024,
+        per_node=8,
+        checkpoint_bytes=1e12,
+        checkpoint_source="test",
+        peer_bytes_per_s_per_accelerator=None,
+        accelerator_id="nvidia-h100-sxm5-80gb",
+        cluster_accelerators=4096,
+    )
 
 
 def test_badput_adds_up_and_cluster_count() -> None:
-    r = _small_plan(rollbacks={"per_day": 0.1, "detection_s": 1800, "rollback_s": 3600},
-                    slow_nodes={"per_node_per_day": 1e-3, "slowdown_frac": 0.3, "noticed_s": 7200},
-                    data_loading_stall_frac=0.02, warmup_s=120)  # fmt: skip
+    r = _small_plan(
+        rollbacks={"per_day": 0.1, "detection_s": 1800, "rollback_s": 3600},
+        slow_nodes={"per_node_per_day": 1e-3, "slowdown_frac": 0.3, "noticed_s": 7200},
+        data_loading_stall_frac=0.02,
+        warmup_s=120,
+    )
     assert sum(r.badput_s.values()) == pytest.approx(r.expected.wall_s - r.no_failure_s, rel=1e-9)
     assert r.badput_s["data_loading_s"] == pytest.approx(20 * 86_400 * (1 / 0.98 - 1))
     assert r.badput_s["rollbacks_s"] > 0 and r.badput_s["slow_nodes_s"] > 0
@@ -329,8 +416,12 @@ def test_badput_adds_up_and_cluster_count() -> None:
 
 def test_lemons_retries_and_storage_lengthen_the_run() -> None:
     base = _small_plan()
-    assert _small_plan(lemon_nodes={"share_frac": 0.05, "rate_ratio": 10, "exclude_after_count": 2}
-                       ).expected.unexpected_interruptions_count > base.expected.unexpected_interruptions_count
+    assert (
+        _small_plan(
+            lemon_nodes={"share_frac": 0.05, "rate_ratio": 10, "exclude_after_count": 2}
+        ).expected.unexpected_interruptions_count
+        > base.expected.unexpected_interruptions_count
+    )
     assert _small_plan(restart_failure_prob=0.5).downtime_mean_s == pytest.approx(base.downtime_mean_s + 300)
     slow = _small_plan(storage_kind="distributed-object-store")
     assert slow.checkpoint.write_s == pytest.approx(base.checkpoint.write_s / 0.286)
@@ -340,12 +431,30 @@ def test_lemons_retries_and_storage_lengthen_the_run() -> None:
 
 def test_monte_carlo_matches_analytic_with_recovery_parts() -> None:
     lam = 1 / 3_600
-    down = downtime(detection_s=600, restart_s=300, load_s=30, unexpected_per_s=lam, repair_per_s=0.6 * lam,
-                    repair_s=86_400, spare_nodes=2, crash_detection_s=20, hang_per_s=0.1 * lam,
-                    human_s=((0.5, 900.0), (0.5, 7200.0)), restart_failure_prob=0.3)  # fmt: skip
-    kw = {"useful_s": 10 * 86_400.0, "interval_s": 900.0, "blocking_s": 30.0, "unexpected_per_s": lam, "down": down,
-          "planned_per_s": 1e-5, "planned_downtime_s": 330.0, "other_stops": (("rollbacks", 1e-5, 5000.0),),
-          "fixed_s": 600.0}  # fmt: skip
+    down = downtime(
+        detection_s=600,
+        restart_s=300,
+        load_s=30,
+        unexpected_per_s=lam,
+        repair_per_s=0.6 * lam,
+        repair_s=86_400,
+        spare_nodes=2,
+        crash_detection_s=20,
+        hang_per_s=0.1 * lam,
+        human_s=((0.5, 900.0), (0.5, 7200.0)),
+        restart_failure_prob=0.3,
+    )
+    kw = {
+        "useful_s": 10 * 86_400.0,
+        "interval_s": 900.0,
+        "blocking_s": 30.0,
+        "unexpected_per_s": lam,
+        "down": down,
+        "planned_per_s": 1e-5,
+        "planned_downtime_s": 330.0,
+        "other_stops": (("rollbacks", 1e-5, 5000.0),),
+        "fixed_s": 600.0,
+    }
     e = expected_run(**kw)  # type: ignore[arg-type]
     d = simulate(**kw, trials=400, seed=3)  # type: ignore[arg-type]
     assert d.wall_mean_s == pytest.approx(e.wall_s, rel=0.03)

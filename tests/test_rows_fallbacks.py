@@ -49,8 +49,13 @@ def test_attention_dp_is_read_only_where_stated() -> None:
 
     assert states_attention_dp("MoE run with trtllm-bench --ep $ep_size and enable_attention_dp (ep not listed)")
     assert states_attention_dp("llm_options: enable_attention_dp: true")
-    for negated in ("no enable_attention_dp in its llm_options", "run without enable_attention_dp",
-                    "enable_attention_dp: false", "enable_attention_dp=False", ""):  # fmt: skip
+    for negated in (
+        "no enable_attention_dp in its llm_options",
+        "run without enable_attention_dp",
+        "enable_attention_dp: false",
+        "enable_attention_dp=False",
+        "",
+    ):
         assert not states_attention_dp(negated), negated
 
 

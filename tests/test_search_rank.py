@@ -15,8 +15,17 @@ from aiinfra.search.rank import memory_reason, rank_plans
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import HardwareInput, parse_scenario
 
-M = ModelArch(id="t", num_layers=32, hidden_size=4096, num_heads=32, num_kv_heads=8, ffn_hidden_size=14336,
-              mlp="swiglu", vocab_size=128256, attention="gqa")  # fmt: skip
+M = ModelArch(
+    id="t",
+    num_layers=32,
+    hidden_size=4096,
+    num_heads=32,
+    num_kv_heads=8,
+    ffn_hidden_size=14336,
+    mlp="swiglu",
+    vocab_size=128256,
+    attention="gqa",
+)
 
 
 def test_best_plan_is_the_brute_force_minimum() -> None:
@@ -41,15 +50,21 @@ def test_more_accelerators_never_increase_time_to_train(n: int, factor: int) -> 
     # (global batch divisible), so its time can only fall — up to the search's rounding of tie-breaks
     t = []
     for count in (n, n * factor):
-        data = {"model": "meta-llama-3.1-8b", "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": count},
-                "training": {"tokens": 1e10, "seq_len": 4096, "global_batch_seqs": 512}}  # fmt: skip
+        data = {
+            "model": "meta-llama-3.1-8b",
+            "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": count},
+            "training": {"tokens": 1e10, "seq_len": 4096, "global_batch_seqs": 512},
+        }
         t.append(plan_training(resolve(parse_scenario(data))).estimates[0].time_to_train_s)
     assert t[1] <= t[0] * 1.001
 
 
 def test_candidates_are_accounted_for() -> None:
-    data = {"model": "meta-llama-3.1-8b", "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": 64},
-            "training": {"tokens": 1e10, "seq_len": 8192, "global_batch_seqs": 256}}  # fmt: skip
+    data = {
+        "model": "meta-llama-3.1-8b",
+        "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": 64},
+        "training": {"tokens": 1e10, "seq_len": 8192, "global_batch_seqs": 256},
+    }
     rep = plan_training(resolve(parse_scenario(data)))
     assert rep.candidates == rep.valid_plans + sum(v for k, v in rep.rejected.items() if "memory" not in k)
     assert rep.fitting_plans + sum(v for k, v in rep.rejected.items() if "memory" in k) == rep.valid_plans

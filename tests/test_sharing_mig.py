@@ -62,9 +62,14 @@ def test_invalid_layouts_name_the_reason() -> None:
 def test_full_layouts_are_maximal_and_include_the_hand_listed_ones() -> None:
     geo = mig.geometry(A100)
     layouts = {tuple(sorted(p.profile for p in lay)) for lay in mig.full_layouts(geo)}
-    for expected in [("7g.80gb",), ("3g.40gb", "3g.40gb"), ("3g.40gb", "4g.40gb"),
-                     ("1g.10gb", "2g.20gb", "4g.40gb"), ("1g.10gb",) * 7,
-                     ("1g.10gb", "2g.20gb", "2g.20gb", "2g.20gb")]:  # fmt: skip
+    for expected in [
+        ("7g.80gb",),
+        ("3g.40gb", "3g.40gb"),
+        ("3g.40gb", "4g.40gb"),
+        ("1g.10gb", "2g.20gb", "4g.40gb"),
+        ("1g.10gb",) * 7,
+        ("1g.10gb", "2g.20gb", "2g.20gb", "2g.20gb"),
+    ]:
         assert tuple(sorted(expected)) in layouts
     # not maximal: 4g alone leaves room for a 3g
     assert ("4g.40gb",) not in layouts
@@ -84,8 +89,7 @@ def test_instance_accelerator_scales_by_slices() -> None:
 
 
 def test_mig_instance_resolves_as_a_scenario_accelerator() -> None:
-    sc = resolve(parse_scenario({"model": "meta-llama-3.1-8b",
-                                 "hardware": {"accelerator": f"{A100}/1g.10gb"}}))  # fmt: skip
+    sc = resolve(parse_scenario({"model": "meta-llama-3.1-8b", "hardware": {"accelerator": f"{A100}/1g.10gb"}}))
     assert sc.cluster.accelerator.memory_bytes == pytest.approx(80 * 2**30 / 8)
     assert sc.cluster.scale_up_bw_one_way_bytes_per_s is None
     with pytest.raises(SpecError, match="unknown MIG profile"):

@@ -27,16 +27,19 @@ def nb(name: str, gb: float, count: int = 1) -> dict[str, Any]:
 FT = {"name": "ft", "kind": "finetune", "memory_gb": 35, "compute_frac": 0.4}
 
 
-@pytest.mark.parametrize(("works", "gpus", "whole"), [
-    # seven 9 GiB notebooks: seven 1g.10gb on one GPU (the guide's maximum); whole GPUs: 7
-    ([nb("n", 9, 7)], 1, 7),
-    # an eighth needs a second GPU
-    ([nb("n", 9, 8)], 2, 8),
-    # a 35 GiB fine-tune needing ≥ 0.4 of the compute: 3g.40gb (3/7 = 0.43) at slice 4, four 1g.10gb at 0-3
-    ([FT, nb("n", 9, 4)], 1, 5),
-    # two such fine-tunes take memory slices 0-3 and 4-7: no room for a 1g.10gb beside them -> 2 GPUs
-    ([FT, {**FT, "name": "ft2"}, nb("n", 9, 1)], 2, 3),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("works", "gpus", "whole"),
+    [
+        # seven 9 GiB notebooks: seven 1g.10gb on one GPU (the guide's maximum); whole GPUs: 7
+        ([nb("n", 9, 7)], 1, 7),
+        # an eighth needs a second GPU
+        ([nb("n", 9, 8)], 2, 8),
+        # a 35 GiB fine-tune needing ≥ 0.4 of the compute: 3g.40gb (3/7 = 0.43) at slice 4, four 1g.10gb at 0-3
+        ([FT, nb("n", 9, 4)], 1, 5),
+        # two such fine-tunes take memory slices 0-3 and 4-7: no room for a 1g.10gb beside them -> 2 GPUs
+        ([FT, {**FT, "name": "ft2"}, nb("n", 9, 1)], 2, 3),
+    ],
+)
 def test_milp_optimum_matches_hand_packing(works: list[dict[str, Any]], gpus: int, whole: int) -> None:
     d = app.pack(portfolio(*works)).to_dict()
     assert d["method"] == "milp"
@@ -92,9 +95,17 @@ def test_example_runs_and_an_empty_portfolio_is_exit_2() -> None:
 def test_a_service_gets_the_smallest_instance_meeting_its_slo() -> None:
     """One light Llama-3.1-8B FP8 service alone: the optimum is one GPU; its chosen instance meets the SLO by the
     planner's own figures, and so does every option offered (options that miss it are listed as rejected)."""
-    svc = {"name": "chat", "kind": "service", "model": "meta-llama-3.1-8b", "weight_precision": "fp8",
-           "kv_precision": "fp8", "input_tokens": 512, "output_tokens": 128, "request_rate_per_s": 0.5,
-           "slo": {"ttft_p90_s": 1.0, "tpot_p99_s": 0.05}}  # fmt: skip
+    svc = {
+        "name": "chat",
+        "kind": "service",
+        "model": "meta-llama-3.1-8b",
+        "weight_precision": "fp8",
+        "kv_precision": "fp8",
+        "input_tokens": 512,
+        "output_tokens": 128,
+        "request_rate_per_s": 0.5,
+        "slo": {"ttft_p90_s": 1.0, "tpot_p99_s": 0.05},
+    }
     d = app.pack(portfolio(svc, nb("n", 9, 1))).to_dict()
     assert d["gpus"] == 1
     (w,) = [w for w in d["workloads"] if w["name"] == "chat"]

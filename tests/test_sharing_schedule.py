@@ -22,9 +22,15 @@ from .conftest import EXAMPLES, run_cli
 def jobs(rows: list[tuple[float, int, float, int]], profiles: list[str] | None = None) -> Jobs:
     """rows: (arrival_s, gpus, duration_s, priority); users u0, u1, ... by row."""
     n = len(rows)
-    return Jobs(tuple(f"j{i}" for i in range(n)), tuple(float(r[0]) for r in rows), tuple(r[1] for r in rows),
-                tuple(float(r[2]) for r in rows), tuple(r[3] for r in rows), tuple(f"u{i}" for i in range(n)),
-                tuple(profiles or [""] * n))  # fmt: skip
+    return Jobs(
+        tuple(f"j{i}" for i in range(n)),
+        tuple(float(r[0]) for r in rows),
+        tuple(r[1] for r in rows),
+        tuple(float(r[2]) for r in rows),
+        tuple(r[3] for r in rows),
+        tuple(f"u{i}" for i in range(n)),
+        tuple(profiles or [""] * n),
+    )
 
 
 # One node of 4 GPUs. A (3 GPUs, 0-10 s) runs; B (4 GPUs) arrives at 1 and must wait for A; C (1 GPU, 1 s) at 2;
@@ -54,9 +60,15 @@ def test_backfill_never_delays_a_reservation_on_random_traces(policy: str) -> No
     checked = 0
     for _ in range(20):
         n = 60
-        rows = [(float(t), int(g), float(d), 0) for t, g, d in zip(
-            np.cumsum(rng.exponential(20.0, n)), rng.choice([1, 2, 3, 4, 8, 12, 16], n),
-            rng.lognormal(4.0, 1.0, n), strict=True)]  # fmt: skip
+        rows = [
+            (float(t), int(g), float(d), 0)
+            for t, g, d in zip(
+                np.cumsum(rng.exponential(20.0, n)),
+                rng.choice([1, 2, 3, 4, 8, 12, 16], n),
+                rng.lognormal(4.0, 1.0, n),
+                strict=True,
+            )
+        ]
         o = simulate(jobs(rows), nodes=4, per_node=4, policy=policy, nodes_per_leaf=2)
         for i in range(n):
             if not math.isnan(o.reservation_s[i]) and policy != "fairshare":
@@ -119,9 +131,19 @@ def test_mig_jobs_fill_seven_1g_instances_per_a100_80gb() -> None:
 
 
 def _spec(**over: Any) -> dict[str, Any]:
-    s: dict[str, Any] = {"cluster": {"nodes": 4, "gpus_per_node": 8}, "policy": "backfill",
-                         "generator": {"jobs": 300, "seed": 5, "arrival_rate_per_s": 0.01, "gpus": {1: 0.7, 8: 0.3},
-                                       "duration_median_s": 600, "duration_sigma": 1.0, "users": 3}}  # fmt: skip
+    s: dict[str, Any] = {
+        "cluster": {"nodes": 4, "gpus_per_node": 8},
+        "policy": "backfill",
+        "generator": {
+            "jobs": 300,
+            "seed": 5,
+            "arrival_rate_per_s": 0.01,
+            "gpus": {1: 0.7, 8: 0.3},
+            "duration_median_s": 600,
+            "duration_sigma": 1.0,
+            "users": 3,
+        },
+    }
     s.update(over)
     return {"schedule": s}
 
@@ -149,13 +171,16 @@ def _trace(tmp_path: Path, rows: str) -> str:
     return str(tmp_path / "s.yaml")
 
 
-@pytest.mark.parametrize(("rows", "words"), [
-    ("a,0,1,10,0,u,\nb,5,x,10,0,u,\n", ["t.csv row 2.gpus", "'x'", "not a number"]),
-    ("a,0,1,10,0,u,\nb,5,,10,0,u,4g.11gb\n", ["row 2 (job b).mig_profile", "4g.11gb", "unknown MIG profile"]),
-    ("a,0,1,10,0,u,\nb,5,17,10,0,u,\n", ["row 2 (job b).gpus", "17", "larger than the cluster (16 GPUs)"]),
-    ("a,0,1,-3,0,u,\n", ["row 1.duration_s", "-3"]),
-    ("a,0,1,10,0,u,\na,1,1,10,0,u,\n", ["row 2.job_id", "repeated"]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("rows", "words"),
+    [
+        ("a,0,1,10,0,u,\nb,5,x,10,0,u,\n", ["t.csv row 2.gpus", "'x'", "not a number"]),
+        ("a,0,1,10,0,u,\nb,5,,10,0,u,4g.11gb\n", ["row 2 (job b).mig_profile", "4g.11gb", "unknown MIG profile"]),
+        ("a,0,1,10,0,u,\nb,5,17,10,0,u,\n", ["row 2 (job b).gpus", "17", "larger than the cluster (16 GPUs)"]),
+        ("a,0,1,-3,0,u,\n", ["row 1.duration_s", "-3"]),
+        ("a,0,1,10,0,u,\na,1,1,10,0,u,\n", ["row 2.job_id", "repeated"]),
+    ],
+)
 def test_bad_trace_rows_exit_2_naming_row_and_field(tmp_path: Path, rows: str, words: list[str]) -> None:
     r = run_cli("schedule", _trace(tmp_path, rows))
     assert r.returncode == 2, r.stderr
@@ -202,7 +227,13 @@ def test_sample_trace_rows_match_the_source_columns() -> None:
     j = read_trace(SAMPLE.parent / "../src/aiinfra/sharing/data/alibaba_openb_gpu_pods.csv")
     # first row of openb_pod_list_default.csv: openb-pod-0000, creation 0, 1 GPU, deletion 12537496, scheduled 0, LS
     assert (j.ids[0], j.arrival_s[0], j.gpus[0], j.duration_s[0], j.priority[0], j.user[0]) == (
-        "openb-pod-0000", 0.0, 1, 12537496.0, 2, "LS")
+        "openb-pod-0000",
+        0.0,
+        1,
+        12537496.0,
+        2,
+        "LS",
+    )
     assert sorted(j.arrival_s) == list(j.arrival_s)
 
 
@@ -215,11 +246,13 @@ def test_cli_json_and_plots(tmp_path: Path) -> None:
 def test_utilisation_is_the_busy_gpu_seconds_over_the_run(tmp_path: Path) -> None:
     # BLOCKED_HEAD under FIFO on one 4-GPU node: busy GPU·s = A 3×10 + B 4×5 + C 1×1 + D 1×100 = 151 over 115 s
     # × 4 GPUs = 0.3283; while jobs arrive (0-2 s) only A runs: 3/4.
-    rows = "".join(f"j{i},{a},{g},{d},0,u{i},\n" for i, (a, g, d) in enumerate([(0, 3, 10), (1, 4, 5), (2, 1, 1),
-                                                                                (2, 1, 100)]))  # fmt: skip
+    rows = "".join(
+        f"j{i},{a},{g},{d},0,u{i},\n" for i, (a, g, d) in enumerate([(0, 3, 10), (1, 4, 5), (2, 1, 1), (2, 1, 100)])
+    )
     (tmp_path / "t.csv").write_text("job_id,arrival_s,gpus,duration_s,priority,user,mig_profile\n" + rows)
-    (tmp_path / "s.yaml").write_text("schedule:\n  cluster: {nodes: 1, gpus_per_node: 4}\n  policy: fifo\n"
-                                     "  trace: t.csv\n  utilisation_bins: 23\n")  # fmt: skip
+    (tmp_path / "s.yaml").write_text(
+        "schedule:\n  cluster: {nodes: 1, gpus_per_node: 4}\n  policy: fifo\n  trace: t.csv\n  utilisation_bins: 23\n"
+    )
     d = app.schedule(str(tmp_path / "s.yaml")).to_dict()
     assert d["end_s"] == 115.0
     assert d["utilisation_frac"] == pytest.approx(151 / (115 * 4))
@@ -235,8 +268,12 @@ def test_fragmentation_counts_time_the_head_waits_with_enough_gpus_free_in_total
     # 2 nodes of 2 GPUs, FIFO. At 0: A (10 s) and B (5 s) best-fit onto node 0, C (5 s) and D (20 s) onto node 1.
     # At 5 B and C end: one GPU free on each node. E (2 GPUs) arrives at 6 and cannot start although 2 GPUs are
     # free in total, until A ends at 10: 4 s of fragmentation; E then runs 10-20 and D ends at 20.
-    o = simulate(jobs([(0, 1, 10, 0), (0, 1, 5, 0), (0, 1, 5, 0), (0, 1, 20, 0), (6, 2, 10, 0)]),
-                 nodes=2, per_node=2, policy="fifo")  # fmt: skip
+    o = simulate(
+        jobs([(0, 1, 10, 0), (0, 1, 5, 0), (0, 1, 5, 0), (0, 1, 20, 0), (6, 2, 10, 0)]),
+        nodes=2,
+        per_node=2,
+        policy="fifo",
+    )
     assert o.start_s[4] == 10.0
     assert o.frag_blocked_s == pytest.approx(4.0)
     assert o.end_s == 20.0
@@ -247,8 +284,16 @@ ONE_JOB = jobs([(0, 8, 100, 0)])
 
 
 def test_a_failure_costs_the_work_since_the_checkpoint_the_restart_and_the_repair() -> None:
-    o = simulate(ONE_JOB, nodes=1, per_node=8, policy="backfill", failures=iter([(30.0, 0, True)]), repair_s=50.0,
-                 restart_s=5.0, checkpoint_interval_s=20.0)  # fmt: skip
+    o = simulate(
+        ONE_JOB,
+        nodes=1,
+        per_node=8,
+        policy="backfill",
+        failures=iter([(30.0, 0, True)]),
+        repair_s=50.0,
+        restart_s=5.0,
+        checkpoint_interval_s=20.0,
+    )
     # by hand: checkpoint at 20 s of the run, so 30 mod 20 = 10 s are lost; remaining 70 + 10 + restart 5 = 85 s;
     # the node is back at 30 + 50 = 80: the job restarts then and ends at 165
     assert o.finish_s == (165.0,)
@@ -259,21 +304,38 @@ def test_a_failure_costs_the_work_since_the_checkpoint_the_restart_and_the_repai
 
 
 def test_without_checkpoints_the_whole_run_is_lost() -> None:
-    o = simulate(ONE_JOB, nodes=1, per_node=8, policy="fifo", failures=iter([(30.0, 0, True)]), repair_s=50.0,
-                 restart_s=5.0)  # fmt: skip
+    o = simulate(
+        ONE_JOB, nodes=1, per_node=8, policy="fifo", failures=iter([(30.0, 0, True)]), repair_s=50.0, restart_s=5.0
+    )
     assert o.finish_s == (80.0 + 70 + 30 + 5,)  # restart at 80 with 70 s left + 30 s redone + 5 s restart
 
 
 def test_a_failure_that_needs_no_repair_restarts_at_once() -> None:
-    o = simulate(ONE_JOB, nodes=1, per_node=8, policy="priority", failures=iter([(30.0, 0, False)]), repair_s=50.0,
-                 restart_s=5.0, checkpoint_interval_s=20.0)  # fmt: skip
+    o = simulate(
+        ONE_JOB,
+        nodes=1,
+        per_node=8,
+        policy="priority",
+        failures=iter([(30.0, 0, False)]),
+        repair_s=50.0,
+        restart_s=5.0,
+        checkpoint_interval_s=20.0,
+    )
     assert o.finish_s == (30.0 + 85.0,) and o.node_repairs == 0 and o.down_gpu_s == 0.0
 
 
 def test_a_failure_interrupts_only_the_jobs_on_that_node() -> None:
     two = jobs([(0, 8, 100, 0), (0, 8, 100, 0)])
-    o = simulate(two, nodes=2, per_node=8, policy="backfill", failures=iter([(30.0, 1, True), (40.0, 1, True)]),
-                 repair_s=50.0, restart_s=0.0, checkpoint_interval_s=10.0)  # fmt: skip
+    o = simulate(
+        two,
+        nodes=2,
+        per_node=8,
+        policy="backfill",
+        failures=iter([(30.0, 1, True), (40.0, 1, True)]),
+        repair_s=50.0,
+        restart_s=0.0,
+        checkpoint_interval_s=10.0,
+    )
     # job 0 on node 0 is untouched; job 1 on node 1 loses 0 s (30 mod 10) and waits for the repair at 80;
     # the second failure hits a node already down and is not counted
     assert o.finish_s == (100.0, 80.0 + 70.0)
@@ -307,8 +369,13 @@ def test_the_failure_stream_is_poisson_at_the_nodes_rate_and_seeded() -> None:
 
 def test_failures_in_a_schedule_file_every_job_accounted_for() -> None:
     base = str(EXAMPLES / "schedule-synthetic.yaml")
-    sets = ["schedule.generator.jobs=400", "schedule.failures.repair_s=7200", "schedule.failures.restart_s=600",
-            "schedule.failures.checkpoint_interval_s=3600", "schedule.failures.failure_rate_scale_ratio=50"]
+    sets = [
+        "schedule.generator.jobs=400",
+        "schedule.failures.repair_s=7200",
+        "schedule.failures.restart_s=600",
+        "schedule.failures.checkpoint_interval_s=3600",
+        "schedule.failures.failure_rate_scale_ratio=50",
+    ]
     with_f = app.schedule(base, sets).to_dict()
     without = app.schedule(base, sets[:1]).to_dict()
     assert without["failures"] is None
@@ -330,7 +397,12 @@ def test_a_bad_failure_rate_override_names_the_row() -> None:
     from aiinfra.errors import SpecError
 
     with pytest.raises(SpecError) as e:
-        app.schedule(str(EXAMPLES / "schedule-synthetic.yaml"),
-                     ["schedule.generator.jobs=10", "schedule.failures.repair_s=60",
-                      "schedule.failures.rates_per_unit_hour.llama3-gpu=0.1"])
+        app.schedule(
+            str(EXAMPLES / "schedule-synthetic.yaml"),
+            [
+                "schedule.generator.jobs=10",
+                "schedule.failures.repair_s=60",
+                "schedule.failures.rates_per_unit_hour.llama3-gpu=0.1",
+            ],
+        )
     assert e.value.field == "schedule.failures.rates_per_unit_hour.llama3-gpu"

@@ -27,9 +27,16 @@ EX = EXAMPLES / "simulate-llama70b-h100.yaml"
 def test_md1_mean_wait() -> None:
     # M/D/1: Poisson arrivals λ = 0.5/s, deterministic service D = 1 s (batch of one, one output token made by
     # the prefill iteration) → mean wait W = ρ·D / (2(1 − ρ)) = 0.5 (Pollaczek–Khinchine), mean TTFT = W + D
-    sc = load_scenario(EX, ["inference.request_rate_per_s=0.5", "inference.num_requests=40000",
-                            "inference.output_tokens=1", "inference.simulation.output_lengths=null",
-                            "inference.simulation.scheduler={kind: static, max_num_seqs: 1}"])  # fmt: skip
+    sc = load_scenario(
+        EX,
+        [
+            "inference.request_rate_per_s=0.5",
+            "inference.num_requests=40000",
+            "inference.output_tokens=1",
+            "inference.simulation.output_lengths=null",
+            "inference.simulation.scheduler={kind: static, max_num_seqs: 1}",
+        ],
+    )
     res = simulate(sc, seed=3, step_model=FixedStepTime(1.0))
     assert res.summary.completed == 40000
     assert res.summary.ttft_s.mean == pytest.approx(1.5, rel=0.03)
@@ -73,10 +80,18 @@ def test_same_seed_same_result_and_no_shared_state() -> None:
     util=st.floats(0.35, 0.9),
 )
 def test_properties(rate: float, n: int, replicas: int, router: str, preemption: str, util: float) -> None:
-    sc = load_scenario(EX, [f"inference.request_rate_per_s={rate}", f"inference.num_requests={n}",
-                            f"inference.gpu_memory_utilization={util}", "inference.plan.tp=4",
-                            f"inference.simulation.replicas={replicas}", f"inference.simulation.router={router}",
-                            f"inference.simulation.scheduler={{preemption: {preemption}}}"])  # fmt: skip
+    sc = load_scenario(
+        EX,
+        [
+            f"inference.request_rate_per_s={rate}",
+            f"inference.num_requests={n}",
+            f"inference.gpu_memory_utilization={util}",
+            "inference.plan.tp=4",
+            f"inference.simulation.replicas={replicas}",
+            f"inference.simulation.router={router}",
+            f"inference.simulation.scheduler={{preemption: {preemption}}}",
+        ],
+    )
     res = simulate(sc, seed=1)
     r = res.records
     assert res.summary.completed == n  # requests are conserved
@@ -86,22 +101,40 @@ def test_properties(rate: float, n: int, replicas: int, router: str, preemption:
 
 
 def test_kv_pressure_causes_preemption() -> None:
-    sc = load_scenario(EX, ["inference.request_rate_per_s=200", "inference.num_requests=400",
-                            "inference.gpu_memory_utilization=0.16", "inference.weight_precision=fp8"])  # fmt: skip
+    sc = load_scenario(
+        EX,
+        [
+            "inference.request_rate_per_s=200",
+            "inference.num_requests=400",
+            "inference.gpu_memory_utilization=0.16",
+            "inference.weight_precision=fp8",
+        ],
+    )
     res = simulate(sc, seed=2)
     assert res.summary.completed == 400
     assert res.summary.preemptions > 0
 
 
 def test_closed_loop_concurrency() -> None:
-    sc = load_scenario(EX, ["inference.arrival={kind: concurrency}", "inference.concurrency=16",
-                            "inference.num_requests=200", "inference.request_rate_per_s=null"])  # fmt: skip
+    sc = load_scenario(
+        EX,
+        [
+            "inference.arrival={kind: concurrency}",
+            "inference.concurrency=16",
+            "inference.num_requests=200",
+            "inference.request_rate_per_s=null",
+        ],
+    )
     res = simulate(sc, seed=0)
     assert res.summary.completed == 200
     assert np.all(res.records.arrival_s[:16] == 0.0)  # every client starts at t = 0
     # a ramp of 8 s: the 16 clients' first requests at 0, 0.5, 1, ... 7.5 s; later ones at earlier answers' ends
-    sets = ["inference.arrival={kind: concurrency, ramp_s: 8}", "inference.concurrency=16",
-            "inference.num_requests=200", "inference.request_rate_per_s=null"]  # fmt: skip
+    sets = [
+        "inference.arrival={kind: concurrency, ramp_s: 8}",
+        "inference.concurrency=16",
+        "inference.num_requests=200",
+        "inference.request_rate_per_s=null",
+    ]
     ramped = simulate(load_scenario(EX, sets), seed=0)
     assert ramped.records.arrival_s[:16] == pytest.approx([0.5 * i for i in range(16)])
     assert np.all(np.diff(ramped.records.arrival_s[16:]) >= 0.0)
@@ -119,8 +152,9 @@ def test_gamma_burstier_than_poisson() -> None:
         "inference.simulation.scheduler={kind: static, max_num_seqs: 1}",
     ]
     calm = simulate(load_scenario(EX, base), seed=4, step_model=FixedStepTime(1.0)).summary
-    bursty = simulate(load_scenario(EX, [*base, "inference.arrival={kind: gamma, cv: 3}"]), seed=4,
-                      step_model=FixedStepTime(1.0)).summary  # fmt: skip
+    bursty = simulate(
+        load_scenario(EX, [*base, "inference.arrival={kind: gamma, cv: 3}"]), seed=4, step_model=FixedStepTime(1.0)
+    ).summary
     assert calm.ttft_s.mean - 1.0 == pytest.approx(0.7 / 0.3 / 2, rel=0.1)
     assert bursty.ttft_s.mean - 1.0 > 3 * (calm.ttft_s.mean - 1.0)
 
@@ -137,9 +171,16 @@ def test_duration_bounds_the_arrivals() -> None:
 def test_speculative_decoding_scenario() -> None:
     # α = 0.5, γ = 3: (1 − 0.5⁴)/(1 − 0.5) = 1.875 tokens per step (Leviathan et al. 2023). 16 output tokens:
     # 1 from the prefill, ceil(15 / 1.875) = 8 decode steps → 9 fixed 1-s steps end to end at low load.
-    sc = load_scenario(EX, ["inference.num_requests=5", "inference.request_rate_per_s=0.01",
-                            "inference.output_tokens=16", "inference.simulation.output_lengths=null",
-                            "inference.speculative={num_draft_tokens: 3, acceptance_rate: 0.5}"])  # fmt: skip
+    sc = load_scenario(
+        EX,
+        [
+            "inference.num_requests=5",
+            "inference.request_rate_per_s=0.01",
+            "inference.output_tokens=16",
+            "inference.simulation.output_lengths=null",
+            "inference.speculative={num_draft_tokens: 3, acceptance_rate: 0.5}",
+        ],
+    )
     res = simulate(sc, seed=0, step_model=FixedStepTime(1.0))
     assert res.limits.tokens_per_step == pytest.approx(1.875)
     assert res.summary.e2e_s.mean == pytest.approx(9.0)
@@ -170,10 +211,17 @@ def test_max_rate_search_hand_derived() -> None:
     # λ ≤ 1.0028/s. Start 1.5/s → halve to 0.75 (met) → 8 bisections of [0.75, 1.5]: within 0.003 below.
     from aiinfra.sim.search import max_rate_meeting_slo
 
-    sc = load_scenario(EX, ["inference.num_requests=200", "inference.output_tokens=1",
-                            "inference.simulation.output_lengths=null", "inference.arrival={kind: gamma, cv: 0.001}",
-                            "inference.simulation.scheduler={kind: static, max_num_seqs: 1}",
-                            "inference.slo={ttft_p90_s: 1.5}"])  # fmt: skip
+    sc = load_scenario(
+        EX,
+        [
+            "inference.num_requests=200",
+            "inference.output_tokens=1",
+            "inference.simulation.output_lengths=null",
+            "inference.arrival={kind: gamma, cv: 0.001}",
+            "inference.simulation.scheduler={kind: static, max_num_seqs: 1}",
+            "inference.slo={ttft_p90_s: 1.5}",
+        ],
+    )
     rate, points = max_rate_meeting_slo(sc, start_rate_per_s=1.5, step_model=FixedStepTime(1.0))
     assert 0.999 <= rate <= 1.0028
     assert len(points) == 10 and all(p.meets_slo == (p.request_rate_per_s <= rate) for p in points)
@@ -293,8 +341,15 @@ def test_trace_example_and_disaggregation_cli(tmp_path) -> None:  # type: ignore
     obj = json.loads(run_cli("simulate", str(ex), "--json").stdout)
     assert obj["completed"] == 60 and obj["prefix_cache_hits"] > 0
     assert [c["priority"] for c in obj["priority_classes"]] == [0, 1]
-    res = run_cli("simulate", str(ex), "--json", "--plot", str(tmp_path), "--set",
-                  "inference.simulation.disaggregation={prefill_replicas: 1, decode_replicas: 1}")  # fmt: skip
+    res = run_cli(
+        "simulate",
+        str(ex),
+        "--json",
+        "--plot",
+        str(tmp_path),
+        "--set",
+        "inference.simulation.disaggregation={prefill_replicas: 1, decode_replicas: 1}",
+    )
     assert res.returncode == 0, res.stderr
     obj = json.loads(res.stdout)
     assert obj["completed"] == 60 and "disaggregated" in obj["notes"][0]
@@ -323,10 +378,17 @@ def test_max_clients_search_hand_derived() -> None:
     # ⇒ at most 50 clients. Start 30 (met) → 60 (missed) → bisect to 50.
     from aiinfra.sim.search import max_clients_meeting_slo
 
-    sc = load_scenario(EX, ["inference.input_tokens=1", "inference.output_tokens=20",
-                            "inference.simulation.output_lengths=null", "inference.request_rate_per_s=null",
-                            "inference.simulation.scheduler={max_num_seqs: 256, max_num_batched_tokens: 4096}",
-                            "inference.slo={tpot_p99_s: 0.0505}"])  # fmt: skip
+    sc = load_scenario(
+        EX,
+        [
+            "inference.input_tokens=1",
+            "inference.output_tokens=20",
+            "inference.simulation.output_lengths=null",
+            "inference.request_rate_per_s=null",
+            "inference.simulation.scheduler={max_num_seqs: 256, max_num_batched_tokens: 4096}",
+            "inference.slo={tpot_p99_s: 0.0505}",
+        ],
+    )
     clients, points = max_clients_meeting_slo(sc, start_clients=30, step_model=LinearStep(0.0, 0.001))
     assert clients == 50
     by = {p.clients: p for p in points}

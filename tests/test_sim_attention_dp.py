@@ -131,8 +131,12 @@ def test_one_rank_group_is_the_plain_replica() -> None:
     # replicas behind the least-outstanding-tokens router)
     rng = np.random.default_rng(5)
     n = 3000
-    r = Requests(arrival_s=np.cumsum(rng.exponential(0.01, n)), input_tokens=rng.integers(20, 400, n),
-                 output_tokens=rng.integers(2, 300, n), priority=np.zeros(n, dtype=np.int64))  # fmt: skip
+    r = Requests(
+        arrival_s=np.cumsum(rng.exponential(0.01, n)),
+        input_tokens=rng.integers(20, 400, n),
+        output_tokens=rng.integers(2, 300, n),
+        priority=np.zeros(n, dtype=np.int64),
+    )
     limits = lim(kv_capacity_tokens=6000, block_tokens=16, max_num_seqs=64, max_num_batched_tokens=512)
     model = LinearStep(0.005, 2e-5)
     plain = Simulation(model, limits, 2, "least-outstanding-tokens").run(r)
@@ -153,8 +157,9 @@ def test_attention_dp_over_one_rank_changes_nothing(tmp_yaml) -> None:  # type: 
     text = text.replace("{tp: 8, ep: 8, attention_dp: true}", "{tp: 1, attention_dp: true}")
     sets = ["inference.num_requests=400", "inference.request_rate_per_s=20"]
     on = simulate(load_scenario(tmp_yaml(text), sets), seed=2)
-    off = simulate(load_scenario(tmp_yaml(text.replace("attention_dp: true", "attention_dp: false"), "b.yaml"), sets),
-                   seed=2)  # fmt: skip
+    off = simulate(
+        load_scenario(tmp_yaml(text.replace("attention_dp: true", "attention_dp: false"), "b.yaml"), sets), seed=2
+    )
     assert on.attention_dp_ranks == off.attention_dp_ranks == 1
     assert np.array_equal(on.records.finish_s, off.records.finish_s) and on.records.itl_s == off.records.itl_s
 
@@ -187,8 +192,9 @@ def test_saturated_throughput_matches_the_planners_straggler_model(tmp_yaml) -> 
     lo, hi = n // 4, 3 * n // 4  # the saturated middle: the queue never empties, the ranks stay full
     sim_tps = rec.output_tokens[order][lo:hi].sum() / (rec.finish_s[order][hi] - rec.finish_s[order][lo])
     assert sim_tps == pytest.approx(est.output_tokens_per_s, rel=0.04)
-    im = InferenceModel(model=sc.model, cluster=sc.cluster, tp=8, ep=8, attention_dp=True, weight_precision="fp8",
-                        kv_precision="fp8")  # fmt: skip
+    im = InferenceModel(
+        model=sc.model, cluster=sc.cluster, tp=8, ep=8, attention_dp=True, weight_precision="fp8", kv_precision="fp8"
+    )
     even_tps = 1024 / im.iteration_time_s(steady_state_step(1024, 1000, 1000))
     assert even_tps > 1.15 * sim_tps
 
@@ -196,8 +202,13 @@ def test_saturated_throughput_matches_the_planners_straggler_model(tmp_yaml) -> 
 def test_request_must_fit_one_rank(tmp_yaml) -> None:  # type: ignore[no-untyped-def]
     # 8 ranks each hold 1/8 of the replica's KV: at 50 % memory utilisation a 21,000-token request fits the
     # replica's KV (8 ranks' worth) but not one rank's share, so it is infeasible
-    sets = ["inference.input_tokens=20000", "inference.output_tokens=1000", "inference.simulation=null",
-            "inference.num_requests=2", "inference.gpu_memory_utilization=0.5"]  # fmt: skip
+    sets = [
+        "inference.input_tokens=20000",
+        "inference.output_tokens=1000",
+        "inference.simulation=null",
+        "inference.num_requests=2",
+        "inference.gpu_memory_utilization=0.5",
+    ]
     sc = load_scenario(tmp_yaml(QWEN_ADP), sets)
     with pytest.raises(InfeasibleError, match="attention-DP rank") as err:
         simulate(sc)
@@ -206,8 +217,9 @@ def test_request_must_fit_one_rank(tmp_yaml) -> None:  # type: ignore[no-untyped
 
 
 def test_cli_reports_the_ranks(tmp_yaml) -> None:  # type: ignore[no-untyped-def]
-    out = cli_json("simulate", tmp_yaml(QWEN_ADP), "--set", "inference.num_requests=200", "--set",
-                   "inference.request_rate_per_s=4")  # fmt: skip
+    out = cli_json(
+        "simulate", tmp_yaml(QWEN_ADP), "--set", "inference.num_requests=200", "--set", "inference.request_rate_per_s=4"
+    )
     assert out["attention_dp_ranks"] == 8
     assert any("attention data parallelism: 8 ranks" in note for note in out["notes"])
 

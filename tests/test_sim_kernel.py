@@ -29,17 +29,28 @@ class LinearStep:
 
 
 def lim(**kw: object) -> SchedulerLimits:
-    base: dict[str, object] = dict(static=False, max_num_seqs=256, max_num_batched_tokens=2048, chunked_prefill=True,
-                                   preemption="recompute", kv_capacity_tokens=1_000_000, block_tokens=1,
-                                   tokens_per_step=1.0)  # fmt: skip
+    base: dict[str, object] = dict(
+        static=False,
+        max_num_seqs=256,
+        max_num_batched_tokens=2048,
+        chunked_prefill=True,
+        preemption="recompute",
+        kv_capacity_tokens=1_000_000,
+        block_tokens=1,
+        tokens_per_step=1.0,
+    )
     base.update(kw)
     return SchedulerLimits(**base)  # type: ignore[arg-type]
 
 
 def reqs(rows: list[tuple[float, int, int]], priority: list[int] | None = None) -> Requests:
     a = np.array(rows, dtype=float)
-    return Requests(arrival_s=a[:, 0], input_tokens=a[:, 1].astype(np.int64), output_tokens=a[:, 2].astype(np.int64),
-                    priority=np.array(priority or [0] * len(rows), dtype=np.int64))  # fmt: skip
+    return Requests(
+        arrival_s=a[:, 0],
+        input_tokens=a[:, 1].astype(np.int64),
+        output_tokens=a[:, 2].astype(np.int64),
+        priority=np.array(priority or [0] * len(rows), dtype=np.int64),
+    )
 
 
 def run(model: object, limits: SchedulerLimits, rows: list[tuple[float, int, int]], **kw: object) -> Records:
@@ -80,8 +91,10 @@ def test_chunked_prefill_splits_prompt() -> None:
     # budget 64 tokens, prompt 200: chunks 64 + 64 + 64 + 8 → first token after 4 fixed 1-s steps;
     # without chunked prefill the whole prompt runs in one step.
     assert run(FixedStepTime(1.0), lim(max_num_batched_tokens=64), [(0.0, 200, 1)]).first_token_s[0] == 4.0
-    assert run(FixedStepTime(1.0), lim(max_num_batched_tokens=64, chunked_prefill=False),
-               [(0.0, 200, 1)]).first_token_s[0] == 1.0  # fmt: skip
+    assert (
+        run(FixedStepTime(1.0), lim(max_num_batched_tokens=64, chunked_prefill=False), [(0.0, 200, 1)]).first_token_s[0]
+        == 1.0
+    )
 
 
 def test_prefill_stalls_decodes_without_chunking() -> None:
@@ -232,22 +245,48 @@ def test_closed_loop_keeps_concurrency() -> None:
     tps=st.sampled_from([1.0, 1.875]),
 )
 def test_kernel_properties(
-    data: st.DataObject, n: int, static: bool, chunked: bool, preemption: str, block: int,
-    seqs: int, budget: int, replicas: int, router: str, disagg: bool, tps: float,
-) -> None:  # fmt: skip
-    rows = [(data.draw(st.floats(0, 20)), data.draw(st.integers(1, 300)), data.draw(st.integers(1, 60)))
-            for _ in range(n)]  # fmt: skip
+    data: st.DataObject,
+    n: int,
+    static: bool,
+    chunked: bool,
+    preemption: str,
+    block: int,
+    seqs: int,
+    budget: int,
+    replicas: int,
+    router: str,
+    disagg: bool,
+    tps: float,
+) -> None:
+    rows = [
+        (data.draw(st.floats(0, 20)), data.draw(st.integers(1, 300)), data.draw(st.integers(1, 60))) for _ in range(n)
+    ]
     prio = [data.draw(st.integers(0, 2)) for _ in range(n)]
     rows.sort()
     longest = max(i + o for _, i, o in rows)
     cap = data.draw(st.integers(longest + block + 2, longest + block + 2000))  # + 2: γ + 1 verify slots
-    limits = lim(static=static, chunked_prefill=chunked, preemption=preemption, block_tokens=block, max_num_seqs=seqs,
-                 max_num_batched_tokens=budget, kv_capacity_tokens=cap, tokens_per_step=tps,
-                 swap_s_per_token=1e-4)  # fmt: skip
+    limits = lim(
+        static=static,
+        chunked_prefill=chunked,
+        preemption=preemption,
+        block_tokens=block,
+        max_num_seqs=seqs,
+        max_num_batched_tokens=budget,
+        kv_capacity_tokens=cap,
+        tokens_per_step=tps,
+        swap_s_per_token=1e-4,
+    )
     model = LinearStep(0.005, 1e-5)
     if disagg:
-        sim = Simulation(model, limits.__class__(**{**_asdict(limits), "role": "prefill"}), replicas, router,
-                         limits.__class__(**{**_asdict(limits), "role": "decode"}), replicas, 1e-6)  # fmt: skip
+        sim = Simulation(
+            model,
+            limits.__class__(**{**_asdict(limits), "role": "prefill"}),
+            replicas,
+            router,
+            limits.__class__(**{**_asdict(limits), "role": "decode"}),
+            replicas,
+            1e-6,
+        )
     else:
         sim = Simulation(model, limits, replicas, router)
     rec = sim.run(reqs(rows, prio))

@@ -48,8 +48,10 @@ def test_planner_and_simulator_price_the_same_verify_step() -> None:
     # `aiinfra infer` (_decode_cycle_s) and the simulator (SpeculativeStep) must price the same target pass:
     # with no draft model both are exactly iteration_time_s(step.verify(γ))
     im = _im()
-    wl = validate(ServingWorkload, {"input_tokens": 1000, "output_tokens": 200,
-                                    "speculative": {"num_draft_tokens": 3, "acceptance_rate": 0.7}})  # fmt: skip
+    wl = validate(
+        ServingWorkload,
+        {"input_tokens": 1000, "output_tokens": 200, "speculative": {"num_draft_tokens": 3, "acceptance_rate": 0.7}},
+    )
     decode = StepBatch(decode_seqs=8, decode_context_tokens=8000)
     cycle_s, tokens = _decode_cycle_s(im, im.cluster, wl, decode, 8)
     sim_s = SpeculativeStep(im, 3).iteration_time_s(decode)
@@ -63,11 +65,14 @@ def test_planner_and_simulator_price_the_same_verify_step() -> None:
     cycle_s, _ = _decode_cycle_s(im, im.cluster, wl, step, 8)
     decode_verify = StepBatch(decode_seqs=8, decode_context_tokens=8000).verify(3)
     by_hand = sum(
-        math.exp(-0.1) * 0.1**k / math.factorial(k)
-        * im.iteration_time_s(dataclasses.replace(decode_verify, prefill_tokens=1000 * k,
-                                                  prefill_attention_pairs=k * 1000 * 1001 / 2))
+        math.exp(-0.1)
+        * 0.1**k
+        / math.factorial(k)
+        * im.iteration_time_s(
+            dataclasses.replace(decode_verify, prefill_tokens=1000 * k, prefill_attention_pairs=k * 1000 * 1001 / 2)
+        )
         for k in range(11)
-    )  # fmt: skip
+    )
     assert cycle_s == pytest.approx(by_hand, rel=1e-9)
     # (1 − 0.7^4) / (1 − 0.7) = 2.533 tokens per target step (Leviathan et al. 2023, eq. 1)
     assert tokens == pytest.approx((1 - 0.7**4) / 0.3)

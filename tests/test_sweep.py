@@ -42,8 +42,10 @@ def _cli(*args: str) -> tuple[int, str, str]:
 
 def _rows(out: str | Path) -> dict[str, dict[str, Any]]:
     """Rows by point hash, without the columns that time the run."""
-    return {r["scenario_hash"]: {k: v for k, v in r.items() if not k.endswith("wall_s")}
-            for r in read_table(out).to_pylist()}  # fmt: skip
+    return {
+        r["scenario_hash"]: {k: v for k, v in r.items() if not k.endswith("wall_s")}
+        for r in read_table(out).to_pylist()
+    }
 
 
 def test_every_point_is_the_answer_of_the_app_function_or_its_error(tmp_path: Path) -> None:
@@ -101,13 +103,16 @@ def test_the_api_returns_the_points_as_a_dataframe_in_grid_order() -> None:
     assert list(frame["replicas"]) == [3, 1, 2]
 
 
-@pytest.mark.parametrize(("args", "named"), [
-    (["--grid", "hardwre.count=8,16"], "--grid hardwre.count"),
-    (["--grid", "hardware.count=8,lots"], "--grid hardware.count"),
-    (["--grid", "hardware.accelerator=nvidia-h100-sxm5-80gb,nvidia-h1000"], "--grid hardware.accelerator"),
-    (["--zip", "hardware.count=8,16", "--zip", "inference.concurrency=1"], "--zip hardware.count"),
-    (["--grid", "hardware.count=8", "--question", "nonsense"], "--question"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--grid", "hardwre.count=8,16"], "--grid hardwre.count"),
+        (["--grid", "hardware.count=8,lots"], "--grid hardware.count"),
+        (["--grid", "hardware.accelerator=nvidia-h100-sxm5-80gb,nvidia-h1000"], "--grid hardware.accelerator"),
+        (["--zip", "hardware.count=8,16", "--zip", "inference.concurrency=1"], "--zip hardware.count"),
+        (["--grid", "hardware.count=8", "--question", "nonsense"], "--question"),
+    ],
+)
 def test_a_bad_key_or_value_exits_2_naming_it_before_any_work(tmp_path: Path, args: list[str], named: str) -> None:
     out = tmp_path / "r"
     rc, _, err = _cli("sweep", str(INFER), *args, "--out", str(out))
@@ -118,9 +123,15 @@ def test_a_bad_key_or_value_exits_2_naming_it_before_any_work(tmp_path: Path, ar
 
 
 def test_values_valid_only_together_are_recorded_not_refused(tmp_path: Path) -> None:
-    res = sweep(INFER, grid={"hardware.system": ["dgx-h100", "dgx-a100-80gb"],
-                             "hardware.accelerator": ["nvidia-h100-sxm5-80gb", "nvidia-a100-sxm4-80gb"]},
-                out=tmp_path / "r", backend="serial")  # fmt: skip
+    res = sweep(
+        INFER,
+        grid={
+            "hardware.system": ["dgx-h100", "dgx-a100-80gb"],
+            "hardware.accelerator": ["nvidia-h100-sxm5-80gb", "nvidia-a100-sxm4-80gb"],
+        },
+        out=tmp_path / "r",
+        backend="serial",
+    )
     assert (res.points, res.failures) == (4, 2)
     errors = {(r["hardware.system"], r["hardware.accelerator"]): r["error"] for r in read_table(res.out).to_pylist()}
     assert errors[("dgx-h100", "nvidia-h100-sxm5-80gb")] is None
@@ -129,11 +140,27 @@ def test_values_valid_only_together_are_recorded_not_refused(tmp_path: Path) -> 
 
 def test_a_sweep_killed_midway_resumes_with_every_point_once_and_the_same_values(tmp_path: Path) -> None:
     rates = ",".join(str(r) for r in range(4, 14))  # 10 simulations of 300 requests, ~0.3 s each
-    args = ["sweep", str(SIMULATE), "--question", "simulate", "--grid", f"inference.request_rate_per_s={rates}",
-            "--set", "inference.num_requests=300", "--backend", "serial", "--flush-s", "0", "--no-progress"]
+    args = [
+        "sweep",
+        str(SIMULATE),
+        "--question",
+        "simulate",
+        "--grid",
+        f"inference.request_rate_per_s={rates}",
+        "--set",
+        "inference.num_requests=300",
+        "--backend",
+        "serial",
+        "--flush-s",
+        "0",
+        "--no-progress",
+    ]
     out = tmp_path / "killed"
-    proc = subprocess.Popen([sys.executable, "-m", "aiinfra.cli", *args, "--out", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "aiinfra.cli", *args, "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while len(list(out.glob("part-*.parquet"))) < 3 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
@@ -159,10 +186,15 @@ def test_a_sweep_killed_midway_resumes_with_every_point_once_and_the_same_values
 
 def test_report_prints_the_pareto_front_and_plots_it(tmp_path: Path) -> None:
     out = tmp_path / "r"
-    sweep(INFER, grid={"hardware.count": [8, 16, 32], "inference.weight_precision": ["bf16", "fp8"]},
-          out=out, backend="serial")  # fmt: skip
-    rc, stdout, err = _cli("sweep", "--report", str(out), "--x", "count", "--y", "ttft", "--plot",
-                           str(tmp_path / "plots"), "--json")  # fmt: skip
+    sweep(
+        INFER,
+        grid={"hardware.count": [8, 16, 32], "inference.weight_precision": ["bf16", "fp8"]},
+        out=out,
+        backend="serial",
+    )
+    rc, stdout, err = _cli(
+        "sweep", "--report", str(out), "--x", "count", "--y", "ttft", "--plot", str(tmp_path / "plots"), "--json"
+    )
     assert rc == 0, err
     rep = json.loads(stdout)
     assert (rep["x"], rep["y"], rep["points"]) == ("count", "ttft_s", 6)
@@ -191,8 +223,19 @@ def test_a_catalog_overlay_reaches_the_workers_and_the_point_identity(tmp_path: 
     overlay = tmp_path / "overlay"
     overlay.mkdir()
     (overlay / "accelerators.yaml").write_text(yaml.safe_dump([{**row, "id": "acme-h100-clone", "sources": [source]}]))
-    args = ["sweep", str(INFER), "--grid", f"hardware.accelerator={h100},acme-h100-clone", "--backend", "process",
-            "--workers", "2", "--no-progress", "--catalog-overlay", str(overlay)]  # fmt: skip
+    args = [
+        "sweep",
+        str(INFER),
+        "--grid",
+        f"hardware.accelerator={h100},acme-h100-clone",
+        "--backend",
+        "process",
+        "--workers",
+        "2",
+        "--no-progress",
+        "--catalog-overlay",
+        str(overlay),
+    ]
     rc, _, err = _cli(*args, "--out", str(tmp_path / "r"))
     assert rc == 0, err
     rows = {r["hardware.accelerator"]: r for r in read_table(tmp_path / "r").to_pylist()}

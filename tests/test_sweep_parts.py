@@ -23,8 +23,10 @@ def test_values_split_on_commas_outside_brackets_and_quotes() -> None:
 
 def test_axis_values_are_read_as_yaml_like_set() -> None:
     assert parse_axis("hardware.count=8,16,32", "--grid") == ("hardware.count", [8, 16, 32])
-    assert parse_axis("inference.weight_precision=bf16,fp8", "--grid") == ("inference.weight_precision",
-                                                                           ["bf16", "fp8"])  # fmt: skip
+    assert parse_axis("inference.weight_precision=bf16,fp8", "--grid") == (
+        "inference.weight_precision",
+        ["bf16", "fp8"],
+    )
     assert parse_axis("k=true,1.5,15e12,[1,2]", "--zip") == ("k", [True, 1.5, "15e12", [1, 2]])
     with pytest.raises(SpecError) as exc:
         parse_axis("hardware.count", "--grid")
@@ -83,8 +85,9 @@ def _dominated(i: int, pts: list[tuple[float, float]]) -> bool:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 20)), min_size=1, max_size=40),
-       st.booleans(), st.booleans())  # fmt: skip
+@given(
+    st.lists(st.tuples(st.integers(0, 20), st.integers(0, 20)), min_size=1, max_size=40), st.booleans(), st.booleans()
+)
 def test_pareto_front_equals_brute_force_dominance(pts: list[tuple[int, int]], x_max: bool, y_max: bool) -> None:
     sx, sy = (-1 if x_max else 1), (-1 if y_max else 1)
     signed = [(float(sx * a), float(sy * b)) for a, b in pts]
@@ -106,8 +109,11 @@ def test_rows_become_one_type_per_column() -> None:
 
 
 def test_parts_of_different_types_read_as_one_table() -> None:
-    parts = [pa.schema([("n", pa.int64()), ("z", pa.null())]), pa.schema([("n", pa.float64()), ("s", pa.string())]),
-             pa.schema([("z", pa.bool_()), ("s", pa.int64())])]  # fmt: skip
+    parts = [
+        pa.schema([("n", pa.int64()), ("z", pa.null())]),
+        pa.schema([("n", pa.float64()), ("s", pa.string())]),
+        pa.schema([("z", pa.bool_()), ("s", pa.int64())]),
+    ]
     u = unified_schema(parts)
     assert [(f.name, f.type) for f in u] == [("n", pa.float64()), ("z", pa.bool_()), ("s", pa.string())]
 

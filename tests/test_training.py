@@ -22,13 +22,26 @@ from aiinfra.specs.scenario import HardwareInput, parse_scenario
 
 from .conftest import EXAMPLES, run_cli
 
-GPT = ModelArch(id="t-gpt", num_layers=24, hidden_size=2048, num_heads=16, ffn_hidden_size=8192, mlp="gelu",
-                vocab_size=51200, attention="mha", tied_embeddings=True, norm="layernorm")  # fmt: skip
+GPT = ModelArch(
+    id="t-gpt",
+    num_layers=24,
+    hidden_size=2048,
+    num_heads=16,
+    ffn_hidden_size=8192,
+    mlp="gelu",
+    vocab_size=51200,
+    attention="mha",
+    tied_embeddings=True,
+    norm="layernorm",
+)
 
 
 def _scenario(model: str, count: int, extra: dict | None = None):  # type: ignore[no-untyped-def]
-    data = {"model": model, "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": count},
-            "training": {"tokens": 1e9, "seq_len": 4096, "global_batch_seqs": 64, **(extra or {})}}  # fmt: skip
+    data = {
+        "model": model,
+        "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": count},
+        "training": {"tokens": 1e9, "seq_len": 4096, "global_batch_seqs": 64, **(extra or {})},
+    }
     return resolve(parse_scenario(data))
 
 
@@ -125,8 +138,15 @@ def test_mfu_definition_and_time_to_train() -> None:
     gbs=st.sampled_from([32, 64, 96, 128]),
 )
 def test_every_enumerated_plan_satisfies_every_constraint(count: int, layers: int, heads: int, gbs: int) -> None:
-    m = ModelArch(id="t", num_layers=layers, hidden_size=heads * 64, num_heads=heads, num_kv_heads=heads // 2,
-                  ffn_hidden_size=heads * 256, vocab_size=1000)  # fmt: skip
+    m = ModelArch(
+        id="t",
+        num_layers=layers,
+        hidden_size=heads * 64,
+        num_heads=heads,
+        num_kv_heads=heads // 2,
+        ffn_hidden_size=heads * 256,
+        vocab_size=1000,
+    )
     en = enumerate_plans(m, count, gbs, 2048)
     p = en.plans
     assert np.all(p.tp * p.pp * p.dp * p.cp == count)
@@ -153,9 +173,21 @@ def test_train_cli_json_keys() -> None:
     res = run_cli("train", str(EXAMPLES / "train-llama3.1-70b-h100.yaml"), "--json")
     assert res.returncode == 0, res.stderr
     obj = json.loads(res.stdout)
-    for key in ("plan", "fits", "memory_per_accelerator_bytes", "memory_breakdown", "step_time_s", "step_breakdown",
-                "tokens_per_s", "tokens_per_s_per_accelerator", "mfu_frac", "time_to_train_s", "accelerator_hours",
-                "energy_j", "rejected"):  # fmt: skip
+    for key in (
+        "plan",
+        "fits",
+        "memory_per_accelerator_bytes",
+        "memory_breakdown",
+        "step_time_s",
+        "step_breakdown",
+        "tokens_per_s",
+        "tokens_per_s_per_accelerator",
+        "mfu_frac",
+        "time_to_train_s",
+        "accelerator_hours",
+        "energy_j",
+        "rejected",
+    ):
         assert key in obj
     assert set(obj["plan"]) >= {"tp", "pp", "dp", "cp", "ep", "vp", "microbatch_seqs", "sharding", "recompute"}
     assert {"compute_s", "exposed_communication_s", "pipeline_bubble_s"} <= set(obj["step_breakdown"])
@@ -163,15 +195,24 @@ def test_train_cli_json_keys() -> None:
 
 
 def test_infeasible_plan_count_mismatch_exit_2(tmp_yaml) -> None:  # type: ignore[no-untyped-def]
-    res = run_cli("train", str(EXAMPLES / "train-llama3.1-70b-h100.yaml"), "--set", "training.plan.tp=8",
-                  "--set", "training.plan.dp=3")  # fmt: skip
+    res = run_cli(
+        "train",
+        str(EXAMPLES / "train-llama3.1-70b-h100.yaml"),
+        "--set",
+        "training.plan.tp=8",
+        "--set",
+        "training.plan.dp=3",
+    )
     assert res.returncode == 2 and "training.plan" in res.stderr and "Traceback" not in res.stderr
 
 
 def test_unknown_peak_is_a_clear_error() -> None:
     sc = _scenario("meta-llama-3.1-8b", 8)
-    data = {"model": "meta-llama-3.1-8b", "hardware": {"accelerator": "nvidia-a10g", "count": 8},
-            "training": {"tokens": 1e9, "seq_len": 2048, "global_batch_seqs": 64}}  # fmt: skip
+    data = {
+        "model": "meta-llama-3.1-8b",
+        "hardware": {"accelerator": "nvidia-a10g", "count": 8},
+        "training": {"tokens": 1e9, "seq_len": 2048, "global_batch_seqs": 64},
+    }
     del sc
     from aiinfra.errors import InfeasibleError
 
@@ -185,9 +226,16 @@ def test_memory_of_best_plan_within_capacity() -> None:
     rep = plan_training(sc)
     for est in rep.estimates:
         assert est.fits and est.memory_per_accelerator_bytes <= sc.cluster.accelerator.memory_bytes
-    plans = single_plan(sc.model, None, **{**{k: est.plan[k] for k in ("tp", "pp", "dp", "cp", "ep", "vp")},  # type: ignore[arg-type]
-                        "mb": est.plan["microbatch_seqs"], "sharding": est.plan["sharding"],
-                        "recompute": est.plan["recompute"]})  # fmt: skip
+    plans = single_plan(
+        sc.model,
+        None,
+        **{
+            **{k: est.plan[k] for k in ("tp", "pp", "dp", "cp", "ep", "vp")},  # type: ignore[arg-type]
+            "mb": est.plan["microbatch_seqs"],
+            "sharding": est.plan["sharding"],
+            "recompute": est.plan["recompute"],
+        },
+    )
     from aiinfra.planning.training import setup_from_job
 
     assert sc.training is not None
@@ -198,8 +246,10 @@ def test_memory_of_best_plan_within_capacity() -> None:
 def test_uneven_pipeline_stages_llama3_405b() -> None:
     # Llama 3 405B: 126 layers on 16 pipeline stages, the first and last stage one layer short (Dubey et al. 2024,
     # §3.3.2): the layout is accepted, and every stage is charged ⌈126/16⌉ = 8 layers, the same as 128 layers.
-    sc = load_scenario(EXAMPLES / "train-reliability-llama3-405b.yaml",
-                       ["training.plan.tp=8", "training.plan.pp=16", "training.plan.dp=128", "training.plan.vp=4"])
+    sc = load_scenario(
+        EXAMPLES / "train-reliability-llama3-405b.yaml",
+        ["training.plan.tp=8", "training.plan.pp=16", "training.plan.dp=128", "training.plan.vp=4"],
+    )
     est = plan_training(sc).estimates[0]
     assert est.plan["pp"] == 16
     even = dataclasses.replace(sc, model=dataclasses.replace(sc.model, num_layers=128))

@@ -19,13 +19,29 @@ from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import HardwareInput
 
 H100 = "nvidia-h100-sxm5-80gb"
-M = ModelArch(id="t", num_layers=4, hidden_size=4096, num_heads=32, ffn_hidden_size=16384, mlp="gelu",
-              vocab_size=32000, attention="mha", tied_embeddings=False, norm="layernorm")  # fmt: skip
+M = ModelArch(
+    id="t",
+    num_layers=4,
+    hidden_size=4096,
+    num_heads=32,
+    ffn_hidden_size=16384,
+    mlp="gelu",
+    vocab_size=32000,
+    attention="mha",
+    tied_embeddings=False,
+    norm="layernorm",
+)
 
 
 def _setup(shard: int, gbs: int, dp_grad_overlap: bool = True) -> TrainSetup:
-    return TrainSetup(model=M, seq_len=2048, global_batch_seqs=gbs, precision="bf16", fsdp_shard_ranks=shard,
-                      dp_grad_overlap=dp_grad_overlap)  # fmt: skip
+    return TrainSetup(
+        model=M,
+        seq_len=2048,
+        global_batch_seqs=gbs,
+        precision="bf16",
+        fsdp_shard_ranks=shard,
+        dp_grad_overlap=dp_grad_overlap,
+    )
 
 
 def _plan(setup: TrainSetup, dp: int, sharding: str = "fsdp"):  # type: ignore[no-untyped-def]

@@ -16,8 +16,18 @@ from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import HardwareInput, parse_scenario
 
 # a 32-layer, d=4096 GeLU model with no embedding: 32 · 12 · 4096² ≈ 6.44e9 matmul parameters (+ norms)
-M = ModelArch(id="t", num_layers=32, hidden_size=4096, num_heads=32, ffn_hidden_size=16384, mlp="gelu",
-              vocab_size=1, attention="mha", tied_embeddings=True, norm="layernorm")  # fmt: skip
+M = ModelArch(
+    id="t",
+    num_layers=32,
+    hidden_size=4096,
+    num_heads=32,
+    ffn_hidden_size=16384,
+    mlp="gelu",
+    vocab_size=1,
+    attention="mha",
+    tied_embeddings=True,
+    norm="layernorm",
+)
 
 
 def _state_bytes_per_param(convention: str, sharding: str = "none", dp: int = 1) -> float:
@@ -57,7 +67,6 @@ def test_zero1_and_zero3_per_rank_bytes() -> None:
     assert (state - gathered) / float(rp["first"][0]) == pytest.approx(2.0)
 
 
-
 def test_zero3_under_pipeline_holds_the_stage_gathered_with_its_unsharded_gradients() -> None:
     # pp = 2: each stage keeps its 16 layers gathered across micro-batches (2 B per parameter) and accumulates their
     # unsharded fp32 gradients until the last backward (4 B): ZeRO-3's 16/8 = 2 B of sharded state + 6 B
@@ -70,9 +79,13 @@ def test_zero3_under_pipeline_holds_the_stage_gathered_with_its_unsharded_gradie
     state = float(mem["weights"][0] + mem["gradients"][0] + mem["optimizer"][0])
     assert state / float(rp["first"][0]) == pytest.approx(2.0 + 2.0 + 4.0)
 
+
 def test_memory_command_shows_both_conventions() -> None:
-    data = {"model": "meta-llama-2-7b", "hardware": {"accelerator": "nvidia-a100-sxm4-80gb", "count": 8},
-            "training": {"tokens": 1e12, "seq_len": 4096, "global_batch_seqs": 512, "precision": "fp16"}}  # fmt: skip
+    data = {
+        "model": "meta-llama-2-7b",
+        "hardware": {"accelerator": "nvidia-a100-sxm4-80gb", "count": 8},
+        "training": {"tokens": 1e12, "seq_len": 4096, "global_batch_seqs": 512, "precision": "fp16"},
+    }
     rep = estimate_memory(resolve(parse_scenario(data)))
     none_rows = [r for r in rep.rows if r.plan["sharding"] == "none"]
     assert len(none_rows) == 2
@@ -83,9 +96,17 @@ def test_memory_command_shows_both_conventions() -> None:
 
 
 def test_offload_moves_optimizer_state_to_host() -> None:
-    data = {"model": "meta-llama-2-7b", "hardware": {"accelerator": "nvidia-a100-sxm4-80gb", "count": 1},
-            "training": {"tokens": 1e9, "seq_len": 2048, "global_batch_seqs": 8, "offload": "optimizer",
-                         "plan": {"sharding": "none", "recompute": "full"}}}  # fmt: skip
+    data = {
+        "model": "meta-llama-2-7b",
+        "hardware": {"accelerator": "nvidia-a100-sxm4-80gb", "count": 1},
+        "training": {
+            "tokens": 1e9,
+            "seq_len": 2048,
+            "global_batch_seqs": 8,
+            "offload": "optimizer",
+            "plan": {"sharding": "none", "recompute": "full"},
+        },
+    }
     row = estimate_memory(resolve(parse_scenario(data))).rows[0]
     n = 6.738e9
     assert row.optimizer_states_bytes == 0.0

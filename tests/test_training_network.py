@@ -70,8 +70,11 @@ def test_four_nics_behind_eight_gpus_halve_each_ranks_share() -> None:
     # 8 H100 per node with 4 or 8 × 400 Gb/s NDR ports: 4 · 50 / 8 = 25 GB/s or 50 GB/s of NIC per GPU. A ring of
     # one rank per node (stride 8, 16 nodes) over a 20 GB buffer (beyond the curve: efficiency 0.739) takes
     # 15/16 · 2e10 / (B · 0.739) + the ring latency beyond 4 nodes (8.4 + 15·14) − (8.4 + 3·14) = 168 us
-    four = resolve_cluster(HardwareInput(accelerator="nvidia-h100-sxm5-80gb", count=128, per_node=8,
-                                         scale_out="infiniband-ndr", nics_per_node=4))  # fmt: skip
+    four = resolve_cluster(
+        HardwareInput(
+            accelerator="nvidia-h100-sxm5-80gb", count=128, per_node=8, scale_out="infiniband-ndr", nics_per_node=4
+        )
+    )
     eight = dataclasses.replace(four, scale_out_bw_one_way_bytes_per_s=50e9)
     assert four.scale_out_bw_one_way_bytes_per_s == pytest.approx(25e9)
     lat = (15 * 14 - 3 * 14) * 1e-6
@@ -160,8 +163,18 @@ def test_straggler_factor_hand_value() -> None:
 
 # ---- FSDP at a thousand ranks -----------------------------------------------------------------------------------
 
-M7B = ModelArch(id="t7b", num_layers=32, hidden_size=4096, num_heads=32, ffn_hidden_size=11008, mlp="swiglu",
-                vocab_size=32000, attention="mha", tied_embeddings=False, norm="rmsnorm")  # fmt: skip
+M7B = ModelArch(
+    id="t7b",
+    num_layers=32,
+    hidden_size=4096,
+    num_heads=32,
+    ffn_hidden_size=11008,
+    mlp="swiglu",
+    vocab_size=32000,
+    attention="mha",
+    tied_embeddings=False,
+    norm="rmsnorm",
+)
 
 
 def _fsdp_step(dp: int):  # type: ignore[no-untyped-def]

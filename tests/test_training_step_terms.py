@@ -34,8 +34,18 @@ from aiinfra.validation.training_rows import predict_row
 A100 = "nvidia-a100-sxm4-80gb"
 A100_BW = 2.039e12  # accelerators.yaml memory_bw_tb_per_s
 # 2 layers of d = 2048 with 16 heads of 128 (the FlashAttention-2 benchmark's hidden size and head dim)
-M = ModelArch(id="t", num_layers=2, hidden_size=2048, num_heads=16, ffn_hidden_size=8192, mlp="gelu",
-              vocab_size=1, attention="mha", tied_embeddings=True, norm="layernorm")  # fmt: skip
+M = ModelArch(
+    id="t",
+    num_layers=2,
+    hidden_size=2048,
+    num_heads=16,
+    ffn_hidden_size=8192,
+    mlp="gelu",
+    vocab_size=1,
+    attention="mha",
+    tied_embeddings=True,
+    norm="layernorm",
+)
 
 
 def _cluster(n: int = 1):  # type: ignore[no-untyped-def]
@@ -93,13 +103,28 @@ def test_triton_kernel_slows_the_step_by_the_hand_computed_attention_time() -> N
 
 def test_validation_row_naming_attn_impl_triton_uses_the_triton_kernel() -> None:
     row = {
-        "id": "r", "source": "mosaicml/llm-foundry benchmarks", "model_name": "x", "num_layers": "2",
-        "hidden_size": "2048", "num_heads": "16", "ffn_hidden_size": "8192", "mlp": "gelu", "vocab_size": "50368",
-        "seq_len": "2048", "accelerator": A100, "num_accelerators": "8", "accelerators_per_node": "8",
-        "precision": "bf16", "dp": "8", "microbatch_seqs": "4", "global_batch_seqs": "64", "sharding": "fsdp",
-        "recompute": "none", "metric": "tokens_per_s_per_accelerator",
+        "id": "r",
+        "source": "mosaicml/llm-foundry benchmarks",
+        "model_name": "x",
+        "num_layers": "2",
+        "hidden_size": "2048",
+        "num_heads": "16",
+        "ffn_hidden_size": "8192",
+        "mlp": "gelu",
+        "vocab_size": "50368",
+        "seq_len": "2048",
+        "accelerator": A100,
+        "num_accelerators": "8",
+        "accelerators_per_node": "8",
+        "precision": "bf16",
+        "dp": "8",
+        "microbatch_seqs": "4",
+        "global_batch_seqs": "64",
+        "sharding": "fsdp",
+        "recompute": "none",
+        "metric": "tokens_per_s_per_accelerator",
         "notes": "FSDP FULL_SHARD. attn_impl triton/flash (submit_benchmarks.py)",
-    }  # fmt: skip
+    }
     assert predict_row(row).details["attention_kernel"] == "triton"
     row["notes"] = "FSDP FULL_SHARD. attn_impl flash"
     assert predict_row(row).details["attention_kernel"] == "flash2"
@@ -109,12 +134,28 @@ def test_validation_row_naming_attn_impl_triton_uses_the_triton_kernel() -> None
 
 def _torchtitan_like_row(source: str, notes: str) -> dict[str, str]:
     return {
-        "id": "r", "source": source, "model_name": "x", "num_layers": "2", "hidden_size": "2048",
-        "num_heads": "16", "ffn_hidden_size": "8192", "mlp": "gelu", "vocab_size": "50368", "seq_len": "8192",
-        "accelerator": "nvidia-h100-sxm5-96gb", "num_accelerators": "1", "accelerators_per_node": "8",
-        "precision": "bf16", "dp": "1", "microbatch_seqs": "1", "global_batch_seqs": "1", "sharding": "none",
-        "recompute": "none", "metric": "step_time_s", "notes": notes,
-    }  # fmt: skip
+        "id": "r",
+        "source": source,
+        "model_name": "x",
+        "num_layers": "2",
+        "hidden_size": "2048",
+        "num_heads": "16",
+        "ffn_hidden_size": "8192",
+        "mlp": "gelu",
+        "vocab_size": "50368",
+        "seq_len": "8192",
+        "accelerator": "nvidia-h100-sxm5-96gb",
+        "num_accelerators": "1",
+        "accelerators_per_node": "8",
+        "precision": "bf16",
+        "dp": "1",
+        "microbatch_seqs": "1",
+        "global_batch_seqs": "1",
+        "sharding": "none",
+        "recompute": "none",
+        "metric": "step_time_s",
+        "notes": notes,
+    }
 
 
 def test_pytorch_sdpa_rows_run_flashattention2_on_hopper() -> None:
@@ -232,7 +273,6 @@ def test_small_scale_out_all_gather_pays_the_ring_latency() -> None:
     assert t == pytest.approx(floor + (4832.8 - 145.6) * 1e-6, rel=1e-3)
 
 
-
 # ---- low-precision casts ------------------------------------------------------------------------------------------
 
 
@@ -277,6 +317,7 @@ def test_context_parallel_attention_runs_at_the_efficiency_of_one_ring_step() ->
     assert float(one[0]) == pytest.approx(4.0e11 / (peak * float(curve.at_array(np.array([4.0e11]))[0])))
     assert float(four[0]) >= float(one[0])
 
+
 # ---- FSDP exposure ----------------------------------------------------------------------------------------------
 
 
@@ -289,9 +330,17 @@ def _fsdp(layer_fwd: float, layer_bwd: float, head: float) -> tuple[float, float
     ag_r = collective_time(cl, "allgather", root_p * 2, 16, 1).time_s
     rs_r = collective_time(cl, "reducescatter", root_p * 2, 16, 1).time_s
     got = _fsdp_exposed_per_microbatch(
-        cl, np.array([layers * layer_p + root_p]), np.array([layer_p]), np.array([layers]), np.array([2.0]), *args,
-        np.array([layer_fwd]), np.array([layer_bwd]), np.array([head]), set(),
-    )  # fmt: skip
+        cl,
+        np.array([layers * layer_p + root_p]),
+        np.array([layer_p]),
+        np.array([layers]),
+        np.array([2.0]),
+        *args,
+        np.array([layer_fwd]),
+        np.array([layer_bwd]),
+        np.array([head]),
+        set(),
+    )
     return float(got[0]), ag_l, rs_l, ag_r, rs_r
 
 
@@ -323,16 +372,25 @@ def test_fsdp_partial_overlap_adds_the_per_layer_excess() -> None:
     assert got == pytest.approx(expect)
 
 
-
 def test_fsdp_without_regather_runs_no_backward_all_gathers() -> None:
     # reshard_after_forward=False (FSDP2 under pipeline parallelism): the forward gathers as before, the backward
     # only reduce-scatters; with no compute to hide behind: root + 4 layers gathered once, 4 + root scattered
     cl = _cluster(16)
     _, ag_l, rs_l, ag_r, rs_r = _fsdp(0.0, 0.0, 0.0)
     got = _fsdp_exposed_per_microbatch(
-        cl, np.array([4 * 5e7 + 1e8]), np.array([5e7]), np.array([4.0]), np.array([2.0]), np.array([16]),
-        np.array([1]), np.array([0.0]), np.array([0.0]), np.array([0.0]), set(), regather_backward=False,
-    )  # fmt: skip
+        cl,
+        np.array([4 * 5e7 + 1e8]),
+        np.array([5e7]),
+        np.array([4.0]),
+        np.array([2.0]),
+        np.array([16]),
+        np.array([1]),
+        np.array([0.0]),
+        np.array([0.0]),
+        np.array([0.0]),
+        set(),
+        regather_backward=False,
+    )
     assert float(got[0]) == pytest.approx(ag_r + rs_r + 4 * (ag_l + rs_l))
 
 
@@ -361,8 +419,19 @@ def test_deepspeed_zero1_gradient_reduction_is_exposed_after_the_backward() -> N
     from aiinfra.analytic.training_memory import rank_params
 
     common = {"model": M, "seq_len": 2048, "global_batch_seqs": 8, "precision": "bf16"}
-    plans = single_plan(M, TrainSetup(**common), tp=1, pp=1, dp=8, cp=1, ep=1, vp=1, mb=1,  # type: ignore[arg-type]
-                        sharding="zero1", recompute="none")  # fmt: skip
+    plans = single_plan(
+        M,
+        TrainSetup(**common),
+        tp=1,
+        pp=1,
+        dp=8,
+        cp=1,
+        ep=1,
+        vp=1,
+        mb=1,  # type: ignore[arg-type]
+        sharding="zero1",
+        recompute="none",
+    )
     over = step_time(TrainSetup(**common), _cluster(8), plans)  # type: ignore[arg-type]
     after = step_time(TrainSetup(**common, dp_grad_overlap=False), _cluster(8), plans)  # type: ignore[arg-type]
     params = float(rank_params(TrainSetup(**common), plans)["first"][0])  # type: ignore[arg-type]
@@ -376,16 +445,39 @@ def test_deepspeed_zero1_gradient_reduction_is_exposed_after_the_backward() -> N
 
 def test_validation_rows_naming_deepspeed_reduce_after_the_backward() -> None:
     row = {
-        "id": "t", "source": "a DeepSpeed ZeRO-1 run", "num_layers": "2", "hidden_size": "2048", "num_heads": "16",
-        "num_kv_heads": "16", "ffn_hidden_size": "8192", "mlp": "gelu", "vocab_size": "32000", "attention": "mha",
-        "tied_embeddings": "no", "seq_len": "2048", "accelerator": A100, "num_accelerators": "16",
-        "accelerators_per_node": "8", "precision": "bf16", "tp": "1", "pp": "1", "dp": "16", "cp": "1", "ep": "1",
-        "vp": "1", "microbatch_seqs": "1", "global_batch_seqs": "16", "sharding": "zero1", "recompute": "none",
-        "metric": "step_time_s", "notes": "",
-    }  # fmt: skip
+        "id": "t",
+        "source": "a DeepSpeed ZeRO-1 run",
+        "num_layers": "2",
+        "hidden_size": "2048",
+        "num_heads": "16",
+        "num_kv_heads": "16",
+        "ffn_hidden_size": "8192",
+        "mlp": "gelu",
+        "vocab_size": "32000",
+        "attention": "mha",
+        "tied_embeddings": "no",
+        "seq_len": "2048",
+        "accelerator": A100,
+        "num_accelerators": "16",
+        "accelerators_per_node": "8",
+        "precision": "bf16",
+        "tp": "1",
+        "pp": "1",
+        "dp": "16",
+        "cp": "1",
+        "ep": "1",
+        "vp": "1",
+        "microbatch_seqs": "1",
+        "global_batch_seqs": "16",
+        "sharding": "zero1",
+        "recompute": "none",
+        "metric": "step_time_s",
+        "notes": "",
+    }
     ds = predict_row(row).predicted
     other = predict_row({**row, "source": "a Megatron-LM run"}).predicted
     assert ds is not None and other is not None and ds > other
+
 
 # ---- tensor-parallel communication overlap -------------------------------------------------------------------
 
@@ -393,8 +485,19 @@ def test_validation_rows_naming_deepspeed_reduce_after_the_backward() -> None:
 def _tp_overlap_pair(model: ModelArch, tp: int, dp: int):  # type: ignore[no-untyped-def]
     """Step-time arrays of one plan on 8 A100s without and with tp_comm_overlap."""
     common = {"model": model, "seq_len": 2048, "global_batch_seqs": 8, "precision": "bf16"}
-    plans = single_plan(model, TrainSetup(**common), tp=tp, pp=1, dp=dp, cp=1, ep=1, vp=1, mb=1,  # type: ignore[arg-type]
-                        sharding="none", recompute="none")  # fmt: skip
+    plans = single_plan(
+        model,
+        TrainSetup(**common),
+        tp=tp,
+        pp=1,
+        dp=dp,
+        cp=1,
+        ep=1,
+        vp=1,
+        mb=1,  # type: ignore[arg-type]
+        sharding="none",
+        recompute="none",
+    )
     off = step_time(TrainSetup(**common), _cluster(8), plans)  # type: ignore[arg-type]
     on = step_time(TrainSetup(**common, tp_comm_overlap=True), _cluster(8), plans)  # type: ignore[arg-type]
     return off, on
@@ -403,8 +506,18 @@ def _tp_overlap_pair(model: ModelArch, tp: int, dp: int):  # type: ignore[no-unt
 def test_tp_comm_overlap_hides_all_but_one_chunk_when_gemms_are_longer() -> None:
     # 8-way TP inside one A100 node: with --tp-comm-overlap each collective is cut into tp = 8 chunks pipelined
     # with its GEMM (Wang et al. 2023); when the layer's GEMMs outlast its transfers only 1/8 stays exposed
-    big = ModelArch(id="t8", num_layers=8, hidden_size=8192, num_heads=64, ffn_hidden_size=32768, mlp="gelu",
-                    vocab_size=1, attention="mha", tied_embeddings=True, norm="layernorm")  # fmt: skip
+    big = ModelArch(
+        id="t8",
+        num_layers=8,
+        hidden_size=8192,
+        num_heads=64,
+        ffn_hidden_size=32768,
+        mlp="gelu",
+        vocab_size=1,
+        attention="mha",
+        tied_embeddings=True,
+        norm="layernorm",
+    )
     off, on = _tp_overlap_pair(big, tp=8, dp=1)
     assert float(on.compute_s[0]) == pytest.approx(float(off.compute_s[0]))
     # d = 8192, 2048 tokens, TP8 on NVLink: each layer's four 33.5 MB transfers take well under its GEMMs (a

@@ -90,8 +90,7 @@ def test_dense_saturated_throughput(result) -> None:  # type: ignore[no-untyped-
     # worst −11 % (8B 128/4096) with TensorRT-LLM's own per-M kernel timings (2026-11-23). With trtllm-bench's
     # heuristic limits (max_batch_size up to 4096 instead of the LLM API's 2048) the 128/128 rows run a larger
     # batch: 8B +14 % -> +21 %
-    errs = [abs(c.rel_error) for c in result["cases"]
-            if c.group == "trtllm-v1p0" and not any(k in c.id for k in MOE)]  # fmt: skip
+    errs = [abs(c.rel_error) for c in result["cases"] if c.group == "trtllm-v1p0" and not any(k in c.id for k in MOE)]
     assert len(errs) == 30
     assert statistics.median(errs) <= 0.11
     assert sum(e <= 0.25 for e in errs) / len(errs) >= 0.9
@@ -173,8 +172,12 @@ def test_mlperf_throughput(result) -> None:  # type: ignore[no-untyped-def]
     # regression guard: Llama-2-70B offline/server tokens/s and requests/s within 8 % with the chosen TP2 x 4
     # (offline −1.1 % with TensorRT-LLM's own per-M kernel timings, server −0.2 %)
     cases = {c.id: c for c in result["cases"]}
-    for cid in ("offline-output-tokens-per-s", "offline-requests-per-s", "server-output-tokens-per-s",
-                "server-requests-per-s"):  # fmt: skip
+    for cid in (
+        "offline-output-tokens-per-s",
+        "offline-requests-per-s",
+        "server-output-tokens-per-s",
+        "server-requests-per-s",
+    ):
         assert abs(cases[f"mlperf41-h100x8-llama2-70b-99p9-{cid}"].rel_error) <= 0.08, cid
 
 
@@ -206,8 +209,12 @@ def test_accuracy_targets_by_hand() -> None:
     assert t["met"] is False
     assert by_target([case(-0.04, "kv_capacity")])["kv_capacity"]["met"] is True
     assert by_target([case(0.06, "kv_capacity")])["kv_capacity"]["met"] is False
-    assert by_target([case(0.3, "batch1_tpot"), case(0.05, "batch1_tpot"), case(0.08, "batch1_tpot")])[
-        "batch1_tpot"]["met"] is True  # fmt: skip
+    assert (
+        by_target([case(0.3, "batch1_tpot"), case(0.05, "batch1_tpot"), case(0.08, "batch1_tpot")])["batch1_tpot"][
+            "met"
+        ]
+        is True
+    )
 
 
 def test_validate_cli_reports_targets(tmp_path: Path) -> None:

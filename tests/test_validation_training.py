@@ -183,7 +183,15 @@ def test_error_by_scale_band(result) -> None:  # type: ignore[no-untyped-def]
 
 def test_time_error_flips_rates() -> None:
     # a tokens/s prediction 25 % high is a step time 20 % short: 1/1.25 − 1
-    case = Case(id="x", group="x", metric="tokens_per_s_per_accelerator", measured=100.0, predicted=125.0,
-                rel_error=0.25, notes="", kind="predictive")  # fmt: skip
+    case = Case(
+        id="x",
+        group="x",
+        metric="tokens_per_s_per_accelerator",
+        measured=100.0,
+        predicted=125.0,
+        rel_error=0.25,
+        notes="",
+        kind="predictive",
+    )
     assert time_error(case) == pytest.approx(-0.2)
     assert time_error(dataclasses.replace(case, metric="step_time_s")) == pytest.approx(0.25)

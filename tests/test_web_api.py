@@ -84,9 +84,13 @@ CASES = [  # question, example, CLI flags, query string, overrides
     ("memory", "finetune-qlora-70b.yaml", [], "", {}),
     ("infer", "infer-llama3.1-70b-h100.yaml", [], "", {}),
     ("capacity", "capacity-llama70b-10k-users.yaml", [], "", {}),
-    ("capacity", "capacity-llama70b-10k-users.yaml", ["--accelerators", "nvidia-h100-sxm5-80gb,nvidia-h200-sxm-141gb",
-                                                      "--engines", "vllm,trtllm"],
-     "accelerators=nvidia-h100-sxm5-80gb,nvidia-h200-sxm-141gb&engines=vllm,trtllm", {}),
+    (
+        "capacity",
+        "capacity-llama70b-10k-users.yaml",
+        ["--accelerators", "nvidia-h100-sxm5-80gb,nvidia-h200-sxm-141gb", "--engines", "vllm,trtllm"],
+        "accelerators=nvidia-h100-sxm5-80gb,nvidia-h200-sxm-141gb&engines=vllm,trtllm",
+        {},
+    ),
     ("simulate", "simulate-llama70b-h100.yaml", ["--seed", "3"], "seed=3", SMALL_SIM),
     ("cost", "cost-train-70b-32xh100.yaml", [], "", {}),
     ("cost", "cost-serve-70b-5-regions.yaml", [], "", {}),
@@ -96,8 +100,9 @@ CASES = [  # question, example, CLI flags, query string, overrides
 
 
 @pytest.mark.parametrize(("question", "example", "flags", "query", "sets"), CASES)
-def test_every_question_answers_as_the_cli(client: TestClient, question: str, example: str, flags: list[str],
-                                           query: str, sets: dict[str, Any]) -> None:  # fmt: skip
+def test_every_question_answers_as_the_cli(
+    client: TestClient, question: str, example: str, flags: list[str], query: str, sets: dict[str, Any]
+) -> None:
     argv = [question, str(EXAMPLES / example), "--json", *flags]
     argv += [f"--set={k}={v}" for k, v in sets.items()]
     if question in ("capacity", "simulate"):
@@ -108,11 +113,20 @@ def test_every_question_answers_as_the_cli(client: TestClient, question: str, ex
     _same(expected, r.json(), question)
 
 
-@pytest.mark.parametrize(("example", "sets"), [
-    ("schedule-synthetic.yaml", ["schedule.generator.jobs=500", "schedule.failures.repair_s=7200",
-                                 "schedule.failures.failure_rate_scale_ratio=50"]),
-    ("schedule-sample.yaml", ["schedule.cluster.nodes=6"]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("example", "sets"),
+    [
+        (
+            "schedule-synthetic.yaml",
+            [
+                "schedule.generator.jobs=500",
+                "schedule.failures.repair_s=7200",
+                "schedule.failures.failure_rate_scale_ratio=50",
+            ],
+        ),
+        ("schedule-sample.yaml", ["schedule.cluster.nodes=6"]),
+    ],
+)
 def test_schedule_answers_as_the_cli(client: TestClient, example: str, sets: list[str]) -> None:
     expected = _cli_json(["schedule", str(EXAMPLES / example), "--json", *(f"--set={s}" for s in sets)])
     doc = next(e["scenario"] for e in client.get("/api/v1/examples").json()["examples"] if e["file"] == example)
@@ -163,25 +177,69 @@ def test_pack_answers_as_the_cli(client: TestClient) -> None:
     _same(expected, r.json())
 
 
-@pytest.mark.parametrize(("question", "body", "field"), [
-    ("pack", {"pack": {"accelerators": ["nvidia-a100-sxm4-80gb"], "workloads": [
-        {"name": "s", "kind": "service", "model": {"config": "/etc/passwd"}}]}}, "pack.workloads[0].model.config"),
-    ("pack", {"workloads": []}, "pack"),
-    ("pack", {"pack": {"accelerators": ["nvidia-a100-sxm4-8gb"], "workloads": [
-        {"name": "n", "kind": "notebook", "memory_gb": 9, "count": 1}]}}, "pack.accelerators"),
-    ("pack", {"pack": {"accelerators": ["nvidia-a100-sxm4-80gb"], "workloads": []}}, "pack.workloads"),
-    ("schedule", {"schedule": {"cluster": {"nodes": 2, "gpus_per_node": 8}, "policy": "fifo",
-                               "trace": "/etc/passwd"}}, "schedule.trace"),
-    ("schedule", {"schedule": {"cluster": {"nodes": 2, "gpus_per_node": 8}, "policy": "fifo",
-                               "trace": "../../secret.csv"}}, "schedule.trace"),
-    ("schedule", {"cluster": {"nodes": 2}}, "schedule"),
-    ("schedule", {"schedule": {"cluster": {"nodes": 2, "gpus_per_node": 8}, "policy": "lottery",
-                               "trace": "alibaba_openb_gpu_pods.csv"}}, "schedule.policy"),
-    ("schedule", {"schedule": {"cluster": {"nodes": 0, "gpus_per_node": 8}, "policy": "fifo",
-                               "trace": "alibaba_openb_gpu_pods.csv"}}, "schedule.cluster.nodes"),
-])  # fmt: skip
-def test_bad_portfolios_and_schedules_are_422(client: TestClient, question: str, body: dict[str, Any],
-                                              field: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("question", "body", "field"),
+    [
+        (
+            "pack",
+            {
+                "pack": {
+                    "accelerators": ["nvidia-a100-sxm4-80gb"],
+                    "workloads": [{"name": "s", "kind": "service", "model": {"config": "/etc/passwd"}}],
+                }
+            },
+            "pack.workloads[0].model.config",
+        ),
+        ("pack", {"workloads": []}, "pack"),
+        (
+            "pack",
+            {
+                "pack": {
+                    "accelerators": ["nvidia-a100-sxm4-8gb"],
+                    "workloads": [{"name": "n", "kind": "notebook", "memory_gb": 9, "count": 1}],
+                }
+            },
+            "pack.accelerators",
+        ),
+        ("pack", {"pack": {"accelerators": ["nvidia-a100-sxm4-80gb"], "workloads": []}}, "pack.workloads"),
+        (
+            "schedule",
+            {"schedule": {"cluster": {"nodes": 2, "gpus_per_node": 8}, "policy": "fifo", "trace": "/etc/passwd"}},
+            "schedule.trace",
+        ),
+        (
+            "schedule",
+            {"schedule": {"cluster": {"nodes": 2, "gpus_per_node": 8}, "policy": "fifo", "trace": "../../secret.csv"}},
+            "schedule.trace",
+        ),
+        ("schedule", {"cluster": {"nodes": 2}}, "schedule"),
+        (
+            "schedule",
+            {
+                "schedule": {
+                    "cluster": {"nodes": 2, "gpus_per_node": 8},
+                    "policy": "lottery",
+                    "trace": "alibaba_openb_gpu_pods.csv",
+                }
+            },
+            "schedule.policy",
+        ),
+        (
+            "schedule",
+            {
+                "schedule": {
+                    "cluster": {"nodes": 0, "gpus_per_node": 8},
+                    "policy": "fifo",
+                    "trace": "alibaba_openb_gpu_pods.csv",
+                }
+            },
+            "schedule.cluster.nodes",
+        ),
+    ],
+)
+def test_bad_portfolios_and_schedules_are_422(
+    client: TestClient, question: str, body: dict[str, Any], field: str
+) -> None:
     r = client.post(f"/api/v1/{question}", json=body)
     assert r.status_code == 422, r.text
     _no_traceback(r)
@@ -190,8 +248,16 @@ def test_bad_portfolios_and_schedules_are_422(client: TestClient, question: str,
 
 def test_find_max_rate_answers_as_the_cli(client: TestClient) -> None:
     sets = {"inference.num_requests": 200}
-    expected = _cli_json(["simulate", str(EXAMPLES / "simulate-llama70b-h100.yaml"), "--find-max-rate", "--json",
-                          "--quiet", "--set=inference.num_requests=200"])  # fmt: skip
+    expected = _cli_json(
+        [
+            "simulate",
+            str(EXAMPLES / "simulate-llama70b-h100.yaml"),
+            "--find-max-rate",
+            "--json",
+            "--quiet",
+            "--set=inference.num_requests=200",
+        ]
+    )
     r = client.post("/api/v1/find-max-rate", json=_scenario("simulate-llama70b-h100.yaml", sets))
     assert r.status_code == 200, r.text
     _same(expected, r.json())
@@ -211,19 +277,27 @@ def test_simulation_series_carry_the_same_answer(client: TestClient) -> None:
 def test_catalog_and_model_lookups_are_the_clis(client: TestClient) -> None:
     for kind in ("accelerators", "systems", "interconnects", "models", "benchmarks"):
         _same(_cli_json(["catalog", "list", kind, "--json"]), client.get(f"/api/v1/catalog/{kind}").json())
-    _same(_cli_json(["catalog", "list", "prices", "--json", "--accelerator", "nvidia-h100-sxm5-80gb"]),
-          client.get("/api/v1/catalog/prices?accelerator=nvidia-h100-sxm5-80gb").json())
+    _same(
+        _cli_json(["catalog", "list", "prices", "--json", "--accelerator", "nvidia-h100-sxm5-80gb"]),
+        client.get("/api/v1/catalog/prices?accelerator=nvidia-h100-sxm5-80gb").json(),
+    )
     _same(_cli_json(["catalog", "list", "purchases", "--json"]), client.get("/api/v1/catalog/purchases").json())
-    _same(_cli_json(["catalog", "show", "nvidia-h100-sxm5-80gb", "--json"]),
-          client.get("/api/v1/catalog/row/nvidia-h100-sxm5-80gb").json())
-    _same(_cli_json(["model", "show", "meta-llama-3.1-70b", "--seq-len", "8192", "--json"]),
-          client.get("/api/v1/model/meta-llama-3.1-70b?seq_len=8192").json())
+    _same(
+        _cli_json(["catalog", "show", "nvidia-h100-sxm5-80gb", "--json"]),
+        client.get("/api/v1/catalog/row/nvidia-h100-sxm5-80gb").json(),
+    )
+    _same(
+        _cli_json(["model", "show", "meta-llama-3.1-70b", "--seq-len", "8192", "--json"]),
+        client.get("/api/v1/model/meta-llama-3.1-70b?seq_len=8192").json(),
+    )
 
 
 def test_mig_is_the_clis(client: TestClient) -> None:
     _same(_cli_json(["mig", "nvidia-a100-sxm4-80gb", "--json"]), client.get("/api/v1/mig/nvidia-a100-sxm4-80gb").json())
-    _same(_cli_json(["mig", "nvidia-h100-sxm5-80gb", "--layout", "3g.40gb,2g.20gb,1g.10gb", "--json"]),
-          client.get("/api/v1/mig/nvidia-h100-sxm5-80gb?layout=3g.40gb,2g.20gb,1g.10gb").json())
+    _same(
+        _cli_json(["mig", "nvidia-h100-sxm5-80gb", "--layout", "3g.40gb,2g.20gb,1g.10gb", "--json"]),
+        client.get("/api/v1/mig/nvidia-h100-sxm5-80gb?layout=3g.40gb,2g.20gb,1g.10gb").json(),
+    )
     r = client.get("/api/v1/mig/nvidia-a100-sxm4-80gb?layout=4g.40gb,4g.40gb")
     assert r.status_code == 422 and "no room for a second 4g.40gb" in r.json()["detail"]["message"]
     assert client.get("/api/v1/mig/nvidia-l4").status_code == 422
@@ -237,8 +311,11 @@ def test_an_uploaded_config_json_is_the_model_of_that_file(client: TestClient) -
     got = r.json()
     _same(expected["derived"], got["derived"])
     # the architecture it returns is a scenario's inline model: infer takes it
-    scenario = {"model": got["model"], "hardware": {"accelerator": "nvidia-h100-sxm5-80gb"},
-                "inference": {"input_tokens": 128, "output_tokens": 16}}  # fmt: skip
+    scenario = {
+        "model": got["model"],
+        "hardware": {"accelerator": "nvidia-h100-sxm5-80gb"},
+        "inference": {"input_tokens": 128, "output_tokens": 16},
+    }
     assert client.post("/api/v1/infer", json=scenario).status_code == 200
 
 
@@ -267,8 +344,17 @@ def test_examples_and_schema_come_from_the_shipped_files_and_specs(client: TestC
             shipped["schedule"]["trace"] = Path(shipped["schedule"]["trace"]).name
         assert e["scenario"] == json.loads(json.dumps(shipped))  # JSON keys are strings (the generator's gpus map)
     schema = client.get("/api/v1/schema/scenario").json()["sections"]
-    assert set(schema) == {"hardware", "training", "inference", "cost", "datacenter", "tco", "reliability",
-                           "schedule", "pack"}
+    assert set(schema) == {
+        "hardware",
+        "training",
+        "inference",
+        "cost",
+        "datacenter",
+        "tco",
+        "reliability",
+        "schedule",
+        "pack",
+    }
     # the description is the spec's attribute docstring (specs/scenario.py, HardwareInput.count)
     assert schema["hardware"]["properties"]["count"]["description"] == "Accelerators in the job or fleet."
     assert "ttft_p90_s" in schema["inference"]["$defs"]["Slo"]["properties"]
@@ -322,10 +408,16 @@ BAD = [  # (question, overrides or a whole body, field named in the 422)
     ("datacenter", {"datacenter.rack_power_limit_kw": -41}, "datacenter.rack_power_limit_kw"),
     ("datacenter", {"datacenter.pue": 0}, "datacenter.pue"),
 ]
-EXAMPLE_OF = {"train": "train-llama3.1-70b-h100.yaml", "memory": "memory-llama2-7b-adam-fp16.yaml",
-              "infer": "infer-llama3.1-70b-h100.yaml", "simulate": "simulate-llama70b-h100.yaml",
-              "capacity": "capacity-llama70b-10k-users.yaml", "cost": "cost-train-70b-32xh100.yaml",
-              "tco": "tco-dgx-h100-vs-cloud.yaml", "datacenter": "datacenter-dgx-h100-pod.yaml"}  # fmt: skip
+EXAMPLE_OF = {
+    "train": "train-llama3.1-70b-h100.yaml",
+    "memory": "memory-llama2-7b-adam-fp16.yaml",
+    "infer": "infer-llama3.1-70b-h100.yaml",
+    "simulate": "simulate-llama70b-h100.yaml",
+    "capacity": "capacity-llama70b-10k-users.yaml",
+    "cost": "cost-train-70b-32xh100.yaml",
+    "tco": "tco-dgx-h100-vs-cloud.yaml",
+    "datacenter": "datacenter-dgx-h100-pod.yaml",
+}
 
 
 def _no_traceback(r: Any) -> None:
@@ -342,22 +434,25 @@ def test_bad_input_is_422_naming_the_field(client: TestClient, question: str, se
     assert detail["message"].startswith(detail["field"])  # the CLI's "field = value: problem — fix"
 
 
-@pytest.mark.parametrize(("path", "body", "field"), [
-    ("/api/v1/train", b"{not json", "body"),
-    ("/api/v1/train", b"[1, 2]", "scenario"),
-    ("/api/v1/train", b'"a string"', "scenario"),
-    ("/api/v1/train", b"[" * 100_000 + b"]" * 100_000, "body"),
-    ("/api/v1/train", b"\xff\xfe", "body"),
-    ("/api/v1/infer", b"{}", "model"),
-    ("/api/v1/nonsense", b"{}", None),
-    ("/api/v1/parse-yaml", b"a: [1, 2\n", "yaml"),
-    ("/api/v1/parse-yaml", b"!!python/object:os.system {}", "yaml"),
-    ("/api/v1/parse-yaml", b"a: 1\na: 2\n", "yaml"),
-    ("/api/v1/parse-yaml", b"- just a list", "yaml"),
-    ("/api/v1/model-from-config", b'{"hidden_size": 10}', "model.config"),
-    ("/api/v1/model-from-config", b"[1]", "model.config"),
-    ("/api/v1/yaml", b"[1]", "body"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/api/v1/train", b"{not json", "body"),
+        ("/api/v1/train", b"[1, 2]", "scenario"),
+        ("/api/v1/train", b'"a string"', "scenario"),
+        ("/api/v1/train", b"[" * 100_000 + b"]" * 100_000, "body"),
+        ("/api/v1/train", b"\xff\xfe", "body"),
+        ("/api/v1/infer", b"{}", "model"),
+        ("/api/v1/nonsense", b"{}", None),
+        ("/api/v1/parse-yaml", b"a: [1, 2\n", "yaml"),
+        ("/api/v1/parse-yaml", b"!!python/object:os.system {}", "yaml"),
+        ("/api/v1/parse-yaml", b"a: 1\na: 2\n", "yaml"),
+        ("/api/v1/parse-yaml", b"- just a list", "yaml"),
+        ("/api/v1/model-from-config", b'{"hidden_size": 10}', "model.config"),
+        ("/api/v1/model-from-config", b"[1]", "model.config"),
+        ("/api/v1/yaml", b"[1]", "body"),
+    ],
+)
 def test_bad_bodies_are_refused_with_the_reason(client: TestClient, path: str, body: bytes, field: str | None) -> None:
     r = client.post(path, content=body, headers={"content-type": "application/json"})
     assert r.status_code in (404, 405) if field is None else r.status_code == 422, r.text
@@ -366,10 +461,16 @@ def test_bad_bodies_are_refused_with_the_reason(client: TestClient, path: str, b
         assert r.json()["detail"]["field"] == field or r.json()["detail"]["field"].startswith(field), r.text
 
 
-@pytest.mark.parametrize("path", [
-    "/api/v1/catalog/gpus", "/api/v1/catalog/row/no-such-row", "/api/v1/model/llama-9",
-    "/api/v1/model/meta-llama-3.1-8b?seq_len=-1", "/api/v1/validate?rows=everything",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/catalog/gpus",
+        "/api/v1/catalog/row/no-such-row",
+        "/api/v1/model/llama-9",
+        "/api/v1/model/meta-llama-3.1-8b?seq_len=-1",
+        "/api/v1/validate?rows=everything",
+    ],
+)
 def test_bad_lookups_are_422_naming_the_value(client: TestClient, path: str) -> None:
     r = client.get(path)
     assert r.status_code == 422, r.text
@@ -379,8 +480,12 @@ def test_bad_lookups_are_422_naming_the_value(client: TestClient, path: str) -> 
 
 def test_bad_options_are_422(client: TestClient) -> None:
     body = _scenario("capacity-llama70b-10k-users.yaml")
-    for query, field in (("seed=-1", "seed"), ("seed=x", "seed"), ("accelerators=nvidia-h1000", "accelerators"),
-                         ("engines=sglang9", "engines")):  # fmt: skip
+    for query, field in (
+        ("seed=-1", "seed"),
+        ("seed=x", "seed"),
+        ("accelerators=nvidia-h1000", "accelerators"),
+        ("engines=sglang9", "engines"),
+    ):
         r = client.post(f"/api/v1/capacity?{query}", json=body)
         assert r.status_code == 422, (query, r.text)
         _no_traceback(r)
@@ -457,8 +562,9 @@ def test_a_job_past_the_wall_time_limit_ends_with_the_reason() -> None:
 
 
 def test_a_job_with_bad_input_is_refused_before_it_starts(client: TestClient) -> None:
-    r = client.post("/api/v1/jobs/simulate-series", json=_scenario("simulate-llama70b-h100.yaml",
-                                                                  {"inference.num_requests": 0}))  # fmt: skip
+    r = client.post(
+        "/api/v1/jobs/simulate-series", json=_scenario("simulate-llama70b-h100.yaml", {"inference.num_requests": 0})
+    )
     assert r.status_code == 422 and r.json()["detail"]["field"] == "inference.num_requests"
     assert client.post("/api/v1/jobs/train", json={}).status_code == 422
 

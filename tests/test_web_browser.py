@@ -31,11 +31,18 @@ from .conftest import EXAMPLES, ROOT  # noqa: E402
 CHROMIUM = os.environ.get("AIINFRA_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no system Chromium (apt install chromium)")
 ARTEFACTS = ROOT / "test-artefacts"
-PAGES = {"train": "train-llama3.1-70b-h100.yaml", "memory": "memory-llama2-7b-adam-fp16.yaml",
-         "infer": "infer-llama3.1-70b-h100.yaml", "capacity": "capacity-llama70b-10k-users.yaml",
-         "simulate": "simulate-llama70b-h100.yaml", "cost": "cost-train-70b-32xh100.yaml",
-         "tco": "tco-dgx-h100-vs-cloud.yaml", "datacenter": "datacenter-dgx-h100-pod.yaml",
-         "schedule": "schedule-synthetic.yaml", "pack": "pack-portfolio.yaml"}  # fmt: skip
+PAGES = {
+    "train": "train-llama3.1-70b-h100.yaml",
+    "memory": "memory-llama2-7b-adam-fp16.yaml",
+    "infer": "infer-llama3.1-70b-h100.yaml",
+    "capacity": "capacity-llama70b-10k-users.yaml",
+    "simulate": "simulate-llama70b-h100.yaml",
+    "cost": "cost-train-70b-32xh100.yaml",
+    "tco": "tco-dgx-h100-vs-cloud.yaml",
+    "datacenter": "datacenter-dgx-h100-pod.yaml",
+    "schedule": "schedule-synthetic.yaml",
+    "pack": "pack-portfolio.yaml",
+}
 NUMBER = re.compile(r"-?[\d,]*\.?\d+(?:e[+-]?\d+)?")
 
 
@@ -75,8 +82,10 @@ def page(browser: Any) -> Iterator[Any]:
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
     expected_4xx = "Failed to load resource: the server responded with a status of 4"  # a 422 the page shows
-    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" and not m.text.startswith(expected_4xx)
-          else None)  # fmt: skip
+    pg.on(
+        "console",
+        lambda m: errors.append(m.text) if m.type == "error" and not m.text.startswith(expected_4xx) else None,
+    )
     yield pg
     pg.close()
     assert not errors, errors  # no script error, no CSP violation
@@ -85,14 +94,17 @@ def page(browser: Any) -> Iterator[Any]:
 def _charts(pg: Any) -> list[dict[str, Any]]:
     """Every plotly chart on the page: its layout's title and axis titles, the title drawn, trace names, the y of
     its line shapes."""
-    result: list[dict[str, Any]] = pg.eval_on_selector_all(".js-plotly-plot", """els => els.map(el => ({
+    result: list[dict[str, Any]] = pg.eval_on_selector_all(
+        ".js-plotly-plot",
+        """els => els.map(el => ({
         id: el.id, title: el.layout.title && el.layout.title.text,
         drawn_title: (el.querySelector('.gtitle') || {}).textContent,
         x: el.layout.xaxis && el.layout.xaxis.title ? el.layout.xaxis.title.text : null,
         y: el.layout.yaxis && el.layout.yaxis.title ? el.layout.yaxis.title.text : null,
         names: el.data.map(t => t.name), bars: el.data.filter(t => t.type === 'bar').map(t => [t.y, t.x]),
         shape_y: (el.layout.shapes || []).map(s => s.y0),
-        shapes_drawn: el.querySelectorAll('.shapelayer path').length}))""")
+        shapes_drawn: el.querySelectorAll('.shapelayer path').length}))""",
+    )
     return result
 
 
@@ -102,15 +114,18 @@ def _shot(pg: Any, name: str) -> None:
 
 
 def _answered(pg: Any) -> None:
-    pg.wait_for_function("() => { const s = document.querySelector('#status'); return s && "
-                         "(s.textContent.startsWith('answered') || document.querySelector('#error').textContent); }",
-                         timeout=120_000)  # fmt: skip
+    pg.wait_for_function(
+        "() => { const s = document.querySelector('#status'); return s && "
+        "(s.textContent.startsWith('answered') || document.querySelector('#error').textContent); }",
+        timeout=120_000,
+    )
 
 
 def _shown(pg: Any) -> dict[str, tuple[str, float]]:
     """Every figure on the page: key -> (text, the SI scale of the shown number)."""
-    items = pg.eval_on_selector_all("[data-key]", "els => els.map(e => [e.dataset.key, e.textContent, "
-                                    "Number(e.dataset.scale)])")  # fmt: skip
+    items = pg.eval_on_selector_all(
+        "[data-key]", "els => els.map(e => [e.dataset.key, e.textContent, Number(e.dataset.scale)])"
+    )
     return {k: (t, s) for k, t, s in items}
 
 
@@ -168,8 +183,17 @@ def test_each_page_shows_the_apis_and_the_clis_numbers(server: str, page: Any, n
         assert all(n and "_" not in n for n in c["names"]), (name, c)  # readable, not raw keys
     if name in ("train", "memory", "infer"):  # the capacity line is drawn across the memory chart
         mem = next(c for c in _charts(page) if c["id"] == "chart-memory")
-        capacity_gb = _lookup(api, {"train": "memory_capacity_bytes", "memory": "capacity_bytes",
-                                    "infer": "memory_per_accelerator.capacity_bytes"}[name]) / 1e9
+        capacity_gb = (
+            _lookup(
+                api,
+                {
+                    "train": "memory_capacity_bytes",
+                    "memory": "capacity_bytes",
+                    "infer": "memory_per_accelerator.capacity_bytes",
+                }[name],
+            )
+            / 1e9
+        )
         assert any(abs(y - capacity_gb) < 1e-9 for y in mem["shape_y"]), mem
         assert "(GB)" in mem["y"]
 
@@ -198,8 +222,10 @@ def test_schedule_page_follows_a_policy_change(server: str, page: Any) -> None:
     _answered(page)
     before = _shown(page)["utilisation_while_arriving_frac"][0]
     page.select_option("[data-path='schedule.policy']", "fifo")
-    page.wait_for_function("() => document.querySelector(\"[data-key='utilisation_while_arriving_frac']\")"
-                           f".textContent !== {before!r}", timeout=60_000)  # fifo's utilisation differs (by the CLI)
+    page.wait_for_function(
+        f"() => document.querySelector(\"[data-key='utilisation_while_arriving_frac']\").textContent !== {before!r}",
+        timeout=60_000,
+    )  # fifo's utilisation differs (by the CLI)
     _answered(page)
     fifo = _cli(["schedule", str(EXAMPLES / "schedule-synthetic.yaml"), "--json", "--set", "schedule.policy=fifo"])
     assert _assert_page_equals(_shown(page), fifo, "schedule fifo vs CLI") >= 6
@@ -207,14 +233,16 @@ def test_schedule_page_follows_a_policy_change(server: str, page: Any) -> None:
 
 
 def test_an_uploaded_trace_csv_is_scheduled(server: str, page: Any, tmp_path: Path) -> None:
-    rows = ["job_id,arrival_s,gpus,duration_s,priority,user"] + [f"j{i},{10 * i},{1 + i % 8},{600 + 30 * i},0,u{i % 3}"
-                                                                  for i in range(40)]  # fmt: skip
+    rows = ["job_id,arrival_s,gpus,duration_s,priority,user"] + [
+        f"j{i},{10 * i},{1 + i % 8},{600 + 30 * i},0,u{i % 3}" for i in range(40)
+    ]
     (tmp_path / "mine.csv").write_text("\n".join(rows) + "\n")
     page.goto(f"{server}#/schedule")
     _answered(page)
     page.set_input_files("#trace-file", str(tmp_path / "mine.csv"))
-    page.wait_for_function("() => document.querySelector(\"[data-key='jobs.finished']\").textContent === '40'",
-                           timeout=60_000)  # fmt: skip
+    page.wait_for_function(
+        "() => document.querySelector(\"[data-key='jobs.finished']\").textContent === '40'", timeout=60_000
+    )
     _answered(page)
     assert "40 jobs" in page.text_content("#trace-name")
     doc = yaml.safe_load((EXAMPLES / "schedule-synthetic.yaml").read_text())
@@ -233,9 +261,11 @@ def test_a_changed_field_re_answers_and_the_url_reproduces_it(server: str, page:
     before = _shown(page)["time_to_train_s"][0]
     page.fill("[data-path='hardware.count']", "512")
     page.press("[data-path='hardware.count']", "Tab")
-    page.wait_for_function(f"() => document.querySelector(\"[data-key='time_to_train_s']\").textContent !== {before!r}"
-                           " && document.querySelector('#status').textContent.startsWith('answered')",
-                           timeout=60_000)  # fmt: skip
+    page.wait_for_function(
+        f"() => document.querySelector(\"[data-key='time_to_train_s']\").textContent !== {before!r}"
+        " && document.querySelector('#status').textContent.startsWith('answered')",
+        timeout=60_000,
+    )
     scenario = yaml.safe_load((EXAMPLES / PAGES["train"]).read_text())
     scenario["hardware"]["count"] = 512
     api = httpx.post(f"{server}api/v1/train", json=scenario, timeout=60).json()
@@ -260,7 +290,7 @@ def test_a_bad_value_shows_the_apis_error_next_to_its_field(server: str, page: A
     page.fill("[data-path='inference.slo.ttft_p90_s']", "-2")
     page.press("[data-path='inference.slo.ttft_p90_s']", "Tab")
     slot = "[data-err-for='inference.slo.ttft_p90_s']"
-    page.wait_for_function(f"() => document.querySelector(\"{slot}\").textContent.length > 0", timeout=30_000)
+    page.wait_for_function(f'() => document.querySelector("{slot}").textContent.length > 0', timeout=30_000)
     scenario = yaml.safe_load((EXAMPLES / PAGES["infer"]).read_text())
     scenario["inference"]["slo"]["ttft_p90_s"] = -2
     r = httpx.post(f"{server}api/v1/infer", json=scenario, timeout=60)
@@ -280,11 +310,13 @@ def test_yaml_applied_in_the_page_answers_that_scenario(server: str, page: Any) 
     cli = _cli(["memory", str(EXAMPLES / "finetune-qlora-70b.yaml"), "--json"])
     page.click("#apply-yaml")
     # the new scenario's answer, not any "answered": its parameter count differs from the 7B example's
-    page.wait_for_function(f"() => {{ const v = document.querySelector(\"[data-key='total_params']\"); "
-                           f"return document.querySelector('#f-model').value === 'meta-llama-2-70b' && v && "
-                           f"v.textContent !== {before!r} && !document.querySelector('#result.stale') && "
-                           "document.querySelector('#status').textContent.startsWith('answered'); }",
-                           timeout=60_000)  # fmt: skip
+    page.wait_for_function(
+        f"() => {{ const v = document.querySelector(\"[data-key='total_params']\"); "
+        f"return document.querySelector('#f-model').value === 'meta-llama-2-70b' && v && "
+        f"v.textContent !== {before!r} && !document.querySelector('#result.stale') && "
+        "document.querySelector('#status').textContent.startsWith('answered'); }",
+        timeout=60_000,
+    )
     assert _assert_page_equals(_shown(page), cli, "memory qlora vs CLI") >= 2
 
 
@@ -341,8 +373,9 @@ def test_sorting_a_column_orders_the_rows(server: str, page: Any) -> None:
     page.goto(f"{server}#/cost")
     _answered(page)
     page.click("#t-cost th:has-text('total $')")
-    values = page.eval_on_selector_all("#t-cost tbody tr td:nth-child(8)",
-                                       "tds => tds.map(t => Number(t.dataset.sort))")
+    values = page.eval_on_selector_all(
+        "#t-cost tbody tr td:nth-child(8)", "tds => tds.map(t => Number(t.dataset.sort))"
+    )
     assert values == sorted(values)
 
 
@@ -351,8 +384,9 @@ def test_the_itemised_bill_of_any_offer(server: str, page: Any) -> None:
 
     page.goto(f"{server}#/cost")
     _answered(page)
-    api = httpx.post(f"{server}api/v1/cost", json=yaml.safe_load((EXAMPLES / PAGES["cost"]).read_text()),
-                     timeout=60).json()  # fmt: skip
+    api = httpx.post(
+        f"{server}api/v1/cost", json=yaml.safe_load((EXAMPLES / PAGES["cost"]).read_text()), timeout=60
+    ).json()
     last = len(api["options"]) - 1
     page.select_option("#bill-offer", str(last))
     costs = page.eval_on_selector_all("#t-bill tbody tr td:nth-child(5)", "tds => tds.map(t => t.dataset.sort)")
@@ -433,7 +467,7 @@ def test_the_cost_chart_has_one_bar_per_offer_and_the_page_no_sideways_scroll(se
     api = httpx.post(f"{server}api/v1/cost", json=scenario, timeout=60).json()
     offers = [o["total_known_usd"] for o in api["options"] if o["total_known_usd"] is not None][:20]
     cost = next(c for c in _charts(page) if c["id"] == "chart-cost")
-    (labels, values), = cost["bars"]
+    ((labels, values),) = cost["bars"]
     assert len(labels) == len(set(labels)) == len(offers)  # no two offers share (and stack into) one bar
     assert values == pytest.approx(offers, rel=1e-12)
     assert cost["x"] == "total known cost (USD)"
@@ -475,11 +509,15 @@ def test_smaller_readability_items(server: str, page: Any) -> None:
     page.goto(f"{server}#/capacity")
     _answered(page)
     assert page.locator("[data-unused='hardware.count']").is_disabled()  # capacity chooses the count
-    ttft_tpot = page.eval_on_selector_all("#t-capacity tbody tr", "trs => trs.map(t => [t.cells[9].textContent, "
-                                          "t.cells[10].textContent, t.cells[11].textContent])")  # fmt: skip
+    ttft_tpot = page.eval_on_selector_all(
+        "#t-capacity tbody tr",
+        "trs => trs.map(t => [t.cells[9].textContent, t.cells[10].textContent, t.cells[11].textContent])",
+    )
     assert all(x != "0" and y != "0" for x, y, _ in ttft_tpot)
-    width = page.evaluate("[document.querySelector('#example').getBoundingClientRect().right, "
-                          "document.querySelector('#form-panel').getBoundingClientRect().right]")
+    width = page.evaluate(
+        "[document.querySelector('#example').getBoundingClientRect().right, "
+        "document.querySelector('#form-panel').getBoundingClientRect().right]"
+    )
     assert width[0] <= width[1]  # the example selector stays inside its panel
     page.click("#nav a[data-page='infer']")
     _answered(page)

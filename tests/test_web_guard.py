@@ -81,8 +81,17 @@ def test_listening_on_every_address_needs_an_explicit_allow_host(capsys: pytest.
     assert "--host" in err and "--allow-host" in err
 
 
-@pytest.mark.parametrize("ctype", [None, "text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
-                                   "multipart/form-data; boundary=x", "text/html"])  # fmt: skip
+@pytest.mark.parametrize(
+    "ctype",
+    [
+        None,
+        "text/plain",
+        "text/plain;charset=UTF-8",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "text/html",
+    ],
+)
 def test_a_state_changing_request_without_a_json_body_type_is_415(client: TestClient, ctype: str | None) -> None:
     """The types an HTML form on another site can send without asking (a 'simple' cross-site request)."""
     headers = {} if ctype is None else {"content-type": ctype}
@@ -93,27 +102,32 @@ def test_a_state_changing_request_without_a_json_body_type_is_415(client: TestCl
 
 
 def test_json_and_yaml_bodies_are_accepted(client: TestClient) -> None:
-    r = client.post("/api/v1/infer", content=json.dumps(INFER).encode(),
-                    headers={"content-type": "application/json; charset=utf-8"})  # fmt: skip
+    r = client.post(
+        "/api/v1/infer", content=json.dumps(INFER).encode(), headers={"content-type": "application/json; charset=utf-8"}
+    )
     assert r.status_code == 200
     r = client.post("/api/v1/parse-yaml", content=b"a: 1\n", headers={"content-type": "application/yaml"})
     assert r.status_code == 200 and r.json() == {"a": 1}
 
 
-@pytest.mark.parametrize(("headers", "status"), [
-    ({"origin": "http://evil.example"}, 403),
-    ({"origin": "null"}, 403),
-    ({"origin": "http://127.0.0.1:9999"}, 403),  # another port is another origin
-    ({"origin": "file://"}, 403),
-    ({"sec-fetch-site": "cross-site"}, 403),
-    ({"sec-fetch-site": "same-site"}, 403),
-    ({"origin": "http://127.0.0.1"}, 200),
-    ({"origin": "http://127.0.0.1", "sec-fetch-site": "same-origin"}, 200),
-    ({"sec-fetch-site": "none"}, 200),  # typed into the address bar, or no browser at all
-    ({}, 200),  # curl, scripts
-])  # fmt: skip
-def test_state_changing_requests_must_come_from_this_origin(client: TestClient, headers: dict[str, str],
-                                                            status: int) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"origin": "http://evil.example"}, 403),
+        ({"origin": "null"}, 403),
+        ({"origin": "http://127.0.0.1:9999"}, 403),  # another port is another origin
+        ({"origin": "file://"}, 403),
+        ({"sec-fetch-site": "cross-site"}, 403),
+        ({"sec-fetch-site": "same-site"}, 403),
+        ({"origin": "http://127.0.0.1"}, 200),
+        ({"origin": "http://127.0.0.1", "sec-fetch-site": "same-origin"}, 200),
+        ({"sec-fetch-site": "none"}, 200),  # typed into the address bar, or no browser at all
+        ({}, 200),  # curl, scripts
+    ],
+)
+def test_state_changing_requests_must_come_from_this_origin(
+    client: TestClient, headers: dict[str, str], status: int
+) -> None:
     r = client.post("/api/v1/infer", json=INFER, headers=headers)
     assert r.status_code == status, r.text
     if status == 403:
@@ -137,8 +151,15 @@ def test_non_finite_numbers_in_json_are_422(client: TestClient, text: str) -> No
         assert "finite" in _detail(r)["message"] or "not a JSON number" in _detail(r)["message"]
 
 
-@pytest.mark.parametrize("raw", [b'{"model": "\\ud800"}', b'{"model": "a\\udfffb"}', b'{"\\ud83d": 1}',
-                                 b'{"hardware": {"accelerator": ["\\ud800"]}}'])  # fmt: skip
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"model": "\\ud800"}',
+        b'{"model": "a\\udfffb"}',
+        b'{"\\ud83d": 1}',
+        b'{"hardware": {"accelerator": ["\\ud800"]}}',
+    ],
+)
 def test_lone_surrogates_are_422(client: TestClient, raw: bytes) -> None:
     for path in ("/api/v1/infer", "/api/v1/yaml", "/api/v1/model-from-config"):
         r = client.post(path, content=raw, headers={"content-type": "application/json"})
@@ -170,11 +191,20 @@ def test_a_chunked_body_over_the_limit_is_413() -> None:
 def _asgi(app: Any, receive_messages: list[dict[str, Any]], stall: bool) -> tuple[int, float]:
     """One POST straight through the ASGI app; the client sends ``receive_messages`` then stalls (if ``stall``)."""
     sent: list[dict[str, Any]] = []
-    scope = {"type": "http", "method": "POST", "path": "/api/v1/infer", "raw_path": b"/api/v1/infer",
-             "query_string": b"", "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json"),
-                                               (b"content-length", b"100000")],
-             "http_version": "1.1", "scheme": "http", "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 1),
-             "root_path": "", "asgi": {"version": "3.0"}}  # fmt: skip
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/api/v1/infer",
+        "raw_path": b"/api/v1/infer",
+        "query_string": b"",
+        "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json"), (b"content-length", b"100000")],
+        "http_version": "1.1",
+        "scheme": "http",
+        "server": ("127.0.0.1", 80),
+        "client": ("127.0.0.1", 1),
+        "root_path": "",
+        "asgi": {"version": "3.0"},
+    }
     queue = list(receive_messages)
 
     async def receive() -> dict[str, Any]:
@@ -203,26 +233,72 @@ def test_a_slow_or_short_body_times_out_with_408() -> None:
 # ---------- 2. bounded work
 
 
-@pytest.mark.parametrize(("path", "body", "field", "limit"), [
-    ("/api/v1/schedule", {"schedule": {**SCHEDULE["schedule"], "generator": {
-        **SCHEDULE["schedule"]["generator"], "jobs": 3_000_000}}}, "schedule.generator.jobs", "50,000"),
-    ("/api/v1/schedule", {"schedule": {**SCHEDULE["schedule"], "generator": {
-        **SCHEDULE["schedule"]["generator"], "jobs": 60_000}}}, "schedule.generator.jobs", "50,000"),
-    ("/api/v1/schedule", {"schedule": {**SCHEDULE["schedule"], "cluster": {
-        **SCHEDULE["schedule"]["cluster"], "nodes": 10**8}}}, "schedule.cluster.nodes", "100,000"),
-    ("/api/v1/schedule", {"schedule": {**SCHEDULE["schedule"], "utilisation_bins": 10**9}},
-     "schedule.utilisation_bins", "10,000"),
-    ("/api/v1/schedule", {"schedule": {**SCHEDULE["schedule"], "backfill_depth": 10**12}},
-     "schedule.backfill_depth", "1,000,000"),
-    ("/api/v1/pack", {"pack": {"accelerators": ["nvidia-a100-sxm4-80gb"], "workloads": [
-        {"name": "n", "kind": "notebook", "memory_gb": 9, "count": 10**8}]}}, "pack.workloads[0].count", "100,000"),
-    ("/api/v1/simulate", {**SIMULATE, "inference": {**SIMULATE["inference"], "num_requests": 10**6}},
-     "inference.num_requests", "20,000"),
-    ("/api/v1/train", {**RELIABILITY, "reliability": {**RELIABILITY["reliability"], "trials": 10**9}},
-     "reliability.trials", "1,000,000"),
-])  # fmt: skip
-def test_every_size_that_drives_the_work_is_bounded_at_validation(client: TestClient, path: str, body: dict[str, Any],
-                                                                  field: str, limit: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("path", "body", "field", "limit"),
+    [
+        (
+            "/api/v1/schedule",
+            {
+                "schedule": {
+                    **SCHEDULE["schedule"],
+                    "generator": {**SCHEDULE["schedule"]["generator"], "jobs": 3_000_000},
+                }
+            },
+            "schedule.generator.jobs",
+            "50,000",
+        ),
+        (
+            "/api/v1/schedule",
+            {"schedule": {**SCHEDULE["schedule"], "generator": {**SCHEDULE["schedule"]["generator"], "jobs": 60_000}}},
+            "schedule.generator.jobs",
+            "50,000",
+        ),
+        (
+            "/api/v1/schedule",
+            {"schedule": {**SCHEDULE["schedule"], "cluster": {**SCHEDULE["schedule"]["cluster"], "nodes": 10**8}}},
+            "schedule.cluster.nodes",
+            "100,000",
+        ),
+        (
+            "/api/v1/schedule",
+            {"schedule": {**SCHEDULE["schedule"], "utilisation_bins": 10**9}},
+            "schedule.utilisation_bins",
+            "10,000",
+        ),
+        (
+            "/api/v1/schedule",
+            {"schedule": {**SCHEDULE["schedule"], "backfill_depth": 10**12}},
+            "schedule.backfill_depth",
+            "1,000,000",
+        ),
+        (
+            "/api/v1/pack",
+            {
+                "pack": {
+                    "accelerators": ["nvidia-a100-sxm4-80gb"],
+                    "workloads": [{"name": "n", "kind": "notebook", "memory_gb": 9, "count": 10**8}],
+                }
+            },
+            "pack.workloads[0].count",
+            "100,000",
+        ),
+        (
+            "/api/v1/simulate",
+            {**SIMULATE, "inference": {**SIMULATE["inference"], "num_requests": 10**6}},
+            "inference.num_requests",
+            "20,000",
+        ),
+        (
+            "/api/v1/train",
+            {**RELIABILITY, "reliability": {**RELIABILITY["reliability"], "trials": 10**9}},
+            "reliability.trials",
+            "1,000,000",
+        ),
+    ],
+)
+def test_every_size_that_drives_the_work_is_bounded_at_validation(
+    client: TestClient, path: str, body: dict[str, Any], field: str, limit: str
+) -> None:
     t0 = time.monotonic()
     r = client.post(path, json=body)
     assert r.status_code == 422, r.text

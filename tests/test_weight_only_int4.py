@@ -20,8 +20,13 @@ H100 = "nvidia-h100-sxm5-80gb"
 
 def _linear_s(weights: str, batch: int) -> tuple[float, str]:
     cl = resolve_cluster(HardwareInput(accelerator=H100, count=1, per_node=1))
-    im = InferenceModel(model=catalog.model("meta-llama-3.1-70b"), cluster=cl, weight_precision=weights,
-                        kv_precision="bf16", engine="vllm")  # fmt: skip
+    im = InferenceModel(
+        model=catalog.model("meta-llama-3.1-70b"),
+        cluster=cl,
+        weight_precision=weights,
+        kv_precision="bf16",
+        engine="vllm",
+    )
     bd = im.breakdown(StepBatch(decode_seqs=batch, decode_context_tokens=batch * 1024))
     return bd.linear_s, bd.bound
 
@@ -52,8 +57,13 @@ def test_speedup_falls_at_large_batch() -> None:
 
 
 def test_cli_example_reports_memory_bound_decode() -> None:
-    sets = ["hardware.count=1", "inference.plan.tp=1", "inference.weight_precision=int4",
-            "inference.kv_precision=bf16", "inference.concurrency=11"]
+    sets = [
+        "hardware.count=1",
+        "inference.plan.tp=1",
+        "inference.weight_precision=int4",
+        "inference.kv_precision=bf16",
+        "inference.concurrency=11",
+    ]
     sc = load_scenario("examples/infer-llama3.1-70b-h100.yaml", set=sets)
     est = infer(sc).estimate
     assert est.decode_bound == "memory"

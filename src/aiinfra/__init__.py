@@ -17,9 +17,27 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-_API = ("train", "memory", "infer", "capacity", "simulate", "find_max_rate", "cost", "datacenter", "tco", "check",
-        "validate", "model", "pack", "schedule", "sweep", "prices_refresh", "price_diff", "calibrate",
-        "probe")  # fmt: skip
+_API = (
+    "train",
+    "memory",
+    "infer",
+    "capacity",
+    "simulate",
+    "find_max_rate",
+    "cost",
+    "datacenter",
+    "tco",
+    "check",
+    "validate",
+    "model",
+    "pack",
+    "schedule",
+    "sweep",
+    "prices_refresh",
+    "price_diff",
+    "calibrate",
+    "probe",
+)
 __all__ = [*_API, "__version__", "catalog", "load_scenario"]
 
 

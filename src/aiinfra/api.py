@@ -64,8 +64,14 @@ def capacity(
     """The cheapest deployment meeting the demand and SLOs over engines × accelerators × layouts × weight formats
     (``aiinfra capacity``); ``simulate`` checks it by simulating one replica."""
     with _using(catalog):
-        return app.capacity(load_scenario(scenario, set), list(accelerators) if accelerators else None,
-                            list(engines) if engines else None, simulate, seed, disaggregate=disaggregate)  # fmt: skip
+        return app.capacity(
+            load_scenario(scenario, set),
+            list(accelerators) if accelerators else None,
+            list(engines) if engines else None,
+            simulate,
+            seed,
+            disaggregate=disaggregate,
+        )
 
 
 def simulate(
@@ -122,15 +128,17 @@ def model(model: str | dict[str, Any], seq_len: int | None = None, catalog: Cata
         return app.model_show(model, seq_len)
 
 
-def pack(portfolio: str | Path | Mapping[str, Any], *, set: Overrides = None,
-         catalog: Catalog | None = None) -> app.PackResult:  # fmt: skip
+def pack(
+    portfolio: str | Path | Mapping[str, Any], *, set: Overrides = None, catalog: Catalog | None = None
+) -> app.PackResult:
     """The fewest (or cheapest) GPUs with a MIG layout each for a portfolio file (``aiinfra pack``)."""
     with _using(catalog):
         return app.pack(portfolio, _set_list(set))
 
 
-def schedule(scenario: str | Path | Mapping[str, Any], *, set: Overrides = None,
-             catalog: Catalog | None = None) -> app.ScheduleResult:  # fmt: skip
+def schedule(
+    scenario: str | Path | Mapping[str, Any], *, set: Overrides = None, catalog: Catalog | None = None
+) -> app.ScheduleResult:
     """A job trace through a cluster under a scheduling policy (``aiinfra schedule``)."""
     with _using(catalog):
         return app.schedule(scenario, _set_list(set))
@@ -159,29 +167,47 @@ def sweep(
     from aiinfra.app.sweep import sweep_frame
 
     with _using(catalog):
-        return sweep_frame(scenario, grid=grid, zip=zip, question=question, options=options,
-                           set=list(_set_list(set)), out=out, backend=backend, workers=workers, address=address,
-                           progress=progress)  # fmt: skip
+        return sweep_frame(
+            scenario,
+            grid=grid,
+            zip=zip,
+            question=question,
+            options=options,
+            set=list(_set_list(set)),
+            out=out,
+            backend=backend,
+            workers=workers,
+            address=address,
+            progress=progress,
+        )
 
 
-def prices_refresh(providers: Sequence[str] | None = None, out: str | Path | None = None,
-                   offers: str | Path | None = None) -> app.PricesRefreshResult:  # fmt: skip
+def prices_refresh(
+    providers: Sequence[str] | None = None, out: str | Path | None = None, offers: str | Path | None = None
+) -> app.PricesRefreshResult:
     """Current cloud offers (through gpuhunt: ``pip install 'aiinfra[prices]'``; or recorded gpuhunt catalog
     files in ``offers``) written as a price overlay into ``out`` (default: the refreshed-prices folder every answer
     reads) (``aiinfra prices refresh``)."""
     return app.prices_refresh(list(providers) if providers else None, out, offers)
 
 
-def price_diff(examples: str | Path | None = None, *, with_examples: bool = True,
-               catalog: Catalog | None = None) -> app.PriceDiffResult:  # fmt: skip
+def price_diff(
+    examples: str | Path | None = None, *, with_examples: bool = True, catalog: Catalog | None = None
+) -> app.PriceDiffResult:
     """Per offer, the shipped price row against the one in use (refreshed prices, overlays), and the cheapest
     answer of each shipped example with either (``aiinfra catalog list prices --diff``)."""
     with _using(catalog):
         return app.price_diff(examples, with_examples)
 
 
-def calibrate(scenario: ScenarioLike, results: Sequence[str | Path], *, out: str | Path, set: Overrides = None,
-              catalog: Catalog | None = None) -> app.CalibrateResult:  # fmt: skip
+def calibrate(
+    scenario: ScenarioLike,
+    results: Sequence[str | Path],
+    *,
+    out: str | Path,
+    set: Overrides = None,
+    catalog: Catalog | None = None,
+) -> app.CalibrateResult:
     """Fit the planner's efficiency factors to benchmark result files (vLLM, GuideLLM, CSV; training CSV and logs)
     of the deployment ``scenario`` describes and write ``out`` as a catalog overlay (``aiinfra calibrate``); answer
     against it with ``catalog=Catalog.default().with_overlay(out)``."""

@@ -20,7 +20,6 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-
 def _command_named(argv: list[str] | None) -> str | None:
     """The command being run when its module exists (the first word that is not an option), else None."""
     args = sys.argv[1:] if argv is None else argv

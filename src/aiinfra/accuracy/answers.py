@@ -26,21 +26,45 @@ NEAR_SCALE_RATIO = 4.0
 
 #: per answer kind, each headline key -> (the regime quantity whose errors it carries, its power of that quantity)
 QUANTITIES: dict[str, dict[str, tuple[str, float]]] = {
-    "train": {"time_to_train_s": ("step_time", 1.0), "step_time_s": ("step_time", 1.0),
-              "mfu_frac": ("step_time", -1.0), "tokens_per_s": ("step_time", -1.0),
-              "tokens_per_s_per_accelerator": ("step_time", -1.0), "accelerator_hours": ("step_time", 1.0)},
-    "infer": {"output_tokens_per_s": ("throughput", 1.0), "requests_per_s": ("throughput", 1.0),
-              "ttft_s": ("ttft", 1.0), "tpot_s": ("tpot", 1.0), "output_tokens_per_s_per_user": ("tpot", -1.0)},
-    "capacity": {"accelerators": ("throughput", -1.0), "usd_per_hour": ("throughput", -1.0),
-                 "usd_per_million_output_tokens": ("throughput", -1.0), "ttft_s": ("ttft", 1.0),
-                 "tpot_s": ("tpot", 1.0)},
-    "simulate": {"output_tokens_per_s": ("throughput", 1.0), "requests_per_s": ("throughput", 1.0),
-                 "ttft_s.p50": ("ttft", 1.0), "ttft_s.mean": ("ttft", 1.0), "ttft_s.p90": ("ttft", 1.0),
-                 "tpot_exclusive_s.p50": ("tpot", 1.0), "tpot_exclusive_s.mean": ("tpot", 1.0),
-                 "tpot_exclusive_s.p90": ("tpot", 1.0)},
-    "cost": {"duration_s": ("step_time", 1.0), "cheapest.total_known_usd": ("step_time", 1.0),
-             "cheapest.compute_usd": ("step_time", 1.0), "cheapest.usd_per_million_tokens": ("step_time", 1.0)},
-}  # fmt: skip
+    "train": {
+        "time_to_train_s": ("step_time", 1.0),
+        "step_time_s": ("step_time", 1.0),
+        "mfu_frac": ("step_time", -1.0),
+        "tokens_per_s": ("step_time", -1.0),
+        "tokens_per_s_per_accelerator": ("step_time", -1.0),
+        "accelerator_hours": ("step_time", 1.0),
+    },
+    "infer": {
+        "output_tokens_per_s": ("throughput", 1.0),
+        "requests_per_s": ("throughput", 1.0),
+        "ttft_s": ("ttft", 1.0),
+        "tpot_s": ("tpot", 1.0),
+        "output_tokens_per_s_per_user": ("tpot", -1.0),
+    },
+    "capacity": {
+        "accelerators": ("throughput", -1.0),
+        "usd_per_hour": ("throughput", -1.0),
+        "usd_per_million_output_tokens": ("throughput", -1.0),
+        "ttft_s": ("ttft", 1.0),
+        "tpot_s": ("tpot", 1.0),
+    },
+    "simulate": {
+        "output_tokens_per_s": ("throughput", 1.0),
+        "requests_per_s": ("throughput", 1.0),
+        "ttft_s.p50": ("ttft", 1.0),
+        "ttft_s.mean": ("ttft", 1.0),
+        "ttft_s.p90": ("ttft", 1.0),
+        "tpot_exclusive_s.p50": ("tpot", 1.0),
+        "tpot_exclusive_s.mean": ("tpot", 1.0),
+        "tpot_exclusive_s.p90": ("tpot", 1.0),
+    },
+    "cost": {
+        "duration_s": ("step_time", 1.0),
+        "cheapest.total_known_usd": ("step_time", 1.0),
+        "cheapest.compute_usd": ("step_time", 1.0),
+        "cheapest.usd_per_million_tokens": ("step_time", 1.0),
+    },
+}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -62,12 +86,24 @@ def _regime(quantity: str, i: Inputs) -> Regime:
     gen = generation_of(i.accelerator)
     arch = "moe" if i.moe else "dense"
     if quantity == "step_time":
-        return Regime(kind="training", quantity=quantity, scale_band=scale_band(i.accelerators), arch=arch,
-                      generation=gen, parallelism=parallelism_family(i.tp, i.pp, i.sharding))  # fmt: skip
+        return Regime(
+            kind="training",
+            quantity=quantity,
+            scale_band=scale_band(i.accelerators),
+            arch=arch,
+            generation=gen,
+            parallelism=parallelism_family(i.tp, i.pp, i.sharding),
+        )
     if quantity == "interruptions":
         return Regime(kind="reliability", quantity=quantity, generation=gen)
-    return Regime(kind="inference", quantity=quantity, arch=arch, generation=gen, engine=i.engine or "any",
-                  load=load_level(i.batch, i.saturated))  # fmt: skip
+    return Regime(
+        kind="inference",
+        quantity=quantity,
+        arch=arch,
+        generation=gen,
+        engine=i.engine or "any",
+        load=load_level(i.batch, i.saturated),
+    )
 
 
 def extrapolation(kind: str, i: Inputs, table: Sequence[ErrorRow]) -> str | None:
@@ -81,8 +117,9 @@ def extrapolation(kind: str, i: Inputs, table: Sequence[ErrorRow]) -> str | None
             return None
         counts = [r.accelerators_count for r in rows if r.accelerators_count]
         nearest = min(counts, key=lambda c: abs(math.log(c / i.accelerators))) if counts else None
-        return (f"no published failure figure within {NEAR_SCALE_RATIO:g}× of {i.accelerators:,} accelerators"
-                + (f" (nearest: {nearest:,})" if nearest else ""))  # fmt: skip
+        return f"no published failure figure within {NEAR_SCALE_RATIO:g}× of {i.accelerators:,} accelerators" + (
+            f" (nearest: {nearest:,})" if nearest else ""
+        )
     same = [r for r in rows if generation_of(r.accelerator) == gen]
     what = "training" if kind == "training" else "serving"
     if not same:
@@ -91,8 +128,10 @@ def extrapolation(kind: str, i: Inputs, table: Sequence[ErrorRow]) -> str | None
         counts = [r.accelerators_count for r in same if r.accelerators_count]
         if not any(_near(c, i.accelerators) for c in counts):
             nearest = min(counts, key=lambda c: abs(math.log(c / i.accelerators))) if counts else None
-            return (f"no published measurement within {NEAR_SCALE_RATIO:g}× of {i.accelerators:,} accelerators on "
-                    f"{gen} hardware" + (f" (nearest: {nearest:,})" if nearest else ""))  # fmt: skip
+            return (
+                f"no published measurement within {NEAR_SCALE_RATIO:g}× of {i.accelerators:,} accelerators on "
+                f"{gen} hardware" + (f" (nearest: {nearest:,})" if nearest else "")
+            )
         if i.moe and not any(r.regime.arch == "moe" for r in same):
             return f"no published MoE training measurement on {gen} hardware"
         return None
@@ -121,23 +160,33 @@ def _finite(v: Any) -> TypeGuard[float]:
 
 
 def _band_fields(b: Band) -> dict[str, Any]:
-    return {"regime": b.regime.label(), "rows": b.rows, "sources": b.sources,
-            "median_abs_error_frac": b.median_abs_error_frac}  # fmt: skip
+    return {
+        "regime": b.regime.label(),
+        "rows": b.rows,
+        "sources": b.sources,
+        "median_abs_error_frac": b.median_abs_error_frac,
+    }
 
 
 def _note(b: Band, reason: str | None) -> str:
-    basis = (f"{INTERVAL * 100:.0f} % of the validation errors in {b.regime.label()} ({b.rows} published "
-             f"measurements from {b.sources} sources, {b.sealed_rows} of them sealed) fall inside these bands")
+    basis = (
+        f"{INTERVAL * 100:.0f} % of the validation errors in {b.regime.label()} ({b.rows} published "
+        f"measurements from {b.sources} sources, {b.sealed_rows} of them sealed) fall inside these bands"
+    )
     if b.inflation > 1.0:
         basis += f"; the open rows' errors are widened × {b.inflation:.2f}, the measured open→sealed ratio"
     if b.thin:
         basis += "; few rows: the bands are indicative"
     if b.top_source_rows * 3 > b.rows * 2:
-        basis += (f"; {b.top_source_rows} of the {b.rows} rows come from one publisher ({b.top_source}), so the "
-                  "bands mostly say how far its setups are from the model")
+        basis += (
+            f"; {b.top_source_rows} of the {b.rows} rows come from one publisher ({b.top_source}), so the "
+            "bands mostly say how far its setups are from the model"
+        )
     if reason:
-        return f"outside every validated regime: {reason}; the bands are the errors of the nearest pooled regime " \
-               f"and may understate the error ({basis})"
+        return (
+            f"outside every validated regime: {reason}; the bands are the errors of the nearest pooled regime "
+            f"and may understate the error ({basis})"
+        )
     return basis
 
 
@@ -147,12 +196,21 @@ def _base(table_rows: Sequence[ErrorRow]) -> dict[str, Any]:
 
 
 def _no_band(note: str, extrapolating: bool) -> dict[str, Any]:
-    return {"interval": INTERVAL, "regime": None, "rows": 0, "sources": 0, "median_abs_error_frac": None,
-            "extrapolation": extrapolating, "note": note, "quantities": {}}  # fmt: skip
+    return {
+        "interval": INTERVAL,
+        "regime": None,
+        "rows": 0,
+        "sources": 0,
+        "median_abs_error_frac": None,
+        "extrapolation": extrapolating,
+        "note": note,
+        "quantities": {},
+    }
 
 
-def bands_for(kind: str, i: Inputs, values: Mapping[str, Any], table: Sequence[ErrorRow],
-              round_to: int = 0) -> dict[str, Any]:  # fmt: skip
+def bands_for(
+    kind: str, i: Inputs, values: Mapping[str, Any], table: Sequence[ErrorRow], round_to: int = 0
+) -> dict[str, Any]:
     """The accuracy object of one answer from its headline ``values`` (dotted keys into its JSON)."""
     spec = QUANTITIES[kind]
     quantities: dict[str, dict[str, float]] = {}
@@ -175,12 +233,18 @@ def bands_for(kind: str, i: Inputs, values: Mapping[str, Any], table: Sequence[E
     if primary is None:
         return _no_band("no validation row measures this answer's quantities", True)
     reason = extrapolation(primary.asked.kind, i, table)
-    return {**_base(table), **_band_fields(primary), "extrapolation": reason is not None,
-            "note": _note(primary, reason), "quantities": quantities}  # fmt: skip
+    return {
+        **_base(table),
+        **_band_fields(primary),
+        "extrapolation": reason is not None,
+        "note": _note(primary, reason),
+        "quantities": quantities,
+    }
 
 
-def reliability_bands(i: Inputs, rel: Mapping[str, Any], useful_s: float | None,
-                      table: Sequence[ErrorRow]) -> dict[str, Any]:  # fmt: skip
+def reliability_bands(
+    i: Inputs, rel: Mapping[str, Any], useful_s: float | None, table: Sequence[ErrorRow]
+) -> dict[str, Any]:
     """The reliability section's bands: interruptions from the failure-rate errors; ETTR through its loss
     (1 − ETTR taken as proportional to the failure rate: the downtime and lost-work parts are, the checkpoint part
     grows only as its square root, so the band errs wide); the time to train with failures combines the step-time
@@ -205,23 +269,36 @@ def reliability_bands(i: Inputs, rel: Mapping[str, Any], useful_s: float | None,
             c_lo, c_hi = combine((-t.high_log, -t.low_log), (math.log(ettr / e_hi), math.log(ettr / e_lo)))
             q["time_to_train_mean_s"] = {"low": float(wall) * math.exp(c_lo), "high": float(wall) * math.exp(c_hi)}
     reason = extrapolation("reliability", i, table)
-    return {**_base(table), **_band_fields(b), "extrapolation": reason is not None, "note": _note(b, reason),
-            "quantities": q}  # fmt: skip
+    return {
+        **_base(table),
+        **_band_fields(b),
+        "extrapolation": reason is not None,
+        "note": _note(b, reason),
+        "quantities": q,
+    }
 
 
-TCO_NOTE = ("tco prices owning and renting the cluster over its horizon at the given utilisation: no modelled time "
-            "or throughput enters it, so its figures are as exact as its price rows (see `aiinfra cost` for the "
-            "band of a training run's bill)")
-MEMORY_NOTE = ("no published memory measurement is in the validation: the memory figures follow the formulas cited "
-               "in docs/training.md, with no measured error band")
+TCO_NOTE = (
+    "tco prices owning and renting the cluster over its horizon at the given utilisation: no modelled time "
+    "or throughput enters it, so its figures are as exact as its price rows (see `aiinfra cost` for the "
+    "band of a training run's bill)"
+)
+MEMORY_NOTE = (
+    "no published memory measurement is in the validation: the memory figures follow the formulas cited "
+    "in docs/training.md, with no measured error band"
+)
 
 
 def _training_inputs(sc: Scenario, obj: Mapping[str, Any]) -> Inputs:
     plan = obj.get("plan") or {}
-    return Inputs(accelerator=sc.cluster.accelerator.id, accelerators=int(obj.get("accelerators_used")
-                                                                          or sc.cluster.count),
-                  moe=sc.model.is_moe, tp=int(plan.get("tp", 1)), pp=int(plan.get("pp", 1)),
-                  sharding=str(plan.get("sharding", "none")))  # fmt: skip
+    return Inputs(
+        accelerator=sc.cluster.accelerator.id,
+        accelerators=int(obj.get("accelerators_used") or sc.cluster.count),
+        moe=sc.model.is_moe,
+        tp=int(plan.get("tp", 1)),
+        pp=int(plan.get("pp", 1)),
+        sharding=str(plan.get("sharding", "none")),
+    )
 
 
 def _serving_batch(sc: Scenario) -> tuple[int | None, bool]:
@@ -234,8 +311,9 @@ def _serving_batch(sc: Scenario) -> tuple[int | None, bool]:
     return n, n is None
 
 
-def accuracy_for(kind: str, scenario: Scenario, values: Mapping[str, Any],
-                 table: Sequence[ErrorRow] | None = None) -> dict[str, Any]:  # fmt: skip
+def accuracy_for(
+    kind: str, scenario: Scenario, values: Mapping[str, Any], table: Sequence[ErrorRow] | None = None
+) -> dict[str, Any]:
     """The ``accuracy`` object of answer ``kind`` (train, memory, infer, capacity, simulate, cost, tco,
     reliability) for ``scenario`` (the regime inputs) and the answer's JSON object ``values`` (its headline
     numbers); ``table``: the error rows to use (default: the shipped error table)."""
@@ -252,27 +330,41 @@ def accuracy_for(kind: str, scenario: Scenario, values: Mapping[str, Any],
     if kind == "cost":
         return _cost(scenario, values, rows)
     if kind == "infer":
-        i = Inputs(accelerator=str(values.get("accelerator") or scenario.cluster.accelerator.id),
-                   accelerators=int(values.get("count") or scenario.cluster.count), moe=scenario.model.is_moe,
-                   tp=int(values.get("tp") or 1), engine=str(values.get("engine") or ""),
-                   batch=int(values.get("batch_seqs") or 0) or None,
-                   saturated=str(values.get("load", "")).startswith("saturated"))  # fmt: skip
+        i = Inputs(
+            accelerator=str(values.get("accelerator") or scenario.cluster.accelerator.id),
+            accelerators=int(values.get("count") or scenario.cluster.count),
+            moe=scenario.model.is_moe,
+            tp=int(values.get("tp") or 1),
+            engine=str(values.get("engine") or ""),
+            batch=int(values.get("batch_seqs") or 0) or None,
+            saturated=str(values.get("load", "")).startswith("saturated"),
+        )
         return bands_for("infer", i, values, rows)
     if kind == "capacity":
         ch = values.get("chosen") or {}
-        i = Inputs(accelerator=str(ch.get("accelerator") or scenario.cluster.accelerator.id),
-                   accelerators=int(ch.get("accelerators") or 1), moe=scenario.model.is_moe,
-                   tp=int(ch.get("tp") or 1), engine=str(ch.get("engine") or ""),
-                   batch=int(ch.get("batch_per_replica") or 0) or None)  # fmt: skip
+        i = Inputs(
+            accelerator=str(ch.get("accelerator") or scenario.cluster.accelerator.id),
+            accelerators=int(ch.get("accelerators") or 1),
+            moe=scenario.model.is_moe,
+            tp=int(ch.get("tp") or 1),
+            engine=str(ch.get("engine") or ""),
+            batch=int(ch.get("batch_per_replica") or 0) or None,
+        )
         return bands_for("capacity", i, ch, rows, round_to=int(ch.get("tp") or 1))
     if kind == "simulate":
         wl = scenario.inference
         plan = wl.plan if wl is not None else None
         running = values.get("running_seqs_max")
         batch, saturated = _serving_batch(scenario)
-        i = Inputs(accelerator=scenario.cluster.accelerator.id, accelerators=scenario.cluster.count,
-                   moe=scenario.model.is_moe, tp=plan.tp if plan else 1, engine=wl.engine if wl else None,
-                   batch=batch or (int(running) if _finite(running) else None), saturated=saturated)  # fmt: skip
+        i = Inputs(
+            accelerator=scenario.cluster.accelerator.id,
+            accelerators=scenario.cluster.count,
+            moe=scenario.model.is_moe,
+            tp=plan.tp if plan else 1,
+            engine=wl.engine if wl else None,
+            batch=batch or (int(running) if _finite(running) else None),
+            saturated=saturated,
+        )
         return bands_for("simulate", i, values, rows)
     raise ValueError(f"accuracy_for: unknown answer kind {kind!r}")
 
@@ -283,12 +375,22 @@ def _cost(sc: Scenario, values: Mapping[str, Any], rows: Sequence[ErrorRow]) -> 
     no model error. ``values["plan"]``: the training plan's layout (tp, pp, sharding)."""
     plan = values.get("training_plan")
     if not plan:
-        return {**_no_band("the duration is given (cost.usage.duration_s), not modelled: the bill is as exact as "
-                           "its price rows", False), "regime": "prices only"}  # fmt: skip
+        return {
+            **_no_band(
+                "the duration is given (cost.usage.duration_s), not modelled: the bill is as exact as its price rows",
+                False,
+            ),
+            "regime": "prices only",
+        }
     layout = values.get("plan") or {}
-    i = Inputs(accelerator=sc.cluster.accelerator.id, accelerators=sc.cluster.count, moe=sc.model.is_moe,
-               tp=int(layout.get("tp", 1)), pp=int(layout.get("pp", 1)),
-               sharding=str(layout.get("sharding", "none")))  # fmt: skip
+    i = Inputs(
+        accelerator=sc.cluster.accelerator.id,
+        accelerators=sc.cluster.count,
+        moe=sc.model.is_moe,
+        tp=int(layout.get("tp", 1)),
+        pp=int(layout.get("pp", 1)),
+        sharding=str(layout.get("sharding", "none")),
+    )
     out = bands_for("cost", i, values, rows)
     useful, wall = plan.get("time_to_train_s"), values.get("duration_s")
     if _finite(useful) and _finite(wall) and wall > useful * (1 + 1e-9):

@@ -47,8 +47,16 @@ def check(rows: Sequence[ErrorRow], pool: Sequence[ErrorRow]) -> list[Checked]:
         if b is None:
             continue
         lo, hi = b.interval(r.predicted, metric_power(r))
-        out.append(Checked(row=r, low=lo, high=hi, covered=b.covers(r.log_error),
-                           half_width_frac=(hi - lo) / 2.0 / r.predicted, pooled_regime=b.regime.label()))  # fmt: skip
+        out.append(
+            Checked(
+                row=r,
+                low=lo,
+                high=hi,
+                covered=b.covers(r.log_error),
+                half_width_frac=(hi - lo) / 2.0 / r.predicted,
+                pooled_regime=b.regime.label(),
+            )
+        )
     return out
 
 
@@ -67,16 +75,31 @@ def rows_from_cases(path: Path, cases: Sequence[object]) -> list[ErrorRow]:
         if row is None or regime is None or not measured or not predicted or predicted <= 0:
             continue
         metric = row["metric"].strip()
-        out.append(ErrorRow(id=row["id"], kind=kind, split=split, file=Path(path).name, source=source_key(row),
-                            metric=metric, accelerator=row["accelerator"].strip(),
-                            accelerators_count=_count(row, "num_accelerators"), measured=measured, predicted=predicted,
-                            log_error=_log_error(kind, metric, predicted, measured), regime=regime))  # fmt: skip
+        out.append(
+            ErrorRow(
+                id=row["id"],
+                kind=kind,
+                split=split,
+                file=Path(path).name,
+                source=source_key(row),
+                metric=metric,
+                accelerator=row["accelerator"].strip(),
+                accelerators_count=_count(row, "num_accelerators"),
+                measured=measured,
+                predicted=predicted,
+                log_error=_log_error(kind, metric, predicted, measured),
+                regime=regime,
+            )
+        )
     return out
 
 
 def summary(checked: Sequence[Checked]) -> dict[str, float | int]:
-    return {"rows": len(checked), "coverage_frac": sum(c.covered for c in checked) / len(checked),
-            "median_half_width_frac": statistics.median(c.half_width_frac for c in checked)}  # fmt: skip
+    return {
+        "rows": len(checked),
+        "coverage_frac": sum(c.covered for c in checked) / len(checked),
+        "median_half_width_frac": statistics.median(c.half_width_frac for c in checked),
+    }
 
 
 #: per kind, the regime dimensions docs/validation.md breaks the coverage down by
@@ -92,8 +115,9 @@ def groups(checked: Sequence[Checked]) -> list[tuple[str, str, list[Checked]]]:
         parts = [(f"{kind} {quantity}", mine)]
         for dim in BREAKDOWN.get(kind, ()):
             for value in sorted({getattr(c.row.regime, dim) for c in mine}):
-                parts.append((f"{kind} {quantity} · {dim} {value}",
-                              [c for c in mine if getattr(c.row.regime, dim) == value]))  # fmt: skip
+                parts.append(
+                    (f"{kind} {quantity} · {dim} {value}", [c for c in mine if getattr(c.row.regime, dim) == value])
+                )
         for label, sel in parts:
             splits = {c.row.split for c in sel}
             for split in ("sealed", "open", "all"):
@@ -106,18 +130,26 @@ def groups(checked: Sequence[Checked]) -> list[tuple[str, str, list[Checked]]]:
 def markdown(table: Sequence[ErrorRow]) -> str:
     """The "Error bands" section of docs/validation.md from the error table."""
     checked = check(table, table)
-    lines = [MARK, "", "## Error bands (the 80 % intervals, validated)", "",
-             f"Every answer carries a central {INTERVAL:.0%} interval from the error model (docs/accuracy.md). Here "
-             "each validation row gets the interval the model would give it *without the row's own source* "
-             "(leave-one-source-out, the open→sealed inflation measured without it too), and we count how many "
-             "measurements fall inside it. Coverage near 80 % means the bands are calibrated; the half-width is "
-             "(high − low) / 2 over the predicted value. Sealed rows were chosen by a hash of their id before "
-             "their values were looked at. Made by `python bench/accuracy_table.py` from "
-             "src/aiinfra/accuracy/data/error_table.json; `aiinfra validate --json` gives every case its "
-             "predicted_low and predicted_high the same way.", "",
-             "| regime | split | rows | coverage of the 80 % interval | median half-width |", "|---|---|---|---|---|"]
+    lines = [
+        MARK,
+        "",
+        "## Error bands (the 80 % intervals, validated)",
+        "",
+        f"Every answer carries a central {INTERVAL:.0%} interval from the error model (docs/accuracy.md). Here "
+        "each validation row gets the interval the model would give it *without the row's own source* "
+        "(leave-one-source-out, the open→sealed inflation measured without it too), and we count how many "
+        "measurements fall inside it. Coverage near 80 % means the bands are calibrated; the half-width is "
+        "(high − low) / 2 over the predicted value. Sealed rows were chosen by a hash of their id before "
+        "their values were looked at. Made by `python bench/accuracy_table.py` from "
+        "src/aiinfra/accuracy/data/error_table.json; `aiinfra validate --json` gives every case its "
+        "predicted_low and predicted_high the same way.",
+        "",
+        "| regime | split | rows | coverage of the 80 % interval | median half-width |",
+        "|---|---|---|---|---|",
+    ]
     for label, split, rows in groups(checked):
         s = summary(rows)
-        lines.append(f"| {label} | {split} | {s['rows']} | {s['coverage_frac']:.0%} | "
-                     f"±{s['median_half_width_frac']:.0%} |")  # fmt: skip
+        lines.append(
+            f"| {label} | {split} | {s['rows']} | {s['coverage_frac']:.0%} | ±{s['median_half_width_frac']:.0%} |"
+        )
     return "\n".join(lines) + "\n"

@@ -103,8 +103,9 @@ def inflation(table: Sequence[ErrorRow], kind: str) -> float:
 def band(asked: Regime, table: Sequence[ErrorRow], exclude_source: str | None = None) -> Band | None:
     """The band of a regime from the table (``exclude_source``: leave that publisher's rows out); None when the
     table has no row of the kind and quantity."""
-    rows = [r for r in table if r.kind == asked.kind and r.regime.quantity == asked.quantity
-            and r.source != exclude_source]  # fmt: skip
+    rows = [
+        r for r in table if r.kind == asked.kind and r.regime.quantity == asked.quantity and r.source != exclude_source
+    ]
     if not rows:
         return None
     k = inflation([r for r in table if r.source != exclude_source], asked.kind)
@@ -121,10 +122,20 @@ def band(asked: Regime, table: Sequence[ErrorRow], exclude_source: str | None = 
     top = max(counts, key=lambda s: counts[s])
     lo = quantile(errs, (1.0 - INTERVAL) / 2.0)
     hi = quantile(errs, (1.0 + INTERVAL) / 2.0)
-    return Band(asked=asked, regime=level, rows=len(chosen), sources=len({r.source for r in chosen}),
-                sealed_rows=sum(r.split == "sealed" for r in chosen), low_log=lo, high_log=hi,
-                median_abs_error_frac=statistics.median(abs(math.expm1(e)) for e in errs), inflation=k,
-                thin=thin, top_source=top, top_source_rows=counts[top])  # fmt: skip
+    return Band(
+        asked=asked,
+        regime=level,
+        rows=len(chosen),
+        sources=len({r.source for r in chosen}),
+        sealed_rows=sum(r.split == "sealed" for r in chosen),
+        low_log=lo,
+        high_log=hi,
+        median_abs_error_frac=statistics.median(abs(math.expm1(e)) for e in errs),
+        inflation=k,
+        thin=thin,
+        top_source=top,
+        top_source_rows=counts[top],
+    )
 
 
 def combine(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:

@@ -55,8 +55,7 @@ class Regime:
         for f in fields(self)[2:]:
             v = getattr(self, f.name)
             if v != ANY:
-                parts.append(f"{v} accelerators" if f.name == "scale_band" else f"{v} load" if f.name == "load"
-                             else v)  # fmt: skip
+                parts.append(f"{v} accelerators" if f.name == "scale_band" else f"{v} load" if f.name == "load" else v)
         return " · ".join(parts)
 
 
@@ -116,8 +115,13 @@ def load_level(batch: int | None, saturated: bool) -> str:
     return "light" if batch <= LIGHT_BATCH_MAX else "heavy"
 
 
-INFERENCE_QUANTITY = {"ttft_s": "ttft", "tpot_s": "tpot", "itl_intercept_s": "tpot",
-                      "output_tokens_per_s": "throughput", "requests_per_s": "throughput"}  # fmt: skip
+INFERENCE_QUANTITY = {
+    "ttft_s": "ttft",
+    "tpot_s": "tpot",
+    "itl_intercept_s": "tpot",
+    "output_tokens_per_s": "throughput",
+    "requests_per_s": "throughput",
+}
 """Inference metrics -> the quantity whose errors they are; other metrics (KV capacity, ITL slope) have none."""
 
 RATE_METRICS = ("tokens_per_s_per_accelerator", "output_tokens_per_s", "requests_per_s")
@@ -138,10 +142,16 @@ def row_regime(kind: str, row: dict[str, str]) -> Regime | None:
     moe = "moe" if (_int(row, "num_experts", 1) or 1) > 1 else "dense"
     gen = generation_of(row.get("accelerator") or "")
     if kind == "training":
-        return Regime(kind=kind, quantity="step_time", scale_band=scale_band(_int(row, "num_accelerators")),
-                      arch=moe, generation=gen,
-                      parallelism=parallelism_family(_int(row, "tp", 1) or 1, _int(row, "pp", 1) or 1,
-                                                     (row.get("sharding") or "none").strip()))  # fmt: skip
+        return Regime(
+            kind=kind,
+            quantity="step_time",
+            scale_band=scale_band(_int(row, "num_accelerators")),
+            arch=moe,
+            generation=gen,
+            parallelism=parallelism_family(
+                _int(row, "tp", 1) or 1, _int(row, "pp", 1) or 1, (row.get("sharding") or "none").strip()
+            ),
+        )
     if kind == "inference":
         quantity = INFERENCE_QUANTITY.get((row.get("metric") or "").strip())
         if quantity is None:
@@ -149,8 +159,14 @@ def row_regime(kind: str, row: dict[str, str]) -> Regime | None:
         mode = (row.get("mode") or "").strip()
         batch = _int(row, "batch_or_concurrency")
         level = "heavy" if mode == "poisson" else load_level(batch, mode == "offline")
-        return Regime(kind=kind, quantity=quantity, arch=moe, generation=gen,
-                      engine=(row.get("engine") or "").strip() or ANY, load=level)  # fmt: skip
+        return Regime(
+            kind=kind,
+            quantity=quantity,
+            arch=moe,
+            generation=gen,
+            engine=(row.get("engine") or "").strip() or ANY,
+            load=level,
+        )
     if kind == "reliability":
         if row.get("quantity") == "ettr_frac":
             return None

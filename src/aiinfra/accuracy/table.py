@@ -24,9 +24,13 @@ TABLE_PATH = Path(__file__).resolve().parent / "data" / "error_table.json"
 MADE_BY = "python bench/accuracy_table.py"
 
 RELIABILITY_FILES = ("reliability_open.csv", "reliability_sealed.csv")
-RELIABILITY_RATE_QUANTITIES = ("hardware_interruptions_count", "hardware_interruptions_per_day",
-                               "unexpected_interruptions_count", "all_restarts_count",
-                               "unexpected_per_1000_node_days")  # fmt: skip
+RELIABILITY_RATE_QUANTITIES = (
+    "hardware_interruptions_count",
+    "hardware_interruptions_per_day",
+    "unexpected_interruptions_count",
+    "all_restarts_count",
+    "unexpected_per_1000_node_days",
+)
 """Reliability quantities that grow with the failure rate; ``mttf_h`` falls with it (its error is inverted)."""
 
 
@@ -85,8 +89,9 @@ def _count(row: dict[str, str], key: str) -> int | None:
     return int(v) if math.isfinite(v) and v >= 1 else None
 
 
-def rows_of_file(path: Path, split: str, only: Iterable[str] | None = None,
-                 progress: Callable[[int, int | None], None] | None = None) -> list[ErrorRow]:  # fmt: skip
+def rows_of_file(
+    path: Path, split: str, only: Iterable[str] | None = None, progress: Callable[[int, int | None], None] | None = None
+) -> list[ErrorRow]:
     """Predict the rows of one training or inference CSV (``only``: just these ids) and return those with a
     measurement, a prediction and a regime."""
     from aiinfra.validation.runner import _measured, _predictor, read_cases
@@ -106,11 +111,22 @@ def rows_of_file(path: Path, split: str, only: Iterable[str] | None = None,
             except Exception:  # a row the predictor fails on has no error to learn from
                 pred = None
             if pred is not None and pred > 0:
-                out.append(ErrorRow(id=row["id"], kind=kind, split=split, file=path.name, source=source_key(row),
-                                    metric=row["metric"].strip(), accelerator=row["accelerator"].strip(),
-                                    accelerators_count=_count(row, "num_accelerators"), measured=measured,
-                                    predicted=pred, log_error=_log_error(kind, row["metric"].strip(), pred, measured),
-                                    regime=regime))  # fmt: skip
+                out.append(
+                    ErrorRow(
+                        id=row["id"],
+                        kind=kind,
+                        split=split,
+                        file=path.name,
+                        source=source_key(row),
+                        metric=row["metric"].strip(),
+                        accelerator=row["accelerator"].strip(),
+                        accelerators_count=_count(row, "num_accelerators"),
+                        measured=measured,
+                        predicted=pred,
+                        log_error=_log_error(kind, row["metric"].strip(), pred, measured),
+                        regime=regime,
+                    )
+                )
         if progress is not None:
             progress(done, len(rows))
     return out
@@ -133,11 +149,22 @@ def reliability_rows(only: Iterable[str] | None = None) -> list[ErrorRow]:
             if sealed(row["id"]) != (split == "sealed"):
                 raise DataError(f"reliability row {row['id']} is in the {split} file against the sealing rule")
             pred, value = predict(row, loo), float(row["value"])
-            out.append(ErrorRow(id=row["id"], kind="reliability", split=split, file=f"reliability_{split}.csv",
-                                source=source_key(row), metric=row["quantity"], accelerator=row["accelerator"],
-                                accelerators_count=_count(row, "accelerators_count"), measured=value, predicted=pred,
-                                log_error=_log_error("reliability", row["quantity"], pred, value),
-                                regime=regime))  # fmt: skip
+            out.append(
+                ErrorRow(
+                    id=row["id"],
+                    kind="reliability",
+                    split=split,
+                    file=f"reliability_{split}.csv",
+                    source=source_key(row),
+                    metric=row["quantity"],
+                    accelerator=row["accelerator"],
+                    accelerators_count=_count(row, "accelerators_count"),
+                    measured=value,
+                    predicted=pred,
+                    log_error=_log_error("reliability", row["quantity"], pred, value),
+                    regime=regime,
+                )
+            )
     return out
 
 

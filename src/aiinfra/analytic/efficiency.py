@@ -317,10 +317,15 @@ class EfficiencyTable:
         family = self._families.get(chosen.id)
         if family is None:
             family = sorted(
-                (c for c in self.curves if c.m_tokens is not None and (c.kind, c.accelerators, c.dtype, c.engine)
-                 == (chosen.kind, chosen.accelerators, chosen.dtype, chosen.engine)),
+                (
+                    c
+                    for c in self.curves
+                    if c.m_tokens is not None
+                    and (c.kind, c.accelerators, c.dtype, c.engine)
+                    == (chosen.kind, chosen.accelerators, chosen.dtype, chosen.engine)
+                ),
                 key=lambda c: c.m_tokens or 0,
-            )  # fmt: skip
+            )
             self._families[chosen.id] = family
         m = max(m_tokens, 1.0)
         lo = max((c for c in family if (c.m_tokens or 0) <= m), key=lambda c: c.m_tokens or 0, default=family[0])
@@ -406,8 +411,10 @@ def _lazy_curves(cat: catalog.Catalog) -> Callable[[str, str], list[Curve]]:
         rows = [r for n in names for r in cat.file_rows(n)]
         for r in rows:
             if not r.get(field_name) or r.get("engine") != engine:
-                raise DataError(f"efficiency row {r.get('id')}: a row of an efficiency_*_{trigger}_{engine}.yaml "
-                                f"file needs {field_name} and engine {engine}")  # fmt: skip
+                raise DataError(
+                    f"efficiency row {r.get('id')}: a row of an efficiency_*_{trigger}_{engine}.yaml "
+                    f"file needs {field_name} and engine {engine}"
+                )
         return _used(rows)
 
     return load
@@ -416,5 +423,6 @@ def _lazy_curves(cat: catalog.Catalog) -> Callable[[str, str], list[Curve]]:
 def table() -> EfficiencyTable:
     """The active catalog's efficiency table (built once per catalog)."""
     cat = catalog.active()
-    return cat.memo("efficiency.table", lambda: EfficiencyTable(_used(efficiency_rows(lazy=False)),
-                                                                lazy_loader=_lazy_curves(cat)))  # fmt: skip
+    return cat.memo(
+        "efficiency.table", lambda: EfficiencyTable(_used(efficiency_rows(lazy=False)), lazy_loader=_lazy_curves(cat))
+    )

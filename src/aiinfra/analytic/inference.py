@@ -126,8 +126,9 @@ def _memory_fit_for(acc_id: str, bw: float, engine: str | None = None, dtype: st
         return 0.0, bw
     if len(curve.log_x) < 2:
         return 0.0, bw * curve.y[0]
-    return memory_fit_through_ends(10.0 ** curve.log_x[0], curve.y[0], 10.0 ** curve.log_x[-1], curve.y[-1], bw,
-                                   max(curve.y))  # fmt: skip
+    return memory_fit_through_ends(
+        10.0 ** curve.log_x[0], curve.y[0], 10.0 ** curve.log_x[-1], curve.y[-1], bw, max(curve.y)
+    )
 
 
 def memory_fit_through_ends(
@@ -448,8 +449,9 @@ class InferenceModel:
         dec_flop = 2.0 * layers * work.decode_attention_pairs * (dec_qk + dec_v) / att_split
         kv_read = self.decode_kv_read_bytes_per_accelerator(batch)
         attn_peak = acc.sustained_flop_per_s("bf16")
-        a_eff = gemm_efficiency(acc, "bf16", (pre_flop + dec_flop) / max(layers, 1.0), kind="attention",
-                                engine=self.engine)  # fmt: skip
+        a_eff = gemm_efficiency(
+            acc, "bf16", (pre_flop + dec_flop) / max(layers, 1.0), kind="attention", engine=self.engine
+        )
         dec_eff = self._decode_attention_eff() if m.attention == "mla" else a_eff
         attention_compute = (pre_flop / (attn_peak * a_eff) + dec_flop / (attn_peak * dec_eff)) / (
             cal.compute_efficiency_scale
@@ -465,8 +467,9 @@ class InferenceModel:
             # every MoE layer all-gathers the step's tokens from all ranks and reduce-scatters the expert
             # outputs back (module docstring)
             gathered = tokens * m.hidden_size
-            ag = collective_time(self.cluster, "allgather", gathered * self.moe_gather_bytes_per_element, tp,
-                                 engine=self.engine)  # fmt: skip
+            ag = collective_time(
+                self.cluster, "allgather", gathered * self.moe_gather_bytes_per_element, tp, engine=self.engine
+            )
             rs = collective_time(self.cluster, "reducescatter", gathered * ACT_BYTES, tp, engine=self.engine)
             comm_s += pb.moe_layers / pp * (ag.time_s + rs.time_s)
         linear_s = pp * linear_s + head_k.time_s

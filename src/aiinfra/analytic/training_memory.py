@@ -158,8 +158,11 @@ def _state_bytes_per_param(setup: TrainSetup, plans: PlanArrays) -> tuple[np.nda
     opt_full = master + moments
     weights = np.where(s == Sharding.FSDP, 4.0 / shard, np.where(s == Sharding.ZERO3, w_full / shard, w_full))
     g_full = 4.0 if (fp32 or setup.grad_convention == "megatron") else 2.0
-    grads = np.where(s == Sharding.FSDP, 4.0 / shard, np.where(s == Sharding.ZERO3, 2.0 / shard,
-                                                       np.where(s == Sharding.ZERO2, g_full / shard, g_full)))
+    grads = np.where(
+        s == Sharding.FSDP,
+        4.0 / shard,
+        np.where(s == Sharding.ZERO3, 2.0 / shard, np.where(s == Sharding.ZERO2, g_full / shard, g_full)),
+    )
     # FSDP's sharded fp32 parameters are the master weights (counted under weights): only m, v remain
     opt = np.where(s == Sharding.NONE, opt_full, np.where(s == Sharding.FSDP, moments / shard, opt_full / shard))
     return weights, grads, opt

@@ -153,8 +153,13 @@ def _quantize_time(
 
 
 def flash_attention_fwd_time(
-    cluster: ClusterSpec, setup: TrainSetup, m: ModelArch, attn_dtype: str, attn_flop: np.ndarray,
-    calls: np.ndarray, src: set[str],
+    cluster: ClusterSpec,
+    setup: TrainSetup,
+    m: ModelArch,
+    attn_dtype: str,
+    attn_flop: np.ndarray,
+    calls: np.ndarray,
+    src: set[str],
 ) -> np.ndarray:
     """Forward time of a rank's fused attention: ``attn_flop`` at the measured kernel efficiency. Context parallelism
     runs ring attention as ``calls`` = cp kernel launches per layer, one per K/V chunk (Liu et al. 2023, ring
@@ -162,8 +167,9 @@ def flash_attention_fwd_time(
     rank's attention FLOPs, and the efficiency is read at that size."""
     kind = "attention_triton" if setup.attention_kernel == "triton" else "attention"
     family = "fa2" if setup.attention_kernel == "flash2" else None
-    acurve, alabel = table().curve(kind, cluster.accelerator.id, dtype=attn_dtype, head_dim=int(m.head_size),
-                                   kernel=family)  # fmt: skip
+    acurve, alabel = table().curve(
+        kind, cluster.accelerator.id, dtype=attn_dtype, head_dim=int(m.head_size), kernel=family
+    )
     src.add(f"{kind}: {alabel}")
     aeff = acurve.at_array(attn_flop / calls) if acurve is not None else np.ones_like(attn_flop)
     out: np.ndarray = attn_flop / (cluster.accelerator.sustained_flop_per_s(attn_dtype) * aeff)
@@ -249,11 +255,15 @@ def _fsdp_exposed_per_microbatch(
     rs_root = collective_time_array(cluster, "reducescatter", root_params * grad_bytes, dp_n, dp_stride, src)
     rest = np.maximum(layers - 1.0, 0.0)
     fwd = ag_root + ag_l + rest * overlapped(ag_l, layer_fwd_s, slow)
-    bwd = np.where(
-        regather_backward,
-        overlapped(ag_l, head_s, slow) + rest * overlapped(ag_l + rs_l, layer_bwd_s, slow),
-        rest * overlapped(rs_l, layer_bwd_s, slow),
-    ) + rs_l + rs_root
+    bwd = (
+        np.where(
+            regather_backward,
+            overlapped(ag_l, head_s, slow) + rest * overlapped(ag_l + rs_l, layer_bwd_s, slow),
+            rest * overlapped(rs_l, layer_bwd_s, slow),
+        )
+        + rs_l
+        + rs_root
+    )
     out: np.ndarray = fwd + bwd
     return out
 
@@ -319,8 +329,9 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     bwd_gemm = 1.0 if setup.frozen_base else 2.0
     layer_bwd = bwd_gemm * (layer_fwd - attn_fwd) + attn_bwd + quant_bwd
     layer_fwd = layer_fwd + quant_fwd
-    recompute = np.where(plans.recompute == Recompute.FULL, layer_fwd,
-                         np.where(plans.recompute == Recompute.SELECTIVE, attn_fwd, 0.0))
+    recompute = np.where(
+        plans.recompute == Recompute.FULL, layer_fwd, np.where(plans.recompute == Recompute.SELECTIVE, attn_fwd, 0.0)
+    )
     if setup.flash_attention:  # FlashAttention already recomputes scores in its backward
         recompute = np.where(plans.recompute == Recompute.SELECTIVE, 0.0, recompute)
     layers_stage = np.ceil(m.num_layers / pp)
@@ -387,9 +398,19 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     # re-gathers and reduce-scatters (Zhao et al. 2023).
     shard_n = shard_group_ranks(setup, plans)
     fsdp_mb = _fsdp_exposed_per_microbatch(
-        cluster, rp, rpa["layer"], layers_stage, grad_bytes, shard_n, dp_stride,
-        layer_fwd, layer_bwd + recompute, logits, src, regather_backward=plans.pp == 1,
-    )  # fmt: skip
+        cluster,
+        rp,
+        rpa["layer"],
+        layers_stage,
+        grad_bytes,
+        shard_n,
+        dp_stride,
+        layer_fwd,
+        layer_bwd + recompute,
+        logits,
+        src,
+        regather_backward=plans.pp == 1,
+    )
     fsdp_step = np.where(plans.pp > 1, fsdp_mb, n_micro * fsdp_mb)
     # HSDP: each rank's gradient shard (1/shard_n of the stage) is all-reduced across the replica groups once per
     # step, during the last backward (Zhao et al. 2023 §3.2.2); zero where the shard group is the whole dp group

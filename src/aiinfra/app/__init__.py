@@ -122,7 +122,6 @@ _LAZY: dict[str, str] = {
 }
 
 
-
 class _AppModule(types.ModuleType):
     """This package's module type: a submodule never replaces the function of the same name."""
 

@@ -39,14 +39,20 @@ class CalibrateResult(Result):
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "out_dir": self.out_dir, "applies_to": self.applies_to, "accelerator": self.accelerator,
-            "engine": self.engine, "factors": self.factors, "fitted": list(self.fitted),
-            "bounds": {k: list(v) for k, v in self.bounds.items()}, "results": list(self.rows),
+            "out_dir": self.out_dir,
+            "applies_to": self.applies_to,
+            "accelerator": self.accelerator,
+            "engine": self.engine,
+            "factors": self.factors,
+            "fitted": list(self.fitted),
+            "bounds": {k: list(v) for k, v in self.bounds.items()},
+            "results": list(self.rows),
             "mean_abs_error_before_frac": self.mean_abs_error_before_frac,
             "mean_abs_error_after_frac": self.mean_abs_error_after_frac,
             "leave_one_out": list(self.leave_one_out),
-            "leave_one_out_mean_abs_error_frac": self.leave_one_out_mean_abs_error_frac, "notes": list(self.notes),
-        }  # fmt: skip
+            "leave_one_out_mean_abs_error_frac": self.leave_one_out_mean_abs_error_frac,
+            "notes": list(self.notes),
+        }
 
     def table_rows(self) -> list[dict[str, Any]]:
         return [dict(r) for r in self.rows]
@@ -63,8 +69,12 @@ def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> Ca
     from aiinfra.catalog.calibration import Factors
 
     if not results:
-        raise SpecError("results", "(none)", "give at least one benchmark result file",
-                        "aiinfra calibrate SCENARIO.yaml RESULT.json --out DIR")
+        raise SpecError(
+            "results",
+            "(none)",
+            "give at least one benchmark result file",
+            "aiinfra calibrate SCENARIO.yaml RESULT.json --out DIR",
+        )
     out_dir = Path(out)
     if out_dir.exists() and not out_dir.is_dir():
         raise SpecError("--out", str(out), "is a file", "give a folder (created if absent)")
@@ -72,8 +82,12 @@ def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> Ca
     serving = [r for _, r in measured if isinstance(r, ServingResult)]
     training = [r for _, r in measured if isinstance(r, TrainingResult)]
     if serving and training:
-        raise SpecError("results", f"{len(serving)} serving + {len(training)} training", "mixes serving and "
-                        "training results", "calibrate each kind in its own run (both may write the same --out)")
+        raise SpecError(
+            "results",
+            f"{len(serving)} serving + {len(training)} training",
+            "mixes serving and training results",
+            "calibrate each kind in its own run (both may write the same --out)",
+        )
     if serving:
         cases, applies = pr.serving_cases(scenario, serving), "inference"
         params = pr.serving_params(scenario, cases)
@@ -95,11 +109,20 @@ def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> Ca
     for c in cases:
         before, after = pr.predict(c, neutral), pr.predict(c, factors)
         for metric, value in c.measured.items():
-            rows.append({"file": c.result.file, "format": c.result.format, "run": c.result.label,
-                         "load": c.result.load, "metric": metric, "measured": value,
-                         "predicted_before": before[metric], "predicted_after": after[metric],
-                         "error_before_frac": before[metric] / value - 1.0,
-                         "error_after_frac": after[metric] / value - 1.0})  # fmt: skip
+            rows.append(
+                {
+                    "file": c.result.file,
+                    "format": c.result.format,
+                    "run": c.result.label,
+                    "load": c.result.load,
+                    "metric": metric,
+                    "measured": value,
+                    "predicted_before": before[metric],
+                    "predicted_after": after[metric],
+                    "error_before_frac": before[metric] / value - 1.0,
+                    "error_after_frac": after[metric] / value - 1.0,
+                }
+            )
     loo: list[dict[str, Any]] = []
     notes: list[str] = []
     if len(cases) >= MIN_LEAVE_ONE_OUT:
@@ -108,13 +131,23 @@ def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> Ca
             sub = fit(params, active(params, res(rest), n_metrics * len(rest)), res(rest), start=best.values)
             pred = pr.predict(c, Factors.of(sub.values))
             for metric, value in c.measured.items():
-                loo.append({"file": c.result.file, "run": c.result.label, "metric": metric, "measured": value,
-                            "predicted": pred[metric], "error_frac": pred[metric] / value - 1.0})  # fmt: skip
+                loo.append(
+                    {
+                        "file": c.result.file,
+                        "run": c.result.label,
+                        "metric": metric,
+                        "measured": value,
+                        "predicted": pred[metric],
+                        "error_frac": pred[metric] / value - 1.0,
+                    }
+                )
     else:
         notes.append(f"leave-one-out needs at least {MIN_LEAVE_ONE_OUT} results; {len(cases)} given")
     for name in best.at_bound:
-        notes.append(f"{name} ended on its bound: the measurements ask for more than the physical limit allows — "
-                     "check that the scenario describes the measured deployment")  # fmt: skip
+        notes.append(
+            f"{name} ended on its bound: the measurements ask for more than the physical limit allows — "
+            "check that the scenario describes the measured deployment"
+        )
     skipped = [p.name for p in params if p.name not in best.fitted]
     if skipped:
         notes.append("held neutral (no effect on these runs, or fewer residuals than factors): " + ", ".join(skipped))
@@ -124,12 +157,20 @@ def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> Ca
 
     write_rows(out_dir, "calibration.yaml", [row], _summary(row, rows, loo))
     return CalibrateResult(
-        out_dir=str(out_dir), applies_to=applies, accelerator=scenario.cluster.accelerator.id, engine=engine,
-        factors=best.values, fitted=best.fitted, bounds=bounds, rows=tuple(rows),
+        out_dir=str(out_dir),
+        applies_to=applies,
+        accelerator=scenario.cluster.accelerator.id,
+        engine=engine,
+        factors=best.values,
+        fitted=best.fitted,
+        bounds=bounds,
+        rows=tuple(rows),
         mean_abs_error_before_frac=_mae(r["error_before_frac"] for r in rows),
-        mean_abs_error_after_frac=_mae(r["error_after_frac"] for r in rows), leave_one_out=tuple(loo),
-        leave_one_out_mean_abs_error_frac=_mae(r["error_frac"] for r in loo) if loo else None, notes=tuple(notes),
-    )  # fmt: skip
+        mean_abs_error_after_frac=_mae(r["error_after_frac"] for r in rows),
+        leave_one_out=tuple(loo),
+        leave_one_out_mean_abs_error_frac=_mae(r["error_frac"] for r in loo) if loo else None,
+        notes=tuple(notes),
+    )
 
 
 def _mae(values: Any) -> float:
@@ -142,9 +183,16 @@ def _sha256(path: str) -> str:
 
 
 def _overlay_row(
-    scenario: Scenario, applies: str, engine: str | None, values: dict[str, float], fitted: tuple[str, ...],
-    bounds: dict[str, tuple[float, float]], cases: Sequence[Any], rows: list[dict[str, Any]],
-    loo: list[dict[str, Any]], paths: Sequence[str],
+    scenario: Scenario,
+    applies: str,
+    engine: str | None,
+    values: dict[str, float],
+    fitted: tuple[str, ...],
+    bounds: dict[str, tuple[float, float]],
+    cases: Sequence[Any],
+    rows: list[dict[str, Any]],
+    loo: list[dict[str, Any]],
+    paths: Sequence[str],
 ) -> dict[str, Any]:
     from aiinfra.calibration.predict import plan_of
 
@@ -154,12 +202,20 @@ def _overlay_row(
     for c in cases:
         by_file.setdefault(c.result.file, c.result)
     names = [p for p in dict.fromkeys(paths) if Path(p).name in by_file]
-    files = [{"file": Path(p).name, "sha256": _sha256(p), "format": by_file[Path(p).name].format,
-              "date": by_file[Path(p).name].date} for p in names]
+    files = [
+        {
+            "file": Path(p).name,
+            "sha256": _sha256(p),
+            "format": by_file[Path(p).name].format,
+            "date": by_file[Path(p).name].date,
+        }
+        for p in names
+    ]
     row: dict[str, Any] = {
         "id": f"calibrated-{applies}-{acc}" + (f"-{engine}" if engine else ""),
-        "applies_to": applies, "accelerator": acc,
-    }  # fmt: skip
+        "applies_to": applies,
+        "accelerator": acc,
+    }
     if engine:
         row["engine"] = engine
     row |= {
@@ -168,13 +224,26 @@ def _overlay_row(
         "bounds": {k: [float(f"{lo:.6g}"), float(f"{hi:.6g}")] for k, (lo, hi) in bounds.items()},
         "measured_deployment": plan_of(scenario) | {"scenario": Path(scenario.path).name if scenario.path else None},
         "results": files,
-        "runs": [{"file": c.result.file, "run": c.result.label, "load": c.result.load,
-                  **{k: float(f"{v:.6g}") for k, v in c.measured.items()}} for c in cases],
+        "runs": [
+            {
+                "file": c.result.file,
+                "run": c.result.label,
+                "load": c.result.load,
+                **{k: float(f"{v:.6g}") for k, v in c.measured.items()},
+            }
+            for c in cases
+        ],
         "mean_abs_error_before_frac": float(f"{_mae(r['error_before_frac'] for r in rows):.4g}"),
         "mean_abs_error_after_frac": float(f"{_mae(r['error_after_frac'] for r in rows):.4g}"),
         "calibrated_on": today,
-        "sources": [{"title": f"{f['file']} ({f['format']} benchmark result, measured by the user)",
-                     "read_on": today, **({"measured_on": f["date"]} if f["date"] else {})} for f in files],
+        "sources": [
+            {
+                "title": f"{f['file']} ({f['format']} benchmark result, measured by the user)",
+                "read_on": today,
+                **({"measured_on": f["date"]} if f["date"] else {}),
+            }
+            for f in files
+        ],
     }
     if loo:
         row["leave_one_out_mean_abs_error_frac"] = float(f"{_mae(r['error_frac'] for r in loo):.4g}")
@@ -182,19 +251,32 @@ def _overlay_row(
 
 
 def _summary(row: dict[str, Any], rows: list[dict[str, Any]], loo: list[dict[str, Any]]) -> str:
-    lines = [f"# Calibration `{row['id']}`", "",
-             f"Written by `aiinfra calibrate` on {row['calibrated_on']} from: "
-             + ", ".join(f"`{f['file']}`" for f in row["results"]) + ".", "",
-             "| factor | value | bounds |", "|---|---|---|"]  # fmt: skip
+    lines = [
+        f"# Calibration `{row['id']}`",
+        "",
+        f"Written by `aiinfra calibrate` on {row['calibrated_on']} from: "
+        + ", ".join(f"`{f['file']}`" for f in row["results"])
+        + ".",
+        "",
+        "| factor | value | bounds |",
+        "|---|---|---|",
+    ]
     for k, v in row["factors"].items():
         lo, hi = row["bounds"][k]
         lines.append(f"| {k} | {v:.4g}{'' if k in row['fitted'] else ' (not fitted)'} | {lo:.4g} … {hi:.4g} |")
     lines += ["", "| file | run | metric | measured | before | after |", "|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['file']} | {r['run']} | {r['metric']} | {r['measured']:.4g} | "
-                     f"{r['error_before_frac']:+.1%} | {r['error_after_frac']:+.1%} |")  # fmt: skip
+        lines.append(
+            f"| {r['file']} | {r['run']} | {r['metric']} | {r['measured']:.4g} | "
+            f"{r['error_before_frac']:+.1%} | {r['error_after_frac']:+.1%} |"
+        )
     if loo:
-        lines += ["", "Leave-one-out (each run predicted from a fit to the others):", "",
-                  "| file | run | metric | error |", "|---|---|---|---|"]  # fmt: skip
+        lines += [
+            "",
+            "Leave-one-out (each run predicted from a fit to the others):",
+            "",
+            "| file | run | metric | error |",
+            "|---|---|---|---|",
+        ]
         lines += [f"| {r['file']} | {r['run']} | {r['metric']} | {r['error_frac']:+.1%} |" for r in loo]
     return "\n".join(lines) + "\n"

@@ -90,11 +90,22 @@ class PriceRows(Result):
     """Whole-instance prices, cheapest per accelerator-hour first, each with its source and date."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "prices", "accelerator": self.accelerator, "stale_after_days": STALE_AFTER_DAYS,
-                "refresh_command": REFRESH_COMMAND,
-                "rows": [{**jsonable(p), "usd_per_accelerator_hour": p.usd_per_accelerator_hour,
-                          "conflicting": p.conflicting, "price_age_days": p.age_days, "stale": p.stale}
-                         for p in self.prices]}  # fmt: skip
+        return {
+            "kind": "prices",
+            "accelerator": self.accelerator,
+            "stale_after_days": STALE_AFTER_DAYS,
+            "refresh_command": REFRESH_COMMAND,
+            "rows": [
+                {
+                    **jsonable(p),
+                    "usd_per_accelerator_hour": p.usd_per_accelerator_hour,
+                    "conflicting": p.conflicting,
+                    "price_age_days": p.age_days,
+                    "stale": p.stale,
+                }
+                for p in self.prices
+            ],
+        }
 
     def table_rows(self) -> list[dict[str, Any]]:
         """One row per price."""
@@ -169,8 +180,9 @@ def model_from_hf_config(config: dict[str, Any], name: str = "") -> ModelFigures
     from aiinfra.catalog.hf_config import arch_from_hf_config
 
     if not isinstance(config, dict):
-        raise SpecError("model.config", type(config).__name__, "is not a JSON object",
-                        "give a Hugging Face config.json")
+        raise SpecError(
+            "model.config", type(config).__name__, "is not a JSON object", "give a Hugging Face config.json"
+        )
     return model_show(arch_from_hf_config(config, "model.config", name=name))
 
 
@@ -184,13 +196,24 @@ class CheckResult(Result):
     def to_dict(self) -> dict[str, Any]:
         sc = self.scenario
         c = sc.cluster
-        hw = {"accelerator": accelerator_summary(c.accelerator), "count": c.count, "per_node": c.per_node,
-              "nodes": c.nodes, "system": c.system_id, "scale_up_domain": c.scale_up_domain,
-              "scale_up_bw_one_way_bytes_per_s": c.scale_up_bw_one_way_bytes_per_s,
-              "scale_out_bw_one_way_bytes_per_s": c.scale_out_bw_one_way_bytes_per_s}  # fmt: skip
-        return {"valid": True, "model": model_show(sc.model).to_dict(), "hardware": hw,
-                "training": jsonable(sc.training), "inference": jsonable(sc.inference),
-                "sections": sorted(sc.source.extras)}  # fmt: skip
+        hw = {
+            "accelerator": accelerator_summary(c.accelerator),
+            "count": c.count,
+            "per_node": c.per_node,
+            "nodes": c.nodes,
+            "system": c.system_id,
+            "scale_up_domain": c.scale_up_domain,
+            "scale_up_bw_one_way_bytes_per_s": c.scale_up_bw_one_way_bytes_per_s,
+            "scale_out_bw_one_way_bytes_per_s": c.scale_out_bw_one_way_bytes_per_s,
+        }
+        return {
+            "valid": True,
+            "model": model_show(sc.model).to_dict(),
+            "hardware": hw,
+            "training": jsonable(sc.training),
+            "inference": jsonable(sc.inference),
+            "sections": sorted(sc.source.extras),
+        }
 
 
 def check(scenario: Any) -> CheckResult:
@@ -220,5 +243,6 @@ def purchase_list(accelerator: str | None = None) -> PurchaseRows:
     if accelerator is not None:
         catalog.accelerator(accelerator, "--accelerator")
     rows = [p for p in purchase_prices() if accelerator is None or p.accelerator == accelerator]
-    return PurchaseRows(accelerator=accelerator, purchases=tuple(sorted(rows, key=lambda p: (p.kind, p.unit_price_usd,
-                                                                                              p.id))))
+    return PurchaseRows(
+        accelerator=accelerator, purchases=tuple(sorted(rows, key=lambda p: (p.kind, p.unit_price_usd, p.id)))
+    )

@@ -35,8 +35,12 @@ def _node_power(ci: CostInput) -> tuple[float | None, dict[str, Any] | None]:
     if ci.node_power is not None:
         row = facility(ci.node_power, "cost.node_power")
         if row.unit != "kw":
-            raise SpecError("cost.node_power", ci.node_power, f"is in {row.unit}, not kw",
-                            "pick a power row such as dgx-h100-power-typical-low")  # fmt: skip
+            raise SpecError(
+                "cost.node_power",
+                ci.node_power,
+                f"is in {row.unit}, not kw",
+                "pick a power row such as dgx-h100-power-typical-low",
+            )
         return row.in_unit("kw") * 1e3, sourced(row, row.value, "cost.node_power")
     if ci.node_power_kw is not None:
         return ci.node_power_kw * 1e3, sourced(None, ci.node_power_kw, "cost.node_power_kw")
@@ -50,24 +54,40 @@ def _usage(sc: Scenario, ci: CostInput) -> tuple[Usage, Any | None]:
     ckpt, _ = checkpoint_size(sc, ci.checkpoint_bytes, assume_training=False)
     util = u.utilisation_frac if u else 1.0
     if u is not None and u.duration_s is not None:
-        return Usage(accelerator_id=sc.cluster.accelerator.id, accelerator_count=count, duration_s=u.duration_s,
-                     utilisation_frac=util, tokens=u.tokens, checkpoint_bytes=ckpt,
-                     duration_source="cost.usage.duration_s"), None  # fmt: skip
+        return Usage(
+            accelerator_id=sc.cluster.accelerator.id,
+            accelerator_count=count,
+            duration_s=u.duration_s,
+            utilisation_frac=util,
+            tokens=u.tokens,
+            checkpoint_bytes=ckpt,
+            duration_source="cost.usage.duration_s",
+        ), None
     if sc.training is not None and "reliability" in sc.source.extras:
         return _usage_with_failures(sc, count, util, u.tokens if u and u.tokens else sc.training.tokens, ckpt)
     est = best_training_estimate(sc)
     if est is None:
-        raise SpecError("cost.usage.duration_s", None,
-                        "no duration: the scenario has no training section (or no training planner)",
-                        "set cost.usage.duration_s (e.g. 2628000 for a month)")  # fmt: skip
+        raise SpecError(
+            "cost.usage.duration_s",
+            None,
+            "no duration: the scenario has no training section (or no training planner)",
+            "set cost.usage.duration_s (e.g. 2628000 for a month)",
+        )
     tokens = u.tokens if u and u.tokens else (sc.training.tokens if sc.training else None)
-    return Usage(accelerator_id=sc.cluster.accelerator.id, accelerator_count=count,
-                 duration_s=float(est.time_to_train_s), utilisation_frac=util, tokens=tokens, checkpoint_bytes=ckpt,
-                 duration_source="time-to-train of the best training plan"), est  # fmt: skip
+    return Usage(
+        accelerator_id=sc.cluster.accelerator.id,
+        accelerator_count=count,
+        duration_s=float(est.time_to_train_s),
+        utilisation_frac=util,
+        tokens=tokens,
+        checkpoint_bytes=ckpt,
+        duration_source="time-to-train of the best training plan",
+    ), est
 
 
-def _usage_with_failures(sc: Scenario, count: int, util: float, tokens: float | None,
-                         ckpt: float | None) -> tuple[Usage, Any]:  # fmt: skip
+def _usage_with_failures(
+    sc: Scenario, count: int, util: float, tokens: float | None, ckpt: float | None
+) -> tuple[Usage, Any]:
     """The training plan's expected time-to-train under failures (the reliability section), its spare nodes held
     beside the job's accelerators."""
     from aiinfra.app.training import training_reliability
@@ -78,13 +98,25 @@ def _usage_with_failures(sc: Scenario, count: int, util: float, tokens: float | 
     rel = training_reliability(sc, report)
     assert rel is not None
     spares = rel.spare_nodes * sc.cluster.per_node
-    source = (f"expected time-to-train with failures, checkpoints and restarts (reliability section: ETTR "
-              f"{rel.expected.ettr_frac:.1%}; {est.time_to_train_s / 86400:,.1f} days without failures)"
-              + (f", {spares} spare accelerators ({rel.spare_nodes} spare node"
-                 f"{'s' if rel.spare_nodes != 1 else ''}) billed too" if spares else ""))
-    return Usage(accelerator_id=sc.cluster.accelerator.id, accelerator_count=count + spares,
-                 duration_s=rel.expected.wall_s, utilisation_frac=util, tokens=tokens, checkpoint_bytes=ckpt,
-                 duration_source=source), est  # fmt: skip
+    source = (
+        f"expected time-to-train with failures, checkpoints and restarts (reliability section: ETTR "
+        f"{rel.expected.ettr_frac:.1%}; {est.time_to_train_s / 86400:,.1f} days without failures)"
+        + (
+            f", {spares} spare accelerators ({rel.spare_nodes} spare node"
+            f"{'s' if rel.spare_nodes != 1 else ''}) billed too"
+            if spares
+            else ""
+        )
+    )
+    return Usage(
+        accelerator_id=sc.cluster.accelerator.id,
+        accelerator_count=count + spares,
+        duration_s=rel.expected.wall_s,
+        utilisation_frac=util,
+        tokens=tokens,
+        checkpoint_bytes=ckpt,
+        duration_source=source,
+    ), est
 
 
 def offers_that_run(scenario: Scenario, usage: Usage, prices: list[InstancePrice]) -> tuple[list[InstancePrice], str]:
@@ -95,26 +127,43 @@ def offers_that_run(scenario: Scenario, usage: Usage, prices: list[InstancePrice
     if not dropped:
         return prices, ""
     sizes = sorted({p.accelerators_per_instance for p in dropped})
-    return ok, (f"{len(dropped)} offer(s) left out: their {'/'.join(map(str, sizes))}-accelerator instances cannot "
-                f"hold the plan's {per_node}-accelerator nodes (scale-up domain); re-plan with hardware.per_node "
-                "to price them")  # fmt: skip
+    return ok, (
+        f"{len(dropped)} offer(s) left out: their {'/'.join(map(str, sizes))}-accelerator instances cannot "
+        f"hold the plan's {per_node}-accelerator nodes (scale-up domain); re-plan with hardware.per_node "
+        "to price them"
+    )
 
 
 def option_dict(o: CloudOption) -> dict[str, Any]:
     """One offer's bill as the JSON output gives it."""
     p = o.price
     return {
-        "provider": p.provider, "instance": p.instance, "region": p.region, "pricing": p.pricing,
-        "instances": o.instances, "billed_hours": o.billed_hours, "compute_usd": o.compute_usd,
-        "total_known_usd": o.total_known_usd, "unknown_items": list(o.unknown_items),
-        "usd_per_million_tokens": o.usd_per_million_tokens, "price_id": p.id, "price_usd_per_hour": p.usd_per_hour,
-        "price_usd_per_accelerator_hour": p.usd_per_accelerator_hour, "price_read_on": p.read_on,
-        "price_age_days": p.age_days, "stale": p.stale, "refresh_command": REFRESH_COMMAND if p.stale else None,
-        "price_source": p.source_title, "price_conflicting": p.conflicting,
+        "provider": p.provider,
+        "instance": p.instance,
+        "region": p.region,
+        "pricing": p.pricing,
+        "instances": o.instances,
+        "billed_hours": o.billed_hours,
+        "compute_usd": o.compute_usd,
+        "total_known_usd": o.total_known_usd,
+        "unknown_items": list(o.unknown_items),
+        "usd_per_million_tokens": o.usd_per_million_tokens,
+        "price_id": p.id,
+        "price_usd_per_hour": p.usd_per_hour,
+        "price_usd_per_accelerator_hour": p.usd_per_accelerator_hour,
+        "price_read_on": p.read_on,
+        "price_age_days": p.age_days,
+        "stale": p.stale,
+        "refresh_command": REFRESH_COMMAND if p.stale else None,
+        "price_source": p.source_title,
+        "price_conflicting": p.conflicting,
         "note": ("price flagged CONFLICT in the catalog (its sources disagree); " if p.conflicting else "") + o.note,
-        "spot": jsonable(o.spot) if o.spot else None, "energy_kwh": o.energy_kwh, "carbon_region": o.carbon_region,
-        "co2e_kg": o.co2e_kg, "items": [jsonable(i) for i in o.items],
-    }  # fmt: skip
+        "spot": jsonable(o.spot) if o.spot else None,
+        "energy_kwh": o.energy_kwh,
+        "carbon_region": o.carbon_region,
+        "co2e_kg": o.co2e_kg,
+        "items": [jsonable(i) for i in o.items],
+    }
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -147,8 +196,13 @@ class CostResult(Result):
             "usage": jsonable(self.usage),
             "duration_s": self.usage.duration_s,
             "duration_source": self.usage.duration_source,
-            "training_plan": {"time_to_train_s": est.time_to_train_s, "accelerator_hours": est.accelerator_hours,
-                              "energy_j": getattr(est, "energy_j", None)} if est is not None else None,
+            "training_plan": {
+                "time_to_train_s": est.time_to_train_s,
+                "accelerator_hours": est.accelerator_hours,
+                "energy_j": getattr(est, "energy_j", None),
+            }
+            if est is not None
+            else None,
             "accelerator": self.usage.accelerator_id,
             "count": self.usage.accelerator_count,
             "options": [option_dict(o) for o in self.options],
@@ -161,7 +215,7 @@ class CostResult(Result):
             "electricity_price": self.electricity_price,
             "carbon_region": sourced(region, region.g_co2e_per_kwh, "cost.carbon_region") if region else None,
             "notes": list(self.notes),
-        }  # fmt: skip
+        }
         obj["accuracy"] = accuracy_for("cost", self.scenario, {**obj, "plan": getattr(est, "plan", None)})
         return obj
 
@@ -188,13 +242,27 @@ def cost(scenario: Scenario) -> CostResult:
     if excluded:
         notes.append(excluded)
     if est is not None and getattr(est, "fits", True) is False:
-        notes.append("the training plan does NOT fit in accelerator memory (see `aiinfra train`): its time is "
-                     "optimistic")  # fmt: skip
+        notes.append(
+            "the training plan does NOT fit in accelerator memory (see `aiinfra train`): its time is optimistic"
+        )
     if not listed:
-        notes.append(f"no cloud prices in the catalog for {usage.accelerator_id}"
-                     + (" with the given providers/pricing filter" if ci.providers or ci.pricing else ""))  # fmt: skip
-    notes.append("cloud prices already include the provider's electricity; the electricity line is what the same "
-                 "energy costs at the given on-prem price")  # fmt: skip
-    return CostResult(scenario=scenario, usage=usage, training_estimate=est, options=tuple(opts), energy=en,
-                      pue=pue_src, electricity_price=el_src, node_power=node_src, region=region,
-                      notes=tuple(notes))  # fmt: skip
+        notes.append(
+            f"no cloud prices in the catalog for {usage.accelerator_id}"
+            + (" with the given providers/pricing filter" if ci.providers or ci.pricing else "")
+        )
+    notes.append(
+        "cloud prices already include the provider's electricity; the electricity line is what the same "
+        "energy costs at the given on-prem price"
+    )
+    return CostResult(
+        scenario=scenario,
+        usage=usage,
+        training_estimate=est,
+        options=tuple(opts),
+        energy=en,
+        pue=pue_src,
+        electricity_price=el_src,
+        node_power=node_src,
+        region=region,
+        notes=tuple(notes),
+    )

@@ -140,13 +140,34 @@ def datacenter(scenario: Scenario) -> DatacenterResult:
         if ckpt is not None
         else None
     )
-    notes = [*pd.notes, *(["switch power not in the catalog: set datacenter.switch_power_w"] if switch_w is None
-                          else [])]  # fmt: skip
+    notes = [
+        *pd.notes,
+        *(["switch power not in the catalog: set datacenter.switch_power_w"] if switch_w is None else []),
+    ]
     return DatacenterResult(
-        scenario=sc, inputs=di, nodes=nodes, power=pd, racks=rk, node_power_source=node_src,
-        rack_power_limit_w=limit_w, air_limit=air, pue_ratio=pue, pue_source=pue_src, switch_radix=radix,
-        radix_row=radix_row, nics_per_node=nics, fabric=fab, transceiver_rows=(sw_side, nic_side),
-        transceiver_power_w=tr_w, transceiver_modules=modules, switch_power_w=switch_w, network_cost_usd=net_cost,
-        switch_price_usd=sw_price, switch_price_source=sw_price_src, transceiver_price_usd=tr_price,
-        transceiver_price_source=tr_price_src, storage=storage, notes=tuple(n for n in notes if n),
-    )  # fmt: skip
+        scenario=sc,
+        inputs=di,
+        nodes=nodes,
+        power=pd,
+        racks=rk,
+        node_power_source=node_src,
+        rack_power_limit_w=limit_w,
+        air_limit=air,
+        pue_ratio=pue,
+        pue_source=pue_src,
+        switch_radix=radix,
+        radix_row=radix_row,
+        nics_per_node=nics,
+        fabric=fab,
+        transceiver_rows=(sw_side, nic_side),
+        transceiver_power_w=tr_w,
+        transceiver_modules=modules,
+        switch_power_w=switch_w,
+        network_cost_usd=net_cost,
+        switch_price_usd=sw_price,
+        switch_price_source=sw_price_src,
+        transceiver_price_usd=tr_price,
+        transceiver_price_source=tr_price_src,
+        storage=storage,
+        notes=tuple(n for n in notes if n),
+    )

@@ -182,17 +182,38 @@ def simulate_disaggregated(sc: Scenario, d: Disaggregated, seed: int) -> dict[st
     q = max(1, round(d.decode_replicas * k))
     rate = d.demand_requests_per_s * min(p / d.prefill_replicas, q / d.decode_replicas)
     requests = max(400, 20 * (p + q))
-    sim_cfg = replace(wl.simulation or SimulationConfig(), disaggregation=Disaggregation(prefill_replicas=p,
-                      decode_replicas=q), replicas=None)  # fmt: skip
-    one = replace(sc, cluster=cluster_for(d.accelerator, (p + q) * d.tp),
-                  inference=replace(wl, weight_precision=d.weight_precision, engine=d.engine,  # type: ignore[arg-type]
-                                    plan=InferencePlan(tp=d.tp, ep=d.ep), users=None, concurrency=None,
-                                    request_rate_per_s=rate, arrival=Arrival(kind="poisson"),
-                                    num_requests=requests, simulation=sim_cfg, classes=None,
-                                    load_profile=None))  # fmt: skip
+    sim_cfg = replace(
+        wl.simulation or SimulationConfig(),
+        disaggregation=Disaggregation(prefill_replicas=p, decode_replicas=q),
+        replicas=None,
+    )
+    one = replace(
+        sc,
+        cluster=cluster_for(d.accelerator, (p + q) * d.tp),
+        inference=replace(
+            wl,
+            weight_precision=d.weight_precision,  # type: ignore[arg-type]
+            engine=d.engine,  # type: ignore[arg-type]
+            plan=InferencePlan(tp=d.tp, ep=d.ep),
+            users=None,
+            concurrency=None,
+            request_rate_per_s=rate,
+            arrival=Arrival(kind="poisson"),
+            num_requests=requests,
+            simulation=sim_cfg,
+            classes=None,
+            load_profile=None,
+        ),
+    )
     s = run_simulation(one, seed=seed).summary
     misses = slo_misses(s, wl.slo) if wl.slo is not None else []
-    return {"disaggregated": f"{p}P{q}D slice of {d.prefill_replicas}P{d.decode_replicas}D on {d.accelerator}",
-            "request_rate_per_s": rate, "requests_simulated": s.requests, "ttft_p90_s": s.ttft_s.p90,
-            "tpot_p99_s": s.tpot_exclusive_s.p99, "slo_attainment_frac": s.slo_attainment_frac,
-            "slo_met": not misses, "misses": misses}  # fmt: skip
+    return {
+        "disaggregated": f"{p}P{q}D slice of {d.prefill_replicas}P{d.decode_replicas}D on {d.accelerator}",
+        "request_rate_per_s": rate,
+        "requests_simulated": s.requests,
+        "ttft_p90_s": s.ttft_s.p90,
+        "tpot_p99_s": s.tpot_exclusive_s.p99,
+        "slo_attainment_frac": s.slo_attainment_frac,
+        "slo_met": not misses,
+        "misses": misses,
+    }

@@ -88,8 +88,11 @@ class CapacityResult(Result):
         return self.options[0]
 
     def to_dict(self) -> dict[str, Any]:
-        obj: dict[str, Any] = {"chosen": jsonable(self.chosen), "alternatives": [jsonable(o) for o in self.options[1:]],
-                               "accuracy_notes": list(self.accuracy_notes)}  # fmt: skip
+        obj: dict[str, Any] = {
+            "chosen": jsonable(self.chosen),
+            "alternatives": [jsonable(o) for o in self.options[1:]],
+            "accuracy_notes": list(self.accuracy_notes),
+        }
         price = self.chosen.price
         if price is not None:  # the age of the price behind the answer (costing.prices.freshness)
             from aiinfra.costing.prices import freshness
@@ -106,9 +109,11 @@ class CapacityResult(Result):
 
             obj["load_profile"] = day_to_dict(self.day)
         if self.disaggregated is not None:
-            obj["disaggregated"] = {"recommended": self.recommended,
-                                    "candidates": [jsonable(d) for d in self.disaggregated],
-                                    "rejected": list(self.disaggregation_rejected)}  # fmt: skip
+            obj["disaggregated"] = {
+                "recommended": self.recommended,
+                "candidates": [jsonable(d) for d in self.disaggregated],
+                "rejected": list(self.disaggregation_rejected),
+            }
         obj["accuracy"] = accuracy_for("capacity", self.scenario, obj)
         return obj
 
@@ -134,8 +139,9 @@ def capacity(
     engines = list(dict.fromkeys(e.strip() for e in engines if e.strip())) if engines else None
     wl = scenario.inference
     if wl is not None and wl.classes:
-        return _capacity_of_classes(scenario, list(accelerators) if accelerators else None, engines, simulate, seed,
-                                    progress)
+        return _capacity_of_classes(
+            scenario, list(accelerators) if accelerators else None, engines, simulate, seed, progress
+        )
     from aiinfra.planning.capacity import plan_capacity
 
     options = plan_capacity(scenario, list(accelerators) if accelerators else None, engines)
@@ -145,13 +151,20 @@ def capacity(
         from aiinfra.planning.disagg import plan_disaggregated
 
         assert wl is not None
-        found = plan_disaggregated(scenario, list(accelerators or [scenario.cluster.accelerator.id]),
-                                   engines or [wl.engine])
+        found = plan_disaggregated(
+            scenario, list(accelerators or [scenario.cluster.accelerator.id]), engines or [wl.engine]
+        )
         dis = tuple(d for d in found if not isinstance(d, str))
         dis_rejected = tuple(d for d in found if isinstance(d, str))
     sim = None
-    cheaper_dis = dis[0] if dis and dis[0].usd_per_hour is not None and options[0].usd_per_hour is not None and \
-        dis[0].usd_per_hour < options[0].usd_per_hour else None  # fmt: skip
+    cheaper_dis = (
+        dis[0]
+        if dis
+        and dis[0].usd_per_hour is not None
+        and options[0].usd_per_hour is not None
+        and dis[0].usd_per_hour < options[0].usd_per_hour
+        else None
+    )
     if simulate and cheaper_dis is not None:
         from aiinfra.app.fleet import simulate_disaggregated
 
@@ -165,12 +178,24 @@ def capacity(
         from aiinfra.app.fleet import day_fleet
 
         day = day_fleet(scenario, best)
-    return CapacityResult(scenario=scenario, options=tuple(options), accuracy_notes=notes, simulated=sim, seed=seed,
-                          day=day, disaggregated=dis, disaggregation_rejected=dis_rejected)  # fmt: skip
+    return CapacityResult(
+        scenario=scenario,
+        options=tuple(options),
+        accuracy_notes=notes,
+        simulated=sim,
+        seed=seed,
+        day=day,
+        disaggregated=dis,
+        disaggregation_rejected=dis_rejected,
+    )
 
 
 def _capacity_of_classes(
-    scenario: Scenario, accelerators: list[str] | None, engines: list[str] | None, simulate: bool, seed: int,
+    scenario: Scenario,
+    accelerators: list[str] | None,
+    engines: list[str] | None,
+    simulate: bool,
+    seed: int,
     progress: Callable[[int, int | None], None] | None,
 ) -> CapacityResult:
     """Request classes: the cheapest mixed fleet (aiinfra.planning.fleet); its per-class deployments are the
@@ -181,17 +206,24 @@ def _capacity_of_classes(
     wl = scenario.inference
     assert wl is not None
     if wl.load_profile is not None:
-        raise SpecError("inference.load_profile", "given with classes", "a load profile applies to one workload; "
-                        "with request classes it is not modelled", "drop one of inference.classes and "
-                        "inference.load_profile")  # fmt: skip
+        raise SpecError(
+            "inference.load_profile",
+            "given with classes",
+            "a load profile applies to one workload; with request classes it is not modelled",
+            "drop one of inference.classes and inference.load_profile",
+        )
     fleet = mixed_fleet(scenario, accelerators, engines)
-    options = [replace(p.deployment, verdict=f"chosen for class {p.request_class}")
-               for p in fleet.mixed.placements if p.deployment is not None]  # fmt: skip
+    options = [
+        replace(p.deployment, verdict=f"chosen for class {p.request_class}")
+        for p in fleet.mixed.placements
+        if p.deployment is not None
+    ]
     sim = simulate_mixed(scenario, fleet, seed, progress) if simulate else None
     best = options[0]
     notes = tuple(catalog.accuracy_notes_for(scenario.model.id, best.engine, best.accelerator))
-    return CapacityResult(scenario=scenario, options=tuple(options), accuracy_notes=notes, simulated=sim, seed=seed,
-                          fleet=fleet)  # fmt: skip
+    return CapacityResult(
+        scenario=scenario, options=tuple(options), accuracy_notes=notes, simulated=sim, seed=seed, fleet=fleet
+    )
 
 
 def _label(o: Deployment) -> str:
@@ -199,7 +231,9 @@ def _label(o: Deployment) -> str:
 
 
 def _first_passing_simulation(
-    scenario: Scenario, options: list[Deployment], seed: int,
+    scenario: Scenario,
+    options: list[Deployment],
+    seed: int,
     progress: Callable[[int, int | None], None] | None = None,
 ) -> tuple[list[Deployment], dict[str, Any]]:
     """Check the candidates cheapest first by simulating one replica; the first whose simulation can meet the SLO
@@ -224,14 +258,17 @@ def _first_passing_simulation(
             rejected.append({"deployment": _label(o), "reason": str(exc)})
             continue
         sim["rejected"] = rejected
-        failed = [replace(f, verdict=f"misses the SLO in simulation ({r['reason']})")
-                  for f, r in zip(feasible[:i], rejected, strict=True)]  # fmt: skip
+        failed = [
+            replace(f, verdict=f"misses the SLO in simulation ({r['reason']})")
+            for f, r in zip(feasible[:i], rejected, strict=True)
+        ]
         chosen = replace(o, verdict="chosen") if i else o
         rest = [f for f in options if f not in feasible[: i + 1]]
         return [chosen, *failed, *rest], sim
     reasons = "; ".join(f"{r['deployment']}: {r['reason']}" for r in rejected[:3])
-    raise InfeasibleError(f"no candidate meets the SLO in simulation ({len(rejected)} simulated; the cheapest: "
-                          f"{reasons})")  # fmt: skip
+    raise InfeasibleError(
+        f"no candidate meets the SLO in simulation ({len(rejected)} simulated; the cheapest: {reasons})"
+    )
 
 
 def _billed(best: Deployment, replicas: int) -> int | None:
@@ -250,13 +287,20 @@ def one_replica(sc: Scenario, best: Deployment, num_requests: int) -> Scenario:
 
     wl = sc.inference
     assert wl is not None
-    one = replace(sc, cluster=replace(sc.cluster, count=best.tp),
-                  inference=replace(wl, weight_precision=best.weight_precision,  # type: ignore[arg-type]
-                                    engine=best.engine,  # type: ignore[arg-type]
-                                    speculative=wl.speculative if best.speculative else None,
-                                    plan=InferencePlan(tp=best.tp, ep=best.ep, attention_dp=best.attention_dp),
-                                    num_requests=wl.num_requests or num_requests, users=None,
-                                    concurrency=None))  # fmt: skip
+    one = replace(
+        sc,
+        cluster=replace(sc.cluster, count=best.tp),
+        inference=replace(
+            wl,
+            weight_precision=best.weight_precision,  # type: ignore[arg-type]
+            engine=best.engine,  # type: ignore[arg-type]
+            speculative=wl.speculative if best.speculative else None,
+            plan=InferencePlan(tp=best.tp, ep=best.ep, attention_dp=best.attention_dp),
+            num_requests=wl.num_requests or num_requests,
+            users=None,
+            concurrency=None,
+        ),
+    )
     if best.accelerator != sc.cluster.accelerator.id:
         one = replace(one, cluster=cluster_for(best.accelerator, best.tp))
     return one
@@ -293,8 +337,9 @@ def simulated_check(
     assert wl is not None  # plan_capacity refused a scenario without one
     users = None if wl.request_rate_per_s else (wl.users or wl.concurrency)
     assert best.ttft_s is not None and best.tpot_s is not None  # the chosen row is never a rejected one
-    demand = wl.request_rate_per_s or (users or 0) / (best.ttft_s + wl.output_tokens * best.tpot_s
-                                                      + (wl.think_time_s or 0.0))
+    demand = wl.request_rate_per_s or (users or 0) / (
+        best.ttft_s + wl.output_tokens * best.tpot_s + (wl.think_time_s or 0.0)
+    )
     # enough requests that a replica near its planned batch turns each sequence slot over many times (a run of a
     # few hundred long requests would end inside its start-up transient, every request still in flight)
     run_requests = max(MIN_CHECK_REQUESTS, CLOSED_LOOP_REQUESTS_PER_CLIENT * best.batch_per_replica)
@@ -304,17 +349,26 @@ def simulated_check(
     assert owl is not None
     _, rep = estimate_with_replica(one.model, one.cluster, replace(owl, batch="max"), usage="server", grid=True)
     seed_rate = rep.max_rate(owl.slo) if rep is not None else None
-    rate, _ = max_rate_meeting_slo(one, seed=seed, progress=progress,
-                                   start_rate_per_s=seed_rate[0] if seed_rate is not None else None)  # fmt: skip
+    rate, _ = max_rate_meeting_slo(
+        one, seed=seed, progress=progress, start_rate_per_s=seed_rate[0] if seed_rate is not None else None
+    )
     replicas = math.ceil(demand / rate)
-    out: dict[str, Any] = {"max_request_rate_per_replica_per_s": rate, "demand_request_rate_per_s": demand,
-                           "replicas_needed": replicas, "accelerators_needed": replicas * best.tp,
-                           "accelerators_billed": _billed(best, replicas)}  # fmt: skip
+    out: dict[str, Any] = {
+        "max_request_rate_per_replica_per_s": rate,
+        "demand_request_rate_per_s": demand,
+        "replicas_needed": replicas,
+        "accelerators_needed": replicas * best.tp,
+        "accelerators_billed": _billed(best, replicas),
+    }
     if users:
         start = best.users_per_replica or best.batch_per_replica
         clients, _ = max_clients_meeting_slo(one, seed=seed, start_clients=start, progress=progress)
         per_users = math.ceil(users / clients)
-        out["closed_loop"] = {"users": users, "max_users_per_replica": clients, "replicas_needed": per_users,
-                              "accelerators_needed": per_users * best.tp,
-                              "accelerators_billed": _billed(best, per_users)}  # fmt: skip
+        out["closed_loop"] = {
+            "users": users,
+            "max_users_per_replica": clients,
+            "replicas_needed": per_users,
+            "accelerators_needed": per_users * best.tp,
+            "accelerators_billed": _billed(best, per_users),
+        }
     return out

@@ -35,17 +35,29 @@ class MigResult(Result):
         profiles = []
         for s in self.shares:
             p, inst = s.profile, s.instance
-            profiles.append({
-                **jsonable(p),
-                "instance_id": inst.id,
-                "compute_frac": p.compute_slices / g.compute_slices,
-                "memory_frac": p.memory_slices / g.memory_slices,
-                "memory_bytes": inst.memory_bytes,
-                "memory_bw_bytes_per_s": inst.memory_bw_bytes_per_s,
-                "dense_flop_per_s": inst.dense_flop_per_s,
-            })  # fmt: skip
-        layouts = [[{"profile": pl.profile, "start_slice": pl.start, "memory_slices": pl.memory_slices,
-                     "compute_slices": pl.compute_slices} for pl in lay] for lay in self.layouts]  # fmt: skip
+            profiles.append(
+                {
+                    **jsonable(p),
+                    "instance_id": inst.id,
+                    "compute_frac": p.compute_slices / g.compute_slices,
+                    "memory_frac": p.memory_slices / g.memory_slices,
+                    "memory_bytes": inst.memory_bytes,
+                    "memory_bw_bytes_per_s": inst.memory_bw_bytes_per_s,
+                    "dense_flop_per_s": inst.dense_flop_per_s,
+                }
+            )
+        layouts = [
+            [
+                {
+                    "profile": pl.profile,
+                    "start_slice": pl.start,
+                    "memory_slices": pl.memory_slices,
+                    "compute_slices": pl.compute_slices,
+                }
+                for pl in lay
+            ]
+            for lay in self.layouts
+        ]
         out: dict[str, Any] = {
             "accelerator": self.accelerator,
             "compute_slices": g.compute_slices,
@@ -77,7 +89,13 @@ def mig(accelerator: str, layout: str | None = None) -> MigResult:
             from aiinfra.errors import SpecError
 
             raise SpecError("--layout", layout, "no profile named", "write e.g. --layout 3g.40gb,2g.20gb,1g.10gb")
-        return MigResult(accelerator=base.id, geometry=geo, shares=shares,
-                         layouts=(m.place(geo, names, "--layout"),), checked_layout=True)  # fmt: skip
-    return MigResult(accelerator=base.id, geometry=geo, shares=shares, layouts=tuple(m.full_layouts(geo)),
-                     checked_layout=False)  # fmt: skip
+        return MigResult(
+            accelerator=base.id,
+            geometry=geo,
+            shares=shares,
+            layouts=(m.place(geo, names, "--layout"),),
+            checked_layout=True,
+        )
+    return MigResult(
+        accelerator=base.id, geometry=geo, shares=shares, layouts=tuple(m.full_layouts(geo)), checked_layout=False
+    )

@@ -91,16 +91,37 @@ class PackResult(Result):
             "lower_bound": p.lower_bound,
             "gap_to_lower_bound_frac": gap,
             "layouts": pk.layout_counts(p),
-            "assignment": [{"gpu": k, "accelerator": g.accelerator, "instances": [
-                {"profile": prof, "workload": who or None} for prof, who in zip(g.layout, g.assigned, strict=True)]}
-                for k, g in enumerate(p.gpus)],
-            "workloads": [{"name": w.name, "kind": w.kind, "chosen": {
-                "accelerator": p.choice[w.name].accelerator, "profile": p.choice[w.name].profile,
-                "instances": p.choice[w.name].count, "detail": p.choice[w.name].detail,
-                "ttft_s": p.choice[w.name].ttft_s, "tpot_s": p.choice[w.name].tpot_s},
-                "options": [{"accelerator": o.accelerator, "profile": o.profile, "instances": o.count,
-                             "detail": o.detail} for o in w.options],
-                "rejected": list(w.rejected)} for w in self.workloads],
+            "assignment": [
+                {
+                    "gpu": k,
+                    "accelerator": g.accelerator,
+                    "instances": [
+                        {"profile": prof, "workload": who or None}
+                        for prof, who in zip(g.layout, g.assigned, strict=True)
+                    ],
+                }
+                for k, g in enumerate(p.gpus)
+            ],
+            "workloads": [
+                {
+                    "name": w.name,
+                    "kind": w.kind,
+                    "chosen": {
+                        "accelerator": p.choice[w.name].accelerator,
+                        "profile": p.choice[w.name].profile,
+                        "instances": p.choice[w.name].count,
+                        "detail": p.choice[w.name].detail,
+                        "ttft_s": p.choice[w.name].ttft_s,
+                        "tpot_s": p.choice[w.name].tpot_s,
+                    },
+                    "options": [
+                        {"accelerator": o.accelerator, "profile": o.profile, "instances": o.count, "detail": o.detail}
+                        for o in w.options
+                    ],
+                    "rejected": list(w.rejected),
+                }
+                for w in self.workloads
+            ],
             "compare": {
                 "mig_gpus": gpus,
                 "whole_gpus": self.whole_gpus,
@@ -110,8 +131,10 @@ class PackResult(Result):
         }
 
     def table_rows(self) -> list[dict[str, Any]]:
-        return [{"workload": w["name"], "kind": w["kind"], **{f"chosen.{k}": v for k, v in w["chosen"].items()}}
-                for w in self.to_dict()["workloads"]]  # fmt: skip
+        return [
+            {"workload": w["name"], "kind": w["kind"], **{f"chosen.{k}": v for k, v in w["chosen"].items()}}
+            for w in self.to_dict()["workloads"]
+        ]
 
 
 def _options_dev(d: DevWorkload, acc: str, geo: m.MigGeometry | None) -> tuple[list[pk.Option], list[str]]:
@@ -119,8 +142,9 @@ def _options_dev(d: DevWorkload, acc: str, geo: m.MigGeometry | None) -> tuple[l
     opts, why = [], []
     need = d.memory_gb * GIB
     if base.memory_bytes >= need:
-        opts.append(pk.Option(accelerator=acc, profile=pk.WHOLE, count=d.count,
-                              compute_slices=geo.compute_slices if geo else 1))  # fmt: skip
+        opts.append(
+            pk.Option(accelerator=acc, profile=pk.WHOLE, count=d.count, compute_slices=geo.compute_slices if geo else 1)
+        )
     if geo is not None:
         for p in geo.profiles:
             mem = base.memory_bytes * p.memory_slices / geo.memory_slices
@@ -133,18 +157,26 @@ def _options_dev(d: DevWorkload, acc: str, geo: m.MigGeometry | None) -> tuple[l
     return opts, why
 
 
-def _options_service(w: dict[str, Any], where: str, acc: str,
-                     geo: m.MigGeometry | None) -> tuple[list[pk.Option], list[str], float]:  # fmt: skip
+def _options_service(
+    w: dict[str, Any], where: str, acc: str, geo: m.MigGeometry | None
+) -> tuple[list[pk.Option], list[str], float]:
     inference = {k: v for k, v in w.items() if k not in ("name", "kind", "model")}
     if "request_rate_per_s" not in inference:
-        raise SpecError(f"{where}.request_rate_per_s", None, "a service needs its traffic",
-                        "give request_rate_per_s (requests per second)")  # fmt: skip
+        raise SpecError(
+            f"{where}.request_rate_per_s",
+            None,
+            "a service needs its traffic",
+            "give request_rate_per_s (requests per second)",
+        )
     profiles = [(pk.WHOLE, acc)] + ([(p.name, f"{acc}/{p.name}") for p in geo.profiles] if geo else [])
     opts, why, mem = [], [], math.inf
     for prof, acc_id in profiles:
         try:
-            sc = resolve(parse_scenario({"model": w.get("model"), "hardware": {"accelerator": acc_id, "count": 1},
-                                         "inference": inference}))  # fmt: skip
+            sc = resolve(
+                parse_scenario(
+                    {"model": w.get("model"), "hardware": {"accelerator": acc_id, "count": 1}, "inference": inference}
+                )
+            )
         except SpecError as exc:
             raise SpecError(f"{where}.{exc.field}", exc.value, exc.problem, exc.fix) from None
         sized = pk.size_service(sc)
@@ -153,9 +185,17 @@ def _options_service(w: dict[str, Any], where: str, acc: str,
             continue
         replicas, batch, ttft, tpot = sized
         slices = geo.profile(prof).compute_slices if (geo and prof != pk.WHOLE) else (geo.compute_slices if geo else 1)
-        opts.append(pk.Option(accelerator=acc, profile=prof, count=replicas, compute_slices=slices,
-                              detail=f"{replicas} replica(s) × batch {batch}: TTFT {ttft:.3f} s, TPOT {tpot:.4f} s",
-                              ttft_s=ttft, tpot_s=tpot))
+        opts.append(
+            pk.Option(
+                accelerator=acc,
+                profile=prof,
+                count=replicas,
+                compute_slices=slices,
+                detail=f"{replicas} replica(s) × batch {batch}: TTFT {ttft:.3f} s, TPOT {tpot:.4f} s",
+                ttft_s=ttft,
+                tpot_s=tpot,
+            )
+        )
         mem = min(mem, replicas * sc.cluster.accelerator.memory_bytes)
     return opts, why, mem
 
@@ -165,8 +205,12 @@ def load_pack(source: str | Path | Mapping[str, Any], set: Iterable[str] | None 
     for s in set or []:
         apply_set(data, s)
     if list(data) != ["pack"]:
-        raise SpecError("portfolio file", ",".join(data) or "(empty)", "expected one top-level section 'pack'",
-                        "see examples/pack-portfolio.yaml")  # fmt: skip
+        raise SpecError(
+            "portfolio file",
+            ",".join(data) or "(empty)",
+            "expected one top-level section 'pack'",
+            "see examples/pack-portfolio.yaml",
+        )
     return validate(PackInput, data["pack"], where="pack")
 
 
@@ -182,8 +226,12 @@ def pack(source: str | Path | Mapping[str, Any], set: Iterable[str] | None = Non
         geos[a.id] = m.geometries().get(a.id)
         pr = cheapest_price(a.id)
         if spec.objective == "cost" and pr is None:
-            raise SpecError(f"pack.accelerators[{k}]", acc, "no on-demand price in the catalog",
-                            "use objective: gpus, or an accelerator with a price")  # fmt: skip
+            raise SpecError(
+                f"pack.accelerators[{k}]",
+                acc,
+                "no on-demand price in the catalog",
+                "use objective: gpus, or an accelerator with a price",
+            )
         price[a.id] = pr.usd_per_accelerator_hour if pr else 1.0
     works: list[pk.Workload] = []
     names: dict[str, None] = {}  # (the parameter `set` shadows the builtin here)
@@ -209,8 +257,12 @@ def pack(source: str | Path | Mapping[str, Any], set: Iterable[str] | None = Non
         else:
             raise SpecError(f"{where}.kind", kind, "unknown workload kind", "service, notebook or finetune")
         if not opts:
-            raise SpecError(where, name, "fits no GPU or MIG instance of the given accelerators: " + "; ".join(why),
-                            "add a larger accelerator, lower the traffic or relax the SLO")  # fmt: skip
+            raise SpecError(
+                where,
+                name,
+                "fits no GPU or MIG instance of the given accelerators: " + "; ".join(why),
+                "add a larger accelerator, lower the traffic or relax the SLO",
+            )
         works.append(pk.Workload(name=name, kind=kind, options=tuple(opts), rejected=tuple(why), memory_bytes=mem))
     use_milp = spec.solver == "milp" or (spec.solver == "auto" and len(works) <= spec.milp_max_workloads)
     if use_milp:
@@ -219,5 +271,10 @@ def pack(source: str | Path | Mapping[str, Any], set: Iterable[str] | None = Non
         bound = pk.lp_bound(works, geos, price, spec.objective)
         packing = pk.solve_greedy(works, geos, price, spec.objective, bound)
     gpu_memory_bytes = catalog.accelerator(next(iter(geos))).memory_bytes
-    return PackResult(spec=spec, workloads=tuple(works), packing=packing, whole_gpus=pk.whole_gpu_count(works),
-                      memory_bound_gpus=pk.memory_bound_count(works, gpu_memory_bytes))  # fmt: skip
+    return PackResult(
+        spec=spec,
+        workloads=tuple(works),
+        packing=packing,
+        whole_gpus=pk.whole_gpu_count(works),
+        memory_bound_gpus=pk.memory_bound_count(works, gpu_memory_bytes),
+    )

@@ -33,19 +33,31 @@ class PricesRefreshResult(Result):
 
     def to_dict(self) -> dict[str, Any]:
         r = self.report
-        return {"out_dir": str(r.out_dir), "read_on": r.read_on, "source": r.source, "providers": list(r.providers),
-                "failed": dict(r.failed), "offers_read": r.offers_read, "rows_written": len(r.rows),
-                "used_by_default": self.default_overlay, "rows": [jsonable(x) for x in r.rows],
-                "unmapped": [jsonable(u) for u in r.unmapped]}  # fmt: skip
+        return {
+            "out_dir": str(r.out_dir),
+            "read_on": r.read_on,
+            "source": r.source,
+            "providers": list(r.providers),
+            "failed": dict(r.failed),
+            "offers_read": r.offers_read,
+            "rows_written": len(r.rows),
+            "used_by_default": self.default_overlay,
+            "rows": [jsonable(x) for x in r.rows],
+            "unmapped": [jsonable(u) for u in r.unmapped],
+        }
 
     def table_rows(self) -> list[dict[str, Any]]:
         """The price rows written."""
         return [jsonable(x) for x in self.report.rows]
 
 
-def prices_refresh(providers: list[str] | None = None, out: str | Path | None = None,
-                   offers_dir: str | Path | None = None, today: date | None = None,
-                   fetch: Fetch | None = None) -> PricesRefreshResult:  # fmt: skip
+def prices_refresh(
+    providers: list[str] | None = None,
+    out: str | Path | None = None,
+    offers_dir: str | Path | None = None,
+    today: date | None = None,
+    fetch: Fetch | None = None,
+) -> PricesRefreshResult:
     """Read current offers (through gpuhunt, or recorded gpuhunt catalog files in ``offers_dir``, or any
     ``fetch(provider) -> offers``), map them to catalog accelerators and write them as a price overlay into
     ``out`` (default: the refreshed-prices folder every command reads). One provider failing is named and the others
@@ -94,22 +106,44 @@ class PriceDiffResult(Result):
         def side(p: InstancePrice | None) -> dict[str, Any] | None:
             if p is None:
                 return None
-            return {"id": p.id, "usd_per_hour": p.usd_per_hour, "usd_per_accelerator_hour": p.usd_per_accelerator_hour,
-                    "accelerators_per_instance": p.accelerators_per_instance, "source": p.source_title,
-                    **freshness(p.read_on, p.age_days)}  # fmt: skip
+            return {
+                "id": p.id,
+                "usd_per_hour": p.usd_per_hour,
+                "usd_per_accelerator_hour": p.usd_per_accelerator_hour,
+                "accelerators_per_instance": p.accelerators_per_instance,
+                "source": p.source_title,
+                **freshness(p.read_on, p.age_days),
+            }
 
-        return {"kind": "prices-diff", "overlays": list(self.overlays), "shipped_rows": self.shipped_rows,
-                "rows_in_use": self.current_rows, "stale_after_days": STALE_AFTER_DAYS,
-                "changes": [{"provider": c.provider, "instance": c.instance, "region": c.region, "pricing": c.pricing,
-                             "accelerator": c.accelerator, "old": side(c.old), "new": side(c.new),
-                             "change_frac": c.change_frac} for c in self.changes],
-                "examples": [jsonable(e) for e in self.examples]}  # fmt: skip
+        return {
+            "kind": "prices-diff",
+            "overlays": list(self.overlays),
+            "shipped_rows": self.shipped_rows,
+            "rows_in_use": self.current_rows,
+            "stale_after_days": STALE_AFTER_DAYS,
+            "changes": [
+                {
+                    "provider": c.provider,
+                    "instance": c.instance,
+                    "region": c.region,
+                    "pricing": c.pricing,
+                    "accelerator": c.accelerator,
+                    "old": side(c.old),
+                    "new": side(c.new),
+                    "change_frac": c.change_frac,
+                }
+                for c in self.changes
+            ],
+            "examples": [jsonable(e) for e in self.examples],
+        }
 
     def table_rows(self) -> list[dict[str, Any]]:
         """One row per changed or new offer."""
-        return [{k: v for k, v in c.items() if k not in ("old", "new")}
-                | {"old_id": (c["old"] or {}).get("id"), "new_id": c["new"]["id"]}
-                for c in self.to_dict()["changes"]]  # fmt: skip
+        return [
+            {k: v for k, v in c.items() if k not in ("old", "new")}
+            | {"old_id": (c["old"] or {}).get("id"), "new_id": c["new"]["id"]}
+            for c in self.to_dict()["changes"]
+        ]
 
 
 def _question(path: Path) -> str | None:
@@ -150,15 +184,22 @@ def _answer(question: str, path: Path) -> tuple[str, dict[str, Any] | None]:
         if not lines:
             return "usd_per_month", None
         ln = lines[0]
-        return "usd_per_month", {"price_id": ln.source_id, "pricing": ln.pricing, "value": ln.monthly_usd,
-                                 **freshness(ln.read_on, ln.age_days)}  # fmt: skip
+        return "usd_per_month", {
+            "price_id": ln.source_id,
+            "pricing": ln.pricing,
+            "value": ln.monthly_usd,
+            **freshness(ln.read_on, ln.age_days),
+        }
     acc = sc.cluster.accelerator.id
     prices = cloud_prices(acc, pricing=("on-demand",))
     if not prices:
         return "usd_per_accelerator_hour", None
     p = prices[0]
-    return "usd_per_accelerator_hour", {"price_id": p.id, "value": p.usd_per_accelerator_hour,
-                                        **freshness(p.read_on, p.age_days)}  # fmt: skip
+    return "usd_per_accelerator_hour", {
+        "price_id": p.id,
+        "value": p.usd_per_accelerator_hour,
+        **freshness(p.read_on, p.age_days),
+    }
 
 
 def _effects(examples_dir: Path, shipped: catalog.Catalog, current: catalog.Catalog) -> list[ExampleEffect]:
@@ -173,8 +214,9 @@ def _effects(examples_dir: Path, shipped: catalog.Catalog, current: catalog.Cata
             with catalog.use(current):
                 _, after = _answer(question, path)
         except AiinfraError as exc:
-            out.append(ExampleEffect(example=path.name, question=question, unit="", before=None, after=None,
-                                     error=str(exc)))  # fmt: skip
+            out.append(
+                ExampleEffect(example=path.name, question=question, unit="", before=None, after=None, error=str(exc))
+            )
             continue
         out.append(ExampleEffect(example=path.name, question=question, unit=unit, before=before, after=after))
     return out
@@ -192,8 +234,17 @@ def price_diff(examples_dir: str | Path | None = None, examples: bool = True) ->
     if examples:
         folder = Path(examples_dir) if examples_dir is not None else EXAMPLES_DIR
         if not folder.is_dir():
-            raise SpecError("--examples", str(folder), "not a folder of example scenarios",
-                            "give the examples/ folder of a source checkout, or --no-examples")  # fmt: skip
+            raise SpecError(
+                "--examples",
+                str(folder),
+                "not a folder of example scenarios",
+                "give the examples/ folder of a source checkout, or --no-examples",
+            )
         effects = _effects(folder, shipped, current)
-    return PriceDiffResult(changes=tuple(offer_changes(old, new)), shipped_rows=len(old), current_rows=len(new),
-                           overlays=tuple(str(d) for d in current.overlay_dirs), examples=tuple(effects))  # fmt: skip
+    return PriceDiffResult(
+        changes=tuple(offer_changes(old, new)),
+        shipped_rows=len(old),
+        current_rows=len(new),
+        overlays=tuple(str(d) for d in current.overlay_dirs),
+        examples=tuple(effects),
+    )

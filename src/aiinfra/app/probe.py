@@ -23,12 +23,19 @@ class ProbeResult(Result):
     """Per written row: id, kind, dtype, points [x, fraction]."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"out_dir": self.out_dir, "accelerator": self.accelerator, "device": self.device,
-                "curves": list(self.curves)}  # fmt: skip
+        return {
+            "out_dir": self.out_dir,
+            "accelerator": self.accelerator,
+            "device": self.device,
+            "curves": list(self.curves),
+        }
 
     def table_rows(self) -> list[dict[str, Any]]:
-        return [{"id": c["id"], "kind": c["kind"], "dtype": c.get("dtype"), "x": x, "fraction": y}
-                for c in self.curves for x, y in c["points"]]  # fmt: skip
+        return [
+            {"id": c["id"], "kind": c["kind"], "dtype": c.get("dtype"), "x": x, "fraction": y}
+            for c in self.curves
+            for x, y in c["points"]
+        ]
 
 
 def probe(out: str | Path, accelerator: str | None = None, device: Device | None = None) -> ProbeResult:
@@ -46,14 +53,24 @@ def probe(out: str | Path, accelerator: str | None = None, device: Device | None
     acc_id = accelerator or match_accelerator(info.name, catalog.rows("accelerators"))
     acc = catalog.accelerator(acc_id, "--accelerator")
     written = rows(dev, acc)
-    md = [f"# aiinfra probe on {info.name}", "",
-          f"{info.count} × {info.name} ({info.vendor}), driver {info.driver or 'unknown'}, {info.runtime}, "
-          f"PyTorch {info.torch}; catalog accelerator `{acc.id}`.", "",
-          "| row | kind | x | fraction |", "|---|---|---|---|"]  # fmt: skip
+    md = [
+        f"# aiinfra probe on {info.name}",
+        "",
+        f"{info.count} × {info.name} ({info.vendor}), driver {info.driver or 'unknown'}, {info.runtime}, "
+        f"PyTorch {info.torch}; catalog accelerator `{acc.id}`.",
+        "",
+        "| row | kind | x | fraction |",
+        "|---|---|---|---|",
+    ]
     md += [f"| {r['id']} | {r['kind']} | {x:.4g} | {y:.3f} |" for r in written for x, y in r["points"]]
     write_rows(out_dir, "efficiency.yaml", written, "\n".join(md) + "\n")
-    device_dict = {"name": info.name, "vendor": info.vendor, "count": info.count, "driver": info.driver,
-                   "runtime": info.runtime, "torch": info.torch}  # fmt: skip
-    curves = tuple({"id": r["id"], "kind": r["kind"], "dtype": r.get("dtype"), "points": r["points"]}
-                   for r in written)  # fmt: skip
+    device_dict = {
+        "name": info.name,
+        "vendor": info.vendor,
+        "count": info.count,
+        "driver": info.driver,
+        "runtime": info.runtime,
+        "torch": info.torch,
+    }
+    curves = tuple({"id": r["id"], "kind": r["kind"], "dtype": r.get("dtype"), "points": r["points"]} for r in written)
     return ProbeResult(out_dir=str(out_dir), accelerator=acc.id, device=device_dict, curves=curves)

@@ -54,19 +54,28 @@ _SEED_HELP = "random seed (same seed, same result)"
 class CapacityRequest(Request):
     """The cheapest fleet for the scenario's demand (``aiinfra capacity``)."""
 
-    accelerators: tuple[str, ...] = _option((), "comma-separated catalog ids to consider (default: the scenario's)",
-                                            "list")  # fmt: skip
+    accelerators: tuple[str, ...] = _option(
+        (), "comma-separated catalog ids to consider (default: the scenario's)", "list"
+    )
     """Catalog accelerator ids to consider; empty = the scenario's."""
-    engines: tuple[str, ...] = _option((), "comma-separated serving engines to consider: vllm, trtllm (default: the "
-                                       "scenario's inference.engine)", "list")  # fmt: skip
+    engines: tuple[str, ...] = _option(
+        (),
+        "comma-separated serving engines to consider: vllm, trtllm (default: the scenario's inference.engine)",
+        "list",
+    )
     """Serving engines to consider; empty = the scenario's inference.engine."""
-    simulate: bool = _option(False, "check the chosen deployment by simulating one replica: the most users it keeps "
-                             "within the SLO (closed loop) and the highest Poisson rate", "flag")  # fmt: skip
+    simulate: bool = _option(
+        False,
+        "check the chosen deployment by simulating one replica: the most users it keeps "
+        "within the SLO (closed loop) and the highest Poisson rate",
+        "flag",
+    )
     """Check the chosen deployment by simulating one replica."""
     seed: int = _option(0, _SEED_HELP, "seed")
     """Seed of the simulated check."""
-    disaggregate: bool = _option(False, "also size prefill/decode pools (xPyD) and recommend them where they bill "
-                                 "less at the SLO", "flag")  # fmt: skip
+    disaggregate: bool = _option(
+        False, "also size prefill/decode pools (xPyD) and recommend them where they bill less at the SLO", "flag"
+    )
     """Also size disaggregated prefill/decode pools."""
 
     @property
@@ -160,16 +169,34 @@ TABLE: tuple[Question, ...] = (
     Question("train", "aiinfra.app.training:train", "aiinfra.app.training:TrainResult"),
     Question("memory", "aiinfra.app.training:memory", "aiinfra.app.training:MemoryResult"),
     Question("infer", "aiinfra.app.inference:infer", "aiinfra.app.inference:InferResult"),
-    Question("capacity", "aiinfra.app.inference:capacity", "aiinfra.app.inference:CapacityResult",
-             CapacityRequest, long_running=True, reports_progress=True),
-    Question("simulate", "aiinfra.app.simulation:simulate", "aiinfra.app.simulation:SimulateResult",
-             SimulateRequest, long_running=True),
-    Question("find_max_rate", "aiinfra.app.simulation:find_max_rate", "aiinfra.app.simulation:MaxRateResult",
-             SimulateRequest, long_running=True, reports_progress=True, sweepable=False),
+    Question(
+        "capacity",
+        "aiinfra.app.inference:capacity",
+        "aiinfra.app.inference:CapacityResult",
+        CapacityRequest,
+        long_running=True,
+        reports_progress=True,
+    ),
+    Question(
+        "simulate",
+        "aiinfra.app.simulation:simulate",
+        "aiinfra.app.simulation:SimulateResult",
+        SimulateRequest,
+        long_running=True,
+    ),
+    Question(
+        "find_max_rate",
+        "aiinfra.app.simulation:find_max_rate",
+        "aiinfra.app.simulation:MaxRateResult",
+        SimulateRequest,
+        long_running=True,
+        reports_progress=True,
+        sweepable=False,
+    ),
     Question("cost", "aiinfra.app.cost:cost", "aiinfra.app.cost:CostResult"),
     Question("datacenter", "aiinfra.app.datacenter:datacenter", "aiinfra.app.datacenter:DatacenterResult"),
     Question("tco", "aiinfra.app.tco:tco", "aiinfra.app.tco:TcoResult"),
-)  # fmt: skip
+)
 
 #: name -> entry
 QUESTION: dict[str, Question] = {q.name: q for q in TABLE}

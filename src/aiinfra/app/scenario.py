@@ -22,14 +22,14 @@ def _set_list(overrides: Mapping[str, Any] | Iterable[str] | None) -> list[str]:
     if overrides is None:
         return []
     if isinstance(overrides, Mapping):
-        return [f"{k}={yaml.safe_dump(v, default_flow_style=True).strip().removesuffix('...').strip()}"
-                for k, v in overrides.items()]  # fmt: skip
+        return [
+            f"{k}={yaml.safe_dump(v, default_flow_style=True).strip().removesuffix('...').strip()}"
+            for k, v in overrides.items()
+        ]
     return list(overrides)
 
 
-def load_scenario(
-    source: ScenarioLike, set: Mapping[str, Any] | Iterable[str] | None = None
-) -> Scenario:
+def load_scenario(source: ScenarioLike, set: Mapping[str, Any] | Iterable[str] | None = None) -> Scenario:
     """Read, override, validate and resolve a scenario.
 
     ``source`` is a YAML file path, a mapping in the same format, or a resolved :class:`Scenario` (returned as

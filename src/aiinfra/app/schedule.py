@@ -67,8 +67,11 @@ class ScheduleResult(Result):
             out: dict[str, Any] = {"jobs": int(mask.sum()), "finished": int((mask & done).sum())}
             for name, values, sel in (("queue_delay_s", wait, wmask), ("jct_s", jct, mask & done)):
                 v = values[sel]
-                out[name] = ({f"p{q}": float(np.percentile(v, q)) for q in PERCENTILES} | {"mean": float(v.mean())}
-                             if v.size else None)  # fmt: skip
+                out[name] = (
+                    {f"p{q}": float(np.percentile(v, q)) for q in PERCENTILES} | {"mean": float(v.mean())}
+                    if v.size
+                    else None
+                )
             return out
 
         by_size: dict[str, Any] = {}
@@ -89,13 +92,22 @@ class ScheduleResult(Result):
         least_leaves = -(-nodes_needed // per_leaf)
         return {
             "policy": s.policy,
-            "cluster": {"nodes": s.cluster.nodes, "gpus_per_node": s.cluster.gpus_per_node,
-                        "nodes_per_leaf": s.cluster.nodes_per_leaf, "mig_nodes": s.cluster.mig_nodes,
-                        "total_gpus": o.total_gpus, "accelerator": s.cluster.accelerator},
+            "cluster": {
+                "nodes": s.cluster.nodes,
+                "gpus_per_node": s.cluster.gpus_per_node,
+                "nodes_per_leaf": s.cluster.nodes_per_leaf,
+                "mig_nodes": s.cluster.mig_nodes,
+                "total_gpus": o.total_gpus,
+                "accelerator": s.cluster.accelerator,
+            },
             "trace": {"source": self.trace_source, "jobs": len(j)},
-            "jobs": {"finished": counts["finished"], "running_at_end": counts["running"],
-                     "queued_at_end": counts["queued"], "not_arrived_by_end": counts["not_arrived"],
-                     "rejected": 0},
+            "jobs": {
+                "finished": counts["finished"],
+                "running_at_end": counts["running"],
+                "queued_at_end": counts["queued"],
+                "not_arrived_by_end": counts["not_arrived"],
+                "rejected": 0,
+            },
             "end_s": o.end_s,
             "utilisation_frac": _mean_utilisation(o),
             "utilisation_while_arriving_frac": _mean_utilisation(o, float(arrival.min()), float(arrival.max())),
@@ -129,8 +141,10 @@ class ScheduleResult(Result):
             "repair_share_frac": self.repair_share_frac,
             "node_failures": o.node_failures,
             # the expectation beside the one seeded draw: every whole-GPU node fails at the node rate for the span
-            "node_failures_expected": (self.node_failure_rate_per_hour or 0.0) * self.spec.cluster.nodes
-            * o.end_s / HOUR_S,
+            "node_failures_expected": (self.node_failure_rate_per_hour or 0.0)
+            * self.spec.cluster.nodes
+            * o.end_s
+            / HOUR_S,
             "node_repairs": o.node_repairs,
             "job_interruptions": int(interrupted.sum()),
             "jobs_interrupted": int((interrupted > 0).sum()),
@@ -199,12 +213,15 @@ def _utilisation_series(o: SimOutcome, bins: int) -> list[dict[str, float]]:
         return []
     edges = np.linspace(0.0, o.end_s, bins + 1)
     frac = np.diff(_busy_gpu_s(o, edges)) / (np.diff(edges) * o.total_gpus)
-    return [{"t_start_s": float(a), "t_end_s": float(b), "busy_frac": float(f)}
-            for a, b, f in zip(edges[:-1], edges[1:], frac, strict=True)]  # fmt: skip
+    return [
+        {"t_start_s": float(a), "t_end_s": float(b), "busy_frac": float(f)}
+        for a, b, f in zip(edges[:-1], edges[1:], frac, strict=True)
+    ]
 
 
-def load_schedule(source: str | Path | Mapping[str, Any], set: Iterable[str] | None = None,
-                  base_dir: Path | None = None) -> tuple[ScheduleInput, Path]:  # fmt: skip
+def load_schedule(
+    source: str | Path | Mapping[str, Any], set: Iterable[str] | None = None, base_dir: Path | None = None
+) -> tuple[ScheduleInput, Path]:
     """Read a schedule file (its ``schedule:`` section) with ``--set schedule.KEY=VALUE`` overrides; a mapping's
     relative trace path is read from ``base_dir`` (default: the working directory)."""
     if isinstance(source, Mapping):
@@ -215,19 +232,28 @@ def load_schedule(source: str | Path | Mapping[str, Any], set: Iterable[str] | N
         apply_set(data, s)
     unknown = [k for k in data if k != "schedule"]
     if "schedule" not in data or unknown:
-        raise SpecError("schedule file", ",".join(data) or "(empty)", "expected one top-level section 'schedule'",
-                        "see examples/schedule-sample.yaml")  # fmt: skip
+        raise SpecError(
+            "schedule file",
+            ",".join(data) or "(empty)",
+            "expected one top-level section 'schedule'",
+            "see examples/schedule-sample.yaml",
+        )
     return validate(ScheduleInput, data["schedule"], where="schedule"), base
 
 
-def schedule(source: str | Path | Mapping[str, Any], set: Iterable[str] | None = None,
-             base_dir: Path | None = None) -> ScheduleResult:  # fmt: skip
+def schedule(
+    source: str | Path | Mapping[str, Any], set: Iterable[str] | None = None, base_dir: Path | None = None
+) -> ScheduleResult:
     """Simulate the schedule file ``source`` (a path or a mapping in the file format) with ``--set`` overrides; a
     mapping's relative trace path is read from ``base_dir``."""
     spec, base = load_schedule(source, set, base_dir)
     if (spec.trace is None) == (spec.generator is None):
-        raise SpecError("schedule.trace", spec.trace, "give exactly one of schedule.trace and schedule.generator",
-                        "name a trace CSV or describe a generator")  # fmt: skip
+        raise SpecError(
+            "schedule.trace",
+            spec.trace,
+            "give exactly one of schedule.trace and schedule.generator",
+            "name a trace CSV or describe a generator",
+        )
     if spec.trace is not None:
         path = Path(spec.trace) if Path(spec.trace).is_absolute() else base / spec.trace
         jobs, src, where = read_trace(path), spec.trace, Path(spec.trace).name
@@ -242,12 +268,28 @@ def schedule(source: str | Path | Mapping[str, Any], set: Iterable[str] | None =
     if f is not None:
         rate, share = node_failure_rates(f, c.gpus_per_node, c.accelerator)
         stream = failure_stream(c.nodes, rate, share, f.seed)
-    out = simulate(jobs, nodes=c.nodes, per_node=c.gpus_per_node, policy=spec.policy,
-                   nodes_per_leaf=c.nodes_per_leaf, mig_geometry=geo, mig_nodes=c.mig_nodes,
-                   horizon_s=spec.horizon_s, backfill_depth=spec.backfill_depth, failures=stream,
-                   repair_s=f.repair_s if f else 0.0, restart_s=f.restart_s if f else 0.0,
-                   checkpoint_interval_s=f.checkpoint_interval_s if f else None)  # fmt: skip
+    out = simulate(
+        jobs,
+        nodes=c.nodes,
+        per_node=c.gpus_per_node,
+        policy=spec.policy,
+        nodes_per_leaf=c.nodes_per_leaf,
+        mig_geometry=geo,
+        mig_nodes=c.mig_nodes,
+        horizon_s=spec.horizon_s,
+        backfill_depth=spec.backfill_depth,
+        failures=stream,
+        repair_s=f.repair_s if f else 0.0,
+        restart_s=f.restart_s if f else 0.0,
+        checkpoint_interval_s=f.checkpoint_interval_s if f else None,
+    )
     wall = time.perf_counter() - t0
-    return ScheduleResult(spec=spec, jobs=jobs, outcome=out, trace_source=src, wall_s=wall,
-                          node_failure_rate_per_hour=None if rate is None else rate * HOUR_S,
-                          repair_share_frac=share)  # fmt: skip
+    return ScheduleResult(
+        spec=spec,
+        jobs=jobs,
+        outcome=out,
+        trace_source=src,
+        wall_s=wall,
+        node_failure_rate_per_hour=None if rate is None else rate * HOUR_S,
+        repair_share_frac=share,
+    )

@@ -31,8 +31,13 @@ class SimulateResult(Result):
 
     def to_dict(self) -> dict[str, Any]:
         res = self.run
-        obj: dict[str, Any] = {**jsonable(res.summary), "replicas": res.replicas, "seed": self.seed,
-                               "limits": jsonable(res.limits), "notes": list(res.notes)}  # fmt: skip
+        obj: dict[str, Any] = {
+            **jsonable(res.summary),
+            "replicas": res.replicas,
+            "seed": self.seed,
+            "limits": jsonable(res.limits),
+            "notes": list(res.notes),
+        }
         if res.attention_dp_ranks > 1:
             obj["attention_dp_ranks"] = res.attention_dp_ranks
         obj["accuracy"] = accuracy_for("simulate", self.scenario, obj)
@@ -57,8 +62,11 @@ class MaxRateResult(Result):
     seed: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"max_request_rate_per_s": self.max_request_rate_per_s, "seed": self.seed,
-                "points": [jsonable(p) for p in self.points]}  # fmt: skip
+        return {
+            "max_request_rate_per_s": self.max_request_rate_per_s,
+            "seed": self.seed,
+            "points": [jsonable(p) for p in self.points],
+        }
 
     def table_rows(self) -> list[dict[str, Any]]:
         """Every simulated rate."""

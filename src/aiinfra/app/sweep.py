@@ -125,8 +125,13 @@ def _answer_points(chunk: Chunk) -> list[dict[str, Any]]:
             error = f"error: {exc}"
         except Exception as exc:  # a bug at one point must not end a long sweep: recorded, named, counted
             error = f"internal error: {type(exc).__name__}: {exc}"
-        row: dict[str, Any] = {"scenario_hash": point_hash, "question": chunk.question, **keys, "error": error,
-                               "point_wall_s": time.perf_counter() - start}  # fmt: skip
+        row: dict[str, Any] = {
+            "scenario_hash": point_hash,
+            "question": chunk.question,
+            **keys,
+            "error": error,
+            "point_wall_s": time.perf_counter() - start,
+        }
         for name, value in result.items():
             row[f"result.{name}" if name in row else name] = encode_value(value)
         rows.append(row)
@@ -157,9 +162,19 @@ class SweepResult(Result):
     hashes: tuple[str, ...] = field(repr=False, default=())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"out": self.out, "question": self.question, "backend": self.backend, "workers": self.workers,
-                "points": self.points, "skipped": self.skipped, "run": self.run, "failures": self.failures,
-                "lost": self.lost, "wall_s": self.wall_s, "points_per_s": self.points_per_s}  # fmt: skip
+        return {
+            "out": self.out,
+            "question": self.question,
+            "backend": self.backend,
+            "workers": self.workers,
+            "points": self.points,
+            "skipped": self.skipped,
+            "run": self.run,
+            "failures": self.failures,
+            "lost": self.lost,
+            "wall_s": self.wall_s,
+            "points_per_s": self.points_per_s,
+        }
 
     def frame(self) -> pandas.DataFrame:
         """This sweep's rows, in grid order, as a DataFrame (rows of other grids in the same ``out`` left out)."""
@@ -268,8 +283,15 @@ def _question_options(question: str, options: Mapping[str, Any]) -> dict[str, An
     return q.options(options)
 
 
-def _chunks(base: dict[str, Any], path: str, question: str, options: dict[str, Any], todo: Iterator[tuple[str, Point]],
-            size: list[int], overlays: tuple[str, ...]) -> Iterator[Chunk]:  # fmt: skip
+def _chunks(
+    base: dict[str, Any],
+    path: str,
+    question: str,
+    options: dict[str, Any],
+    todo: Iterator[tuple[str, Point]],
+    size: list[int],
+    overlays: tuple[str, ...],
+) -> Iterator[Chunk]:
     """Lazy chunks of the points to run; ``size[0]`` (updated as timings arrive) sets each chunk's length."""
     while True:
         points = [p for _, p in zip(range(size[0]), todo, strict=False)]
@@ -356,15 +378,25 @@ def sweep(
             bar.close()
     store.compact()
     wall_s = time.perf_counter() - start
-    return SweepResult(out=str(root), question=question, backend=chosen,
-                       workers=ray_slots[0] if ray_slots else n_workers, points=distinct, skipped=skipped, run=run,
-                       failures=failures + new_failures, lost=distinct - skipped - run, wall_s=wall_s,
-                       points_per_s=run / wall_s if wall_s > 0 else 0.0,
-                       hashes=tuple(dict.fromkeys(hashes)))  # fmt: skip
+    return SweepResult(
+        out=str(root),
+        question=question,
+        backend=chosen,
+        workers=ray_slots[0] if ray_slots else n_workers,
+        points=distinct,
+        skipped=skipped,
+        run=run,
+        failures=failures + new_failures,
+        lost=distinct - skipped - run,
+        wall_s=wall_s,
+        points_per_s=run / wall_s if wall_s > 0 else 0.0,
+        hashes=tuple(dict.fromkeys(hashes)),
+    )
 
 
-def _checked_hashes(base: dict[str, Any], points: Grid, question: str, options: dict[str, Any],
-                    catalog: str) -> list[str]:  # fmt: skip
+def _checked_hashes(
+    base: dict[str, Any], points: Grid, question: str, options: dict[str, Any], catalog: str
+) -> list[str]:
     """Every point checked (SpecError for a bad value) and its identity hash, in grid order."""
     from aiinfra.sweeping.grid import point_hash
 
@@ -378,8 +410,15 @@ def _checked_hashes(base: dict[str, Any], points: Grid, question: str, options: 
     return hashes
 
 
-def _drain(outcomes: Iterator[tuple[Any, Any]], store: Any, bar: Any, size: list[int], to_run: int, workers: int,
-           flush_s: float) -> tuple[int, int]:  # fmt: skip
+def _drain(
+    outcomes: Iterator[tuple[Any, Any]],
+    store: Any,
+    bar: Any,
+    size: list[int],
+    to_run: int,
+    workers: int,
+    flush_s: float,
+) -> tuple[int, int]:
     """Write rows as chunks finish (a part every FLUSH_ROWS rows or ``flush_s`` seconds, and whatever is left when
     interrupted), resize chunks to about TARGET_TASK_S each; returns (points answered, of which failed). A chunk
     lost with its worker is skipped: its points stay unwritten and a re-run answers them."""
@@ -395,8 +434,9 @@ def _drain(outcomes: Iterator[tuple[Any, Any]], store: Any, bar: Any, size: list
             run += len(outcome)
             failures += sum(1 for row in outcome if row["error"] is not None)
             busy_s += sum(row["point_wall_s"] for row in outcome)
-            size[0] = max(1, min(256, int(TARGET_TASK_S * run / max(busy_s, 1e-9)),
-                                 max(1, (to_run - run) // (2 * workers))))  # fmt: skip
+            size[0] = max(
+                1, min(256, int(TARGET_TASK_S * run / max(busy_s, 1e-9)), max(1, (to_run - run) // (2 * workers)))
+            )
             if bar is not None:
                 bar.update(len(outcome))
                 bar.set_postfix(failures=failures, refresh=False)
@@ -464,9 +504,20 @@ class ParetoResult(Result):
     plots: list[str]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"results": self.results, "x": self.x, "y": self.y, "x_max": self.x_max, "y_max": self.y_max,
-                "keys": self.keys, "shown": self.shown, "points": self.points, "failures": self.failures,
-                "without_values": self.without_values, "front": self.front, "plots": self.plots}  # fmt: skip
+        return {
+            "results": self.results,
+            "x": self.x,
+            "y": self.y,
+            "x_max": self.x_max,
+            "y_max": self.y_max,
+            "keys": self.keys,
+            "shown": self.shown,
+            "points": self.points,
+            "failures": self.failures,
+            "without_values": self.without_values,
+            "front": self.front,
+            "plots": self.plots,
+        }
 
     def table_rows(self) -> list[dict[str, Any]]:
         return self.front
@@ -484,13 +535,19 @@ def _column(names: Sequence[str], spec: str, flag: str) -> tuple[str, bool]:
         if len(found) == 1:
             return found[0], sense == "max"
         if len(found) > 1:
-            raise SpecError(flag, name, f"matches {len(found)} columns: {', '.join(found[:8])}",
-                            "name one of them exactly")  # fmt: skip
+            raise SpecError(
+                flag, name, f"matches {len(found)} columns: {', '.join(found[:8])}", "name one of them exactly"
+            )
     raise SpecError(flag, name, "no such column", f"columns include {', '.join(results[:12])}")
 
 
-def pareto(results: str | Path, x: str | None = None, y: str | None = None, plot: str | Path | None = None,
-           show: Sequence[str] = ()) -> ParetoResult:  # fmt: skip
+def pareto(
+    results: str | Path,
+    x: str | None = None,
+    y: str | None = None,
+    plot: str | Path | None = None,
+    show: Sequence[str] = (),
+) -> ParetoResult:
     """The Pareto front of a results directory over columns ``x`` and ``y`` (both minimised unless ``:max``),
     with the columns named in ``show`` alongside, and its plot as PNG and SVG in the directory ``plot``."""
     import pyarrow as pa
@@ -527,9 +584,28 @@ def pareto(results: str | Path, x: str | None = None, y: str | None = None, plot
         labels = [" ".join(str(table[k][usable[i]].as_py()) for k in keys) for i in range(len(usable))]
         sense = {False: "lower is better", True: "higher is better"}
         title = f"{question} sweep: {len(usable)} points over {', '.join(keys)}"
-        plots = pareto_plot(plot_dir(str(plot)), f"pareto-{x_col}-{y_col}", title, f"{x_col} ({sense[x_max]})",
-                            f"{y_col} ({sense[y_max]})", fx, fy, on_front, labels)  # fmt: skip
-    return ParetoResult(results=str(results), x=x_col, y=y_col, x_max=x_max, y_max=y_max, keys=keys, shown=shown,
-                        points=table.num_rows, failures=sum(e is not None for e in errors),
-                        without_values=table.num_rows - len(usable) - sum(e is not None for e in errors),
-                        front=rows, plots=plots)  # fmt: skip
+        plots = pareto_plot(
+            plot_dir(str(plot)),
+            f"pareto-{x_col}-{y_col}",
+            title,
+            f"{x_col} ({sense[x_max]})",
+            f"{y_col} ({sense[y_max]})",
+            fx,
+            fy,
+            on_front,
+            labels,
+        )
+    return ParetoResult(
+        results=str(results),
+        x=x_col,
+        y=y_col,
+        x_max=x_max,
+        y_max=y_max,
+        keys=keys,
+        shown=shown,
+        points=table.num_rows,
+        failures=sum(e is not None for e in errors),
+        without_values=table.num_rows - len(usable) - sum(e is not None for e in errors),
+        front=rows,
+        plots=plots,
+    )

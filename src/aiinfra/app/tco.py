@@ -61,12 +61,20 @@ class TcoResult(Result):
 
     def to_dict(self) -> dict[str, Any]:
         obj: dict[str, Any] = jsonable(self.table)
-        obj.update({"system_price_usd": self.system_price_usd, "system_price_source": self.system_price_source,
-                    "depreciation_years": self.years, "depreciation_source": self.depreciation_source,
-                    "pue": self.pue, "electricity_price": self.electricity_price,
-                    "colocation_usd_per_kw_month": self.colocation_usd_per_kw_month,
-                    "colocation_source": self.colocation_source, "notes": list(self.notes),
-                    "accuracy": accuracy_for("tco", self.scenario, {})})  # fmt: skip
+        obj.update(
+            {
+                "system_price_usd": self.system_price_usd,
+                "system_price_source": self.system_price_source,
+                "depreciation_years": self.years,
+                "depreciation_source": self.depreciation_source,
+                "pue": self.pue,
+                "electricity_price": self.electricity_price,
+                "colocation_usd_per_kw_month": self.colocation_usd_per_kw_month,
+                "colocation_source": self.colocation_source,
+                "notes": list(self.notes),
+                "accuracy": accuracy_for("tco", self.scenario, {}),
+            }
+        )
         if self.cloud_lines:  # the age of the cheapest cloud line's price (costing.prices.freshness)
             obj.update(freshness(self.cloud_lines[0].read_on, self.cloud_lines[0].age_days))
         return obj
@@ -183,15 +191,30 @@ def tco(scenario: Scenario) -> TcoResult:
         notes.append("network capex not counted (set tco.network_capex_usd or tco.network_capex_frac)")
     if left_out:
         need = min(c.per_node, c.count)
-        notes.append(f"{left_out} cloud offer(s) left out: their instances hold fewer than the {need} accelerators "
-                     "of one node")
+        notes.append(
+            f"{left_out} cloud offer(s) left out: their instances hold fewer than the {need} accelerators of one node"
+        )
     if not lines:
         notes.append(f"no cloud prices in the catalog for {c.accelerator.id}")
     notes.append("spot lines assume no preemption losses (see `aiinfra cost` with cost.spot)")
-    return TcoResult(scenario=sc, inputs=ti, system=system, nodes=nodes, onprem=op, cloud_lines=tuple(lines),
-                     table=t, months=months, years=years, system_price_usd=price, system_price_source=price_src,
-                     depreciation_source=age_text(years_row) if years_row else "scenario", pue=pue_src,
-                     electricity_price=el_src, usd_per_kwh=usd_kwh, pue_ratio=pue,
-                     colocation_usd_per_kw_month=colo,
-                     colocation_source=age_text(colo_row) if colo_row else ("scenario" if colo is not None else None),
-                     notes=tuple(notes))  # fmt: skip
+    return TcoResult(
+        scenario=sc,
+        inputs=ti,
+        system=system,
+        nodes=nodes,
+        onprem=op,
+        cloud_lines=tuple(lines),
+        table=t,
+        months=months,
+        years=years,
+        system_price_usd=price,
+        system_price_source=price_src,
+        depreciation_source=age_text(years_row) if years_row else "scenario",
+        pue=pue_src,
+        electricity_price=el_src,
+        usd_per_kwh=usd_kwh,
+        pue_ratio=pue,
+        colocation_usd_per_kw_month=colo,
+        colocation_source=age_text(colo_row) if colo_row else ("scenario" if colo is not None else None),
+        notes=tuple(notes),
+    )

@@ -48,10 +48,14 @@ class TrainResult(Result):
         best, second = rep.estimates[0], rep.estimates[1]
         gain = second.step_time_s / best.step_time_s - 1.0
         if gain < 5e-4:
-            return (f"fastest of the {rep.fitting_plans:,} plans that fit, tied with other layouts "
-                    f"({plan_label(second.plan)} …); ranked first by the search's tie-break")
-        return (f"fastest of the {rep.fitting_plans:,} plans that fit: {gain:.1%} shorter steps than the next "
-                f"distinct layout ({plan_label(second.plan)})")
+            return (
+                f"fastest of the {rep.fitting_plans:,} plans that fit, tied with other layouts "
+                f"({plan_label(second.plan)} …); ranked first by the search's tie-break"
+            )
+        return (
+            f"fastest of the {rep.fitting_plans:,} plans that fit: {gain:.1%} shorter steps than the next "
+            f"distinct layout ({plan_label(second.plan)})"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         rep = self.report
@@ -59,14 +63,24 @@ class TrainResult(Result):
         best = jsonable(self.best)
         if not self.best.fits:  # a plan that does not fit runs no step: no MFU
             best["mfu_frac"] = None
-        obj = {**best, "accelerators_used": used, "accelerators_idle": self.idle,
-                "idle_accelerator_hours": self.idle * self.best.time_to_train_s / 3600.0,
-                "why": self.why, "notes": list(rep.notes), "searched": rep.searched, "candidates": rep.candidates,
-                "valid_plans": rep.valid_plans, "fitting_plans": rep.fitting_plans, "rejected": rep.rejected,
-                "search_wall_s": rep.search_wall_s, "flop_convention": rep.flop_convention,
-                "efficiency_sources": list(rep.efficiency_sources),
-                "alternatives": [jsonable(e) for e in rep.estimates[1:]],
-                "reliability": reliability_dict(self.reliability) if self.reliability else None}  # fmt: skip
+        obj = {
+            **best,
+            "accelerators_used": used,
+            "accelerators_idle": self.idle,
+            "idle_accelerator_hours": self.idle * self.best.time_to_train_s / 3600.0,
+            "why": self.why,
+            "notes": list(rep.notes),
+            "searched": rep.searched,
+            "candidates": rep.candidates,
+            "valid_plans": rep.valid_plans,
+            "fitting_plans": rep.fitting_plans,
+            "rejected": rep.rejected,
+            "search_wall_s": rep.search_wall_s,
+            "flop_convention": rep.flop_convention,
+            "efficiency_sources": list(rep.efficiency_sources),
+            "alternatives": [jsonable(e) for e in rep.estimates[1:]],
+            "reliability": reliability_dict(self.reliability) if self.reliability else None,
+        }
         obj["accuracy"] = accuracy_for("train", self.scenario, obj)
         if obj["reliability"] is not None:
             obj["reliability"]["accuracy"] = accuracy_for("reliability", self.scenario, obj)
@@ -79,8 +93,10 @@ class TrainResult(Result):
 
 def plan_label(p: dict[str, Any]) -> str:
     """A plan as one token string: tp8 pp4 dp32 cp1 ep1 vp1 mb1 zero1 rc=selective."""
-    return (f"tp{p['tp']} pp{p['pp']} dp{p['dp']} cp{p['cp']} ep{p['ep']} vp{p['vp']} mb{p['microbatch_seqs']} "
-            f"{p['sharding']} rc={p['recompute']}")
+    return (
+        f"tp{p['tp']} pp{p['pp']} dp{p['dp']} cp{p['cp']} ep{p['ep']} vp{p['vp']} mb{p['microbatch_seqs']} "
+        f"{p['sharding']} rc={p['recompute']}"
+    )
 
 
 def reliability_dict(r: ReliabilityReport) -> dict[str, Any]:

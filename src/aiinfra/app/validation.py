@@ -39,10 +39,15 @@ class ValidateResult(Result):
 
     def to_dict(self) -> dict[str, Any]:
         per_case = self.bands.get("cases", {})
-        cases = [{**jsonable(c), **per_case.get(c.id, {"predicted_low": None, "predicted_high": None})}
-                 for c in self.cases]  # fmt: skip
-        return {"cases": cases, "summary": self.summary, "targets": self.targets,
-                "coverage": self.bands.get("coverage", [])}  # fmt: skip
+        cases = [
+            {**jsonable(c), **per_case.get(c.id, {"predicted_low": None, "predicted_high": None})} for c in self.cases
+        ]
+        return {
+            "cases": cases,
+            "summary": self.summary,
+            "targets": self.targets,
+            "coverage": self.bands.get("coverage", []),
+        }
 
     def table_rows(self) -> list[dict[str, Any]]:
         """One row per validation case."""
@@ -59,13 +64,11 @@ class ValidateResult(Result):
         from aiinfra.reliability.validation import MARK as RELIABILITY_MARK
 
         starts = [old.index(m) for m in (BANDS_MARK, RELIABILITY_MARK) if m in old]
-        tail = old[min(starts):] if starts else ""
+        tail = old[min(starts) :] if starts else ""
         return self.markdown().rstrip("\n") + "\n\n" + tail if tail else self.markdown()
 
 
-def _offset(
-    progress: Callable[[int, int | None], None], before: int, total: int
-) -> Callable[[int, int | None], None]:
+def _offset(progress: Callable[[int, int | None], None], before: int, total: int) -> Callable[[int, int | None], None]:
     """One file's ``progress(done, n)`` as the whole run's (rows of the files before it counted)."""
 
     def update(done: int, _rows: int | None) -> None:
@@ -91,8 +94,13 @@ def validate(
         for i, p in enumerate(paths):
             results.append(run(p, _offset(progress, sum(sizes[:i]), total)))
     every = [c for r in results for c in r["cases"]]
-    return ValidateResult(files=tuple(results), cases=tuple(every), summary=summarise(every),
-                          targets=by_target(every), bands=validated_bands(results))  # fmt: skip
+    return ValidateResult(
+        files=tuple(results),
+        cases=tuple(every),
+        summary=summarise(every),
+        targets=by_target(every),
+        bands=validated_bands(results),
+    )
 
 
 def validated_bands(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -109,7 +117,14 @@ def validated_bands(results: list[dict[str, Any]]) -> dict[str, Any]:
         pool = {}
     pool.update({e.id: e for e in fresh})
     checked = check(fresh, list(pool.values()))
-    cases = {c.row.id: {"predicted_low": c.low, "predicted_high": c.high, "split": c.row.split,
-                        "band_regime": c.pooled_regime} for c in checked}  # fmt: skip
+    cases = {
+        c.row.id: {
+            "predicted_low": c.low,
+            "predicted_high": c.high,
+            "split": c.row.split,
+            "band_regime": c.pooled_regime,
+        }
+        for c in checked
+    }
     coverage = [{"regime": label, "split": split, **summary(rows)} for label, split, rows in groups(checked)]
     return {"cases": cases, "coverage": coverage}

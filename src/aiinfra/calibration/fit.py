@@ -64,8 +64,9 @@ def active(params: Sequence[Param], residuals: Residuals, n_residuals: int) -> l
     return out[:n_residuals]
 
 
-def fit(params: Sequence[Param], chosen: Sequence[Param], residuals: Residuals,
-        start: dict[str, float] | None = None) -> Fit:  # fmt: skip
+def fit(
+    params: Sequence[Param], chosen: Sequence[Param], residuals: Residuals, start: dict[str, float] | None = None
+) -> Fit:
     """Least squares over ``chosen`` (the rest held neutral). ``start``: one solve from these values (a fit to
     nearly the same data, as in leave-one-out); else the staged and mid-box starts below."""
     from scipy.optimize import least_squares  # type: ignore[import-untyped,unused-ignore]
@@ -87,8 +88,17 @@ def fit(params: Sequence[Param], chosen: Sequence[Param], residuals: Residuals,
             x[free] = sub
             return residuals(full(x))
 
-        sol = least_squares(fun, np.clip(x0[free], lo[free], hi[free]), bounds=(lo[free], hi[free]), method="trf",
-                            diff_step=1e-3, xtol=1e-8, ftol=1e-10, gtol=1e-10, max_nfev=MAX_EVALUATIONS)  # fmt: skip
+        sol = least_squares(
+            fun,
+            np.clip(x0[free], lo[free], hi[free]),
+            bounds=(lo[free], hi[free]),
+            method="trf",
+            diff_step=1e-3,
+            xtol=1e-8,
+            ftol=1e-10,
+            gtol=1e-10,
+            max_nfev=MAX_EVALUATIONS,
+        )
         x = x0.copy()
         x[free] = sol.x
         return x, float(sol.cost)
@@ -109,15 +119,23 @@ def fit(params: Sequence[Param], chosen: Sequence[Param], residuals: Residuals,
     if mid_cost < best_cost:
         best_x, best_cost = mid_x, mid_cost
     # an additive factor within a millionth of its range from a bound is that bound (1e-17 s is 0 s)
-    best_x = np.array([lo_x if not p.log and v - lo_x <= 1e-6 * (hi_x - lo_x) else v
-                       for p, v, lo_x, hi_x in zip(chosen, best_x, lo, hi, strict=True)])  # fmt: skip
+    best_x = np.array(
+        [
+            lo_x if not p.log and v - lo_x <= 1e-6 * (hi_x - lo_x) else v
+            for p, v, lo_x, hi_x in zip(chosen, best_x, lo, hi, strict=True)
+        ]
+    )
     return _result(chosen, full(best_x), best_x, lo, hi, best_cost)
 
 
-def _result(chosen: Sequence[Param], values: dict[str, float], x: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-            cost: float) -> Fit:  # fmt: skip
+def _result(
+    chosen: Sequence[Param], values: dict[str, float], x: np.ndarray, lo: np.ndarray, hi: np.ndarray, cost: float
+) -> Fit:
     span = hi - lo
     # a factor resting on a bound other than its neutral value (an overhead of 0 s is no alarm)
-    at_bound = tuple(p.name for p, v, lo_x, hi_x, s in zip(chosen, x, lo, hi, span, strict=True)
-                     if (v - lo_x <= 1e-4 * s and p.lo != p.neutral) or (hi_x - v <= 1e-4 * s and p.hi != p.neutral))
+    at_bound = tuple(
+        p.name
+        for p, v, lo_x, hi_x, s in zip(chosen, x, lo, hi, span, strict=True)
+        if (v - lo_x <= 1e-4 * s and p.lo != p.neutral) or (hi_x - v <= 1e-4 * s and p.hi != p.neutral)
+    )
     return Fit(values, tuple(p.name for p in chosen), at_bound, cost)

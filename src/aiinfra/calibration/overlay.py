@@ -35,8 +35,12 @@ def merged(folder: Path, name: str, rows: list[dict[str, Any]]) -> list[dict[str
         try:
             old = [dict(r) for r in load_rows(path)]
         except DataError as exc:
-            raise SpecError(str(path), "(file)", f"the existing overlay file cannot be read: {exc}",
-                            "fix or remove it, or give another --out folder") from None  # fmt: skip
+            raise SpecError(
+                str(path),
+                "(file)",
+                f"the existing overlay file cannot be read: {exc}",
+                "fix or remove it, or give another --out folder",
+            ) from None
     new_ids = {r["id"] for r in rows}
     return [r for r in old if r.get("id") not in new_ids] + rows
 

@@ -40,8 +40,12 @@ def serving_cases(base: Scenario, results: Sequence[ServingResult]) -> list[Case
     from aiinfra.catalog.resolve import scenario_of
 
     if base.inference is None or base.mapping is None:
-        raise SpecError("scenario.inference", None, "serving results need the deployment they measured",
-                        "add the inference: section (model, engine, plan, precisions) of the measured deployment")
+        raise SpecError(
+            "scenario.inference",
+            None,
+            "serving results need the deployment they measured",
+            "add the inference: section (model, engine, plan, precisions) of the measured deployment",
+        )
     cases = []
     for r in results:
         data = copy.deepcopy(base.mapping)
@@ -67,17 +71,25 @@ def training_cases(base: Scenario, results: Sequence[TrainingResult]) -> list[Ca
     from aiinfra.catalog.resolve import scenario_of
 
     if base.training is None or base.mapping is None:
-        raise SpecError("scenario.training", None, "training results need the job they measured",
-                        "add the training: section (seq_len, global_batch_seqs, precision) of the measured job")
+        raise SpecError(
+            "scenario.training",
+            None,
+            "training results need the job they measured",
+            "add the training: section (seq_len, global_batch_seqs, precision) of the measured job",
+        )
     cases = []
     for r in results:
         data = copy.deepcopy(base.mapping)
         job = data["training"]
         job.update(r.job)
         if not r.plan and not job.get("plan"):
-            raise SpecError("scenario.training.plan", None, f"{r.file} is a log of one run, whose layout the "
-                            "scenario must give (else the planner would search its own)",
-                            "add training.plan: {tp: ..., pp: ..., dp: ...} of the logged run")  # fmt: skip
+            raise SpecError(
+                "scenario.training.plan",
+                None,
+                f"{r.file} is a log of one run, whose layout the "
+                "scenario must give (else the planner would search its own)",
+                "add training.plan: {tp: ..., pp: ..., dp: ...} of the logged run",
+            )
         if r.plan:
             plan = dict(job.get("plan") or {})
             if "dp" not in r.plan and any(k in r.plan for k in ("tp", "pp", "cp")):
@@ -110,16 +122,23 @@ def predict(case: Case, factors: Factors) -> dict[str, float]:
 
             report = plan_training(case.scenario)
         except SpecError as exc:  # e.g. the file's lengths exceed the model's context
-            raise SpecError(f"{case.result.file} ({case.result.label}): {exc.field}", exc.value, exc.problem,
-                            exc.fix) from None  # fmt: skip
+            raise SpecError(
+                f"{case.result.file} ({case.result.label}): {exc.field}", exc.value, exc.problem, exc.fix
+            ) from None
         except InfeasibleError as exc:
-            raise SpecError(f"{case.result.file} ({case.result.label})", case.result.load,
-                            f"the scenario cannot reproduce this run: {exc}",
-                            "describe the measured deployment in the scenario (accelerator count, precisions)"
-                            ) from None  # fmt: skip
+            raise SpecError(
+                f"{case.result.file} ({case.result.label})",
+                case.result.load,
+                f"the scenario cannot reproduce this run: {exc}",
+                "describe the measured deployment in the scenario (accelerator count, precisions)",
+            ) from None
     if not report.estimates:
-        raise SpecError(f"{case.result.file} ({case.result.label})", case.result.load, "no valid layout",
-                        "check tp, pp, dp against the scenario's accelerator count")  # fmt: skip
+        raise SpecError(
+            f"{case.result.file} ({case.result.label})",
+            case.result.load,
+            "no valid layout",
+            "check tp, pp, dp against the scenario's accelerator count",
+        )
     return {"step_time_s": report.estimates[0].step_time_s}
 
 

@@ -92,17 +92,38 @@ def rows(device: Device, acc: AcceleratorSpec, today: str | None = None) -> list
     """The efficiency rows of one probe run on ``acc``."""
     info = device.info()
     day = today or date.today().isoformat()
-    provenance = {"name": info.name, "vendor": info.vendor, "count": info.count, "driver": info.driver,
-                  "runtime": info.runtime, "torch": info.torch}  # fmt: skip
-    source = [{"title": f"aiinfra probe on {info.name} ({info.runtime}, driver {info.driver or 'unknown'}, "
-                        f"PyTorch {info.torch}), measured by the user", "read_on": day}]  # fmt: skip
+    provenance = {
+        "name": info.name,
+        "vendor": info.vendor,
+        "count": info.count,
+        "driver": info.driver,
+        "runtime": info.runtime,
+        "torch": info.torch,
+    }
+    source = [
+        {
+            "title": f"aiinfra probe on {info.name} ({info.runtime}, driver {info.driver or 'unknown'}, "
+            f"PyTorch {info.torch}), measured by the user",
+            "read_on": day,
+        }
+    ]
     slug = f"probe-{acc.id}-{day}"
 
-    def row(kind: str, suffix: str, x: str, points: list[list[float]], timings: list[dict[str, Any]],
-            **extra: Any) -> dict[str, Any]:  # fmt: skip
-        return {"id": f"{slug}-{suffix}", "kind": kind, "accelerators": [acc.id], **extra, "x": x,
-                "points": points, "provenance": "measured", "device": provenance, "timings": timings,
-                "sources": source}  # fmt: skip
+    def row(
+        kind: str, suffix: str, x: str, points: list[list[float]], timings: list[dict[str, Any]], **extra: Any
+    ) -> dict[str, Any]:
+        return {
+            "id": f"{slug}-{suffix}",
+            "kind": kind,
+            "accelerators": [acc.id],
+            **extra,
+            "x": x,
+            "points": points,
+            "provenance": "measured",
+            "device": provenance,
+            "timings": timings,
+            "sources": source,
+        }
 
     out: list[dict[str, Any]] = []
     for dtype in device.dtypes():
@@ -124,8 +145,17 @@ def rows(device: Device, acc: AcceleratorSpec, today: str | None = None) -> list
             flop = 4.0 * b * h * s * s * d / 2.0
             pts.append((flop, flop / t / bf16))
             timed.append({"batch": b, "heads": h, "seq": s, "head_dim": d, "time_s": t})
-        out.append(row("attention", "attention-prefill", "forward flop per attention call (causal-halved)",
-                       _curve(pts), timed, dtype="bf16", head_dim=ATTENTION_PREFILL[0][3]))  # fmt: skip
+        out.append(
+            row(
+                "attention",
+                "attention-prefill",
+                "forward flop per attention call (causal-halved)",
+                _curve(pts),
+                timed,
+                dtype="bf16",
+                head_dim=ATTENTION_PREFILL[0][3],
+            )
+        )
     bw = acc.memory_bw_bytes_per_s
     pts, timed = [], []
     for b, h, ctx, d in ATTENTION_DECODE:
@@ -133,8 +163,16 @@ def rows(device: Device, acc: AcceleratorSpec, today: str | None = None) -> list
         kv_bytes = 2.0 * b * h * ctx * d * 2.0  # K and V, bf16
         pts.append((kv_bytes, kv_bytes / t / bw))
         timed.append({"batch": b, "kv_heads": h, "context": ctx, "head_dim": d, "time_s": t})
-    out.append(row("attention_decode", "attention-decode", "KV-cache bytes read per decode call", _curve(pts),
-                   timed, dtype="bf16"))  # fmt: skip
+    out.append(
+        row(
+            "attention_decode",
+            "attention-decode",
+            "KV-cache bytes read per decode call",
+            _curve(pts),
+            timed,
+            dtype="bf16",
+        )
+    )
     pts, timed = [], []
     for nbytes in COPY_BYTES:
         t = device.copy_s(nbytes)
@@ -150,23 +188,38 @@ def rows(device: Device, acc: AcceleratorSpec, today: str | None = None) -> list
                 t = device.collective_s(kind, nbytes)
                 pts.append((float(nbytes), nbytes / t * bus / link))
                 timed.append({"bytes": nbytes, "time_s": t})
-            out.append(row(kind, f"{kind}-{n}gpu", "message bytes (full buffer per rank)", _curve(pts), timed,
-                           tier="scale-up", n_ranks=n))  # fmt: skip
+            out.append(
+                row(
+                    kind,
+                    f"{kind}-{n}gpu",
+                    "message bytes (full buffer per rank)",
+                    _curve(pts),
+                    timed,
+                    tier="scale-up",
+                    n_ranks=n,
+                )
+            )
     return out
 
 
 def match_accelerator(name: str, accelerators: dict[str, AcceleratorSpec]) -> str:
     """The catalog id whose name holds every word of the device's name that names the part (``H100``, ``80GB``,
     ``MI300X``), else a SpecError asking for --accelerator."""
-    words = [w.lower() for w in name.replace("-", " ").split()
-             if any(ch.isdigit() for ch in w) and not w.lower().startswith("hbm")]  # the memory type is no part name
-    hits = [a.id for a in accelerators.values()
-            if words and all(w in a.name.lower().replace("-", " ") for w in words)]  # fmt: skip
+    words = [
+        w.lower()
+        for w in name.replace("-", " ").split()
+        if any(ch.isdigit() for ch in w) and not w.lower().startswith("hbm")
+    ]  # the memory type is no part name
+    hits = [a.id for a in accelerators.values() if words and all(w in a.name.lower().replace("-", " ") for w in words)]
     if len(hits) == 1:
         return hits[0]
-    raise SpecError("--accelerator", name, f"the device name matches {len(hits)} catalog accelerators"
-                    + (f" ({', '.join(sorted(hits)[:5])})" if hits else ""),
-                    "name the catalog id: --accelerator ID (aiinfra catalog list accelerators)")  # fmt: skip
+    raise SpecError(
+        "--accelerator",
+        name,
+        f"the device name matches {len(hits)} catalog accelerators"
+        + (f" ({', '.join(sorted(hits)[:5])})" if hits else ""),
+        "name the catalog id: --accelerator ID (aiinfra catalog list accelerators)",
+    )
 
 
 def torch_device() -> Device:
@@ -174,9 +227,12 @@ def torch_device() -> Device:
     try:
         import torch  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
     except ImportError:
-        raise SpecError("aiinfra probe", "torch", "needs PyTorch with CUDA or ROCm",
-                        "install PyTorch for your GPU (https://pytorch.org/get-started/) on the GPU machine"
-                        ) from None  # fmt: skip
+        raise SpecError(
+            "aiinfra probe",
+            "torch",
+            "needs PyTorch with CUDA or ROCm",
+            "install PyTorch for your GPU (https://pytorch.org/get-started/) on the GPU machine",
+        ) from None
     from aiinfra.calibration.torch_device import TorchDevice
 
     return TorchDevice.open()

@@ -141,17 +141,23 @@ def read(path_str: str) -> list[Result]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise _err(path, f"line {exc.lineno}", exc.msg, "not valid JSON", "give the file the benchmark saved"
-                       ) from None  # fmt: skip
+            raise _err(
+                path, f"line {exc.lineno}", exc.msg, "not valid JSON", "give the file the benchmark saved"
+            ) from None
         return _from_mapping(path, data)
     first = stripped.splitlines()[0]
     if "," in first and ("ttft_s" in first or "step_time_s" in first):
         return _csv(path, text)
     if "benchmarks:" in text:
         return _from_mapping(path, load_yaml(text, "result file", str(path)))
-    raise _err(path, "(format)", first[:60], "not a format aiinfra calibrate reads",
-               "give a vLLM --save-result JSON, a GuideLLM report, a CSV with ttft_s/tpot_s or step_time_s columns, "
-               "or a torchtitan / Megatron-LM training log")  # fmt: skip
+    raise _err(
+        path,
+        "(format)",
+        first[:60],
+        "not a format aiinfra calibrate reads",
+        "give a vLLM --save-result JSON, a GuideLLM report, a CSV with ttft_s/tpot_s or step_time_s columns, "
+        "or a torchtitan / Megatron-LM training log",
+    )
 
 
 def _from_mapping(path: Path, data: Any) -> list[Result]:
@@ -159,8 +165,13 @@ def _from_mapping(path: Path, data: Any) -> list[Result]:
         return list(_guidellm(path, data))
     if isinstance(data, dict) and ("mean_ttft_ms" in data or "completed" in data):
         return [_vllm(path, data)]
-    raise _err(path, "(format)", type(data).__name__, "neither a vLLM bench serve result (mean_ttft_ms, completed) "
-               "nor a GuideLLM report (benchmarks)", "give the file the benchmark saved")  # fmt: skip
+    raise _err(
+        path,
+        "(format)",
+        type(data).__name__,
+        "neither a vLLM bench serve result (mean_ttft_ms, completed) nor a GuideLLM report (benchmarks)",
+        "give the file the benchmark saved",
+    )
 
 
 def _iso_date(value: Any) -> str | None:
@@ -180,18 +191,33 @@ def _iso_date(value: Any) -> str | None:
 def _vllm(path: Path, d: dict[str, Any]) -> ServingResult:
     for key in ("completed", "total_input_tokens", "total_output_tokens", "mean_ttft_ms", "mean_tpot_ms"):
         if key not in d:
-            raise _err(path, key, "(absent)", "a vLLM bench serve result holds it",
-                       "give the JSON `vllm bench serve --save-result` wrote")  # fmt: skip
+            raise _err(
+                path,
+                key,
+                "(absent)",
+                "a vLLM bench serve result holds it",
+                "give the JSON `vllm bench serve --save-result` wrote",
+            )
     completed = _number(path, "completed", d["completed"], integer=True)
     inp = _number(path, "total_input_tokens", d["total_input_tokens"]) / completed
     out = _number(path, "total_output_tokens", d["total_output_tokens"]) / completed
     if out < 2:
-        raise _err(path, "total_output_tokens", d["total_output_tokens"], f"{out:.2f} output tokens per request "
-                   "leave no time per output token to measure", "benchmark with at least 2 output tokens")  # fmt: skip
+        raise _err(
+            path,
+            "total_output_tokens",
+            d["total_output_tokens"],
+            f"{out:.2f} output tokens per request leave no time per output token to measure",
+            "benchmark with at least 2 output tokens",
+        )
     n_prompts = d.get("num_prompts")
     if isinstance(n_prompts, int) and completed > n_prompts:
-        raise _err(path, "completed", d["completed"], f"more than num_prompts = {n_prompts}",
-                   "the file is inconsistent: give the result the benchmark saved")  # fmt: skip
+        raise _err(
+            path,
+            "completed",
+            d["completed"],
+            f"more than num_prompts = {n_prompts}",
+            "the file is inconsistent: give the result the benchmark saved",
+        )
     rate = d.get("request_rate", "inf")
     conc = d.get("max_concurrency")
     load: dict[str, Any] = {}
@@ -202,18 +228,28 @@ def _vllm(path: Path, d: dict[str, Any]) -> ServingResult:
     else:
         load["batch"] = int(completed)
     pct = {}
-    for name, key in (("ttft_p50_s", "median_ttft_ms"), ("ttft_p99_s", "p99_ttft_ms"),
-                      ("tpot_p50_s", "median_tpot_ms"), ("tpot_p99_s", "p99_tpot_ms")):  # fmt: skip
+    for name, key in (
+        ("ttft_p50_s", "median_ttft_ms"),
+        ("ttft_p99_s", "p99_ttft_ms"),
+        ("tpot_p50_s", "median_tpot_ms"),
+        ("tpot_p99_s", "p99_tpot_ms"),
+    ):
         if d.get(key) is not None:
             pct[name] = _number(path, key, d[key]) * MS
     tput = d.get("output_throughput")
     return ServingResult(
-        file=path.name, format="vllm", label=_load_label(load), date=_iso_date(d.get("date")),
-        input_tokens=max(1, round(inp)), output_tokens=round(out), ttft_s=_number(path, "mean_ttft_ms",
-        d["mean_ttft_ms"]) * MS, tpot_s=_number(path, "mean_tpot_ms", d["mean_tpot_ms"]) * MS,
+        file=path.name,
+        format="vllm",
+        label=_load_label(load),
+        date=_iso_date(d.get("date")),
+        input_tokens=max(1, round(inp)),
+        output_tokens=round(out),
+        ttft_s=_number(path, "mean_ttft_ms", d["mean_ttft_ms"]) * MS,
+        tpot_s=_number(path, "mean_tpot_ms", d["mean_tpot_ms"]) * MS,
         output_tokens_per_s=_number(path, "output_throughput", tput) if tput is not None else None,
-        percentiles=pct, **load,
-    )  # fmt: skip
+        percentiles=pct,
+        **load,
+    )
 
 
 def _load_label(load: dict[str, Any]) -> str:
@@ -231,8 +267,13 @@ def _dig(path: Path, d: Any, keys: tuple[str, ...], where: str) -> Any:
     cur = d
     for k in keys:
         if not isinstance(cur, dict) or k not in cur:
-            raise _err(path, f"{where}.{'.'.join(keys)}", "(absent)", "a GuideLLM benchmark report holds it",
-                       "give the report `guidellm benchmark --output-path` wrote")  # fmt: skip
+            raise _err(
+                path,
+                f"{where}.{'.'.join(keys)}",
+                "(absent)",
+                "a GuideLLM benchmark report holds it",
+                "give the report `guidellm benchmark --output-path` wrote",
+            )
         cur = cur[k]
     return cur
 
@@ -255,29 +296,44 @@ def _guidellm(path: Path, data: dict[str, Any]) -> list[ServingResult]:
         if kind == "synchronous":
             load = {"concurrency": 1}
         elif kind == "concurrent":
-            load = {"concurrency": int(_number(path, f"{where}.config.strategy.streams", strategy.get("streams"),
-                                               integer=True))}  # fmt: skip
+            load = {
+                "concurrency": int(
+                    _number(path, f"{where}.config.strategy.streams", strategy.get("streams"), integer=True)
+                )
+            }
         elif kind in ("constant", "poisson", "async"):
             load = {"request_rate_per_s": _number(path, f"{where}.config.strategy.rate", strategy.get("rate"))}
         else:
-            raise _err(path, f"{where}.config.strategy.type_", kind, "has no fixed load to predict at (a "
-                       "throughput run sends as much as the server takes)", "calibrate with synchronous, concurrent, "
-                       "constant or poisson benchmarks (guidellm --profile concurrent --rate N ...)")  # fmt: skip
+            raise _err(
+                path,
+                f"{where}.config.strategy.type_",
+                kind,
+                "has no fixed load to predict at (a throughput run sends as much as the server takes)",
+                "calibrate with synchronous, concurrent, "
+                "constant or poisson benchmarks (guidellm --profile concurrent --rate N ...)",
+            )
 
         def stat(name: str, key: str = "mean", w: str = where, b: Any = bm) -> float:
-            return _number(path, f"{w}.metrics.{name}.successful.{key}",
-                           _dig(path, b, ("metrics", name, "successful", key), w))  # fmt: skip
+            return _number(
+                path, f"{w}.metrics.{name}.successful.{key}", _dig(path, b, ("metrics", name, "successful", key), w)
+            )
 
         out_tokens = stat("output_token_count")
         if out_tokens < 2:
-            raise _err(path, f"{where}.metrics.output_token_count.successful.mean", out_tokens,
-                       "fewer than 2 output tokens leave no inter-token time", "benchmark longer outputs")  # fmt: skip
+            raise _err(
+                path,
+                f"{where}.metrics.output_token_count.successful.mean",
+                out_tokens,
+                "fewer than 2 output tokens leave no inter-token time",
+                "benchmark longer outputs",
+            )
         pct: dict[str, float] = {}
         for name, metric in (("ttft", "time_to_first_token_ms"), ("tpot", "inter_token_latency_ms")):
             summary = bm["metrics"][metric]["successful"]
             if summary.get("median") is not None:
-                pct[f"{name}_p50_s"] = _number(path, f"{where}.metrics.{metric}.successful.median",
-                                               summary["median"]) * MS  # fmt: skip
+                pct[f"{name}_p50_s"] = (
+                    _number(path, f"{where}.metrics.{metric}.successful.median", summary["median"]) * MS
+                )
             p99 = (summary.get("percentiles") or {}).get("p99")
             if p99 is not None:
                 pct[f"{name}_p99_s"] = _number(path, f"{where}.metrics.{metric}.successful.percentiles.p99", p99) * MS
@@ -286,13 +342,23 @@ def _guidellm(path: Path, data: dict[str, Any]) -> list[ServingResult]:
             tput = stat("output_tokens_per_second")
         except SpecError:
             tput = None  # optional: older reports lack it
-        out.append(ServingResult(
-            file=path.name, format="guidellm", label=f"{where} {_load_label(load)}",
-            date=_iso_date(data.get("metadata", {}).get("date") if isinstance(data.get("metadata"), dict) else None),
-            input_tokens=max(1, round(stat("prompt_token_count"))), output_tokens=round(out_tokens),
-            ttft_s=stat("time_to_first_token_ms") * MS, tpot_s=stat("inter_token_latency_ms") * MS,
-            output_tokens_per_s=tput, percentiles=pct, **load,
-        ))  # fmt: skip
+        out.append(
+            ServingResult(
+                file=path.name,
+                format="guidellm",
+                label=f"{where} {_load_label(load)}",
+                date=_iso_date(
+                    data.get("metadata", {}).get("date") if isinstance(data.get("metadata"), dict) else None
+                ),
+                input_tokens=max(1, round(stat("prompt_token_count"))),
+                output_tokens=round(out_tokens),
+                ttft_s=stat("time_to_first_token_ms") * MS,
+                tpot_s=stat("inter_token_latency_ms") * MS,
+                output_tokens_per_s=tput,
+                percentiles=pct,
+                **load,
+            )
+        )
     return out
 
 
@@ -313,11 +379,21 @@ def _csv(path: Path, text: str) -> list[Result]:
         return [_training_row(path, i + 2, r) for i, r in enumerate(rows)]
     for need in ("input_tokens", "output_tokens", "ttft_s", "tpot_s"):
         if need not in cols:
-            raise _err(path, need, "(absent)", "a serving CSV needs the column",
-                       "columns: input_tokens, output_tokens, concurrency or request_rate, ttft_s, tpot_s")  # fmt: skip
+            raise _err(
+                path,
+                need,
+                "(absent)",
+                "a serving CSV needs the column",
+                "columns: input_tokens, output_tokens, concurrency or request_rate, ttft_s, tpot_s",
+            )
     if "concurrency" not in cols and "request_rate" not in cols:
-        raise _err(path, "concurrency", "(absent)", "a serving CSV says the load of each row",
-                   "add a concurrency (clients) or request_rate (requests/s) column")  # fmt: skip
+        raise _err(
+            path,
+            "concurrency",
+            "(absent)",
+            "a serving CSV says the load of each row",
+            "add a concurrency (clients) or request_rate (requests/s) column",
+        )
     return [_serving_row(path, i + 2, r) for i, r in enumerate(rows)]
 
 
@@ -337,21 +413,35 @@ def _serving_row(path: Path, line: int, r: dict[str, str]) -> ServingResult:
 
     conc, rate = r.get("concurrency", ""), r.get("request_rate", "")
     if bool(conc) == bool(rate):
-        raise _err(path, f"line {line} concurrency", conc or "(empty)", "give exactly one of concurrency and "
-                   "request_rate per row", "fill one, leave the other empty")  # fmt: skip
-    load: dict[str, Any] = ({"concurrency": int(num("concurrency", True))} if conc
-                            else {"request_rate_per_s": num("request_rate")})  # fmt: skip
+        raise _err(
+            path,
+            f"line {line} concurrency",
+            conc or "(empty)",
+            "give exactly one of concurrency and request_rate per row",
+            "fill one, leave the other empty",
+        )
+    load: dict[str, Any] = (
+        {"concurrency": int(num("concurrency", True))} if conc else {"request_rate_per_s": num("request_rate")}
+    )
     out = num("output_tokens", True)
     if out < 2:
-        raise _err(path, f"line {line} output_tokens", out, "needs at least 2 output tokens",
-                   "benchmark longer outputs")
+        raise _err(
+            path, f"line {line} output_tokens", out, "needs at least 2 output tokens", "benchmark longer outputs"
+        )
     pct = {k: num(k) for k in ("ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s") if r.get(k)}
     return ServingResult(
-        file=path.name, format="csv", label=f"line {line} {_load_label(load)}", date=_csv_date(path, line, r),
-        input_tokens=int(num("input_tokens", True)), output_tokens=int(out), ttft_s=num("ttft_s"),
-        tpot_s=num("tpot_s"), output_tokens_per_s=num("output_tokens_per_s") if r.get("output_tokens_per_s") else None,
-        percentiles=pct, **load,
-    )  # fmt: skip
+        file=path.name,
+        format="csv",
+        label=f"line {line} {_load_label(load)}",
+        date=_csv_date(path, line, r),
+        input_tokens=int(num("input_tokens", True)),
+        output_tokens=int(out),
+        ttft_s=num("ttft_s"),
+        tpot_s=num("tpot_s"),
+        output_tokens_per_s=num("output_tokens_per_s") if r.get("output_tokens_per_s") else None,
+        percentiles=pct,
+        **load,
+    )
 
 
 def _training_row(path: Path, line: int, r: dict[str, str]) -> TrainingResult:
@@ -363,12 +453,23 @@ def _training_row(path: Path, line: int, r: dict[str, str]) -> TrainingResult:
         if r.get(key):
             plan[key] = r[key]
     if "tp" not in plan or "pp" not in plan:
-        raise _err(path, f"line {line} tp", r.get("tp") or "(empty)", "a training CSV row names its layout",
-                   "fill tp and pp (and dp, cp, ep, microbatch_seqs where they differ from the scenario)")  # fmt: skip
+        raise _err(
+            path,
+            f"line {line} tp",
+            r.get("tp") or "(empty)",
+            "a training CSV row names its layout",
+            "fill tp and pp (and dp, cp, ep, microbatch_seqs where they differ from the scenario)",
+        )
     job = {k: int(_number(path, f"line {line} {k}", r[k], integer=True)) for k in _JOB_INT if r.get(k)}
-    return TrainingResult(file=path.name, format="training-csv", label=f"line {line}", date=_csv_date(path, line, r),
-                          plan=plan, job=job, step_time_s=_number(path, f"line {line} step_time_s",
-                                                                  r.get("step_time_s", "")))  # fmt: skip
+    return TrainingResult(
+        file=path.name,
+        format="training-csv",
+        label=f"line {line}",
+        date=_csv_date(path, line, r),
+        plan=plan,
+        job=job,
+        step_time_s=_number(path, f"line {line} step_time_s", r.get("step_time_s", "")),
+    )
 
 
 # -- training logs ---------------------------------------------------------------------------------------------
@@ -381,8 +482,13 @@ _TITAN_STEP = re.compile(r"step:\s*(\d+)\b.*?\btps:\s*([0-9,._]+)")
 def _steady(path: Path, fld: str, values: list[float]) -> float:
     """Median of the logged values after the first (warm-up, compilation)."""
     if len(values) < 2:
-        raise _err(path, fld, len(values), "needs at least 2 logged steps (the first is warm-up and left out)",
-                   "log more steps (--log-interval / --metrics.log_freq)")  # fmt: skip
+        raise _err(
+            path,
+            fld,
+            len(values),
+            "needs at least 2 logged steps (the first is warm-up and left out)",
+            "log more steps (--log-interval / --metrics.log_freq)",
+        )
     return float(statistics.median(values[1:]))
 
 
@@ -390,12 +496,26 @@ def _megatron(path: Path, text: str) -> list[Result]:
     times = [_number(path, "elapsed time per iteration (ms)", v) for v in _MEGATRON_ITER.findall(text)]
     gbs = {int(v) for v in _MEGATRON_GBS.findall(text)}
     if len(gbs) > 1:
-        raise _err(path, "global batch size", sorted(gbs), "changes during the log (batch-size ramp-up)",
-                   "give the part of the log after the ramp-up")  # fmt: skip
+        raise _err(
+            path,
+            "global batch size",
+            sorted(gbs),
+            "changes during the log (batch-size ramp-up)",
+            "give the part of the log after the ramp-up",
+        )
     job = {"global_batch_seqs": gbs.pop()} if gbs else {}
     step = _steady(path, "elapsed time per iteration (ms)", times) * MS
-    return [TrainingResult(file=path.name, format="megatron-log", label=f"{len(times) - 1} iterations", date=None,
-                           plan={}, job=job, step_time_s=step)]  # fmt: skip
+    return [
+        TrainingResult(
+            file=path.name,
+            format="megatron-log",
+            label=f"{len(times) - 1} iterations",
+            date=None,
+            plan={},
+            job=job,
+            step_time_s=step,
+        )
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -415,5 +535,15 @@ def torchtitan_tps(path: Path, text: str) -> TitanLog:
 def _torchtitan(path: Path, text: str) -> list[Result]:
     log = torchtitan_tps(path, text)
     tps = log.tokens_per_s_per_accelerator
-    return [TrainingResult(file=path.name, format="torchtitan-log", label=f"{log.steps} logged steps", date=None,
-                           plan={}, job={}, step_time_s=None, tokens_per_s_per_accelerator=tps)]  # fmt: skip
+    return [
+        TrainingResult(
+            file=path.name,
+            format="torchtitan-log",
+            label=f"{log.steps} logged steps",
+            date=None,
+            plan={},
+            job={},
+            step_time_s=None,
+            tokens_per_s_per_accelerator=tps,
+        )
+    ]

@@ -38,8 +38,11 @@ def _median_s(torch: Any, fn: Callable[[], Any], reps: int = REPS) -> float:
 
 
 def _driver(vendor: str) -> str | None:
-    cmd = (["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"] if vendor == "nvidia"
-           else ["rocm-smi", "--showdriverversion"])  # fmt: skip
+    cmd = (
+        ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
+        if vendor == "nvidia"
+        else ["rocm-smi", "--showdriverversion"]
+    )
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=20, check=True).stdout
     except (OSError, subprocess.SubprocessError):
@@ -60,17 +63,27 @@ class TorchDevice:
         import torch  # type: ignore[import-not-found,unused-ignore]
 
         if not torch.cuda.is_available():
-            raise SpecError("aiinfra probe", "no GPU", "PyTorch sees no CUDA or ROCm device",
-                            "run it on the GPU machine with a CUDA or ROCm build of PyTorch (nvidia-smi / rocm-smi "
-                            "should list the GPU)")  # fmt: skip
+            raise SpecError(
+                "aiinfra probe",
+                "no GPU",
+                "PyTorch sees no CUDA or ROCm device",
+                "run it on the GPU machine with a CUDA or ROCm build of PyTorch (nvidia-smi / rocm-smi "
+                "should list the GPU)",
+            )
         return cls(torch)
 
     def info(self) -> DeviceInfo:
         t = self.torch
         vendor = "amd" if getattr(t.version, "hip", None) else "nvidia"
         runtime = f"ROCm {t.version.hip}" if vendor == "amd" else f"CUDA {t.version.cuda}"
-        return DeviceInfo(name=t.cuda.get_device_name(0), vendor=vendor, count=t.cuda.device_count(),
-                          driver=_driver(vendor), runtime=runtime, torch=str(t.__version__))  # fmt: skip
+        return DeviceInfo(
+            name=t.cuda.get_device_name(0),
+            vendor=vendor,
+            count=t.cuda.device_count(),
+            driver=_driver(vendor),
+            runtime=runtime,
+            torch=str(t.__version__),
+        )
 
     def dtypes(self) -> tuple[str, ...]:
         t = self.torch
@@ -138,6 +151,7 @@ def _collective_worker(rank: int, world: int, out: str) -> None:
         buf = torch.empty(elems, dtype=torch.bfloat16, device="cuda")
         shard = torch.empty(elems // world, dtype=torch.bfloat16, device="cuda")
         gathered = torch.empty(shard.numel() * world, dtype=torch.bfloat16, device="cuda")
+
         def all_reduce(b: Any = buf) -> Any:
             return dist.all_reduce(b)
 

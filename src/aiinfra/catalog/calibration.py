@@ -55,22 +55,31 @@ class Factors:
 
     @property
     def neutral(self) -> bool:
-        return (self.compute_efficiency_scale, self.memory_efficiency_scale, self.communication_efficiency_scale,
-                self.step_overhead_s) == (1.0, 1.0, 1.0, 0.0)  # fmt: skip
+        return (
+            self.compute_efficiency_scale,
+            self.memory_efficiency_scale,
+            self.communication_efficiency_scale,
+            self.step_overhead_s,
+        ) == (1.0, 1.0, 1.0, 0.0)
 
     @classmethod
     def of(cls, values: dict[str, float], source: str | None = None) -> Factors:
         """Factors from a mapping of factor names (absent ones neutral)."""
-        return cls(compute_efficiency_scale=values.get("compute_efficiency_scale", 1.0),
-                   memory_efficiency_scale=values.get("memory_efficiency_scale", 1.0),
-                   communication_efficiency_scale=values.get("communication_efficiency_scale", 1.0),
-                   step_overhead_s=values.get("step_overhead_s", 0.0), source=source)  # fmt: skip
+        return cls(
+            compute_efficiency_scale=values.get("compute_efficiency_scale", 1.0),
+            memory_efficiency_scale=values.get("memory_efficiency_scale", 1.0),
+            communication_efficiency_scale=values.get("communication_efficiency_scale", 1.0),
+            step_overhead_s=values.get("step_overhead_s", 0.0),
+            source=source,
+        )
 
     def as_dict(self) -> dict[str, float]:
-        return {"compute_efficiency_scale": self.compute_efficiency_scale,
-                "memory_efficiency_scale": self.memory_efficiency_scale,
-                "communication_efficiency_scale": self.communication_efficiency_scale,
-                "step_overhead_s": self.step_overhead_s}  # fmt: skip
+        return {
+            "compute_efficiency_scale": self.compute_efficiency_scale,
+            "memory_efficiency_scale": self.memory_efficiency_scale,
+            "communication_efficiency_scale": self.communication_efficiency_scale,
+            "step_overhead_s": self.step_overhead_s,
+        }
 
 
 NEUTRAL = Factors()
@@ -78,9 +87,11 @@ NEUTRAL = Factors()
 
 def note(f: Factors) -> str:
     """What a result says when a calibration row priced it."""
-    return (f"calibrated by {f.source} (overlay calibration.yaml): compute efficiency "
-            f"×{f.compute_efficiency_scale:.3g}, memory ×{f.memory_efficiency_scale:.3g}, communication "
-            f"×{f.communication_efficiency_scale:.3g}, {f.step_overhead_s * 1e3:.3g} ms per step")  # fmt: skip
+    return (
+        f"calibrated by {f.source} (overlay calibration.yaml): compute efficiency "
+        f"×{f.compute_efficiency_scale:.3g}, memory ×{f.memory_efficiency_scale:.3g}, communication "
+        f"×{f.communication_efficiency_scale:.3g}, {f.step_overhead_s * 1e3:.3g} ms per step"
+    )
 
 
 def parse_row(row: dict[str, Any], where: str) -> tuple[Applies, str, str | None, Factors]:
@@ -89,20 +100,32 @@ def parse_row(row: dict[str, Any], where: str) -> tuple[Applies, str, str | None
     at = f"{where}[{row_id}]"
     applies = row.get("applies_to")
     if applies not in ("inference", "training"):
-        raise SpecError(f"{at}.applies_to", applies, "must be inference or training",
-                        "write applies_to: inference (serving results) or training (step times)")  # fmt: skip
+        raise SpecError(
+            f"{at}.applies_to",
+            applies,
+            "must be inference or training",
+            "write applies_to: inference (serving results) or training (step times)",
+        )
     acc = row.get("accelerator")
     if not isinstance(acc, str) or not acc:
-        raise SpecError(f"{at}.accelerator", acc, "every calibration row names the accelerator it was measured on",
-                        "add accelerator: <catalog id>")  # fmt: skip
+        raise SpecError(
+            f"{at}.accelerator",
+            acc,
+            "every calibration row names the accelerator it was measured on",
+            "add accelerator: <catalog id>",
+        )
     engine = row.get("engine")
     if engine is not None and not isinstance(engine, str):
         raise SpecError(f"{at}.engine", engine, "must be an engine name", "write e.g. engine: vllm")
     raw = row.get("factors")
     if not isinstance(raw, dict):
-        raise SpecError(f"{at}.factors", raw, "a calibration row holds its fitted factors",
-                        "add factors: {compute_efficiency_scale: ..., memory_efficiency_scale: ..., "
-                        "communication_efficiency_scale: ..., step_overhead_s: ...}")  # fmt: skip
+        raise SpecError(
+            f"{at}.factors",
+            raw,
+            "a calibration row holds its fitted factors",
+            "add factors: {compute_efficiency_scale: ..., memory_efficiency_scale: ..., "
+            "communication_efficiency_scale: ..., step_overhead_s: ...}",
+        )
     known = (*SCALE_FIELDS, "step_overhead_s")
     for key, value in raw.items():
         if key not in known:
@@ -114,8 +137,12 @@ def parse_row(row: dict[str, Any], where: str) -> tuple[Applies, str, str | None
             ok = 0.0 <= float(value) <= 10.0
         if not ok:
             bounds = f"{SCALE_MIN} … {SCALE_MAX}" if key in SCALE_FIELDS else "0 … 10 s"
-            raise SpecError(f"{at}.factors.{key}", value, f"must be a number in {bounds}",
-                            "re-run aiinfra calibrate, or correct the value")  # fmt: skip
+            raise SpecError(
+                f"{at}.factors.{key}",
+                value,
+                f"must be a number in {bounds}",
+                "re-run aiinfra calibrate, or correct the value",
+            )
     factors = Factors.of({k: float(v) for k, v in raw.items()}, source=row_id)
     return applies, acc, engine, factors
 

@@ -74,8 +74,16 @@ class EngineProfile:
             return scenario_block_tokens
         return self.block_size_tokens
 
-    def kv_cache_bytes(self, *, memory_bytes: float, weights_bytes: float, activation_bytes: float,
-                       reserve_bytes: float, util_frac: float, free_frac: float | None = None) -> float:  # fmt: skip
+    def kv_cache_bytes(
+        self,
+        *,
+        memory_bytes: float,
+        weights_bytes: float,
+        activation_bytes: float,
+        reserve_bytes: float,
+        util_frac: float,
+        free_frac: float | None = None,
+    ) -> float:
         """Memory the KV allocator takes on one accelerator (negative: nothing fits) after the weights, the
         activation peak and the runtime reserve. ``free_frac`` overrides the engine's free-memory fraction."""
         fraction = free_frac if free_frac is not None else self.kv_cache_free_gpu_mem_frac
@@ -89,8 +97,11 @@ class EngineProfile:
         if table is None:
             if self.max_num_batched_tokens is None or self.max_num_seqs is None:
                 raise DataError(f"engines.yaml row {self.id!r} gives no scheduler defaults")
-            return SchedulerDefaults(max_num_batched_tokens=self.max_num_batched_tokens,
-                                     max_num_seqs=self.max_num_seqs, basis=f"{self.id} defaults")  # fmt: skip
+            return SchedulerDefaults(
+                max_num_batched_tokens=self.max_num_batched_tokens,
+                max_num_seqs=self.max_num_seqs,
+                basis=f"{self.id} defaults",
+            )
         mem_gib = accelerator.memory_bytes / GiB
         name = f"{accelerator.id} {accelerator.name}".lower()
         excluded = [n for n in table.get("large_device_excluded_names", []) if str(n).lower() in name]
@@ -102,10 +113,11 @@ class EngineProfile:
         why = f"≥ {bound} GiB" if large else f"'{excluded[0]}' device" if excluded else f"< {bound} GiB"
         context = "LLM class (offline)" if usage == "offline" else "OpenAI API server"
         return SchedulerDefaults(
-            max_num_batched_tokens=tokens, max_num_seqs=seqs,
+            max_num_batched_tokens=tokens,
+            max_num_seqs=seqs,
             basis=f"{self.id} V1 default for the {context} on a {mem_gib:.0f} GiB {why} device: "
-                  f"max_num_batched_tokens {tokens}, max_num_seqs {seqs}",
-        )  # fmt: skip
+            f"max_num_batched_tokens {tokens}, max_num_seqs {seqs}",
+        )
 
 
 def _opt_int(row: Mapping[str, Any], key: str) -> int | None:

@@ -29,8 +29,9 @@ def arch_from_hf_config(cfg: dict[str, Any], field: str = "model.config", name: 
     """Map the common HF config keys (Llama, Mistral/Mixtral, Qwen2/3(-MoE), DeepSeek-V2/V3, GPT-2, BERT)."""
     if "text_config" in cfg and "num_hidden_layers" not in cfg:
         if not isinstance(cfg["text_config"], dict):
-            raise SpecError(f"{field}.text_config", cfg["text_config"], "is not a JSON object",
-                            "give a Hugging Face config.json")  # fmt: skip
+            raise SpecError(
+                f"{field}.text_config", cfg["text_config"], "is not a JSON object", "give a Hugging Face config.json"
+            )
         cfg = {**cfg["text_config"]}
     layers = _first(cfg, "num_hidden_layers", "n_layer", "num_layers")
     hidden = _first(cfg, "hidden_size", "n_embd", "d_model")
@@ -60,8 +61,12 @@ def arch_from_hf_config(cfg: dict[str, Any], field: str = "model.config", name: 
     is_gpt2_like = model_type in {"gpt2", "gpt_neo", "gptj", "bert", "roberta", "opt"}
     ffn = _first(cfg, "intermediate_size", "n_inner", "ffn_dim")
     if "vocab_size" not in cfg:
-        raise SpecError(f"{field}.vocab_size", "(absent)", "config lacks vocab_size",
-                        "give a complete config.json from a Hugging Face model repository")  # fmt: skip
+        raise SpecError(
+            f"{field}.vocab_size",
+            "(absent)",
+            "config lacks vocab_size",
+            "give a complete config.json from a Hugging Face model repository",
+        )
     if ffn is None:
         ffn = 4 * hidden if _is_int(hidden) else hidden
     n_experts = _first(cfg, "n_routed_experts", "num_local_experts", "num_experts") or 1

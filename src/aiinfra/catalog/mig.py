@@ -55,8 +55,7 @@ class MigGeometry:
             if p.name == name:
                 return p
         known = [p.name for p in self.profiles]
-        raise SpecError(field, name, f"unknown MIG profile for {self.accelerators[0]}",
-                        f"one of {', '.join(known)}")  # fmt: skip
+        raise SpecError(field, name, f"unknown MIG profile for {self.accelerators[0]}", f"one of {', '.join(known)}")
 
 
 @cache
@@ -83,8 +82,9 @@ def geometry(accelerator_id: str, field: str = "accelerator") -> MigGeometry:
     geo = geometries().get(acc.id)
     if geo is None:
         with_mig = ", ".join(sorted(geometries()))
-        raise SpecError(field, accelerator_id, "no MIG profiles in the catalog for this accelerator",
-                        f"pick one of {with_mig}")  # fmt: skip
+        raise SpecError(
+            field, accelerator_id, "no MIG profiles in the catalog for this accelerator", f"pick one of {with_mig}"
+        )
     return geo
 
 
@@ -137,6 +137,8 @@ def instance_accelerator(base: AcceleratorSpec, profile: str, field: str = "hard
         list_price_usd=None,
         default_per_node=per_node,
         sources=base.sources + geo.sources,
-        notes=(f"MIG instance {p.name}: {compute} of the compute slices, {memory} of the memory slices of {base.id} "
-               "(proportional share assumed; see aiinfra.sharing.mig.instance_accelerator)."),
-    )  # fmt: skip
+        notes=(
+            f"MIG instance {p.name}: {compute} of the compute slices, {memory} of the memory slices of {base.id} "
+            "(proportional share assumed; see aiinfra.sharing.mig.instance_accelerator)."
+        ),
+    )

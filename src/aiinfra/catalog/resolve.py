@@ -101,8 +101,12 @@ def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
 
 def _check_finetune(job: TrainingJob | None, model: ModelArch) -> None:
     if job is not None and job.finetune is not None and job.finetune.rank > model.hidden_size:
-        raise SpecError("training.finetune.rank", job.finetune.rank, f"is above the hidden size {model.hidden_size}",
-                        "a LoRA update of a d×d matrix has rank at most d: give a smaller rank")  # fmt: skip
+        raise SpecError(
+            "training.finetune.rank",
+            job.finetune.rank,
+            f"is above the hidden size {model.hidden_size}",
+            "a LoRA update of a d×d matrix has rank at most d: give a smaller rank",
+        )
 
 
 def resolve(inp: ScenarioInput, path: str = "") -> Scenario:

@@ -86,16 +86,23 @@ def _check_sources(where: str, name: str, row: dict[str, Any]) -> None:
     if name.endswith(".csv"):
         missing = [c for c in _CSV_SOURCE_COLUMNS if not str(row.get(c) or "").strip()]
         if missing:
-            raise SpecError(f"{where}[{row_id}].{missing[0]}", "(absent)", "every price row names its source",
-                            f"fill the {', '.join(missing)} column(s): the document the price was read from and the "
-                            "ISO date it was read")  # fmt: skip
+            raise SpecError(
+                f"{where}[{row_id}].{missing[0]}",
+                "(absent)",
+                "every price row names its source",
+                f"fill the {', '.join(missing)} column(s): the document the price was read from and the "
+                "ISO date it was read",
+            )
         return
     sources = row.get("sources")
     ok = isinstance(sources, list) and sources and all(isinstance(s, dict) and s.get("title") for s in sources)
     if not ok:
-        raise SpecError(f"{where}[{row_id}].sources", sources if sources is not None else "(absent)",
-                        "every catalog row names where its figures were read",
-                        "add `sources: [{title: ..., url: ..., read_on: YYYY-MM-DD}]` to the row")  # fmt: skip
+        raise SpecError(
+            f"{where}[{row_id}].sources",
+            sources if sources is not None else "(absent)",
+            "every catalog row names where its figures were read",
+            "add `sources: [{title: ..., url: ..., read_on: YYYY-MM-DD}]` to the row",
+        )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -115,8 +122,13 @@ class RuntimeReserve:
 class Catalog:
     """Sourced rows of every data file, read once per instance."""
 
-    def __init__(self, root: Path, overlay_rows: dict[str, tuple[dict[str, Any], ...]] | None = None,
-                 overlay_dirs: tuple[Path, ...] = (), parent: Catalog | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        root: Path,
+        overlay_rows: dict[str, tuple[dict[str, Any], ...]] | None = None,
+        overlay_dirs: tuple[Path, ...] = (),
+        parent: Catalog | None = None,
+    ) -> None:
         self.root = root
         """Folder of the base data files."""
         self.overlay_dirs = overlay_dirs
@@ -163,9 +175,12 @@ class Catalog:
             try:
                 cat = cat.with_overlay(folder)  # type: ignore[arg-type]
             except SpecError as exc:
-                raise SpecError(str(folder), "(refreshed prices)", str(exc),
-                                "run `aiinfra prices refresh` again, or delete the folder, or set "
-                                f"{PRICES_DIR_ENV}=off") from None  # fmt: skip
+                raise SpecError(
+                    str(folder),
+                    "(refreshed prices)",
+                    str(exc),
+                    f"run `aiinfra prices refresh` again, or delete the folder, or set {PRICES_DIR_ENV}=off",
+                ) from None
         cls._USER = (now, key, cat)
         return cat
 
@@ -228,13 +243,18 @@ class Catalog:
         row is checked now: it needs an id and sources, and accelerator and system rows must validate."""
         folder = Path(directory)
         if not folder.is_dir():
-            raise SpecError("catalog overlay", str(directory), "not a folder", "give a folder holding "
-                            + ", ".join(OVERLAY_FILES))  # fmt: skip
+            raise SpecError(
+                "catalog overlay", str(directory), "not a folder", "give a folder holding " + ", ".join(OVERLAY_FILES)
+            )
         found = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
         unknown = [f for f in found if f.replace("\\", "/") not in OVERLAY_FILES and not f.endswith(".md")]
         if unknown:
-            raise SpecError("catalog overlay", str(folder / unknown[0]), "not a file an overlay can hold",
-                            "use one of " + ", ".join(OVERLAY_FILES))  # fmt: skip
+            raise SpecError(
+                "catalog overlay",
+                str(folder / unknown[0]),
+                "not a file an overlay can hold",
+                "use one of " + ", ".join(OVERLAY_FILES),
+            )
         rows: dict[str, tuple[dict[str, Any], ...]] = {}
         for name in OVERLAY_FILES:
             path = folder / name
@@ -355,8 +375,9 @@ class Catalog:
         return tuple(str(r["id"]) for r in self.raw_rows("engines"))
 
 
-def _merge(base: tuple[dict[str, Any], ...], extra: tuple[dict[str, Any], ...], prepend: bool) -> tuple[
-        dict[str, Any], ...]:  # fmt: skip
+def _merge(
+    base: tuple[dict[str, Any], ...], extra: tuple[dict[str, Any], ...], prepend: bool
+) -> tuple[dict[str, Any], ...]:
     by_id = {str(r.get("id")): r for r in extra}
     merged = [by_id.pop(str(r.get("id")), r) for r in base]
     added = [r for r in extra if str(r.get("id")) in by_id]

@@ -26,8 +26,9 @@ def _list(args: argparse.Namespace) -> tuple[Any, str]:
     if kind == "purchases":
         return _purchases(args)
     if args.accelerator:
-        raise SpecError("--accelerator", args.accelerator, "filters the prices only",
-                        "use it with `aiinfra catalog list prices`")  # fmt: skip
+        raise SpecError(
+            "--accelerator", args.accelerator, "filters the prices only", "use it with `aiinfra catalog list prices`"
+        )
     r = app.catalog_list(kind)
     specs = list(r.specs)
     obj = r.to_dict()
@@ -108,19 +109,36 @@ def _prices(args: argparse.Namespace) -> tuple[Any, str]:
     if args.diff:
         return _price_diff(args)
     r = app.price_list(args.accelerator)
-    rows = [[p.id, p.accelerator, p.accelerators_per_instance, p.pricing, f"{p.usd_per_hour:,.2f}",
-             f"{p.usd_per_accelerator_hour:,.3f}", p.read_on if p.age_days is not None else "date unknown",
-             "" if p.age_days is None else p.age_days,
-             ", ".join(f for f in ("STALE" if p.stale else "", "CONFLICT" if p.conflicting else "") if f)]
-            for p in r.prices]  # fmt: skip
-    text = table(["id", "accelerator", "per instance", "pricing", "$/instance-h", "$/accelerator-h", "read on",
-                  "age d", "flag"], rows)  # fmt: skip
+    rows = [
+        [
+            p.id,
+            p.accelerator,
+            p.accelerators_per_instance,
+            p.pricing,
+            f"{p.usd_per_hour:,.2f}",
+            f"{p.usd_per_accelerator_hour:,.3f}",
+            p.read_on if p.age_days is not None else "date unknown",
+            "" if p.age_days is None else p.age_days,
+            ", ".join(f for f in ("STALE" if p.stale else "", "CONFLICT" if p.conflicting else "") if f),
+        ]
+        for p in r.prices
+    ]
+    text = table(
+        ["id", "accelerator", "per instance", "pricing", "$/instance-h", "$/accelerator-h", "read on", "age d", "flag"],
+        rows,
+    )
     stale = sum(1 for p in r.prices if p.stale)
     obj = r.to_dict()
-    return obj, text + (f"\n\n{len(rows)} prices; `aiinfra catalog show ID` gives a row's source; "
-                        "CONFLICT: the row's sources disagree (prices/README.md)"
-                        + (f"; STALE: {stale} read more than {obj['stale_after_days']} days ago (or undated): "
-                           f"`{obj['refresh_command']}` reads current offers" if stale else ""))
+    return obj, text + (
+        f"\n\n{len(rows)} prices; `aiinfra catalog show ID` gives a row's source; "
+        "CONFLICT: the row's sources disagree (prices/README.md)"
+        + (
+            f"; STALE: {stale} read more than {obj['stale_after_days']} days ago (or undated): "
+            f"`{obj['refresh_command']}` reads current offers"
+            if stale
+            else ""
+        )
+    )
 
 
 def _money(v: Any) -> str:
@@ -135,12 +153,37 @@ def _price_diff(args: argparse.Namespace) -> tuple[Any, str]:
         old, new = c["old"], c["new"]
         was = "new offer" if old is None else f"{old['usd_per_hour']:,.4g} ({old['price_read_on']})"
         change = "" if c["change_frac"] is None else f"{c['change_frac']:+.1%}"
-        rows.append([c["provider"], c["instance"], c["region"], c["pricing"], c["accelerator"], was,
-                     f"{new['usd_per_hour']:,.4g} ({new['price_read_on']})", change])  # fmt: skip
+        rows.append(
+            [
+                c["provider"],
+                c["instance"],
+                c["region"],
+                c["pricing"],
+                c["accelerator"],
+                was,
+                f"{new['usd_per_hour']:,.4g} ({new['price_read_on']})",
+                change,
+            ]
+        )
     where = ", ".join(obj["overlays"]) or "none (only the shipped rows are in use: run `aiinfra prices refresh`)"
     lines = [f"price rows in use: {obj['rows_in_use']} (shipped: {obj['shipped_rows']}); overlays: {where}", ""]
-    lines.append(table(["provider", "instance", "region", "pricing", "accelerator", "shipped $/h (read)",
-                        "in use $/h (read)", "per GPU-h"], rows) if rows else "no offer differs from the shipped rows")
+    lines.append(
+        table(
+            [
+                "provider",
+                "instance",
+                "region",
+                "pricing",
+                "accelerator",
+                "shipped $/h (read)",
+                "in use $/h (read)",
+                "per GPU-h",
+            ],
+            rows,
+        )
+        if rows
+        else "no offer differs from the shipped rows"
+    )
     if obj["examples"]:
         lines += ["", "cheapest answer of each shipped example (shipped prices -> prices in use):"]
         ex_rows = []
@@ -149,19 +192,34 @@ def _price_diff(args: argparse.Namespace) -> tuple[Any, str]:
                 ex_rows.append([e["example"], e["question"], "error", e["error"], ""])
                 continue
             b, a = e["before"], e["after"]
-            ex_rows.append([e["example"], f"{e['question']} ({e['unit']})",
-                            "none" if b is None else f"{_money(b['value'])} {b['price_id']}",
-                            "none" if a is None else f"{_money(a['value'])} {a['price_id']}",
-                            "" if a is None else f"read {a['price_read_on']}, {a['price_age_days']} d"
-                            + (" STALE" if a["stale"] else "")])  # fmt: skip
+            ex_rows.append(
+                [
+                    e["example"],
+                    f"{e['question']} ({e['unit']})",
+                    "none" if b is None else f"{_money(b['value'])} {b['price_id']}",
+                    "none" if a is None else f"{_money(a['value'])} {a['price_id']}",
+                    ""
+                    if a is None
+                    else f"read {a['price_read_on']}, {a['price_age_days']} d" + (" STALE" if a["stale"] else ""),
+                ]
+            )
         lines.append(table(["example", "answer", "shipped", "in use", "price age"], ex_rows))
     return obj, "\n".join(lines)
 
 
 def _purchases(args: argparse.Namespace) -> tuple[Any, str]:
     r = app.purchase_list(args.accelerator)
-    rows = [[p.id, p.kind, p.item, p.accelerator or "", f"{p.unit_price_usd:,.0f}",
-             p.read_on if p.age_days is not None else "date unknown"] for p in r.purchases]  # fmt: skip
+    rows = [
+        [
+            p.id,
+            p.kind,
+            p.item,
+            p.accelerator or "",
+            f"{p.unit_price_usd:,.0f}",
+            p.read_on if p.age_days is not None else "date unknown",
+        ]
+        for p in r.purchases
+    ]
     text = table(["id", "kind", "item", "accelerator", "$ each", "read on"], rows)
     return r.to_dict(), text + f"\n\n{len(rows)} purchase prices; `aiinfra catalog show ID` gives a row's source."
 
@@ -181,11 +239,17 @@ def _benchmarks_table(specs: list[Any]) -> str:
     return table(
         ["id", "samples", "input mean", "input max", "output mean", "Server p99 limits"],
         [
-            [b.id, tok(b.num_samples), tok(b.input_tokens.mean), tok(b.input_tokens.max), tok(b.output_tokens.mean),
-             lim(b)]
+            [
+                b.id,
+                tok(b.num_samples),
+                tok(b.input_tokens.mean),
+                tok(b.input_tokens.max),
+                tok(b.output_tokens.mean),
+                lim(b),
+            ]
             for b in specs
         ],
-    )  # fmt: skip
+    )
 
 
 def _show(args: argparse.Namespace) -> tuple[Any, str]:
@@ -221,14 +285,22 @@ def register(sub: Any) -> None:
     pl = csub.add_parser("list", help="a table of one kind")
     pl.add_argument("kind", choices=(*KINDS, "prices", "purchases"))
     pl.add_argument("--accelerator", help="prices, purchases: only this accelerator's rows")
-    pl.add_argument("--diff", action="store_true", help="prices: what changed between the shipped rows and the "
-                    "rows in use (refreshed prices, --catalog-overlay), per offer, and the effect on the cheapest "
-                    "answer of each shipped example")
-    pl.add_argument("--examples", metavar="DIR", help="--diff: the example scenarios (default: examples/ of the "
-                    "source checkout)")
+    pl.add_argument(
+        "--diff",
+        action="store_true",
+        help="prices: what changed between the shipped rows and the "
+        "rows in use (refreshed prices, --catalog-overlay), per offer, and the effect on the cheapest "
+        "answer of each shipped example",
+    )
+    pl.add_argument(
+        "--examples", metavar="DIR", help="--diff: the example scenarios (default: examples/ of the source checkout)"
+    )
     pl.add_argument("--no-examples", action="store_true", help="--diff: offers only, no example answers")
-    pl.add_argument("--catalog-overlay", metavar="DIR", help="add or replace catalog rows from DIR (e.g. a "
-                    "`prices refresh --out DIR` folder)")
+    pl.add_argument(
+        "--catalog-overlay",
+        metavar="DIR",
+        help="add or replace catalog rows from DIR (e.g. a `prices refresh --out DIR` folder)",
+    )
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(handler=_list)
     ps = csub.add_parser("show", help="every field of one row with its source")

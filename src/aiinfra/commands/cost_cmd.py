@@ -77,21 +77,31 @@ def _cost(args: argparse.Namespace) -> tuple[Any, str]:
         ]
         total = f"≥ {_money(cheapest.total_known_usd)}" if cheapest.unknown_items else _money(cheapest.total_known_usd)
         bill.append(
-            ("total", total + band(acc, "cheapest.total_known_usd", _money)
-             + (f" (unknown: {', '.join(cheapest.unknown_items)})" if cheapest.unknown_items else ""))
+            (
+                "total",
+                total
+                + band(acc, "cheapest.total_known_usd", _money)
+                + (f" (unknown: {', '.join(cheapest.unknown_items)})" if cheapest.unknown_items else ""),
+            )
         )
         if cheapest.usd_per_million_tokens is not None:
-            bill.append(("per million tokens", f"${cheapest.usd_per_million_tokens:,.4g}"
-                                               + band(acc, "cheapest.usd_per_million_tokens",
-                                                      lambda v: f"${v:,.4g}")))
+            bill.append(
+                (
+                    "per million tokens",
+                    f"${cheapest.usd_per_million_tokens:,.4g}"
+                    + band(acc, "cheapest.usd_per_million_tokens", lambda v: f"${v:,.4g}"),
+                )
+            )
         lines += ["", key_values(bill, f"itemised bill, cheapest: {cheapest.price.id}")]
     lines += ["", key_values(_energy_lines(en, r.pue, r.electricity_price, r.region), "energy and carbon")]
     lines += [f"note: {n}" for n in r.notes]
     lines.append(accuracy_line(acc))
     stale = sum(1 for o in opts if o.price.stale)
     if stale:
-        lines.append(f"note: {stale} of {len(opts)} offers' prices are STALE (read more than "
-                     f"{obj['stale_after_days']} days ago or undated): `{_REFRESH}` reads current offers")
+        lines.append(
+            f"note: {stale} of {len(opts)} offers' prices are STALE (read more than "
+            f"{obj['stale_after_days']} days ago or undated): `{_REFRESH}` reads current offers"
+        )
     return obj, "\n".join(lines)
 
 

@@ -15,8 +15,14 @@ from aiinfra.report.text import GB, age_text, source_text
 def _datacenter(args: argparse.Namespace) -> tuple[Any, str]:
     r = app.datacenter(app.load_scenario(args.scenario, args.set))
     c, rk, fab, di, storage = r.scenario.cluster, r.racks, r.fabric, r.inputs, r.storage
-    nodes, node_src, limit_w, air, pue, pue_src = (r.nodes, r.node_power_source, r.rack_power_limit_w, r.air_limit,
-                                                   r.pue_ratio, r.pue_source)  # fmt: skip
+    nodes, node_src, limit_w, air, pue, pue_src = (
+        r.nodes,
+        r.node_power_source,
+        r.rack_power_limit_w,
+        r.air_limit,
+        r.pue_ratio,
+        r.pue_source,
+    )
     radix, (sw_side, nic_side) = r.switch_radix, r.transceiver_rows
     tr_w, switch_w = r.transceiver_power_w, r.switch_power_w
     sw_price, sw_price_src = r.switch_price_usd, r.switch_price_source

@@ -19,27 +19,41 @@ def _infer(args: argparse.Namespace) -> tuple[Any, str]:
     obj = r.to_dict()
     acc = obj["accuracy"]
     pairs: list[tuple[str, Any]] = [
-        ("deployment", f"{e.replicas} replica(s) × {layout} pp{e.pp} on {e.accelerator}, weights "
-                       f"{e.weight_precision}, KV {e.kv_precision}, engine {e.engine}"),
+        (
+            "deployment",
+            f"{e.replicas} replica(s) × {layout} pp{e.pp} on {e.accelerator}, weights "
+            f"{e.weight_precision}, KV {e.kv_precision}, engine {e.engine}",
+        ),
         ("fits", e.fits),
-        ("memory per accelerator", f"weights {m['weights_bytes'] / GB:.1f} GB, KV cache {m['kv_cache_bytes'] / GB:.1f} "
-                                   f"GB, activations {m['activations_bytes'] / GB:.2f} GB, reserve "
-                                   f"{m['runtime_reserve_bytes'] / GB:.1f} GB of {m['capacity_bytes'] / GB:.1f} GB"),
+        (
+            "memory per accelerator",
+            f"weights {m['weights_bytes'] / GB:.1f} GB, KV cache {m['kv_cache_bytes'] / GB:.1f} "
+            f"GB, activations {m['activations_bytes'] / GB:.2f} GB, reserve "
+            f"{m['runtime_reserve_bytes'] / GB:.1f} GB of {m['capacity_bytes'] / GB:.1f} GB",
+        ),
         ("KV capacity (tokens per replica)", e.kv_capacity_tokens),
         ("max concurrent sequences", e.max_concurrent_seqs),
         ("load", e.load),
         ("batch (sequences per replica)", e.batch_seqs),
         ("requests in flight per replica", f"{e.requests_in_flight:.1f}"),
-        ("TTFT", f"{e.ttft_s * 1e3:.1f} ms{band(acc, 'ttft_s', lambda v: f'{v * 1e3:.1f}')} (prefill bound: "
-                 f"{e.prefill_bound})"),
-        ("TPOT", f"{e.tpot_s * 1e3:.2f} ms{band(acc, 'tpot_s', lambda v: f'{v * 1e3:.2f}')} (decode bound: "
-                 f"{e.decode_bound})"),
+        (
+            "TTFT",
+            f"{e.ttft_s * 1e3:.1f} ms{band(acc, 'ttft_s', lambda v: f'{v * 1e3:.1f}')} (prefill bound: "
+            f"{e.prefill_bound})",
+        ),
+        (
+            "TPOT",
+            f"{e.tpot_s * 1e3:.2f} ms{band(acc, 'tpot_s', lambda v: f'{v * 1e3:.2f}')} (decode bound: "
+            f"{e.decode_bound})",
+        ),
         *_tails(e),
         ("output tokens/s (all replicas)", fmt_num(e.output_tokens_per_s) + band(acc, "output_tokens_per_s")),
-        ("output tokens/s per user", fmt_num(e.output_tokens_per_s_per_user)
-         + band(acc, "output_tokens_per_s_per_user")),
+        (
+            "output tokens/s per user",
+            fmt_num(e.output_tokens_per_s_per_user) + band(acc, "output_tokens_per_s_per_user"),
+        ),
         ("requests/s", fmt_num(e.requests_per_s) + band(acc, "requests_per_s")),
-    ]  # fmt: skip
+    ]
     text = key_values(pairs, f"{sc.model.id} inference") + "".join(f"\nnote: {n}" for n in e.notes)
     return obj, text + "\n" + accuracy_line(acc)
 
@@ -49,8 +63,12 @@ def _tails(e: Any) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     for name, t, digits in (("TTFT", e.ttft_percentiles_s, 1), ("TPOT", e.tpot_percentiles_s, 2)):
         if t is not None:
-            out.append((f"{name} p50 / p90 / p99", f"{t.p50_s * 1e3:.{digits}f} / {t.p90_s * 1e3:.{digits}f} / "
-                                                    f"{t.p99_s * 1e3:.{digits}f} ms"))
+            out.append(
+                (
+                    f"{name} p50 / p90 / p99",
+                    f"{t.p50_s * 1e3:.{digits}f} / {t.p90_s * 1e3:.{digits}f} / {t.p99_s * 1e3:.{digits}f} ms",
+                )
+            )
     return out
 
 

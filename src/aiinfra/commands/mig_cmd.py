@@ -14,14 +14,23 @@ def _mig(args: argparse.Namespace) -> tuple[Any, str]:
     r = app.mig(args.accelerator, args.layout)
     obj = r.to_dict()
     gib = 2**30
-    rows = [[p["name"], f"{p['compute_slices']}/{obj['compute_slices']}",
-             f"{p['memory_slices']}/{obj['memory_slices']}",
-             f"{p['memory_bytes'] / gib:.1f}", f"{p['memory_bw_bytes_per_s'] / 1e12:.2f}", p["max_instances"],
-             "{" + ",".join(map(str, p["starts"])) + "}",
-             "unknown" if p["copy_engines"] is None else p["copy_engines"],
-             "unknown" if p["nvdec"] is None else p["nvdec"]] for p in obj["profiles"]]  # fmt: skip
+    rows = [
+        [
+            p["name"],
+            f"{p['compute_slices']}/{obj['compute_slices']}",
+            f"{p['memory_slices']}/{obj['memory_slices']}",
+            f"{p['memory_bytes'] / gib:.1f}",
+            f"{p['memory_bw_bytes_per_s'] / 1e12:.2f}",
+            p["max_instances"],
+            "{" + ",".join(map(str, p["starts"])) + "}",
+            "unknown" if p["copy_engines"] is None else p["copy_engines"],
+            "unknown" if p["nvdec"] is None else p["nvdec"],
+        ]
+        for p in obj["profiles"]
+    ]
     text = f"MIG profiles of {obj['accelerator']}\n" + table(
-        ["profile", "compute", "memory", "GiB", "TB/s", "max", "starts", "CE", "NVDEC"], rows)
+        ["profile", "compute", "memory", "GiB", "TB/s", "max", "starts", "CE", "NVDEC"], rows
+    )
     if "layout" in obj:
         placed = ", ".join(f"{pl['profile']}@slice{pl['start_slice']}" for pl in obj["layout"])
         text += f"\nlayout valid: {placed}\n"

@@ -71,7 +71,8 @@ def register(sub: Any) -> None:
     msub = p.add_subparsers(dest="model_command", required=True, parser_class=type(p))
     ps = msub.add_parser("show", help="a catalog model id or a Hugging Face config.json path")
     ps.add_argument("model")
-    ps.add_argument("--seq-len", type=cli_types.seq_len, default=None,
-                    help="also give FLOPs per token at this context length")
+    ps.add_argument(
+        "--seq-len", type=cli_types.seq_len, default=None, help="also give FLOPs per token at this context length"
+    )
     ps.add_argument("--json", action="store_true")
     ps.set_defaults(handler=_show)

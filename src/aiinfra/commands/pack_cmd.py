@@ -17,13 +17,22 @@ def _pack(args: argparse.Namespace) -> tuple[Any, str]:
     def unit(v: float) -> str:
         return f"${v:,.2f}/h" if d["objective"] == "cost" else f"{v:g} GPUs"
 
-    lines = [f"{d['gpus']} GPUs ({d['method']}; objective {d['objective']}: {unit(d['objective_value'])}, "
-             f"lower bound {unit(d['lower_bound'])}, gap {d['gap_to_lower_bound_frac']:.1%})",
-             f"whole GPUs, no sharing: {c['whole_gpus']}; time-slicing or MPS, memory alone: "
-             f"{c['time_slicing_or_mps_gpus_memory_bound']} (a lower bound: contention not modelled)", "",
-             "layouts:"] + [f"  {n} × {lay}" for lay, n in d["layouts"].items()] + [""]  # fmt: skip
-    rows = [[w["name"], w["kind"], w["chosen"]["profile"], w["chosen"]["instances"], w["chosen"]["detail"]]
-            for w in d["workloads"]]  # fmt: skip
+    lines = (
+        [
+            f"{d['gpus']} GPUs ({d['method']}; objective {d['objective']}: {unit(d['objective_value'])}, "
+            f"lower bound {unit(d['lower_bound'])}, gap {d['gap_to_lower_bound_frac']:.1%})",
+            f"whole GPUs, no sharing: {c['whole_gpus']}; time-slicing or MPS, memory alone: "
+            f"{c['time_slicing_or_mps_gpus_memory_bound']} (a lower bound: contention not modelled)",
+            "",
+            "layouts:",
+        ]
+        + [f"  {n} × {lay}" for lay, n in d["layouts"].items()]
+        + [""]
+    )
+    rows = [
+        [w["name"], w["kind"], w["chosen"]["profile"], w["chosen"]["instances"], w["chosen"]["detail"]]
+        for w in d["workloads"]
+    ]
     text = "\n".join(lines) + table(["workload", "kind", "instance", "count", "sizing"], rows) + "\n"
     text += "\n" + "\n".join(f"{k}: {v}" for k, v in c["what_each_shares"].items()) + "\n"
     return d, text
@@ -33,6 +42,11 @@ def register(sub: Any) -> None:
     p = sub.add_parser("pack", help=COMMAND_HELP["pack"])
     p.add_argument("portfolio", help="portfolio YAML file (see examples/pack-portfolio.yaml)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a key, e.g. --set pack.objective=cost (repeatable)")  # fmt: skip
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a key, e.g. --set pack.objective=cost (repeatable)",
+    )
     p.set_defaults(handler=_pack)

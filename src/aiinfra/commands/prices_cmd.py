@@ -17,18 +17,29 @@ def _refresh(args: argparse.Namespace) -> tuple[Any, str]:
     by_acc: dict[str, int] = {}
     for row in rep.rows:
         by_acc[row.accelerator] = by_acc.get(row.accelerator, 0) + 1
-    lines = [f"{len(rep.rows)} price rows from {rep.offers_read} offers of {', '.join(rep.providers)} "
-             f"({rep.source}), read {rep.read_on}, written to {rep.out_dir}",
-             "used by every command from now on (newer row of the same offer wins over the shipped one)"
-             if r.default_overlay else f"use them with --catalog-overlay {rep.out_dir}", ""]  # fmt: skip
+    lines = [
+        f"{len(rep.rows)} price rows from {rep.offers_read} offers of {', '.join(rep.providers)} "
+        f"({rep.source}), read {rep.read_on}, written to {rep.out_dir}",
+        "used by every command from now on (newer row of the same offer wins over the shipped one)"
+        if r.default_overlay
+        else f"use them with --catalog-overlay {rep.out_dir}",
+        "",
+    ]
     lines.append(table(["accelerator", "rows"], sorted([a, n] for a, n in by_acc.items())))
     for provider, why in rep.failed.items():
         lines.append(f"FAILED {provider}: {why} (its rows were not refreshed)")
     if rep.unmapped:
-        lines += ["", f"{sum(u.count for u in rep.unmapped)} offers left out (accelerator not mapped; listed in "
-                      f"{rep.out_dir / 'REFRESH.md'}):"]  # fmt: skip
-        lines.append(table(["provider", "instance", "gpu", "offers", "why"],
-                           [[u.provider, u.instance, u.gpu, u.count, u.reason] for u in rep.unmapped]))  # fmt: skip
+        lines += [
+            "",
+            f"{sum(u.count for u in rep.unmapped)} offers left out (accelerator not mapped; listed in "
+            f"{rep.out_dir / 'REFRESH.md'}):",
+        ]
+        lines.append(
+            table(
+                ["provider", "instance", "gpu", "offers", "why"],
+                [[u.provider, u.instance, u.gpu, u.count, u.reason] for u in rep.unmapped],
+            )
+        )
     lines += ["", "`aiinfra catalog list prices --diff` shows what changed against the shipped prices"]
     return r.to_dict(), "\n".join(lines)
 
@@ -37,12 +48,20 @@ def register(sub: Any) -> None:
     p = sub.add_parser("prices", help=COMMAND_HELP["prices"])
     psub = p.add_subparsers(dest="prices_command", required=True, parser_class=type(p))
     r = psub.add_parser("refresh", help="read current offers through gpuhunt and write them as a price overlay")
-    r.add_argument("--providers", help="comma-separated gpuhunt provider names (default: "
-                   + ",".join(_default_providers()) + ")")  # fmt: skip
-    r.add_argument("--out", metavar="DIR", help="overlay folder to write (default: the refreshed-prices folder in "
-                   "the user's cache, which every command reads; $AIINFRA_PRICES_DIR moves it)")  # fmt: skip
-    r.add_argument("--offers", metavar="DIR", help="read recorded offers (<provider>.csv in gpuhunt's catalog "
-                   "format) instead of the network")  # fmt: skip
+    r.add_argument(
+        "--providers", help="comma-separated gpuhunt provider names (default: " + ",".join(_default_providers()) + ")"
+    )
+    r.add_argument(
+        "--out",
+        metavar="DIR",
+        help="overlay folder to write (default: the refreshed-prices folder in "
+        "the user's cache, which every command reads; $AIINFRA_PRICES_DIR moves it)",
+    )
+    r.add_argument(
+        "--offers",
+        metavar="DIR",
+        help="read recorded offers (<provider>.csv in gpuhunt's catalog format) instead of the network",
+    )
     r.add_argument("--json", action="store_true")
     r.set_defaults(handler=_refresh)
 

@@ -12,8 +12,10 @@ from aiinfra.commands import COMMAND_HELP
 def _probe(args: argparse.Namespace) -> tuple[Any, str]:
     r = app.probe(args.out, args.accelerator)
     d = r.device
-    lines = [f"probed {d['count']} × {d['name']} ({d['runtime']}, driver {d['driver'] or 'unknown'}, "
-             f"PyTorch {d['torch']}) as {r.accelerator}"]  # fmt: skip
+    lines = [
+        f"probed {d['count']} × {d['name']} ({d['runtime']}, driver {d['driver'] or 'unknown'}, "
+        f"PyTorch {d['torch']}) as {r.accelerator}"
+    ]
     for c in r.curves:
         pts = ", ".join(f"{x:.3g}: {y:.2f}" for x, y in c["points"])
         lines.append(f"  {c['kind']}{' ' + c['dtype'] if c.get('dtype') else ''}: {pts}")

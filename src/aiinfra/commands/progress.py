@@ -34,8 +34,9 @@ def progress_bar(args: argparse.Namespace, unit: str, desc: str) -> Iterator[Pro
     except ImportError:  # tqdm is a dependency; a stripped install just shows no bar
         yield None
         return
-    bar: Any = tqdm(total=None, unit=" " + unit, desc=desc, file=sys.stderr, dynamic_ncols=True, delay=SHOW_AFTER_S,
-                    leave=False)  # fmt: skip
+    bar: Any = tqdm(
+        total=None, unit=" " + unit, desc=desc, file=sys.stderr, dynamic_ncols=True, delay=SHOW_AFTER_S, leave=False
+    )
 
     def update(done: int, total: int | None) -> None:
         if total is not None and bar.total != total:

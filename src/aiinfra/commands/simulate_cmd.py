@@ -41,15 +41,24 @@ def _find_max_rate(args: argparse.Namespace, sc: Scenario) -> tuple[Any, str]:
     lines = [f"highest request rate meeting the SLO: {rate:.4g} requests/s (seed {args.seed})"]
     for p in points:
         verdict = "meets SLO" if p.meets_slo else "misses: " + "; ".join(p.misses)
-        lines.append(f"  {p.request_rate_per_s:9.4g}/s  TTFT p90 {p.ttft_p90_s * 1e3:9.1f} ms  TPOT p99 "
-                     f"{p.tpot_p99_s * 1e3:7.2f} ms  e2e p99 {p.e2e_p99_s:7.2f} s  {verdict}")  # fmt: skip
+        lines.append(
+            f"  {p.request_rate_per_s:9.4g}/s  TTFT p90 {p.ttft_p90_s * 1e3:9.1f} ms  TPOT p99 "
+            f"{p.tpot_p99_s * 1e3:7.2f} ms  e2e p99 {p.e2e_p99_s:7.2f} s  {verdict}"
+        )
     if args.plot:
         xs = [p.request_rate_per_s for p in points]
-        paths = plots.line_plot(plots.plot_dir(args.plot), "latency_vs_load", "Latency vs load (simulated)",
-                                "request rate (1/s)",
-                                {"TTFT p90": (xs, [p.ttft_p90_s for p in points]),
-                                 "TPOT p99 × 100": (xs, [100 * p.tpot_p99_s for p in points]),
-                                 "e2e p99": (xs, [p.e2e_p99_s for p in points])}, "seconds")  # fmt: skip
+        paths = plots.line_plot(
+            plots.plot_dir(args.plot),
+            "latency_vs_load",
+            "Latency vs load (simulated)",
+            "request rate (1/s)",
+            {
+                "TTFT p90": (xs, [p.ttft_p90_s for p in points]),
+                "TPOT p99 × 100": (xs, [100 * p.tpot_p99_s for p in points]),
+                "e2e p99": (xs, [p.e2e_p99_s for p in points]),
+            },
+            "seconds",
+        )
         obj["plots"] = paths
         lines += [f"plot: {p}" for p in paths]
     return obj, "\n".join(lines)
@@ -69,23 +78,38 @@ def _simulate(args: argparse.Namespace) -> tuple[Any, str]:
     rows: list[tuple[str, Any]] = [
         ("requests (completed)", f"{s.requests:,} ({s.completed:,}) on {res.replicas} replica(s), seed {args.seed}"),
         ("TTFT", _ms(s.ttft_s) + band(acc, "ttft_s.p50", _ms1, "p50 ")),
-        ("TPOT exclusive", _ms(s.tpot_exclusive_s) + band(acc, "tpot_exclusive_s.p50", _ms1, "p50 ")
-         + "  (e2e − TTFT) / (output − 1)"),
+        (
+            "TPOT exclusive",
+            _ms(s.tpot_exclusive_s) + band(acc, "tpot_exclusive_s.p50", _ms1, "p50 ") + "  (e2e − TTFT) / (output − 1)",
+        ),
         ("TPOT inclusive", _ms(s.tpot_inclusive_s) + "  e2e / output"),
         ("ITL", _ms(s.itl_s)),
-        ("end-to-end", f"mean {s.e2e_s.mean:.2f} / p50 {s.e2e_s.p50:.2f} / p90 {s.e2e_s.p90:.2f} / "
-                       f"p99 {s.e2e_s.p99:.2f} s"),
-        ("throughput", f"{s.output_tokens_per_s:,.0f} output tokens/s"
-                       f"{band(acc, 'output_tokens_per_s', lambda v: f'{v:,.0f}')}, {s.requests_per_s:.3g} "
-                       "requests/s"),
-        ("goodput (SLO)", "no SLO given" if s.goodput_requests_per_s is None else
-         f"{s.goodput_requests_per_s:.3g} requests/s ({s.slo_attainment_frac:.1%} of requests meet every limit)"),
-        ("KV utilisation", f"mean {s.kv_utilisation_mean_frac:.1%}, max {s.kv_utilisation_max_frac:.1%} "
-                           f"of {res.limits.kv_capacity_tokens:,} tokens per replica"),
+        (
+            "end-to-end",
+            f"mean {s.e2e_s.mean:.2f} / p50 {s.e2e_s.p50:.2f} / p90 {s.e2e_s.p90:.2f} / p99 {s.e2e_s.p99:.2f} s",
+        ),
+        (
+            "throughput",
+            f"{s.output_tokens_per_s:,.0f} output tokens/s"
+            f"{band(acc, 'output_tokens_per_s', lambda v: f'{v:,.0f}')}, {s.requests_per_s:.3g} "
+            "requests/s",
+        ),
+        (
+            "goodput (SLO)",
+            "no SLO given"
+            if s.goodput_requests_per_s is None
+            else f"{s.goodput_requests_per_s:.3g} requests/s "
+            f"({s.slo_attainment_frac:.1%} of requests meet every limit)",
+        ),
+        (
+            "KV utilisation",
+            f"mean {s.kv_utilisation_mean_frac:.1%}, max {s.kv_utilisation_max_frac:.1%} "
+            f"of {res.limits.kv_capacity_tokens:,} tokens per replica",
+        ),
         ("preemptions / prefix-cache hits", f"{s.preemptions} / {s.prefix_cache_hits}"),
         ("max queue length / running", f"{s.queue_length_max} / {s.running_seqs_max}"),
         ("iterations", s.iterations),
-    ]  # fmt: skip
+    ]
     rows += [(f"priority {c.priority} ({c.requests})", "TTFT " + _ms(c.ttft_s)) for c in s.priority_classes]
     if res.attention_dp_ranks > 1:
         dp = res.attention_dp_ranks
@@ -99,14 +123,32 @@ def _simulate(args: argparse.Namespace) -> tuple[Any, str]:
         r = res.records
         t = r.sample_t_s
         lat = result.latencies()
-        paths = plots.line_plot(out_dir, "timeline", "Requests over time", "time (s)",
-                                {"waiting": _thin(t, [float(q) for q in r.queue_len]),
-                                 "running": _thin(t, [float(q) for q in r.running_seqs])}, "requests")  # fmt: skip
-        paths += plots.line_plot(out_dir, "kv_timeline", "KV-cache utilisation over time", "time (s)",
-                                 {"KV in use / capacity": _thin(t, r.kv_util_frac)}, "fraction")  # fmt: skip
-        paths += plots.distribution_plot(out_dir, "latency_distribution", "Latency per request (simulated)",
-                                         {"TTFT": lat["ttft_s"], "TPOT (exclusive)": lat["tpot_exclusive_s"]},
-                                         "seconds")  # fmt: skip
+        paths = plots.line_plot(
+            out_dir,
+            "timeline",
+            "Requests over time",
+            "time (s)",
+            {
+                "waiting": _thin(t, [float(q) for q in r.queue_len]),
+                "running": _thin(t, [float(q) for q in r.running_seqs]),
+            },
+            "requests",
+        )
+        paths += plots.line_plot(
+            out_dir,
+            "kv_timeline",
+            "KV-cache utilisation over time",
+            "time (s)",
+            {"KV in use / capacity": _thin(t, r.kv_util_frac)},
+            "fraction",
+        )
+        paths += plots.distribution_plot(
+            out_dir,
+            "latency_distribution",
+            "Latency per request (simulated)",
+            {"TTFT": lat["ttft_s"], "TPOT (exclusive)": lat["tpot_exclusive_s"]},
+            "seconds",
+        )
         obj["plots"] = paths
         text += "".join(f"\nplot: {p}" for p in paths)
     return obj, text

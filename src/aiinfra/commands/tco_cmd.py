@@ -60,8 +60,10 @@ def _tco(args: argparse.Namespace) -> tuple[Any, str]:
                 f"cloud {ln.pricing}",
                 f"${ln.monthly_usd:,.0f}/month ({ln.instances} instance(s), {ln.accelerators_billed} GPUs billed, "
                 f"${ln.usd_per_accelerator_hour:.3g}/GPU-h, "
-                f"{ln.source_id}, " + (f"read {ln.read_on}, {ln.age_days} d old" if ln.age_days is not None
-                                        else "date unknown") + (", STALE" if ln.stale else "") + f"); {when}",
+                f"{ln.source_id}, "
+                + (f"read {ln.read_on}, {ln.age_days} d old" if ln.age_days is not None else "date unknown")
+                + (", STALE" if ln.stale else "")
+                + f"); {when}",
             )
         )
     text = key_values(
@@ -72,12 +74,16 @@ def _tco(args: argparse.Namespace) -> tuple[Any, str]:
     text += "".join(f"\nnote: {n}" for n in notes)
     text += "\n" + accuracy_line(obj["accuracy"])
     if any(ln.stale for ln in lines):
-        text += (f"\nnote: STALE cloud prices (read more than {obj['stale_after_days']} days ago or undated): "
-                 "`aiinfra prices refresh` reads current offers")
+        text += (
+            f"\nnote: STALE cloud prices (read more than {obj['stale_after_days']} days ago or undated): "
+            "`aiinfra prices refresh` reads current offers"
+        )
     if args.plot:
-        paths = plots.tco_plot(plots.plot_dir(args.plot), t,
-                               f"{nodes} × {system.id if system else c.accelerator.id} vs cloud, "
-                               f"{ti.utilisation_frac:.0%} utilisation")  # fmt: skip
+        paths = plots.tco_plot(
+            plots.plot_dir(args.plot),
+            t,
+            f"{nodes} × {system.id if system else c.accelerator.id} vs cloud, {ti.utilisation_frac:.0%} utilisation",
+        )
         obj["plots"] = paths
         text += "".join(f"\nplot: {p}" for p in paths)
     return obj, text

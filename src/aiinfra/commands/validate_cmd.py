@@ -20,25 +20,39 @@ def _validate(args: argparse.Namespace) -> tuple[Any, str]:
         path.write_text(r.markdown_keeping(path.read_text() if path.exists() else ""))
     cases, summary, targets = r.cases, r.summary, r.targets
     obj = r.to_dict()
-    rows = [[c.id, c.metric, c.measured, c.predicted,
-             "—" if d["predicted_low"] is None else f"{d['predicted_low']:.4g}–{d['predicted_high']:.4g}",
-             "—" if c.rel_error is None else f"{c.rel_error:+.1%}", c.notes[:60]]
-            for c, d in zip(cases, obj["cases"], strict=True)]  # fmt: skip
+    rows = [
+        [
+            c.id,
+            c.metric,
+            c.measured,
+            c.predicted,
+            "—" if d["predicted_low"] is None else f"{d['predicted_low']:.4g}–{d['predicted_high']:.4g}",
+            "—" if c.rel_error is None else f"{c.rel_error:+.1%}",
+            c.notes[:60],
+        ]
+        for c, d in zip(cases, obj["cases"], strict=True)
+    ]
     s = summary
     text = table(["id", "metric", "measured", "predicted", "80 % interval", "error", "notes"], rows)
     med = s["median_abs_rel_error"]
     p90 = s["p90_abs_rel_error"]
-    text += (f"\n\n{s['n']} rows, {s['n_predicted']} predicted, {s['n_compared']} compared; median |error| "
-             f"{'—' if med is None else f'{med:.1%}'}, p90 {'—' if p90 is None else f'{p90:.1%}'}")  # fmt: skip
+    text += (
+        f"\n\n{s['n']} rows, {s['n_predicted']} predicted, {s['n_compared']} compared; median |error| "
+        f"{'—' if med is None else f'{med:.1%}'}, p90 {'—' if p90 is None else f'{p90:.1%}'}"
+    )
     for cov in obj["coverage"]:
         if "·" not in cov["regime"]:  # per kind and quantity; docs/validation.md has the breakdown
-            text += (f"\n80 % intervals (without each row's source), {cov['regime']}, {cov['split']} rows: "
-                     f"{cov['coverage_frac']:.0%} of {cov['rows']} measurements inside, median half-width "
-                     f"±{cov['median_half_width_frac']:.0%}")  # fmt: skip
+            text += (
+                f"\n80 % intervals (without each row's source), {cov['regime']}, {cov['split']} rows: "
+                f"{cov['coverage_frac']:.0%} of {cov['rows']} measurements inside, median half-width "
+                f"±{cov['median_half_width_frac']:.0%}"
+            )
     for name, t in targets.items():
-        text += (f"\ntarget {name} ({t['goal']}): {t['n_compared']} rows, median |error| "
-                 f"{t['median_abs_rel_error']:.1%}, {t['share_within_25pct_frac']:.0%} within ±25 %, worst "
-                 f"{t['max_abs_rel_error']:.1%}: {'met' if t['met'] else 'not met'}")  # fmt: skip
+        text += (
+            f"\ntarget {name} ({t['goal']}): {t['n_compared']} rows, median |error| "
+            f"{t['median_abs_rel_error']:.1%}, {t['share_within_25pct_frac']:.0%} within ±25 %, worst "
+            f"{t['max_abs_rel_error']:.1%}: {'met' if t['met'] else 'not met'}"
+        )
     return obj, text
 
 

@@ -29,12 +29,38 @@ from aiinfra import catalog
 from aiinfra.errors import SpecError
 
 #: the columns of gpuhunt's published catalog files (v2 format; the provider is the file's name)
-GPUHUNT_CSV_FIELDS = ("instance_name", "location", "price", "cpu", "memory", "gpu_count", "gpu_name", "gpu_memory",
-                      "spot", "disk_size", "gpu_vendor", "flags", "cpu_arch", "provider_data")  # fmt: skip
+GPUHUNT_CSV_FIELDS = (
+    "instance_name",
+    "location",
+    "price",
+    "cpu",
+    "memory",
+    "gpu_count",
+    "gpu_name",
+    "gpu_memory",
+    "spot",
+    "disk_size",
+    "gpu_vendor",
+    "flags",
+    "cpu_arch",
+    "provider_data",
+)
 
 #: prices/cloud.csv columns, in order
-CLOUD_CSV_FIELDS = ("id", "provider", "instance", "region", "accelerator", "accelerators_per_instance", "pricing",
-                    "usd_per_hour", "source_title", "source_url", "read_on", "notes")  # fmt: skip
+CLOUD_CSV_FIELDS = (
+    "id",
+    "provider",
+    "instance",
+    "region",
+    "accelerator",
+    "accelerators_per_instance",
+    "pricing",
+    "usd_per_hour",
+    "source_title",
+    "source_url",
+    "read_on",
+    "notes",
+)
 
 #: where gpuhunt's offers come from (cited on every refreshed row)
 GPUHUNT_URL = "https://github.com/dstackai/gpuhunt"
@@ -118,28 +144,40 @@ def read_gpuhunt_csv(path: Path, provider: str) -> list[Offer]:
     out: list[Offer] = []
     with path.open(newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
-        missing = [c for c in ("instance_name", "location", "price", "gpu_count", "spot") if c not in
-                   (reader.fieldnames or [])]  # fmt: skip
+        missing = [
+            c for c in ("instance_name", "location", "price", "gpu_count", "spot") if c not in (reader.fieldnames or [])
+        ]
         if missing:
-            raise SpecError(str(path), "(header)", f"no {missing[0]} column: not a gpuhunt catalog file",
-                            "give files in gpuhunt's catalog CSV format (" + ", ".join(GPUHUNT_CSV_FIELDS) + ")")
+            raise SpecError(
+                str(path),
+                "(header)",
+                f"no {missing[0]} column: not a gpuhunt catalog file",
+                "give files in gpuhunt's catalog CSV format (" + ", ".join(GPUHUNT_CSV_FIELDS) + ")",
+            )
         for row in reader:
             where = f"{path}:{reader.line_num}"
             try:
                 spot = row["spot"].strip().lower()
                 if spot not in ("true", "false"):
                     raise ValueError(f"spot = {row['spot']!r} is not True/False")
-                out.append(Offer(
-                    provider=provider, instance_name=row["instance_name"], location=row["location"],
-                    usd_per_hour=float(row["price"]), gpu_count=int(row["gpu_count"] or 0),
-                    gpu_name=row.get("gpu_name") or None,
-                    gpu_memory_gb=float(row["gpu_memory"]) if row.get("gpu_memory") else None,
-                    spot=spot == "true", gpu_vendor=(row.get("gpu_vendor") or None),
-                    provider_data=json.loads(row.get("provider_data") or "{}"),
-                ))  # fmt: skip
+                out.append(
+                    Offer(
+                        provider=provider,
+                        instance_name=row["instance_name"],
+                        location=row["location"],
+                        usd_per_hour=float(row["price"]),
+                        gpu_count=int(row["gpu_count"] or 0),
+                        gpu_name=row.get("gpu_name") or None,
+                        gpu_memory_gb=float(row["gpu_memory"]) if row.get("gpu_memory") else None,
+                        spot=spot == "true",
+                        gpu_vendor=(row.get("gpu_vendor") or None),
+                        provider_data=json.loads(row.get("provider_data") or "{}"),
+                    )
+                )
             except (ValueError, TypeError) as exc:
-                raise SpecError(where, row.get("instance_name"), f"malformed offer: {exc}",
-                                "fix or remove the row") from None  # fmt: skip
+                raise SpecError(
+                    where, row.get("instance_name"), f"malformed offer: {exc}", "fix or remove the row"
+                ) from None
     return out
 
 
@@ -147,12 +185,17 @@ def offer_from_item(item: Any) -> Offer:
     """gpuhunt's ``CatalogItem`` as an :class:`Offer` (attributes read by name; no gpuhunt import)."""
     vendor = getattr(item, "gpu_vendor", None)
     return Offer(
-        provider=str(item.provider), instance_name=str(item.instance_name), location=str(item.location),
-        usd_per_hour=float(item.price), gpu_count=int(item.gpu_count or 0), gpu_name=item.gpu_name,
-        gpu_memory_gb=float(item.gpu_memory) if item.gpu_memory is not None else None, spot=bool(item.spot),
+        provider=str(item.provider),
+        instance_name=str(item.instance_name),
+        location=str(item.location),
+        usd_per_hour=float(item.price),
+        gpu_count=int(item.gpu_count or 0),
+        gpu_name=item.gpu_name,
+        gpu_memory_gb=float(item.gpu_memory) if item.gpu_memory is not None else None,
+        spot=bool(item.spot),
         gpu_vendor=str(getattr(vendor, "value", vendor)) if vendor is not None else None,
         provider_data=dict(getattr(item, "provider_data", None) or {}),
-    )  # fmt: skip
+    )
 
 
 # -- the name table ----------------------------------------------------------------------------------------------
@@ -217,8 +260,9 @@ def _pick_form(offer: Offer, provider: str, row: dict[str, Any]) -> tuple[str | 
     candidates = [str(a) for a in row.get("accelerators") or []]
     other_forms = [str(f) for f in row.get("forms_not_in_catalog") or []]
     if not candidates:
-        return None, (f"no catalog accelerator for {row['gpu_name']} {row['memory_gb']} GB "
-                      f"(offer_names.yaml {row['id']})")
+        return None, (
+            f"no catalog accelerator for {row['gpu_name']} {row['memory_gb']} GB (offer_names.yaml {row['id']})"
+        )
     if len(candidates) == 1 and not other_forms:
         return candidates[0], f"offer_names.yaml {row['id']}"
     words = _tokens(offer.instance_name) | {re.sub(r"\d+$", "", t) for t in _tokens(offer.instance_name)}
@@ -227,14 +271,18 @@ def _pick_form(offer: Offer, provider: str, row: dict[str, Any]) -> tuple[str | 
         said = sorted(_form_tokens(named[0]) & words)[0]
         return named[0], f"offer_names.yaml {row['id']}; the instance name says {said}"
     if not named and set(other_forms) & words:
-        return None, (f"{row['gpu_name']} {row['memory_gb']} GB {sorted(set(other_forms) & words)[0]}: no such part "
-                      "in the catalog (add it to accelerators.yaml)")  # fmt: skip
+        return None, (
+            f"{row['gpu_name']} {row['memory_gb']} GB {sorted(set(other_forms) & words)[0]}: no such part "
+            "in the catalog (add it to accelerators.yaml)"
+        )
     shipped = name_table().shipped_instances.get((provider, offer.instance_name.lower()))
     if shipped in candidates:
         return shipped, f"offer_names.yaml {row['id']}; the shipped price rows map this instance to {shipped}"
     forms = "/".join(sorted({catalog.accelerator(a).form_factor for a in candidates} | set(other_forms)))
-    return None, (f"{row['gpu_name']} {row['memory_gb']} GB comes as {forms}; the offer does not say which (no form "
-                  "in the instance name, no shipped row of this instance)")  # fmt: skip
+    return None, (
+        f"{row['gpu_name']} {row['memory_gb']} GB comes as {forms}; the offer does not say which (no form "
+        "in the instance name, no shipped row of this instance)"
+    )
 
 
 def _mig_profile(base: str, memory_gb: float) -> tuple[str | None, str]:
@@ -247,8 +295,9 @@ def _mig_profile(base: str, memory_gb: float) -> tuple[str | None, str]:
         if len(hits) == 1:
             return hits[0], ""
         if hits:
-            return None, (f"{memory_gb:g} GB is the memory of MIG profiles {' and '.join(hits)}: the offer does not "
-                          "say which")
+            return None, (
+                f"{memory_gb:g} GB is the memory of MIG profiles {' and '.join(hits)}: the offer does not say which"
+            )
         return None, f"{memory_gb:g} GB of {base} matches no MIG profile ({', '.join(names)})"
     return None, f"a {memory_gb:g} GB fraction of {base}, which has no MIG profiles in the catalog"
 
@@ -279,12 +328,14 @@ def map_offer(offer: Offer) -> Mapped | Unmapped | None:
     """One offer as price-row fields, or why it cannot be (None: no accelerator at all, a CPU instance)."""
     table = name_table()
     provider = catalog_provider(offer.provider)
-    gpu = (f"{offer.gpu_vendor or '?'} {offer.gpu_name or '?'} × {offer.gpu_count}"
-           + (f", {offer.gpu_memory_gb:g} GB each" if offer.gpu_memory_gb is not None else ""))  # fmt: skip
+    gpu = f"{offer.gpu_vendor or '?'} {offer.gpu_name or '?'} × {offer.gpu_count}" + (
+        f", {offer.gpu_memory_gb:g} GB each" if offer.gpu_memory_gb is not None else ""
+    )
 
     def unmapped(reason: str) -> Unmapped:
-        return Unmapped(provider=provider, instance=offer.instance_name, location=offer.location, gpu=gpu,
-                        reason=reason)  # fmt: skip
+        return Unmapped(
+            provider=provider, instance=offer.instance_name, location=offer.location, gpu=gpu, reason=reason
+        )
 
     if not offer.gpu_count or not offer.gpu_name:
         return None
@@ -317,8 +368,10 @@ def map_offer(offer: Offer) -> Mapped | Unmapped | None:
             bigger = [r for r in rows if float(r["memory_gb"]) > mem]
             if len(bigger) != 1:
                 sizes = ", ".join(f"{float(r['memory_gb']):g}" for r in rows)
-                return unmapped(f"{offer.gpu_name} with {mem:g} GB per GPU: a fraction of a GPU the offer does not "
-                                f"name ({offer.gpu_name} comes with {sizes} GB)")  # fmt: skip
+                return unmapped(
+                    f"{offer.gpu_name} with {mem:g} GB per GPU: a fraction of a GPU the offer does not "
+                    f"name ({offer.gpu_name} comes with {sizes} GB)"
+                )
             base, evidence = _pick_form(offer, provider, bigger[0])
             if base is None:
                 return unmapped(f"a {mem:g} GB fraction of the GPU; {evidence}")
@@ -330,9 +383,16 @@ def map_offer(offer: Offer) -> Mapped | Unmapped | None:
     instance = offer.instance_name
     if instance.isdigit():  # a marketplace listing number (Vast.ai), not an instance type
         instance = f"{offer.gpu_count}x {offer.gpu_name} listing"
-    return Mapped(provider=provider, instance=instance, region=region_of(offer.provider, offer.location),
-                  accelerator=acc, accelerators_per_instance=count, pricing=pricing, usd_per_hour=offer.usd_per_hour,
-                  evidence=evidence)  # fmt: skip
+    return Mapped(
+        provider=provider,
+        instance=instance,
+        region=region_of(offer.provider, offer.location),
+        accelerator=acc,
+        accelerators_per_instance=count,
+        pricing=pricing,
+        usd_per_hour=offer.usd_per_hour,
+        evidence=evidence,
+    )
 
 
 # -- de-duplication and rows -------------------------------------------------------------------------------------
@@ -365,17 +425,28 @@ def price_rows(mapped: Iterable[Mapped], read_on: str, source_title: str) -> lis
         notes = [f"read through gpuhunt; {best.evidence}"]
         if len(ms) > 1:
             lo, hi = ms[0].usd_per_hour, ms[-1].usd_per_hour
-            notes.append(f"{len(ms)} offers of this instance, region and pricing kind"
-                         + (f" at ${lo:.6g}-{hi:.6g}/h: the lowest kept" if hi > lo else " at the same price"))
+            notes.append(
+                f"{len(ms)} offers of this instance, region and pricing kind"
+                + (f" at ${lo:.6g}-{hi:.6g}/h: the lowest kept" if hi > lo else " at the same price")
+            )
         if len(accs) > 1:
             notes.append(f"the offers map to {', '.join(sorted(accs))}: the cheapest one's kept")
-        out.append(PriceRow(
-            id=f"{slug(best.provider)}-{slug(best.instance)}-{slug(best.region)}-{best.pricing}-{read_on}",
-            provider=best.provider, instance=best.instance, region=best.region, accelerator=best.accelerator,
-            accelerators_per_instance=best.accelerators_per_instance, pricing=best.pricing,
-            usd_per_hour=best.usd_per_hour, source_title=source_title, source_url=GPUHUNT_URL, read_on=read_on,
-            notes="; ".join(notes),
-        ))  # fmt: skip
+        out.append(
+            PriceRow(
+                id=f"{slug(best.provider)}-{slug(best.instance)}-{slug(best.region)}-{best.pricing}-{read_on}",
+                provider=best.provider,
+                instance=best.instance,
+                region=best.region,
+                accelerator=best.accelerator,
+                accelerators_per_instance=best.accelerators_per_instance,
+                pricing=best.pricing,
+                usd_per_hour=best.usd_per_hour,
+                source_title=source_title,
+                source_url=GPUHUNT_URL,
+                read_on=read_on,
+                notes="; ".join(notes),
+            )
+        )
     return sorted(out, key=lambda r: r.id)
 
 
@@ -384,6 +455,17 @@ def fold_unmapped(items: Sequence[Unmapped]) -> list[Unmapped]:
     counts: dict[tuple[str, str, str, str], list[Unmapped]] = {}
     for u in items:
         counts.setdefault((u.provider, u.instance, u.gpu, u.reason), []).append(u)
-    return sorted((Unmapped(provider=v[0].provider, instance=v[0].instance, location=v[0].location, gpu=v[0].gpu,
-                            reason=v[0].reason, count=len(v)) for v in counts.values()),
-                  key=lambda u: (u.provider, u.instance, u.gpu))  # fmt: skip
+    return sorted(
+        (
+            Unmapped(
+                provider=v[0].provider,
+                instance=v[0].instance,
+                location=v[0].location,
+                gpu=v[0].gpu,
+                reason=v[0].reason,
+                count=len(v),
+            )
+            for v in counts.values()
+        ),
+        key=lambda u: (u.provider, u.instance, u.gpu),
+    )

@@ -37,6 +37,15 @@ def offer_changes(shipped: list[InstancePrice], current: list[InstancePrice]) ->
         before = old.get(p.offer_key)
         if before is not None and before.id == p.id:
             continue
-        out.append(OfferChange(provider=p.provider, instance=p.instance, region=p.region, pricing=p.pricing,
-                               accelerator=p.accelerator, old=before, new=p))  # fmt: skip
+        out.append(
+            OfferChange(
+                provider=p.provider,
+                instance=p.instance,
+                region=p.region,
+                pricing=p.pricing,
+                accelerator=p.accelerator,
+                old=before,
+                new=p,
+            )
+        )
     return sorted(out, key=lambda c: (c.old is None, c.provider, c.instance.lower(), c.region, c.pricing))

@@ -94,8 +94,13 @@ def is_stale(age: int | None) -> bool:
 def freshness(read_on: str, age: int | None) -> dict[str, Any]:
     """The age fields every JSON answer that uses a cloud price carries."""
     stale = is_stale(age)
-    return {"price_read_on": read_on, "price_age_days": age, "stale": stale, "stale_after_days": STALE_AFTER_DAYS,
-            "refresh_command": REFRESH_COMMAND if stale else None}  # fmt: skip
+    return {
+        "price_read_on": read_on,
+        "price_age_days": age,
+        "stale": stale,
+        "stale_after_days": STALE_AFTER_DAYS,
+        "refresh_command": REFRESH_COMMAND if stale else None,
+    }
 
 
 def stale_text(age: int | None) -> str:

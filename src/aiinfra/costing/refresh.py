@@ -75,9 +75,12 @@ def gpuhunt_fetcher() -> Fetch:
         from gpuhunt._internal import catalog as gh_catalog  # type: ignore[import-untyped,import-not-found,unused-ignore]
         from gpuhunt._internal.default import ONLINE_PROVIDER_MODULES  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except ImportError:
-        raise SpecError("prices refresh", "gpuhunt", "the gpuhunt package is not installed",
-                        "pip install 'aiinfra[prices]' (or give --offers DIR with recorded gpuhunt catalog "
-                        "files)") from None  # fmt: skip
+        raise SpecError(
+            "prices refresh",
+            "gpuhunt",
+            "the gpuhunt package is not installed",
+            "pip install 'aiinfra[prices]' (or give --offers DIR with recorded gpuhunt catalog files)",
+        ) from None
     state: dict[str, Any] = {}
 
     def offline() -> Any:
@@ -132,8 +135,9 @@ def _quiet(logger: str) -> Iterator[None]:
 def files_fetcher(folder: Path) -> Fetch:
     """A fetch function reading recorded offers: ``<provider>.csv`` files in gpuhunt's catalog format."""
     if not folder.is_dir():
-        raise SpecError("--offers", str(folder), "not a folder",
-                        "give a folder of <provider>.csv gpuhunt catalog files")  # fmt: skip
+        raise SpecError(
+            "--offers", str(folder), "not a folder", "give a folder of <provider>.csv gpuhunt catalog files"
+        )
 
     def fetch(provider: str) -> Sequence[Offer]:
         path = folder / f"{provider}.csv"
@@ -144,8 +148,9 @@ def files_fetcher(folder: Path) -> Fetch:
     return fetch
 
 
-def refresh(providers: Sequence[str], out_dir: Path, fetch: Fetch, today: date | None = None,
-            source: str = "gpuhunt") -> RefreshReport:  # fmt: skip
+def refresh(
+    providers: Sequence[str], out_dir: Path, fetch: Fetch, today: date | None = None, source: str = "gpuhunt"
+) -> RefreshReport:
     """Read each provider's offers with ``fetch``, map and de-duplicate them, and write the overlay into
     ``out_dir`` (replacing the previous one). A provider whose fetch raises is named in ``failed`` and the others
     are written; when every provider fails nothing is written and :class:`RefreshError` says why."""
@@ -174,13 +179,22 @@ def refresh(providers: Sequence[str], out_dir: Path, fetch: Fetch, today: date |
             (mapped if isinstance(m, Mapped) else unmapped).append(m)  # type: ignore[arg-type]
     if not read:
         why = "; ".join(f"{p}: {e}" for p, e in failed.items())
-        raise RefreshError(f"no provider could be read, nothing written ({why}) — check the network connection, "
-                           "or give --offers DIR with recorded gpuhunt catalog files")  # fmt: skip
+        raise RefreshError(
+            f"no provider could be read, nothing written ({why}) — check the network connection, "
+            "or give --offers DIR with recorded gpuhunt catalog files"
+        )
     title = f"{source} offers ({', '.join(read)}), read {read_on}"
     rows = price_rows(mapped, read_on, title)
-    report = RefreshReport(out_dir=out_dir, read_on=read_on, providers=tuple(read), failed=failed,
-                           offers_read=offers_read, rows=tuple(rows), unmapped=tuple(fold_unmapped(unmapped)),
-                           source=source)  # fmt: skip
+    report = RefreshReport(
+        out_dir=out_dir,
+        read_on=read_on,
+        providers=tuple(read),
+        failed=failed,
+        offers_read=offers_read,
+        rows=tuple(rows),
+        unmapped=tuple(fold_unmapped(unmapped)),
+        source=source,
+    )
     write_overlay(report)
     return report
 
@@ -209,14 +223,20 @@ def write_overlay(report: RefreshReport) -> None:
 
 
 def refresh_markdown(report: RefreshReport) -> str:
-    lines = [f"# Prices refreshed {report.read_on}", "",
-             f"Written by `{REFRESH_COMMAND}` from {report.source}: {len(report.rows)} price rows from "
-             f"{report.offers_read} offers of {', '.join(report.providers)}.", ""]  # fmt: skip
+    lines = [
+        f"# Prices refreshed {report.read_on}",
+        "",
+        f"Written by `{REFRESH_COMMAND}` from {report.source}: {len(report.rows)} price rows from "
+        f"{report.offers_read} offers of {', '.join(report.providers)}.",
+        "",
+    ]
     if report.failed:
         lines += ["## Providers that could not be read", ""]
         lines += [f"- {p}: {why}" for p, why in report.failed.items()]
         lines.append("")
     lines += ["## Offers left out (accelerator not mapped)", ""]
-    lines += [f"- {u.provider} {u.instance} ({u.gpu}){f' × {u.count} offers' if u.count > 1 else ''}: {u.reason}"
-              for u in report.unmapped] or ["- none"]  # fmt: skip
+    lines += [
+        f"- {u.provider} {u.instance} ({u.gpu}){f' × {u.count} offers' if u.count > 1 else ''}: {u.reason}"
+        for u in report.unmapped
+    ] or ["- none"]
     return "\n".join(lines) + "\n"

@@ -93,10 +93,15 @@ class Deployment:
 
 
 def _price(p: InstancePrice) -> Price:
-    return Price(usd_per_accelerator_hour=p.usd_per_accelerator_hour, source_id=p.id, read_on=p.read_on,
-                 age_days=p.age_days if p.age_days is not None else 0,
-                 accelerators_per_instance=p.accelerators_per_instance,
-                 instance_usd_per_hour=p.usd_per_hour, stale=p.stale)  # fmt: skip
+    return Price(
+        usd_per_accelerator_hour=p.usd_per_accelerator_hour,
+        source_id=p.id,
+        read_on=p.read_on,
+        age_days=p.age_days if p.age_days is not None else 0,
+        accelerators_per_instance=p.accelerators_per_instance,
+        instance_usd_per_hour=p.usd_per_hour,
+        stale=p.stale,
+    )
 
 
 def cheapest_price(accelerator: str, today: date | None = None) -> Price | None:
@@ -127,8 +132,10 @@ def whole_instance_bill(offers: list[InstancePrice], replicas: int, tp: int) -> 
             continue
         instances = math.ceil(replicas / per_instance)
         bill = Bill(_price(p), instances, instances * p.accelerators_per_instance, instances * p.usd_per_hour)
-        if best is None or (bill.usd_per_hour, bill.accelerators_billed) < (best.usd_per_hour,
-                                                                             best.accelerators_billed):
+        if best is None or (bill.usd_per_hour, bill.accelerators_billed) < (
+            best.usd_per_hour,
+            best.accelerators_billed,
+        ):
             best = bill
     return best
 
@@ -147,8 +154,11 @@ def loaded_latency(sc: Scenario, wl: ServingWorkload, cluster: ClusterSpec, plan
     batching: every iteration also prefills the B/out prompts that replace finished requests (Little's law), so
     the prefill share of the replica's time stretches both TPOT and a new request's TTFT
     (:func:`aiinfra.planning.inference.steady_state_step`)."""
-    est = estimate(sc.model, cluster, replace(wl, batch=None, users=None, request_rate_per_s=None, think_time_s=None,
-                                              concurrency=batch, plan=plan))  # fmt: skip
+    est = estimate(
+        sc.model,
+        cluster,
+        replace(wl, batch=None, users=None, request_rate_per_s=None, think_time_s=None, concurrency=batch, plan=plan),
+    )
     return Loaded(batch, est.ttft_s, est.tpot_s)
 
 
@@ -169,8 +179,9 @@ def _size_replica(sc: Scenario, wl: ServingWorkload, acc: str, plan: InferencePl
     ``think_time_s``, or always in flight) or a Poisson request rate."""
     cluster = cluster_for(acc, plan.tp)
     try:
-        _, rep = estimate_with_replica(sc.model, cluster, replace(wl, batch="max", plan=plan), usage="server",
-                                       grid=True)  # fmt: skip
+        _, rep = estimate_with_replica(
+            sc.model, cluster, replace(wl, batch="max", plan=plan), usage="server", grid=True
+        )
     except AiinfraError as exc:
         return None, str(exc)
     assert rep is not None
@@ -193,22 +204,33 @@ def plan_capacity(
     if wl is None:
         raise SpecError("inference", None, "the scenario has no inference section", "add inference: {...}")
     if not (wl.users or wl.concurrency or wl.request_rate_per_s):
-        raise SpecError("inference.users", None, "capacity needs a demand",
-                        "set inference.users (concurrent users) or inference.request_rate_per_s")  # fmt: skip
+        raise SpecError(
+            "inference.users",
+            None,
+            "capacity needs a demand",
+            "set inference.users (concurrent users) or inference.request_rate_per_s",
+        )
     accs = accelerators or [scenario.cluster.accelerator.id]
     options: list[Deployment] = []
     for engine in engines or [wl.engine]:
         if engine not in ENGINES:
-            raise SpecError("engines", engine, f"unknown serving engine (known: {', '.join(ENGINES)})",
-                            "name engines from that list, comma-separated")  # fmt: skip
+            raise SpecError(
+                "engines",
+                engine,
+                f"unknown serving engine (known: {', '.join(ENGINES)})",
+                "name engines from that list, comma-separated",
+            )
         options += _candidates(scenario, replace(wl, engine=engine), accs)  # type: ignore[arg-type]
     feasible = [o for o in options if o.accelerators > 0]
     if not feasible:
         raise InfeasibleError("no deployment meets the SLO: " + "; ".join(sorted({o.verdict for o in options})))
     # ties (same bill) go to the candidate with the most throughput headroom: the lowest $ per million output
     # tokens when every replica runs at its batch
-    key = (lambda o: (o.usd_per_hour, o.accelerators, o.usd_per_million_output_tokens or 0.0)) if all(
-        o.usd_per_hour for o in feasible) else (lambda o: (o.accelerators, -o.output_tokens_per_s, 0.0))  # fmt: skip
+    key = (
+        (lambda o: (o.usd_per_hour, o.accelerators, o.usd_per_million_output_tokens or 0.0))
+        if all(o.usd_per_hour for o in feasible)
+        else (lambda o: (o.accelerators, -o.output_tokens_per_s, 0.0))
+    )
     ranked = sorted(feasible, key=key)
     best = ranked[0]
     out = [replace(best, verdict="chosen")]
@@ -216,8 +238,10 @@ def plan_capacity(
         if o.usd_per_hour is not None and best.usd_per_hour is not None:
             why = f"costs ${o.usd_per_hour - best.usd_per_hour:,.0f}/h more"
             if round(o.usd_per_hour - best.usd_per_hour) == 0 and o.usd_per_million_output_tokens is not None:
-                why = same_bill_verdict(o.usd_per_hour - best.usd_per_hour,
-                                        o.usd_per_million_output_tokens - (best.usd_per_million_output_tokens or 0.0))
+                why = same_bill_verdict(
+                    o.usd_per_hour - best.usd_per_hour,
+                    o.usd_per_million_output_tokens - (best.usd_per_million_output_tokens or 0.0),
+                )
         else:
             why = f"needs {o.accelerators - best.accelerators} more accelerators"
         out.append(replace(o, verdict=why))
@@ -228,14 +252,21 @@ def plan_capacity(
 def same_bill_verdict(usd_per_hour_more: float, usd_per_million_more: float) -> str:
     """Why a row whose hourly bill rounds to the chosen one's lost: the sign of each difference in words (a row can
     cost a few cents an hour less yet lose on the key's tie-break, or cost more per million tokens at full batch)."""
-    hourly = (f"${abs(usd_per_hour_more):.2f}/h {'more' if usd_per_hour_more > 0 else 'less'}"
-              if round(usd_per_hour_more, 2) else "same $/h")  # fmt: skip
+    hourly = (
+        f"${abs(usd_per_hour_more):.2f}/h {'more' if usd_per_hour_more > 0 else 'less'}"
+        if round(usd_per_hour_more, 2)
+        else "same $/h"
+    )
     if round(usd_per_million_more, 2) > 0:
-        return (f"same bill ({hourly}), less headroom: ${usd_per_million_more:.2f} more per million output tokens "
-                "at full batch")
+        return (
+            f"same bill ({hourly}), less headroom: ${usd_per_million_more:.2f} more per million output tokens "
+            "at full batch"
+        )
     if round(usd_per_million_more, 2) < 0:
-        return (f"same bill ({hourly}), ${-usd_per_million_more:.2f} less per million output tokens at full batch, "
-                "but the chosen row needs fewer accelerators")
+        return (
+            f"same bill ({hourly}), ${-usd_per_million_more:.2f} less per million output tokens at full batch, "
+            "but the chosen row needs fewer accelerators"
+        )
     return f"same bill ({hourly}), same $ per million output tokens: ranked after on accelerators"
 
 
@@ -278,11 +309,27 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
                     cand = replace(wl, weight_precision=prec, speculative=spec)  # type: ignore[arg-type]
                     est, why = _size_replica(scenario, cand, acc_id, plan)
                     if est is None:
-                        options.append(Deployment(engine=wl.engine, accelerator=acc_id, tp=tp, ep=plan.ep,
-                            attention_dp=plan.attention_dp, weight_precision=prec,
-                            speculative=spec is not None, batch_per_replica=0, replicas=0, accelerators=0, ttft_s=None,
-                            tpot_s=None, output_tokens_per_s=0.0, usd_per_hour=None, usd_per_million_output_tokens=None,
-                            price=price, verdict=f"rejected: {why}"))  # fmt: skip
+                        options.append(
+                            Deployment(
+                                engine=wl.engine,
+                                accelerator=acc_id,
+                                tp=tp,
+                                ep=plan.ep,
+                                attention_dp=plan.attention_dp,
+                                weight_precision=prec,
+                                speculative=spec is not None,
+                                batch_per_replica=0,
+                                replicas=0,
+                                accelerators=0,
+                                ttft_s=None,
+                                tpot_s=None,
+                                output_tokens_per_s=0.0,
+                                usd_per_hour=None,
+                                usd_per_million_output_tokens=None,
+                                price=price,
+                                verdict=f"rejected: {why}",
+                            )
+                        )
                         continue
                     p = est.point
                     users = wl.users or wl.concurrency
@@ -296,15 +343,31 @@ def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> lis
                     tps = replicas * est.full_rate_per_s * wl.output_tokens  # every replica at its largest batch
                     bill = whole_instance_bill(offers, replicas, tp)
                     usd_h = bill.usd_per_hour if bill else None
-                    options.append(Deployment(
-                        engine=wl.engine, accelerator=acc_id, tp=tp, ep=plan.ep, attention_dp=plan.attention_dp,
-                        weight_precision=prec, speculative=spec is not None, batch_per_replica=b, replicas=replicas,
-                        accelerators=n, accelerators_billed=bill.accelerators_billed if bill else n,
-                        instances=bill.instances if bill else 0,
-                        ttft_s=p.ttft_s, tpot_s=p.tpot_s, output_tokens_per_s=tps, usd_per_hour=usd_h,
-                        users_per_replica=est.users, requests_per_s_per_replica=est.rate_per_s,
-                        ttft_p90_s=p.ttft.p90_s, tpot_p99_s=p.tpot.p99_s,
-                        usd_per_million_output_tokens=usd_h / (tps * 3600) * 1e6 if usd_h else None,
-                        price=bill.price if bill else price, verdict="",
-                    ))  # fmt: skip
+                    options.append(
+                        Deployment(
+                            engine=wl.engine,
+                            accelerator=acc_id,
+                            tp=tp,
+                            ep=plan.ep,
+                            attention_dp=plan.attention_dp,
+                            weight_precision=prec,
+                            speculative=spec is not None,
+                            batch_per_replica=b,
+                            replicas=replicas,
+                            accelerators=n,
+                            accelerators_billed=bill.accelerators_billed if bill else n,
+                            instances=bill.instances if bill else 0,
+                            ttft_s=p.ttft_s,
+                            tpot_s=p.tpot_s,
+                            output_tokens_per_s=tps,
+                            usd_per_hour=usd_h,
+                            users_per_replica=est.users,
+                            requests_per_s_per_replica=est.rate_per_s,
+                            ttft_p90_s=p.ttft.p90_s,
+                            tpot_p99_s=p.tpot.p99_s,
+                            usd_per_million_output_tokens=usd_h / (tps * 3600) * 1e6 if usd_h else None,
+                            price=bill.price if bill else price,
+                            verdict="",
+                        )
+                    )
     return options

@@ -83,7 +83,8 @@ def trtllm_bench_limits(
     dp = max(attention_dp_ranks, 1)
     per_rank = f" per attention-DP rank, x{dp} for the replica" if dp > 1 else ""
     return SchedulerDefaults(
-        max_num_batched_tokens=max_tokens * dp, max_num_seqs=max_bs * dp,
+        max_num_batched_tokens=max_tokens * dp,
+        max_num_seqs=max_bs * dp,
         basis=f"trtllm-bench heuristic (bench/build/tuning.py): {requests:.0f} requests fit its KV estimate -> "
-              f"max_batch_size {max_bs}, max_num_tokens {max_tokens}{per_rank}",
-    )  # fmt: skip
+        f"max_batch_size {max_bs}, max_num_tokens {max_tokens}{per_rank}",
+    )

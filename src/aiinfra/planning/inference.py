@@ -86,14 +86,25 @@ def kv_capacity(
     w = im.weight_bytes_per_accelerator
     act = activation_peak_bytes(im.model, 1 if im.attention_dp else im.tp, batched_tokens)
     res = _reserve_bytes(im.tp)
-    free = catalog.engine(engine).kv_cache_bytes(memory_bytes=mem, weights_bytes=w, activation_bytes=act,
-                                                 reserve_bytes=res, util_frac=util_frac, free_frac=free_frac)
+    free = catalog.engine(engine).kv_cache_bytes(
+        memory_bytes=mem,
+        weights_bytes=w,
+        activation_bytes=act,
+        reserve_bytes=res,
+        util_frac=util_frac,
+        free_frac=free_frac,
+    )
     per_tok = im.kv_bytes_per_token_per_accelerator
     blocks = max(0, math.floor(free / (block_tokens * per_tok))) if per_tok > 0 else 0
     return KvCapacity(
-        weights_bytes=w, activation_peak_bytes=act, reserve_bytes=res, kv_cache_bytes=max(free, 0.0),
-        kv_bytes_per_token=per_tok, blocks=blocks, kv_capacity_tokens=blocks * block_tokens * im.kv_token_shards,
-    )  # fmt: skip
+        weights_bytes=w,
+        activation_peak_bytes=act,
+        reserve_bytes=res,
+        kv_cache_bytes=max(free, 0.0),
+        kv_bytes_per_token=per_tok,
+        blocks=blocks,
+        kv_capacity_tokens=blocks * block_tokens * im.kv_token_shards,
+    )
 
 
 def prefill_steps(n_prompts: int, prompt_tokens: int, budget_tokens: int) -> list[tuple[StepBatch, int]]:
@@ -229,10 +240,16 @@ def model_for(
     the simulator share it."""
     plan = wl.plan
     return InferenceModel(
-        model=sc_model, cluster=cluster, tp=plan.tp if plan else 1, pp=plan.pp if plan else 1,
-        ep=plan.ep if plan else 1, weight_precision=wl.weight_precision, kv_precision=wl.kv_precision or "bf16",
-        attention_dp=attention_dp or bool(plan and plan.attention_dp), engine=engine or wl.engine,
-    )  # fmt: skip
+        model=sc_model,
+        cluster=cluster,
+        tp=plan.tp if plan else 1,
+        pp=plan.pp if plan else 1,
+        ep=plan.ep if plan else 1,
+        weight_precision=wl.weight_precision,
+        kv_precision=wl.kv_precision or "bf16",
+        attention_dp=attention_dp or bool(plan and plan.attention_dp),
+        engine=engine or wl.engine,
+    )
 
 
 def speculative_tokens_per_step(alpha: float, gamma: int) -> float:
@@ -284,8 +301,9 @@ def _decode_cycle_s(
     draft_s = 0.0
     if wl.speculative.draft_model:
         draft_arch = catalog.model(wl.speculative.draft_model, "inference.speculative.draft_model")
-        dm = InferenceModel(model=draft_arch, cluster=cluster, tp=im.tp, weight_precision=im.weight_precision,
-                            engine=im.engine)  # fmt: skip
+        dm = InferenceModel(
+            model=draft_arch, cluster=cluster, tp=im.tp, weight_precision=im.weight_precision, engine=im.engine
+        )
         ctx = step.decode_context_tokens // max(step.decode_seqs, 1)
         draft_s = g * dm.iteration_time_s(StepBatch.decode(batch, ctx))
     return expected_step_s(im, verify, wl.input_tokens) + draft_s, tokens
@@ -303,7 +321,12 @@ def _poisson_weights(mean: float) -> list[tuple[int, float]]:
 
 
 def loaded_ttft_s(
-    im: InferenceModel, batch: int, input_tokens: int, output_tokens: int, budget_tokens: int, cycle_s: float,
+    im: InferenceModel,
+    batch: int,
+    input_tokens: int,
+    output_tokens: int,
+    budget_tokens: int,
+    cycle_s: float,
     ttft_one_s: float,
 ) -> float:
     """Mean time to first token of a request joining a continuously batched replica that holds ``batch``
@@ -357,8 +380,13 @@ def _saturated_batch(max_seqs: int, engine_cap: int, budget: int, inp: int, out:
 
 
 def _loaded_replica(
-    im: InferenceModel, cluster: ClusterSpec, wl: ServingWorkload, steady: Callable[[int], tuple[float, float, float]],
-    max_in_flight: int, budget: int, grid: bool,
+    im: InferenceModel,
+    cluster: ClusterSpec,
+    wl: ServingWorkload,
+    steady: Callable[[int], tuple[float, float, float]],
+    max_in_flight: int,
+    budget: int,
+    grid: bool,
 ) -> LoadedReplica:
     """The loaded-replica model of one deployment: ``steady`` and a decode-only iteration of the same pricing."""
     inp, out = wl.input_tokens, wl.output_tokens
@@ -372,8 +400,14 @@ def _loaded_replica(
         room = budget - b * slots
         return math.ceil(inp / room) if chunked and room > 0 else 1
 
-    return LoadedReplica(steady, decode_step_s, output_tokens=out, max_in_flight=max_in_flight,
-                         prefill_iterations=prefill_iterations, grid=grid)  # fmt: skip
+    return LoadedReplica(
+        steady,
+        decode_step_s,
+        output_tokens=out,
+        max_in_flight=max_in_flight,
+        prefill_iterations=prefill_iterations,
+        grid=grid,
+    )
 
 
 def estimate(
@@ -389,8 +423,9 @@ def estimate(
     max_num_seqs: int | None = None,
 ) -> InferenceEstimate:
     """One deployment (:func:`estimate_with_replica`, without its loaded-replica model)."""
-    return estimate_with_replica(model, cluster, wl, engine, cap_batch, prefill_budget_tokens, attention_dp,
-                                 kv_free_frac, usage, max_num_seqs)[0]  # fmt: skip
+    return estimate_with_replica(
+        model, cluster, wl, engine, cap_batch, prefill_budget_tokens, attention_dp, kv_free_frac, usage, max_num_seqs
+    )[0]
 
 
 def estimate_with_replica(
@@ -438,15 +473,21 @@ def estimate_with_replica(
     notes += [f"accuracy: {n}" for n in catalog.accuracy_notes_for(model.id, engine, cluster.accelerator.id)]
     kv = model.kv_heads
     if model.num_heads % im.tp or (kv % im.tp and im.tp % kv):
-        raise SpecError("inference.plan.tp", im.tp,
-                        f"does not split num_heads={model.num_heads} and num_kv_heads={kv} evenly (vLLM and "
-                        "TensorRT-LLM need tp to divide the heads and tp and the KV heads to divide one another)",
-                        "choose tp dividing num_heads")  # fmt: skip
+        raise SpecError(
+            "inference.plan.tp",
+            im.tp,
+            f"does not split num_heads={model.num_heads} and num_kv_heads={kv} evenly (vLLM and "
+            "TensorRT-LLM need tp to divide the heads and tp and the KV heads to divide one another)",
+            "choose tp dividing num_heads",
+        )
     per_replica = im.tp * im.pp
     if cluster.count % per_replica:
-        raise SpecError("inference.plan", f"tp={im.tp} pp={im.pp}",
-                        f"tp·pp = {per_replica} does not divide hardware.count = {cluster.count}",
-                        "choose tp·pp dividing the accelerator count")  # fmt: skip
+        raise SpecError(
+            "inference.plan",
+            f"tp={im.tp} pp={im.pp}",
+            f"tp·pp = {per_replica} does not divide hardware.count = {cluster.count}",
+            "choose tp·pp dividing the accelerator count",
+        )
     replicas = cluster.count // per_replica
     if wl.plan is not None and wl.plan.replicas:
         replicas = min(replicas, wl.plan.replicas)
@@ -517,17 +558,21 @@ def estimate_with_replica(
             at_rate = rep.at_rate(rate_replica)
             point: LoadPoint | None = at_rate
             if rate_replica >= saturated_rps or at_rate.saturated:
-                load = (f"saturated: the demand {wl.request_rate_per_s:.4g} requests/s exceeds the "
-                        f"{saturated_rps * replicas:.4g}/s this deployment serves — queues grow without bound")
+                load = (
+                    f"saturated: the demand {wl.request_rate_per_s:.4g} requests/s exceeds the "
+                    f"{saturated_rps * replicas:.4g}/s this deployment serves — queues grow without bound"
+                )
                 notes.append(load)
                 point = None
             else:
                 batch = at_rate.batch
                 tpot, ttft, tok_per_step = steady(batch)
                 out_tps_replica = rate_replica * out
-                load = (f"at {wl.request_rate_per_s:.4g} requests/s (Poisson): {at_rate.in_flight:.1f} requests in "
-                        f"flight per replica (Little's law); the deployment saturates at "
-                        f"{saturated_rps * replicas:.4g} requests/s")
+                load = (
+                    f"at {wl.request_rate_per_s:.4g} requests/s (Poisson): {at_rate.in_flight:.1f} requests in "
+                    f"flight per replica (Little's law); the deployment saturates at "
+                    f"{saturated_rps * replicas:.4g} requests/s"
+                )
         elif (wl.concurrency is not None or wl.users is not None) and wl.think_time_s:
             users_replica = math.ceil((wl.concurrency or wl.users or 1) / replicas)
             point = rep.with_users(users_replica, wl.think_time_s)
@@ -538,16 +583,22 @@ def estimate_with_replica(
             out_tps_replica = point.requests_per_s * out
             # memory holds the requests the users keep in flight (not the users): the fixed point's B
             fits = point.in_flight <= max_seqs
-            load = (f"{wl.concurrency or wl.users} users thinking {wl.think_time_s:g} s on average between requests: "
-                    f"{point.in_flight:.1f} in flight per replica (N·R/(R + Z), R = {resp_s:.3g} s)")
+            load = (
+                f"{wl.concurrency or wl.users} users thinking {wl.think_time_s:g} s on average between requests: "
+                f"{point.in_flight:.1f} in flight per replica (N·R/(R + Z), R = {resp_s:.3g} s)"
+            )
             if point.saturated:
-                notes.append(f"saturated: the replica runs at most {top} sequences (KV cache, max_num_seqs, step "
-                             f"budget), so {point.in_flight - top:.0f} requests per replica wait on average "
-                             f"({ttft - steady(batch)[1]:.3g} s added to TTFT)")
+                notes.append(
+                    f"saturated: the replica runs at most {top} sequences (KV cache, max_num_seqs, step "
+                    f"budget), so {point.in_flight - top:.0f} requests per replica wait on average "
+                    f"({ttft - steady(batch)[1]:.3g} s added to TTFT)"
+                )
             elif fits and point.in_flight_p99 > max_seqs:
-                notes.append(f"requests in flight reach {point.in_flight_p99:.0f} per replica at their 99th "
-                             f"percentile, above the {max_seqs} sequences the KV cache holds: expect queueing "
-                             "or preemptions at the peaks")
+                notes.append(
+                    f"requests in flight reach {point.in_flight_p99:.0f} per replica at their 99th "
+                    f"percentile, above the {max_seqs} sequences the KV cache holds: expect queueing "
+                    "or preemptions at the peaks"
+                )
         elif wl.concurrency is not None or wl.users is not None:
             point = rep.with_users(batch, 0.0) if batch <= top else None
             load = f"{wl.concurrency or wl.users} concurrent sequences, each sending its next request at once"
@@ -564,22 +615,40 @@ def estimate_with_replica(
         held_text = f"{tails.in_flight:.0f} requests in flight" if tails is not None else f"batch {batch}"
         notes.append(f"{held_text} exceed the {max_seqs} sequences the KV cache holds per replica")
     return InferenceEstimate(
-        accelerator=cluster.accelerator.id, count=cluster.count, tp=im.tp, pp=im.pp, replicas=replicas,
-        weight_precision=wl.weight_precision, kv_precision=wl.kv_precision or "bf16", engine=engine,
-        batch_seqs=batch, batching="static" if static else "continuous", load=load, fits=fits,
+        accelerator=cluster.accelerator.id,
+        count=cluster.count,
+        tp=im.tp,
+        pp=im.pp,
+        replicas=replicas,
+        weight_precision=wl.weight_precision,
+        kv_precision=wl.kv_precision or "bf16",
+        engine=engine,
+        batch_seqs=batch,
+        batching="static" if static else "continuous",
+        load=load,
+        fits=fits,
         memory_per_accelerator={
-            "weights_bytes": cap.weights_bytes, "kv_cache_bytes": cap.kv_cache_bytes,
-            "activations_bytes": cap.activation_peak_bytes, "runtime_reserve_bytes": cap.reserve_bytes,
+            "weights_bytes": cap.weights_bytes,
+            "kv_cache_bytes": cap.kv_cache_bytes,
+            "activations_bytes": cap.activation_peak_bytes,
+            "runtime_reserve_bytes": cap.reserve_bytes,
             "capacity_bytes": cluster.accelerator.memory_bytes,
         },
-        kv_capacity_tokens=cap.kv_capacity_tokens, max_concurrent_seqs=max_seqs, ttft_s=ttft, tpot_s=tpot,
-        output_tokens_per_s=out_tps_replica * replicas, output_tokens_per_s_per_user=1.0 / tpot,
-        requests_per_s=out_tps_replica * replicas / out, prefill_bound=pre.bound,
-        decode_bound=dec.bound, speculative_tokens_per_step=spec, notes=tuple(notes),
+        kv_capacity_tokens=cap.kv_capacity_tokens,
+        max_concurrent_seqs=max_seqs,
+        ttft_s=ttft,
+        tpot_s=tpot,
+        output_tokens_per_s=out_tps_replica * replicas,
+        output_tokens_per_s_per_user=1.0 / tpot,
+        requests_per_s=out_tps_replica * replicas / out,
+        prefill_bound=pre.bound,
+        decode_bound=dec.bound,
+        speculative_tokens_per_step=spec,
+        notes=tuple(notes),
         requests_in_flight=tails.in_flight if tails is not None else float(batch),
         ttft_percentiles_s=tails.ttft if tails is not None else None,
         tpot_percentiles_s=tails.tpot if tails is not None else None,
-    ), rep  # fmt: skip
+    ), rep
 
 
 def estimate_inference(scenario: Scenario) -> InferenceEstimate:
@@ -589,9 +658,13 @@ def estimate_inference(scenario: Scenario) -> InferenceEstimate:
             "inference", None, "the scenario has no inference section", "add inference: {input_tokens, ...}"
         )
     if scenario.model.max_seq_len and wl.input_tokens + wl.output_tokens > scenario.model.max_seq_len:
-        raise SpecError("inference.input_tokens", wl.input_tokens,
-                        f"input + output = {wl.input_tokens + wl.output_tokens} exceeds the model's context "
-                        f"{scenario.model.max_seq_len}", "shorten the request")  # fmt: skip
+        raise SpecError(
+            "inference.input_tokens",
+            wl.input_tokens,
+            f"input + output = {wl.input_tokens + wl.output_tokens} exceeds the model's context "
+            f"{scenario.model.max_seq_len}",
+            "shorten the request",
+        )
     return estimate(scenario.model, scenario.cluster, wl)
 
 

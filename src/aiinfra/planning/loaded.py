@@ -122,9 +122,11 @@ def meets(p: LoadPoint, slo: Slo | None) -> bool:
         return False
     if slo is None:
         return True
-    return ((slo.ttft_p90_s is None or p.ttft.p90_s <= slo.ttft_p90_s)
-            and (slo.tpot_p99_s is None or p.tpot.p99_s <= slo.tpot_p99_s)
-            and (slo.e2e_p99_s is None or p.e2e_p99_s <= slo.e2e_p99_s))  # fmt: skip
+    return (
+        (slo.ttft_p90_s is None or p.ttft.p90_s <= slo.ttft_p90_s)
+        and (slo.tpot_p99_s is None or p.tpot.p99_s <= slo.tpot_p99_s)
+        and (slo.e2e_p99_s is None or p.e2e_p99_s <= slo.e2e_p99_s)
+    )
 
 
 class LoadedReplica:
@@ -184,9 +186,14 @@ class LoadedReplica:
         def mix(a: float, c: float) -> float:
             return a + w * (c - a)
 
-        return ReplicaState(b, mix(lo.tpot_s, hi.tpot_s), mix(lo.ttft_s, hi.ttft_s),
-                            mix(lo.tokens_per_step, hi.tokens_per_step), mix(lo.decode_tpot_s, hi.decode_tpot_s),
-                            mix(lo.decode_slope_s, hi.decode_slope_s))  # fmt: skip
+        return ReplicaState(
+            b,
+            mix(lo.tpot_s, hi.tpot_s),
+            mix(lo.ttft_s, hi.ttft_s),
+            mix(lo.tokens_per_step, hi.tokens_per_step),
+            mix(lo.decode_tpot_s, hi.decode_tpot_s),
+            mix(lo.decode_slope_s, hi.decode_slope_s),
+        )
 
     def saturation_rate_per_s(self) -> float:
         """Requests per second the replica serves at its largest batch."""
@@ -258,7 +265,12 @@ class LoadedReplica:
 
     # ------------------------------------------------------------------ percentiles
     def _point(
-        self, st: ReplicaState, rate_per_s: float, f: float, saturated: bool = False, in_flight: float | None = None,
+        self,
+        st: ReplicaState,
+        rate_per_s: float,
+        f: float,
+        saturated: bool = False,
+        in_flight: float | None = None,
         wait_s: float = 0.0,
     ) -> LoadPoint:
         """The load point at state ``st``; ``wait_s``: mean queueing before admission (a saturated closed system),
@@ -290,11 +302,20 @@ class LoadedReplica:
             ttft = Tails(p50_s=ttft_mean, p90_s=ttft_mean, p99_s=ttft_mean)
         e2e = ttft_mean + dec_s + Z_P99 * max(out - 1, 0) * sd
         return LoadPoint(
-            in_flight=b, batch=max(1, math.ceil(b - 1e-9)), requests_per_s=rate_per_s, ttft_s=ttft_mean,
-            tpot_s=st.tpot_s, ttft=ttft, tpot=tpot, e2e_p99_s=e2e, prefill_utilisation_frac=rho,
-            in_flight_p99=b + Z_P99 * math.sqrt(f * b), arrival_variance_frac=f, saturated=saturated,
+            in_flight=b,
+            batch=max(1, math.ceil(b - 1e-9)),
+            requests_per_s=rate_per_s,
+            ttft_s=ttft_mean,
+            tpot_s=st.tpot_s,
+            ttft=ttft,
+            tpot=tpot,
+            e2e_p99_s=e2e,
+            prefill_utilisation_frac=rho,
+            in_flight_p99=b + Z_P99 * math.sqrt(f * b),
+            arrival_variance_frac=f,
+            saturated=saturated,
             max_in_flight=self.max_in_flight,
-        )  # fmt: skip
+        )
 
     def _ttft_tails(self, st: ReplicaState, rate_per_s: float, delta_s: float) -> Tails:
         """TTFT percentiles of the gated batch-service chain of iteration lengths (module docstring)."""
@@ -342,8 +363,7 @@ class LoadedReplica:
             return hi
 
         floor = st.ttft_s if st.batch <= 1 else 0.0
-        return Tails(p50_s=max(quantile(0.5), floor), p90_s=max(quantile(0.9), floor),
-                     p99_s=max(quantile(0.99), floor))  # fmt: skip
+        return Tails(p50_s=max(quantile(0.5), floor), p90_s=max(quantile(0.9), floor), p99_s=max(quantile(0.99), floor))
 
     # ------------------------------------------------------------------ the largest load meeting an SLO
     def max_users(self, slo: Slo | None, think_s: float) -> tuple[int, LoadPoint] | None:

@@ -83,9 +83,12 @@ def setup_from_job(sc_model: Any, job: TrainingJob, flash_attention: bool = True
     ft = job.finetune
     frozen: dict[str, Any] = {}
     if ft is not None and ft.method in ("lora", "qlora"):
-        frozen = {"frozen_base_bytes_per_param": nf4_bytes_per_param() if ft.method == "qlora" else 2.0,
-                  "adapter_params": adapter_params(sc_model, ft.rank, ft.target_modules)}  # fmt: skip
-    return TrainSetup(**frozen,
+        frozen = {
+            "frozen_base_bytes_per_param": nf4_bytes_per_param() if ft.method == "qlora" else 2.0,
+            "adapter_params": adapter_params(sc_model, ft.rank, ft.target_modules),
+        }
+    return TrainSetup(
+        **frozen,
         model=sc_model,
         seq_len=job.seq_len,
         global_batch_seqs=job.global_batch_seqs,
@@ -155,11 +158,17 @@ def _dtype(precision: str) -> str:
 
 def _plan_dict(plans: PlanArrays, i: int) -> dict[str, Any]:
     return {
-        "tp": int(plans.tp[i]), "pp": int(plans.pp[i]), "dp": int(plans.dp[i]), "cp": int(plans.cp[i]),
-        "ep": int(plans.ep[i]), "vp": int(plans.vp[i]), "microbatch_seqs": int(plans.mb[i]),
-        "sharding": Sharding(int(plans.sharding[i])).label, "recompute": Recompute(int(plans.recompute[i])).label,
+        "tp": int(plans.tp[i]),
+        "pp": int(plans.pp[i]),
+        "dp": int(plans.dp[i]),
+        "cp": int(plans.cp[i]),
+        "ep": int(plans.ep[i]),
+        "vp": int(plans.vp[i]),
+        "microbatch_seqs": int(plans.mb[i]),
+        "sharding": Sharding(int(plans.sharding[i])).label,
+        "recompute": Recompute(int(plans.recompute[i])).label,
         "sequence_parallel": bool(plans.sp[i]),
-    }  # fmt: skip
+    }
 
 
 def given_plan(scenario: Scenario, job: TrainingJob) -> PlanArrays:
@@ -169,24 +178,40 @@ def given_plan(scenario: Scenario, job: TrainingJob) -> PlanArrays:
     dp = p.dp if p.dp is not None else n // (p.tp * p.pp * p.cp)
     if dp * p.tp * p.pp * p.cp != n:
         raise SpecError(
-            "training.plan", f"tp={p.tp} pp={p.pp} cp={p.cp} dp={dp}",
+            "training.plan",
+            f"tp={p.tp} pp={p.pp} cp={p.cp} dp={dp}",
             f"dp·tp·pp·cp = {dp * p.tp * p.pp * p.cp} but hardware.count = {n}",
             "make the product equal the accelerator count (or omit dp)",
-        )  # fmt: skip
+        )
     for broken, reason in layout_rules(scenario.model, job.seq_len, p.tp, p.pp, p.cp):
         if broken:
-            raise SpecError("training.plan", f"tp={p.tp} pp={p.pp} cp={p.cp}", reason,
-                            "choose a layout the search accepts (run aiinfra train without training.plan)")  # fmt: skip
+            raise SpecError(
+                "training.plan",
+                f"tp={p.tp} pp={p.pp} cp={p.cp}",
+                reason,
+                "choose a layout the search accepts (run aiinfra train without training.plan)",
+            )
     if job.global_batch_seqs % (dp * p.microbatch_seqs) != 0:
         raise SpecError(
-            "training.plan.microbatch_seqs", p.microbatch_seqs,
+            "training.plan.microbatch_seqs",
+            p.microbatch_seqs,
             f"global_batch_seqs={job.global_batch_seqs} is not a multiple of dp·microbatch = {dp * p.microbatch_seqs}",
             "choose a micro-batch that divides global_batch_seqs/dp",
-        )  # fmt: skip
+        )
     return single_plan(
-        scenario.model, setup_from_job(scenario.model, job), tp=p.tp, pp=p.pp, dp=dp, cp=p.cp, ep=p.ep, vp=p.vp,
-        mb=p.microbatch_seqs, sharding=p.sharding, recompute=p.recompute, sp=p.sequence_parallel,
-    )  # fmt: skip
+        scenario.model,
+        setup_from_job(scenario.model, job),
+        tp=p.tp,
+        pp=p.pp,
+        dp=dp,
+        cp=p.cp,
+        ep=p.ep,
+        vp=p.vp,
+        mb=p.microbatch_seqs,
+        sharding=p.sharding,
+        recompute=p.recompute,
+        sp=p.sequence_parallel,
+    )
 
 
 def plan_training(scenario: Scenario) -> TrainingReport:
@@ -204,17 +229,25 @@ def plan_training(scenario: Scenario) -> TrainingReport:
         plans = given_plan(scenario, job)
         est = _estimates(setup, cluster, plans, job.tokens, np.array([0]), sources)
         return TrainingReport(
-            estimates=tuple(est), searched=False, candidates=1, valid_plans=1, fitting_plans=int(est[0].fits),
-            rejected={}, search_wall_s=time.perf_counter() - t0, flop_convention=FLOP_CONVENTION,
+            estimates=tuple(est),
+            searched=False,
+            candidates=1,
+            valid_plans=1,
+            fitting_plans=int(est[0].fits),
+            rejected={},
+            search_wall_s=time.perf_counter() - t0,
+            flop_convention=FLOP_CONVENTION,
             efficiency_sources=tuple(sorted(sources)),
-        )  # fmt: skip
+        )
     enum = enumerate_plans(scenario.model, cluster.count, job.global_batch_seqs, job.seq_len, _shardings(setup))
     ranked = rank_plans(setup, cluster, enum, job.top_k_plans)
     rejected = ranked.rejected
     notes: list[str] = []
     if setup.frozen_base:
-        notes.append("LoRA/QLoRA: frozen base weights, adapters trained; backward computes input gradients only "
-                     "(MFU counts forward + input-gradient FLOPs, 2/3 of full training's)")  # fmt: skip
+        notes.append(
+            "LoRA/QLoRA: frozen base weights, adapters trained; backward computes input gradients only "
+            "(MFU counts forward + input-gradient FLOPs, 2/3 of full training's)"
+        )
     if len(ranked.order) == 0:
         fewer = _on_fewer_accelerators(scenario, setup, job)
         if fewer is None:
@@ -226,18 +259,28 @@ def plan_training(scenario: Scenario) -> TrainingReport:
             )
         used, enum, ranked = fewer
         idle = cluster.count - used
-        notes.append(f"no layout uses all {cluster.count} accelerators (see the rejections): the best plan runs on "
-                     f"{used}, leaving {idle} idle")  # fmt: skip
+        notes.append(
+            f"no layout uses all {cluster.count} accelerators (see the rejections): the best plan runs on "
+            f"{used}, leaving {idle} idle"
+        )
         cluster = replace(cluster, count=used)
     plans = enum.plans
     chosen = plans.take(ranked.order)
     est = distinct_sorted(_estimates(setup, cluster, chosen, job.tokens, np.arange(len(chosen)), sources))
     return TrainingReport(
-        estimates=tuple(est), searched=True, candidates=enum.candidates, valid_plans=len(plans),
-        fitting_plans=ranked.fitting, rejected=ranked.rejected, search_wall_s=time.perf_counter() - t0,
-        flop_convention=FLOP_CONVENTION, efficiency_sources=tuple(sorted(sources)),
-        accelerators_given=scenario.cluster.count, accelerators_used=cluster.count, notes=tuple(notes),
-    )  # fmt: skip
+        estimates=tuple(est),
+        searched=True,
+        candidates=enum.candidates,
+        valid_plans=len(plans),
+        fitting_plans=ranked.fitting,
+        rejected=ranked.rejected,
+        search_wall_s=time.perf_counter() - t0,
+        flop_convention=FLOP_CONVENTION,
+        efficiency_sources=tuple(sorted(sources)),
+        accelerators_given=scenario.cluster.count,
+        accelerators_used=cluster.count,
+        notes=tuple(notes),
+    )
 
 
 def _shardings(setup: TrainSetup) -> tuple[str, ...]:
@@ -360,11 +403,17 @@ def _offload(row: MemoryRow, offload: str) -> MemoryRow:
     if offload == "optimizer+params":
         moved += row.gradients_bytes
     return MemoryRow(
-        label=row.label + f" + {offload} offload", plan=row.plan, weights_bytes=row.weights_bytes,
-        gradients_bytes=0.0 if offload == "optimizer+params" else row.gradients_bytes, optimizer_states_bytes=0.0,
-        activations_bytes=row.activations_bytes, other_bytes=row.other_bytes, total_bytes=row.total_bytes - moved,
-        host_offload_bytes=moved, fits=False,
-    )  # fmt: skip
+        label=row.label + f" + {offload} offload",
+        plan=row.plan,
+        weights_bytes=row.weights_bytes,
+        gradients_bytes=0.0 if offload == "optimizer+params" else row.gradients_bytes,
+        optimizer_states_bytes=0.0,
+        activations_bytes=row.activations_bytes,
+        other_bytes=row.other_bytes,
+        total_bytes=row.total_bytes - moved,
+        host_offload_bytes=moved,
+        fits=False,
+    )
 
 
 def _lora_row(scenario: Scenario, job: TrainingJob, setup: TrainSetup) -> MemoryRow:
@@ -372,8 +421,19 @@ def _lora_row(scenario: Scenario, job: TrainingJob, setup: TrainSetup) -> Memory
     base = param_count(scenario)
     adapters = lora_params(scenario)
     base_bytes = base * (nf4_bytes_per_param() if job.finetune.method == "qlora" else 2.0)
-    plan = single_plan(scenario.model, setup, tp=1, pp=1, dp=1, cp=1, ep=1, vp=1, mb=1, sharding="none",
-                       recompute=job.plan.recompute if job.plan else "none")  # fmt: skip
+    plan = single_plan(
+        scenario.model,
+        setup,
+        tp=1,
+        pp=1,
+        dp=1,
+        cp=1,
+        ep=1,
+        vp=1,
+        mb=1,
+        sharding="none",
+        recompute=job.plan.recompute if job.plan else "none",
+    )
     if job.plan is not None:
         plan = given_plan(scenario, job)
     act = float(memory_per_rank(setup, plan)["activations"][0])
@@ -383,9 +443,16 @@ def _lora_row(scenario: Scenario, job: TrainingJob, setup: TrainSetup) -> Memory
     total = weights + grads + opt + act + setup.reserve_bytes
     return MemoryRow(
         label=f"{job.finetune.method} r={job.finetune.rank} on {'+'.join(job.finetune.target_modules)}",
-        plan=_plan_dict(plan, 0), weights_bytes=weights, gradients_bytes=grads, optimizer_states_bytes=opt,
-        activations_bytes=act, other_bytes=setup.reserve_bytes, total_bytes=total, host_offload_bytes=0.0, fits=False,
-    )  # fmt: skip
+        plan=_plan_dict(plan, 0),
+        weights_bytes=weights,
+        gradients_bytes=grads,
+        optimizer_states_bytes=opt,
+        activations_bytes=act,
+        other_bytes=setup.reserve_bytes,
+        total_bytes=total,
+        host_offload_bytes=0.0,
+        fits=False,
+    )
 
 
 def estimate_memory(scenario: Scenario) -> MemoryReport:
@@ -406,31 +473,57 @@ def estimate_memory(scenario: Scenario) -> MemoryReport:
             labels = ["scenario plan"]
         else:
             n = scenario.cluster.count
-            plans = PlanArrays(*(np.array(v) for v in (
-                [1] * 5, [1] * 5, [n] * 5, [1] * 5, [1] * 5, [1] * 5, [1] * 5, [int(s) for s in Sharding],
-                [int(Recompute.SELECTIVE)] * 5, [False] * 5)))  # fmt: skip
+            plans = PlanArrays(
+                *(
+                    np.array(v)
+                    for v in (
+                        [1] * 5,
+                        [1] * 5,
+                        [n] * 5,
+                        [1] * 5,
+                        [1] * 5,
+                        [1] * 5,
+                        [1] * 5,
+                        [int(s) for s in Sharding],
+                        [int(Recompute.SELECTIVE)] * 5,
+                        [False] * 5,
+                    )
+                )
+            )
             labels = [f"{s.label} (dp={n}, tp=pp=1, micro-batch 1, selective recompute)" for s in Sharding]
         mem = memory_per_rank(setup, plans)
         if job.plan is None:  # the same "none" row under the ZeRO paper's 16 B/param convention
             zero_setup = dataclasses.replace(setup, grad_convention="zero")
             zmem = memory_per_rank(zero_setup, plans.take(np.array([0])))
             mem = {k: np.concatenate([v, zmem[k]]) for k, v in mem.items()}
-            plans = PlanArrays(*(np.concatenate([getattr(plans, f), getattr(plans, f)[:1]])
-                                 for f in PlanArrays.__dataclass_fields__))  # fmt: skip
+            plans = PlanArrays(
+                *(np.concatenate([getattr(plans, f), getattr(plans, f)[:1]]) for f in PlanArrays.__dataclass_fields__)
+            )
             labels.append(f"none, ZeRO-paper convention: 16-bit gradients, 16 B/param (dp={n}, tp=pp=1)")
         for i, label in enumerate(labels):
-            rows.append(MemoryRow(
-                label=label, plan=_plan_dict(plans, i), weights_bytes=float(mem["weights"][i]),
-                gradients_bytes=float(mem["gradients"][i]), optimizer_states_bytes=float(mem["optimizer"][i]),
-                activations_bytes=float(mem["activations"][i]), other_bytes=float(mem["other"][i]),
-                total_bytes=float(mem["total"][i]), host_offload_bytes=0.0, fits=False,
-            ))  # fmt: skip
+            rows.append(
+                MemoryRow(
+                    label=label,
+                    plan=_plan_dict(plans, i),
+                    weights_bytes=float(mem["weights"][i]),
+                    gradients_bytes=float(mem["gradients"][i]),
+                    optimizer_states_bytes=float(mem["optimizer"][i]),
+                    activations_bytes=float(mem["activations"][i]),
+                    other_bytes=float(mem["other"][i]),
+                    total_bytes=float(mem["total"][i]),
+                    host_offload_bytes=0.0,
+                    fits=False,
+                )
+            )
     rows = [_offload(r, job.offload) for r in rows]
     rows = [
         MemoryRow(**{**{f: getattr(r, f) for f in MemoryRow.__dataclass_fields__}, "fits": r.total_bytes <= cap})
         for r in rows
     ]
     return MemoryReport(
-        capacity_bytes=cap, total_params=param_count(scenario), trainable_params=trainable, rows=tuple(rows),
+        capacity_bytes=cap,
+        total_params=param_count(scenario),
+        trainable_params=trainable,
+        rows=tuple(rows),
         conventions=CONVENTIONS,
-    )  # fmt: skip
+    )

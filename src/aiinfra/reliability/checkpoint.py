@@ -59,12 +59,21 @@ class CheckpointTimes:
     """Loading it back on a restart: from storage, or from peers' memory (in-memory)."""
 
 
-def checkpoint_times(checkpoint_bytes: float, *, nodes: int, accelerators: int, mode: str,
-                     storage_write_bytes_per_s: float, storage_read_bytes_per_s: float | None,
-                     node_storage_bytes_per_s: float | None, snapshot_bytes_per_s_per_accelerator: float,
-                     peer_bytes_per_s_per_accelerator: float | None, efficiency_frac: float = 1.0,
-                     read_efficiency_frac: float | None = None,
-                     writers_count: int | None = None) -> CheckpointTimes:  # fmt: skip
+def checkpoint_times(
+    checkpoint_bytes: float,
+    *,
+    nodes: int,
+    accelerators: int,
+    mode: str,
+    storage_write_bytes_per_s: float,
+    storage_read_bytes_per_s: float | None,
+    node_storage_bytes_per_s: float | None,
+    snapshot_bytes_per_s_per_accelerator: float,
+    peer_bytes_per_s_per_accelerator: float | None,
+    efficiency_frac: float = 1.0,
+    read_efficiency_frac: float | None = None,
+    writers_count: int | None = None,
+) -> CheckpointTimes:
     """Size and times of one checkpoint (see the module docstring). In-memory restarts load each accelerator's shard
     at its scale-out bandwidth ``peer_bytes_per_s_per_accelerator`` (None: from storage, like the other modes)."""
     if not checkpoint_bytes > 0:
@@ -82,10 +91,18 @@ def checkpoint_times(checkpoint_bytes: float, *, nodes: int, accelerators: int, 
         blocking, load = snapshot_s, checkpoint_bytes / read_bw
     elif mode == "in-memory":
         blocking = snapshot_s
-        load = (checkpoint_bytes / accelerators / peer_bytes_per_s_per_accelerator if peer_bytes_per_s_per_accelerator
-                else checkpoint_bytes / read_bw)  # fmt: skip
+        load = (
+            checkpoint_bytes / accelerators / peer_bytes_per_s_per_accelerator
+            if peer_bytes_per_s_per_accelerator
+            else checkpoint_bytes / read_bw
+        )
     else:
-        raise SpecError("reliability.checkpoint_mode", mode, "unknown checkpoint mode",
-                        "one of synchronous, asynchronous, in-memory")  # fmt: skip
-    return CheckpointTimes(mode=mode, checkpoint_bytes=checkpoint_bytes, write_s=write_s, blocking_s=blocking,
-                           load_s=load)  # fmt: skip
+        raise SpecError(
+            "reliability.checkpoint_mode",
+            mode,
+            "unknown checkpoint mode",
+            "one of synchronous, asynchronous, in-memory",
+        )
+    return CheckpointTimes(
+        mode=mode, checkpoint_bytes=checkpoint_bytes, write_s=write_s, blocking_s=blocking, load_s=load
+    )

@@ -70,9 +70,13 @@ class Downtime:
     @property
     def parts_mean_s(self) -> dict[str, float]:
         """Mean seconds by part (the badput breakdown of failures' downtime)."""
-        return {"detection": _mix_mean(self.detection), "human_response": _mix_mean(self.human),
-                "restart": self.restart_mean_s, "load_and_warmup": self.base_s,
-                "repair_wait": self.wait_probability_frac * self.wait_s}  # fmt: skip
+        return {
+            "detection": _mix_mean(self.detection),
+            "human_response": _mix_mean(self.human),
+            "restart": self.restart_mean_s,
+            "load_and_warmup": self.base_s,
+            "repair_wait": self.wait_probability_frac * self.wait_s,
+        }
 
     @property
     def mean_s(self) -> float:
@@ -105,9 +109,21 @@ def poisson_sf(k: int, mean: float) -> float:
     return max(0.0, 1.0 - below)
 
 
-def downtime(*, detection_s: float, restart_s: float, load_s: float, unexpected_per_s: float, repair_per_s: float,
-             repair_s: float, spare_nodes: int, crash_detection_s: float | None = None, hang_per_s: float = 0.0,
-             human_s: Mixture = (), restart_failure_prob: float = 0.0, warmup_s: float = 0.0) -> Downtime:  # fmt: skip
+def downtime(
+    *,
+    detection_s: float,
+    restart_s: float,
+    load_s: float,
+    unexpected_per_s: float,
+    repair_per_s: float,
+    repair_s: float,
+    spare_nodes: int,
+    crash_detection_s: float | None = None,
+    hang_per_s: float = 0.0,
+    human_s: Mixture = (),
+    restart_failure_prob: float = 0.0,
+    warmup_s: float = 0.0,
+) -> Downtime:
     """The downtime of one unexpected failure: detection by kind (hangs at the watchdog timeout ``detection_s``,
     crashes after ``crash_detection_s``, by default the same), a person's response for failures that need a repair
     (``human_s``: a mixture over the hour of day), the restart chain, the load and warm-up, the wait for a repair."""
@@ -117,8 +133,15 @@ def downtime(*, detection_s: float, restart_s: float, load_s: float, unexpected_
     crash = detection_s if crash_detection_s is None else crash_detection_s
     detect: Mixture = ((p_hang, detection_s), (1.0 - p_hang, crash)) if p_hang > 0 else ((1.0, crash),)
     human: Mixture = ((1.0 - p_repair, 0.0), *((p_repair * p, d) for p, d in human_s)) if human_s else ()
-    return Downtime(base_s=load_s + warmup_s, wait_s=wait, wait_probability_frac=p_repair * p_busy, detection=detect,
-                    human=human, restart_attempt_s=restart_s, restart_failure_prob=restart_failure_prob)  # fmt: skip
+    return Downtime(
+        base_s=load_s + warmup_s,
+        wait_s=wait,
+        wait_probability_frac=p_repair * p_busy,
+        detection=detect,
+        human=human,
+        restart_attempt_s=restart_s,
+        restart_failure_prob=restart_failure_prob,
+    )
 
 
 def human_response_mixture(day_s: float, night_s: float, day_start_hour: int, day_end_hour: int) -> Mixture:
@@ -186,9 +209,18 @@ def stops_stretch(stops: tuple[Stop, ...]) -> float:
     return 1.0 / (1.0 - load) if load < 1 else math.inf
 
 
-def expected_run(*, useful_s: float, interval_s: float, blocking_s: float, unexpected_per_s: float,
-                 down: Downtime, planned_per_s: float, planned_downtime_s: float, other_stops: tuple[Stop, ...] = (),
-                 fixed_s: float = 0.0) -> Expectation:  # fmt: skip
+def expected_run(
+    *,
+    useful_s: float,
+    interval_s: float,
+    blocking_s: float,
+    unexpected_per_s: float,
+    down: Downtime,
+    planned_per_s: float,
+    planned_downtime_s: float,
+    other_stops: tuple[Stop, ...] = (),
+    fixed_s: float = 0.0,
+) -> Expectation:
     """E[T] and its parts (module docstring: Daly 2006's exact expectation with a random downtime); planned
     restarts and ``other_stops`` (slow nodes, rollbacks) stretch it; ``fixed_s`` is paid once."""
     n, tau = segments(useful_s, interval_s)
@@ -197,9 +229,12 @@ def expected_run(*, useful_s: float, interval_s: float, blocking_s: float, unexp
     stops = (("planned", planned_per_s, planned_downtime_s), *other_stops)
     stretch = stops_stretch(stops)
     if lam * length > 50 or not math.isfinite(stretch):
-        raise SpecError("reliability", f"MTBF {1 / max(lam, 1e-300):,.0f} s",
-                        f"failures and stops come faster than a {length:,.0f} s checkpoint segment can finish",
-                        "checkpoint more often (reliability.checkpoint_interval_s), or lower the failure rates")
+        raise SpecError(
+            "reliability",
+            f"MTBF {1 / max(lam, 1e-300):,.0f} s",
+            f"failures and stops come faster than a {length:,.0f} s checkpoint segment can finish",
+            "checkpoint more often (reliability.checkpoint_interval_s), or lower the failure rates",
+        )
     if lam > 0:
         laplace = down.laplace(lam)
         unexpected_s = n * math.expm1(lam * length) / (lam * laplace)
@@ -213,11 +248,21 @@ def expected_run(*, useful_s: float, interval_s: float, blocking_s: float, unexp
     load = sum(rate * cost for _, rate, cost in stops)
     stops_s = {k: (extra * rate * cost / load if load > 0 else 0.0) for k, rate, cost in stops}
     counts = {k: rate * running for k, rate, _ in stops}
-    return Expectation(segments_count=n, interval_s=tau, wall_s=wall, unexpected_interruptions_count=failures,
-                       planned_interruptions_count=counts["planned"], ettr_frac=useful_s / wall, lost_work_s=lost_work,
-                       downtime_s=wall - fixed_s - n * length - lost_work, checkpoint_overhead_s=n * blocking_s,
-                       failure_downtime_s=unexpected_s - n * length - lost_work, stops_s=stops_s, stop_counts=counts,
-                       fixed_s=fixed_s)  # fmt: skip
+    return Expectation(
+        segments_count=n,
+        interval_s=tau,
+        wall_s=wall,
+        unexpected_interruptions_count=failures,
+        planned_interruptions_count=counts["planned"],
+        ettr_frac=useful_s / wall,
+        lost_work_s=lost_work,
+        downtime_s=wall - fixed_s - n * length - lost_work,
+        checkpoint_overhead_s=n * blocking_s,
+        failure_downtime_s=unexpected_s - n * length - lost_work,
+        stops_s=stops_s,
+        stop_counts=counts,
+        fixed_s=fixed_s,
+    )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -228,14 +273,19 @@ class SpareChoice:
     """(nodes + spares) × accelerators per node × E[T] / 3600."""
 
 
-def best_spares(evaluate: Callable[[int], float], nodes: int, per_node: int, repair_per_s: float, repair_s: float,
-                given: int | None) -> tuple[SpareChoice, tuple[SpareChoice, ...]]:  # fmt: skip
+def best_spares(
+    evaluate: Callable[[int], float], nodes: int, per_node: int, repair_per_s: float, repair_s: float, given: int | None
+) -> tuple[SpareChoice, tuple[SpareChoice, ...]]:
     """The spare count minimising accelerator-hours held (or the given one), and every count tried. ``evaluate``
     maps a spare count to E[T]; counts tried: 0 up to m + 6√m + 2 (m = λ_repair·R, nodes in repair on average),
     past which P(every spare busy) is negligible."""
     m = repair_per_s * repair_s
     top = int(m + 6.0 * math.sqrt(m) + 2)
     counts = [given] if given is not None else list(range(top + 1))
-    tried = tuple(SpareChoice(spare_nodes=s, wall_s=(w := evaluate(s)),
-                              held_accelerator_hours=(nodes + s) * per_node * w / 3600.0) for s in counts)  # fmt: skip
+    tried = tuple(
+        SpareChoice(
+            spare_nodes=s, wall_s=(w := evaluate(s)), held_accelerator_hours=(nodes + s) * per_node * w / 3600.0
+        )
+        for s in counts
+    )
     return min(tried, key=lambda c: (c.held_accelerator_hours, c.spare_nodes)), tried

@@ -78,8 +78,9 @@ def _lost_work(rng: np.random.Generator, k_run: np.ndarray, ids: np.ndarray, lam
     return np.bincount(ids, weights=lost, minlength=trials)
 
 
-def _block(rng: np.random.Generator, trials: int, n: int, length_s: float, lam: float, down: Downtime,
-           stretch: float) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def _block(
+    rng: np.random.Generator, trials: int, n: int, length_s: float, lam: float, down: Downtime, stretch: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Wall time and interruption count of ``trials`` trials."""
     if lam <= 0:
         return np.full(trials, n * length_s * stretch), np.zeros(trials)
@@ -98,9 +99,20 @@ def _block(rng: np.random.Generator, trials: int, n: int, length_s: float, lam: 
     return total * stretch, count
 
 
-def simulate(*, useful_s: float, interval_s: float, blocking_s: float, unexpected_per_s: float, down: Downtime,
-             planned_per_s: float, planned_downtime_s: float, trials: int, seed: int,
-             other_stops: tuple[Stop, ...] = (), fixed_s: float = 0.0) -> Distribution:  # fmt: skip
+def simulate(
+    *,
+    useful_s: float,
+    interval_s: float,
+    blocking_s: float,
+    unexpected_per_s: float,
+    down: Downtime,
+    planned_per_s: float,
+    planned_downtime_s: float,
+    trials: int,
+    seed: int,
+    other_stops: tuple[Stop, ...] = (),
+    fixed_s: float = 0.0,
+) -> Distribution:
     """``trials`` runs of the model in goodput.expected_run; deterministic for a seed."""
     n, tau = segments(useful_s, interval_s)
     length = tau + blocking_s
@@ -113,6 +125,14 @@ def simulate(*, useful_s: float, interval_s: float, blocking_s: float, unexpecte
         counts.append(c)
     wall, count = np.concatenate(walls) + fixed_s, np.concatenate(counts)
     p10, p50, p90, p99 = (float(v) for v in np.percentile(wall, [10, 50, 90, 99]))
-    return Distribution(trials=trials, seed=seed, wall_mean_s=float(wall.mean()), wall_p10_s=p10, wall_p50_s=p50,
-                        wall_p90_s=p90, wall_p99_s=p99, interruptions_mean_count=float(count.mean()),
-                        interruptions_p90_count=float(np.percentile(count, 90)))  # fmt: skip
+    return Distribution(
+        trials=trials,
+        seed=seed,
+        wall_mean_s=float(wall.mean()),
+        wall_p10_s=p10,
+        wall_p50_s=p50,
+        wall_p90_s=p90,
+        wall_p99_s=p99,
+        interruptions_mean_count=float(count.mean()),
+        interruptions_p90_count=float(np.percentile(count, 90)),
+    )

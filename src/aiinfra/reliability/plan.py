@@ -110,11 +110,16 @@ def scenario_checkpoint_bytes(sc: Scenario, given: float | None) -> tuple[float,
 
     job = sc.training
     if job is None:
-        raise SpecError("training", None, "reliability needs a training section",
-                        "add training: or remove reliability:")  # fmt: skip
+        raise SpecError(
+            "training", None, "reliability needs a training section", "add training: or remove reliability:"
+        )
     if job.finetune is not None and job.finetune.method != "full":
-        raise SpecError("reliability.checkpoint_bytes", None, f"unknown for a {job.finetune.method} fine-tune",
-                        "give the adapter checkpoint's size in bytes")  # fmt: skip
+        raise SpecError(
+            "reliability.checkpoint_bytes",
+            None,
+            f"unknown for a {job.finetune.method} fine-tune",
+            "give the adapter checkpoint's size in bytes",
+        )
     per = checkpoint_bytes_per_param(job.precision, job.optimizer)
     return params_total(sc.model) * per, f"{per:g} B/parameter ({job.precision} weights, fp32 master, {job.optimizer})"
 
@@ -125,22 +130,45 @@ def _rate_basis(ri: ReliabilityInput, accelerator_id: str | None, age_days_mid: 
     if ri.cluster_age is not None:
         a = ri.cluster_age
         if a.burn_in_ratio > 1 and a.burn_in_days is None:
-            raise SpecError("reliability.cluster_age.burn_in_days", None, "required when burn_in_ratio > 1",
-                            "give the e-folding time of the early-life excess in days")  # fmt: skip
-        age = age_ratio(a.age_days + age_days_mid, burn_in_ratio=a.burn_in_ratio, burn_in_days=a.burn_in_days,
-                        wear_out_onset_days=a.wear_out_onset_days,
-                        wear_out_ratio_per_year=a.wear_out_ratio_per_year)  # fmt: skip
-    basis = RateBasis(family_id=fam.id, family_basis=fam.basis, family_ratio=fam.rate_ratio, memory_id=mem.id,
-                      memory_basis=mem.basis, memory_ratio=mem.rate_ratio,
-                      uncertainty_ratio=fam.uncertainty_ratio * mem.uncertainty_ratio, age_ratio=age,
-                      lemon_ratio=1.0)  # fmt: skip
+            raise SpecError(
+                "reliability.cluster_age.burn_in_days",
+                None,
+                "required when burn_in_ratio > 1",
+                "give the e-folding time of the early-life excess in days",
+            )
+        age = age_ratio(
+            a.age_days + age_days_mid,
+            burn_in_ratio=a.burn_in_ratio,
+            burn_in_days=a.burn_in_days,
+            wear_out_onset_days=a.wear_out_onset_days,
+            wear_out_ratio_per_year=a.wear_out_ratio_per_year,
+        )
+    basis = RateBasis(
+        family_id=fam.id,
+        family_basis=fam.basis,
+        family_ratio=fam.rate_ratio,
+        memory_id=mem.id,
+        memory_basis=mem.basis,
+        memory_ratio=mem.rate_ratio,
+        uncertainty_ratio=fam.uncertainty_ratio * mem.uncertainty_ratio,
+        age_ratio=age,
+        lemon_ratio=1.0,
+    )
     return basis, fam.rate_ratio * age
 
 
-def plan_reliability(ri: ReliabilityInput, *, useful_s: float, accelerators: int, per_node: int,
-                     checkpoint_bytes: float, checkpoint_source: str,
-                     peer_bytes_per_s_per_accelerator: float | None, accelerator_id: str | None = None,
-                     cluster_accelerators: int | None = None) -> ReliabilityReport:  # fmt: skip
+def plan_reliability(
+    ri: ReliabilityInput,
+    *,
+    useful_s: float,
+    accelerators: int,
+    per_node: int,
+    checkpoint_bytes: float,
+    checkpoint_source: str,
+    peer_bytes_per_s_per_accelerator: float | None,
+    accelerator_id: str | None = None,
+    cluster_accelerators: int | None = None,
+) -> ReliabilityReport:
     """Failures, checkpoints and restarts of a run that needs ``useful_s`` of training on ``accelerators``."""
     nodes = math.ceil(accelerators / per_node)
     work_s = useful_s / (1.0 - ri.data_loading_stall_frac)
@@ -148,9 +176,15 @@ def plan_reliability(ri: ReliabilityInput, *, useful_s: float, accelerators: int
 
     def rates_at(ratio: float) -> JobRates:
         planned_h = None if ri.planned_restarts_per_day is None else ri.planned_restarts_per_day / 24.0
-        return job_rates(accelerators, nodes, scale_ratio=ri.failure_rate_scale_ratio * ratio,
-                         overrides=ri.rates_per_unit_hour, include_planned=ri.include_planned,
-                         memory_ratio=basis.memory_ratio, planned_per_hour=planned_h)  # fmt: skip
+        return job_rates(
+            accelerators,
+            nodes,
+            scale_ratio=ri.failure_rate_scale_ratio * ratio,
+            overrides=ri.rates_per_unit_hour,
+            include_planned=ri.include_planned,
+            memory_ratio=basis.memory_ratio,
+            planned_per_hour=planned_h,
+        )
 
     base_rates = rates_at(hw_ratio)
     storage_src = "the storage bandwidths as given (taken as achieved)"
@@ -163,13 +197,20 @@ def plan_reliability(ri: ReliabilityInput, *, useful_s: float, accelerators: int
         w_eff = r_eff = ri.storage_efficiency_frac
         storage_src = f"reliability.storage_efficiency_frac: {w_eff:.1%} of the rated bandwidths"
     writers = ri.checkpoint_writers_count or (nodes if ri.checkpoint_layout == "sharded" else 1)
-    ck = checkpoint_times(checkpoint_bytes, nodes=nodes, accelerators=accelerators, mode=ri.checkpoint_mode,
-                          storage_write_bytes_per_s=ri.storage_write_bytes_per_s,
-                          storage_read_bytes_per_s=ri.storage_read_bytes_per_s,
-                          node_storage_bytes_per_s=ri.node_storage_bytes_per_s,
-                          snapshot_bytes_per_s_per_accelerator=ri.snapshot_bytes_per_s_per_accelerator,
-                          peer_bytes_per_s_per_accelerator=peer_bytes_per_s_per_accelerator, efficiency_frac=w_eff,
-                          read_efficiency_frac=r_eff, writers_count=writers)  # fmt: skip
+    ck = checkpoint_times(
+        checkpoint_bytes,
+        nodes=nodes,
+        accelerators=accelerators,
+        mode=ri.checkpoint_mode,
+        storage_write_bytes_per_s=ri.storage_write_bytes_per_s,
+        storage_read_bytes_per_s=ri.storage_read_bytes_per_s,
+        node_storage_bytes_per_s=ri.node_storage_bytes_per_s,
+        snapshot_bytes_per_s_per_accelerator=ri.snapshot_bytes_per_s_per_accelerator,
+        peer_bytes_per_s_per_accelerator=peer_bytes_per_s_per_accelerator,
+        efficiency_frac=w_eff,
+        read_efficiency_frac=r_eff,
+        writers_count=writers,
+    )
 
     def lemon_ratio(lam_per_s: float, horizon_s: float) -> float:
         """λ with lemons over λ without: each of share × nodes lemon slots adds (m − 1)·r·E[min(τ_k, T)] failures."""
@@ -181,14 +222,22 @@ def plan_reliability(ri: ReliabilityInput, *, useful_s: float, accelerators: int
         extra = lm.share_frac * nodes * (lm.rate_ratio - 1.0) * r_node * exposure
         return 1.0 + extra / (lam_per_s * horizon_s)
 
-    human = (human_response_mixture(ri.human_response.day_s, ri.human_response.night_s,
-                                    ri.human_response.day_start_hour, ri.human_response.day_end_hour)
-             if ri.human_response is not None else ())  # fmt: skip
+    human = (
+        human_response_mixture(
+            ri.human_response.day_s,
+            ri.human_response.night_s,
+            ri.human_response.day_start_hour,
+            ri.human_response.day_end_hour,
+        )
+        if ri.human_response is not None
+        else ()
+    )
     planned_down = ri.restart_s + ck.load_s + ri.warmup_s
     fixed = (ri.restart_s if ri.startup_s is None else ri.startup_s) + ri.warmup_s
 
-    def evaluate(ratio: float, lemons: float, spares: int | None) -> tuple[Expectation, Downtime, JobRates, int,
-                                                                           tuple[SpareChoice, ...], float, str]:
+    def evaluate(
+        ratio: float, lemons: float, spares: int | None
+    ) -> tuple[Expectation, Downtime, JobRates, int, tuple[SpareChoice, ...], float, str]:
         rates = rates_at(ratio * lemons)
         lam = rates.unexpected_per_s
         if ri.checkpoint_interval_s is not None:
@@ -205,18 +254,42 @@ def plan_reliability(ri: ReliabilityInput, *, useful_s: float, accelerators: int
         stops = _stops(ri, nodes, interval, ck.load_s)
 
         def down_for(s: int) -> Downtime:
-            return downtime(detection_s=ri.detection_s, restart_s=ri.restart_s, load_s=ck.load_s,
-                            unexpected_per_s=lam, repair_per_s=rates.repair_per_s, repair_s=ri.repair_s,
-                            spare_nodes=s, crash_detection_s=ri.crash_detection_s, hang_per_s=hang, human_s=human,
-                            restart_failure_prob=ri.restart_failure_prob, warmup_s=ri.warmup_s)  # fmt: skip
+            return downtime(
+                detection_s=ri.detection_s,
+                restart_s=ri.restart_s,
+                load_s=ck.load_s,
+                unexpected_per_s=lam,
+                repair_per_s=rates.repair_per_s,
+                repair_s=ri.repair_s,
+                spare_nodes=s,
+                crash_detection_s=ri.crash_detection_s,
+                hang_per_s=hang,
+                human_s=human,
+                restart_failure_prob=ri.restart_failure_prob,
+                warmup_s=ri.warmup_s,
+            )
 
         def run(s: int) -> Expectation:
-            return expected_run(useful_s=work_s, interval_s=interval, blocking_s=ck.blocking_s, unexpected_per_s=lam,
-                                down=down_for(s), planned_per_s=rates.planned_per_s, planned_downtime_s=planned_down,
-                                other_stops=stops, fixed_s=fixed)  # fmt: skip
+            return expected_run(
+                useful_s=work_s,
+                interval_s=interval,
+                blocking_s=ck.blocking_s,
+                unexpected_per_s=lam,
+                down=down_for(s),
+                planned_per_s=rates.planned_per_s,
+                planned_downtime_s=planned_down,
+                other_stops=stops,
+                fixed_s=fixed,
+            )
 
-        best, tried = best_spares(lambda s: run(s).wall_s, nodes, per_node, rates.repair_per_s, ri.repair_s,
-                                  ri.spare_nodes if spares is None else spares)  # fmt: skip
+        best, tried = best_spares(
+            lambda s: run(s).wall_s,
+            nodes,
+            per_node,
+            rates.repair_per_s,
+            ri.repair_s,
+            ri.spare_nodes if spares is None else spares,
+        )
         return run(best.spare_nodes), down_for(best.spare_nodes), rates, best.spare_nodes, tried, interval, src
 
     # lemons: the excess depends on the run's length, which depends on the rate; two passes converge (the excess
@@ -237,30 +310,64 @@ def plan_reliability(ri: ReliabilityInput, *, useful_s: float, accelerators: int
 
     low, high = band(hw_ratio / u), band(hw_ratio * u)
     lam = rates.unexpected_per_s
-    dist = simulate(useful_s=work_s, interval_s=interval, blocking_s=ck.blocking_s, unexpected_per_s=lam, down=down,
-                    planned_per_s=rates.planned_per_s, planned_downtime_s=planned_down, trials=ri.trials,
-                    seed=ri.seed, other_stops=_stops(ri, nodes, interval, ck.load_s),
-                    fixed_s=fixed) if ri.trials > 0 else None  # fmt: skip
+    dist = (
+        simulate(
+            useful_s=work_s,
+            interval_s=interval,
+            blocking_s=ck.blocking_s,
+            unexpected_per_s=lam,
+            down=down,
+            planned_per_s=rates.planned_per_s,
+            planned_downtime_s=planned_down,
+            trials=ri.trials,
+            seed=ri.seed,
+            other_stops=_stops(ri, nodes, interval, ck.load_s),
+            fixed_s=fixed,
+        )
+        if ri.trials > 0
+        else None
+    )
     causes = sorted(((k, v * HOUR_S) for k, v in rates.by_component_per_s.items()), key=lambda kv: -kv[1])
     cluster = cluster_accelerators or accelerators
     cluster_nodes = math.ceil(cluster / per_node)
-    node_rate = per_node_rate_per_s(per_node, scale_ratio=ri.failure_rate_scale_ratio * hw_ratio,
-                                    memory_ratio=basis.memory_ratio, overrides=ri.rates_per_unit_hour)  # fmt: skip
+    node_rate = per_node_rate_per_s(
+        per_node,
+        scale_ratio=ri.failure_rate_scale_ratio * hw_ratio,
+        memory_ratio=basis.memory_ratio,
+        overrides=ri.rates_per_unit_hour,
+    )
     return ReliabilityReport(
-        accelerators_count=accelerators, nodes_count=nodes, unexpected_per_hour=lam * HOUR_S,
-        repair_per_hour=rates.repair_per_s * HOUR_S, planned_per_hour=rates.planned_per_s * HOUR_S,
-        mtbf_s=1.0 / lam if lam > 0 else math.inf, top_causes_per_hour=dict(causes[:5]), checkpoint=ck,
-        checkpoint_source=checkpoint_source, checkpoint_interval_s=exp.interval_s, interval_source=interval_src,
-        downtime_mean_s=down.mean_s, downtime_parts_s=down.parts_mean_s, spare_nodes=spares,
-        spares_source="reliability.spare_nodes" if ri.spare_nodes is not None
+        accelerators_count=accelerators,
+        nodes_count=nodes,
+        unexpected_per_hour=lam * HOUR_S,
+        repair_per_hour=rates.repair_per_s * HOUR_S,
+        planned_per_hour=rates.planned_per_s * HOUR_S,
+        mtbf_s=1.0 / lam if lam > 0 else math.inf,
+        top_causes_per_hour=dict(causes[:5]),
+        checkpoint=ck,
+        checkpoint_source=checkpoint_source,
+        checkpoint_interval_s=exp.interval_s,
+        interval_source=interval_src,
+        downtime_mean_s=down.mean_s,
+        downtime_parts_s=down.parts_mean_s,
+        spare_nodes=spares,
+        spares_source="reliability.spare_nodes"
+        if ri.spare_nodes is not None
         else "the count minimising accelerator-hours held (spares included)",
-        spares_tried=tried, no_failure_s=useful_s, expected=exp, distribution=dist,
+        spares_tried=tried,
+        no_failure_s=useful_s,
+        expected=exp,
+        distribution=dist,
         lost_accelerator_hours=(exp.wall_s - useful_s) * accelerators / HOUR_S,
         spare_accelerator_hours=spares * per_node * exp.wall_s / HOUR_S,
-        rate_basis=replace(basis, lemon_ratio=lem), storage_source=storage_src + f"; {writers} writer(s), "
-        f"{ri.checkpoint_layout}", band_s=(low, high), badput_s=badput(exp, down, useful_s, work_s),
-        restart_attempts_mean=retry_attempts_mean(ri.restart_failure_prob), cluster_accelerators_count=cluster,
-        cluster_failures_expected_count=node_rate * cluster_nodes * exp.wall_s)  # fmt: skip
+        rate_basis=replace(basis, lemon_ratio=lem),
+        storage_source=storage_src + f"; {writers} writer(s), {ri.checkpoint_layout}",
+        band_s=(low, high),
+        badput_s=badput(exp, down, useful_s, work_s),
+        restart_attempts_mean=retry_attempts_mean(ri.restart_failure_prob),
+        cluster_accelerators_count=cluster,
+        cluster_failures_expected_count=node_rate * cluster_nodes * exp.wall_s,
+    )
 
 
 def _hang_rows() -> frozenset[str]:
@@ -302,14 +409,20 @@ def badput(exp: Expectation, down: Downtime, useful_s: float, work_s: float) -> 
     }
 
 
-def reliability_for_scenario(sc: Scenario, ri: ReliabilityInput, *, useful_s: float,
-                             accelerators: int) -> ReliabilityReport:  # fmt: skip
+def reliability_for_scenario(
+    sc: Scenario, ri: ReliabilityInput, *, useful_s: float, accelerators: int
+) -> ReliabilityReport:
     """:func:`plan_reliability` for a training scenario's plan (checkpoint size from its training section; in-memory
     checkpoints reload at the cluster's scale-out bandwidth per accelerator)."""
     ckpt, src = scenario_checkpoint_bytes(sc, ri.checkpoint_bytes)
-    return plan_reliability(ri, useful_s=useful_s, accelerators=accelerators, per_node=sc.cluster.per_node,
-                            checkpoint_bytes=ckpt, checkpoint_source=src,
-                            peer_bytes_per_s_per_accelerator=sc.cluster.scale_out_bw_one_way_bytes_per_s,
-                            accelerator_id=sc.cluster.accelerator.id,
-                            cluster_accelerators=ri.cluster_accelerators_count or max(sc.cluster.count,
-                                                                                       accelerators))  # fmt: skip
+    return plan_reliability(
+        ri,
+        useful_s=useful_s,
+        accelerators=accelerators,
+        per_node=sc.cluster.per_node,
+        checkpoint_bytes=ckpt,
+        checkpoint_source=src,
+        peer_bytes_per_s_per_accelerator=sc.cluster.scale_out_bw_one_way_bytes_per_s,
+        accelerator_id=sc.cluster.accelerator.id,
+        cluster_accelerators=ri.cluster_accelerators_count or max(sc.cluster.count, accelerators),
+    )

@@ -84,15 +84,26 @@ def component_rates() -> tuple[ComponentRate, ...]:
             if raw.get("kind") in ("check", "family", "memory", "storage"):
                 continue
             try:
-                out.append(ComponentRate(
-                    id=str(raw["id"]), component=str(raw["component"]), kind=raw["kind"], scale=raw["scale"],
-                    needs_repair=bool(raw["needs_repair"]), rate_per_hour=_row_rate(raw),
-                    source=str(raw["sources"][0]["title"]), memory_row=bool(raw.get("memory_row", False)),
-                    detection=raw.get("detection", "crash")))  # fmt: skip
+                out.append(
+                    ComponentRate(
+                        id=str(raw["id"]),
+                        component=str(raw["component"]),
+                        kind=raw["kind"],
+                        scale=raw["scale"],
+                        needs_repair=bool(raw["needs_repair"]),
+                        rate_per_hour=_row_rate(raw),
+                        source=str(raw["sources"][0]["title"]),
+                        memory_row=bool(raw.get("memory_row", False)),
+                        detection=raw.get("detection", "crash"),
+                    )
+                )
             except (KeyError, AssertionError, TypeError, IndexError) as exc:
                 raise DataError(f"catalog data reliability.yaml row {raw.get('id', '?')}: {exc!r}") from exc
-            if (out[-1].kind not in ("unexpected", "planned") or out[-1].scale not in ("gpu", "node", "job")
-                    or out[-1].detection not in ("crash", "hang")):  # fmt: skip
+            if (
+                out[-1].kind not in ("unexpected", "planned")
+                or out[-1].scale not in ("gpu", "node", "job")
+                or out[-1].detection not in ("crash", "hang")
+            ):
                 raise DataError(f"catalog data reliability.yaml row {raw['id']}: bad kind or scale")
         return tuple(out)
 
@@ -107,8 +118,12 @@ def _hardware_rows(kind: str, key: str) -> dict[str, HardwareRate]:
                 continue
             try:
                 out[str(raw[key])] = HardwareRate(
-                    id=str(raw["id"]), basis=raw["basis"], rate_ratio=float(raw["rate_ratio"]),
-                    uncertainty_ratio=float(raw["uncertainty_ratio"]), source=str(raw["sources"][0]["title"]))
+                    id=str(raw["id"]),
+                    basis=raw["basis"],
+                    rate_ratio=float(raw["rate_ratio"]),
+                    uncertainty_ratio=float(raw["uncertainty_ratio"]),
+                    source=str(raw["sources"][0]["title"]),
+                )
             except (KeyError, TypeError, ValueError, IndexError) as exc:
                 raise DataError(f"catalog data reliability.yaml row {raw.get('id', '?')}: {exc!r}") from exc
         if "*" not in out:
@@ -136,9 +151,17 @@ def check_row(row_id: str) -> dict[str, object]:
     raise DataError(f"catalog data reliability.yaml has no row {row_id}")
 
 
-def job_rates(gpus: int, nodes: int, *, scale_ratio: float = 1.0, overrides: dict[str, float] | None = None,
-              include_planned: bool = True, field: str = "reliability.rates_per_unit_hour",
-              memory_ratio: float = 1.0, planned_per_hour: float | None = None) -> JobRates:  # fmt: skip
+def job_rates(
+    gpus: int,
+    nodes: int,
+    *,
+    scale_ratio: float = 1.0,
+    overrides: dict[str, float] | None = None,
+    include_planned: bool = True,
+    field: str = "reliability.rates_per_unit_hour",
+    memory_ratio: float = 1.0,
+    planned_per_hour: float | None = None,
+) -> JobRates:
     """λ_job = Σ_c r_c · n_c (n_c = ``gpus``, ``nodes`` or 1 by the row's scale), per second, each unexpected rate ×
     scale_ratio (the generation, age and user ratios; GPU-memory rows also × memory_ratio); planned rows are per job
     and not scaled (``planned_per_hour`` replaces their sum). ``overrides`` replaces rows' rates (per unit-hour) by
@@ -152,11 +175,16 @@ def job_rates(gpus: int, nodes: int, *, scale_ratio: float = 1.0, overrides: dic
     for key, value in (overrides or {}).items():
         if key not in known:
             close = difflib.get_close_matches(key, known, n=3)
-            raise SpecError(f"{field}.{key}", value, "no such component row in catalog/data/reliability.yaml",
-                            "use one of " + ", ".join(close or known[:5]) + (" ..." if not close else ""))
+            raise SpecError(
+                f"{field}.{key}",
+                value,
+                "no such component row in catalog/data/reliability.yaml",
+                "use one of " + ", ".join(close or known[:5]) + (" ..." if not close else ""),
+            )
         if not value >= 0:
-            raise SpecError(f"{field}.{key}", value, "a failure rate cannot be negative",
-                            "give failures per unit-hour ≥ 0")  # fmt: skip
+            raise SpecError(
+                f"{field}.{key}", value, "a failure rate cannot be negative", "give failures per unit-hour ≥ 0"
+            )
     by: dict[str, float] = {}
     unexpected = repair = planned = 0.0
     for r in rows:
@@ -181,12 +209,18 @@ def _planned_sum(rows: tuple[ComponentRate, ...]) -> float:
     return sum(r.rate_per_hour for r in rows if r.kind == "planned") or 1.0
 
 
-def per_node_rate_per_s(gpus_per_node: int, *, scale_ratio: float = 1.0, memory_ratio: float = 1.0,
-                        overrides: dict[str, float] | None = None) -> float:  # fmt: skip
+def per_node_rate_per_s(
+    gpus_per_node: int,
+    *,
+    scale_ratio: float = 1.0,
+    memory_ratio: float = 1.0,
+    overrides: dict[str, float] | None = None,
+) -> float:
     """Unexpected failures per second of one node (its GPUs' rows and the node rows): a cluster of N such nodes
     fails N times as often (used for the expected cluster-wide count)."""
-    return job_rates(gpus_per_node, 1, scale_ratio=scale_ratio, memory_ratio=memory_ratio, overrides=overrides,
-                     include_planned=False).unexpected_per_s
+    return job_rates(
+        gpus_per_node, 1, scale_ratio=scale_ratio, memory_ratio=memory_ratio, overrides=overrides, include_planned=False
+    ).unexpected_per_s
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -204,18 +238,33 @@ def storage_efficiency(kind: str, field: str = "reliability.storage_kind") -> St
     """The storage row of ``kind`` (a SpecError naming the kinds when unknown)."""
     rows = {str(r.get("storage_kind")): r for r in catalog.raw_rows("reliability") if r.get("kind") == "storage"}
     if kind not in rows:
-        raise SpecError(field, kind, "no such storage kind in catalog/data/reliability.yaml",
-                        "use one of " + ", ".join(sorted(rows)) + ", or give storage_efficiency_frac")  # fmt: skip
+        raise SpecError(
+            field,
+            kind,
+            "no such storage kind in catalog/data/reliability.yaml",
+            "use one of " + ", ".join(sorted(rows)) + ", or give storage_efficiency_frac",
+        )
     r = rows[kind]
     try:
-        return StorageEfficiency(id=str(r["id"]), basis=str(r["basis"]), write_frac=float(r["write_efficiency_frac"]),
-                                 read_frac=float(r["read_efficiency_frac"]), source=str(r["sources"][0]["title"]))
+        return StorageEfficiency(
+            id=str(r["id"]),
+            basis=str(r["basis"]),
+            write_frac=float(r["write_efficiency_frac"]),
+            read_frac=float(r["read_efficiency_frac"]),
+            source=str(r["sources"][0]["title"]),
+        )
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise DataError(f"catalog data reliability.yaml row {r.get('id', '?')}: {exc!r}") from exc
 
 
-def age_ratio(age_days: float, *, burn_in_ratio: float, burn_in_days: float | None, wear_out_onset_days: float,
-              wear_out_ratio_per_year: float) -> float:  # fmt: skip
+def age_ratio(
+    age_days: float,
+    *,
+    burn_in_ratio: float,
+    burn_in_days: float | None,
+    wear_out_onset_days: float,
+    wear_out_ratio_per_year: float,
+) -> float:
     """Rate multiple at a cluster age (days): 1 + (b − 1)·e^{−a/t_b} + w·max(0, a − onset)/365 (a bathtub: early-life
     failures decaying, wear-out growing linearly past the onset)."""
     burn = (burn_in_ratio - 1.0) * math.exp(-age_days / burn_in_days) if burn_in_days and burn_in_ratio > 1 else 0.0

@@ -21,8 +21,7 @@ def _num(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
 
 
-def band(acc: Mapping[str, Any] | None, key: str, fmt: Callable[[float], str] = _num,
-         label: str = "") -> str:  # fmt: skip
+def band(acc: Mapping[str, Any] | None, key: str, fmt: Callable[[float], str] = _num, label: str = "") -> str:
     """' (80 %: low–high)' for quantity ``key``, each end through ``fmt`` (``label`` before them: 'p50 '); '' when
     the answer has no band for it."""
     pair = _pair(acc, key)
@@ -34,8 +33,13 @@ def band(acc: Mapping[str, Any] | None, key: str, fmt: Callable[[float], str] = 
 
 def seconds_unit(t_s: float) -> tuple[float, str]:
     """The divisor and unit aiinfra.units.human_seconds prints ``t_s`` in."""
-    for limit, div, unit in ((2 * DAY_S, DAY_S, "days"), (2 * HOUR_S, HOUR_S, "h"), (120.0, 60.0, "min"),
-                             (1.0, 1.0, "s"), (1e-3, 1e-3, "ms")):  # fmt: skip
+    for limit, div, unit in (
+        (2 * DAY_S, DAY_S, "days"),
+        (2 * HOUR_S, HOUR_S, "h"),
+        (120.0, 60.0, "min"),
+        (1.0, 1.0, "s"),
+        (1e-3, 1e-3, "ms"),
+    ):
         if t_s >= limit:
             return div, unit
     return 1e-6, "µs"

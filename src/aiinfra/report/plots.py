@@ -58,7 +58,11 @@ def _legend(ax: Any) -> None:
 
 
 def line_plot(
-    out_dir: Path, stem: str, title: str, x_label: str, series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    out_dir: Path,
+    stem: str,
+    title: str,
+    x_label: str,
+    series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
     y_label: str,
 ) -> list[str]:
     """One line per series, shared axes."""
@@ -101,8 +105,14 @@ def tco_plot(out_dir: Path, t: Tco, title: str) -> list[str]:
         be = t.breakeven_month.get(key)
         if be is not None and be < len(months):
             ax.axvline(be, color=line.get_color(), linestyle=":", linewidth=1)
-            ax.annotate(f"month {be}", (be, t.onprem_cumulative_usd[be]), textcoords="offset points", xytext=(4, 6),
-                        color=line.get_color(), fontsize=8)  # fmt: skip
+            ax.annotate(
+                f"month {be}",
+                (be, t.onprem_cumulative_usd[be]),
+                textcoords="offset points",
+                xytext=(4, 6),
+                color=line.get_color(),
+                fontsize=8,
+            )
     ax.set(title=title, xlabel="month", ylabel="cumulative cost (USD)")
     ax.yaxis.set_major_formatter(_usd_formatter())
     ax.set_ylim(bottom=0)
@@ -126,20 +136,39 @@ WIDE_RATIO = 100.0
 """An axis whose positive values span this factor or more is drawn on a log scale."""
 
 
-def pareto_plot(out_dir: Path, stem: str, title: str, x_label: str, y_label: str, xs: Sequence[float],
-                ys: Sequence[float], front: Sequence[int], labels: Sequence[str]) -> list[str]:  # fmt: skip
+def pareto_plot(
+    out_dir: Path,
+    stem: str,
+    title: str,
+    x_label: str,
+    y_label: str,
+    xs: Sequence[float],
+    ys: Sequence[float],
+    front: Sequence[int],
+    labels: Sequence[str],
+) -> list[str]:
     """A sweep's points in grey and their Pareto front (indices ``front``, best x first) as a labelled staircase;
     an axis spanning two decades or more on a log scale."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(9, 6))
     ax.scatter(xs, ys, s=14, color="0.7", label=f"all points ({len(xs)})")
-    ax.plot([xs[i] for i in front], [ys[i] for i in front], "o-", color="tab:red", markersize=5,
-            drawstyle="steps-post", label=f"Pareto front ({len(front)})")  # fmt: skip
+    ax.plot(
+        [xs[i] for i in front],
+        [ys[i] for i in front],
+        "o-",
+        color="tab:red",
+        markersize=5,
+        drawstyle="steps-post",
+        label=f"Pareto front ({len(front)})",
+    )
     for n, i in enumerate(front):  # labels of neighbours alternate above and below the line
-        ax.annotate(labels[i], (xs[i], ys[i]), textcoords="offset points", xytext=(5, 4 if n % 2 == 0 else -11),
-                    fontsize=7)  # fmt: skip
-    for values, set_scale, axis_label, setter in ((xs, ax.set_xscale, x_label, ax.set_xlabel),
-                                                  (ys, ax.set_yscale, y_label, ax.set_ylabel)):  # fmt: skip
+        ax.annotate(
+            labels[i], (xs[i], ys[i]), textcoords="offset points", xytext=(5, 4 if n % 2 == 0 else -11), fontsize=7
+        )
+    for values, set_scale, axis_label, setter in (
+        (xs, ax.set_xscale, x_label, ax.set_xlabel),
+        (ys, ax.set_yscale, y_label, ax.set_ylabel),
+    ):
         wide = bool(values) and min(values) > 0 and max(values) / min(values) >= WIDE_RATIO
         if wide:
             set_scale("log")

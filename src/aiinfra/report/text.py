@@ -20,8 +20,20 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-__all__ = ["DAY_S", "GB", "HOURS_PER_MONTH", "HOUR_S", "TB", "TFLOP", "age_text", "human_energy", "human_seconds",
-           "plural", "source_text"]
+
+__all__ = [
+    "DAY_S",
+    "GB",
+    "HOURS_PER_MONTH",
+    "HOUR_S",
+    "TB",
+    "TFLOP",
+    "age_text",
+    "human_energy",
+    "human_seconds",
+    "plural",
+    "source_text",
+]
 
 J_PER_KWH = 3.6e6
 

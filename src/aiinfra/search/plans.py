@@ -38,9 +38,17 @@ class Enumeration:
 
 def _plans_from_columns(cols: dict[str, np.ndarray]) -> PlanArrays:
     return PlanArrays(
-        tp=cols["tp"], pp=cols["pp"], dp=cols["dp"], cp=cols["cp"], ep=cols["ep"], vp=cols["vp"], mb=cols["mb"],
-        sharding=cols["sharding"], recompute=cols["recompute"], sp=cols["tp"] > 1,
-    )  # fmt: skip
+        tp=cols["tp"],
+        pp=cols["pp"],
+        dp=cols["dp"],
+        cp=cols["cp"],
+        ep=cols["ep"],
+        vp=cols["vp"],
+        mb=cols["mb"],
+        sharding=cols["sharding"],
+        recompute=cols["recompute"],
+        sp=cols["tp"] > 1,
+    )
 
 
 def uneven_stages_impossible(num_layers: int, pp: Any) -> Any:
@@ -60,12 +68,16 @@ def layout_rules(model: ModelArch, seq_len: int, tp: Any, pp: Any, cp: Any) -> l
     first and last, Dubey et al. 2024, arXiv 2407.21783 §3.3.2); the step and memory models charge every stage the
     largest stage's ⌈L/pp⌉ layers."""
     return [
-        ((model.num_heads % tp != 0) | (model.kv_heads % tp != 0),
-         f"tp does not divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}"),
-        (uneven_stages_impossible(model.num_layers, pp),
-         f"pp leaves no layer for the first or last stage of num_layers={model.num_layers}"),
+        (
+            (model.num_heads % tp != 0) | (model.kv_heads % tp != 0),
+            f"tp does not divide num_heads={model.num_heads} and num_kv_heads={model.kv_heads}",
+        ),
+        (
+            uneven_stages_impossible(model.num_layers, pp),
+            f"pp leaves no layer for the first or last stage of num_layers={model.num_layers}",
+        ),
         ((cp > 1) & (seq_len % (2 * cp) != 0), f"2·cp does not divide seq_len={seq_len}"),
-    ]  # fmt: skip
+    ]
 
 
 def enumerate_plans(
@@ -105,11 +117,16 @@ def enumerate_plans(
     idx = np.repeat(np.arange(n_base), n_rest)
     r = np.tile(np.arange(n_rest), n_base)
     cols = {
-        "tp": tp[idx], "pp": pp[idx], "cp": cp[idx], "dp": dp[idx],
-        "ep": rest[r, 0], "vp": rest[r, 1], "mb": rest[r, 2],
+        "tp": tp[idx],
+        "pp": pp[idx],
+        "cp": cp[idx],
+        "dp": dp[idx],
+        "ep": rest[r, 0],
+        "vp": rest[r, 1],
+        "mb": rest[r, 2],
         "sharding": np.array([Sharding.of(s) for s in shardings], dtype=np.int64)[rest[r, 3]],
         "recompute": np.array([Recompute.of(s) for s in recomputes], dtype=np.int64)[rest[r, 4]],
-    }  # fmt: skip
+    }
     ok = reject((cols["dp"] * cols["tp"]) % cols["ep"] != 0, "ep does not divide dp·tp", 1)
     per_replica = global_batch_seqs // cols["dp"]
     ok &= reject(ok & (per_replica % cols["mb"] != 0), "micro-batch does not divide the per-replica batch", 1)
@@ -117,7 +134,8 @@ def enumerate_plans(
     layers_stage = model.num_layers // cols["pp"]
     n_micro = per_replica // cols["mb"]
     bad_vp = (cols["vp"] > 1) & (
-        (cols["pp"] == 1) | uneven | (layers_stage % cols["vp"] != 0) | (n_micro % cols["pp"] != 0))
+        (cols["pp"] == 1) | uneven | (layers_stage % cols["vp"] != 0) | (n_micro % cols["pp"] != 0)
+    )
     reason_vp = "interleaving needs pp > 1, equal stages, vp | layers/pp and micro-batches divisible by pp"
     ok &= reject(ok & bad_vp, reason_vp, 1)
     ok &= reject(ok & (cols["sharding"] == 3) & (cols["pp"] > 1), "DeepSpeed ZeRO-3 does not support pp > 1", 1)

@@ -58,14 +58,20 @@ def place(geo: MigGeometry, names: list[str], field: str = "layout") -> tuple[Pl
     for p in {p.name: p for p in profiles}.values():
         n = sum(1 for q in profiles if q.name == p.name)
         if n > p.max_instances:
-            raise SpecError(field, ",".join(names),
-                            f"no room for a {_ORDINAL[p.max_instances]} {p.name}: at most {p.max_instances} per GPU",
-                            "use fewer of this profile or another profile")  # fmt: skip
+            raise SpecError(
+                field,
+                ",".join(names),
+                f"no room for a {_ORDINAL[p.max_instances]} {p.name}: at most {p.max_instances} per GPU",
+                "use fewer of this profile or another profile",
+            )
     compute = sum(p.compute_slices for p in profiles)
     if compute > geo.compute_slices:
-        raise SpecError(field, ",".join(names),
-                        f"needs {compute} compute slices; the GPU has {geo.compute_slices}",
-                        "drop an instance")  # fmt: skip
+        raise SpecError(
+            field,
+            ",".join(names),
+            f"needs {compute} compute slices; the GPU has {geo.compute_slices}",
+            "drop an instance",
+        )
     # the largest first, then the fewest start slots: the order a hand placement would try
     order = sorted(profiles, key=lambda p: (-p.memory_slices, len(p.starts), p.name))
     best: list[Placement] = []
@@ -79,8 +85,9 @@ def place(geo: MigGeometry, names: list[str], field: str = "layout") -> tuple[Pl
         p = order[i]
         for s in p.starts:
             if _fits(taken, s, p.memory_slices):
-                acc.append(Placement(profile=p.name, start=s, memory_slices=p.memory_slices,
-                                     compute_slices=p.compute_slices))  # fmt: skip
+                acc.append(
+                    Placement(profile=p.name, start=s, memory_slices=p.memory_slices, compute_slices=p.compute_slices)
+                )
                 if search(i + 1, taken | (((1 << p.memory_slices) - 1) << s), acc):
                     return True
                 acc.pop()
@@ -121,13 +128,25 @@ def full_layouts(geo: MigGeometry) -> list[tuple[Placement, ...]]:
             return
         walk(slot + 1, taken, compute, counts, acc)
         for p in geo.profiles:
-            if (slot in p.starts and _fits(taken, slot, p.memory_slices) and counts.get(p.name, 0) < p.max_instances
-                    and compute + p.compute_slices <= geo.compute_slices):  # fmt: skip
-                acc.append(Placement(profile=p.name, start=slot, memory_slices=p.memory_slices,
-                                     compute_slices=p.compute_slices))  # fmt: skip
+            if (
+                slot in p.starts
+                and _fits(taken, slot, p.memory_slices)
+                and counts.get(p.name, 0) < p.max_instances
+                and compute + p.compute_slices <= geo.compute_slices
+            ):
+                acc.append(
+                    Placement(
+                        profile=p.name, start=slot, memory_slices=p.memory_slices, compute_slices=p.compute_slices
+                    )
+                )
                 counts[p.name] = counts.get(p.name, 0) + 1
-                walk(slot + p.memory_slices, taken | (((1 << p.memory_slices) - 1) << slot),
-                     compute + p.compute_slices, counts, acc)  # fmt: skip
+                walk(
+                    slot + p.memory_slices,
+                    taken | (((1 << p.memory_slices) - 1) << slot),
+                    compute + p.compute_slices,
+                    counts,
+                    acc,
+                )
                 counts[p.name] -= 1
                 acc.pop()
 

@@ -106,8 +106,10 @@ def size_service(sc: Scenario) -> tuple[int, int, float, float] | str:
     while lo < hi:  # the largest batch meeting the SLO (latency grows with the batch)
         mid = (lo + hi + 1) // 2
         load = loaded_latency(sc, wl, sc.cluster, plan, mid)
-        ok = slo is None or ((slo.tpot_p99_s is None or load.tpot_s <= slo.tpot_p99_s)
-                             and (slo.ttft_p90_s is None or load.ttft_s <= slo.ttft_p90_s))  # fmt: skip
+        ok = slo is None or (
+            (slo.tpot_p99_s is None or load.tpot_s <= slo.tpot_p99_s)
+            and (slo.ttft_p90_s is None or load.ttft_s <= slo.ttft_p90_s)
+        )
         if ok:
             lo, best = mid, load
         else:
@@ -147,8 +149,9 @@ def _assign(y: dict[tuple[str, tuple[str, ...]], int], choice: dict[str, Option]
     return tuple(GpuPlan(accelerator=a, layout=lay, assigned=tuple(p)) for (a, lay), p in zip(meta, plans, strict=True))
 
 
-def _program(works: list[Workload], geos: dict[str, m.MigGeometry | None], price: dict[str, float],
-             objective: str) -> tuple[Any, Any, Any, list[tuple[str, tuple[str, ...]]], list[tuple[int, Option]]]:
+def _program(
+    works: list[Workload], geos: dict[str, m.MigGeometry | None], price: dict[str, float], objective: str
+) -> tuple[Any, Any, Any, list[tuple[str, tuple[str, ...]]], list[tuple[int, Option]]]:
     """The integer program of the module docstring: objective, constraints, bounds, y columns, x columns."""
     from scipy.optimize import Bounds, LinearConstraint  # type: ignore[import-untyped,unused-ignore]
     from scipy.sparse import coo_array  # type: ignore[import-untyped,unused-ignore]
@@ -194,8 +197,9 @@ def _program(works: list[Workload], geos: dict[str, m.MigGeometry | None], price
     return c, cons, bounds, cols, xs
 
 
-def lp_bound(works: list[Workload], geos: dict[str, m.MigGeometry | None], price: dict[str, float],
-             objective: str) -> float:  # fmt: skip
+def lp_bound(
+    works: list[Workload], geos: dict[str, m.MigGeometry | None], price: dict[str, float], objective: str
+) -> float:
     """The LP relaxation's optimum: no packing does better."""
     from scipy.optimize import milp  # type: ignore[import-untyped,unused-ignore]
 
@@ -204,27 +208,42 @@ def lp_bound(works: list[Workload], geos: dict[str, m.MigGeometry | None], price
     return float(lp.fun) if lp.x is not None else 0.0
 
 
-def solve_milp(works: list[Workload], geos: dict[str, m.MigGeometry | None], price: dict[str, float],
-               objective: str, time_limit_s: float) -> Packing:  # fmt: skip
+def solve_milp(
+    works: list[Workload],
+    geos: dict[str, m.MigGeometry | None],
+    price: dict[str, float],
+    objective: str,
+    time_limit_s: float,
+) -> Packing:
     """The optimum by HiGHS (scipy.optimize.milp); also returns the LP bound."""
     from scipy.optimize import milp  # type: ignore[import-untyped,unused-ignore]
 
     c, cons, bounds, cols, xs = _program(works, geos, price, objective)
     ny, nx = len(cols), len(xs)
     lp = milp(c, constraints=cons, bounds=bounds, integrality=np.zeros(ny + nx))
-    res = milp(c, constraints=cons, bounds=bounds, integrality=np.ones(ny + nx),
-               options={"time_limit": time_limit_s})  # fmt: skip
+    res = milp(c, constraints=cons, bounds=bounds, integrality=np.ones(ny + nx), options={"time_limit": time_limit_s})
     if res.x is None:
         raise AiinfraError(f"the solver found no packing ({res.message})")
     y = {cols[j]: round(res.x[j]) for j in range(ny) if round(res.x[j]) > 0}
     choice = {works[w].name: o for k, (w, o) in enumerate(xs) if res.x[ny + k] > 0.5}
     method = "milp" if res.status == 0 else "milp (time limit: best found, not proven optimal)"
-    return Packing(method=method, objective=objective, gpus=_assign(y, choice), choice=choice,
-                   objective_value=float(res.fun), lower_bound=float(lp.fun) if lp.x is not None else 0.0)  # fmt: skip
+    return Packing(
+        method=method,
+        objective=objective,
+        gpus=_assign(y, choice),
+        choice=choice,
+        objective_value=float(res.fun),
+        lower_bound=float(lp.fun) if lp.x is not None else 0.0,
+    )
 
 
-def solve_greedy(works: list[Workload], geos: dict[str, m.MigGeometry | None], price: dict[str, float],
-                 objective: str, lower_bound: float) -> Packing:  # fmt: skip
+def solve_greedy(
+    works: list[Workload],
+    geos: dict[str, m.MigGeometry | None],
+    price: dict[str, float],
+    objective: str,
+    lower_bound: float,
+) -> Packing:
     """Each workload its option of the least GPU share (compute slices × count / slices per GPU, × price for
     cost); instances first-fit decreasing (largest first) onto open GPUs, a layout checked by mig.place."""
     choice: dict[str, Option] = {}
@@ -237,8 +256,10 @@ def solve_greedy(works: list[Workload], geos: dict[str, m.MigGeometry | None], p
             return (s * (price[o.accelerator] if objective == "cost" else 1.0), o.accelerator, o.profile)
 
         choice[wk.name] = min(wk.options, key=share)
-    items = sorted(((o.compute_slices, o.accelerator, o.profile, name) for name, o in choice.items()
-                    for _ in range(o.count)), reverse=True)  # fmt: skip
+    items = sorted(
+        ((o.compute_slices, o.accelerator, o.profile, name) for name, o in choice.items() for _ in range(o.count)),
+        reverse=True,
+    )
     gpus: list[tuple[str, list[str], list[str]]] = []
     open_gpus: dict[str, list[int]] = {}  # per type: MIG GPUs with compute slices left, in opening order
     used: list[int] = []
@@ -272,8 +293,9 @@ def solve_greedy(works: list[Workload], geos: dict[str, m.MigGeometry | None], p
         used_mem.append(0)
     value = sum(price[a] if objective == "cost" else 1.0 for a, _, _ in gpus)
     plans = tuple(GpuPlan(accelerator=a, layout=tuple(lay), assigned=tuple(who)) for a, lay, who in gpus)
-    return Packing(method="greedy", objective=objective, gpus=plans, choice=choice, objective_value=value,
-                   lower_bound=lower_bound)  # fmt: skip
+    return Packing(
+        method="greedy", objective=objective, gpus=plans, choice=choice, objective_value=value, lower_bound=lower_bound
+    )
 
 
 def whole_gpu_count(works: list[Workload]) -> int:

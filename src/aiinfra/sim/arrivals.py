@@ -26,12 +26,20 @@ def check_budget(reqs: Requests) -> None:
     """Refuse a request stream whose simulation would exceed the work budgets (requests, tokens)."""
     n = len(reqs)
     if n > MAX_SIMULATED_REQUESTS:
-        raise SpecError("inference.num_requests", n, f"above the simulation budget of {MAX_SIMULATED_REQUESTS:,}"
-                        " requests", "simulate fewer requests (a shorter duration_s or fewer trace rows)")  # fmt: skip
+        raise SpecError(
+            "inference.num_requests",
+            n,
+            f"above the simulation budget of {MAX_SIMULATED_REQUESTS:,} requests",
+            "simulate fewer requests (a shorter duration_s or fewer trace rows)",
+        )
     tokens = int(reqs.input_tokens.sum()) + int(reqs.output_tokens.sum())
     if tokens > MAX_SIMULATED_TOKENS:
-        raise SpecError("inference.num_requests", n, f"{tokens:.3g} prompt + output tokens, above the simulation "
-                        f"budget of {MAX_SIMULATED_TOKENS:.0e}", "simulate fewer or shorter requests")  # fmt: skip
+        raise SpecError(
+            "inference.num_requests",
+            n,
+            f"{tokens:.3g} prompt + output tokens, above the simulation budget of {MAX_SIMULATED_TOKENS:.0e}",
+            "simulate fewer or shorter requests",
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,13 +66,20 @@ def interarrival_s(rng: np.random.Generator, kind: str, rate_per_s: float, n: in
     if rate_per_s <= 0:
         raise SpecError("inference.request_rate_per_s", rate_per_s, "must be > 0", "give a positive arrival rate")
     if n > 2 * MAX_SIMULATED_REQUESTS:  # before drawing: duration_s × rate sizes the draw
-        raise SpecError("inference.duration_s", f"{n:.3g} requests at {rate_per_s:g}/s",
-                        f"above the simulation budget of {MAX_SIMULATED_REQUESTS:,} requests",
-                        "give a shorter duration_s, a lower rate, or num_requests")  # fmt: skip
+        raise SpecError(
+            "inference.duration_s",
+            f"{n:.3g} requests at {rate_per_s:g}/s",
+            f"above the simulation budget of {MAX_SIMULATED_REQUESTS:,} requests",
+            "give a shorter duration_s, a lower rate, or num_requests",
+        )
     if kind == "gamma":
         if cv is None:
-            raise SpecError("inference.arrival.cv", None, "gamma arrivals need a coefficient of variation",
-                            "set inference.arrival.cv (1 = Poisson, > 1 = bursty)")  # fmt: skip
+            raise SpecError(
+                "inference.arrival.cv",
+                None,
+                "gamma arrivals need a coefficient of variation",
+                "set inference.arrival.cv (1 = Poisson, > 1 = bursty)",
+            )
         shape = 1.0 / cv**2
         out: np.ndarray = rng.gamma(shape, 1.0 / (rate_per_s * shape), size=n)
         return out
@@ -85,8 +100,12 @@ def lengths(rng: np.random.Generator, dist: LengthDist | None, mean: int, n: int
             raise SpecError(f"{field}.high", hi, f"is below low = {lo}", "give high >= low")
         return rng.integers(lo, hi + 1, size=n)
     if dist.sigma is None:
-        raise SpecError(f"{field}.sigma", None, "a lognormal length distribution needs σ",
-                        "set sigma (the standard deviation of log(length), e.g. 0.5)")  # fmt: skip
+        raise SpecError(
+            f"{field}.sigma",
+            None,
+            "a lognormal length distribution needs σ",
+            "set sigma (the standard deviation of log(length), e.g. 0.5)",
+        )
     sigma = dist.sigma
     mu = np.log(mean) - sigma**2 / 2.0  # so that E[length] = mean
     drawn = np.maximum(1, np.round(rng.lognormal(mu, sigma, size=n)))
@@ -131,17 +150,28 @@ def read_trace(path: str) -> Requests:
             try:
                 value = float(raw)  # type: ignore[arg-type]
             except (TypeError, ValueError):
-                raise SpecError(f"trace row {i}.{key}", raw, "missing or not a number",
-                                f"every row needs {', '.join(REQUIRED_TRACE)} (priority optional, an integer)"
-                                ) from None  # fmt: skip
+                raise SpecError(
+                    f"trace row {i}.{key}",
+                    raw,
+                    "missing or not a number",
+                    f"every row needs {', '.join(REQUIRED_TRACE)} (priority optional, an integer)",
+                ) from None
             if not math.isfinite(value) or abs(value) > (MAX_SEQ_TOKENS if key != "arrival_s" else MAX_SECONDS):
-                raise SpecError(f"trace row {i}.{key}", raw, "is not finite or above the largest allowed "
-                                f"({MAX_SEQ_TOKENS:,} tokens; a century of seconds)", "fix the trace row")  # fmt: skip
+                raise SpecError(
+                    f"trace row {i}.{key}",
+                    raw,
+                    f"is not finite or above the largest allowed ({MAX_SEQ_TOKENS:,} tokens; a century of seconds)",
+                    "fix the trace row",
+                )
             if key != "arrival_s" and not value.is_integer():
                 raise SpecError(f"trace row {i}.{key}", raw, "must be a whole number", "fix the trace row")
             if (key == "arrival_s" and value < 0) or (key in ("input_tokens", "output_tokens") and value < 1):
-                raise SpecError(f"trace row {i}.{key}", raw, "must be positive" if key != "arrival_s" else
-                                "must be ≥ 0", "fix the trace row")  # fmt: skip
+                raise SpecError(
+                    f"trace row {i}.{key}",
+                    raw,
+                    "must be positive" if key != "arrival_s" else "must be ≥ 0",
+                    "fix the trace row",
+                )
             cols[key].append(value)
         prefix_names.append(str(row.get("prefix_id") or ""))
     order = np.argsort(np.asarray(cols["arrival_s"]), kind="stable")

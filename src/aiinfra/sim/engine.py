@@ -127,9 +127,13 @@ class Simulation:
             if kind == ARRIVAL:
                 rid = payload
                 rep = self.router.pick(self.front)
-                seq = Seq(rid=rid, prompt_tokens=int(reqs.input_tokens[rid]),
-                          output_tokens=int(reqs.output_tokens[rid]), arrival_s=now,
-                          priority=int(reqs.priority[rid]))  # fmt: skip
+                seq = Seq(
+                    rid=rid,
+                    prompt_tokens=int(reqs.input_tokens[rid]),
+                    output_tokens=int(reqs.output_tokens[rid]),
+                    arrival_s=now,
+                    priority=int(reqs.priority[rid]),
+                )
                 if prefix_id is not None and prefix_tokens is not None:
                     seq.prefix_id = int(prefix_id[rid])
                     seq.prefix_tokens = int(prefix_tokens[rid])
@@ -157,10 +161,18 @@ class Simulation:
                 for seq in handoff:
                     rec.first_token_s[seq.rid] = seq.first_token_s
                     ctx = seq.prompt_tokens + 1.0
-                    moved = Seq(rid=seq.rid, prompt_tokens=int(ctx), output_tokens=seq.output_tokens,
-                                arrival_s=seq.arrival_s, priority=seq.priority, prefilled_tokens=int(ctx),
-                                generated_tokens=seq.generated_tokens, first_token_s=seq.first_token_s,
-                                swapped_ctx_tokens=ctx, via_network=True)  # fmt: skip
+                    moved = Seq(
+                        rid=seq.rid,
+                        prompt_tokens=int(ctx),
+                        output_tokens=seq.output_tokens,
+                        arrival_s=seq.arrival_s,
+                        priority=seq.priority,
+                        prefilled_tokens=int(ctx),
+                        generated_tokens=seq.generated_tokens,
+                        first_token_s=seq.first_token_s,
+                        swapped_ctx_tokens=ctx,
+                        via_network=True,
+                    )
                     k = self._push(heap, now + ctx * self.kv_transfer_s_per_token, KV_ARRIVAL, 0)
                     in_transit[k] = moved
                 handoff.clear()

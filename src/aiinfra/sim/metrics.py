@@ -91,8 +91,11 @@ def slo_misses(s: SimSummary, slo: Slo) -> list[str]:
     ttft_p90_s bounds the 90th-percentile TTFT, tpot_p99_s the 99th-percentile exclusive TPOT,
     e2e_p99_s the 99th-percentile end-to-end latency; an unfinished request fails the SLO."""
     out: list[str] = []
-    checks = (("TTFT p90", s.ttft_s.p90, slo.ttft_p90_s), ("TPOT p99", s.tpot_exclusive_s.p99, slo.tpot_p99_s),
-              ("end-to-end p99", s.e2e_s.p99, slo.e2e_p99_s))  # fmt: skip
+    checks = (
+        ("TTFT p90", s.ttft_s.p90, slo.ttft_p90_s),
+        ("TPOT p99", s.tpot_exclusive_s.p99, slo.tpot_p99_s),
+        ("end-to-end p99", s.e2e_s.p99, slo.e2e_p99_s),
+    )
     for name, value, limit in checks:
         if limit is not None and not value <= limit:  # NaN (nothing measured) fails
             out.append(f"{name} {value * 1e3:.4g} ms > {limit * 1e3:.4g} ms")
@@ -105,8 +108,11 @@ def per_request(rec: Records) -> dict[str, np.ndarray]:
     """Each request's TTFT, exclusive TPOT ((e2e − TTFT)/(output − 1); NaN for one-token answers) and e2e, s."""
     out = rec.output_tokens.astype(float)
     tpot_ex = np.where(out > 1, (rec.finish_s - rec.first_token_s) / np.maximum(out - 1, 1), np.nan)
-    return {"ttft_s": rec.first_token_s - rec.arrival_s, "tpot_exclusive_s": tpot_ex,
-            "e2e_s": rec.finish_s - rec.arrival_s}  # fmt: skip
+    return {
+        "ttft_s": rec.first_token_s - rec.arrival_s,
+        "tpot_exclusive_s": tpot_ex,
+        "e2e_s": rec.finish_s - rec.arrival_s,
+    }
 
 
 def summarise(rec: Records, slo: Slo | None) -> SimSummary:
@@ -134,19 +140,33 @@ def summarise(rec: Records, slo: Slo | None) -> SimSummary:
     levels = np.unique(rec.priority)
     if levels.size > 1:
         classes = tuple(
-            ClassSummary(priority=int(p), requests=int((rec.priority == p).sum()),
-                         ttft_s=pct(ttft[done & (rec.priority == p)]), e2e_s=pct(e2e[done & (rec.priority == p)]))
+            ClassSummary(
+                priority=int(p),
+                requests=int((rec.priority == p).sum()),
+                ttft_s=pct(ttft[done & (rec.priority == p)]),
+                e2e_s=pct(e2e[done & (rec.priority == p)]),
+            )
             for p in levels
-        )  # fmt: skip
+        )
     return SimSummary(
-        requests=len(rec.arrival_s), completed=int(done.sum()), duration_s=span, ttft_s=pct(ttft[done]),
-        tpot_exclusive_s=pct(tpot_ex[done]), tpot_inclusive_s=pct(tpot_in[done]),
-        itl_s=weighted_pct(rec.itl_s, rec.itl_weight), e2e_s=pct(e2e[done]),
+        requests=len(rec.arrival_s),
+        completed=int(done.sum()),
+        duration_s=span,
+        ttft_s=pct(ttft[done]),
+        tpot_exclusive_s=pct(tpot_ex[done]),
+        tpot_inclusive_s=pct(tpot_in[done]),
+        itl_s=weighted_pct(rec.itl_s, rec.itl_weight),
+        e2e_s=pct(e2e[done]),
         output_tokens_per_s=float(out[done].sum() / span) if span > 0 else 0.0,
-        requests_per_s=float(done.sum() / span) if span > 0 else 0.0, goodput_requests_per_s=good,
-        slo_attainment_frac=attain, kv_utilisation_mean_frac=float(kv.mean()),
-        kv_utilisation_max_frac=float(kv.max()), queue_length_max=max(rec.queue_len, default=0),
-        running_seqs_max=max(rec.running_seqs, default=0), preemptions=rec.preemptions,
-        prefix_cache_hits=rec.prefix_hits, iterations=rec.iterations,
+        requests_per_s=float(done.sum() / span) if span > 0 else 0.0,
+        goodput_requests_per_s=good,
+        slo_attainment_frac=attain,
+        kv_utilisation_mean_frac=float(kv.mean()),
+        kv_utilisation_max_frac=float(kv.max()),
+        queue_length_max=max(rec.queue_len, default=0),
+        running_seqs_max=max(rec.running_seqs, default=0),
+        preemptions=rec.preemptions,
+        prefix_cache_hits=rec.prefix_hits,
+        iterations=rec.iterations,
         priority_classes=classes,
-    )  # fmt: skip
+    )

@@ -192,8 +192,11 @@ class Replica:
         # tokens) and interpolated linearly between them (the KV read is linear in the context)
         seqs = batch.decode_seqs
         s_shift = max(0, seqs.bit_length() - 6)
-        base: tuple[int, ...] = (batch.prefill_tokens // 64, int(batch.prefill_attention_pairs) >> 16,
-                                 (seqs >> s_shift) << 4 | s_shift)  # fmt: skip
+        base: tuple[int, ...] = (
+            batch.prefill_tokens // 64,
+            int(batch.prefill_attention_pairs) >> 16,
+            (seqs >> s_shift) << 4 | s_shift,
+        )
         rank = batch.busiest_rank
         if rank is not None:  # attention DP: the busiest rank's own work sets the per-rank layers' time
             base += (rank.prefill_tokens // 64, rank.decode_seqs, rank.decode_context_tokens >> 10)
@@ -210,9 +213,16 @@ class Replica:
         key = (*base, ctx_tokens)
         t = self.time_cache.get(key)
         if t is None:
-            t = self.model.iteration_time_s(StepBatch(batch.prefill_tokens, batch.prefill_attention_pairs,
-                                                      batch.decode_seqs, ctx_tokens, batch.decode_queries_per_seq,
-                                                      batch.busiest_rank))  # fmt: skip
+            t = self.model.iteration_time_s(
+                StepBatch(
+                    batch.prefill_tokens,
+                    batch.prefill_attention_pairs,
+                    batch.decode_seqs,
+                    ctx_tokens,
+                    batch.decode_queries_per_seq,
+                    batch.busiest_rank,
+                )
+            )
             self.time_cache[key] = t
         return t
 
@@ -259,9 +269,15 @@ class Replica:
         steps = self.decode_steps - victim.join_step
         produced = min(victim.output_tokens - 1, int(victim.generated_tokens + steps * self.lim.tokens_per_step))
         ctx = self._leave_decode(victim)  # the remaining output is added back by enqueue
-        clone = Seq(rid=victim.rid, prompt_tokens=int(ctx), output_tokens=victim.output_tokens,
-                    arrival_s=victim.arrival_s, priority=victim.priority, generated_tokens=produced,
-                    first_token_s=victim.first_token_s)  # fmt: skip
+        clone = Seq(
+            rid=victim.rid,
+            prompt_tokens=int(ctx),
+            output_tokens=victim.output_tokens,
+            arrival_s=victim.arrival_s,
+            priority=victim.priority,
+            generated_tokens=produced,
+            first_token_s=victim.first_token_s,
+        )
         if self.lim.preemption == "swap":
             clone.prefilled_tokens = clone.prompt_tokens  # nothing to recompute
             clone.swapped_ctx_tokens = ctx

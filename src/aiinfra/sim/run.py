@@ -71,15 +71,23 @@ def make_requests(
         rate = wl.request_rate_per_s
         closed = arrival is not None and arrival.kind == "concurrency"
         if not closed and rate is None:
-            raise SpecError("inference.request_rate_per_s", None, "open-loop arrivals need a rate",
-                            "set inference.request_rate_per_s, or arrival: {kind: concurrency}")  # fmt: skip
+            raise SpecError(
+                "inference.request_rate_per_s",
+                None,
+                "open-loop arrivals need a rate",
+                "set inference.request_rate_per_s, or arrival: {kind: concurrency}",
+            )
         # spawn(4)'s first three children equal spawn(3)'s: adding the think-time stream moves no other draw
         arr_rng, in_rng, out_rng, think_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4))
         n = wl.num_requests
         if closed:
             if n is None:
-                raise SpecError("inference.num_requests", None, "closed-loop runs need a request count",
-                                "set inference.num_requests")  # fmt: skip
+                raise SpecError(
+                    "inference.num_requests",
+                    None,
+                    "closed-loop runs need a request count",
+                    "set inference.num_requests",
+                )
             arrivals = np.zeros(n)
             if wl.think_time_s and wl.concurrency:
                 # users who think start thinking: each first request after an exponential think time (a thinking
@@ -105,8 +113,12 @@ def make_requests(
                 arrivals = arrivals[arrivals < wl.duration_s]
                 n = int(arrivals.size)
             else:
-                raise SpecError("inference.num_requests", None, "the simulation needs a length",
-                                "set inference.num_requests or inference.duration_s")  # fmt: skip
+                raise SpecError(
+                    "inference.num_requests",
+                    None,
+                    "the simulation needs a length",
+                    "set inference.num_requests or inference.duration_s",
+                )
         reqs = Requests(
             arrival_s=arrivals,
             input_tokens=lengths(in_rng, sim.input_lengths, wl.input_tokens, n, f"{SIM}.input_lengths"),
@@ -119,10 +131,14 @@ def make_requests(
         total = reqs.input_tokens + reqs.output_tokens
         worst = int(np.argmax(total))
         if int(total[worst]) > max_context:
-            raise SpecError("inference.input_tokens", int(total[worst]),
-                            f"request {worst} needs {int(total[worst])} tokens of context (prompt "
-                            f"{int(reqs.input_tokens[worst])} + output {int(reqs.output_tokens[worst])}), more than "
-                            f"the model's max_seq_len {max_context}", "shorten the prompts or outputs")  # fmt: skip
+            raise SpecError(
+                "inference.input_tokens",
+                int(total[worst]),
+                f"request {worst} needs {int(total[worst])} tokens of context (prompt "
+                f"{int(reqs.input_tokens[worst])} + output {int(reqs.output_tokens[worst])}), more than "
+                f"the model's max_seq_len {max_context}",
+                "shorten the prompts or outputs",
+            )
     return reqs
 
 
@@ -138,10 +154,12 @@ def limits_for(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, role
     budget = sched.max_num_batched_tokens or sd.max_num_batched_tokens
     cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, engine)
     if cap.kv_capacity_tokens <= 0:
-        raise InfeasibleError(f"infeasible, because {scenario.model.id} leaves no KV-cache memory on "
-                              f"{scenario.cluster.accelerator.id} with tp={im.tp} pp={im.pp} (weights "
-                              f"{cap.weights_bytes / 1e9:.1f} GB per accelerator) — raise tp or lower the weight "
-                              "precision")  # fmt: skip
+        raise InfeasibleError(
+            f"infeasible, because {scenario.model.id} leaves no KV-cache memory on "
+            f"{scenario.cluster.accelerator.id} with tp={im.tp} pp={im.pp} (weights "
+            f"{cap.weights_bytes / 1e9:.1f} GB per accelerator) — raise tp or lower the weight "
+            "precision"
+        )
     tps, slots = 1.0, 1
     if wl.speculative is not None:
         tps = speculative_tokens_per_step(wl.speculative.acceptance_rate, wl.speculative.num_draft_tokens)
@@ -150,17 +168,29 @@ def limits_for(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, role
     if sched.preemption == "swap":
         pcie = scenario.cluster.accelerator.pcie
         if pcie is None:
-            raise SpecError(f"{SIM}.scheduler.preemption", "swap",
-                            f"the PCIe bandwidth of {scenario.cluster.accelerator.id} is not in the catalog, so swap "
-                            "time is unknown", "use preemption: recompute, or add pcie to the catalog row")  # fmt: skip
+            raise SpecError(
+                f"{SIM}.scheduler.preemption",
+                "swap",
+                f"the PCIe bandwidth of {scenario.cluster.accelerator.id} is not in the catalog, so swap "
+                "time is unknown",
+                "use preemption: recompute, or add pcie to the catalog row",
+            )
         swap_s = im.kv_bytes_per_token_per_accelerator / pcie.bw_one_way_bytes_per_s
     return SchedulerLimits(
-        static=sched.kind == "static", max_num_seqs=sched.max_num_seqs or min(sd.max_num_seqs, budget),
-        max_num_batched_tokens=budget, chunked_prefill=sched.chunked_prefill, preemption=sched.preemption,
-        kv_capacity_tokens=cap.kv_capacity_tokens, block_tokens=block, tokens_per_step=tps,
-        budget_tokens_per_decode=slots, prefix_caching=sched.prefix_caching, swap_s_per_token=swap_s, role=role,
+        static=sched.kind == "static",
+        max_num_seqs=sched.max_num_seqs or min(sd.max_num_seqs, budget),
+        max_num_batched_tokens=budget,
+        chunked_prefill=sched.chunked_prefill,
+        preemption=sched.preemption,
+        kv_capacity_tokens=cap.kv_capacity_tokens,
+        block_tokens=block,
+        tokens_per_step=tps,
+        budget_tokens_per_decode=slots,
+        prefix_caching=sched.prefix_caching,
+        swap_s_per_token=swap_s,
+        role=role,
         reserve_full_context=reserves_full_context(engine),
-    )  # fmt: skip
+    )
 
 
 class SpeculativeStep:
@@ -188,8 +218,15 @@ def _step_model(scenario: Scenario, wl: ServingWorkload, im: InferenceModel) -> 
     draft = None
     if wl.speculative.draft_model:
         dm = catalog.model(wl.speculative.draft_model, "inference.speculative.draft_model")
-        draft = InferenceModel(model=dm, cluster=scenario.cluster, tp=im.tp, pp=im.pp, engine=im.engine,
-                               weight_precision=wl.weight_precision, kv_precision=im.kv_precision)  # fmt: skip
+        draft = InferenceModel(
+            model=dm,
+            cluster=scenario.cluster,
+            tp=im.tp,
+            pp=im.pp,
+            engine=im.engine,
+            weight_precision=wl.weight_precision,
+            kv_precision=im.kv_precision,
+        )
     return SpeculativeStep(im, wl.speculative.num_draft_tokens, draft)
 
 
@@ -200,9 +237,13 @@ def _kv_transfer_s_per_token(scenario: Scenario, im: InferenceModel, accelerator
     within = accelerators <= cl.scale_up_domain
     bw = cl.scale_up_bw_one_way_bytes_per_s if within else cl.scale_out_bw_one_way_bytes_per_s
     if bw is None:
-        raise SpecError(f"{SIM}.disaggregation", None,
-                        f"the {'scale-up' if within else 'scale-out'} bandwidth of this cluster is unknown, so KV "
-                        "transfer time is unknown", "set hardware.scale_out (and nics_per_node)")  # fmt: skip
+        raise SpecError(
+            f"{SIM}.disaggregation",
+            None,
+            f"the {'scale-up' if within else 'scale-out'} bandwidth of this cluster is unknown, so KV "
+            "transfer time is unknown",
+            "set hardware.scale_out (and nics_per_node)",
+        )
     return im.kv_bytes_per_token_per_accelerator / bw
 
 
@@ -225,10 +266,13 @@ def simulate(
     else:
         replicas = sim.replicas or (wl.plan.replicas if wl.plan else None) or scenario.cluster.count // (tp * pp)
     if replicas < 1 or replicas * tp * pp > scenario.cluster.count:
-        raise SpecError(f"{SIM}.replicas", replicas,
-                        f"{max(replicas, 1)} replicas × tp·pp = {tp * pp} need {max(replicas, 1) * tp * pp} "
-                        f"accelerators, the hardware has {scenario.cluster.count}",
-                        "raise hardware.count or use fewer replicas")  # fmt: skip
+        raise SpecError(
+            f"{SIM}.replicas",
+            replicas,
+            f"{max(replicas, 1)} replicas × tp·pp = {tp * pp} need {max(replicas, 1) * tp * pp} "
+            f"accelerators, the hardware has {scenario.cluster.count}",
+            "raise hardware.count or use fewer replicas",
+        )
     notes: list[str] = []
     lim = limits_for(scenario, wl, im, "prefill" if dis else "mixed")
     model = step_model or _step_model(scenario, wl, im)
@@ -240,32 +284,55 @@ def simulate(
         if dp > 1:
             where = f"an attention-DP rank (1/{dp} of the replica)"
             fix = "shorten requests, or set inference.plan.attention_dp: false (the tp ranks then share each sequence)"
-        raise InfeasibleError(f"infeasible, because a request needs {longest:,} tokens of KV cache and {where} "
-                              f"holds {holder.kv_capacity_tokens:,} — {fix}")  # fmt: skip
+        raise InfeasibleError(
+            f"infeasible, because a request needs {longest:,} tokens of KV cache and {where} "
+            f"holds {holder.kv_capacity_tokens:,} — {fix}"
+        )
     closed = None
     if wl.arrival is not None and wl.arrival.kind == "concurrency":
         if not wl.concurrency:
-            raise SpecError("inference.concurrency", None, "closed-loop arrivals need a client count",
-                            "set inference.concurrency")  # fmt: skip
+            raise SpecError(
+                "inference.concurrency", None, "closed-loop arrivals need a client count", "set inference.concurrency"
+            )
         closed = wl.concurrency
     if dp > 1:
-        notes.append(f"attention data parallelism: {dp} ranks per replica step together (an iteration lasts as long "
-                     f"as its busiest rank), each with {holder.kv_capacity_tokens:,} KV tokens, "
-                     f"{holder.max_num_seqs} sequences and {holder.max_num_batched_tokens} batched tokens; requests "
-                     "go to the rank with the fewest active prompt tokens (TensorRT-LLM)")  # fmt: skip
+        notes.append(
+            f"attention data parallelism: {dp} ranks per replica step together (an iteration lasts as long "
+            f"as its busiest rank), each with {holder.kv_capacity_tokens:,} KV tokens, "
+            f"{holder.max_num_seqs} sequences and {holder.max_num_batched_tokens} batched tokens; requests "
+            "go to the rank with the fewest active prompt tokens (TensorRT-LLM)"
+        )
     if dis is not None:
         xfer = _kv_transfer_s_per_token(scenario, im, replicas * tp * pp)
-        notes.append(f"disaggregated: {dis.prefill_replicas} prefill + {dis.decode_replicas} decode replicas, "
-                     f"KV transfer {xfer * 1e9:.3g} ns per token")  # fmt: skip
-        engine = Simulation(model, lim, dis.prefill_replicas, sim.router, replace(lim, role="decode"),
-                            dis.decode_replicas, xfer, attention_dp_ranks=dp)  # fmt: skip
+        notes.append(
+            f"disaggregated: {dis.prefill_replicas} prefill + {dis.decode_replicas} decode replicas, "
+            f"KV transfer {xfer * 1e9:.3g} ns per token"
+        )
+        engine = Simulation(
+            model,
+            lim,
+            dis.prefill_replicas,
+            sim.router,
+            replace(lim, role="decode"),
+            dis.decode_replicas,
+            xfer,
+            attention_dp_ranks=dp,
+        )
     else:
         engine = Simulation(model, lim, replicas, sim.router, attention_dp_ranks=dp)
     rec = engine.run(reqs, closed)
     sched = sim.scheduler
     if sched is None or sched.max_num_batched_tokens is None or sched.max_num_seqs is None:
         sd = scheduler_defaults(wl.engine, scenario.cluster.accelerator, "server")
-        notes.append(f"scheduler: max_num_batched_tokens {lim.max_num_batched_tokens}, max_num_seqs {lim.max_num_seqs} "
-                     f"(unset values from the {sd.basis})")  # fmt: skip
-    return SimResult(summary=summarise(rec, wl.slo), records=rec, limits=lim, replicas=replicas, notes=tuple(notes),
-                     attention_dp_ranks=dp)  # fmt: skip
+        notes.append(
+            f"scheduler: max_num_batched_tokens {lim.max_num_batched_tokens}, max_num_seqs {lim.max_num_seqs} "
+            f"(unset values from the {sd.basis})"
+        )
+    return SimResult(
+        summary=summarise(rec, wl.slo),
+        records=rec,
+        limits=lim,
+        replicas=replicas,
+        notes=tuple(notes),
+        attention_dp_ranks=dp,
+    )

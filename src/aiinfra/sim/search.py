@@ -48,8 +48,14 @@ class SloReading:
 def _reading(s: SimSummary, slo: Slo) -> dict[str, Any]:
     """The :class:`SloReading` fields of a run's summary, as keyword arguments."""
     misses = tuple(slo_misses(s, slo))
-    return {"meets_slo": not misses, "misses": misses, "ttft_p90_s": s.ttft_s.p90, "tpot_p99_s": s.tpot_exclusive_s.p99,
-            "e2e_p99_s": s.e2e_s.p99, "output_tokens_per_s": s.output_tokens_per_s}  # fmt: skip
+    return {
+        "meets_slo": not misses,
+        "misses": misses,
+        "ttft_p90_s": s.ttft_s.p90,
+        "tpot_p99_s": s.tpot_exclusive_s.p99,
+        "e2e_p99_s": s.e2e_s.p99,
+        "output_tokens_per_s": s.output_tokens_per_s,
+    }
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -133,8 +139,9 @@ def _with_slo(scenario: Scenario, what: str) -> ServingWorkload:
     """The scenario's workload, which must state at least one SLO limit for ``what`` to search against."""
     wl = scenario.inference
     if wl is None or wl.slo is None or all(v is None for v in (wl.slo.ttft_p90_s, wl.slo.tpot_p99_s, wl.slo.e2e_p99_s)):
-        raise SpecError("inference.slo", None, f"{what} needs an SLO",
-                        "set inference.slo: {ttft_p90_s: ..., tpot_p99_s: ...}")  # fmt: skip
+        raise SpecError(
+            "inference.slo", None, f"{what} needs an SLO", "set inference.slo: {ttft_p90_s: ..., tpot_p99_s: ...}"
+        )
     return wl
 
 
@@ -162,8 +169,12 @@ def max_rate_meeting_slo(
     replaces the analytic step time (tests); ``progress(done, None)`` is called after each simulation."""
     wl = _with_slo(scenario, "finding the max rate")
     if wl.arrival is not None and wl.arrival.kind in ("trace", "concurrency"):
-        raise SpecError("inference.arrival.kind", wl.arrival.kind, "the rate search varies an open-loop arrival rate",
-                        "use arrival kind poisson or gamma")  # fmt: skip
+        raise SpecError(
+            "inference.arrival.kind",
+            wl.arrival.kind,
+            "the rate search varies an open-loop arrival rate",
+            "use arrival kind poisson or gamma",
+        )
     if start_rate_per_s is None:
         sat = estimate(scenario.model, scenario.cluster, replace(wl, batch="max"), usage="server")
         start_rate_per_s = 1.2 * sat.requests_per_s
@@ -176,9 +187,15 @@ def max_rate_meeting_slo(
             "or use a faster deployment (more tp, lower precision, faster accelerator)"
         )
 
-    rate, points = _boundary(_counted(lambda r: _point(scenario, seed, r, step_model), progress), start,
-                             lambda r: 2.0 * r, lambda r: r / 2.0, lambda lo, hi: (lo + hi) / 2.0,
-                             lambda lo, hi: iterations, infeasible)  # fmt: skip
+    rate, points = _boundary(
+        _counted(lambda r: _point(scenario, seed, r, step_model), progress),
+        start,
+        lambda r: 2.0 * r,
+        lambda r: r / 2.0,
+        lambda lo, hi: (lo + hi) / 2.0,
+        lambda lo, hi: iterations,
+        infeasible,
+    )
     return rate, sorted(points, key=lambda q: q.request_rate_per_s)
 
 
@@ -192,9 +209,15 @@ def _after_start_up(rec: Records, clients: int) -> Records:
     """The run without its first ``clients`` requests (the ramp-up); the later ones arrive as earlier answers
     end."""
     cut = slice(clients, None)
-    return replace(rec, arrival_s=rec.arrival_s[cut], first_token_s=rec.first_token_s[cut],
-                   finish_s=rec.finish_s[cut], input_tokens=rec.input_tokens[cut],
-                   output_tokens=rec.output_tokens[cut], priority=rec.priority[cut])  # fmt: skip
+    return replace(
+        rec,
+        arrival_s=rec.arrival_s[cut],
+        first_token_s=rec.first_token_s[cut],
+        finish_s=rec.finish_s[cut],
+        input_tokens=rec.input_tokens[cut],
+        output_tokens=rec.output_tokens[cut],
+        priority=rec.priority[cut],
+    )
 
 
 def closed_loop_run(
@@ -213,9 +236,15 @@ def closed_loop_run(
         model = step_model or model_for(scenario.model, scenario.cluster, wl)
         step = steady_state_step(clients, wl.input_tokens, wl.output_tokens)
         ramp_s = wl.output_tokens * model.iteration_time_s(step)
-    closed = replace(wl, arrival=Arrival(kind="concurrency", ramp_s=ramp_s), concurrency=clients,
-                     request_rate_per_s=None, users=None, duration_s=None,
-                     num_requests=max(wl.num_requests or 0, CLOSED_LOOP_REQUESTS_PER_CLIENT * clients))  # fmt: skip
+    closed = replace(
+        wl,
+        arrival=Arrival(kind="concurrency", ramp_s=ramp_s),
+        concurrency=clients,
+        request_rate_per_s=None,
+        users=None,
+        duration_s=None,
+        num_requests=max(wl.num_requests or 0, CLOSED_LOOP_REQUESTS_PER_CLIENT * clients),
+    )
     rec = simulate(replace(scenario, inference=closed), seed=seed, step_model=step_model).records
     steady = _after_start_up(rec, clients)
     return steady, summarise(steady, wl.slo)
@@ -242,8 +271,12 @@ def max_clients_meeting_slo(
     if one client misses it, the SLO is infeasible). Then bisect on whole clients until the bracket closes."""
     wl = _with_slo(scenario, "finding the most clients")
     if wl.arrival is not None and wl.arrival.kind == "trace":
-        raise SpecError("inference.arrival.kind", wl.arrival.kind, "the client search generates its own requests",
-                        "use arrival kind poisson, gamma or concurrency")  # fmt: skip
+        raise SpecError(
+            "inference.arrival.kind",
+            wl.arrival.kind,
+            "the client search generates its own requests",
+            "use arrival kind poisson, gamma or concurrency",
+        )
     if start_clients is None:
         start_clients = estimate(scenario.model, scenario.cluster, replace(wl, batch="max"), usage="server").batch_seqs
 
@@ -253,9 +286,14 @@ def max_clients_meeting_slo(
             "faster deployment (more tp, lower precision, faster accelerator)"
         )
 
-    clients, points = _boundary(_counted(lambda c: _clients_point(scenario, seed, c, step_model), progress),
-                                max(1, start_clients),
-                                lambda c: 2 * c, lambda c: max(1, c // 2) if c > 1 else None,
-                                lambda lo, hi: (lo + hi) // 2, lambda lo, hi: math.ceil(math.log2(max(hi - lo, 1))),
-                                infeasible, max_down=start_clients.bit_length())  # fmt: skip
+    clients, points = _boundary(
+        _counted(lambda c: _clients_point(scenario, seed, c, step_model), progress),
+        max(1, start_clients),
+        lambda c: 2 * c,
+        lambda c: max(1, c // 2) if c > 1 else None,
+        lambda lo, hi: (lo + hi) // 2,
+        lambda lo, hi: math.ceil(math.log2(max(hi - lo, 1))),
+        infeasible,
+        max_down=start_clients.bit_length(),
+    )
     return clients, sorted(points, key=lambda q: q.clients)

@@ -22,19 +22,28 @@ def read_text(path: str | Path, field: str, kind: str, max_bytes: int = MAX_INPU
     try:
         size = p.stat().st_size
         if size > max_bytes:
-            raise SpecError(field, str(path), f"file is {size:,} bytes, above the {max_bytes:,}-byte limit",
-                            f"give {kind} under {max_bytes // 2**20} MiB")  # fmt: skip
+            raise SpecError(
+                field,
+                str(path),
+                f"file is {size:,} bytes, above the {max_bytes:,}-byte limit",
+                f"give {kind} under {max_bytes // 2**20} MiB",
+            )
         data = p.read_bytes()
     except OSError as exc:
-        raise SpecError(field, str(path), f"cannot be read ({exc.strerror})", "check the path and permissions"
-                        ) from None  # fmt: skip
+        raise SpecError(
+            field, str(path), f"cannot be read ({exc.strerror})", "check the path and permissions"
+        ) from None
     if b"\x00" in data:
         raise SpecError(field, str(path), "is a binary file (contains NUL bytes)", f"give {kind} as UTF-8 text")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise SpecError(field, str(path), f"is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})",
-                        "save the file as UTF-8") from None  # fmt: skip
+        raise SpecError(
+            field,
+            str(path),
+            f"is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+            "save the file as UTF-8",
+        ) from None
     if not text.strip():
         raise SpecError(field, str(path), "file is empty", f"give {kind}")
     return text

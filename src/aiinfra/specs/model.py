@@ -62,19 +62,34 @@ class ModelArch:
     def __post_init__(self) -> None:
         """Rules across fields that every real architecture obeys."""
         if self.head_dim is None and self.hidden_size % self.num_heads:
-            raise FieldProblem("num_heads", self.num_heads, f"does not divide hidden_size {self.hidden_size}",
-                               "give a head count that divides the hidden size, or set head_dim")  # fmt: skip
+            raise FieldProblem(
+                "num_heads",
+                self.num_heads,
+                f"does not divide hidden_size {self.hidden_size}",
+                "give a head count that divides the hidden size, or set head_dim",
+            )
         kv = self.kv_heads
         if kv > self.num_heads or self.num_heads % kv:
-            raise FieldProblem("num_kv_heads", kv, f"does not divide num_heads {self.num_heads}",
-                               "give KV heads that divide the attention heads (1 = MQA, num_heads = MHA)")  # fmt: skip
+            raise FieldProblem(
+                "num_kv_heads",
+                kv,
+                f"does not divide num_heads {self.num_heads}",
+                "give KV heads that divide the attention heads (1 = MQA, num_heads = MHA)",
+            )
         if self.experts_per_token > self.num_experts:
-            raise FieldProblem("experts_per_token", self.experts_per_token,
-                               f"is above num_experts {self.num_experts}",
-                               "route each token to at most num_experts experts")  # fmt: skip
+            raise FieldProblem(
+                "experts_per_token",
+                self.experts_per_token,
+                f"is above num_experts {self.num_experts}",
+                "route each token to at most num_experts experts",
+            )
         if self.first_k_dense_layers > self.num_layers:
-            raise FieldProblem("first_k_dense_layers", self.first_k_dense_layers,
-                               f"is above num_layers {self.num_layers}", "give at most num_layers")  # fmt: skip
+            raise FieldProblem(
+                "first_k_dense_layers",
+                self.first_k_dense_layers,
+                f"is above num_layers {self.num_layers}",
+                "give at most num_layers",
+            )
 
     @property
     def kv_heads(self) -> int:

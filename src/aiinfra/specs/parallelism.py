@@ -56,6 +56,8 @@ class Recompute(IntEnum):
     @classmethod
     def of(cls, label: str) -> Recompute:
         return cls[label.upper()]
+
+
 Degree = Accelerators
 """A parallel degree or replica count: at most the accelerators of the largest cluster."""
 

@@ -123,12 +123,20 @@ def _check_conflicts(inp: ScenarioInput) -> None:
     """Keys that contradict each other (checked on the file as written; planners derive such workloads freely)."""
     hw = inp.hardware
     if hw.per_node is not None and hw.count > hw.per_node and hw.count % hw.per_node:
-        raise SpecError("hardware.per_node", hw.per_node, f"does not divide count {hw.count}",
-                        "give a count that fills whole nodes, or the right accelerators per node")  # fmt: skip
+        raise SpecError(
+            "hardware.per_node",
+            hw.per_node,
+            f"does not divide count {hw.count}",
+            "give a count that fills whole nodes, or the right accelerators per node",
+        )
     wl = inp.inference
     if wl is not None and wl.batch is not None and wl.concurrency is not None:
-        raise SpecError("inference.concurrency", wl.concurrency, f"given together with batch {wl.batch!r}",
-                        "give batch (a fixed batch) or concurrency (a closed loop of clients)")  # fmt: skip
+        raise SpecError(
+            "inference.concurrency",
+            wl.concurrency,
+            f"given together with batch {wl.batch!r}",
+            "give batch (a fixed batch) or concurrency (a closed loop of clients)",
+        )
 
 
 def parse_scenario(data: dict[str, Any], sets: list[str] | None = None) -> ScenarioInput:

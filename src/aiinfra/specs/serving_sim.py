@@ -24,7 +24,6 @@ from aiinfra.specs.common import STRICT
 Replicas = Annotated[int, InRange(1, MAX_SIMULATED_REPLICAS)]
 
 
-
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SchedulerConfig:
     """How a replica batches work (vLLM-style continuous batching by default)."""

@@ -42,12 +42,16 @@ class _Loader(yaml.SafeLoader):
         tag = getattr(event, "tag", None)
         if not isinstance(event, AliasEvent) and tag not in (None, "!"):
             shown = str(tag).replace("tag:yaml.org,2002:", "!!")
-            raise _Refused(f"YAML tag {shown} is not allowed", "remove the tag: scenarios hold plain values only",
-                           event.start_mark.line + 1)  # fmt: skip
+            raise _Refused(
+                f"YAML tag {shown} is not allowed",
+                "remove the tag: scenarios hold plain values only",
+                event.start_mark.line + 1,
+            )
         self._depth += 1
         if self._depth > MAX_YAML_DEPTH:
-            raise _Refused(f"nested deeper than {MAX_YAML_DEPTH} levels", "flatten the document",
-                           event.start_mark.line + 1)  # fmt: skip
+            raise _Refused(
+                f"nested deeper than {MAX_YAML_DEPTH} levels", "flatten the document", event.start_mark.line + 1
+            )
         try:
             return super().compose_node(parent, index)
         finally:
@@ -64,11 +68,13 @@ class _Loader(yaml.SafeLoader):
                     duplicate = key in seen
                     seen.add(key)
                 except TypeError:
-                    raise _Refused("a mapping key is not a plain value", "use plain keys",
-                                   key_node.start_mark.line + 1) from None  # fmt: skip
+                    raise _Refused(
+                        "a mapping key is not a plain value", "use plain keys", key_node.start_mark.line + 1
+                    ) from None
                 if duplicate:
-                    raise _Refused(f"duplicate key '{key}'", "keep one of the two entries",
-                                   key_node.start_mark.line + 1)  # fmt: skip
+                    raise _Refused(
+                        f"duplicate key '{key}'", "keep one of the two entries", key_node.start_mark.line + 1
+                    )
         return super().construct_mapping(node, deep=deep)
 
 
@@ -105,8 +111,11 @@ def load_yaml(text: str, field: str, value: str) -> Any:
         if node is None:
             return None
         if _expanded_nodes(node) > MAX_YAML_NODES:
-            raise _Refused(f"expands to more than {MAX_YAML_NODES:,} values (aliases)",
-                           "write the values out instead of nesting aliases", None)  # fmt: skip
+            raise _Refused(
+                f"expands to more than {MAX_YAML_NODES:,} values (aliases)",
+                "write the values out instead of nesting aliases",
+                None,
+            )
         return loader.construct_document(node)
     except _Refused as exc:
         where = f" at line {exc.line}" if exc.line else ""

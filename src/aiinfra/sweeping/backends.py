@@ -47,8 +47,12 @@ def _exit_with_parent(parent_pid: int) -> None:
 
 def process_pool(fn: Callable[[Any], Any], tasks: Iterator[Any], workers: int) -> Iterator[Outcome]:
     """A local pool of ``workers`` spawned processes (a fresh interpreter each: no state inherited by fork)."""
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_exit_with_parent, initargs=(os.getpid(),))
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_exit_with_parent,
+        initargs=(os.getpid(),),
+    )
     pending: dict[Future[Any], Any] = {}
     broken = finished = False
     try:
@@ -71,8 +75,13 @@ def process_pool(fn: Callable[[Any], Any], tasks: Iterator[Any], workers: int) -
         pool.shutdown(wait=finished, cancel_futures=True)
 
 
-def ray_tasks(fn: Callable[[Any], Any], tasks: Iterator[Any], address: str | None, workers: int | None,
-              slots: list[int] | None = None) -> Iterator[Outcome]:  # fmt: skip
+def ray_tasks(
+    fn: Callable[[Any], Any],
+    tasks: Iterator[Any],
+    address: str | None,
+    workers: int | None,
+    slots: list[int] | None = None,
+) -> Iterator[Outcome]:
     """Ray tasks: on the running Ray instance if this process started one (``ray.init`` before), else on the
     cluster at ``address`` (``auto``: the local node's cluster), else on a new local instance stopped at the end.
     A task whose worker dies is retried by Ray (``max_retries``); one that still fails is yielded as lost. The

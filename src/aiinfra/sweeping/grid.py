@@ -83,8 +83,12 @@ class Grid:
                 seen.add(key)
         if zips and len({len(v) for _, v in zips}) > 1:
             lengths = ", ".join(f"{k}: {len(v)}" for k, v in zips)
-            raise SpecError(f"--zip {zips[0][0]}", lengths, "zipped keys need the same number of values",
-                            "give every --zip key as many values as the others")  # fmt: skip
+            raise SpecError(
+                f"--zip {zips[0][0]}",
+                lengths,
+                "zipped keys need the same number of values",
+                "give every --zip key as many values as the others",
+            )
         if not axes and not zips:
             raise SpecError("--grid", None, "no axis to sweep", "give at least one --grid KEY=V1,V2,...")
         return cls(tuple(axes), tuple(zips))

@@ -127,16 +127,24 @@ class ResultStore:
     def __init__(self, root: str | Path, meta: Mapping[str, Any]) -> None:
         self.root = Path(root)
         if self.root.exists() and not self.root.is_dir():
-            raise SpecError("--out", str(root), "is a file, not a results directory",
-                            "give a new path (a directory of Parquet parts is created there)")  # fmt: skip
+            raise SpecError(
+                "--out",
+                str(root),
+                "is a file, not a results directory",
+                "give a new path (a directory of Parquet parts is created there)",
+            )
         self.root.mkdir(parents=True, exist_ok=True)
         meta_path = self.root / META
         new = json.loads(json.dumps(dict(meta), default=str))
         if meta_path.exists():
             old = json.loads(meta_path.read_text())
             if old.get("question") != new.get("question") or old.get("options") != new.get("options"):
-                raise SpecError("--out", str(root), f"holds a sweep of {old.get('question')} {old.get('options')}",
-                                "resume with the same question and options, or give another --out")  # fmt: skip
+                raise SpecError(
+                    "--out",
+                    str(root),
+                    f"holds a sweep of {old.get('question')} {old.get('options')}",
+                    "resume with the same question and options, or give another --out",
+                )
             new["keys"] = list(dict.fromkeys([*old.get("keys", []), *new.get("keys", [])]))  # a grid grown by keys
         tmp = self.root / f".{META}.{uuid.uuid4().hex[:8]}.tmp"
         tmp.write_text(json.dumps(new, sort_keys=True) + "\n")

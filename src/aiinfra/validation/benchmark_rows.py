@@ -36,11 +36,15 @@ def benchmark_of(row: dict[str, str]) -> BenchmarkSpec | None:
 
 def _mean(stats: TokenStats, bench: BenchmarkSpec, what: str, flags: list[str]) -> int:
     if stats.mean is None:
-        raise RowError(f"{what} blank, and {bench.id} has no published mean {what.split('_')[0]} length "
-                       "(catalog/data/benchmarks.yaml)")  # fmt: skip
+        raise RowError(
+            f"{what} blank, and {bench.id} has no published mean {what.split('_')[0]} length "
+            "(catalog/data/benchmarks.yaml)"
+        )
     value = max(1, round(stats.mean))
-    flags.append(f"{what} blank: {value}, the mean over the {bench.num_samples or '?'} samples of {bench.id} "
-                 "(catalog/data/benchmarks.yaml)")  # fmt: skip
+    flags.append(
+        f"{what} blank: {value}, the mean over the {bench.num_samples or '?'} samples of {bench.id} "
+        "(catalog/data/benchmarks.yaml)"
+    )
     return value
 
 
@@ -51,8 +55,10 @@ def fill_lengths(
     row nor a catalog benchmark gives them."""
     if bench is None:
         if is_mlperf(row):
-            raise RowError("input_tokens or output_tokens blank, and no benchmark in catalog/data/benchmarks.yaml "
-                           "matches the row's source or model_name")  # fmt: skip
+            raise RowError(
+                "input_tokens or output_tokens blank, and no benchmark in catalog/data/benchmarks.yaml "
+                "matches the row's source or model_name"
+            )
         raise RowError("input_tokens or output_tokens blank (mean prompt length not stated by the source)")
     if inp is None:
         inp = _mean(bench.input_tokens, bench, "input_tokens", flags)
@@ -73,8 +79,9 @@ def _length_dist(stats: TokenStats | None, what: str, flags: list[str]) -> dict[
     if stats.max is not None:
         dist["high"] = int(stats.max)
         cap = f", capped at the longest sample {int(stats.max)}"
-    flags.append(f"{what}: lognormal σ={sigma:.3f} (moment fit to the dataset's mean {stats.mean:g} and std "
-                 f"{stats.std:g}){cap}")  # fmt: skip
+    flags.append(
+        f"{what}: lognormal σ={sigma:.3f} (moment fit to the dataset's mean {stats.mean:g} and std {stats.std:g}){cap}"
+    )
     return dist
 
 
@@ -83,9 +90,14 @@ MAX_BENCHMARK_SIM_REQUESTS = 100_000
 
 
 def sim_settings(
-    row: dict[str, str], engine: str, budget_tokens: int | None, stated: dict[str, int],
-    bench: BenchmarkSpec | None, rate_per_s: float | None, flags: list[str],
-) -> dict[str, object]:  # fmt: skip
+    row: dict[str, str],
+    engine: str,
+    budget_tokens: int | None,
+    stated: dict[str, int],
+    bench: BenchmarkSpec | None,
+    rate_per_s: float | None,
+    flags: list[str],
+) -> dict[str, object]:
     """The ``inference.simulation`` block (plus ``num_requests``) for a Poisson row.
 
     * scheduler: the settings the notes state; the rest, for vLLM, the simulator's own V1 defaults for the
@@ -100,8 +112,10 @@ def sim_settings(
     if not eng.device_dependent_defaults and eng.max_num_seqs is not None and eng.max_num_batched_tokens is not None:
         sched.setdefault("max_num_seqs", eng.max_num_seqs)
         sched.setdefault("max_num_batched_tokens", budget_tokens or eng.max_num_batched_tokens)
-        limits = (f"; {engine} scheduler limits {sched['max_num_seqs']} seqs / "
-                  f"{sched['max_num_batched_tokens']} tokens per iteration")  # fmt: skip
+        limits = (
+            f"; {engine} scheduler limits {sched['max_num_seqs']} seqs / "
+            f"{sched['max_num_batched_tokens']} tokens per iteration"
+        )
     m = re.search(r"(\d[\d,]*) requests", row.get("notes") or "")
     if m:
         n_req = int(m.group(1).replace(",", ""))

@@ -74,8 +74,17 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     m_frac = re.search(r"kv_cache_free_gpu_mem_fraction\D{0,3}(0\.\d+)", notes)
     free_frac = float(m_frac.group(1)) if m_frac else None
     cluster = cluster_for(row["accelerator"].strip(), n)
-    im = InferenceModel(model=model, cluster=cluster, tp=tp, pp=pp, weight_precision=wp, kv_precision=kvp,
-                        ep=ep, attention_dp=attention_dp, engine=engine)  # fmt: skip
+    im = InferenceModel(
+        model=model,
+        cluster=cluster,
+        tp=tp,
+        pp=pp,
+        weight_precision=wp,
+        kv_precision=kvp,
+        ep=ep,
+        attention_dp=attention_dp,
+        engine=engine,
+    )
     if metric == "itl_intercept_s":
         return RowPrediction(im.iteration_time_s(StepBatch.decode(1, 0)), "; ".join(flags))
     if metric == "itl_slope_s_per_context_token":
@@ -94,8 +103,13 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         if mode != "poisson":
             flags.append("analytic estimate at the mean lengths")
     batch = integer(row, "batch_or_concurrency")
-    wl_data: dict[str, object] = {"weight_precision": wp, "kv_precision": kvp, "input_tokens": inp,
-                                  "output_tokens": max(out, 1), "plan": {"tp": tp, "pp": pp}}  # fmt: skip
+    wl_data: dict[str, object] = {
+        "weight_precision": wp,
+        "kv_precision": kvp,
+        "input_tokens": inp,
+        "output_tokens": max(out, 1),
+        "plan": {"tp": tp, "pp": pp},
+    }
     # scheduler settings the notes state (a run's own configuration); else the engine's defaults for the
     # device and the usage context: offline/batch rows are LLM-class benchmarks, the others API-server runs
     stated_budget, stated_seqs = _stated(notes, "max_num_batched_tokens"), _stated(notes, "max_num_seqs")
@@ -119,18 +133,32 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     elif mode == "poisson":
         wl_data["batch"] = "max"
     wl = validate(ServingWorkload, wl_data, where=f"row {row['id']}")
-    est = estimate(model, cluster, wl, engine=engine, prefill_budget_tokens=budget, attention_dp=attention_dp,
-                   kv_free_frac=free_frac, usage=usage, max_num_seqs=stated_seqs)  # fmt: skip
-    details = {"batch_seqs": est.batch_seqs, "kv_capacity_tokens": est.kv_capacity_tokens,
-               "decode_bound": est.decode_bound, "prefill_bound": est.prefill_bound}  # fmt: skip
+    est = estimate(
+        model,
+        cluster,
+        wl,
+        engine=engine,
+        prefill_budget_tokens=budget,
+        attention_dp=attention_dp,
+        kv_free_frac=free_frac,
+        usage=usage,
+        max_num_seqs=stated_seqs,
+    )
+    details = {
+        "batch_seqs": est.batch_seqs,
+        "kv_capacity_tokens": est.kv_capacity_tokens,
+        "decode_bound": est.decode_bound,
+        "prefill_bound": est.prefill_bound,
+    }
     if mode == "poisson":
         sched = {k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v}
         rate = num(row, "request_rate_per_s")
         sim = sim_settings(row, engine, budget, sched, bench, rate_per_s=rate, flags=flags)
         return _simulated(row, model, n, tp, pp, wp, kvp, engine, inp, out, metric, flags, details, sim, bench)
     if mode == "concurrency" and metric in CLOSED_LOOP_METRICS:
-        return _closed_loop(model, row["accelerator"].strip(), n, tp, pp, wp, kvp, engine, inp, out, batch or 1,
-                            metric, flags, details)  # fmt: skip
+        return _closed_loop(
+            model, row["accelerator"].strip(), n, tp, pp, wp, kvp, engine, inp, out, batch or 1, metric, flags, details
+        )
     if metric == "output_tokens_per_s":
         return RowPrediction(est.output_tokens_per_s, "; ".join(flags), details)
     if metric == "requests_per_s":
@@ -165,11 +193,21 @@ def _trtllm_bench(
     if frac is None:
         return None
     return trtllm_bench_limits(
-        params=params_total(model), num_layers=model.num_layers, kv_heads=model.kv_heads, head_dim=model.head_size,
-        tp=im.tp, pp=im.pp, device_memory_bytes=im.cluster.accelerator.memory_bytes,
-        weight_precision=im.weight_precision, kv_precision=im.kv_precision, input_tokens=inp, output_tokens=out,
-        kv_free_frac=frac, attention_dp_ranks=im.tp if attention_dp else 1, engine=engine,
-    )  # fmt: skip
+        params=params_total(model),
+        num_layers=model.num_layers,
+        kv_heads=model.kv_heads,
+        head_dim=model.head_size,
+        tp=im.tp,
+        pp=im.pp,
+        device_memory_bytes=im.cluster.accelerator.memory_bytes,
+        weight_precision=im.weight_precision,
+        kv_precision=im.kv_precision,
+        input_tokens=inp,
+        output_tokens=out,
+        kv_free_frac=frac,
+        attention_dp_ranks=im.tp if attention_dp else 1,
+        engine=engine,
+    )
 
 
 def _best_tp(row: dict[str, str], n: int) -> RowPrediction:
@@ -190,8 +228,10 @@ def _best_tp(row: dict[str, str], n: int) -> RowPrediction:
     if best is None:
         raise RowError("tp blank and no tp dividing num_accelerators fits: " + "; ".join(reasons[:2]))
     chosen = predict_row({**row, "tp": str(best[1])})
-    flag = (f"tp blank: tp = {best[1]} ({n // (best[1] * pp)} replicas), the layout with the highest predicted "
-            f"offline throughput among the divisors of num_accelerators = {n}")  # fmt: skip
+    flag = (
+        f"tp blank: tp = {best[1]} ({n // (best[1] * pp)} replicas), the layout with the highest predicted "
+        f"offline throughput among the divisors of num_accelerators = {n}"
+    )
     return RowPrediction(chosen.predicted, "; ".join(x for x in (flag, chosen.reason) if x), chosen.details)
 
 
@@ -203,9 +243,11 @@ def _kv_capacity(
     engine defaults of catalog/data/engines.yaml (flagged)."""
     eng = catalog.engine(engine)
     settings: dict[str, float] = {}
-    for key, default in (("gpu_memory_utilization", eng.gpu_memory_utilization_frac),
-                         ("max_num_batched_tokens", eng.max_num_batched_tokens),
-                         ("block_size", eng.block_size_tokens)):  # fmt: skip
+    for key, default in (
+        ("gpu_memory_utilization", eng.gpu_memory_utilization_frac),
+        ("max_num_batched_tokens", eng.max_num_batched_tokens),
+        ("block_size", eng.block_size_tokens),
+    ):
         m = re.search(rf"{key}\D{{0,4}}(\d+(?:\.\d+)?)", notes)
         if m:
             settings[key] = float(m.group(1))
@@ -214,8 +256,14 @@ def _kv_capacity(
             flags.append(f"{key} not in notes: engine default {default}")
         else:
             raise RowError(f"{key} not stated and no {engine} default in catalog/data/engines.yaml")
-    cap = kv_capacity(im, settings["gpu_memory_utilization"], int(settings["block_size"]),
-                      int(settings["max_num_batched_tokens"]), engine, free_frac)  # fmt: skip
+    cap = kv_capacity(
+        im,
+        settings["gpu_memory_utilization"],
+        int(settings["block_size"]),
+        int(settings["max_num_batched_tokens"]),
+        engine,
+        free_frac,
+    )
     details = {
         "weights_bytes": cap.weights_bytes,
         "activation_peak_bytes": cap.activation_peak_bytes,
@@ -227,10 +275,22 @@ def _kv_capacity(
 
 
 def _simulated(
-    row: dict[str, str], model: object, n: int, tp: int, pp: int, wp: str, kvp: str, engine: str, inp: int, out: int,
-    metric: str, flags: list[str], details: dict[str, object], sim: dict[str, object],
+    row: dict[str, str],
+    model: object,
+    n: int,
+    tp: int,
+    pp: int,
+    wp: str,
+    kvp: str,
+    engine: str,
+    inp: int,
+    out: int,
+    metric: str,
+    flags: list[str],
+    details: dict[str, object],
+    sim: dict[str, object],
     bench: BenchmarkSpec | None,
-) -> RowPrediction:  # fmt: skip
+) -> RowPrediction:
     """Open-loop Poisson rows are predicted by the serving simulator (same step-time model). Request count,
     length distributions and scheduler limits come from ``sim`` (benchmark_rows.sim_settings)."""
     rate = num(row, "request_rate_per_s")
@@ -238,22 +298,46 @@ def _simulated(
         raise RowError("request_rate_per_s blank")
     sim = dict(sim)
     n_req = sim.pop("num_requests")
-    scenario = _row_scenario(model, row["accelerator"].strip(), n, wp, kvp, engine, inp, out, {"tp": tp, "pp": pp},
-                             request_rate_per_s=rate, num_requests=n_req, simulation=sim)  # fmt: skip
+    scenario = _row_scenario(
+        model,
+        row["accelerator"].strip(),
+        n,
+        wp,
+        kvp,
+        engine,
+        inp,
+        out,
+        {"tp": tp, "pp": pp},
+        request_rate_per_s=rate,
+        num_requests=n_req,
+        simulation=sim,
+    )
     summ = _simulate(scenario)
     if bench is not None:
         flags.extend(latency_limit_flags(row, bench, summ.ttft_s.p99, summ.tpot_exclusive_s.p99))
-    values = {"output_tokens_per_s": summ.output_tokens_per_s, "requests_per_s": summ.requests_per_s,
-              "ttft_s": summ.ttft_s.mean, "tpot_s": summ.tpot_exclusive_s.mean}  # fmt: skip
+    values = {
+        "output_tokens_per_s": summ.output_tokens_per_s,
+        "requests_per_s": summ.requests_per_s,
+        "ttft_s": summ.ttft_s.mean,
+        "tpot_s": summ.tpot_exclusive_s.mean,
+    }
     if metric not in values:
         raise RowError(f"metric {metric!r} not modelled for poisson rows")
     return RowPrediction(values[metric], "; ".join(flags), details)
 
 
 def _row_scenario(
-    model: object, accelerator: str, n: int, wp: str, kvp: str, engine: str, inp: int, out: int,
-    plan: dict[str, int], **inference: object,
-) -> str:  # fmt: skip
+    model: object,
+    accelerator: str,
+    n: int,
+    wp: str,
+    kvp: str,
+    engine: str,
+    inp: int,
+    out: int,
+    plan: dict[str, int],
+    **inference: object,
+) -> str:
     """The scenario a simulated row runs, as canonical JSON (the key of the memoised simulations): the row's model,
     ``n`` accelerators, precisions, engine, lengths and ``plan``, plus the ``inference`` fields given."""
     from aiinfra.report.render import jsonable
@@ -262,9 +346,16 @@ def _row_scenario(
     scenario = {
         "model": arch,
         "hardware": {"accelerator": accelerator, "count": n},
-        "inference": {"weight_precision": wp, "kv_precision": kvp, "engine": engine, "input_tokens": inp,
-                      "output_tokens": out, "plan": plan, **inference},
-    }  # fmt: skip
+        "inference": {
+            "weight_precision": wp,
+            "kv_precision": kvp,
+            "engine": engine,
+            "input_tokens": inp,
+            "output_tokens": out,
+            "plan": plan,
+            **inference,
+        },
+    }
     return json.dumps(scenario, sort_keys=True)
 
 
@@ -275,19 +366,36 @@ holds queues (TTFT)."""
 
 
 def _closed_loop(
-    model: object, accelerator: str, n: int, tp: int, pp: int, wp: str, kvp: str, engine: str, inp: int, out: int,
-    clients: int, metric: str, flags: list[str], details: dict[str, object],
-) -> RowPrediction:  # fmt: skip
+    model: object,
+    accelerator: str,
+    n: int,
+    tp: int,
+    pp: int,
+    wp: str,
+    kvp: str,
+    engine: str,
+    inp: int,
+    out: int,
+    clients: int,
+    metric: str,
+    flags: list[str],
+    details: dict[str, object],
+) -> RowPrediction:
     """A closed loop of ``clients`` clients, each sending its next request when its answer ends (the benchmark
     clients' concurrency mode, all started at once as the benchmark tools launch them), simulated with the same
     step-time model and the engine's server defaults: the mean TTFT, exclusive TPOT and output tokens/s of the steady
     state after the first ``clients`` requests (aiinfra.sim.search.closed_loop_run)."""
     scenario = _row_scenario(model, accelerator, n, wp, kvp, engine, inp, out, {"tp": tp, "pp": pp, "replicas": 1})
     summ = _closed_loop_summary(scenario, clients)
-    flags.append(f"simulated: closed loop of {clients} clients started together ({summ.completed} steady-state "
-                 "requests, the first one of each client left out), the engine's server defaults")  # fmt: skip
-    values = {"output_tokens_per_s": summ.output_tokens_per_s, "ttft_s": summ.ttft_s.mean,
-              "tpot_s": summ.tpot_exclusive_s.mean}  # fmt: skip
+    flags.append(
+        f"simulated: closed loop of {clients} clients started together ({summ.completed} steady-state "
+        "requests, the first one of each client left out), the engine's server defaults"
+    )
+    values = {
+        "output_tokens_per_s": summ.output_tokens_per_s,
+        "ttft_s": summ.ttft_s.mean,
+        "tpot_s": summ.tpot_exclusive_s.mean,
+    }
     return RowPrediction(values[metric], "; ".join(flags), details)
 
 

@@ -88,17 +88,29 @@ def catalog_model_for(name: str) -> ModelArch | None:
     """The catalog model (sourced row) a row's model_name names, if exactly one matches."""
     key = _norm(name)
     hits = [
-        m for mid, m in catalog.rows("models").items()
+        m
+        for mid, m in catalog.rows("models").items()
         if any(_same_model(key, _norm(k)) for k in (m.name, mid, mid.removeprefix("meta-")))
-    ]  # fmt: skip
+    ]
     return hits[0] if len(hits) == 1 else None
 
 
 #: row columns that carry a ModelArch field of the same name
 _ARCH_COLUMNS = (
-    "num_layers", "hidden_size", "num_heads", "num_kv_heads", "head_dim", "ffn_hidden_size", "vocab_size", "mlp",
-    "attention", "num_experts", "experts_per_token", "moe_ffn_hidden_size", "num_shared_experts",
-)  # fmt: skip
+    "num_layers",
+    "hidden_size",
+    "num_heads",
+    "num_kv_heads",
+    "head_dim",
+    "ffn_hidden_size",
+    "vocab_size",
+    "mlp",
+    "attention",
+    "num_experts",
+    "experts_per_token",
+    "moe_ffn_hidden_size",
+    "num_shared_experts",
+)
 
 
 def _fill_from_catalog(row: dict[str, str], flags: list[str]) -> dict[str, str]:
@@ -118,9 +130,10 @@ def _fill_from_catalog(row: dict[str, str], flags: list[str]) -> dict[str, str]:
             taken.append(col)
     if cat.attention == "mla":
         extra = " ".join(
-            f"{k} {getattr(cat, k)}" for k in ("kv_lora_rank", "qk_rope_head_dim", "q_lora_rank", "qk_nope_head_dim")
+            f"{k} {getattr(cat, k)}"
+            for k in ("kv_lora_rank", "qk_rope_head_dim", "q_lora_rank", "qk_nope_head_dim")
             if getattr(cat, k, None) and k not in (row.get("notes") or "")
-        )  # fmt: skip
+        )
         filled["notes"] = f"{row.get('notes') or ''} | {extra}"
     if cat.first_k_dense_layers and "dense" not in (row.get("notes") or ""):
         filled["notes"] = f"{filled.get('notes') or ''} | first {cat.first_k_dense_layers} layers dense"

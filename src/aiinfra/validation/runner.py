@@ -94,14 +94,39 @@ def _predictor(kind: str) -> RowPredictor | None:
 
 def group_of(case_id: str) -> str:
     """Row group = id up to the model part (the prefixes of shared/reference/README.md)."""
-    for prefix in ("narayanan2021-t2-ptdp", "narayanan2021-t1", "korthikanti2022-t5", "megatron-core-r08-h100",
-                   "mpt-a10080gb", "mpt-a10040gb", "torchtitan-asynctp-h100", "torchtitan-h100", "mlperf41-h100x8",
-                   "trtllm-v1p0", "trtllm-v0p21", "trtllm-v0p5-a100", "vllm-fp8kv-h100", "llmservingsim-rtxpro6000",
-                   "mcore-moe-zoo-h100", "mcore-moe-zoo-gb200", "mcore-moe-zoo-gb300", "mcore-dsv3-gb200",
-                   "torchtitan-trainy-h200", "rocm-vllm-mi300x", "llmservingsim-kv-rtxpro6000",
-                   "deepseek-v3-report-h800", "nim180-h100", "vllm-perfci", "nemotron4-340b-h100",
-                   "mlperf-train-v30", "mlperf-train-v31", "mlperf-train-v40", "mlperf-train-v41", "mlperf-train-v50",
-                   "mlperf-train-v51"):  # fmt: skip
+    for prefix in (
+        "narayanan2021-t2-ptdp",
+        "narayanan2021-t1",
+        "korthikanti2022-t5",
+        "megatron-core-r08-h100",
+        "mpt-a10080gb",
+        "mpt-a10040gb",
+        "torchtitan-asynctp-h100",
+        "torchtitan-h100",
+        "mlperf41-h100x8",
+        "trtllm-v1p0",
+        "trtllm-v0p21",
+        "trtllm-v0p5-a100",
+        "vllm-fp8kv-h100",
+        "llmservingsim-rtxpro6000",
+        "mcore-moe-zoo-h100",
+        "mcore-moe-zoo-gb200",
+        "mcore-moe-zoo-gb300",
+        "mcore-dsv3-gb200",
+        "torchtitan-trainy-h200",
+        "rocm-vllm-mi300x",
+        "llmservingsim-kv-rtxpro6000",
+        "deepseek-v3-report-h800",
+        "nim180-h100",
+        "vllm-perfci",
+        "nemotron4-340b-h100",
+        "mlperf-train-v30",
+        "mlperf-train-v31",
+        "mlperf-train-v40",
+        "mlperf-train-v41",
+        "mlperf-train-v50",
+        "mlperf-train-v51",
+    ):
         if case_id.startswith(prefix):
             return prefix
     return case_id.rsplit("-", 1)[0]
@@ -143,8 +168,9 @@ def _measured(row: dict[str, str], field: str) -> float | None:
     except ValueError:
         raise SpecError(field, text, "not a number", "give the measured value as a plain number") from None
     if not (math.isfinite(value) and 0 < value <= MAX_MEASURED):
-        raise SpecError(field, text, f"must be a finite number > 0 and ≤ {MAX_MEASURED:.0e}",
-                        "give the measured value as published")  # fmt: skip
+        raise SpecError(
+            field, text, f"must be a finite number > 0 and ≤ {MAX_MEASURED:.0e}", "give the measured value as published"
+        )
     return value
 
 
@@ -221,9 +247,11 @@ def by_target(cases: list[Case]) -> dict[str, dict[str, Any]]:
             continue
         s = summarise([c for c in cases if c.target == name])
         within = sum(e <= BAND_FRAC for e in errs) / len(errs)
-        met = ((t.max_abs_error_each_frac is None or max(errs) <= t.max_abs_error_each_frac)
-               and (t.max_median_abs_error_frac is None or statistics.median(errs) <= t.max_median_abs_error_frac)
-               and (t.min_share_within_25pct_frac is None or within >= t.min_share_within_25pct_frac))  # fmt: skip
+        met = (
+            (t.max_abs_error_each_frac is None or max(errs) <= t.max_abs_error_each_frac)
+            and (t.max_median_abs_error_frac is None or statistics.median(errs) <= t.max_median_abs_error_frac)
+            and (t.min_share_within_25pct_frac is None or within >= t.min_share_within_25pct_frac)
+        )
         out[name] = {**s, "goal": t.goal, "share_within_25pct_frac": within, "met": met}
     return out
 
@@ -263,8 +291,13 @@ def by_scale_band(cases: list[Case]) -> dict[str, dict[str, Any]]:
     left out."""
     out: dict[str, dict[str, Any]] = {}
     for label, lo, hi in SCALE_BANDS:
-        band = [c for c in cases if c.accelerators_count is not None and c.accelerators_count >= lo
-                and (hi is None or c.accelerators_count <= hi)]  # fmt: skip
+        band = [
+            c
+            for c in cases
+            if c.accelerators_count is not None
+            and c.accelerators_count >= lo
+            and (hi is None or c.accelerators_count <= hi)
+        ]
         errs = [c for c in band if c.rel_error is not None]
         if not band:
             continue

@@ -105,13 +105,18 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     if precision == "fp4" and "fp4" not in cluster.accelerator.dense_flop_per_s:
         raise RowError(f"{cluster.accelerator.id} has no dense fp4 peak in the catalog")
     setup = TrainSetup(
-        model=model, seq_len=seq, global_batch_seqs=gbs, precision=precision, flash_attention=flash,
-        attention_kernel=kernel, reserve_bytes=reserve_bytes(),
+        model=model,
+        seq_len=seq,
+        global_batch_seqs=gbs,
+        precision=precision,
+        flash_attention=flash,
+        attention_kernel=kernel,
+        reserve_bytes=reserve_bytes(),
         tp_comm_overlap=bool(TP_OVERLAP.search(notes)),
         ep_comm_overlap=bool(EP_OVERLAP.search(notes)),
         dp_grad_overlap=not (sharding in ("none", "zero1", "zero2") and bool(DEEPSPEED.search(source + " " + notes))),
         fsdp_shard_ranks=int(hsdp.group(1)) if (hsdp := HSDP.search(notes)) else 0,
-    )  # fmt: skip
+    )
     plans = single_plan(
         model, setup, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, vp=vp, mb=mb, sharding=sharding, recompute=recompute
     )

@@ -87,8 +87,12 @@ def check_request(scope: Scope, hosts: frozenset[str]) -> None:
     """Host, origin and content type of a request (raises :class:`Refused`)."""
     host = _header(scope, b"host") or ""
     if host_name(host) not in hosts:
-        raise Refused(403, "host", f"host = {host[:100]!r}: this server does not answer to that name — open it as "
-                      f"http://{sorted(hosts)[0]}:<port>/ or start it with --allow-host {host_name(host)[:100]}")
+        raise Refused(
+            403,
+            "host",
+            f"host = {host[:100]!r}: this server does not answer to that name — open it as "
+            f"http://{sorted(hosts)[0]}:<port>/ or start it with --allow-host {host_name(host)[:100]}",
+        )
     method = scope.get("method", "GET")
     if method not in STATE_CHANGING:
         return
@@ -96,17 +100,28 @@ def check_request(scope: Scope, hosts: frozenset[str]) -> None:
     if origin is not None:
         parts = urlsplit(origin)
         if origin == "null" or parts.scheme not in ("http", "https") or parts.netloc.lower() != host.lower():
-            raise Refused(403, "origin", f"origin = {origin[:100]!r}: requests that change state must come from "
-                          "this server's own pages — use the page, or send no Origin header (curl, scripts)")
+            raise Refused(
+                403,
+                "origin",
+                f"origin = {origin[:100]!r}: requests that change state must come from "
+                "this server's own pages — use the page, or send no Origin header (curl, scripts)",
+            )
     site = _header(scope, b"sec-fetch-site")
     if site is not None and site.lower() not in SAME_SITE_FETCH:
-        raise Refused(403, "sec-fetch-site", f"sec-fetch-site = {site[:40]!r}: a request from another site — use "
-                      "this server's own pages")
+        raise Refused(
+            403,
+            "sec-fetch-site",
+            f"sec-fetch-site = {site[:40]!r}: a request from another site — use this server's own pages",
+        )
     if method in WITH_BODY:
         ctype = (_header(scope, b"content-type") or "").split(";", 1)[0].strip().lower()
         if ctype not in BODY_TYPES:
-            raise Refused(415, "content-type", f"content-type = {ctype[:60]!r}: send the body as application/json "
-                          "(a YAML file's text as application/yaml)")
+            raise Refused(
+                415,
+                "content-type",
+                f"content-type = {ctype[:60]!r}: send the body as application/json "
+                "(a YAML file's text as application/yaml)",
+            )
 
 
 class _BodyTooLarge(Exception):
@@ -138,8 +153,11 @@ def guard(inner: Any, settings: GuardSettings) -> Any:
     hosts = frozenset(host_name(h) for h in settings.allowed_hosts)
 
     async def refuse(scope: Scope, receive: Receive, send: Send, status: int, field: str, message: str) -> None:
-        response = JSONResponse({"detail": {"field": field, "message": message}}, status_code=status,
-                                headers={**settings.headers, "connection": "close"})  # fmt: skip
+        response = JSONResponse(
+            {"detail": {"field": field, "message": message}},
+            status_code=status,
+            headers={**settings.headers, "connection": "close"},
+        )
         await response(scope, receive, send)
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
@@ -162,8 +180,15 @@ def guard(inner: Any, settings: GuardSettings) -> Any:
             await refuse(scope, receive, send, 413, "body", too_large)
             return
         except TimeoutError:
-            await refuse(scope, receive, send, 408, "body", f"the body did not arrive within "
-                         f"{settings.body_timeout_s:g} s (a Content-Length larger than the body, or a stalled client)")
+            await refuse(
+                scope,
+                receive,
+                send,
+                408,
+                "body",
+                f"the body did not arrive within "
+                f"{settings.body_timeout_s:g} s (a Content-Length larger than the body, or a stalled client)",
+            )
             return
         if gone:
             return
@@ -205,8 +230,12 @@ def check_json_value(value: Any, where: str = "body") -> None:
         if isinstance(v, float) and not math.isfinite(v):
             raise SpecError(path, str(v), "is not a finite number", "send a finite number")
         if isinstance(v, str) and _has_lone_surrogate(v):
-            raise SpecError(path, v.encode("utf-8", "replace").decode()[:60], "holds a lone UTF-16 surrogate (not "
-                            "text)", "send valid Unicode text")  # fmt: skip
+            raise SpecError(
+                path,
+                v.encode("utf-8", "replace").decode()[:60],
+                "holds a lone UTF-16 surrogate (not text)",
+                "send valid Unicode text",
+            )
         if isinstance(v, dict):
             for k, x in v.items():
                 if isinstance(k, str) and _has_lone_surrogate(k):
@@ -223,7 +252,8 @@ def parse_json(raw: bytes) -> Any:
     except RecursionError as exc:
         raise SpecError("body", "…", "nested too deeply", "send a scenario in the file's format") from exc
     except (ValueError, UnicodeDecodeError) as exc:
-        raise SpecError("body", raw[:60].decode("utf-8", "replace"), f"is not JSON ({exc})",
-                        "send the scenario as a JSON object") from exc  # fmt: skip
+        raise SpecError(
+            "body", raw[:60].decode("utf-8", "replace"), f"is not JSON ({exc})", "send the scenario as a JSON object"
+        ) from exc
     check_json_value(value)
     return value

@@ -45,8 +45,14 @@ class Job:
     def view(self) -> dict[str, Any]:
         start = self.started_s if self.started_s is not None else self.created_s
         end = self.ended_s if self.ended_s is not None else time.monotonic()
-        out: dict[str, Any] = {"id": self.id, "question": self.question, "state": self.state, "done": self.done,
-                               "total": self.total, "elapsed_s": round(max(0.0, end - start), 3)}  # fmt: skip
+        out: dict[str, Any] = {
+            "id": self.id,
+            "question": self.question,
+            "state": self.state,
+            "done": self.done,
+            "total": self.total,
+            "elapsed_s": round(max(0.0, end - start), 3),
+        }
         if self.state == "done":
             out["result"] = self.result
         if self.error is not None:
@@ -57,8 +63,15 @@ class Job:
 class JobTable:
     """The server's jobs."""
 
-    def __init__(self, lanes: Lanes, error_detail: Callable[[BaseException], tuple[int, dict[str, Any]]], *,
-                 workers: int = 2, max_queued: int = 8, keep: int = 64) -> None:  # fmt: skip
+    def __init__(
+        self,
+        lanes: Lanes,
+        error_detail: Callable[[BaseException], tuple[int, dict[str, Any]]],
+        *,
+        workers: int = 2,
+        max_queued: int = 8,
+        keep: int = 64,
+    ) -> None:
         self._lanes = lanes
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="aiinfra-job")
         self._jobs: OrderedDict[str, Job] = OrderedDict()
@@ -70,8 +83,7 @@ class JobTable:
     def _unfinished(self) -> int:
         return sum(j.state not in ENDED for j in self._jobs.values())
 
-    def start(self, question: str, op: str, args: tuple[Any, ...],
-              on_done: Callable[[Any], None] | None = None) -> Job:  # fmt: skip
+    def start(self, question: str, op: str, args: tuple[Any, ...], on_done: Callable[[Any], None] | None = None) -> Job:
         """A new job running ``op`` (lanes' work names) on ``args``; :class:`LaneFull` when every slot and the
         queue are taken."""
         with self._lock:
@@ -88,8 +100,16 @@ class JobTable:
         """A job that is done already (an answer the server keeps, such as the validation table), with its
         ``steps`` done out of as many."""
         now = time.monotonic()
-        job = Job(id="j" + secrets.token_hex(8), question=question, started_s=now, state="done", result=result,
-                  ended_s=now, done=steps or 0, total=steps)  # fmt: skip
+        job = Job(
+            id="j" + secrets.token_hex(8),
+            question=question,
+            started_s=now,
+            state="done",
+            result=result,
+            ended_s=now,
+            done=steps or 0,
+            total=steps,
+        )
         with self._lock:
             self._jobs[job.id] = job
             self._forget_finished()
@@ -120,8 +140,9 @@ class JobTable:
         job.started_s = time.monotonic()
         job.state = "running"
         try:
-            result = self._lanes.run_blocking(op, args, self._progress(job), lambda: job.cancel_requested,
-                                              job.started_s + self.max_wall_s)  # fmt: skip
+            result = self._lanes.run_blocking(
+                op, args, self._progress(job), lambda: job.cancel_requested, job.started_s + self.max_wall_s
+            )
         except Stopped:
             self._end(job, "cancelled")
         except WorkError as exc:

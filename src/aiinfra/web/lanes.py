@@ -33,8 +33,12 @@ Progress = Callable[[int, int | None], None]
 
 def past_wall_limit(field: str, value: str, limit_s: float) -> SpecError:
     """The error of an answer that ran past the web app's wall-time limit (a request or a job)."""
-    return SpecError(field, value, f"ran past the web app's limit of {limit_s:g} s",
-                     "ask a smaller question (fewer requests or candidates), or use the CLI")
+    return SpecError(
+        field,
+        value,
+        f"ran past the web app's limit of {limit_s:g} s",
+        "ask a smaller question (fewer requests or candidates), or use the CLI",
+    )
 
 
 class LaneFull(Exception):
@@ -150,8 +154,9 @@ def _work(op: str, args: tuple[Any, ...], progress: Progress) -> Any:
     raise SpecError("op", op, "unknown work", "a bug in the web app")
 
 
-def _worker_main(conn: Connection, op: str, args: tuple[Any, ...], memory_bytes: int,
-                 overlays: tuple[str, ...] = ()) -> None:  # fmt: skip
+def _worker_main(
+    conn: Connection, op: str, args: tuple[Any, ...], memory_bytes: int, overlays: tuple[str, ...] = ()
+) -> None:
     """Entry of a worker process: the answer or the error (status and detail), sent back over ``conn``; answered
     against the shipped catalog with the caller's ``overlays`` laid over it (``aiinfra web --catalog-overlay``)."""
     import resource
@@ -171,8 +176,17 @@ def _worker_main(conn: Connection, op: str, args: tuple[Any, ...], memory_bytes:
             answer = _work(op, args, progress)
         conn.send(("done", answer))
     except MemoryError:
-        conn.send(("error", 422, {"field": None, "message": f"the answer needs more than the web app's "
-                                  f"{memory_bytes / 2**30:g} GiB per answer — ask a smaller question, or use the CLI"}))
+        conn.send(
+            (
+                "error",
+                422,
+                {
+                    "field": None,
+                    "message": f"the answer needs more than the web app's "
+                    f"{memory_bytes / 2**30:g} GiB per answer — ask a smaller question, or use the CLI",
+                },
+            )
+        )
     except BaseException as exc:  # every error is an answer: the status and detail the server would give
         status, detail = error_detail(exc)
         conn.send(("error", status, detail))
@@ -189,8 +203,9 @@ class Worker:
         ctx = context()
         self._conn, child = ctx.Pipe(duplex=False)
         overlays = app.catalog_overlay_dirs()  # the caller's catalog (a request's or a job's context)
-        self._proc = ctx.Process(target=_worker_main, args=(child, op, args, memory_bytes, overlays), daemon=True,
-                                 name=f"aiinfra-{op}")  # fmt: skip
+        self._proc = ctx.Process(
+            target=_worker_main, args=(child, op, args, memory_bytes, overlays), daemon=True, name=f"aiinfra-{op}"
+        )
         self._proc.start()
         child.close()
         self.pid = self._proc.pid
@@ -211,8 +226,14 @@ class Worker:
                 raise WorkError(msg[1], msg[2])
         if not self._proc.is_alive() and not self._conn.poll():
             code = self._proc.exitcode
-            raise WorkError(500, {"field": None, "message": f"internal error: the worker process ended without an "
-                                  f"answer (exit code {code}; the server keeps running)"})
+            raise WorkError(
+                500,
+                {
+                    "field": None,
+                    "message": f"internal error: the worker process ended without an "
+                    f"answer (exit code {code}; the server keeps running)",
+                },
+            )
         return False, None
 
     def kill(self) -> None:
@@ -230,8 +251,16 @@ class Worker:
 class Lanes:
     """The server's lanes and their limits."""
 
-    def __init__(self, *, light_workers: int, light_queue: int, heavy_workers: int, heavy_queue: int,
-                 max_wall_s: float, worker_memory_bytes: int) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        light_workers: int,
+        light_queue: int,
+        heavy_workers: int,
+        heavy_queue: int,
+        max_wall_s: float,
+        worker_memory_bytes: int,
+    ) -> None:
         self.light_slots = Slots("light", light_workers, light_queue)
         self.heavy_slots = Slots("heavy", heavy_workers, heavy_queue)
         self._light_pool = ThreadPoolExecutor(max_workers=light_workers, thread_name_prefix="aiinfra-light")
@@ -256,8 +285,7 @@ class Lanes:
         except TimeoutError as exc:
             raise past_wall_limit("request", "…", self.max_wall_s) from exc
 
-    async def heavy(self, op: str, args: tuple[Any, ...],
-                    gone: Callable[[], Awaitable[bool]] | None = None) -> Any:  # fmt: skip
+    async def heavy(self, op: str, args: tuple[Any, ...], gone: Callable[[], Awaitable[bool]] | None = None) -> Any:
         """The answer of ``op`` in a worker process; killed at the deadline or when ``gone()`` says the client
         went away."""
         deadline = time.monotonic() + self.max_wall_s
@@ -283,8 +311,9 @@ class Lanes:
         finally:
             self.heavy_slots.release()
 
-    def run_blocking(self, op: str, args: tuple[Any, ...], progress: Progress, stop: Callable[[], bool],
-                     deadline: float) -> Any:  # fmt: skip
+    def run_blocking(
+        self, op: str, args: tuple[Any, ...], progress: Progress, stop: Callable[[], bool], deadline: float
+    ) -> Any:
         """The answer of ``op`` in a worker process, from a job's thread; :class:`Stopped` when ``stop()`` turns
         true, the wall-time error past ``deadline`` (the process is killed either way)."""
         worker = Worker(op, args, self.worker_memory_bytes)

@@ -25,7 +25,6 @@ __all__ = ["WEB_MAX_SCHEDULE_JOBS", "WEB_MAX_SIMULATED_REQUESTS"]
 Progress = Callable[[int, int | None], None]
 
 
-
 @dataclass(frozen=True, slots=True)
 class Options:
     """The CLI's options of the scenario questions (``capacity --accelerators ... --simulate``, ``--seed``)."""
@@ -41,13 +40,21 @@ def _refuse_file_paths(scenario: Mapping[str, Any]) -> None:
     """A browser names no file on the server: model.config and trace arrivals are refused with the fix."""
     model = scenario.get("model")
     if isinstance(model, Mapping) and "config" in model:
-        raise SpecError("model.config", model["config"], "the web app reads no file on the server",
-                        "upload the config.json's content (model → Upload config.json) or name a catalog model")
+        raise SpecError(
+            "model.config",
+            model["config"],
+            "the web app reads no file on the server",
+            "upload the config.json's content (model → Upload config.json) or name a catalog model",
+        )
     inference = scenario.get("inference")
     arrival = inference.get("arrival") if isinstance(inference, Mapping) else None
     if isinstance(arrival, Mapping) and "path" in arrival:
-        raise SpecError("inference.arrival.path", arrival["path"], "the web app reads no trace file on the server",
-                        "use kind: poisson, gamma or concurrency here, or run `aiinfra simulate` on the file")
+        raise SpecError(
+            "inference.arrival.path",
+            arrival["path"],
+            "the web app reads no trace file on the server",
+            "use kind: poisson, gamma or concurrency here, or run `aiinfra simulate` on the file",
+        )
 
 
 def _bound_simulation(sc: Any) -> None:
@@ -55,15 +62,23 @@ def _bound_simulation(sc: Any) -> None:
     n = None if wl is None else wl.num_requests
     if n is not None and n > WEB_MAX_SIMULATED_REQUESTS:
         limit = f"{WEB_MAX_SIMULATED_REQUESTS:,}"
-        raise SpecError("inference.num_requests", n, f"the web app simulates at most {limit} requests",
-                        f"give ≤ {limit}, or run `aiinfra simulate` for more")
+        raise SpecError(
+            "inference.num_requests",
+            n,
+            f"the web app simulates at most {limit} requests",
+            f"give ≤ {limit}, or run `aiinfra simulate` for more",
+        )
 
 
 def load(scenario: Mapping[str, Any]) -> Any:
     """The resolved scenario of a browser's mapping (file paths refused)."""
     if not isinstance(scenario, Mapping):
-        raise SpecError("scenario", type(scenario).__name__, "must be a JSON object in the scenario file's format",
-                        "send the scenario as a JSON object (examples/ show the format)")  # fmt: skip
+        raise SpecError(
+            "scenario",
+            type(scenario).__name__,
+            "must be a JSON object in the scenario file's format",
+            "send the scenario as a JSON object (examples/ show the format)",
+        )
     _refuse_file_paths(scenario)
     return app.load_scenario(scenario)
 
@@ -91,16 +106,15 @@ def _answerer(q: Question) -> Callable[[Any, Options, Progress | None], dict[str
 
 
 #: question name in the URL -> its answer: every entry of app/questions.py's table, under its route name
-QUESTIONS: dict[str, Callable[[Any, Options, Progress | None], dict[str, Any]]] = {
-    q.route: _answerer(q) for q in TABLE
-}
+QUESTIONS: dict[str, Callable[[Any, Options, Progress | None], dict[str, Any]]] = {q.route: _answerer(q) for q in TABLE}
 
 #: the questions the web app may run as jobs (POST /api/v1/jobs/<question>), besides its own series and validate
 LONG_RUNNING = frozenset(q.route for q in TABLE if q.long_running)
 
 
-def answer(question: str, scenario: Mapping[str, Any], options: Options | None = None,
-           progress: Progress | None = None) -> dict[str, Any]:  # fmt: skip
+def answer(
+    question: str, scenario: Mapping[str, Any], options: Options | None = None, progress: Progress | None = None
+) -> dict[str, Any]:
     """``aiinfra <question> --json`` for a scenario mapping."""
     if question not in QUESTIONS:
         raise SpecError("question", question, f"unknown question (known: {', '.join(QUESTIONS)})", "name one of them")
@@ -123,17 +137,29 @@ def _schedule_document(document: Mapping[str, Any]) -> tuple[dict[str, Any], str
     """The schedule document the application layer reads and the uploaded CSV's text, checked for what the web app
     refuses (a trace it does not ship, more generated jobs than its limit)."""
     if not isinstance(document, Mapping) or not isinstance(document.get("schedule"), Mapping):
-        raise SpecError("schedule", type(document).__name__, "expected a JSON object with one section 'schedule'",
-                        "send a schedule file's content (examples/schedule-synthetic.yaml shows the format)")
+        raise SpecError(
+            "schedule",
+            type(document).__name__,
+            "expected a JSON object with one section 'schedule'",
+            "send a schedule file's content (examples/schedule-synthetic.yaml shows the format)",
+        )
     content = document.get("trace_csv")
     doc = {"schedule": dict(document["schedule"])}
     generator = doc["schedule"].get("generator")
     jobs = generator.get("jobs") if isinstance(generator, Mapping) else None
-    if content is None and isinstance(jobs, int | float) and not isinstance(jobs, bool) and \
-            jobs > WEB_MAX_SCHEDULE_JOBS:  # fmt: skip
+    if (
+        content is None
+        and isinstance(jobs, int | float)
+        and not isinstance(jobs, bool)
+        and jobs > WEB_MAX_SCHEDULE_JOBS
+    ):
         limit = f"{WEB_MAX_SCHEDULE_JOBS:,}"
-        raise SpecError("schedule.generator.jobs", jobs, f"the web app schedules at most {limit} generated jobs",
-                        f"give ≤ {limit}, or run `aiinfra schedule` for more")
+        raise SpecError(
+            "schedule.generator.jobs",
+            jobs,
+            f"the web app schedules at most {limit} generated jobs",
+            f"give ≤ {limit}, or run `aiinfra schedule` for more",
+        )
     if content is not None:
         if not isinstance(content, str):
             raise SpecError("trace_csv", type(content).__name__, "must be the CSV file's text", "upload a CSV file")
@@ -143,8 +169,12 @@ def _schedule_document(document: Mapping[str, Any]) -> tuple[dict[str, Any], str
     trace = doc["schedule"].get("trace")
     traces = shipped_traces()
     if trace is not None and (not isinstance(trace, str) or trace not in traces):
-        raise SpecError("schedule.trace", trace, "the web app reads only the traces aiinfra ships",
-                        f"name one of {', '.join(traces)}, upload the CSV (trace_csv) or describe a generator")
+        raise SpecError(
+            "schedule.trace",
+            trace,
+            "the web app reads only the traces aiinfra ships",
+            f"name one of {', '.join(traces)}, upload the CSV (trace_csv) or describe a generator",
+        )
     return doc, None
 
 
@@ -164,12 +194,20 @@ def schedule(document: Mapping[str, Any]) -> dict[str, Any]:
 def _check_pack(document: Mapping[str, Any]) -> None:
     body = document.get("pack") if isinstance(document, Mapping) else None
     if not isinstance(body, Mapping):
-        raise SpecError("pack", type(document).__name__, "expected a JSON object with one section 'pack'",
-                        "send a portfolio file's content (examples/pack-portfolio.yaml shows the format)")
+        raise SpecError(
+            "pack",
+            type(document).__name__,
+            "expected a JSON object with one section 'pack'",
+            "send a portfolio file's content (examples/pack-portfolio.yaml shows the format)",
+        )
     for i, w in enumerate(body.get("workloads") or []):
         if isinstance(w, Mapping) and isinstance(w.get("model"), Mapping) and "config" in w["model"]:
-            raise SpecError(f"pack.workloads[{i}].model.config", w["model"]["config"],
-                            "the web app reads no file on the server", "name a catalog model")  # fmt: skip
+            raise SpecError(
+                f"pack.workloads[{i}].model.config",
+                w["model"]["config"],
+                "the web app reads no file on the server",
+                "name a catalog model",
+            )
 
 
 def pack(document: Mapping[str, Any]) -> dict[str, Any]:
@@ -188,8 +226,9 @@ def precheck(op: str, args: tuple[Any, ...]) -> None:
     if op == "answer":
         question, body, options = args
         if question not in QUESTIONS:
-            raise SpecError("question", question, f"unknown question (known: {', '.join(QUESTIONS)})",
-                            "name one of them")  # fmt: skip
+            raise SpecError(
+                "question", question, f"unknown question (known: {', '.join(QUESTIONS)})", "name one of them"
+            )
         sc = load(body)
         if question in ("simulate", "find-max-rate") or (question == "capacity" and options.simulate):
             _bound_simulation(sc)
@@ -214,7 +253,10 @@ def simulation_series(scenario: Mapping[str, Any], seed: int = 0, points: int = 
     result = app.simulate(sc, seed)
     rec = result.run.records
     step = max(1, len(rec.sample_t_s) // points)
-    timeline = {"t_s": list(rec.sample_t_s[::step]), "waiting": [int(q) for q in rec.queue_len[::step]],
-                "running": [int(q) for q in rec.running_seqs[::step]],
-                "kv_frac": list(rec.kv_util_frac[::step])}
+    timeline = {
+        "t_s": list(rec.sample_t_s[::step]),
+        "waiting": [int(q) for q in rec.queue_len[::step]],
+        "running": [int(q) for q in rec.running_seqs[::step]],
+        "kv_frac": list(rec.kv_util_frac[::step]),
+    }
     return {"answer": result.to_dict(), "timeline": jsonable(timeline), "latencies": result.latencies()}

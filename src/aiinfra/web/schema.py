@@ -18,8 +18,19 @@ from typing import Any
 from pydantic import TypeAdapter
 
 #: the modules whose dataclasses a scenario's sections are made of
-_SPEC_MODULES = ("scenario", "workload", "cost", "reliability", "parallelism", "serving_sim", "common", "hardware",
-                 "model", "benchmark", "accuracy")  # fmt: skip
+_SPEC_MODULES = (
+    "scenario",
+    "workload",
+    "cost",
+    "reliability",
+    "parallelism",
+    "serving_sim",
+    "common",
+    "hardware",
+    "model",
+    "benchmark",
+    "accuracy",
+)
 
 
 def _section_classes() -> dict[str, Any]:
@@ -30,9 +41,17 @@ def _section_classes() -> dict[str, Any]:
     from aiinfra.specs.scenario import HardwareInput
     from aiinfra.specs.workload import ServingWorkload, TrainingJob
 
-    return {"hardware": HardwareInput, "training": TrainingJob, "inference": ServingWorkload, "cost": CostInput,
-            "datacenter": DatacenterInput, "tco": TcoInput, "reliability": ReliabilityInput,
-            "schedule": ScheduleInput, "pack": PackInput}  # fmt: skip
+    return {
+        "hardware": HardwareInput,
+        "training": TrainingJob,
+        "inference": ServingWorkload,
+        "cost": CostInput,
+        "datacenter": DatacenterInput,
+        "tco": TcoInput,
+        "reliability": ReliabilityInput,
+        "schedule": ScheduleInput,
+        "pack": PackInput,
+    }
 
 
 def attribute_docs(cls: type) -> dict[str, str]:
@@ -44,8 +63,13 @@ def attribute_docs(cls: type) -> dict[str, str]:
     body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
     docs: dict[str, str] = {}
     for a, b in itertools.pairwise(body):
-        if (isinstance(a, ast.AnnAssign) and isinstance(a.target, ast.Name) and isinstance(b, ast.Expr)
-                and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str)):  # fmt: skip
+        if (
+            isinstance(a, ast.AnnAssign)
+            and isinstance(a.target, ast.Name)
+            and isinstance(b, ast.Expr)
+            and isinstance(b.value, ast.Constant)
+            and isinstance(b.value.value, str)
+        ):
             docs[a.target.id] = " ".join(b.value.value.split())
     return docs
 
@@ -83,7 +107,10 @@ def scenario_form_schema() -> dict[str, Any]:
                 _describe(sub, sub_cls)
         sections[name] = schema
     return {
-        "model": {"description": "catalog model id (`aiinfra catalog list models`), or an architecture uploaded "
-                                 "as a Hugging Face config.json", "type": "string"},
+        "model": {
+            "description": "catalog model id (`aiinfra catalog list models`), or an architecture uploaded "
+            "as a Hugging Face config.json",
+            "type": "string",
+        },
         "sections": sections,
     }

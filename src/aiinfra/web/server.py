@@ -35,10 +35,17 @@ STATIC_DIR = Path(__file__).parent / "static"
 #: the shipped examples (a source checkout; an installed wheel has none and the pages start from the reference)
 EXAMPLES_DIR = Path(__file__).resolve().parents[3] / "examples"
 
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
-       "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
-SECURITY_HEADERS = {"content-security-policy": CSP, "x-content-type-options": "nosniff", "x-frame-options": "DENY",
-                    "referrer-policy": "no-referrer", "cross-origin-opener-policy": "same-origin"}  # fmt: skip
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+)
+SECURITY_HEADERS = {
+    "content-security-policy": CSP,
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "referrer-policy": "no-referrer",
+    "cross-origin-opener-policy": "same-origin",
+}
 
 #: the page each shipped example opens first on (the seed questions' scenarios)
 DEFAULT_EXAMPLES = {
@@ -176,8 +183,14 @@ def _options(seed: int, accelerators: str | None, engines: str | None, simulate:
 def create_app(settings: Settings | None = None) -> Any:
     """The ASGI app (FastAPI, wrapped in the request guard)."""
     s = settings or Settings()
-    lanes = Lanes(light_workers=s.light_workers, light_queue=s.light_queue, heavy_workers=s.heavy_workers,
-                  heavy_queue=s.heavy_queue, max_wall_s=s.max_wall_s, worker_memory_bytes=s.worker_memory_bytes)
+    lanes = Lanes(
+        light_workers=s.light_workers,
+        light_queue=s.light_queue,
+        heavy_workers=s.heavy_workers,
+        heavy_queue=s.heavy_queue,
+        max_wall_s=s.max_wall_s,
+        worker_memory_bytes=s.worker_memory_bytes,
+    )
     jobs = JobTable(lanes, error_detail, workers=s.job_workers, max_queued=s.max_queued_jobs)
     validated: dict[str, Any] = {}  # the validation tables, computed once per process
 
@@ -187,11 +200,17 @@ def create_app(settings: Settings | None = None) -> Any:
         jobs.shutdown()  # running jobs' processes are killed instead of holding the machine after Ctrl-C
         lanes.shutdown()
 
-    api = FastAPI(title="aiinfra", version=__version__, docs_url=None, redoc_url=None, lifespan=lifespan,
-                  openapi_url="/api/openapi.json",
-                  description="Every answer of the aiinfra CLI over HTTP: POST a scenario (the YAML file's format, "
-                              "as JSON) to /api/v1/<question>; the response is `aiinfra <question> --json`. "
-                              "Bad input: 422 with field, value, problem and fix.")  # fmt: skip
+    api = FastAPI(
+        title="aiinfra",
+        version=__version__,
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+        openapi_url="/api/openapi.json",
+        description="Every answer of the aiinfra CLI over HTTP: POST a scenario (the YAML file's format, "
+        "as JSON) to /api/v1/<question>; the response is `aiinfra <question> --json`. "
+        "Bad input: 422 with field, value, problem and fix.",
+    )
     api.state.jobs = jobs
     api.state.lanes = lanes
 
@@ -214,8 +233,9 @@ def create_app(settings: Settings | None = None) -> Any:
 
     @api.exception_handler(LaneFull)
     async def lane_full(request: Request, exc: LaneFull) -> JSONResponse:
-        return JSONResponse({"detail": {"field": None, "message": str(exc)}}, status_code=429,
-                            headers={"retry-after": "5"})
+        return JSONResponse(
+            {"detail": {"field": None, "message": str(exc)}}, status_code=429, headers={"retry-after": "5"}
+        )
 
     @api.exception_handler(Stopped)
     async def stopped(request: Request, exc: Stopped) -> JSONResponse:  # the client went away: nobody reads it
@@ -232,9 +252,16 @@ def create_app(settings: Settings | None = None) -> Any:
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("query", "body", "path"))
         value = first.get("input")
-        return JSONResponse({"detail": {"field": where or "request", "value": value if isinstance(
-            value, str | int | float | bool) else None, "message": f"{where}: {first.get('msg', 'invalid')}"}},
-            status_code=422)  # fmt: skip
+        return JSONResponse(
+            {
+                "detail": {
+                    "field": where or "request",
+                    "value": value if isinstance(value, str | int | float | bool) else None,
+                    "message": f"{where}: {first.get('msg', 'invalid')}",
+                }
+            },
+            status_code=422,
+        )
 
     bounded = lanes.light
 
@@ -245,17 +272,32 @@ def create_app(settings: Settings | None = None) -> Any:
             await bounded(lambda: questions.precheck(op, args))
         return await lanes.heavy(op, args, request.is_disconnected)
 
-    scenario_body = {"requestBody": {"required": True, "content": {"application/json": {"schema": {
-        "type": "object", "description": "a scenario in the YAML file's format (examples/scenario-reference.yaml)"}}}}}
+    scenario_body = {
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "description": "a scenario in the YAML file's format (examples/scenario-reference.yaml)",
+                    }
+                }
+            },
+        }
+    }
 
     for name in questions.QUESTIONS:
+
         def make(question: str) -> Callable[..., Awaitable[Any]]:
-            async def route(request: Request, seed: int = Query(0, ge=0, le=2**32 - 1),
-                            accelerators: str | None = Query(None, max_length=2000,
-                                                             description="capacity: comma-separated catalog ids"),
-                            engines: str | None = Query(None, max_length=200, description="capacity: vllm,trtllm"),
-                            simulate: bool = Query(False, description="capacity: check by simulating one replica"),
-                            ) -> Any:  # fmt: skip
+            async def route(
+                request: Request,
+                seed: int = Query(0, ge=0, le=2**32 - 1),
+                accelerators: str | None = Query(
+                    None, max_length=2000, description="capacity: comma-separated catalog ids"
+                ),
+                engines: str | None = Query(None, max_length=200, description="capacity: vllm,trtllm"),
+                simulate: bool = Query(False, description="capacity: check by simulating one replica"),
+            ) -> Any:
                 body = await _json_body(request)
                 opts = _options(seed, accelerators, engines, simulate)
                 if question in LIGHT_QUESTIONS:
@@ -263,25 +305,57 @@ def create_app(settings: Settings | None = None) -> Any:
                 return await heavy(request, "answer", question, body, opts)
 
             route.__name__ = f"answer_{question.replace('-', '_')}"
-            route.__doc__ = f"`aiinfra {question.replace('find-max-rate', 'simulate --find-max-rate')} --json` of " \
-                            "the scenario in the body."
+            route.__doc__ = (
+                f"`aiinfra {question.replace('find-max-rate', 'simulate --find-max-rate')} --json` of "
+                "the scenario in the body."
+            )
             return route
 
         api.post(f"/api/v1/{name}", openapi_extra=scenario_body, tags=["questions"])(make(name))
 
-    @api.post("/api/v1/schedule", tags=["questions"], openapi_extra={"requestBody": {"required": True, "content": {
-        "application/json": {"schema": {"type": "object", "description": "a schedule file's content: "
-                                        "{schedule: {cluster, policy, generator | trace, ...}}, optionally with "
-                                        "trace_csv: a trace CSV's text, used as the trace"}}}}})
+    @api.post(
+        "/api/v1/schedule",
+        tags=["questions"],
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "type": "object",
+                            "description": "a schedule file's content: "
+                            "{schedule: {cluster, policy, generator | trace, ...}}, optionally with "
+                            "trace_csv: a trace CSV's text, used as the trace",
+                        }
+                    }
+                },
+            }
+        },
+    )
     async def schedule(request: Request) -> Any:
         """`aiinfra schedule --json`; the trace names one the package ships (GET /api/v1/examples lists them) or
         comes as the body's `trace_csv` text."""
         body = await _json_body(request)
         return await heavy(request, "schedule", body)
 
-    @api.post("/api/v1/pack", tags=["questions"], openapi_extra={"requestBody": {"required": True, "content": {
-        "application/json": {"schema": {"type": "object", "description": "a portfolio file's content: "
-                                        "{pack: {accelerators, workloads, objective, ...}}"}}}}})
+    @api.post(
+        "/api/v1/pack",
+        tags=["questions"],
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "type": "object",
+                            "description": "a portfolio file's content: "
+                            "{pack: {accelerators, workloads, objective, ...}}",
+                        }
+                    }
+                },
+            }
+        },
+    )
     async def pack(request: Request) -> Any:
         """`aiinfra pack --json`: the fewest (or cheapest) GPUs with a MIG layout each for a portfolio."""
         body = await _json_body(request)
@@ -294,10 +368,15 @@ def create_app(settings: Settings | None = None) -> Any:
         return await heavy(request, "series", body, seed)
 
     @api.post("/api/v1/jobs/{question}", openapi_extra=scenario_body, tags=["jobs"])
-    async def start_job(question: str, request: Request, seed: int = Query(0, ge=0, le=2**32 - 1),
-                        accelerators: str | None = Query(None, max_length=2000),
-                        engines: str | None = Query(None, max_length=200), simulate: bool = Query(False),
-                        rows: str = Query("training")) -> Any:  # fmt: skip
+    async def start_job(
+        question: str,
+        request: Request,
+        seed: int = Query(0, ge=0, le=2**32 - 1),
+        accelerators: str | None = Query(None, max_length=2000),
+        engines: str | None = Query(None, max_length=200),
+        simulate: bool = Query(False),
+        rows: str = Query("training"),
+    ) -> Any:
         """Start a long answer (simulate-series, find-max-rate, capacity, validate) as a job: poll
         GET /api/v1/jobs/{id} for progress and the answer, DELETE it to cancel."""
         raw = await request.body()
@@ -313,19 +392,28 @@ def create_app(settings: Settings | None = None) -> Any:
             await bounded(lambda: questions.check_simulation(body))  # bad input is a 422 now, not a failed job
             job = jobs.start(question, "series", (body, seed))
         elif question in questions.LONG_RUNNING:
-            await bounded(lambda: questions.check_simulation(body) if question != "capacity" or simulate else
-                          questions.load(body))  # fmt: skip
+            await bounded(
+                lambda: questions.check_simulation(body) if question != "capacity" or simulate else questions.load(body)
+            )
             job = jobs.start(question, "answer", (question, body, opts))
         else:
-            raise SpecError("question", question, "is not run as a job",
-                            "use simulate-series, find-max-rate, capacity or validate, or POST /api/v1/<question>")
+            raise SpecError(
+                "question",
+                question,
+                "is not run as a job",
+                "use simulate-series, find-max-rate, capacity or validate, or POST /api/v1/<question>",
+            )
         return JSONResponse(job.view(), status_code=202)
 
     def _job(job_id: str) -> Job:
         job = jobs.get(job_id)
         if job is None:
-            raise NotFound("job", job_id[:40], f"job = {job_id[:40]!r}: no such job (a job is kept until it has "
-                           "finished, then for a while) — start it again")
+            raise NotFound(
+                "job",
+                job_id[:40],
+                f"job = {job_id[:40]!r}: no such job (a job is kept until it has "
+                "finished, then for a while) — start it again",
+            )
         return job
 
     @api.get("/api/v1/jobs/{job_id}", tags=["jobs"])
@@ -358,11 +446,15 @@ def create_app(settings: Settings | None = None) -> Any:
         if not isinstance(body, dict):
             raise SpecError("body", type(body).__name__, "must be a JSON object", "send a scenario")
         text = yaml.safe_dump(body, sort_keys=False, allow_unicode=True)
-        return PlainTextResponse(text, media_type="application/yaml",
-                                 headers={"content-disposition": 'attachment; filename="scenario.yaml"'})
+        return PlainTextResponse(
+            text, media_type="application/yaml", headers={"content-disposition": 'attachment; filename="scenario.yaml"'}
+        )
 
-    @api.post("/api/v1/parse-yaml", tags=["scenarios"],
-              openapi_extra={"requestBody": {"content": {"application/yaml": {"schema": {"type": "string"}}}}})
+    @api.post(
+        "/api/v1/parse-yaml",
+        tags=["scenarios"],
+        openapi_extra={"requestBody": {"content": {"application/yaml": {"schema": {"type": "string"}}}}},
+    )
     async def parse_yaml(request: Request) -> Any:
         """A scenario YAML file's text -> its JSON object (the CLI's safe loader: no tags, no duplicate keys)."""
         from aiinfra.specs.yaml_safe import load_yaml
@@ -406,8 +498,11 @@ def create_app(settings: Settings | None = None) -> Any:
         """`aiinfra model show ID --json`."""
         return await bounded(lambda: app.model_show(model_id, seq_len).to_dict())
 
-    @api.post("/api/v1/model-from-config", tags=["catalog"],
-              openapi_extra={"requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}}})
+    @api.post(
+        "/api/v1/model-from-config",
+        tags=["catalog"],
+        openapi_extra={"requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}}},
+    )
     async def model_from_config(request: Request, name: str = Query("", max_length=200)) -> Any:
         """A Hugging Face config.json's content -> the architecture (a scenario's inline `model:`) and figures."""
         body = await _json_body(request)
@@ -442,12 +537,22 @@ def create_app(settings: Settings | None = None) -> Any:
     async def plotly_js() -> FileResponse:
         import plotly
 
-        return FileResponse(Path(plotly.__file__).parent / "package_data" / "plotly.min.js",
-                            media_type="text/javascript", headers={"cache-control": "max-age=86400"})
+        return FileResponse(
+            Path(plotly.__file__).parent / "package_data" / "plotly.min.js",
+            media_type="text/javascript",
+            headers={"cache-control": "max-age=86400"},
+        )
 
     api.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
-    return guard(api, GuardSettings(allowed_hosts=s.allowed_hosts, max_body_bytes=s.max_body_bytes,
-                                    body_timeout_s=s.body_timeout_s, headers=SECURITY_HEADERS))
+    return guard(
+        api,
+        GuardSettings(
+            allowed_hosts=s.allowed_hosts,
+            max_body_bytes=s.max_body_bytes,
+            body_timeout_s=s.body_timeout_s,
+            headers=SECURITY_HEADERS,
+        ),
+    )
 
 
 def _validation_paths(rows: str) -> list[Path]:
@@ -456,4 +561,3 @@ def _validation_paths(rows: str) -> list[Path]:
     if rows not in VALIDATION_ROWS:
         raise SpecError("rows", rows, f"unknown row set (known: {', '.join(VALIDATION_ROWS)})", "name one of them")
     return [p for p in shipped_cases() if Path(p).stem == rows]
-

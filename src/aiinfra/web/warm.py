@@ -9,9 +9,12 @@ import contextlib
 from aiinfra import app
 
 #: a scenario in the docs' example (docs/web.md): catalog ids only, so it needs no file
-_SCENARIO = {"model": "meta-llama-3.1-8b", "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": 8},
-             "inference": {"input_tokens": 1024, "output_tokens": 256, "request_rate_per_s": 4},
-             "training": {"tokens": 1e12, "seq_len": 8192, "global_batch_seqs": 512}}  # fmt: skip
+_SCENARIO = {
+    "model": "meta-llama-3.1-8b",
+    "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": 8},
+    "inference": {"input_tokens": 1024, "output_tokens": 256, "request_rate_per_s": 4},
+    "training": {"tokens": 1e12, "seq_len": 8192, "global_batch_seqs": 512},
+}
 
 
 def warm() -> None:

@@ -25,12 +25,20 @@ def check_jobs(spec: ScheduleInput, jobs: Jobs, where: str) -> m.MigGeometry | N
         row = f"{where} row {i + 1} (job {jobs.ids[i]})"
         if jobs.mig_profile[i]:
             if geo is None:
-                raise SpecError(f"{row}.mig_profile", jobs.mig_profile[i], "the cluster has no MIG-mode nodes",
-                                "set schedule.cluster.accelerator and schedule.cluster.mig_nodes")  # fmt: skip
+                raise SpecError(
+                    f"{row}.mig_profile",
+                    jobs.mig_profile[i],
+                    "the cluster has no MIG-mode nodes",
+                    "set schedule.cluster.accelerator and schedule.cluster.mig_nodes",
+                )
             geo.profile(jobs.mig_profile[i], f"{row}.mig_profile")
         elif jobs.gpus[i] > capacity:
-            raise SpecError(f"{row}.gpus", jobs.gpus[i], f"larger than the cluster ({capacity} GPUs)",
-                            "give the cluster more nodes or drop the job")  # fmt: skip
+            raise SpecError(
+                f"{row}.gpus",
+                jobs.gpus[i],
+                f"larger than the cluster ({capacity} GPUs)",
+                "give the cluster more nodes or drop the job",
+            )
     return geo
 
 
@@ -39,15 +47,22 @@ def node_failure_rates(f: FailuresInput, gpus_per_node: int, accelerator: str | 
     rates, reliability.rates.job_rates, × the accelerator generation's and memory type's ratios when the cluster
     names its accelerator) and the share of them that need a repair."""
     fam, mem = hardware_rates(accelerator)
-    r = job_rates(gpus_per_node, 1, scale_ratio=f.failure_rate_scale_ratio * fam.rate_ratio,
-                  overrides=f.rates_per_unit_hour, include_planned=False, memory_ratio=mem.rate_ratio,
-                  field="schedule.failures.rates_per_unit_hour")  # fmt: skip
+    r = job_rates(
+        gpus_per_node,
+        1,
+        scale_ratio=f.failure_rate_scale_ratio * fam.rate_ratio,
+        overrides=f.rates_per_unit_hour,
+        include_planned=False,
+        memory_ratio=mem.rate_ratio,
+        field="schedule.failures.rates_per_unit_hour",
+    )
     share = r.repair_per_s / r.unexpected_per_s if r.unexpected_per_s > 0 else 0.0
     return r.unexpected_per_s, share
 
 
-def failure_stream(nodes: int, per_node_per_s: float, repair_share: float, seed: int,
-                   batch: int = 4096) -> Iterator[tuple[float, int, bool]]:  # fmt: skip
+def failure_stream(
+    nodes: int, per_node_per_s: float, repair_share: float, seed: int, batch: int = 4096
+) -> Iterator[tuple[float, int, bool]]:
     """Endless (time, node, needs repair) of independent Poisson failures of ``nodes`` nodes: their superposition is
     Poisson at nodes × rate with the node uniform; seeded, so the same seed gives the same failures."""
     if per_node_per_s <= 0:

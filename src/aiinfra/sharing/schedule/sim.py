@@ -741,7 +741,18 @@ def simulate(
     """Run ``jobs`` through the cluster under ``policy``. Inputs are assumed checked (every job fits the cluster).
     ``failures``: (time, whole-GPU node, needs repair) in increasing time, possibly endless (the run ends when every
     job has finished, or at the horizon)."""
-    return _Run(jobs, nodes=nodes, per_node=per_node, policy=policy, nodes_per_leaf=nodes_per_leaf,
-                mig_geometry=mig_geometry, mig_nodes=mig_nodes, horizon_s=horizon_s, backfill_depth=backfill_depth,
-                failures=failures, repair_s=repair_s, restart_s=restart_s,
-                checkpoint_interval_s=checkpoint_interval_s).run()
+    return _Run(
+        jobs,
+        nodes=nodes,
+        per_node=per_node,
+        policy=policy,
+        nodes_per_leaf=nodes_per_leaf,
+        mig_geometry=mig_geometry,
+        mig_nodes=mig_nodes,
+        horizon_s=horizon_s,
+        backfill_depth=backfill_depth,
+        failures=failures,
+        repair_s=repair_s,
+        restart_s=restart_s,
+        checkpoint_interval_s=checkpoint_interval_s,
+    ).run()

@@ -53,9 +53,12 @@ def read_trace(path: Path, field: str = "schedule.trace") -> Jobs:
         missing = [c for c in COLUMNS if c not in header]
         unknown = [c for c in header if c not in COLUMNS + OPTIONAL]
         if missing or unknown:
-            raise SpecError(f"{field} header", ",".join(header),
-                            f"missing columns {missing}" if missing else f"unknown columns {unknown}",
-                            f"columns: {','.join(COLUMNS + OPTIONAL)}")  # fmt: skip
+            raise SpecError(
+                f"{field} header",
+                ",".join(header),
+                f"missing columns {missing}" if missing else f"unknown columns {unknown}",
+                f"columns: {','.join(COLUMNS + OPTIONAL)}",
+            )
         seen: set[str] = set()
         for n, row in enumerate(reader, start=1):
             where = f"{path.name} row {n}"
@@ -68,8 +71,12 @@ def read_trace(path: Path, field: str = "schedule.trace") -> Jobs:
             profile = (row.get("mig_profile") or "").strip()
             g = _number(row["gpus"], where, "gpus", True, 0 if profile else 1, allow_blank=bool(profile))
             if profile and g:
-                raise SpecError(f"{where}.gpus", row["gpus"], "a MIG job takes one instance, not whole GPUs",
-                                "leave gpus empty (or 0) when mig_profile is set")  # fmt: skip
+                raise SpecError(
+                    f"{where}.gpus",
+                    row["gpus"],
+                    "a MIG job takes one instance, not whole GPUs",
+                    "leave gpus empty (or 0) when mig_profile is set",
+                )
             dur = _number(row["duration_s"], where, "duration_s", False, 0)
             if dur <= 0:
                 raise SpecError(f"{where}.duration_s", row["duration_s"], "must be > 0", "fix duration_s in this row")
@@ -113,8 +120,12 @@ def generate(g: GeneratorInput) -> Jobs:
     if g.mig_profiles:
         share = sum(g.mig_profiles.values())
         if share > 1 + 1e-9 or min(g.mig_profiles.values()) < 0:
-            raise SpecError("schedule.generator.mig_profiles", g.mig_profiles, "probabilities must be ≥ 0, sum ≤ 1",
-                            "lower the weights")  # fmt: skip
+            raise SpecError(
+                "schedule.generator.mig_profiles",
+                g.mig_profiles,
+                "probabilities must be ≥ 0, sum ≤ 1",
+                "lower the weights",
+            )
         mig = _choice(rng, {"": 1.0 - share, **g.mig_profiles}, n, "schedule.generator.mig_profiles")
         gpus = [0 if m else x for x, m in zip(gpus, mig, strict=True)]
     return Jobs(
@@ -136,5 +147,14 @@ def write_trace(jobs: Jobs, path: Path, comment: str = "") -> None:
         w = csv.writer(fh)
         w.writerow(COLUMNS + OPTIONAL)
         for i in range(len(jobs)):
-            w.writerow([jobs.ids[i], f"{jobs.arrival_s[i]:.1f}", jobs.gpus[i] or "", f"{jobs.duration_s[i]:.1f}",
-                        jobs.priority[i], jobs.user[i], jobs.mig_profile[i]])  # fmt: skip
+            w.writerow(
+                [
+                    jobs.ids[i],
+                    f"{jobs.arrival_s[i]:.1f}",
+                    jobs.gpus[i] or "",
+                    f"{jobs.duration_s[i]:.1f}",
+                    jobs.priority[i],
+                    jobs.user[i],
+                    jobs.mig_profile[i],
+                ]
+            )
