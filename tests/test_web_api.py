@@ -595,3 +595,23 @@ def test_web_command_checks_its_port_and_warns_off_loopback(capsys: pytest.Captu
     assert "--port" in capsys.readouterr().err
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.10")
+
+
+def test_export_route_answers_as_the_cli(client: TestClient) -> None:
+    """POST /api/v1/export is `aiinfra export --json` (the capacity page's "Deploy it" button)."""
+    path = EXAMPLES / "infer-llama3.1-70b-h100.yaml"
+    body = yaml.safe_load(path.read_text())
+    for fmt in ("vllm", "kubernetes"):
+        res = client.post(f"/api/v1/export?format={fmt}", json=body)
+        assert res.status_code == 200, res.text
+        assert res.json() == _cli_json(["export", str(path), "--format", fmt, "--json"])
+    bad = client.post("/api/v1/export?format=helm", json=body)
+    assert bad.status_code == 422 and "format" in bad.text
+
+
+def test_capacity_with_classes_and_a_day_profile_carries_the_fleet_sections(client: TestClient) -> None:
+    body = yaml.safe_load((EXAMPLES / "capacity-two-classes.yaml").read_text())
+    res = client.post("/api/v1/capacity?accelerators=nvidia-h200-sxm-141gb", json=body)
+    assert res.status_code == 200, res.text
+    fleet = res.json()["fleet"]
+    assert "mixing does not help" in fleet["verdict"] and fleet["mixed"]["pools"]

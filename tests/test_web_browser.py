@@ -526,3 +526,25 @@ def test_smaller_readability_items(server: str, page: Any) -> None:
     _answered(page)
     it, facility = page.text_content("[data-key='it_power_w']"), page.text_content("[data-key='facility_power_w']")
     assert it.split()[-1] == facility.split()[-1]  # one unit for both
+
+
+def test_capacity_page_shows_the_fleet_design_and_exports_the_deployment(server: str, page: Any) -> None:
+    """The capacity page of a two-class example shows the mixed fleet (as the API) and its "Deploy it" button
+    writes the CLI's launch command."""
+    import httpx
+
+    page.goto(f"{server}#/capacity")
+    _answered(page)
+    page.select_option("#example", "capacity-two-classes.yaml")
+    page.wait_for_selector("#fleet-verdict", timeout=120_000)
+    scenario = yaml.safe_load((EXAMPLES / "capacity-two-classes.yaml").read_text())
+    api = httpx.post(f"{server}api/v1/capacity", json=scenario, timeout=120).json()
+    assert page.text_content("#fleet-verdict") == api["fleet"]["verdict"]
+    assert page.locator("#t-fleet-pools tbody tr").count() == len(api["fleet"]["mixed"]["pools"])
+    chart = next(c for c in _charts(page) if c["id"] == "chart-fleet")
+    assert chart["title"] and chart["y"]
+    page.select_option("#export-format", "vllm")
+    page.click("#export-go")
+    page.wait_for_function("() => document.querySelector('#export-out').textContent.startsWith('vllm serve')")
+    cli = _cli(["export", str(EXAMPLES / "capacity-two-classes.yaml"), "--format", "vllm", "--json"])
+    assert page.text_content("#export-out") == cli["command_line"]

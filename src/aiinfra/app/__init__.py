@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     )
     from aiinfra.app.cost import CostResult, cost
     from aiinfra.app.datacenter import DatacenterResult, datacenter
+    from aiinfra.app.export import ExportResult, export
     from aiinfra.app.inference import CapacityResult, InferResult, capacity, infer
     from aiinfra.app.mig import MigResult, mig
     from aiinfra.app.pack import PackResult, pack
@@ -83,6 +84,8 @@ _LAZY: dict[str, str] = {
     "price_list": "aiinfra.app.catalog_queries",
     "purchase_list": "aiinfra.app.catalog_queries",
     "CostResult": "aiinfra.app.cost",
+    "ExportResult": "aiinfra.app.export",
+    "export": "aiinfra.app.export",
     "cost": "aiinfra.app.cost",
     "DatacenterResult": "aiinfra.app.datacenter",
     "datacenter": "aiinfra.app.datacenter",
@@ -171,6 +174,7 @@ __all__ = [
     "CheckResult",
     "CostResult",
     "DatacenterResult",
+    "ExportResult",
     "InferResult",
     "MaxRateResult",
     "MemoryResult",
@@ -203,6 +207,7 @@ __all__ = [
     "check",
     "cost",
     "datacenter",
+    "export",
     "find_max_rate",
     "flatten",
     "infer",

@@ -149,6 +149,8 @@ def _work(op: str, args: tuple[Any, ...], progress: Progress) -> Any:
         return questions.schedule(*args)
     if op == "pack":
         return questions.pack(*args)
+    if op == "export":
+        return questions.export(*args)
     if op == "validate":
         return app.validate(list(args[0]), progress).to_dict()
     raise SpecError("op", op, "unknown work", "a bug in the web app")

@@ -216,6 +216,18 @@ def pack(document: Mapping[str, Any]) -> dict[str, Any]:
     return app.pack(document).to_dict()
 
 
+EXPORT_FORMATS = ("vllm", "sglang", "trtllm", "kubernetes")
+"""What POST /api/v1/export writes (app.export's formats)."""
+
+
+def export(
+    scenario: Mapping[str, Any], fmt: str, engine: str | None = None, engine_version: str | None = None
+) -> dict[str, Any]:
+    """``aiinfra export --format FMT --json`` of a scenario mapping (the model: its catalog repository)."""
+    result: dict[str, Any] = app.export(load(scenario), fmt, engine, engine_version).to_dict()
+    return result
+
+
 def precheck(op: str, args: tuple[Any, ...]) -> None:
     """Validate a heavy question's input without doing its work (cheap: run before the question takes a worker, so
     bad input is a 422 even while every worker is busy)."""
@@ -237,6 +249,12 @@ def precheck(op: str, args: tuple[Any, ...]) -> None:
     elif op == "schedule":
         doc, _ = _schedule_document(args[0])
         load_schedule(doc)
+    elif op == "export":
+        if args[1] not in EXPORT_FORMATS:
+            raise SpecError(
+                "format", args[1], f"unknown export format (known: {', '.join(EXPORT_FORMATS)})", "pick one"
+            )
+        load(args[0])
     elif op == "pack":
         _check_pack(args[0])
         spec = load_pack(args[0])

@@ -361,6 +361,18 @@ def create_app(settings: Settings | None = None) -> Any:
         body = await _json_body(request)
         return await heavy(request, "pack", body)
 
+    @api.post("/api/v1/export", openapi_extra=scenario_body, tags=["questions"])
+    async def export(
+        request: Request,
+        format: str = Query(..., max_length=20),
+        engine: str | None = Query(None, max_length=20),
+        engine_version: str | None = Query(None, max_length=40),
+    ) -> Any:
+        """`aiinfra export --json`: the launch command (vllm, sglang, trtllm) or the Kubernetes manifest of the
+        planned deployment (the scenario's inference.plan, else capacity's cheapest)."""
+        body = await _json_body(request)
+        return await heavy(request, "export", body, format, engine, engine_version)
+
     @api.post("/api/v1/simulate-series", openapi_extra=scenario_body, tags=["questions"])
     async def simulate_series(request: Request, seed: int = Query(0, ge=0, le=2**32 - 1)) -> Any:
         """`simulate`'s answer plus the queue/running/KV timelines and per-request latencies the page charts."""

@@ -50,6 +50,59 @@ function addBands(out, r) {
 const figures = (items) => `<div class="figures">${items.join("")}</div>`;
 const get = (obj, path) => path.split(".").reduce((o, k) => (o == null ? undefined : o[k]), obj);
 
+// ---------- fleet design on the capacity page (docs/examples/fleet.md): mixed fleet, disaggregated pools, the day
+// profile, and the deployment's launch command (POST /api/v1/export)
+const money = (v) => (v == null ? "unknown" : "$" + sig(v));
+function fleetHtml(r, after) {
+  let html = "";
+  if (r.fleet) {
+    const f = r.fleet;
+    html += `<h2>Mixed fleet</h2><p id="fleet-verdict">${esc(f.verdict)}</p>` + figures([fig("mixed fleet $/hour", "fleet.mixed.usd_per_hour", f.mixed.usd_per_hour, "usd"),
+      fig("saving $/hour", "fleet.saving_usd_per_hour", f.saving_usd_per_hour, "usd")]);
+    html += table("t-fleet-pools", ["pool (accelerator)", "offer", "instances", "accelerators used", "$/h", "classes"],
+      f.mixed.pools.map((p) => [p.accelerator, p.offer_id, { text: p.instances, sort: p.instances }, { text: p.accelerators_used, sort: p.accelerators_used }, { text: money(p.usd_per_hour), sort: p.usd_per_hour }, p.classes.join(", ")]));
+    html += table("t-fleet-single", ["one type alone", "$/h", "why not possible"],
+      f.single_types.map((t) => [t.accelerator, { text: money(t.usd_per_hour), sort: t.usd_per_hour ?? 1e18 }, t.reason || ""]));
+    html += '<div class="chart" id="chart-fleet"></div>';
+    after.push(() => chart("chart-fleet", [{ type: "bar", name: "$/hour", x: ["mixed", ...f.single_types.map((t) => t.accelerator + " alone")],
+      y: [f.mixed.usd_per_hour, ...f.single_types.map((t) => t.usd_per_hour)] }],
+      { title: "Hourly bill: the mixed fleet against each single accelerator type", xaxis: { title: "fleet" }, yaxis: { title: "cost ($ per hour)" } }));
+  }
+  if (r.disaggregated) {
+    const d = r.disaggregated;
+    html += `<h2>Disaggregated prefill/decode</h2><p id="disagg-recommended">recommended: ${esc(d.recommended)}</p>`;
+    html += table("t-disagg", ["accelerator", "TP", "weights", "xPyD", "prefill replicas", "decode replicas", "accelerators", "TTFT p90 ms", "TPOT ms", "$/h"],
+      d.candidates.map((c) => [c.accelerator, c.tp, c.weight_precision, c.ratio, c.prefill_replicas, c.decode_replicas, { text: c.accelerators, sort: c.accelerators },
+        { text: sig(c.ttft_p90_s * 1e3), sort: c.ttft_p90_s }, { text: sig(c.tpot_s * 1e3), sort: c.tpot_s }, { text: money(c.usd_per_hour), sort: c.usd_per_hour ?? 1e18 }]));
+  }
+  if (r.load_profile) {
+    const lp = r.load_profile;
+    html += `<h2>Load over ${esc(lp.hours)} hours</h2><p>one replica serves ${sig(lp.per_replica_demand)} ${esc(lp.demand_unit)}; scale-up delay ${sig(lp.scale_up_delay_s)} s, ${esc(lp.autoscaler)} autoscaler</p>`;
+    html += table("t-day", ["fleet", "$/day", "SLO attainment", "worst minute", "reserved instances"],
+      lp.strategies.map((st) => [st.name, { text: money(st.usd_per_day), sort: st.usd_per_day ?? 1e18 }, { text: sig(st.slo_attainment_frac * 100) + " %", sort: st.slo_attainment_frac },
+        { text: sig(st.worst_minute_coverage_frac * 100) + " %", sort: st.worst_minute_coverage_frac }, st.reserved_instances || ""]));
+    html += '<div class="chart" id="chart-day"></div>';
+    const hours = lp.instances_by_hour.map((_, i) => i);
+    after.push(() => chart("chart-day", [{ type: "scatter", mode: "lines", line: { shape: "hv" }, name: "instances needed", x: hours, y: lp.instances_by_hour },
+      { type: "scatter", mode: "lines", name: `demand (${lp.demand_unit})`, x: hours, y: lp.demand_by_hour, yaxis: "y2" }],
+      { title: "Fleet size hour by hour", xaxis: { title: "hour" }, yaxis: { title: "instances" }, yaxis2: { title: `demand (${lp.demand_unit})`, overlaying: "y", side: "right" } }));
+  }
+  html += `<h2>Deploy it</h2><p><label>format <select id="export-format">${["vllm", "sglang", "trtllm", "kubernetes"].map((f) => `<option>${f}</option>`).join("")}</select></label>
+    <button type="button" id="export-go">Export</button> <button type="button" id="export-copy">Copy</button></p><pre id="export-out" class="export"></pre>`;
+  after.push(() => {
+    const go = $("#export-go"), out = $("#export-out");
+    if (!go) return;
+    go.addEventListener("click", async () => {
+      out.textContent = "…";
+      const res = await fetch(`/api/v1/export?format=${encodeURIComponent($("#export-format").value)}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(state.scenario) });
+      const j = await res.json();
+      out.textContent = res.ok ? (j.manifest_yaml ?? j.command_line) : `error: ${j.detail?.message ?? JSON.stringify(j)}`;
+    });
+    $("#export-copy").addEventListener("click", () => navigator.clipboard && navigator.clipboard.writeText(out.textContent));
+  });
+  return html;
+}
+
 // ---------- sortable tables: cells are strings or {text, sort, num}
 function table(id, headers, rows) {
   const head = headers.map((h, i) => `<th data-col="${i}">${esc(h)}</th>`).join("");
@@ -616,6 +669,7 @@ function renderAnswer(page, r) {
       }
       (s.rejected || []).forEach((x) => { html += `<p>passed over (misses the SLO in simulation): ${esc(x.deployment)}</p>`; });
     }
+    html += fleetHtml(r, after);
     html += notesHtml(r.accuracy_notes);
   } else if (page === "simulate") {
     const a = r.answer;
