@@ -615,3 +615,12 @@ def test_capacity_with_classes_and_a_day_profile_carries_the_fleet_sections(clie
     assert res.status_code == 200, res.text
     fleet = res.json()["fleet"]
     assert "mixing does not help" in fleet["verdict"] and fleet["mixed"]["pools"]
+
+
+def test_capacity_disaggregate_option_answers_as_the_cli(client: TestClient) -> None:
+    path = EXAMPLES / "capacity-long-prompts.yaml"
+    res = client.post("/api/v1/capacity?disaggregate=true", json=yaml.safe_load(path.read_text()))
+    assert res.status_code == 200, res.text
+    cli = _cli_json(["capacity", str(path), "--disaggregate", "--json"])
+    assert res.json()["disaggregated"] == cli["disaggregated"]
+    assert cli["disaggregated"]["recommended"] == "disaggregated"

@@ -33,6 +33,7 @@ class Options:
     accelerators: tuple[str, ...] = ()
     engines: tuple[str, ...] = ()
     simulate: bool = False
+    disaggregate: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
 

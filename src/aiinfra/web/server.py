@@ -173,11 +173,19 @@ def shipped_examples() -> list[dict[str, Any]]:
     return sorted(out, key=lambda e: (order.get(e["file"], len(order)), e["file"]))
 
 
-def _options(seed: int, accelerators: str | None, engines: str | None, simulate: bool) -> questions.Options:
+def _options(
+    seed: int, accelerators: str | None, engines: str | None, simulate: bool, disaggregate: bool = False
+) -> questions.Options:
     def split(text: str | None) -> tuple[str, ...]:
         return tuple(x.strip() for x in (text or "").split(",") if x.strip())
 
-    return questions.Options(seed=seed, accelerators=split(accelerators), engines=split(engines), simulate=simulate)
+    return questions.Options(
+        seed=seed,
+        accelerators=split(accelerators),
+        engines=split(engines),
+        simulate=simulate,
+        disaggregate=disaggregate,
+    )
 
 
 def create_app(settings: Settings | None = None) -> Any:
@@ -297,9 +305,10 @@ def create_app(settings: Settings | None = None) -> Any:
                 ),
                 engines: str | None = Query(None, max_length=200, description="capacity: vllm,trtllm"),
                 simulate: bool = Query(False, description="capacity: check by simulating one replica"),
+                disaggregate: bool = Query(False, description="capacity: also size prefill/decode pools"),
             ) -> Any:
                 body = await _json_body(request)
-                opts = _options(seed, accelerators, engines, simulate)
+                opts = _options(seed, accelerators, engines, simulate, disaggregate)
                 if question in LIGHT_QUESTIONS:
                     return await bounded(lambda: questions.answer(question, body, opts))
                 return await heavy(request, "answer", question, body, opts)
@@ -387,13 +396,14 @@ def create_app(settings: Settings | None = None) -> Any:
         accelerators: str | None = Query(None, max_length=2000),
         engines: str | None = Query(None, max_length=200),
         simulate: bool = Query(False),
+        disaggregate: bool = Query(False),
         rows: str = Query("training"),
     ) -> Any:
         """Start a long answer (simulate-series, find-max-rate, capacity, validate) as a job: poll
         GET /api/v1/jobs/{id} for progress and the answer, DELETE it to cancel."""
         raw = await request.body()
         body: Any = parse_json(raw) if raw.strip() or question != "validate" else None
-        opts = _options(seed, accelerators, engines, simulate)
+        opts = _options(seed, accelerators, engines, simulate, disaggregate)
         if question == "validate":
             paths = tuple(str(p) for p in _validation_paths(rows))
             if rows in validated:

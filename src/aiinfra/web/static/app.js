@@ -425,7 +425,8 @@ function buildOptions(page) {
     html = `<fieldset><legend>options (as the CLI's)</legend>
       <div class="field"><label for="opt-accelerators">--accelerators</label><input id="opt-accelerators" data-opt="accelerators" value="${esc(o.accelerators || "")}" placeholder="the scenario's; e.g. nvidia-h100-sxm5-80gb,nvidia-h200-sxm-141gb"><div class="err" data-err-for="accelerators"></div></div>
       <div class="field"><label for="opt-engines">--engines</label><input id="opt-engines" data-opt="engines" value="${esc(o.engines || "")}" placeholder="the scenario's; e.g. vllm,trtllm"><div class="err" data-err-for="engines"></div></div>
-      <div class="field"><label for="opt-simulate">--simulate</label><input type="checkbox" id="opt-simulate" data-opt="simulate"${o.simulate ? " checked" : ""}></div></fieldset>`;
+      <div class="field"><label for="opt-simulate">--simulate</label><input type="checkbox" id="opt-simulate" data-opt="simulate"${o.simulate ? " checked" : ""}></div>
+      <div class="field"><label for="opt-disaggregate">--disaggregate</label><input type="checkbox" id="opt-disaggregate" data-opt="disaggregate"${o.disaggregate ? " checked" : ""}></div></fieldset>`;
   } else if (page === "simulate") {
     html = `<fieldset><legend>options</legend><div class="field"><label for="opt-seed">--seed</label><input id="opt-seed" data-opt="seed" value="${esc(o.seed ?? 0)}"><div class="err" data-err-for="seed"></div></div></fieldset>`;
   }
@@ -484,6 +485,7 @@ function query(page) {
     if (o.accelerators) q.set("accelerators", o.accelerators);
     if (o.engines) q.set("engines", o.engines);
     if (o.simulate) q.set("simulate", "true");
+    if (o.disaggregate) q.set("disaggregate", "true");
   }
   if (o.seed !== undefined && o.seed !== "") q.set("seed", o.seed);
   return q.toString();
