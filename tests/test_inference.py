@@ -284,4 +284,5 @@ inference: {weight_precision: fp8, input_tokens: 1000, output_tokens: 1000, user
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["accuracy_notes"] == [n.removeprefix("accuracy: ") for n in gap]
     res = run_cli("capacity", path, "--engines", "vllm", "--accelerators", "nvidia-h100-sxm5-80gb")
-    assert res.returncode == 0 and "accuracy:" not in res.stdout
+    # no known-gap note (the error band's own "accuracy:" line is on every answer)
+    assert res.returncode == 0 and "note: accuracy:" not in res.stdout

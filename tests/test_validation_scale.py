@@ -41,3 +41,19 @@ def test_open_at_scale_rows_regression_guard() -> None:
     assert s["n_compared"] == 38
     assert s["median_abs_rel_error"] <= OPEN_MEDIAN_GUARD
     assert s["p90_abs_rel_error"] <= OPEN_P90_GUARD
+
+
+def test_row_ids_are_unique_across_every_validation_file() -> None:
+    """A row may sit in one file only: an id already scored in an open file cannot be a sealed row too."""
+    seen: dict[str, str] = {}
+    data = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data"
+    for path in sorted(data.glob("*.csv")):
+        if path.stem.endswith("_seal"):
+            continue
+        with path.open(newline="") as fh:
+            for row in csv.DictReader(line for line in fh if not line.startswith("#")):
+                rid = row.get("id")
+                if not rid:
+                    continue
+                assert rid not in seen, f"{rid} is in {seen[rid]} and {path.name}"
+                seen[rid] = path.name
