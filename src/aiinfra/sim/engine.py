@@ -8,6 +8,9 @@ Prefill/decode disaggregation (DistServe, Zhong et al. OSDI'24; Splitwise, Patel
 request is prefilled on a prefill replica, which emits its first token; its KV then travels to a decode
 replica (``kv_transfer_s_per_token`` per context token) and joins that replica's decode set.
 
+A single mixed replica (the common case: capacity checks, one-replica runs) takes the fused loop of sim/single.py,
+which runs the same scheduler event for event without the heap and the per-request objects.
+
 Attention data parallelism (``attention_dp_ranks`` > 1): each replica is a group of ranks that hold their own
 sequences and KV and step together (sim/attention_dp.py).
 """
@@ -20,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from aiinfra.analytic.step_time import StepTimeModel
+from aiinfra.sim import single
 from aiinfra.sim.arrivals import Requests
 from aiinfra.sim.attention_dp import AttentionDpReplica
 from aiinfra.sim.replica import Replica, SchedulerLimits, Seq, ServingReplica
@@ -69,6 +73,7 @@ class Simulation:
         decode_replicas: int = 0,
         kv_transfer_s_per_token: float = 0.0,
         attention_dp_ranks: int = 1,
+        fused: bool = True,
     ) -> None:
         cache: dict[tuple[int, ...], float] = {}
 
@@ -86,6 +91,8 @@ class Simulation:
         self.back_router = make_router(router)
         self.kv_transfer_s_per_token = kv_transfer_s_per_token
         self._seq = 0
+        self.fused = fused
+        """One mixed replica runs the fused loop of sim/single.py (same events, faster); False: the general loop."""
 
     def _push(self, heap: list[tuple[float, int, int, int]], t: float, kind: int, payload: int) -> int:
         self._seq += 1
@@ -102,6 +109,23 @@ class Simulation:
             output_tokens=np.asarray(reqs.output_tokens),
             priority=np.asarray(reqs.priority),
         )
+        only = self.replicas[0]
+        if self.fused and len(self.replicas) == 1 and isinstance(only, Replica) and single.eligible(only):
+            rec.end_s, rec.iterations, rec.preemptions = single.run_single(
+                only,
+                reqs,
+                closed_loop_clients,
+                rec.arrival_s,
+                rec.first_token_s,
+                rec.finish_s,
+                rec.itl_s,
+                rec.itl_weight,
+                rec.sample_t_s,
+                rec.queue_len,
+                rec.running_seqs,
+                rec.kv_util_frac,
+            )
+            return rec
         heap: list[tuple[float, int, int, int]] = []
         in_transit: dict[int, Seq] = {}
         if closed_loop_clients:

@@ -1,0 +1,307 @@
+"""The event loop of one mixed replica, fused with its scheduler: the fast path of :class:`Simulation.run`.
+
+Most simulations (the capacity checks, ``aiinfra simulate`` on one replica, the speed bench) run a single replica of
+the vLLM continuous-batching scheduler with recompute preemption. For those, this module runs the same algorithm as
+:class:`aiinfra.sim.replica.Replica` driven by :meth:`aiinfra.sim.engine.Simulation.run` — the same admissions,
+chunks, preemptions, step-time lookups (the replica's own memo, ``Replica._at``) and records, event for event — with
+the request state in per-request lists indexed by request id instead of one object per request, the arrivals read
+from their sorted array instead of an event heap (one replica needs no heap: its only other event is the end of its
+iteration), and the replica's methods inlined into one loop. ``tests/test_sim_single.py`` checks it against the
+general path on every scheduler feature it covers; anything else (several replicas, static batching, swap,
+prefix caching, attention DP, disaggregation) takes the general path.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+
+from aiinfra.analytic.step_time import StepBatch
+from aiinfra.sim.arrivals import Requests
+from aiinfra.sim.replica import Replica
+
+
+def eligible(rep: Replica) -> bool:
+    """Whether :func:`run_single` covers this replica's scheduler settings."""
+    lim = rep.lim
+    return (
+        not lim.static
+        and lim.role == "mixed"
+        and lim.preemption == "recompute"
+        and not lim.prefix_caching
+        and not rep.has_work()
+        and rep.iterations == 0
+    )
+
+
+def run_single(
+    rep: Replica,
+    reqs: Requests,
+    closed_loop_clients: int | None,
+    arrival_s: np.ndarray,
+    first_token_s: np.ndarray,
+    finish_s: np.ndarray,
+    itl_s: list[float],
+    itl_weight: list[int],
+    sample_t_s: list[float],
+    queue_len: list[int],
+    running_seqs: list[int],
+    kv_util_frac: list[float],
+) -> tuple[float, int, int]:
+    """Simulate ``reqs`` on ``rep``, filling the records' arrays and lists in place (``arrival_s`` gets the send
+    times of a closed loop's requests); returns (end time s, iterations, preemptions)."""
+    lim = rep.lim
+    cap = lim.kv_capacity_tokens
+    block = lim.block_tokens
+    half_block = (block - 1) / 2.0
+    tps = lim.tokens_per_step
+    slots = lim.budget_tokens_per_decode
+    full = lim.reserve_full_context
+    chunked = lim.chunked_prefill
+    max_seqs = lim.max_num_seqs
+    max_tokens = lim.max_num_batched_tokens
+    cache = rep.time_cache
+    time_of = rep._time
+    heappush, heappop = heapq.heappush, heapq.heappop
+    isnan = math.isnan
+    ceil = math.ceil
+
+    n = len(reqs)
+    # per-request state of its current admission (a preempted request is re-admitted under the same id)
+    prompt: list[int] = [int(x) for x in reqs.input_tokens.tolist()]
+    out: list[int] = [int(x) for x in reqs.output_tokens.tolist()]
+    prio: list[int] = [int(x) for x in reqs.priority.tolist()]
+    arr: list[float] = [0.0] * n
+    pref = [0] * n
+    gen = [0] * n
+    join_step = [0] * n
+    join_id = [-1] * n
+    ctx_join = [0.0] * n
+    kv_res = [0.0] * n
+    first = [math.nan] * n
+
+    waiting: list[tuple[int, float, int]] = []
+    prefilling: list[int] = []
+    decode: dict[int, None] = {}
+    finish_heap: list[tuple[int, int, int]] = []
+    chunks: list[tuple[int, int]] = []
+    joins = decode_steps = iterations = preemptions = 0
+    sum_ctx = 0.0
+    reserved_prompt = 0
+    reserved_full = 0.0
+    n_step_dec = 0
+    step_s = 0.0
+
+    # arrivals: the open loop's in (time, id) order; the closed loop's in a heap of (time, push order, id)
+    sched: list[float] = arrival_s.tolist()
+    closed = bool(closed_loop_clients)
+    think: list[float] | None = reqs.think_s.tolist() if reqs.think_s is not None else None
+    pending: list[tuple[float, int, int]] = []
+    order: list[int] = []
+    pos = 0
+    next_rid = n
+    pushes = 0
+    if closed:
+        assert closed_loop_clients is not None
+        next_rid = min(closed_loop_clients, n)
+        for rid in range(next_rid):
+            pushes += 1
+            pending.append((sched[rid], pushes, rid))
+        heapq.heapify(pending)
+    else:
+        order = np.argsort(arrival_s, kind="stable").tolist()
+
+    def leave(rid: int) -> float:
+        nonlocal reserved_full, sum_ctx
+        reserved_full -= kv_res[rid]
+        kv_res[rid] = 0.0
+        del decode[rid]
+        ctx = ctx_join[rid] + (decode_steps - join_step[rid]) * tps
+        sum_ctx -= ctx
+        return ctx
+
+    def join(rid: int, ctx: float) -> None:
+        nonlocal joins, sum_ctx
+        join_step[rid] = decode_steps
+        joins += 1
+        join_id[rid] = joins
+        ctx_join[rid] = ctx
+        decode[rid] = None
+        sum_ctx += ctx
+        heappush(finish_heap, (decode_steps + ceil((out[rid] - gen[rid]) / tps), joins, rid))
+
+    def next_arrival() -> float:
+        if closed:
+            return pending[0][0] if pending else math.inf
+        return sched[order[pos]] if pos < n else math.inf
+
+    def admit_until(t: float) -> None:
+        """Enqueue every request that has arrived by ``t`` (in event order)."""
+        nonlocal pos
+        if closed:
+            while pending and pending[0][0] <= t:
+                ts, _, rid = heappop(pending)
+                arr[rid] = ts
+                heappush(waiting, (prio[rid], ts, rid))
+        else:
+            while pos < n:
+                rid = order[pos]
+                ts = sched[rid]
+                if ts > t:
+                    break
+                pos += 1
+                arr[rid] = ts
+                heappush(waiting, (prio[rid], ts, rid))
+
+    now = 0.0
+    busy = False
+    done: list[int] = []
+    while True:
+        if busy:
+            end = now + step_s
+            admit_until(end)  # arrivals during the iteration, and at its very end, come first (event order)
+            now = end
+            # ---- finish the iteration (Replica.finish_step)
+            iterations += 1
+            if n_step_dec:
+                decode_steps += 1
+                sum_ctx += n_step_dec * tps
+                while finish_heap and finish_heap[0][0] <= decode_steps:
+                    _, jid, rid = heappop(finish_heap)
+                    if rid not in decode or join_id[rid] != jid:
+                        continue  # preempted since
+                    leave(rid)
+                    done.append(rid)
+            for rid, take in chunks:
+                p = pref[rid] + take
+                pref[rid] = p
+                if p < prompt[rid]:
+                    continue
+                prefilling.remove(rid)
+                reserved_prompt -= prompt[rid] + 1
+                if isnan(first[rid]):
+                    first[rid] = now
+                g = gen[rid] + 1  # the prefill samples a token
+                gen[rid] = g
+                if g >= out[rid]:
+                    reserved_full -= kv_res[rid]
+                    kv_res[rid] = 0.0
+                    done.append(rid)
+                else:
+                    join(rid, prompt[rid] + 1.0)
+            chunks = []
+            busy = False
+            # ---- records (Simulation.run)
+            if n_step_dec:
+                itl_s.append(step_s)
+                itl_weight.append(n_step_dec)
+            sample_t_s.append(now)
+            queue_len.append(len(waiting))
+            n_run = len(decode) + len(prefilling)
+            running_seqs.append(n_run)
+            if full:
+                kv_util_frac.append(reserved_full / cap if cap else 0.0)
+            else:
+                kv_util_frac.append((sum_ctx + reserved_prompt + n_run * half_block) / cap if cap else 0.0)
+            if done:
+                for rid in done:
+                    first_token_s[rid] = first[rid]
+                    finish_s[rid] = now
+                    if closed and next_rid < n:
+                        sent = now + (think[next_rid] if think is not None else 0.0)
+                        arrival_s[next_rid] = sent
+                        pushes += 1
+                        heappush(pending, (sent, pushes, next_rid))
+                        next_rid += 1
+                done.clear()
+                if closed:
+                    admit_until(now)  # requests sent at this very instant (no think time)
+        else:  # idle (or holding work it could not place): nothing changes until the next arrival
+            t = next_arrival()
+            if t == math.inf:
+                break
+            now = t
+            admit_until(t)
+        # ---- plan the next iteration (Replica.plan)
+        n_dec = len(decode)
+        kv = reserved_full if full else sum_ctx + reserved_prompt + (n_dec + len(prefilling)) * half_block
+        if not waiting and not prefilling:
+            if not n_dec:
+                continue
+            if full or kv + n_dec * tps <= cap:
+                # decodes only (Replica._time, inlined for its most common key)
+                s_shift = max(0, n_dec.bit_length() - 6)
+                ctx_i = int(sum_ctx)
+                shift = max(8, ctx_i.bit_length() - 4)
+                lo = (ctx_i >> shift) << shift
+                seqs_key = (n_dec >> s_shift) << 4 | s_shift
+                t_lo = cache.get((0, 0, seqs_key, lo))
+                if t_lo is None:
+                    step_s = time_of(StepBatch(0, 0.0, n_dec, ctx_i))
+                elif ctx_i == lo:
+                    step_s = t_lo
+                else:
+                    t_hi = cache.get((0, 0, seqs_key, lo + (1 << shift)))
+                    if t_hi is None:
+                        step_s = time_of(StepBatch(0, 0.0, n_dec, ctx_i))
+                    else:
+                        step_s = t_lo + (t_hi - t_lo) * (ctx_i - lo) / (1 << shift)
+                n_step_dec = n_dec
+                busy = True
+                continue
+        while not full and decode and kv + len(decode) * tps > cap:
+            # preempt the running sequence with the largest (priority, arrival); recompute it later
+            victim = max(decode, key=lambda r: (prio[r], arr[r], r))
+            produced = min(out[victim] - 1, int(gen[victim] + (decode_steps - join_step[victim]) * tps))
+            ctx = leave(victim)
+            prompt[victim] = int(ctx)
+            pref[victim] = 0
+            gen[victim] = produced
+            preemptions += 1
+            heappush(waiting, (prio[victim], arr[victim], victim))
+            kv = sum_ctx + reserved_prompt + (len(decode) + len(prefilling)) * half_block
+        n_dec = len(decode)
+        growth = 0.0 if full else n_dec * tps
+        budget = max_tokens - n_dec * slots if chunked else max_tokens
+        for rid in prefilling:
+            left = prompt[rid] - pref[rid]
+            take = min(left, budget) if chunked else left
+            if 0 < take <= budget:
+                chunks.append((rid, take))
+                budget -= take
+        kv_free = cap - kv - growth
+        running = n_dec + len(prefilling)
+        while waiting and running < max_seqs and budget > 0:
+            rid = waiting[0][2]
+            need = prompt[rid] - pref[rid]
+            if full:
+                reserve = float(ceil((prompt[rid] + out[rid] - gen[rid]) / block) * block)
+            else:
+                reserve = float(prompt[rid] + block)
+            if reserve > kv_free:
+                break
+            take = min(need, budget) if chunked else need
+            if take > budget and running > 0:
+                break
+            heappop(waiting)
+            prefilling.append(rid)
+            reserved_prompt += prompt[rid] + 1  # + the slot of its first decode token
+            if full:
+                kv_res[rid] = reserve
+                reserved_full += reserve
+            running += 1
+            chunks.append((rid, take))
+            budget -= take
+            kv_free -= reserve
+        if not chunks and not decode:
+            continue  # nothing fits: wait for the next event
+        n_step_dec = 0 if (chunks and not chunked) else len(decode)
+        pre, pairs = 0, 0.0
+        if chunks:
+            pre = sum(c for _, c in chunks)
+            pairs = sum(c * (pref[r] + (c + 1) / 2.0) for r, c in chunks)
+        step_s = time_of(StepBatch(pre, pairs, n_step_dec, int(sum_ctx) if n_step_dec else 0))
+        busy = True
+    return now, iterations, preemptions
