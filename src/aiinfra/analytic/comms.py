@@ -221,11 +221,44 @@ def collective_time(
     if n_ranks <= 1 or size_bytes <= 0:
         return CommTime(0.0, "none", "")
     tier = group_tier(cluster, n_ranks, stride)
+    if tier == "scale-up" and kind != "alltoall" and cluster.scale_up_bw_one_way_bytes_per_s is not None:
+        return _scale_up_time(cluster, kind, float(size_bytes), n_ranks, engine)
     sources: set[str] = set()
     t = collective_time_array(
         cluster, kind, np.array([size_bytes]), np.array([n_ranks]), np.array([stride]), sources, engine
     )
     return CommTime(float(t[0]), tier, "; ".join(sorted(sources)))
+
+
+def _scale_up_time(
+    cluster: ClusterSpec, kind: Collective, size_bytes: float, n_ranks: int, engine: str | None
+) -> CommTime:
+    """:func:`collective_time_array`'s scale-up branch for one buffer (no rings across domains, no tree, no PCIe
+    ring), with the measured curve's points memoised per catalog: the same arithmetic without the array set-up the
+    serving simulator would pay at every distinct token count."""
+    bw, alpha = tier_bandwidth(cluster, "scale-up")
+    key = (kind, cluster.accelerator.id, n_ranks, engine, bw)
+    memo: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray, float, str]]
+    memo = catalog.active().memo("scale_up_curves", dict)
+    got = memo.get(key)
+    factor = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_ranks - 1) / n_ranks
+    if got is None:
+        curve, src = _curve_for(kind, cluster.accelerator.id, n_ranks, "scale-up", engine)
+        if curve is None:
+            got = (np.zeros(0), np.zeros(0), 0.0, src)
+        else:
+            pts_size = 10.0 ** np.asarray(curve.log_x)
+            got = (pts_size, factor * pts_size / (bw * np.asarray(curve.y)), float(curve.y[-1]), src)
+        memo[key] = got
+    pts_size, pts_time, y_last, src = got
+    if not pts_size.size:
+        steps = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_ranks - 1)
+        t = factor * 1.0 * size_bytes / bw + max(steps * alpha, 0.0)
+    elif size_bytes > pts_size[-1]:
+        t = factor * size_bytes / (bw * y_last)
+    else:
+        t = float(np.interp(size_bytes, pts_size, pts_time))
+    return CommTime(t, "scale-up", f"{kind}/scale-up: {src}")
 
 
 def collective_time_array(

@@ -225,6 +225,19 @@ class _Kernels:
         return _Kernels(self.compute_s / f.compute_efficiency_scale, self.memory_s / f.memory_efficiency_scale)
 
 
+@dataclass(frozen=True, slots=True)
+class _TokenTerms:
+    """The token-count-dependent part of a step (:meth:`InferenceModel._token_terms`)."""
+
+    linear_s: float
+    """Linear layers, element-wise kernels and experts of every stage, plus the output head."""
+    comm_s: float
+    linear_compute_s: float
+    """One stage's linear compute and memory times (the bound classification)."""
+    linear_memory_s: float
+    head: _Kernels
+
+
 @dataclass(frozen=True)
 class InferenceModel:
     """Implements :class:`aiinfra.analytic.step_time.StepTimeModel` for one replica (tp × pp accelerators)."""
@@ -394,12 +407,25 @@ class InferenceModel:
         work, share = self._rank_work(batch)
         return work.decode_context_tokens * self.kv_bytes_per_token_per_accelerator / share
 
-    def breakdown(self, batch: StepBatch) -> StepBreakdown:
+    def _token_terms(self, tokens: int, t_rank: float, logits_tokens: float, cal: Factors) -> _TokenTerms:
+        """The parts of a step that depend only on its token counts (all but attention): linear layers, element-wise
+        kernels, the output head, experts and communication, memoised per model, catalog and calibration (a
+        simulation asks for the same token count at many contexts)."""
+        key = (tokens, t_rank, logits_tokens)
+        memo: tuple[object, Factors, dict[tuple[int, float, float], _TokenTerms]] | None
+        memo = self.__dict__.get("_token_memo")
+        cat = catalog.active()
+        if memo is None or memo[0] is not cat or memo[1] != cal:
+            memo = (cat, cal, {})
+            object.__setattr__(self, "_token_memo", memo)
+        hit = memo[2].get(key)
+        if hit is None:
+            hit = memo[2][key] = self._token_terms_for(tokens, t_rank, logits_tokens, cal)
+        return hit
+
+    def _token_terms_for(self, tokens: int, t_rank: float, logits_tokens: float, cal: Factors) -> _TokenTerms:
         m = self.model
         acc = self.cluster.accelerator
-        tokens = batch.tokens
-        if tokens <= 0:
-            return StepBreakdown(0.0, 0.0, 0.0, 0.0, "memory")
         pb = param_breakdown(m)
         cd = compute_dtype(acc.dense_flop_per_s, self.weight_precision)
         pp, tp = self.pp, self.tp
@@ -408,12 +434,7 @@ class InferenceModel:
         dense_mlp = (pb.dense_layers * pb.dense_mlp_per_layer + pb.moe_layers * pb.moe_shared_per_layer) / pp
         router = pb.moe_layers * pb.router_per_layer / pp
         head = float(m.vocab_size * m.hidden_size)
-        # tokens per rank: attention-DP ranks each hold 1/tp of the sequences, or the busiest rank's share
-        # when the step says how the work is spread (StepBatch.busiest_rank); the expert layers below see
-        # the tokens of every rank
         split = 1 if self.attention_dp else tp
-        work, share = self._rank_work(batch)
-        t_rank = work.tokens / share
         layers = m.num_layers / pp
         mlp_layers = (pb.dense_layers + (pb.moe_layers if pb.moe_shared_per_layer else 0)) / pp
         parts = [
@@ -424,18 +445,55 @@ class InferenceModel:
         t0, b_inf = _memory_fit(acc, self.engine)
         n_elem = ELEMENTWISE_KERNELS_PER_LAYER * layers
         parts.append(_Kernels(0.0, n_elem * (t0 + 2.0 * t_rank * m.hidden_size * ACT_BYTES / b_inf)))
-        logits_tokens = (work.decode_tokens + (1 if work.prefill_tokens else 0)) / share
         head_cd = compute_dtype(acc.dense_flop_per_s, self.vocab_precision)  # the bf16 head (module docstring)
         head_k = self._linear(max(logits_tokens, 1.0), head, 1, head_cd, split, self.vocab_precision)  # last stage
         if m.is_moe:
             parts.append(self.experts(tokens, pb.moe_layers / pp))
         # the user's calibration of this accelerator and engine, where an overlay has one (neutral otherwise)
-        cal = factors_for("inference", acc.id, self.engine)
         parts = [p.scaled(cal) for p in parts]
         head_k = head_k.scaled(cal)
         linear_compute = sum(p.compute_s for p in parts)
         linear_memory = sum(p.memory_s for p in parts)
         linear_s = sum(p.time_s for p in parts)
+        # communication
+        comm_s = 0.0
+        if tp > 1 and not self.attention_dp:
+            one = collective_time(self.cluster, "allreduce", tokens * m.hidden_size * ACT_BYTES, tp, engine=self.engine)
+            comm_s = 2.0 * m.num_layers / pp * one.time_s
+        if m.is_moe and self.attention_dp and tp > 1:
+            # every MoE layer all-gathers the step's tokens from all ranks and reduce-scatters the expert
+            # outputs back (module docstring)
+            gathered = tokens * m.hidden_size
+            ag = collective_time(
+                self.cluster, "allgather", gathered * self.moe_gather_bytes_per_element, tp, engine=self.engine
+            )
+            rs = collective_time(self.cluster, "reducescatter", gathered * ACT_BYTES, tp, engine=self.engine)
+            comm_s += pb.moe_layers / pp * (ag.time_s + rs.time_s)
+        linear_s = pp * linear_s + head_k.time_s
+        comm_s = pp * comm_s
+        if pp > 1:
+            hop = collective_time(self.cluster, "p2p", tokens * m.hidden_size * ACT_BYTES, 2, tp, self.engine)
+            comm_s += (pp - 1) * hop.time_s
+        comm_s /= cal.communication_efficiency_scale
+        return _TokenTerms(linear_s, comm_s, linear_compute, linear_memory, head_k)
+
+    def breakdown(self, batch: StepBatch) -> StepBreakdown:
+        m = self.model
+        acc = self.cluster.accelerator
+        tokens = batch.tokens
+        if tokens <= 0:
+            return StepBreakdown(0.0, 0.0, 0.0, 0.0, "memory")
+        pp, tp = self.pp, self.tp
+        # tokens per rank: attention-DP ranks each hold 1/tp of the sequences, or the busiest rank's share
+        # when the step says how the work is spread (StepBatch.busiest_rank); the expert layers see
+        # the tokens of every rank
+        work, share = self._rank_work(batch)
+        t_rank = work.tokens / share
+        layers = m.num_layers / pp
+        logits_tokens = (work.decode_tokens + (1 if work.prefill_tokens else 0)) / share
+        cal = factors_for("inference", acc.id, self.engine)
+        terms = self._token_terms(tokens, t_rank, logits_tokens, cal)
+        t0, b_inf = _memory_fit(acc, self.engine)
         # attention: per stage, per rank (heads split tp ways, or sequences split tp ways under DP)
         d_qk, d_v = attention_dims(m)
         if m.attention == "mla":
@@ -457,31 +515,11 @@ class InferenceModel:
             cal.compute_efficiency_scale
         )
         attention_memory = (layers * t0 + kv_read / b_inf) / cal.memory_efficiency_scale if work.decode_seqs else 0.0
-        attention_s = max(attention_compute, attention_memory)
-        # communication
-        comm_s = 0.0
-        if tp > 1 and not self.attention_dp:
-            one = collective_time(self.cluster, "allreduce", tokens * m.hidden_size * ACT_BYTES, tp, engine=self.engine)
-            comm_s = 2.0 * m.num_layers / pp * one.time_s
-        if m.is_moe and self.attention_dp and tp > 1:
-            # every MoE layer all-gathers the step's tokens from all ranks and reduce-scatters the expert
-            # outputs back (module docstring)
-            gathered = tokens * m.hidden_size
-            ag = collective_time(
-                self.cluster, "allgather", gathered * self.moe_gather_bytes_per_element, tp, engine=self.engine
-            )
-            rs = collective_time(self.cluster, "reducescatter", gathered * ACT_BYTES, tp, engine=self.engine)
-            comm_s += pb.moe_layers / pp * (ag.time_s + rs.time_s)
-        linear_s = pp * linear_s + head_k.time_s
-        attention_s = pp * attention_s
-        comm_s = pp * comm_s
-        if pp > 1:
-            hop = collective_time(self.cluster, "p2p", tokens * m.hidden_size * ACT_BYTES, 2, tp, self.engine)
-            comm_s += (pp - 1) * hop.time_s
-        comm_s /= cal.communication_efficiency_scale
+        attention_s = pp * max(attention_compute, attention_memory)
+        linear_s, comm_s, head_k = terms.linear_s, terms.comm_s, terms.head
         total = linear_s + attention_s + comm_s + cal.step_overhead_s
-        compute_part = pp * (linear_compute + attention_compute) + head_k.compute_s
-        memory_part = pp * (linear_memory + attention_memory) + head_k.memory_s
+        compute_part = pp * (terms.linear_compute_s + attention_compute) + head_k.compute_s
+        memory_part = pp * (terms.linear_memory_s + attention_memory) + head_k.memory_s
         if comm_s > max(compute_part, memory_part):
             bound = "communication"
         else:

@@ -132,6 +132,22 @@ def run_single(
         sum_ctx += ctx
         heappush(finish_heap, (decode_steps + ceil((out[rid] - gen[rid]) / tps), joins, rid))
 
+    def price(pre: int, pairs: float, seqs: int, ctx: int) -> float:
+        """Replica._time: the memoised step time (same keys and interpolation), the model asked only on a miss."""
+        s_shift = max(0, seqs.bit_length() - 6)
+        base = (pre // 64, int(pairs) >> 16, (seqs >> s_shift) << 4 | s_shift)
+        shift = max(8, ctx.bit_length() - 4)
+        lo = (ctx >> shift) << shift
+        t_lo = cache.get((*base, lo))
+        if t_lo is None:
+            return time_of(StepBatch(pre, pairs, seqs, ctx))
+        if ctx == lo:
+            return t_lo
+        t_hi = cache.get((*base, lo + (1 << shift)))
+        if t_hi is None:
+            return time_of(StepBatch(pre, pairs, seqs, ctx))
+        return t_lo + (t_hi - t_lo) * (ctx - lo) / (1 << shift)
+
     def next_arrival() -> float:
         if closed:
             return pending[0][0] if pending else math.inf
@@ -231,23 +247,7 @@ def run_single(
             if not n_dec:
                 continue
             if full or kv + n_dec * tps <= cap:
-                # decodes only (Replica._time, inlined for its most common key)
-                s_shift = max(0, n_dec.bit_length() - 6)
-                ctx_i = int(sum_ctx)
-                shift = max(8, ctx_i.bit_length() - 4)
-                lo = (ctx_i >> shift) << shift
-                seqs_key = (n_dec >> s_shift) << 4 | s_shift
-                t_lo = cache.get((0, 0, seqs_key, lo))
-                if t_lo is None:
-                    step_s = time_of(StepBatch(0, 0.0, n_dec, ctx_i))
-                elif ctx_i == lo:
-                    step_s = t_lo
-                else:
-                    t_hi = cache.get((0, 0, seqs_key, lo + (1 << shift)))
-                    if t_hi is None:
-                        step_s = time_of(StepBatch(0, 0.0, n_dec, ctx_i))
-                    else:
-                        step_s = t_lo + (t_hi - t_lo) * (ctx_i - lo) / (1 << shift)
+                step_s = price(0, 0.0, n_dec, int(sum_ctx))
                 n_step_dec = n_dec
                 busy = True
                 continue
@@ -299,9 +299,12 @@ def run_single(
             continue  # nothing fits: wait for the next event
         n_step_dec = 0 if (chunks and not chunked) else len(decode)
         pre, pairs = 0, 0.0
-        if chunks:
+        if len(chunks) == 1:
+            r, pre = chunks[0]
+            pairs = pre * (pref[r] + (pre + 1) / 2.0)
+        elif chunks:
             pre = sum(c for _, c in chunks)
             pairs = sum(c * (pref[r] + (c + 1) / 2.0) for r, c in chunks)
-        step_s = time_of(StepBatch(pre, pairs, n_step_dec, int(sum_ctx) if n_step_dec else 0))
+        step_s = price(pre, pairs, n_step_dec, int(sum_ctx) if n_step_dec else 0)
         busy = True
     return now, iterations, preemptions
