@@ -100,9 +100,11 @@ def run_single(
     think: list[float] | None = reqs.think_s.tolist() if reqs.think_s is not None else None
     pending: list[tuple[float, int, int]] = []
     order: list[int] = []
+    times: list[float] = []
     pos = 0
     next_rid = n
     pushes = 0
+    inf = math.inf
     if closed:
         assert closed_loop_clients is not None
         next_rid = min(closed_loop_clients, n)
@@ -110,8 +112,13 @@ def run_single(
             pushes += 1
             pending.append((sched[rid], pushes, rid))
         heapq.heapify(pending)
+        t_next = pending[0][0] if pending else inf
     else:
-        order = np.argsort(arrival_s, kind="stable").tolist()
+        idx = np.argsort(arrival_s, kind="stable")
+        order = idx.tolist()
+        times = arrival_s[idx].tolist()
+        t_next = times[0] if n else inf
+    finish = [math.nan] * n
 
     def leave(rid: int) -> float:
         nonlocal reserved_full, sum_ctx
@@ -122,62 +129,38 @@ def run_single(
         sum_ctx -= ctx
         return ctx
 
-    def join(rid: int, ctx: float) -> None:
-        nonlocal joins, sum_ctx
-        join_step[rid] = decode_steps
-        joins += 1
-        join_id[rid] = joins
-        ctx_join[rid] = ctx
-        decode[rid] = None
-        sum_ctx += ctx
-        heappush(finish_heap, (decode_steps + ceil((out[rid] - gen[rid]) / tps), joins, rid))
-
-    def price(pre: int, pairs: float, seqs: int, ctx: int) -> float:
-        """Replica._time: the memoised step time (same keys and interpolation), the model asked only on a miss."""
-        s_shift = max(0, seqs.bit_length() - 6)
-        base = (pre // 64, int(pairs) >> 16, (seqs >> s_shift) << 4 | s_shift)
-        shift = max(8, ctx.bit_length() - 4)
-        lo = (ctx >> shift) << shift
-        t_lo = cache.get((*base, lo))
-        if t_lo is None:
-            return time_of(StepBatch(pre, pairs, seqs, ctx))
-        if ctx == lo:
-            return t_lo
-        t_hi = cache.get((*base, lo + (1 << shift)))
-        if t_hi is None:
-            return time_of(StepBatch(pre, pairs, seqs, ctx))
-        return t_lo + (t_hi - t_lo) * (ctx - lo) / (1 << shift)
-
-    def next_arrival() -> float:
-        if closed:
-            return pending[0][0] if pending else math.inf
-        return sched[order[pos]] if pos < n else math.inf
-
-    def admit_until(t: float) -> None:
-        """Enqueue every request that has arrived by ``t`` (in event order)."""
+    def admit_until(t: float) -> float:
+        """Enqueue every request that has arrived by ``t`` (in event order); returns the next arrival time."""
         nonlocal pos
         if closed:
             while pending and pending[0][0] <= t:
                 ts, _, rid = heappop(pending)
                 arr[rid] = ts
                 heappush(waiting, (prio[rid], ts, rid))
-        else:
-            while pos < n:
-                rid = order[pos]
-                ts = sched[rid]
-                if ts > t:
-                    break
-                pos += 1
-                arr[rid] = ts
-                heappush(waiting, (prio[rid], ts, rid))
+            return pending[0][0] if pending else inf
+        while pos < n:
+            ts = times[pos]
+            if ts > t:
+                return ts
+            rid = order[pos]
+            pos += 1
+            arr[rid] = ts
+            heappush(waiting, (prio[rid], ts, rid))
+        return inf
 
+    # Replica._time's bucket of the decoding sequences, by count (the scheduler never runs more than max_num_seqs)
+    seq_key = [(k >> max(0, k.bit_length() - 6)) << 4 | max(0, k.bit_length() - 6) for k in range(max_seqs + 1)]
+    itl_add, itl_w_add, t_add = itl_s.append, itl_weight.append, sample_t_s.append
+    q_add, run_add, kv_add = queue_len.append, running_seqs.append, kv_util_frac.append
+    has_cap = bool(cap)
     now = 0.0
     busy = False
     done: list[int] = []
     while True:
         if busy:
             end = now + step_s
-            admit_until(end)  # arrivals during the iteration, and at its very end, come first (event order)
+            if t_next <= end:  # arrivals during the iteration, and at its very end, come first (event order)
+                t_next = admit_until(end)
             now = end
             # ---- finish the iteration (Replica.finish_step)
             iterations += 1
@@ -188,66 +171,90 @@ def run_single(
                     _, jid, rid = heappop(finish_heap)
                     if rid not in decode or join_id[rid] != jid:
                         continue  # preempted since
-                    leave(rid)
+                    # leaves the decode set (Replica._leave_decode)
+                    if full:
+                        reserved_full -= kv_res[rid]
+                        kv_res[rid] = 0.0
+                    del decode[rid]
+                    sum_ctx -= ctx_join[rid] + (decode_steps - join_step[rid]) * tps
                     done.append(rid)
-            for rid, take in chunks:
-                p = pref[rid] + take
-                pref[rid] = p
-                if p < prompt[rid]:
-                    continue
-                prefilling.remove(rid)
-                reserved_prompt -= prompt[rid] + 1
-                if isnan(first[rid]):
-                    first[rid] = now
-                g = gen[rid] + 1  # the prefill samples a token
-                gen[rid] = g
-                if g >= out[rid]:
-                    reserved_full -= kv_res[rid]
-                    kv_res[rid] = 0.0
-                    done.append(rid)
-                else:
-                    join(rid, prompt[rid] + 1.0)
-            chunks = []
+            if chunks:
+                for rid, take in chunks:
+                    p = pref[rid] + take
+                    pref[rid] = p
+                    if p < prompt[rid]:
+                        continue
+                    prefilling.remove(rid)
+                    reserved_prompt -= prompt[rid] + 1
+                    if isnan(first[rid]):
+                        first[rid] = now
+                    g = gen[rid] + 1  # the prefill samples a token
+                    gen[rid] = g
+                    if g >= out[rid]:
+                        reserved_full -= kv_res[rid]
+                        kv_res[rid] = 0.0
+                        done.append(rid)
+                    else:  # joins the decode set (Replica._join_decode)
+                        ctx_f = prompt[rid] + 1.0
+                        join_step[rid] = decode_steps
+                        joins += 1
+                        join_id[rid] = joins
+                        ctx_join[rid] = ctx_f
+                        decode[rid] = None
+                        sum_ctx += ctx_f
+                        heappush(finish_heap, (decode_steps + ceil((out[rid] - g) / tps), joins, rid))
+                chunks = []
             busy = False
             # ---- records (Simulation.run)
             if n_step_dec:
-                itl_s.append(step_s)
-                itl_weight.append(n_step_dec)
-            sample_t_s.append(now)
-            queue_len.append(len(waiting))
-            n_run = len(decode) + len(prefilling)
-            running_seqs.append(n_run)
-            if full:
-                kv_util_frac.append(reserved_full / cap if cap else 0.0)
-            else:
-                kv_util_frac.append((sum_ctx + reserved_prompt + n_run * half_block) / cap if cap else 0.0)
+                itl_add(step_s)
+                itl_w_add(n_step_dec)
+            t_add(now)
+            q_add(len(waiting))
+            n_dec = len(decode)
+            n_run = n_dec + len(prefilling)
+            run_add(n_run)
+            kv = reserved_full if full else sum_ctx + reserved_prompt + n_run * half_block
+            kv_add(kv / cap if has_cap else 0.0)
             if done:
                 for rid in done:
-                    first_token_s[rid] = first[rid]
-                    finish_s[rid] = now
+                    finish[rid] = now
                     if closed and next_rid < n:
                         sent = now + (think[next_rid] if think is not None else 0.0)
-                        arrival_s[next_rid] = sent
+                        sched[next_rid] = sent
                         pushes += 1
                         heappush(pending, (sent, pushes, next_rid))
                         next_rid += 1
                 done.clear()
                 if closed:
-                    admit_until(now)  # requests sent at this very instant (no think time)
+                    t_next = admit_until(now)  # requests sent at this very instant (no think time)
         else:  # idle (or holding work it could not place): nothing changes until the next arrival
-            t = next_arrival()
-            if t == math.inf:
+            if t_next == inf:
                 break
-            now = t
-            admit_until(t)
+            now = t_next
+            t_next = admit_until(now)
+            n_dec = len(decode)
+            kv = reserved_full if full else sum_ctx + reserved_prompt + (n_dec + len(prefilling)) * half_block
         # ---- plan the next iteration (Replica.plan)
-        n_dec = len(decode)
-        kv = reserved_full if full else sum_ctx + reserved_prompt + (n_dec + len(prefilling)) * half_block
         if not waiting and not prefilling:
             if not n_dec:
                 continue
             if full or kv + n_dec * tps <= cap:
-                step_s = price(0, 0.0, n_dec, int(sum_ctx))
+                # decodes only: Replica._time's lookup inlined (price)
+                seqs_key = seq_key[n_dec]
+                ctx_i = int(sum_ctx)
+                shift = ctx_i.bit_length() - 4
+                if shift < 8:
+                    shift = 8
+                lo = (ctx_i >> shift) << shift
+                t_lo = cache.get((0, 0, seqs_key, lo))
+                t_hi = t_lo if ctx_i == lo else cache.get((0, 0, seqs_key, lo + (1 << shift)))
+                if t_lo is None or t_hi is None:
+                    step_s = time_of(StepBatch(0, 0.0, n_dec, ctx_i))
+                elif ctx_i == lo:
+                    step_s = t_lo
+                else:
+                    step_s = t_lo + (t_hi - t_lo) * (ctx_i - lo) / (1 << shift)
                 n_step_dec = n_dec
                 busy = True
                 continue
@@ -266,8 +273,9 @@ def run_single(
         growth = 0.0 if full else n_dec * tps
         budget = max_tokens - n_dec * slots if chunked else max_tokens
         for rid in prefilling:
-            left = prompt[rid] - pref[rid]
-            take = min(left, budget) if chunked else left
+            take = prompt[rid] - pref[rid]
+            if chunked and take > budget:
+                take = budget
             if 0 < take <= budget:
                 chunks.append((rid, take))
                 budget -= take
@@ -282,7 +290,7 @@ def run_single(
                 reserve = float(prompt[rid] + block)
             if reserve > kv_free:
                 break
-            take = min(need, budget) if chunked else need
+            take = budget if chunked and need > budget else need
             if take > budget and running > 0:
                 break
             heappop(waiting)
@@ -305,6 +313,27 @@ def run_single(
         elif chunks:
             pre = sum(c for _, c in chunks)
             pairs = sum(c * (pref[r] + (c + 1) / 2.0) for r, c in chunks)
-        step_s = price(pre, pairs, n_step_dec, int(sum_ctx) if n_step_dec else 0)
+        ctx_i = int(sum_ctx) if n_step_dec else 0
+        # Replica._time's lookup inlined (price)
+        shift = ctx_i.bit_length() - 4
+        if shift < 8:
+            shift = 8
+        lo = (ctx_i >> shift) << shift
+        base = (pre // 64, int(pairs) >> 16, seq_key[n_step_dec])
+        t_lo = cache.get((*base, lo))
+        t_hi = t_lo if ctx_i == lo else cache.get((*base, lo + (1 << shift)))
+        if t_lo is None or t_hi is None:
+            step_s = time_of(StepBatch(pre, pairs, n_step_dec, ctx_i))
+        elif ctx_i == lo:
+            step_s = t_lo
+        else:
+            step_s = t_lo + (t_hi - t_lo) * (ctx_i - lo) / (1 << shift)
         busy = True
+    # the per-request records: finished requests' first-token and finish times, the closed loop's send times
+    fin = np.array(finish, dtype=float)
+    finish_s[:] = fin
+    ended = ~np.isnan(fin)
+    first_token_s[ended] = np.array(first, dtype=float)[ended]
+    if closed:
+        arrival_s[:] = sched
     return now, iterations, preemptions
