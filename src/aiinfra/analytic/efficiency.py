@@ -42,7 +42,7 @@ moe_ep) against the tokens entering the layer; only a lookup giving exactly that
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -178,7 +178,7 @@ def _quantised_m(m_tokens: float | None) -> float | None:
 class EfficiencyTable:
     curves: list[Curve] = field(default_factory=list)
     _memo: dict[_Key, tuple[Curve, int] | None] = field(default_factory=dict, repr=False)
-    _families: dict[str, list[Curve]] = field(default_factory=dict, repr=False)
+    _families: dict[str, tuple[list[Curve], list[float]]] = field(default_factory=dict, repr=False)
     """per-M curve id -> its family (same kind, parts, dtype, engine) sorted by M; filled on first use."""
     envelopes: dict[tuple[Any, ...], tuple[list[float], list[float]]] = field(default_factory=dict, repr=False)
     """Memo of analytic/inference.py's monotone GEMM-time envelopes (one per accelerator, dtype, engine, shape)."""
@@ -314,8 +314,8 @@ class EfficiencyTable:
         """The fraction at ``x`` interpolated linearly in log2(M) between the per-M curves of ``chosen``'s family
         (same kind, parts, dtype and engine) that bracket ``m_tokens`` — continuous in M, unlike the nearest
         curve alone; clamped at the family's smallest and largest M."""
-        family = self._families.get(chosen.id)
-        if family is None:
+        got = self._families.get(chosen.id)
+        if got is None:
             family = sorted(
                 (
                     c
@@ -326,10 +326,15 @@ class EfficiencyTable:
                 ),
                 key=lambda c: c.m_tokens or 0,
             )
-            self._families[chosen.id] = family
+            got = self._families[chosen.id] = (family, [c.m_tokens or 0 for c in family])
+        family, ms = got
         m = max(m_tokens, 1.0)
-        lo = max((c for c in family if (c.m_tokens or 0) <= m), key=lambda c: c.m_tokens or 0, default=family[0])
-        hi = min((c for c in family if (c.m_tokens or 0) >= m), key=lambda c: c.m_tokens or 0, default=family[-1])
+        # the family is sorted by M: lo = the first curve of the largest M ≤ m (else the first), hi = the first of
+        # the smallest M ≥ m (else the last)
+        i = bisect_right(ms, m) - 1
+        lo = family[bisect_left(ms, ms[i])] if i >= 0 else family[0]
+        j = bisect_left(ms, m)
+        hi = family[j] if j < len(family) else family[-1]
         if lo is hi or lo.m_tokens is None or hi.m_tokens is None:
             return lo.at(x)
         w = math.log2(m / lo.m_tokens) / math.log2(hi.m_tokens / lo.m_tokens)
