@@ -51,7 +51,15 @@ Work per step (T = prefill tokens + decoding sequences):
   linear modules only — modelopt/torch/export/unified_export_hf.py ``_export_hf_checkpoint``), so they are
   stored, streamed and multiplied in bf16.
 * Pipeline parallelism: one token crosses the pp stages in sequence, so an iteration costs the sum of
-  the stage times plus (pp − 1) activation hops (micro-batch pipelining not modelled: conservative).
+  the stage times plus (pp − 1) activation hops. Engines that keep pp micro-batches in flight (engine profile
+  ``pipeline_micro_batches``: vLLM V1 runs ``max_concurrent_batches`` = pp batches,
+  vllm/v1/executor/multiproc_executor.py; TensorRT-LLM's PyExecutor one micro-batch per stage,
+  ``num_micro_batches = pp_size``, tensorrt_llm/_torch/pyexecutor/py_executor.py; SGLang's PP scheduler one per
+  stage, scheduler_pp_mixin.py) split the step into pp micro-batches of B/pp: every sequence advances one token
+  per pipeline cycle, which lasts as long as one micro-batch's trip (pp stages + head + pp − 1 hops) or, when
+  longer, the last stage's work on all k micro-batches (it also runs the head):
+  ``max(pp·t_s(B/k) + t_head + (pp−1)·t_hop, k·(t_s + t_head))`` with k = min(pp, requests in the step) (Huang
+  et al. 2019, GPipe §2.2, for the pipeline; the bubble is the hop time the stages wait for).
 * A user's calibration (catalog/calibration.py, fitted by ``aiinfra calibrate``) divides the compute, memory and
   communication times by its efficiency scales and adds its per-iteration overhead; neutral without one.
 """
@@ -225,13 +233,36 @@ class _Kernels:
         return _Kernels(self.compute_s / f.compute_efficiency_scale, self.memory_s / f.memory_efficiency_scale)
 
 
+def micro_batches(batch: StepBatch, pp: int) -> int:
+    """Micro-batches a step splits into on ``pp`` stages: one per stage, but no more than the step's requests (a
+    request is never split between micro-batches)."""
+    return max(1, min(pp, batch.decode_seqs + batch.prefill_requests))
+
+
+def micro_batch(batch: StepBatch, parts: int) -> StepBatch:
+    """One of ``parts`` micro-batches of a step: sequences and prompt tokens split as evenly as whole units allow (the
+    largest part, rounded up), context and attention pairs in proportion to its sequences and tokens."""
+    if parts <= 1:
+        return batch
+    pre = -(-batch.prefill_tokens // parts)
+    seqs = -(-batch.decode_seqs // parts)
+    ctx = round(batch.decode_context_tokens * seqs / batch.decode_seqs) if batch.decode_seqs else 0
+    pairs = batch.prefill_attention_pairs * pre / batch.prefill_tokens if batch.prefill_tokens else 0.0
+    rank = micro_batch(batch.busiest_rank, parts) if batch.busiest_rank is not None else None
+    n_pre = -(-batch.prefill_requests // parts)
+    return StepBatch(pre, pairs, seqs, ctx, batch.decode_queries_per_seq, rank, n_pre)
+
+
 @dataclass(frozen=True, slots=True)
 class _TokenTerms:
-    """The token-count-dependent part of a step (:meth:`InferenceModel._token_terms`)."""
+    """The token-count-dependent part of a step on one pipeline stage (:meth:`InferenceModel._token_terms`)."""
 
-    linear_s: float
-    """Linear layers, element-wise kernels and experts of every stage, plus the output head."""
-    comm_s: float
+    stage_linear_s: float
+    """Linear layers, element-wise kernels and experts of one stage (calibrated); the head is apart."""
+    stage_comm_s: float
+    """Tensor-parallel (and attention-DP) collectives of one stage, before the calibration's communication scale."""
+    hop_s: float
+    """One activation hop between pipeline stages (0 without pp)."""
     linear_compute_s: float
     """One stage's linear compute and memory times (the bound classification)."""
     linear_memory_s: float
@@ -254,6 +285,8 @@ class InferenceModel:
     """Attention data-parallel over the tp ranks (non-expert weights replicated, KV not sharded)."""
     engine: str | None = None
     """Serving engine (vllm, trtllm) whose own kernel timings are preferred where the catalog has them."""
+    micro_batching: bool | None = None
+    """With pp > 1: whether pp micro-batches are in flight (None: as the engine profile says)."""
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -469,15 +502,28 @@ class InferenceModel:
             )
             rs = collective_time(self.cluster, "reducescatter", gathered * ACT_BYTES, tp, engine=self.engine)
             comm_s += pb.moe_layers / pp * (ag.time_s + rs.time_s)
-        linear_s = pp * linear_s + head_k.time_s
-        comm_s = pp * comm_s
+        hop_s = 0.0
         if pp > 1:
-            hop = collective_time(self.cluster, "p2p", tokens * m.hidden_size * ACT_BYTES, 2, tp, self.engine)
-            comm_s += (pp - 1) * hop.time_s
-        comm_s /= cal.communication_efficiency_scale
-        return _TokenTerms(linear_s, comm_s, linear_compute, linear_memory, head_k)
+            hop_s = collective_time(self.cluster, "p2p", tokens * m.hidden_size * ACT_BYTES, 2, tp, self.engine).time_s
+        return _TokenTerms(linear_s, comm_s, hop_s, linear_compute, linear_memory, head_k)
+
+    @property
+    def pipelines_micro_batches(self) -> bool:
+        """Whether the replica keeps pp micro-batches in flight: ``micro_batching`` when set, else the engine
+        profile's ``pipeline_micro_batches``."""
+        if self.pp <= 1:
+            return False
+        if self.micro_batching is not None:
+            return self.micro_batching
+        return self.engine is not None and catalog.engine(self.engine).pipeline_micro_batches
 
     def breakdown(self, batch: StepBatch) -> StepBreakdown:
+        pipelined = self.pipelines_micro_batches
+        n_micro = 1
+        if pipelined:
+            # the step's work split into (up to) pp micro-batches: the largest one (ceil) paces the pipeline
+            n_micro = micro_batches(batch, self.pp)
+            batch = micro_batch(batch, n_micro)
         m = self.model
         acc = self.cluster.accelerator
         tokens = batch.tokens
@@ -515,9 +561,23 @@ class InferenceModel:
             cal.compute_efficiency_scale
         )
         attention_memory = (layers * t0 + kv_read / b_inf) / cal.memory_efficiency_scale if work.decode_seqs else 0.0
-        attention_s = pp * max(attention_compute, attention_memory)
-        linear_s, comm_s, head_k = terms.linear_s, terms.comm_s, terms.head
-        total = linear_s + attention_s + comm_s + cal.step_overhead_s
+        stage_attention_s = max(attention_compute, attention_memory)
+        attention_s = pp * stage_attention_s
+        head_k = terms.head
+        linear_s = pp * terms.stage_linear_s + head_k.time_s
+        comm_s = pp * terms.stage_comm_s
+        if pp > 1:
+            comm_s += (pp - 1) * terms.hop_s
+        comm_s /= cal.communication_efficiency_scale
+        if pipelined:
+            # pp micro-batches in flight (module docstring): a micro-batch crosses every stage and pp − 1 hops, and
+            # the last stage (which also runs the head) must serve all pp micro-batches in the same cycle
+            scale = cal.communication_efficiency_scale
+            stage_s = terms.stage_linear_s + stage_attention_s + terms.stage_comm_s / scale
+            through = pp * stage_s + head_k.time_s + (pp - 1) * terms.hop_s / scale
+            total = max(through, n_micro * (stage_s + head_k.time_s)) + cal.step_overhead_s
+        else:
+            total = linear_s + attention_s + comm_s + cal.step_overhead_s
         compute_part = pp * (terms.linear_compute_s + attention_compute) + head_k.compute_s
         memory_part = pp * (terms.linear_memory_s + attention_memory) + head_k.memory_s
         if comm_s > max(compute_part, memory_part):

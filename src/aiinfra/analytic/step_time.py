@@ -32,6 +32,14 @@ class StepBatch:
     prompts, decodes and contexts), while the fields above hold the sum over all ranks. The ranks step in
     lock-step, so the per-rank layers (attention, its projections, dense MLPs) last as long as this rank's
     share, while the expert layers process the tokens of every rank. None = the work is spread evenly."""
+    prefill_seqs: int = 0
+    """Requests whose prompt chunks make up ``prefill_tokens`` (0: not stated, one when there are prompt tokens); it
+    bounds how many pipeline micro-batches the step splits into."""
+
+    @property
+    def prefill_requests(self) -> int:
+        """Requests prefilling this step (at least one when there are prompt tokens)."""
+        return max(self.prefill_seqs, 1 if self.prefill_tokens else 0)
 
     @property
     def decode_tokens(self) -> int:
@@ -54,6 +62,7 @@ class StepBatch:
         return StepBatch(
             prefill_tokens=chunk_tokens,
             prefill_attention_pairs=chunk_tokens * (cached_tokens + (chunk_tokens + 1) / 2.0),
+            prefill_seqs=1 if chunk_tokens else 0,
         )
 
     @staticmethod
@@ -71,6 +80,7 @@ class StepBatch:
             self.decode_seqs + other.decode_seqs,
             self.decode_context_tokens + other.decode_context_tokens,
             q,
+            prefill_seqs=self.prefill_requests + other.prefill_requests,
         )
 
     def verify(self, draft_tokens: int) -> StepBatch:

@@ -57,6 +57,8 @@ class EngineProfile:
     expert-weight format (TensorRT-LLM); else 16-bit activations (vLLM)."""
     max_num_seqs: int | None
     max_num_batched_tokens: int | None
+    pipeline_micro_batches: bool = False
+    """With pipeline parallelism the engine keeps one micro-batch per stage in flight (analytic/inference.py)."""
     scheduler_table: Mapping[str, Any] | None = field(default=None, repr=False)
     """Device- and usage-dependent defaults (vLLM V1); None = the fixed pair above."""
     bench_tool: str | None = None
@@ -149,6 +151,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             attention_dp_gather_quantised=bool(row["attention_dp_gather_quantised"]),
             max_num_seqs=_opt_int(row, "max_num_seqs"),
             max_num_batched_tokens=_opt_int(row, "max_num_batched_tokens"),
+            pipeline_micro_batches=bool(row.get("pipeline_micro_batches", False)),
             scheduler_table=row.get("scheduler_defaults"),
             bench_tool=str(row["bench_tool"]) if row.get("bench_tool") else None,
             bench_tuning=row.get("bench_tuning"),

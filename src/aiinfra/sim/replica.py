@@ -221,6 +221,7 @@ class Replica:
                     ctx_tokens,
                     batch.decode_queries_per_seq,
                     batch.busiest_rank,
+                    batch.prefill_seqs,
                 )
             )
             self.time_cache[key] = t
@@ -376,6 +377,7 @@ class Replica:
             prefill_attention_pairs=pairs,
             decode_seqs=self.n_decode_in_step,
             decode_context_tokens=int(self.sum_ctx_tokens) if self.n_decode_in_step else 0,
+            prefill_seqs=len(chunks),
         )
 
     def start(self, batch: StepBatch) -> float:

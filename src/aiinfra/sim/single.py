@@ -338,7 +338,7 @@ def _run(
         t_lo = cache.get((*base, lo))
         t_hi = t_lo if ctx_i == lo else cache.get((*base, lo + (1 << shift)))
         if t_lo is None or t_hi is None:
-            step_s = time_of(StepBatch(pre, pairs, n_step_dec, ctx_i))
+            step_s = time_of(StepBatch(pre, pairs, n_step_dec, ctx_i, prefill_seqs=len(chunks)))
         elif ctx_i == lo:
             step_s = t_lo
         else:
