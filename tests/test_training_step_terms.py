@@ -4,9 +4,8 @@ Zhao et al. 2023 for FSDP's overlap)."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import csv
+import dataclasses
 import itertools
 import math
 from pathlib import Path

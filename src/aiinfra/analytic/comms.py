@@ -370,9 +370,8 @@ def in_network_allreduce_s(
     nvls = latency_row("nccl-nvls")
     if cluster.nvls and nvls is not None:
         f = np.where(n_nodes > 2, float(nvls["beyond_two_nodes_bw_factor"]), 1.0)
-        lat = (float(nvls["nvlink_hop_us"]) + 2.0 * np.floor(np.log2(np.maximum(n_nodes, 1.0))) * float(
-            nvls["net_hop_us"]
-        )) * 1e-6
+        hops = np.floor(np.log2(np.maximum(n_nodes, 1.0)))
+        lat = (float(nvls["nvlink_hop_us"]) + 2.0 * hops * float(nvls["net_hop_us"])) * 1e-6
         t = wire_s / (float(nvls["alg_bw_ratio"]) * f) + lat
         best = np.where((k >= float(nvls["min_ranks_per_node"])) & (n_nodes > 1), np.minimum(best, t), best)
     sharp = latency_row("nccl-collnet-sharp")

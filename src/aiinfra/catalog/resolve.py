@@ -105,6 +105,9 @@ def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
     elif system is not None and system.nics is not None:
         so_bw = system.nics.count * system.nics.bw_one_way_bytes_per_s / (system.accelerators_per_node * system.nodes)
     domain = su.domain_size if su is not None else 1
+    fabric = _fabric_of(so_id) if so_id else None
+    if fabric is None and system is not None and system.nics is not None:
+        fabric = _fabric_of(system.nics.kind)
     return ClusterSpec(
         accelerator=acc,
         count=hw.count,
@@ -120,9 +123,7 @@ def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
         nodes_per_leaf=hw.nodes_per_leaf,
         nvls=hw.nvls is not False and _nvls_supported(su.interconnect if su else None, domain),
         ib_sharp=hw.ib_sharp,
-        scale_out_fabric=_fabric_of(so_id) if so_id else (
-            _fabric_of(system.nics.kind) if system is not None and system.nics is not None else None
-        ),
+        scale_out_fabric=fabric,
     )
 
 

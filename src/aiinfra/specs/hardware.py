@@ -214,7 +214,7 @@ class ClusterSpec:
     """Nodes under one leaf (per rail): groups within them do not cross the oversubscribed tier. None = any
     inter-node group crosses it."""
     nvls: bool = False
-    """NVLink SHARP runs the all-reduces of groups with several ranks per node (resolved: supported and not disabled)."""
+    """NVLink SHARP runs the all-reduces of groups with several ranks per node (supported and not disabled)."""
     ib_sharp: bool = False
     """InfiniBand SHARP (NCCL CollNet) runs scale-out all-reduces."""
     scale_out_fabric: str | None = None
