@@ -6,6 +6,7 @@ cited constants (collective_latency.yaml: NCCL tuning.cc; efficiency.yaml: Vidur
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from statistics import NormalDist
 
 import numpy as np
@@ -26,7 +27,7 @@ P2P = [(6.758e4, 0.0676), (9.974e5, 0.3836), (4.243e6, 0.6405), (1.596e7, 0.6908
 
 def _p2p_time(x: float, factor: float, bw: float) -> float:
     """The curve's times interpolated linearly in size (comms.collective_time_array): factor · x / (bw · eff)."""
-    for (x0, e0), (x1, e1) in zip(P2P, P2P[1:], strict=False):
+    for (x0, e0), (x1, e1) in itertools.pairwise(P2P):
         if x0 <= x <= x1:
             t0, t1 = factor * x0 / (bw * e0), factor * x1 / (bw * e1)
             return t0 + (t1 - t0) * (x - x0) / (x1 - x0)
