@@ -295,10 +295,12 @@ def _fsdp_exposed_per_microbatch(
     root_params = np.maximum(stage_params - layers * layer_params, 0.0)
     ag_l = collective_time_array(cluster, "allgather", layer_params * 2.0, dp_n, dp_stride, src)
     rs_l = collective_time_array(cluster, "reducescatter", layer_params * grad_bytes, dp_n, dp_stride, src)
-    out_of_node = _crosses(cluster, dp_n, dp_stride)
-    ag_fwd_l = np.where(out_of_node, shared_link_s(ag_l, nic_fwd_s), ag_l)
-    ag_rs_bwd_l = np.where(out_of_node, shared_link_s(ag_l + rs_l, nic_bwd_s), ag_l + rs_l)
-    rs_bwd_l = np.where(out_of_node, shared_link_s(rs_l, nic_bwd_s), rs_l)
+    ag_fwd_l, ag_rs_bwd_l, rs_bwd_l = ag_l, ag_l + rs_l, rs_l
+    if np.any(nic_fwd_s) or np.any(nic_bwd_s):  # only plans whose layers put other traffic on the NIC
+        out_of_node = _crosses(cluster, dp_n, dp_stride)
+        ag_fwd_l = np.where(out_of_node, shared_link_s(ag_l, nic_fwd_s), ag_l)
+        ag_rs_bwd_l = np.where(out_of_node, shared_link_s(ag_l + rs_l, nic_bwd_s), ag_l + rs_l)
+        rs_bwd_l = np.where(out_of_node, shared_link_s(rs_l, nic_bwd_s), rs_l)
     ag_root = collective_time_array(cluster, "allgather", root_params * 2.0, dp_n, dp_stride, src)
     rs_root = collective_time_array(cluster, "reducescatter", root_params * grad_bytes, dp_n, dp_stride, src)
     rest = np.maximum(layers - 1.0, 0.0)
@@ -434,8 +436,9 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     # and dK/dV backward), the pipeline's gradient sends; the data-parallel collectives running beside them share
     # the NIC (shared_link_s)
     moe_frac = m.num_moe_layers / m.num_layers
-    ep_nic = np.where(_crosses(cluster, plans.ep, plans.tp), 2.0 * moe_frac * a2a, 0.0)
-    cp_nic = np.where(_crosses(cluster, plans.cp, plans.tp), cp_comm / 3.0, 0.0)
+    zero = np.zeros_like(tp_mb)
+    ep_nic = np.where(_crosses(cluster, plans.ep, plans.tp), 2.0 * moe_frac * a2a, 0.0) if m.is_moe else zero
+    cp_nic = np.where(_crosses(cluster, plans.cp, plans.tp), cp_comm / 3.0, 0.0) if np.any(plans.cp > 1) else zero
     nic_layer_fwd, nic_layer_bwd = ep_nic + cp_nic, ep_nic + 2.0 * cp_nic
     pp_nic = np.where(_crosses(cluster, plans.pp, pp_stride), pp_mb / 2.0, 0.0)
     nic_last_bwd = layers_stage * nic_layer_bwd + pp_nic
