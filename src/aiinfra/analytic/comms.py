@@ -34,7 +34,7 @@ docs/training-network.md describes the whole model and its sources.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -220,8 +220,26 @@ def fabric_curve(
     if kind in ("allreduce", "allgather", "reducescatter"):
         p2p, p2p_src = table().curve("p2p", cluster.accelerator.id, n_ranks=2, tier="scale-out")
         if p2p is not None and curve_fabric(p2p.id) in (None, cluster.scale_out_fabric):
-            return p2p, f"{p2p_src} per NIC ({src} is from another fabric)", True
+            ring = _ring_scaled(p2p, cluster.scale_out_fabric)
+            return ring, f"{p2p_src} per NIC ({src} is from another fabric)", True
     return None, f"{NO_DATA} ({src} is from another fabric)", False
+
+
+def _ring_scaled(p2p: Curve, fabric: str | None) -> Curve:
+    """The point-to-point curve (one send/recv stream) scaled so that its largest message reads the fabric's ring
+    ceiling (collective_latency.yaml scale-out-curve-fabrics ring_ceiling_frac: a ring keeps several channels per NIC
+    busy), its size dependence kept; unscaled where the fabric has no ceiling. Memoised per catalog."""
+    row = latency_row("scale-out-curve-fabrics")
+    ceiling = (row or {}).get("ring_ceiling_frac", {}).get(fabric) if fabric else None
+    if ceiling is None or not p2p.y:
+        return p2p
+
+    def build() -> Curve:
+        scale = float(ceiling) / p2p.y[-1]
+        return replace(p2p, id=f"{p2p.id}@ring", y=tuple(min(1.0, v * scale) for v in p2p.y))
+
+    out: Curve = catalog.active().memo(f"ring_scaled:{p2p.id}:{fabric}", build)
+    return out
 
 
 def _curve_for(
@@ -333,7 +351,8 @@ def collective_time_array(
                 if tree:  # NCCL's tuner runs ring or tree, whichever its model says is faster (tuning.cc)
                     alt = bw_time * tree_bandwidth_factor(float(n_val)) + np.maximum(steps * alpha, tree_lat)
                     out[mask] = np.minimum(out[mask], alt)
-                    out[mask] = np.minimum(out[mask], in_network_allreduce_s(cluster, bw_time / factor, k, nodes))
+                    in_net = in_network_allreduce_s(cluster, bw_time, factor, size[mask], k, nodes)
+                    out[mask] = np.minimum(out[mask], in_net)
                 continue
             # measured curve: interpolate the measured TIMES linearly in size (a latency floor below the
             # smallest message, the largest message's efficiency beyond it) — monotone in size; the curve
@@ -350,29 +369,41 @@ def collective_time_array(
             out[mask] = bw_time + ring_lat
             if tree:  # the tree's latency grows with log2(nodes), the ring's with the ranks (tuning.cc)
                 out[mask] = np.minimum(out[mask], bw_time * tree_bandwidth_factor(float(n_val)) + tree_lat)
-                out[mask] = np.minimum(out[mask], in_network_allreduce_s(cluster, bw_time / factor, k, nodes))
+                in_net = in_network_allreduce_s(cluster, bw_time, factor, size[mask], k, nodes)
+                out[mask] = np.minimum(out[mask], in_net)
     return out
 
 
 def in_network_allreduce_s(
-    cluster: ClusterSpec, wire_s: np.ndarray, ranks_per_node: np.ndarray, nodes: np.ndarray
+    cluster: ClusterSpec,
+    ring_bw_s: np.ndarray,
+    factor: float,
+    size_bytes: np.ndarray,
+    ranks_per_node: np.ndarray,
+    nodes: np.ndarray,
 ) -> np.ndarray:
-    """The faster of the in-network all-reduces the cluster runs (inf where none): NVLS_TREE (NVLink SHARP inside
-    each node, a tree per NIC between nodes; NCCL's model: algorithm bandwidth 5/6 of the group's NIC bandwidth on
-    the node, half of that beyond two nodes, latency 23 + 2·log2(nodes)·14 µs; collective_latency.yaml nccl-nvls),
-    needing ≥ 2 ranks per node, and InfiniBand SHARP (each NIC sends its shard up the switch tree once and gets the
-    reduced shard back once: algorithm bandwidth = the NIC bandwidth, × 0.85 on Hopper and later, NCCL's CollNet
-    latency; nccl-collnet-sharp). ``wire_s`` is the buffer's time through the group's NICs at their efficiency
-    (the ring's bandwidth time over 2(n−1)/n)."""
+    """The faster of the in-network all-reduces the cluster runs (inf where none). ``ring_bw_s`` is the ring's
+    bandwidth time through the group's NICs, factor·S / (k·B_nic·efficiency), factor = 2(n−1)/n.
+
+    NVLS_TREE (NVLink SHARP inside each node, a tree per NIC between nodes; NCCL's model, src/tuning/nvls.cc,
+    collective_latency.yaml nccl-nvls), for groups with ≥ 2 ranks per node: bus bandwidth = min(the NICs', doubled on
+    two nodes; the node's measured NVLS bus bandwidth), converted like the ring's, latency 23 + 2·⌊log2 nodes⌋·14 µs.
+    InfiniBand SHARP (nccl-collnet-sharp, only with hardware.ib_sharp): each NIC sends its S/k shard up the switch
+    tree once and gets the reduced shard back once: the ring's bandwidth time / factor, / 0.85 on Hopper and later,
+    NCCL's CollNet latency."""
     k = np.asarray(ranks_per_node, dtype=float)
     n_nodes = np.asarray(nodes, dtype=float)
-    best = np.full(np.broadcast(wire_s, k, n_nodes).shape, np.inf)
+    best = np.full(np.broadcast(ring_bw_s, k, n_nodes).shape, np.inf)
     nvls = latency_row("nccl-nvls")
-    if cluster.nvls and nvls is not None:
-        f = np.where(n_nodes > 2, float(nvls["beyond_two_nodes_bw_factor"]), 1.0)
+    su = cluster.accelerator.scale_up
+    if cluster.nvls and nvls is not None and su is not None and cluster.scale_up_bw_one_way_bytes_per_s:
+        inter_s = ring_bw_s / np.where(n_nodes <= 2, float(nvls["two_node_inter_bw_factor"]), 1.0)
+        intra_frac = float(nvls["intra_busbw_frac"].get(su.interconnect, 1.0))
+        intra_busbw = intra_frac * cluster.scale_up_bw_one_way_bytes_per_s
+        intra_s = factor * np.asarray(size_bytes, dtype=float) / intra_busbw
         hops = np.floor(np.log2(np.maximum(n_nodes, 1.0)))
         lat = (float(nvls["nvlink_hop_us"]) + 2.0 * hops * float(nvls["net_hop_us"])) * 1e-6
-        t = wire_s / (float(nvls["alg_bw_ratio"]) * f) + lat
+        t = np.maximum(inter_s, intra_s) + lat
         best = np.where((k >= float(nvls["min_ranks_per_node"])) & (n_nodes > 1), np.minimum(best, t), best)
     sharp = latency_row("nccl-collnet-sharp")
     if cluster.ib_sharp and sharp is not None:
@@ -382,5 +413,5 @@ def in_network_allreduce_s(
             2.0 * (np.minimum(1.0, k - 1.0) * float(sharp["nvlink_hop_us"]) + (k - 1.0) * float(sharp["arity_us"]))
             + float(sharp["net_hop_us"])
         ) * 1e-6
-        best = np.where(n_nodes > 1, np.minimum(best, wire_s / corr + lat), best)
+        best = np.where(n_nodes > 1, np.minimum(best, ring_bw_s / factor / corr + lat), best)
     return best
