@@ -456,11 +456,13 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     # ZeRO-1/2 (Megatron's distributed optimizer, DeepSpeed) reduce-scatter the gradients and all-gather the updated
     # 16-bit parameters instead of all-reducing (Rajbhandari et al. 2020 §7: the same ring volume); NCCL runs those
     # as rings across nodes (its NVLS_TREE and tree algorithms are all-reduce only, src/tuning/nvls.cc)
-    if np.any((plans.sharding == Sharding.ZERO1) | (plans.sharding == Sharding.ZERO2)):
-        rs_ag = collective_time_array(
-            cluster, "reducescatter", rp * grad_bytes, dp_n, dp_stride, src
-        ) + collective_time_array(cluster, "allgather", rp * 2.0, dp_n, dp_stride, src)
-        dp_ar = np.where((plans.sharding == Sharding.ZERO1) | (plans.sharding == Sharding.ZERO2), rs_ag, dp_ar)
+    zero12 = np.flatnonzero((plans.sharding == Sharding.ZERO1) | (plans.sharding == Sharding.ZERO2))
+    if zero12.size:
+        n_z, st_z = dp_n[zero12], dp_stride[zero12]
+        dp_ar = dp_ar.copy()
+        dp_ar[zero12] = collective_time_array(
+            cluster, "reducescatter", (rp * grad_bytes)[zero12], n_z, st_z, src
+        ) + collective_time_array(cluster, "allgather", rp[zero12] * 2.0, n_z, st_z, src)
     dp_ar = np.where(_crosses(cluster, dp_n, dp_stride), shared_link_s(dp_ar, nic_last_bwd), dp_ar)
     last_bwd = layers_stage * layer_bwd
     dp_hidden = overlapped(dp_ar, last_bwd, overlap_slowdown_frac()) if setup.dp_grad_overlap else dp_ar
