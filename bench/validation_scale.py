@@ -19,7 +19,7 @@ from pathlib import Path
 from aiinfra.validation import runner
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data"
-#: each batch's open and sealed files (batch 3: training_scale3_*, sealed by its own committed list training_scale3_seal.csv)
+#: each batch's open and sealed files (batch 3 is sealed by its own committed list training_scale3_seal.csv)
 BATCHES = {
     "1-2": {"open": DATA / "training_scale_open.csv", "sealed": DATA / "training_scale_sealed.csv"},
     "3": {"open": DATA / "training_scale3_open.csv", "sealed": DATA / "training_scale3_sealed.csv"},
