@@ -40,6 +40,8 @@ def regime(row: dict[str, str]) -> str:
         return "PaLM 540B, TPU v4 (TP 12 x sharded DP, two pods over DCN)"
     if "Nemotron-4 340B" in model:
         return "Nemotron-4 340B, Megatron 3D (TP 8, PP 12 interleaved, distributed optimizer), H100 BF16"
+    if "GPT-3" in model and row["accelerator"] == "intel-gaudi2":
+        return "GPT-3 175B, Megatron-DeepSpeed 3D (TP 8, PP 8, ZeRO-0), Gaudi 2 FP8"
     if "GPT-3" in model:
         return "GPT-3 175B, Megatron 3D (TP4 PP6-8 interleaved, distributed optimizer), H100/B200 FP8"
     if "405B" in model:
