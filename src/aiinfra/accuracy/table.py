@@ -23,7 +23,12 @@ VALIDATION_DATA = PACKAGE / "validation" / "data"
 TABLE_PATH = Path(__file__).resolve().parent / "data" / "error_table.json"
 MADE_BY = "python bench/accuracy_table.py"
 
-RELIABILITY_FILES = ("reliability_open.csv", "reliability_sealed.csv")
+RELIABILITY_FILES = (
+    "reliability_open.csv",
+    "reliability_sealed.csv",
+    "reliability2_open.csv",
+    "reliability2_sealed.csv",
+)
 RELIABILITY_RATE_QUANTITIES = (
     "hardware_interruptions_count",
     "hardware_interruptions_per_day",
