@@ -243,7 +243,5 @@ def markdown(rows: list[Scored]) -> str:
         pub = ("≥ " if r.bound == "at_least" else "≈ " if r.bound == "about" else "") + f"{r.value:g}"
         band = "—" if r.in_band is None else "yes" if r.in_band else "no"
         split = r.split + (" (2nd)" if r.round == 2 else "")
-        lines.append(
-            f"| {r.id} | {split} | {r.quantity} | {pub} | {r.predicted:.3g} | {r.error_frac:+.0%} | {band} |"
-        )
+        lines.append(f"| {r.id} | {split} | {r.quantity} | {pub} | {r.predicted:.3g} | {r.error_frac:+.0%} | {band} |")
     return "\n".join(lines) + "\n"
