@@ -10,6 +10,7 @@ import pytest
 
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.step_overheads import kernels_per_step, overheads_for, sampling_s, with_overheads
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.planning.inference import cluster_for
 
@@ -17,10 +18,11 @@ L70 = catalog.model("meta-llama-3.1-70b")
 H100 = "nvidia-h100-sxm5-80gb"
 
 
-def _model(pp: int, micro: bool | None, layers: int | None = None) -> InferenceModel:
+def _model(pp: int, micro: bool | None, layers: int | None = None, engine: str | None = None) -> InferenceModel:
+    """Llama-3.1-70B on pp H100s (tp 1); no engine: kernels only (no per-step engine costs), pipelining as given."""
     arch = L70 if layers is None else dataclasses.replace(L70, num_layers=layers)
     return InferenceModel(
-        model=arch, cluster=cluster_for(H100, pp), tp=1, pp=pp, engine="vllm", micro_batching=micro
+        model=arch, cluster=cluster_for(H100, pp), tp=1, pp=pp, engine=engine, micro_batching=micro
     )
 
 
@@ -28,7 +30,8 @@ def test_engines_keep_pp_micro_batches_in_flight() -> None:
     # vLLM V1 (max_concurrent_batches = pp) and TensorRT-LLM's PyExecutor (num_micro_batches = pp_size)
     assert catalog.engine("vllm").pipeline_micro_batches
     assert catalog.engine("trtllm").pipeline_micro_batches
-    assert _model(2, None).pipelines_micro_batches and not _model(1, None).pipelines_micro_batches
+    assert _model(2, None, engine="vllm").pipelines_micro_batches
+    assert not _model(1, None, engine="vllm").pipelines_micro_batches
 
 
 def test_one_request_is_not_split_over_the_pipeline() -> None:
@@ -62,3 +65,39 @@ def test_compute_bound_prefill_pipelines_to_about_half() -> None:
     piped = _model(2, True).iteration_time_s(step)
     plain = _model(2, False).iteration_time_s(step)
     assert 0.45 < piped / plain < 0.6
+
+
+H200 = catalog.accelerator("nvidia-h200-sxm-141gb")
+
+
+def test_sampling_time_from_the_h200_measurement() -> None:
+    # kernel_overheads_h200.yaml sampling-h200-greedy: batch 32 → 28.40 µs, batch 128 → 41.92 µs. Batch 64 lies a
+    # third of the way: 28.40 + (41.92 − 28.40)/3 = 32.907 µs. Over a 32,000-token vocabulary the batch-dependent part
+    # shrinks by 32000/128256: 27.77 + (32.907 − 27.77) × 0.2495 = 29.05 µs (batch 1: 27.77 µs, launches).
+    ov = overheads_for(H200)
+    assert ov is not None
+    assert sampling_s(ov, "greedy", 64, 128256) == pytest.approx(32.907e-6, rel=1e-4)
+    assert sampling_s(ov, "greedy", 64, 32000) == pytest.approx(29.05e-6, rel=1e-3)
+    assert sampling_s(ov, "greedy", 1000, 128256) == pytest.approx(50.73e-6)  # clamped at the largest batch measured
+
+
+def test_graph_captured_decode_pays_one_graph_launch_and_the_sampler() -> None:
+    # vLLM, 8 decoding sequences (≤ 512: a CUDA graph): + 5.097 µs graph launch + 28.09 µs greedy sampling at batch 8
+    step = StepBatch.decode(8, 1000)
+    t = with_overheads(0.010, step, H200, "vllm", kernels=1000, vocab=128256)
+    assert t == pytest.approx(0.010 + 5.097e-6 + 28.09e-6, rel=1e-9)
+
+
+def test_eager_step_is_floored_by_python_kernel_issue() -> None:
+    # vLLM, 600 decoding sequences (> 512: eager): Llama-3.1-8B at tp 1 launches 32 × 11 + 1 = 353 kernels at
+    # 10.42 µs each = 3.678 ms, above a 1 ms GPU time, so the step takes 3.678 ms + greedy sampling at batch 600
+    # (clamped to batch 256: 50.73 µs). TensorRT-LLM issues from C++: no floor, only its sampler.
+    kernels = kernels_per_step(32, 1, 0)
+    assert kernels == 353
+    step = StepBatch.decode(600, 600 * 1000)
+    assert with_overheads(0.001, step, H200, "vllm", kernels=kernels, vocab=128256) == pytest.approx(
+        353 * 10.42e-6 + 50.73e-6, rel=1e-9
+    )
+    assert with_overheads(0.001, step, H200, "trtllm", kernels=kernels, vocab=128256) == pytest.approx(
+        0.001 + 50.73e-6, rel=1e-9
+    )

@@ -62,6 +62,9 @@ Work per step (T = prefill tokens + decoding sequences):
   et al. 2019, GPipe §2.2, for the pipeline; the bubble is the hop time the stages wait for).
 * A user's calibration (catalog/calibration.py, fitted by ``aiinfra calibrate``) divides the compute, memory and
   communication times by its efficiency scales and adds its per-iteration overhead; neutral without one.
+* The engine's fixed costs per iteration (analytic/step_overheads.py): a CUDA-graph launch or, for steps it runs
+  eagerly from Python, the host's issue of every kernel as a floor, and its sampler over the vocabulary — measured
+  by the project (kernel_overheads_<part>.yaml).
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ from aiinfra import catalog
 from aiinfra.analytic.comms import collective_time
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.model_figures import attention_dims, param_breakdown
+from aiinfra.analytic.step_overheads import kernels_per_step, with_overheads
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.catalog.calibration import Factors, factors_for
 from aiinfra.specs.common import DTYPE_BYTES
@@ -518,6 +522,7 @@ class InferenceModel:
         return self.engine is not None and catalog.engine(self.engine).pipeline_micro_batches
 
     def breakdown(self, batch: StepBatch) -> StepBreakdown:
+        whole = batch
         pipelined = self.pipelines_micro_batches
         n_micro = 1
         if pipelined:
@@ -584,6 +589,11 @@ class InferenceModel:
             bound = "communication"
         else:
             bound = "compute" if compute_part >= memory_part else "memory"
+        if self.engine is not None:
+            # the engine's kernel launches and sampler (analytic/step_overheads.py)
+            pb = param_breakdown(m)
+            kernels = kernels_per_step(m.num_layers, tp, pb.moe_layers)
+            total = with_overheads(total, whole, acc, self.engine, kernels=kernels, vocab=m.vocab_size)
         return StepBreakdown(total, linear_s, attention_s, comm_s, bound, compute_part, memory_part)
 
     def iteration_time_s(self, batch: StepBatch) -> float:

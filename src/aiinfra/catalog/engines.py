@@ -59,6 +59,14 @@ class EngineProfile:
     max_num_batched_tokens: int | None
     pipeline_micro_batches: bool = False
     """With pipeline parallelism the engine keeps one micro-batch per stage in flight (analytic/inference.py)."""
+    cuda_graph_max_batch: int | None = None
+    """Decode-only steps of up to this many sequences replay a captured CUDA graph (analytic/step_overheads.py)."""
+    python_eager_launch: bool = False
+    """Steps outside its graphs issue their kernels from Python one by one (PyTorch eager); False: a C++ runtime or
+    graphs throughout, no host-issue floor modelled."""
+    sampling_method: str | None = None
+    """The sampler its benchmarks run (a kernel_overheads ``method``: greedy, temperature, top_p_sort); None: no
+    sampling term."""
     scheduler_table: Mapping[str, Any] | None = field(default=None, repr=False)
     """Device- and usage-dependent defaults (vLLM V1); None = the fixed pair above."""
     bench_tool: str | None = None
@@ -152,6 +160,9 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             max_num_seqs=_opt_int(row, "max_num_seqs"),
             max_num_batched_tokens=_opt_int(row, "max_num_batched_tokens"),
             pipeline_micro_batches=bool(row.get("pipeline_micro_batches", False)),
+            cuda_graph_max_batch=_opt_int(row, "cuda_graph_max_batch"),
+            python_eager_launch=bool(row.get("python_eager_launch", False)),
+            sampling_method=str(row["sampling_method"]) if row.get("sampling_method") else None,
             scheduler_table=row.get("scheduler_defaults"),
             bench_tool=str(row["bench_tool"]) if row.get("bench_tool") else None,
             bench_tuning=row.get("bench_tuning"),

@@ -1,0 +1,143 @@
+"""Fixed costs of an engine iteration beyond its kernels' GPU time: launching the kernels, and picking the tokens.
+
+The kernel times of analytic/inference.py are GPU times measured with the kernels replayed back to back (their fixed
+per-kernel cost, t0, included). An engine adds, per iteration:
+
+* launch: a decode step the engine captured as a CUDA graph costs one graph launch on the host (``per_graph_s``); a
+  step it runs eagerly issues every kernel from Python, and the GPU cannot run ahead of the host, so the step lasts at
+  least ``kernels × per_kernel_s`` of eager issue (the GPU time when longer). Which steps are captured is the engine
+  profile's ``cuda_graph_max_batch`` (decode-only steps up to that many sequences; steps with prompt tokens run eagerly:
+  vLLM's piecewise graphs leave attention eager and stop at the same size); the floor applies to engines that issue
+  from Python (``python_eager_launch``), not to a C++ runtime;
+* sampling: the sampler the engine runs after the forward pass, outside its graphs, over the whole vocabulary for each
+  sequence that produces a token; the measured time at the step's batch (interpolated, clamped at the ends), its
+  batch-dependent part scaled by vocabulary / the measured vocabulary (the fixed part is launches).
+
+The figures are the project's own microbenchmarks (catalog/data/kernel_overheads_<part>.yaml: launch costs of eager
+PyTorch ops and of graph replay, samplers at batch 1–256). A part without its own rows borrows those of a part of its
+vendor (the host-side costs are the CUDA stack's, not the GPU's); a part of another vendor gets none (no term), as
+does a step priced with no engine.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass
+from typing import Any
+
+from aiinfra import catalog
+from aiinfra.analytic.step_time import StepBatch
+from aiinfra.specs.hardware import AcceleratorSpec
+
+
+@dataclass(frozen=True, slots=True)
+class KernelOverheads:
+    """Measured fixed costs of one part (kernel_overheads_<part>.yaml)."""
+
+    eager_launch_s_per_kernel: float
+    graph_launch_s: float
+    sampling_points: dict[str, tuple[tuple[int, ...], tuple[float, ...]]]
+    """Per sampling method: (batch sizes, seconds)."""
+    sampling_vocab: int
+    source: str
+    """Ids of the rows (prefixed 'borrowed:' when another part's)."""
+
+
+def _rows() -> tuple[dict[str, Any], ...]:
+    cat = catalog.active()
+
+    def load() -> tuple[dict[str, Any], ...]:
+        names = sorted(p.name for p in cat.root.glob("kernel_overheads_*.yaml"))
+        return tuple(r for n in names for r in cat.file_rows(n))
+
+    return cat.memo("kernel_overhead_rows", load)
+
+
+def overheads_for(acc: AcceleratorSpec) -> KernelOverheads | None:
+    """The part's measured fixed costs, or a same-vendor part's (borrowed); None when neither exists."""
+    memo: dict[str, KernelOverheads | None] = catalog.active().memo("kernel_overheads_by_part", dict)
+    if acc.id not in memo:
+        memo[acc.id] = _build(acc)
+    return memo[acc.id]
+
+
+def _build(acc: AcceleratorSpec) -> KernelOverheads | None:
+    rows = _rows()
+    own = [r for r in rows if acc.id in r.get("accelerators", [])]
+    borrowed = False
+    if not own:
+        donors = sorted({a for r in rows for a in r.get("accelerators", [])})
+        for donor in donors:
+            if catalog.accelerator(donor).vendor == acc.vendor:
+                own = [r for r in rows if donor in r.get("accelerators", [])]
+                borrowed = True
+                break
+    eager = [r for r in own if r.get("kind") == "launch" and "per_graph_s" not in r]
+    graph = [r for r in own if r.get("kind") == "launch" and "per_graph_s" in r]
+    samplers = [r for r in own if r.get("kind") == "sampling"]
+    if not eager or not graph or not samplers:
+        return None
+    points: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = {}
+    for r in samplers:
+        pts = sorted((int(b), float(t)) for b, t in r["points_batch_s"])
+        points[str(r["method"])] = (tuple(b for b, _ in pts), tuple(t for _, t in pts))
+    ids = ", ".join(str(r["id"]) for r in (eager[0], graph[0], *samplers))
+    return KernelOverheads(
+        eager_launch_s_per_kernel=float(eager[0]["per_kernel_s"]),
+        graph_launch_s=float(graph[0]["per_graph_s"]),
+        sampling_points=points,
+        sampling_vocab=int(samplers[0]["vocab"]),
+        source=("borrowed:" if borrowed else "") + ids,
+    )
+
+
+def sampling_s(ov: KernelOverheads, method: str, seqs: int, vocab: int) -> float:
+    """Time to pick the next token of ``seqs`` sequences over ``vocab`` logits with ``method`` (module docstring)."""
+    if seqs <= 0 or method not in ov.sampling_points:
+        return 0.0
+    batches, times = ov.sampling_points[method]
+    if seqs <= batches[0]:
+        t = times[0]
+    elif seqs >= batches[-1]:
+        t = times[-1]
+    else:
+        i = bisect_left(batches, seqs)
+        b0, b1, t0, t1 = batches[i - 1], batches[i], times[i - 1], times[i]
+        t = t0 + (t1 - t0) * (seqs - b0) / (b1 - b0)
+    return times[0] + (t - times[0]) * vocab / ov.sampling_vocab
+
+
+def kernels_per_step(layers: float, tp: int, moe_layers: float) -> float:
+    """Kernels one iteration launches on a replica: per decoder layer the qkv and output projections, the two MLP
+    GEMMs, the attention kernel and the six element-wise kernels of analytic/inference.py, two all-reduces under
+    tensor parallelism, and per MoE layer the router and two grouped GEMMs; plus the output head."""
+    per_layer = 2 + 2 + 1 + 6 + (2 if tp > 1 else 0)
+    return layers * per_layer + 3 * moe_layers + 1
+
+
+def with_overheads(
+    gpu_s: float,
+    batch: StepBatch,
+    acc: AcceleratorSpec,
+    engine: str,
+    *,
+    kernels: float,
+    vocab: int,
+) -> float:
+    """The iteration time with the engine's launch and sampling costs on top of its kernels' GPU time ``gpu_s``."""
+    prof = catalog.engine(engine)
+    ov = overheads_for(acc)
+    if ov is None or prof.sampling_method is None:
+        return gpu_s
+    captured = (
+        prof.cuda_graph_max_batch is not None
+        and batch.prefill_tokens == 0
+        and 0 < batch.decode_seqs <= prof.cuda_graph_max_batch
+    )
+    if captured:
+        t = gpu_s + ov.graph_launch_s
+    elif prof.python_eager_launch:
+        t = max(gpu_s, kernels * ov.eager_launch_s_per_kernel)
+    else:
+        t = gpu_s
+    return t + sampling_s(ov, prof.sampling_method, batch.decode_seqs + batch.prefill_requests, vocab)
