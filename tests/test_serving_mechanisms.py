@@ -9,10 +9,11 @@ import dataclasses
 import pytest
 
 from aiinfra import catalog
+from aiinfra.analytic.comms import collective_time
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_overheads import kernels_per_step, overheads_for, sampling_s, with_overheads
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.planning.inference import cluster_for
+from aiinfra.planning.inference import cluster_for, kv_capacity
 
 L70 = catalog.model("meta-llama-3.1-70b")
 H100 = "nvidia-h100-sxm5-80gb"
@@ -101,3 +102,43 @@ def test_eager_step_is_floored_by_python_kernel_issue() -> None:
     assert with_overheads(0.001, step, H200, "trtllm", kernels=kernels, vocab=128256) == pytest.approx(
         0.001 + 50.73e-6, rel=1e-9
     )
+
+
+H100_SPEC = catalog.accelerator(H100)
+
+
+def test_sglang_defaults_on_an_h100_follow_its_server_args() -> None:
+    # sglang server_args._handle_gpu_memory_settings on an 80 GiB part (< 90 GiB band): chunked_prefill_size 8192,
+    # cuda_graph_max_bs 256 at tp 1 and 512 at tp 8. mem_fraction_static at tp 1: reserved = 512 + 8192 × 1.5 +
+    # 256 × 2 + 1 × 1024 / 8 = 13,440 MiB (above the 10,240 MiB floor) → (81,920 − 13,440) / 81,920 = 0.836; at tp 8:
+    # 512 + 12,288 + 1,024 + 1,024 = 14,848 → 0.819.
+    sg = catalog.engine("sglang")
+    d = sg.scheduler_defaults(H100_SPEC, "server")
+    assert (d.max_num_batched_tokens, d.max_num_seqs) == (8192, 2048)
+    assert sg.graph_max_batch(H100_SPEC.memory_bytes, 1) == 256
+    assert sg.graph_max_batch(H100_SPEC.memory_bytes, 8) == 512
+    assert sg.static_memory_fraction(H100_SPEC.memory_bytes, 1, 1) == 0.836
+    assert sg.static_memory_fraction(H100_SPEC.memory_bytes, 8, 8) == 0.819
+    assert sg.chunked_prefill and not sg.reserves_full_context and sg.kv_block_tokens(16) == 1
+
+
+def test_sglang_kv_pool_is_its_static_fraction_less_the_weights() -> None:
+    # Llama-3.1-8B bf16 on one H100 under SGLang: pool = 0.836 × 80 GiB − weights (activations and CUDA graphs live
+    # in the 16.4 % the fraction leaves out), one token = 2 × 32 layers × 8 KV heads × 128 × 2 B = 131,072 B.
+    im = InferenceModel(model=catalog.model("meta-llama-3.1-8b"), cluster=cluster_for(H100, 1), engine="sglang")
+    cap = kv_capacity(im, 0.9, 1, 8192, "sglang")
+    expected = (0.836 * 80 * 2**30 - im.weight_bytes_per_accelerator) / 131_072
+    assert cap.kv_capacity_tokens == int(expected)
+
+
+def test_sglang_collectives_use_the_custom_all_reduce_timings() -> None:
+    # SGLang's tensor-parallel all-reduce is vLLM's custom kernel, so a decode step's 16 KiB all-reduce (one token of
+    # Llama-70B: 8192 × 2 B) on 8 H100s is priced by vLLM's measured custom all-reduce (NVIDIA AIConfigurator's
+    # custom_allreduce_perf, vLLM 0.24.0, CUDA graph: row allreduce-h100-8gpu-vllm-aic, 16384 B at 0.012 of the
+    # 450 GB/s bus) = 2 × 7/8 × 16384 / (450e9 × 0.012) = 5.31 µs, a fifth of NCCL's ring at that size.
+    im = InferenceModel(model=L70, cluster=cluster_for(H100, 8), tp=8, engine="sglang")
+    assert im.collective_engine == "vllm"
+    one = collective_time(im.cluster, "allreduce", 8192 * 2, 8, engine=im.collective_engine)
+    nccl = collective_time(im.cluster, "allreduce", 8192 * 2, 8)
+    assert one.time_s == pytest.approx(2 * 7 / 8 * 16384 / (450e9 * 0.012), rel=1e-3)
+    assert nccl.time_s > 4 * one.time_s

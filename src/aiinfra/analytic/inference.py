@@ -495,21 +495,31 @@ class InferenceModel:
         # communication
         comm_s = 0.0
         if tp > 1 and not self.attention_dp:
-            one = collective_time(self.cluster, "allreduce", tokens * m.hidden_size * ACT_BYTES, tp, engine=self.engine)
+            one = collective_time(
+                self.cluster, "allreduce", tokens * m.hidden_size * ACT_BYTES, tp, engine=self.collective_engine
+            )
             comm_s = 2.0 * m.num_layers / pp * one.time_s
         if m.is_moe and self.attention_dp and tp > 1:
             # every MoE layer all-gathers the step's tokens from all ranks and reduce-scatters the expert
             # outputs back (module docstring)
             gathered = tokens * m.hidden_size
-            ag = collective_time(
-                self.cluster, "allgather", gathered * self.moe_gather_bytes_per_element, tp, engine=self.engine
-            )
-            rs = collective_time(self.cluster, "reducescatter", gathered * ACT_BYTES, tp, engine=self.engine)
+            ce = self.collective_engine
+            ag = collective_time(self.cluster, "allgather", gathered * self.moe_gather_bytes_per_element, tp, engine=ce)
+            rs = collective_time(self.cluster, "reducescatter", gathered * ACT_BYTES, tp, engine=ce)
             comm_s += pb.moe_layers / pp * (ag.time_s + rs.time_s)
         hop_s = 0.0
         if pp > 1:
-            hop_s = collective_time(self.cluster, "p2p", tokens * m.hidden_size * ACT_BYTES, 2, tp, self.engine).time_s
+            hop_bytes = tokens * m.hidden_size * ACT_BYTES
+            hop_s = collective_time(self.cluster, "p2p", hop_bytes, 2, tp, self.collective_engine).time_s
         return _TokenTerms(linear_s, comm_s, hop_s, linear_compute, linear_memory, head_k)
+
+    @property
+    def collective_engine(self) -> str | None:
+        """The engine whose collective timings price this replica's collectives: the engine's own, or those its profile
+        names (``collective_rows_engine``: SGLang runs vLLM's custom all-reduce kernel)."""
+        if self.engine is None:
+            return None
+        return catalog.engine(self.engine).collective_rows_engine or self.engine
 
     @property
     def pipelines_micro_batches(self) -> bool:
@@ -593,7 +603,7 @@ class InferenceModel:
             # the engine's kernel launches and sampler (analytic/step_overheads.py)
             pb = param_breakdown(m)
             kernels = kernels_per_step(m.num_layers, tp, pb.moe_layers)
-            total = with_overheads(total, whole, acc, self.engine, kernels=kernels, vocab=m.vocab_size)
+            total = with_overheads(total, whole, acc, self.engine, kernels=kernels, vocab=m.vocab_size, tp=tp)
         return StepBreakdown(total, linear_s, attention_s, comm_s, bound, compute_part, memory_part)
 
     def iteration_time_s(self, batch: StepBatch) -> float:

@@ -123,17 +123,15 @@ def with_overheads(
     *,
     kernels: float,
     vocab: int,
+    tp: int = 1,
 ) -> float:
     """The iteration time with the engine's launch and sampling costs on top of its kernels' GPU time ``gpu_s``."""
     prof = catalog.engine(engine)
     ov = overheads_for(acc)
     if ov is None or prof.sampling_method is None:
         return gpu_s
-    captured = (
-        prof.cuda_graph_max_batch is not None
-        and batch.prefill_tokens == 0
-        and 0 < batch.decode_seqs <= prof.cuda_graph_max_batch
-    )
+    graph_max = prof.graph_max_batch(acc.memory_bytes, tp)
+    captured = graph_max is not None and batch.prefill_tokens == 0 and 0 < batch.decode_seqs <= graph_max
     if captured:
         t = gpu_s + ov.graph_launch_s
     elif prof.python_eager_launch:

@@ -22,7 +22,7 @@ Usage = Literal["offline", "server"]
 """offline: the engine driven in-process over a fixed batch of prompts (vLLM's LLM class);
 server: the engine behind an API server receiving requests over time (vLLM's OpenAI API server)."""
 
-KvAllocator = Literal["total_memory_fraction", "free_memory_fraction"]
+KvAllocator = Literal["total_memory_fraction", "free_memory_fraction", "static_memory_fraction"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -67,6 +67,12 @@ class EngineProfile:
     sampling_method: str | None = None
     """The sampler its benchmarks run (a kernel_overheads ``method``: greedy, temperature, top_p_sort); None: no
     sampling term."""
+    cuda_graph_bands: tuple[tuple[float | None, int, int], ...] = ()
+    """Device-dependent CUDA-graph limit (SGLang): (memory below GiB or None, max batch at tp < 4, at tp ≥ 4)."""
+    mem_fraction_rule: Mapping[str, Any] | None = field(default=None, repr=False)
+    """static_memory_fraction allocator (SGLang): the rule that sets the fraction of memory for weights + KV pool."""
+    collective_rows_engine: str | None = None
+    """Whose engine-tagged collective timings its collectives follow (SGLang's custom all-reduce is vLLM's kernel)."""
     scheduler_table: Mapping[str, Any] | None = field(default=None, repr=False)
     """Device- and usage-dependent defaults (vLLM V1); None = the fixed pair above."""
     bench_tool: str | None = None
@@ -84,6 +90,33 @@ class EngineProfile:
             return scenario_block_tokens
         return self.block_size_tokens
 
+    def graph_max_batch(self, memory_bytes: float, tp: int) -> int | None:
+        """Largest decode batch replayed as a CUDA graph on a part of ``memory_bytes`` at tensor parallelism ``tp``."""
+        for below_gib, small_tp, large_tp in self.cuda_graph_bands:
+            if below_gib is None or memory_bytes / GiB < below_gib:
+                return small_tp if tp < 4 else large_tp
+        return self.cuda_graph_max_batch
+
+    def static_memory_fraction(self, memory_bytes: float, ranks: int, tp: int) -> float:
+        """SGLang's default --mem-fraction-static (ServerArgs._handle_gpu_memory_settings): (memory − reserved) /
+        memory, reserved (MiB) = base + chunk·per_chunk_token + graph batch·per_graph_seq + ranks·per_rank, at least
+        the floor on parts above floor_above_gib; rounded to 3 decimals."""
+        rule = self.mem_fraction_rule
+        if rule is None:
+            raise DataError(f"engines.yaml row {self.id!r} has no mem_fraction_rule")
+        mib = memory_bytes / 2**20
+        chunk = self.scheduler_defaults_by_memory(memory_bytes).max_num_batched_tokens
+        graph = self.graph_max_batch(memory_bytes, tp) or 0
+        reserved = (
+            float(rule["base_mib"])
+            + max(chunk, int(rule["min_chunk_tokens"])) * float(rule["per_chunk_token_mib"])
+            + graph * float(rule["per_graph_seq_mib"])
+            + ranks * float(rule["per_rank_mib"])
+        )
+        if memory_bytes / GiB > float(rule["floor_above_gib"]):
+            reserved = max(reserved, float(rule["floor_mib"]))
+        return round((mib - reserved) / mib, 3)
+
     def kv_cache_bytes(
         self,
         *,
@@ -93,17 +126,42 @@ class EngineProfile:
         reserve_bytes: float,
         util_frac: float,
         free_frac: float | None = None,
+        ranks: int = 1,
+        tp: int = 1,
     ) -> float:
         """Memory the KV allocator takes on one accelerator (negative: nothing fits) after the weights, the
-        activation peak and the runtime reserve. ``free_frac`` overrides the engine's free-memory fraction."""
+        activation peak and the runtime reserve. ``free_frac`` overrides the engine's free-memory fraction. The
+        static-fraction allocator (SGLang) keeps activations and graphs in the memory its fraction leaves out, so
+        the pool is fraction·memory − weights (``ranks`` = tp·pp and ``tp`` set that fraction)."""
+        if self.kv_allocator == "static_memory_fraction":
+            return self.static_memory_fraction(memory_bytes, ranks, tp) * memory_bytes - weights_bytes
         fraction = free_frac if free_frac is not None else self.kv_cache_free_gpu_mem_frac
         if self.kv_allocator == "total_memory_fraction" or fraction is None:
             return util_frac * memory_bytes - weights_bytes - activation_bytes - reserve_bytes
         return fraction * (memory_bytes - weights_bytes - activation_bytes - reserve_bytes)
 
+    def scheduler_defaults_by_memory(self, memory_bytes: float) -> SchedulerDefaults:
+        """Defaults chosen by the part's memory alone (a ``memory_bands`` table: SGLang's chunked_prefill_size)."""
+        table = self.scheduler_table
+        if table is None or "memory_bands" not in table:
+            raise DataError(f"engines.yaml row {self.id!r} has no scheduler_defaults.memory_bands table")
+        gib = memory_bytes / GiB
+        for below, tokens in table["memory_bands"]:
+            if below is None or gib < float(below):
+                seqs = int(table["max_num_seqs"])
+                return SchedulerDefaults(
+                    max_num_batched_tokens=int(tokens),
+                    max_num_seqs=seqs,
+                    basis=f"{self.id} default for a {gib:.0f} GiB device: chunked prefill {int(tokens)} tokens, "
+                    f"{seqs} running requests",
+                )
+        raise DataError(f"engines.yaml row {self.id!r}: memory_bands must end with a [null, tokens] band")
+
     def scheduler_defaults(self, accelerator: AcceleratorSpec, usage: Usage) -> SchedulerDefaults:
         """The engine's default token budget per step and sequence cap on ``accelerator`` in ``usage``."""
         table = self.scheduler_table
+        if table is not None and "memory_bands" in table:
+            return self.scheduler_defaults_by_memory(accelerator.memory_bytes)
         if table is None:
             if self.max_num_batched_tokens is None or self.max_num_seqs is None:
                 raise DataError(f"engines.yaml row {self.id!r} gives no scheduler defaults")
@@ -142,7 +200,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
     """An engines.yaml row as a profile (a malformed shipped row is a data bug)."""
     try:
         allocator = str(row["kv_allocator"])
-        if allocator not in ("total_memory_fraction", "free_memory_fraction"):
+        if allocator not in ("total_memory_fraction", "free_memory_fraction", "static_memory_fraction"):
             raise ValueError(f"kv_allocator {allocator!r}")
         reservation = str(row.get("kv_reservation", "average"))
         if reservation not in ("full", "average"):
@@ -163,6 +221,11 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             cuda_graph_max_batch=_opt_int(row, "cuda_graph_max_batch"),
             python_eager_launch=bool(row.get("python_eager_launch", False)),
             sampling_method=str(row["sampling_method"]) if row.get("sampling_method") else None,
+            cuda_graph_bands=tuple(
+                (float(b) if b is not None else None, int(lo), int(hi)) for b, lo, hi in row.get("cuda_graph_bands", [])
+            ),
+            mem_fraction_rule=row.get("mem_fraction_rule"),
+            collective_rows_engine=str(row["collective_rows_engine"]) if row.get("collective_rows_engine") else None,
             scheduler_table=row.get("scheduler_defaults"),
             bench_tool=str(row["bench_tool"]) if row.get("bench_tool") else None,
             bench_tuning=row.get("bench_tuning"),

@@ -93,6 +93,8 @@ def kv_capacity(
         reserve_bytes=res,
         util_frac=util_frac,
         free_frac=free_frac,
+        ranks=im.tp * im.pp,
+        tp=im.tp,
     )
     per_tok = im.kv_bytes_per_token_per_accelerator
     blocks = max(0, math.floor(free / (block_tokens * per_tok))) if per_tok > 0 else 0

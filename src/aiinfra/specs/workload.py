@@ -125,7 +125,7 @@ class Arrival:
     together and stay in step, so every refill arrives as one burst."""
 
 
-EngineName = Literal["vllm", "trtllm"]
+EngineName = Literal["vllm", "trtllm", "sglang"]
 """Serving engines the catalog profiles (catalog/data/engines.yaml)."""
 ENGINES: tuple[str, ...] = get_args(EngineName)
 
