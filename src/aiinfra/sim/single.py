@@ -135,34 +135,6 @@ def _run(
         t_next = times[0] if n else inf
     finish = [math.nan] * n
 
-    def leave(rid: int) -> float:
-        nonlocal reserved_full, sum_ctx
-        reserved_full -= kv_res[rid]
-        kv_res[rid] = 0.0
-        del decode[rid]
-        ctx = ctx_join[rid] + (decode_steps - join_step[rid]) * tps
-        sum_ctx -= ctx
-        return ctx
-
-    def admit_until(t: float) -> float:
-        """Enqueue every request that has arrived by ``t`` (in event order); returns the next arrival time."""
-        nonlocal pos
-        if closed:
-            while pending and pending[0][0] <= t:
-                ts, _, rid = heappop(pending)
-                arr[rid] = ts
-                heappush(waiting, (prio[rid], ts, rid))
-            return pending[0][0] if pending else inf
-        while pos < n:
-            ts = times[pos]
-            if ts > t:
-                return ts
-            rid = order[pos]
-            pos += 1
-            arr[rid] = ts
-            heappush(waiting, (prio[rid], ts, rid))
-        return inf
-
     # Replica._time's bucket of the decoding sequences, by count (the scheduler never runs more than max_num_seqs)
     seq_key = [(k >> max(0, k.bit_length() - 6)) << 4 | max(0, k.bit_length() - 6) for k in range(max_seqs + 1)]
     itl_add, itl_w_add, t_add = itl_s.append, itl_weight.append, sample_t_s.append
@@ -175,7 +147,7 @@ def _run(
         if busy:
             end = now + step_s
             if t_next <= end:  # arrivals during the iteration, and at its very end, come first (event order)
-                t_next = admit_until(end)
+                pos, t_next = _admit(end, pos, times, order, pending, arr, prio, waiting)
             now = end
             # ---- finish the iteration (Replica.finish_step)
             iterations += 1
@@ -242,12 +214,13 @@ def _run(
                         next_rid += 1
                 done.clear()
                 if closed:
-                    t_next = admit_until(now)  # requests sent at this very instant (no think time)
+                    # requests sent at this very instant (no think time)
+                    pos, t_next = _admit(now, pos, times, order, pending, arr, prio, waiting)
         else:  # idle (or holding work it could not place): nothing changes until the next arrival
             if t_next == inf:
                 break
             now = t_next
-            t_next = admit_until(now)
+            pos, t_next = _admit(now, pos, times, order, pending, arr, prio, waiting)
             n_dec = len(decode)
             kv = reserved_full if full else sum_ctx + reserved_prompt + (n_dec + len(prefilling)) * half_block
         # ---- plan the next iteration (Replica.plan)
@@ -277,7 +250,11 @@ def _run(
             # preempt the running sequence with the largest (priority, arrival); recompute it later
             victim = max(decode, key=lambda r: (prio[r], arr[r], r))
             produced = min(out[victim] - 1, int(gen[victim] + (decode_steps - join_step[victim]) * tps))
-            ctx = leave(victim)
+            reserved_full -= kv_res[victim]
+            kv_res[victim] = 0.0
+            del decode[victim]
+            ctx = ctx_join[victim] + (decode_steps - join_step[victim]) * tps
+            sum_ctx -= ctx
             prompt[victim] = int(ctx)
             pref[victim] = 0
             gen[victim] = produced
@@ -352,3 +329,35 @@ def _run(
     if closed:
         arrival_s[:] = sched
     return now, iterations, preemptions
+
+
+def _admit(
+    t: float,
+    pos: int,
+    times: list[float],
+    order: list[int],
+    pending: list[tuple[float, int, int]],
+    arr: list[float],
+    prio: list[int],
+    waiting: list[tuple[int, float, int]],
+) -> tuple[int, float]:
+    """Enqueue every request that has arrived by ``t``, in event order: the closed loop's from its heap ``pending``
+    (``times`` empty), the open loop's from the sorted ``times`` / ``order`` from position ``pos``. Returns the new
+    position and the next arrival time (inf when none is left)."""
+    heappush = heapq.heappush
+    if not times:
+        while pending and pending[0][0] <= t:
+            ts, _, rid = heapq.heappop(pending)
+            arr[rid] = ts
+            heappush(waiting, (prio[rid], ts, rid))
+        return pos, pending[0][0] if pending else math.inf
+    n = len(times)
+    while pos < n:
+        ts = times[pos]
+        if ts > t:
+            return pos, ts
+        rid = order[pos]
+        pos += 1
+        arr[rid] = ts
+        heappush(waiting, (prio[rid], ts, rid))
+    return pos, math.inf
