@@ -96,7 +96,7 @@ def test_scenario_engine_key_selects_the_engine_and_rejects_others() -> None:
     trt = estimate_inference(resolve(parse_scenario({**base, "inference": {**base["inference"], "engine": "trtllm"}})))
     assert (vllm.engine, trt.engine) == ("vllm", "trtllm")
     with pytest.raises(SpecError, match=r"inference\.engine"):
-        resolve(parse_scenario({**base, "inference": {**base["inference"], "engine": "sglang"}}))
+        resolve(parse_scenario({**base, "inference": {**base["inference"], "engine": "tgi"}}))
 
 
 def test_trtllm_weight_streaming_fit_runs_through_the_tensorrt_llm_gemv_curve() -> None:

@@ -160,12 +160,12 @@ def test_rows_without_inputs_are_listed(result) -> None:  # type: ignore[no-unty
 
 
 def test_engine_without_profile_is_predicted_with_a_flag() -> None:
-    # an SGLang row: no profile of its own, so vLLM's defaults stand in and the reason says so
+    # an engine the catalog has no profile for (Hugging Face TGI): vLLM's defaults stand in and the reason says so
     row = next(r for r in csv.DictReader(DATA.open()) if r["id"] == "trtllm-v1p0-llama31-8b-h100-tp1pp1-1000-1000")
-    row = {**row, "engine": "sglang", "id": "sglang-test", "notes": ""}
+    row = {**row, "engine": "tgi", "id": "tgi-test", "notes": ""}
     pred = inference_rows.predict_row(row)
     assert pred.predicted is not None and pred.predicted > 0
-    assert "'sglang' has no profile" in pred.reason
+    assert "'tgi' has no profile" in pred.reason
 
 
 def test_mlperf_throughput(result) -> None:  # type: ignore[no-untyped-def]

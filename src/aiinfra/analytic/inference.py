@@ -603,7 +603,11 @@ class InferenceModel:
             # the engine's kernel launches and sampler (analytic/step_overheads.py)
             pb = param_breakdown(m)
             kernels = kernels_per_step(m.num_layers, tp, pb.moe_layers)
-            total = with_overheads(total, whole, acc, self.engine, kernels=kernels, vocab=m.vocab_size, tp=tp)
+            # under attention DP each rank captures, launches and samples its own share of the sequences
+            rank_step, rank_share = self._rank_work(whole)
+            total = with_overheads(
+                total, rank_step, acc, self.engine, kernels=kernels, vocab=m.vocab_size, tp=tp, share=rank_share
+            )
         return StepBreakdown(total, linear_s, attention_s, comm_s, bound, compute_part, memory_part)
 
     def iteration_time_s(self, batch: StepBatch) -> float:

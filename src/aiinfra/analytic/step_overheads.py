@@ -124,18 +124,21 @@ def with_overheads(
     kernels: float,
     vocab: int,
     tp: int = 1,
+    share: int = 1,
 ) -> float:
-    """The iteration time with the engine's launch and sampling costs on top of its kernels' GPU time ``gpu_s``."""
+    """The iteration time with the engine's launch and sampling costs on top of its kernels' GPU time ``gpu_s``;
+    ``batch`` / ``share`` is what one rank captures and samples (attention DP: each rank its own sequences)."""
     prof = catalog.engine(engine)
     ov = overheads_for(acc)
     if ov is None or prof.sampling_method is None:
         return gpu_s
     graph_max = prof.graph_max_batch(acc.memory_bytes, tp)
-    captured = graph_max is not None and batch.prefill_tokens == 0 and 0 < batch.decode_seqs <= graph_max
+    seqs = -(-batch.decode_seqs // share)
+    captured = graph_max is not None and batch.prefill_tokens == 0 and 0 < seqs <= graph_max
     if captured:
         t = gpu_s + ov.graph_launch_s
     elif prof.python_eager_launch:
         t = max(gpu_s, kernels * ov.eager_launch_s_per_kernel)
     else:
         t = gpu_s
-    return t + sampling_s(ov, prof.sampling_method, batch.decode_seqs + batch.prefill_requests, vocab)
+    return t + sampling_s(ov, prof.sampling_method, seqs + -(-batch.prefill_requests // share), vocab)

@@ -141,7 +141,7 @@ class AttentionDpReplica:
             self._dispatch()
         stepping: list[Replica] = []
         busiest: StepBatch | None = None
-        pre_tokens = dec_seqs = dec_ctx = 0
+        pre_tokens = dec_seqs = dec_ctx = pre_seqs = 0
         pre_pairs = 0.0
         for r in self.ranks:
             if not r.has_work():
@@ -160,6 +160,7 @@ class AttentionDpReplica:
             pre_pairs += b.prefill_attention_pairs
             dec_seqs += b.decode_seqs
             dec_ctx += b.decode_context_tokens
+            pre_seqs += b.prefill_seqs
         self.stepping = stepping
         if not stepping:
             return None
@@ -170,6 +171,7 @@ class AttentionDpReplica:
             decode_seqs=dec_seqs,
             decode_context_tokens=dec_ctx,
             busiest_rank=busiest if len(self.ranks) > 1 else None,
+            prefill_seqs=pre_seqs,
         )
 
     def start(self, batch: StepBatch) -> float:
