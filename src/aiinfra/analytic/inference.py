@@ -288,7 +288,7 @@ class InferenceModel:
     attention_dp: bool = False
     """Attention data-parallel over the tp ranks (non-expert weights replicated, KV not sharded)."""
     engine: str | None = None
-    """Serving engine (vllm, trtllm) whose own kernel timings are preferred where the catalog has them."""
+    """Serving engine (vllm, trtllm, sglang) whose own kernel timings are preferred where the catalog has them."""
     micro_batching: bool | None = None
     """With pp > 1: whether pp micro-batches are in flight (None: as the engine profile says)."""
 

@@ -60,7 +60,7 @@ class CapacityRequest(Request):
     """Catalog accelerator ids to consider; empty = the scenario's."""
     engines: tuple[str, ...] = _option(
         (),
-        "comma-separated serving engines to consider: vllm, trtllm (default: the scenario's inference.engine)",
+        "comma-separated serving engines to consider: vllm, trtllm, sglang (default: the scenario's inference.engine)",
         "list",
     )
     """Serving engines to consider; empty = the scenario's inference.engine."""

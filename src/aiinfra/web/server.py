@@ -303,7 +303,7 @@ def create_app(settings: Settings | None = None) -> Any:
                 accelerators: str | None = Query(
                     None, max_length=2000, description="capacity: comma-separated catalog ids"
                 ),
-                engines: str | None = Query(None, max_length=200, description="capacity: vllm,trtllm"),
+                engines: str | None = Query(None, max_length=200, description="capacity: vllm,trtllm,sglang"),
                 simulate: bool = Query(False, description="capacity: check by simulating one replica"),
                 disaggregate: bool = Query(False, description="capacity: also size prefill/decode pools"),
             ) -> Any:
