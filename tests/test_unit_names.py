@@ -48,7 +48,7 @@ COUNT_FIELDS = {
     "Scored": {"value", "predicted"},  # in the unit of the scored quantity (named by its `quantity`)
     # error bands: bounds in the quantity's own unit, log ratios (ln(predicted / measured)) and a multiplier
     "Checked": {"low", "high"},
-    "Band": {"low_log", "high_log", "inflation"},
+    "Band": {"centre_log", "low_log", "high_log", "between_sd_log"},
     "ErrorRow": {"measured", "predicted", "log_error"},  # measured/predicted in the unit of the row's metric
     # mean counts of sequences (requests) in a replica's batch
     "InferenceEstimate": {"requests_in_flight"},

@@ -170,11 +170,16 @@ def _band_fields(b: Band) -> dict[str, Any]:
 
 def _note(b: Band, reason: str | None) -> str:
     basis = (
-        f"{INTERVAL * 100:.0f} % of the validation errors in {b.regime.label()} ({b.rows} published "
-        f"measurements from {b.sources} sources, {b.sealed_rows} of them sealed) fall inside these bands"
+        f"the central {INTERVAL * 100:.0f} % interval for a setup the validation has not seen: centred on the "
+        f"errors in {b.regime.label()} ({b.rows} published measurements from {b.sources} sources, "
+        f"{b.sealed_rows} of them sealed), widened by the spread between publishers"
+        + (f" in {b.spread_regime.label()}" if b.spread_regime != b.regime else "")
+        + (
+            f" and calibrated leave-one-source-out (× {b.calibration_x:.2f})"
+            if b.calibrated
+            else "; too few publishers to calibrate the band: it is indicative"
+        )
     )
-    if b.inflation > 1.0:
-        basis += f"; the open rows' errors are widened × {b.inflation:.2f}, the measured open→sealed ratio"
     if b.thin:
         basis += "; few rows: the bands are indicative"
     if b.top_source_rows * 3 > b.rows * 2:
