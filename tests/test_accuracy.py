@@ -1,6 +1,6 @@
 """Error bands (aiinfra.accuracy, docs/accuracy.md): the interval arithmetic by hand, pooling, the conformal
-calibration factor, leave-one-source-out, the shipped table against a fresh recomputation, the calibration of the bands on
-the validation rows by regime, and extrapolation beyond the data."""
+calibration factor, leave-one-source-out, the shipped table against a fresh recomputation, the calibration of the
+bands on the validation rows by regime, and extrapolation beyond the data."""
 
 from __future__ import annotations
 
@@ -106,7 +106,8 @@ def test_calibration_uses_open_rows_and_leaves_the_source_out() -> None:
     # nested: the factor drawn without publisher a does not depend on a's rows
     wild = [replace(r, log_error=5.0) if r.source == "a" else r for r in rows]
     no_a = frozenset({"a"})
-    assert calibration(wild, "training", "step_time", no_a) == pytest.approx(calibration(rows, "training", "step_time", no_a))
+    nested = calibration(rows, "training", "step_time", no_a)
+    assert calibration(wild, "training", "step_time", no_a) == pytest.approx(nested)
 
 
 def test_thin_regime_pools_up_the_hierarchy() -> None:
