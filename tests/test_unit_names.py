@@ -49,6 +49,7 @@ COUNT_FIELDS = {
     # error bands: bounds in the quantity's own unit, log ratios (ln(predicted / measured)) and a multiplier
     "Checked": {"low", "high"},
     "Band": {"centre_log", "low_log", "high_log", "between_sd_log"},
+    "_Raw": {"centre_log", "below_log", "above_log", "between_sd_log"},
     "ErrorRow": {"measured", "predicted", "log_error"},  # measured/predicted in the unit of the row's metric
     # mean counts of sequences (requests) in a replica's batch
     "InferenceEstimate": {"requests_in_flight"},

@@ -232,7 +232,7 @@ def bands_for(
             continue
         primary = primary or b
         lo, hi = b.interval(float(v), power)
-        if key == "accelerators" and round_to > 1:  # whole replicas
+        if key == "accelerators" and round_to >= 1:  # whole replicas
             lo, hi = round_to * math.ceil(lo / round_to - 1e-9), round_to * math.ceil(hi / round_to - 1e-9)
         quantities[key] = {"low": lo, "high": hi}
     if primary is None:
@@ -355,7 +355,14 @@ def accuracy_for(
             engine=str(ch.get("engine") or ""),
             batch=int(ch.get("batch_per_replica") or 0) or None,
         )
-        return bands_for("capacity", i, ch, rows, round_to=int(ch.get("tp") or 1))
+        out = bands_for("capacity", i, ch, rows, round_to=int(ch.get("tp") or 1))
+        mixed = _get(values, "fleet.mixed.usd_per_hour")
+        thr = band(_regime("throughput", i), rows)
+        if _finite(mixed) and thr is not None and out["quantities"]:
+            # the mixed fleet's bill scales as 1 / throughput per replica, as the chosen deployment's does
+            lo, hi = thr.interval(float(mixed), -1.0)
+            out["quantities"]["fleet.mixed.usd_per_hour"] = {"low": lo, "high": hi}
+        return out
     if kind == "simulate":
         wl = scenario.inference
         plan = wl.plan if wl is not None else None
