@@ -311,3 +311,22 @@ def test_validate_gives_each_case_an_interval_without_its_own_source(
     assert (again["predicted_low"], again["predicted_high"]) == pytest.approx(
         (first["predicted_low"], first["predicted_high"])
     )
+
+
+def test_fleet_bill_and_data_feed_carry_their_bands() -> None:
+    # capacity's mixed fleet bill scales as 1 / throughput per replica, like the chosen deployment's $/hour
+    cap = app.capacity(app.load_scenario(str(EXAMPLES / "capacity-two-classes.yaml"))).to_dict()
+    q = cap["accuracy"]["quantities"]
+    mixed, chosen = cap["fleet"]["mixed"]["usd_per_hour"], cap["chosen"]["usd_per_hour"]
+    assert q["fleet.mixed.usd_per_hour"]["low"] < mixed < q["fleet.mixed.usd_per_hour"]["high"]
+    assert q["fleet.mixed.usd_per_hour"]["high"] / mixed == pytest.approx(q["usd_per_hour"]["high"] / chosen)
+    # datacenter: the storage data feed is tokens/s × bytes per token, so both carry one band; the rest of the answer
+    # is counts and catalog ratings (no band)
+    dc = app.datacenter(app.load_scenario(str(EXAMPLES / "train-175b-dgx-h100-30days.yaml"))).to_dict()
+    feed, tok = dc["accuracy"]["quantities"]["storage.data_feed_bw_bytes_per_s"], dc["accuracy"]["quantities"][
+        "storage.tokens_per_s"
+    ]
+    assert feed["low"] < dc["storage"]["data_feed_bw_bytes_per_s"] < feed["high"]
+    assert feed["high"] / feed["low"] == pytest.approx(tok["high"] / tok["low"])
+    bare = app.datacenter(app.load_scenario(str(EXAMPLES / "datacenter-dgx-h100-pod.yaml"))).to_dict()["accuracy"]
+    assert bare["quantities"] == {} and bare["extrapolation"] is False and "catalog" in bare["note"]

@@ -58,6 +58,10 @@ QUANTITIES: dict[str, dict[str, tuple[str, float]]] = {
         "tpot_exclusive_s.mean": ("tpot", 1.0),
         "tpot_exclusive_s.p90": ("tpot", 1.0),
     },
+    "datacenter": {
+        "storage.tokens_per_s": ("step_time", -1.0),
+        "storage.data_feed_bw_bytes_per_s": ("step_time", -1.0),
+    },
     "cost": {
         "duration_s": ("step_time", 1.0),
         "cheapest.total_known_usd": ("step_time", 1.0),
@@ -288,6 +292,10 @@ TCO_NOTE = (
     "or throughput enters it, so its figures are as exact as its price rows (see `aiinfra cost` for the "
     "band of a training run's bill)"
 )
+DATACENTER_NOTE = (
+    "datacenter sizes the nodes, racks, power and fabric from the scenario's counts and the catalog's ratings: "
+    "no modelled time or throughput enters them, so they are as exact as their catalog rows"
+)
 MEMORY_NOTE = (
     "no published memory measurement is in the validation: the memory figures follow the formulas cited "
     "in docs/training.md, with no measured error band"
@@ -319,7 +327,7 @@ def _serving_batch(sc: Scenario) -> tuple[int | None, bool]:
 def accuracy_for(
     kind: str, scenario: Scenario, values: Mapping[str, Any], table: Sequence[ErrorRow] | None = None
 ) -> dict[str, Any]:
-    """The ``accuracy`` object of answer ``kind`` (train, memory, infer, capacity, simulate, cost, tco,
+    """The ``accuracy`` object of answer ``kind`` (train, memory, infer, capacity, simulate, cost, tco, datacenter,
     reliability) for ``scenario`` (the regime inputs) and the answer's JSON object ``values`` (its headline
     numbers); ``table``: the error rows to use (default: the shipped error table)."""
     rows = shipped() if table is None else table
@@ -334,6 +342,8 @@ def accuracy_for(
         return reliability_bands(_training_inputs(scenario, values), rel, values.get("time_to_train_s"), rows)
     if kind == "cost":
         return _cost(scenario, values, rows)
+    if kind == "datacenter":
+        return _datacenter(scenario, values, rows)
     if kind == "infer":
         i = Inputs(
             accelerator=str(values.get("accelerator") or scenario.cluster.accelerator.id),
@@ -414,4 +424,23 @@ def _cost(sc: Scenario, values: Mapping[str, Any], rows: Sequence[ErrorRow]) -> 
                 v = _get(values, key)
                 q["low"], q["high"] = v * t["low"] / wall, v * t["high"] / wall
             out["note"] += "; the failure model's band (ETTR) is combined in"
+    return out
+
+
+def _datacenter(sc: Scenario, values: Mapping[str, Any], rows: Sequence[ErrorRow]) -> dict[str, Any]:
+    """The storage data feed follows the training plan's tokens/s (its step-time band, inverted); the rest of the
+    answer is counts and catalog ratings, with no model error. ``values["plan"]``: the training plan's layout."""
+    layout = values.get("plan")
+    if not layout or not _finite(_get(values, "storage.tokens_per_s")):
+        return {**_no_band(DATACENTER_NOTE, False), "regime": "catalog ratings only"}
+    i = Inputs(
+        accelerator=sc.cluster.accelerator.id,
+        accelerators=sc.cluster.count,
+        moe=sc.model.is_moe,
+        tp=int(layout.get("tp", 1)),
+        pp=int(layout.get("pp", 1)),
+        sharding=str(layout.get("sharding", "none")),
+    )
+    out = bands_for("datacenter", i, values, rows)
+    out["note"] = f"{DATACENTER_NOTE}; the storage data feed follows the training plan's tokens/s: {out['note']}"
     return out
