@@ -33,6 +33,7 @@ QUANTITIES: dict[str, dict[str, tuple[str, float]]] = {
         "tokens_per_s": ("step_time", -1.0),
         "tokens_per_s_per_accelerator": ("step_time", -1.0),
         "accelerator_hours": ("step_time", 1.0),
+        "energy_j": ("step_time", 1.0),
     },
     "infer": {
         "output_tokens_per_s": ("throughput", 1.0),
@@ -43,6 +44,7 @@ QUANTITIES: dict[str, dict[str, tuple[str, float]]] = {
     },
     "capacity": {
         "accelerators": ("throughput", -1.0),
+        "replicas": ("throughput", -1.0),
         "usd_per_hour": ("throughput", -1.0),
         "usd_per_million_output_tokens": ("throughput", -1.0),
         "ttft_s": ("ttft", 1.0),
@@ -54,9 +56,11 @@ QUANTITIES: dict[str, dict[str, tuple[str, float]]] = {
         "ttft_s.p50": ("ttft", 1.0),
         "ttft_s.mean": ("ttft", 1.0),
         "ttft_s.p90": ("ttft", 1.0),
+        "ttft_s.p99": ("ttft", 1.0),
         "tpot_exclusive_s.p50": ("tpot", 1.0),
         "tpot_exclusive_s.mean": ("tpot", 1.0),
         "tpot_exclusive_s.p90": ("tpot", 1.0),
+        "tpot_exclusive_s.p99": ("tpot", 1.0),
     },
     "datacenter": {
         "storage.tokens_per_s": ("step_time", -1.0),
@@ -67,6 +71,8 @@ QUANTITIES: dict[str, dict[str, tuple[str, float]]] = {
         "cheapest.total_known_usd": ("step_time", 1.0),
         "cheapest.compute_usd": ("step_time", 1.0),
         "cheapest.usd_per_million_tokens": ("step_time", 1.0),
+        "energy.energy_kwh": ("step_time", 1.0),
+        "energy.co2e_kg": ("step_time", 1.0),
     },
 }
 
@@ -238,6 +244,8 @@ def bands_for(
         lo, hi = b.interval(float(v), power)
         if key == "accelerators" and round_to >= 1:  # whole replicas
             lo, hi = round_to * math.ceil(lo / round_to - 1e-9), round_to * math.ceil(hi / round_to - 1e-9)
+        if key == "replicas":
+            lo, hi = math.ceil(lo - 1e-9), math.ceil(hi - 1e-9)
         quantities[key] = {"low": lo, "high": hi}
     if primary is None:
         return _no_band("no validation row measures this answer's quantities", True)
@@ -277,6 +285,9 @@ def reliability_bands(
             # measured / predicted in log: the step time's (−high, −low), 1/ETTR's (ln(ettr/e_hi), ln(ettr/e_lo))
             c_lo, c_hi = combine((-t.high_log, -t.low_log), (math.log(ettr / e_hi), math.log(ettr / e_lo)))
             q["time_to_train_mean_s"] = {"low": float(wall) * math.exp(c_lo), "high": float(wall) * math.exp(c_hi)}
+            p90 = rel.get("time_to_train_p90_s")
+            if _finite(p90):  # the same factors scale the whole distribution of the time with failures
+                q["time_to_train_p90_s"] = {"low": float(p90) * math.exp(c_lo), "high": float(p90) * math.exp(c_hi)}
     reason = extrapolation("reliability", i, table)
     return {
         **_base(table),
