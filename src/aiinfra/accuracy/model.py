@@ -207,20 +207,19 @@ def conformal_quantile(scores: Sequence[tuple[float, str]]) -> float:
     return pts[-1][0]
 
 
-class _Cache:
-    """Calibration factors per table (by identity: the shipped table is one cached tuple)."""
-
-    def __init__(self) -> None:
-        self.table: Sequence[ErrorRow] | None = None
-        self.factors: dict[tuple[str, str, frozenset[str]], tuple[float, bool]] = {}
-
-    def get(self, table: Sequence[ErrorRow]) -> dict[tuple[str, str, frozenset[str]], tuple[float, bool]]:
-        if self.table is not table:
-            self.table, self.factors = table, {}
-        return self.factors
+_Factors = dict[tuple[str, str, frozenset[str]], tuple[float, bool]]
+_CACHE: dict[int, tuple[Sequence[ErrorRow], _Factors]] = {}
+"""Calibration factors per table, by identity (the shipped table is one cached tuple; a validation run's pool is
+one list): a few tables at most, each entry holding its table so that its id is not reused."""
 
 
-_CACHE = _Cache()
+def _factors(table: Sequence[ErrorRow]) -> _Factors:
+    entry = _CACHE.get(id(table))
+    if entry is None or entry[0] is not table:
+        if len(_CACHE) >= 4:
+            _CACHE.clear()
+        entry = _CACHE[id(table)] = (table, {})
+    return entry[1]
 
 
 def _of(table: Sequence[ErrorRow], kind: str, quantity: str | None, exclude: frozenset[str]) -> list[ErrorRow]:
@@ -243,7 +242,7 @@ def calibrate(
     of the open rows (those of the publishers in ``exclude`` left out altogether), and whether there were enough
     publishers to calibrate (if not: 1, False). A quantity whose open rows come from fewer than
     MIN_CALIBRATION_SOURCES publishers takes the factor of its kind's open rows together."""
-    cache = _CACHE.get(table)
+    cache = _factors(table)
     key = (kind, quantity, exclude)
     if key in cache:
         return cache[key]
