@@ -40,9 +40,10 @@ INTERVAL = 0.8
 """The central share of the errors a band holds."""
 MIN_ROWS = 10
 """Fewest rows the centre and the within-publisher scatter of a band are drawn from."""
-MIN_SOURCES = 4
+MIN_SOURCES = 5
 """Fewest publishers the between-publisher spread is drawn from. Each publisher's rows share a systematic offset
-(its software, its settings), so a band drawn from one or two publishers misses the next one's."""
+(its software, its settings), so a band drawn from one or two publishers misses the next one's; the standard
+deviation of four offsets was too noisy on the open rows (docs/accuracy.md, "Regimes and pooling")."""
 CENTRE_PRIOR_SOURCES = 1.0
 """Weight, in publishers, of the spread pool's centre in a band's centre: a pool with K publishers has its own
 centre weighted K / (K + 1) (empirical-Bayes shrinkage of a regime's offset that one publisher alone cannot tell
