@@ -47,7 +47,7 @@ COUNT_FIELDS = {
     "ReliabilityReport": {"restart_attempts_mean"},  # restart attempts per recovery
     "Scored": {"value", "predicted"},  # in the unit of the scored quantity (named by its `quantity`)
     # error bands: bounds in the quantity's own unit, log ratios (ln(predicted / measured)) and a multiplier
-    "Checked": {"low", "high"},
+    "Checked": {"low", "high", "low_log", "high_log"},
     "Band": {"centre_log", "low_log", "high_log", "between_sd_log"},
     "_Raw": {"centre_log", "below_log", "above_log", "between_sd_log"},
     "ErrorRow": {"measured", "predicted", "log_error"},  # measured/predicted in the unit of the row's metric
