@@ -160,7 +160,7 @@ def markdown(table: Sequence[ErrorRow]) -> str:
         lines.append(
             f"| {label} | {split} | {s['rows']} | {s['coverage_frac']:.0%} | ±{s['median_half_width_frac']:.0%} |"
         )
-    return "\n".join(lines + ["", *by_publisher(checked)]) + "\n"
+    return "\n".join([*lines, "", *by_publisher(checked)]) + "\n"
 
 
 def _pct(log_error: float) -> str:
