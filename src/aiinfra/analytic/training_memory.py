@@ -100,6 +100,11 @@ class TrainSetup:
     ``ShardingStrategy.HYBRID_SHARD``, Zhao et al. 2023, arXiv 2304.11277 §3.2.2; PaLM, Chowdhery et al. 2022 §4:
     sharded within a TPU pod, data-parallel across pods); the group is gcd(dp·cp, this). 0 = shard over the whole
     data-parallel group (FULL_SHARD)."""
+    moe_routing_skew_cv: float = 0.0
+    """Relative spread (σ/μ) of the experts' expected loads under the run's learned router, beyond the sampling noise
+    of routing itself: 0 = uniform routing (Megatron's ``--moe-router-force-load-balancing`` draws random router
+    logits; a perfectly balanced learned router); a user's own router statistics give it otherwise. The step waits
+    for the busiest expert-parallel rank (training_step.expert_load_imbalance)."""
     adapter_params: float = 0.0
     """Trainable adapter parameters of the whole model (LoRA: r·(d_in + d_out) per adapted matrix, Hu et al.
     2021), kept in 16-bit with fp32 gradients and Adam states (2 + 4 + 12 B each)."""

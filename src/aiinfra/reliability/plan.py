@@ -33,7 +33,9 @@ from aiinfra.reliability.rates import (
     component_rates,
     hardware_rates,
     job_rates,
+    memory_share_frac,
     per_node_rate_per_s,
+    rate_uncertainty_ratio,
     storage_efficiency,
 )
 from aiinfra.specs.reliability import ReliabilityInput
@@ -52,7 +54,8 @@ class RateBasis:
     memory_basis: str
     memory_ratio: float
     uncertainty_ratio: float
-    """u of the whole rate: the generation's u times the memory row's (the band below uses λ/u and λ·u)."""
+    """u of the whole rate: the generation's u times the memory row's on the memory rows' share of λ (rates.
+    rate_uncertainty_ratio; the band below uses λ/u and λ·u)."""
     age_ratio: float
     lemon_ratio: float
     """λ with repeat-offender nodes (until excluded) over λ without."""
@@ -124,7 +127,9 @@ def scenario_checkpoint_bytes(sc: Scenario, given: float | None) -> tuple[float,
     return params_total(sc.model) * per, f"{per:g} B/parameter ({job.precision} weights, fp32 master, {job.optimizer})"
 
 
-def _rate_basis(ri: ReliabilityInput, accelerator_id: str | None, age_days_mid: float) -> tuple[RateBasis, float]:
+def _rate_basis(
+    ri: ReliabilityInput, accelerator_id: str | None, age_days_mid: float, per_node: int
+) -> tuple[RateBasis, float]:
     fam, mem = hardware_rates(accelerator_id)
     age = 1.0
     if ri.cluster_age is not None:
@@ -150,7 +155,7 @@ def _rate_basis(ri: ReliabilityInput, accelerator_id: str | None, age_days_mid: 
         memory_id=mem.id,
         memory_basis=mem.basis,
         memory_ratio=mem.rate_ratio,
-        uncertainty_ratio=fam.uncertainty_ratio * mem.uncertainty_ratio,
+        uncertainty_ratio=rate_uncertainty_ratio(fam, mem, memory_share_frac(per_node, memory_ratio=mem.rate_ratio)),
         age_ratio=age,
         lemon_ratio=1.0,
     )
@@ -172,7 +177,7 @@ def plan_reliability(
     """Failures, checkpoints and restarts of a run that needs ``useful_s`` of training on ``accelerators``."""
     nodes = math.ceil(accelerators / per_node)
     work_s = useful_s / (1.0 - ri.data_loading_stall_frac)
-    basis, hw_ratio = _rate_basis(ri, accelerator_id, work_s / 2 / 86_400)
+    basis, hw_ratio = _rate_basis(ri, accelerator_id, work_s / 2 / 86_400, per_node)
 
     def rates_at(ratio: float) -> JobRates:
         planned_h = None if ri.planned_restarts_per_day is None else ri.planned_restarts_per_day / 24.0

@@ -143,6 +143,19 @@ def hardware_rates(accelerator_id: str | None) -> tuple[HardwareRate, HardwareRa
     return fam.get(acc.generation or "", fam["*"]), mem.get(acc.memory_type or "", mem["*"])
 
 
+def memory_share_frac(gpus_per_node: int, *, memory_ratio: float = 1.0) -> float:
+    """The GPU-memory rows' share of a node's unexpected failure rate (0.17 for Llama 3's 8-GPU nodes: 72 / 419)."""
+    r = job_rates(gpus_per_node, 1, include_planned=False, memory_ratio=memory_ratio)
+    mem = {c.id for c in component_rates() if c.memory_row}
+    return sum(v for k, v in r.by_component_per_s.items() if k in mem) / r.unexpected_per_s
+
+
+def rate_uncertainty_ratio(family: HardwareRate, memory: HardwareRate, memory_share: float) -> float:
+    """u of a job's whole rate: the generation's u, times the memory row's u where it acts, on the memory rows' share
+    f of the rate only: u_fam · (1 + f·(u_mem − 1)) (a borrowed memory row moves its f of λ, not all of it)."""
+    return family.uncertainty_ratio * (1.0 + memory_share * (memory.uncertainty_ratio - 1.0))
+
+
 def check_row(row_id: str) -> dict[str, object]:
     """A ``kind: check`` row of reliability.yaml (a published whole-run figure)."""
     for raw in catalog.raw_rows("reliability"):
