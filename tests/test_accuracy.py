@@ -216,9 +216,9 @@ CALIBRATED = (
 def test_bands_are_calibrated_by_regime() -> None:
     """Leave-one-source-out 80 % intervals (nested: the calibration factor drawn without the row's publisher too)
     hold 70–90 % of the open measurements of training step times and inference throughput, with a median half-width
-    under 30 % (training) and 50 % (throughput); sealed rows (scored against the open rows' bands) too once 20 of them from 3 publishers exist, with
-    the issue's half-width target of 30 %; and at least half in every breakdown regime with 20 open rows or more
-    outside the known gaps."""
+    under 30 % (training) and 50 % (throughput); sealed rows (scored against the open rows' bands) too once 20 of
+    them from 3 publishers exist, with the issue's half-width target of 30 %; and at least half in every breakdown
+    regime with 20 open rows or more outside the known gaps."""
     rows = error_table.shipped()
     for kind, quantity, width, dims in CALIBRATED:
         checked = check([r for r in rows if r.kind == kind and r.regime.quantity == quantity], rows)
