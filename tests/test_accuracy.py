@@ -273,6 +273,11 @@ def test_every_answer_carries_accuracy() -> None:
         assert acc["quantities"][key]["low"] < acc["quantities"][key]["high"]
     mem = app.memory(app.load_scenario(str(EXAMPLES / "memory-llama2-7b-adam-fp16.yaml"))).to_dict()["accuracy"]
     assert mem["extrapolation"] is True and mem["quantities"] == {}
+    # answers with no modelled time or throughput say so: tco (prices only), pack (no MIG serving measurement)
+    tco = app.tco(app.load_scenario(str(EXAMPLES / "tco-dgx-h100-vs-cloud.yaml"))).to_dict()["accuracy"]
+    assert tco["quantities"] == {} and tco["extrapolation"] is False and "price rows" in tco["note"]
+    pack = app.pack(str(EXAMPLES / "pack-portfolio.yaml")).to_dict()["accuracy"]
+    assert pack["quantities"] == {} and pack["extrapolation"] is True and "MIG" in pack["note"]
 
 
 def test_cost_carries_the_time_band_into_dollars() -> None:

@@ -307,6 +307,26 @@ DATACENTER_NOTE = (
     "datacenter sizes the nodes, racks, power and fabric from the scenario's counts and the catalog's ratings: "
     "no modelled time or throughput enters them, so they are as exact as their catalog rows"
 )
+UNVALIDATED_NOTES = {
+    "schedule": (
+        "schedule replays the trace through the scheduling policy: its queueing delays, utilisation and "
+        "preemptions are the simulation's own, and no published cluster measurement in the validation checks them, "
+        "so they carry no band"
+    ),
+    "pack": (
+        "pack places the workloads on MIG instances and time slices: the placement is exact for the profiles chosen, "
+        "but no published measurement of serving on MIG slices is in the validation, so their latencies carry "
+        "no band"
+    ),
+}
+
+
+def unvalidated(kind: str) -> dict[str, Any]:
+    """The ``accuracy`` object of an answer no validation row measures (``schedule``, ``pack``): no band, and
+    ``extrapolation: true`` with the note saying why."""
+    return _no_band(UNVALIDATED_NOTES[kind], True)
+
+
 MEMORY_NOTE = (
     "no published memory measurement is in the validation: the memory figures follow the formulas cited "
     "in docs/training.md, with no measured error band"
