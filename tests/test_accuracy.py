@@ -16,7 +16,7 @@ from aiinfra.accuracy import table as error_table
 from aiinfra.accuracy.answers import accuracy_for
 from aiinfra.accuracy.coverage import check, summary
 from aiinfra.accuracy.model import band, calibration, combine, conformal_quantile
-from aiinfra.accuracy.regimes import ANY, Regime, levels
+from aiinfra.accuracy.regimes import ANY, Regime, levels, source_key
 from aiinfra.accuracy.table import ErrorRow
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -121,6 +121,15 @@ def test_thin_regime_pools_up_the_hierarchy() -> None:
     # one publisher alone: thin (no between-publisher spread can be measured)
     lone = band(asked, [_row(i, 0.1 * i, "a") for i in range(12)])
     assert lone is not None and lone.thin and lone.between_sd_log == 0.0
+
+
+def test_rounds_and_copies_of_one_benchmark_are_one_publisher() -> None:
+    v40 = {"source_url": "https://github.com/mlcommons/training_results_v4.0/tree/main/NVIDIA"}
+    v60_copy = {"source_url": "https://github.com/Richardyu114/training_results_v6.0/blob/eabf23a/README.md"}
+    other = {"source_url": "https://github.com/pytorch/torchtitan/blob/main/docs/performance.md"}
+    assert source_key(v40) == source_key(v60_copy) == "github.com/mlcommons/training_results"
+    assert source_key(other) == "github.com/pytorch/torchtitan"
+    assert source_key({"source_url": "https://arxiv.org/abs/2407.08608v2"}) == "arxiv:2407.08608"
 
 
 def test_leave_one_source_out_drops_the_source() -> None:
