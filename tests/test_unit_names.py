@@ -33,6 +33,7 @@ COUNT_FIELDS = {
     "Packing": {"objective_value", "lower_bound"},  # in the objective's unit: GPUs or $ per hour (its `objective`)
     "InRange": {"lo", "hi"},  # bounds of a field in that field's unit
     "LengthDist": {"sigma"},  # σ of log(length): dimensionless
+    "TrainSetup": {"moe_routing_skew_cv"},  # coefficient of variation of expert loads: dimensionless
     "RowPrediction": {"predicted"},  # in the SI unit of the row's metric column
     # the issue fixes these JSON keys; measured/predicted are in the unit named by the case's `metric`,
     # rel_error is a signed fraction
