@@ -334,9 +334,11 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     kv_dim = m.kv_heads * m.head_size if m.attention != "mla" else d_qk  # MLA: up-projected per head
 
     # --- GEMMs of one layer, forward (FLOP and weight bytes per rank)
-    def gemm(n_out: float, n_in: float, count: float = 1.0, tok: np.ndarray = tokens) -> np.ndarray:
+    def gemm(
+        n_out: float, n_in: float, count: float = 1.0, tok: np.ndarray = tokens, dt: str = dtype, wb: float = wbytes
+    ) -> np.ndarray:
         flop = 2.0 * tok * n_in * n_out / tp
-        return count * _gemm_time(cluster, dtype, flop, n_in * n_out * wbytes / tp, src)
+        return count * _gemm_time(cluster, dt, flop, n_in * n_out * wb / tp, src)
 
     attn_gemms = gemm(q_dim + 2 * kv_dim, h) + gemm(h, q_dim)
     mlp_mats = 2.0 if m.mlp == "swiglu" else 1.0
@@ -389,8 +391,13 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
         recompute = np.where(plans.recompute == Recompute.SELECTIVE, 0.0, recompute)
     layers_stage = np.ceil(m.num_layers / pp)
     # output projection (fwd + 2× bwd) and the fp32 cross-entropy over the vocabulary: logits written
-    # (4 B), log-softmax read + write (8 B), backward read + write (8 B) per vocabulary entry and token
-    logits = (1.0 + bwd_gemm) * gemm(float(m.vocab_size), h) + _mem_time(
+    # (4 B), log-softmax read + write (8 B), backward read + write (8 B) per vocabulary entry and token. The output
+    # projection stays in 16-bit under FP8/FP4 recipes: Megatron-Core's GPTModel builds it as
+    # tensor_parallel.ColumnParallelLinear, not a Transformer Engine module, so TE's fp8/fp4 autocast leaves it alone;
+    # torchtitan's float8 conversion skips the module named "output" (Float8 filter_fqns default)
+    head_dtype = "fp16" if setup.precision == "fp16" else ("fp32" if dtype == "fp32" else "bf16")
+    head_wbytes = 4.0 if dtype == "fp32" else 2.0
+    logits = (1.0 + bwd_gemm) * gemm(float(m.vocab_size), h, dt=head_dtype, wb=head_wbytes) + _mem_time(
         cluster, 20.0 * tokens * m.vocab_size / tp, src, kind="elementwise"
     )
     stage_compute = layers_stage * (layer_fwd + layer_bwd + recompute) + logits
