@@ -97,7 +97,9 @@ def test_the_output_projection_stays_in_bf16_under_fp8_and_fp4(monkeypatch: pyte
     for precision, layer_dtype in (("fp8", "fp8"), ("fp4", "fp4")):
         calls.clear()
         setup = TrainSetup(model=LLAMA_8B, seq_len=8192, global_batch_seqs=4, precision=precision)
-        plan = single_plan(LLAMA_8B, setup, tp=1, pp=1, dp=4, cp=1, ep=1, vp=1, mb=1, sharding="zero1", recompute="none")
+        plan = single_plan(
+            LLAMA_8B, setup, tp=1, pp=1, dp=4, cp=1, ep=1, vp=1, mb=1, sharding="zero1", recompute="none"
+        )
         ts.step_time(setup, cluster, plan)
         head = [c for c in calls if c[1] == pytest.approx(head_flop)]
         assert head == [("bf16", pytest.approx(head_flop), pytest.approx(4096 * 128256 * 2.0))]

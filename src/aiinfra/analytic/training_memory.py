@@ -138,7 +138,9 @@ def rank_params(setup: TrainSetup, plans: PlanArrays) -> dict[str, np.ndarray]:
     output = np.where((pp > 1) | (pb.output > 0), m.vocab_size * m.hidden_size / tp, 0.0)
     first = layers + embed + np.where(pp == 1, output, 0.0)
     last = layers + np.where(pp == 1, embed, 0.0) + output
-    return {"first": first, "last": last, "layer": per_layer}
+    # the routed experts' share of a stage (their gradients reduce over the expert-data-parallel group)
+    routed = pb.moe_layers * pb.moe_routed_per_layer / (ep * tp) / m.num_layers * np.ceil(m.num_layers / pp)
+    return {"first": first, "last": last, "layer": per_layer, "routed": routed}
 
 
 def shard_group_ranks(setup: TrainSetup, plans: PlanArrays) -> np.ndarray:

@@ -459,17 +459,43 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     if setup.frozen_base:  # only the adapters' fp32 gradients are reduced and updated
         rp = np.full_like(rp, setup.adapter_params / plans.pp.astype(float))
         grad_bytes = np.full_like(rp, 4.0)
-    dp_ar = collective_time_array(cluster, "allreduce", rp * grad_bytes, dp_n, dp_stride, src)
-    # ZeRO-1/2 (Megatron's distributed optimizer, DeepSpeed) reduce-scatter the gradients and all-gather the updated
-    # 16-bit parameters instead of all-reducing (Rajbhandari et al. 2020 §7: the same ring volume); NCCL runs those
-    # as rings across nodes (its NVLS_TREE and tree algorithms are all-reduce only, src/tuning/nvls.cc)
+    # routed experts are replicated over the expert-data-parallel group, not the data-parallel one: Megatron-Core
+    # reduces their gradients in separate buckets over the dp·cp/ep ranks holding the same experts, each ep
+    # data-parallel ranks apart (parallel_state expert-data-parallel group, ranks ordered tp-cp-ep-dp); those
+    # replicas sit in different scale-up domains once ep·tp fills one, so their reduction crosses the NICs
+    routed_rp = np.zeros_like(rp)
+    edp_n, edp_stride = dp_n, dp_stride
+    if m.is_moe and not setup.frozen_base:
+        routed_rp = np.where(plans.ep > 1, rpa["routed"], 0.0)
+        edp_n = np.maximum(dp_n // plans.ep, 1)
+        edp_stride = dp_stride * plans.ep
+    dense_rp = rp - routed_rp
+
+    def grad_sync(kind_ar: bool, params: np.ndarray, n: np.ndarray, stride: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        if kind_ar:
+            return collective_time_array(cluster, "allreduce", (params * grad_bytes)[idx], n[idx], stride[idx], src)
+        # ZeRO-1/2 (Megatron's distributed optimizer, DeepSpeed) reduce-scatter the gradients and all-gather the
+        # updated 16-bit parameters instead of all-reducing (Rajbhandari et al. 2020 §7: the same ring volume); NCCL
+        # runs those as rings across nodes (its NVLS_TREE and tree algorithms are all-reduce only, src/tuning/nvls.cc)
+        rs: np.ndarray = collective_time_array(
+            cluster, "reducescatter", (params * grad_bytes)[idx], n[idx], stride[idx], src
+        )
+        ag: np.ndarray = collective_time_array(cluster, "allgather", params[idx] * 2.0, n[idx], stride[idx], src)
+        out: np.ndarray = rs + ag
+        return out
+
+    every = np.arange(rp.size)
+    dp_ar = grad_sync(True, dense_rp, dp_n, dp_stride, every)
+    if np.any(routed_rp > 0):
+        dp_ar = dp_ar + np.where(routed_rp > 0, grad_sync(True, routed_rp, edp_n, edp_stride, every), 0.0)
     zero12 = np.flatnonzero((plans.sharding == Sharding.ZERO1) | (plans.sharding == Sharding.ZERO2))
     if zero12.size:
-        n_z, st_z = dp_n[zero12], dp_stride[zero12]
         dp_ar = dp_ar.copy()
-        dp_ar[zero12] = collective_time_array(
-            cluster, "reducescatter", (rp * grad_bytes)[zero12], n_z, st_z, src
-        ) + collective_time_array(cluster, "allgather", rp[zero12] * 2.0, n_z, st_z, src)
+        dp_ar[zero12] = grad_sync(False, dense_rp, dp_n, dp_stride, zero12)
+        if np.any(routed_rp[zero12] > 0):
+            dp_ar[zero12] += np.where(
+                routed_rp[zero12] > 0, grad_sync(False, routed_rp, edp_n, edp_stride, zero12), 0.0
+            )
     dp_ar = np.where(_crosses(cluster, dp_n, dp_stride), shared_link_s(dp_ar, nic_last_bwd), dp_ar)
     last_bwd = layers_stage * layer_bwd
     dp_hidden = overlapped(dp_ar, last_bwd, overlap_slowdown_frac()) if setup.dp_grad_overlap else dp_ar
