@@ -16,6 +16,7 @@ from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.search.plans import single_plan
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import HardwareInput
+from aiinfra.validation import training_rows
 
 X_16384 = 2 * 16384**3  # 8.7961e12 FLOP, Azure's 16384^3 square GEMM
 
@@ -105,3 +106,28 @@ def test_the_output_projection_stays_in_bf16_under_fp8_and_fp4(monkeypatch: pyte
         assert head == [("bf16", pytest.approx(head_flop), pytest.approx(4096 * 128256 * 2.0))]
         fc1_flop = 2.0 * 8192 * 4096 * 2 * 14336  # a layer GEMM keeps the run's precision
         assert [c[0] for c in calls if c[1] == pytest.approx(fc1_flop)] == [layer_dtype]
+
+
+def test_fp8_output_proj_runs_the_head_in_the_run_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Megatron-Bridge fp8_output_proj (MLPerf v6.0 GB300 DeepSeek-V3 configs: FP8_OUTPUT_PROJ=True): the head GEMM
+    # takes the run's dtype and 1-byte weights; a validation row's notes turn it on
+    calls: list[tuple[str, float, float]] = []
+    real = ts._gemm_time
+
+    def spy(cluster, dtype, flop, weight_bytes, src):  # type: ignore[no-untyped-def]
+        calls.extend((dtype, float(f), float(w)) for f, w in zip(np.ravel(flop), np.ravel(weight_bytes), strict=True))
+        return real(cluster, dtype, flop, weight_bytes, src)
+
+    monkeypatch.setattr(ts, "_gemm_time", spy)
+    cluster = resolve_cluster(HardwareInput(accelerator="nvidia-gb300", count=4, per_node=4))
+    setup = TrainSetup(
+        model=LLAMA_8B, seq_len=8192, global_batch_seqs=4, precision="fp8", low_precision_output_layer=True
+    )
+    plan = single_plan(LLAMA_8B, setup, tp=1, pp=1, dp=4, cp=1, ep=1, vp=1, mb=1, sharding="zero1", recompute="none")
+    ts.step_time(setup, cluster, plan)
+    head_flop = 2.0 * 8192 * 4096 * 128256
+    assert [c for c in calls if c[1] == pytest.approx(head_flop)] == [
+        ("fp8", pytest.approx(head_flop), pytest.approx(4096 * 128256 * 1.0))
+    ]
+    assert training_rows.FP8_OUTPUT_PROJ.search("... | FP8_OUTPUT_PROJ=True in the config script")
+    assert not training_rows.FP8_OUTPUT_PROJ.search("FP8_OUTPUT_PROJ=False")

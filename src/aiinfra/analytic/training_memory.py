@@ -105,6 +105,10 @@ class TrainSetup:
     of routing itself: 0 = uniform routing (Megatron's ``--moe-router-force-load-balancing`` draws random router
     logits; a perfectly balanced learned router); a user's own router statistics give it otherwise. The step waits
     for the busiest expert-parallel rank (training_step.expert_load_imbalance)."""
+    low_precision_output_layer: bool = False
+    """The output projection (LM head) runs in the run's FP8/FP4 format. False (the default): 16-bit, as Megatron-Core
+    builds it (a ColumnParallelLinear outside Transformer Engine's autocast); Megatron-Bridge's ``fp8_output_proj``
+    turns it to the run's format."""
     adapter_params: float = 0.0
     """Trainable adapter parameters of the whole model (LoRA: r·(d_in + d_out) per adapted matrix, Hu et al.
     2021), kept in 16-bit with fp32 gradients and Adam states (2 + 4 + 12 B each)."""

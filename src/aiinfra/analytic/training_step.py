@@ -394,9 +394,12 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     # (4 B), log-softmax read + write (8 B), backward read + write (8 B) per vocabulary entry and token. The output
     # projection stays in 16-bit under FP8/FP4 recipes: Megatron-Core's GPTModel builds it as
     # tensor_parallel.ColumnParallelLinear, not a Transformer Engine module, so TE's fp8/fp4 autocast leaves it alone;
-    # torchtitan's float8 conversion skips the module named "output" (Float8 filter_fqns default)
+    # torchtitan's float8 conversion skips the module named "output" (Float8 filter_fqns default); Megatron-Bridge's
+    # fp8_output_proj (TrainSetup.low_precision_output_layer) runs it in the run's format
     head_dtype = "fp16" if setup.precision == "fp16" else ("fp32" if dtype == "fp32" else "bf16")
     head_wbytes = 4.0 if dtype == "fp32" else 2.0
+    if setup.low_precision_output_layer:
+        head_dtype, head_wbytes = dtype, wbytes
     logits = (1.0 + bwd_gemm) * gemm(float(m.vocab_size), h, dt=head_dtype, wb=head_wbytes) + _mem_time(
         cluster, 20.0 * tokens * m.vocab_size / tp, src, kind="elementwise"
     )
