@@ -464,8 +464,8 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
         grad_bytes = np.full_like(rp, 4.0)
     # routed experts are replicated over the expert-data-parallel group, not the data-parallel one: Megatron-Core
     # reduces their gradients in separate buckets over the dp·cp/ep ranks holding the same experts, each ep
-    # data-parallel ranks apart (parallel_state expert-data-parallel group, ranks ordered tp-cp-ep-dp); those
-    # replicas sit in different scale-up domains once ep·tp fills one, so their reduction crosses the NICs
+    # data-parallel ranks apart (parallel_state: expert groups ordered tp-ep-dp-pp over a stage's tp·cp·dp ranks);
+    # those replicas sit in different scale-up domains once ep·tp fills one, so their reduction crosses the NICs
     routed_rp = np.zeros_like(rp)
     edp_n, edp_stride = dp_n, dp_stride
     if m.is_moe and not setup.frozen_base:
