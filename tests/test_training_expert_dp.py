@@ -30,7 +30,7 @@ MOE = ModelArch(
 )
 
 
-def _sync_calls(ep: int, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float, int, int]]:
+def _sync_calls(ep: int, monkeypatch: pytest.MonkeyPatch, expert_tp: int = 0) -> list[tuple[str, float, int, int]]:
     calls: list[tuple[str, float, int, int]] = []
     real = ts.collective_time_array
 
@@ -40,7 +40,7 @@ def _sync_calls(ep: int, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, flo
 
     monkeypatch.setattr(ts, "collective_time_array", spy)
     cluster = resolve_cluster(HardwareInput(accelerator="nvidia-h100-sxm5-80gb", count=64, per_node=8))
-    setup = TrainSetup(model=MOE, seq_len=2048, global_batch_seqs=64, precision="bf16")
+    setup = TrainSetup(model=MOE, seq_len=2048, global_batch_seqs=64, precision="bf16", expert_tp=expert_tp)
     plan = single_plan(MOE, setup, tp=2, pp=1, dp=32, cp=1, ep=ep, vp=1, mb=1, sharding="zero1", recompute="none")
     ts.step_time(setup, cluster, plan)
     return calls
@@ -65,3 +65,12 @@ def test_without_expert_parallelism_every_parameter_reduces_over_the_data_parall
 ) -> None:
     calls = _sync_calls(1, monkeypatch)
     assert not [c for c in calls if c[0] == "reducescatter" and c[2] != 32]
+
+
+def test_expert_tensor_parallel_1_keeps_whole_experts_over_twice_the_replicas(monkeypatch: pytest.MonkeyPatch) -> None:
+    # expert_tensor_parallel_size 1 under tp 2 (the MLPerf v6.0 DeepSeek-V3 recipe's default): expert groups of
+    # etp·ep = 8 ranks out of the stage's tp·dp = 64, so 8 replicas, 8 ranks apart, each holding
+    # 4 x 16 x 3 x 2048 x 1024 / 8 = 50,331,648 routed parameters
+    routed = 4 * 16 * 3 * 2048 * 1024 / 8
+    calls = _sync_calls(8, monkeypatch, expert_tp=1)
+    assert ("reducescatter", pytest.approx(routed * 2.0), 8, 8) in calls

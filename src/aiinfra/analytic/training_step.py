@@ -57,7 +57,13 @@ import numpy as np
 from aiinfra.analytic.comms import collective_time_array, distinct_sorted, latency_row
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.model_figures import attention_dims, flop_per_token_training
-from aiinfra.analytic.training_memory import PlanArrays, TrainSetup, rank_params, shard_group_ranks
+from aiinfra.analytic.training_memory import (
+    PlanArrays,
+    TrainSetup,
+    expert_tp_of,
+    rank_params,
+    shard_group_ranks,
+)
 from aiinfra.catalog.calibration import factors_for
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
@@ -470,8 +476,10 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     edp_n, edp_stride = dp_n, dp_stride
     if m.is_moe and not setup.frozen_base:
         routed_rp = np.where(plans.ep > 1, rpa["routed"], 0.0)
-        edp_n = np.maximum(dp_n // plans.ep, 1)
-        edp_stride = dp_stride * plans.ep
+        # expert groups hold etp·ep ranks of the stage's tp·cp·dp (expert_tensor_parallel_size; = tp by default)
+        etp = expert_tp_of(setup, plans).astype(np.int64)
+        edp_n = np.maximum((dp_n * plans.tp) // (plans.ep * etp), 1)
+        edp_stride = etp * plans.ep
     dense_rp = rp - routed_rp
 
     def grad_sync(kind_ar: bool, params: np.ndarray, n: np.ndarray, stride: np.ndarray, idx: np.ndarray) -> np.ndarray:
