@@ -57,7 +57,13 @@ import numpy as np
 from aiinfra.analytic.comms import collective_time_array, distinct_sorted, latency_row
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.model_figures import attention_dims, flop_per_token_training
-from aiinfra.analytic.training_memory import PlanArrays, TrainSetup, rank_params, shard_group_ranks
+from aiinfra.analytic.training_memory import (
+    PlanArrays,
+    TrainSetup,
+    expert_tp_of,
+    rank_params,
+    shard_group_ranks,
+)
 from aiinfra.catalog.calibration import factors_for
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
@@ -334,9 +340,11 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     kv_dim = m.kv_heads * m.head_size if m.attention != "mla" else d_qk  # MLA: up-projected per head
 
     # --- GEMMs of one layer, forward (FLOP and weight bytes per rank)
-    def gemm(n_out: float, n_in: float, count: float = 1.0, tok: np.ndarray = tokens) -> np.ndarray:
+    def gemm(
+        n_out: float, n_in: float, count: float = 1.0, tok: np.ndarray = tokens, dt: str = dtype, wb: float = wbytes
+    ) -> np.ndarray:
         flop = 2.0 * tok * n_in * n_out / tp
-        return count * _gemm_time(cluster, dtype, flop, n_in * n_out * wbytes / tp, src)
+        return count * _gemm_time(cluster, dt, flop, n_in * n_out * wb / tp, src)
 
     attn_gemms = gemm(q_dim + 2 * kv_dim, h) + gemm(h, q_dim)
     mlp_mats = 2.0 if m.mlp == "swiglu" else 1.0
@@ -389,8 +397,16 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
         recompute = np.where(plans.recompute == Recompute.SELECTIVE, 0.0, recompute)
     layers_stage = np.ceil(m.num_layers / pp)
     # output projection (fwd + 2× bwd) and the fp32 cross-entropy over the vocabulary: logits written
-    # (4 B), log-softmax read + write (8 B), backward read + write (8 B) per vocabulary entry and token
-    logits = (1.0 + bwd_gemm) * gemm(float(m.vocab_size), h) + _mem_time(
+    # (4 B), log-softmax read + write (8 B), backward read + write (8 B) per vocabulary entry and token. The output
+    # projection stays in 16-bit under FP8/FP4 recipes: Megatron-Core's GPTModel builds it as
+    # tensor_parallel.ColumnParallelLinear, not a Transformer Engine module, so TE's fp8/fp4 autocast leaves it alone;
+    # torchtitan's float8 conversion skips the module named "output" (Float8 filter_fqns default); Megatron-Bridge's
+    # fp8_output_proj (TrainSetup.low_precision_output_layer) runs it in the run's format
+    head_dtype = "fp16" if setup.precision == "fp16" else ("fp32" if dtype == "fp32" else "bf16")
+    head_wbytes = 4.0 if dtype == "fp32" else 2.0
+    if setup.low_precision_output_layer:
+        head_dtype, head_wbytes = dtype, wbytes
+    logits = (1.0 + bwd_gemm) * gemm(float(m.vocab_size), h, dt=head_dtype, wb=head_wbytes) + _mem_time(
         cluster, 20.0 * tokens * m.vocab_size / tp, src, kind="elementwise"
     )
     stage_compute = layers_stage * (layer_fwd + layer_bwd + recompute) + logits
@@ -452,17 +468,45 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     if setup.frozen_base:  # only the adapters' fp32 gradients are reduced and updated
         rp = np.full_like(rp, setup.adapter_params / plans.pp.astype(float))
         grad_bytes = np.full_like(rp, 4.0)
-    dp_ar = collective_time_array(cluster, "allreduce", rp * grad_bytes, dp_n, dp_stride, src)
-    # ZeRO-1/2 (Megatron's distributed optimizer, DeepSpeed) reduce-scatter the gradients and all-gather the updated
-    # 16-bit parameters instead of all-reducing (Rajbhandari et al. 2020 §7: the same ring volume); NCCL runs those
-    # as rings across nodes (its NVLS_TREE and tree algorithms are all-reduce only, src/tuning/nvls.cc)
+    # routed experts are replicated over the expert-data-parallel group, not the data-parallel one: Megatron-Core
+    # reduces their gradients in separate buckets over the dp·cp/ep ranks holding the same experts, each ep
+    # data-parallel ranks apart (parallel_state: expert groups ordered tp-ep-dp-pp over a stage's tp·cp·dp ranks);
+    # those replicas sit in different scale-up domains once ep·tp fills one, so their reduction crosses the NICs
+    routed_rp = np.zeros_like(rp)
+    edp_n, edp_stride = dp_n, dp_stride
+    if m.is_moe and not setup.frozen_base:
+        routed_rp = np.where(plans.ep > 1, rpa["routed"], 0.0)
+        # expert groups hold etp·ep ranks of the stage's tp·cp·dp (expert_tensor_parallel_size; = tp by default)
+        etp = expert_tp_of(setup, plans).astype(np.int64)
+        edp_n = np.maximum((dp_n * plans.tp) // (plans.ep * etp), 1)
+        edp_stride = etp * plans.ep
+    dense_rp = rp - routed_rp
+
+    def grad_sync(kind_ar: bool, params: np.ndarray, n: np.ndarray, stride: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        if kind_ar:
+            return collective_time_array(cluster, "allreduce", (params * grad_bytes)[idx], n[idx], stride[idx], src)
+        # ZeRO-1/2 (Megatron's distributed optimizer, DeepSpeed) reduce-scatter the gradients and all-gather the
+        # updated 16-bit parameters instead of all-reducing (Rajbhandari et al. 2020 §7: the same ring volume); NCCL
+        # runs those as rings across nodes (its NVLS_TREE and tree algorithms are all-reduce only, src/tuning/nvls.cc)
+        rs: np.ndarray = collective_time_array(
+            cluster, "reducescatter", (params * grad_bytes)[idx], n[idx], stride[idx], src
+        )
+        ag: np.ndarray = collective_time_array(cluster, "allgather", params[idx] * 2.0, n[idx], stride[idx], src)
+        out: np.ndarray = rs + ag
+        return out
+
+    every = np.arange(rp.size)
+    dp_ar = grad_sync(True, dense_rp, dp_n, dp_stride, every)
+    if np.any(routed_rp > 0):
+        dp_ar = dp_ar + np.where(routed_rp > 0, grad_sync(True, routed_rp, edp_n, edp_stride, every), 0.0)
     zero12 = np.flatnonzero((plans.sharding == Sharding.ZERO1) | (plans.sharding == Sharding.ZERO2))
     if zero12.size:
-        n_z, st_z = dp_n[zero12], dp_stride[zero12]
         dp_ar = dp_ar.copy()
-        dp_ar[zero12] = collective_time_array(
-            cluster, "reducescatter", (rp * grad_bytes)[zero12], n_z, st_z, src
-        ) + collective_time_array(cluster, "allgather", rp[zero12] * 2.0, n_z, st_z, src)
+        dp_ar[zero12] = grad_sync(False, dense_rp, dp_n, dp_stride, zero12)
+        if np.any(routed_rp[zero12] > 0):
+            dp_ar[zero12] += np.where(
+                routed_rp[zero12] > 0, grad_sync(False, routed_rp, edp_n, edp_stride, zero12), 0.0
+            )
     dp_ar = np.where(_crosses(cluster, dp_n, dp_stride), shared_link_s(dp_ar, nic_last_bwd), dp_ar)
     last_bwd = layers_stage * layer_bwd
     dp_hidden = overlapped(dp_ar, last_bwd, overlap_slowdown_frac()) if setup.dp_grad_overlap else dp_ar
