@@ -149,8 +149,8 @@ def test_capacity_compares_engines() -> None:
         assert mine == {key(o): (o.accelerators, o.tpot_s) for o in opts}
     cheapest = min((alone[e][0] for e in alone), key=lambda o: (o.usd_per_hour, o.accelerators))
     assert (both[0].engine, both[0].accelerators) == (cheapest.engine, cheapest.accelerators)
-    res = run_cli("capacity", str(EXAMPLES / "capacity-llama70b-10k-users.yaml"), "--engines", "vllm,sglang")
-    assert res.returncode == 2 and "engines" in res.stderr and "sglang" in res.stderr
+    res = run_cli("capacity", str(EXAMPLES / "capacity-llama70b-10k-users.yaml"), "--engines", "vllm,tgi")
+    assert res.returncode == 2 and "engines" in res.stderr and "tgi" in res.stderr
     assert "Traceback" not in res.stderr
     res = run_cli("capacity", str(EXAMPLES / "capacity-llama70b-10k-users.yaml"), "--engines", "trtllm", "--json")
     assert res.returncode == 0 and json.loads(res.stdout)["chosen"]["engine"] == "trtllm"
