@@ -340,9 +340,10 @@ def test_fleet_bill_and_data_feed_carry_their_bands() -> None:
     # datacenter: the storage data feed is tokens/s × bytes per token, so both carry one band; the rest of the answer
     # is counts and catalog ratings (no band)
     dc = app.datacenter(app.load_scenario(str(EXAMPLES / "train-175b-dgx-h100-30days.yaml"))).to_dict()
-    feed, tok = dc["accuracy"]["quantities"]["storage.data_feed_bw_bytes_per_s"], dc["accuracy"]["quantities"][
-        "storage.tokens_per_s"
-    ]
+    feed, tok = (
+        dc["accuracy"]["quantities"]["storage.data_feed_bw_bytes_per_s"],
+        dc["accuracy"]["quantities"]["storage.tokens_per_s"],
+    )
     assert feed["low"] < dc["storage"]["data_feed_bw_bytes_per_s"] < feed["high"]
     assert feed["high"] / feed["low"] == pytest.approx(tok["high"] / tok["low"])
     bare = app.datacenter(app.load_scenario(str(EXAMPLES / "datacenter-dgx-h100-pod.yaml"))).to_dict()["accuracy"]

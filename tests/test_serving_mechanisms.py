@@ -22,9 +22,7 @@ H100 = "nvidia-h100-sxm5-80gb"
 def _model(pp: int, micro: bool | None, layers: int | None = None, engine: str | None = None) -> InferenceModel:
     """Llama-3.1-70B on pp H100s (tp 1); no engine: kernels only (no per-step engine costs), pipelining as given."""
     arch = L70 if layers is None else dataclasses.replace(L70, num_layers=layers)
-    return InferenceModel(
-        model=arch, cluster=cluster_for(H100, pp), tp=1, pp=pp, engine=engine, micro_batching=micro
-    )
+    return InferenceModel(model=arch, cluster=cluster_for(H100, pp), tp=1, pp=pp, engine=engine, micro_batching=micro)
 
 
 def test_engines_keep_pp_micro_batches_in_flight() -> None:

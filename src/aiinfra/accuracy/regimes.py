@@ -183,9 +183,9 @@ _MIRRORS = {"Richardyu114/training_results": "mlcommons/training_results"}
 
 def source_key(row: dict[str, str]) -> str:
     """Who published a row, for leave-one-source-out: a GitHub repository (owner/name; the rounds of one benchmark,
-    ``mlcommons/training_results_v4.0`` and ``_v5.0``, are one publisher: the same harness and reference recipes), an
-    arXiv paper (a known public copy of a repository counts as the original, ``_MIRRORS``), else the host and first path part of ``source_url``; the ``source`` text up to its first comma when
-    there is no URL."""
+    ``mlcommons/training_results_v4.0`` and ``_v5.0``, are one publisher: the same harness and reference recipes,
+    and a known public copy counts as the original, ``_MIRRORS``), an arXiv paper, else the host and first path
+    part of ``source_url``; the ``source`` text up to its first comma when there is no URL."""
     url = re.sub(r"^https?://(www\.)?", "", (row.get("source_url") or "").strip())
     if not url:
         return (row.get("source") or row.get("id") or "").split(",")[0].split(" (")[0].strip()
