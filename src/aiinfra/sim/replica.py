@@ -369,9 +369,9 @@ class Replica:
         prefill_only = bool(chunks) and not lim.chunked_prefill and not lim.static
         self.n_decode_in_step = 0 if prefill_only else len(self.decode)
         pre, pairs = 0, 0.0
-        if chunks:
-            pre = sum(c for _, c in chunks)
-            pairs = sum(c * (s.prefilled_tokens + (c + 1) / 2.0) for s, c in chunks)
+        for s, c in chunks:  # added in order (sum() of floats compensates from Python 3.12; the fused loop adds)
+            pre += c
+            pairs += c * (s.prefilled_tokens + (c + 1) / 2.0)
         return StepBatch(
             prefill_tokens=pre,
             prefill_attention_pairs=pairs,

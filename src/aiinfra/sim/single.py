@@ -24,6 +24,10 @@ from aiinfra.analytic.step_time import StepBatch
 from aiinfra.sim.arrivals import Requests
 from aiinfra.sim.replica import Replica
 
+DECODE_RUNS = True
+"""Run consecutive decode-only iterations in the tight inner loop of :func:`_run` (False: one at a time through
+the general branches; the tests compare both)."""
+
 
 def eligible(rep: Replica) -> bool:
     """Whether :func:`run_single` covers this replica's scheduler settings."""
@@ -78,16 +82,19 @@ def _run(
     max_seqs = lim.max_num_seqs
     max_tokens = lim.max_num_batched_tokens
     cache = rep.time_cache
+    cache_get = cache.get
     time_of = rep._time
     heappush, heappop = heapq.heappush, heapq.heappop
     isnan = math.isnan
     ceil = math.ceil
+    runs = DECODE_RUNS
 
     n = len(reqs)
-    # per-request state of its current admission (a preempted request is re-admitted under the same id)
-    prompt: list[int] = [int(x) for x in reqs.input_tokens.tolist()]
-    out: list[int] = [int(x) for x in reqs.output_tokens.tolist()]
-    prio: list[int] = [int(x) for x in reqs.priority.tolist()]
+    # per-request state of its current admission (a preempted request is re-admitted under the same id);
+    # astype(int64) truncates as int() does
+    prompt: list[int] = reqs.input_tokens.astype(np.int64).tolist()
+    out: list[int] = reqs.output_tokens.astype(np.int64).tolist()
+    prio: list[int] = reqs.priority.astype(np.int64).tolist()
     arr: list[float] = [0.0] * n
     pref = [0] * n
     gen = [0] * n
@@ -100,7 +107,10 @@ def _run(
     waiting: list[tuple[int, float, int]] = []
     prefilling: list[int] = []
     decode: dict[int, None] = {}
-    finish_heap: list[tuple[int, int, int]] = []
+    # the decode step at which each decoding sequence finishes -> [(join id, request id)] in join order (the order
+    # of Replica.finish_heap's (step, join id) entries; every decode step visits its own entry exactly once)
+    finish_at: dict[int, list[tuple[int, int]]] = {}
+    finish_pop = finish_at.pop
     chunks: list[tuple[int, int]] = []
     joins = decode_steps = iterations = preemptions = 0
     sum_ctx = 0.0
@@ -133,10 +143,14 @@ def _run(
         order = idx.tolist()
         times = arrival_s[idx].tolist()
         t_next = times[0] if n else inf
+    n_times = len(times)
     finish = [math.nan] * n
 
     # Replica._time's bucket of the decoding sequences, by count (the scheduler never runs more than max_num_seqs)
     seq_key = [(k >> max(0, k.bit_length() - 6)) << 4 | max(0, k.bit_length() - 6) for k in range(max_seqs + 1)]
+    # the decode-only price of the last grid interval looked up: its bucket key, context range [m_lo, m_end) and
+    # the cached times at its ends (cache entries never change, so the interpolation below is Replica._time's)
+    m_key, m_lo, m_end, m_t_lo, m_diff, m_width = -1, 0, 0, 0.0, 0.0, 1
     itl_add, itl_w_add, t_add = itl_s.append, itl_weight.append, sample_t_s.append
     q_add, run_add, kv_add = queue_len.append, running_seqs.append, kv_util_frac.append
     has_cap = bool(cap)
@@ -147,24 +161,38 @@ def _run(
         if busy:
             end = now + step_s
             if t_next <= end:  # arrivals during the iteration, and at its very end, come first (event order)
-                pos, t_next = _admit(end, pos, times, order, pending, arr, prio, waiting)
+                if closed:
+                    pos, t_next = _admit(end, pos, times, order, pending, arr, prio, waiting)
+                else:
+                    while True:
+                        rid = order[pos]
+                        pos += 1
+                        arr[rid] = t_next
+                        heappush(waiting, (prio[rid], t_next, rid))
+                        if pos == n_times:
+                            t_next = inf
+                            break
+                        t_next = times[pos]
+                        if t_next > end:
+                            break
             now = end
             # ---- finish the iteration (Replica.finish_step)
             iterations += 1
             if n_step_dec:
                 decode_steps += 1
                 sum_ctx += n_step_dec * tps
-                while finish_heap and finish_heap[0][0] <= decode_steps:
-                    _, jid, rid = heappop(finish_heap)
-                    if rid not in decode or join_id[rid] != jid:
-                        continue  # preempted since
-                    # leaves the decode set (Replica._leave_decode)
-                    if full:
-                        reserved_full -= kv_res[rid]
-                        kv_res[rid] = 0.0
-                    del decode[rid]
-                    sum_ctx -= ctx_join[rid] + (decode_steps - join_step[rid]) * tps
-                    done.append(rid)
+                ending = finish_pop(decode_steps, None)
+                if ending is not None:
+                    for jid, rid in ending:
+                        if rid not in decode or join_id[rid] != jid:
+                            continue  # preempted since
+                        # leaves the decode set (Replica._leave_decode)
+                        if full:
+                            reserved_full -= kv_res[rid]
+                            kv_res[rid] = 0.0
+                        del decode[rid]
+                        sum_ctx -= ctx_join[rid] + (decode_steps - join_step[rid]) * tps
+                        done.append(rid)
             if chunks:
                 for rid, take in chunks:
                     p = pref[rid] + take
@@ -172,7 +200,7 @@ def _run(
                     if p < prompt[rid]:
                         continue
                     prefilling.remove(rid)
-                    reserved_prompt -= prompt[rid] + 1
+                    reserved_prompt -= p + 1
                     if isnan(first[rid]):
                         first[rid] = now
                     g = gen[rid] + 1  # the prefill samples a token
@@ -182,14 +210,19 @@ def _run(
                         kv_res[rid] = 0.0
                         done.append(rid)
                     else:  # joins the decode set (Replica._join_decode)
-                        ctx_f = prompt[rid] + 1.0
+                        ctx_f = p + 1.0
                         join_step[rid] = decode_steps
                         joins += 1
                         join_id[rid] = joins
                         ctx_join[rid] = ctx_f
                         decode[rid] = None
                         sum_ctx += ctx_f
-                        heappush(finish_heap, (decode_steps + ceil((out[rid] - g) / tps), joins, rid))
+                        step = decode_steps + ceil((out[rid] - g) / tps)
+                        bucket = finish_at.get(step)
+                        if bucket is None:
+                            finish_at[step] = [(joins, rid)]
+                        else:
+                            bucket.append((joins, rid))
                 chunks = []
             busy = False
             # ---- records (Simulation.run)
@@ -228,24 +261,81 @@ def _run(
             if not n_dec:
                 continue
             if full or kv + n_dec * tps <= cap:
-                # decodes only: Replica._time's lookup inlined (price)
-                seqs_key = seq_key[n_dec]
-                ctx_i = int(sum_ctx)
-                shift = ctx_i.bit_length() - 4
-                if shift < 8:
-                    shift = 8
-                lo = (ctx_i >> shift) << shift
-                t_lo = cache.get((0, 0, seqs_key, lo))
-                t_hi = t_lo if ctx_i == lo else cache.get((0, 0, seqs_key, lo + (1 << shift)))
-                if t_lo is None or t_hi is None:
-                    step_s = time_of(StepBatch(0, 0.0, n_dec, ctx_i))
-                elif ctx_i == lo:
-                    step_s = t_lo
-                else:
-                    step_s = t_lo + (t_hi - t_lo) * (ctx_i - lo) / (1 << shift)
-                n_step_dec = n_dec
-                busy = True
-                continue
+                # decodes only. With DECODE_RUNS, the iterations that follow while nothing arrives, nothing is
+                # admitted and the KV fits run here, each one the fused loop's steps for it (same arithmetic, same
+                # order), without the general branches
+                while True:
+                    # Replica._time's lookup inlined (price)
+                    ctx_i = int(sum_ctx)
+                    key = seq_key[n_dec]
+                    if key == m_key and m_lo <= ctx_i < m_end:
+                        step_s = m_t_lo if ctx_i == m_lo else m_t_lo + m_diff * (ctx_i - m_lo) / m_width
+                    else:
+                        shift = ctx_i.bit_length() - 4
+                        if shift < 8:
+                            shift = 8
+                        lo = (ctx_i >> shift) << shift
+                        width = 1 << shift
+                        t_lo = cache_get((0, 0, key, lo))
+                        if ctx_i == lo:
+                            step_s = t_lo if t_lo is not None else time_of(StepBatch(0, 0.0, n_dec, ctx_i))
+                        else:
+                            t_hi = cache_get((0, 0, key, lo + width))
+                            if t_lo is None or t_hi is None:
+                                step_s = time_of(StepBatch(0, 0.0, n_dec, ctx_i))
+                            else:
+                                m_key, m_lo, m_end, m_t_lo, m_diff, m_width = key, lo, lo + width, t_lo, t_hi - t_lo, width
+                                step_s = t_lo + m_diff * (ctx_i - lo) / width
+                    n_step_dec = n_dec
+                    busy = True
+                    if not runs:
+                        break
+                    end = now + step_s
+                    if t_next <= end:
+                        break  # an arrival: the general branch above finishes this iteration
+                    # ---- finish the iteration: decodes only, no arrival
+                    now = end
+                    busy = False
+                    iterations += 1
+                    decode_steps += 1
+                    sum_ctx += n_dec * tps
+                    ending = finish_pop(decode_steps, None)
+                    if ending is not None:
+                        for jid, rid in ending:
+                            if rid not in decode or join_id[rid] != jid:
+                                continue  # preempted since
+                            if full:
+                                reserved_full -= kv_res[rid]
+                                kv_res[rid] = 0.0
+                            del decode[rid]
+                            sum_ctx -= ctx_join[rid] + (decode_steps - join_step[rid]) * tps
+                            done.append(rid)
+                    itl_add(step_s)
+                    itl_w_add(n_dec)
+                    t_add(now)
+                    q_add(0)  # nothing waits
+                    n_dec = len(decode)
+                    run_add(n_dec)  # nothing prefills
+                    kv = reserved_full if full else sum_ctx + reserved_prompt + n_dec * half_block
+                    kv_add(kv / cap if has_cap else 0.0)
+                    if done:
+                        for rid in done:
+                            finish[rid] = now
+                            if closed and next_rid < n:
+                                sent = now + (think[next_rid] if think is not None else 0.0)
+                                sched[next_rid] = sent
+                                pushes += 1
+                                heappush(pending, (sent, pushes, next_rid))
+                                next_rid += 1
+                        done.clear()
+                        if closed:
+                            pos, t_next = _admit(now, pos, times, order, pending, arr, prio, waiting)
+                        if waiting or not n_dec:
+                            break
+                    if not (full or kv + n_dec * tps <= cap):
+                        break  # preempt below
+                if busy or not (waiting or n_dec):
+                    continue
         while not full and decode and kv + len(decode) * tps > cap:
             # preempt the running sequence with the largest (priority, arrival); recompute it later
             victim = max(decode, key=lambda r: (prio[r], arr[r], r))
@@ -275,11 +365,12 @@ def _run(
         running = n_dec + len(prefilling)
         while waiting and running < max_seqs and budget > 0:
             rid = waiting[0][2]
-            need = prompt[rid] - pref[rid]
+            p = prompt[rid]
+            need = p - pref[rid]
             if full:
-                reserve = float(ceil((prompt[rid] + out[rid] - gen[rid]) / block) * block)
+                reserve = float(ceil((p + out[rid] - gen[rid]) / block) * block)
             else:
-                reserve = float(prompt[rid] + block)
+                reserve = float(p + block)
             if reserve > kv_free:
                 break
             take = budget if chunked and need > budget else need
@@ -287,7 +378,7 @@ def _run(
                 break
             heappop(waiting)
             prefilling.append(rid)
-            reserved_prompt += prompt[rid] + 1  # + the slot of its first decode token
+            reserved_prompt += p + 1  # + the slot of its first decode token
             if full:
                 kv_res[rid] = reserve
                 reserved_full += reserve
@@ -299,21 +390,18 @@ def _run(
             continue  # nothing fits: wait for the next event
         n_step_dec = 0 if (chunks and not chunked) else len(decode)
         pre, pairs = 0, 0.0
-        if len(chunks) == 1:
-            r, pre = chunks[0]
-            pairs = pre * (pref[r] + (pre + 1) / 2.0)
-        elif chunks:
-            pre = sum(c for _, c in chunks)
-            pairs = sum(c * (pref[r] + (c + 1) / 2.0) for r, c in chunks)
+        for r, c in chunks:
+            pre += c
+            pairs += c * (pref[r] + (c + 1) / 2.0)
         ctx_i = int(sum_ctx) if n_step_dec else 0
         # Replica._time's lookup inlined (price)
         shift = ctx_i.bit_length() - 4
         if shift < 8:
             shift = 8
         lo = (ctx_i >> shift) << shift
-        base = (pre // 64, int(pairs) >> 16, seq_key[n_step_dec])
-        t_lo = cache.get((*base, lo))
-        t_hi = t_lo if ctx_i == lo else cache.get((*base, lo + (1 << shift)))
+        k0, k1, key = pre // 64, int(pairs) >> 16, seq_key[n_step_dec]
+        t_lo = cache_get((k0, k1, key, lo))
+        t_hi = t_lo if ctx_i == lo else cache_get((k0, k1, key, lo + (1 << shift)))
         if t_lo is None or t_hi is None:
             step_s = time_of(StepBatch(pre, pairs, n_step_dec, ctx_i, prefill_seqs=len(chunks)))
         elif ctx_i == lo:
