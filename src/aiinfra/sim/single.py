@@ -85,8 +85,8 @@ def _run(
     cache_get = cache.get
     time_of = rep._time
     heappush, heappop = heapq.heappush, heapq.heappop
-    isnan = math.isnan
     ceil = math.ceil
+    unit_step = tps == 1.0  # ceil(k / 1.0) == k: skip the division
     runs = DECODE_RUNS
 
     n = len(reqs)
@@ -95,31 +95,31 @@ def _run(
     prompt: list[int] = reqs.input_tokens.astype(np.int64).tolist()
     out: list[int] = reqs.output_tokens.astype(np.int64).tolist()
     prio: list[int] = reqs.priority.astype(np.int64).tolist()
-    arr: list[float] = [0.0] * n
     pref = [0] * n
     gen = [0] * n
-    join_step = [0] * n
-    join_id = [-1] * n
-    ctx_join = [0.0] * n
     kv_res = [0.0] * n
-    first = [math.nan] * n
+    first: list[float | None] = [None] * n
 
     waiting: list[tuple[int, float, int]] = []
     prefilling: list[int] = []
-    decode: dict[int, None] = {}
-    # the decode step at which each decoding sequence finishes -> [(join id, request id)] in join order (the order
-    # of Replica.finish_heap's (step, join id) entries; every decode step visits its own entry exactly once)
-    finish_at: dict[int, list[tuple[int, int]]] = {}
+    # the decoding sequences: request id -> its join (request id, context at its first decode step, the decode-step
+    # counter when it joined); a preempted request that rejoins gets a new join object
+    decode: dict[int, tuple[int, float, int]] = {}
+    # the decode step at which each join finishes -> its joins in join order (the order of Replica.finish_heap's
+    # (step, join id) entries; every decode step visits its own entry exactly once); a join no longer in
+    # ``decode`` was preempted since
+    finish_at: dict[int, list[tuple[int, float, int]]] = {}
     finish_pop = finish_at.pop
     chunks: list[tuple[int, int]] = []
-    joins = decode_steps = iterations = preemptions = 0
+    decode_steps = iterations = preemptions = 0
     sum_ctx = 0.0
     reserved_prompt = 0
     reserved_full = 0.0
     n_step_dec = 0
     step_s = 0.0
 
-    # arrivals: the open loop's in (time, id) order; the closed loop's in a heap of (time, push order, id)
+    # arrivals: the open loop's in (time, id) order; the closed loop's in a heap of (time, push order, id).
+    # sched[rid]: the request's arrival (its send time in a closed loop, set when its client sends it)
     sched: list[float] = arrival_s.tolist()
     closed = bool(closed_loop_clients)
     think: list[float] | None = reqs.think_s.tolist() if reqs.think_s is not None else None
@@ -162,12 +162,11 @@ def _run(
             end = now + step_s
             if t_next <= end:  # arrivals during the iteration, and at its very end, come first (event order)
                 if closed:
-                    pos, t_next = _admit(end, pos, times, order, pending, arr, prio, waiting)
+                    pos, t_next = _admit(end, pos, times, order, pending, prio, waiting)
                 else:
                     while True:
                         rid = order[pos]
                         pos += 1
-                        arr[rid] = t_next
                         heappush(waiting, (prio[rid], t_next, rid))
                         if pos == n_times:
                             t_next = inf
@@ -183,15 +182,16 @@ def _run(
                 sum_ctx += n_step_dec * tps
                 ending = finish_pop(decode_steps, None)
                 if ending is not None:
-                    for jid, rid in ending:
-                        if rid not in decode or join_id[rid] != jid:
+                    for e in ending:
+                        rid = e[0]
+                        if decode.get(rid) is not e:
                             continue  # preempted since
                         # leaves the decode set (Replica._leave_decode)
                         if full:
                             reserved_full -= kv_res[rid]
                             kv_res[rid] = 0.0
                         del decode[rid]
-                        sum_ctx -= ctx_join[rid] + (decode_steps - join_step[rid]) * tps
+                        sum_ctx -= e[1] + (decode_steps - e[2]) * tps
                         done.append(rid)
             if chunks:
                 for rid, take in chunks:
@@ -201,7 +201,7 @@ def _run(
                         continue
                     prefilling.remove(rid)
                     reserved_prompt -= p + 1
-                    if isnan(first[rid]):
+                    if first[rid] is None:
                         first[rid] = now
                     g = gen[rid] + 1  # the prefill samples a token
                     gen[rid] = g
@@ -211,18 +211,15 @@ def _run(
                         done.append(rid)
                     else:  # joins the decode set (Replica._join_decode)
                         ctx_f = p + 1.0
-                        join_step[rid] = decode_steps
-                        joins += 1
-                        join_id[rid] = joins
-                        ctx_join[rid] = ctx_f
-                        decode[rid] = None
+                        e = decode[rid] = (rid, ctx_f, decode_steps)
                         sum_ctx += ctx_f
-                        step = decode_steps + ceil((out[rid] - g) / tps)
+                        g = out[rid] - g
+                        step = decode_steps + (g if unit_step else ceil(g / tps))
                         bucket = finish_at.get(step)
                         if bucket is None:
-                            finish_at[step] = [(joins, rid)]
+                            finish_at[step] = [e]
                         else:
-                            bucket.append((joins, rid))
+                            bucket.append(e)
                 chunks = []
             busy = False
             # ---- records (Simulation.run)
@@ -248,12 +245,12 @@ def _run(
                 done.clear()
                 if closed:
                     # requests sent at this very instant (no think time)
-                    pos, t_next = _admit(now, pos, times, order, pending, arr, prio, waiting)
+                    pos, t_next = _admit(now, pos, times, order, pending, prio, waiting)
         else:  # idle (or holding work it could not place): nothing changes until the next arrival
             if t_next == inf:
                 break
             now = t_next
-            pos, t_next = _admit(now, pos, times, order, pending, arr, prio, waiting)
+            pos, t_next = _admit(now, pos, times, order, pending, prio, waiting)
             n_dec = len(decode)
             kv = reserved_full if full else sum_ctx + reserved_prompt + (n_dec + len(prefilling)) * half_block
         # ---- plan the next iteration (Replica.plan)
@@ -284,7 +281,8 @@ def _run(
                             if t_lo is None or t_hi is None:
                                 step_s = time_of(StepBatch(0, 0.0, n_dec, ctx_i))
                             else:
-                                m_key, m_lo, m_end, m_t_lo, m_diff, m_width = key, lo, lo + width, t_lo, t_hi - t_lo, width
+                                m_key, m_lo, m_end, m_width = key, lo, lo + width, width
+                                m_t_lo, m_diff = t_lo, t_hi - t_lo
                                 step_s = t_lo + m_diff * (ctx_i - lo) / width
                     n_step_dec = n_dec
                     busy = True
@@ -301,14 +299,15 @@ def _run(
                     sum_ctx += n_dec * tps
                     ending = finish_pop(decode_steps, None)
                     if ending is not None:
-                        for jid, rid in ending:
-                            if rid not in decode or join_id[rid] != jid:
+                        for e in ending:
+                            rid = e[0]
+                            if decode.get(rid) is not e:
                                 continue  # preempted since
                             if full:
                                 reserved_full -= kv_res[rid]
                                 kv_res[rid] = 0.0
                             del decode[rid]
-                            sum_ctx -= ctx_join[rid] + (decode_steps - join_step[rid]) * tps
+                            sum_ctx -= e[1] + (decode_steps - e[2]) * tps
                             done.append(rid)
                     itl_add(step_s)
                     itl_w_add(n_dec)
@@ -329,7 +328,7 @@ def _run(
                                 next_rid += 1
                         done.clear()
                         if closed:
-                            pos, t_next = _admit(now, pos, times, order, pending, arr, prio, waiting)
+                            pos, t_next = _admit(now, pos, times, order, pending, prio, waiting)
                         if waiting or not n_dec:
                             break
                     if not (full or kv + n_dec * tps <= cap):
@@ -338,18 +337,18 @@ def _run(
                     continue
         while not full and decode and kv + len(decode) * tps > cap:
             # preempt the running sequence with the largest (priority, arrival); recompute it later
-            victim = max(decode, key=lambda r: (prio[r], arr[r], r))
-            produced = min(out[victim] - 1, int(gen[victim] + (decode_steps - join_step[victim]) * tps))
+            victim = max(decode, key=lambda r: (prio[r], sched[r], r))
+            _, ctx_f, joined = decode.pop(victim)
+            produced = min(out[victim] - 1, int(gen[victim] + (decode_steps - joined) * tps))
             reserved_full -= kv_res[victim]
             kv_res[victim] = 0.0
-            del decode[victim]
-            ctx = ctx_join[victim] + (decode_steps - join_step[victim]) * tps
+            ctx = ctx_f + (decode_steps - joined) * tps
             sum_ctx -= ctx
             prompt[victim] = int(ctx)
             pref[victim] = 0
             gen[victim] = produced
             preemptions += 1
-            heappush(waiting, (prio[victim], arr[victim], victim))
+            heappush(waiting, (prio[victim], sched[victim], victim))
             kv = sum_ctx + reserved_prompt + (len(decode) + len(prefilling)) * half_block
         n_dec = len(decode)
         growth = 0.0 if full else n_dec * tps
@@ -367,10 +366,7 @@ def _run(
             rid = waiting[0][2]
             p = prompt[rid]
             need = p - pref[rid]
-            if full:
-                reserve = float(ceil((p + out[rid] - gen[rid]) / block) * block)
-            else:
-                reserve = float(p + block)
+            reserve = float(ceil((p + out[rid] - gen[rid]) / block) * block) if full else float(p + block)
             if reserve > kv_free:
                 break
             take = budget if chunked and need > budget else need
@@ -425,7 +421,6 @@ def _admit(
     times: list[float],
     order: list[int],
     pending: list[tuple[float, int, int]],
-    arr: list[float],
     prio: list[int],
     waiting: list[tuple[int, float, int]],
 ) -> tuple[int, float]:
@@ -436,7 +431,6 @@ def _admit(
     if not times:
         while pending and pending[0][0] <= t:
             ts, _, rid = heapq.heappop(pending)
-            arr[rid] = ts
             heappush(waiting, (prio[rid], ts, rid))
         return pos, pending[0][0] if pending else math.inf
     n = len(times)
@@ -446,6 +440,5 @@ def _admit(
             return pos, ts
         rid = order[pos]
         pos += 1
-        arr[rid] = ts
         heappush(waiting, (prio[rid], ts, rid))
     return pos, math.inf
