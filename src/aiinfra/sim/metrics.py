@@ -15,6 +15,7 @@ Goodput (DistServe, Zhong et al. OSDI'24) = completed requests that meet every S
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,12 +32,43 @@ class Percentiles:
     p99: float
 
 
+#: the percentiles reported, as fractions
+QUANTILES = (0.5, 0.9, 0.99)
+
+
+def quantiles(v: np.ndarray, qs: tuple[float, ...] = QUANTILES) -> list[float]:
+    """Quantiles of the finite values ``v`` by linear interpolation between order statistics (Hyndman & Fan 1996,
+    definition 7: position (n − 1)·q), with numpy.percentile's default arithmetic step for step (so the same
+    floats): one partial sort at the order statistics needed instead of numpy's general path (which also imports
+    numpy.ma on first use)."""
+    n = int(v.size)
+    spots = []
+    for q in qs:
+        at = (n - 1) * q
+        lo = math.floor(at)
+        if at >= n - 1:  # at or past the last value: the maximum
+            lo, frac = n - 1, 0.0
+        else:
+            frac = at - lo
+        spots.append((lo, frac))
+    kth = sorted({k for lo, frac in spots for k in (lo, min(lo + 1, n - 1))})
+    part = np.partition(v, kth)
+    out = []
+    for lo, frac in spots:
+        a = float(part[lo])
+        b = float(part[min(lo + 1, n - 1)]) if frac else a
+        diff = b - a
+        # numpy's lerp: from the nearer end, a + (b − a)·t below t = 0.5, b − (b − a)·(1 − t) from it on
+        out.append(b - diff * (1 - frac) if frac >= 0.5 else a + diff * frac)
+    return out
+
+
 def pct(values: np.ndarray) -> Percentiles:
     v = values[np.isfinite(values)]
     if v.size == 0:
         return Percentiles(mean=float("nan"), p50=float("nan"), p90=float("nan"), p99=float("nan"))
-    p50, p90, p99 = np.percentile(v, [50, 90, 99])
-    return Percentiles(mean=float(v.mean()), p50=float(p50), p90=float(p90), p99=float(p99))
+    p50, p90, p99 = quantiles(v)
+    return Percentiles(mean=float(v.mean()), p50=p50, p90=p90, p99=p99)
 
 
 def weighted_pct(values: list[float], weights: list[int]) -> Percentiles:
@@ -137,8 +169,9 @@ def summarise(rec: Records, slo: Slo | None) -> SimSummary:
         good = float(ok.sum() / span) if span > 0 else 0.0
     kv = np.asarray(rec.kv_util_frac) if rec.kv_util_frac else np.zeros(1)
     classes: tuple[ClassSummary, ...] = ()
-    levels = np.unique(rec.priority)
-    if levels.size > 1:
+    pr = rec.priority
+    if pr.size and pr.min() != pr.max():  # (np.unique alone would import numpy.ma on first use)
+        levels = np.unique(pr)
         classes = tuple(
             ClassSummary(
                 priority=int(p),
