@@ -111,6 +111,10 @@ def _run(
     finish_at: dict[int, list[tuple[int, float, int]]] = {}
     finish_pop = finish_at.pop
     chunks: list[tuple[int, int]] = []
+    # the requests admitted this iteration with their whole prompt as its chunk: they finish their prefill with the
+    # iteration, so (unlike Replica) they never enter ``prefilling`` nor the prompt reservation, which nothing reads
+    # in between (a request leaves the waiting queue with nothing prefilled: pref is 0)
+    fresh: list[int] = []
     decode_steps = iterations = preemptions = 0
     sum_ctx = 0.0
     reserved_prompt = 0
@@ -221,6 +225,28 @@ def _run(
                         else:
                             bucket.append(e)
                 chunks = []
+            if fresh:
+                for rid in fresh:
+                    if first[rid] is None:
+                        first[rid] = now
+                    g = gen[rid] + 1  # the prefill samples a token
+                    gen[rid] = g
+                    if g >= out[rid]:
+                        reserved_full -= kv_res[rid]
+                        kv_res[rid] = 0.0
+                        done.append(rid)
+                    else:  # joins the decode set
+                        ctx_f = prompt[rid] + 1.0
+                        e = decode[rid] = (rid, ctx_f, decode_steps)
+                        sum_ctx += ctx_f
+                        g = out[rid] - g
+                        step = decode_steps + (g if unit_step else ceil(g / tps))
+                        bucket = finish_at.get(step)
+                        if bucket is None:
+                            finish_at[step] = [e]
+                        else:
+                            bucket.append(e)
+                fresh.clear()
             busy = False
             # ---- records (Simulation.run)
             if n_step_dec:
@@ -362,33 +388,49 @@ def _run(
                 budget -= take
         kv_free = cap - kv - growth
         running = n_dec + len(prefilling)
+        partial = None
         while waiting and running < max_seqs and budget > 0:
             rid = waiting[0][2]
             p = prompt[rid]
-            need = p - pref[rid]
             reserve = float(ceil((p + out[rid] - gen[rid]) / block) * block) if full else float(p + block)
             if reserve > kv_free:
                 break
-            take = budget if chunked and need > budget else need
-            if take > budget and running > 0:
+            if p > budget and (chunked or running > 0):
+                if chunked:  # the budget's worth of its prompt: the last admission of this iteration
+                    heappop(waiting)
+                    prefilling.append(rid)
+                    reserved_prompt += p + 1  # + the slot of its first decode token
+                    if full:
+                        kv_res[rid] = reserve
+                        reserved_full += reserve
+                    partial = (rid, budget)
                 break
             heappop(waiting)
-            prefilling.append(rid)
-            reserved_prompt += p + 1  # + the slot of its first decode token
             if full:
                 kv_res[rid] = reserve
                 reserved_full += reserve
             running += 1
-            chunks.append((rid, take))
-            budget -= take
+            fresh.append(rid)
+            budget -= p
             kv_free -= reserve
-        if not chunks and not decode:
+        if not chunks and not fresh and partial is None and not decode:
             continue  # nothing fits: wait for the next event
-        n_step_dec = 0 if (chunks and not chunked) else len(decode)
+        # the step's prompt tokens and attention pairs, added in Replica.plan's order: chunks of the prefilling
+        # sequences, whole prompts admitted, the partial one admitted last
         pre, pairs = 0, 0.0
         for r, c in chunks:
             pre += c
             pairs += c * (pref[r] + (c + 1) / 2.0)
+        for r in fresh:
+            c = prompt[r]
+            pre += c
+            pairs += c * ((c + 1) / 2.0)  # nothing prefilled yet (pref 0; 0 + x is x)
+        if partial is not None:
+            chunks.append(partial)
+            r, c = partial
+            pre += c
+            pairs += c * (pref[r] + (c + 1) / 2.0)
+        n_step_dec = 0 if ((chunks or fresh) and not chunked) else len(decode)
         ctx_i = int(sum_ctx) if n_step_dec else 0
         # Replica._time's lookup inlined (price)
         shift = ctx_i.bit_length() - 4
@@ -399,7 +441,7 @@ def _run(
         t_lo = cache_get((k0, k1, key, lo))
         t_hi = t_lo if ctx_i == lo else cache_get((k0, k1, key, lo + (1 << shift)))
         if t_lo is None or t_hi is None:
-            step_s = time_of(StepBatch(pre, pairs, n_step_dec, ctx_i, prefill_seqs=len(chunks)))
+            step_s = time_of(StepBatch(pre, pairs, n_step_dec, ctx_i, prefill_seqs=len(chunks) + len(fresh)))
         elif ctx_i == lo:
             step_s = t_lo
         else:
