@@ -155,6 +155,9 @@ def _run(
     # the decode-only price of the last grid interval looked up: its bucket key, context range [m_lo, m_end) and
     # the cached times at its ends (cache entries never change, so the interpolation below is Replica._time's)
     m_key, m_lo, m_end, m_t_lo, m_diff, m_width = -1, 0, 0, 0.0, 0.0, 1
+    # the cached times at both ends of the grid intervals mixed iterations looked up, by the lower end's cache key
+    interval_ends: dict[tuple[int, int, int, int], tuple[float, float]] = {}
+    ends_get = interval_ends.get
     itl_add, itl_w_add, t_add = itl_s.append, itl_weight.append, sample_t_s.append
     q_add, run_add, kv_add = queue_len.append, running_seqs.append, kv_util_frac.append
     has_cap = bool(cap)
@@ -431,21 +434,36 @@ def _run(
             pre += c
             pairs += c * (pref[r] + (c + 1) / 2.0)
         n_step_dec = 0 if ((chunks or fresh) and not chunked) else len(decode)
-        ctx_i = int(sum_ctx) if n_step_dec else 0
-        # Replica._time's lookup inlined (price)
-        shift = ctx_i.bit_length() - 4
-        if shift < 8:
-            shift = 8
-        lo = (ctx_i >> shift) << shift
-        k0, k1, key = pre // 64, int(pairs) >> 16, seq_key[n_step_dec]
-        t_lo = cache_get((k0, k1, key, lo))
-        t_hi = t_lo if ctx_i == lo else cache_get((k0, k1, key, lo + (1 << shift)))
-        if t_lo is None or t_hi is None:
-            step_s = time_of(StepBatch(pre, pairs, n_step_dec, ctx_i, prefill_seqs=len(chunks) + len(fresh)))
-        elif ctx_i == lo:
-            step_s = t_lo
+        # Replica._time's lookup inlined (price): the grid interval [lo, lo + width) of the context, the last decode
+        # run's when the context is still in it
+        if n_step_dec:
+            ctx_i = int(sum_ctx)
+            if m_lo <= ctx_i < m_end:
+                lo, width = m_lo, m_width
+            else:
+                shift = ctx_i.bit_length() - 4
+                if shift < 8:
+                    shift = 8
+                lo = (ctx_i >> shift) << shift
+                width = 1 << shift
         else:
-            step_s = t_lo + (t_hi - t_lo) * (ctx_i - lo) / (1 << shift)
+            ctx_i = lo = 0
+            width = 256
+        k = (pre // 64, int(pairs) >> 16, seq_key[n_step_dec], lo)
+        ends = ends_get(k)
+        if ends is not None:
+            t_lo, t_hi = ends
+            step_s = t_lo if ctx_i == lo else t_lo + (t_hi - t_lo) * (ctx_i - lo) / width
+        else:
+            t_lo = cache_get(k)
+            t_hi = t_lo if ctx_i == lo else cache_get((k[0], k[1], k[2], lo + width))
+            if t_lo is None or t_hi is None:
+                step_s = time_of(StepBatch(pre, pairs, n_step_dec, ctx_i, prefill_seqs=len(chunks) + len(fresh)))
+            elif ctx_i == lo:
+                step_s = t_lo
+            else:
+                interval_ends[k] = (t_lo, t_hi)
+                step_s = t_lo + (t_hi - t_lo) * (ctx_i - lo) / width
         busy = True
     # the per-request records: finished requests' first-token and finish times, the closed loop's send times
     fin = np.array(finish, dtype=float)
