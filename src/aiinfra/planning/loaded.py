@@ -369,7 +369,9 @@ class LoadedReplica:
         floor = st.ttft_s if st.batch <= 1 else 0.0
         c = self.request_overhead_s
         return Tails(
-            p50_s=max(quantile(0.5) + c, floor), p90_s=max(quantile(0.9) + c, floor), p99_s=max(quantile(0.99) + c, floor)
+            p50_s=max(quantile(0.5) + c, floor),
+            p90_s=max(quantile(0.9) + c, floor),
+            p99_s=max(quantile(0.99) + c, floor),
         )
 
     # ------------------------------------------------------------------ the largest load meeting an SLO
