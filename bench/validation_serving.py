@@ -115,18 +115,26 @@ def main() -> None:
     print("| rows | n | median abs error | p90 abs error | within ±25 % | median signed error |")
     print("|---|---|---|---|---|---|")
     for name in FILES:
-        s = stats([i for i, r in rows.items() if r["_set"] == name], after)
-        if s is not None:
-            print(
-                f"| {name} | {s['n']:.0f} | {100 * s['median']:.1f} % | {100 * s['p90']:.1f} % | "
-                f"{100 * s['within25']:.0f} % | {100 * s['signed']:+.1f} % |"
-            )
+        ids = [i for i, r in rows.items() if r["_set"] == name]
+        for label, errs in (("before", before), ("after", after)) if before else (("", after),):
+            s = stats(ids, errs)
+            if s is not None:
+                print(
+                    f"| {name}{' ' + label if label else ''} | {s['n']:.0f} | {100 * s['median']:.1f} % | "
+                    f"{100 * s['p90']:.1f} % | {100 * s['within25']:.0f} % | {100 * s['signed']:+.1f} % |"
+                )
+    arrow = " (before → after)" if before else ""
     for title, fn in REGIMES.items():
         print()
-        print(f"| {title} | open: n: median abs / within ±25 % / median signed | sealed: same |")
-        print("|---|---|---|")
+        heads = " | ".join(f"{s}{arrow}: n: median abs / within ±25 % / median signed" for s in FILES)
+        print(f"| {title} | {heads} |")
+        print("|---|" + "---|" * len(FILES))
         for g in sorted({fn(r) for r in rows.values()}):
-            cells = [cell(stats([i for i, r in rows.items() if r["_set"] == s and fn(r) == g], after)) for s in FILES]
+            cells = []
+            for s in FILES:
+                ids = [i for i, r in rows.items() if r["_set"] == s and fn(r) == g]
+                now = cell(stats(ids, after))
+                cells.append(f"{cell(stats(ids, before))} → {now}" if before else now)
             print(f"| {g} | " + " | ".join(cells) + " |")
     cols = ("before", "after") if before else ("error",)
     print()
