@@ -123,7 +123,7 @@ PARTS = [
         "b200",
         {
             "bf16": "gemm-bf16-b200-xla (main file, measured) wins the tie",
-            "fp8": "gemm-fp8-b200-xla (main file, measured) wins the tie",
+            "fp8": "gemm-fp8-b200-derived-gb200-cublaslt (main file) wins the tie",
             "nvfp4": QUANT_IN_OP,
         },
     ),

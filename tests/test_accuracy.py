@@ -1,11 +1,12 @@
-"""Error bands (aiinfra.accuracy, docs/accuracy.md): the interval arithmetic by hand, pooling, the open→sealed
-inflation, leave-one-source-out, the shipped table against a fresh recomputation, the calibration of the bands on
-the validation rows by regime, and extrapolation beyond the data."""
+"""Error bands (aiinfra.accuracy, docs/accuracy.md): the interval arithmetic by hand, pooling, the conformal
+calibration factor, leave-one-source-out, the shipped table against a fresh recomputation, the calibration of the
+bands on the validation rows by regime, and extrapolation beyond the data."""
 
 from __future__ import annotations
 
 import math
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,8 @@ from aiinfra import app
 from aiinfra.accuracy import table as error_table
 from aiinfra.accuracy.answers import accuracy_for
 from aiinfra.accuracy.coverage import check, summary
-from aiinfra.accuracy.model import band, combine, inflation
-from aiinfra.accuracy.regimes import ANY, Regime, levels
+from aiinfra.accuracy.model import band, calibration, combine, conformal_quantile
+from aiinfra.accuracy.regimes import ANY, Regime, levels, source_key
 from aiinfra.accuracy.table import ErrorRow
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -46,19 +47,67 @@ def _row(i: int, le: float, source: str, split: str = "open", band_: str = "1–
     )
 
 
-def test_band_is_the_10th_and_90th_percentile_by_hand() -> None:
-    # ten rows with log errors 0.0, 0.1, ..., 0.9 from four sources: linear interpolation puts the 10th percentile
-    # at position 0.1 * 9 = 0.9 -> 0.09 and the 90th at 8.1 -> 0.81
-    rows = [_row(i, i / 10, "abcd"[i % 4]) for i in range(10)]
+def test_band_by_hand() -> None:
+    # four publishers, three rows each, errors about their publisher's median -0.1, 0, +0.1:
+    # a [-0.1, 0, 0.1] (median 0), b [0.1, 0.2, 0.3] (0.2), c [-0.3, -0.2, -0.1] (-0.2), d [0, 0.1, 0.2] (0.1)
+    errs = {"a": (-0.1, 0.0, 0.1), "b": (0.1, 0.2, 0.3), "c": (-0.3, -0.2, -0.1), "d": (0.0, 0.1, 0.2)}
+    rows = [_row(10 * i + j, e, s) for i, (s, es) in enumerate(errs.items()) for j, e in enumerate(es)]
     b = band(rows[0].regime, rows)
-    assert b is not None and b.rows == 10 and b.sources == 4 and not b.thin
-    assert b.low_log == pytest.approx(0.09) and b.high_log == pytest.approx(0.81)
-    # a predicted 100 s step: the measured time lies in [100 e^-0.81, 100 e^-0.09] = [44.49, 91.39]
+    assert b is not None and b.rows == 12 and b.sources == 4
+    # centre: median of the publishers' medians {0, 0.2, -0.2, 0.1} = 0.05 (the spread pool is the same pool, so
+    # shrinking towards its centre changes nothing)
+    assert b.centre_log == pytest.approx(0.05)
+    # between-publisher SD of {0, 0.2, -0.2, 0.1}: mean 0.025, squared deviations sum 0.0875, / 3 -> 0.170783
+    assert b.between_sd_log == pytest.approx(0.170783, abs=1e-6)
+    # within-publisher residuals: four each of -0.1, 0, 0.1 -> 10th and 90th percentile -0.1 and 0.1;
+    # between term 1.281552 * 0.170783 * sqrt(1 + 1/(4 + 3)) = 0.233979; each side hypot(0.1, 0.233979) = 0.254453;
+    # four publishers are too few to calibrate (factor 1)
+    assert not b.calibrated and b.calibration_x == 1.0 and b.thin  # four publishers: fewer than MIN_SOURCES
+    assert b.low_log == pytest.approx(0.05 - 0.254453, abs=1e-5)
+    assert b.high_log == pytest.approx(0.05 + 0.254453, abs=1e-5)
+    # a predicted 100 s step: the measured time lies in [100 e^-0.304453, 100 e^0.204453] = [73.753, 122.685]
     lo, hi = b.interval(100.0)
-    assert lo == pytest.approx(44.486, abs=1e-3) and hi == pytest.approx(91.393, abs=1e-3)
-    # a rate made of that time (power -1): [100 e^0.09, 100 e^0.81] = [109.42, 224.79]
+    assert lo == pytest.approx(73.753, abs=2e-3) and hi == pytest.approx(122.685, abs=2e-3)
+    # a rate made of that time (power -1): the mirror, [100 e^-0.204453, 100 e^0.304453] = [81.509, 135.588]
     lo, hi = b.interval(100.0, -1.0)
-    assert lo == pytest.approx(109.417, abs=1e-3) and hi == pytest.approx(224.791, abs=1e-3)
+    assert lo == pytest.approx(81.509, abs=2e-3) and hi == pytest.approx(135.588, abs=2e-3)
+
+
+def test_conformal_quantile_weighs_each_publisher_once() -> None:
+    # publisher a has two rows (weight 1/2 each), b..e one: total weight 5, the 80 % quantile is where the running
+    # weight reaches 4: 0.5 (0.5), 1.0 (1.0), 2.0 (2.0), 3.0 (3.0), 4.0 (4.0) -> 4.0
+    scores = [(0.5, "a"), (1.0, "a"), (2.0, "b"), (3.0, "c"), (4.0, "d"), (5.0, "e")]
+    assert conformal_quantile(scores) == 4.0
+    # counted by rows instead, the 80 % quantile would be the 5th of 6 (5.0): one publisher's many rows do not
+    # outvote the others
+    assert conformal_quantile([]) == 1.0
+
+
+def _six_publishers(sealed_error: float = 0.0) -> list[ErrorRow]:
+    rows = []
+    for i, s in enumerate("abcdef"):
+        rows += [_row(10 * i + j, 0.1 * (i - 2.5) + 0.05 * (j - 1), s) for j in range(3)]
+    rows += [_row(100 + j, sealed_error, "g", split="sealed") for j in range(5)]
+    return rows
+
+
+def test_calibration_uses_open_rows_and_leaves_the_source_out() -> None:
+    rows = _six_publishers()
+    k = calibration(rows, "training", "step_time")
+    assert k > 0
+    # the sealed rows never move the calibration factor
+    assert calibration(_six_publishers(sealed_error=3.0), "training", "step_time") == pytest.approx(k)
+    # scores are ratios to the band's own width: errors twice as large leave the factor as it is and double the band
+    doubled = [replace(r, log_error=2 * r.log_error) for r in rows]
+    assert calibration(doubled, "training", "step_time") == pytest.approx(k)
+    one, two = band(rows[0].regime, rows), band(rows[0].regime, doubled)
+    assert one is not None and two is not None and one.calibrated
+    assert (two.low_log, two.high_log) == pytest.approx((2 * one.low_log, 2 * one.high_log))
+    # nested: the factor drawn without publisher a does not depend on a's rows
+    wild = [replace(r, log_error=5.0) if r.source == "a" else r for r in rows]
+    no_a = frozenset({"a"})
+    nested = calibration(rows, "training", "step_time", no_a)
+    assert calibration(wild, "training", "step_time", no_a) == pytest.approx(nested)
 
 
 def test_thin_regime_pools_up_the_hierarchy() -> None:
@@ -69,24 +118,29 @@ def test_thin_regime_pools_up_the_hierarchy() -> None:
     b = band(asked, rows)
     assert b is not None and b.rows == 15 and b.regime.arch == ANY and b.regime.scale_band == "1–63"
     assert [lv.parallelism for lv in levels(asked)][:2] == ["data", ANY]
+    # one publisher alone: thin (no between-publisher spread can be measured)
+    lone = band(asked, [_row(i, 0.1 * i, "a") for i in range(12)])
+    assert lone is not None and lone.thin and lone.between_sd_log == 0.0
 
 
-def test_open_rows_inflated_by_the_sealed_to_open_ratio() -> None:
-    # open |e| median 0.1, sealed |e| median 0.3 (five sealed rows): ratio 3, so an open error of 0.1 counts as 0.3
-    rows = [_row(i, 0.1, "a") for i in range(6)] + [_row(10 + i, -0.3, "b", split="sealed") for i in range(5)]
-    assert inflation(rows, "training") == pytest.approx(3.0)
-    b = band(rows[0].regime, rows)
-    assert b is not None and b.inflation == pytest.approx(3.0)
-    assert b.high_log == pytest.approx(0.3) and b.low_log == pytest.approx(-0.3)
-    # fewer than five sealed rows: no ratio of its own (and no other kind has one): 1
-    assert inflation(rows[:10], "training") == 1.0
+def test_rounds_and_copies_of_one_benchmark_are_one_publisher() -> None:
+    v40 = {"source_url": "https://github.com/mlcommons/training_results_v4.0/tree/main/NVIDIA"}
+    v60_copy = {"source_url": "https://github.com/Richardyu114/training_results_v6.0/blob/eabf23a/README.md"}
+    other = {"source_url": "https://github.com/pytorch/torchtitan/blob/main/docs/performance.md"}
+    assert source_key(v40) == source_key(v60_copy) == "github.com/mlcommons/training_results"
+    assert source_key(other) == "github.com/pytorch/torchtitan"
+    assert source_key({"source_url": "https://arxiv.org/abs/2407.08608v2"}) == "arxiv:2407.08608"
 
 
 def test_leave_one_source_out_drops_the_source() -> None:
     rows = [_row(i, 0.0, "acde"[i % 4]) for i in range(12)] + [_row(20 + i, 1.0, "b") for i in range(10)]
     b = band(rows[0].regime, rows, exclude_source="b")
     assert b is not None and b.rows == 12 and b.high_log == pytest.approx(0.0)
-    assert band(rows[0].regime, rows).high_log == pytest.approx(1.0)  # type: ignore[union-attr]
+    # with b: publisher medians {0, 0, 0, 0, 1}: centre 0, SD sqrt((4 * 0.2^2 + 0.8^2) / 4) = 0.447214; no
+    # within-publisher scatter; the upper end before calibration 1.281552 * 0.447214 * sqrt(1 + 1/(5 + 3)) = 0.607894
+    full = band(rows[0].regime, rows)
+    assert full is not None and full.between_sd_log == pytest.approx(0.447214, abs=1e-6)
+    assert full.high_log == pytest.approx(full.calibration_x * 0.607894, abs=1e-5)
 
 
 def test_combine_adds_centres_and_half_widths_in_quadrature() -> None:
@@ -151,52 +205,49 @@ def test_shipped_table_matches_a_full_recomputation() -> None:
 
 
 #: breakdown regimes whose leave-one-source-out coverage is known to be below half (docs/accuracy.md, "Where the
-#: bands are not calibrated"): one publisher's systematic offset that no other publisher shares
+#: bands are not calibrated"): one publisher's offset that no other publisher shares
 KNOWN_UNCALIBRATED = {
-    ("training", "arch", "moe"),  # Megatron-MoE-ModelZoo 17 of 20 rows: step times over-predicted up to +89 %
-    ("training", "parallelism", "tensor"),  # torchtitan's async-TP rows read up to 2x too fast
-    ("inference", "load", "heavy"),  # NIM's concurrency-100/250 runs, 23 of 28 rows
-    ("inference", "quantity", "ttft"),  # NIM 40 of 49 rows (errors to +1350 %)
-    ("inference", "quantity", "tpot"),  # NIM 40 of 45 rows
+    # NIM (throughput under-predicted 16 %), dstack and GPUStack (over-predicted 61 % and 175 % at the median): offsets
+    # of opposite sign that no band drawn from the others holds
+    ("inference", "load", "heavy"),
 }
+
+#: (kind, quantity, the largest median half-width of the open rows' intervals, the breakdown dimensions checked) —
+#: docs/validation.md, "Error bands". Training meets the issue's 30 %; inference throughput does not: publishers
+#: whose throughput the model over-predicts by 60-175 % at the median (dstack, GPUStack) make the spread a new
+#: publisher's band must hold ±35-45 % (docs/accuracy.md, "Where the bands are not calibrated")
+CALIBRATED = (
+    ("training", "step_time", 0.30, ("scale_band", "arch", "parallelism", "generation")),
+    ("inference", "throughput", 0.50, ("load", "engine", "arch")),
+)
 
 
 def test_bands_are_calibrated_by_regime() -> None:
-    """Leave-one-source-out 80 % intervals hold 70–90 % of the measurements of training step times and inference
-    throughput (sealed rows too once there are 20), and at least half in every breakdown regime with 20 rows or
-    more outside the known gaps (docs/validation.md, "Error bands")."""
+    """Leave-one-source-out 80 % intervals (nested: the calibration factor drawn without the row's publisher too)
+    hold 70–90 % of the open measurements of training step times and inference throughput, with a median half-width
+    under 30 % (training) and 50 % (throughput); sealed rows (scored against the open rows' bands) too once 20 of
+    them from 3 publishers exist, with the issue's half-width target of 30 %; and at least half in every breakdown
+    regime with 20 open rows or more outside the known gaps."""
     rows = error_table.shipped()
-    for kind, quantity in (("inference", "throughput"),):
-        mine = [r for r in rows if r.kind == kind and r.regime.quantity == quantity]
-        checked = check(mine, rows)
-        s = summary(checked)
-        assert 0.70 <= s["coverage_frac"] <= 0.90, (kind, s)
+    for kind, quantity, width, dims in CALIBRATED:
+        checked = check([r for r in rows if r.kind == kind and r.regime.quantity == quantity], rows)
+        opened = [c for c in checked if c.row.split == "open"]
+        s = summary(opened)
+        assert 0.70 <= s["coverage_frac"] <= 0.90 and s["median_half_width_frac"] <= width, (kind, s)
         sealed = [c for c in checked if c.row.split == "sealed"]
-        if len(sealed) >= 20:
-            assert 0.70 <= summary(sealed)["coverage_frac"] <= 0.90, (kind, summary(sealed))
-    breakdowns = (
-        ("inference", ("throughput",), ("load", "engine", "arch")),
-        ("inference", ("throughput", "ttft", "tpot"), ("quantity",)),
-    )
-    for kind, quantities, dims in breakdowns:
-        checked = check([r for r in rows if r.kind == kind and r.regime.quantity in quantities], rows)
+        if len(sealed) >= 20 and len({c.row.source for c in sealed}) >= 3:
+            t = summary(sealed)
+            assert 0.70 <= t["coverage_frac"] <= 0.90 and t["median_half_width_frac"] <= 0.30, (kind, "sealed", t)
         for dim in dims:
-            for value in {getattr(c.row.regime, dim) for c in checked} - {ANY}:
-                sel = [c for c in checked if getattr(c.row.regime, dim) == value]
+            for value in {getattr(c.row.regime, dim) for c in opened} - {ANY}:
+                sel = [c for c in opened if getattr(c.row.regime, dim) == value]
                 if len(sel) >= 20 and (kind, dim, value) not in KNOWN_UNCALIBRATED:
                     assert summary(sel)["coverage_frac"] >= 0.5, (kind, dim, value, summary(sel))
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="the 55 at-scale MLPerf Training rows (median |error| 4 %) narrowed the pooled training bands; left out "
-    "source by source, the small-scale MPT and torchtitan rows then fall outside: leave-one-source-out coverage of "
-    "training step times is 41 % (was 78 % before those rows), the target 70-90 % (docs/accuracy.md)",
-)
-def test_training_bands_are_calibrated() -> None:
-    rows = error_table.shipped()
-    mine = [r for r in rows if r.kind == "training" and r.regime.quantity == "step_time"]
-    assert 0.70 <= summary(check(mine, rows))["coverage_frac"] <= 0.90
+    checked = check([r for r in rows if r.kind == "inference"], rows)
+    for value in ("throughput", "ttft", "tpot"):
+        sel = [c for c in checked if c.row.regime.quantity == value and c.row.split == "open"]
+        if len(sel) >= 20 and ("inference", "quantity", value) not in KNOWN_UNCALIBRATED:
+            assert summary(sel)["coverage_frac"] >= 0.5, (value, summary(sel))
 
 
 def _train_values(count: int) -> dict[str, object]:
@@ -231,6 +282,11 @@ def test_every_answer_carries_accuracy() -> None:
         assert acc["quantities"][key]["low"] < acc["quantities"][key]["high"]
     mem = app.memory(app.load_scenario(str(EXAMPLES / "memory-llama2-7b-adam-fp16.yaml"))).to_dict()["accuracy"]
     assert mem["extrapolation"] is True and mem["quantities"] == {}
+    # answers with no modelled time or throughput say so: tco (prices only), pack (no MIG serving measurement)
+    tco = app.tco(app.load_scenario(str(EXAMPLES / "tco-dgx-h100-vs-cloud.yaml"))).to_dict()["accuracy"]
+    assert tco["quantities"] == {} and tco["extrapolation"] is False and "price rows" in tco["note"]
+    pack = app.pack(str(EXAMPLES / "pack-portfolio.yaml")).to_dict()["accuracy"]
+    assert pack["quantities"] == {} and pack["extrapolation"] is True and "MIG" in pack["note"]
 
 
 def test_cost_carries_the_time_band_into_dollars() -> None:
@@ -272,3 +328,22 @@ def test_validate_gives_each_case_an_interval_without_its_own_source(
     assert (again["predicted_low"], again["predicted_high"]) == pytest.approx(
         (first["predicted_low"], first["predicted_high"])
     )
+
+
+def test_fleet_bill_and_data_feed_carry_their_bands() -> None:
+    # capacity's mixed fleet bill scales as 1 / throughput per replica, like the chosen deployment's $/hour
+    cap = app.capacity(app.load_scenario(str(EXAMPLES / "capacity-two-classes.yaml"))).to_dict()
+    q = cap["accuracy"]["quantities"]
+    mixed, chosen = cap["fleet"]["mixed"]["usd_per_hour"], cap["chosen"]["usd_per_hour"]
+    assert q["fleet.mixed.usd_per_hour"]["low"] < mixed < q["fleet.mixed.usd_per_hour"]["high"]
+    assert q["fleet.mixed.usd_per_hour"]["high"] / mixed == pytest.approx(q["usd_per_hour"]["high"] / chosen)
+    # datacenter: the storage data feed is tokens/s × bytes per token, so both carry one band; the rest of the answer
+    # is counts and catalog ratings (no band)
+    dc = app.datacenter(app.load_scenario(str(EXAMPLES / "train-175b-dgx-h100-30days.yaml"))).to_dict()
+    feed, tok = dc["accuracy"]["quantities"]["storage.data_feed_bw_bytes_per_s"], dc["accuracy"]["quantities"][
+        "storage.tokens_per_s"
+    ]
+    assert feed["low"] < dc["storage"]["data_feed_bw_bytes_per_s"] < feed["high"]
+    assert feed["high"] / feed["low"] == pytest.approx(tok["high"] / tok["low"])
+    bare = app.datacenter(app.load_scenario(str(EXAMPLES / "datacenter-dgx-h100-pod.yaml"))).to_dict()["accuracy"]
+    assert bare["quantities"] == {} and bare["extrapolation"] is False and "catalog" in bare["note"]

@@ -118,6 +118,8 @@ def test_scale_out_all_gather_uses_one_nic_per_ring() -> None:
     # Whole nodes (stride 1): 8 rings, B = min(8 × 25, 300 NVLink) = 200 GB/s; stride 8 (one rank per node,
     # e.g. DP across tp=8 groups): one NIC, B = 25 GB/s.
     cl = resolve_cluster(HardwareInput(accelerator="nvidia-a100-sxm4-80gb", count=64, per_node=8))
+    # an EFA cluster, so that the EFA-measured 4-node curve serves it (collective_latency.yaml scale-out-curve-fabrics)
+    cl = dataclasses.replace(cl, scale_out_fabric="efa")
     # 20 GB: each of the 8 rings carries 2.5 GB, like the one ring of stride 8 beyond the largest measured
     # message (2.147e9), so both see the curve's last efficiency
     s = 2e10

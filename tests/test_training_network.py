@@ -21,13 +21,15 @@ from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import HardwareInput, parse_scenario
 
 A100 = "nvidia-a100-sxm4-80gb"  # DGX A100: 8 GPUs, 8 × 200 Gb/s HDR -> 25 GB/s of NIC per GPU
-# the scale-out curve every A100 collective borrows (efficiency.yaml allreduce-b200-4node-efa-stas00): first point
-# 1.311e5 B at 0.0104 of the NIC, last point 2.147e9 B at 0.739, measured on 4 nodes
+# the scale-out curve these clusters borrow (efficiency.yaml allreduce-b200-4node-efa-stas00): first point
+# 1.311e5 B at 0.0104 of the NIC, last point 2.147e9 B at 0.739, measured on 4 nodes of AWS EFA; the helper declares
+# the cluster's fabric EFA so that the curve serves it (collective_latency.yaml scale-out-curve-fabrics)
 FIRST_X, FIRST_EFF, LAST_EFF = 1.311e5, 0.0104, 0.739
 
 
 def _cluster(n: int, **hw: float | int):  # type: ignore[no-untyped-def]
-    return resolve_cluster(HardwareInput(accelerator=A100, count=n, per_node=8, **hw))  # type: ignore[arg-type]
+    cl = resolve_cluster(HardwareInput(accelerator=A100, count=n, per_node=8, **hw))  # type: ignore[arg-type]
+    return dataclasses.replace(cl, scale_out_fabric="efa")
 
 
 # ---- NCCL latency: ring vs tree ---------------------------------------------------------------------------------
@@ -75,6 +77,7 @@ def test_four_nics_behind_eight_gpus_halve_each_ranks_share() -> None:
             accelerator="nvidia-h100-sxm5-80gb", count=128, per_node=8, scale_out="infiniband-ndr", nics_per_node=4
         )
     )
+    four = dataclasses.replace(four, scale_out_fabric="efa")  # the EFA-measured curve serves it (see _cluster)
     eight = dataclasses.replace(four, scale_out_bw_one_way_bytes_per_s=50e9)
     assert four.scale_out_bw_one_way_bytes_per_s == pytest.approx(25e9)
     lat = (15 * 14 - 3 * 14) * 1e-6

@@ -33,6 +33,7 @@ COUNT_FIELDS = {
     "Packing": {"objective_value", "lower_bound"},  # in the objective's unit: GPUs or $ per hour (its `objective`)
     "InRange": {"lo", "hi"},  # bounds of a field in that field's unit
     "LengthDist": {"sigma"},  # σ of log(length): dimensionless
+    "TrainSetup": {"moe_routing_skew_cv"},  # coefficient of variation of expert loads: dimensionless
     "RowPrediction": {"predicted"},  # in the SI unit of the row's metric column
     # the issue fixes these JSON keys; measured/predicted are in the unit named by the case's `metric`,
     # rel_error is a signed fraction
@@ -47,8 +48,9 @@ COUNT_FIELDS = {
     "ReliabilityReport": {"restart_attempts_mean"},  # restart attempts per recovery
     "Scored": {"value", "predicted"},  # in the unit of the scored quantity (named by its `quantity`)
     # error bands: bounds in the quantity's own unit, log ratios (ln(predicted / measured)) and a multiplier
-    "Checked": {"low", "high"},
-    "Band": {"low_log", "high_log", "inflation"},
+    "Checked": {"low", "high", "low_log", "high_log"},
+    "Band": {"centre_log", "low_log", "high_log", "between_sd_log"},
+    "_Raw": {"centre_log", "below_log", "above_log", "between_sd_log"},
     "ErrorRow": {"measured", "predicted", "log_error"},  # measured/predicted in the unit of the row's metric
     # mean counts of sequences (requests) in a replica's batch
     "InferenceEstimate": {"requests_in_flight"},

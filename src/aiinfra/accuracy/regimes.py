@@ -177,18 +177,22 @@ def row_regime(kind: str, row: dict[str, str]) -> Regime | None:
 _SOURCE_HOSTS = ("github.com", "raw.githubusercontent.com")
 
 
+# Public copies of a publisher's repository: rows read from a copy belong to the original's publisher.
+_MIRRORS = {"Richardyu114/training_results": "mlcommons/training_results"}
+
+
 def source_key(row: dict[str, str]) -> str:
     """Who published a row, for leave-one-source-out: a GitHub repository (owner/name; the rounds of one benchmark,
     ``mlcommons/training_results_v4.0`` and ``_v5.0``, are one publisher: the same harness and reference recipes), an
-    arXiv paper, else the host and first path part of ``source_url``; the ``source`` text up to its first comma when
+    arXiv paper (a known public copy of a repository counts as the original, ``_MIRRORS``), else the host and first path part of ``source_url``; the ``source`` text up to its first comma when
     there is no URL."""
     url = re.sub(r"^https?://(www\.)?", "", (row.get("source_url") or "").strip())
     if not url:
         return (row.get("source") or row.get("id") or "").split(",")[0].split(" (")[0].strip()
     parts = url.split("/")
     if parts[0] in _SOURCE_HOSTS:
-        repo = "/".join(["github.com", *parts[1:3]])
-        return re.sub(r"_v\d+(\.\d+)*$", "", repo)
+        repo = re.sub(r"_v\d+(\.\d+)*$", "", "/".join(parts[1:3]))
+        return "github.com/" + _MIRRORS.get(repo, repo)
     if parts[0] == "arxiv.org" and len(parts) > 2:
         return "arxiv:" + re.sub(r"v\d+$", "", parts[2])
     return "/".join(parts[:2])

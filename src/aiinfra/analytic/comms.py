@@ -34,13 +34,13 @@ docs/training-network.md describes the whole model and its sources.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
 
 from aiinfra import catalog
-from aiinfra.analytic.efficiency import Curve, similarity, table
+from aiinfra.analytic.efficiency import NO_DATA, Curve, similarity, table
 from aiinfra.errors import InfeasibleError
 from aiinfra.specs.hardware import ClusterSpec
 
@@ -195,6 +195,53 @@ _FACTOR = {"allreduce": 2.0, "allgather": 1.0, "reducescatter": 1.0, "alltoall":
 _CURVE_KIND = {"reducescatter": "allgather"}
 
 
+def curve_fabric(curve_id: str) -> str | None:
+    """The fabric family a scale-out curve was measured on (collective_latency.yaml scale-out-curve-fabrics), None
+    for a curve that serves every fabric."""
+    row = latency_row("scale-out-curve-fabrics")
+    fabrics = row.get("curves", {}) if row else {}
+    out = fabrics.get(curve_id)
+    return str(out) if out is not None else None
+
+
+def fabric_curve(
+    cluster: ClusterSpec, kind: Collective, n_ranks: int, tier: str, engine: str | None = None
+) -> tuple[Curve | None, str, bool]:
+    """The curve timing ``kind`` on ``cluster`` and whether it is the fabric's point-to-point curve standing in for
+    a collective one. A scale-out curve measured on another fabric than the cluster's is not used
+    (collective_latency.yaml scale-out-curve-fabrics: AWS EFA's mid-size messages run far below InfiniBand's); a ring
+    collective then takes each NIC's efficiency from the cluster fabric's own two-node point-to-point curve."""
+    curve, src = _curve_for(kind, cluster.accelerator.id, n_ranks, tier, engine)
+    if tier != "scale-out" or curve is None:
+        return curve, src, False
+    fabric = curve_fabric(curve.id)
+    if fabric is None or fabric == cluster.scale_out_fabric:
+        return curve, src, False
+    if kind in ("allreduce", "allgather", "reducescatter"):
+        p2p, p2p_src = table().curve("p2p", cluster.accelerator.id, n_ranks=2, tier="scale-out")
+        if p2p is not None and curve_fabric(p2p.id) in (None, cluster.scale_out_fabric):
+            ring = _ring_scaled(p2p, cluster.scale_out_fabric)
+            return ring, f"{p2p_src} per NIC ({src} is from another fabric)", True
+    return None, f"{NO_DATA} ({src} is from another fabric)", False
+
+
+def _ring_scaled(p2p: Curve, fabric: str | None) -> Curve:
+    """The point-to-point curve (one send/recv stream) scaled so that its largest message reads the fabric's ring
+    ceiling (collective_latency.yaml scale-out-curve-fabrics ring_ceiling_frac: a ring keeps several channels per NIC
+    busy), its size dependence kept; unscaled where the fabric has no ceiling. Memoised per catalog."""
+    row = latency_row("scale-out-curve-fabrics")
+    ceiling = (row or {}).get("ring_ceiling_frac", {}).get(fabric) if fabric else None
+    if ceiling is None or not p2p.y:
+        return p2p
+
+    def build() -> Curve:
+        scale = float(ceiling) / p2p.y[-1]
+        return replace(p2p, id=f"{p2p.id}@ring", y=tuple(min(1.0, v * scale) for v in p2p.y))
+
+    out: Curve = catalog.active().memo(f"ring_scaled:{p2p.id}:{fabric}", build)
+    return out
+
+
 def _curve_for(
     kind: Collective, acc_id: str, n_ranks: int, tier: str, engine: str | None = None
 ) -> tuple[Curve | None, str]:
@@ -279,7 +326,7 @@ def collective_time_array(
                     if sources is not None:
                         sources.add(f"{kind}/{tier}: {ring[1]}")
                     continue
-            curve, src = _curve_for(kind, cluster.accelerator.id, int(n_val), tier, engine)
+            curve, src, per_nic_p2p = fabric_curve(cluster, kind, int(n_val), tier, engine)
             if sources is not None:
                 sources.add(f"{kind}/{tier}: {src}")
             factor = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_val - 1) / n_val
@@ -291,7 +338,7 @@ def collective_time_array(
                 ring_lat = ring_latency_s(kind, ranks, nodes)
                 if tree:
                     tree_lat = tree_latency_s(ranks, nodes)
-                if curve is not None and curve.n_ranks:  # scale-out curves count nodes (efficiency.yaml)
+                if curve is not None and curve.n_ranks and not per_nic_p2p:  # scale-out curves count nodes
                     ref_nodes = np.minimum(float(curve.n_ranks), nodes)
                     ref_lat = ring_latency_s(kind, ref_nodes * k, ref_nodes)
                     ring_lat = np.maximum(0.0, ring_lat - ref_lat)
@@ -304,6 +351,8 @@ def collective_time_array(
                 if tree:  # NCCL's tuner runs ring or tree, whichever its model says is faster (tuning.cc)
                     alt = bw_time * tree_bandwidth_factor(float(n_val)) + np.maximum(steps * alpha, tree_lat)
                     out[mask] = np.minimum(out[mask], alt)
+                    in_net = in_network_allreduce_s(cluster, bw_time, factor, size[mask], k, nodes)
+                    out[mask] = np.minimum(out[mask], in_net)
                 continue
             # measured curve: interpolate the measured TIMES linearly in size (a latency floor below the
             # smallest message, the largest message's efficiency beyond it) — monotone in size; the curve
@@ -320,4 +369,49 @@ def collective_time_array(
             out[mask] = bw_time + ring_lat
             if tree:  # the tree's latency grows with log2(nodes), the ring's with the ranks (tuning.cc)
                 out[mask] = np.minimum(out[mask], bw_time * tree_bandwidth_factor(float(n_val)) + tree_lat)
+                in_net = in_network_allreduce_s(cluster, bw_time, factor, size[mask], k, nodes)
+                out[mask] = np.minimum(out[mask], in_net)
     return out
+
+
+def in_network_allreduce_s(
+    cluster: ClusterSpec,
+    ring_bw_s: np.ndarray,
+    factor: float,
+    size_bytes: np.ndarray,
+    ranks_per_node: np.ndarray,
+    nodes: np.ndarray,
+) -> np.ndarray:
+    """The faster of the in-network all-reduces the cluster runs (inf where none). ``ring_bw_s`` is the ring's
+    bandwidth time through the group's NICs, factor·S / (k·B_nic·efficiency), factor = 2(n−1)/n.
+
+    NVLS_TREE (NVLink SHARP inside each node, a tree per NIC between nodes; NCCL's model, src/tuning/nvls.cc,
+    collective_latency.yaml nccl-nvls), for groups with ≥ 2 ranks per node: bus bandwidth = min(the NICs', doubled on
+    two nodes; the node's measured NVLS bus bandwidth), converted like the ring's, latency 23 + 2·⌊log2 nodes⌋·14 µs.
+    InfiniBand SHARP (nccl-collnet-sharp, only with hardware.ib_sharp): each NIC sends its S/k shard up the switch
+    tree once and gets the reduced shard back once: the ring's bandwidth time / factor, / 0.85 on Hopper and later,
+    NCCL's CollNet latency."""
+    k = np.asarray(ranks_per_node, dtype=float)
+    n_nodes = np.asarray(nodes, dtype=float)
+    best = np.full(np.broadcast(ring_bw_s, k, n_nodes).shape, np.inf)
+    nvls = latency_row("nccl-nvls")
+    su = cluster.accelerator.scale_up
+    if cluster.nvls and nvls is not None and su is not None and cluster.scale_up_bw_one_way_bytes_per_s:
+        inter_s = ring_bw_s / np.where(n_nodes <= 2, float(nvls["two_node_inter_bw_factor"]), 1.0)
+        intra_frac = float(nvls["intra_busbw_frac"].get(su.interconnect, 1.0))
+        intra_busbw = intra_frac * cluster.scale_up_bw_one_way_bytes_per_s
+        intra_s = factor * np.asarray(size_bytes, dtype=float) / intra_busbw
+        hops = np.floor(np.log2(np.maximum(n_nodes, 1.0)))
+        lat = (float(nvls["nvlink_hop_us"]) + 2.0 * hops * float(nvls["net_hop_us"])) * 1e-6
+        t = np.maximum(inter_s, intra_s) + lat
+        best = np.where((k >= float(nvls["min_ranks_per_node"])) & (n_nodes > 1), np.minimum(best, t), best)
+    sharp = latency_row("nccl-collnet-sharp")
+    if cluster.ib_sharp and sharp is not None:
+        hopper_plus = cluster.accelerator.generation in ("nvidia-hopper", "nvidia-blackwell-dc")
+        corr = float(sharp["hopper_plus_bw_factor"]) if hopper_plus else 1.0
+        lat = (
+            2.0 * (np.minimum(1.0, k - 1.0) * float(sharp["nvlink_hop_us"]) + (k - 1.0) * float(sharp["arity_us"]))
+            + float(sharp["net_hop_us"])
+        ) * 1e-6
+        best = np.where(n_nodes > 1, np.minimum(best, ring_bw_s / factor / corr + lat), best)
+    return best

@@ -100,6 +100,19 @@ class TrainSetup:
     ``ShardingStrategy.HYBRID_SHARD``, Zhao et al. 2023, arXiv 2304.11277 §3.2.2; PaLM, Chowdhery et al. 2022 §4:
     sharded within a TPU pod, data-parallel across pods); the group is gcd(dp·cp, this). 0 = shard over the whole
     data-parallel group (FULL_SHARD)."""
+    moe_routing_skew_cv: float = 0.0
+    """Relative spread (σ/μ) of the experts' expected loads under the run's learned router, beyond the sampling noise
+    of routing itself: 0 = uniform routing (Megatron's ``--moe-router-force-load-balancing`` draws random router
+    logits; a perfectly balanced learned router); a user's own router statistics give it otherwise. The step waits
+    for the busiest expert-parallel rank (training_step.expert_load_imbalance)."""
+    expert_tp: int = 0
+    """Tensor parallelism of the routed experts (Megatron-Core ``expert_tensor_parallel_size``); 0 = the plan's tp,
+    Megatron's default when unset. A smaller value keeps whole experts per rank: more expert weights (and gradients to
+    reduce) per rank, over tp/expert_tp times as many expert-data-parallel replicas."""
+    low_precision_output_layer: bool = False
+    """The output projection (LM head) runs in the run's FP8/FP4 format. False (the default): 16-bit, as Megatron-Core
+    builds it (a ColumnParallelLinear outside Transformer Engine's autocast); Megatron-Bridge's ``fp8_output_proj``
+    turns it to the run's format."""
     adapter_params: float = 0.0
     """Trainable adapter parameters of the whole model (LoRA: r·(d_in + d_out) per adapted matrix, Hu et al.
     2021), kept in 16-bit with fp32 gradients and Adam states (2 + 4 + 12 B each)."""
@@ -113,6 +126,15 @@ class TrainSetup:
         return param_breakdown(self.model)
 
 
+def expert_tp_of(setup: TrainSetup, plans: PlanArrays) -> np.ndarray:
+    """Each plan's expert tensor parallelism: TrainSetup.expert_tp where given (at most the plan's tp), else tp."""
+    tp = plans.tp.astype(float)
+    if setup.expert_tp <= 0:
+        return tp
+    out: np.ndarray = np.minimum(tp, float(setup.expert_tp))
+    return out
+
+
 def rank_params(setup: TrainSetup, plans: PlanArrays) -> dict[str, np.ndarray]:
     """Parameters held by one rank of the first and of the last pipeline stage (before DP sharding)."""
     pb = setup.params
@@ -121,9 +143,10 @@ def rank_params(setup: TrainSetup, plans: PlanArrays) -> dict[str, np.ndarray]:
     ep = plans.ep.astype(float)
     pp = plans.pp.astype(float)
     dense_layer = pb.attention_per_layer + pb.dense_mlp_per_layer
+    etp = expert_tp_of(setup, plans)
     moe_layer_rank = (
         (pb.attention_per_layer + pb.moe_shared_per_layer + pb.router_per_layer) / tp
-        + pb.moe_routed_per_layer / (ep * tp)
+        + pb.moe_routed_per_layer / (ep * etp)
         + pb.norms_per_layer
     )
     dense_layer_rank = dense_layer / tp + pb.norms_per_layer
@@ -133,7 +156,9 @@ def rank_params(setup: TrainSetup, plans: PlanArrays) -> dict[str, np.ndarray]:
     output = np.where((pp > 1) | (pb.output > 0), m.vocab_size * m.hidden_size / tp, 0.0)
     first = layers + embed + np.where(pp == 1, output, 0.0)
     last = layers + np.where(pp == 1, embed, 0.0) + output
-    return {"first": first, "last": last, "layer": per_layer}
+    # the routed experts' share of a stage (their gradients reduce over the expert-data-parallel group)
+    routed = pb.moe_layers * pb.moe_routed_per_layer / (ep * etp) / m.num_layers * np.ceil(m.num_layers / pp)
+    return {"first": first, "last": last, "layer": per_layer, "routed": routed}
 
 
 def shard_group_ranks(setup: TrainSetup, plans: PlanArrays) -> np.ndarray:

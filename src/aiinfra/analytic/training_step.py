@@ -34,6 +34,15 @@ from innermost, as Megatron-Core orders them):
 * Optimizer: Adam reads and writes its fp32 state once per step (memory-bound).
 * Calibration (catalog/calibration.py, ``aiinfra calibrate``): the time on the accelerators divided by the user's
   compute scale, the exposed communication by the communication scale, plus a per-step overhead; neutral without.
+* Shared NICs: the data-parallel gradient reduction (and FSDP's per-layer gathers and scatters) that run beside the
+  expert all-to-alls, context-parallel ring and pipeline sends of the same backward share each rank's NIC with them;
+  under max-min fair sharing two bandwidth-bound flows of a and b seconds started together both finish by a + b, the
+  shorter at 2·min(a, b) (Bertsekas & Gallager, Data Networks, 2nd ed. 1992, §6.5.2), so the reduction stretches by
+  min(a, b) (:func:`shared_link_s`).
+* Expert load: the step waits for the busiest expert-parallel rank. Routing T token-expert assignments uniformly over
+  ep ranks is multinomial: a rank's load has mean μ = T/ep and σ² = μ(1 − 1/ep), plus the spread of the learned
+  router's expected loads (TrainSetup.moe_routing_skew_cv, over the ep/E experts a rank holds); the busiest of ep
+  ranks carries μ + σ·E[max of ep standard normals] (:func:`expert_load_imbalance`).
 * Stragglers: the step waits for the slowest of its n ranks, μ + σ·E[max of n standard normals] on compute and
   bubble, σ/μ the spread of GPU speed within a cluster (Sinha et al. SC22; :func:`straggler_factor`).
 """
@@ -48,7 +57,13 @@ import numpy as np
 from aiinfra.analytic.comms import collective_time_array, distinct_sorted, latency_row
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.model_figures import attention_dims, flop_per_token_training
-from aiinfra.analytic.training_memory import PlanArrays, TrainSetup, rank_params, shard_group_ranks
+from aiinfra.analytic.training_memory import (
+    PlanArrays,
+    TrainSetup,
+    expert_tp_of,
+    rank_params,
+    shard_group_ranks,
+)
 from aiinfra.catalog.calibration import factors_for
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
@@ -218,6 +233,37 @@ def straggler_factor(n_ranks: np.ndarray) -> np.ndarray:
     return out
 
 
+def shared_link_s(own_s: np.ndarray, other_s: np.ndarray | float) -> np.ndarray:
+    """Duration of a collective of ``own_s`` seconds alone on a link that a concurrent flow of ``other_s`` seconds
+    shares from the same start: max-min fair sharing gives each half the link while both run, so the pair finishes
+    by own + other and the shorter flow at 2·min (Bertsekas & Gallager 1992, §6.5.2); the collective is slowed by
+    min(own, other)."""
+    own = np.asarray(own_s, dtype=float)
+    out: np.ndarray = own + np.minimum(own, np.asarray(other_s, dtype=float))
+    return out
+
+
+def expert_load_imbalance(
+    assignments_per_rank: np.ndarray, ep: np.ndarray, experts_per_rank: np.ndarray, skew_cv: float
+) -> np.ndarray:
+    """Load of the busiest of ``ep`` expert-parallel ranks over the mean (:mod:`training_step` docstring): the
+    multinomial spread of uniform routing, sqrt((1 − 1/ep)/μ) for μ token-expert assignments per rank, and the
+    learned router's per-expert spread ``skew_cv`` averaged over the rank's experts (÷ sqrt(experts per rank)),
+    taken at E[max of ep standard normals]. 1 for ep = 1."""
+    mu = np.maximum(np.asarray(assignments_per_rank, dtype=float), 1.0)
+    n = np.asarray(ep, dtype=float)
+    cv2 = (1.0 - 1.0 / n) / mu + skew_cv**2 / np.maximum(np.asarray(experts_per_rank, dtype=float), 1.0)
+    out: np.ndarray = np.where(n > 1, 1.0 + np.sqrt(cv2) * expected_max_std_normal(n), 1.0)
+    return out
+
+
+def _crosses(cluster: ClusterSpec, n_ranks: np.ndarray, stride: np.ndarray) -> np.ndarray:
+    """Whether a group of ``n_ranks`` spaced ``stride`` apart leaves the scale-up domain (its traffic uses NICs)."""
+    domain = max(cluster.scale_up_domain, 1) if cluster.scale_up_bw_one_way_bytes_per_s else cluster.per_node
+    out: np.ndarray = (np.asarray(n_ranks) > 1) & ((np.asarray(n_ranks) - 1) * np.asarray(stride) + 1 > domain)
+    return out
+
+
 def _fsdp_exposed_per_microbatch(
     cluster: ClusterSpec,
     stage_params: np.ndarray,
@@ -231,6 +277,8 @@ def _fsdp_exposed_per_microbatch(
     head_s: np.ndarray,
     src: set[str],
     regather_backward: bool | np.ndarray = True,
+    nic_fwd_s: np.ndarray | float = 0.0,
+    nic_bwd_s: np.ndarray | float = 0.0,
 ) -> np.ndarray:
     """Exposed FSDP / ZeRO-3 communication of one micro-batch, unit by unit (one unit per layer plus a
     root unit holding embedding and output layer; Zhao et al. 2023, "PyTorch FSDP: Experiences on Scaling
@@ -245,21 +293,29 @@ def _fsdp_exposed_per_microbatch(
     root's reduce-scatters finish after the last backward kernel. Parameters travel in 16-bit, gradients
     in ``grad_bytes`` per parameter. ``regather_backward=False`` (per plan where an array) is FSDP2 with
     ``reshard_after_forward=False``: the parameters gathered in the forward stay unsharded, so the backward runs
-    reduce-scatters only.
+    reduce-scatters only. ``nic_fwd_s`` / ``nic_bwd_s``: other traffic a layer's forward / backward puts on the same
+    NICs (expert all-to-alls, the context-parallel ring) while the layer's gather / scatter runs beside it: where the
+    gathers cross nodes they share the NIC with it (:func:`shared_link_s`).
     """
     slow = overlap_slowdown_frac()
     root_params = np.maximum(stage_params - layers * layer_params, 0.0)
     ag_l = collective_time_array(cluster, "allgather", layer_params * 2.0, dp_n, dp_stride, src)
     rs_l = collective_time_array(cluster, "reducescatter", layer_params * grad_bytes, dp_n, dp_stride, src)
+    ag_fwd_l, ag_rs_bwd_l, rs_bwd_l = ag_l, ag_l + rs_l, rs_l
+    if np.any(nic_fwd_s) or np.any(nic_bwd_s):  # only plans whose layers put other traffic on the NIC
+        out_of_node = _crosses(cluster, dp_n, dp_stride)
+        ag_fwd_l = np.where(out_of_node, shared_link_s(ag_l, nic_fwd_s), ag_l)
+        ag_rs_bwd_l = np.where(out_of_node, shared_link_s(ag_l + rs_l, nic_bwd_s), ag_l + rs_l)
+        rs_bwd_l = np.where(out_of_node, shared_link_s(rs_l, nic_bwd_s), rs_l)
     ag_root = collective_time_array(cluster, "allgather", root_params * 2.0, dp_n, dp_stride, src)
     rs_root = collective_time_array(cluster, "reducescatter", root_params * grad_bytes, dp_n, dp_stride, src)
     rest = np.maximum(layers - 1.0, 0.0)
-    fwd = ag_root + ag_l + rest * overlapped(ag_l, layer_fwd_s, slow)
+    fwd = ag_root + ag_l + rest * overlapped(ag_fwd_l, layer_fwd_s, slow)
     bwd = (
         np.where(
             regather_backward,
-            overlapped(ag_l, head_s, slow) + rest * overlapped(ag_l + rs_l, layer_bwd_s, slow),
-            rest * overlapped(rs_l, layer_bwd_s, slow),
+            overlapped(ag_l, head_s, slow) + rest * overlapped(ag_rs_bwd_l, layer_bwd_s, slow),
+            rest * overlapped(rs_bwd_l, layer_bwd_s, slow),
         )
         + rs_l
         + rs_root
@@ -284,16 +340,21 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     kv_dim = m.kv_heads * m.head_size if m.attention != "mla" else d_qk  # MLA: up-projected per head
 
     # --- GEMMs of one layer, forward (FLOP and weight bytes per rank)
-    def gemm(n_out: float, n_in: float, count: float = 1.0, tok: np.ndarray = tokens) -> np.ndarray:
+    def gemm(
+        n_out: float, n_in: float, count: float = 1.0, tok: np.ndarray = tokens, dt: str = dtype, wb: float = wbytes
+    ) -> np.ndarray:
         flop = 2.0 * tok * n_in * n_out / tp
-        return count * _gemm_time(cluster, dtype, flop, n_in * n_out * wbytes / tp, src)
+        return count * _gemm_time(cluster, dt, flop, n_in * n_out * wb / tp, src)
 
     attn_gemms = gemm(q_dim + 2 * kv_dim, h) + gemm(h, q_dim)
     mlp_mats = 2.0 if m.mlp == "swiglu" else 1.0
     dense_mlp = gemm(mlp_mats * m.ffn_hidden_size, h) + gemm(h, m.ffn_hidden_size)
+    load = np.ones_like(tp)
     if m.is_moe:
         local_experts = m.num_experts / ep
-        tok_e = tokens * m.experts_per_token / local_experts  # tokens per local expert
+        # the busiest expert-parallel rank sets the pace (expert_load_imbalance): its experts see load × the mean
+        load = expert_load_imbalance(tokens * m.experts_per_token, plans.ep, local_experts, setup.moe_routing_skew_cv)
+        tok_e = load * tokens * m.experts_per_token / local_experts  # tokens per local expert on the busiest rank
         f = float(m.expert_ffn)
         routed = local_experts * (gemm(mlp_mats * f, h, tok=tok_e) + gemm(h, f, tok=tok_e))
         shared = m.num_shared_experts * (gemm(mlp_mats * f, h) + gemm(h, f))
@@ -336,8 +397,16 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
         recompute = np.where(plans.recompute == Recompute.SELECTIVE, 0.0, recompute)
     layers_stage = np.ceil(m.num_layers / pp)
     # output projection (fwd + 2× bwd) and the fp32 cross-entropy over the vocabulary: logits written
-    # (4 B), log-softmax read + write (8 B), backward read + write (8 B) per vocabulary entry and token
-    logits = (1.0 + bwd_gemm) * gemm(float(m.vocab_size), h) + _mem_time(
+    # (4 B), log-softmax read + write (8 B), backward read + write (8 B) per vocabulary entry and token. The output
+    # projection stays in 16-bit under FP8/FP4 recipes: Megatron-Core's GPTModel builds it as
+    # tensor_parallel.ColumnParallelLinear, not a Transformer Engine module, so TE's fp8/fp4 autocast leaves it alone;
+    # torchtitan's float8 conversion skips the module named "output" (Float8 filter_fqns default); Megatron-Bridge's
+    # fp8_output_proj (TrainSetup.low_precision_output_layer) runs it in the run's format
+    head_dtype = "fp16" if setup.precision == "fp16" else ("fp32" if dtype == "fp32" else "bf16")
+    head_wbytes = 4.0 if dtype == "fp32" else 2.0
+    if setup.low_precision_output_layer:
+        head_dtype, head_wbytes = dtype, wbytes
+    logits = (1.0 + bwd_gemm) * gemm(float(m.vocab_size), h, dt=head_dtype, wb=head_wbytes) + _mem_time(
         cluster, 20.0 * tokens * m.vocab_size / tp, src, kind="elementwise"
     )
     stage_compute = layers_stage * (layer_fwd + layer_bwd + recompute) + logits
@@ -360,13 +429,15 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
         # MoE, so a TP rank holds tokens/tp of the micro-batch; k copies go out (dispatch) and come back
         # (combine), forward and backward (Lepikhin et al. 2021, GShard §2.2)
         moe_in = np.where(plans.tp > 1, act / tp, act)
-        a2a = collective_time_array(cluster, "alltoall", moe_in * m.experts_per_token, plans.ep, plans.tp, src)
+        # the busiest rank receives load × its mean share of the dispatched tokens
+        a2a = load * collective_time_array(cluster, "alltoall", moe_in * m.experts_per_token, plans.ep, plans.tp, src)
         ep_mb = np.ceil(m.num_moe_layers / pp) * 4.0 * a2a
         if setup.ep_comm_overlap:
             # one micro-batch's dispatch/combine runs under another micro-batch's forward/backward on the same
             # stage (Megatron-Core 1F1B A2A overlap; DeepSeek-V3 DualPipe §3.2.1): only the excess is exposed
             ep_mb = np.maximum(0.0, ep_mb - stage_compute)
     else:
+        a2a = np.zeros_like(tp_mb)
         ep_mb = np.zeros_like(tp_mb)
     kv_bytes = 2.0 * plans.mb * (setup.seq_len / cp) * (m.kv_heads * m.head_size) * ACT_BYTES
     cp_comm = 3.0 * (cp - 1.0) * collective_time_array(cluster, "p2p", kv_bytes, plans.cp, plans.tp, src)
@@ -376,6 +447,17 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     pp_mb = np.where(
         plans.pp > 1, 2.0 * plans.vp * collective_time_array(cluster, "p2p", pp_msg, plans.pp, pp_stride, src), 0.0
     )
+    # traffic a layer's forward / backward and a micro-batch's backward put on the rank's NIC (groups that leave the
+    # scale-up domain): expert all-to-alls (2 per MoE layer each way), the context-parallel ring (K/V forward; K/V
+    # and dK/dV backward), the pipeline's gradient sends; the data-parallel collectives running beside them share
+    # the NIC (shared_link_s)
+    moe_frac = m.num_moe_layers / m.num_layers
+    zero = np.zeros_like(tp_mb)
+    ep_nic = np.where(_crosses(cluster, plans.ep, plans.tp), 2.0 * moe_frac * a2a, 0.0) if m.is_moe else zero
+    cp_nic = np.where(_crosses(cluster, plans.cp, plans.tp), cp_comm / 3.0, 0.0) if np.any(plans.cp > 1) else zero
+    nic_layer_fwd, nic_layer_bwd = ep_nic + cp_nic, ep_nic + 2.0 * cp_nic
+    pp_nic = np.where(_crosses(cluster, plans.pp, pp_stride), pp_mb / 2.0, 0.0)
+    nic_last_bwd = layers_stage * nic_layer_bwd + pp_nic
     # --- data parallel
     n_micro = np.maximum(setup.global_batch_seqs / (plans.dp * plans.mb), 1.0)
     rpa = rank_params(setup, plans)
@@ -386,7 +468,46 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     if setup.frozen_base:  # only the adapters' fp32 gradients are reduced and updated
         rp = np.full_like(rp, setup.adapter_params / plans.pp.astype(float))
         grad_bytes = np.full_like(rp, 4.0)
-    dp_ar = collective_time_array(cluster, "allreduce", rp * grad_bytes, dp_n, dp_stride, src)
+    # routed experts are replicated over the expert-data-parallel group, not the data-parallel one: Megatron-Core
+    # reduces their gradients in separate buckets over the dp·cp/ep ranks holding the same experts, each ep
+    # data-parallel ranks apart (parallel_state: expert groups ordered tp-ep-dp-pp over a stage's tp·cp·dp ranks);
+    # those replicas sit in different scale-up domains once ep·tp fills one, so their reduction crosses the NICs
+    routed_rp = np.zeros_like(rp)
+    edp_n, edp_stride = dp_n, dp_stride
+    if m.is_moe and not setup.frozen_base:
+        routed_rp = np.where(plans.ep > 1, rpa["routed"], 0.0)
+        # expert groups hold etp·ep ranks of the stage's tp·cp·dp (expert_tensor_parallel_size; = tp by default)
+        etp = expert_tp_of(setup, plans).astype(np.int64)
+        edp_n = np.maximum((dp_n * plans.tp) // (plans.ep * etp), 1)
+        edp_stride = etp * plans.ep
+    dense_rp = rp - routed_rp
+
+    def grad_sync(kind_ar: bool, params: np.ndarray, n: np.ndarray, stride: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        if kind_ar:
+            return collective_time_array(cluster, "allreduce", (params * grad_bytes)[idx], n[idx], stride[idx], src)
+        # ZeRO-1/2 (Megatron's distributed optimizer, DeepSpeed) reduce-scatter the gradients and all-gather the
+        # updated 16-bit parameters instead of all-reducing (Rajbhandari et al. 2020 §7: the same ring volume); NCCL
+        # runs those as rings across nodes (its NVLS_TREE and tree algorithms are all-reduce only, src/tuning/nvls.cc)
+        rs: np.ndarray = collective_time_array(
+            cluster, "reducescatter", (params * grad_bytes)[idx], n[idx], stride[idx], src
+        )
+        ag: np.ndarray = collective_time_array(cluster, "allgather", params[idx] * 2.0, n[idx], stride[idx], src)
+        out: np.ndarray = rs + ag
+        return out
+
+    every = np.arange(rp.size)
+    dp_ar = grad_sync(True, dense_rp, dp_n, dp_stride, every)
+    if np.any(routed_rp > 0):
+        dp_ar = dp_ar + np.where(routed_rp > 0, grad_sync(True, routed_rp, edp_n, edp_stride, every), 0.0)
+    zero12 = np.flatnonzero((plans.sharding == Sharding.ZERO1) | (plans.sharding == Sharding.ZERO2))
+    if zero12.size:
+        dp_ar = dp_ar.copy()
+        dp_ar[zero12] = grad_sync(False, dense_rp, dp_n, dp_stride, zero12)
+        if np.any(routed_rp[zero12] > 0):
+            dp_ar[zero12] += np.where(
+                routed_rp[zero12] > 0, grad_sync(False, routed_rp, edp_n, edp_stride, zero12), 0.0
+            )
+    dp_ar = np.where(_crosses(cluster, dp_n, dp_stride), shared_link_s(dp_ar, nic_last_bwd), dp_ar)
     last_bwd = layers_stage * layer_bwd
     dp_hidden = overlapped(dp_ar, last_bwd, overlap_slowdown_frac()) if setup.dp_grad_overlap else dp_ar
     dp_exposed = np.where(np.isin(plans.sharding, PARAMS_SHARDED), 0.0, dp_hidden)
@@ -410,6 +531,8 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
         logits,
         src,
         regather_backward=plans.pp == 1,
+        nic_fwd_s=nic_layer_fwd,
+        nic_bwd_s=nic_layer_bwd,
     )
     fsdp_step = np.where(plans.pp > 1, fsdp_mb, n_micro * fsdp_mb)
     # HSDP: each rank's gradient shard (1/shard_n of the stage) is all-reduced across the replica groups once per
@@ -418,6 +541,9 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     if setup.fsdp_shard_ranks > 0:
         replica_ar = collective_time_array(
             cluster, "allreduce", rp / shard_n * grad_bytes, dp_n // shard_n, dp_stride * shard_n, src
+        )
+        replica_ar = np.where(
+            _crosses(cluster, dp_n // shard_n, dp_stride * shard_n), shared_link_s(replica_ar, nic_last_bwd), replica_ar
         )
         replica_exposed = (
             overlapped(replica_ar, last_bwd, overlap_slowdown_frac()) if setup.dp_grad_overlap else replica_ar

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from aiinfra.accuracy.answers import accuracy_for
 from aiinfra.app.base import Result
 from aiinfra.app.sourced import best_training_estimate, checkpoint_size, pue_figure, scenario_system, section
 from aiinfra.costing import Usage
@@ -61,6 +62,8 @@ class DatacenterResult(Result):
     transceiver_price_usd: float | None
     transceiver_price_source: str | None
     storage: StorageNeed | None
+    training_plan: Any
+    """The training plan's layout behind the storage data feed (None without a training section)."""
     notes: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
@@ -86,6 +89,7 @@ class DatacenterResult(Result):
             "storage": jsonable(self.storage) if self.storage else None,
             "notes": list(self.notes),
         }
+        out["accuracy"] = accuracy_for("datacenter", self.scenario, {**out, "plan": self.training_plan})
         return out
 
 
@@ -169,5 +173,6 @@ def datacenter(scenario: Scenario) -> DatacenterResult:
         transceiver_price_usd=tr_price,
         transceiver_price_source=tr_price_src,
         storage=storage,
+        training_plan=getattr(est, "plan", None),
         notes=tuple(n for n in notes if n),
     )

@@ -51,6 +51,8 @@ class ScheduleResult(Result):
     """Share of those failures whose node needs a repair."""
 
     def to_dict(self) -> dict[str, Any]:
+        from aiinfra.accuracy.answers import unvalidated
+
         o, j, s = self.outcome, self.jobs, self.spec
         arrival = np.array(j.arrival_s)
         finish = np.array(o.finish_s)
@@ -128,6 +130,7 @@ class ScheduleResult(Result):
             "failures": self._failures(gpus, is_mig),
             "notes": list(NOTES),
             "wall_s": self.wall_s,
+            "accuracy": unvalidated("schedule"),
         }
 
     def _failures(self, gpus: np.ndarray, is_mig: np.ndarray) -> dict[str, Any] | None:

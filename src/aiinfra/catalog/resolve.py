@@ -40,6 +40,28 @@ def _default_oversubscription() -> float:
     return float(row["oversubscription_ratio"]) if row else 1.0
 
 
+def _nvls_supported(scale_up_interconnect: str | None, domain: int) -> bool:
+    """NVLink SHARP in the scale-up switch (collective_latency.yaml nccl-nvls: NVLink 4/5 behind NVSwitch)."""
+    row = next((r for r in catalog.raw_rows("collective_latency") if r.get("id") == "nccl-nvls"), None)
+    if row is None or scale_up_interconnect is None:
+        return False
+    return scale_up_interconnect in row["scale_up_interconnects"] and domain >= int(row["min_domain"])
+
+
+def _fabric_of(text: str) -> str:
+    """The fabric family a scale-out interconnect id or NIC description names (collective_latency.yaml
+    scale-out-curve-fabrics): efa (AWS Elastic Fabric Adapter, SRD), rdma (InfiniBand or RoCE through ConnectX-class
+    NICs), or other (TCP Ethernet, TPU data-centre network)."""
+    t = text.lower()
+    if "efa" in t or "elastic fabric adapter" in t:
+        return "efa"
+    if "no infiniband" in t or "no gpudirect rdma" in t:
+        return "other"
+    if any(w in t for w in ("infiniband", "roce", "connectx", "gpudirect rdma")):
+        return "rdma"
+    return "other"
+
+
 def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
     acc = mig.accelerator(hw.accelerator, "hardware.accelerator")  # a catalog id or ACCELERATOR/MIG-PROFILE
     system = catalog.system(hw.system) if hw.system else None
@@ -83,6 +105,9 @@ def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
     elif system is not None and system.nics is not None:
         so_bw = system.nics.count * system.nics.bw_one_way_bytes_per_s / (system.accelerators_per_node * system.nodes)
     domain = su.domain_size if su is not None else 1
+    fabric = _fabric_of(so_id) if so_id else None
+    if fabric is None and system is not None and system.nics is not None:
+        fabric = _fabric_of(system.nics.kind)
     return ClusterSpec(
         accelerator=acc,
         count=hw.count,
@@ -96,6 +121,9 @@ def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
         scale_out_id=so_id,
         fabric_oversubscription_ratio=hw.fabric_oversubscription or _default_oversubscription(),
         nodes_per_leaf=hw.nodes_per_leaf,
+        nvls=hw.nvls is not False and _nvls_supported(su.interconnect if su else None, domain),
+        ib_sharp=hw.ib_sharp,
+        scale_out_fabric=fabric,
     )
 
 

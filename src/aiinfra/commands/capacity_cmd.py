@@ -96,7 +96,7 @@ def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
     if r.disaggregated is not None:
         text += "\n\n" + _disaggregated_text(r)
     if r.fleet is not None:
-        text = _fleet_text(r.fleet, r.simulated) + "\n\n" + text.split("\n\n", 1)[1]
+        text = _fleet_text(r.fleet, r.simulated, acc) + "\n\n" + text.split("\n\n", 1)[1]
     elif r.simulated is not None and "disaggregated" in r.simulated:
         s = r.simulated
         text += (
@@ -165,10 +165,12 @@ def _disaggregated_text(r: Any) -> str:
     )
 
 
-def _fleet_text(fleet: Any, sim: dict[str, Any] | None) -> str:
-    """Request classes: the pools of the mixed fleet, each single type's bill, the saving, the simulated check."""
+def _fleet_text(fleet: Any, sim: dict[str, Any] | None, acc: dict[str, Any] | None = None) -> str:
+    """Request classes: the pools of the mixed fleet (its bill with its band), each single type's bill, the saving,
+    the simulated check."""
     m = fleet.mixed
-    lines = [f"mixed fleet: ${m.usd_per_hour:,.2f}/h — {fleet.verdict}"]
+    bill_band = band(acc, "fleet.mixed.usd_per_hour", lambda v: f"${v:,.2f}")
+    lines = [f"mixed fleet: ${m.usd_per_hour:,.2f}/h{bill_band} — {fleet.verdict}"]
     for p in m.pools:
         lines.append(
             f"  pool {p.accelerator}: {p.instances} × {p.offer_id} ({p.accelerators_per_instance} each, "

@@ -93,7 +93,7 @@ def _cost(args: argparse.Namespace) -> tuple[Any, str]:
                 )
             )
         lines += ["", key_values(bill, f"itemised bill, cheapest: {cheapest.price.id}")]
-    lines += ["", key_values(_energy_lines(en, r.pue, r.electricity_price, r.region), "energy and carbon")]
+    lines += ["", key_values(_energy_lines(en, r.pue, r.electricity_price, r.region, acc), "energy and carbon")]
     lines += [f"note: {n}" for n in r.notes]
     lines.append(accuracy_line(acc))
     stale = sum(1 for o in opts if o.price.stale)
@@ -113,7 +113,9 @@ def _unit_price(p: float | None) -> str:
     return "?" if p is None else f"${p:,.4g}"
 
 
-def _energy_lines(en: Any, pue_src: dict[str, Any], el_src: dict[str, Any], region: Any) -> list[tuple[str, str]]:
+def _energy_lines(
+    en: Any, pue_src: dict[str, Any], el_src: dict[str, Any], region: Any, acc: dict[str, Any] | None = None
+) -> list[tuple[str, str]]:
     def kw(w: float | None) -> str:
         return "unknown" if w is None else f"{w / 1e3:,.2f} kW"
 
@@ -122,7 +124,12 @@ def _energy_lines(en: Any, pue_src: dict[str, Any], el_src: dict[str, Any], regi
         ("host overhead", kw(en.host_overhead_power_w)),
         ("IT power", kw(en.it_power_w)),
         ("facility power", f"{kw(en.facility_power_w)} at PUE {en.pue_ratio:g} ({source_text(pue_src)})"),
-        ("energy", "unknown" if en.energy_kwh is None else f"{en.energy_kwh:,.0f} kWh"),
+        (
+            "energy",
+            "unknown"
+            if en.energy_kwh is None
+            else f"{en.energy_kwh:,.0f} kWh{band(acc, 'energy.energy_kwh', lambda v: f'{v:,.0f}')}",
+        ),
         (
             "electricity",
             "unknown (set cost.electricity_usd_per_kwh or cost.electricity_price)"
@@ -133,7 +140,8 @@ def _energy_lines(en: Any, pue_src: dict[str, Any], el_src: dict[str, Any], regi
             "CO2e",
             "per option above (set cost.carbon_region for one region)"
             if en.co2e_kg is None
-            else f"{en.co2e_kg / 1e3:,.2f} t at {en.g_co2e_per_kwh:g} g/kWh ({age_text(region)})",
+            else f"{en.co2e_kg / 1e3:,.2f} t{band(acc, 'energy.co2e_kg', lambda v: f'{v / 1e3:,.2f}')} at "
+            f"{en.g_co2e_per_kwh:g} g/kWh ({age_text(region)})",
         ),
     ]
 

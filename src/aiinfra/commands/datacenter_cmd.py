@@ -8,6 +8,7 @@ from typing import Any
 
 from aiinfra import app
 from aiinfra.commands import COMMAND_HELP, add_scenario_args
+from aiinfra.report.bands import accuracy_line, band
 from aiinfra.report.render import key_values
 from aiinfra.report.text import GB, age_text, source_text
 
@@ -29,6 +30,7 @@ def _datacenter(args: argparse.Namespace) -> tuple[Any, str]:
     tr_price, tr_price_src = r.transceiver_price_usd, r.transceiver_price_source
     net_cost, modules = r.network_cost_usd, r.transceiver_modules
     obj = r.to_dict()
+    acc = obj["accuracy"]
     fab_text = (
         f"{fab.tiers}-tier {fab.topology}, radix {radix}, {fab.rails} rail(s), {fab.oversubscription_ratio:g}:1 — "
         f"{fab.endpoints:,} endpoints, {fab.switches:,} switches ({fab.leaf_switches} leaf, "
@@ -89,12 +91,14 @@ def _datacenter(args: argparse.Namespace) -> tuple[Any, str]:
             kv.append(
                 (
                     "data feed",
-                    f"{storage.data_feed_bw_bytes_per_s / 1e6:,.2f} MB/s ({storage.tokens_per_s:,.0f} "
-                    f"tokens/s × {storage.bytes_per_token:g} B)",
+                    f"{storage.data_feed_bw_bytes_per_s / 1e6:,.2f} MB/s"
+                    f"{band(acc, 'storage.data_feed_bw_bytes_per_s', lambda v: f'{v / 1e6:,.2f}')} "
+                    f"({storage.tokens_per_s:,.0f} tokens/s × {storage.bytes_per_token:g} B)",
                 )
             )
     text = key_values(kv, f"datacenter for {c.count} × {c.accelerator.id}")
     text += "".join(f"\nnote: {n}" for n in r.notes)
+    text += "\n" + accuracy_line(acc)
     return obj, text
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from aiinfra import app
 from aiinfra.commands import COMMAND_HELP
+from aiinfra.report.bands import accuracy_line
 from aiinfra.report.render import table
 
 
@@ -35,6 +36,7 @@ def _pack(args: argparse.Namespace) -> tuple[Any, str]:
     ]
     text = "\n".join(lines) + table(["workload", "kind", "instance", "count", "sizing"], rows) + "\n"
     text += "\n" + "\n".join(f"{k}: {v}" for k, v in c["what_each_shares"].items()) + "\n"
+    text += accuracy_line(d["accuracy"]) + "\n"
     return d, text
 
 

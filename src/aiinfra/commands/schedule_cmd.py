@@ -9,6 +9,7 @@ from typing import Any
 from aiinfra import app
 from aiinfra.commands import COMMAND_HELP
 from aiinfra.report import plots
+from aiinfra.report.bands import accuracy_line
 from aiinfra.report.render import table
 
 
@@ -85,6 +86,7 @@ def _schedule(args: argparse.Namespace) -> tuple[Any, str]:
         )
         d["plots"] = paths
         text += "".join(f"plot: {p}\n" for p in paths)
+    text += accuracy_line(d["accuracy"]) + "\n"
     return d, text
 
 

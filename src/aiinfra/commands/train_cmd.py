@@ -9,7 +9,7 @@ from aiinfra import app
 from aiinfra.commands import COMMAND_HELP, add_scenario_args
 from aiinfra.report.bands import accuracy_line, band, seconds_band
 from aiinfra.report.render import fmt_num, key_values, table
-from aiinfra.report.text import GB, human_energy, human_seconds, plural
+from aiinfra.report.text import GB, J_PER_KWH, human_energy, human_seconds, plural
 
 _plan_text = app.plan_label
 
@@ -21,6 +21,9 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
     acc = obj["accuracy"]
     mb = best.memory_breakdown
     energy = "unknown" if best.energy_j is None else human_energy(best.energy_j)
+    if best.energy_j is not None:
+        div = J_PER_KWH if best.energy_j < 1000.0 * J_PER_KWH else 1000.0 * J_PER_KWH  # human_energy's unit
+        energy += band(acc, "energy_j", lambda v: f"{v / div:,.1f}")
     lines = [
         f"{sc.model.id} on {sc.cluster.count} × {sc.cluster.accelerator.id} ({plural(sc.cluster.nodes, 'node')})",
         "",
@@ -59,7 +62,7 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
                     "time to train",
                     human_seconds(best.time_to_train_s) + seconds_band(acc, "time_to_train_s", best.time_to_train_s),
                 ),
-                ("accelerator-hours", best.accelerator_hours),
+                ("accelerator-hours", f"{fmt_num(best.accelerator_hours)}{band(acc, 'accelerator_hours')}"),
                 (
                     "accelerators idle",
                     f"{r.idle} of {sc.cluster.count} (paid for {obj['idle_accelerator_hours']:,.0f} "

@@ -98,6 +98,7 @@ def setup_from_job(sc_model: Any, job: TrainingJob, flash_attention: bool = True
         tp_comm_overlap=job.tp_comm_overlap,
         ep_comm_overlap=job.ep_comm_overlap,
         fsdp_shard_ranks=job.fsdp_shard_ranks or 0,
+        moe_routing_skew_cv=job.moe_routing_skew_cv,
         reserve_bytes=reserve_bytes(),
         optimizer=job.optimizer,
     )

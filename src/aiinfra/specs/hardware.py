@@ -213,6 +213,13 @@ class ClusterSpec:
     nodes_per_leaf: int | None = None
     """Nodes under one leaf (per rail): groups within them do not cross the oversubscribed tier. None = any
     inter-node group crosses it."""
+    nvls: bool = False
+    """NVLink SHARP runs the all-reduces of groups with several ranks per node (supported and not disabled)."""
+    ib_sharp: bool = False
+    """InfiniBand SHARP (NCCL CollNet) runs scale-out all-reduces."""
+    scale_out_fabric: str | None = None
+    """efa | rdma | other: the fabric family a scale-out efficiency curve must have been measured on to serve this
+    cluster (collective_latency.yaml scale-out-curve-fabrics); None = unknown (no system with NICs, no scale_out)."""
 
     @property
     def nodes(self) -> int:

@@ -41,6 +41,12 @@ class HardwareInput:
     nodes_per_leaf: Annotated[int, InRange(1, MAX_COUNT)] | None = None
     """Nodes whose NICs meet at one leaf switch (per rail, rail-optimised): collectives among them never cross the
     oversubscribed tier; None = every inter-node collective crosses it."""
+    nvls: bool | None = None
+    """NVLink SHARP (in-switch reduction) for all-reduces: None = NCCL's default, on where the scale-up switch supports
+    it (catalog/data/collective_latency.yaml nccl-nvls); false = NCCL_NVLS_ENABLE=0."""
+    ib_sharp: bool = False
+    """InfiniBand SHARP (in-network reduction, NCCL CollNet) for scale-out all-reduces: off by default, as in NCCL
+    (NCCL_COLLNET_ENABLE=0); true where the fabric's switches and the NCCL SHARP plugin run it."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

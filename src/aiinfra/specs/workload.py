@@ -14,6 +14,7 @@ from aiinfra.specs.bounds import (
     BatchSeqs,
     Count,
     Fraction,
+    FractionOrZero,
     InRange,
     RatePerS,
     Ratio,
@@ -73,6 +74,10 @@ class TrainingJob:
     """Hybrid sharding (HSDP) for plans with zero3/fsdp sharding: shard over groups of this many data-parallel
     ranks (e.g. 8 = one node) and replicate across the groups (PyTorch FSDP HYBRID_SHARD); None = shard over the
     whole data-parallel group."""
+    moe_routing_skew_cv: FractionOrZero = 0.0
+    """MoE: relative spread (σ/μ) of the experts' expected loads under the learned router, beyond routing's own
+    sampling noise (from the run's router statistics); 0 = uniform routing (forced balance). The step waits for the
+    busiest expert-parallel rank (docs/training-network.md, "Expert load")."""
     attention_kernel: Literal["flash", "flash2", "triton"] = "flash"
     """Fused attention kernel: "flash" = the fastest FlashAttention measured for the accelerator (FA3 / cuDNN
     on Hopper: Megatron+TE cuDNN attention); "flash2" = FlashAttention-2 kernels (flash-attn 2, and PyTorch

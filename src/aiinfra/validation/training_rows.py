@@ -43,6 +43,11 @@ EP_OVERLAP = re.compile(r"1f1b overlap|ep a2a overlap|overlap-moe-expert-paralle
 #: the run used DeepSpeed: with ZeRO stage 0-2 its gradient reduction runs after the backward
 #: (TrainSetup.dp_grad_overlap)
 DEEPSPEED = re.compile(r"deepspeed", re.IGNORECASE)
+#: the notes state Megatron-Bridge's FP8 output projection (``FP8_OUTPUT_PROJ=True`` / ``fp8_output_proj``): the LM head
+#: runs in the run's low-precision format rather than 16-bit (TrainSetup.low_precision_output_layer)
+FP8_OUTPUT_PROJ = re.compile(r"fp8[-_]output[-_]proj\s*[=:]\s*(?:true|1)\b", re.IGNORECASE)
+#: the notes state the routed experts' tensor parallelism (Megatron ``expert_tensor_parallel_size``)
+EXPERT_TP = re.compile(r"expert_tensor_parallel_size[ =:]+(\d+)", re.IGNORECASE)
 #: the notes state hybrid sharding: ZeRO-3 / FSDP sharded over groups of N data-parallel ranks, replicated across them
 HSDP = re.compile(r"hsdp shard (\d+)", re.IGNORECASE)
 
@@ -116,6 +121,8 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         ep_comm_overlap=bool(EP_OVERLAP.search(notes)),
         dp_grad_overlap=not (sharding in ("none", "zero1", "zero2") and bool(DEEPSPEED.search(source + " " + notes))),
         fsdp_shard_ranks=int(hsdp.group(1)) if (hsdp := HSDP.search(notes)) else 0,
+        low_precision_output_layer=bool(FP8_OUTPUT_PROJ.search(notes)),
+        expert_tp=int(etp.group(1)) if (etp := EXPERT_TP.search(notes)) else 0,
     )
     plans = single_plan(
         model, setup, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, vp=vp, mb=mb, sharding=sharding, recompute=recompute
