@@ -389,6 +389,7 @@ def _loaded_replica(
     max_in_flight: int,
     budget: int,
     grid: bool,
+    request_overhead_s: float = 0.0,
 ) -> LoadedReplica:
     """The loaded-replica model of one deployment: ``steady`` and a decode-only iteration of the same pricing."""
     inp, out = wl.input_tokens, wl.output_tokens
@@ -409,6 +410,7 @@ def _loaded_replica(
         max_in_flight=max_in_flight,
         prefill_iterations=prefill_iterations,
         grid=grid,
+        request_overhead_s=request_overhead_s,
     )
 
 
@@ -523,6 +525,11 @@ def estimate_with_replica(
             f"KV capacity {cap.kv_capacity_tokens:,} tokens) — raise tp or lower the weight precision"
         )
     _, ttft_one = prefill_time_s(im, 1, inp, budget)
+    # behind an API server every request's first token also pays the serving path (HTTP, tokenisation, hand-off,
+    # streaming): the engine profile's measured cost, outside the engine's iterations
+    req_s = catalog.engine(engine).request_overhead_s if (usage or workload_usage(wl)) == "server" else 0.0
+    if req_s:
+        notes.append(f"TTFT includes {req_s * 1e3:.3g} ms of {engine}'s serving path per request (engines.yaml)")
     pre = im.breakdown(StepBatch.prefill(min(budget, inp)))
     spec = None
     tails: LoadPoint | None = None
@@ -534,7 +541,7 @@ def estimate_with_replica(
         tpot = cycle_s / tok_per_step
         total_s = t_prefill_all + max(out - 1, 0) * tpot
         out_tps_replica = batch * out / total_s
-        ttft = ttft_one if batch == 1 else ttft_mean
+        ttft = (ttft_one if batch == 1 else ttft_mean) + req_s
         dec = im.breakdown(step)
         load = f"a static batch of {batch}: every prompt prefilled, then the batch decodes together"
     else:
@@ -548,10 +555,10 @@ def estimate_with_replica(
                 step = steady_state_step(b, inp, out, tok, dp_ranks=dp_ranks)
                 cycle_s, tok = _decode_cycle_s(im, cluster, wl, step, b)
             first = ttft_one if b == 1 else loaded_ttft_s(im, b, inp, out, budget, cycle_s, ttft_one)
-            return cycle_s / tok, first, tok
+            return cycle_s / tok, first + req_s, tok
 
         top = _saturated_batch(max_seqs, engine_cap, budget, inp, out)
-        rep = _loaded_replica(im, cluster, wl, steady, top, budget, grid=grid)
+        rep = _loaded_replica(im, cluster, wl, steady, top, budget, grid=grid, request_overhead_s=req_s)
         tpot, ttft, tok_per_step = steady(batch)
         out_tps_replica = batch / tpot
         if wl.request_rate_per_s is not None and wl.batch != "max":

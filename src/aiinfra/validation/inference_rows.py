@@ -10,14 +10,20 @@ from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.model_figures import params_total
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.planning.engine_profile import SchedulerDefaults, Usage, trtllm_bench_limits
+from aiinfra.planning.engine_profile import SchedulerDefaults, Usage, scheduler_defaults, trtllm_bench_limits
 from aiinfra.planning.inference import cluster_for, estimate, kv_capacity
 from aiinfra.sim.metrics import SimSummary
 from aiinfra.specs.benchmark import BenchmarkSpec
 from aiinfra.specs.common import validate
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.workload import ServingWorkload
-from aiinfra.validation.benchmark_rows import benchmark_of, fill_lengths, latency_limit_flags, sim_settings
+from aiinfra.validation.benchmark_rows import (
+    benchmark_of,
+    fill_lengths,
+    latency_limit_flags,
+    length_dists,
+    sim_settings,
+)
 from aiinfra.validation.rows import RowError, expert_layout, integer, model_from_row, num, reasoned
 from aiinfra.validation.types import RowPrediction
 
@@ -130,7 +136,7 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         wl_data["batch"] = batch or 1
     elif mode == "concurrency":
         wl_data["concurrency"] = batch or 1
-    elif mode == "poisson":
+    elif mode in ("poisson", "burst"):
         wl_data["batch"] = "max"
     wl = validate(ServingWorkload, wl_data, where=f"row {row['id']}")
     est = estimate(
@@ -155,10 +161,10 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         rate = num(row, "request_rate_per_s")
         sim = sim_settings(row, engine, budget, sched, bench, rate_per_s=rate, flags=flags)
         return _simulated(row, model, n, tp, pp, wp, kvp, engine, inp, out, metric, flags, details, sim, bench)
+    if mode in ("burst", "batch"):
+        return _burst(row, model, n, tp, pp, wp, kvp, engine, inp, out, batch, metric, flags, details, bench)
     if mode == "concurrency" and metric in CLOSED_LOOP_METRICS:
-        return _closed_loop(
-            model, row["accelerator"].strip(), n, tp, pp, wp, kvp, engine, inp, out, batch or 1, metric, flags, details
-        )
+        return _closed_loop(row, model, n, tp, pp, wp, kvp, engine, inp, out, batch or 1, metric, flags, details, bench)
     if metric == "output_tokens_per_s":
         return RowPrediction(est.output_tokens_per_s, "; ".join(flags), details)
     if metric == "requests_per_s":
@@ -315,15 +321,84 @@ def _simulated(
     summ = _simulate(scenario)
     if bench is not None:
         flags.extend(latency_limit_flags(row, bench, summ.ttft_s.p99, summ.tpot_exclusive_s.p99))
-    values = {
-        "output_tokens_per_s": summ.output_tokens_per_s,
-        "requests_per_s": summ.requests_per_s,
-        "ttft_s": summ.ttft_s.mean,
-        "tpot_s": summ.tpot_exclusive_s.mean,
-    }
-    if metric not in values:
-        raise RowError(f"metric {metric!r} not modelled for poisson rows")
-    return RowPrediction(values[metric], "; ".join(flags), details)
+    return RowPrediction(_sim_value(row, summ, metric, engine, flags), "; ".join(flags), details)
+
+
+def _burst(
+    row: dict[str, str],
+    model: object,
+    n: int,
+    tp: int,
+    pp: int,
+    wp: str,
+    kvp: str,
+    engine: str,
+    inp: int,
+    out: int,
+    batch: int | None,
+    metric: str,
+    flags: list[str],
+    details: dict[str, object],
+    bench: BenchmarkSpec | None,
+) -> RowPrediction:
+    """N requests that all arrive at t = 0 and are drained by one replica, simulated (the same step-time model):
+    a ``burst`` (a serving benchmark's ``--request-rate inf`` without a concurrency cap, against the API server) or
+    a fixed ``batch`` (an offline throughput benchmark handing N prompts to the engine at once, the LLM class's
+    scheduler defaults). The makespan includes what a steady state leaves out: the prefill ramp of N prompts, the
+    KV cache filling (preemption, waves) and the drain on the longest requests. Throughput = tokens (requests) /
+    makespan; TPOT = the mean over requests of (finish - first token) / (output - 1), as the benchmarks report."""
+    if not batch:
+        raise RowError(f"mode {row['mode'].strip()} needs batch_or_concurrency (the requests sent at once)")
+    sim: dict[str, object] = {}
+    if row["mode"].strip() == "batch":
+        sd = scheduler_defaults(engine, cluster_for(row["accelerator"].strip(), n).accelerator, "offline")
+        sim["scheduler"] = {"max_num_batched_tokens": sd.max_num_batched_tokens, "max_num_seqs": sd.max_num_seqs}
+        flags.append(f"simulated: a batch of {batch} prompts handed over at once; scheduler: {sd.basis}")
+        flags.append("lengths fixed at the row's means (a fixed-length benchmark)")
+    else:
+        flags.append(f"simulated: a burst of {batch} requests arriving at t = 0 (the engine's server defaults)")
+        sim.update(length_dists(row, bench, flags))
+    scenario = _row_scenario(
+        model,
+        row["accelerator"].strip(),
+        n,
+        wp,
+        kvp,
+        engine,
+        inp,
+        out,
+        {"tp": tp, "pp": pp, "replicas": 1},
+        arrival={"kind": "concurrency"},
+        concurrency=batch,
+        num_requests=batch,
+        simulation=sim,
+    )
+    summ = _simulate(scenario)
+    details = {**details, "makespan_s": summ.duration_s, "preemptions": summ.preemptions}
+    return RowPrediction(_sim_value(row, summ, metric, engine, flags), "; ".join(flags), details)
+
+
+def _sim_value(row: dict[str, str], summ: SimSummary, metric: str, engine: str, flags: list[str]) -> float:
+    """The statistic of a simulated run that the row measured: the mean, or the median where the notes say
+    "statistic: median" (TTFT p50; a median inter-token latency is the p50 of the token gaps). TTFT adds the
+    engine's serving-path cost per request (API server, tokenisation, first-token streaming;
+    ``EngineProfile.request_overhead_s``), which the engine-side simulation leaves out."""
+    median = "statistic: median" in (row.get("notes") or "")
+    if metric == "ttft_s":
+        overhead = catalog.engine(engine).request_overhead_s
+        if overhead:
+            flags.append(f"TTFT + {overhead * 1e3:.3g} ms serving-path cost per request ({engine} profile)")
+        return (summ.ttft_s.p50 if median else summ.ttft_s.mean) + overhead
+    if metric == "tpot_s":
+        if median:
+            flags.append("median inter-token latency: p50 of the simulated token gaps")
+            return summ.itl_s.p50
+        return summ.tpot_exclusive_s.mean
+    if metric == "output_tokens_per_s":
+        return summ.output_tokens_per_s
+    if metric == "requests_per_s":
+        return summ.requests_per_s
+    raise RowError(f"metric {metric!r} not modelled for simulated rows")
 
 
 def _row_scenario(
@@ -366,8 +441,8 @@ holds queues (TTFT)."""
 
 
 def _closed_loop(
+    row: dict[str, str],
     model: object,
-    accelerator: str,
     n: int,
     tp: int,
     pp: int,
@@ -380,23 +455,21 @@ def _closed_loop(
     metric: str,
     flags: list[str],
     details: dict[str, object],
+    bench: BenchmarkSpec | None,
 ) -> RowPrediction:
     """A closed loop of ``clients`` clients, each sending its next request when its answer ends (the benchmark
     clients' concurrency mode, all started at once as the benchmark tools launch them), simulated with the same
     step-time model and the engine's server defaults: the mean TTFT, exclusive TPOT and output tokens/s of the steady
     state after the first ``clients`` requests (aiinfra.sim.search.closed_loop_run)."""
-    scenario = _row_scenario(model, accelerator, n, wp, kvp, engine, inp, out, {"tp": tp, "pp": pp, "replicas": 1})
+    sim = length_dists(row, bench, flags)
+    plan = {"tp": tp, "pp": pp, "replicas": 1}
+    scenario = _row_scenario(model, row["accelerator"].strip(), n, wp, kvp, engine, inp, out, plan, simulation=sim)
     summ = _closed_loop_summary(scenario, clients)
     flags.append(
         f"simulated: closed loop of {clients} clients started together ({summ.completed} steady-state "
         "requests, the first one of each client left out), the engine's server defaults"
     )
-    values = {
-        "output_tokens_per_s": summ.output_tokens_per_s,
-        "ttft_s": summ.ttft_s.mean,
-        "tpot_s": summ.tpot_exclusive_s.mean,
-    }
-    return RowPrediction(values[metric], "; ".join(flags), details)
+    return RowPrediction(_sim_value(row, summ, metric, engine, flags), "; ".join(flags), details)
 
 
 def _closed_loop_summary(scenario_json: str, clients: int) -> SimSummary:
