@@ -8,13 +8,12 @@ per-sample statistics (with sources), and they stand in for the blank cells. A r
 from __future__ import annotations
 
 import math
-import re
 
 from aiinfra import catalog
 from aiinfra.specs.benchmark import BenchmarkSpec, TokenStats
-from aiinfra.validation.rows import RowError
+from aiinfra.validation.rows import RowError, integer
 
-#: simulated requests of a Poisson row whose notes state no count and whose benchmark has no minimum run
+#: simulated requests of a Poisson row that states no count (num_requests) and whose benchmark has no minimum run
 DEFAULT_SIM_REQUESTS = 300
 
 
@@ -100,9 +99,9 @@ def sim_settings(
 ) -> dict[str, object]:
     """The ``inference.simulation`` block (plus ``num_requests``) for a Poisson row.
 
-    * scheduler: the settings the notes state; the rest, for vLLM, the simulator's own V1 defaults for the
+    * scheduler: the settings the row states; the rest, for vLLM, the simulator's own V1 defaults for the
       device; for another engine, its defaults (catalog/data/engines.yaml) and the analytic path's budget;
-    * requests: the count the notes state; else, for a benchmark with a minimum run length (MLPerf LoadGen
+    * requests: the count the row states (num_requests); else, for a benchmark with a minimum run length (MLPerf LoadGen
       600 s), rate × that duration, so the run reaches the steady state the measured run reports; else 300;
     * lengths: the benchmark's distributions where published (lognormal moment fit), else fixed at the means.
     """
@@ -116,9 +115,9 @@ def sim_settings(
             f"; {engine} scheduler limits {sched['max_num_seqs']} seqs / "
             f"{sched['max_num_batched_tokens']} tokens per iteration"
         )
-    m = re.search(r"(\d[\d,]*) requests", row.get("notes") or "")
-    if m:
-        n_req = int(m.group(1).replace(",", ""))
+    stated_requests = integer(row, "num_requests")
+    if stated_requests:
+        n_req = stated_requests
         why = "as the notes state"
     elif bench is not None and bench.min_duration_s and rate_per_s:
         n_req = math.ceil(rate_per_s * bench.min_duration_s)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
@@ -17,6 +16,7 @@ from aiinfra.specs.benchmark import BenchmarkSpec
 from aiinfra.specs.common import validate
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.workload import ServingWorkload
+from aiinfra.validation import switches
 from aiinfra.validation.benchmark_rows import benchmark_of, fill_lengths, latency_limit_flags, sim_settings
 from aiinfra.validation.rows import RowError, expert_layout, integer, model_from_row, num, reasoned
 from aiinfra.validation.types import RowPrediction
@@ -25,13 +25,7 @@ from aiinfra.validation.types import RowPrediction
 SLOPE_CONTEXT_TOKENS = 65536
 
 
-def _stated(notes: str, name: str) -> int | None:
-    """A scheduler setting the row's notes state, e.g. 'max_num_seqs 128' (None when not stated)."""
-    m = re.search(rf"\b{name}\D{{0,3}}(\d[\d,]*)", notes)
-    return int(m.group(1).replace(",", "")) if m else None
-
-
-@reasoned
+@reasoned("inference")
 def predict_row(row: dict[str, str]) -> RowPrediction:
     model, flags = model_from_row(row)
     n = integer(row, "num_accelerators") or 0
@@ -46,7 +40,7 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     wp = (row.get("weight_precision") or "bf16").strip()
     kvp = (row.get("kv_precision") or "").strip()
     engine = (row.get("engine") or "vllm").strip()
-    if not kvp and "modelopt" in (row.get("notes") or "").lower() and wp in ("fp8", "fp4"):
+    if not kvp and switches.text(row, "quantizer").lower() == "modelopt" and wp in ("fp8", "fp4"):
         # ModelOpt FP8/NVFP4 exports write kv_cache_quant_algo: FP8 into hf_quant_config.json (ModelOpt
         # convert_hf_quant_config_format docstring example), and the engines' KV dtype "auto" follows it
         kvp = "fp8"
@@ -65,14 +59,13 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     mode = row["mode"].strip()
     inp = integer(row, "input_tokens")
     out = integer(row, "output_tokens")
-    if "sliding" in (row.get("notes") or "").lower() and not metric.startswith("itl_slope"):
+    sliding = switches.text(row, "sliding_window")
+    if sliding and not metric.startswith("itl_slope"):
         flags.append("sliding-window layers modelled as full attention")
-    notes = row.get("notes") or ""
     ep, attention_dp = expert_layout(row, tp, model.is_moe)
     if attention_dp:
         flags.append(f"attention data-parallel over {tp} ranks, experts split ep = {ep} ways (as the notes state)")
-    m_frac = re.search(r"kv_cache_free_gpu_mem_fraction\D{0,3}(0\.\d+)", notes)
-    free_frac = float(m_frac.group(1)) if m_frac else None
+    free_frac = num(row, "kv_cache_free_gpu_mem_fraction")
     cluster = cluster_for(row["accelerator"].strip(), n)
     im = InferenceModel(
         model=model,
@@ -91,12 +84,12 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         t0 = im.iteration_time_s(StepBatch.decode(1, 0))
         t1 = im.iteration_time_s(StepBatch.decode(1, SLOPE_CONTEXT_TOKENS))
         full_frac = 1.0
-        if re.search(r"alternating sliding.window", notes):
+        if sliding == "alternating":
             full_frac = 0.5  # half the layers keep a fixed window: their KV reads do not grow with context
             flags.append("alternating sliding-window layers: only the full-attention half grows with context")
         return RowPrediction(full_frac * (t1 - t0) / SLOPE_CONTEXT_TOKENS, "; ".join(flags))
     if metric == "kv_capacity_tokens":
-        return _kv_capacity(im, engine, notes, free_frac, flags)
+        return _kv_capacity(im, engine, row, free_frac, flags)
     bench = benchmark_of(row)
     if inp is None or out is None:
         inp, out = fill_lengths(row, bench, inp, out, flags)
@@ -110,9 +103,9 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         "output_tokens": max(out, 1),
         "plan": {"tp": tp, "pp": pp},
     }
-    # scheduler settings the notes state (a run's own configuration); else the engine's defaults for the
+    # scheduler settings the row states (a run's own configuration); else the engine's defaults for the
     # device and the usage context: offline/batch rows are LLM-class benchmarks, the others API-server runs
-    stated_budget, stated_seqs = _stated(notes, "max_num_batched_tokens"), _stated(notes, "max_num_seqs")
+    stated_budget, stated_seqs = integer(row, "max_num_batched_tokens"), integer(row, "max_num_seqs")
     for name, val in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)):
         if val is not None:
             flags.append(f"{name} {val} as the notes state")
@@ -236,10 +229,10 @@ def _best_tp(row: dict[str, str], n: int) -> RowPrediction:
 
 
 def _kv_capacity(
-    im: InferenceModel, engine: str, notes: str, free_frac: float | None, flags: list[str]
+    im: InferenceModel, engine: str, row: dict[str, str], free_frac: float | None, flags: list[str]
 ) -> RowPrediction:
     """KV token slots the engine allocates (``inference.kv_capacity``), with the gpu_memory_utilization,
-    max_num_batched_tokens (the profiling pass's token count) and block size the notes state, else the
+    max_num_batched_tokens (the profiling pass's token count) and block size the row's columns state, else the
     engine defaults of catalog/data/engines.yaml (flagged)."""
     eng = catalog.engine(engine)
     settings: dict[str, float] = {}
@@ -248,9 +241,9 @@ def _kv_capacity(
         ("max_num_batched_tokens", eng.max_num_batched_tokens),
         ("block_size", eng.block_size_tokens),
     ):
-        m = re.search(rf"{key}\D{{0,4}}(\d+(?:\.\d+)?)", notes)
-        if m:
-            settings[key] = float(m.group(1))
+        stated = num(row, key)
+        if stated is not None:
+            settings[key] = stated
         elif default is not None:
             settings[key] = float(default)
             flags.append(f"{key} not in notes: engine default {default}")
