@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -10,8 +12,9 @@ from typing import Any
 
 import yaml
 
+from aiinfra.catalog.parse import cached, code_identity
 from aiinfra.catalog.resolve import resolve
-from aiinfra.specs.scenario import Scenario, apply_set, parse_scenario, read_yaml
+from aiinfra.specs.scenario import Scenario, ScenarioInput, apply_set, parse_scenario, read_yaml
 
 ScenarioLike = str | Path | Mapping[str, Any] | Scenario
 """A scenario file path, a mapping in the file format (examples/scenario-reference.yaml), or a Scenario."""
@@ -48,4 +51,17 @@ def load_scenario(source: ScenarioLike, set: Mapping[str, Any] | Iterable[str] |
         data, path = read_yaml(source), str(source)
     for assignment in sets:
         apply_set(data, assignment)
-    return replace(resolve(parse_scenario(copy.deepcopy(data)), path), mapping=data)
+    return replace(resolve(_parsed(data, path), path), mapping=data)
+
+
+def _parsed(data: dict[str, Any], path: str) -> ScenarioInput:
+    """``parse_scenario`` of a copy of ``data``. A scenario file's validated input goes through the catalog's
+    on-disk cache (one entry per file path, keyed by the content after overrides and by the validating code,
+    :func:`aiinfra.catalog.parse.code_identity`): the same file read again builds no pydantic validator (start-up
+    time). Invalid input is never cached, so it fails with the same error every time; mappings (the API, sweeps)
+    are validated afresh."""
+    if not path:
+        return parse_scenario(copy.deepcopy(data))
+    text = json.dumps(data, sort_keys=True, default=repr)
+    identity = f"{code_identity()}|{hashlib.blake2b(text.encode(), digest_size=16).hexdigest()}"
+    return cached(f"scenario|{Path(path).resolve()}", identity, lambda: parse_scenario(copy.deepcopy(data)))

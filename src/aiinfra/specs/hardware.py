@@ -6,13 +6,16 @@ All quantities SI. Link bandwidths are ONE-WAY (per direction) per accelerator o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Annotated
 
-import pydantic
+import annotated_types
 
 from aiinfra.errors import InfeasibleError
 from aiinfra.specs.common import STRICT, Source
 
-Frac = pydantic.confloat(gt=0.0, le=1.0)
+#: a fraction in (0, 1]: what ``pydantic.confloat(gt=0.0, le=1.0)`` builds, written without importing
+#: ``pydantic.types`` (and its JSON-schema machinery) when the specs are imported (start-up time)
+Frac = Annotated[float, annotated_types.Interval(gt=0.0, le=1.0)]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -110,7 +113,7 @@ class AcceleratorSpec:
     block_scaled_formats: tuple[str, ...] = ()
     """Block-scaled (microscaling) training formats the accelerator's tensor cores run natively (mxfp8, nvfp4).
     Empty = none known: such a precision is refused rather than silently run at the plain fp8/fp4 peak."""
-    power_limited_matmul_frac: Frac | None = None  # type: ignore[valid-type]
+    power_limited_matmul_frac: Frac | None = None
     """Power-capped parts only: measured dense GEMM throughput of this part at its default power limit divided
     by the planner's GEMM efficiency curve (700 W-class measurements) at the same sizes. The clock that a lower
     power limit sustains slows every tensor-core kernel (GEMM, fused attention) by this factor; memory-bound
