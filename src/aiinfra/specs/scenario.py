@@ -15,7 +15,6 @@ from aiinfra.specs.files import read_text
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.workload import ServingWorkload, TrainingJob
-from aiinfra.specs.yaml_safe import load_yaml
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -114,10 +113,14 @@ def apply_set(data: dict[str, Any], assignment: str) -> None:
         if not isinstance(nxt, dict):
             raise SpecError(f"--set {key}", raw, f"'{p}' is not a mapping", "set a leaf key")
         node = nxt
+    from aiinfra.specs.yaml_safe import load_yaml  # PyYAML only when a value is parsed (start-up time)
+
     node[parts[-1]] = load_yaml(raw, f"--set {key}", raw) if raw.strip() else None
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
+    from aiinfra.specs.yaml_safe import load_yaml  # PyYAML only when a file is read (start-up time)
+
     data = load_yaml(read_text(path, "scenario", "a scenario YAML file"), "scenario", str(path))
     if not isinstance(data, dict):
         raise SpecError("scenario", str(path), "top level must be a mapping", "see examples/*.yaml")
