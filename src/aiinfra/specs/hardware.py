@@ -12,6 +12,8 @@ import annotated_types
 
 from aiinfra.errors import InfeasibleError
 from aiinfra.specs.common import STRICT, Source
+from aiinfra.specs.precision import BLOCK_SCALED_BASE as BLOCK_SCALED_BASE  # re-exported (specs.precision)
+from aiinfra.specs.precision import PRECISIONS
 
 #: a fraction in (0, 1]: what ``pydantic.confloat(gt=0.0, le=1.0)`` builds, written without importing
 #: ``pydantic.types`` (and its JSON-schema machinery) when the specs are imported (start-up time)
@@ -60,9 +62,6 @@ class MigSupport:
     profiles: tuple[str, ...]
     """GPU-instance profile names (e.g. 1g.10gb)."""
 
-
-#: block-scaled training formats and the plain dtype whose dense peak they run at
-BLOCK_SCALED_BASE = {"mxfp8": "fp8", "nvfp4": "fp4"}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -130,8 +129,9 @@ class AcceleratorSpec:
     def peak_flop_per_s(self, dtype: str) -> float:
         """Dense peak for ``dtype``; a block-scaled format (mxfp8, nvfp4) runs at the fp8/fp4 peak only where the
         accelerator supports it (``block_scaled_formats``)."""
-        key = BLOCK_SCALED_BASE.get(dtype, dtype)
-        if dtype in BLOCK_SCALED_BASE and dtype not in self.block_scaled_formats:
+        fmt = PRECISIONS.get(dtype)
+        key = fmt.peak_format if fmt is not None else dtype
+        if fmt is not None and fmt.block_scaled and dtype not in self.block_scaled_formats:
             raise InfeasibleError(
                 f"{self.id} has no {dtype} (block-scaled tensor-core) support in the catalog"
                 f"{'; supported: ' + ', '.join(self.block_scaled_formats) if self.block_scaled_formats else ''}"

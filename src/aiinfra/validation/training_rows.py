@@ -9,14 +9,15 @@ from aiinfra.analytic.training_step import step_time
 from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.planning.training import reserve_bytes
 from aiinfra.search.plans import single_plan
-from aiinfra.specs.hardware import BLOCK_SCALED_BASE
+from aiinfra.specs.precision import PRECISIONS
 from aiinfra.specs.scenario import HardwareInput
 from aiinfra.validation import switches
 from aiinfra.validation.rows import RowError, integer, model_from_row, reasoned
 from aiinfra.validation.switches import DEEPSPEED, SDPA_ATTN
 from aiinfra.validation.types import RowPrediction
 
-PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "mxfp8": "fp8", "nvfp4": "fp4"}
+#: the precisions a training row may name, each mapped to the format its matmuls run at (specs.precision)
+PRECISION = {p: PRECISIONS[p].peak_format for p in ("bf16", "fp16", "fp8", "mxfp8", "nvfp4")}
 #: sources whose software predates FlashAttention (Dao et al., 2022-05): attention scores materialised
 PRE_FLASH_SOURCES = ("Narayanan et al. 2021", "Korthikanti")
 #: the fused-attention kernel a row ran (its ``attention_kernel`` column; blank: by the source below, else "flash"):
@@ -56,7 +57,7 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     precision = PRECISION.get(raw_precision)
     if precision is None:
         raise RowError(f"precision {row.get('precision')!r} not modelled")
-    if raw_precision in BLOCK_SCALED_BASE:
+    if PRECISIONS[raw_precision].block_scaled:
         cluster.accelerator.peak_flop_per_s(raw_precision)  # refuses mxfp8/nvfp4 where the hardware lacks it
     seq = integer(row, "seq_len")
     gbs = integer(row, "global_batch_seqs")
