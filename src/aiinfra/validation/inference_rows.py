@@ -27,6 +27,10 @@ SLOPE_CONTEXT_TOKENS = 65536
 
 @reasoned("inference")
 def predict_row(row: dict[str, str]) -> RowPrediction:
+    """The row's metric from its columns: layout, formats and engine, then by metric an ITL fit, the KV capacity,
+    a simulation (Poisson and closed-loop rows) or the analytic estimate. Long (about 100 lines) because it reads
+    the row's columns once each, in the order its assumption flags are reported (the flags' order is the reason
+    text `validate` prints); its parts that stand alone are the helpers below."""
     model, flags = model_from_row(row)
     n = integer(row, "num_accelerators") or 0
     if not n:
@@ -38,23 +42,8 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         return _best_tp(row, n)
     pp = integer(row, "pp", 1) or 1
     wp = (row.get("weight_precision") or "bf16").strip()
-    kvp = (row.get("kv_precision") or "").strip()
-    engine = (row.get("engine") or "vllm").strip()
-    if not kvp and switches.text(row, "quantizer").lower() == "modelopt" and wp in ("fp8", "fp4"):
-        # ModelOpt FP8/NVFP4 exports write kv_cache_quant_algo: FP8 into hf_quant_config.json (ModelOpt
-        # convert_hf_quant_config_format docstring example), and the engines' KV dtype "auto" follows it
-        kvp = "fp8"
-        flags.append("kv_precision blank: fp8, the KV format a ModelOpt checkpoint declares (dtype auto follows it)")
-    if not kvp:
-        kvp = "bf16"  # the engines' default KV dtype when none is requested
-        flags.append(f"kv_precision blank: assumed {kvp}")
-    if kvp == "fp4":
-        raise RowError("fp4 KV cache not modelled")
-    if engine not in catalog.active().engine_names():
-        # no profile of its own (SGLang, vendor engines): a paged-KV continuous-batching engine with vLLM's
-        # published scheduler and allocator defaults stands in, and the row says so (lower confidence)
-        flags.append(f"engine {engine!r} has no profile in catalog/data/engines.yaml: vLLM's defaults assumed")
-        engine = "vllm"
+    kvp = _kv_precision(row, wp, flags)
+    engine = _engine(row, flags)
     metric = row["metric"].strip()
     mode = row["mode"].strip()
     inp = integer(row, "input_tokens")
@@ -78,16 +67,8 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         attention_dp=attention_dp,
         engine=engine,
     )
-    if metric == "itl_intercept_s":
-        return RowPrediction(im.iteration_time_s(StepBatch.decode(1, 0)), "; ".join(flags))
-    if metric == "itl_slope_s_per_context_token":
-        t0 = im.iteration_time_s(StepBatch.decode(1, 0))
-        t1 = im.iteration_time_s(StepBatch.decode(1, SLOPE_CONTEXT_TOKENS))
-        full_frac = 1.0
-        if sliding == "alternating":
-            full_frac = 0.5  # half the layers keep a fixed window: their KV reads do not grow with context
-            flags.append("alternating sliding-window layers: only the full-attention half grows with context")
-        return RowPrediction(full_frac * (t1 - t0) / SLOPE_CONTEXT_TOKENS, "; ".join(flags))
+    if metric in ("itl_intercept_s", "itl_slope_s_per_context_token"):
+        return _itl(im, metric, sliding, flags)
     if metric == "kv_capacity_tokens":
         return _kv_capacity(im, engine, row, free_frac, flags)
     bench = benchmark_of(row)
@@ -110,13 +91,9 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         if val is not None:
             flags.append(f"{name} {val} as the notes state")
     usage: Usage = "offline" if mode in ("offline", "batch") else "server"
-    # TensorRT-LLM schedules whole prompts (no chunked context by default): the budget admits one prompt
-    chunked = catalog.engine(engine).chunked_prefill
-    budget = stated_budget if chunked else max(inp * (batch or 1) if mode == "batch" else inp, 8192)
-    tuned = _trtllm_bench(row, model, im, engine, mode, inp, out, free_frac, attention_dp)
-    if tuned is not None and stated_budget is None and stated_seqs is None:
-        budget, stated_seqs = tuned.max_num_batched_tokens, tuned.max_num_seqs
-        flags.append(tuned.basis)
+    budget, stated_seqs = _budget(
+        row, model, im, engine, mode, (inp, out, batch), free_frac, (stated_budget, stated_seqs), flags
+    )
     if mode == "offline":
         wl_data["batch"] = "max"
     elif mode == "batch":
@@ -161,6 +138,73 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     if metric == "tpot_s":
         return RowPrediction(est.tpot_s, "; ".join(flags), details)
     raise RowError(f"metric {metric!r} in mode {mode!r} not modelled")
+
+
+def _kv_precision(row: dict[str, str], wp: str, flags: list[str]) -> str:
+    """The KV-cache format of a row's run: as stated; blank with a ModelOpt FP8/NVFP4 checkpoint, fp8 (ModelOpt
+    exports write kv_cache_quant_algo: FP8 into hf_quant_config.json, ModelOpt convert_hf_quant_config_format
+    docstring example, and the engines' KV dtype "auto" follows it); else bf16, the engines' default."""
+    kvp = (row.get("kv_precision") or "").strip()
+    if not kvp and switches.text(row, "quantizer").lower() == "modelopt" and wp in ("fp8", "fp4"):
+        kvp = "fp8"
+        flags.append("kv_precision blank: fp8, the KV format a ModelOpt checkpoint declares (dtype auto follows it)")
+    if not kvp:
+        kvp = "bf16"
+        flags.append(f"kv_precision blank: assumed {kvp}")
+    if kvp == "fp4":
+        raise RowError("fp4 KV cache not modelled")
+    return kvp
+
+
+def _engine(row: dict[str, str], flags: list[str]) -> str:
+    """The row's engine; one with no profile of its own (SGLang, vendor engines) runs as a paged-KV
+    continuous-batching engine with vLLM's published scheduler and allocator defaults, and the row says so."""
+    engine = (row.get("engine") or "vllm").strip()
+    if engine not in catalog.active().engine_names():
+        flags.append(f"engine {engine!r} has no profile in catalog/data/engines.yaml: vLLM's defaults assumed")
+        engine = "vllm"
+    return engine
+
+
+def _itl(im: InferenceModel, metric: str, sliding: str, flags: list[str]) -> RowPrediction:
+    """A batch-1 inter-token-latency fit: its intercept (the empty-context decode step), or its slope per context
+    token (between 0 and SLOPE_CONTEXT_TOKENS); alternating sliding-window layers keep a fixed window, so only the
+    full-attention half of the layers grows with context."""
+    t0 = im.iteration_time_s(StepBatch.decode(1, 0))
+    if metric == "itl_intercept_s":
+        return RowPrediction(t0, "; ".join(flags))
+    t1 = im.iteration_time_s(StepBatch.decode(1, SLOPE_CONTEXT_TOKENS))
+    full_frac = 1.0
+    if sliding == "alternating":
+        full_frac = 0.5
+        flags.append("alternating sliding-window layers: only the full-attention half grows with context")
+    return RowPrediction(full_frac * (t1 - t0) / SLOPE_CONTEXT_TOKENS, "; ".join(flags))
+
+
+def _budget(
+    row: dict[str, str],
+    model: ModelArch,
+    im: InferenceModel,
+    engine: str,
+    mode: str,
+    lengths: tuple[int, int, int | None],
+    free_frac: float | None,
+    stated: tuple[int | None, int | None],
+    flags: list[str],
+) -> tuple[int | None, int | None]:
+    """(prefill token budget, max_num_seqs) of the run: as stated; an engine without chunked prefill (TensorRT-LLM
+    schedules whole prompts by default) admits at least one prompt; an offline trtllm-bench row that states
+    neither gets the limits trtllm-bench derives (:func:`_trtllm_bench`). ``lengths``: (input, output, batch);
+    ``stated``: the row's (max_num_batched_tokens, max_num_seqs)."""
+    inp, out, batch = lengths
+    stated_budget, stated_seqs = stated
+    chunked = catalog.engine(engine).chunked_prefill
+    budget = stated_budget if chunked else max(inp * (batch or 1) if mode == "batch" else inp, 8192)
+    tuned = _trtllm_bench(row, model, im, engine, mode, inp, out, free_frac, im.attention_dp)
+    if tuned is not None and stated_budget is None and stated_seqs is None:
+        budget, stated_seqs = tuned.max_num_batched_tokens, tuned.max_num_seqs
+        flags.append(tuned.basis)
+    return budget, stated_seqs
 
 
 def _trtllm_bench(

@@ -47,6 +47,9 @@ def attention_kernel_for(source: str, stated: str) -> str:
 
 @reasoned("training")
 def predict_row(row: dict[str, str]) -> RowPrediction:
+    """The row's metric from its columns: cluster, precision, layout and run settings, then the step-time model. Long
+    (about 80 lines) because it reads the row's columns once each, in the order its assumption flags are reported
+    (the flags' order is the reason text `validate` prints)."""
     model, flags = model_from_row(row)
     n = integer(row, "num_accelerators")
     if not n:
