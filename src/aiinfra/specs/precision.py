@@ -12,7 +12,7 @@ class Precision:
     """One numeric format."""
 
     name: str
-    bytes_per_element: float
+    element_bytes: float
     """Storage bytes per element (block scales of the microscaling formats not counted)."""
     peak_format: str
     """The format whose dense tensor-core peak (``AcceleratorSpec.dense_flop_per_s`` key) its matmuls run at."""
@@ -40,7 +40,7 @@ PRECISIONS: dict[str, Precision] = {
 }
 
 #: storage bytes per element of each format
-DTYPE_BYTES: dict[str, float] = {name: p.bytes_per_element for name, p in PRECISIONS.items()}
+DTYPE_BYTES: dict[str, float] = {name: p.element_bytes for name, p in PRECISIONS.items()}
 
 #: block-scaled training formats and the plain format whose dense peak they run at
 BLOCK_SCALED_BASE: dict[str, str] = {name: p.peak_format for name, p in PRECISIONS.items() if p.block_scaled}
