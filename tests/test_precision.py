@@ -12,7 +12,8 @@ def test_storage_bytes_are_the_formats_bit_widths() -> None:
     # int4 / fp4 (E2M1) 4 bits; MX and NVFP4 elements are their fp8 / fp4 elements (block scales not counted)
     bits = {"fp64": 64, "fp32": 32, "tf32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "mxfp8": 8, "int8": 8, "int4": 4}
     bits |= {"fp4": 4, "nvfp4": 4}
-    assert DTYPE_BYTES == {k: v / 8 for k, v in bits.items()}
+    expected = {k: v / 8 for k, v in bits.items()}
+    assert expected == DTYPE_BYTES
 
 
 def test_block_scaled_formats_run_at_their_plain_formats_peak() -> None:
