@@ -68,9 +68,12 @@ def test_conversion_moves_values_out_of_the_notes_and_is_idempotent() -> None:
     assert new_rows[0]["notes"] == "TP1, max_num_seqs (column)."
     assert convert(new_header, new_rows) == once
     # the reduced note states nothing any more, even where a number follows the name
-    assert from_notes(reduced_notes("interleave_moe_layer_step 2 -> 24 MoE layers", "inference"), "inference")[
-        "moe_layer_step"
-    ] == ""
+    assert (
+        from_notes(reduced_notes("interleave_moe_layer_step 2 -> 24 MoE layers", "inference"), "inference")[
+            "moe_layer_step"
+        ]
+        == ""
+    )
 
 
 def test_other_files_are_left_alone() -> None:

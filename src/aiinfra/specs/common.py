@@ -16,6 +16,7 @@ KEBAB_ID = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$")
 
 DType = Literal["fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"]
 
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Source:
     """Where a fact was read."""

@@ -63,7 +63,6 @@ class MigSupport:
     """GPU-instance profile names (e.g. 1g.10gb)."""
 
 
-
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AcceleratorSpec:
     """One accelerator model as its vendor publishes it (dense peaks only in ``dense_flop_per_s``)."""
