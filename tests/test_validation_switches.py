@@ -94,3 +94,28 @@ def test_predictors_do_not_read_the_notes() -> None:
     for module in ("rows.py", "training_rows.py", "inference_rows.py", "benchmark_rows.py"):
         text = (DATA.parent / module).read_text(encoding="utf-8")
         assert 'get("notes")' not in text and '["notes"]' not in text, module
+
+
+def test_the_conversion_script_keeps_comments_and_line_endings(tmp_path: Path) -> None:
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[1] / "bench" / "validation_notes_to_columns.py"
+    spec = importlib.util.spec_from_file_location("validation_notes_to_columns", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    legacy = (
+        "# a comment line\r\n"
+        "id,seq_len,global_batch_seqs,metric,value,notes\r\n"
+        "r1,2048,64,step_time_s,1.0,FSDP. --tp-comm-overlap; hsdp shard 8\r\n"
+    )
+    path = tmp_path / "new_rows.csv"
+    path.write_bytes(legacy.encode())
+    assert module.main([str(path)]) == 0
+    text = path.read_bytes().decode()
+    assert text.startswith("# a comment line\r\n") and text.count("\r\n") == 3
+    header, rows = _read(path)
+    assert header[-1] == "notes" and set(columns_for("training")) <= set(header)
+    assert (rows[0]["tp_comm_overlap"], rows[0]["fsdp_shard_ranks"]) == ("yes", "8")
+    assert rows[0]["notes"] == "FSDP. --tp-comm-overlap; hsdp shard (column)"
+    assert module.main(["--check", str(path)]) == 0  # idempotent: nothing would change
