@@ -417,15 +417,14 @@ def _burst(
 
 def _sim_value(row: dict[str, str], summ: SimSummary, metric: str, engine: str, flags: list[str]) -> float:
     """The statistic of a simulated run that the row measured: the mean, or the median where the row's ``statistic``
-    column says "median" (TTFT p50; a median inter-token latency is the p50 of the token gaps). TTFT adds the
-    engine's serving-path cost per request (API server, tokenisation, first-token streaming;
-    ``EngineProfile.request_overhead_s``), which the engine-side simulation leaves out."""
+    column says "median" (TTFT p50; a median inter-token latency is the p50 of the token gaps). The simulated TTFT
+    includes the engine's serving-path cost per request (``EngineProfile.request_overhead_s``, sim/metrics.py)."""
     median = switches.text(row, "statistic") == "median"
     if metric == "ttft_s":
         overhead = catalog.engine(engine).request_overhead_s
         if overhead:
             flags.append(f"TTFT + {overhead * 1e3:.3g} ms serving-path cost per request ({engine} profile)")
-        return (summ.ttft_s.p50 if median else summ.ttft_s.mean) + overhead
+        return summ.ttft_s.p50 if median else summ.ttft_s.mean
     if metric == "tpot_s":
         if median:
             flags.append("median inter-token latency: p50 of the simulated token gaps")
