@@ -16,7 +16,7 @@ from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.search.plans import single_plan
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import HardwareInput
-from aiinfra.validation import switches, training_rows
+from aiinfra.validation import switches
 
 X_16384 = 2 * 16384**3  # 8.7961e12 FLOP, Azure's 16384^3 square GEMM
 
