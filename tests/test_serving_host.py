@@ -12,7 +12,7 @@ from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_overheads import streamed_chunks, streamed_step_s
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.planning.inference import cluster_for, model_for
+from aiinfra.planning.inference import cluster_for, estimate, model_for
 from aiinfra.specs.common import validate
 from aiinfra.specs.workload import ServingWorkload
 
@@ -71,3 +71,14 @@ def test_server_loads_stream_and_offline_batches_do_not() -> None:
     quiet = validate(ServingWorkload, {**base, "request_rate_per_s": 5.0, "simulation": {"streaming": False}})
     assert not model_for(m, cl, quiet).streamed
     assert replace(model_for(m, cl, offline), streamed=True).streamed
+
+
+def test_infer_says_when_the_api_server_sets_the_step() -> None:
+    m, cl = catalog.model("meta-llama-3.1-8b"), cluster_for("nvidia-h100-sxm5-80gb", 1)
+    base = {"input_tokens": 200, "output_tokens": 200, "engine": "vllm"}
+    crowd = estimate(m, cl, validate(ServingWorkload, {**base, "concurrency": 1000}))
+    # 1,000 streams: each step at least 1000 x 69.9 us = 69.9 ms (the steady state's prefills add chunks)
+    assert crowd.tpot_s >= 1000 / 14_308.94
+    assert any("API server's streaming sets the step" in n for n in crowd.notes)
+    few = estimate(m, cl, validate(ServingWorkload, {**base, "concurrency": 16}))
+    assert few.tpot_s < 0.03 and not any("streaming sets the step" in n for n in few.notes)

@@ -625,6 +625,12 @@ def estimate_with_replica(
         if point is not None:
             tails = point
         dec = im.breakdown(StepBatch.decode(batch, inp + out // 2))
+        chunk_s = catalog.engine(engine).stream_chunk_s if im.streamed else 0.0
+        if chunk_s and batch * chunk_s > replace(im, streamed=False).iteration_time_s(StepBatch.decode(batch, inp)):
+            notes.append(
+                f"at {batch} sequences the API server's streaming sets the step: {batch} chunks × "
+                f"{chunk_s * 1e6:.3g} µs = {batch * chunk_s * 1e3:.3g} ms, longer than the engine's step (engines.yaml)"
+            )
     if wl.speculative is not None:
         spec = tok_per_step
         notes.append(f"speculative decoding: {tok_per_step:.2f} tokens per target step (Leviathan et al. 2023)")
