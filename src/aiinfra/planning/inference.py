@@ -237,10 +237,15 @@ def model_for(
     wl: ServingWorkload,
     attention_dp: bool = False,
     engine: str | None = None,
+    streamed: bool | None = None,
 ) -> InferenceModel:
     """The step-time model of one replica of ``wl.plan`` on ``engine`` (default ``wl.engine``); the planner and
-    the simulator share it."""
+    the simulator share it. ``streamed``: whether requests stream through the engine's API server (None:
+    ``inference.simulation.streaming``, else the workload's usage is ``server``)."""
     plan = wl.plan
+    if streamed is None:
+        stated = wl.simulation.streaming if wl.simulation is not None else None
+        streamed = stated if stated is not None else workload_usage(wl) == "server"
     return InferenceModel(
         model=sc_model,
         cluster=cluster,
@@ -251,6 +256,7 @@ def model_for(
         kv_precision=wl.kv_precision or "bf16",
         attention_dp=attention_dp or bool(plan and plan.attention_dp),
         engine=engine or wl.engine,
+        streamed=streamed,
     )
 
 
@@ -463,7 +469,9 @@ def estimate_with_replica(
     ``grid`` prices its steady states on a grid of batches (faster, for searches).
     """
     engine = engine or wl.engine
-    im = model_for(model, cluster, wl, attention_dp, engine)
+    stated_streaming = wl.simulation.streaming if wl.simulation is not None else None
+    streamed = stated_streaming if stated_streaming is not None else (usage or workload_usage(wl)) == "server"
+    im = model_for(model, cluster, wl, attention_dp, engine, streamed=streamed)
     sched = wl.simulation.scheduler if wl.simulation is not None else None
     sd = scheduler_defaults(engine, cluster.accelerator, usage or workload_usage(wl))
     budget_set = prefill_budget_tokens or (sched.max_num_batched_tokens if sched else None)
@@ -617,6 +625,12 @@ def estimate_with_replica(
         if point is not None:
             tails = point
         dec = im.breakdown(StepBatch.decode(batch, inp + out // 2))
+        chunk_s = catalog.engine(engine).stream_chunk_s if im.streamed else 0.0
+        if chunk_s and batch * chunk_s > replace(im, streamed=False).iteration_time_s(StepBatch.decode(batch, inp)):
+            notes.append(
+                f"at {batch} sequences the API server's streaming sets the step: {batch} chunks × "
+                f"{chunk_s * 1e6:.3g} µs = {batch * chunk_s * 1e3:.3g} ms, longer than the engine's step (engines.yaml)"
+            )
     if wl.speculative is not None:
         spec = tok_per_step
         notes.append(f"speculative decoding: {tok_per_step:.2f} tokens per target step (Leviathan et al. 2023)")

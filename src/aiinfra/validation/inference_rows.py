@@ -390,6 +390,7 @@ def _burst(
     if row["mode"].strip() == "batch":
         sd = scheduler_defaults(engine, cluster_for(row["accelerator"].strip(), n).accelerator, "offline")
         sim["scheduler"] = {"max_num_batched_tokens": sd.max_num_batched_tokens, "max_num_seqs": sd.max_num_seqs}
+        sim["streaming"] = False  # the LLM class returns whole outputs: no API server streams the tokens
         flags.append(f"simulated: a batch of {batch} prompts handed over at once; scheduler: {sd.basis}")
         flags.append("lengths fixed at the row's means (a fixed-length benchmark)")
     else:
