@@ -18,18 +18,18 @@ v1.0 rows were seen:
 
 * model: an HF config.json written from the row's architecture columns (``hf_config``): dense rows as
   ``LlamaForCausalLM``; Llama 4 rows as ``Llama4ForConditionalGeneration`` with a ``text_config`` (experts,
-  top-k, expert width = moe_ffn_hidden_size, dense width = ffn_hidden_size, interleave_moe_layer_step and the
+  top-k, expert width = moe_ffn_hidden_size, dense width = ffn_hidden_size, moe_layer_step (column) and the
   attention chunk from the row notes); Qwen3 MoE rows as ``Qwen3MoeForCausalLM``. Both are architectures AIC
   0.12.0 lists as supported. (AIC models no shared expert for the Llama 4 family — its hybrid-MoE model
   sets num_shared_experts = 0 — whereas aiinfra counts the row's one shared expert.)
-* layout: the row's tp; for MoE rows, whose notes state ``enable_attention_dp``, attention data-parallel over
+* layout: the row's tp; for MoE rows, whose attention_dp column says so, attention data-parallel over
   the tp ranks with the experts split ep = tp ways (AIC: tp 1, attention-dp = tp, moe-ep = tp, moe-tp 1),
   which is what aiinfra's row prediction models too; an MoE row that states neither attention DP nor ep (the
   v0.20 Maverick cells) runs TensorRT-LLM's mapping default, experts tensor-parallel (AIC: tp = moe-tp = tp,
   moe-ep 1), as aiinfra reads it.
 * precision: GEMM (and MoE) FP8; KV cache as aiinfra reads the row (blank kv_precision + ModelOpt
-  checkpoint -> FP8); AIC's own choice for the attention kernels; free GPU-memory fraction as the row notes
-  state (0.95), passed to both.
+  checkpoint -> FP8); AIC's own choice for the attention kernels; free GPU-memory fraction as the row
+  states (0.95), passed to both.
 * (a) same batch: ``cli estimate --estimate-mode agg`` with aiinfra's steady-state batch (its prediction's
   details['batch_seqs']; AIC's --batch-size is per attention-DP rank, so ceil(batch / dp)) and the same
   per-iteration token budget: the max_num_tokens that trtllm-bench derives for the row (aiinfra's
@@ -123,7 +123,7 @@ def hf_config(row: dict[str, str]) -> dict[str, object]:
             "num_local_experts": experts,
             "intermediate_size": int(row["moe_ffn_hidden_size"]),
             "intermediate_size_mlp": int(row["ffn_hidden_size"]),
-            "interleave_moe_layer_step": _note_int(notes, r"interleave_moe_layer_step\D{0,3}(\d+)") or 1,
+            "interleave_moe_layer_step": int(row.get("moe_layer_step") or 1),
             "attention_chunk_size": _note_int(notes, r"chunk\w*\D{0,25}(\d{3,})") or 0,
         }
         return {
@@ -237,7 +237,7 @@ def _kv_precision(row: dict[str, str]) -> str:
     if kvp:
         return kvp
     wp = (row.get("weight_precision") or "").strip()
-    return "fp8" if "modelopt" in (row.get("notes") or "").lower() and wp in ("fp8", "fp4") else "bfloat16"
+    return "fp8" if (row.get("quantizer") or "").lower() == "modelopt" and wp in ("fp8", "fp4") else "bfloat16"
 
 
 def _layout(row: dict[str, str]) -> dict[str, int]:
@@ -260,10 +260,10 @@ def _aic_common(row: dict[str, str]) -> tuple[list[str], dict[str, Any]]:
     if int(row.get("num_experts") or 1) > 1:
         cli += ["--moe-quant-mode", gemm]
         yml["moe_quant_mode"] = gemm
-    m = re.search(r"kv_cache_free_gpu_mem_fraction\D{0,3}(0\.\d+)", row.get("notes") or "")
-    if m:
-        cli += ["--free-gpu-memory-fraction", m.group(1)]
-        yml["free_gpu_memory_fraction"] = float(m.group(1))
+    free_frac = (row.get("kv_cache_free_gpu_mem_fraction") or "").strip()
+    if free_frac:
+        cli += ["--free-gpu-memory-fraction", free_frac]
+        yml["free_gpu_memory_fraction"] = float(free_frac)
     return cli, yml
 
 

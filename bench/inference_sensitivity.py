@@ -138,7 +138,7 @@ def main() -> None:
     same: Callable[[dict[str, str]], dict[str, str]] = lambda r: r  # noqa: E731
     no_adp: Callable[[dict[str, str]], dict[str, str]] = lambda r: {  # noqa: E731
         **r,
-        "notes": r["notes"].replace("enable_attention_dp", "(attention DP off)"),
+        "attention_dp": "",
     }
     results = {"planner": _errors(rows, same), "attention_tp": _errors(rows, no_adp)}
     _price_engine_free()

@@ -43,7 +43,9 @@ def load_level(row: dict[str, str]) -> str:
         return "Poisson, 1-8 req/s" if rate < 10 else "Poisson, 16-1000 req/s (overload or burst)"
     if mode == "batch":
         return "fixed batch (offline benchmark_throughput)"
-    return "burst of 1000 requests (engine's own maximum batch)"
+    if mode == "burst":
+        return f"burst of {row['batch_or_concurrency']} requests at t = 0"
+    return "offline (engine's own maximum batch)"
 
 
 def family(row: dict[str, str]) -> str:
@@ -93,7 +95,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--dump", type=Path)
     ap.add_argument("--before", type=Path)
+    ap.add_argument(
+        "--split", choices=("open", "sealed", "both"), default="both", help="score only these rows (work on open)"
+    )
     args = ap.parse_args()
+    if args.split != "both":
+        for other in [k for k in FILES if k != args.split]:
+            del FILES[other]
     rows: dict[str, dict[str, str]] = {}
     for name, path in FILES.items():
         with path.open(newline="") as f:
@@ -107,19 +115,27 @@ def main() -> None:
     print("| rows | n | median abs error | p90 abs error | within ±25 % | median signed error |")
     print("|---|---|---|---|---|---|")
     for name in FILES:
-        s = stats([i for i, r in rows.items() if r["_set"] == name], after)
-        if s is not None:
-            print(
-                f"| {name} | {s['n']:.0f} | {100 * s['median']:.1f} % | {100 * s['p90']:.1f} % | "
-                f"{100 * s['within25']:.0f} % | {100 * s['signed']:+.1f} % |"
-            )
+        ids = [i for i, r in rows.items() if r["_set"] == name]
+        for label, errs in (("before", before), ("after", after)) if before else (("", after),):
+            s = stats(ids, errs)
+            if s is not None:
+                print(
+                    f"| {name}{' ' + label if label else ''} | {s['n']:.0f} | {100 * s['median']:.1f} % | "
+                    f"{100 * s['p90']:.1f} % | {100 * s['within25']:.0f} % | {100 * s['signed']:+.1f} % |"
+                )
+    arrow = " (before → after)" if before else ""
     for title, fn in REGIMES.items():
         print()
-        print(f"| {title} | open: n: median abs / within ±25 % / median signed | sealed: same |")
-        print("|---|---|---|")
+        heads = " | ".join(f"{s}{arrow}: n: median abs / within ±25 % / median signed" for s in FILES)
+        print(f"| {title} | {heads} |")
+        print("|---|" + "---|" * len(FILES))
         for g in sorted({fn(r) for r in rows.values()}):
-            cells = [cell(stats([i for i, r in rows.items() if r["_set"] == s and fn(r) == g], after)) for s in FILES]
-            print(f"| {g} | {cells[0]} | {cells[1]} |")
+            cells = []
+            for s in FILES:
+                ids = [i for i, r in rows.items() if r["_set"] == s and fn(r) == g]
+                now = cell(stats(ids, after))
+                cells.append(f"{cell(stats(ids, before))} → {now}" if before else now)
+            print(f"| {g} | " + " | ".join(cells) + " |")
     cols = ("before", "after") if before else ("error",)
     print()
     print("| id | set | engine | load | metric | measured (SI) | predicted | " + " | ".join(cols) + " |")

@@ -16,7 +16,7 @@ from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.search.plans import single_plan
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import HardwareInput
-from aiinfra.validation import training_rows
+from aiinfra.validation import switches
 
 X_16384 = 2 * 16384**3  # 8.7961e12 FLOP, Azure's 16384^3 square GEMM
 
@@ -129,5 +129,7 @@ def test_fp8_output_proj_runs_the_head_in_the_run_format(monkeypatch: pytest.Mon
     assert [c for c in calls if c[1] == pytest.approx(head_flop)] == [
         ("fp8", pytest.approx(head_flop), pytest.approx(4096 * 128256 * 1.0))
     ]
-    assert training_rows.FP8_OUTPUT_PROJ.search("... | FP8_OUTPUT_PROJ=True in the config script")
-    assert not training_rows.FP8_OUTPUT_PROJ.search("FP8_OUTPUT_PROJ=False")
+    # a legacy row's notes state it as Megatron-Bridge's flag; the shipped files carry the column
+    assert switches.FP8_OUTPUT_PROJ.search("... | FP8_OUTPUT_PROJ=True in the config script")
+    assert not switches.FP8_OUTPUT_PROJ.search("FP8_OUTPUT_PROJ=False")
+    assert switches.from_notes("FP8_OUTPUT_PROJ=True", "training")["low_precision_output_layer"] == "yes"

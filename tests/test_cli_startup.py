@@ -58,7 +58,44 @@ def test_an_absent_section_has_nothing_to_check() -> None:
 
     from aiinfra.specs.scenario import _SECTION_SPECS
 
-    for cls in _SECTION_SPECS.values():
+    for name, (module, cls_name) in _SECTION_SPECS.items():
+        if name == "reliability":  # present = on: checked whenever present, required fields and all
+            continue
+        cls = getattr(importlib.import_module(module), cls_name)
         missing = dataclasses.MISSING
         required = [f.name for f in dataclasses.fields(cls) if f.default is missing and f.default_factory is missing]
         assert required == [], cls
+
+
+def test_a_scenario_without_sections_loads_no_section_specs() -> None:
+    # `infer`'s example has no cost, datacenter, tco or reliability section: their specs are not imported (start-up)
+    probe = (
+        "import sys; from aiinfra.specs.scenario import parse_scenario;"
+        "parse_scenario({'model': 'x', 'hardware': {'accelerator': 'a'}});"
+        "print(sorted(m for m in sys.modules if m in ('aiinfra.specs.cost', 'aiinfra.specs.reliability')))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_scenario_file_is_validated_once_then_read_from_the_cache(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # the validated input of a scenario file is cached (app/scenario.py): a second load builds no pydantic
+    # validator and gives the same scenario; a changed file is validated again, and bad input is never cached
+    from aiinfra.app.scenario import load_scenario
+    from aiinfra.errors import SpecError
+    from aiinfra.specs import common
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("AIINFRA_NO_CACHE", raising=False)
+    path = tmp_path / "s.yaml"
+    path.write_text("model: meta-llama-3.1-8b\nhardware: {accelerator: nvidia-h100-sxm5-80gb, count: 1}\n")
+    first = load_scenario(str(path))
+    monkeypatch.setattr(common, "_ADAPTERS", {})
+    again = load_scenario(str(path))
+    assert again.source == first.source and common._ADAPTERS == {}
+    path.write_text("model: meta-llama-3.1-8b\nhardware: {accelerator: nvidia-h100-sxm5-80gb, count: 2}\n")
+    assert load_scenario(str(path)).source.hardware.count == 2
+    path.write_text("model: meta-llama-3.1-8b\nhardware: {accelerator: nvidia-h100-sxm5-80gb, count: -1}\n")
+    for _ in range(2):
+        with pytest.raises(SpecError, match=r"hardware\.count"):
+            load_scenario(str(path))

@@ -24,7 +24,7 @@ from aiinfra.costing.fabric import (
     rail_optimised,
     transceiver_power_w,
 )
-from aiinfra.costing.prices import InstancePrice, age_days, cloud_prices, facility
+from aiinfra.costing.prices import InstancePrice, age_days, cloud_prices, facility, grid_carbon_rows
 from aiinfra.costing.spot import spot_run
 from aiinfra.costing.tco import CloudLine, OnPremInputs, breakeven, cloud_monthly_usd, cumulative, onprem, tco
 from aiinfra.errors import InfeasibleError, UnknownIdError
@@ -108,7 +108,7 @@ def test_dgx_power_draw_from_catalog() -> None:
     p = power_draw(u, acc, dgx)
     # 8 × 700 W = 5.6 kW; host = 10.2 kW − 5.6 kW = 4.6 kW; IT = 10.2 kW
     assert (p.accelerator_power_w, p.host_overhead_power_w, p.it_power_w) == pytest.approx((5_600, 4_600, 10_200))
-    e = energy(u, acc, dgx, 1.3, 0.10, intensity("gcp-us-central1-2024"))
+    e = energy(u, acc, dgx, 1.3, 0.10, intensity("gcp-us-central1-2024", grid_carbon_rows()))
     assert e.energy_kwh == pytest.approx(10.2 * 8_760 * 1.3)
     assert e.electricity_cost_usd == pytest.approx(10.2 * 8_760 * 1.3 * 0.10)
     assert e.co2e_kg == pytest.approx(10.2 * 8_760 * 1.3 * 412.72 / 1_000)
@@ -129,7 +129,7 @@ def test_power_without_system_is_flagged() -> None:
 def test_carbon() -> None:
     assert co2e_kg(1_000, 400) == pytest.approx(400)
     with pytest.raises(UnknownIdError, match="did you mean"):
-        intensity("gcp-us-central1")
+        intensity("gcp-us-central1", grid_carbon_rows())
 
 
 # --- spot (Young 1974 / Daly 2006) ---------------------------------------------------------------------------
@@ -191,7 +191,7 @@ def test_cloud_bill_itemised() -> None:
         },
         where="cost",
     )
-    (o,) = cloud_options(u, [_price("on-demand", 20.0)], ci)
+    (o,) = cloud_options(u, [_price("on-demand", 20.0)], ci, grid_carbon=())
     assert o.instances == 2 and o.compute_usd == pytest.approx(2 * 10 * 20.0)  # 2 × 10 h × $20
     items = {i.item: i for i in o.items}
     # (1,000 GB + 2 × 100 GB) × 10/730 month × $0.02
@@ -210,7 +210,7 @@ def test_spot_option_is_stretched_and_sorted() -> None:
         {"spot": {"interruptions_per_instance_per_hour": 0.05, "checkpoint_write_s": 120, "restart_s": 600}},
         where="cost",
     )
-    opts = cloud_options(u, [_price("on-demand", 30.0), _price("spot", 10.0)], ci)
+    opts = cloud_options(u, [_price("on-demand", 30.0), _price("spot", 10.0)], ci, grid_carbon=())
     spot = next(o for o in opts if o.price.pricing == "spot")
     assert spot.spot is not None and spot.billed_hours == pytest.approx(spot.spot.wall_s / 3_600)  # type: ignore[operator]
     assert spot.compute_usd == pytest.approx(4 * 10.0 * spot.billed_hours)

@@ -121,3 +121,22 @@ def test_the_rule_itself_is_acyclic() -> None:
     for pkg, allowed in ALLOWED.items():
         for other in allowed:
             assert pkg not in ALLOWED.get(other, set()), (pkg, other)
+
+
+#: modules below app/ that take the catalog's rows as typed arguments (read at the boundary: app/, or the package's
+#: own reader module) and import no ``aiinfra.catalog``; a module joins this list when its catalog reads move up
+CATALOG_FREE = (
+    "costing/carbon.py",
+    "costing/cloud.py",
+    "validation/switches.py",
+    "sim/arrivals.py",
+    "specs",
+)
+
+
+def test_catalog_free_modules_import_no_catalog() -> None:
+    paths = [
+        p for entry in CATALOG_FREE for p in ([SRC / entry] if entry.endswith(".py") else (SRC / entry).rglob("*.py"))
+    ]
+    found = [str(p.relative_to(SRC)) for p in paths if "catalog" in _imported(ast.parse(p.read_text(encoding="utf-8")))]
+    assert found == [], f"these modules must take catalog rows as arguments, not import aiinfra.catalog: {found}"

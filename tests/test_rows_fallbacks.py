@@ -45,7 +45,7 @@ def test_blank_accelerator_count_is_one_replica_of_the_layout() -> None:
 
 
 def test_attention_dp_is_read_only_where_stated() -> None:
-    from aiinfra.validation.rows import states_attention_dp
+    from aiinfra.validation.switches import states_attention_dp
 
     assert states_attention_dp("MoE run with trtllm-bench --ep $ep_size and enable_attention_dp (ep not listed)")
     assert states_attention_dp("llm_options: enable_attention_dp: true")
@@ -61,11 +61,16 @@ def test_attention_dp_is_read_only_where_stated() -> None:
 
 def test_expert_layout_of_a_row() -> None:
     from aiinfra.validation.rows import expert_layout
+    from aiinfra.validation.switches import with_columns
 
-    stated = "MoE run with trtllm-bench --ep $ep_size and enable_attention_dp"
+    stated = {"attention_dp": "yes"}
     # attention DP stated, ep blank: experts split tp ways; ep given: as given
-    assert expert_layout({"notes": stated, "ep": ""}, 8, True) == (8, True)
-    assert expert_layout({"notes": stated, "ep": "4"}, 8, True) == (4, True)
+    assert expert_layout({**stated, "ep": ""}, 8, True) == (8, True)
+    assert expert_layout({**stated, "ep": "4"}, 8, True) == (4, True)
     # neither stated: TensorRT-LLM's mapping default, experts tensor-parallel (ep 1); a dense model never runs DP
-    assert expert_layout({"notes": "TP Size 8 only", "ep": ""}, 8, True) == (1, False)
-    assert expert_layout({"notes": stated, "ep": ""}, 8, False) == (1, False)
+    assert expert_layout({"attention_dp": "", "ep": ""}, 8, True) == (1, False)
+    assert expert_layout({**stated, "ep": ""}, 8, False) == (1, False)
+    # a row in the reference schema (no attention_dp column) states it in its notes
+    legacy = {"notes": "MoE run with trtllm-bench --ep $ep_size and enable_attention_dp", "ep": ""}
+    assert expert_layout(with_columns(legacy, "inference"), 8, True) == (8, True)
+    assert expert_layout(with_columns({"notes": "TP Size 8 only", "ep": ""}, "inference"), 8, True) == (1, False)

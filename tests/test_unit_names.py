@@ -13,7 +13,7 @@ UNIT_WORDS = (
     "bytes s per_s w j usd frac flop tokens seqs kwh g kg co2e_kg per_token per_kwh per_hour per_month per_year "
     "per_gb per_kw_month per_gb_month per_million_tokens months years days hours ratio kw mw c per_j per_flop "
     "per_w bits params count per_step per_user per_accelerator_hour requests per_context_token per_accelerator "
-    "per_node per_rack per_param x prob gb per_replica per_day"
+    "per_node per_rack per_param x prob gb per_replica per_day per_kernel"
 ).split()
 UNIT_SUFFIX = re.compile(r"(^|_)(" + "|".join(sorted(UNIT_WORDS, key=len, reverse=True)) + r")$")
 #: dimensionless counts whose unit is the thing counted (documented in their docstrings)

@@ -244,5 +244,12 @@ def test_validate_cli_reports_targets(tmp_path: Path) -> None:
     assert run_cli("validate", str(path), "--markdown", str(md)).returncode == 0
     new_md = md.read_text()
     assert "old report" not in new_md and new_md.endswith(MARK + "\n\n## Reliability (operational figures)\n")
+    # a section another script wrote stays in place, and a rerun replaces only the report's own section
+    own = "## inference rows (few.csv)"
+    md.write_text(new_md.replace(MARK, "## Serving rows (bench script)\n\nkept\n\n" + MARK))
+    assert run_cli("validate", str(path), "--markdown", str(md)).returncode == 0
+    again = md.read_text()
+    assert again.count(own) == 1 and "kept" in again
+    assert again.index(own) < again.index("## Serving rows (bench script)") < again.index(MARK)
     bad = run_cli("validate", str(tmp_path / "missing.csv"))
     assert bad.returncode == 2 and "CASES.csv" in bad.stderr and "Traceback" not in bad.stderr

@@ -55,8 +55,8 @@ def test_the_accuracy_table_reads_both_files_with_their_split_and_skips_the_seal
 def test_every_row_states_its_load_lengths_and_source(name: str) -> None:
     for r in _rows(name):
         mode = r["mode"]
-        assert mode in ("offline", "batch", "concurrency", "poisson"), r["id"]
-        if mode in ("batch", "concurrency"):
+        assert mode in ("offline", "batch", "burst", "concurrency", "poisson"), r["id"]
+        if mode in ("batch", "burst", "concurrency"):
             assert int(r["batch_or_concurrency"]) >= 1, r["id"]
         if mode == "poisson":
             assert float(r["request_rate_per_s"]) > 0, r["id"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 
@@ -44,3 +45,21 @@ class InfeasibleError(AiinfraError):
 
 class DataError(AiinfraError):
     """A catalog or validation data file is malformed (a bug in shipped data)."""
+
+
+def suggest(value: str, known: list[str], n: int = 3) -> list[str]:
+    """Close ids for a "did you mean" hint: substring matches first, then fuzzy ones."""
+    low = value.lower()
+    contains = [k for k in known if low and low in k]
+    # the longest leading part of the value some ids start with (nvidia-h1000 -> nvidia-h100-*), a typo at the end
+    prefixed: list[str] = []
+    for i in range(len(low) - 1, 3, -1):
+        prefixed = sorted(k for k in known if k.startswith(low[:i]))
+        if prefixed:
+            break
+    fuzzy = difflib.get_close_matches(low, known, n=n, cutoff=0.5)
+    seen: list[str] = []
+    for k in contains + prefixed + fuzzy:
+        if k not in seen:
+            seen.append(k)
+    return seen[:n]

@@ -213,6 +213,18 @@ def files_meta() -> dict[str, dict[str, str]]:
 
 @functools.lru_cache(maxsize=2)
 def _read(path: Path) -> tuple[dict[str, Any], tuple[ErrorRow, ...]]:
+    """The table's meta and rows, through the catalog's on-disk cache of parsed files (keyed by the file's path,
+    size and modification time): a warm start unpickles the rows instead of parsing the JSON (start-up time)."""
+    from aiinfra.catalog.parse import cached, file_identity
+
+    try:
+        identity = file_identity(path)
+    except OSError as exc:
+        raise DataError(f"error table {path.name} unreadable ({exc}); rebuild it with `{MADE_BY}`") from None
+    return cached(f"error-table|{path.resolve()}", identity, lambda: _parse(path))
+
+
+def _parse(path: Path) -> tuple[dict[str, Any], tuple[ErrorRow, ...]]:
     try:
         obj = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:

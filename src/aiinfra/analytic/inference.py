@@ -64,7 +64,8 @@ Work per step (T = prefill tokens + decoding sequences):
   communication times by its efficiency scales and adds its per-iteration overhead; neutral without one.
 * The engine's fixed costs per iteration (analytic/step_overheads.py): a CUDA-graph launch or, for steps it runs
   eagerly from Python, the host's issue of every kernel as a floor, and its sampler over the vocabulary — measured
-  by the project (kernel_overheads_<part>.yaml).
+  by the project (kernel_overheads_<part>.yaml); behind an API server (``streamed``), at least the server's time to
+  stream the step's chunks (the engine profile's measured cost per chunk).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ from aiinfra import catalog
 from aiinfra.analytic.comms import collective_time
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.model_figures import attention_dims, param_breakdown
-from aiinfra.analytic.step_overheads import kernels_per_step, with_overheads
+from aiinfra.analytic.step_overheads import kernels_per_step, streamed_step_s, with_overheads
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.catalog.calibration import Factors, factors_for
 from aiinfra.specs.common import DTYPE_BYTES
@@ -291,6 +292,9 @@ class InferenceModel:
     """Serving engine (vllm, trtllm, sglang) whose own kernel timings are preferred where the catalog has them."""
     micro_batching: bool | None = None
     """With pp > 1: whether pp micro-batches are in flight (None: as the engine profile says)."""
+    streamed: bool = False
+    """Requests come through the engine's API server and stream their tokens: a step lasts at least the server's
+    time to stream its chunks (analytic/step_overheads.py ``streamed_step_s``)."""
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -608,6 +612,9 @@ class InferenceModel:
             total = with_overheads(
                 total, rank_step, acc, self.engine, kernels=kernels, vocab=m.vocab_size, tp=tp, share=rank_share
             )
+            if self.streamed:
+                # one API server streams every rank's sequences (attention DP included)
+                total = streamed_step_s(total, whole, self.engine)
         return StepBreakdown(total, linear_s, attention_s, comm_s, bound, compute_part, memory_part)
 
     def iteration_time_s(self, batch: StepBatch) -> float:

@@ -13,6 +13,14 @@ per-kernel cost, t0, included). An engine adds, per iteration:
   sequence that produces a token; the measured time at the step's batch (interpolated, clamped at the ends), its
   batch-dependent part scaled by vocabulary / the measured vocabulary (the fixed part is launches).
 
+Behind an API server (requests that stream their tokens), the server's process turns each sequence's new token into
+one streamed chunk (output processing, incremental detokenisation, the chunk's JSON, the HTTP write). vLLM V1 and
+SGLang run that process beside the engine's, pipelined with it, so it does not lengthen the engine's step, but the
+tokens of a step reach the clients no faster than ``chunks × stream_chunk_s`` (the engine profile's measured cost):
+the step the clients see lasts ``max(engine step, chunks × stream_chunk_s)`` (:func:`streamed_step_s`), which binds at
+hundreds of sequences in flight. The engine's own host work per step (scheduling, input preparation) is not priced:
+no measurement of it per sequence was found for the engines profiled.
+
 The figures are the project's own microbenchmarks (catalog/data/kernel_overheads_<part>.yaml: launch costs of eager
 PyTorch ops and of graph replay, samplers at batch 1–256). A part without its own rows borrows those of a part of its
 vendor (the host-side costs are the CUDA stack's, not the GPU's); a part of another vendor gets none (no term), as
@@ -142,3 +150,16 @@ def with_overheads(
     else:
         t = gpu_s
     return t + sampling_s(ov, prof.sampling_method, seqs + -(-batch.prefill_requests // share), vocab)
+
+
+def streamed_chunks(batch: StepBatch) -> int:
+    """Chunks a step streams: one per decoding sequence (its new token, or its accepted speculative tokens together)
+    and one per request prefilling this step (counted as emitting its first token; chunked prompts overcount)."""
+    return batch.decode_seqs + batch.prefill_requests
+
+
+def streamed_step_s(step_s: float, batch: StepBatch, engine: str) -> float:
+    """The step as the streaming clients see it: the engine's ``step_s``, or the API server's time to stream the
+    step's chunks where that is longer (module docstring)."""
+    per_chunk_s = catalog.engine(engine).stream_chunk_s
+    return max(step_s, streamed_chunks(batch) * per_chunk_s) if per_chunk_s > 0.0 else step_s

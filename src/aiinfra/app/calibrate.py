@@ -62,7 +62,10 @@ def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> Ca
     """Read every result file, fit the factors, check them by leave-one-out, write ``out`` as an overlay.
 
     Every input is read and checked, and the fit done, before anything is written: a bad file leaves ``out``
-    untouched."""
+    untouched.
+
+    Long because it checks every input before the fit and writes nothing until the fit and its leave-one-out check
+    are done; its parts (readers, predict, fit, overlay) live in calibration/."""
     from aiinfra.calibration import predict as pr
     from aiinfra.calibration.fit import active, fit
     from aiinfra.calibration.readers import ServingResult, TrainingResult, read

@@ -22,7 +22,15 @@ from aiinfra.costing.carbon import intensity
 from aiinfra.costing.cloud import CloudOption, cloud_options
 from aiinfra.costing.cloud import offers_that_run as costing_offers_that_run
 from aiinfra.costing.energy import Energy, energy
-from aiinfra.costing.prices import REFRESH_COMMAND, GridCarbon, InstancePrice, cloud_prices, facility, freshness
+from aiinfra.costing.prices import (
+    REFRESH_COMMAND,
+    GridCarbon,
+    InstancePrice,
+    cloud_prices,
+    facility,
+    freshness,
+    grid_carbon_rows,
+)
 from aiinfra.errors import SpecError
 from aiinfra.report.render import jsonable
 from aiinfra.specs.cost import CostInput
@@ -232,12 +240,13 @@ def cost(scenario: Scenario) -> CostResult:
     usage, est = _usage(scenario, ci)
     pue, pue_src = pue_figure(ci.pue, "cost")
     usd_kwh, el_src = electricity_figure(ci.electricity_usd_per_kwh, ci.electricity_price, "cost")
-    region = intensity(ci.carbon_region) if ci.carbon_region else None
+    grid_carbon = grid_carbon_rows()
+    region = intensity(ci.carbon_region, grid_carbon) if ci.carbon_region else None
     node_w, node_src = _node_power(ci)
     en = energy(usage, scenario.cluster.accelerator, scenario_system(scenario), pue, usd_kwh, region, node_w)
     listed = cloud_prices(usage.accelerator_id, providers=ci.providers, pricing=ci.pricing)
     prices, excluded = offers_that_run(scenario, usage, listed)
-    opts = cloud_options(usage, prices, ci, en.energy_kwh, region)
+    opts = cloud_options(usage, prices, ci, en.energy_kwh, region, grid_carbon=grid_carbon)
     notes = list(en.notes)
     if excluded:
         notes.append(excluded)

@@ -96,7 +96,10 @@ class DatacenterResult(Result):
 def datacenter(scenario: Scenario) -> DatacenterResult:
     """Size the facility for the scenario's cluster: nodes and racks under the rack power limit, air or liquid
     cooling, IT and facility power, a fat-tree or rail-optimised fabric (switches, links, optics and their
-    power and cost), and the storage bandwidth a checkpoint write and the data feed need."""
+    power and cost), and the storage bandwidth a checkpoint write and the data feed need.
+
+    Long because it composes the facility's parts in order (nodes and racks, cooling, power, fabric, storage), each
+    a call into costing/."""
     sc = scenario
     di: DatacenterInput = section(sc, DatacenterInput, "datacenter")
     c = sc.cluster

@@ -107,7 +107,10 @@ def export(
 ) -> ExportResult:
     """The deployment to launch — the scenario's ``inference.plan`` when it gives one, else the cheapest fleet of
     :func:`aiinfra.app.capacity` on the engine exported for — as that engine's launch command (``format`` vllm,
-    sglang, trtllm) or a Kubernetes manifest (``format`` kubernetes, engine = ``engine`` or the scenario's)."""
+    sglang, trtllm) or a Kubernetes manifest (``format`` kubernetes, engine = ``engine`` or the scenario's).
+
+    Long because it resolves the deployment (given plan or capacity's fleet) and then the engine's flags for it; the
+    flags' table is catalog/data/engine_cli.yaml and the rendering planning/export.py."""
     from aiinfra.app.inference import capacity
 
     if format not in FORMATS:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from aiinfra.catalog.parse import cached, code_identity
 from aiinfra.catalog.resolve import resolve
-from aiinfra.specs.scenario import Scenario, apply_set, parse_scenario, read_yaml
+from aiinfra.specs.scenario import Scenario, ScenarioInput, apply_set, parse_scenario, read_yaml
 
 ScenarioLike = str | Path | Mapping[str, Any] | Scenario
 """A scenario file path, a mapping in the file format (examples/scenario-reference.yaml), or a Scenario."""
@@ -22,6 +23,8 @@ def _set_list(overrides: Mapping[str, Any] | Iterable[str] | None) -> list[str]:
     if overrides is None:
         return []
     if isinstance(overrides, Mapping):
+        import yaml
+
         return [
             f"{k}={yaml.safe_dump(v, default_flow_style=True).strip().removesuffix('...').strip()}"
             for k, v in overrides.items()
@@ -45,7 +48,30 @@ def load_scenario(source: ScenarioLike, set: Mapping[str, Any] | Iterable[str] |
     elif isinstance(source, Mapping):  # a deep copy: overrides must not write into the caller's mapping
         data, path = copy.deepcopy(dict(source)), ""
     else:
-        data, path = read_yaml(source), str(source)
+        path = str(source)
+        data, inp = _file_input(path, sets)
+        return replace(resolve(inp, path), mapping=data)
     for assignment in sets:
         apply_set(data, assignment)
     return replace(resolve(parse_scenario(copy.deepcopy(data)), path), mapping=data)
+
+
+def _file_input(path: str, sets: list[str]) -> tuple[dict[str, Any], ScenarioInput]:
+    """A scenario file's mapping (overrides applied) and its validated input. Kept in the catalog's on-disk cache
+    (one entry per file path, keyed by the file's bytes, the overrides and the validating code,
+    :func:`aiinfra.catalog.parse.code_identity`): reading the same file again parses no YAML and
+    builds no pydantic validator (start-up time). Invalid input is never cached, so it fails with the same error
+    every time."""
+
+    def build() -> tuple[dict[str, Any], ScenarioInput]:
+        data = read_yaml(path)
+        for assignment in sets:
+            apply_set(data, assignment)
+        return data, parse_scenario(copy.deepcopy(data))
+
+    try:
+        content = hashlib.blake2b(Path(path).read_bytes(), digest_size=16).hexdigest()
+    except OSError:  # absent, a folder or unreadable: read_yaml says so
+        return build()
+    identity = f"{code_identity()}|{content}|{json.dumps(sets)}"
+    return cached(f"scenario|{Path(path).resolve()}", identity, build)

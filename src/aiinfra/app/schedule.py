@@ -51,6 +51,8 @@ class ScheduleResult(Result):
     """Share of those failures whose node needs a repair."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The answer's JSON (``--json``, the web API). Long because it lays out every field of that contract in
+        one place: the summary, the utilisation and wait statistics computed from the per-job arrays, and the band."""
         from aiinfra.accuracy.answers import unvalidated
 
         o, j, s = self.outcome, self.jobs, self.spec

@@ -27,7 +27,10 @@ class SimulateResult(Result):
 
     def latencies(self) -> dict[str, list[float]]:
         """Every request's TTFT, exclusive TPOT and end-to-end latency in seconds (finished requests)."""
-        return {k: [float(x) for x in v if x == x] for k, v in per_request(self.run.records).items()}
+        return {
+            k: [float(x) for x in v if x == x]
+            for k, v in per_request(self.run.records, self.run.request_overhead_s).items()
+        }
 
     def to_dict(self) -> dict[str, Any]:
         res = self.run

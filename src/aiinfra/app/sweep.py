@@ -319,7 +319,10 @@ def sweep(
     to the results directory ``out`` as they arrive (a new temporary directory when None). ``backend``: ``serial``
     (this process), ``process`` (a local pool of ``workers`` processes), ``ray`` (Ray tasks; ``address`` of a
     cluster) or ``auto`` (a pool unless there is a single point or CPU). Rows are written at least every ``flush_s``
-    seconds. Every key and value is checked before any work: a bad one raises SpecError naming it."""
+    seconds. Every key and value is checked before any work: a bad one raises SpecError naming it.
+
+    Long because it checks every option and point before any work, then runs the backend, the store and the progress
+    report together; the parts are sweeping/grid.py, store.py and backends.py."""
     try:
         import pyarrow  # noqa: F401
     except ImportError:

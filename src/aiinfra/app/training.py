@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiinfra.accuracy.answers import accuracy_for
 from aiinfra.app.base import Result, flatten
 from aiinfra.planning.training import MemoryReport, TrainingEstimate, TrainingReport, estimate_memory, plan_training
-from aiinfra.reliability.plan import ReliabilityReport, reliability_for_scenario
 from aiinfra.report.render import jsonable
 from aiinfra.specs.scenario import Scenario
+
+if TYPE_CHECKING:  # imported by training_reliability only for a scenario with a reliability: section (start-up)
+    from aiinfra.reliability.plan import ReliabilityReport
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -157,12 +159,13 @@ def train(scenario: Scenario) -> TrainResult:
 
 def training_reliability(scenario: Scenario, report: TrainingReport) -> ReliabilityReport | None:
     """The best plan's run under failures when the scenario has a ``reliability:`` section, else None."""
-    from aiinfra.specs.common import validate
-    from aiinfra.specs.reliability import ReliabilityInput
-
     raw = scenario.source.extras.get("reliability")
     if raw is None and "reliability" not in scenario.source.extras:
         return None
+    from aiinfra.reliability.plan import reliability_for_scenario
+    from aiinfra.specs.common import validate
+    from aiinfra.specs.reliability import ReliabilityInput
+
     ri = validate(ReliabilityInput, raw or {}, where="reliability")
     best = report.estimates[0]
     used = report.accelerators_used or scenario.cluster.count

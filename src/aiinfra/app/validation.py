@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,14 +60,26 @@ class ValidateResult(Result):
         return markdown(list(self.files))
 
     def markdown_keeping(self, old: str) -> str:
-        """The report, followed by the sections of ``old`` that their own scripts write (the error bands of
-        bench/accuracy_table.py, the reliability figures of bench/reliability_validation.py)."""
+        """The report spliced into ``old``: each ``## <kind> rows (<file>)`` section this run wrote replaces the
+        section of that heading in place (to the next ``## `` heading), and every other section of ``old`` stays
+        where it is (the at-scale and serving tables of the bench scripts, the error bands of
+        bench/accuracy_table.py, the reliability figures of bench/reliability_validation.py). A section ``old``
+        lacks goes before the first section written by a script (error bands, reliability), else at the end."""
         from aiinfra.accuracy.coverage import MARK as BANDS_MARK
         from aiinfra.reliability.validation import MARK as RELIABILITY_MARK
 
-        starts = [old.index(m) for m in (BANDS_MARK, RELIABILITY_MARK) if m in old]
-        tail = old[min(starts) :] if starts else ""
-        return self.markdown().rstrip("\n") + "\n\n" + tail if tail else self.markdown()
+        if not old.strip():
+            return self.markdown()
+        new_head, new_sections = _sections(self.markdown())
+        _, old_sections = _sections(old)
+        headings = [h for h, _ in old_sections]
+        merged = [(h, dict(new_sections).get(h, body)) for h, body in old_sections]
+        missing = [(h, body) for h, body in new_sections if h not in headings]
+        if missing:
+            marks = (BANDS_MARK, RELIABILITY_MARK)
+            at = next((i for i, (_, body) in enumerate(merged) if any(m in body for m in marks)), len(merged))
+            merged[at:at] = missing
+        return new_head + "".join(body for _, body in merged)
 
 
 def _offset(progress: Callable[[int, int | None], None], before: int, total: int) -> Callable[[int, int | None], None]:
@@ -128,3 +142,27 @@ def validated_bands(results: list[dict[str, Any]]) -> dict[str, Any]:
     }
     coverage = [{"regime": label, "split": split, **summary(rows)} for label, split, rows in groups(checked)]
     return {"cases": cases, "coverage": coverage}
+
+
+def _sections(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """``text`` as its preamble and its ``## `` sections in order, each (heading line, its text up to the next
+    section); a ``<!-- ... -->`` marker line standing just before a heading (blank lines between allowed) starts
+    that heading's section."""
+    lines = text.splitlines(keepends=True)
+    starts = []
+    for i, line in enumerate(lines):
+        if line.startswith("## "):
+            j = i
+            while j > 0 and not lines[j - 1].strip():
+                j -= 1
+            starts.append(j - 1 if j > 0 and re.match(r"<!--.*-->\s*$", lines[j - 1]) else i)
+    if not starts:
+        return text, []
+    head = "".join(lines[: starts[0]])
+    bounds = [*starts, len(lines)]
+    sections = []
+    for a, b in itertools.pairwise(bounds):
+        body = "".join(lines[a:b])
+        heading = next(line for line in lines[a:b] if line.startswith("## ")).rstrip("\n")
+        sections.append((heading, body))
+    return head, sections

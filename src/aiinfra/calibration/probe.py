@@ -89,7 +89,10 @@ def _curve(points: Sequence[tuple[float, float]]) -> list[list[float]]:
 
 
 def rows(device: Device, acc: AcceleratorSpec, today: str | None = None) -> list[dict[str, Any]]:
-    """The efficiency rows of one probe run on ``acc``."""
+    """The efficiency rows of one probe run on ``acc``.
+
+    Long because it writes one loop of rows per microbenchmark kind (GEMMs per dtype, prefill and decode attention,
+    memory copies, collectives per GPU count), each with the same provenance."""
     info = device.info()
     day = today or date.today().isoformat()
     provenance = {

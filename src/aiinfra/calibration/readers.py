@@ -279,6 +279,8 @@ def _dig(path: Path, d: Any, keys: tuple[str, ...], where: str) -> Any:
 
 
 def _guidellm(path: Path, data: dict[str, Any]) -> list[ServingResult]:
+    """A GuideLLM report's benchmarks as serving results. Long because GuideLLM's report moved its fields between
+    versions (strategy under config or args, metrics nested by statistic); each case is a few lines."""
     out: list[ServingResult] = []
     benches = data["benchmarks"]
     if not benches:

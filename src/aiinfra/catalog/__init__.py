@@ -63,6 +63,18 @@ def accuracy_notes() -> tuple[AccuracyNote, ...]:
 
 
 def _accuracy_notes() -> tuple[AccuracyNote, ...]:
+    """The shipped rows through the on-disk cache of validated specs (as Catalog.rows: keyed by the file and the
+    validating code), so a warm start builds no validator; an overlay catalog validates them afresh."""
+    from aiinfra.catalog.parse import cached, code_identity, file_identity
+
+    cat = active()
+    path = cat.path("accuracy_notes.yaml")
+    if cat.overlay_dirs or not path.exists():
+        return _validate_accuracy_notes()
+    return cached(f"specs|{path.resolve()}", f"{file_identity(path)}|{code_identity()}", _validate_accuracy_notes)
+
+
+def _validate_accuracy_notes() -> tuple[AccuracyNote, ...]:
     from aiinfra.specs.accuracy import AccuracyNote
     from aiinfra.specs.common import validate
 

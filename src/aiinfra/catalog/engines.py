@@ -78,6 +78,14 @@ class EngineProfile:
     bench_tool: str | None = None
     """The engine's own offline benchmark whose derived limits bench_tuning describes (trtllm-bench)."""
     bench_tuning: Mapping[str, Any] | None = field(default=None, repr=False)
+    request_overhead_s: float = 0.0
+    """Serving-path time a request's first token pays outside the engine's iterations: the API server's HTTP
+    handling, chat template and tokenisation, the hand-off to the scheduler and the first token's detokenisation and
+    streaming (engines.yaml request_overhead_ms, measured at one client; 0 = none measured). Added to TTFT."""
+    stream_chunk_s: float = 0.0
+    """API-server time per streamed chunk (one per sequence per step: output processing, detokenisation, the chunk's
+    JSON and HTTP write), in a process pipelined with the engine (engines.yaml stream_chunk_us; 0 = none measured):
+    a step's tokens reach the clients no faster than chunks × this (analytic/step_overheads.py)."""
 
     @property
     def device_dependent_defaults(self) -> bool:
@@ -229,6 +237,8 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             scheduler_table=row.get("scheduler_defaults"),
             bench_tool=str(row["bench_tool"]) if row.get("bench_tool") else None,
             bench_tuning=row.get("bench_tuning"),
+            request_overhead_s=(_opt_float(row, "request_overhead_ms") or 0.0) / 1e3,
+            stream_chunk_s=(_opt_float(row, "stream_chunk_us") or 0.0) / 1e6,
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"catalog data engines.yaml row {row.get('id', '?')}: {exc}") from exc

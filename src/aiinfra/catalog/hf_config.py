@@ -26,7 +26,10 @@ def _first(cfg: dict[str, Any], *keys: str) -> Any:
 
 
 def arch_from_hf_config(cfg: dict[str, Any], field: str = "model.config", name: str = "") -> ModelArch:
-    """Map the common HF config keys (Llama, Mistral/Mixtral, Qwen2/3(-MoE), DeepSeek-V2/V3, GPT-2, BERT)."""
+    """Map the common HF config keys (Llama, Mistral/Mixtral, Qwen2/3(-MoE), DeepSeek-V2/V3, GPT-2, BERT).
+
+    Long because each architecture family spells the same fields under its own keys (layers, heads, MoE, MLA,
+    sliding windows); the mapping is one flat list of those cases."""
     if "text_config" in cfg and "num_hidden_layers" not in cfg:
         if not isinstance(cfg["text_config"], dict):
             raise SpecError(

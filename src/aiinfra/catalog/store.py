@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiinfra.catalog.parse import cached, code_identity, file_identity, load_rows
 from aiinfra.errors import DataError, SpecError, UnknownIdError
+from aiinfra.errors import suggest as suggest  # re-exported: catalog.suggest
 from aiinfra.units import GB
 
 if TYPE_CHECKING:
@@ -382,24 +383,6 @@ def _merge(
     merged = [by_id.pop(str(r.get("id")), r) for r in base]
     added = [r for r in extra if str(r.get("id")) in by_id]
     return tuple([*added, *merged] if prepend else [*merged, *added])
-
-
-def suggest(value: str, known: list[str], n: int = 3) -> list[str]:
-    """Close ids for a "did you mean" hint: substring matches first, then fuzzy ones."""
-    low = value.lower()
-    contains = [k for k in known if low and low in k]
-    # the longest leading part of the value some ids start with (nvidia-h1000 -> nvidia-h100-*), a typo at the end
-    prefixed: list[str] = []
-    for i in range(len(low) - 1, 3, -1):
-        prefixed = sorted(k for k in known if k.startswith(low[:i]))
-        if prefixed:
-            break
-    fuzzy = difflib.get_close_matches(low, known, n=n, cutoff=0.5)
-    seen: list[str] = []
-    for k in contains + prefixed + fuzzy:
-        if k not in seen:
-            seen.append(k)
-    return seen[:n]
 
 
 _ACTIVE: contextvars.ContextVar[Catalog | None] = contextvars.ContextVar("aiinfra_catalog", default=None)

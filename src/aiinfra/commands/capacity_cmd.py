@@ -14,6 +14,8 @@ from aiinfra.report.render import layout_label, table
 
 
 def _capacity(args: argparse.Namespace) -> tuple[Any, str]:
+    """Long because it lays out the command's text report line by line (formatting only: the answer and its numbers
+    come from the application layer, whose result's to_dict() is the --json output)."""
     with progress_bar(args, "simulations", "capacity --simulate") as progress:
         r = app.capacity(
             app.load_scenario(args.scenario, args.set),

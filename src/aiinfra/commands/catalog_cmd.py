@@ -18,6 +18,8 @@ def _tflops(v: float | None) -> str:
 
 
 def _list(args: argparse.Namespace) -> tuple[Any, str]:
+    """Long because it lays out the command's text report line by line (formatting only: the answer and its numbers
+    come from the application layer, whose result's to_dict() is the --json output)."""
     kind = args.kind
     if kind == "prices":
         return _prices(args)

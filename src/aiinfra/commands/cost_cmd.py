@@ -21,6 +21,8 @@ def _money(v: float | None) -> str:
 
 
 def _cost(args: argparse.Namespace) -> tuple[Any, str]:
+    """Long because it lays out the command's text report line by line (formatting only: the answer and its numbers
+    come from the application layer, whose result's to_dict() is the --json output)."""
     r = app.cost(app.load_scenario(args.scenario, args.set))
     usage, opts, cheapest, en = r.usage, r.options, r.cheapest, r.energy
     hours = usage.duration_s / HOUR_S

@@ -14,6 +14,8 @@ from aiinfra.report.text import GB, age_text, source_text
 
 
 def _datacenter(args: argparse.Namespace) -> tuple[Any, str]:
+    """Long because it lays out the command's text report line by line (formatting only: the answer and its numbers
+    come from the application layer, whose result's to_dict() is the --json output)."""
     r = app.datacenter(app.load_scenario(args.scenario, args.set))
     c, rk, fab, di, storage = r.scenario.cluster, r.racks, r.fabric, r.inputs, r.storage
     nodes, node_src, limit_w, air, pue, pue_src = (

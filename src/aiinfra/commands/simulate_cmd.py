@@ -65,6 +65,8 @@ def _find_max_rate(args: argparse.Namespace, sc: Scenario) -> tuple[Any, str]:
 
 
 def _simulate(args: argparse.Namespace) -> tuple[Any, str]:
+    """Long because it lays out the command's text report line by line (formatting only: the answer and its numbers
+    come from the application layer, whose result's to_dict() is the --json output)."""
     if args.plot:
         plots.plot_dir(args.plot)  # a bad --plot is refused before any work
     sc = app.load_scenario(args.scenario, args.set)

@@ -15,6 +15,8 @@ _plan_text = app.plan_label
 
 
 def _train(args: argparse.Namespace) -> tuple[Any, str]:
+    """Long because it lays out the command's text report line by line (formatting only: the answer and its numbers
+    come from the application layer, whose result's to_dict() is the --json output)."""
     r = app.train(app.load_scenario(args.scenario, args.set))
     sc, rep, best = r.scenario, r.report, r.best
     obj = r.to_dict()
@@ -108,7 +110,10 @@ def _train(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def _reliability_lines(r: dict[str, Any]) -> list[str]:
-    """The reliability block (failures, checkpoints, restarts) of `train`'s text output."""
+    """The reliability block (failures, checkpoints, restarts) of `train`'s text output.
+
+    Long because it lays out the command's text report line by line (formatting only: the answer and its numbers
+    come from the application layer, whose result's to_dict() is the --json output)."""
     ck = r["checkpoint"]
     mc = r["monte_carlo"]
     spread = (

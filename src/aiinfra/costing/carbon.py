@@ -5,12 +5,11 @@ factors). Embodied (manufacturing) carbon is not modelled.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
 
-from aiinfra import catalog
-from aiinfra.costing.prices import GridCarbon, grid_carbon_rows
-from aiinfra.errors import UnknownIdError
+from aiinfra.costing.prices import GridCarbon
+from aiinfra.errors import UnknownIdError, suggest
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -26,18 +25,19 @@ def co2e_kg(energy_kwh: float, g_co2e_per_kwh: float) -> float:
     return energy_kwh * g_co2e_per_kwh / 1e3
 
 
-def intensity(region_id: str, field: str = "cost.carbon_region", today: date | None = None) -> GridCarbon:
-    """A grid_carbon.csv row by id (with a "did you mean")."""
-    rows = {r.id: r for r in grid_carbon_rows(today)}
-    if region_id in rows:
-        return rows[region_id]
-    raise UnknownIdError(field, region_id, "grid carbon regions", catalog.suggest(region_id, list(rows)))
+def intensity(region_id: str, rows: Sequence[GridCarbon], field: str = "cost.carbon_region") -> GridCarbon:
+    """The grid_carbon row of ``rows`` (costing.prices.grid_carbon_rows, read by the caller) with id
+    ``region_id`` (with a "did you mean")."""
+    by_id = {r.id: r for r in rows}
+    if region_id in by_id:
+        return by_id[region_id]
+    raise UnknownIdError(field, region_id, "grid carbon regions", suggest(region_id, list(by_id)))
 
 
-def intensity_for(provider: str, region: str, today: date | None = None) -> GridCarbon | None:
-    """The newest grid_carbon row of a cloud provider's region (None when the table has none)."""
-    rows = [r for r in grid_carbon_rows(today) if r.provider == provider and r.region == region]
-    return max(rows, key=lambda r: r.read_on) if rows else None
+def intensity_for(provider: str, region: str, rows: Sequence[GridCarbon]) -> GridCarbon | None:
+    """The newest grid_carbon row of a cloud provider's region among ``rows`` (None when there is none)."""
+    mine = [r for r in rows if r.provider == provider and r.region == region]
+    return max(mine, key=lambda r: r.read_on) if mine else None
 
 
 def carbon(energy_kwh: float, region: GridCarbon) -> Carbon:

@@ -12,6 +12,7 @@ Items whose unit price or quantity is not given are unknown and listed as such; 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aiinfra.costing import Usage
@@ -112,11 +113,14 @@ def cloud_options(
     ci: CostInput,
     energy_kwh: float | None = None,
     carbon_region: GridCarbon | None = None,
+    *,
+    grid_carbon: Sequence[GridCarbon],
 ) -> list[CloudOption]:
     """Every price row priced for ``usage``; cheapest compute first (infeasible spot rows last).
 
     ``energy_kwh`` is the facility energy of ``usage`` (scaled per option by its billed hours);
-    ``carbon_region`` overrides each option's own region for CO2.
+    ``carbon_region`` overrides each option's own region for CO2; else each option's region is looked up in
+    ``grid_carbon`` (costing.prices.grid_carbon_rows, read by the caller).
     """
     hours = usage.duration_s / HOUR_S
     out: list[CloudOption] = []
@@ -163,7 +167,7 @@ def cloud_options(
         ]
         known = [i.cost_usd for i in items if i.cost_usd is not None]
         total = sum(known) if compute is not None else None
-        region = carbon_region or intensity_for(p.provider, p.region)
+        region = carbon_region or intensity_for(p.provider, p.region, grid_carbon)
         kwh = energy_kwh * billed / hours if energy_kwh is not None and hours > 0 else None
         out.append(
             CloudOption(

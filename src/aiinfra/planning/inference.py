@@ -237,10 +237,15 @@ def model_for(
     wl: ServingWorkload,
     attention_dp: bool = False,
     engine: str | None = None,
+    streamed: bool | None = None,
 ) -> InferenceModel:
     """The step-time model of one replica of ``wl.plan`` on ``engine`` (default ``wl.engine``); the planner and
-    the simulator share it."""
+    the simulator share it. ``streamed``: whether requests stream through the engine's API server (None:
+    ``inference.simulation.streaming``, else the workload's usage is ``server``)."""
     plan = wl.plan
+    if streamed is None:
+        stated = wl.simulation.streaming if wl.simulation is not None else None
+        streamed = stated if stated is not None else workload_usage(wl) == "server"
     return InferenceModel(
         model=sc_model,
         cluster=cluster,
@@ -251,6 +256,7 @@ def model_for(
         kv_precision=wl.kv_precision or "bf16",
         attention_dp=attention_dp or bool(plan and plan.attention_dp),
         engine=engine or wl.engine,
+        streamed=streamed,
     )
 
 
@@ -389,6 +395,7 @@ def _loaded_replica(
     max_in_flight: int,
     budget: int,
     grid: bool,
+    request_overhead_s: float = 0.0,
 ) -> LoadedReplica:
     """The loaded-replica model of one deployment: ``steady`` and a decode-only iteration of the same pricing."""
     inp, out = wl.input_tokens, wl.output_tokens
@@ -409,6 +416,7 @@ def _loaded_replica(
         max_in_flight=max_in_flight,
         prefill_iterations=prefill_iterations,
         grid=grid,
+        request_overhead_s=request_overhead_s,
     )
 
 
@@ -461,7 +469,9 @@ def estimate_with_replica(
     ``grid`` prices its steady states on a grid of batches (faster, for searches).
     """
     engine = engine or wl.engine
-    im = model_for(model, cluster, wl, attention_dp, engine)
+    stated_streaming = wl.simulation.streaming if wl.simulation is not None else None
+    streamed = stated_streaming if stated_streaming is not None else (usage or workload_usage(wl)) == "server"
+    im = model_for(model, cluster, wl, attention_dp, engine, streamed=streamed)
     sched = wl.simulation.scheduler if wl.simulation is not None else None
     sd = scheduler_defaults(engine, cluster.accelerator, usage or workload_usage(wl))
     budget_set = prefill_budget_tokens or (sched.max_num_batched_tokens if sched else None)
@@ -523,6 +533,11 @@ def estimate_with_replica(
             f"KV capacity {cap.kv_capacity_tokens:,} tokens) — raise tp or lower the weight precision"
         )
     _, ttft_one = prefill_time_s(im, 1, inp, budget)
+    # behind an API server every request's first token also pays the serving path (HTTP, tokenisation, hand-off,
+    # streaming): the engine profile's measured cost, outside the engine's iterations
+    req_s = catalog.engine(engine).request_overhead_s if (usage or workload_usage(wl)) == "server" else 0.0
+    if req_s:
+        notes.append(f"TTFT includes {req_s * 1e3:.3g} ms of {engine}'s serving path per request (engines.yaml)")
     pre = im.breakdown(StepBatch.prefill(min(budget, inp)))
     spec = None
     tails: LoadPoint | None = None
@@ -534,7 +549,7 @@ def estimate_with_replica(
         tpot = cycle_s / tok_per_step
         total_s = t_prefill_all + max(out - 1, 0) * tpot
         out_tps_replica = batch * out / total_s
-        ttft = ttft_one if batch == 1 else ttft_mean
+        ttft = (ttft_one if batch == 1 else ttft_mean) + req_s
         dec = im.breakdown(step)
         load = f"a static batch of {batch}: every prompt prefilled, then the batch decodes together"
     else:
@@ -548,10 +563,10 @@ def estimate_with_replica(
                 step = steady_state_step(b, inp, out, tok, dp_ranks=dp_ranks)
                 cycle_s, tok = _decode_cycle_s(im, cluster, wl, step, b)
             first = ttft_one if b == 1 else loaded_ttft_s(im, b, inp, out, budget, cycle_s, ttft_one)
-            return cycle_s / tok, first, tok
+            return cycle_s / tok, first + req_s, tok
 
         top = _saturated_batch(max_seqs, engine_cap, budget, inp, out)
-        rep = _loaded_replica(im, cluster, wl, steady, top, budget, grid=grid)
+        rep = _loaded_replica(im, cluster, wl, steady, top, budget, grid=grid, request_overhead_s=req_s)
         tpot, ttft, tok_per_step = steady(batch)
         out_tps_replica = batch / tpot
         if wl.request_rate_per_s is not None and wl.batch != "max":
@@ -610,6 +625,12 @@ def estimate_with_replica(
         if point is not None:
             tails = point
         dec = im.breakdown(StepBatch.decode(batch, inp + out // 2))
+        chunk_s = catalog.engine(engine).stream_chunk_s if im.streamed else 0.0
+        if chunk_s and batch * chunk_s > replace(im, streamed=False).iteration_time_s(StepBatch.decode(batch, inp)):
+            notes.append(
+                f"at {batch} sequences the API server's streaming sets the step: {batch} chunks × "
+                f"{chunk_s * 1e6:.3g} µs = {batch * chunk_s * 1e3:.3g} ms, longer than the engine's step (engines.yaml)"
+            )
     if wl.speculative is not None:
         spec = tok_per_step
         notes.append(f"speculative decoding: {tok_per_step:.2f} tokens per target step (Leviathan et al. 2023)")

@@ -147,12 +147,16 @@ class LoadedReplica:
         max_in_flight: int,
         prefill_iterations: Callable[[int], int] = lambda _b: 1,
         grid: bool = False,
+        request_overhead_s: float = 0.0,
     ) -> None:
         self._steady = steady
         self._decode = decode_step_s
         self.output_tokens = output_tokens
         self.max_in_flight = max(1, max_in_flight)
         self._chunks = prefill_iterations
+        self.request_overhead_s = request_overhead_s
+        """Serving-path time of each request outside the iterations (already in ``steady``'s TTFT): shifts the
+        TTFT percentiles of the iteration chain."""
         self._memo: dict[int, ReplicaState] = {}
         self._grid: list[int] | None = None
         if grid:
@@ -363,7 +367,12 @@ class LoadedReplica:
             return hi
 
         floor = st.ttft_s if st.batch <= 1 else 0.0
-        return Tails(p50_s=max(quantile(0.5), floor), p90_s=max(quantile(0.9), floor), p99_s=max(quantile(0.99), floor))
+        c = self.request_overhead_s
+        return Tails(
+            p50_s=max(quantile(0.5) + c, floor),
+            p90_s=max(quantile(0.9) + c, floor),
+            p99_s=max(quantile(0.99) + c, floor),
+        )
 
     # ------------------------------------------------------------------ the largest load meeting an SLO
     def max_users(self, slo: Slo | None, think_s: float) -> tuple[int, LoadPoint] | None:

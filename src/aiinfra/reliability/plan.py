@@ -174,7 +174,11 @@ def plan_reliability(
     accelerator_id: str | None = None,
     cluster_accelerators: int | None = None,
 ) -> ReliabilityReport:
-    """Failures, checkpoints and restarts of a run that needs ``useful_s`` of training on ``accelerators``."""
+    """Failures, checkpoints and restarts of a run that needs ``useful_s`` of training on ``accelerators``.
+
+    Long because one evaluation (rates, checkpoint interval, downtime, Daly's expected time, spare nodes) is a
+    closure run at the base rate, again with the lemon-node correction, and at both ends of the rate band; each step
+    it composes is a function of rates.py, checkpoint.py and goodput.py."""
     nodes = math.ceil(accelerators / per_node)
     work_s = useful_s / (1.0 - ri.data_loading_stall_frac)
     basis, hw_ratio = _rate_basis(ri, accelerator_id, work_s / 2 / 86_400, per_node)

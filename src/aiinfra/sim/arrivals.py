@@ -61,18 +61,39 @@ class Requests:
         return int(self.arrival_s.shape[0])
 
 
-def interarrival_s(rng: np.random.Generator, kind: str, rate_per_s: float, n: int, cv: float | None) -> np.ndarray:
-    """Poisson: exponential gaps of mean 1/λ. Gamma: shape k = 1/cv², scale = cv²/λ (mean 1/λ, CV cv)."""
-    if rate_per_s <= 0:
-        raise SpecError("inference.request_rate_per_s", rate_per_s, "must be > 0", "give a positive arrival rate")
-    if n > 2 * MAX_SIMULATED_REQUESTS:  # before drawing: duration_s × rate sizes the draw
-        raise SpecError(
-            "inference.duration_s",
-            f"{n:.3g} requests at {rate_per_s:g}/s",
-            f"above the simulation budget of {MAX_SIMULATED_REQUESTS:,} requests",
-            "give a shorter duration_s, a lower rate, or num_requests",
-        )
-    if kind == "gamma":
+class ArrivalKind:
+    """One ``inference.arrival.kind``: how its requests are sent. Code asks the kind (``ARRIVALS[name]``), never
+    compares names: ``open_loop`` kinds draw their gaps from a rate (:meth:`gaps`), ``closed_loop`` ones send a
+    client's next request when its answer ends, ``from_trace`` ones read recorded arrivals."""
+
+    name: str = ""
+    open_loop = False
+    closed_loop = False
+    from_trace = False
+
+    def gaps(self, rng: np.random.Generator, rate_per_s: float, n: int, cv: float | None) -> np.ndarray:
+        """``n`` inter-arrival gaps of mean 1/λ (open-loop kinds only)."""
+        raise NotImplementedError(f"{self.name} arrivals have no inter-arrival gaps")
+
+
+class PoissonArrivals(ArrivalKind):
+    """Poisson: exponential gaps of mean 1/λ."""
+
+    name = "poisson"
+    open_loop = True
+
+    def gaps(self, rng: np.random.Generator, rate_per_s: float, n: int, cv: float | None) -> np.ndarray:
+        out: np.ndarray = rng.exponential(1.0 / rate_per_s, size=n)
+        return out
+
+
+class GammaArrivals(ArrivalKind):
+    """Gamma (bursty): shape k = 1/cv², scale = cv²/λ (mean 1/λ, coefficient of variation cv)."""
+
+    name = "gamma"
+    open_loop = True
+
+    def gaps(self, rng: np.random.Generator, rate_per_s: float, n: int, cv: float | None) -> np.ndarray:
         if cv is None:
             raise SpecError(
                 "inference.arrival.cv",
@@ -83,35 +104,106 @@ def interarrival_s(rng: np.random.Generator, kind: str, rate_per_s: float, n: in
         shape = 1.0 / cv**2
         out: np.ndarray = rng.gamma(shape, 1.0 / (rate_per_s * shape), size=n)
         return out
-    gaps: np.ndarray = rng.exponential(1.0 / rate_per_s, size=n)
-    return gaps
 
 
-def lengths(rng: np.random.Generator, dist: LengthDist | None, mean: int, n: int, field: str) -> np.ndarray:
-    """Token counts: fixed at ``mean``; uniform on [low, high] (default [1, 2·mean − 1], mean ``mean``);
-    lognormal with E[length] = ``mean``: μ = ln(mean) − σ²/2 (rounded, at least 1, at most ``high`` when
-    given — a dataset's longest sample; the cap lowers the mean by the clipped tail)."""
-    if dist is None or dist.kind == "fixed":
+class ClosedLoopArrivals(ArrivalKind):
+    """A closed loop of ``concurrency`` clients (sim/run.py places their first requests)."""
+
+    name = "concurrency"
+    closed_loop = True
+
+
+class TraceArrivals(ArrivalKind):
+    """Arrivals and lengths read from a trace file (:func:`read_trace`)."""
+
+    name = "trace"
+    from_trace = True
+
+
+#: every arrival kind by name (the names of specs.workload.Arrival.kind)
+ARRIVALS: dict[str, ArrivalKind] = {
+    k.name: k for k in (PoissonArrivals(), GammaArrivals(), ClosedLoopArrivals(), TraceArrivals())
+}
+
+
+def interarrival_s(rng: np.random.Generator, kind: str, rate_per_s: float, n: int, cv: float | None) -> np.ndarray:
+    """``n`` gaps of the open-loop arrival ``kind`` (:data:`ARRIVALS`) at λ = ``rate_per_s``; the rate and the
+    request count are checked first (before drawing, since duration_s × rate sizes the draw)."""
+    if rate_per_s <= 0:
+        raise SpecError("inference.request_rate_per_s", rate_per_s, "must be > 0", "give a positive arrival rate")
+    if n > 2 * MAX_SIMULATED_REQUESTS:
+        raise SpecError(
+            "inference.duration_s",
+            f"{n:.3g} requests at {rate_per_s:g}/s",
+            f"above the simulation budget of {MAX_SIMULATED_REQUESTS:,} requests",
+            "give a shorter duration_s, a lower rate, or num_requests",
+        )
+    return ARRIVALS[kind].gaps(rng, rate_per_s, n, cv)
+
+
+class LengthKind:
+    """One ``LengthDist.kind``: how ``n`` token counts of mean ``mean`` are drawn."""
+
+    name: str = ""
+
+    def draw(self, rng: np.random.Generator, dist: LengthDist, mean: int, n: int, field: str) -> np.ndarray:
+        raise NotImplementedError
+
+
+class FixedLengths(LengthKind):
+    """Every request at ``mean`` tokens."""
+
+    name = "fixed"
+
+    def draw(self, rng: np.random.Generator, dist: LengthDist, mean: int, n: int, field: str) -> np.ndarray:
         return np.full(n, mean, dtype=np.int64)
-    if dist.kind == "uniform":
+
+
+class UniformLengths(LengthKind):
+    """Uniform on [low, high] (default [1, 2·mean − 1], so the mean is ``mean``)."""
+
+    name = "uniform"
+
+    def draw(self, rng: np.random.Generator, dist: LengthDist, mean: int, n: int, field: str) -> np.ndarray:
         lo = dist.low if dist.low is not None else 1
         hi = dist.high if dist.high is not None else max(2 * mean - lo, lo)
         if hi < lo:
             raise SpecError(f"{field}.high", hi, f"is below low = {lo}", "give high >= low")
-        return rng.integers(lo, hi + 1, size=n)
-    if dist.sigma is None:
-        raise SpecError(
-            f"{field}.sigma",
-            None,
-            "a lognormal length distribution needs σ",
-            "set sigma (the standard deviation of log(length), e.g. 0.5)",
-        )
-    sigma = dist.sigma
-    mu = np.log(mean) - sigma**2 / 2.0  # so that E[length] = mean
-    drawn = np.maximum(1, np.round(rng.lognormal(mu, sigma, size=n)))
-    # capped at the longest sequence any input may state (keeps a wide σ's far tail an int64)
-    drawn = np.minimum(drawn, dist.high if dist.high is not None else MAX_SEQ_TOKENS)
-    return drawn.astype(np.int64)
+        out: np.ndarray = rng.integers(lo, hi + 1, size=n)
+        return out
+
+
+class LognormalLengths(LengthKind):
+    """Lognormal with E[length] = ``mean``: μ = ln(mean) − σ²/2 (rounded, at least 1, at most ``high`` when given —
+    a dataset's longest sample; the cap lowers the mean by the clipped tail)."""
+
+    name = "lognormal"
+
+    def draw(self, rng: np.random.Generator, dist: LengthDist, mean: int, n: int, field: str) -> np.ndarray:
+        if dist.sigma is None:
+            raise SpecError(
+                f"{field}.sigma",
+                None,
+                "a lognormal length distribution needs σ",
+                "set sigma (the standard deviation of log(length), e.g. 0.5)",
+            )
+        sigma = dist.sigma
+        mu = np.log(mean) - sigma**2 / 2.0  # so that E[length] = mean
+        drawn = np.maximum(1, np.round(rng.lognormal(mu, sigma, size=n)))
+        # capped at the longest sequence any input may state (keeps a wide σ's far tail an int64)
+        drawn = np.minimum(drawn, dist.high if dist.high is not None else MAX_SEQ_TOKENS)
+        return drawn.astype(np.int64)
+
+
+#: every length distribution by name (the names of specs.serving_sim.LengthDist.kind)
+LENGTHS: dict[str, LengthKind] = {k.name: k for k in (FixedLengths(), UniformLengths(), LognormalLengths())}
+
+
+def lengths(rng: np.random.Generator, dist: LengthDist | None, mean: int, n: int, field: str) -> np.ndarray:
+    """``n`` token counts of mean ``mean`` drawn as ``dist`` says (:data:`LENGTHS`); fixed when None."""
+    if dist is None:
+        return FixedLengths().draw(rng, LengthDist(), mean, n, field)
+    return LENGTHS[dist.kind].draw(rng, dist, mean, n, field)
 
 
 REQUIRED_TRACE = ("arrival_s", "input_tokens", "output_tokens")

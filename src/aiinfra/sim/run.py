@@ -47,6 +47,8 @@ class SimResult:
     notes: tuple[str, ...] = ()
     attention_dp_ranks: int = 1
     """Attention-DP ranks per replica (1: none); ``limits`` are the whole replica's, split evenly over them."""
+    request_overhead_s: float = 0.0
+    """The engine's serving-path cost per request, included in the summary's TTFT and e2e (sim/metrics.py)."""
 
 
 def _trace_path(raw: str, scenario_path: str) -> str:
@@ -321,6 +323,7 @@ def simulate(
     else:
         engine = Simulation(model, lim, replicas, sim.router, attention_dp_ranks=dp)
     rec = engine.run(reqs, closed)
+    overhead_s = catalog.engine(wl.engine).request_overhead_s
     sched = sim.scheduler
     if sched is None or sched.max_num_batched_tokens is None or sched.max_num_seqs is None:
         sd = scheduler_defaults(wl.engine, scenario.cluster.accelerator, "server")
@@ -329,10 +332,11 @@ def simulate(
             f"(unset values from the {sd.basis})"
         )
     return SimResult(
-        summary=summarise(rec, wl.slo),
+        summary=summarise(rec, wl.slo, overhead_s),
         records=rec,
         limits=lim,
         replicas=replicas,
         notes=tuple(notes),
         attention_dp_ranks=dp,
+        request_overhead_s=overhead_s,
     )

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
+from aiinfra import catalog
 from aiinfra.analytic.step_time import StepTimeModel
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.planning.inference import estimate, model_for, steady_state_step
@@ -247,7 +248,7 @@ def closed_loop_run(
     )
     rec = simulate(replace(scenario, inference=closed), seed=seed, step_model=step_model).records
     steady = _after_start_up(rec, clients)
-    return steady, summarise(steady, wl.slo)
+    return steady, summarise(steady, wl.slo, catalog.engine(wl.engine).request_overhead_s)
 
 
 def _clients_point(scenario: Scenario, seed: int, clients: int, step_model: StepTimeModel | None) -> ClientsPoint:

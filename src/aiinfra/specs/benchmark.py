@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Annotated
 
-import pydantic
+import annotated_types
 
 from aiinfra.specs.common import STRICT, Source
 
-NonNeg = pydantic.NonNegativeFloat
+#: ``pydantic.NonNegativeFloat`` (the same constraint), without importing ``pydantic.types`` at start-up
+NonNeg = Annotated[float, annotated_types.Ge(0)]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

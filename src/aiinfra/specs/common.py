@@ -9,26 +9,12 @@ from typing import Any, Literal, TypeVar
 import pydantic
 
 from aiinfra.errors import SpecError
+from aiinfra.specs.precision import DTYPE_BYTES as DTYPE_BYTES  # re-exported: the formats live in specs.precision
 
 STRICT: pydantic.ConfigDict = {"extra": "forbid"}
 KEBAB_ID = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$")
 
 DType = Literal["fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"]
-
-#: storage bytes per element of each numeric format (a definition of the format, not a measurement).
-DTYPE_BYTES: dict[str, float] = {
-    "fp64": 8.0,
-    "fp32": 4.0,
-    "tf32": 4.0,
-    "bf16": 2.0,
-    "fp16": 2.0,
-    "fp8": 1.0,
-    "mxfp8": 1.0,
-    "int8": 1.0,
-    "int4": 0.5,
-    "fp4": 0.5,
-    "nvfp4": 0.5,
-}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -6,13 +6,18 @@ All quantities SI. Link bandwidths are ONE-WAY (per direction) per accelerator o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Annotated
 
-import pydantic
+import annotated_types
 
 from aiinfra.errors import InfeasibleError
 from aiinfra.specs.common import STRICT, Source
+from aiinfra.specs.precision import BLOCK_SCALED_BASE as BLOCK_SCALED_BASE  # re-exported (specs.precision)
+from aiinfra.specs.precision import PRECISIONS
 
-Frac = pydantic.confloat(gt=0.0, le=1.0)
+#: a fraction in (0, 1]: what ``pydantic.confloat(gt=0.0, le=1.0)`` builds, written without importing
+#: ``pydantic.types`` (and its JSON-schema machinery) when the specs are imported (start-up time)
+Frac = Annotated[float, annotated_types.Interval(gt=0.0, le=1.0)]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -56,10 +61,6 @@ class MigSupport:
     """Most GPU instances one accelerator can be split into."""
     profiles: tuple[str, ...]
     """GPU-instance profile names (e.g. 1g.10gb)."""
-
-
-#: block-scaled training formats and the plain dtype whose dense peak they run at
-BLOCK_SCALED_BASE = {"mxfp8": "fp8", "nvfp4": "fp4"}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -110,7 +111,7 @@ class AcceleratorSpec:
     block_scaled_formats: tuple[str, ...] = ()
     """Block-scaled (microscaling) training formats the accelerator's tensor cores run natively (mxfp8, nvfp4).
     Empty = none known: such a precision is refused rather than silently run at the plain fp8/fp4 peak."""
-    power_limited_matmul_frac: Frac | None = None  # type: ignore[valid-type]
+    power_limited_matmul_frac: Frac | None = None
     """Power-capped parts only: measured dense GEMM throughput of this part at its default power limit divided
     by the planner's GEMM efficiency curve (700 W-class measurements) at the same sizes. The clock that a lower
     power limit sustains slows every tensor-core kernel (GEMM, fused attention) by this factor; memory-bound
@@ -127,8 +128,9 @@ class AcceleratorSpec:
     def peak_flop_per_s(self, dtype: str) -> float:
         """Dense peak for ``dtype``; a block-scaled format (mxfp8, nvfp4) runs at the fp8/fp4 peak only where the
         accelerator supports it (``block_scaled_formats``)."""
-        key = BLOCK_SCALED_BASE.get(dtype, dtype)
-        if dtype in BLOCK_SCALED_BASE and dtype not in self.block_scaled_formats:
+        fmt = PRECISIONS.get(dtype)
+        key = fmt.peak_format if fmt is not None else dtype
+        if fmt is not None and fmt.block_scaled and dtype not in self.block_scaled_formats:
             raise InfeasibleError(
                 f"{self.id} has no {dtype} (block-scaled tensor-core) support in the catalog"
                 f"{'; supported: ' + ', '.join(self.block_scaled_formats) if self.block_scaled_formats else ''}"

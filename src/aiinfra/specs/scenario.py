@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,13 +11,10 @@ from typing import Annotated, Any
 from aiinfra.errors import SpecError
 from aiinfra.specs.bounds import MAX_COUNT, Accelerators, InRange, Oversubscription, PerNode
 from aiinfra.specs.common import STRICT, validate
-from aiinfra.specs.cost import CostInput, DatacenterInput, TcoInput
 from aiinfra.specs.files import read_text
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
-from aiinfra.specs.reliability import ReliabilityInput
 from aiinfra.specs.workload import ServingWorkload, TrainingJob
-from aiinfra.specs.yaml_safe import load_yaml
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -81,8 +79,14 @@ class Scenario:
 
 
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
-#: spec of each top-level section other commands read
-_SECTION_SPECS: dict[str, Any] = {"cost": CostInput, "datacenter": DatacenterInput, "tco": TcoInput}
+#: spec (module, class) of each top-level section other commands read; imported only for a scenario that has the
+#: section (a scenario without one, e.g. `infer`'s, loads no cost or reliability specs: start-up time)
+_SECTION_SPECS: dict[str, tuple[str, str]] = {
+    "cost": ("aiinfra.specs.cost", "CostInput"),
+    "datacenter": ("aiinfra.specs.cost", "DatacenterInput"),
+    "tco": ("aiinfra.specs.cost", "TcoInput"),
+    "reliability": ("aiinfra.specs.reliability", "ReliabilityInput"),
+}
 #: top-level sections other commands validate themselves
 EXTRA_SECTIONS = ("cost", "datacenter", "tco", "reliability")
 
@@ -115,10 +119,14 @@ def apply_set(data: dict[str, Any], assignment: str) -> None:
         if not isinstance(nxt, dict):
             raise SpecError(f"--set {key}", raw, f"'{p}' is not a mapping", "set a leaf key")
         node = nxt
+    from aiinfra.specs.yaml_safe import load_yaml  # PyYAML only when a value is parsed (start-up time)
+
     node[parts[-1]] = load_yaml(raw, f"--set {key}", raw) if raw.strip() else None
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
+    from aiinfra.specs.yaml_safe import load_yaml  # PyYAML only when a file is read (start-up time)
+
     data = load_yaml(read_text(path, "scenario", "a scenario YAML file"), "scenario", str(path))
     if not isinstance(data, dict):
         raise SpecError("scenario", str(path), "top level must be a mapping", "see examples/*.yaml")
@@ -154,9 +162,10 @@ def parse_scenario(data: dict[str, Any], sets: list[str] | None = None) -> Scena
     data["extras"] = extras
     inp = validate(ScenarioInput, data)
     _check_conflicts(inp)
-    for name, cls in _SECTION_SPECS.items():  # checked here too, so `check` and every command refuse the same input
-        if extras.get(name):  # an absent or empty section takes every default (none is required): nothing to check
-            validate(cls, extras[name], where=name)
-    if "reliability" in extras:  # present = on; its required fields make an absent section invalid, so only then
-        validate(ReliabilityInput, extras["reliability"] or {}, where="reliability")
+    for name, (module, cls) in _SECTION_SPECS.items():  # checked here too, so every command refuses the same input
+        # an absent or empty section takes every default (none is required): nothing to check; reliability is on
+        # when present, and its required fields make an empty section invalid, so it is checked whenever present
+        if extras.get(name) or (name == "reliability" and name in extras):
+            spec = getattr(importlib.import_module(module), cls)
+            validate(spec, extras[name] or {}, where=name)
     return inp

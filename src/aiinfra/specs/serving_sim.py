@@ -88,3 +88,6 @@ class SimulationConfig:
     output_lengths: LengthDist | None = None
     disaggregation: Disaggregation | None = None
     """None = every replica prefills and decodes."""
+    streaming: bool | None = None
+    """Whether requests stream their tokens through the engine's API server (each step then lasts at least the
+    server's time to stream its chunks); None = as the workload's usage: server loads stream, offline batches not."""

@@ -8,13 +8,13 @@ per-sample statistics (with sources), and they stand in for the blank cells. A r
 from __future__ import annotations
 
 import math
-import re
 
 from aiinfra import catalog
 from aiinfra.specs.benchmark import BenchmarkSpec, TokenStats
-from aiinfra.validation.rows import RowError
+from aiinfra.validation import switches
+from aiinfra.validation.rows import RowError, integer
 
-#: simulated requests of a Poisson row whose notes state no count and whose benchmark has no minimum run
+#: simulated requests of a Poisson row that states no count (num_requests) and whose benchmark has no minimum run
 DEFAULT_SIM_REQUESTS = 300
 
 
@@ -22,10 +22,19 @@ def is_mlperf(row: dict[str, str]) -> bool:
     return any("mlperf" in (row.get(k) or "").lower() for k in ("id", "source", "source_url", "notes"))
 
 
+#: the dataset a serving-benchmark client samples, named in a row's id (catalog/data/benchmarks.yaml)
+CLIENT_DATASETS = {"sharegpt": "sharegpt-v3-serving-sampler"}
+
+
 def benchmark_of(row: dict[str, str]) -> BenchmarkSpec | None:
     """The catalog benchmark an MLPerf row reports: named by its result path (source, source_url), else by
-    its model_name, else by its notes; None for rows of other sources."""
+    its model_name, else by its notes. Another row: the dataset its benchmark client sampled, where its id names
+    one the catalog describes (ShareGPT); else None."""
     if not is_mlperf(row):
+        rid = row.get("id", "").lower()
+        for name, bench_id in CLIENT_DATASETS.items():
+            if name in rid:
+                return catalog.benchmark(bench_id)
         return None
     for keys in (("source", "source_url"), ("model_name",), ("notes",)):
         found = catalog.benchmark_for(*(row.get(k) or "" for k in keys))
@@ -100,9 +109,9 @@ def sim_settings(
 ) -> dict[str, object]:
     """The ``inference.simulation`` block (plus ``num_requests``) for a Poisson row.
 
-    * scheduler: the settings the notes state; the rest, for vLLM, the simulator's own V1 defaults for the
+    * scheduler: the settings the row states; the rest, for vLLM, the simulator's own V1 defaults for the
       device; for another engine, its defaults (catalog/data/engines.yaml) and the analytic path's budget;
-    * requests: the count the notes state; else, for a benchmark with a minimum run length (MLPerf LoadGen
+    * requests: the count the row states (num_requests); else, for a benchmark with a minimum run length (MLPerf LoadGen
       600 s), rate × that duration, so the run reaches the steady state the measured run reports; else 300;
     * lengths: the benchmark's distributions where published (lognormal moment fit), else fixed at the means.
     """
@@ -116,9 +125,9 @@ def sim_settings(
             f"; {engine} scheduler limits {sched['max_num_seqs']} seqs / "
             f"{sched['max_num_batched_tokens']} tokens per iteration"
         )
-    m = re.search(r"(\d[\d,]*) requests", row.get("notes") or "")
-    if m:
-        n_req = int(m.group(1).replace(",", ""))
+    stated_requests = integer(row, "num_requests")
+    if stated_requests:
+        n_req = stated_requests
         why = "as the notes state"
     elif bench is not None and bench.min_duration_s and rate_per_s:
         n_req = math.ceil(rate_per_s * bench.min_duration_s)
@@ -135,12 +144,28 @@ def sim_settings(
         why = "default"
     flags.append(f"simulated: {n_req} Poisson requests ({why}){limits}")
     out: dict[str, object] = {"num_requests": n_req, "scheduler": sched}
-    if bench is not None:
-        out["input_lengths"] = _length_dist(bench.input_tokens, "input lengths", flags)
-        out["output_lengths"] = _length_dist(bench.output_tokens, "output lengths", flags)
-    else:
-        flags.append("lengths fixed at the row's means")
+    out.update(length_dists(row, bench, flags))
     return out
+
+
+def length_dists(row: dict[str, str], bench: BenchmarkSpec | None, flags: list[str]) -> dict[str, object]:
+    """The ``inference.simulation`` length distributions of a simulated row (means: the row's own):
+
+    * a benchmark or dataset the catalog describes: lognormal with its σ (moment fit), capped at its longest sample;
+    * SGLang's or vLLM's ``random`` dataset with range ratio 0 (``length_distribution`` column "uniform"): uniform
+      on [1, 2·mean - 1], as the clients draw each length uniformly up to the requested one (sglang.bench_serving
+      sample_random_requests: randint(max(int(len·ratio), 1), len));
+    * else fixed at the means (flagged)."""
+    if bench is not None:
+        return {
+            "input_lengths": _length_dist(bench.input_tokens, "input lengths", flags),
+            "output_lengths": _length_dist(bench.output_tokens, "output lengths", flags),
+        }
+    if switches.text(row, "length_distribution") == "uniform":
+        flags.append("lengths uniform on [1, 2·mean - 1] (random dataset, range ratio 0)")
+        return {"input_lengths": {"kind": "uniform"}, "output_lengths": {"kind": "uniform"}}
+    flags.append("lengths fixed at the row's means")
+    return {}
 
 
 def latency_limit_flags(row: dict[str, str], bench: BenchmarkSpec, ttft_p99_s: float, tpot_p99_s: float) -> list[str]:

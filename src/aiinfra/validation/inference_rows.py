@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.model_figures import params_total
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.planning.engine_profile import SchedulerDefaults, Usage, trtllm_bench_limits
+from aiinfra.planning.engine_profile import SchedulerDefaults, Usage, scheduler_defaults, trtllm_bench_limits
 from aiinfra.planning.inference import cluster_for, estimate, kv_capacity
 from aiinfra.sim.metrics import SimSummary
 from aiinfra.specs.benchmark import BenchmarkSpec
 from aiinfra.specs.common import validate
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.workload import ServingWorkload
-from aiinfra.validation.benchmark_rows import benchmark_of, fill_lengths, latency_limit_flags, sim_settings
+from aiinfra.validation import switches
+from aiinfra.validation.benchmark_rows import (
+    benchmark_of,
+    fill_lengths,
+    latency_limit_flags,
+    length_dists,
+    sim_settings,
+)
 from aiinfra.validation.rows import RowError, expert_layout, integer, model_from_row, num, reasoned
 from aiinfra.validation.types import RowPrediction
 
@@ -25,14 +31,12 @@ from aiinfra.validation.types import RowPrediction
 SLOPE_CONTEXT_TOKENS = 65536
 
 
-def _stated(notes: str, name: str) -> int | None:
-    """A scheduler setting the row's notes state, e.g. 'max_num_seqs 128' (None when not stated)."""
-    m = re.search(rf"\b{name}\D{{0,3}}(\d[\d,]*)", notes)
-    return int(m.group(1).replace(",", "")) if m else None
-
-
-@reasoned
+@reasoned("inference")
 def predict_row(row: dict[str, str]) -> RowPrediction:
+    """The row's metric from its columns: layout, formats and engine, then by metric an ITL fit, the KV capacity,
+    a simulation (Poisson and closed-loop rows) or the analytic estimate. Long (about 100 lines) because it reads
+    the row's columns once each, in the order its assumption flags are reported (the flags' order is the reason
+    text `validate` prints); its parts that stand alone are the helpers below."""
     model, flags = model_from_row(row)
     n = integer(row, "num_accelerators") or 0
     if not n:
@@ -44,35 +48,19 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         return _best_tp(row, n)
     pp = integer(row, "pp", 1) or 1
     wp = (row.get("weight_precision") or "bf16").strip()
-    kvp = (row.get("kv_precision") or "").strip()
-    engine = (row.get("engine") or "vllm").strip()
-    if not kvp and "modelopt" in (row.get("notes") or "").lower() and wp in ("fp8", "fp4"):
-        # ModelOpt FP8/NVFP4 exports write kv_cache_quant_algo: FP8 into hf_quant_config.json (ModelOpt
-        # convert_hf_quant_config_format docstring example), and the engines' KV dtype "auto" follows it
-        kvp = "fp8"
-        flags.append("kv_precision blank: fp8, the KV format a ModelOpt checkpoint declares (dtype auto follows it)")
-    if not kvp:
-        kvp = "bf16"  # the engines' default KV dtype when none is requested
-        flags.append(f"kv_precision blank: assumed {kvp}")
-    if kvp == "fp4":
-        raise RowError("fp4 KV cache not modelled")
-    if engine not in catalog.active().engine_names():
-        # no profile of its own (SGLang, vendor engines): a paged-KV continuous-batching engine with vLLM's
-        # published scheduler and allocator defaults stands in, and the row says so (lower confidence)
-        flags.append(f"engine {engine!r} has no profile in catalog/data/engines.yaml: vLLM's defaults assumed")
-        engine = "vllm"
+    kvp = _kv_precision(row, wp, flags)
+    engine = _engine(row, flags)
     metric = row["metric"].strip()
     mode = row["mode"].strip()
     inp = integer(row, "input_tokens")
     out = integer(row, "output_tokens")
-    if "sliding" in (row.get("notes") or "").lower() and not metric.startswith("itl_slope"):
+    sliding = switches.text(row, "sliding_window")
+    if sliding and not metric.startswith("itl_slope"):
         flags.append("sliding-window layers modelled as full attention")
-    notes = row.get("notes") or ""
     ep, attention_dp = expert_layout(row, tp, model.is_moe)
     if attention_dp:
         flags.append(f"attention data-parallel over {tp} ranks, experts split ep = {ep} ways (as the notes state)")
-    m_frac = re.search(r"kv_cache_free_gpu_mem_fraction\D{0,3}(0\.\d+)", notes)
-    free_frac = float(m_frac.group(1)) if m_frac else None
+    free_frac = num(row, "kv_cache_free_gpu_mem_fraction")
     cluster = cluster_for(row["accelerator"].strip(), n)
     im = InferenceModel(
         model=model,
@@ -85,18 +73,10 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         attention_dp=attention_dp,
         engine=engine,
     )
-    if metric == "itl_intercept_s":
-        return RowPrediction(im.iteration_time_s(StepBatch.decode(1, 0)), "; ".join(flags))
-    if metric == "itl_slope_s_per_context_token":
-        t0 = im.iteration_time_s(StepBatch.decode(1, 0))
-        t1 = im.iteration_time_s(StepBatch.decode(1, SLOPE_CONTEXT_TOKENS))
-        full_frac = 1.0
-        if re.search(r"alternating sliding.window", notes):
-            full_frac = 0.5  # half the layers keep a fixed window: their KV reads do not grow with context
-            flags.append("alternating sliding-window layers: only the full-attention half grows with context")
-        return RowPrediction(full_frac * (t1 - t0) / SLOPE_CONTEXT_TOKENS, "; ".join(flags))
+    if metric in ("itl_intercept_s", "itl_slope_s_per_context_token"):
+        return _itl(im, metric, sliding, flags)
     if metric == "kv_capacity_tokens":
-        return _kv_capacity(im, engine, notes, free_frac, flags)
+        return _kv_capacity(im, engine, row, free_frac, flags)
     bench = benchmark_of(row)
     if inp is None or out is None:
         inp, out = fill_lengths(row, bench, inp, out, flags)
@@ -110,27 +90,23 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         "output_tokens": max(out, 1),
         "plan": {"tp": tp, "pp": pp},
     }
-    # scheduler settings the notes state (a run's own configuration); else the engine's defaults for the
+    # scheduler settings the row states (a run's own configuration); else the engine's defaults for the
     # device and the usage context: offline/batch rows are LLM-class benchmarks, the others API-server runs
-    stated_budget, stated_seqs = _stated(notes, "max_num_batched_tokens"), _stated(notes, "max_num_seqs")
+    stated_budget, stated_seqs = integer(row, "max_num_batched_tokens"), integer(row, "max_num_seqs")
     for name, val in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)):
         if val is not None:
             flags.append(f"{name} {val} as the notes state")
     usage: Usage = "offline" if mode in ("offline", "batch") else "server"
-    # TensorRT-LLM schedules whole prompts (no chunked context by default): the budget admits one prompt
-    chunked = catalog.engine(engine).chunked_prefill
-    budget = stated_budget if chunked else max(inp * (batch or 1) if mode == "batch" else inp, 8192)
-    tuned = _trtllm_bench(row, model, im, engine, mode, inp, out, free_frac, attention_dp)
-    if tuned is not None and stated_budget is None and stated_seqs is None:
-        budget, stated_seqs = tuned.max_num_batched_tokens, tuned.max_num_seqs
-        flags.append(tuned.basis)
+    budget, stated_seqs = _budget(
+        row, model, im, engine, mode, (inp, out, batch), free_frac, (stated_budget, stated_seqs), flags
+    )
     if mode == "offline":
         wl_data["batch"] = "max"
     elif mode == "batch":
         wl_data["batch"] = batch or 1
     elif mode == "concurrency":
         wl_data["concurrency"] = batch or 1
-    elif mode == "poisson":
+    elif mode in ("poisson", "burst"):
         wl_data["batch"] = "max"
     wl = validate(ServingWorkload, wl_data, where=f"row {row['id']}")
     est = estimate(
@@ -155,10 +131,10 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         rate = num(row, "request_rate_per_s")
         sim = sim_settings(row, engine, budget, sched, bench, rate_per_s=rate, flags=flags)
         return _simulated(row, model, n, tp, pp, wp, kvp, engine, inp, out, metric, flags, details, sim, bench)
+    if mode in ("burst", "batch"):
+        return _burst(row, model, n, tp, pp, wp, kvp, engine, inp, out, batch, metric, flags, details, bench)
     if mode == "concurrency" and metric in CLOSED_LOOP_METRICS:
-        return _closed_loop(
-            model, row["accelerator"].strip(), n, tp, pp, wp, kvp, engine, inp, out, batch or 1, metric, flags, details
-        )
+        return _closed_loop(row, model, n, tp, pp, wp, kvp, engine, inp, out, batch or 1, metric, flags, details, bench)
     if metric == "output_tokens_per_s":
         return RowPrediction(est.output_tokens_per_s, "; ".join(flags), details)
     if metric == "requests_per_s":
@@ -168,6 +144,73 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     if metric == "tpot_s":
         return RowPrediction(est.tpot_s, "; ".join(flags), details)
     raise RowError(f"metric {metric!r} in mode {mode!r} not modelled")
+
+
+def _kv_precision(row: dict[str, str], wp: str, flags: list[str]) -> str:
+    """The KV-cache format of a row's run: as stated; blank with a ModelOpt FP8/NVFP4 checkpoint, fp8 (ModelOpt
+    exports write kv_cache_quant_algo: FP8 into hf_quant_config.json, ModelOpt convert_hf_quant_config_format
+    docstring example, and the engines' KV dtype "auto" follows it); else bf16, the engines' default."""
+    kvp = (row.get("kv_precision") or "").strip()
+    if not kvp and switches.text(row, "quantizer").lower() == "modelopt" and wp in ("fp8", "fp4"):
+        kvp = "fp8"
+        flags.append("kv_precision blank: fp8, the KV format a ModelOpt checkpoint declares (dtype auto follows it)")
+    if not kvp:
+        kvp = "bf16"
+        flags.append(f"kv_precision blank: assumed {kvp}")
+    if kvp == "fp4":
+        raise RowError("fp4 KV cache not modelled")
+    return kvp
+
+
+def _engine(row: dict[str, str], flags: list[str]) -> str:
+    """The row's engine; one with no profile of its own (SGLang, vendor engines) runs as a paged-KV
+    continuous-batching engine with vLLM's published scheduler and allocator defaults, and the row says so."""
+    engine = (row.get("engine") or "vllm").strip()
+    if engine not in catalog.active().engine_names():
+        flags.append(f"engine {engine!r} has no profile in catalog/data/engines.yaml: vLLM's defaults assumed")
+        engine = "vllm"
+    return engine
+
+
+def _itl(im: InferenceModel, metric: str, sliding: str, flags: list[str]) -> RowPrediction:
+    """A batch-1 inter-token-latency fit: its intercept (the empty-context decode step), or its slope per context
+    token (between 0 and SLOPE_CONTEXT_TOKENS); alternating sliding-window layers keep a fixed window, so only the
+    full-attention half of the layers grows with context."""
+    t0 = im.iteration_time_s(StepBatch.decode(1, 0))
+    if metric == "itl_intercept_s":
+        return RowPrediction(t0, "; ".join(flags))
+    t1 = im.iteration_time_s(StepBatch.decode(1, SLOPE_CONTEXT_TOKENS))
+    full_frac = 1.0
+    if sliding == "alternating":
+        full_frac = 0.5
+        flags.append("alternating sliding-window layers: only the full-attention half grows with context")
+    return RowPrediction(full_frac * (t1 - t0) / SLOPE_CONTEXT_TOKENS, "; ".join(flags))
+
+
+def _budget(
+    row: dict[str, str],
+    model: ModelArch,
+    im: InferenceModel,
+    engine: str,
+    mode: str,
+    lengths: tuple[int, int, int | None],
+    free_frac: float | None,
+    stated: tuple[int | None, int | None],
+    flags: list[str],
+) -> tuple[int | None, int | None]:
+    """(prefill token budget, max_num_seqs) of the run: as stated; an engine without chunked prefill (TensorRT-LLM
+    schedules whole prompts by default) admits at least one prompt; an offline trtllm-bench row that states
+    neither gets the limits trtllm-bench derives (:func:`_trtllm_bench`). ``lengths``: (input, output, batch);
+    ``stated``: the row's (max_num_batched_tokens, max_num_seqs)."""
+    inp, out, batch = lengths
+    stated_budget, stated_seqs = stated
+    chunked = catalog.engine(engine).chunked_prefill
+    budget = stated_budget if chunked else max(inp * (batch or 1) if mode == "batch" else inp, 8192)
+    tuned = _trtllm_bench(row, model, im, engine, mode, inp, out, free_frac, im.attention_dp)
+    if tuned is not None and stated_budget is None and stated_seqs is None:
+        budget, stated_seqs = tuned.max_num_batched_tokens, tuned.max_num_seqs
+        flags.append(tuned.basis)
+    return budget, stated_seqs
 
 
 def _trtllm_bench(
@@ -236,10 +279,10 @@ def _best_tp(row: dict[str, str], n: int) -> RowPrediction:
 
 
 def _kv_capacity(
-    im: InferenceModel, engine: str, notes: str, free_frac: float | None, flags: list[str]
+    im: InferenceModel, engine: str, row: dict[str, str], free_frac: float | None, flags: list[str]
 ) -> RowPrediction:
     """KV token slots the engine allocates (``inference.kv_capacity``), with the gpu_memory_utilization,
-    max_num_batched_tokens (the profiling pass's token count) and block size the notes state, else the
+    max_num_batched_tokens (the profiling pass's token count) and block size the row's columns state, else the
     engine defaults of catalog/data/engines.yaml (flagged)."""
     eng = catalog.engine(engine)
     settings: dict[str, float] = {}
@@ -248,9 +291,9 @@ def _kv_capacity(
         ("max_num_batched_tokens", eng.max_num_batched_tokens),
         ("block_size", eng.block_size_tokens),
     ):
-        m = re.search(rf"{key}\D{{0,4}}(\d+(?:\.\d+)?)", notes)
-        if m:
-            settings[key] = float(m.group(1))
+        stated = num(row, key)
+        if stated is not None:
+            settings[key] = stated
         elif default is not None:
             settings[key] = float(default)
             flags.append(f"{key} not in notes: engine default {default}")
@@ -315,15 +358,84 @@ def _simulated(
     summ = _simulate(scenario)
     if bench is not None:
         flags.extend(latency_limit_flags(row, bench, summ.ttft_s.p99, summ.tpot_exclusive_s.p99))
-    values = {
-        "output_tokens_per_s": summ.output_tokens_per_s,
-        "requests_per_s": summ.requests_per_s,
-        "ttft_s": summ.ttft_s.mean,
-        "tpot_s": summ.tpot_exclusive_s.mean,
-    }
-    if metric not in values:
-        raise RowError(f"metric {metric!r} not modelled for poisson rows")
-    return RowPrediction(values[metric], "; ".join(flags), details)
+    return RowPrediction(_sim_value(row, summ, metric, engine, flags), "; ".join(flags), details)
+
+
+def _burst(
+    row: dict[str, str],
+    model: object,
+    n: int,
+    tp: int,
+    pp: int,
+    wp: str,
+    kvp: str,
+    engine: str,
+    inp: int,
+    out: int,
+    batch: int | None,
+    metric: str,
+    flags: list[str],
+    details: dict[str, object],
+    bench: BenchmarkSpec | None,
+) -> RowPrediction:
+    """N requests that all arrive at t = 0 and are drained by one replica, simulated (the same step-time model):
+    a ``burst`` (a serving benchmark's ``--request-rate inf`` without a concurrency cap, against the API server) or
+    a fixed ``batch`` (an offline throughput benchmark handing N prompts to the engine at once, the LLM class's
+    scheduler defaults). The makespan includes what a steady state leaves out: the prefill ramp of N prompts, the
+    KV cache filling (preemption, waves) and the drain on the longest requests. Throughput = tokens (requests) /
+    makespan; TPOT = the mean over requests of (finish - first token) / (output - 1), as the benchmarks report."""
+    if not batch:
+        raise RowError(f"mode {row['mode'].strip()} needs batch_or_concurrency (the requests sent at once)")
+    sim: dict[str, object] = {}
+    if row["mode"].strip() == "batch":
+        sd = scheduler_defaults(engine, cluster_for(row["accelerator"].strip(), n).accelerator, "offline")
+        sim["scheduler"] = {"max_num_batched_tokens": sd.max_num_batched_tokens, "max_num_seqs": sd.max_num_seqs}
+        sim["streaming"] = False  # the LLM class returns whole outputs: no API server streams the tokens
+        flags.append(f"simulated: a batch of {batch} prompts handed over at once; scheduler: {sd.basis}")
+        flags.append("lengths fixed at the row's means (a fixed-length benchmark)")
+    else:
+        flags.append(f"simulated: a burst of {batch} requests arriving at t = 0 (the engine's server defaults)")
+        sim.update(length_dists(row, bench, flags))
+    scenario = _row_scenario(
+        model,
+        row["accelerator"].strip(),
+        n,
+        wp,
+        kvp,
+        engine,
+        inp,
+        out,
+        {"tp": tp, "pp": pp, "replicas": 1},
+        arrival={"kind": "concurrency"},
+        concurrency=batch,
+        num_requests=batch,
+        simulation=sim,
+    )
+    summ = _simulate(scenario)
+    details = {**details, "makespan_s": summ.duration_s, "preemptions": summ.preemptions}
+    return RowPrediction(_sim_value(row, summ, metric, engine, flags), "; ".join(flags), details)
+
+
+def _sim_value(row: dict[str, str], summ: SimSummary, metric: str, engine: str, flags: list[str]) -> float:
+    """The statistic of a simulated run that the row measured: the mean, or the median where the row's ``statistic``
+    column says "median" (TTFT p50; a median inter-token latency is the p50 of the token gaps). The simulated TTFT
+    includes the engine's serving-path cost per request (``EngineProfile.request_overhead_s``, sim/metrics.py)."""
+    median = switches.text(row, "statistic") == "median"
+    if metric == "ttft_s":
+        overhead = catalog.engine(engine).request_overhead_s
+        if overhead:
+            flags.append(f"TTFT + {overhead * 1e3:.3g} ms serving-path cost per request ({engine} profile)")
+        return summ.ttft_s.p50 if median else summ.ttft_s.mean
+    if metric == "tpot_s":
+        if median:
+            flags.append("median inter-token latency: p50 of the simulated token gaps")
+            return summ.itl_s.p50
+        return summ.tpot_exclusive_s.mean
+    if metric == "output_tokens_per_s":
+        return summ.output_tokens_per_s
+    if metric == "requests_per_s":
+        return summ.requests_per_s
+    raise RowError(f"metric {metric!r} not modelled for simulated rows")
 
 
 def _row_scenario(
@@ -366,8 +478,8 @@ holds queues (TTFT)."""
 
 
 def _closed_loop(
+    row: dict[str, str],
     model: object,
-    accelerator: str,
     n: int,
     tp: int,
     pp: int,
@@ -380,23 +492,21 @@ def _closed_loop(
     metric: str,
     flags: list[str],
     details: dict[str, object],
+    bench: BenchmarkSpec | None,
 ) -> RowPrediction:
     """A closed loop of ``clients`` clients, each sending its next request when its answer ends (the benchmark
     clients' concurrency mode, all started at once as the benchmark tools launch them), simulated with the same
     step-time model and the engine's server defaults: the mean TTFT, exclusive TPOT and output tokens/s of the steady
     state after the first ``clients`` requests (aiinfra.sim.search.closed_loop_run)."""
-    scenario = _row_scenario(model, accelerator, n, wp, kvp, engine, inp, out, {"tp": tp, "pp": pp, "replicas": 1})
+    sim = length_dists(row, bench, flags)
+    plan = {"tp": tp, "pp": pp, "replicas": 1}
+    scenario = _row_scenario(model, row["accelerator"].strip(), n, wp, kvp, engine, inp, out, plan, simulation=sim)
     summ = _closed_loop_summary(scenario, clients)
     flags.append(
         f"simulated: closed loop of {clients} clients started together ({summ.completed} steady-state "
         "requests, the first one of each client left out), the engine's server defaults"
     )
-    values = {
-        "output_tokens_per_s": summ.output_tokens_per_s,
-        "ttft_s": summ.ttft_s.mean,
-        "tpot_s": summ.tpot_exclusive_s.mean,
-    }
-    return RowPrediction(values[metric], "; ".join(flags), details)
+    return RowPrediction(_sim_value(row, summ, metric, engine, flags), "; ".join(flags), details)
 
 
 def _closed_loop_summary(scenario_json: str, clients: int) -> SimSummary:

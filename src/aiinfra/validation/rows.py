@@ -10,24 +10,32 @@ from aiinfra import catalog
 from aiinfra.errors import AiinfraError
 from aiinfra.specs.common import validate
 from aiinfra.specs.model import ModelArch
+from aiinfra.validation import switches
+from aiinfra.validation.switches import Kind
 from aiinfra.validation.types import RowPrediction
+
+Predictor = Callable[[dict[str, str]], RowPrediction]
 
 
 class RowError(Exception):
     """A row the planner cannot model (the message says why)."""
 
 
-def reasoned(fn: Callable[[dict[str, str]], RowPrediction]) -> Callable[[dict[str, str]], RowPrediction]:
-    """A row predictor that turns "cannot model this row" into a RowPrediction with the reason."""
+def reasoned(kind: Kind) -> Callable[[Predictor], Predictor]:
+    """A row predictor of ``kind`` rows that reads the row with every switch column (a legacy row's from its
+    notes: validation.switches) and turns "cannot model this row" into a RowPrediction with the reason."""
 
-    @functools.wraps(fn)
-    def wrapper(row: dict[str, str]) -> RowPrediction:
-        try:
-            return fn(row)
-        except (RowError, AiinfraError) as exc:
-            return RowPrediction(None, reason=str(exc))
+    def decorate(fn: Predictor) -> Predictor:
+        @functools.wraps(fn)
+        def wrapper(row: dict[str, str]) -> RowPrediction:
+            try:
+                return fn(switches.with_columns(row, kind))
+            except (RowError, AiinfraError) as exc:
+                return RowPrediction(None, reason=str(exc))
 
-    return wrapper
+        return wrapper
+
+    return decorate
 
 
 def num(row: dict[str, str], key: str) -> float | None:
@@ -45,30 +53,13 @@ def integer(row: dict[str, str], key: str, default: int | None = None) -> int | 
     return default if v is None else int(v)
 
 
-def states_attention_dp(notes: str) -> bool:
-    """Whether a row's notes state that the run enabled TensorRT-LLM's attention data parallelism: the option
-    named, and not negated ("no enable_attention_dp", "enable_attention_dp: false")."""
-    for m in re.finditer(r"enable_attention_dp", notes):
-        before = notes[max(0, m.start() - 12) : m.start()].lower()
-        after = notes[m.end() : m.end() + 10].lower()
-        if re.search(r"\b(no|without|not)\s+$", before) or re.match(r"\s*[:=]\s*false", after):
-            continue
-        return True
-    return False
-
-
 def expert_layout(row: dict[str, str], tp: int, is_moe: bool) -> tuple[int, bool]:
-    """(ep, attention_dp) of a row's run. Attention DP where the notes state it (:func:`states_attention_dp`, MoE
+    """(ep, attention_dp) of a row's run. Attention DP where the row's ``attention_dp`` column says so (MoE
     models only); ep as the row gives it, else tp ways under attention DP (TensorRT-LLM perf-overview, "For MoE
     models": ``--ep $ep_size`` with ``enable_attention_dp``) and 1 otherwise, TensorRT-LLM's mapping default when
     neither size is given (tensorrt_llm/mapping.py: experts tensor-parallel over the tp ranks)."""
-    attention_dp = is_moe and states_attention_dp(row.get("notes") or "")
+    attention_dp = is_moe and switches.flag(row, "attention_dp")
     return integer(row, "ep") or (tp if attention_dp else 1), attention_dp
-
-
-def _note_int(notes: str, key: str) -> int | None:
-    m = re.search(rf"{key}\D{{0,4}}(\d+)", notes)
-    return int(m.group(1)) if m else None
 
 
 def _norm(text: str) -> str:
@@ -94,6 +85,9 @@ def catalog_model_for(name: str) -> ModelArch | None:
     ]
     return hits[0] if len(hits) == 1 else None
 
+
+#: MLA's low-rank dimensions: run-setting columns of the row, taken from the catalog model when blank
+_MLA_COLUMNS = ("kv_lora_rank", "qk_rope_head_dim", "q_lora_rank", "qk_nope_head_dim")
 
 #: row columns that carry a ModelArch field of the same name
 _ARCH_COLUMNS = (
@@ -129,14 +123,11 @@ def _fill_from_catalog(row: dict[str, str], flags: list[str]) -> dict[str, str]:
             filled[col] = str(value)
             taken.append(col)
     if cat.attention == "mla":
-        extra = " ".join(
-            f"{k} {getattr(cat, k)}"
-            for k in ("kv_lora_rank", "qk_rope_head_dim", "q_lora_rank", "qk_nope_head_dim")
-            if getattr(cat, k, None) and k not in (row.get("notes") or "")
-        )
-        filled["notes"] = f"{row.get('notes') or ''} | {extra}"
-    if cat.first_k_dense_layers and "dense" not in (row.get("notes") or ""):
-        filled["notes"] = f"{filled.get('notes') or ''} | first {cat.first_k_dense_layers} layers dense"
+        for k in _MLA_COLUMNS:
+            if getattr(cat, k, None) and not switches.text(row, k):
+                filled[k] = str(getattr(cat, k))
+    if cat.first_k_dense_layers and not switches.text(row, "first_k_dense_layers"):
+        filled["first_k_dense_layers"] = str(cat.first_k_dense_layers)
     flags.append(f"{', '.join(taken)} blank: taken from catalog model {cat.id} (catalog/data/models.yaml)")
     return filled
 
@@ -181,19 +172,18 @@ def model_from_row(row: dict[str, str]) -> tuple[ModelArch, list[str]]:
     }
     if not row.get("ffn_hidden_size"):
         flags.append("ffn_hidden_size blank: assumed 4·hidden")
-    notes = row.get("notes") or ""
     if attention == "mla":
-        for key in ("kv_lora_rank", "qk_rope_head_dim", "q_lora_rank", "qk_nope_head_dim"):
-            data[key] = _note_int(notes, key)
+        for key in _MLA_COLUMNS:
+            data[key] = integer(row, key)
         if data["kv_lora_rank"] is None:
-            raise RowError("MLA row without kv_lora_rank in notes")
+            raise RowError("MLA row without kv_lora_rank")
         data["v_head_dim"] = head_dim
-    step = _note_int(notes, "interleave_moe_layer_step")
+    step = integer(row, "moe_layer_step")
     if experts > 1 and step and step > 1:
         data["moe_layer_step"] = step
-    m = re.search(r"first (\d+) (?:layers )?(?:are )?dense", notes)
-    if experts > 1 and m:
-        data["first_k_dense_layers"] = int(m.group(1))
+    first_dense = integer(row, "first_k_dense_layers")
+    if experts > 1 and first_dense is not None:
+        data["first_k_dense_layers"] = first_dense
     if not data["vocab_size"]:
         raise RowError("vocab_size blank")
     return validate(ModelArch, data, where=f"row {row.get('id')}"), flags

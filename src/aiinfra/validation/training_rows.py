@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from aiinfra.analytic.training_memory import TrainSetup, memory_per_rank
@@ -11,60 +9,47 @@ from aiinfra.analytic.training_step import step_time
 from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.planning.training import reserve_bytes
 from aiinfra.search.plans import single_plan
-from aiinfra.specs.hardware import BLOCK_SCALED_BASE
+from aiinfra.specs.precision import PRECISIONS
 from aiinfra.specs.scenario import HardwareInput
+from aiinfra.validation import switches
 from aiinfra.validation.rows import RowError, integer, model_from_row, reasoned
+from aiinfra.validation.switches import DEEPSPEED, SDPA_ATTN
 from aiinfra.validation.types import RowPrediction
 
-PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "mxfp8": "fp8", "nvfp4": "fp4"}
+#: the precisions a training row may name, each mapped to the format its matmuls run at (specs.precision)
+PRECISION = {p: PRECISIONS[p].peak_format for p in ("bf16", "fp16", "fp8", "mxfp8", "nvfp4")}
 #: sources whose software predates FlashAttention (Dao et al., 2022-05): attention scores materialised
 PRE_FLASH_SOURCES = ("Narayanan et al. 2021", "Korthikanti")
-#: a row whose notes name llm-foundry's ``attn_impl: triton`` first ran the Triton FlashAttention kernel:
-#: llm-foundry's scripts/train/benchmarking/submit_benchmarks.py defaults ``--attn_impl`` to ``triton``
-#: (every revision from 2023-05 to 2024-01), and its sweep.sh passes no ``--attn_impl`` for the A100 runs
-TRITON_ATTN = re.compile(r"attn_impl:?\s*triton")
-#: ``attn_impl: flash`` named first: llm-foundry's flash-attn package path (flash-attn 2.x with the
-#: gpu-flash2 extra that submit_benchmarks.py installs from 2024-01): FlashAttention-2 kernels, also on Hopper
-FLASH2_ATTN = re.compile(r"attn_impl:?\s*flash\b")
-#: torchtitan (and any row naming PyTorch's ``scaled_dot_product_attention``) runs attention through PyTorch SDPA,
-#: whose default backend on H100/H200 from PyTorch 2.5.1 until the cuDNN >= 9.15 builds of 2.10 is the FLASH
-#: backend, i.e. FlashAttention-2 kernels: the cuDNN backend, made the H100 default in 2.5, was turned opt-in
-#: after the 2.5 release (pytorch/pytorch#138649 "SDPA 2.5 Issue tracking", PR #138522, 2024-10); on
-#: 2.6.0.dev20241204 an H100 measured default SDPA at 329 TFLOP/s against 631 for cuDNN and 632 for FA3
-#: (pytorch/pytorch#142132, shape 1x24x4608x128), the FA2 level; cuDNN became the preferred backend again only
-#: for cuDNN > 9.15 (sdp_utils.cpp check_prefer_cudnn_attention, PyTorch 2.10). The torchtitan rows date from
-#: 2024-12 to 2025-06, inside that window.
-SDPA_ATTN = re.compile(r"torchtitan|scaled_dot_product_attention|\bSDPA\b", re.IGNORECASE)
-#: the notes state Megatron/NeMo's tensor-parallel communication overlap (``--tp-comm-overlap``)
-TP_OVERLAP = re.compile(r"tp[-_]comm[-_]overlap")
-#: the notes state expert-parallel all-to-all overlap (Megatron "1f1b overlap" / --overlap-moe-expert-parallel-comm,
-#: DeepSeek DualPipe)
-EP_OVERLAP = re.compile(r"1f1b overlap|ep a2a overlap|overlap-moe-expert-parallel-comm|dualpipe", re.IGNORECASE)
-#: the run used DeepSpeed: with ZeRO stage 0-2 its gradient reduction runs after the backward
-#: (TrainSetup.dp_grad_overlap)
-DEEPSPEED = re.compile(r"deepspeed", re.IGNORECASE)
-#: the notes state Megatron-Bridge's FP8 output projection (``FP8_OUTPUT_PROJ=True`` / ``fp8_output_proj``): the LM head
-#: runs in the run's low-precision format rather than 16-bit (TrainSetup.low_precision_output_layer)
-FP8_OUTPUT_PROJ = re.compile(r"fp8[-_]output[-_]proj\s*[=:]\s*(?:true|1)\b", re.IGNORECASE)
-#: the notes state the routed experts' tensor parallelism (Megatron ``expert_tensor_parallel_size``)
-EXPERT_TP = re.compile(r"expert_tensor_parallel_size[ =:]+(\d+)", re.IGNORECASE)
-#: the notes state hybrid sharding: ZeRO-3 / FSDP sharded over groups of N data-parallel ranks, replicated across them
-HSDP = re.compile(r"hsdp shard (\d+)", re.IGNORECASE)
+#: the fused-attention kernel a row ran (its ``attention_kernel`` column; blank: by the source below, else "flash"):
+#: "triton": llm-foundry's ``attn_impl: triton``, the Triton FlashAttention kernel, which llm-foundry's
+#: scripts/train/benchmarking/submit_benchmarks.py defaults ``--attn_impl`` to (every revision from 2023-05 to
+#: 2024-01; its sweep.sh passes no ``--attn_impl`` for the A100 runs); "flash2": llm-foundry's ``attn_impl: flash``
+#: (flash-attn 2.x with the gpu-flash2 extra that submit_benchmarks.py installs from 2024-01), FlashAttention-2
+#: kernels, also on Hopper, or PyTorch SDPA (torchtitan, validation.switches.SDPA_ATTN), whose default backend on
+#: H100/H200 from PyTorch 2.5.1 until the cuDNN >= 9.15 builds of 2.10 is the FLASH backend, i.e.
+#: FlashAttention-2 kernels: the cuDNN backend, made the H100 default in 2.5, was turned opt-in after the 2.5
+#: release (pytorch/pytorch#138649 "SDPA 2.5 Issue tracking", PR #138522, 2024-10); on 2.6.0.dev20241204 an H100
+#: measured default SDPA at 329 TFLOP/s against 631 for cuDNN and 632 for FA3 (pytorch/pytorch#142132, shape
+#: 1x24x4608x128), the FA2 level; cuDNN became the preferred backend again only for cuDNN > 9.15 (sdp_utils.cpp
+#: check_prefer_cudnn_attention, PyTorch 2.10). The torchtitan rows date from 2024-12 to 2025-06, inside that window.
+ATTENTION_KERNELS = ("triton", "flash2", "flash")
 
 
-def attention_kernel_for(source: str, notes: str) -> str:
-    """The fused-attention kernel a row ran, from its notes and source (rules documented above):
-    llm-foundry ``attn_impl: triton`` -> "triton"; ``attn_impl: flash`` or PyTorch SDPA (torchtitan) ->
-    "flash2" (FlashAttention-2 kernels, also on Hopper); anything else -> "flash" (fastest measured kernel)."""
-    if TRITON_ATTN.search(notes):
-        return "triton"
-    if FLASH2_ATTN.search(notes) or SDPA_ATTN.search(source) or SDPA_ATTN.search(notes):
-        return "flash2"
-    return "flash"
+def attention_kernel_for(source: str, stated: str) -> str:
+    """The fused-attention kernel a row ran: the one its ``attention_kernel`` column states, else "flash2" for a
+    PyTorch SDPA source (torchtitan), else "flash" (fastest measured kernel); rules documented above."""
+    if stated:
+        if stated not in ATTENTION_KERNELS:
+            raise RowError(f"attention_kernel {stated!r} is not one of {', '.join(ATTENTION_KERNELS)}")
+        return stated
+    return "flash2" if SDPA_ATTN.search(source) else "flash"
 
 
-@reasoned
+@reasoned("training")
 def predict_row(row: dict[str, str]) -> RowPrediction:
+    """The row's metric from its columns: cluster, precision, layout and run settings, then the step-time model. Long
+    (about 80 lines) because it reads the row's columns once each, in the order its assumption flags are reported
+    (the flags' order is the reason text `validate` prints)."""
     model, flags = model_from_row(row)
     n = integer(row, "num_accelerators")
     if not n:
@@ -75,7 +60,7 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     precision = PRECISION.get(raw_precision)
     if precision is None:
         raise RowError(f"precision {row.get('precision')!r} not modelled")
-    if raw_precision in BLOCK_SCALED_BASE:
+    if PRECISIONS[raw_precision].block_scaled:
         cluster.accelerator.peak_flop_per_s(raw_precision)  # refuses mxfp8/nvfp4 where the hardware lacks it
     seq = integer(row, "seq_len")
     gbs = integer(row, "global_batch_seqs")
@@ -104,9 +89,9 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         recompute = "none"
         flags.append("recompute not stated: assumed none")
     source = row.get("source") or ""
+    deepspeed = switches.flag(row, "deepspeed") or bool(DEEPSPEED.search(source))
     flash = not any(s in source for s in PRE_FLASH_SOURCES)
-    notes = row.get("notes") or ""
-    kernel = attention_kernel_for(source, notes)
+    kernel = attention_kernel_for(source, switches.text(row, "attention_kernel"))
     if precision == "fp4" and "fp4" not in cluster.accelerator.dense_flop_per_s:
         raise RowError(f"{cluster.accelerator.id} has no dense fp4 peak in the catalog")
     setup = TrainSetup(
@@ -117,12 +102,13 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         flash_attention=flash,
         attention_kernel=kernel,
         reserve_bytes=reserve_bytes(),
-        tp_comm_overlap=bool(TP_OVERLAP.search(notes)),
-        ep_comm_overlap=bool(EP_OVERLAP.search(notes)),
-        dp_grad_overlap=not (sharding in ("none", "zero1", "zero2") and bool(DEEPSPEED.search(source + " " + notes))),
-        fsdp_shard_ranks=int(hsdp.group(1)) if (hsdp := HSDP.search(notes)) else 0,
-        low_precision_output_layer=bool(FP8_OUTPUT_PROJ.search(notes)),
-        expert_tp=int(etp.group(1)) if (etp := EXPERT_TP.search(notes)) else 0,
+        tp_comm_overlap=switches.flag(row, "tp_comm_overlap"),
+        ep_comm_overlap=switches.flag(row, "ep_comm_overlap"),
+        # DeepSpeed with ZeRO stage 0-2 reduces gradients after the backward (TrainSetup.dp_grad_overlap)
+        dp_grad_overlap=not (sharding in ("none", "zero1", "zero2") and deepspeed),
+        fsdp_shard_ranks=integer(row, "fsdp_shard_ranks") or 0,
+        low_precision_output_layer=switches.flag(row, "low_precision_output_layer"),
+        expert_tp=integer(row, "expert_tp") or 0,
     )
     plans = single_plan(
         model, setup, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, vp=vp, mb=mb, sharding=sharding, recompute=recompute

@@ -189,7 +189,10 @@ def _options(
 
 
 def create_app(settings: Settings | None = None) -> Any:
-    """The ASGI app (FastAPI, wrapped in the request guard)."""
+    """The ASGI app (FastAPI, wrapped in the request guard).
+
+    Long because FastAPI registers each route as a closure over this app's lanes, job store and limits; every route
+    is a few lines and together they read as the API's table of contents."""
     s = settings or Settings()
     lanes = Lanes(
         light_workers=s.light_workers,

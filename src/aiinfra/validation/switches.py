@@ -1,0 +1,207 @@
+"""Run settings of a validation row ("switches") as columns, and the rules that read them from a row's notes.
+
+The shipped validation CSVs state a run's settings in columns (data/REFERENCE_README.md, "Run-setting columns");
+the predictors read those columns only. The reference schema (and the evaluation files kept in it) states them in
+the free-text ``notes`` instead: a row that lacks a switch column (its file predates the column) gets that setting
+from its notes by the rules below, the same rules ``bench/validation_notes_to_columns.py`` applies once to
+convert a file. A column present in the row always wins, blank included (blank = not stated).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["training", "inference"]
+
+#: llm-foundry's ``attn_impl: triton`` (its submit_benchmarks.py default 2023-05 to 2024-01)
+TRITON_ATTN = re.compile(r"attn_impl:?\s*triton")
+#: llm-foundry's ``attn_impl: flash`` (the flash-attn 2.x package path)
+FLASH2_ATTN = re.compile(r"attn_impl:?\s*flash\b")
+#: PyTorch SDPA (torchtitan): FlashAttention-2 kernels in the rows' PyTorch versions (training_rows.py)
+SDPA_ATTN = re.compile(r"torchtitan|scaled_dot_product_attention|\bSDPA\b", re.IGNORECASE)
+TP_OVERLAP = re.compile(r"tp[-_]comm[-_]overlap")
+EP_OVERLAP = re.compile(r"1f1b overlap|ep a2a overlap|overlap-moe-expert-parallel-comm|dualpipe", re.IGNORECASE)
+DEEPSPEED = re.compile(r"deepspeed", re.IGNORECASE)
+HSDP = re.compile(r"hsdp shard (\d+)", re.IGNORECASE)
+#: Megatron-Bridge's FP8 output projection (``FP8_OUTPUT_PROJ=True`` / ``fp8_output_proj``): the LM head runs in the
+#: run's low-precision format rather than 16-bit (TrainSetup.low_precision_output_layer)
+FP8_OUTPUT_PROJ = re.compile(r"fp8[-_]output[-_]proj\s*[=:]\s*(?:true|1)\b", re.IGNORECASE)
+#: the routed experts' tensor parallelism (Megatron ``expert_tensor_parallel_size``; TrainSetup.expert_tp)
+EXPERT_TP = re.compile(r"expert_tensor_parallel_size[ =:]+(\d+)", re.IGNORECASE)
+FIRST_DENSE = re.compile(r"first (\d+) (?:layers )?(?:are )?dense")
+ALTERNATING_SLIDING = re.compile(r"alternating sliding.window")
+REQUESTS = re.compile(r"(\d+(?:,\d{3})*) requests")
+#: SGLang's or vLLM's ``random`` dataset with range ratio 0: each length drawn uniformly up to the requested one
+RANDOM_RANGE_RATIO_0 = re.compile(r"random_range_ratio\W{0,3}0(\.0)?\b")
+
+
+def _setting(name: str, number: str = r"\d+(?:,\d{3})*", gap: int = 4, word: bool = False) -> re.Pattern[str]:
+    """``name`` followed within ``gap`` non-digits by its value (``max_num_seqs 128``, ``kv_lora_rank: 512``)."""
+    boundary = r"\b" if word else ""
+    return re.compile(rf"{boundary}{name}\D{{0,{gap}}}({number})")
+
+
+def states_attention_dp(notes: str) -> bool:
+    """Whether notes state that the run enabled TensorRT-LLM's attention data parallelism: the option named, and
+    not negated ("no enable_attention_dp", "enable_attention_dp: false")."""
+    for m in re.finditer(r"enable_attention_dp", notes):
+        before = notes[max(0, m.start() - 12) : m.start()].lower()
+        after = notes[m.end() : m.end() + 10].lower()
+        if re.search(r"\b(no|without|not)\s+$", before) or re.match(r"\s*[:=]\s*false", after):
+            continue
+        return True
+    return False
+
+
+def _attention_kernel(notes: str) -> str:
+    if TRITON_ATTN.search(notes):
+        return "triton"
+    if FLASH2_ATTN.search(notes) or SDPA_ATTN.search(notes):
+        return "flash2"
+    return ""
+
+
+def _yes(pattern: re.Pattern[str]) -> Callable[[str], str]:
+    return lambda notes: "yes" if pattern.search(notes) else ""
+
+
+def _number(pattern: re.Pattern[str]) -> Callable[[str], str]:
+    def read(notes: str) -> str:
+        m = pattern.search(notes)
+        return m.group(1).replace(",", "") if m else ""
+
+    return read
+
+
+def _sliding(notes: str) -> str:
+    if ALTERNATING_SLIDING.search(notes):
+        return "alternating"
+    return "yes" if "sliding" in notes.lower() else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    """One run-setting column: the files it belongs to, how a legacy row's notes state it, and (for a setting
+    written as ``name value``) the pattern whose value a conversion takes out of the notes, leaving the name."""
+
+    column: str
+    kinds: tuple[Kind, ...]
+    read: Callable[[str], str]
+    valued: re.Pattern[str] | None = None
+
+
+_BOTH: tuple[Kind, ...] = ("training", "inference")
+_MLA = ("kv_lora_rank", "qk_rope_head_dim", "q_lora_rank", "qk_nope_head_dim")
+_INTERLEAVE = _setting("interleave_moe_layer_step")
+_FREE_FRAC = _setting("kv_cache_free_gpu_mem_fraction", r"0\.\d+", gap=3)
+_BUDGET = _setting("max_num_batched_tokens", gap=3, word=True)
+_SEQS = _setting("max_num_seqs", gap=3, word=True)
+_GPU_UTIL = _setting("gpu_memory_utilization", r"\d+(?:\.\d+)?")
+_BLOCK = _setting("block_size")
+
+#: every switch column, in the order they stand before ``notes``
+SWITCHES: tuple[Switch, ...] = (
+    *(Switch(k, _BOTH, _number(p), p) for k in _MLA for p in (_setting(k),)),
+    Switch("moe_layer_step", _BOTH, _number(_INTERLEAVE), _INTERLEAVE),
+    Switch("first_k_dense_layers", _BOTH, _number(FIRST_DENSE)),
+    Switch("attention_kernel", ("training",), _attention_kernel),
+    Switch("tp_comm_overlap", ("training",), _yes(TP_OVERLAP)),
+    Switch("ep_comm_overlap", ("training",), _yes(EP_OVERLAP)),
+    Switch("deepspeed", ("training",), _yes(DEEPSPEED)),
+    Switch("fsdp_shard_ranks", ("training",), _number(HSDP), HSDP),
+    Switch("low_precision_output_layer", ("training",), _yes(FP8_OUTPUT_PROJ)),
+    Switch("expert_tp", ("training",), _number(EXPERT_TP), EXPERT_TP),
+    Switch("attention_dp", ("inference",), lambda notes: "yes" if states_attention_dp(notes) else ""),
+    Switch("kv_cache_free_gpu_mem_fraction", ("inference",), _number(_FREE_FRAC), _FREE_FRAC),
+    Switch("max_num_batched_tokens", ("inference",), _number(_BUDGET), _BUDGET),
+    Switch("max_num_seqs", ("inference",), _number(_SEQS), _SEQS),
+    Switch("gpu_memory_utilization", ("inference",), _number(_GPU_UTIL), _GPU_UTIL),
+    Switch("block_size", ("inference",), _number(_BLOCK), _BLOCK),
+    Switch("quantizer", ("inference",), lambda notes: "modelopt" if "modelopt" in notes.lower() else ""),
+    Switch("sliding_window", ("inference",), _sliding),
+    Switch("num_requests", ("inference",), _number(REQUESTS)),
+    Switch("length_distribution", ("inference",), lambda n: "uniform" if RANDOM_RANGE_RATIO_0.search(n) else ""),
+    Switch("statistic", ("inference",), lambda notes: "median" if "statistic: median" in notes else ""),
+)
+
+
+def columns_for(kind: Kind) -> tuple[str, ...]:
+    return tuple(s.column for s in SWITCHES if kind in s.kinds)
+
+
+def kind_of(header: list[str] | tuple[str, ...]) -> Kind | None:
+    """The row kind a CSV header belongs to (None: not a training or inference file, e.g. reliability rows)."""
+    if "notes" not in header or "metric" not in header:
+        return None
+    if "global_batch_seqs" in header or "seq_len" in header:
+        return "training"
+    if "mode" in header or "engine" in header:
+        return "inference"
+    return None
+
+
+def from_notes(notes: str, kind: Kind) -> dict[str, str]:
+    """The switch columns of ``kind`` as a legacy row's notes state them (blank: not stated)."""
+    return {s.column: s.read(notes) for s in SWITCHES if kind in s.kinds}
+
+
+def with_columns(row: dict[str, str], kind: Kind) -> dict[str, str]:
+    """``row`` with every switch column of ``kind``: the row's own where it has the column, else from its notes."""
+    missing = [s for s in SWITCHES if kind in s.kinds and s.column not in row]
+    if not missing:
+        return row
+    notes = row.get("notes") or ""
+    return {**row, **{s.column: s.read(notes) for s in missing}}
+
+
+def reduced_notes(notes: str, kind: Kind) -> str:
+    """``notes`` with the value of every ``name value`` setting replaced by ``name (column)``: the value lives in
+    the column of that name (and no rule reads it from the notes again). The other switches are the source's own
+    words (a quoted command line, a paper's description) and stay as provenance; no predictor reads them."""
+    for s in SWITCHES:
+        if kind in s.kinds and s.valued is not None:
+            notes = _drop_values(notes, s.valued)
+    return notes
+
+
+def _drop_values(notes: str, pattern: re.Pattern[str]) -> str:
+    def keep_name(m: re.Match[str]) -> str:
+        return m.string[m.start() : m.start(1)].rstrip(" :=") + " (column)"
+
+    return pattern.sub(keep_name, notes)
+
+
+def text(row: dict[str, str], column: str) -> str:
+    """A switch cell, stripped ("" when blank)."""
+    return (row.get(column) or "").strip()
+
+
+def flag(row: dict[str, str], column: str) -> bool:
+    return text(row, column).lower() in ("yes", "true", "1")
+
+
+def convert(header: list[str], rows: list[dict[str, str]]) -> tuple[list[str], list[dict[str, str]]] | None:
+    """A training or inference file's (header, rows) with every switch column, each row's settings taken from its
+    notes where its column is blank or absent, and the notes reduced (:func:`reduced_notes`); None for a file of
+    another kind. Idempotent: converting a converted file changes nothing."""
+    kind = kind_of(header)
+    if kind is None:
+        return None
+    cols = columns_for(kind)
+    added = [c for c in cols if c not in header]
+    at = header.index("notes")
+    new_header = [*header[:at], *added, *header[at:]]
+    out = []
+    for row in rows:
+        notes = row.get("notes") or ""
+        stated = from_notes(notes, kind)
+        new = {k: row.get(k) or "" for k in new_header}
+        for c in cols:
+            if not new[c].strip():
+                new[c] = stated[c]
+        new["notes"] = reduced_notes(notes, kind)
+        out.append(new)
+    return new_header, out
