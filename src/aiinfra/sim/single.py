@@ -290,10 +290,12 @@ def _run(
                 # decodes only. With DECODE_RUNS, the iterations that follow while nothing arrives, nothing is
                 # admitted and the KV fits run here, each one the fused loop's steps for it (same arithmetic, same
                 # order), without the general branches
+                key = seq_key[n_dec]
+                dtps = n_dec * tps  # context growth per step
+                hb = n_dec * half_block
                 while True:
                     # Replica._time's lookup inlined (price)
                     ctx_i = int(sum_ctx)
-                    key = seq_key[n_dec]
                     if key == m_key and m_lo <= ctx_i < m_end:
                         step_s = m_t_lo if ctx_i == m_lo else m_t_lo + m_diff * (ctx_i - m_lo) / m_width
                     else:
@@ -313,19 +315,21 @@ def _run(
                                 m_key, m_lo, m_end, m_width = key, lo, lo + width, width
                                 m_t_lo, m_diff = t_lo, t_hi - t_lo
                                 step_s = t_lo + m_diff * (ctx_i - lo) / width
-                    n_step_dec = n_dec
-                    busy = True
-                    if not runs:
-                        break
                     end = now + step_s
-                    if t_next <= end:
-                        break  # an arrival: the general branch above finishes this iteration
+                    if not runs or t_next <= end:
+                        # one step at a time, or an arrival: the general branch above finishes this iteration
+                        n_step_dec = n_dec
+                        busy = True
+                        break
                     # ---- finish the iteration: decodes only, no arrival
                     now = end
-                    busy = False
                     iterations += 1
                     decode_steps += 1
-                    sum_ctx += n_dec * tps
+                    sum_ctx += dtps
+                    itl_add(step_s)
+                    itl_w_add(n_dec)
+                    t_add(now)
+                    q_add(0)  # nothing waits
                     ending = finish_pop(decode_steps, None)
                     if ending is not None:
                         for e in ending:
@@ -338,13 +342,13 @@ def _run(
                             del decode[rid]
                             sum_ctx -= e[1] + (decode_steps - e[2]) * tps
                             done.append(rid)
-                    itl_add(step_s)
-                    itl_w_add(n_dec)
-                    t_add(now)
-                    q_add(0)  # nothing waits
-                    n_dec = len(decode)
+                        n_dec = len(decode)
+                        key = seq_key[n_dec]
+                        dtps = n_dec * tps
+                        hb = n_dec * half_block
                     run_add(n_dec)  # nothing prefills
-                    kv = reserved_full if full else sum_ctx + reserved_prompt + n_dec * half_block
+                    # nothing prefills, so no prompt is reserved (reserved_prompt is 0)
+                    kv = reserved_full if full else sum_ctx + hb
                     kv_add(kv / cap if has_cap else 0.0)
                     if done:
                         for rid in done:
@@ -360,7 +364,7 @@ def _run(
                             pos, t_next = _admit(now, pos, times, order, pending, prio, waiting)
                         if waiting or not n_dec:
                             break
-                    if not (full or kv + n_dec * tps <= cap):
+                    if not full and kv + dtps > cap:
                         break  # preempt below
                 if busy or not (waiting or n_dec):
                     continue
