@@ -322,7 +322,10 @@ def simulate(
         )
     else:
         engine = Simulation(model, lim, replicas, sim.router, attention_dp_ranks=dp)
-    rec = engine.run(reqs, closed)
+    # the whole run reads one catalog (the step model's lookups then skip the look at the refreshed prices, ~13 per
+    # step priced)
+    with catalog.use(catalog.active()):
+        rec = engine.run(reqs, closed)
     overhead_s = catalog.engine(wl.engine).request_overhead_s
     sched = sim.scheduler
     if sched is None or sched.max_num_batched_tokens is None or sched.max_num_seqs is None:
