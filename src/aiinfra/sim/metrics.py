@@ -74,8 +74,8 @@ def pct(values: np.ndarray) -> Percentiles:
 def weighted_pct(values: list[float], weights: list[int]) -> Percentiles:
     if not values:
         return pct(np.array([]))
-    v = np.asarray(values)
-    w = np.asarray(weights, dtype=float)
+    v = np.fromiter(values, dtype=float, count=len(values))
+    w = np.fromiter(weights, dtype=float, count=len(weights))
     order = np.argsort(v)
     v, w = v[order], w[order]
     cum = np.cumsum(w) / w.sum()
@@ -171,7 +171,8 @@ def summarise(rec: Records, slo: Slo | None, request_overhead_s: float = 0.0) ->
             ok &= e2e <= slo.e2e_p99_s
         attain = float(ok.sum() / ok.size)  # an unfinished request misses the SLO
         good = float(ok.sum() / span) if span > 0 else 0.0
-    kv = np.asarray(rec.kv_util_frac) if rec.kv_util_frac else np.zeros(1)
+    kv_frac = rec.kv_util_frac
+    kv = np.fromiter(kv_frac, dtype=float, count=len(kv_frac)) if kv_frac else np.zeros(1)
     classes: tuple[ClassSummary, ...] = ()
     pr = rec.priority
     if pr.size and pr.min() != pr.max():  # (np.unique alone would import numpy.ma on first use)
