@@ -160,7 +160,9 @@ def _run(
     ends_get = interval_ends.get
     itl_add, itl_w_add, t_add = itl_s.append, itl_weight.append, sample_t_s.append
     q_add, run_add, kv_add = queue_len.append, running_seqs.append, kv_util_frac.append
-    has_cap = bool(cap)
+    cap_div = cap if cap else math.inf  # KV fraction kv / cap_div (0 without a capacity)
+    room = math.inf if full else cap  # a decode step's growth beyond it preempts (never under full reservation)
+    block_f = float(block)
     now = 0.0
     busy = False
     done: list[int] = []
@@ -199,7 +201,10 @@ def _run(
                             kv_res[rid] = 0.0
                         del decode[rid]
                         sum_ctx -= e[1] + (decode_steps - e[2]) * tps
-                        done.append(rid)
+                        if closed:
+                            done.append(rid)
+                        else:
+                            finish[rid] = now
             if chunks:
                 for rid, take in chunks:
                     p = pref[rid] + take
@@ -215,7 +220,10 @@ def _run(
                     if g >= out[rid]:
                         reserved_full -= kv_res[rid]
                         kv_res[rid] = 0.0
-                        done.append(rid)
+                        if closed:
+                            done.append(rid)
+                        else:
+                            finish[rid] = now
                     else:  # joins the decode set (Replica._join_decode)
                         ctx_f = p + 1.0
                         e = decode[rid] = (rid, ctx_f, decode_steps)
@@ -237,7 +245,10 @@ def _run(
                     if g >= out[rid]:
                         reserved_full -= kv_res[rid]
                         kv_res[rid] = 0.0
-                        done.append(rid)
+                        if closed:
+                            done.append(rid)
+                        else:
+                            finish[rid] = now
                     else:  # joins the decode set
                         ctx_f = prompt[rid] + 1.0
                         e = decode[rid] = (rid, ctx_f, decode_steps)
@@ -261,20 +272,19 @@ def _run(
             n_run = n_dec + len(prefilling)
             run_add(n_run)
             kv = reserved_full if full else sum_ctx + reserved_prompt + n_run * half_block
-            kv_add(kv / cap if has_cap else 0.0)
-            if done:
+            kv_add(kv / cap_div)
+            if done:  # the closed loop's finished requests, in order: each client sends its next request
                 for rid in done:
                     finish[rid] = now
-                    if closed and next_rid < n:
+                    if next_rid < n:
                         sent = now + (think[next_rid] if think is not None else 0.0)
                         sched[next_rid] = sent
                         pushes += 1
                         heappush(pending, (sent, pushes, next_rid))
                         next_rid += 1
                 done.clear()
-                if closed:
-                    # requests sent at this very instant (no think time)
-                    pos, t_next = _admit(now, pos, times, order, pending, prio, waiting)
+                # requests sent at this very instant (no think time)
+                pos, t_next = _admit(now, pos, times, order, pending, prio, waiting)
         else:  # idle (or holding work it could not place): nothing changes until the next arrival
             if t_next == inf:
                 break
@@ -341,7 +351,10 @@ def _run(
                                 kv_res[rid] = 0.0
                             del decode[rid]
                             sum_ctx -= e[1] + (decode_steps - e[2]) * tps
-                            done.append(rid)
+                            if closed:
+                                done.append(rid)
+                            else:
+                                finish[rid] = now
                         n_dec = len(decode)
                         key = seq_key[n_dec]
                         dtps = n_dec * tps
@@ -349,23 +362,22 @@ def _run(
                     run_add(n_dec)  # nothing prefills
                     # nothing prefills, so no prompt is reserved (reserved_prompt is 0)
                     kv = reserved_full if full else sum_ctx + hb
-                    kv_add(kv / cap if has_cap else 0.0)
+                    kv_add(kv / cap_div)
                     if done:
                         for rid in done:
                             finish[rid] = now
-                            if closed and next_rid < n:
+                            if next_rid < n:
                                 sent = now + (think[next_rid] if think is not None else 0.0)
                                 sched[next_rid] = sent
                                 pushes += 1
                                 heappush(pending, (sent, pushes, next_rid))
                                 next_rid += 1
                         done.clear()
-                        if closed:
-                            pos, t_next = _admit(now, pos, times, order, pending, prio, waiting)
-                        if waiting or not n_dec:
+                        pos, t_next = _admit(now, pos, times, order, pending, prio, waiting)
+                        if waiting:
                             break
-                    if not full and kv + dtps > cap:
-                        break  # preempt below
+                    if not n_dec or kv + dtps > room:
+                        break  # idle, or preempt below
                 if busy or not (waiting or n_dec):
                     continue
         while not full and decode and kv + len(decode) * tps > cap:
@@ -399,7 +411,7 @@ def _run(
         while waiting and running < max_seqs and budget > 0:
             rid = waiting[0][2]
             p = prompt[rid]
-            reserve = float(ceil((p + out[rid] - gen[rid]) / block) * block) if full else float(p + block)
+            reserve = float(ceil((p + out[rid] - gen[rid]) / block) * block) if full else p + block_f
             if reserve > kv_free:
                 break
             if p > budget and (chunked or running > 0):
