@@ -155,6 +155,9 @@ def _run(
     # the decode-only price of the last grid interval looked up: its bucket key, context range [m_lo, m_end) and
     # the cached times at its ends (cache entries never change, so the interpolation below is Replica._time's)
     m_key, m_lo, m_end, m_t_lo, m_diff, m_width = -1, 0, 0, 0.0, 0.0, 1
+    # and by bucket key, the last such interval of each (the decode set's size moves among a few buckets)
+    last_interval: dict[int, tuple[int, int, float, float, int]] = {}
+    last_interval_get = last_interval.get
     # the cached times at both ends of the grid intervals mixed iterations looked up, by the lower end's cache key
     interval_ends: dict[tuple[int, int, int, int], tuple[float, float]] = {}
     ends_get = interval_ends.get
@@ -308,6 +311,10 @@ def _run(
                     ctx_i = int(sum_ctx)
                     if key == m_key and m_lo <= ctx_i < m_end:
                         step_s = m_t_lo if ctx_i == m_lo else m_t_lo + m_diff * (ctx_i - m_lo) / m_width
+                    elif (mm := last_interval_get(key)) is not None and mm[0] <= ctx_i < mm[1]:
+                        m_lo, m_end, m_t_lo, m_diff, m_width = mm
+                        m_key = key
+                        step_s = m_t_lo if ctx_i == m_lo else m_t_lo + m_diff * (ctx_i - m_lo) / m_width
                     else:
                         shift = ctx_i.bit_length() - 4
                         if shift < 8:
@@ -324,6 +331,7 @@ def _run(
                             else:
                                 m_key, m_lo, m_end, m_width = key, lo, lo + width, width
                                 m_t_lo, m_diff = t_lo, t_hi - t_lo
+                                last_interval[key] = (lo, m_end, t_lo, m_diff, width)
                                 step_s = t_lo + m_diff * (ctx_i - lo) / width
                     end = now + step_s
                     if not runs or t_next <= end:
