@@ -9,6 +9,18 @@ from their sorted array instead of an event heap (one replica needs no heap: its
 iteration), and the replica's methods inlined into one loop. ``tests/test_sim_single.py`` checks it against the
 general path on every scheduler feature it covers; anything else (several replicas, static batching, swap,
 prefix caching, attention DP, disaggregation) takes the general path.
+
+What keeps it fast, each a rewriting of the same arithmetic in the same order (so the same floats):
+
+* consecutive decode-only iterations (nothing arrives, waits, prefills or overflows the KV) run in an inner loop
+  that keeps the decode set's per-step terms and the last priced grid interval of each bucket of sequences, and
+  leaves on the first arrival (the general branch then finishes that iteration) or when the set changes the plan;
+* a decoding sequence's join is one tuple (request, context at join, decode-step counter), kept in ``decode`` and
+  in the bucket of the decode step at which it finishes (a dict of lists instead of Replica's heap: every decode
+  step visits its own bucket once, in join order, the heap's (step, join) order);
+* a request admitted with its whole prompt finishes its prefill with that iteration, so it never enters the
+  prefilling list or the prompt reservation (nothing reads them in between);
+* the open loop writes finish times where requests finish (the closed loop keeps them in order for its clients).
 """
 
 from __future__ import annotations
@@ -166,6 +178,8 @@ def _run(
     cap_div = cap if cap else math.inf  # KV fraction kv / cap_div (0 without a capacity)
     room = math.inf if full else cap  # a decode step's growth beyond it preempts (never under full reservation)
     block_f = float(block)
+    growth_tps = 0.0 if full else tps  # KV growth per decoding sequence per step (inside the reservations: none)
+    budget_slots = slots if chunked else 0  # budget a decoding sequence takes (none: a prefill runs alone)
     now = 0.0
     busy = False
     done: list[int] = []
@@ -388,7 +402,8 @@ def _run(
                         break  # idle, or preempt below
                 if busy or not (waiting or n_dec):
                     continue
-        while not full and decode and kv + len(decode) * tps > cap:
+        n_dec = len(decode)
+        while n_dec and kv + n_dec * tps > room:
             # preempt the running sequence with the largest (priority, arrival); recompute it later
             victim = max(decode, key=lambda r: (prio[r], sched[r], r))
             _, ctx_f, joined = decode.pop(victim)
@@ -402,10 +417,10 @@ def _run(
             gen[victim] = produced
             preemptions += 1
             heappush(waiting, (prio[victim], sched[victim], victim))
-            kv = sum_ctx + reserved_prompt + (len(decode) + len(prefilling)) * half_block
-        n_dec = len(decode)
-        growth = 0.0 if full else n_dec * tps
-        budget = max_tokens - n_dec * slots if chunked else max_tokens
+            n_dec = len(decode)
+            kv = sum_ctx + reserved_prompt + (n_dec + len(prefilling)) * half_block
+        growth = n_dec * growth_tps
+        budget = max_tokens - n_dec * budget_slots
         for rid in prefilling:
             take = prompt[rid] - pref[rid]
             if chunked and take > budget:
