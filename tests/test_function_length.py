@@ -23,7 +23,6 @@ PENDING = {
     "sim/replica.py::plan",
     "sim/run.py::make_requests",
     "sim/run.py::simulate",
-    "sim/single.py::_run",
 }
 
 

@@ -82,7 +82,10 @@ def _run(
     kv_util_frac: list[float],
 ) -> tuple[float, int, int]:
     """Simulate ``reqs`` on ``rep``, filling the records' arrays and lists in place (``arrival_s`` gets the send
-    times of a closed loop's requests); returns (end time s, iterations, preemptions)."""
+    times of a closed loop's requests); returns (end time s, iterations, preemptions).
+
+    Long because it is the whole scheduler in one loop: its state lives in this frame's local variables, CPython's
+    cheapest to read and write, and a call per step or per request would cost more than most steps' own work."""
     lim = rep.lim
     cap = lim.kv_capacity_tokens
     block = lim.block_tokens
