@@ -9,8 +9,8 @@ import aiinfra
 
 SRC = Path(aiinfra.__file__).parent
 MAX_LINES = 80
-#: long functions of modules under concurrent rework (the analytic and planning models, the simulator kernel):
-#: to be split or given their reason there; a function leaves this list when it does
+#: long functions still to be split or given their reason (the analytic and planning models, the simulator
+#: kernel); a function leaves this list when it is
 PENDING = {
     "analytic/comms.py::collective_time_array",
     "analytic/inference.py::breakdown",
