@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from aiinfra import app
-from aiinfra.sharing import mig
+from aiinfra.catalog import mig as catalog_mig
 from aiinfra.sharing.schedule.sim import simulate
 from aiinfra.sharing.schedule.spec import Jobs
 from aiinfra.sharing.schedule.trace import read_trace
@@ -123,7 +123,7 @@ def test_fairshare_serves_the_user_holding_fewer_gpus_first() -> None:
 def test_mig_jobs_fill_seven_1g_instances_per_a100_80gb() -> None:
     # one MIG node of 2 A100 80GB: 14 instances of 1g.10gb at once (7 per GPU, the MIG User Guide); the 15th waits
     # for the first to end.
-    geo = mig.geometry("nvidia-a100-sxm4-80gb")
+    geo = catalog_mig.geometry("nvidia-a100-sxm4-80gb")
     t = jobs([(0, 0, 10 + i, 0) for i in range(15)], ["1g.10gb"] * 15)
     o = simulate(t, nodes=1, per_node=2, policy="fifo", mig_geometry=geo, mig_nodes=1)
     assert o.start_s[:14] == (0.0,) * 14
