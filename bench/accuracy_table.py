@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from aiinfra import __version__
+from aiinfra import __version__, catalog
 from aiinfra.accuracy.coverage import MARK, markdown
 from aiinfra.accuracy.table import MADE_BY, TABLE_PATH, build, files_meta, write
 from aiinfra.reliability.validation import MARK as RELIABILITY_MARK
@@ -48,7 +48,7 @@ def main() -> None:
             if done % 20 == 0 or done == total:
                 print(f"{name}: {done}/{total}", file=sys.stderr, flush=True)
 
-        rows = build(progress)
+        rows = build(catalog.generations(), progress)
         meta = {
             "made_on": datetime.date.today().isoformat(),
             "code_version": code_version(),

@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from aiinfra.accuracy.answers import accuracy_for
-from aiinfra.app.base import Result, flatten
+from aiinfra.app.base import Result, accuracy_for, flatten
 from aiinfra.app.sourced import (
     best_training_estimate,
     checkpoint_size,

@@ -7,8 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from aiinfra.accuracy.answers import accuracy_for
-from aiinfra.app.base import Result
+from aiinfra.app.base import Result, accuracy_for
 from aiinfra.app.sourced import best_training_estimate, checkpoint_size, pue_figure, scenario_system, section
 from aiinfra.costing import Usage
 from aiinfra.costing.datacenter import Racks, StorageNeed, racks, storage_need

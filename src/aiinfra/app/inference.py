@@ -8,8 +8,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from aiinfra import catalog
-from aiinfra.accuracy.answers import accuracy_for
-from aiinfra.app.base import Result, flatten
+from aiinfra.app.base import Result, accuracy_for, flatten
 from aiinfra.catalog import calibration
 from aiinfra.planning.inference import InferenceEstimate, estimate_inference
 from aiinfra.report.render import jsonable, layout_label

@@ -6,8 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from aiinfra.accuracy.answers import accuracy_for
-from aiinfra.app.base import Result, flatten
+from aiinfra.app.base import Result, accuracy_for, flatten
 from aiinfra.report.render import jsonable
 from aiinfra.sim.metrics import per_request
 from aiinfra.sim.run import SimResult

@@ -7,8 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from aiinfra.accuracy.answers import accuracy_for
-from aiinfra.app.base import Result
+from aiinfra.app.base import Result, accuracy_for
 from aiinfra.app.sourced import electricity_figure, pue_figure, scenario_system, section
 from aiinfra.costing import Usage
 from aiinfra.costing.energy import power_draw

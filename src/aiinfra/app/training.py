@@ -7,8 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from aiinfra.accuracy.answers import accuracy_for
-from aiinfra.app.base import Result, flatten
+from aiinfra.app.base import Result, accuracy_for, flatten
 from aiinfra.planning.training import MemoryReport, TrainingEstimate, TrainingReport, estimate_memory, plan_training
 from aiinfra.report.render import jsonable
 from aiinfra.specs.scenario import Scenario

@@ -120,11 +120,13 @@ def validate(
 def validated_bands(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Each case's 80 % interval from the error model without the case's own source, over the shipped error table
     with this run's predictions in place of its rows, and the coverage by regime and split."""
+    from aiinfra import catalog
     from aiinfra.accuracy.coverage import check, groups, rows_from_cases, summary
     from aiinfra.accuracy.table import shipped
     from aiinfra.errors import DataError
 
-    fresh = [e for r in results for e in rows_from_cases(Path(r["file"]), r["cases"])]
+    gens = catalog.generations()
+    fresh = [e for r in results for e in rows_from_cases(Path(r["file"]), r["cases"], gens)]
     try:
         pool = {e.id: e for e in shipped()}
     except DataError:

@@ -51,6 +51,12 @@ def engine(name: str, field: str = "inference.engine") -> EngineProfile:
     return active().engine(name, field)
 
 
+def generations() -> dict[str, str | None]:
+    """Accelerator id -> its generation (accelerators.yaml) in the active catalog: the regime key of the error
+    bands (aiinfra.accuracy)."""
+    return active().memo("generations", lambda: {a.id: a.generation for a in rows("accelerators").values()})
+
+
 def runtime_reserve() -> RuntimeReserve | None:
     """The framework memory reserve of the active catalog (runtime.yaml)."""
     return active().runtime_reserve()
