@@ -32,6 +32,7 @@ from pathlib import Path
 
 from aiinfra import catalog
 from aiinfra.analytic.efficiency import Curve, EfficiencyTable, _Key
+from aiinfra.app.tables import price_book
 from aiinfra.validation import inference_rows
 
 CSV = Path(inference_rows.__file__).parent / "data" / "inference.csv"
@@ -104,7 +105,7 @@ def _capacity() -> None:
     accs = ["nvidia-h100-sxm5-80gb", "nvidia-h200-sxm-141gb"]
 
     def best_per_engine(variant: str) -> None:
-        opts = plan_capacity(load_scenario(example), accs, ["vllm", "trtllm"])
+        opts = plan_capacity(load_scenario(example), accs, ["vllm", "trtllm"], prices=price_book())
         for eng in ("vllm", "trtllm"):
             o = next(x for x in opts if x.engine == eng and x.accelerators)
             print(

@@ -14,6 +14,7 @@ import pytest
 
 from aiinfra import app
 from aiinfra.app.prices import offer_name_table
+from aiinfra.app.tables import price_book
 from aiinfra.catalog import Catalog, use
 from aiinfra.costing.offers import (
     Mapped,
@@ -280,7 +281,7 @@ def test_the_newer_row_of_the_same_offer_wins(refreshed: Catalog) -> None:
     2026-11-26: only the newer row is used."""
     p5 = [
         p
-        for p in cloud_prices("nvidia-h100-sxm5-80gb", pricing=("on-demand",))
+        for p in cloud_prices(price_book(), "nvidia-h100-sxm5-80gb", pricing=("on-demand",))
         if p.provider == "aws" and p.instance == "p5.48xlarge" and p.region == "us-east-1"
     ]
     assert [(p.usd_per_hour, p.read_on, p.age_days) for p in p5] == [(55.04, "2026-11-26", 0)]
@@ -293,7 +294,7 @@ def test_an_older_refreshed_row_loses_to_a_newer_shipped_one(tmp_path: Path) -> 
     with dated_today(TODAY), use(Catalog.default().with_overlay(tmp_path)):
         p5 = [
             p
-            for p in cloud_prices("nvidia-h100-sxm5-80gb", pricing=("on-demand",))
+            for p in cloud_prices(price_book(), "nvidia-h100-sxm5-80gb", pricing=("on-demand",))
             if p.instance == "p5.48xlarge" and p.region == "us-east-1"
         ]
     assert [(p.id, p.usd_per_hour) for p in p5] == [("aws-p5-48xlarge-us-east-1-on-demand", 98.32)]
@@ -307,7 +308,8 @@ def test_a_user_overlay_row_with_the_shipped_id_replaces_it(tmp_path: Path) -> N
         "nvidia-h100-sxm5-80gb,8,on-demand,40,my quote,,2026-10-01,\n"
     )
     with dated_today(TODAY), use(Catalog.default().with_overlay(tmp_path)):
-        p5 = [p for p in cloud_prices("nvidia-h100-sxm5-80gb") if p.id == "aws-p5-48xlarge-us-east-1-on-demand"]
+        rows = cloud_prices(price_book(), "nvidia-h100-sxm5-80gb")
+        p5 = [p for p in rows if p.id == "aws-p5-48xlarge-us-east-1-on-demand"]
     assert [(p.usd_per_hour, p.age_days) for p in p5] == [(40.0, 56)]  # 2026-10-01 -> 2026-11-26
 
 
@@ -337,9 +339,8 @@ def test_age_counts_to_the_injected_date() -> None:
 
     def age(day: date) -> int | None:
         with dated_today(day):
-            return next(
-                p.age_days for p in cloud_prices("nvidia-h100-sxm5-80gb") if p.id == "runpod-secure-8x-h100-on-demand"
-            )
+            rows = cloud_prices(price_book(), "nvidia-h100-sxm5-80gb")
+            return next(p.age_days for p in rows if p.id == "runpod-secure-8x-h100-on-demand")
 
     assert (age(TODAY), age(date(2026, 5, 1))) == (239, 30)
 

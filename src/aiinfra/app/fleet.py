@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from aiinfra.app.tables import price_book
 from aiinfra.errors import SpecError
 from aiinfra.planning.capacity import Deployment
 from aiinfra.planning.disagg import Disaggregated
@@ -21,7 +22,7 @@ from aiinfra.specs.scenario import Scenario
 
 def mixed_fleet(sc: Scenario, accelerators: list[str] | None, engines: list[str] | None) -> MixedFleet:
     """The cheapest fleet for the scenario's request classes over ``accelerators`` (default: the scenario's)."""
-    return plan_mixed(sc, accelerators or [sc.cluster.accelerator.id], engines)
+    return plan_mixed(sc, accelerators or [sc.cluster.accelerator.id], engines, prices=price_book())
 
 
 def read_arrivals(sc: Scenario, path: str) -> np.ndarray:
@@ -61,7 +62,7 @@ def day_fleet(sc: Scenario, chosen: Deployment) -> DayFleet:
     assert wl is not None and wl.load_profile is not None
     prof = wl.load_profile
     arrivals = read_arrivals(sc, prof.arrivals_csv) if prof.arrivals_csv else None
-    return plan_day(chosen, wl, prof, arrivals_s=arrivals)
+    return plan_day(chosen, wl, prof, arrivals_s=arrivals, prices=price_book())
 
 
 def simulate_mixed(

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiinfra import catalog
 from aiinfra.app.base import Result, accuracy_for, flatten
+from aiinfra.app.tables import price_book
 from aiinfra.catalog import calibration
 from aiinfra.planning.inference import InferenceEstimate, estimate_inference
 from aiinfra.report.render import jsonable, layout_label
@@ -143,7 +144,9 @@ def capacity(
         )
     from aiinfra.planning.capacity import plan_capacity
 
-    options = plan_capacity(scenario, list(accelerators) if accelerators else None, engines)
+    options = plan_capacity(
+        scenario, list(accelerators) if accelerators else None, engines, prices=price_book()
+    )
     dis: tuple[Disaggregated, ...] | None = None
     dis_rejected: tuple[str, ...] = ()
     if disaggregate:
@@ -151,7 +154,10 @@ def capacity(
 
         assert wl is not None
         found = plan_disaggregated(
-            scenario, list(accelerators or [scenario.cluster.accelerator.id]), engines or [wl.engine]
+            scenario,
+            list(accelerators or [scenario.cluster.accelerator.id]),
+            engines or [wl.engine],
+            prices=price_book(),
         )
         dis = tuple(d for d in found if not isinstance(d, str))
         dis_rejected = tuple(d for d in found if isinstance(d, str))

@@ -13,6 +13,7 @@ import pydantic
 
 from aiinfra import catalog
 from aiinfra.app.base import Result
+from aiinfra.app.tables import price_book
 from aiinfra.catalog import mig as catalog_mig
 from aiinfra.catalog.resolve import resolve
 from aiinfra.errors import SpecError
@@ -228,7 +229,7 @@ def pack(source: str | Path | Mapping[str, Any], set: Iterable[str] | None = Non
     for k, acc in enumerate(spec.accelerators):
         a = catalog.accelerator(acc, f"pack.accelerators[{k}]")
         geos[a.id] = catalog_mig.geometries().get(a.id)
-        pr = cheapest_price(a.id)
+        pr = cheapest_price(price_book(), a.id)
         if spec.objective == "cost" and pr is None:
             raise SpecError(
                 f"pack.accelerators[{k}]",

@@ -9,6 +9,7 @@ from typing import Any
 
 from aiinfra import catalog
 from aiinfra.app.base import Result
+from aiinfra.app.tables import price_book
 from aiinfra.catalog.store import PRICES_DIR_ENV, refreshed_prices_dir
 from aiinfra.costing.offers import NameTable
 from aiinfra.costing.price_diff import OfferChange, offer_changes
@@ -220,7 +221,7 @@ def _answer(question: str, path: Path) -> tuple[str, dict[str, Any] | None]:
             **freshness(ln.read_on, ln.age_days),
         }
     acc = sc.cluster.accelerator.id
-    prices = cloud_prices(acc, pricing=("on-demand",))
+    prices = cloud_prices(price_book(), acc, pricing=("on-demand",))
     if not prices:
         return "usd_per_accelerator_hour", None
     p = prices[0]
@@ -257,8 +258,8 @@ def price_diff(examples_dir: str | Path | None = None, examples: bool = True) ->
     current = catalog.active()
     shipped = current.shipped_base
     with catalog.use(shipped):
-        old = cloud_prices(None)
-    new = cloud_prices(None)
+        old = cloud_prices(price_book(), None)
+    new = cloud_prices(price_book(), None)
     effects: list[ExampleEffect] = []
     if examples:
         folder = Path(examples_dir) if examples_dir is not None else EXAMPLES_DIR

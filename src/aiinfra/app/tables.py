@@ -1,0 +1,40 @@
+"""The boundary between the catalog and the domain: the typed tables a question needs, built once per catalog
+from the active one (:func:`aiinfra.catalog.active`) and handed down as arguments. Below app/, no module reads the
+catalog; each takes what it needs from here (a price book, accelerator generations, ...)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aiinfra import catalog
+
+if TYPE_CHECKING:  # the price module loads only where a question prices something (start-up time)
+    from aiinfra.costing.prices import PriceBook
+
+
+def price_book() -> PriceBook:
+    """The price rows of the active catalog (prices/*.csv; facility rows: prices/facility.yaml's, then
+    facility.yaml's whose id the first does not have), built once per catalog."""
+    cat = catalog.active()
+
+    def facility_rows() -> tuple[dict[str, Any], ...]:
+        def build() -> tuple[dict[str, Any], ...]:
+            rows = list(cat.file_rows("prices/facility.yaml"))
+            seen = {r.get("id") for r in rows}
+            rows.extend(r for r in cat.raw_rows("facility") if r.get("id") not in seen)
+            return tuple(rows)
+
+        out: tuple[dict[str, Any], ...] = cat.memo("facility_rows", build)
+        return out
+
+    def build() -> PriceBook:
+        from aiinfra.costing.prices import PriceBook
+
+        return PriceBook(read=lambda name: cat.file_rows(f"prices/{name}"), facility_rows=facility_rows)
+
+    return cat.memo("price_book", build)
+
+
+def generations() -> dict[str, str | None]:
+    """Accelerator id -> its generation in the active catalog (the regime key of the error bands)."""
+    return catalog.generations()
