@@ -344,13 +344,14 @@ def test_a_failure_interrupts_only_the_jobs_on_that_node() -> None:
 
 def test_node_failure_rate_is_llama3s_unexpected_interruptions_per_node_hour() -> None:
     from aiinfra.app.schedule import node_failure_rates
+    from aiinfra.app.tables import reliability_table
     from aiinfra.sharing.schedule.spec import FailuresInput
 
-    per_s, repair_share = node_failure_rates(FailuresInput(repair_s=3600.0), 8)
+    per_s, repair_share = node_failure_rates(reliability_table(), FailuresInput(repair_s=3600.0), 8)
     # Llama 3 (Dubey et al. 2024, Table 5): 419 unexpected interruptions in 54 days on 16,384 H100 = 2,048 nodes
     assert per_s * 3600 == pytest.approx(419 / (2048 * 54 * 24), rel=1e-9)
     assert 0 < repair_share < 1
-    half, _ = node_failure_rates(FailuresInput(repair_s=3600.0, failure_rate_scale_ratio=0.5), 8)
+    half, _ = node_failure_rates(reliability_table(), FailuresInput(repair_s=3600.0, failure_rate_scale_ratio=0.5), 8)
     assert half == pytest.approx(per_s / 2)
 
 

@@ -13,10 +13,13 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiinfra.accuracy.regimes import RATE_METRICS, Regime, row_regime, source_key
 from aiinfra.errors import DataError
+
+if TYPE_CHECKING:
+    from aiinfra.reliability.rates import ReliabilityTable
 
 PACKAGE = Path(__file__).resolve().parent.parent
 VALIDATION_DATA = PACKAGE / "validation" / "data"
@@ -143,13 +146,15 @@ def rows_of_file(
     return out
 
 
-def reliability_rows(generations: Mapping[str, str | None], only: Iterable[str] | None = None) -> list[ErrorRow]:
+def reliability_rows(
+    generations: Mapping[str, str | None], rates: ReliabilityTable, only: Iterable[str] | None = None
+) -> list[ErrorRow]:
     """The reliability validation's rate rows (aiinfra.reliability.validation: Kokolis et al.'s rows
     leave-one-source-out); the ETTR row is left out (one row; the answers derive ETTR's band from the rates)."""
     from aiinfra.reliability.validation import _loo_ratio, predict, read_rows, sealed
 
     open_rows = read_rows("open")
-    loo = _loo_ratio(open_rows)
+    loo = _loo_ratio(rates, open_rows)
     keep = set(only) if only is not None else None
     out = []
     for split in ("open", "sealed"):
@@ -161,7 +166,7 @@ def reliability_rows(generations: Mapping[str, str | None], only: Iterable[str] 
                 continue
             if sealed(row["id"]) != (split == "sealed"):
                 raise DataError(f"reliability row {row['id']} is in the {split} file against the sealing rule")
-            pred, value = predict(row, loo), float(row["value"])
+            pred, value = predict(rates, row, loo), float(row["value"])
             out.append(
                 ErrorRow(
                     id=row["id"],
@@ -182,7 +187,9 @@ def reliability_rows(generations: Mapping[str, str | None], only: Iterable[str] 
 
 
 def build(
-    generations: Mapping[str, str | None], progress: Callable[[str, int, int | None], None] | None = None
+    generations: Mapping[str, str | None],
+    rates: ReliabilityTable,
+    progress: Callable[[str, int, int | None], None] | None = None,
 ) -> list[ErrorRow]:
     """Predict every validation row (minutes: the inference rows run the simulator); ``generations`` as
     :func:`rows_of_file`."""
@@ -190,7 +197,7 @@ def build(
     for path, split in validation_files():
         cb = None if progress is None else functools.partial(progress, path.name)
         out += rows_of_file(path, split, generations, progress=cb)
-    return out + reliability_rows(generations)
+    return out + reliability_rows(generations, rates)
 
 
 def row_dict(r: ErrorRow) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from aiinfra.app.base import Result
+from aiinfra.app.tables import reliability_table
 from aiinfra.catalog import mig as catalog_mig
 from aiinfra.errors import SpecError
 from aiinfra.sharing.schedule.failures import check_jobs, failure_stream, node_failure_rates
@@ -285,7 +286,7 @@ def schedule(
     f = spec.failures
     rate = share = stream = None
     if f is not None:
-        rate, share = node_failure_rates(f, c.gpus_per_node, c.accelerator)
+        rate, share = node_failure_rates(reliability_table(), f, c.gpus_per_node, c.accelerator)
         stream = failure_stream(c.nodes, rate, share, f.seed)
     out = simulate(
         jobs,

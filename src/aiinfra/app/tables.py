@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from aiinfra import catalog
 
-if TYPE_CHECKING:  # the price module loads only where a question prices something (start-up time)
+if TYPE_CHECKING:  # the domain modules load only where a question needs them (start-up time)
     from aiinfra.costing.prices import PriceBook
+    from aiinfra.reliability.rates import ReliabilityTable
 
 
 def price_book() -> PriceBook:
@@ -38,3 +39,15 @@ def price_book() -> PriceBook:
 def generations() -> dict[str, str | None]:
     """Accelerator id -> its generation in the active catalog (the regime key of the error bands)."""
     return catalog.generations()
+
+
+def reliability_table() -> ReliabilityTable:
+    """reliability.yaml's rows and the accelerators of the active catalog, built once per catalog."""
+    cat = catalog.active()
+
+    def build() -> ReliabilityTable:
+        from aiinfra.reliability.rates import ReliabilityTable
+
+        return ReliabilityTable(rows=cat.raw_rows("reliability"), parts=cat.rows("accelerators"))
+
+    return cat.memo("reliability_table", build)

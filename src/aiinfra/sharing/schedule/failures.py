@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from aiinfra.errors import SpecError
-from aiinfra.reliability.rates import hardware_rates, job_rates
+from aiinfra.reliability.rates import ReliabilityTable, hardware_rates, job_rates
 from aiinfra.sharing.schedule.spec import FailuresInput, Jobs, ScheduleInput
 from aiinfra.specs.mig import MigGeometry
 
@@ -38,12 +38,15 @@ def check_jobs(spec: ScheduleInput, jobs: Jobs, where: str, geo: MigGeometry | N
             )
 
 
-def node_failure_rates(f: FailuresInput, gpus_per_node: int, accelerator: str | None = None) -> tuple[float, float]:
+def node_failure_rates(
+    table: ReliabilityTable, f: FailuresInput, gpus_per_node: int, accelerator: str | None = None
+) -> tuple[float, float]:
     """Unexpected failures per node-second of a whole-GPU node (Σ GPU-scale rates × GPUs per node + node-scale
     rates, reliability.rates.job_rates, × the accelerator generation's and memory type's ratios when the cluster
     names its accelerator) and the share of them that need a repair."""
-    fam, mem = hardware_rates(accelerator)
+    fam, mem = hardware_rates(table, accelerator)
     r = job_rates(
+        table,
         gpus_per_node,
         1,
         scale_ratio=f.failure_rate_scale_ratio * fam.rate_ratio,
