@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from aiinfra.app.tables import price_book
+from aiinfra.app.tables import price_book, serving_tables
 from aiinfra.errors import SpecError
 from aiinfra.planning.capacity import Deployment
 from aiinfra.planning.disagg import Disaggregated
@@ -206,7 +206,7 @@ def simulate_disaggregated(sc: Scenario, d: Disaggregated, seed: int) -> dict[st
             load_profile=None,
         ),
     )
-    s = run_simulation(one, seed=seed).summary
+    s = run_simulation(one, seed=seed, tables=serving_tables(one)).summary
     misses = slo_misses(s, wl.slo) if wl.slo is not None else []
     return {
         "disaggregated": f"{p}P{q}D slice of {d.prefill_replicas}P{d.decode_replicas}D on {d.accelerator}",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aiinfra import catalog
+from aiinfra.catalog.resolve import serving_tables as serving_tables  # re-exported: the simulator's tables
 
 if TYPE_CHECKING:  # the domain modules load only where a question needs them (start-up time)
     from aiinfra.costing.prices import PriceBook

@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch, StepTimeModel
 from aiinfra.errors import InfeasibleError, SpecError
@@ -32,7 +31,7 @@ from aiinfra.sim.metrics import SimSummary, summarise
 from aiinfra.sim.replica import SchedulerLimits
 from aiinfra.specs.files import beside_scenario
 from aiinfra.specs.scenario import Scenario
-from aiinfra.specs.serving_sim import SchedulerConfig, SimulationConfig
+from aiinfra.specs.serving_sim import SchedulerConfig, ServingTables, SimulationConfig
 from aiinfra.specs.workload import ServingWorkload
 
 SIM = "inference.simulation"
@@ -214,12 +213,13 @@ class SpeculativeStep:
         return t
 
 
-def _step_model(scenario: Scenario, wl: ServingWorkload, im: InferenceModel) -> StepTimeModel:
+def _step_model(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, tables: ServingTables) -> StepTimeModel:
     if wl.speculative is None:
         return im
     draft = None
     if wl.speculative.draft_model:
-        dm = catalog.model(wl.speculative.draft_model, "inference.speculative.draft_model")
+        dm = tables.draft_model
+        assert dm is not None, "ServingTables.draft_model: the workload names a draft model"
         draft = InferenceModel(
             model=dm,
             cluster=scenario.cluster,
@@ -250,9 +250,15 @@ def _kv_transfer_s_per_token(scenario: Scenario, im: InferenceModel, accelerator
 
 
 def simulate(
-    scenario: Scenario, seed: int = 0, step_model: StepTimeModel | None = None, rate_override: float | None = None
+    scenario: Scenario,
+    seed: int = 0,
+    step_model: StepTimeModel | None = None,
+    rate_override: float | None = None,
+    *,
+    tables: ServingTables,
 ) -> SimResult:
-    """Simulate the scenario's serving workload; ``step_model`` replaces the analytic one (tests)."""
+    """Simulate the scenario's serving workload; ``step_model`` replaces the analytic one (tests); ``tables``: the
+    catalog's engine profile and draft model of the workload (catalog.resolve.serving_tables)."""
     wl = scenario.inference
     if wl is None:
         raise SpecError("inference", None, "the scenario has no inference section", "add inference: {...}")
@@ -277,7 +283,7 @@ def simulate(
         )
     notes: list[str] = []
     lim = limits_for(scenario, wl, im, "prefill" if dis else "mixed")
-    model = step_model or _step_model(scenario, wl, im)
+    model = step_model or _step_model(scenario, wl, im, tables)
     reqs = make_requests(wl, sim, seed, scenario.model.max_seq_len, scenario.path)
     longest = int((reqs.input_tokens + reqs.output_tokens).max())
     holder = lim if dp == 1 else rank_limits(lim, dp)
@@ -323,7 +329,7 @@ def simulate(
     else:
         engine = Simulation(model, lim, replicas, sim.router, attention_dp_ranks=dp)
     rec = engine.run(reqs, closed)
-    overhead_s = catalog.engine(wl.engine).request_overhead_s
+    overhead_s = tables.engine.request_overhead_s
     sched = sim.scheduler
     if sched is None or sched.max_num_batched_tokens is None or sched.max_num_seqs is None:
         sd = scheduler_defaults(wl.engine, scenario.cluster.accelerator, "server")

@@ -516,12 +516,13 @@ def _closed_loop_summary(scenario_json: str, clients: int) -> SimSummary:
 
 @functools.lru_cache(maxsize=16)
 def _closed_loop_in(cat: catalog.Catalog, scenario_json: str, clients: int) -> SimSummary:
-    from aiinfra.catalog.resolve import resolve
+    from aiinfra.catalog.resolve import resolve, serving_tables
     from aiinfra.sim.search import closed_loop_run
     from aiinfra.specs.scenario import parse_scenario
 
     with catalog.use(cat):
-        return closed_loop_run(resolve(parse_scenario(json.loads(scenario_json))), clients, ramp=False)[1]
+        sc = resolve(parse_scenario(json.loads(scenario_json)))
+        return closed_loop_run(sc, clients, ramp=False, tables=serving_tables(sc))[1]
 
 
 def _simulate(scenario_json: str) -> SimSummary:
@@ -531,9 +532,10 @@ def _simulate(scenario_json: str) -> SimSummary:
 
 @functools.lru_cache(maxsize=8)
 def _simulate_in(cat: catalog.Catalog, scenario_json: str) -> SimSummary:
-    from aiinfra.catalog.resolve import resolve
+    from aiinfra.catalog.resolve import resolve, serving_tables
     from aiinfra.sim.run import simulate
     from aiinfra.specs.scenario import parse_scenario
 
     with catalog.use(cat):
-        return simulate(resolve(parse_scenario(json.loads(scenario_json))), seed=0).summary
+        sc = resolve(parse_scenario(json.loads(scenario_json)))
+        return simulate(sc, seed=0, tables=serving_tables(sc)).summary
