@@ -39,13 +39,13 @@ from .conftest import EXAMPLES
     ],
 )
 def test_vllm_defaults_by_device_and_usage(accelerator: str, usage: str, tokens: int, seqs: int) -> None:
-    sd = scheduler_defaults("vllm", catalog.accelerator(accelerator), usage)  # type: ignore[arg-type]
+    sd = scheduler_defaults(catalog.engine("vllm"), catalog.accelerator(accelerator), usage)  # type: ignore[arg-type]
     assert (sd.max_num_batched_tokens, sd.max_num_seqs) == (tokens, seqs)
 
 
 def test_trtllm_defaults_do_not_depend_on_device() -> None:
     for acc in ("nvidia-h100-sxm5-80gb", "nvidia-l40s"):
-        sd = scheduler_defaults("trtllm", catalog.accelerator(acc), "server")
+        sd = scheduler_defaults(catalog.engine("trtllm"), catalog.accelerator(acc), "server")
         assert (sd.max_num_batched_tokens, sd.max_num_seqs) == (8192, 2048)
 
 
@@ -87,13 +87,13 @@ def test_simulator_limits_use_server_defaults_and_cap_seqs_at_the_budget() -> No
     assert wl is not None
     tp = wl.plan.tp if wl.plan else 1
     im = InferenceModel(model=sc.model, cluster=sc.cluster, tp=tp, weight_precision=wl.weight_precision)
-    lim = limits_for(sc, wl, im)
+    lim = limits_for(sc, wl, im, engine=catalog.engine(wl.engine))
     assert (lim.max_num_batched_tokens, lim.max_num_seqs) == (8192, 1024)  # H100, API server
     sc2 = load_scenario(
         EXAMPLES / "simulate-llama70b-h100.yaml", ["inference.simulation.scheduler={max_num_batched_tokens: 512}"]
     )
     assert sc2.inference is not None
-    lim2 = limits_for(sc2, sc2.inference, im)
+    lim2 = limits_for(sc2, sc2.inference, im, engine=catalog.engine(sc2.inference.engine))
     assert (lim2.max_num_batched_tokens, lim2.max_num_seqs) == (512, 512)  # min(1024, 512), as vLLM caps it
 
 
@@ -127,6 +127,7 @@ _BENCH = dict(
     weight_precision="fp8",
     kv_precision="fp8",
     kv_free_frac=0.95,
+    bench_tuning=catalog.engine("trtllm").bench_tuning,
 )
 
 

@@ -368,7 +368,9 @@ def test_engine_sets_the_simulated_allocator() -> None:
     for engine, block, full in (("vllm", 16, False), ("trtllm", 32, True)):
         sc = load_scenario(EX, [f"inference.engine={engine}"])
         assert sc.inference is not None
-        lim = limits_for(sc, sc.inference, model_for(sc.model, sc.cluster, sc.inference))
+        lim = limits_for(
+            sc, sc.inference, model_for(sc.model, sc.cluster, sc.inference), engine=catalog.engine(sc.inference.engine)
+        )
         assert (lim.block_tokens, lim.reserve_full_context) == (block, full)
         assert lim.kv_capacity_tokens % block == 0
     assert lim.max_num_seqs == 2048 and lim.max_num_batched_tokens == 8192

@@ -29,6 +29,7 @@ from aiinfra.sim.attention_dp import rank_limits
 from aiinfra.sim.engine import Records, Simulation
 from aiinfra.sim.metrics import SimSummary, summarise
 from aiinfra.sim.replica import SchedulerLimits
+from aiinfra.specs.engine import EngineProfile
 from aiinfra.specs.files import beside_scenario
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.serving_sim import SchedulerConfig, ServingTables, SimulationConfig
@@ -143,17 +144,19 @@ def make_requests(
     return reqs
 
 
-def limits_for(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, role: str = "mixed") -> SchedulerLimits:
+def limits_for(
+    scenario: Scenario, wl: ServingWorkload, im: InferenceModel, role: str = "mixed", *, engine: EngineProfile
+) -> SchedulerLimits:
+    """The scheduler limits of one replica (``engine``: the profile of ``wl.engine``)."""
     sim = wl.simulation or SimulationConfig()
     sched = sim.scheduler or SchedulerConfig()
     # the engine's server defaults for this device (engines.yaml) unless the scenario sets them; a defaulted
     # max_num_seqs is capped at the step budget (vLLM's rule); the engine's KV allocator, block size and
     # reservation policy (vLLM: blocks as tokens arrive, preemption; TensorRT-LLM: whole context reserved)
-    engine = wl.engine
     sd = scheduler_defaults(engine, scenario.cluster.accelerator, "server")
-    block = kv_block_tokens(engine, wl)
+    block = kv_block_tokens(wl.engine, wl)
     budget = sched.max_num_batched_tokens or sd.max_num_batched_tokens
-    cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, engine)
+    cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, wl.engine)
     if cap.kv_capacity_tokens <= 0:
         raise InfeasibleError(
             f"infeasible, because {scenario.model.id} leaves no KV-cache memory on "
@@ -190,7 +193,7 @@ def limits_for(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, role
         prefix_caching=sched.prefix_caching,
         swap_s_per_token=swap_s,
         role=role,
-        reserve_full_context=reserves_full_context(engine),
+        reserve_full_context=reserves_full_context(wl.engine),
     )
 
 
@@ -282,7 +285,7 @@ def simulate(
             "raise hardware.count or use fewer replicas",
         )
     notes: list[str] = []
-    lim = limits_for(scenario, wl, im, "prefill" if dis else "mixed")
+    lim = limits_for(scenario, wl, im, "prefill" if dis else "mixed", engine=tables.engine)
     model = step_model or _step_model(scenario, wl, im, tables)
     reqs = make_requests(wl, sim, seed, scenario.model.max_seq_len, scenario.path)
     longest = int((reqs.input_tokens + reqs.output_tokens).max())
@@ -332,7 +335,7 @@ def simulate(
     overhead_s = tables.engine.request_overhead_s
     sched = sim.scheduler
     if sched is None or sched.max_num_batched_tokens is None or sched.max_num_seqs is None:
-        sd = scheduler_defaults(wl.engine, scenario.cluster.accelerator, "server")
+        sd = scheduler_defaults(tables.engine, scenario.cluster.accelerator, "server")
         notes.append(
             f"scheduler: max_num_batched_tokens {lim.max_num_batched_tokens}, max_num_seqs {lim.max_num_seqs} "
             f"(unset values from the {sd.basis})"

@@ -248,6 +248,7 @@ def _trtllm_bench(
         input_tokens=inp,
         output_tokens=out,
         kv_free_frac=frac,
+        bench_tuning=profile.bench_tuning,
         attention_dp_ranks=im.tp if attention_dp else 1,
         engine=engine,
     )
@@ -388,7 +389,8 @@ def _burst(
         raise RowError(f"mode {row['mode'].strip()} needs batch_or_concurrency (the requests sent at once)")
     sim: dict[str, object] = {}
     if row["mode"].strip() == "batch":
-        sd = scheduler_defaults(engine, cluster_for(row["accelerator"].strip(), n).accelerator, "offline")
+        acc = cluster_for(row["accelerator"].strip(), n).accelerator
+        sd = scheduler_defaults(catalog.engine(engine), acc, "offline")
         sim["scheduler"] = {"max_num_batched_tokens": sd.max_num_batched_tokens, "max_num_seqs": sd.max_num_seqs}
         sim["streaming"] = False  # the LLM class returns whole outputs: no API server streams the tokens
         flags.append(f"simulated: a batch of {batch} prompts handed over at once; scheduler: {sd.basis}")
