@@ -176,7 +176,7 @@ def aiinfra_search(restricted: bool) -> dict[str, Any]:
     # one (tp, pp, cp) triple of the len(divisors)^3 the enumeration crosses with everything else
     per_triple = enum.candidates // len(divisors(sc.cluster.count)) ** 3
     sub = Enumeration(plans=p.take(keep), candidates=per_triple)
-    ranked = rank_plans(setup_from_job(sc.model, job), sc.cluster, sub, 1)
+    ranked = rank_plans(setup_from_job(sc.model, job, reserve=sc.runtime_reserve), sc.cluster, sub, 1)
     wall = time.perf_counter() - t0
     out: dict[str, Any] = {"candidates": per_triple, "valid": len(keep), "estimated": ranked.fitting, "wall_s": wall}
     if len(ranked.order):

@@ -105,7 +105,8 @@ def _capacity() -> None:
     accs = ["nvidia-h100-sxm5-80gb", "nvidia-h200-sxm-141gb"]
 
     def best_per_engine(variant: str) -> None:
-        opts = plan_capacity(load_scenario(example), accs, ["vllm", "trtllm"], prices=price_book())
+        parts = catalog.rows("accelerators")
+        opts = plan_capacity(load_scenario(example), accs, ["vllm", "trtllm"], prices=price_book(), parts=parts)
         for eng in ("vllm", "trtllm"):
             o = next(x for x in opts if x.engine == eng and x.accelerators)
             print(

@@ -141,8 +141,9 @@ def test_capacity_compares_engines() -> None:
     from aiinfra.planning.capacity import plan_capacity
 
     sc = load_scenario(EXAMPLES / "capacity-llama70b-10k-users.yaml", [])
-    both = plan_capacity(sc, engines=["vllm", "trtllm"], prices=price_book())
-    alone = {e: plan_capacity(sc, engines=[e], prices=price_book()) for e in ("vllm", "trtllm")}
+    both = plan_capacity(sc, engines=["vllm", "trtllm"], prices=price_book(), parts=catalog.rows("accelerators"))
+    parts = catalog.rows("accelerators")
+    alone = {e: plan_capacity(sc, engines=[e], prices=price_book(), parts=parts) for e in ("vllm", "trtllm")}
     assert {o.engine for o in both} == {"vllm", "trtllm"}
     for e, opts in alone.items():
         key = lambda o: (o.accelerator, o.tp, o.weight_precision, o.speculative)  # noqa: E731

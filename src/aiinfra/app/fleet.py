@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from aiinfra.app import tables
 from aiinfra.app.tables import price_book, serving_tables
 from aiinfra.errors import SpecError
 from aiinfra.planning.capacity import Deployment
@@ -22,7 +23,9 @@ from aiinfra.specs.scenario import Scenario
 
 def mixed_fleet(sc: Scenario, accelerators: list[str] | None, engines: list[str] | None) -> MixedFleet:
     """The cheapest fleet for the scenario's request classes over ``accelerators`` (default: the scenario's)."""
-    return plan_mixed(sc, accelerators or [sc.cluster.accelerator.id], engines, prices=price_book())
+    return plan_mixed(
+        sc, accelerators or [sc.cluster.accelerator.id], engines, prices=price_book(), parts=tables.accelerators()
+    )
 
 
 def read_arrivals(sc: Scenario, path: str) -> np.ndarray:

@@ -145,7 +145,11 @@ def capacity(
     from aiinfra.planning.capacity import plan_capacity
 
     options = plan_capacity(
-        scenario, list(accelerators) if accelerators else None, engines, prices=price_book()
+        scenario,
+        list(accelerators) if accelerators else None,
+        engines,
+        prices=price_book(),
+        parts=catalog.rows("accelerators"),
     )
     dis: tuple[Disaggregated, ...] | None = None
     dis_rejected: tuple[str, ...] = ()

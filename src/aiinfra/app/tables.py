@@ -12,6 +12,7 @@ from aiinfra.catalog.resolve import serving_tables as serving_tables  # re-expor
 if TYPE_CHECKING:  # the domain modules load only where a question needs them (start-up time)
     from aiinfra.costing.prices import PriceBook
     from aiinfra.reliability.rates import ReliabilityTable
+    from aiinfra.specs.hardware import AcceleratorSpec
 
 
 def price_book() -> PriceBook:
@@ -52,3 +53,8 @@ def reliability_table() -> ReliabilityTable:
         return ReliabilityTable(rows=cat.raw_rows("reliability"), parts=cat.rows("accelerators"))
 
     return cat.memo("reliability_table", build)
+
+
+def accelerators() -> dict[str, AcceleratorSpec]:
+    """The active catalog's accelerators by id (the parts a question may name besides its scenario's)."""
+    return catalog.rows("accelerators")

@@ -148,6 +148,7 @@ def resolve(inp: ScenarioInput, path: str = "") -> Scenario:
         inference=inp.inference,
         source=inp,
         path=path,
+        runtime_reserve=catalog.runtime_reserve(),
     )
 
 

@@ -19,6 +19,7 @@ attainment during ramps.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import date
 
@@ -28,6 +29,7 @@ from aiinfra.costing.prices import InstancePrice, PriceBook, cloud_prices
 from aiinfra.errors import AiinfraError, SpecError
 from aiinfra.planning.capacity import Deployment, plan_capacity
 from aiinfra.specs.fleet import HOURS_PER_DAY, LoadProfile, RequestClass
+from aiinfra.specs.hardware import AcceleratorSpec
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.workload import ServingWorkload, Slo
 
@@ -157,7 +159,11 @@ def _offers(prices: PriceBook, accelerator: str, today: date) -> list[InstancePr
 
 
 def place_classes(
-    sc: Scenario, accelerators: list[str], engines: list[str] | None, prices: PriceBook
+    sc: Scenario,
+    accelerators: list[str],
+    engines: list[str] | None,
+    prices: PriceBook,
+    parts: Mapping[str, AcceleratorSpec],
 ) -> list[ClassPlacement]:
     """Every class sized on every accelerator type (the cheapest deployment of plan_capacity, or the reason)."""
     wl = sc.inference
@@ -167,7 +173,7 @@ def place_classes(
         csc = class_scenario(sc, c)
         for acc in accelerators:
             try:
-                best = plan_capacity(csc, [acc], engines, prices=prices)[0]
+                best = plan_capacity(csc, [acc], engines, prices=prices, parts=parts)[0]
             except AiinfraError as exc:
                 out.append(ClassPlacement(request_class=c.name, accelerator=acc, deployment=None, reason=str(exc)))
                 continue
@@ -242,14 +248,20 @@ def _solve(
 
 
 def plan_mixed(
-    sc: Scenario, accelerators: list[str], engines: list[str] | None, today: date | None = None, *, prices: PriceBook
+    sc: Scenario,
+    accelerators: list[str],
+    engines: list[str] | None,
+    today: date | None = None,
+    *,
+    prices: PriceBook,
+    parts: Mapping[str, AcceleratorSpec],
 ) -> MixedFleet:
     """The cheapest mixed fleet for the scenario's request classes over ``accelerators``, and every single-type
-    fleet beside it; ``prices``: the catalog's price rows."""
+    fleet beside it; ``prices``: the catalog's price rows; ``parts``: the catalog's accelerators by id."""
     wl = sc.inference
     assert wl is not None
     today = today or date.today()
-    placements = place_classes(sc, accelerators, engines, prices)
+    placements = place_classes(sc, accelerators, engines, prices, parts)
     classes = [c.name for c in check_classes(wl)]
     offers = {acc: _offers(prices, acc, today) for acc in accelerators}
     singles = []

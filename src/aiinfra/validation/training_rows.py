@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from aiinfra import catalog
 from aiinfra.analytic.training_memory import TrainSetup, memory_per_rank
 from aiinfra.analytic.training_step import step_time
 from aiinfra.catalog.resolve import resolve_cluster
@@ -101,7 +102,7 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         precision=precision,
         flash_attention=flash,
         attention_kernel=kernel,
-        reserve_bytes=reserve_bytes(),
+        reserve_bytes=reserve_bytes(catalog.runtime_reserve()),
         tp_comm_overlap=switches.flag(row, "tp_comm_overlap"),
         ep_comm_overlap=switches.flag(row, "ep_comm_overlap"),
         # DeepSpeed with ZeRO stage 0-2 reduces gradients after the backward (TrainSetup.dp_grad_overlap)
