@@ -32,7 +32,7 @@ from pathlib import Path
 
 from aiinfra import catalog
 from aiinfra.analytic.efficiency import Curve, EfficiencyTable, _Key
-from aiinfra.app.tables import price_book
+from aiinfra.app.tables import price_book, row_tables
 from aiinfra.validation import inference_rows
 
 CSV = Path(inference_rows.__file__).parent / "data" / "inference.csv"
@@ -48,7 +48,7 @@ def _rows() -> list[dict[str, str]]:
 def _errors(rows: list[dict[str, str]], edit: Callable[[dict[str, str]], dict[str, str]]) -> dict[str, float]:
     out: dict[str, float] = {}
     for row in rows:
-        pred = inference_rows.predict_row(edit(row)).predicted
+        pred = inference_rows.predict_row(edit(row), row_tables()).predicted
         if pred is not None:
             out[row["id"]] = pred / float(row["value"]) - 1.0
     return out

@@ -18,7 +18,7 @@ from aiinfra.accuracy.coverage import check, summary
 from aiinfra.accuracy.model import band, calibration, combine, conformal_quantile
 from aiinfra.accuracy.regimes import ANY, Regime, levels, source_key
 from aiinfra.accuracy.table import ErrorRow
-from aiinfra.app.tables import reliability_table
+from aiinfra.app.tables import reliability_table, row_tables
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -191,7 +191,9 @@ def _same_rows(fresh: list[ErrorRow]) -> None:
 def test_shipped_table_matches_a_fresh_recomputation_of_a_subset() -> None:
     fresh: list[ErrorRow] = []
     for name, ids in SUBSET.items():
-        fresh += error_table.rows_of_file(error_table.VALIDATION_DATA / name, "open", catalog.generations(), only=ids)
+        fresh += error_table.rows_of_file(
+            error_table.VALIDATION_DATA / name, "open", catalog.generations(), row_tables(), only=ids
+        )
     assert len(fresh) == sum(len(v) for v in SUBSET.values())
     fresh += error_table.reliability_rows(catalog.generations(), reliability_table())
     _same_rows(fresh)
@@ -200,7 +202,7 @@ def test_shipped_table_matches_a_fresh_recomputation_of_a_subset() -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("AIINFRA_SLOW_TESTS"), reason="minutes: set AIINFRA_SLOW_TESTS=1")
 def test_shipped_table_matches_a_full_recomputation() -> None:
-    fresh = error_table.build(catalog.generations(), reliability_table())
+    fresh = error_table.build(catalog.generations(), reliability_table(), row_tables())
     assert len(fresh) == len(error_table.shipped())
     _same_rows(fresh)
 

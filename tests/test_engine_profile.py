@@ -13,6 +13,7 @@ import pytest
 
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
+from aiinfra.app.tables import row_tables
 from aiinfra.catalog.resolve import load_scenario
 from aiinfra.planning.engine_profile import scheduler_defaults, trtllm_bench_limits
 from aiinfra.planning.inference import cluster_for, estimate, workload_usage
@@ -101,7 +102,7 @@ def test_row_notes_scheduler_settings_override_defaults() -> None:
     _, cases = read_cases(Path(inference_rows.__file__).parent / "data" / "inference.csv")
     rows = {r["id"]: r for r in cases}
     row = rows["llmservingsim-rtxpro6000-llama-3p1-8b-tpot-mean"]
-    pred = predict_row(row)
+    pred = predict_row(row, row_tables())
     assert "max_num_batched_tokens 2048 as the notes state" in pred.reason
     assert "max_num_seqs 128 as the notes state" in pred.reason
 
@@ -156,7 +157,7 @@ def test_trtllm_bench_heuristic_per_attention_dp_rank_and_untuned_precision() ->
 def test_trtllm_bench_rows_use_the_heuristic() -> None:
     with (Path(inference_rows.__file__).parent / "data" / "inference.csv").open() as f:
         rows = {r["id"]: r for r in csv.DictReader(f)}
-    pred = predict_row(rows["trtllm-v1p0-llama31-8b-h100-tp1pp1-1000-1000"])
+    pred = predict_row(rows["trtllm-v1p0-llama31-8b-h100-tp1pp1-1000-1000"], row_tables())
     assert "trtllm-bench heuristic" in pred.reason and "max_batch_size 640" in pred.reason
     mlperf = next(r for i, r in rows.items() if i.startswith("mlperf41-h100x8-llama2-70b") and r["mode"] == "offline")
-    assert "trtllm-bench heuristic" not in predict_row(mlperf).reason
+    assert "trtllm-bench heuristic" not in predict_row(mlperf, row_tables()).reason

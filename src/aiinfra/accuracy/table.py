@@ -20,6 +20,7 @@ from aiinfra.errors import DataError
 
 if TYPE_CHECKING:
     from aiinfra.reliability.rates import ReliabilityTable
+    from aiinfra.validation.types import RowTables
 
 PACKAGE = Path(__file__).resolve().parent.parent
 VALIDATION_DATA = PACKAGE / "validation" / "data"
@@ -103,11 +104,13 @@ def rows_of_file(
     path: Path,
     split: str,
     generations: Mapping[str, str | None],
+    tables: RowTables,
     only: Iterable[str] | None = None,
     progress: Callable[[int, int | None], None] | None = None,
 ) -> list[ErrorRow]:
     """Predict the rows of one training or inference CSV (``only``: just these ids) and return those with a
-    measurement, a prediction and a regime (``generations``: accelerator id -> catalog generation)."""
+    measurement, a prediction and a regime (``generations``: accelerator id -> catalog generation; ``tables``: the
+    catalog's rows the predictors read)."""
     from aiinfra.validation.runner import _measured, _predictor, read_cases
 
     kind, rows = read_cases(path)
@@ -121,7 +124,7 @@ def rows_of_file(
         regime = row_regime(kind, row, generations)
         if measured and regime is not None and predictor is not None:
             try:
-                pred = predictor({k: v for k, v in row.items() if k != "value"}).predicted
+                pred = predictor({k: v for k, v in row.items() if k != "value"}, tables).predicted
             except Exception:  # a row the predictor fails on has no error to learn from
                 pred = None
             if pred is not None and pred > 0:
@@ -189,6 +192,7 @@ def reliability_rows(
 def build(
     generations: Mapping[str, str | None],
     rates: ReliabilityTable,
+    tables: RowTables,
     progress: Callable[[str, int, int | None], None] | None = None,
 ) -> list[ErrorRow]:
     """Predict every validation row (minutes: the inference rows run the simulator); ``generations`` as
@@ -196,7 +200,7 @@ def build(
     out: list[ErrorRow] = []
     for path, split in validation_files():
         cb = None if progress is None else functools.partial(progress, path.name)
-        out += rows_of_file(path, split, generations, progress=cb)
+        out += rows_of_file(path, split, generations, tables, progress=cb)
     return out + reliability_rows(generations, rates)
 
 

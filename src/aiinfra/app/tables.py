@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # the domain modules load only where a question needs them (s
     from aiinfra.costing.prices import PriceBook
     from aiinfra.reliability.rates import ReliabilityTable
     from aiinfra.specs.hardware import AcceleratorSpec
+    from aiinfra.validation.types import RowTables
 
 
 def price_book() -> PriceBook:
@@ -58,3 +59,26 @@ def reliability_table() -> ReliabilityTable:
 def accelerators() -> dict[str, AcceleratorSpec]:
     """The active catalog's accelerators by id (the parts a question may name besides its scenario's)."""
     return catalog.rows("accelerators")
+
+
+def row_tables() -> RowTables:
+    """What predicting validation rows reads from the active catalog (models, engine profiles, benchmarks, the
+    runtime reserve, hardware and scenario resolution), built once per catalog."""
+    cat = catalog.active()
+
+    def build() -> RowTables:
+        from aiinfra.catalog.resolve import resolve, resolve_cluster
+        from aiinfra.specs.scenario import parse_scenario
+        from aiinfra.validation.types import RowTables
+
+        return RowTables(
+            models=catalog.rows("models"),
+            engines={name: catalog.engine(name) for name in cat.engine_names()},
+            benchmarks=catalog.rows("benchmarks"),
+            runtime_reserve=catalog.runtime_reserve(),
+            resolve_cluster=resolve_cluster,
+            scenario_of=lambda data: resolve(parse_scenario(dict(data))),
+            serving_tables=serving_tables,
+        )
+
+    return cat.memo("row_tables", build)

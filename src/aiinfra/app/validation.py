@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from aiinfra.app.base import Result
+from aiinfra.app.tables import row_tables
 from aiinfra.report.render import jsonable
 from aiinfra.validation.report import markdown
 from aiinfra.validation.runner import Case, by_target, run, summarise
@@ -101,12 +102,12 @@ def validate(
     paths = list(cases or shipped_cases())
     results: list[dict[str, Any]] = []
     if progress is None:
-        results = [run(p) for p in paths]
+        results = [run(p, row_tables()) for p in paths]
     else:
         sizes = [len(read_cases(p)[1]) for p in paths]
         total = sum(sizes)
         for i, p in enumerate(paths):
-            results.append(run(p, _offset(progress, sum(sizes[:i]), total)))
+            results.append(run(p, row_tables(), _offset(progress, sum(sizes[:i]), total)))
     every = [c for r in results for c in r["cases"]]
     return ValidateResult(
         files=tuple(results),
