@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from aiinfra import catalog
+from aiinfra.app import tables
 from aiinfra.app.base import Result, accuracy_for, flatten
 from aiinfra.app.tables import price_book, serving_tables
 from aiinfra.catalog import calibration
@@ -149,7 +150,7 @@ def capacity(
         list(accelerators) if accelerators else None,
         engines,
         prices=price_book(),
-        parts=catalog.rows("accelerators"),
+        parts=tables.accelerators(),
     )
     dis: tuple[Disaggregated, ...] | None = None
     dis_rejected: tuple[str, ...] = ()
