@@ -11,9 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from aiinfra import __version__
+from aiinfra import __version__, catalog
 from aiinfra.accuracy.coverage import MARK, markdown
 from aiinfra.accuracy.table import MADE_BY, TABLE_PATH, build, files_meta, write
+from aiinfra.app.tables import reliability_table, row_tables
 from aiinfra.reliability.validation import MARK as RELIABILITY_MARK
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,7 +49,7 @@ def main() -> None:
             if done % 20 == 0 or done == total:
                 print(f"{name}: {done}/{total}", file=sys.stderr, flush=True)
 
-        rows = build(progress)
+        rows = build(catalog.generations(), reliability_table(), row_tables(), progress)
         meta = {
             "made_on": datetime.date.today().isoformat(),
             "code_version": code_version(),

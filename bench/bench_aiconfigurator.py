@@ -62,6 +62,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from aiinfra.app.tables import row_tables
 from aiinfra.validation.inference_rows import predict_row
 from aiinfra.validation.rows import expert_layout
 
@@ -204,7 +205,7 @@ def latency_part(aic: str, tmp: Path) -> None:
         wall_aic += wall
         m = re.search(rf"{what}:\s+([\d.]+) ms", out)
         t0 = time.perf_counter()
-        ours = predict_row({k: v for k, v in r.items() if k != "value"}).predicted
+        ours = predict_row({k: v for k, v in r.items() if k != "value"}, row_tables()).predicted
         wall_ours += time.perf_counter() - t0
         measured = float(r["value"])
         aic_s = float(m.group(1)) / 1e3 if m else None
@@ -398,7 +399,7 @@ def throughput_part(aic: str, tmp: Path, only: str | None, group: str) -> None:
     for r in rows:
         spec = {k: v for k, v in r.items() if k != "value"}
         t0 = time.perf_counter()
-        pred = predict_row(spec)
+        pred = predict_row(spec, row_tables())
         wall_ours = time.perf_counter() - t0
         batch = int(pred.details["batch_seqs"])
         m = re.search(r"max_num_tokens (\d+)", pred.reason)

@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from aiinfra import catalog
+from aiinfra.app.tables import row_tables
 from aiinfra.catalog.resolve import resolve
 from aiinfra.planning.training import plan_training, setup_from_job
 from aiinfra.search.plans import Enumeration, divisors, enumerate_plans
@@ -176,7 +178,7 @@ def aiinfra_search(restricted: bool) -> dict[str, Any]:
     # one (tp, pp, cp) triple of the len(divisors)^3 the enumeration crosses with everything else
     per_triple = enum.candidates // len(divisors(sc.cluster.count)) ** 3
     sub = Enumeration(plans=p.take(keep), candidates=per_triple)
-    ranked = rank_plans(setup_from_job(sc.model, job), sc.cluster, sub, 1)
+    ranked = rank_plans(setup_from_job(sc.model, job, reserve=sc.runtime_reserve), sc.cluster, sub, 1)
     wall = time.perf_counter() - t0
     out: dict[str, Any] = {"candidates": per_triple, "valid": len(keep), "estimated": ranked.fitting, "wall_s": wall}
     if len(ranked.order):
@@ -285,7 +287,7 @@ def calculon_files(row: dict[str, str], checkout: Path, tmp: Path) -> tuple[Path
         name = KORTHIKANTI_MODELS[size]
         exe = checkout / "validation" / "seqsel" / "tab5" / f"{name}_{KORTHIKANTI_MODES[mode]}.json"
         return checkout / "models" / f"{name}.json", exe
-    model, _ = model_from_row(row)
+    model, _ = model_from_row(row, catalog.rows("models"))
     app = {
         "hidden": model.hidden_size,
         "feedforward": model.ffn_hidden_size,
@@ -344,7 +346,7 @@ def accuracy(checkout: Path, python: str) -> tuple[list[dict[str, Any]], dict[st
             wall["calculon_s"] += time.perf_counter() - t0
             calc = json.loads(stats.read_text())["total_time"] if proc.returncode == 0 and stats.exists() else None
             t0 = time.perf_counter()
-            ours = predict_row({k: v for k, v in r.items() if k != "value"}).predicted
+            ours = predict_row({k: v for k, v in r.items() if k != "value"}, row_tables()).predicted
             wall["aiinfra_s"] += time.perf_counter() - t0
             measured = float(r["value"])
             line: dict[str, Any] = {

@@ -13,7 +13,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from aiinfra import catalog
 from aiinfra.app.inference import simulated_check
+from aiinfra.app.tables import price_book
 from aiinfra.catalog.resolve import load_scenario
 from aiinfra.planning.capacity import plan_capacity
 from aiinfra.report.render import layout_label
@@ -29,7 +31,8 @@ inference: {weight_precision: fp8, input_tokens: 1000, output_tokens: 1000, user
 def run(name: str, path: Path, accelerators: list[str] | None) -> None:
     sc = load_scenario(path)
     t0 = time.perf_counter()
-    options = plan_capacity(sc, accelerators, ["vllm", "trtllm"])
+    parts = catalog.rows("accelerators")
+    options = plan_capacity(sc, accelerators, ["vllm", "trtllm"], prices=price_book(), parts=parts)
     t_search = time.perf_counter() - t0
     best = options[0]
     t1 = time.perf_counter()

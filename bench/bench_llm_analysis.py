@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from aiinfra.app.tables import row_tables
 from aiinfra.validation.runner import group_of
 from aiinfra.validation.training_rows import predict_row
 
@@ -86,7 +87,7 @@ def main() -> None:
                 continue
             t_la += time.perf_counter() - t0
             t0 = time.perf_counter()
-            ours = predict_row({k: v for k, v in r.items() if k != "value"})
+            ours = predict_row({k: v for k, v in r.items() if k != "value"}, row_tables())
             t_ai += time.perf_counter() - t0
             if ours.predicted is None:
                 continue

@@ -13,6 +13,7 @@ import argparse
 import json
 import time
 
+from aiinfra.app.tables import reliability_table
 from aiinfra.reliability.checkpoint import young_daly_interval_s
 from aiinfra.reliability.goodput import downtime, expected_run
 from aiinfra.reliability.montecarlo import simulate
@@ -24,7 +25,7 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
-    rates = job_rates(16_384, 2_048)
+    rates = job_rates(reliability_table(), 16_384, 2_048)
     lam, blocking, load = rates.unexpected_per_s, 5.68e12 / 2e12, 5.68e12 / 2e12
     down = downtime(
         detection_s=600,

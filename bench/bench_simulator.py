@@ -13,6 +13,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from aiinfra.app.tables import serving_tables
 from aiinfra.catalog.resolve import load_scenario
 from aiinfra.planning.inference import estimate
 from aiinfra.sim.run import simulate
@@ -29,7 +30,7 @@ def main() -> None:
     rate = 0.8 * sat
     sc = load_scenario(EXAMPLE, [f"inference.num_requests={n}", f"inference.request_rate_per_s={rate}"])
     t0, c0 = time.perf_counter(), time.process_time()
-    res = simulate(sc, seed=1)
+    res = simulate(sc, seed=1, tables=serving_tables(sc))
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB → MiB (whole process)
     s = res.summary

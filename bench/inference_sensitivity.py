@@ -32,6 +32,7 @@ from pathlib import Path
 
 from aiinfra import catalog
 from aiinfra.analytic.efficiency import Curve, EfficiencyTable, _Key
+from aiinfra.app.tables import price_book, row_tables
 from aiinfra.validation import inference_rows
 
 CSV = Path(inference_rows.__file__).parent / "data" / "inference.csv"
@@ -47,7 +48,7 @@ def _rows() -> list[dict[str, str]]:
 def _errors(rows: list[dict[str, str]], edit: Callable[[dict[str, str]], dict[str, str]]) -> dict[str, float]:
     out: dict[str, float] = {}
     for row in rows:
-        pred = inference_rows.predict_row(edit(row)).predicted
+        pred = inference_rows.predict_row(edit(row), row_tables()).predicted
         if pred is not None:
             out[row["id"]] = pred / float(row["value"]) - 1.0
     return out
@@ -104,7 +105,8 @@ def _capacity() -> None:
     accs = ["nvidia-h100-sxm5-80gb", "nvidia-h200-sxm-141gb"]
 
     def best_per_engine(variant: str) -> None:
-        opts = plan_capacity(load_scenario(example), accs, ["vllm", "trtllm"])
+        parts = catalog.rows("accelerators")
+        opts = plan_capacity(load_scenario(example), accs, ["vllm", "trtllm"], prices=price_book(), parts=parts)
         for eng in ("vllm", "trtllm"):
             o = next(x for x in opts if x.engine == eng and x.accelerators)
             print(

@@ -8,11 +8,12 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from aiinfra.app.tables import reliability_table
 from aiinfra.reliability.validation import MARK, markdown, score, summary
 
 
 def main() -> None:
-    rows = score()
+    rows = score(reliability_table())
     if "--json" in sys.argv:
         print(json.dumps({"summary": summary(rows), "rows": [asdict(r) for r in rows]}, indent=2))
         return

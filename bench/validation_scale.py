@@ -16,6 +16,7 @@ import json
 import statistics
 from pathlib import Path
 
+from aiinfra.app.tables import row_tables
 from aiinfra.validation import runner
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data"
@@ -56,7 +57,7 @@ def regime(row: dict[str, str]) -> str:
 def errors(paths: list[Path]) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     for path in paths:
-        for case in runner.run(path)["cases"]:
+        for case in runner.run(path, row_tables())["cases"]:
             out[case.id] = case.rel_error
     return out
 

@@ -16,6 +16,7 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
+from aiinfra.app.tables import row_tables
 from aiinfra.validation import runner
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data"
@@ -66,7 +67,7 @@ def scored() -> dict[str, tuple[float | None, float | None]]:
     """(predicted, relative error) of every row of both files."""
     out: dict[str, tuple[float | None, float | None]] = {}
     for path in FILES.values():
-        for case in runner.run(path)["cases"]:
+        for case in runner.run(path, row_tables())["cases"]:
             out[case.id] = (case.predicted, case.rel_error)
     return out
 

@@ -180,3 +180,38 @@ def tmp_yaml(tmp_path: Path):  # type: ignore[no-untyped-def]
         return str(p)
 
     return write
+
+
+# -- the simulator with the catalog's tables of a scenario (app/tables.py), as the application layer calls it -----
+
+
+def sim_run(sc: Any, *args: Any, **kw: Any) -> Any:
+    """aiinfra.sim.run.simulate of ``sc`` with its engine profile and draft model."""
+    from aiinfra.app.tables import serving_tables
+    from aiinfra.sim.run import simulate
+
+    return simulate(sc, *args, tables=serving_tables(sc), **kw)
+
+
+def sim_closed_loop(sc: Any, *args: Any, **kw: Any) -> Any:
+    """aiinfra.sim.search.closed_loop_run of ``sc`` with its engine profile."""
+    from aiinfra.app.tables import serving_tables
+    from aiinfra.sim.search import closed_loop_run
+
+    return closed_loop_run(sc, *args, tables=serving_tables(sc), **kw)
+
+
+def sim_max_rate(sc: Any, *args: Any, **kw: Any) -> Any:
+    """aiinfra.sim.search.max_rate_meeting_slo of ``sc`` with its engine profile."""
+    from aiinfra.app.tables import serving_tables
+    from aiinfra.sim.search import max_rate_meeting_slo
+
+    return max_rate_meeting_slo(sc, *args, tables=serving_tables(sc), **kw)
+
+
+def sim_max_clients(sc: Any, *args: Any, **kw: Any) -> Any:
+    """aiinfra.sim.search.max_clients_meeting_slo of ``sc`` with its engine profile."""
+    from aiinfra.app.tables import serving_tables
+    from aiinfra.sim.search import max_clients_meeting_slo
+
+    return max_clients_meeting_slo(sc, *args, tables=serving_tables(sc), **kw)

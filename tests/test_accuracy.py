@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from aiinfra import app
+from aiinfra import app, catalog
 from aiinfra.accuracy import table as error_table
 from aiinfra.accuracy.answers import accuracy_for
 from aiinfra.accuracy.coverage import check, summary
 from aiinfra.accuracy.model import band, calibration, combine, conformal_quantile
 from aiinfra.accuracy.regimes import ANY, Regime, levels, source_key
 from aiinfra.accuracy.table import ErrorRow
+from aiinfra.app.tables import reliability_table, row_tables
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -190,16 +191,18 @@ def _same_rows(fresh: list[ErrorRow]) -> None:
 def test_shipped_table_matches_a_fresh_recomputation_of_a_subset() -> None:
     fresh: list[ErrorRow] = []
     for name, ids in SUBSET.items():
-        fresh += error_table.rows_of_file(error_table.VALIDATION_DATA / name, "open", only=ids)
+        fresh += error_table.rows_of_file(
+            error_table.VALIDATION_DATA / name, "open", catalog.generations(), row_tables(), only=ids
+        )
     assert len(fresh) == sum(len(v) for v in SUBSET.values())
-    fresh += error_table.reliability_rows()
+    fresh += error_table.reliability_rows(catalog.generations(), reliability_table())
     _same_rows(fresh)
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("AIINFRA_SLOW_TESTS"), reason="minutes: set AIINFRA_SLOW_TESTS=1")
 def test_shipped_table_matches_a_full_recomputation() -> None:
-    fresh = error_table.build()
+    fresh = error_table.build(catalog.generations(), reliability_table(), row_tables())
     assert len(fresh) == len(error_table.shipped())
     _same_rows(fresh)
 
@@ -262,13 +265,13 @@ def _train_values(count: int) -> dict[str, object]:
 
 def test_widening_the_scale_beyond_the_data_sets_extrapolation() -> None:
     sc = app.load_scenario(str(EXAMPLES / "train-llama3.1-70b-h100.yaml"))
-    inside = accuracy_for("train", sc, _train_values(2048))
+    inside = accuracy_for("train", sc, _train_values(2048), generations=catalog.generations())
     assert inside["extrapolation"] is False and inside["rows"] > 0
     q = inside["quantities"]
     assert q["time_to_train_s"]["low"] < q["time_to_train_s"]["high"]
     # MFU is the inverse of the time: its band is the time band's mirror
     assert q["mfu_frac"]["low"] / 0.4 == pytest.approx(1e6 / q["time_to_train_s"]["high"])
-    far = accuracy_for("train", sc, _train_values(65536))
+    far = accuracy_for("train", sc, _train_values(65536), generations=catalog.generations())
     assert far["extrapolation"] is True
     assert "within 4× of 65,536 accelerators" in far["note"]
 

@@ -11,6 +11,8 @@ from aiinfra import app
 from aiinfra.errors import InfeasibleError
 from aiinfra.specs.parallelism import InferencePlan
 
+from .conftest import sim_max_rate
+
 # 70B FP8 on H200 with 1,024-token prompts (the example: 58 users)
 SEED_58_USERS = {
     "model": "meta-llama-3.1-70b",
@@ -398,7 +400,6 @@ def test_tpot_never_falls_when_the_batch_grows(model: str, accelerator: str, tp:
 
 def test_the_rate_search_reports_each_simulation_to_a_progress_callback() -> None:
     from aiinfra.analytic.step_time import FixedStepTime
-    from aiinfra.sim.search import max_rate_meeting_slo
 
     sc = app.load_scenario(
         "examples/simulate-llama70b-h100.yaml",
@@ -412,7 +413,7 @@ def test_the_rate_search_reports_each_simulation_to_a_progress_callback() -> Non
         ],
     )
     seen: list[tuple[int, int | None]] = []
-    _, points = max_rate_meeting_slo(
+    _, points = sim_max_rate(
         sc, start_rate_per_s=1.5, step_model=FixedStepTime(1.0), progress=lambda done, total: seen.append((done, total))
     )
     assert seen == [(i, None) for i in range(1, len(points) + 1)]

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from aiinfra import catalog
+from aiinfra.app.tables import row_tables
 from aiinfra.sim.arrivals import lengths
 from aiinfra.specs.serving_sim import LengthDist
 from aiinfra.validation import inference_rows
@@ -111,7 +112,7 @@ def test_benchmark_for_unknown_is_none() -> None:
 def test_blank_length_mlperf_offline_row_is_predicted() -> None:
     row = _row("mlperf41-h100x8-llama2-70b-99p9-offline-output-tokens-per-s")
     assert row["input_tokens"] == ""
-    pred = inference_rows.predict_row(row)
+    pred = inference_rows.predict_row(row, row_tables())
     assert pred.predicted is not None and pred.predicted > 0
     # the dataset mean 5463976 / 24576 = 222.33 rounds to 222
     assert "input_tokens blank: 222" in pred.reason and "benchmarks.yaml" in pred.reason
@@ -120,7 +121,7 @@ def test_blank_length_mlperf_offline_row_is_predicted() -> None:
 def test_blank_length_mlperf_server_row_is_simulated_with_the_dataset_lengths() -> None:
     row = _row("mlperf41-h100x8-mixtral-8x7b-server-tpot-s")
     row["request_rate_per_s"] = "2"  # a light load keeps the simulation short: 2/s x 600 s = 1200 requests
-    pred = inference_rows.predict_row(row)
+    pred = inference_rows.predict_row(row, row_tables())
     assert pred.predicted is not None and pred.predicted > 0
     assert "input_tokens blank: 427" in pred.reason
     assert "1200 Poisson requests" in pred.reason
@@ -130,7 +131,7 @@ def test_blank_length_mlperf_server_row_is_simulated_with_the_dataset_lengths() 
 def test_row_value_wins_over_the_benchmark() -> None:
     row = _row("mlperf41-h100x8-llama2-70b-99p9-offline-requests-per-s")
     row["input_tokens"] = "500"
-    pred = inference_rows.predict_row(row)
+    pred = inference_rows.predict_row(row, row_tables())
     assert pred.predicted is not None and "input_tokens blank" not in pred.reason
 
 
@@ -138,7 +139,7 @@ def test_blank_length_non_mlperf_row_reports_its_reason() -> None:
     row = _row("mlperf41-h100x8-llama2-70b-99p9-offline-output-tokens-per-s")
     for key in ("id", "source", "source_url", "notes"):
         row[key] = row[key].replace("MLPerf", "Vendor").replace("mlperf", "vendor")
-    pred = inference_rows.predict_row(row)
+    pred = inference_rows.predict_row(row, row_tables())
     assert pred.predicted is None
     assert "input_tokens or output_tokens blank" in pred.reason
 
@@ -148,7 +149,7 @@ def test_mlperf_row_of_an_unlisted_benchmark_says_so() -> None:
     for key in ("id", "source", "source_url", "model_name"):
         row[key] = row[key].replace("llama2-70b", "whisper").replace("Llama-2-70B", "Whisper")
     row["notes"] = "Tokens per second (Offline)."  # the original notes name the Llama-2-70B config
-    pred = inference_rows.predict_row(row)
+    pred = inference_rows.predict_row(row, row_tables())
     assert pred.predicted is None
     assert "no benchmark in catalog/data/benchmarks.yaml matches" in pred.reason
 
@@ -158,7 +159,7 @@ def test_mlperf_benchmark_without_a_published_mean_says_so() -> None:
     row["source"] = row["source"].replace("llama2-70b-99.9", "gptj-99.9")
     row["source_url"] = row["source_url"].replace("llama2-70b-99.9", "gptj-99.9")
     row["model_name"] = "GPT-J-6B"
-    pred = inference_rows.predict_row(row)
+    pred = inference_rows.predict_row(row, row_tables())
     assert pred.predicted is None
     assert "mlperf-inference-gpt-j has no published mean input length" in pred.reason
 
@@ -179,9 +180,9 @@ def test_capped_server_simulation_matches_the_full_run(monkeypatch: pytest.Monke
 
     row = _row("mlperf41-h100x8-llama2-70b-99p9-server-tpot-s")
     monkeypatch.setattr(benchmark_rows, "MAX_BENCHMARK_SIM_REQUESTS", 22_500)
-    capped = inference_rows.predict_row(row)
+    capped = inference_rows.predict_row(row, row_tables())
     assert "capped at 22,500" in capped.reason
     monkeypatch.setattr(benchmark_rows, "MAX_BENCHMARK_SIM_REQUESTS", 10**9)
-    full = inference_rows.predict_row(row)
+    full = inference_rows.predict_row(row, row_tables())
     assert "45000 Poisson requests" in full.reason
     assert capped.predicted == pytest.approx(full.predicted, rel=0.02)

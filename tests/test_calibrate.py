@@ -255,14 +255,15 @@ def test_training_logs_give_the_median_step_after_warm_up() -> None:
     assert isinstance(titan, TrainingResult)
     assert titan.tokens_per_s_per_accelerator == pytest.approx(5000.0)  # median of 5,000 5,100 4,900
     from aiinfra.calibration.predict import training_cases
+    from aiinfra.catalog.resolve import scenario_of
 
-    (case,) = training_cases(app.load_scenario(TRAINING), [titan])
+    (case,) = training_cases(app.load_scenario(TRAINING), [titan], scenario_of)
     # 64 sequences × 4096 tokens per step over 16 accelerators at 5000 tokens/s each: 262144 / 80000 s
     assert case.measured["step_time_s"] == pytest.approx(3.2768)
     no_plan = copy.deepcopy(TRAINING)
     del no_plan["training"]["plan"]
     with pytest.raises(SpecError, match=r"torchtitan\.log is a log of one run"):
-        training_cases(app.load_scenario(no_plan), [titan])
+        training_cases(app.load_scenario(no_plan), [titan], scenario_of)
 
 
 @pytest.mark.parametrize(

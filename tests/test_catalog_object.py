@@ -14,6 +14,7 @@ import yaml
 
 from aiinfra import catalog
 from aiinfra.analytic import efficiency
+from aiinfra.app.tables import price_book
 from aiinfra.catalog import Catalog
 from aiinfra.catalog.parse import cache_dir, load_rows, parse_file
 from aiinfra.catalog.resolve import load_scenario
@@ -122,11 +123,11 @@ def _write_prices(folder: Path, rows: list[dict[str, str]]) -> Path:
 def test_overlay_price_row_is_used_by_both_price_readers(tmp_path: Path) -> None:
     cat = Catalog.default().with_overlay(_write_prices(tmp_path, [_price_row()]))
     with catalog.use(cat):
-        assert "acme-cloud-h100-on-demand" in [p.id for p in cloud_prices(H100)]
-        best = cheapest_price(H100)
+        assert "acme-cloud-h100-on-demand" in [p.id for p in cloud_prices(price_book(), H100)]
+        best = cheapest_price(price_book(), H100)
     assert best is not None and best.source_id == "acme-cloud-h100-on-demand"
     assert best.usd_per_accelerator_hour == 1.0  # 8 USD per hour for 8 accelerators
-    assert "acme-cloud-h100-on-demand" not in [p.id for p in cloud_prices(H100)]
+    assert "acme-cloud-h100-on-demand" not in [p.id for p in cloud_prices(price_book(), H100)]
 
 
 def test_overlay_price_row_without_a_source_is_rejected(tmp_path: Path) -> None:
@@ -301,6 +302,6 @@ def test_runtime_reserve_read_once_applied_per_planner() -> None:
     reserve = catalog.runtime_reserve()
     assert reserve is not None
     assert reserve.reserve_bytes(with_nccl=False) == pytest.approx(3.5e9)
-    assert reserve_bytes() == pytest.approx(3.892e9)
+    assert reserve_bytes(catalog.runtime_reserve()) == pytest.approx(3.892e9)
     assert _reserve_bytes(1) == pytest.approx(3.5e9)
     assert _reserve_bytes(8) == pytest.approx(3.892e9)

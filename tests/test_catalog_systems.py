@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from aiinfra import catalog
+from aiinfra.app.tables import row_tables
 from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.errors import InfeasibleError
 from aiinfra.specs.scenario import HardwareInput
@@ -64,7 +65,7 @@ def _reference_row(row_id: str) -> dict[str, str]:
 def test_multi_node_training_row_is_predicted_on_newly_covered_accelerator(acc_id: str) -> None:
     # a 48-GPU (6-node) bf16 reference row, swapped onto the accelerator with its value blanked
     row = dict(_reference_row("megatron-core-r08-h100-1p7b"), accelerator=acc_id, value="")
-    pred = predict_row(row)
+    pred = predict_row(row, row_tables())
     assert pred.predicted is not None and pred.predicted > 0, pred.reason
 
 
@@ -77,9 +78,9 @@ def test_mxfp8_is_refused_on_hopper_and_runs_at_fp8_peak_on_blackwell() -> None:
     b200 = catalog.accelerator("nvidia-b200-sxm-180gb")
     assert b200.peak_flop_per_s("mxfp8") == b200.dense_flop_per_s["fp8"] == pytest.approx(4500e12)
     row = dict(_reference_row("megatron-core-r08-h100-1p7b"), precision="mxfp8", value="")
-    refused = predict_row(row)
+    refused = predict_row(row, row_tables())
     assert refused.predicted is None and "mxfp8" in refused.reason
-    assert predict_row(dict(row, accelerator="nvidia-b200-sxm-180gb")).predicted is not None
+    assert predict_row(dict(row, accelerator="nvidia-b200-sxm-180gb"), row_tables()).predicted is not None
 
 
 def test_accelerator_without_any_system_names_the_fix() -> None:
@@ -87,5 +88,5 @@ def test_accelerator_without_any_system_names_the_fix() -> None:
     cluster = resolve_cluster(HardwareInput(accelerator="nvidia-rtx-4090", count=16, per_node=8))
     assert cluster.scale_out_bw_one_way_bytes_per_s is None
     row = dict(_reference_row("megatron-core-r08-h100-1p7b"), accelerator="nvidia-rtx-4090", value="")
-    reason = predict_row(row).reason
+    reason = predict_row(row, row_tables()).reason
     assert "no published multi-node system" in reason and "hardware.scale_out" in reason

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aiinfra import catalog
+from aiinfra.app.tables import price_book
 from aiinfra.costing import Usage
 from aiinfra.costing.carbon import co2e_kg, intensity
 from aiinfra.costing.cloud import cloud_options
@@ -108,7 +109,7 @@ def test_dgx_power_draw_from_catalog() -> None:
     p = power_draw(u, acc, dgx)
     # 8 × 700 W = 5.6 kW; host = 10.2 kW − 5.6 kW = 4.6 kW; IT = 10.2 kW
     assert (p.accelerator_power_w, p.host_overhead_power_w, p.it_power_w) == pytest.approx((5_600, 4_600, 10_200))
-    e = energy(u, acc, dgx, 1.3, 0.10, intensity("gcp-us-central1-2024", grid_carbon_rows()))
+    e = energy(u, acc, dgx, 1.3, 0.10, intensity("gcp-us-central1-2024", grid_carbon_rows(price_book())))
     assert e.energy_kwh == pytest.approx(10.2 * 8_760 * 1.3)
     assert e.electricity_cost_usd == pytest.approx(10.2 * 8_760 * 1.3 * 0.10)
     assert e.co2e_kg == pytest.approx(10.2 * 8_760 * 1.3 * 412.72 / 1_000)
@@ -129,7 +130,7 @@ def test_power_without_system_is_flagged() -> None:
 def test_carbon() -> None:
     assert co2e_kg(1_000, 400) == pytest.approx(400)
     with pytest.raises(UnknownIdError, match="did you mean"):
-        intensity("gcp-us-central1", grid_carbon_rows())
+        intensity("gcp-us-central1", grid_carbon_rows(price_book()))
 
 
 # --- spot (Young 1974 / Daly 2006) ---------------------------------------------------------------------------
@@ -218,7 +219,7 @@ def test_spot_option_is_stretched_and_sorted() -> None:
 
 
 def test_catalog_prices_are_dated() -> None:
-    rows = cloud_prices(H100)
+    rows = cloud_prices(price_book(), H100)
     assert rows, "no H100 prices in prices/cloud.csv"
     assert all(r.read_on and r.age_days is not None and r.age_days >= 0 for r in rows)
     per_acc = [r.usd_per_accelerator_hour for r in rows]
@@ -238,7 +239,7 @@ def test_racks_and_cooling() -> None:
     assert (air.nodes_per_rack, air.racks, air.cooling) == (2, 16, "air")
     with pytest.raises(InfeasibleError, match="rack_power_limit_kw"):
         racks(1, 10_200, 8_000, 30_000, 1.3)
-    assert facility("rack-air-cooling-limit").value > 0
+    assert facility(price_book(), "rack-air-cooling-limit").value > 0
 
 
 def test_checkpoint_bytes() -> None:

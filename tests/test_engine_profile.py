@@ -13,6 +13,7 @@ import pytest
 
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
+from aiinfra.app.tables import row_tables
 from aiinfra.catalog.resolve import load_scenario
 from aiinfra.planning.engine_profile import scheduler_defaults, trtllm_bench_limits
 from aiinfra.planning.inference import cluster_for, estimate, workload_usage
@@ -39,13 +40,13 @@ from .conftest import EXAMPLES
     ],
 )
 def test_vllm_defaults_by_device_and_usage(accelerator: str, usage: str, tokens: int, seqs: int) -> None:
-    sd = scheduler_defaults("vllm", catalog.accelerator(accelerator), usage)  # type: ignore[arg-type]
+    sd = scheduler_defaults(catalog.engine("vllm"), catalog.accelerator(accelerator), usage)  # type: ignore[arg-type]
     assert (sd.max_num_batched_tokens, sd.max_num_seqs) == (tokens, seqs)
 
 
 def test_trtllm_defaults_do_not_depend_on_device() -> None:
     for acc in ("nvidia-h100-sxm5-80gb", "nvidia-l40s"):
-        sd = scheduler_defaults("trtllm", catalog.accelerator(acc), "server")
+        sd = scheduler_defaults(catalog.engine("trtllm"), catalog.accelerator(acc), "server")
         assert (sd.max_num_batched_tokens, sd.max_num_seqs) == (8192, 2048)
 
 
@@ -87,13 +88,13 @@ def test_simulator_limits_use_server_defaults_and_cap_seqs_at_the_budget() -> No
     assert wl is not None
     tp = wl.plan.tp if wl.plan else 1
     im = InferenceModel(model=sc.model, cluster=sc.cluster, tp=tp, weight_precision=wl.weight_precision)
-    lim = limits_for(sc, wl, im)
+    lim = limits_for(sc, wl, im, engine=catalog.engine(wl.engine))
     assert (lim.max_num_batched_tokens, lim.max_num_seqs) == (8192, 1024)  # H100, API server
     sc2 = load_scenario(
         EXAMPLES / "simulate-llama70b-h100.yaml", ["inference.simulation.scheduler={max_num_batched_tokens: 512}"]
     )
     assert sc2.inference is not None
-    lim2 = limits_for(sc2, sc2.inference, im)
+    lim2 = limits_for(sc2, sc2.inference, im, engine=catalog.engine(sc2.inference.engine))
     assert (lim2.max_num_batched_tokens, lim2.max_num_seqs) == (512, 512)  # min(1024, 512), as vLLM caps it
 
 
@@ -101,7 +102,7 @@ def test_row_notes_scheduler_settings_override_defaults() -> None:
     _, cases = read_cases(Path(inference_rows.__file__).parent / "data" / "inference.csv")
     rows = {r["id"]: r for r in cases}
     row = rows["llmservingsim-rtxpro6000-llama-3p1-8b-tpot-mean"]
-    pred = predict_row(row)
+    pred = predict_row(row, row_tables())
     assert "max_num_batched_tokens 2048 as the notes state" in pred.reason
     assert "max_num_seqs 128 as the notes state" in pred.reason
 
@@ -127,6 +128,7 @@ _BENCH = dict(
     weight_precision="fp8",
     kv_precision="fp8",
     kv_free_frac=0.95,
+    bench_tuning=catalog.engine("trtllm").bench_tuning,
 )
 
 
@@ -155,7 +157,7 @@ def test_trtllm_bench_heuristic_per_attention_dp_rank_and_untuned_precision() ->
 def test_trtllm_bench_rows_use_the_heuristic() -> None:
     with (Path(inference_rows.__file__).parent / "data" / "inference.csv").open() as f:
         rows = {r["id"]: r for r in csv.DictReader(f)}
-    pred = predict_row(rows["trtllm-v1p0-llama31-8b-h100-tp1pp1-1000-1000"])
+    pred = predict_row(rows["trtllm-v1p0-llama31-8b-h100-tp1pp1-1000-1000"], row_tables())
     assert "trtllm-bench heuristic" in pred.reason and "max_batch_size 640" in pred.reason
     mlperf = next(r for i, r in rows.items() if i.startswith("mlperf41-h100x8-llama2-70b") and r["mode"] == "offline")
-    assert "trtllm-bench heuristic" not in predict_row(mlperf).reason
+    assert "trtllm-bench heuristic" not in predict_row(mlperf, row_tables()).reason

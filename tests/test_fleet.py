@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from aiinfra import app
+from aiinfra.app.tables import price_book
 from aiinfra.costing.prices import InstancePrice
 from aiinfra.errors import SpecError
 from aiinfra.planning.capacity import Deployment, Price
@@ -200,7 +201,7 @@ def test_day_fleet_bills_by_hand() -> None:
     # a diurnal profile: 6 hours at 4× the trough, 18 hours at the trough (peak 4× trough)
     ratio = (1.0,) * 18 + (4.0,) * 6
     prof = LoadProfile(hourly_ratio=ratio, scale_up_delay_s=600.0)
-    day = plan_day(_day_dep(), wl, prof, today=date(2026, 11, 26))
+    day = plan_day(_day_dep(), wl, prof, today=date(2026, 11, 26), prices=price_book())
     # 8 req/s at the trough needs 8 replicas of 1 req/s = 16 accelerators = 2 instances; the peak 32 req/s: 8
     assert day.replicas_by_hour[0] == 8 and day.instances_by_hour[0] == 2
     assert max(day.instances_by_hour) == 8
@@ -211,7 +212,8 @@ def test_day_fleet_bills_by_hand() -> None:
     assert auto.usd_per_day is not None and auto.usd_per_day < always.usd_per_day
     assert auto.slo_attainment_frac < 1.0  # the ramps wait 10 minutes for their instances
     prof_p = replace(prof, autoscaler="predictive")
-    auto_p = next(s for s in plan_day(_day_dep(), wl, prof_p).strategies if s.name.startswith("autoscaled"))
+    day_p = plan_day(_day_dep(), wl, prof_p, prices=price_book())
+    auto_p = next(s for s in day_p.strategies if s.name.startswith("autoscaled"))
     assert auto_p.slo_attainment_frac == pytest.approx(1.0)
 
 

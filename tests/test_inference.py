@@ -15,6 +15,7 @@ from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.model_figures import params_total
 from aiinfra.analytic.step_time import StepBatch
+from aiinfra.app.tables import price_book
 from aiinfra.planning.inference import activation_peak_bytes, cluster_for, kv_capacity, speculative_tokens_per_step
 from aiinfra.units import GB
 
@@ -140,8 +141,9 @@ def test_capacity_compares_engines() -> None:
     from aiinfra.planning.capacity import plan_capacity
 
     sc = load_scenario(EXAMPLES / "capacity-llama70b-10k-users.yaml", [])
-    both = plan_capacity(sc, engines=["vllm", "trtllm"])
-    alone = {e: plan_capacity(sc, engines=[e]) for e in ("vllm", "trtllm")}
+    both = plan_capacity(sc, engines=["vllm", "trtllm"], prices=price_book(), parts=catalog.rows("accelerators"))
+    parts = catalog.rows("accelerators")
+    alone = {e: plan_capacity(sc, engines=[e], prices=price_book(), parts=parts) for e in ("vllm", "trtllm")}
     assert {o.engine for o in both} == {"vllm", "trtllm"}
     for e, opts in alone.items():
         key = lambda o: (o.accelerator, o.tp, o.weight_precision, o.speculative)  # noqa: E731

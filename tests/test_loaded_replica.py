@@ -12,10 +12,9 @@ from aiinfra import app
 from aiinfra.planning.inference import estimate_with_replica
 from aiinfra.planning.loaded import Z_P99, LoadedReplica, meets
 from aiinfra.sim.metrics import slo_misses
-from aiinfra.sim.search import closed_loop_run
 from aiinfra.specs.workload import Slo
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, sim_closed_loop, sim_run
 
 OUT = 101  # output tokens: 100 decode steps after the first token
 
@@ -122,7 +121,7 @@ def _check_against_simulation(model: str, acc: str, tp: int, precision: str, thi
     users, point = got
     assert meets(point, wl.slo)
     for frac, ok in ((0.8, True), (1.2, False)):
-        s = closed_loop_run(sc, max(1, round(frac * users)), seed=0)[1]
+        s = sim_closed_loop(sc, max(1, round(frac * users)), seed=0)[1]
         assert (not slo_misses(s, wl.slo)) == ok, (frac, users, slo_misses(s, wl.slo))
 
 
@@ -167,7 +166,6 @@ def test_open_loop_tails_match_the_simulator_below_saturation(
 ) -> None:
     # Poisson arrivals at fractions of the analytic saturation rate on H100: the analytic TTFT p90 and TPOT p99
     # within 15 % of the simulated ones, the median TPOT within 5 % (3,000 requests each)
-    from aiinfra.sim.run import simulate
 
     sc = app.load_scenario(
         {
@@ -190,7 +188,7 @@ def test_open_loop_tails_match_the_simulator_below_saturation(
     sat = rep.saturation_rate_per_s()
     for frac in fracs:
         p = rep.at_rate(frac * sat)
-        s = simulate(app.load_scenario(sc, set={"inference.request_rate_per_s": frac * sat}), seed=0).summary
+        s = sim_run(app.load_scenario(sc, set={"inference.request_rate_per_s": frac * sat}), seed=0).summary
         assert p.ttft.p90_s == pytest.approx(s.ttft_s.p90, rel=0.15), frac
         assert p.tpot.p99_s == pytest.approx(s.tpot_exclusive_s.p99, rel=0.15), frac
         assert p.tpot.p50_s == pytest.approx(s.tpot_exclusive_s.p50, rel=0.05), frac

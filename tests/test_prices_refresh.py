@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from aiinfra import app
+from aiinfra.app.prices import offer_name_table
+from aiinfra.app.tables import price_book
 from aiinfra.catalog import Catalog, use
 from aiinfra.costing.offers import (
     Mapped,
@@ -51,13 +53,13 @@ def offer(**kw: object) -> Offer:
 
 
 def mapped(o: Offer) -> Mapped:
-    m = map_offer(o)
+    m = map_offer(o, offer_name_table())
     assert isinstance(m, Mapped), m
     return m
 
 
 def unmapped(o: Offer) -> Unmapped:
-    m = map_offer(o)
+    m = map_offer(o, offer_name_table())
     assert isinstance(m, Unmapped), m
     return m
 
@@ -66,7 +68,7 @@ def unmapped(o: Offer) -> Unmapped:
 def overlay(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The recorded offers of nine providers refreshed into an overlay folder, dated 2026-11-26."""
     out = tmp_path_factory.mktemp("refreshed")
-    refresh(PROVIDERS, out, files_fetcher(RECORDED), today=TODAY, source="recorded")
+    refresh(PROVIDERS, out, files_fetcher(RECORDED), today=TODAY, source="recorded", name_table=offer_name_table())
     return out
 
 
@@ -154,7 +156,8 @@ def test_offers_that_cannot_be_mapped_are_listed_with_why(kw: dict[str, object],
 
 
 def test_cpu_only_offers_are_skipped() -> None:
-    assert map_offer(offer(gpu_count=0, gpu_name=None, gpu_memory_gb=None, gpu_vendor=None)) is None
+    cpu = offer(gpu_count=0, gpu_name=None, gpu_memory_gb=None, gpu_vendor=None)
+    assert map_offer(cpu, offer_name_table()) is None
 
 
 def test_pricing_kind_region_and_provider_names() -> None:
@@ -247,7 +250,7 @@ def test_one_provider_failing_writes_the_others_and_names_it(tmp_path: Path) -> 
             raise ConnectionError("gcp catalog: connection refused")
         return files_fetcher(RECORDED)(provider)
 
-    rep = refresh(["aws", "gcp"], tmp_path, fetch, today=TODAY)
+    rep = refresh(["aws", "gcp"], tmp_path, fetch, today=TODAY, name_table=offer_name_table())
     assert rep.failed == {"gcp": "gcp catalog: connection refused"}
     assert {r.provider for r in rep.rows} == {"aws"}
     assert "gcp: gcp catalog: connection refused" in (tmp_path / "REFRESH.md").read_text()
@@ -258,7 +261,7 @@ def test_no_network_writes_nothing(tmp_path: Path) -> None:
         raise OSError("[Errno -3] Temporary failure in name resolution")
 
     with pytest.raises(RefreshError, match="no provider could be read, nothing written"):
-        refresh(["aws", "gcp"], tmp_path / "out", offline, today=TODAY)
+        refresh(["aws", "gcp"], tmp_path / "out", offline, today=TODAY, name_table=offer_name_table())
     assert not (tmp_path / "out").exists()
 
 
@@ -278,19 +281,20 @@ def test_the_newer_row_of_the_same_offer_wins(refreshed: Catalog) -> None:
     2026-11-26: only the newer row is used."""
     p5 = [
         p
-        for p in cloud_prices("nvidia-h100-sxm5-80gb", pricing=("on-demand",))
+        for p in cloud_prices(price_book(), "nvidia-h100-sxm5-80gb", pricing=("on-demand",))
         if p.provider == "aws" and p.instance == "p5.48xlarge" and p.region == "us-east-1"
     ]
     assert [(p.usd_per_hour, p.read_on, p.age_days) for p in p5] == [(55.04, "2026-11-26", 0)]
 
 
 def test_an_older_refreshed_row_loses_to_a_newer_shipped_one(tmp_path: Path) -> None:
-    rep = refresh(["aws"], tmp_path, files_fetcher(RECORDED), today=date(2026, 1, 5))  # read before 2026-11-22
+    # read before 2026-11-22
+    rep = refresh(["aws"], tmp_path, files_fetcher(RECORDED), today=date(2026, 1, 5), name_table=offer_name_table())
     assert rep.rows
     with dated_today(TODAY), use(Catalog.default().with_overlay(tmp_path)):
         p5 = [
             p
-            for p in cloud_prices("nvidia-h100-sxm5-80gb", pricing=("on-demand",))
+            for p in cloud_prices(price_book(), "nvidia-h100-sxm5-80gb", pricing=("on-demand",))
             if p.instance == "p5.48xlarge" and p.region == "us-east-1"
         ]
     assert [(p.id, p.usd_per_hour) for p in p5] == [("aws-p5-48xlarge-us-east-1-on-demand", 98.32)]
@@ -304,7 +308,8 @@ def test_a_user_overlay_row_with_the_shipped_id_replaces_it(tmp_path: Path) -> N
         "nvidia-h100-sxm5-80gb,8,on-demand,40,my quote,,2026-10-01,\n"
     )
     with dated_today(TODAY), use(Catalog.default().with_overlay(tmp_path)):
-        p5 = [p for p in cloud_prices("nvidia-h100-sxm5-80gb") if p.id == "aws-p5-48xlarge-us-east-1-on-demand"]
+        rows = cloud_prices(price_book(), "nvidia-h100-sxm5-80gb")
+        p5 = [p for p in rows if p.id == "aws-p5-48xlarge-us-east-1-on-demand"]
     assert [(p.usd_per_hour, p.age_days) for p in p5] == [(40.0, 56)]  # 2026-10-01 -> 2026-11-26
 
 
@@ -334,9 +339,8 @@ def test_age_counts_to_the_injected_date() -> None:
 
     def age(day: date) -> int | None:
         with dated_today(day):
-            return next(
-                p.age_days for p in cloud_prices("nvidia-h100-sxm5-80gb") if p.id == "runpod-secure-8x-h100-on-demand"
-            )
+            rows = cloud_prices(price_book(), "nvidia-h100-sxm5-80gb")
+            return next(p.age_days for p in rows if p.id == "runpod-secure-8x-h100-on-demand")
 
     assert (age(TODAY), age(date(2026, 5, 1))) == (239, 30)
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from aiinfra import app
+from aiinfra.app.tables import reliability_table
 from aiinfra.errors import SpecError
 from aiinfra.reliability.checkpoint import checkpoint_times, young_daly_interval_s
 from aiinfra.reliability.goodput import Downtime, downtime, expected_run, poisson_sf, spare_wait
@@ -24,23 +25,25 @@ NODE_ROWS_COUNT = 419 - GPU_ROWS_COUNT
 
 def test_job_rate_sums_component_rates() -> None:
     # one 8-GPU node: 8 × (268 / (16,384 GPUs × 1,296 h)) + 1 × (151 / (2,048 nodes × 1,296 h)) per hour
-    r = job_rates(8, 1, include_planned=False)
+    r = job_rates(reliability_table(), 8, 1, include_planned=False)
     hand = 8 * GPU_ROWS_COUNT / (16_384 * HOURS_54_DAYS) + NODE_ROWS_COUNT / (2_048 * HOURS_54_DAYS)
     assert r.unexpected_per_s * 3600 == pytest.approx(hand, rel=1e-12)
     assert r.planned_per_s == 0.0
     # a rate override replaces one row's rate, the scale multiplies all
-    r2 = job_rates(8, 1, include_planned=False, overrides={"llama3-faulty-gpu": 0.0}, scale_ratio=2.0)
+    r2 = job_rates(
+        reliability_table(), 8, 1, include_planned=False, overrides={"llama3-faulty-gpu": 0.0}, scale_ratio=2.0
+    )
     assert r2.unexpected_per_s * 3600 == pytest.approx(2 * (hand - 8 * 148 / (16_384 * HOURS_54_DAYS)), rel=1e-12)
 
 
 def test_llama3_interruptions_calibration() -> None:
     # CALIBRATION, not a prediction: the rates are the paper's counts over the same 16,384 GPUs and 54 days, so the
     # expected number over 54 days must give the counts back: 419 unexpected, 47 planned (Llama 3 §3.3.4).
-    r = job_rates(16_384, 2_048)
+    r = job_rates(reliability_table(), 16_384, 2_048)
     assert r.unexpected_per_s * 54 * 86_400 == pytest.approx(419, rel=1e-9)
     assert r.planned_per_s * 54 * 86_400 == pytest.approx(47, rel=1e-9)
     assert 1 / r.unexpected_per_s / 3600 == pytest.approx(54 * 24 / 419, rel=1e-9)  # one every 3.09 h
-    assert check_row("llama3-405b-ettr")["failures_count"] == 466
+    assert check_row(reliability_table(), "llama3-405b-ettr")["failures_count"] == 466
 
 
 def test_young_daly_interval() -> None:
@@ -144,9 +147,9 @@ def test_monte_carlo_mean_matches_analytic_and_is_seeded() -> None:
 
 def test_bad_input() -> None:
     with pytest.raises(SpecError, match="negative"):
-        job_rates(8, 1, overrides={"llama3-faulty-gpu": -1.0})
+        job_rates(reliability_table(), 8, 1, overrides={"llama3-faulty-gpu": -1.0})
     with pytest.raises(SpecError, match="no such component"):
-        job_rates(8, 1, overrides={"faulty-gpu-typo": 1e-6})
+        job_rates(reliability_table(), 8, 1, overrides={"faulty-gpu-typo": 1e-6})
     base = {
         "model": "gpt3-175b",
         "hardware": {"accelerator": "nvidia-h100-sxm5-80gb", "count": 8},
@@ -202,7 +205,7 @@ def test_cli_train_json_and_bad_input(tmp_yaml) -> None:  # type: ignore[no-unty
     assert obj["reliability"]["monte_carlo"]["trials"] == 50
     # no failures at all (every rate zero): the time is the no-failure time plus one checkpoint and the first start
     # (startup_s defaults to restart_s, 300 s in the example)
-    zero = ",".join(f"{k}: 0" for k in [r.id for r in component_rates()])
+    zero = ",".join(f"{k}: 0" for k in [r.id for r in component_rates(reliability_table())])
     res0 = run_cli("train", example, "--json", "--set", f"reliability.rates_per_unit_hour={{{zero}}}")
     rel0 = json.loads(res0.stdout)["reliability"]
     ck = rel0["checkpoint"]["blocking_s"]
@@ -216,14 +219,14 @@ def test_cli_train_json_and_bad_input(tmp_yaml) -> None:  # type: ignore[no-unty
 
 
 def _per_node_day(row_id: str) -> float:
-    row = check_row(row_id)
+    row = check_row(reliability_table(), row_id)
     return float(row["failures_count"]) / (float(row["exposure_units_count"]) * float(row["exposure_days"]))  # type: ignore[arg-type]
 
 
 def test_llama3_rate_between_metas_research_clusters() -> None:
     # PREDICTION across clusters: the Llama 3 rows (419 unexpected over 2,048 nodes × 54 days = 3.79 per 1000
     # node-days) against Kokolis et al. 2024's whole-cluster rates, RSC-2 2.34 and RSC-1 6.50 per 1000 node-days.
-    llama3_per_node_day = job_rates(8, 1, include_planned=False).unexpected_per_s * 86_400
+    llama3_per_node_day = job_rates(reliability_table(), 8, 1, include_planned=False).unexpected_per_s * 86_400
     assert llama3_per_node_day * 1000 == pytest.approx(419 / (2_048 * 54) * 1000, rel=1e-9)  # 3.79
     assert _per_node_day("kokolis-rsc2") < llama3_per_node_day < _per_node_day("kokolis-rsc1")
 
@@ -231,11 +234,13 @@ def test_llama3_rate_between_metas_research_clusters() -> None:
 def test_kokolis_projection_from_the_series_model() -> None:
     # Scaling every row so a node fails at RSC-1's 6.50 per 1000 node-days, the series model's MTTF of a
     # 16,384-GPU job (2,048 nodes) is 24 h / (2,048 × 6.5e-3) = 1.80 h: the paper's projection (1.8 h).
-    ratio = _per_node_day("kokolis-rsc1") / (job_rates(8, 1, include_planned=False).unexpected_per_s * 86_400)
-    r = job_rates(16_384, 2_048, include_planned=False, scale_ratio=ratio)
+    llama3 = job_rates(reliability_table(), 8, 1, include_planned=False).unexpected_per_s
+    ratio = _per_node_day("kokolis-rsc1") / (llama3 * 86_400)
+    r = job_rates(reliability_table(), 16_384, 2_048, include_planned=False, scale_ratio=ratio)
     mttf_h = 1 / r.unexpected_per_s / 3600
     assert mttf_h == pytest.approx(24 / (2_048 * 6.5e-3), rel=1e-9)
-    assert mttf_h == pytest.approx(float(check_row("kokolis-rsc1")["mttf_projected_16384_gpus_h"]), abs=0.05)  # type: ignore[arg-type]
+    projected = check_row(reliability_table(), "kokolis-rsc1")["mttf_projected_16384_gpus_h"]
+    assert mttf_h == pytest.approx(float(projected), abs=0.05)  # type: ignore[arg-type]
 
 
 def test_opt175b_hardware_restarts_held_out() -> None:
@@ -243,9 +248,9 @@ def test_opt175b_hardware_restarts_held_out() -> None:
     # hardware rows (356 of the 419 need a repair) predict 356 / (2,048 × 54) × 124 × 60 = 23.9 hardware
     # interruptions; the OPT logbook reports at least 35. The 2024 H100 rates under-predict the 2021 A100 run by
     # at least 32 % (23.9 / 35 = 0.68; docs/reliability.md says so); the test pins the gap within a factor of two.
-    predicted = job_rates(992, 124, include_planned=False).repair_per_s * 60 * 86_400
+    predicted = job_rates(reliability_table(), 992, 124, include_planned=False).repair_per_s * 60 * 86_400
     assert predicted == pytest.approx(356 / (2_048 * 54) * 124 * 60, rel=1e-9)
-    observed_at_least = float(check_row("opt175b-hardware-restarts")["failures_count"])  # type: ignore[arg-type]
+    observed_at_least = float(check_row(reliability_table(), "opt175b-hardware-restarts")["failures_count"])  # type: ignore[arg-type]
     assert 0.5 < predicted / observed_at_least < 1.0
 
 
@@ -280,17 +285,18 @@ def test_rates_by_generation_and_memory() -> None:
 
     # A100: one vote per operator, geometric mean 1.46, operator spread (geometric sd) 2.38
     gm, gsd = _geo(list(A100_OPERATOR_RATIOS.values()))
-    fam, mem = hardware_rates("nvidia-a100-sxm4-80gb")
+    fam, mem = hardware_rates(reliability_table(), "nvidia-a100-sxm4-80gb")
     assert fam.basis == "measured" and fam.rate_ratio == pytest.approx(gm, abs=0.005)
     assert fam.uncertainty_ratio == pytest.approx(gsd, abs=0.005)
     assert mem.basis == "nearest"  # HBM2e: no published per-memory count outside the reserved sources
-    fam, mem = hardware_rates("nvidia-h100-sxm5-80gb")
+    fam, mem = hardware_rates(reliability_table(), "nvidia-h100-sxm5-80gb")
     assert (fam.rate_ratio, fam.basis, mem.id) == (1.0, "measured", "memory-hbm3")
     assert fam.uncertainty_ratio == pytest.approx(gsd, abs=0.005)  # one operator: the spread between operators
-    fam, _ = hardware_rates("nvidia-b200-sxm-180gb")  # no B200 rate: the nearest generation's, wider band
+    # no B200 rate: the nearest generation's, wider band
+    fam, _ = hardware_rates(reliability_table(), "nvidia-b200-sxm-180gb")
     assert fam.basis == "nearest" and fam.rate_ratio == 1.0
     assert fam.uncertainty_ratio == pytest.approx(gsd * gm, abs=0.01)  # 3.47: the spread × one generation step
-    assert hardware_rates("google-tpu-v5p")[0].id == "family-default"
+    assert hardware_rates(reliability_table(), "google-tpu-v5p")[0].id == "family-default"
 
 
 def test_memory_uncertainty_acts_on_the_memory_share_only() -> None:
@@ -300,7 +306,7 @@ def test_memory_uncertainty_acts_on_the_memory_share_only() -> None:
     per_h = 1 / (2_048 * HOURS_54_DAYS)
     node = 8 * GPU_ROWS_COUNT / (16_384 * HOURS_54_DAYS) + NODE_ROWS_COUNT * per_h
     f = 8 * 72 / (16_384 * HOURS_54_DAYS) / node
-    assert memory_share_frac(8) == pytest.approx(f, rel=1e-12)  # 0.172 = 72 / 419
+    assert memory_share_frac(reliability_table(), 8) == pytest.approx(f, rel=1e-12)  # 0.172 = 72 / 419
     fam = HardwareRate(id="f", basis="measured", rate_ratio=1.0, uncertainty_ratio=2.0, source="s")
     mem = HardwareRate(id="m", basis="nearest", rate_ratio=1.0, uncertainty_ratio=3.0, source="s")
     # u = 2 × (1 + 0.2 × (3 − 1)) = 2.8 for a 20 % memory share; a measured memory row (u = 1) leaves u_fam
@@ -323,9 +329,9 @@ def test_age_ratio_by_hand() -> None:
 
 def test_planned_restarts_per_job_not_per_node() -> None:
     per_hour = 47 / (54 * 24)  # Llama 3: 47 planned in 54 days, one job
-    assert job_rates(8, 1).planned_per_s * 3600 == pytest.approx(per_hour)
-    assert job_rates(16_384, 2_048).planned_per_s * 3600 == pytest.approx(per_hour)
-    assert job_rates(8, 1, planned_per_hour=1 / 24).planned_per_s * 86_400 == pytest.approx(1.0)
+    assert job_rates(reliability_table(), 8, 1).planned_per_s * 3600 == pytest.approx(per_hour)
+    assert job_rates(reliability_table(), 16_384, 2_048).planned_per_s * 3600 == pytest.approx(per_hour)
+    assert job_rates(reliability_table(), 8, 1, planned_per_hour=1 / 24).planned_per_s * 86_400 == pytest.approx(1.0)
 
 
 def test_retry_chain_two_attempts_at_half() -> None:
@@ -432,6 +438,7 @@ def _small_plan(**extra: object):  # type: ignore[no-untyped-def]
         peer_bytes_per_s_per_accelerator=None,
         accelerator_id="nvidia-h100-sxm5-80gb",
         cluster_accelerators=4096,
+        table=reliability_table(),
     )
 
 
@@ -446,7 +453,7 @@ def test_badput_adds_up_and_cluster_count() -> None:
     assert r.badput_s["data_loading_s"] == pytest.approx(20 * 86_400 * (1 / 0.98 - 1))
     assert r.badput_s["rollbacks_s"] > 0 and r.badput_s["slow_nodes_s"] > 0
     # expected (not drawn) cluster-wide failures: 512 nodes × a node's rate × E[T]
-    node_per_s = job_rates(8, 1, include_planned=False).unexpected_per_s
+    node_per_s = job_rates(reliability_table(), 8, 1, include_planned=False).unexpected_per_s
     assert r.cluster_failures_expected_count == pytest.approx(512 * node_per_s * r.expected.wall_s)
     lo, hi = r.band_s
     assert lo is not None and hi is not None and lo < r.expected.wall_s < hi
@@ -510,13 +517,14 @@ def test_reliability_validation_rows_sealed_by_hash_and_predicted_by_hand() -> N
     # GLM-130B: 96 A100 nodes × 54 days × Llama 3's repair-needing rate per node-day (356 / (2,048 × 54)) × the A100
     # ratio of the catalog row (1.46)
     glm = next(r for r in open_rows if r["id"] == "glm130b-hardware-interruptions")
-    assert v.predict(glm, loo_ratio=0.0) == pytest.approx(96 * 54 * 356 / (2_048 * 54) * 1.46, rel=1e-9)
+    hand = 96 * 54 * 356 / (2_048 * 54) * 1.46
+    assert v.predict(reliability_table(), glm, loo_ratio=0.0) == pytest.approx(hand, rel=1e-9)
     # leave-one-source-out for Kokolis et al.'s rows: the A100 ratio of the other operators' open rows (OPT, GLM-130B,
     # MPT-7B), one vote each, not RSC
-    loo = v._loo_ratio(open_rows)
+    loo = v._loo_ratio(reliability_table(), open_rows)
     assert loo == pytest.approx(_geo([A100_OPERATOR_RATIOS[k] for k in ("opt", "glm", "mpt")])[0], rel=1e-9)  # 1.84
     rsc1 = next(r for r in open_rows if r["id"] == "rsc1-failures-per-1000-node-days")
-    assert v.predict(rsc1, loo) == pytest.approx(419 / (2_048 * 54) * 1000 * loo, rel=1e-9)
+    assert v.predict(reliability_table(), rsc1, loo) == pytest.approx(419 / (2_048 * 54) * 1000 * loo, rel=1e-9)
 
 
 def test_reliability2_candidates_sealed_before_reading() -> None:
@@ -542,7 +550,7 @@ def test_share_and_link_rows_by_hand() -> None:
     # Crusoe's InfiniBand share against Llama 3's network rows (switch/cable 35, NIC 7) over its hardware rows
     # (GPU 268, network 42, host parts SSD 3 + power 3 + chassis 2 + IO board 2 + CPU 2 + memory 2 = 14)
     row = next(r for r in v.read_rows("open") if r["id"] == "crusoe-h200-infiniband-share")
-    assert v.predict(row, loo_ratio=0.0) == pytest.approx(42 / (268 + 42 + 14), rel=1e-9)
+    assert v.predict(reliability_table(), row, loo_ratio=0.0) == pytest.approx(42 / (268 + 42 + 14), rel=1e-9)
     # link failures per link-month: the network rows per node over Llama 3's 8 NIC links a node, 30.44 days a month
     link = {
         "id": "x",
@@ -552,11 +560,12 @@ def test_share_and_link_rows_by_hand() -> None:
         "numerator_rows": "llama3-network-switch-cable;llama3-nic",
     }
     hand = 42 / (2_048 * 54) / 8 * 365.25 / 12
-    assert v.predict(link, loo_ratio=0.0) == pytest.approx(hand, rel=1e-9)  # 0.145 % a month
+    assert v.predict(reliability_table(), link, loo_ratio=0.0) == pytest.approx(hand, rel=1e-9)  # 0.145 % a month
     # the band: the figure within [predicted / u, predicted × u] (H100: u = 2.38, the HBM3 row measured)
-    assert v._in_band({"quantity": "mttf_h", "accelerator": "", "bound": "exact"}, 10.0, 4.3) is True
-    assert v._in_band({"quantity": "mttf_h", "accelerator": "", "bound": "exact"}, 10.0, 4.1) is False
-    assert v._in_band({"quantity": "share_frac", "accelerator": "", "bound": "exact"}, 0.1, 0.5) is None
+    rt = reliability_table()
+    assert v._in_band(rt, {"quantity": "mttf_h", "accelerator": "", "bound": "exact"}, 10.0, 4.3) is True
+    assert v._in_band(rt, {"quantity": "mttf_h", "accelerator": "", "bound": "exact"}, 10.0, 4.1) is False
+    assert v._in_band(rt, {"quantity": "share_frac", "accelerator": "", "bound": "exact"}, 0.1, 0.5) is None
 
 
 def test_bad_recovery_input_names_the_field() -> None:

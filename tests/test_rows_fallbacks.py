@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from aiinfra import catalog
+from aiinfra.app.tables import row_tables
 from aiinfra.validation import inference_rows, training_rows
 from aiinfra.validation.rows import catalog_model_for
 
@@ -16,16 +18,16 @@ def _row(kind: str, row_id: str) -> dict[str, str]:
 
 
 def test_model_names_match_catalog_rows_without_size_confusion() -> None:
-    assert catalog_model_for("Llama-3.1-70B-Instruct").id == "meta-llama-3.1-70b"  # type: ignore[union-attr]
-    assert catalog_model_for("Llama 2 7B").id == "meta-llama-2-7b"  # type: ignore[union-attr]
-    assert catalog_model_for("Llama-2-70B").id == "meta-llama-2-70b"  # type: ignore[union-attr]
-    assert catalog_model_for("Some Unknown Model 9B") is None
+    assert catalog_model_for("Llama-3.1-70B-Instruct", catalog.rows("models")).id == "meta-llama-3.1-70b"  # type: ignore[union-attr]
+    assert catalog_model_for("Llama 2 7B", catalog.rows("models")).id == "meta-llama-2-7b"  # type: ignore[union-attr]
+    assert catalog_model_for("Llama-2-70B", catalog.rows("models")).id == "meta-llama-2-70b"  # type: ignore[union-attr]
+    assert catalog_model_for("Some Unknown Model 9B", catalog.rows("models")) is None
 
 
 def test_blank_architecture_is_taken_from_the_catalog_model() -> None:
     full = _row("inference", "trtllm-v1p0-llama31-8b-h100-tp1pp1-1000-1000")
     blank = {**full, "num_layers": "", "hidden_size": "", "vocab_size": "", "model_name": "Llama 3.1 8B"}
-    a, b = inference_rows.predict_row(full), inference_rows.predict_row(blank)
+    a, b = inference_rows.predict_row(full, row_tables()), inference_rows.predict_row(blank, row_tables())
     assert b.predicted is not None
     assert "taken from catalog model meta-llama-3.1-8b" in b.reason
     # the catalog row is the same architecture (32 layers, 4096 hidden, 128,256 vocabulary): same prediction
@@ -34,12 +36,12 @@ def test_blank_architecture_is_taken_from_the_catalog_model() -> None:
 
 def test_unknown_model_with_blank_architecture_still_says_why() -> None:
     row = {**_row("training", "narayanan2021-t1-1p7b"), "vocab_size": "", "model_name": "Unlisted GPT"}
-    assert training_rows.predict_row(row).reason == "vocab_size blank"
+    assert training_rows.predict_row(row, row_tables()).reason == "vocab_size blank"
 
 
 def test_blank_accelerator_count_is_one_replica_of_the_layout() -> None:
     row = {**_row("inference", "trtllm-v1p0-llama33-70b-h100-tp2pp1-1000-1000"), "num_accelerators": ""}
-    pred = inference_rows.predict_row(row)
+    pred = inference_rows.predict_row(row, row_tables())
     assert pred.predicted is not None
     assert "num_accelerators blank: assumed 2" in pred.reason
 

@@ -13,6 +13,7 @@ import pytest
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch
+from aiinfra.app.tables import row_tables
 from aiinfra.planning.inference import cluster_for, estimate
 from aiinfra.planning.loaded import LoadedReplica
 from aiinfra.sim.metrics import Percentiles, SimSummary
@@ -35,7 +36,7 @@ def _base() -> dict[str, str]:
 
 def test_sharegpt_rows_draw_lengths_with_the_datasets_spread() -> None:
     row = _base()
-    bench = benchmark_of(row)
+    bench = benchmark_of(row, row_tables())
     assert bench is not None and bench.id == "sharegpt-v3-serving-sampler"
     dists = length_dists(row, bench, [])
     # moment fit of a lognormal to mean 240.3, std 260.4: σ = √ln(1 + (260.4/240.3)²) = √ln(2.17430) = 0.88132
@@ -50,7 +51,7 @@ def test_random_range_ratio_zero_rows_are_uniform_and_other_rows_fixed() -> None
     notes = "random dataset with random_range_ratio 0.0 | arch: t"
     row = {**_base(), "id": "x-random-rps1-tpot-s", "notes": notes, **switches.from_notes(notes, "inference")}
     assert row["length_distribution"] == "uniform"
-    assert benchmark_of(row) is None
+    assert benchmark_of(row, row_tables()) is None
     assert length_dists(row, None, []) == {"input_lengths": {"kind": "uniform"}, "output_lengths": {"kind": "uniform"}}
     assert length_dists({**row, "length_distribution": ""}, None, []) == {}
 
@@ -77,7 +78,7 @@ def test_a_burst_is_drained_from_t0_not_a_steady_state() -> None:
     has no prefill ramp)."""
     n, inp, out, budget = 64, 2048, 101, 8192
     row = _burst_row(n, inp, out, "output_tokens_per_s")
-    model, _ = model_from_row(row)
+    model, _ = model_from_row(row, catalog.rows("models"))
     cluster = cluster_for(row["accelerator"], 1)
     im = InferenceModel(model=model, cluster=cluster, tp=1, pp=1, weight_precision="bf16", kv_precision="bf16")
     ramp_s, left, done = 0.0, n * inp, 0
@@ -93,18 +94,18 @@ def test_a_burst_is_drained_from_t0_not_a_steady_state() -> None:
         left -= chunk
         done = (n * inp - left) // inp
     makespan = ramp_s + (out - 1) * im.iteration_time_s(StepBatch.decode(n, inp + out // 2))
-    pred = inference_rows.predict_row(row)
+    pred = inference_rows.predict_row(row, row_tables())
     assert pred.predicted == pytest.approx(n * out / makespan, rel=0.10), pred.reason
     assert pred.details is not None and pred.details["makespan_s"] == pytest.approx(makespan, rel=0.10)
     # a steady state of 64 decoding sequences would give 64 tokens per decode step
     assert pred.predicted < 0.8 * n / im.iteration_time_s(StepBatch.decode(n, inp + out // 2))
-    req = inference_rows.predict_row({**row, "metric": "requests_per_s"})
+    req = inference_rows.predict_row({**row, "metric": "requests_per_s"}, row_tables())
     assert req.predicted == pytest.approx(n / pred.details["makespan_s"], rel=1e-6)
 
 
 def test_burst_and_batch_rows_need_the_request_count() -> None:
     row = {**_burst_row(64, 200, 100, "tpot_s"), "batch_or_concurrency": ""}
-    pred = inference_rows.predict_row(row)
+    pred = inference_rows.predict_row(row, row_tables())
     assert pred.predicted is None and "batch_or_concurrency" in pred.reason
 
 
@@ -140,11 +141,11 @@ def test_a_row_that_measured_medians_is_predicted_by_medians() -> None:
     assert median["statistic"] == "median"
     # the simulated summary already carries the serving-path cost (sim/metrics.py): the row takes its statistic
     assert over > 0
-    assert inference_rows._sim_value(median, s, "ttft_s", "vllm", []) == pytest.approx(0.10)
-    assert inference_rows._sim_value({"notes": ""}, s, "ttft_s", "vllm", []) == pytest.approx(0.30)
+    assert inference_rows._sim_value(median, s, "ttft_s", "vllm", [], row_tables()) == pytest.approx(0.10)
+    assert inference_rows._sim_value({"notes": ""}, s, "ttft_s", "vllm", [], row_tables()) == pytest.approx(0.30)
     # a median inter-token latency is the median token gap, not the mean of per-request TPOTs
-    assert inference_rows._sim_value(median, s, "tpot_s", "vllm", []) == pytest.approx(0.05)
-    assert inference_rows._sim_value({"notes": ""}, s, "tpot_s", "vllm", []) == pytest.approx(0.30)
+    assert inference_rows._sim_value(median, s, "tpot_s", "vllm", [], row_tables()) == pytest.approx(0.05)
+    assert inference_rows._sim_value({"notes": ""}, s, "tpot_s", "vllm", [], row_tables()) == pytest.approx(0.30)
 
 
 def test_vllm_request_overhead_is_the_published_ttft_less_the_forward_pass() -> None:
@@ -157,7 +158,7 @@ def test_vllm_request_overhead_is_the_published_ttft_less_the_forward_pass() -> 
 
 def test_ttft_behind_an_api_server_pays_the_serving_path_once() -> None:
     row = _base()
-    model, _ = model_from_row(row)
+    model, _ = model_from_row(row, catalog.rows("models"))
     cluster = cluster_for(row["accelerator"], 1)
     common = {"input_tokens": 200, "output_tokens": 100, "plan": {"tp": 1}}
     served = estimate(model, cluster, validate(ServingWorkload, {**common, "concurrency": 1}), usage="server")

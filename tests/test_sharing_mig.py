@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from aiinfra import app, catalog
+from aiinfra.catalog import mig as catalog_mig
 from aiinfra.catalog.resolve import resolve
 from aiinfra.errors import SpecError
 from aiinfra.sharing import mig
@@ -19,14 +20,14 @@ GUIDE_MAX_A100_80 = {"1g.10gb": 7, "1g.20gb": 4, "2g.20gb": 3, "3g.40gb": 2, "4g
 
 @pytest.mark.parametrize(("profile", "n"), GUIDE_MAX_A100_80.items())
 def test_a100_80gb_at_most_n_of_each_profile(profile: str, n: int) -> None:
-    geo = mig.geometry(A100)
+    geo = catalog_mig.geometry(A100)
     assert len(mig.place(geo, [profile] * n)) == n
     with pytest.raises(SpecError, match="no room"):
         mig.place(geo, [profile] * (n + 1))
 
 
 def test_every_mig_accelerator_in_the_catalog_has_geometry_with_its_profile_names() -> None:
-    for acc_id, geo in mig.geometries().items():
+    for acc_id, geo in catalog_mig.geometries().items():
         acc = catalog.accelerator(acc_id)
         assert acc.mig is not None
         names = {p.name for p in geo.profiles}
@@ -35,7 +36,7 @@ def test_every_mig_accelerator_in_the_catalog_has_geometry_with_its_profile_name
 
 
 def test_guide_examples_of_valid_layouts() -> None:
-    geo = mig.geometry(A100)
+    geo = catalog_mig.geometry(A100)
     # 4g + 2g + 1g: 4g at slice 0, 2g at 4, 1g at 6 (7 compute slices)
     placed = mig.place(geo, ["1g.10gb", "2g.20gb", "4g.40gb"])
     assert [(p.profile, p.start) for p in placed] == [("4g.40gb", 0), ("2g.20gb", 4), ("1g.10gb", 6)]
@@ -44,7 +45,7 @@ def test_guide_examples_of_valid_layouts() -> None:
 
 
 def test_invalid_layouts_name_the_reason() -> None:
-    geo = mig.geometry(A100)
+    geo = catalog_mig.geometry(A100)
     with pytest.raises(SpecError, match=r"no room for a second 4g\.40gb"):
         mig.place(geo, ["4g.40gb", "4g.40gb"])
     # two 3g take all 8 memory slices: a 1g has no slice left although a compute slice is idle
@@ -60,7 +61,7 @@ def test_invalid_layouts_name_the_reason() -> None:
 
 
 def test_full_layouts_are_maximal_and_include_the_hand_listed_ones() -> None:
-    geo = mig.geometry(A100)
+    geo = catalog_mig.geometry(A100)
     layouts = {tuple(sorted(p.profile for p in lay)) for lay in mig.full_layouts(geo)}
     for expected in [
         ("7g.80gb",),
@@ -80,7 +81,7 @@ def test_full_layouts_are_maximal_and_include_the_hand_listed_ones() -> None:
 
 def test_instance_accelerator_scales_by_slices() -> None:
     base = catalog.accelerator(A100)
-    inst = mig.instance_accelerator(base, "3g.40gb")
+    inst = mig.instance_accelerator(base, catalog_mig.geometry(A100), "3g.40gb")
     assert inst.id == f"{A100}/3g.40gb"
     assert inst.memory_bytes == pytest.approx(base.memory_bytes * 4 / 8)
     assert inst.memory_bw_bytes_per_s == pytest.approx(base.memory_bw_bytes_per_s * 4 / 8)

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from aiinfra import app
+from aiinfra.catalog import mig as catalog_mig
 from aiinfra.errors import SpecError
 from aiinfra.sharing import mig
 
@@ -46,7 +47,7 @@ def test_milp_optimum_matches_hand_packing(works: list[dict[str, Any]], gpus: in
     assert d["gpus"] == gpus
     assert d["compare"]["whole_gpus"] == whole
     assert d["lower_bound"] <= gpus + 1e-9
-    geo = mig.geometry(A100)
+    geo = catalog_mig.geometry(A100)
     for g in d["assignment"]:  # every GPU's layout is valid per the MIG rules
         mig.place(geo, [i["profile"] for i in g["instances"]])
     # every instance a workload chose is assigned exactly once

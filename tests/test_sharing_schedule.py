@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from aiinfra import app
-from aiinfra.sharing import mig
+from aiinfra.catalog import mig as catalog_mig
 from aiinfra.sharing.schedule.sim import simulate
 from aiinfra.sharing.schedule.spec import Jobs
 from aiinfra.sharing.schedule.trace import read_trace
@@ -123,7 +123,7 @@ def test_fairshare_serves_the_user_holding_fewer_gpus_first() -> None:
 def test_mig_jobs_fill_seven_1g_instances_per_a100_80gb() -> None:
     # one MIG node of 2 A100 80GB: 14 instances of 1g.10gb at once (7 per GPU, the MIG User Guide); the 15th waits
     # for the first to end.
-    geo = mig.geometry("nvidia-a100-sxm4-80gb")
+    geo = catalog_mig.geometry("nvidia-a100-sxm4-80gb")
     t = jobs([(0, 0, 10 + i, 0) for i in range(15)], ["1g.10gb"] * 15)
     o = simulate(t, nodes=1, per_node=2, policy="fifo", mig_geometry=geo, mig_nodes=1)
     assert o.start_s[:14] == (0.0,) * 14
@@ -344,13 +344,14 @@ def test_a_failure_interrupts_only_the_jobs_on_that_node() -> None:
 
 def test_node_failure_rate_is_llama3s_unexpected_interruptions_per_node_hour() -> None:
     from aiinfra.app.schedule import node_failure_rates
+    from aiinfra.app.tables import reliability_table
     from aiinfra.sharing.schedule.spec import FailuresInput
 
-    per_s, repair_share = node_failure_rates(FailuresInput(repair_s=3600.0), 8)
+    per_s, repair_share = node_failure_rates(reliability_table(), FailuresInput(repair_s=3600.0), 8)
     # Llama 3 (Dubey et al. 2024, Table 5): 419 unexpected interruptions in 54 days on 16,384 H100 = 2,048 nodes
     assert per_s * 3600 == pytest.approx(419 / (2048 * 54 * 24), rel=1e-9)
     assert 0 < repair_share < 1
-    half, _ = node_failure_rates(FailuresInput(repair_s=3600.0, failure_rate_scale_ratio=0.5), 8)
+    half, _ = node_failure_rates(reliability_table(), FailuresInput(repair_s=3600.0, failure_rate_scale_ratio=0.5), 8)
     assert half == pytest.approx(per_s / 2)
 
 

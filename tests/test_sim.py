@@ -15,11 +15,10 @@ from aiinfra.analytic.step_time import FixedStepTime, StepBatch
 from aiinfra.catalog.resolve import load_scenario
 from aiinfra.errors import InfeasibleError
 from aiinfra.planning.inference import estimate_inference
-from aiinfra.sim.run import simulate
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.workload import Slo
 
-from .conftest import EXAMPLES, run_cli
+from .conftest import EXAMPLES, run_cli, sim_max_clients, sim_max_rate, sim_run
 from .test_sim_kernel import LinearStep
 
 EX = EXAMPLES / "simulate-llama70b-h100.yaml"
@@ -38,7 +37,7 @@ def test_md1_mean_wait() -> None:
             "inference.simulation.scheduler={kind: static, max_num_seqs: 1}",
         ],
     )
-    res = simulate(sc, seed=3, step_model=FixedStepTime(1.0))
+    res = sim_run(sc, seed=3, step_model=FixedStepTime(1.0))
     assert res.summary.completed == 40000
     assert res.summary.ttft_s.mean == pytest.approx(1.5, rel=0.03)
 
@@ -55,7 +54,7 @@ def test_low_load_agrees_with_analytic_estimate() -> None:
     _analytic_step_model_or_skip()
     sets = ["inference.request_rate_per_s=0.02", "inference.num_requests=40", "inference.simulation=null"]
     sc = load_scenario(EX, sets)
-    sim = simulate(sc, seed=0).summary
+    sim = sim_run(sc, seed=0).summary
     ana = estimate_inference(load_scenario(EX, [*sets, "inference.batch=1"]))
     assert sim.ttft_s.mean == pytest.approx(ana.ttft_s, rel=0.02)
     assert sim.tpot_exclusive_s.mean == pytest.approx(ana.tpot_s, rel=0.05)
@@ -63,11 +62,11 @@ def test_low_load_agrees_with_analytic_estimate() -> None:
 
 def test_same_seed_same_result_and_no_shared_state() -> None:
     sc = load_scenario(EX, ["inference.num_requests=300", "inference.request_rate_per_s=20"])
-    a = simulate(sc, seed=7).records
-    simulate(sc, seed=8)
-    b = simulate(sc, seed=7).records
+    a = sim_run(sc, seed=7).records
+    sim_run(sc, seed=8)
+    b = sim_run(sc, seed=7).records
     assert np.array_equal(a.finish_s, b.finish_s) and np.array_equal(a.first_token_s, b.first_token_s)
-    c = simulate(sc, seed=8).records
+    c = sim_run(sc, seed=8).records
     assert not np.array_equal(a.finish_s, c.finish_s)
 
 
@@ -93,7 +92,7 @@ def test_properties(rate: float, n: int, replicas: int, router: str, preemption:
             f"inference.simulation.scheduler={{preemption: {preemption}}}",
         ],
     )
-    res = simulate(sc, seed=1)
+    res = sim_run(sc, seed=1)
     r = res.records
     assert res.summary.completed == n  # requests are conserved
     assert np.all(r.first_token_s >= r.arrival_s) and np.all(r.finish_s >= r.first_token_s)  # TTFT ≤ e2e
@@ -111,7 +110,7 @@ def test_kv_pressure_causes_preemption() -> None:
             "inference.weight_precision=fp8",
         ],
     )
-    res = simulate(sc, seed=2)
+    res = sim_run(sc, seed=2)
     assert res.summary.completed == 400
     assert res.summary.preemptions > 0
 
@@ -126,7 +125,7 @@ def test_closed_loop_concurrency() -> None:
             "inference.request_rate_per_s=null",
         ],
     )
-    res = simulate(sc, seed=0)
+    res = sim_run(sc, seed=0)
     assert res.summary.completed == 200
     assert np.all(res.records.arrival_s[:16] == 0.0)  # every client starts at t = 0
     # a ramp of 8 s: the 16 clients' first requests at 0, 0.5, 1, ... 7.5 s; later ones at earlier answers' ends
@@ -136,7 +135,7 @@ def test_closed_loop_concurrency() -> None:
         "inference.num_requests=200",
         "inference.request_rate_per_s=null",
     ]
-    ramped = simulate(load_scenario(EX, sets), seed=0)
+    ramped = sim_run(load_scenario(EX, sets), seed=0)
     assert ramped.records.arrival_s[:16] == pytest.approx([0.5 * i for i in range(16)])
     assert np.all(np.diff(ramped.records.arrival_s[16:]) >= 0.0)
     assert ramped.summary.completed == 200
@@ -152,8 +151,8 @@ def test_gamma_burstier_than_poisson() -> None:
         "inference.simulation.output_lengths=null",
         "inference.simulation.scheduler={kind: static, max_num_seqs: 1}",
     ]
-    calm = simulate(load_scenario(EX, base), seed=4, step_model=FixedStepTime(1.0)).summary
-    bursty = simulate(
+    calm = sim_run(load_scenario(EX, base), seed=4, step_model=FixedStepTime(1.0)).summary
+    bursty = sim_run(
         load_scenario(EX, [*base, "inference.arrival={kind: gamma, cv: 3}"]), seed=4, step_model=FixedStepTime(1.0)
     ).summary
     assert calm.ttft_s.mean - 1.0 == pytest.approx(0.7 / 0.3 / 2, rel=0.1)
@@ -165,7 +164,7 @@ def test_duration_bounds_the_arrivals() -> None:
     sc = load_scenario(
         EX, ["inference.num_requests=null", "inference.duration_s=20", "inference.request_rate_per_s=50"]
     )
-    r = simulate(sc, seed=5, step_model=FixedStepTime(0.01)).records
+    r = sim_run(sc, seed=5, step_model=FixedStepTime(0.01)).records
     assert 850 < len(r.arrival_s) < 1150 and float(r.arrival_s.max()) < 20.0
 
 
@@ -182,7 +181,7 @@ def test_speculative_decoding_scenario() -> None:
             "inference.speculative={num_draft_tokens: 3, acceptance_rate: 0.5}",
         ],
     )
-    res = simulate(sc, seed=0, step_model=FixedStepTime(1.0))
+    res = sim_run(sc, seed=0, step_model=FixedStepTime(1.0))
     assert res.limits.tokens_per_step == pytest.approx(1.875)
     # plus the engine's serving-path cost per request (engines.yaml request_overhead_ms), outside the engine's steps
     assert res.summary.e2e_s.mean == pytest.approx(9.0 + res.request_overhead_s)
@@ -211,7 +210,6 @@ def test_max_rate_search_hand_derived() -> None:
     # Nearly deterministic arrivals (gamma, CV 0.001) into one server with D = 1 s: below 1/s nobody waits;
     # above, request i waits i·(1 − 1/λ). 200 requests, TTFT p90 ≤ 1.5 s ⇒ 0.9·199·(1 − 1/λ) ≤ 0.5 ⇒
     # λ ≤ 1.0028/s. Start 1.5/s → halve to 0.75 (met) → 8 bisections of [0.75, 1.5]: within 0.003 below.
-    from aiinfra.sim.search import max_rate_meeting_slo
 
     sc = load_scenario(
         EX,
@@ -224,12 +222,12 @@ def test_max_rate_search_hand_derived() -> None:
             "inference.slo={ttft_p90_s: 1.5}",
         ],
     )
-    rate, points = max_rate_meeting_slo(sc, start_rate_per_s=1.5, step_model=FixedStepTime(1.0))
+    rate, points = sim_max_rate(sc, start_rate_per_s=1.5, step_model=FixedStepTime(1.0))
     assert 0.999 <= rate <= 1.0028
     assert len(points) == 10 and all(p.meets_slo == (p.request_rate_per_s <= rate) for p in points)
     # unloaded TTFT: the 1-s step plus the engine's serving-path cost per request (vLLM 13 ms, engines.yaml)
     with pytest.raises(InfeasibleError, match="TTFT p90 1013 ms > 500 ms"):
-        max_rate_meeting_slo(replace_slo(sc, 0.5), start_rate_per_s=1.5, step_model=FixedStepTime(1.0))
+        sim_max_rate(replace_slo(sc, 0.5), start_rate_per_s=1.5, step_model=FixedStepTime(1.0))
 
 
 def replace_slo(sc: Scenario, ttft_s: float) -> Scenario:
@@ -284,8 +282,8 @@ def test_prefix_caching_skips_shared_prefill(tmp_path) -> None:  # type: ignore[
     trace = tmp_path / "p.csv"
     trace.write_text("\n".join(rows) + "\n")
     base = [f"inference.arrival={{kind: trace, path: {trace}}}", "inference.simulation.output_lengths=null"]
-    off = simulate(load_scenario(EX, base), seed=0).summary
-    on = simulate(load_scenario(EX, [*base, "inference.simulation.scheduler={prefix_caching: true}"]), seed=0).summary
+    off = sim_run(load_scenario(EX, base), seed=0).summary
+    on = sim_run(load_scenario(EX, [*base, "inference.simulation.scheduler={prefix_caching: true}"]), seed=0).summary
     assert on.prefix_cache_hits == 19  # the first request computes the prefix, the other 19 reuse it
     assert off.prefix_cache_hits == 0
     # 1,999 of 2,000 prompt tokens come from the cache: a hit's TTFT is one 1-token prefill step (still
@@ -370,7 +368,9 @@ def test_engine_sets_the_simulated_allocator() -> None:
     for engine, block, full in (("vllm", 16, False), ("trtllm", 32, True)):
         sc = load_scenario(EX, [f"inference.engine={engine}"])
         assert sc.inference is not None
-        lim = limits_for(sc, sc.inference, model_for(sc.model, sc.cluster, sc.inference))
+        lim = limits_for(
+            sc, sc.inference, model_for(sc.model, sc.cluster, sc.inference), engine=catalog.engine(sc.inference.engine)
+        )
         assert (lim.block_tokens, lim.reserve_full_context) == (block, full)
         assert lim.kv_capacity_tokens % block == 0
     assert lim.max_num_seqs == 2048 and lim.max_num_batched_tokens == 8192
@@ -381,7 +381,6 @@ def test_max_clients_search_hand_derived() -> None:
     # each always has one request in flight (the next one arrives as the last answer ends), so every step
     # computes c tokens (one prefill or decode per client) and lasts c ms: TPOT = c ms. SLO TPOT p99 ≤ 50.5 ms
     # ⇒ at most 50 clients. Start 30 (met) → 60 (missed) → bisect to 50.
-    from aiinfra.sim.search import max_clients_meeting_slo
 
     sc = load_scenario(
         EX,
@@ -394,10 +393,10 @@ def test_max_clients_search_hand_derived() -> None:
             "inference.slo={tpot_p99_s: 0.0505}",
         ],
     )
-    clients, points = max_clients_meeting_slo(sc, start_clients=30, step_model=LinearStep(0.0, 0.001))
+    clients, points = sim_max_clients(sc, start_clients=30, step_model=LinearStep(0.0, 0.001))
     assert clients == 50
     by = {p.clients: p for p in points}
     assert by[50].tpot_p99_s == pytest.approx(0.050) and by[51].tpot_p99_s == pytest.approx(0.051)
     assert all(p.meets_slo == (p.clients <= 50) for p in points)
     with pytest.raises(InfeasibleError, match="one client alone"):
-        max_clients_meeting_slo(sc, start_clients=4, step_model=LinearStep(0.0, 0.1))
+        sim_max_clients(sc, start_clients=4, step_model=LinearStep(0.0, 0.1))

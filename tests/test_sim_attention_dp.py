@@ -20,9 +20,8 @@ from aiinfra.sim.arrivals import Requests
 from aiinfra.sim.attention_dp import AttentionDpReplica, rank_limits
 from aiinfra.sim.engine import Records, Simulation
 from aiinfra.sim.replica import SchedulerLimits, Seq
-from aiinfra.sim.run import simulate
 
-from .conftest import cli_json
+from .conftest import cli_json, sim_run
 from .test_sim_kernel import LinearStep, lim, reqs
 
 QWEN_ADP = """
@@ -156,8 +155,8 @@ def test_attention_dp_over_one_rank_changes_nothing(tmp_yaml) -> None:  # type: 
     text = QWEN_ADP.replace("qwen3-235b-a22b", "mixtral-8x7b").replace("count: 8", "count: 1")
     text = text.replace("{tp: 8, ep: 8, attention_dp: true}", "{tp: 1, attention_dp: true}")
     sets = ["inference.num_requests=400", "inference.request_rate_per_s=20"]
-    on = simulate(load_scenario(tmp_yaml(text), sets), seed=2)
-    off = simulate(
+    on = sim_run(load_scenario(tmp_yaml(text), sets), seed=2)
+    off = sim_run(
         load_scenario(tmp_yaml(text.replace("attention_dp: true", "attention_dp: false"), "b.yaml"), sets), seed=2
     )
     assert on.attention_dp_ranks == off.attention_dp_ranks == 1
@@ -185,7 +184,7 @@ def test_saturated_throughput_matches_the_planners_straggler_model(tmp_yaml) -> 
     assert sc.inference is not None
     est = estimate(sc.model, sc.cluster, replace(sc.inference, batch="max"))
     assert est.batch_seqs == 1024
-    res = simulate(load_scenario(path, [f"inference.request_rate_per_s={2 * est.requests_per_s}"]), seed=1)
+    res = sim_run(load_scenario(path, [f"inference.request_rate_per_s={2 * est.requests_per_s}"]), seed=1)
     rec = res.records
     assert res.attention_dp_ranks == 8
     n = len(rec.finish_s)
@@ -212,7 +211,7 @@ def test_request_must_fit_one_rank(tmp_yaml) -> None:  # type: ignore[no-untyped
     ]
     sc = load_scenario(tmp_yaml(QWEN_ADP), sets)
     with pytest.raises(InfeasibleError, match="attention-DP rank") as err:
-        simulate(sc)
+        sim_run(sc)
     held = int(str(err.value).split(" holds ")[1].split(" ")[0].replace(",", ""))
     assert held < 21_000 < 8 * held
 

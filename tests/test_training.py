@@ -239,7 +239,7 @@ def test_memory_of_best_plan_within_capacity() -> None:
     from aiinfra.planning.training import setup_from_job
 
     assert sc.training is not None
-    mem = memory_per_rank(setup_from_job(sc.model, sc.training), plans)["total"][0]
+    mem = memory_per_rank(setup_from_job(sc.model, sc.training, reserve=sc.runtime_reserve), plans)["total"][0]
     assert mem == pytest.approx(est.memory_per_accelerator_bytes)
 
 

@@ -25,6 +25,7 @@ from aiinfra.analytic.training_step import (
     flash_attention_fwd_time,
     step_time,
 )
+from aiinfra.app.tables import row_tables
 from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.search.plans import single_plan
 from aiinfra.specs.model import ModelArch
@@ -126,11 +127,11 @@ def test_validation_row_naming_attn_impl_triton_uses_the_triton_kernel() -> None
         "metric": "tokens_per_s_per_accelerator",
         "notes": "FSDP FULL_SHARD. attn_impl triton/flash (submit_benchmarks.py)",
     }
-    assert predict_row(row).details["attention_kernel"] == "triton"
+    assert predict_row(row, row_tables()).details["attention_kernel"] == "triton"
     row["notes"] = "FSDP FULL_SHARD. attn_impl flash"
-    assert predict_row(row).details["attention_kernel"] == "flash2"
+    assert predict_row(row, row_tables()).details["attention_kernel"] == "flash2"
     row["notes"] = "FSDP FULL_SHARD"
-    assert predict_row(row).details["attention_kernel"] == "flash"
+    assert predict_row(row, row_tables()).details["attention_kernel"] == "flash"
 
 
 def _torchtitan_like_row(source: str, notes: str) -> dict[str, str]:
@@ -170,9 +171,10 @@ def test_pytorch_sdpa_rows_run_flashattention2_on_hopper() -> None:
     flop = 2 * 1 * 8192**2 * 4096 * 0.5
     peak = 989.4e12 * 0.82
     expect = 2 * 3.5 * (flop / (peak * 0.2971) - flop / (peak * 0.5266))  # = 3.48 ms
-    titan = predict_row(_torchtitan_like_row("pytorch/torchtitan benchmarks/x.md", "FSDP"))
-    sdpa = predict_row(_torchtitan_like_row("some paper", "attention via torch scaled_dot_product_attention"))
-    other = predict_row(_torchtitan_like_row("some paper", "FSDP"))
+    titan = predict_row(_torchtitan_like_row("pytorch/torchtitan benchmarks/x.md", "FSDP"), row_tables())
+    sdpa_row = _torchtitan_like_row("some paper", "attention via torch scaled_dot_product_attention")
+    sdpa = predict_row(sdpa_row, row_tables())
+    other = predict_row(_torchtitan_like_row("some paper", "FSDP"), row_tables())
     assert titan.details["attention_kernel"] == "flash2" and sdpa.details["attention_kernel"] == "flash2"
     assert other.details["attention_kernel"] == "flash"
     assert titan.predicted - other.predicted == pytest.approx(expect, rel=1e-3)
@@ -475,8 +477,8 @@ def test_validation_rows_naming_deepspeed_reduce_after_the_backward() -> None:
         "metric": "step_time_s",
         "notes": "",
     }
-    ds = predict_row(row).predicted
-    other = predict_row({**row, "source": "a Megatron-LM run"}).predicted
+    ds = predict_row(row, row_tables()).predicted
+    other = predict_row({**row, "source": "a Megatron-LM run"}, row_tables()).predicted
     assert ds is not None and other is not None and ds > other
 
 
@@ -541,14 +543,15 @@ def test_ep_comm_overlap_hides_the_all_to_all_behind_another_micro_batch() -> No
     # the same MoE row with and without the stated overlap: the overlapped one only exposes the all-to-all time
     # that exceeds a stage's compute of one micro-batch, so it is faster, and a dense row does not change
     moe = next(r for r in _rows() if r["id"] == "mcore-moe-zoo-h100-qwen3-235b-tp2pp8vpp4ep32-deepep")
-    plain = predict_row(moe)
+    plain = predict_row(moe, row_tables())
     assert moe["ep_comm_overlap"] == ""  # the shipped row does not state it
-    over = predict_row({**moe, "ep_comm_overlap": "yes"})
+    over = predict_row({**moe, "ep_comm_overlap": "yes"}, row_tables())
     assert over.predicted is not None and plain.predicted is not None
     assert over.predicted < plain.predicted  # step_time_s rows: a shorter step
     assert over.details["compute_s"] == pytest.approx(plain.details["compute_s"])
     dense = next(r for r in _rows() if r["id"] == "megatron-core-r08-h100-70b")
-    assert predict_row({**dense, "ep_comm_overlap": "yes"}).predicted == predict_row(dense).predicted
+    rt = row_tables()
+    assert predict_row({**dense, "ep_comm_overlap": "yes"}, rt).predicted == predict_row(dense, rt).predicted
     # a row in the reference schema (no ep_comm_overlap column) states it in its notes
     legacy = {k: v for k, v in moe.items() if k != "ep_comm_overlap"}
-    assert predict_row({**legacy, "notes": moe["notes"] + " +1f1b overlap"}).predicted == over.predicted
+    assert predict_row({**legacy, "notes": moe["notes"] + " +1f1b overlap"}, row_tables()).predicted == over.predicted

@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from aiinfra import catalog
+from aiinfra.app.tables import row_tables
 from aiinfra.validation import inference_rows
 from aiinfra.validation.runner import by_group, run
 
@@ -36,7 +37,7 @@ MOE = ("scout", "maverick", "qwen3")
 
 @pytest.fixture(scope="module")
 def result() -> dict:  # type: ignore[type-arg]
-    return run(DATA)
+    return run(DATA, row_tables())
 
 
 # group -> (max median |error|, max p90 |error|) the model achieved, with a margin (regression guard)
@@ -163,7 +164,7 @@ def test_engine_without_profile_is_predicted_with_a_flag() -> None:
     # an engine the catalog has no profile for (Hugging Face TGI): vLLM's defaults stand in and the reason says so
     row = next(r for r in csv.DictReader(DATA.open()) if r["id"] == "trtllm-v1p0-llama31-8b-h100-tp1pp1-1000-1000")
     row = {**row, "engine": "tgi", "id": "tgi-test", "notes": ""}
-    pred = inference_rows.predict_row(row)
+    pred = inference_rows.predict_row(row, row_tables())
     assert pred.predicted is not None and pred.predicted > 0
     assert "'tgi' has no profile" in pred.reason
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from aiinfra.app.tables import row_tables
 from aiinfra.validation import runner
 
 DATA = Path(runner.__file__).parent / "data"
@@ -45,7 +46,7 @@ OPEN_MEDIAN_GUARD, OPEN_P90_GUARD = 0.053, 0.15
 
 
 def test_open_at_scale_rows_regression_guard() -> None:
-    res = runner.run(DATA / "training_scale_open.csv")
+    res = runner.run(DATA / "training_scale_open.csv", row_tables())
     s = runner.summarise(res["cases"])
     assert s["n_compared"] == 38
     assert s["median_abs_rel_error"] <= OPEN_MEDIAN_GUARD
@@ -55,7 +56,7 @@ def test_open_at_scale_rows_regression_guard() -> None:
 def test_third_batch_open_rows_are_all_priced() -> None:
     """Every open row of the third batch (MLPerf Training v6.0) names a catalog accelerator, precision and layout the
     model can price: none comes back unscored. (The sealed file is scored only by bench/validation_scale.py.)"""
-    res = runner.run(DATA / "training_scale3_open.csv")
+    res = runner.run(DATA / "training_scale3_open.csv", row_tables())
     unscored = [c.id for c in res["cases"] if c.rel_error is None]
     assert not unscored
     assert len(res["cases"]) == len(_ids("training_scale3_open.csv"))

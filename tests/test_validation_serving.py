@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from aiinfra.accuracy.table import validation_files
+from aiinfra.app.tables import row_tables
 from aiinfra.validation import runner
 
 DATA = Path(runner.__file__).parent / "data"
@@ -73,6 +74,6 @@ def test_every_row_states_its_load_lengths_and_source(name: str) -> None:
 @pytest.mark.slow
 def test_every_serving_row_is_predicted() -> None:
     for name in (OPEN, SEALED):
-        res = runner.run(DATA / name)
+        res = runner.run(DATA / name, row_tables())
         missing = [c.id for c in res["cases"] if c.predicted is None]
         assert not missing, missing

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from aiinfra.app.tables import row_tables
 from aiinfra.validation import training_rows
 from aiinfra.validation.runner import Case, by_group, by_scale_band, run, summarise, time_error
 
@@ -21,19 +22,19 @@ DATA = Path(training_rows.__file__).parent / "data" / "training.csv"
 
 @pytest.fixture(scope="module")
 def result() -> dict:  # type: ignore[type-arg]
-    return run(DATA)
+    return run(DATA, row_tables())
 
 
 def test_value_column_is_never_seen(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[dict[str, str]] = []
     real = training_rows.predict_row
 
-    def spy(row: dict[str, str]):  # type: ignore[no-untyped-def]
+    def spy(row: dict[str, str], tables):  # type: ignore[no-untyped-def]
         seen.append(row)
-        return real(row)
+        return real(row, tables)
 
     monkeypatch.setattr(training_rows, "predict_row", spy)
-    run(DATA)
+    run(DATA, row_tables())
     assert seen and all("value" not in r for r in seen)
 
 
@@ -46,7 +47,7 @@ def test_blank_value_is_still_predicted(tmp_path: Path) -> None:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    res = run(out)
+    res = run(out, row_tables())
     assert all(c.predicted is not None and c.measured is None and c.rel_error is None for c in res["cases"])
 
 

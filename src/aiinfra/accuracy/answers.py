@@ -90,10 +90,12 @@ class Inputs:
     engine: str | None = None
     batch: int | None = None
     saturated: bool = False
+    generations: Mapping[str, str | None]
+    """Accelerator id -> its catalog generation (the scenario's and the error table's accelerators)."""
 
 
 def _regime(quantity: str, i: Inputs) -> Regime:
-    gen = generation_of(i.accelerator)
+    gen = generation_of(i.accelerator, i.generations)
     arch = "moe" if i.moe else "dense"
     if quantity == "step_time":
         return Regime(
@@ -119,7 +121,7 @@ def _regime(quantity: str, i: Inputs) -> Regime:
 def extrapolation(kind: str, i: Inputs, table: Sequence[ErrorRow]) -> str | None:
     """Why the scenario lies outside every validated regime of ``kind`` (training, inference, reliability), or
     None when some measurement is near it."""
-    gen = generation_of(i.accelerator)
+    gen = generation_of(i.accelerator, i.generations)
     rows = [r for r in table if r.kind == kind]
     if kind == "reliability":
         near = [r for r in rows if r.accelerators_count and _near(r.accelerators_count, i.accelerators)]
@@ -130,7 +132,7 @@ def extrapolation(kind: str, i: Inputs, table: Sequence[ErrorRow]) -> str | None
         return f"no published failure figure within {NEAR_SCALE_RATIO:g}× of {i.accelerators:,} accelerators" + (
             f" (nearest: {nearest:,})" if nearest else ""
         )
-    same = [r for r in rows if generation_of(r.accelerator) == gen]
+    same = [r for r in rows if generation_of(r.accelerator, i.generations) == gen]
     what = "training" if kind == "training" else "serving"
     if not same:
         return f"no published {what} measurement on {gen} hardware"
@@ -333,9 +335,10 @@ MEMORY_NOTE = (
 )
 
 
-def _training_inputs(sc: Scenario, obj: Mapping[str, Any]) -> Inputs:
+def _training_inputs(sc: Scenario, obj: Mapping[str, Any], gens: Mapping[str, str | None]) -> Inputs:
     plan = obj.get("plan") or {}
     return Inputs(
+        generations=gens,
         accelerator=sc.cluster.accelerator.id,
         accelerators=int(obj.get("accelerators_used") or sc.cluster.count),
         moe=sc.model.is_moe,
@@ -356,27 +359,36 @@ def _serving_batch(sc: Scenario) -> tuple[int | None, bool]:
 
 
 def accuracy_for(
-    kind: str, scenario: Scenario, values: Mapping[str, Any], table: Sequence[ErrorRow] | None = None
+    kind: str,
+    scenario: Scenario,
+    values: Mapping[str, Any],
+    table: Sequence[ErrorRow] | None = None,
+    *,
+    generations: Mapping[str, str | None],
 ) -> dict[str, Any]:
     """The ``accuracy`` object of answer ``kind`` (train, memory, infer, capacity, simulate, cost, tco, datacenter,
     reliability) for ``scenario`` (the regime inputs) and the answer's JSON object ``values`` (its headline
-    numbers); ``table``: the error rows to use (default: the shipped error table)."""
+    numbers); ``table``: the error rows to use (default: the shipped error table); ``generations``: accelerator
+    id -> catalog generation (read at the application boundary)."""
     rows = shipped() if table is None else table
+    gens = generations
     if kind == "tco":
         return {**_no_band(TCO_NOTE, False), "regime": "prices only"}
     if kind == "memory":
         return _no_band(MEMORY_NOTE, True)
     if kind == "train":
-        return bands_for("train", _training_inputs(scenario, values), values, rows)
+        return bands_for("train", _training_inputs(scenario, values, gens), values, rows)
     if kind == "reliability":
         rel = values.get("reliability") or {}
-        return reliability_bands(_training_inputs(scenario, values), rel, values.get("time_to_train_s"), rows)
+        ins = _training_inputs(scenario, values, gens)
+        return reliability_bands(ins, rel, values.get("time_to_train_s"), rows)
     if kind == "cost":
-        return _cost(scenario, values, rows)
+        return _cost(scenario, values, rows, gens)
     if kind == "datacenter":
-        return _datacenter(scenario, values, rows)
+        return _datacenter(scenario, values, rows, gens)
     if kind == "infer":
         i = Inputs(
+            generations=gens,
             accelerator=str(values.get("accelerator") or scenario.cluster.accelerator.id),
             accelerators=int(values.get("count") or scenario.cluster.count),
             moe=scenario.model.is_moe,
@@ -389,6 +401,7 @@ def accuracy_for(
     if kind == "capacity":
         ch = values.get("chosen") or {}
         i = Inputs(
+            generations=gens,
             accelerator=str(ch.get("accelerator") or scenario.cluster.accelerator.id),
             accelerators=int(ch.get("accelerators") or 1),
             moe=scenario.model.is_moe,
@@ -410,6 +423,7 @@ def accuracy_for(
         running = values.get("running_seqs_max")
         batch, saturated = _serving_batch(scenario)
         i = Inputs(
+            generations=gens,
             accelerator=scenario.cluster.accelerator.id,
             accelerators=scenario.cluster.count,
             moe=scenario.model.is_moe,
@@ -422,7 +436,9 @@ def accuracy_for(
     raise ValueError(f"accuracy_for: unknown answer kind {kind!r}")
 
 
-def _cost(sc: Scenario, values: Mapping[str, Any], rows: Sequence[ErrorRow]) -> dict[str, Any]:
+def _cost(
+    sc: Scenario, values: Mapping[str, Any], rows: Sequence[ErrorRow], gens: Mapping[str, str | None]
+) -> dict[str, Any]:
     """The bill's band: the modelled duration's band carried into the dollars that scale with it (compute, and
     the totals; storage and egress do not scale but are small beside compute). A duration the scenario gives has
     no model error. ``values["plan"]``: the training plan's layout (tp, pp, sharding)."""
@@ -437,6 +453,7 @@ def _cost(sc: Scenario, values: Mapping[str, Any], rows: Sequence[ErrorRow]) -> 
         }
     layout = values.get("plan") or {}
     i = Inputs(
+        generations=gens,
         accelerator=sc.cluster.accelerator.id,
         accelerators=sc.cluster.count,
         moe=sc.model.is_moe,
@@ -458,13 +475,16 @@ def _cost(sc: Scenario, values: Mapping[str, Any], rows: Sequence[ErrorRow]) -> 
     return out
 
 
-def _datacenter(sc: Scenario, values: Mapping[str, Any], rows: Sequence[ErrorRow]) -> dict[str, Any]:
+def _datacenter(
+    sc: Scenario, values: Mapping[str, Any], rows: Sequence[ErrorRow], gens: Mapping[str, str | None]
+) -> dict[str, Any]:
     """The storage data feed follows the training plan's tokens/s (its step-time band, inverted); the rest of the
     answer is counts and catalog ratings, with no model error. ``values["plan"]``: the training plan's layout."""
     layout = values.get("plan")
     if not layout or not _finite(_get(values, "storage.tokens_per_s")):
         return {**_no_band(DATACENTER_NOTE, False), "regime": "catalog ratings only"}
     i = Inputs(
+        generations=gens,
         accelerator=sc.cluster.accelerator.id,
         accelerators=sc.cluster.count,
         moe=sc.model.is_moe,

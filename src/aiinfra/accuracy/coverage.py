@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,8 +67,9 @@ def check(rows: Sequence[ErrorRow], pool: Sequence[ErrorRow]) -> list[Checked]:
     return out
 
 
-def rows_from_cases(path: Path, cases: Sequence[object]) -> list[ErrorRow]:
-    """The error rows of one validated CSV from its runner cases (aiinfra.validation.runner.Case)."""
+def rows_from_cases(path: Path, cases: Sequence[object], generations: Mapping[str, str | None]) -> list[ErrorRow]:
+    """The error rows of one validated CSV from its runner cases (aiinfra.validation.runner.Case); ``generations``:
+    accelerator id -> catalog generation."""
     from aiinfra.validation.runner import read_cases
 
     kind, rows = read_cases(path)
@@ -78,7 +79,7 @@ def rows_from_cases(path: Path, cases: Sequence[object]) -> list[ErrorRow]:
     for c in cases:
         row = by_id.get(getattr(c, "id", ""))
         measured, predicted = getattr(c, "measured", None), getattr(c, "predicted", None)
-        regime = row_regime(kind, row) if row else None
+        regime = row_regime(kind, row, generations) if row else None
         if row is None or regime is None or not measured or not predicted or predicted <= 0:
             continue
         metric = row["metric"].strip()

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-
-from aiinfra.errors import AiinfraError
 
 ANY = "any"
 """A dimension pooled over (every value)."""
@@ -84,15 +83,13 @@ def scale_band(count: int | None) -> str:
     return ANY
 
 
-def generation_of(accelerator_id: str) -> str:
-    """The catalog generation of an accelerator id; the id itself where the catalog has none."""
-    from aiinfra import catalog
-
-    try:
-        gen = catalog.accelerator(accelerator_id.strip()).generation
-    except AiinfraError:
-        return accelerator_id.strip() or ANY
-    return gen or accelerator_id.strip()
+def generation_of(accelerator_id: str, generations: Mapping[str, str | None]) -> str:
+    """The catalog generation of an accelerator id (``generations``: id -> generation, read from the catalog at the
+    application boundary); the id itself where the catalog has none."""
+    key = accelerator_id.strip()
+    if key not in generations:
+        return key or ANY
+    return generations[key] or key
 
 
 def parallelism_family(tp: int, pp: int, sharding: str) -> str:
@@ -137,10 +134,11 @@ def _int(row: dict[str, str], key: str, default: int | None = None) -> int | Non
     return int(v) if math.isfinite(v) else default
 
 
-def row_regime(kind: str, row: dict[str, str]) -> Regime | None:
-    """The regime of one validation CSV row (None: a metric no answer's band uses)."""
+def row_regime(kind: str, row: dict[str, str], generations: Mapping[str, str | None]) -> Regime | None:
+    """The regime of one validation CSV row (None: a metric no answer's band uses); ``generations`` as
+    :func:`generation_of`."""
     moe = "moe" if (_int(row, "num_experts", 1) or 1) > 1 else "dense"
-    gen = generation_of(row.get("accelerator") or "")
+    gen = generation_of(row.get("accelerator") or "", generations)
     if kind == "training":
         return Regime(
             kind=kind,

@@ -10,13 +10,17 @@ import functools
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiinfra.accuracy.regimes import RATE_METRICS, Regime, row_regime, source_key
 from aiinfra.errors import DataError
+
+if TYPE_CHECKING:
+    from aiinfra.reliability.rates import ReliabilityTable
+    from aiinfra.validation.types import RowTables
 
 PACKAGE = Path(__file__).resolve().parent.parent
 VALIDATION_DATA = PACKAGE / "validation" / "data"
@@ -97,10 +101,16 @@ def _count(row: dict[str, str], key: str) -> int | None:
 
 
 def rows_of_file(
-    path: Path, split: str, only: Iterable[str] | None = None, progress: Callable[[int, int | None], None] | None = None
+    path: Path,
+    split: str,
+    generations: Mapping[str, str | None],
+    tables: RowTables,
+    only: Iterable[str] | None = None,
+    progress: Callable[[int, int | None], None] | None = None,
 ) -> list[ErrorRow]:
     """Predict the rows of one training or inference CSV (``only``: just these ids) and return those with a
-    measurement, a prediction and a regime."""
+    measurement, a prediction and a regime (``generations``: accelerator id -> catalog generation; ``tables``: the
+    catalog's rows the predictors read)."""
     from aiinfra.validation.runner import _measured, _predictor, read_cases
 
     kind, rows = read_cases(path)
@@ -111,10 +121,10 @@ def rows_of_file(
     out = []
     for done, row in enumerate(rows, start=1):
         measured = _measured(row, "value")
-        regime = row_regime(kind, row)
+        regime = row_regime(kind, row, generations)
         if measured and regime is not None and predictor is not None:
             try:
-                pred = predictor({k: v for k, v in row.items() if k != "value"}).predicted
+                pred = predictor({k: v for k, v in row.items() if k != "value"}, tables).predicted
             except Exception:  # a row the predictor fails on has no error to learn from
                 pred = None
             if pred is not None and pred > 0:
@@ -139,25 +149,27 @@ def rows_of_file(
     return out
 
 
-def reliability_rows(only: Iterable[str] | None = None) -> list[ErrorRow]:
+def reliability_rows(
+    generations: Mapping[str, str | None], rates: ReliabilityTable, only: Iterable[str] | None = None
+) -> list[ErrorRow]:
     """The reliability validation's rate rows (aiinfra.reliability.validation: Kokolis et al.'s rows
     leave-one-source-out); the ETTR row is left out (one row; the answers derive ETTR's band from the rates)."""
     from aiinfra.reliability.validation import _loo_ratio, predict, read_rows, sealed
 
     open_rows = read_rows("open")
-    loo = _loo_ratio(open_rows)
+    loo = _loo_ratio(rates, open_rows)
     keep = set(only) if only is not None else None
     out = []
     for split in ("open", "sealed"):
         for row in read_rows(split):
-            regime = row_regime("reliability", row)
+            regime = row_regime("reliability", row, generations)
             if row["quantity"] == "share_frac":  # a mix of causes, not scaled by the rate: no rate error
                 continue
             if regime is None or (keep is not None and row["id"] not in keep):
                 continue
             if sealed(row["id"]) != (split == "sealed"):
                 raise DataError(f"reliability row {row['id']} is in the {split} file against the sealing rule")
-            pred, value = predict(row, loo), float(row["value"])
+            pred, value = predict(rates, row, loo), float(row["value"])
             out.append(
                 ErrorRow(
                     id=row["id"],
@@ -177,13 +189,19 @@ def reliability_rows(only: Iterable[str] | None = None) -> list[ErrorRow]:
     return out
 
 
-def build(progress: Callable[[str, int, int | None], None] | None = None) -> list[ErrorRow]:
-    """Predict every validation row (minutes: the inference rows run the simulator)."""
+def build(
+    generations: Mapping[str, str | None],
+    rates: ReliabilityTable,
+    tables: RowTables,
+    progress: Callable[[str, int, int | None], None] | None = None,
+) -> list[ErrorRow]:
+    """Predict every validation row (minutes: the inference rows run the simulator); ``generations`` as
+    :func:`rows_of_file`."""
     out: list[ErrorRow] = []
     for path, split in validation_files():
         cb = None if progress is None else functools.partial(progress, path.name)
-        out += rows_of_file(path, split, progress=cb)
-    return out + reliability_rows()
+        out += rows_of_file(path, split, generations, tables, progress=cb)
+    return out + reliability_rows(generations, rates)
 
 
 def row_dict(r: ErrorRow) -> dict[str, Any]:
@@ -215,7 +233,7 @@ def files_meta() -> dict[str, dict[str, str]]:
 def _read(path: Path) -> tuple[dict[str, Any], tuple[ErrorRow, ...]]:
     """The table's meta and rows, through the catalog's on-disk cache of parsed files (keyed by the file's path,
     size and modification time): a warm start unpickles the rows instead of parsing the JSON (start-up time)."""
-    from aiinfra.catalog.parse import cached, file_identity
+    from aiinfra.diskcache import cached, file_identity
 
     try:
         identity = file_identity(path)

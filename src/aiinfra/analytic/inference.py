@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from aiinfra import catalog
@@ -619,3 +620,9 @@ class InferenceModel:
 
     def iteration_time_s(self, batch: StepBatch) -> float:
         return self.breakdown(batch).time_s
+
+
+def pinned_catalog() -> AbstractContextManager[object]:
+    """Keep the catalog active now for a whole simulated run: the step model's lookups then skip the per-call look
+    for refreshed price overlays (the simulator prices thousands of steps against one catalog)."""
+    return catalog.use(catalog.active())

@@ -9,11 +9,24 @@ from typing import TYPE_CHECKING, Any
 from aiinfra.errors import AiinfraError
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import pandas  # type: ignore[import-untyped]
+
+    from aiinfra.specs.scenario import Scenario
 
 
 class MissingExtraError(AiinfraError):
     """An optional dependency the call needs is not installed."""
+
+
+def accuracy_for(kind: str, scenario: Scenario, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``accuracy`` object of an answer (aiinfra.accuracy.answers.accuracy_for) with the accelerator
+    generations of the active catalog."""
+    from aiinfra import catalog
+    from aiinfra.accuracy import answers
+
+    return answers.accuracy_for(kind, scenario, values, generations=catalog.generations())
 
 
 def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:

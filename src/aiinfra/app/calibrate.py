@@ -58,6 +58,24 @@ class CalibrateResult(Result):
         return [dict(r) for r in self.rows]
 
 
+def _predict(case: Any, factors: Any) -> dict[str, float]:
+    """calibration.predict.predict of ``case`` with the candidate ``factors`` in force."""
+    from aiinfra.calibration.predict import predict
+    from aiinfra.catalog.calibration import trial
+
+    with trial(factors):
+        return predict(case)
+
+
+def _residuals(cases: Any, values: dict[str, float]) -> Any:
+    """calibration.predict.residuals of ``cases`` with the factors named by ``values`` in force."""
+    from aiinfra.calibration.predict import residuals
+    from aiinfra.catalog.calibration import Factors, trial
+
+    with trial(Factors.of(values)):
+        return residuals(cases)
+
+
 def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> CalibrateResult:
     """Read every result file, fit the factors, check them by leave-one-out, write ``out`` as an overlay.
 
@@ -70,6 +88,7 @@ def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> Ca
     from aiinfra.calibration.fit import active, fit
     from aiinfra.calibration.readers import ServingResult, TrainingResult, read
     from aiinfra.catalog.calibration import Factors
+    from aiinfra.catalog.resolve import scenario_of
 
     if not results:
         raise SpecError(
@@ -92,17 +111,17 @@ def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> Ca
             "calibrate each kind in its own run (both may write the same --out)",
         )
     if serving:
-        cases, applies = pr.serving_cases(scenario, serving), "inference"
+        cases, applies = pr.serving_cases(scenario, serving, scenario_of), "inference"
         params = pr.serving_params(scenario, cases)
         engine: str | None = scenario.inference.engine if scenario.inference else None
     else:
-        cases, applies = pr.training_cases(scenario, training), "training"
+        cases, applies = pr.training_cases(scenario, training, scenario_of), "training"
         params = pr.training_params(scenario, cases)
         engine = None
     n_metrics = len(cases[0].measured)
 
     def res(sub: Sequence[pr.Case]) -> Any:
-        return lambda values: pr.residuals(sub, values)
+        return lambda values: _residuals(sub, values)
 
     chosen = active(params, res(cases), n_metrics * len(cases))
     best = fit(params, chosen, res(cases))
@@ -110,7 +129,7 @@ def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> Ca
     factors = Factors.of(best.values)
     rows: list[dict[str, Any]] = []
     for c in cases:
-        before, after = pr.predict(c, neutral), pr.predict(c, factors)
+        before, after = _predict(c, neutral), _predict(c, factors)
         for metric, value in c.measured.items():
             rows.append(
                 {
@@ -132,7 +151,7 @@ def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> Ca
         for i, c in enumerate(cases):
             rest = [o for j, o in enumerate(cases) if j != i]
             sub = fit(params, active(params, res(rest), n_metrics * len(rest)), res(rest), start=best.values)
-            pred = pr.predict(c, Factors.of(sub.values))
+            pred = _predict(c, Factors.of(sub.values))
             for metric, value in c.measured.items():
                 loo.append(
                     {
@@ -156,7 +175,7 @@ def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> Ca
         notes.append("held neutral (no effect on these runs, or fewer residuals than factors): " + ", ".join(skipped))
     bounds = {p.name: (p.lo, p.hi) for p in params}
     row = _overlay_row(scenario, applies, engine, best.values, best.fitted, bounds, cases, rows, loo, results)
-    from aiinfra.calibration.overlay import write_rows
+    from aiinfra.catalog.overlay_files import write_rows
 
     write_rows(out_dir, "calibration.yaml", [row], _summary(row, rows, loo))
     return CalibrateResult(

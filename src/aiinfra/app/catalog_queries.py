@@ -8,6 +8,7 @@ from typing import Any
 from aiinfra import catalog
 from aiinfra.analytic import model_figures as mf
 from aiinfra.app.base import Result, flatten
+from aiinfra.app.tables import price_book
 from aiinfra.catalog.resolve import resolve_model
 from aiinfra.costing.prices import (
     REFRESH_COMMAND,
@@ -71,10 +72,10 @@ def catalog_show(id_: str) -> CatalogRow:
     try:
         kind, spec = catalog.find_any(id_)
     except UnknownIdError:
-        price = next((p for p in every_cloud_price() if p.id == id_), None)
+        price = next((p for p in every_cloud_price(price_book()) if p.id == id_), None)
         if price is not None:
             return CatalogRow(kind="prices", spec=price)
-        bought = next((p for p in purchase_prices() if p.id == id_), None)
+        bought = next((p for p in purchase_prices(price_book()) if p.id == id_), None)
         if bought is None:
             raise
         return CatalogRow(kind="purchases", spec=bought)
@@ -117,7 +118,7 @@ def price_list(accelerator: str | None = None) -> PriceRows:
     accelerator or all; an unknown accelerator id gets the catalog's "did you mean"."""
     if accelerator is not None:
         catalog.accelerator(accelerator, "--accelerator")
-    return PriceRows(accelerator=accelerator, prices=tuple(cloud_prices(accelerator)))
+    return PriceRows(accelerator=accelerator, prices=tuple(cloud_prices(price_book(), accelerator)))
 
 
 def accelerator_summary(acc: AcceleratorSpec) -> dict[str, Any]:
@@ -242,7 +243,7 @@ def purchase_list(accelerator: str | None = None) -> PurchaseRows:
     network parts, for one accelerator or all, by kind then price."""
     if accelerator is not None:
         catalog.accelerator(accelerator, "--accelerator")
-    rows = [p for p in purchase_prices() if accelerator is None or p.accelerator == accelerator]
+    rows = [p for p in purchase_prices(price_book()) if accelerator is None or p.accelerator == accelerator]
     return PurchaseRows(
         accelerator=accelerator, purchases=tuple(sorted(rows, key=lambda p: (p.kind, p.unit_price_usd, p.id)))
     )

@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from aiinfra.accuracy.answers import accuracy_for
-from aiinfra.app.base import Result, flatten
+from aiinfra.app.base import Result, accuracy_for, flatten
 from aiinfra.app.sourced import (
     best_training_estimate,
     checkpoint_size,
@@ -17,6 +16,7 @@ from aiinfra.app.sourced import (
     section,
     sourced,
 )
+from aiinfra.app.tables import price_book
 from aiinfra.costing import Usage
 from aiinfra.costing.carbon import intensity
 from aiinfra.costing.cloud import CloudOption, cloud_options
@@ -41,7 +41,7 @@ def _node_power(ci: CostInput) -> tuple[float | None, dict[str, Any] | None]:
     if ci.node_power is not None and ci.node_power_kw is not None:
         raise SpecError("cost.node_power", ci.node_power, "given together with node_power_kw", "give one of the two")
     if ci.node_power is not None:
-        row = facility(ci.node_power, "cost.node_power")
+        row = facility(price_book(), ci.node_power, "cost.node_power")
         if row.unit != "kw":
             raise SpecError(
                 "cost.node_power",
@@ -240,11 +240,11 @@ def cost(scenario: Scenario) -> CostResult:
     usage, est = _usage(scenario, ci)
     pue, pue_src = pue_figure(ci.pue, "cost")
     usd_kwh, el_src = electricity_figure(ci.electricity_usd_per_kwh, ci.electricity_price, "cost")
-    grid_carbon = grid_carbon_rows()
+    grid_carbon = grid_carbon_rows(price_book())
     region = intensity(ci.carbon_region, grid_carbon) if ci.carbon_region else None
     node_w, node_src = _node_power(ci)
     en = energy(usage, scenario.cluster.accelerator, scenario_system(scenario), pue, usd_kwh, region, node_w)
-    listed = cloud_prices(usage.accelerator_id, providers=ci.providers, pricing=ci.pricing)
+    listed = cloud_prices(price_book(), usage.accelerator_id, providers=ci.providers, pricing=ci.pricing)
     prices, excluded = offers_that_run(scenario, usage, listed)
     opts = cloud_options(usage, prices, ci, en.energy_kwh, region, grid_carbon=grid_carbon)
     notes = list(en.notes)

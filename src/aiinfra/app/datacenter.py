@@ -7,9 +7,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from aiinfra.accuracy.answers import accuracy_for
-from aiinfra.app.base import Result
+from aiinfra.app.base import Result, accuracy_for
 from aiinfra.app.sourced import best_training_estimate, checkpoint_size, pue_figure, scenario_system, section
+from aiinfra.app.tables import price_book
 from aiinfra.costing import Usage
 from aiinfra.costing.datacenter import Racks, StorageNeed, racks, storage_need
 from aiinfra.costing.energy import PowerDraw, power_draw
@@ -26,7 +26,7 @@ def _unit_price_src(value: float | None, id_: str | None, field: str) -> tuple[f
     if value is not None and id_ is not None:
         raise SpecError(f"{field}_purchase_id", id_, f"given together with {field}_price_usd", "give one of the two")
     if id_ is not None:
-        row = purchase(id_, f"{field}_purchase_id")
+        row = purchase(price_book(), id_, f"{field}_purchase_id")
         return row.unit_price_usd, age_text(row)
     return value, "scenario" if value is not None else None
 
@@ -116,16 +116,16 @@ def datacenter(scenario: Scenario) -> DatacenterResult:
         if system is not None and system.power_max_w is not None
         else "accelerators' TDP only (host power unknown)"
     )
-    air = facility(DEFAULT_FACILITY["rack_air_limit"])
+    air = facility(price_book(), DEFAULT_FACILITY["rack_air_limit"])
     limit_w = di.rack_power_limit_kw * 1e3 if di.rack_power_limit_kw else air.value * 1e3
     pue, pue_src = pue_figure(di.pue, "datacenter")
     rk = racks(nodes, pd.node_max_power_w, limit_w, air.value * 1e3, pue)
-    radix_row = facility(DEFAULT_FACILITY["switch_radix"]) if di.switch_radix is None else None
+    radix_row = facility(price_book(), DEFAULT_FACILITY["switch_radix"]) if di.switch_radix is None else None
     radix = di.switch_radix or int(radix_row.value if radix_row else 0)
     nics = di.nics_per_node or (system.nics.count if system is not None and system.nics else c.per_node)
     fab = cluster_fabric(nodes, nics, radix, di.topology, di.oversubscription)
-    sw_side = facility(DEFAULT_FACILITY["transceiver_switch_side"])
-    nic_side = facility(DEFAULT_FACILITY["transceiver_nic_side"])
+    sw_side = facility(price_book(), DEFAULT_FACILITY["transceiver_switch_side"])
+    nic_side = facility(price_book(), DEFAULT_FACILITY["transceiver_nic_side"])
     # a twin-port 800G OSFP serves two 400G switch ports
     tr_w = transceiver_power_w(fab, sw_side.value / 2.0, nic_side.value)
     sw_price, sw_price_src = _unit_price_src(di.switch_price_usd, di.switch_purchase_id, "datacenter.switch")

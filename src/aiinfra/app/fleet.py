@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from aiinfra.app import tables
+from aiinfra.app.tables import price_book, serving_tables
 from aiinfra.errors import SpecError
 from aiinfra.planning.capacity import Deployment
 from aiinfra.planning.disagg import Disaggregated
@@ -21,7 +23,9 @@ from aiinfra.specs.scenario import Scenario
 
 def mixed_fleet(sc: Scenario, accelerators: list[str] | None, engines: list[str] | None) -> MixedFleet:
     """The cheapest fleet for the scenario's request classes over ``accelerators`` (default: the scenario's)."""
-    return plan_mixed(sc, accelerators or [sc.cluster.accelerator.id], engines)
+    return plan_mixed(
+        sc, accelerators or [sc.cluster.accelerator.id], engines, prices=price_book(), parts=tables.accelerators()
+    )
 
 
 def read_arrivals(sc: Scenario, path: str) -> np.ndarray:
@@ -61,7 +65,7 @@ def day_fleet(sc: Scenario, chosen: Deployment) -> DayFleet:
     assert wl is not None and wl.load_profile is not None
     prof = wl.load_profile
     arrivals = read_arrivals(sc, prof.arrivals_csv) if prof.arrivals_csv else None
-    return plan_day(chosen, wl, prof, arrivals_s=arrivals)
+    return plan_day(chosen, wl, prof, arrivals_s=arrivals, prices=price_book())
 
 
 def simulate_mixed(
@@ -205,7 +209,7 @@ def simulate_disaggregated(sc: Scenario, d: Disaggregated, seed: int) -> dict[st
             load_profile=None,
         ),
     )
-    s = run_simulation(one, seed=seed).summary
+    s = run_simulation(one, seed=seed, tables=serving_tables(one)).summary
     misses = slo_misses(s, wl.slo) if wl.slo is not None else []
     return {
         "disaggregated": f"{p}P{q}D slice of {d.prefill_replicas}P{d.decode_replicas}D on {d.accelerator}",

@@ -8,8 +8,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from aiinfra import catalog
-from aiinfra.accuracy.answers import accuracy_for
-from aiinfra.app.base import Result, flatten
+from aiinfra.app import tables
+from aiinfra.app.base import Result, accuracy_for, flatten
+from aiinfra.app.tables import price_book, serving_tables
 from aiinfra.catalog import calibration
 from aiinfra.planning.inference import InferenceEstimate, estimate_inference
 from aiinfra.report.render import jsonable, layout_label
@@ -144,7 +145,13 @@ def capacity(
         )
     from aiinfra.planning.capacity import plan_capacity
 
-    options = plan_capacity(scenario, list(accelerators) if accelerators else None, engines)
+    options = plan_capacity(
+        scenario,
+        list(accelerators) if accelerators else None,
+        engines,
+        prices=price_book(),
+        parts=tables.accelerators(),
+    )
     dis: tuple[Disaggregated, ...] | None = None
     dis_rejected: tuple[str, ...] = ()
     if disaggregate:
@@ -152,7 +159,10 @@ def capacity(
 
         assert wl is not None
         found = plan_disaggregated(
-            scenario, list(accelerators or [scenario.cluster.accelerator.id]), engines or [wl.engine]
+            scenario,
+            list(accelerators or [scenario.cluster.accelerator.id]),
+            engines or [wl.engine],
+            prices=price_book(),
         )
         dis = tuple(d for d in found if not isinstance(d, str))
         dis_rejected = tuple(d for d in found if isinstance(d, str))
@@ -319,7 +329,8 @@ def simulate_one_replica(sc: Scenario, best: Deployment, seed: int, num_requests
         wl = replace(wl, concurrency=load["concurrency"], request_rate_per_s=None, arrival=Arrival(kind="concurrency"))
     else:
         wl = replace(wl, request_rate_per_s=load["request_rate_per_s"], arrival=Arrival(kind="poisson"))
-    return run_simulation(replace(one, inference=wl), seed=seed)
+    chosen = replace(one, inference=wl)
+    return run_simulation(chosen, seed=seed, tables=serving_tables(chosen))
 
 
 def simulated_check(
@@ -350,7 +361,11 @@ def simulated_check(
     _, rep = estimate_with_replica(one.model, one.cluster, replace(owl, batch="max"), usage="server", grid=True)
     seed_rate = rep.max_rate(owl.slo) if rep is not None else None
     rate, _ = max_rate_meeting_slo(
-        one, seed=seed, progress=progress, start_rate_per_s=seed_rate[0] if seed_rate is not None else None
+        one,
+        seed=seed,
+        progress=progress,
+        start_rate_per_s=seed_rate[0] if seed_rate is not None else None,
+        tables=serving_tables(one),
     )
     replicas = math.ceil(demand / rate)
     out: dict[str, Any] = {
@@ -362,7 +377,9 @@ def simulated_check(
     }
     if users:
         start = best.users_per_replica or best.batch_per_replica
-        clients, _ = max_clients_meeting_slo(one, seed=seed, start_clients=start, progress=progress)
+        clients, _ = max_clients_meeting_slo(
+            one, seed=seed, start_clients=start, progress=progress, tables=serving_tables(one)
+        )
         per_users = math.ceil(users / clients)
         out["closed_loop"] = {
             "users": users,

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiinfra.app.base import Result
+from aiinfra.catalog import mig as catalog_mig
 from aiinfra.report.render import jsonable
 from aiinfra.sharing import mig as m
 
@@ -80,9 +81,11 @@ class MigResult(Result):
 def mig(accelerator: str, layout: str | None = None) -> MigResult:
     """MIG profiles of ``accelerator`` with every valid full layout, or the placement of ``layout``
     (comma-separated profile names); an invalid layout raises SpecError with the reason."""
-    geo = m.geometry(accelerator, "accelerator")
-    base = m.accelerator(accelerator, "accelerator")
-    shares = tuple(MigProfileShare(profile=p, instance=m.instance_accelerator(base, p.name)) for p in geo.profiles)
+    geo = catalog_mig.geometry(accelerator, "accelerator")
+    base = catalog_mig.accelerator(accelerator, "accelerator")
+    shares = tuple(
+        MigProfileShare(profile=p, instance=m.instance_accelerator(base, geo, p.name)) for p in geo.profiles
+    )
     if layout is not None:
         names = [n.strip() for n in layout.split(",") if n.strip()]
         if not names:

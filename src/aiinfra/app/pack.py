@@ -13,6 +13,8 @@ import pydantic
 
 from aiinfra import catalog
 from aiinfra.app.base import Result
+from aiinfra.app.tables import price_book
+from aiinfra.catalog import mig as catalog_mig
 from aiinfra.catalog.resolve import resolve
 from aiinfra.errors import SpecError
 from aiinfra.planning.capacity import cheapest_price
@@ -226,8 +228,8 @@ def pack(source: str | Path | Mapping[str, Any], set: Iterable[str] | None = Non
     price: dict[str, float] = {}
     for k, acc in enumerate(spec.accelerators):
         a = catalog.accelerator(acc, f"pack.accelerators[{k}]")
-        geos[a.id] = m.geometries().get(a.id)
-        pr = cheapest_price(a.id)
+        geos[a.id] = catalog_mig.geometries().get(a.id)
+        pr = cheapest_price(price_book(), a.id)
         if spec.objective == "cost" and pr is None:
             raise SpecError(
                 f"pack.accelerators[{k}]",

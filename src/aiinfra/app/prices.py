@@ -9,7 +9,9 @@ from typing import Any
 
 from aiinfra import catalog
 from aiinfra.app.base import Result
+from aiinfra.app.tables import price_book
 from aiinfra.catalog.store import PRICES_DIR_ENV, refreshed_prices_dir
+from aiinfra.costing.offers import NameTable
 from aiinfra.costing.price_diff import OfferChange, offer_changes
 from aiinfra.costing.prices import STALE_AFTER_DAYS, InstancePrice, cloud_prices, freshness
 from aiinfra.costing.refresh import DEFAULT_PROVIDERS, Fetch, RefreshReport, files_fetcher, gpuhunt_fetcher, refresh
@@ -21,6 +23,33 @@ REFRESH_PROVIDERS = DEFAULT_PROVIDERS
 
 #: the shipped examples (a source checkout; an installed package has none: give examples_dir)
 EXAMPLES_DIR = Path(__file__).resolve().parents[3] / "examples"
+
+
+def offer_name_table() -> NameTable:
+    """prices/offer_names.yaml of the active catalog, its accelerators and MIG profiles, and the instances the
+    shipped price rows map: what naming a provider's offer needs (costing.offers.map_offer)."""
+
+    def build() -> NameTable:
+        rows = catalog.file_rows("prices/offer_names.yaml")
+        shipped: dict[tuple[str, str], set[str]] = {}
+        for r in catalog.Catalog.default().file_rows("prices/cloud.csv"):
+            shipped.setdefault((r["provider"], r["instance"].lower()), set()).add(r["accelerator"])
+        return NameTable(
+            gpus=tuple(r for r in rows if r.get("kind") == "gpu"),
+            tpus=tuple(r for r in rows if r.get("kind") == "tpu"),
+            providers={str(r["gpuhunt_provider"]): str(r["provider"]) for r in rows if r.get("kind") == "provider"},
+            shipped_instances={k: next(iter(v)) for k, v in shipped.items() if len(v) == 1},
+            parts=catalog.rows("accelerators"),
+            mig_profiles=tuple(
+                (
+                    tuple(str(a) for a in raw.get("accelerators", [])),
+                    tuple(str(p["name"]) for p in raw["profiles"]),
+                )
+                for raw in catalog.raw_rows("mig")
+            ),
+        )
+
+    return catalog.active().memo("offer_names", build)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -71,7 +100,8 @@ def prices_refresh(
     if fetch is None:
         fetch = files_fetcher(Path(offers_dir)) if offers_dir is not None else gpuhunt_fetcher()
     names = [p.strip() for p in (providers or list(DEFAULT_PROVIDERS)) if p.strip()]
-    report = refresh(names, folder, fetch, today, source="recorded gpuhunt catalog files" if offers_dir else "gpuhunt")
+    source = "recorded gpuhunt catalog files" if offers_dir else "gpuhunt"
+    report = refresh(names, folder, fetch, today, source, name_table=offer_name_table())
     catalog.Catalog.forget_user_default()  # this process's next answer reads the rows just written
     used = default is not None and folder.resolve() == default.resolve()
     return PricesRefreshResult(report=report, default_overlay=used)
@@ -191,7 +221,7 @@ def _answer(question: str, path: Path) -> tuple[str, dict[str, Any] | None]:
             **freshness(ln.read_on, ln.age_days),
         }
     acc = sc.cluster.accelerator.id
-    prices = cloud_prices(acc, pricing=("on-demand",))
+    prices = cloud_prices(price_book(), acc, pricing=("on-demand",))
     if not prices:
         return "usd_per_accelerator_hour", None
     p = prices[0]
@@ -228,8 +258,8 @@ def price_diff(examples_dir: str | Path | None = None, examples: bool = True) ->
     current = catalog.active()
     shipped = current.shipped_base
     with catalog.use(shipped):
-        old = cloud_prices(None)
-    new = cloud_prices(None)
+        old = cloud_prices(price_book(), None)
+    new = cloud_prices(price_book(), None)
     effects: list[ExampleEffect] = []
     if examples:
         folder = Path(examples_dir) if examples_dir is not None else EXAMPLES_DIR

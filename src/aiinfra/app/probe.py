@@ -42,8 +42,8 @@ def probe(out: str | Path, accelerator: str | None = None, device: Device | None
     """Time the kernels on ``device`` (default: GPU 0 through PyTorch; a SpecError when there is none) and write
     ``out/efficiency.yaml`` (rows merged by id with any already there) and ``out/efficiency.md``."""
     from aiinfra import catalog
-    from aiinfra.calibration.overlay import write_rows
     from aiinfra.calibration.probe import match_accelerator, rows, torch_device
+    from aiinfra.catalog.overlay_files import write_rows
 
     out_dir = Path(out)
     if out_dir.exists() and not out_dir.is_dir():

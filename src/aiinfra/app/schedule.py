@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 
 from aiinfra.app.base import Result
+from aiinfra.app.tables import reliability_table
+from aiinfra.catalog import mig as catalog_mig
 from aiinfra.errors import SpecError
 from aiinfra.sharing.schedule.failures import check_jobs, failure_stream, node_failure_rates
 from aiinfra.sharing.schedule.sim import SimOutcome, simulate
@@ -18,6 +20,7 @@ from aiinfra.sharing.schedule.spec import Jobs
 from aiinfra.sharing.schedule.spec import ScheduleInput as ScheduleInput  # re-exported: the web forms read it
 from aiinfra.sharing.schedule.trace import generate, read_trace
 from aiinfra.specs.common import validate
+from aiinfra.specs.mig import MigGeometry
 from aiinfra.specs.scenario import apply_set, read_yaml
 from aiinfra.units import HOUR_S
 
@@ -186,6 +189,17 @@ class ScheduleResult(Result):
         return rows
 
 
+def _mig_geometry(spec: ScheduleInput) -> MigGeometry | None:
+    """The MIG geometry of the cluster's MIG-mode nodes from the catalog (None without); checks a named
+    accelerator is known (a catalog id or ACCEL/PROFILE)."""
+    c = spec.cluster
+    if c.accelerator and c.mig_nodes:
+        return catalog_mig.geometry(c.accelerator, "schedule.cluster.accelerator")
+    if c.accelerator:
+        catalog_mig.accelerator(c.accelerator, "schedule.cluster.accelerator")
+    return None
+
+
 def _size_class(gpus: int) -> str:
     for label, hi in SIZE_CLASSES:
         if gpus <= hi:
@@ -265,13 +279,14 @@ def schedule(
     else:
         assert spec.generator is not None
         jobs, src, where = generate(spec.generator), f"generator(seed={spec.generator.seed})", "generated trace"
-    geo = check_jobs(spec, jobs, where)
+    geo = _mig_geometry(spec)
+    check_jobs(spec, jobs, where, geo)
     t0 = time.perf_counter()
     c = spec.cluster
     f = spec.failures
     rate = share = stream = None
     if f is not None:
-        rate, share = node_failure_rates(f, c.gpus_per_node, c.accelerator)
+        rate, share = node_failure_rates(reliability_table(), f, c.gpus_per_node, c.accelerator)
         stream = failure_stream(c.nodes, rate, share, f.seed)
     out = simulate(
         jobs,

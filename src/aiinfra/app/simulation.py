@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from aiinfra.accuracy.answers import accuracy_for
-from aiinfra.app.base import Result, flatten
+from aiinfra.app.base import Result, accuracy_for, flatten
+from aiinfra.app.tables import serving_tables
 from aiinfra.report.render import jsonable
 from aiinfra.sim.metrics import per_request
 from aiinfra.sim.run import SimResult
@@ -50,7 +50,8 @@ class SimulateResult(Result):
 def simulate(scenario: Scenario, seed: int = 0) -> SimulateResult:
     """Simulate serving the scenario's requests (continuous batching, chunked prefill, paged-KV preemption,
     routers); the same seed gives the same result."""
-    return SimulateResult(scenario=scenario, run=run_simulation(scenario, seed=seed), seed=seed)
+    run = run_simulation(scenario, seed=seed, tables=serving_tables(scenario))
+    return SimulateResult(scenario=scenario, run=run, seed=seed)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -81,5 +82,5 @@ def find_max_rate(
 ) -> MaxRateResult:
     """Bisect the highest request rate at which a simulation of the scenario meets its SLO; ``progress(done,
     None)`` is called after each simulation."""
-    rate, points = max_rate_meeting_slo(scenario, seed=seed, progress=progress)
+    rate, points = max_rate_meeting_slo(scenario, seed=seed, progress=progress, tables=serving_tables(scenario))
     return MaxRateResult(scenario=scenario, max_request_rate_per_s=rate, points=tuple(points), seed=seed)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from aiinfra import catalog
+from aiinfra.app.tables import price_book
 from aiinfra.costing.prices import DEFAULT_FACILITY, Dated, electricity, facility
 from aiinfra.errors import SpecError
 from aiinfra.reliability.checkpoint import checkpoint_bytes_per_param
@@ -35,7 +36,7 @@ def pue_figure(value: float | None, where: str) -> tuple[float, dict[str, Any]]:
     """PUE: the scenario's, else the catalog's facility default row."""
     if value is not None:
         return value, sourced(None, value, f"{where}.pue")
-    row = facility(DEFAULT_FACILITY["pue"])
+    row = facility(price_book(), DEFAULT_FACILITY["pue"])
     return row.value, sourced(row, row.value, f"{where}.pue")
 
 
@@ -46,7 +47,7 @@ def electricity_figure(value: float | None, id_: str | None, where: str) -> tupl
             f"{where}.electricity_price", id_, "given together with electricity_usd_per_kwh", "give one of the two"
         )
     if id_ is not None:
-        row = electricity(id_, f"{where}.electricity_price")
+        row = electricity(price_book(), id_, f"{where}.electricity_price")
         return row.usd_per_kwh, sourced(row, row.usd_per_kwh, f"{where}.electricity_price")
     return value, sourced(None, value, f"{where}.electricity_usd_per_kwh")
 

@@ -7,9 +7,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from aiinfra.accuracy.answers import accuracy_for
-from aiinfra.app.base import Result
+from aiinfra.app.base import Result, accuracy_for
 from aiinfra.app.sourced import electricity_figure, pue_figure, scenario_system, section
+from aiinfra.app.tables import price_book
 from aiinfra.costing import Usage
 from aiinfra.costing.energy import power_draw
 from aiinfra.costing.prices import (
@@ -103,7 +103,7 @@ def tco_providers(sc: Scenario, ti: TcoInput) -> tuple[tuple[str, ...], str]:
 def _node_price(ti: TcoInput, system: SystemSpec | None, accelerator_id: str) -> tuple[float, str]:
     """USD per node and where it comes from: the scenario's, the catalog system's price, else the dated purchase
     row of a node of this accelerator (prices/purchase.csv); a SpecError when none is known."""
-    bought = purchase_for(accelerator_id, "system")
+    bought = purchase_for(price_book(), accelerator_id, "system")
     price = ti.system_price_usd or (system.price_usd if system else None) or (bought.unit_price_usd if bought else None)
     if price is None:
         raise SpecError(
@@ -126,14 +126,14 @@ def _node_price(ti: TcoInput, system: SystemSpec | None, accelerator_id: str) ->
 
 def _depreciation_years(ti: TcoInput) -> tuple[int, FacilityFigure | None]:
     """The scenario's years, else the catalog's default depreciation period (and its row)."""
-    years_row = facility(DEFAULT_FACILITY["depreciation_years"]) if ti.years is None else None
+    years_row = facility(price_book(), DEFAULT_FACILITY["depreciation_years"]) if ti.years is None else None
     return ti.years or int(years_row.value if years_row else 1), years_row
 
 
 def _colocation(ti: TcoInput) -> tuple[float | None, FacilityFigure | None]:
     """USD per kW-month of colocation: the scenario's, else (without a facility capex) the catalog's default row."""
     if ti.colocation_usd_per_kw_month is None and ti.facility_capex_usd_per_kw is None:
-        row = facility(DEFAULT_FACILITY["colocation"])
+        row = facility(price_book(), DEFAULT_FACILITY["colocation"])
         return row.value, row
     return ti.colocation_usd_per_kw_month, None
 
@@ -182,7 +182,7 @@ def tco(scenario: Scenario) -> TcoResult:
             years=years,
         )
     )
-    offers = cloud_prices(c.accelerator.id, providers=providers, field=providers_field)
+    offers = cloud_prices(price_book(), c.accelerator.id, providers=providers, field=providers_field)
     lines, left_out = cheapest_cloud_lines(offers, c.count, c.per_node, ti.utilisation_frac)
     months = ti.horizon_months or years * 12
     t = tco_table(op, lines, months)

@@ -7,8 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from aiinfra.accuracy.answers import accuracy_for
-from aiinfra.app.base import Result, flatten
+from aiinfra.app.base import Result, accuracy_for, flatten
 from aiinfra.planning.training import MemoryReport, TrainingEstimate, TrainingReport, estimate_memory, plan_training
 from aiinfra.report.render import jsonable
 from aiinfra.specs.scenario import Scenario
@@ -162,6 +161,7 @@ def training_reliability(scenario: Scenario, report: TrainingReport) -> Reliabil
     raw = scenario.source.extras.get("reliability")
     if raw is None and "reliability" not in scenario.source.extras:
         return None
+    from aiinfra.app.tables import reliability_table
     from aiinfra.reliability.plan import reliability_for_scenario
     from aiinfra.specs.common import validate
     from aiinfra.specs.reliability import ReliabilityInput
@@ -169,7 +169,9 @@ def training_reliability(scenario: Scenario, report: TrainingReport) -> Reliabil
     ri = validate(ReliabilityInput, raw or {}, where="reliability")
     best = report.estimates[0]
     used = report.accelerators_used or scenario.cluster.count
-    return reliability_for_scenario(scenario, ri, useful_s=best.time_to_train_s, accelerators=used)
+    return reliability_for_scenario(
+        scenario, ri, useful_s=best.time_to_train_s, accelerators=used, table=reliability_table()
+    )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from aiinfra.app.base import Result
+from aiinfra.app.tables import row_tables
 from aiinfra.report.render import jsonable
 from aiinfra.validation.report import markdown
 from aiinfra.validation.runner import Case, by_target, run, summarise
@@ -101,12 +102,12 @@ def validate(
     paths = list(cases or shipped_cases())
     results: list[dict[str, Any]] = []
     if progress is None:
-        results = [run(p) for p in paths]
+        results = [run(p, row_tables()) for p in paths]
     else:
         sizes = [len(read_cases(p)[1]) for p in paths]
         total = sum(sizes)
         for i, p in enumerate(paths):
-            results.append(run(p, _offset(progress, sum(sizes[:i]), total)))
+            results.append(run(p, row_tables(), _offset(progress, sum(sizes[:i]), total)))
     every = [c for r in results for c in r["cases"]]
     return ValidateResult(
         files=tuple(results),
@@ -120,11 +121,13 @@ def validate(
 def validated_bands(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Each case's 80 % interval from the error model without the case's own source, over the shipped error table
     with this run's predictions in place of its rows, and the coverage by regime and split."""
+    from aiinfra import catalog
     from aiinfra.accuracy.coverage import check, groups, rows_from_cases, summary
     from aiinfra.accuracy.table import shipped
     from aiinfra.errors import DataError
 
-    fresh = [e for r in results for e in rows_from_cases(Path(r["file"]), r["cases"])]
+    gens = catalog.generations()
+    fresh = [e for r in results for e in rows_from_cases(Path(r["file"]), r["cases"], gens)]
     try:
         pool = {e.id: e for e in shipped()}
     except DataError:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -19,8 +19,8 @@ import numpy as np
 
 from aiinfra.calibration.fit import Param
 from aiinfra.calibration.readers import ServingResult, TrainingResult
-from aiinfra.catalog.calibration import SCALE_MIN, Factors, trial
 from aiinfra.errors import InfeasibleError, SpecError
+from aiinfra.specs.calibration import SCALE_MIN
 from aiinfra.specs.scenario import Scenario
 
 _LOAD_KEYS = ("batch", "concurrency", "request_rate_per_s", "users", "think_time_s")
@@ -36,9 +36,11 @@ class Case:
     """metric -> measured seconds (ttft_s, tpot_s; or step_time_s)."""
 
 
-def serving_cases(base: Scenario, results: Sequence[ServingResult]) -> list[Case]:
-    from aiinfra.catalog.resolve import scenario_of
-
+def serving_cases(
+    base: Scenario, results: Sequence[ServingResult], scenario_of: Callable[[Mapping[str, Any]], Scenario]
+) -> list[Case]:
+    """One case per serving result: the base scenario at the result's lengths and load, resolved by
+    ``scenario_of`` (the application layer's resolution against the catalog)."""
     if base.inference is None or base.mapping is None:
         raise SpecError(
             "scenario.inference",
@@ -67,9 +69,11 @@ def serving_cases(base: Scenario, results: Sequence[ServingResult]) -> list[Case
     return cases
 
 
-def training_cases(base: Scenario, results: Sequence[TrainingResult]) -> list[Case]:
-    from aiinfra.catalog.resolve import scenario_of
-
+def training_cases(
+    base: Scenario, results: Sequence[TrainingResult], scenario_of: Callable[[Mapping[str, Any]], Scenario]
+) -> list[Case]:
+    """One case per training result: the base scenario with the result's job and layout, resolved by
+    ``scenario_of``."""
     if base.training is None or base.mapping is None:
         raise SpecError(
             "scenario.training",
@@ -109,29 +113,28 @@ def training_cases(base: Scenario, results: Sequence[TrainingResult]) -> list[Ca
     return cases
 
 
-def predict(case: Case, factors: Factors) -> dict[str, float]:
-    """The planner's figures for ``case`` with ``factors`` in force."""
-    with trial(factors):
-        try:
-            if isinstance(case.result, ServingResult):
-                from aiinfra.planning.inference import estimate_inference
+def predict(case: Case) -> dict[str, float]:
+    """The planner's figures for ``case`` with the factors the caller put in force (catalog.calibration.trial)."""
+    try:
+        if isinstance(case.result, ServingResult):
+            from aiinfra.planning.inference import estimate_inference
 
-                e = estimate_inference(case.scenario)
-                return {"ttft_s": e.ttft_s, "tpot_s": e.tpot_s}
-            from aiinfra.planning.training import plan_training
+            e = estimate_inference(case.scenario)
+            return {"ttft_s": e.ttft_s, "tpot_s": e.tpot_s}
+        from aiinfra.planning.training import plan_training
 
-            report = plan_training(case.scenario)
-        except SpecError as exc:  # e.g. the file's lengths exceed the model's context
-            raise SpecError(
-                f"{case.result.file} ({case.result.label}): {exc.field}", exc.value, exc.problem, exc.fix
-            ) from None
-        except InfeasibleError as exc:
-            raise SpecError(
-                f"{case.result.file} ({case.result.label})",
-                case.result.load,
-                f"the scenario cannot reproduce this run: {exc}",
-                "describe the measured deployment in the scenario (accelerator count, precisions)",
-            ) from None
+        report = plan_training(case.scenario)
+    except SpecError as exc:  # e.g. the file's lengths exceed the model's context
+        raise SpecError(
+            f"{case.result.file} ({case.result.label}): {exc.field}", exc.value, exc.problem, exc.fix
+        ) from None
+    except InfeasibleError as exc:
+        raise SpecError(
+            f"{case.result.file} ({case.result.label})",
+            case.result.load,
+            f"the scenario cannot reproduce this run: {exc}",
+            "describe the measured deployment in the scenario (accelerator count, precisions)",
+        ) from None
     if not report.estimates:
         raise SpecError(
             f"{case.result.file} ({case.result.label})",
@@ -142,12 +145,11 @@ def predict(case: Case, factors: Factors) -> dict[str, float]:
     return {"step_time_s": report.estimates[0].step_time_s}
 
 
-def residuals(cases: Sequence[Case], values: dict[str, float]) -> np.ndarray:
-    """log(predicted / measured) of every metric of every case."""
-    f = Factors.of(values)
+def residuals(cases: Sequence[Case]) -> np.ndarray:
+    """log(predicted / measured) of every metric of every case, with the factors the caller put in force."""
     out = []
     for c in cases:
-        pred = predict(c, f)
+        pred = predict(c)
         out += [math.log(pred[k] / v) for k, v in c.measured.items()]
     return np.array(out)
 

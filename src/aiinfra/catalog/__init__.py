@@ -51,6 +51,12 @@ def engine(name: str, field: str = "inference.engine") -> EngineProfile:
     return active().engine(name, field)
 
 
+def generations() -> dict[str, str | None]:
+    """Accelerator id -> its generation (accelerators.yaml) in the active catalog: the regime key of the error
+    bands (aiinfra.accuracy)."""
+    return active().memo("generations", lambda: {a.id: a.generation for a in rows("accelerators").values()})
+
+
 def runtime_reserve() -> RuntimeReserve | None:
     """The framework memory reserve of the active catalog (runtime.yaml)."""
     return active().runtime_reserve()
@@ -120,16 +126,9 @@ def benchmark_for(*texts: str) -> BenchmarkSpec | None:
     """The benchmark a result names: the longest ``match`` name found in any of ``texts`` (a result path,
     notes, a model name), compared lower-case and also with punctuation removed ("Llama-2-70B" matches
     llama2-70b). None when no benchmark matches."""
-    low = [t.lower() for t in texts if t]
-    squashed = ["".join(ch for ch in t if ch.isalnum()) for t in low]
-    best: tuple[int, BenchmarkSpec] | None = None
-    for spec in rows("benchmarks").values():
-        for name in spec.match:
-            flat = "".join(ch for ch in name if ch.isalnum())
-            found = any(name in t for t in low) or any(flat in t for t in squashed)
-            if found and (best is None or len(flat) > best[0]):
-                best = (len(flat), spec)
-    return best[1] if best else None
+    from aiinfra.specs.benchmark import benchmark_named
+
+    return benchmark_named(rows("benchmarks").values(), *texts)
 
 
 def find_any(id_: str) -> tuple[str, Any]:

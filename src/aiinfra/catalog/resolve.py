@@ -18,6 +18,7 @@ from aiinfra.specs.common import validate
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import HardwareInput, Scenario, ScenarioInput, parse_scenario, plain_numbers, read_yaml
+from aiinfra.specs.serving_sim import ServingTables
 from aiinfra.specs.workload import TrainingJob
 
 
@@ -147,6 +148,7 @@ def resolve(inp: ScenarioInput, path: str = "") -> Scenario:
         inference=inp.inference,
         source=inp,
         path=path,
+        runtime_reserve=catalog.runtime_reserve(),
     )
 
 
@@ -160,3 +162,15 @@ def scenario_of(data: Mapping[str, Any], path: str = "") -> Scenario:
     overrides can be layered on it (what app.load_scenario gives for a mapping)."""
     mapping = copy.deepcopy(dict(data))
     return replace(resolve(parse_scenario(copy.deepcopy(mapping)), path), mapping=mapping)
+
+
+def serving_tables(scenario: Scenario) -> ServingTables:
+    """The catalog's rows a serving simulation of ``scenario`` reads: its engine's profile and the speculative draft
+    model its workload names."""
+    wl = scenario.inference
+    if wl is None:
+        raise SpecError("inference", None, "the scenario has no inference section", "add inference: {...}")
+    draft = None
+    if wl.speculative is not None and wl.speculative.draft_model:
+        draft = catalog.model(wl.speculative.draft_model, "inference.speculative.draft_model")
+    return ServingTables(engine=catalog.engine(wl.engine), draft_model=draft)

@@ -16,7 +16,6 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -24,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from aiinfra.catalog.parse import cached, code_identity, file_identity, load_rows
 from aiinfra.errors import DataError, SpecError, UnknownIdError
 from aiinfra.errors import suggest as suggest  # re-exported: catalog.suggest
-from aiinfra.units import GB
+from aiinfra.specs.engine import RuntimeReserve as RuntimeReserve  # re-exported: catalog.RuntimeReserve
 
 if TYPE_CHECKING:
     from aiinfra.catalog.engines import EngineProfile
@@ -104,20 +103,6 @@ def _check_sources(where: str, name: str, row: dict[str, Any]) -> None:
             "every catalog row names where its figures were read",
             "add `sources: [{title: ..., url: ..., read_on: YYYY-MM-DD}]` to the row",
         )
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RuntimeReserve:
-    """Memory frameworks take per accelerator before model state (runtime.yaml)."""
-
-    id: str
-    figures_gb: dict[str, float]
-    """The row's figures in its decimal GB: other_gb (CUDA context, allocator), nccl_gb (communicator buffers)."""
-
-    def reserve_bytes(self, with_nccl: bool) -> float:
-        """The reserve, with NCCL's buffers where the run communicates."""
-        other, nccl = self.figures_gb["other_gb"], self.figures_gb["nccl_gb"]
-        return (other + (nccl if with_nccl else 0.0)) * GB
 
 
 class Catalog:

@@ -20,13 +20,13 @@ import csv
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from aiinfra import catalog
 from aiinfra.errors import SpecError
+from aiinfra.specs.hardware import AcceleratorSpec
 
 #: the columns of gpuhunt's published catalog files (v2 format; the provider is the file's name)
 GPUHUNT_CSV_FIELDS = (
@@ -203,33 +203,18 @@ def offer_from_item(item: Any) -> Offer:
 
 @dataclass(frozen=True, slots=True)
 class NameTable:
+    """What naming an offer's accelerator needs from the catalog (built at the application boundary:
+    app/prices.py offer_name_table)."""
+
     gpus: tuple[dict[str, Any], ...]
     tpus: tuple[dict[str, Any], ...]
     providers: dict[str, str]
     shipped_instances: dict[tuple[str, str], str]
     """(provider, instance lower-case) -> accelerator of the shipped price rows."""
-
-
-def name_table() -> NameTable:
-    """prices/offer_names.yaml of the active catalog, and the instances the shipped price rows map."""
-
-    def build() -> NameTable:
-        rows = catalog.file_rows("prices/offer_names.yaml")
-        shipped: dict[tuple[str, str], set[str]] = {}
-        for r in catalog.Catalog.default().file_rows("prices/cloud.csv"):
-            shipped.setdefault((r["provider"], r["instance"].lower()), set()).add(r["accelerator"])
-        return NameTable(
-            gpus=tuple(r for r in rows if r.get("kind") == "gpu"),
-            tpus=tuple(r for r in rows if r.get("kind") == "tpu"),
-            providers={str(r["gpuhunt_provider"]): str(r["provider"]) for r in rows if r.get("kind") == "provider"},
-            shipped_instances={k: next(iter(v)) for k, v in shipped.items() if len(v) == 1},
-        )
-
-    return catalog.active().memo("offer_names", build)
-
-
-def catalog_provider(gpuhunt_provider: str) -> str:
-    return name_table().providers.get(gpuhunt_provider, gpuhunt_provider)
+    parts: Mapping[str, AcceleratorSpec]
+    """The catalog's accelerators by id (form factor and memory type of the candidates)."""
+    mig_profiles: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
+    """mig.yaml rows in order: (accelerator ids, profile names)."""
 
 
 def region_of(provider: str, location: str) -> str:
@@ -245,9 +230,9 @@ def _tokens(text: str) -> set[str]:
     return {t for t in re.split(r"[^a-z0-9]+", text.lower()) if t}
 
 
-def _form_tokens(acc_id: str) -> set[str]:
+def _form_tokens(acc_id: str, table: NameTable) -> set[str]:
     """What an instance name may say to pick this part: its form factor and memory type (sxm5 counts as sxm)."""
-    spec = catalog.accelerator(acc_id)
+    spec = table.parts[acc_id]
     out = {spec.form_factor.lower()}
     out |= {re.sub(r"\d+$", "", t) for t in _tokens(acc_id) if t.startswith(("sxm", "pcie", "nvl"))}
     if spec.memory_type:
@@ -255,7 +240,7 @@ def _form_tokens(acc_id: str) -> set[str]:
     return out
 
 
-def _pick_form(offer: Offer, provider: str, row: dict[str, Any]) -> tuple[str | None, str]:
+def _pick_form(offer: Offer, provider: str, row: dict[str, Any], table: NameTable) -> tuple[str | None, str]:
     """The one part of ``row`` the offer names, with the evidence; (None, why) when it does not say."""
     candidates = [str(a) for a in row.get("accelerators") or []]
     other_forms = [str(f) for f in row.get("forms_not_in_catalog") or []]
@@ -266,31 +251,31 @@ def _pick_form(offer: Offer, provider: str, row: dict[str, Any]) -> tuple[str | 
     if len(candidates) == 1 and not other_forms:
         return candidates[0], f"offer_names.yaml {row['id']}"
     words = _tokens(offer.instance_name) | {re.sub(r"\d+$", "", t) for t in _tokens(offer.instance_name)}
-    named = [a for a in candidates if _form_tokens(a) & words]
+    named = [a for a in candidates if _form_tokens(a, table) & words]
     if len(named) == 1:
-        said = sorted(_form_tokens(named[0]) & words)[0]
+        said = sorted(_form_tokens(named[0], table) & words)[0]
         return named[0], f"offer_names.yaml {row['id']}; the instance name says {said}"
     if not named and set(other_forms) & words:
         return None, (
             f"{row['gpu_name']} {row['memory_gb']} GB {sorted(set(other_forms) & words)[0]}: no such part "
             "in the catalog (add it to accelerators.yaml)"
         )
-    shipped = name_table().shipped_instances.get((provider, offer.instance_name.lower()))
+    shipped = table.shipped_instances.get((provider, offer.instance_name.lower()))
     if shipped in candidates:
         return shipped, f"offer_names.yaml {row['id']}; the shipped price rows map this instance to {shipped}"
-    forms = "/".join(sorted({catalog.accelerator(a).form_factor for a in candidates} | set(other_forms)))
+    forms = "/".join(sorted({table.parts[a].form_factor for a in candidates} | set(other_forms)))
     return None, (
         f"{row['gpu_name']} {row['memory_gb']} GB comes as {forms}; the offer does not say which (no form "
         "in the instance name, no shipped row of this instance)"
     )
 
 
-def _mig_profile(base: str, memory_gb: float) -> tuple[str | None, str]:
+def _mig_profile(base: str, memory_gb: float, table: NameTable) -> tuple[str | None, str]:
     """The MIG profile of ``base`` named with ``memory_gb`` (``1g.10gb``), the ``+me`` variants aside."""
-    for raw in catalog.raw_rows("mig"):
-        if base not in raw.get("accelerators", []):
+    for accelerators, profiles in table.mig_profiles:
+        if base not in accelerators:
             continue
-        names = [str(p["name"]) for p in raw["profiles"] if "+" not in str(p["name"])]
+        names = [p for p in profiles if "+" not in p]
         hits = [n for n in names if (m := re.search(r"\.(\d+)gb$", n)) and int(m.group(1)) == round(memory_gb)]
         if len(hits) == 1:
             return hits[0], ""
@@ -324,10 +309,10 @@ def pricing_of(offer: Offer) -> str | None:
     return "spot" if offer.spot else "on-demand"
 
 
-def map_offer(offer: Offer) -> Mapped | Unmapped | None:
-    """One offer as price-row fields, or why it cannot be (None: no accelerator at all, a CPU instance)."""
-    table = name_table()
-    provider = catalog_provider(offer.provider)
+def map_offer(offer: Offer, table: NameTable) -> Mapped | Unmapped | None:
+    """One offer as price-row fields, or why it cannot be (None: no accelerator at all, a CPU instance);
+    ``table``: the catalog's names (:class:`NameTable`)."""
+    provider = table.providers.get(offer.provider, offer.provider)
     gpu = f"{offer.gpu_vendor or '?'} {offer.gpu_name or '?'} × {offer.gpu_count}" + (
         f", {offer.gpu_memory_gb:g} GB each" if offer.gpu_memory_gb is not None else ""
     )
@@ -359,7 +344,7 @@ def map_offer(offer: Offer) -> Mapped | Unmapped | None:
         if len(exact) > 1:
             return unmapped(f"{offer.gpu_name} without its memory matches several rows of offer_names.yaml")
         if exact:
-            picked, evidence = _pick_form(offer, provider, exact[0])
+            picked, evidence = _pick_form(offer, provider, exact[0], table)
             if picked is None:
                 return unmapped(evidence)
             acc = picked
@@ -372,10 +357,10 @@ def map_offer(offer: Offer) -> Mapped | Unmapped | None:
                     f"{offer.gpu_name} with {mem:g} GB per GPU: a fraction of a GPU the offer does not "
                     f"name ({offer.gpu_name} comes with {sizes} GB)"
                 )
-            base, evidence = _pick_form(offer, provider, bigger[0])
+            base, evidence = _pick_form(offer, provider, bigger[0], table)
             if base is None:
                 return unmapped(f"a {mem:g} GB fraction of the GPU; {evidence}")
-            profile, why = _mig_profile(base, mem)
+            profile, why = _mig_profile(base, mem, table)
             if profile is None:
                 return unmapped(why)
             acc = f"{base}/{profile}"

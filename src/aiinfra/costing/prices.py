@@ -3,21 +3,21 @@
 Every row carries ``read_on`` (the date the figure was published or observed) and, when loaded, its age in days,
 so every output that uses a price can say how old it is. Files (see catalog/data/SCHEMA.md):
 ``prices/cloud.csv``, ``prices/purchase.csv``, ``prices/electricity.csv``, ``prices/grid_carbon.csv`` and
-``facility.yaml`` (``prices/facility.yaml`` is read first when present).
+``facility.yaml`` (``prices/facility.yaml`` is read first when present). The rows come from the caller as a
+:class:`PriceBook` (built once per catalog at the application boundary, app/tables.py).
 """
 
 from __future__ import annotations
 
 import contextvars
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from aiinfra import catalog
-from aiinfra.errors import DataError, SpecError, UnknownIdError
+from aiinfra.errors import DataError, SpecError, UnknownIdError, suggest
 
 #: facility.yaml ids used as defaults when the scenario gives no figure (ids, not values: the values are data)
 DEFAULT_FACILITY = {
@@ -227,9 +227,21 @@ def newest_per_offer(rows: list[InstancePrice]) -> list[InstancePrice]:
     return [p for i, p in enumerate(rows) if i in keep]
 
 
-def _csv(name: str) -> tuple[dict[str, str], ...]:
-    """Rows of ``prices/<name>`` in the active catalog (rows without an id dropped)."""
-    return catalog.file_rows(f"prices/{name}")
+@dataclass(frozen=True, slots=True, eq=False)
+class PriceBook:
+    """The price rows of one catalog: ``read(name)`` gives the rows of ``prices/<name>`` (rows without an id
+    dropped), ``facility_rows()`` prices/facility.yaml's rows then facility.yaml's rows whose id the first does not
+    have. Built once per catalog at the application boundary (app/tables.py); the typed rows of each day are
+    memoised here."""
+
+    read: Callable[[str], tuple[dict[str, Any], ...]]
+    facility_rows: Callable[[], tuple[dict[str, Any], ...]]
+    memo: dict[str, Any] = field(default_factory=dict)
+
+    def cached(self, key: str, build: Callable[[], Any]) -> Any:
+        if key not in self.memo:
+            self.memo[key] = build()
+        return self.memo[key]
 
 
 def _float(r: dict[str, str], key: str, file: str) -> float:
@@ -239,8 +251,8 @@ def _float(r: dict[str, str], key: str, file: str) -> float:
         raise DataError(f"prices/{file} row {r.get('id')}: {key} = {r.get(key)!r} is not a number") from None
 
 
-def every_cloud_price(today: date | None = None) -> list[InstancePrice]:
-    """Every row of prices/cloud.csv in the active catalog, in file order, superseded ones included (a shipped
+def every_cloud_price(book: PriceBook, today: date | None = None) -> list[InstancePrice]:
+    """Every row of prices/cloud.csv in ``book``, in file order, superseded ones included (a shipped
     row a newer refreshed row of the same offer replaces is still shown by `catalog show`)."""
 
     def build() -> list[InstancePrice]:
@@ -256,20 +268,25 @@ def every_cloud_price(today: date | None = None) -> list[InstancePrice]:
                 usd_per_hour=_float(r, "usd_per_hour", "cloud.csv"),
                 notes=str(r.get("notes") or ""),
             )
-            for r in _csv("cloud.csv")
+            for r in book.read("cloud.csv")
         ]
 
     day = today or current_date()
-    return catalog.active().memo(f"every_cloud_price|{day.isoformat()}", build)
+    out: list[InstancePrice] = book.cached(f"every_cloud_price|{day.isoformat()}", build)
+    return out
 
 
-def _all_cloud_prices(today: date | None) -> list[InstancePrice]:
-    """Every offer of prices/cloud.csv in the active catalog, its newest row only (:func:`newest_per_offer`)."""
+def _all_cloud_prices(book: PriceBook, today: date | None) -> list[InstancePrice]:
+    """Every offer of prices/cloud.csv in ``book``, its newest row only (:func:`newest_per_offer`)."""
     day = today or current_date()
-    return catalog.active().memo(f"cloud_prices|{day.isoformat()}", lambda: newest_per_offer(every_cloud_price(day)))
+    out: list[InstancePrice] = book.cached(
+        f"cloud_prices|{day.isoformat()}", lambda: newest_per_offer(every_cloud_price(book, day))
+    )
+    return out
 
 
 def cloud_prices(
+    book: PriceBook,
     accelerator: str | None,
     today: date | None = None,
     providers: tuple[str, ...] = (),
@@ -279,7 +296,7 @@ def cloud_prices(
     """Instance prices for one accelerator (None: every accelerator), cheapest per accelerator-hour first, the
     newest row of each offer only. A provider the catalog does not price at all is an error on ``field`` (not an
     empty answer)."""
-    every = _all_cloud_prices(today)
+    every = _all_cloud_prices(book, today)
     known = sorted({p.provider for p in every})
     unknown = [p for p in providers if p not in known]
     if unknown:
@@ -294,7 +311,7 @@ def cloud_prices(
     return sorted(out, key=lambda p: (p.usd_per_accelerator_hour, p.id))
 
 
-def purchase_prices(kind: str | None = None, today: date | None = None) -> list[PurchasePrice]:
+def purchase_prices(book: PriceBook, kind: str | None = None, today: date | None = None) -> list[PurchasePrice]:
     return [
         PurchasePrice(
             **_dated(r, today),
@@ -303,25 +320,27 @@ def purchase_prices(kind: str | None = None, today: date | None = None) -> list[
             accelerator=r.get("accelerator", "") or "",
             unit_price_usd=_float(r, "unit_price_usd", "purchase.csv"),
         )
-        for r in _csv("purchase.csv")
+        for r in book.read("purchase.csv")
         if kind is None or r.get("kind") == kind
     ]
 
 
-def purchase_for(item_or_accelerator: str, kind: str, today: date | None = None) -> PurchasePrice | None:
+def purchase_for(
+    book: PriceBook, item_or_accelerator: str, kind: str, today: date | None = None
+) -> PurchasePrice | None:
     """The purchase row of ``kind`` whose item or accelerator is the given id (the most recent if several)."""
-    rows = [p for p in purchase_prices(kind, today) if item_or_accelerator in (p.item, p.accelerator, p.id)]
+    rows = [p for p in purchase_prices(book, kind, today) if item_or_accelerator in (p.item, p.accelerator, p.id)]
     return max(rows, key=lambda p: p.read_on) if rows else None
 
 
-def purchase(id_: str, field: str, today: date | None = None) -> PurchasePrice:
-    rows = {p.id: p for p in purchase_prices(None, today)}
+def purchase(book: PriceBook, id_: str, field: str, today: date | None = None) -> PurchasePrice:
+    rows = {p.id: p for p in purchase_prices(book, None, today)}
     if id_ in rows:
         return rows[id_]
-    raise UnknownIdError(field, id_, "purchase prices", catalog.suggest(id_, list(rows)))
+    raise UnknownIdError(field, id_, "purchase prices", suggest(id_, list(rows)))
 
 
-def electricity_prices(today: date | None = None) -> list[ElectricityPrice]:
+def electricity_prices(book: PriceBook, today: date | None = None) -> list[ElectricityPrice]:
     return [
         ElectricityPrice(
             **_dated(r, today),
@@ -329,18 +348,20 @@ def electricity_prices(today: date | None = None) -> list[ElectricityPrice]:
             sector=r["sector"],
             usd_per_kwh=_float(r, "usd_per_kwh", "electricity.csv"),
         )
-        for r in _csv("electricity.csv")
+        for r in book.read("electricity.csv")
     ]
 
 
-def electricity(id_: str, field: str = "electricity_price", today: date | None = None) -> ElectricityPrice:
-    rows = {e.id: e for e in electricity_prices(today)}
+def electricity(
+    book: PriceBook, id_: str, field: str = "electricity_price", today: date | None = None
+) -> ElectricityPrice:
+    rows = {e.id: e for e in electricity_prices(book, today)}
     if id_ in rows:
         return rows[id_]
-    raise UnknownIdError(field, id_, "electricity prices", catalog.suggest(id_, list(rows)))
+    raise UnknownIdError(field, id_, "electricity prices", suggest(id_, list(rows)))
 
 
-def grid_carbon_rows(today: date | None = None) -> list[GridCarbon]:
+def grid_carbon_rows(book: PriceBook, today: date | None = None) -> list[GridCarbon]:
     return [
         GridCarbon(
             **_dated(r, today),
@@ -349,29 +370,17 @@ def grid_carbon_rows(today: date | None = None) -> list[GridCarbon]:
             location=r.get("location", ""),
             g_co2e_per_kwh=_float(r, "g_co2e_per_kwh", "grid_carbon.csv"),
         )
-        for r in _csv("grid_carbon.csv")
+        for r in book.read("grid_carbon.csv")
     ]
 
 
-def _facility_rows() -> tuple[dict[str, Any], ...]:
-    """prices/facility.yaml's rows, then facility.yaml's rows whose id the first does not have."""
-
-    def build() -> tuple[dict[str, Any], ...]:
-        rows = list(catalog.file_rows("prices/facility.yaml"))
-        seen = {r.get("id") for r in rows}
-        rows.extend(r for r in catalog.raw_rows("facility") if r.get("id") not in seen)
-        return tuple(rows)
-
-    return catalog.active().memo("facility_rows", build)
+def facility_ids(book: PriceBook) -> list[str]:
+    return [str(r["id"]) for r in book.facility_rows()]
 
 
-def facility_ids() -> list[str]:
-    return [str(r["id"]) for r in _facility_rows()]
-
-
-def facility(id_: str, field: str = "facility", today: date | None = None) -> FacilityFigure:
+def facility(book: PriceBook, id_: str, field: str = "facility", today: date | None = None) -> FacilityFigure:
     """One facility row (PUE, colocation, rack limit, radix, depreciation, transceiver power ...)."""
-    for r in _facility_rows():
+    for r in book.facility_rows():
         if r.get("id") != id_:
             continue
         srcs: list[Any] = list(r.get("sources") or [])
@@ -389,11 +398,11 @@ def facility(id_: str, field: str = "facility", today: date | None = None) -> Fa
             age_days=age_days(read_on, today),
             value_by_unit={str(r.get("unit") or ""): value},
         )
-    raise UnknownIdError(field, id_, "facility rows", catalog.suggest(id_, facility_ids()))
+    raise UnknownIdError(field, id_, "facility rows", suggest(id_, facility_ids(book)))
 
 
-def facility_or_none(id_: str, today: date | None = None) -> FacilityFigure | None:
+def facility_or_none(book: PriceBook, id_: str, today: date | None = None) -> FacilityFigure | None:
     try:
-        return facility(id_, today=today)
+        return facility(book, id_, today=today)
     except UnknownIdError:
         return None

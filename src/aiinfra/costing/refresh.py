@@ -24,6 +24,7 @@ from typing import Any
 from aiinfra.costing.offers import (
     CLOUD_CSV_FIELDS,
     Mapped,
+    NameTable,
     Offer,
     PriceRow,
     Unmapped,
@@ -149,11 +150,18 @@ def files_fetcher(folder: Path) -> Fetch:
 
 
 def refresh(
-    providers: Sequence[str], out_dir: Path, fetch: Fetch, today: date | None = None, source: str = "gpuhunt"
+    providers: Sequence[str],
+    out_dir: Path,
+    fetch: Fetch,
+    today: date | None = None,
+    source: str = "gpuhunt",
+    *,
+    name_table: NameTable,
 ) -> RefreshReport:
     """Read each provider's offers with ``fetch``, map and de-duplicate them, and write the overlay into
     ``out_dir`` (replacing the previous one). A provider whose fetch raises is named in ``failed`` and the others
-    are written; when every provider fails nothing is written and :class:`RefreshError` says why."""
+    are written; when every provider fails nothing is written and :class:`RefreshError` says why. ``name_table``: the
+    catalog's accelerator names (:class:`aiinfra.costing.offers.NameTable`)."""
     if not providers:
         raise SpecError("--providers", "", "no provider named", f"name some, e.g. {','.join(DEFAULT_PROVIDERS)}")
     read_on = (today or current_date()).isoformat()
@@ -172,7 +180,7 @@ def refresh(
             continue
         read.append(provider)
         for offer in offers:
-            m = map_offer(offer)
+            m = map_offer(offer, name_table)
             if m is None:
                 continue
             offers_read += 1

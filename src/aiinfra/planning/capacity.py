@@ -25,15 +25,15 @@ own kernel timings (NVIDIA AIConfigurator's vLLM and TensorRT-LLM tables). Nothi
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import date
 
-from aiinfra import catalog
-from aiinfra.costing.prices import InstancePrice, cloud_prices
-from aiinfra.errors import AiinfraError, InfeasibleError, SpecError
+from aiinfra.costing.prices import InstancePrice, PriceBook, cloud_prices
+from aiinfra.errors import AiinfraError, InfeasibleError, SpecError, UnknownIdError, suggest
 from aiinfra.planning.inference import cluster_for, estimate, estimate_with_replica
 from aiinfra.planning.loaded import LoadPoint
-from aiinfra.specs.hardware import ClusterSpec
+from aiinfra.specs.hardware import AcceleratorSpec, ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.parallelism import InferencePlan
 from aiinfra.specs.scenario import Scenario
@@ -104,9 +104,9 @@ def _price(p: InstancePrice) -> Price:
     )
 
 
-def cheapest_price(accelerator: str, today: date | None = None) -> Price | None:
+def cheapest_price(book: PriceBook, accelerator: str, today: date | None = None) -> Price | None:
     """The cheapest on-demand price per accelerator-hour of the catalog's cloud prices (None when none)."""
-    prices = cloud_prices(accelerator, today, pricing=("on-demand",))
+    prices = cloud_prices(book, accelerator, today, pricing=("on-demand",))
     return _price(prices[0]) if prices else None
 
 
@@ -197,9 +197,15 @@ def _size_replica(sc: Scenario, wl: ServingWorkload, acc: str, plan: InferencePl
 
 
 def plan_capacity(
-    scenario: Scenario, accelerators: list[str] | None = None, engines: list[str] | None = None
+    scenario: Scenario,
+    accelerators: list[str] | None = None,
+    engines: list[str] | None = None,
+    *,
+    prices: PriceBook,
+    parts: Mapping[str, AcceleratorSpec],
 ) -> list[Deployment]:
-    """Every candidate, cheapest first (``verdict`` says why each lost); ``engines`` None = the scenario's."""
+    """Every candidate, cheapest first (``verdict`` says why each lost); ``engines`` None = the scenario's;
+    ``prices``: the catalog's price rows; ``parts``: the catalog's accelerators by id."""
     wl = scenario.inference
     if wl is None:
         raise SpecError("inference", None, "the scenario has no inference section", "add inference: {...}")
@@ -220,7 +226,7 @@ def plan_capacity(
                 f"unknown serving engine (known: {', '.join(ENGINES)})",
                 "name engines from that list, comma-separated",
             )
-        options += _candidates(scenario, replace(wl, engine=engine), accs)  # type: ignore[arg-type]
+        options += _candidates(scenario, replace(wl, engine=engine), accs, prices, parts)  # type: ignore[arg-type]
     feasible = [o for o in options if o.accelerators > 0]
     if not feasible:
         raise InfeasibleError("no deployment meets the SLO: " + "; ".join(sorted({o.verdict for o in options})))
@@ -287,15 +293,23 @@ def layouts(model: ModelArch, domain: int) -> list[InferencePlan]:
     return plans
 
 
-def _candidates(scenario: Scenario, wl: ServingWorkload, accs: list[str]) -> list[Deployment]:
+def _candidates(
+    scenario: Scenario,
+    wl: ServingWorkload,
+    accs: list[str],
+    prices: PriceBook,
+    parts: Mapping[str, AcceleratorSpec],
+) -> list[Deployment]:
     """Every (accelerator, layout, precision, speculation) candidate of ``wl.engine``, rejected ones with their
     reason."""
     precisions = [wl.weight_precision] + [p for p in ("fp8", "int4") if p != wl.weight_precision]
     options: list[Deployment] = []
     for acc_id in accs:
         given = "hardware.accelerator" if acc_id == scenario.cluster.accelerator.id else "--accelerators"
-        acc = catalog.accelerator(acc_id, given)
-        offers = cloud_prices(acc_id, pricing=("on-demand",))
+        if acc_id not in parts:
+            raise UnknownIdError(given, acc_id, "accelerators", suggest(acc_id, list(parts)))
+        acc = parts[acc_id]
+        offers = cloud_prices(prices, acc_id, pricing=("on-demand",))
         price = _price(offers[0]) if offers else None
         # PCIe-only parts split a replica over the GPUs of one server (NCCL's ring over PCIe, comms.py)
         domain = acc.scale_up.domain_size if acc.scale_up else (acc.default_per_node or 1)

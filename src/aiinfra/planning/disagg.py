@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass, replace
 from datetime import date
 
-from aiinfra.costing.prices import cloud_prices
+from aiinfra.costing.prices import PriceBook, cloud_prices
 from aiinfra.errors import AiinfraError
 from aiinfra.planning.capacity import Price, layouts, whole_instance_bill
 from aiinfra.planning.inference import cluster_for, estimate, model_for
@@ -98,7 +98,9 @@ def demand_rate(wl: ServingWorkload, response_s: float) -> float:
     return users / (response_s + (wl.think_time_s or 0.0))
 
 
-def _candidate(sc: Scenario, wl: ServingWorkload, acc: str, plan: InferencePlan, prec: str) -> Disaggregated | str:
+def _candidate(
+    sc: Scenario, wl: ServingWorkload, acc: str, plan: InferencePlan, prec: str, prices: PriceBook
+) -> Disaggregated | str:
     slo = wl.slo
     cand = replace(
         wl,
@@ -141,7 +143,7 @@ def _candidate(sc: Scenario, wl: ServingWorkload, acc: str, plan: InferencePlan,
     ttft_p90 = prefill_s + wait_p90_s(rho, prefill_s) + xfer_s
     lam = demand_rate(wl, ttft_p90 + wl.output_tokens * tpot_b)
     p, d = math.ceil(lam / prefill_rate), math.ceil(lam / decode_rate)
-    offers = cloud_prices(acc, date.today(), pricing=("on-demand",))
+    offers = cloud_prices(prices, acc, date.today(), pricing=("on-demand",))
     bill = whole_instance_bill(offers, p + d, plan.tp)
     g = math.gcd(p, d)
     return Disaggregated(
@@ -169,8 +171,11 @@ def _candidate(sc: Scenario, wl: ServingWorkload, acc: str, plan: InferencePlan,
     )
 
 
-def plan_disaggregated(sc: Scenario, accelerators: list[str], engines: list[str]) -> list[Disaggregated | str]:
-    """Every disaggregated candidate (or the reason it is not one), cheapest first."""
+def plan_disaggregated(
+    sc: Scenario, accelerators: list[str], engines: list[str], *, prices: PriceBook
+) -> list[Disaggregated | str]:
+    """Every disaggregated candidate (or the reason it is not one), cheapest first; ``prices``: the catalog's price
+    rows."""
     wl = sc.inference
     assert wl is not None
     found: list[Disaggregated] = []
@@ -188,7 +193,7 @@ def plan_disaggregated(sc: Scenario, accelerators: list[str], engines: list[str]
                     if prec == "fp8" and "fp8" not in accel.dense_flop_per_s:
                         continue
                     try:
-                        got = _candidate(sc, ewl, acc, plan, prec)
+                        got = _candidate(sc, ewl, acc, plan, prec, prices)
                     except AiinfraError as exc:
                         got = str(exc)
                     if isinstance(got, str):

@@ -1,4 +1,5 @@
-"""Serving-engine scheduler limits: the engine's defaults (its catalog profile, :mod:`aiinfra.catalog.engines`)
+"""Serving-engine scheduler limits: the engine's defaults (its catalog profile,
+:class:`aiinfra.specs.engine.EngineProfile`, given by the caller)
 and the limits ``trtllm-bench throughput`` derives from the model, the GPUs and the dataset's lengths
 (:func:`trtllm_bench_limits`).
 """
@@ -6,19 +7,20 @@ and the limits ``trtllm-bench throughput`` derives from the model, the GPUs and 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
-from aiinfra import catalog
-from aiinfra.catalog.engines import SchedulerDefaults, Usage
 from aiinfra.errors import DataError
+from aiinfra.specs.engine import EngineProfile, SchedulerDefaults, Usage
 from aiinfra.specs.hardware import AcceleratorSpec
 from aiinfra.units import GiB
 
 __all__ = ["SchedulerDefaults", "Usage", "scheduler_defaults", "trtllm_bench_limits"]
 
 
-def scheduler_defaults(engine: str, accelerator: AcceleratorSpec, usage: Usage) -> SchedulerDefaults:
+def scheduler_defaults(engine: EngineProfile, accelerator: AcceleratorSpec, usage: Usage) -> SchedulerDefaults:
     """The engine's default token budget per step and sequence cap on ``accelerator`` in ``usage``."""
-    return catalog.engine(engine).scheduler_defaults(accelerator, usage)
+    return engine.scheduler_defaults(accelerator, usage)
 
 
 def _stepped(value: float, floor: int, steps: list[list[int | None]]) -> int:
@@ -45,6 +47,7 @@ def trtllm_bench_limits(
     output_tokens: int,
     kv_free_frac: float,
     attention_dp_ranks: int = 1,
+    bench_tuning: Mapping[str, Any] | None,
     engine: str = "trtllm",
 ) -> SchedulerDefaults | None:
     """max_batch_size / max_num_tokens that ``trtllm-bench throughput`` (PyTorch backend, v1.0) derives when
@@ -61,8 +64,9 @@ def trtllm_bench_limits(
     raised to max_isl + max_batch_size. v1.0 passes no attention-DP flag, and the executor applies both limits
     per attention-DP rank, so ``attention_dp_ranks`` multiplies them for the replica. Returns None for a weight
     precision the heuristic does not tune (the engine's fixed defaults then apply, as in get_benchmark_engine_settings).
+    ``bench_tuning``: the engine profile's table of those constants (engines.yaml, ``engine``'s row).
     """
-    tuning = catalog.engine(engine).bench_tuning
+    tuning = bench_tuning
     if tuning is None:
         raise DataError(f"engines.yaml {engine} row has no bench_tuning table")
     per_elem = {str(k): float(v) for k, v in tuning["bytes_per_elem"].items()}

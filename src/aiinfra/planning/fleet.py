@@ -19,15 +19,17 @@ attainment during ramps.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import date
 
 import numpy as np
 
-from aiinfra.costing.prices import InstancePrice, cloud_prices
+from aiinfra.costing.prices import InstancePrice, PriceBook, cloud_prices
 from aiinfra.errors import AiinfraError, SpecError
 from aiinfra.planning.capacity import Deployment, plan_capacity
 from aiinfra.specs.fleet import HOURS_PER_DAY, LoadProfile, RequestClass
+from aiinfra.specs.hardware import AcceleratorSpec
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.workload import ServingWorkload, Slo
 
@@ -146,17 +148,23 @@ def check_classes(wl: ServingWorkload) -> tuple[RequestClass, ...]:
     return classes
 
 
-def _offers(accelerator: str, today: date) -> list[InstancePrice]:
+def _offers(prices: PriceBook, accelerator: str, today: date) -> list[InstancePrice]:
     """On-demand offers of one accelerator, the cheapest per instance size."""
     best: dict[int, InstancePrice] = {}
-    for p in cloud_prices(accelerator, today, pricing=("on-demand",)):
+    for p in cloud_prices(prices, accelerator, today, pricing=("on-demand",)):
         k = p.accelerators_per_instance
         if k not in best or p.usd_per_hour < best[k].usd_per_hour:
             best[k] = p
     return sorted(best.values(), key=lambda p: p.accelerators_per_instance)
 
 
-def place_classes(sc: Scenario, accelerators: list[str], engines: list[str] | None) -> list[ClassPlacement]:
+def place_classes(
+    sc: Scenario,
+    accelerators: list[str],
+    engines: list[str] | None,
+    prices: PriceBook,
+    parts: Mapping[str, AcceleratorSpec],
+) -> list[ClassPlacement]:
     """Every class sized on every accelerator type (the cheapest deployment of plan_capacity, or the reason)."""
     wl = sc.inference
     assert wl is not None
@@ -165,7 +173,7 @@ def place_classes(sc: Scenario, accelerators: list[str], engines: list[str] | No
         csc = class_scenario(sc, c)
         for acc in accelerators:
             try:
-                best = plan_capacity(csc, [acc], engines)[0]
+                best = plan_capacity(csc, [acc], engines, prices=prices, parts=parts)[0]
             except AiinfraError as exc:
                 out.append(ClassPlacement(request_class=c.name, accelerator=acc, deployment=None, reason=str(exc)))
                 continue
@@ -240,16 +248,22 @@ def _solve(
 
 
 def plan_mixed(
-    sc: Scenario, accelerators: list[str], engines: list[str] | None, today: date | None = None
+    sc: Scenario,
+    accelerators: list[str],
+    engines: list[str] | None,
+    today: date | None = None,
+    *,
+    prices: PriceBook,
+    parts: Mapping[str, AcceleratorSpec],
 ) -> MixedFleet:
     """The cheapest mixed fleet for the scenario's request classes over ``accelerators``, and every single-type
-    fleet beside it."""
+    fleet beside it; ``prices``: the catalog's price rows; ``parts``: the catalog's accelerators by id."""
     wl = sc.inference
     assert wl is not None
     today = today or date.today()
-    placements = place_classes(sc, accelerators, engines)
+    placements = place_classes(sc, accelerators, engines, prices, parts)
     classes = [c.name for c in check_classes(wl)]
-    offers = {acc: _offers(acc, today) for acc in accelerators}
+    offers = {acc: _offers(prices, acc, today) for acc in accelerators}
     singles = []
     for acc in accelerators:
         mine = [p for p in placements if p.accelerator == acc]
@@ -393,8 +407,11 @@ def plan_day(
     profile: LoadProfile,
     today: date | None = None,
     arrivals_s: np.ndarray | None = None,
+    *,
+    prices: PriceBook,
 ) -> DayFleet:
-    """Size the chosen deployment hour by hour and price three ways to run it over the profile."""
+    """Size the chosen deployment hour by hour and price three ways to run it over the profile (``prices``: the
+    catalog's price rows)."""
     demand, unit = hourly_demand(wl, profile, arrivals_s)
     per_replica = (
         float(dep.users_per_replica)
@@ -416,7 +433,7 @@ def plan_day(
     od_hour = dep.price.instance_usd_per_hour
     reserved = [
         p
-        for p in cloud_prices(dep.accelerator, today or date.today(), pricing=(profile.reserved_pricing,))
+        for p in cloud_prices(prices, dep.accelerator, today or date.today(), pricing=(profile.reserved_pricing,))
         if p.accelerators_per_instance == dep.price.accelerators_per_instance
     ]
     res_hour = min((p.usd_per_hour for p in reserved), default=None)

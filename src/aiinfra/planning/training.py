@@ -10,13 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from aiinfra import catalog
 from aiinfra.analytic.model_figures import param_breakdown
 from aiinfra.analytic.training_memory import PlanArrays, TrainSetup, memory_per_rank
 from aiinfra.analytic.training_step import step_time
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.search.plans import divisors, enumerate_plans, layout_rules, single_plan, uneven_stages_impossible
 from aiinfra.search.rank import rank_plans
+from aiinfra.specs.engine import RuntimeReserve
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.parallelism import Recompute, Sharding
@@ -71,15 +71,16 @@ class TrainingReport:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-def reserve_bytes() -> float:
-    """Framework reserve from catalog/data/runtime.yaml (aiconfigurator's other + NCCL memory)."""
-    reserve = catalog.runtime_reserve()
+def reserve_bytes(reserve: RuntimeReserve | None) -> float:
+    """Framework reserve of catalog/data/runtime.yaml's row (aiconfigurator's other + NCCL memory); 0 without one."""
     return reserve.reserve_bytes(with_nccl=True) if reserve is not None else 0.0
 
 
-def setup_from_job(sc_model: Any, job: TrainingJob, flash_attention: bool = True) -> TrainSetup:
+def setup_from_job(
+    sc_model: Any, job: TrainingJob, flash_attention: bool = True, *, reserve: RuntimeReserve | None
+) -> TrainSetup:
     """The estimate's scalars for a training section; LoRA / QLoRA fine-tunes freeze the base weights
-    (bf16, or NF4 for QLoRA) and train the adapters only."""
+    (bf16, or NF4 for QLoRA) and train the adapters only; ``reserve``: the scenario's runtime reserve."""
     ft = job.finetune
     frozen: dict[str, Any] = {}
     if ft is not None and ft.method in ("lora", "qlora"):
@@ -99,7 +100,7 @@ def setup_from_job(sc_model: Any, job: TrainingJob, flash_attention: bool = True
         ep_comm_overlap=job.ep_comm_overlap,
         fsdp_shard_ranks=job.fsdp_shard_ranks or 0,
         moe_routing_skew_cv=job.moe_routing_skew_cv,
-        reserve_bytes=reserve_bytes(),
+        reserve_bytes=reserve_bytes(reserve),
         optimizer=job.optimizer,
     )
 
@@ -201,7 +202,7 @@ def given_plan(scenario: Scenario, job: TrainingJob) -> PlanArrays:
         )
     return single_plan(
         scenario.model,
-        setup_from_job(scenario.model, job),
+        setup_from_job(scenario.model, job, reserve=scenario.runtime_reserve),
         tp=p.tp,
         pp=p.pp,
         dp=dp,
@@ -221,7 +222,7 @@ def plan_training(scenario: Scenario) -> TrainingReport:
         raise SpecError(
             "training", None, "the scenario has no training section", "add training: {tokens, seq_len, ...}"
         )
-    setup = setup_from_job(scenario.model, job)
+    setup = setup_from_job(scenario.model, job, reserve=scenario.runtime_reserve)
     cluster = scenario.cluster
     cluster.accelerator.peak_flop_per_s(_dtype(job.precision))  # unknown peak -> clear error now
     sources: set[str] = set()
@@ -461,7 +462,7 @@ def estimate_memory(scenario: Scenario) -> MemoryReport:
     job = scenario.training
     if job is None:
         raise SpecError("training", None, "the scenario has no training section", "add training: {tokens, ...}")
-    setup = setup_from_job(scenario.model, job)
+    setup = setup_from_job(scenario.model, job, reserve=scenario.runtime_reserve)
     cap = scenario.cluster.accelerator.memory_bytes
     rows: list[MemoryRow] = []
     trainable = param_count(scenario)

@@ -29,6 +29,7 @@ from aiinfra.reliability.goodput import (
 from aiinfra.reliability.montecarlo import Distribution, simulate
 from aiinfra.reliability.rates import (
     JobRates,
+    ReliabilityTable,
     age_ratio,
     component_rates,
     hardware_rates,
@@ -128,9 +129,9 @@ def scenario_checkpoint_bytes(sc: Scenario, given: float | None) -> tuple[float,
 
 
 def _rate_basis(
-    ri: ReliabilityInput, accelerator_id: str | None, age_days_mid: float, per_node: int
+    table: ReliabilityTable, ri: ReliabilityInput, accelerator_id: str | None, age_days_mid: float, per_node: int
 ) -> tuple[RateBasis, float]:
-    fam, mem = hardware_rates(accelerator_id)
+    fam, mem = hardware_rates(table, accelerator_id)
     age = 1.0
     if ri.cluster_age is not None:
         a = ri.cluster_age
@@ -155,7 +156,9 @@ def _rate_basis(
         memory_id=mem.id,
         memory_basis=mem.basis,
         memory_ratio=mem.rate_ratio,
-        uncertainty_ratio=rate_uncertainty_ratio(fam, mem, memory_share_frac(per_node, memory_ratio=mem.rate_ratio)),
+        uncertainty_ratio=rate_uncertainty_ratio(
+            fam, mem, memory_share_frac(table, per_node, memory_ratio=mem.rate_ratio)
+        ),
         age_ratio=age,
         lemon_ratio=1.0,
     )
@@ -173,19 +176,22 @@ def plan_reliability(
     peer_bytes_per_s_per_accelerator: float | None,
     accelerator_id: str | None = None,
     cluster_accelerators: int | None = None,
+    table: ReliabilityTable,
 ) -> ReliabilityReport:
-    """Failures, checkpoints and restarts of a run that needs ``useful_s`` of training on ``accelerators``.
+    """Failures, checkpoints and restarts of a run that needs ``useful_s`` of training on ``accelerators``
+    (``table``: the catalog's reliability rows).
 
     Long because one evaluation (rates, checkpoint interval, downtime, Daly's expected time, spare nodes) is a
     closure run at the base rate, again with the lemon-node correction, and at both ends of the rate band; each step
     it composes is a function of rates.py, checkpoint.py and goodput.py."""
     nodes = math.ceil(accelerators / per_node)
     work_s = useful_s / (1.0 - ri.data_loading_stall_frac)
-    basis, hw_ratio = _rate_basis(ri, accelerator_id, work_s / 2 / 86_400, per_node)
+    basis, hw_ratio = _rate_basis(table, ri, accelerator_id, work_s / 2 / 86_400, per_node)
 
     def rates_at(ratio: float) -> JobRates:
         planned_h = None if ri.planned_restarts_per_day is None else ri.planned_restarts_per_day / 24.0
         return job_rates(
+            table,
             accelerators,
             nodes,
             scale_ratio=ri.failure_rate_scale_ratio * ratio,
@@ -199,7 +205,7 @@ def plan_reliability(
     storage_src = "the storage bandwidths as given (taken as achieved)"
     w_eff = r_eff = 1.0
     if ri.storage_kind is not None:
-        st = storage_efficiency(ri.storage_kind)
+        st = storage_efficiency(table, ri.storage_kind)
         w_eff, r_eff = st.write_frac, st.read_frac
         storage_src = f"{st.id} ({st.basis}): {w_eff:.1%} of rated write, {r_eff:.1%} of rated read"
     if ri.storage_efficiency_frac is not None:
@@ -259,7 +265,7 @@ def plan_reliability(
             # a background write must finish before the next snapshot starts (one write in flight)
             interval, src = ck.write_s, src + ", raised to the background write time"
         interval = min(interval, work_s)
-        hang = sum(v for k, v in rates.by_component_per_s.items() if k in _hang_rows())
+        hang = sum(v for k, v in rates.by_component_per_s.items() if k in _hang_rows(table))
         stops = _stops(ri, nodes, interval, ck.load_s)
 
         def down_for(s: int) -> Downtime:
@@ -340,6 +346,7 @@ def plan_reliability(
     cluster = cluster_accelerators or accelerators
     cluster_nodes = math.ceil(cluster / per_node)
     node_rate = per_node_rate_per_s(
+        table,
         per_node,
         scale_ratio=ri.failure_rate_scale_ratio * hw_ratio,
         memory_ratio=basis.memory_ratio,
@@ -379,8 +386,8 @@ def plan_reliability(
     )
 
 
-def _hang_rows() -> frozenset[str]:
-    return frozenset(r.id for r in component_rates() if r.detection == "hang")
+def _hang_rows(table: ReliabilityTable) -> frozenset[str]:
+    return frozenset(r.id for r in component_rates(table) if r.detection == "hang")
 
 
 def _stops(ri: ReliabilityInput, nodes: int, interval_s: float, load_s: float) -> tuple[Stop, ...]:
@@ -419,7 +426,7 @@ def badput(exp: Expectation, down: Downtime, useful_s: float, work_s: float) -> 
 
 
 def reliability_for_scenario(
-    sc: Scenario, ri: ReliabilityInput, *, useful_s: float, accelerators: int
+    sc: Scenario, ri: ReliabilityInput, *, useful_s: float, accelerators: int, table: ReliabilityTable
 ) -> ReliabilityReport:
     """:func:`plan_reliability` for a training scenario's plan (checkpoint size from its training section; in-memory
     checkpoints reload at the cluster's scale-out bandwidth per accelerator)."""
@@ -434,4 +441,5 @@ def reliability_for_scenario(
         peer_bytes_per_s_per_accelerator=sc.cluster.scale_out_bw_one_way_bytes_per_s,
         accelerator_id=sc.cluster.accelerator.id,
         cluster_accelerators=ri.cluster_accelerators_count or max(sc.cluster.count, accelerators),
+        table=table,
     )

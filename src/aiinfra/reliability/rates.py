@@ -4,18 +4,23 @@ A synchronous training job stops when any of its components fails, so with indep
 rate is the sum over components of (rate per unit-hour × units in the job): λ_job = Σ_c r_c · n_c, with n_c the job's
 GPUs or nodes (Llama 3, §3.3.4: "a single GPU failure may require a restart of the entire job"; the same additive
 model as Kokolis et al., "Revisiting Reliability in Large-Scale ML Research Clusters", arXiv 2410.21680, 2024).
+The rows come from the caller as a :class:`ReliabilityTable` (built once per catalog at the application boundary,
+app/tables.py).
 """
 
 from __future__ import annotations
 
 import difflib
 import math
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
 
-from aiinfra import catalog
-from aiinfra.errors import DataError, SpecError
+from aiinfra.errors import DataError, SpecError, UnknownIdError, suggest
+from aiinfra.specs.hardware import AcceleratorSpec
 from aiinfra.units import HOUR_S
+
+T = TypeVar("T")
 
 Scale = Literal["gpu", "node", "job"]
 
@@ -69,18 +74,39 @@ class JobRates:
     """Each row id's contribution to λ (planned rows included)."""
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class ReliabilityTable:
+    """reliability.yaml's rows and the catalog's accelerators (whose generation and memory type pick the ratio rows),
+    read once per catalog at the application boundary; the parsed rows are memoised here."""
+
+    rows: tuple[dict[str, Any], ...]
+    parts: Mapping[str, AcceleratorSpec]
+    memo: dict[str, Any] = field(default_factory=dict)
+
+    def cached(self, key: str, build: Callable[[], T]) -> T:
+        if key not in self.memo:
+            self.memo[key] = build()
+        out: T = self.memo[key]
+        return out
+
+    def accelerator(self, id_: str, field: str = "hardware.accelerator") -> AcceleratorSpec:
+        if id_ in self.parts:
+            return self.parts[id_]
+        raise UnknownIdError(field, id_, "accelerators", suggest(id_, list(self.parts)))
+
+
 def _row_rate(raw: dict[str, object]) -> float:
     units, days, count = raw["exposure_units_count"], raw["exposure_days"], raw["failures_count"]
     assert isinstance(units, int | float) and isinstance(days, int | float) and isinstance(count, int | float)
     return float(count) / (float(units) * float(days) * 24.0)
 
 
-def component_rates() -> tuple[ComponentRate, ...]:
+def component_rates(table: ReliabilityTable) -> tuple[ComponentRate, ...]:
     """Every rate row of reliability.yaml (check rows left out)."""
 
     def build() -> tuple[ComponentRate, ...]:
         out: list[ComponentRate] = []
-        for raw in catalog.raw_rows("reliability"):
+        for raw in table.rows:
             if raw.get("kind") in ("check", "family", "memory", "storage"):
                 continue
             try:
@@ -107,13 +133,13 @@ def component_rates() -> tuple[ComponentRate, ...]:
                 raise DataError(f"catalog data reliability.yaml row {raw['id']}: bad kind or scale")
         return tuple(out)
 
-    return catalog.active().memo("reliability_rates", build)
+    return table.cached("reliability_rates", build)
 
 
-def _hardware_rows(kind: str, key: str) -> dict[str, HardwareRate]:
+def _hardware_rows(table: ReliabilityTable, kind: str, key: str) -> dict[str, HardwareRate]:
     def build() -> dict[str, HardwareRate]:
         out: dict[str, HardwareRate] = {}
-        for raw in catalog.raw_rows("reliability"):
+        for raw in table.rows:
             if raw.get("kind") != kind:
                 continue
             try:
@@ -130,23 +156,23 @@ def _hardware_rows(kind: str, key: str) -> dict[str, HardwareRate]:
             raise DataError(f"catalog data reliability.yaml has no {kind} row for '*' (the fallback)")
         return out
 
-    return catalog.active().memo(f"reliability_{kind}", build)
+    return table.cached(f"reliability_{kind}", build)
 
 
-def hardware_rates(accelerator_id: str | None) -> tuple[HardwareRate, HardwareRate]:
+def hardware_rates(table: ReliabilityTable, accelerator_id: str | None) -> tuple[HardwareRate, HardwareRate]:
     """The accelerator's generation row and memory-technology row (each falls back to its '*' row); None = the
     calibration cluster's own hardware (H100 80GB HBM3)."""
-    fam, mem = _hardware_rows("family", "generation"), _hardware_rows("memory", "memory_type")
+    fam, mem = _hardware_rows(table, "family", "generation"), _hardware_rows(table, "memory", "memory_type")
     if accelerator_id is None:
         return fam.get("nvidia-hopper", fam["*"]), mem.get("HBM3", mem["*"])
-    acc = catalog.accelerator(accelerator_id)
+    acc = table.accelerator(accelerator_id)
     return fam.get(acc.generation or "", fam["*"]), mem.get(acc.memory_type or "", mem["*"])
 
 
-def memory_share_frac(gpus_per_node: int, *, memory_ratio: float = 1.0) -> float:
+def memory_share_frac(table: ReliabilityTable, gpus_per_node: int, *, memory_ratio: float = 1.0) -> float:
     """The GPU-memory rows' share of a node's unexpected failure rate (0.17 for Llama 3's 8-GPU nodes: 72 / 419)."""
-    r = job_rates(gpus_per_node, 1, include_planned=False, memory_ratio=memory_ratio)
-    mem = {c.id for c in component_rates() if c.memory_row}
+    r = job_rates(table, gpus_per_node, 1, include_planned=False, memory_ratio=memory_ratio)
+    mem = {c.id for c in component_rates(table) if c.memory_row}
     return sum(v for k, v in r.by_component_per_s.items() if k in mem) / r.unexpected_per_s
 
 
@@ -156,15 +182,16 @@ def rate_uncertainty_ratio(family: HardwareRate, memory: HardwareRate, memory_sh
     return family.uncertainty_ratio * (1.0 + memory_share * (memory.uncertainty_ratio - 1.0))
 
 
-def check_row(row_id: str) -> dict[str, object]:
+def check_row(table: ReliabilityTable, row_id: str) -> dict[str, object]:
     """A ``kind: check`` row of reliability.yaml (a published whole-run figure)."""
-    for raw in catalog.raw_rows("reliability"):
+    for raw in table.rows:
         if raw.get("id") == row_id:
             return dict(raw)
     raise DataError(f"catalog data reliability.yaml has no row {row_id}")
 
 
 def job_rates(
+    table: ReliabilityTable,
     gpus: int,
     nodes: int,
     *,
@@ -183,7 +210,7 @@ def job_rates(
         raise SpecError("hardware.count", gpus, "a job needs at least one GPU and one node", "give a positive count")
     if not scale_ratio > 0:
         raise SpecError("reliability.failure_rate_scale_ratio", scale_ratio, "must be positive", "give e.g. 1.0")
-    rows = component_rates()
+    rows = component_rates(table)
     known = [r.id for r in rows]
     for key, value in (overrides or {}).items():
         if key not in known:
@@ -223,6 +250,7 @@ def _planned_sum(rows: tuple[ComponentRate, ...]) -> float:
 
 
 def per_node_rate_per_s(
+    table: ReliabilityTable,
     gpus_per_node: int,
     *,
     scale_ratio: float = 1.0,
@@ -232,7 +260,13 @@ def per_node_rate_per_s(
     """Unexpected failures per second of one node (its GPUs' rows and the node rows): a cluster of N such nodes
     fails N times as often (used for the expected cluster-wide count)."""
     return job_rates(
-        gpus_per_node, 1, scale_ratio=scale_ratio, memory_ratio=memory_ratio, overrides=overrides, include_planned=False
+        table,
+        gpus_per_node,
+        1,
+        scale_ratio=scale_ratio,
+        memory_ratio=memory_ratio,
+        overrides=overrides,
+        include_planned=False,
     ).unexpected_per_s
 
 
@@ -247,9 +281,11 @@ class StorageEfficiency:
     source: str
 
 
-def storage_efficiency(kind: str, field: str = "reliability.storage_kind") -> StorageEfficiency:
+def storage_efficiency(
+    table: ReliabilityTable, kind: str, field: str = "reliability.storage_kind"
+) -> StorageEfficiency:
     """The storage row of ``kind`` (a SpecError naming the kinds when unknown)."""
-    rows = {str(r.get("storage_kind")): r for r in catalog.raw_rows("reliability") if r.get("kind") == "storage"}
+    rows = {str(r.get("storage_kind")): r for r in table.rows if r.get("kind") == "storage"}
     if kind not in rows:
         raise SpecError(
             field,

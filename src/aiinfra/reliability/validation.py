@@ -20,7 +20,13 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from aiinfra.reliability.rates import hardware_rates, job_rates, memory_share_frac, rate_uncertainty_ratio
+from aiinfra.reliability.rates import (
+    ReliabilityTable,
+    hardware_rates,
+    job_rates,
+    memory_share_frac,
+    rate_uncertainty_ratio,
+)
 
 DATA = Path(__file__).resolve().parent.parent / "validation" / "data"
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "train-reliability-llama3-405b.yaml"
@@ -74,14 +80,14 @@ def read_rows(split: str) -> list[dict[str, str]]:
     return out
 
 
-def _loo_ratio(open_rows: list[dict[str, str]]) -> float:
+def _loo_ratio(table: ReliabilityTable, open_rows: list[dict[str, str]]) -> float:
     """A100 ratio from other operators' open rows, one vote each: the geometric mean over OPT, GLM-130B and MPT-7B of
     their hardware failures per node-day over Llama 3's repair-needing rate (the same estimator as the catalog's A100
     row, without Kokolis et al.'s clusters)."""
     rows = [r for r in open_rows if r["id"] in LOO_ROWS]
     if len(rows) != len(LOO_ROWS):
         raise ValueError(f"reliability validation: the leave-one-source-out rows {LOO_ROWS} are not all in the files")
-    llama3 = job_rates(8, 1, include_planned=False).repair_per_s * 86_400
+    llama3 = job_rates(table, 8, 1, include_planned=False).repair_per_s * 86_400
     logs = [math.log(float(r["value"]) / (float(r["nodes_count"]) * float(r["days"])) / llama3) for r in rows]
     return math.exp(sum(logs) / len(logs))
 
@@ -90,25 +96,25 @@ def _row_ids(row: dict[str, str], column: str) -> list[str]:
     return [x.strip() for x in row.get(column, "").split(";") if x.strip()]
 
 
-def predict(row: dict[str, str], loo_ratio: float) -> float:
-    """The model's figure for one row."""
+def predict(table: ReliabilityTable, row: dict[str, str], loo_ratio: float) -> float:
+    """The model's figure for one row (``table``: the catalog's reliability rows)."""
     q = row["quantity"]
     if q == "ettr_frac":
         from aiinfra import app
 
         sc = app.load_scenario(str(EXAMPLE), ["reliability.trials=0"])
         return float(app.train(sc).to_dict()["reliability"]["ettr_frac"])
-    fam, mem = hardware_rates(row["accelerator"] or None)
+    fam, mem = hardware_rates(table, row["accelerator"] or None)
     ratio = loo_ratio if row["source"].startswith(LOO_SOURCE) else fam.rate_ratio
     if q in ("share_frac", "link_failures_frac_per_month"):
         # per 8-GPU node; a share is the ratio of the named rows' rates (the generation's ratio cancels)
-        node = job_rates(8, 1, scale_ratio=ratio, memory_ratio=mem.rate_ratio, include_planned=False)
+        node = job_rates(table, 8, 1, scale_ratio=ratio, memory_ratio=mem.rate_ratio, include_planned=False)
         num = sum(node.by_component_per_s[i] for i in _row_ids(row, "numerator_rows"))
         if q == "link_failures_frac_per_month":
             return num * DAYS_PER_MONTH * 86_400 / LLAMA3_LINKS_PER_NODE
         return num / sum(node.by_component_per_s[i] for i in _row_ids(row, "denominator_rows"))
     gpus, nodes = int(row["accelerators_count"]), int(row["nodes_count"])
-    r = job_rates(gpus, nodes, scale_ratio=ratio, memory_ratio=mem.rate_ratio)
+    r = job_rates(table, gpus, nodes, scale_ratio=ratio, memory_ratio=mem.rate_ratio)
     per_day = {
         "hardware": r.repair_per_s * 86_400,
         "unexpected": r.unexpected_per_s * 86_400,
@@ -130,9 +136,9 @@ def predict(row: dict[str, str], loo_ratio: float) -> float:
     raise ValueError(f"reliability validation row {row['id']}: unknown quantity {q}")
 
 
-def score() -> list[Scored]:
-    """Every open and sealed row, predicted and compared."""
-    loo = _loo_ratio(read_rows("open"))
+def score(table: ReliabilityTable) -> list[Scored]:
+    """Every open and sealed row, predicted and compared (``table``: the catalog's reliability rows)."""
+    loo = _loo_ratio(table, read_rows("open"))
     out = []
     for split in ("open", "sealed"):
         for round_, path in enumerate(FILES[split], start=1):
@@ -141,7 +147,7 @@ def score() -> list[Scored]:
             for row in rows:
                 if sealed(row["id"]) != (split == "sealed"):
                     raise ValueError(f"row {row['id']} is in the {split} file against the sealing rule")
-                pred, value = predict(row, loo), float(row["value"])
+                pred, value = predict(table, row, loo), float(row["value"])
                 out.append(
                     Scored(
                         id=row["id"],
@@ -154,18 +160,18 @@ def score() -> list[Scored]:
                         error_frac=pred / value - 1.0,
                         notes=row["notes"],
                         round=round_,
-                        in_band=_in_band(row, pred, value),
+                        in_band=_in_band(table, row, pred, value),
                     )
                 )
     return out
 
 
-def _in_band(row: dict[str, str], predicted: float, value: float) -> bool | None:
+def _in_band(table: ReliabilityTable, row: dict[str, str], predicted: float, value: float) -> bool | None:
     q = row["quantity"]
     if q in SHARE_QUANTITIES or q == "ettr_frac":
         return None
-    fam, mem = hardware_rates(row["accelerator"] or None)
-    u = rate_uncertainty_ratio(fam, mem, memory_share_frac(8, memory_ratio=mem.rate_ratio))
+    fam, mem = hardware_rates(table, row["accelerator"] or None)
+    u = rate_uncertainty_ratio(fam, mem, memory_share_frac(table, 8, memory_ratio=mem.rate_ratio))
     lo, hi = sorted((predicted / u, predicted * u))
     return hi >= value if row["bound"] == "at_least" and q != "mttf_h" else lo <= value <= hi
 

@@ -3,32 +3,21 @@
 A GPU instance of a profile occupies ``memory_slices`` consecutive memory slices starting at one of the profile's
 start slots (``nvidia-smi mig -lgipp``, NVIDIA MIG User Guide); instances of one GPU may not overlap, may not use
 more compute slices than the GPU has, and a profile may not exceed its ``max_instances`` (e.g. one ``+me`` profile).
-Data: catalog/data/mig.yaml, read by aiinfra.catalog.mig (profiles, geometry, an instance as an accelerator).
+The geometry comes from the caller (aiinfra.catalog.mig reads catalog/data/mig.yaml at the application boundary).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aiinfra.catalog.mig import (
-    MigGeometry,
-    MigProfile,
-    accelerator,
-    geometries,
-    geometry,
-    instance_accelerator,
-    split_instance_id,
-)
 from aiinfra.errors import SpecError
+from aiinfra.specs.mig import MigGeometry, MigProfile, instance_accelerator, split_instance_id
 
 __all__ = [
     "MigGeometry",
     "MigProfile",
     "Placement",
-    "accelerator",
     "full_layouts",
-    "geometries",
-    "geometry",
     "instance_accelerator",
     "place",
     "split_instance_id",

@@ -13,8 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from aiinfra import catalog
-from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.inference import InferenceModel, pinned_catalog
 from aiinfra.analytic.step_time import StepBatch, StepTimeModel
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.planning.engine_profile import scheduler_defaults
@@ -30,9 +29,10 @@ from aiinfra.sim.attention_dp import rank_limits
 from aiinfra.sim.engine import Records, Simulation
 from aiinfra.sim.metrics import SimSummary, summarise
 from aiinfra.sim.replica import SchedulerLimits
+from aiinfra.specs.engine import EngineProfile
 from aiinfra.specs.files import beside_scenario
 from aiinfra.specs.scenario import Scenario
-from aiinfra.specs.serving_sim import SchedulerConfig, SimulationConfig
+from aiinfra.specs.serving_sim import SchedulerConfig, ServingTables, SimulationConfig
 from aiinfra.specs.workload import ServingWorkload
 
 SIM = "inference.simulation"
@@ -144,17 +144,19 @@ def make_requests(
     return reqs
 
 
-def limits_for(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, role: str = "mixed") -> SchedulerLimits:
+def limits_for(
+    scenario: Scenario, wl: ServingWorkload, im: InferenceModel, role: str = "mixed", *, engine: EngineProfile
+) -> SchedulerLimits:
+    """The scheduler limits of one replica (``engine``: the profile of ``wl.engine``)."""
     sim = wl.simulation or SimulationConfig()
     sched = sim.scheduler or SchedulerConfig()
     # the engine's server defaults for this device (engines.yaml) unless the scenario sets them; a defaulted
     # max_num_seqs is capped at the step budget (vLLM's rule); the engine's KV allocator, block size and
     # reservation policy (vLLM: blocks as tokens arrive, preemption; TensorRT-LLM: whole context reserved)
-    engine = wl.engine
     sd = scheduler_defaults(engine, scenario.cluster.accelerator, "server")
-    block = kv_block_tokens(engine, wl)
+    block = kv_block_tokens(wl.engine, wl)
     budget = sched.max_num_batched_tokens or sd.max_num_batched_tokens
-    cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, engine)
+    cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, wl.engine)
     if cap.kv_capacity_tokens <= 0:
         raise InfeasibleError(
             f"infeasible, because {scenario.model.id} leaves no KV-cache memory on "
@@ -191,7 +193,7 @@ def limits_for(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, role
         prefix_caching=sched.prefix_caching,
         swap_s_per_token=swap_s,
         role=role,
-        reserve_full_context=reserves_full_context(engine),
+        reserve_full_context=reserves_full_context(wl.engine),
     )
 
 
@@ -214,12 +216,13 @@ class SpeculativeStep:
         return t
 
 
-def _step_model(scenario: Scenario, wl: ServingWorkload, im: InferenceModel) -> StepTimeModel:
+def _step_model(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, tables: ServingTables) -> StepTimeModel:
     if wl.speculative is None:
         return im
     draft = None
     if wl.speculative.draft_model:
-        dm = catalog.model(wl.speculative.draft_model, "inference.speculative.draft_model")
+        dm = tables.draft_model
+        assert dm is not None, "ServingTables.draft_model: the workload names a draft model"
         draft = InferenceModel(
             model=dm,
             cluster=scenario.cluster,
@@ -250,9 +253,15 @@ def _kv_transfer_s_per_token(scenario: Scenario, im: InferenceModel, accelerator
 
 
 def simulate(
-    scenario: Scenario, seed: int = 0, step_model: StepTimeModel | None = None, rate_override: float | None = None
+    scenario: Scenario,
+    seed: int = 0,
+    step_model: StepTimeModel | None = None,
+    rate_override: float | None = None,
+    *,
+    tables: ServingTables,
 ) -> SimResult:
-    """Simulate the scenario's serving workload; ``step_model`` replaces the analytic one (tests)."""
+    """Simulate the scenario's serving workload; ``step_model`` replaces the analytic one (tests); ``tables``: the
+    catalog's engine profile and draft model of the workload (catalog.resolve.serving_tables)."""
     wl = scenario.inference
     if wl is None:
         raise SpecError("inference", None, "the scenario has no inference section", "add inference: {...}")
@@ -276,8 +285,8 @@ def simulate(
             "raise hardware.count or use fewer replicas",
         )
     notes: list[str] = []
-    lim = limits_for(scenario, wl, im, "prefill" if dis else "mixed")
-    model = step_model or _step_model(scenario, wl, im)
+    lim = limits_for(scenario, wl, im, "prefill" if dis else "mixed", engine=tables.engine)
+    model = step_model or _step_model(scenario, wl, im, tables)
     reqs = make_requests(wl, sim, seed, scenario.model.max_seq_len, scenario.path)
     longest = int((reqs.input_tokens + reqs.output_tokens).max())
     holder = lim if dp == 1 else rank_limits(lim, dp)
@@ -324,12 +333,12 @@ def simulate(
         engine = Simulation(model, lim, replicas, sim.router, attention_dp_ranks=dp)
     # the whole run reads one catalog (the step model's lookups then skip the look at the refreshed prices, ~13 per
     # step priced)
-    with catalog.use(catalog.active()):
+    with pinned_catalog():
         rec = engine.run(reqs, closed)
-    overhead_s = catalog.engine(wl.engine).request_overhead_s
+    overhead_s = tables.engine.request_overhead_s
     sched = sim.scheduler
     if sched is None or sched.max_num_batched_tokens is None or sched.max_num_seqs is None:
-        sd = scheduler_defaults(wl.engine, scenario.cluster.accelerator, "server")
+        sd = scheduler_defaults(tables.engine, scenario.cluster.accelerator, "server")
         notes.append(
             f"scheduler: max_num_batched_tokens {lim.max_num_batched_tokens}, max_num_seqs {lim.max_num_seqs} "
             f"(unset values from the {sd.basis})"

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
-from aiinfra import catalog
 from aiinfra.analytic.step_time import StepTimeModel
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.planning.inference import estimate, model_for, steady_state_step
@@ -24,6 +23,7 @@ from aiinfra.sim.engine import Records
 from aiinfra.sim.metrics import SimSummary, slo_misses, summarise
 from aiinfra.sim.run import simulate
 from aiinfra.specs.scenario import Scenario
+from aiinfra.specs.serving_sim import ServingTables
 from aiinfra.specs.workload import Arrival, ServingWorkload, Slo
 
 MAX_BRACKET_STEPS = 6
@@ -146,10 +146,12 @@ def _with_slo(scenario: Scenario, what: str) -> ServingWorkload:
     return wl
 
 
-def _point(scenario: Scenario, seed: int, rate: float, step_model: StepTimeModel | None) -> RatePoint:
+def _point(
+    scenario: Scenario, seed: int, rate: float, step_model: StepTimeModel | None, tables: ServingTables
+) -> RatePoint:
     wl = scenario.inference
     assert wl is not None and wl.slo is not None
-    s = simulate(scenario, seed=seed, step_model=step_model, rate_override=rate).summary
+    s = simulate(scenario, seed=seed, step_model=step_model, rate_override=rate, tables=tables).summary
     return RatePoint(request_rate_per_s=rate, slo_attainment_frac=s.slo_attainment_frac or 0.0, **_reading(s, wl.slo))
 
 
@@ -160,6 +162,8 @@ def max_rate_meeting_slo(
     start_rate_per_s: float | None = None,
     step_model: StepTimeModel | None = None,
     progress: Callable[[int, int | None], None] | None = None,
+    *,
+    tables: ServingTables,
 ) -> tuple[float, list[RatePoint]]:
     """(highest rate found that meets the SLO, every point simulated, by rate).
 
@@ -189,7 +193,7 @@ def max_rate_meeting_slo(
         )
 
     rate, points = _boundary(
-        _counted(lambda r: _point(scenario, seed, r, step_model), progress),
+        _counted(lambda r: _point(scenario, seed, r, step_model, tables), progress),
         start,
         lambda r: 2.0 * r,
         lambda r: r / 2.0,
@@ -222,7 +226,13 @@ def _after_start_up(rec: Records, clients: int) -> Records:
 
 
 def closed_loop_run(
-    scenario: Scenario, clients: int, seed: int = 0, step_model: StepTimeModel | None = None, ramp: bool = True
+    scenario: Scenario,
+    clients: int,
+    seed: int = 0,
+    step_model: StepTimeModel | None = None,
+    ramp: bool = True,
+    *,
+    tables: ServingTables,
 ) -> tuple[Records, SimSummary]:
     """``clients`` closed-loop clients on the scenario's deployment, CLOSED_LOOP_REQUESTS_PER_CLIENT requests each:
     the steady-state records (without the first ``clients`` requests) and their summary. With ``ramp`` the clients
@@ -246,15 +256,17 @@ def closed_loop_run(
         duration_s=None,
         num_requests=max(wl.num_requests or 0, CLOSED_LOOP_REQUESTS_PER_CLIENT * clients),
     )
-    rec = simulate(replace(scenario, inference=closed), seed=seed, step_model=step_model).records
+    rec = simulate(replace(scenario, inference=closed), seed=seed, step_model=step_model, tables=tables).records
     steady = _after_start_up(rec, clients)
-    return steady, summarise(steady, wl.slo, catalog.engine(wl.engine).request_overhead_s)
+    return steady, summarise(steady, wl.slo, tables.engine.request_overhead_s)
 
 
-def _clients_point(scenario: Scenario, seed: int, clients: int, step_model: StepTimeModel | None) -> ClientsPoint:
+def _clients_point(
+    scenario: Scenario, seed: int, clients: int, step_model: StepTimeModel | None, tables: ServingTables
+) -> ClientsPoint:
     wl = scenario.inference
     assert wl is not None and wl.slo is not None
-    s = closed_loop_run(scenario, clients, seed, step_model)[1]
+    s = closed_loop_run(scenario, clients, seed, step_model, tables=tables)[1]
     return ClientsPoint(clients=clients, requests_per_s=s.requests_per_s, **_reading(s, wl.slo))
 
 
@@ -264,6 +276,8 @@ def max_clients_meeting_slo(
     start_clients: int | None = None,
     step_model: StepTimeModel | None = None,
     progress: Callable[[int, int | None], None] | None = None,
+    *,
+    tables: ServingTables,
 ) -> tuple[int, list[ClientsPoint]]:
     """(most closed-loop clients found that meet the SLO, every point simulated, by client count).
 
@@ -288,7 +302,7 @@ def max_clients_meeting_slo(
         )
 
     clients, points = _boundary(
-        _counted(lambda c: _clients_point(scenario, seed, c, step_model), progress),
+        _counted(lambda c: _clients_point(scenario, seed, c, step_model, tables), progress),
         max(1, start_clients),
         lambda c: 2 * c,
         lambda c: max(1, c // 2) if c > 1 else None,

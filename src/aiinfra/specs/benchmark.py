@@ -6,6 +6,7 @@ Token counts are in tokens, times in seconds. A statistic a source does not give
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Annotated
 
@@ -80,3 +81,19 @@ class BenchmarkSpec:
     latency_constraints: dict[str, LatencyConstraint] = field(default_factory=dict)
     """Per scenario (server, interactive)."""
     notes: str = ""
+
+
+def benchmark_named(specs: Iterable[BenchmarkSpec], *texts: str) -> BenchmarkSpec | None:
+    """The benchmark a result names: the longest ``match`` name found in any of ``texts`` (a result path,
+    notes, a model name), compared lower-case and also with punctuation removed ("Llama-2-70B" matches
+    llama2-70b). None when no benchmark matches."""
+    low = [t.lower() for t in texts if t]
+    squashed = ["".join(ch for ch in t if ch.isalnum()) for t in low]
+    best: tuple[int, BenchmarkSpec] | None = None
+    for spec in specs:
+        for name in spec.match:
+            flat = "".join(ch for ch in name if ch.isalnum())
+            found = any(name in t for t in low) or any(flat in t for t in squashed)
+            if found and (best is None or len(flat) > best[0]):
+                best = (len(flat), spec)
+    return best[1] if best else None

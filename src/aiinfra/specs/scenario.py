@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from aiinfra.errors import SpecError
 from aiinfra.specs.bounds import MAX_COUNT, Accelerators, InRange, Oversubscription, PerNode
 from aiinfra.specs.common import STRICT, validate
+from aiinfra.specs.engine import RuntimeReserve
 from aiinfra.specs.files import read_text
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
@@ -76,6 +77,9 @@ class Scenario:
     path: str = ""
     mapping: dict[str, Any] | None = None
     """The file-format mapping it was resolved from, overrides applied (so further overrides can be layered)."""
+    runtime_reserve: RuntimeReserve | None
+    """The framework memory reserve per accelerator of the catalog's runtime.yaml (None when it has none), bound at
+    resolution (catalog/resolve.py) so the planners read no catalog."""
 
 
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")

@@ -9,7 +9,7 @@ vLLM V1 picks it for an API server (``EngineArgs._set_default_args`` in ``vllm/e
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from aiinfra.specs.bounds import (
     MAX_BATCH_TOKENS,
@@ -20,6 +20,10 @@ from aiinfra.specs.bounds import (
     SeqTokens,
 )
 from aiinfra.specs.common import STRICT
+
+if TYPE_CHECKING:
+    from aiinfra.specs.engine import EngineProfile
+    from aiinfra.specs.model import ModelArch
 
 Replicas = Annotated[int, InRange(1, MAX_SIMULATED_REPLICAS)]
 
@@ -91,3 +95,13 @@ class SimulationConfig:
     streaming: bool | None = None
     """Whether requests stream their tokens through the engine's API server (each step then lasts at least the
     server's time to stream its chunks); None = as the workload's usage: server loads stream, offline batches not."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServingTables:
+    """What a serving simulation reads from the catalog, resolved at the application boundary
+    (catalog.resolve.serving_tables): the profile of the workload's engine and the speculative draft model the
+    workload names (None without one)."""
+
+    engine: EngineProfile
+    draft_model: ModelArch | None = None

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import math
 
-from aiinfra import catalog
-from aiinfra.specs.benchmark import BenchmarkSpec, TokenStats
+from aiinfra.specs.benchmark import BenchmarkSpec, TokenStats, benchmark_named
+from aiinfra.specs.engine import EngineProfile
 from aiinfra.validation import switches
 from aiinfra.validation.rows import RowError, integer
+from aiinfra.validation.types import RowTables
 
 #: simulated requests of a Poisson row that states no count (num_requests) and whose benchmark has no minimum run
 DEFAULT_SIM_REQUESTS = 300
@@ -26,18 +27,18 @@ def is_mlperf(row: dict[str, str]) -> bool:
 CLIENT_DATASETS = {"sharegpt": "sharegpt-v3-serving-sampler"}
 
 
-def benchmark_of(row: dict[str, str]) -> BenchmarkSpec | None:
+def benchmark_of(row: dict[str, str], tables: RowTables) -> BenchmarkSpec | None:
     """The catalog benchmark an MLPerf row reports: named by its result path (source, source_url), else by
     its model_name, else by its notes. Another row: the dataset its benchmark client sampled, where its id names
-    one the catalog describes (ShareGPT); else None."""
+    one the catalog describes (ShareGPT); else None. ``tables``: the catalog's benchmarks."""
     if not is_mlperf(row):
         rid = row.get("id", "").lower()
         for name, bench_id in CLIENT_DATASETS.items():
             if name in rid:
-                return catalog.benchmark(bench_id)
+                return tables.benchmark(bench_id)
         return None
     for keys in (("source", "source_url"), ("model_name",), ("notes",)):
-        found = catalog.benchmark_for(*(row.get(k) or "" for k in keys))
+        found = benchmark_named(tables.benchmarks.values(), *(row.get(k) or "" for k in keys))
         if found is not None:
             return found
     return None
@@ -100,7 +101,7 @@ MAX_BENCHMARK_SIM_REQUESTS = 100_000
 
 def sim_settings(
     row: dict[str, str],
-    engine: str,
+    engine: EngineProfile,
     budget_tokens: int | None,
     stated: dict[str, int],
     bench: BenchmarkSpec | None,
@@ -117,12 +118,12 @@ def sim_settings(
     """
     sched: dict[str, int] = dict(stated)
     limits = ""
-    eng = catalog.engine(engine)
+    eng = engine
     if not eng.device_dependent_defaults and eng.max_num_seqs is not None and eng.max_num_batched_tokens is not None:
         sched.setdefault("max_num_seqs", eng.max_num_seqs)
         sched.setdefault("max_num_batched_tokens", budget_tokens or eng.max_num_batched_tokens)
         limits = (
-            f"; {engine} scheduler limits {sched['max_num_seqs']} seqs / "
+            f"; {eng.id} scheduler limits {sched['max_num_seqs']} seqs / "
             f"{sched['max_num_batched_tokens']} tokens per iteration"
         )
     stated_requests = integer(row, "num_requests")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import json
 
-from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.model_figures import params_total
 from aiinfra.analytic.step_time import StepBatch
@@ -25,19 +24,19 @@ from aiinfra.validation.benchmark_rows import (
     sim_settings,
 )
 from aiinfra.validation.rows import RowError, expert_layout, integer, model_from_row, num, reasoned
-from aiinfra.validation.types import RowPrediction
+from aiinfra.validation.types import RowPrediction, RowTables
 
 #: context length at which the ITL slope is evaluated (the vLLM sweep spans 256–125k input tokens)
 SLOPE_CONTEXT_TOKENS = 65536
 
 
 @reasoned("inference")
-def predict_row(row: dict[str, str]) -> RowPrediction:
+def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     """The row's metric from its columns: layout, formats and engine, then by metric an ITL fit, the KV capacity,
     a simulation (Poisson and closed-loop rows) or the analytic estimate. Long (about 100 lines) because it reads
     the row's columns once each, in the order its assumption flags are reported (the flags' order is the reason
     text `validate` prints); its parts that stand alone are the helpers below."""
-    model, flags = model_from_row(row)
+    model, flags = model_from_row(row, tables.models)
     n = integer(row, "num_accelerators") or 0
     if not n:
         # blank: one replica of the stated layout (tp x pp), else one accelerator
@@ -45,11 +44,11 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         flags.append(f"num_accelerators blank: assumed {n} (one replica of the stated tp x pp)")
     tp = integer(row, "tp")
     if tp is None:
-        return _best_tp(row, n)
+        return _best_tp(row, n, tables)
     pp = integer(row, "pp", 1) or 1
     wp = (row.get("weight_precision") or "bf16").strip()
     kvp = _kv_precision(row, wp, flags)
-    engine = _engine(row, flags)
+    engine = _engine(row, flags, tables)
     metric = row["metric"].strip()
     mode = row["mode"].strip()
     inp = integer(row, "input_tokens")
@@ -76,8 +75,8 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     if metric in ("itl_intercept_s", "itl_slope_s_per_context_token"):
         return _itl(im, metric, sliding, flags)
     if metric == "kv_capacity_tokens":
-        return _kv_capacity(im, engine, row, free_frac, flags)
-    bench = benchmark_of(row)
+        return _kv_capacity(im, engine, row, free_frac, flags, tables)
+    bench = benchmark_of(row, tables)
     if inp is None or out is None:
         inp, out = fill_lengths(row, bench, inp, out, flags)
         if mode != "poisson":
@@ -98,7 +97,7 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
             flags.append(f"{name} {val} as the notes state")
     usage: Usage = "offline" if mode in ("offline", "batch") else "server"
     budget, stated_seqs = _budget(
-        row, model, im, engine, mode, (inp, out, batch), free_frac, (stated_budget, stated_seqs), flags
+        row, model, im, engine, mode, (inp, out, batch), free_frac, (stated_budget, stated_seqs), flags, tables
     )
     if mode == "offline":
         wl_data["batch"] = "max"
@@ -129,12 +128,14 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
     if mode == "poisson":
         sched = {k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v}
         rate = num(row, "request_rate_per_s")
-        sim = sim_settings(row, engine, budget, sched, bench, rate_per_s=rate, flags=flags)
-        return _simulated(row, model, n, tp, pp, wp, kvp, engine, inp, out, metric, flags, details, sim, bench)
+        sim = sim_settings(row, tables.engine(engine), budget, sched, bench, rate_per_s=rate, flags=flags)
+        return _simulated(row, model, n, tp, pp, wp, kvp, engine, inp, out, metric, flags, details, sim, bench, tables)
     if mode in ("burst", "batch"):
-        return _burst(row, model, n, tp, pp, wp, kvp, engine, inp, out, batch, metric, flags, details, bench)
+        return _burst(row, model, n, tp, pp, wp, kvp, engine, inp, out, batch, metric, flags, details, bench, tables)
     if mode == "concurrency" and metric in CLOSED_LOOP_METRICS:
-        return _closed_loop(row, model, n, tp, pp, wp, kvp, engine, inp, out, batch or 1, metric, flags, details, bench)
+        return _closed_loop(
+            row, model, n, tp, pp, wp, kvp, engine, inp, out, batch or 1, metric, flags, details, bench, tables
+        )
     if metric == "output_tokens_per_s":
         return RowPrediction(est.output_tokens_per_s, "; ".join(flags), details)
     if metric == "requests_per_s":
@@ -162,11 +163,11 @@ def _kv_precision(row: dict[str, str], wp: str, flags: list[str]) -> str:
     return kvp
 
 
-def _engine(row: dict[str, str], flags: list[str]) -> str:
+def _engine(row: dict[str, str], flags: list[str], tables: RowTables) -> str:
     """The row's engine; one with no profile of its own (SGLang, vendor engines) runs as a paged-KV
     continuous-batching engine with vLLM's published scheduler and allocator defaults, and the row says so."""
     engine = (row.get("engine") or "vllm").strip()
-    if engine not in catalog.active().engine_names():
+    if engine not in tables.engines:
         flags.append(f"engine {engine!r} has no profile in catalog/data/engines.yaml: vLLM's defaults assumed")
         engine = "vllm"
     return engine
@@ -197,6 +198,7 @@ def _budget(
     free_frac: float | None,
     stated: tuple[int | None, int | None],
     flags: list[str],
+    tables: RowTables,
 ) -> tuple[int | None, int | None]:
     """(prefill token budget, max_num_seqs) of the run: as stated; an engine without chunked prefill (TensorRT-LLM
     schedules whole prompts by default) admits at least one prompt; an offline trtllm-bench row that states
@@ -204,9 +206,9 @@ def _budget(
     ``stated``: the row's (max_num_batched_tokens, max_num_seqs)."""
     inp, out, batch = lengths
     stated_budget, stated_seqs = stated
-    chunked = catalog.engine(engine).chunked_prefill
+    chunked = tables.engine(engine).chunked_prefill
     budget = stated_budget if chunked else max(inp * (batch or 1) if mode == "batch" else inp, 8192)
-    tuned = _trtllm_bench(row, model, im, engine, mode, inp, out, free_frac, im.attention_dp)
+    tuned = _trtllm_bench(row, model, im, engine, mode, inp, out, free_frac, im.attention_dp, tables)
     if tuned is not None and stated_budget is None and stated_seqs is None:
         budget, stated_seqs = tuned.max_num_batched_tokens, tuned.max_num_seqs
         flags.append(tuned.basis)
@@ -223,11 +225,12 @@ def _trtllm_bench(
     out: int | None,
     free_frac: float | None,
     attention_dp: bool,
+    tables: RowTables,
 ) -> SchedulerDefaults | None:
     """The limits ``trtllm-bench throughput`` derives for an offline row run with it (engine_version says so)
     that states neither max_batch_size nor max_num_tokens
     (:func:`aiinfra.planning.engine_profile.trtllm_bench_limits`)."""
-    profile = catalog.engine(engine)
+    profile = tables.engine(engine)
     if profile.bench_tool is None or mode != "offline" or profile.bench_tool not in (row.get("engine_version") or ""):
         return None
     if inp is None or out is None or out < 1:
@@ -248,12 +251,13 @@ def _trtllm_bench(
         input_tokens=inp,
         output_tokens=out,
         kv_free_frac=frac,
+        bench_tuning=profile.bench_tuning,
         attention_dp_ranks=im.tp if attention_dp else 1,
         engine=engine,
     )
 
 
-def _best_tp(row: dict[str, str], n: int) -> RowPrediction:
+def _best_tp(row: dict[str, str], n: int, tables: RowTables) -> RowPrediction:
     """A row that does not state tp: the operator of a throughput benchmark (MLPerf, offline sweeps) picks the
     layout that serves most, so every tp dividing the accelerator count (replicas = n / tp) is estimated at
     offline saturation and the row is predicted with the fastest one that fits."""
@@ -262,7 +266,7 @@ def _best_tp(row: dict[str, str], n: int) -> RowPrediction:
     reasons: list[str] = []
     for cand in (t for t in range(1, n // pp + 1) if (n // pp) % t == 0):
         trial = {**row, "tp": str(cand), "metric": "output_tokens_per_s", "mode": "offline"}
-        pred = predict_row(trial)
+        pred = predict_row(trial, tables)
         if pred.predicted is None:
             reasons.append(f"tp {cand}: {pred.reason}")
             continue
@@ -270,7 +274,7 @@ def _best_tp(row: dict[str, str], n: int) -> RowPrediction:
             best = (pred.predicted, cand)
     if best is None:
         raise RowError("tp blank and no tp dividing num_accelerators fits: " + "; ".join(reasons[:2]))
-    chosen = predict_row({**row, "tp": str(best[1])})
+    chosen = predict_row({**row, "tp": str(best[1])}, tables)
     flag = (
         f"tp blank: tp = {best[1]} ({n // (best[1] * pp)} replicas), the layout with the highest predicted "
         f"offline throughput among the divisors of num_accelerators = {n}"
@@ -279,12 +283,12 @@ def _best_tp(row: dict[str, str], n: int) -> RowPrediction:
 
 
 def _kv_capacity(
-    im: InferenceModel, engine: str, row: dict[str, str], free_frac: float | None, flags: list[str]
+    im: InferenceModel, engine: str, row: dict[str, str], free_frac: float | None, flags: list[str], tables: RowTables
 ) -> RowPrediction:
     """KV token slots the engine allocates (``inference.kv_capacity``), with the gpu_memory_utilization,
     max_num_batched_tokens (the profiling pass's token count) and block size the row's columns state, else the
     engine defaults of catalog/data/engines.yaml (flagged)."""
-    eng = catalog.engine(engine)
+    eng = tables.engine(engine)
     settings: dict[str, float] = {}
     for key, default in (
         ("gpu_memory_utilization", eng.gpu_memory_utilization_frac),
@@ -333,6 +337,7 @@ def _simulated(
     details: dict[str, object],
     sim: dict[str, object],
     bench: BenchmarkSpec | None,
+    tables: RowTables,
 ) -> RowPrediction:
     """Open-loop Poisson rows are predicted by the serving simulator (same step-time model). Request count,
     length distributions and scheduler limits come from ``sim`` (benchmark_rows.sim_settings)."""
@@ -355,10 +360,10 @@ def _simulated(
         num_requests=n_req,
         simulation=sim,
     )
-    summ = _simulate(scenario)
+    summ = _simulate(scenario, tables)
     if bench is not None:
         flags.extend(latency_limit_flags(row, bench, summ.ttft_s.p99, summ.tpot_exclusive_s.p99))
-    return RowPrediction(_sim_value(row, summ, metric, engine, flags), "; ".join(flags), details)
+    return RowPrediction(_sim_value(row, summ, metric, engine, flags, tables), "; ".join(flags), details)
 
 
 def _burst(
@@ -377,6 +382,7 @@ def _burst(
     flags: list[str],
     details: dict[str, object],
     bench: BenchmarkSpec | None,
+    tables: RowTables,
 ) -> RowPrediction:
     """N requests that all arrive at t = 0 and are drained by one replica, simulated (the same step-time model):
     a ``burst`` (a serving benchmark's ``--request-rate inf`` without a concurrency cap, against the API server) or
@@ -388,7 +394,8 @@ def _burst(
         raise RowError(f"mode {row['mode'].strip()} needs batch_or_concurrency (the requests sent at once)")
     sim: dict[str, object] = {}
     if row["mode"].strip() == "batch":
-        sd = scheduler_defaults(engine, cluster_for(row["accelerator"].strip(), n).accelerator, "offline")
+        acc = cluster_for(row["accelerator"].strip(), n).accelerator
+        sd = scheduler_defaults(tables.engine(engine), acc, "offline")
         sim["scheduler"] = {"max_num_batched_tokens": sd.max_num_batched_tokens, "max_num_seqs": sd.max_num_seqs}
         sim["streaming"] = False  # the LLM class returns whole outputs: no API server streams the tokens
         flags.append(f"simulated: a batch of {batch} prompts handed over at once; scheduler: {sd.basis}")
@@ -411,18 +418,20 @@ def _burst(
         num_requests=batch,
         simulation=sim,
     )
-    summ = _simulate(scenario)
+    summ = _simulate(scenario, tables)
     details = {**details, "makespan_s": summ.duration_s, "preemptions": summ.preemptions}
-    return RowPrediction(_sim_value(row, summ, metric, engine, flags), "; ".join(flags), details)
+    return RowPrediction(_sim_value(row, summ, metric, engine, flags, tables), "; ".join(flags), details)
 
 
-def _sim_value(row: dict[str, str], summ: SimSummary, metric: str, engine: str, flags: list[str]) -> float:
+def _sim_value(
+    row: dict[str, str], summ: SimSummary, metric: str, engine: str, flags: list[str], tables: RowTables
+) -> float:
     """The statistic of a simulated run that the row measured: the mean, or the median where the row's ``statistic``
     column says "median" (TTFT p50; a median inter-token latency is the p50 of the token gaps). The simulated TTFT
     includes the engine's serving-path cost per request (``EngineProfile.request_overhead_s``, sim/metrics.py)."""
     median = switches.text(row, "statistic") == "median"
     if metric == "ttft_s":
-        overhead = catalog.engine(engine).request_overhead_s
+        overhead = tables.engine(engine).request_overhead_s
         if overhead:
             flags.append(f"TTFT + {overhead * 1e3:.3g} ms serving-path cost per request ({engine} profile)")
         return summ.ttft_s.p50 if median else summ.ttft_s.mean
@@ -493,6 +502,7 @@ def _closed_loop(
     flags: list[str],
     details: dict[str, object],
     bench: BenchmarkSpec | None,
+    tables: RowTables,
 ) -> RowPrediction:
     """A closed loop of ``clients`` clients, each sending its next request when its answer ends (the benchmark
     clients' concurrency mode, all started at once as the benchmark tools launch them), simulated with the same
@@ -501,39 +511,37 @@ def _closed_loop(
     sim = length_dists(row, bench, flags)
     plan = {"tp": tp, "pp": pp, "replicas": 1}
     scenario = _row_scenario(model, row["accelerator"].strip(), n, wp, kvp, engine, inp, out, plan, simulation=sim)
-    summ = _closed_loop_summary(scenario, clients)
+    summ = _closed_loop_summary(scenario, clients, tables)
     flags.append(
         f"simulated: closed loop of {clients} clients started together ({summ.completed} steady-state "
         "requests, the first one of each client left out), the engine's server defaults"
     )
-    return RowPrediction(_sim_value(row, summ, metric, engine, flags), "; ".join(flags), details)
+    return RowPrediction(_sim_value(row, summ, metric, engine, flags, tables), "; ".join(flags), details)
 
 
-def _closed_loop_summary(scenario_json: str, clients: int) -> SimSummary:
-    """One closed-loop simulation per distinct scenario, client count and catalog: a row's three metrics share it."""
-    return _closed_loop_in(catalog.active(), scenario_json, clients)
+def _closed_loop_summary(scenario_json: str, clients: int, tables: RowTables) -> SimSummary:
+    """One closed-loop simulation per distinct scenario, client count and catalog (``tables``): a row's three metrics
+    share it."""
+    return _closed_loop_in(tables, scenario_json, clients)
 
 
 @functools.lru_cache(maxsize=16)
-def _closed_loop_in(cat: catalog.Catalog, scenario_json: str, clients: int) -> SimSummary:
-    from aiinfra.catalog.resolve import resolve
+def _closed_loop_in(tables: RowTables, scenario_json: str, clients: int) -> SimSummary:
     from aiinfra.sim.search import closed_loop_run
-    from aiinfra.specs.scenario import parse_scenario
 
-    with catalog.use(cat):
-        return closed_loop_run(resolve(parse_scenario(json.loads(scenario_json))), clients, ramp=False)[1]
+    sc = tables.scenario_of(json.loads(scenario_json))
+    return closed_loop_run(sc, clients, ramp=False, tables=tables.serving_tables(sc))[1]
 
 
-def _simulate(scenario_json: str) -> SimSummary:
-    """One simulation per distinct scenario and catalog: the TTFT, TPOT and throughput rows of one run share it."""
-    return _simulate_in(catalog.active(), scenario_json)
+def _simulate(scenario_json: str, tables: RowTables) -> SimSummary:
+    """One simulation per distinct scenario and catalog (``tables``): the TTFT, TPOT and throughput rows of one run
+    share it."""
+    return _simulate_in(tables, scenario_json)
 
 
 @functools.lru_cache(maxsize=8)
-def _simulate_in(cat: catalog.Catalog, scenario_json: str) -> SimSummary:
-    from aiinfra.catalog.resolve import resolve
+def _simulate_in(tables: RowTables, scenario_json: str) -> SimSummary:
     from aiinfra.sim.run import simulate
-    from aiinfra.specs.scenario import parse_scenario
 
-    with catalog.use(cat):
-        return simulate(resolve(parse_scenario(json.loads(scenario_json))), seed=0).summary
+    sc = tables.scenario_of(json.loads(scenario_json))
+    return simulate(sc, seed=0, tables=tables.serving_tables(sc)).summary

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
-from aiinfra import catalog
 from aiinfra.errors import AiinfraError
 from aiinfra.specs.common import validate
 from aiinfra.specs.model import ModelArch
 from aiinfra.validation import switches
 from aiinfra.validation.switches import Kind
-from aiinfra.validation.types import RowPrediction
+from aiinfra.validation.types import RowPrediction, RowTables
 
-Predictor = Callable[[dict[str, str]], RowPrediction]
+Predictor = Callable[[dict[str, str], RowTables], RowPrediction]
 
 
 class RowError(Exception):
@@ -27,9 +26,9 @@ def reasoned(kind: Kind) -> Callable[[Predictor], Predictor]:
 
     def decorate(fn: Predictor) -> Predictor:
         @functools.wraps(fn)
-        def wrapper(row: dict[str, str]) -> RowPrediction:
+        def wrapper(row: dict[str, str], tables: RowTables) -> RowPrediction:
             try:
-                return fn(switches.with_columns(row, kind))
+                return fn(switches.with_columns(row, kind), tables)
             except (RowError, AiinfraError) as exc:
                 return RowPrediction(None, reason=str(exc))
 
@@ -75,12 +74,13 @@ def _same_model(a: str, b: str) -> bool:
     return long_.startswith(short) and (len(long_) == len(short) or not long_[len(short)].isdigit())
 
 
-def catalog_model_for(name: str) -> ModelArch | None:
-    """The catalog model (sourced row) a row's model_name names, if exactly one matches."""
+def catalog_model_for(name: str, models: Mapping[str, ModelArch]) -> ModelArch | None:
+    """The catalog model (sourced row of ``models``, the catalog's by id) a row's model_name names, if exactly one
+    matches."""
     key = _norm(name)
     hits = [
         m
-        for mid, m in catalog.rows("models").items()
+        for mid, m in models.items()
         if any(_same_model(key, _norm(k)) for k in (m.name, mid, mid.removeprefix("meta-")))
     ]
     return hits[0] if len(hits) == 1 else None
@@ -107,12 +107,12 @@ _ARCH_COLUMNS = (
 )
 
 
-def _fill_from_catalog(row: dict[str, str], flags: list[str]) -> dict[str, str]:
+def _fill_from_catalog(row: dict[str, str], flags: list[str], models: Mapping[str, ModelArch]) -> dict[str, str]:
     """Blank architecture cells taken from the catalog row of the named model (sources in models.yaml)."""
     needed = [c for c in ("num_layers", "hidden_size", "vocab_size") if not (row.get(c) or "").strip()]
     if not needed:
         return row
-    cat = catalog_model_for(row.get("model_name") or "")
+    cat = catalog_model_for(row.get("model_name") or "", models)
     if cat is None:
         return row
     filled = dict(row)
@@ -132,10 +132,11 @@ def _fill_from_catalog(row: dict[str, str], flags: list[str]) -> dict[str, str]:
     return filled
 
 
-def model_from_row(row: dict[str, str]) -> tuple[ModelArch, list[str]]:
-    """ModelArch from a row's architecture columns; returns the assumptions made for blank cells."""
+def model_from_row(row: dict[str, str], models: Mapping[str, ModelArch]) -> tuple[ModelArch, list[str]]:
+    """ModelArch from a row's architecture columns (blank ones from the catalog's ``models`` by id); returns the
+    assumptions made for blank cells."""
     flags: list[str] = []
-    row = _fill_from_catalog(row, flags)
+    row = _fill_from_catalog(row, flags, models)
     hidden = integer(row, "hidden_size")
     layers = integer(row, "num_layers")
     if hidden is None or layers is None:

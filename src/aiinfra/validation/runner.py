@@ -14,7 +14,7 @@ from typing import Any
 
 from aiinfra.errors import SpecError
 from aiinfra.specs.files import read_text
-from aiinfra.validation.types import RowPrediction, RowPredictor
+from aiinfra.validation.types import RowPrediction, RowPredictor, RowTables
 
 REQUIRED_TRAINING = ("id", "metric", "accelerator", "num_accelerators")
 REQUIRED_INFERENCE = ("id", "metric", "accelerator", "engine")
@@ -174,8 +174,11 @@ def _measured(row: dict[str, str], field: str) -> float | None:
     return value
 
 
-def run(path: str | Path, progress: Callable[[int, int | None], None] | None = None) -> dict[str, Any]:
-    """Predict every row of one CSV; ``progress(done, total)`` is called after each row."""
+def run(
+    path: str | Path, tables: RowTables, progress: Callable[[int, int | None], None] | None = None
+) -> dict[str, Any]:
+    """Predict every row of one CSV (``tables``: the catalog's rows the predictors read, app/tables.py
+    row_tables); ``progress(done, total)`` is called after each row."""
     kind, rows = read_cases(path)
     predictor = _predictor(kind)
     cases: list[Case] = []
@@ -188,7 +191,7 @@ def run(path: str | Path, progress: Callable[[int, int | None], None] | None = N
             # the predictor sees the row without its measured value; a predictor that fails on one row
             # (e.g. a concurrently changing simulator) reports that row as not modelled, with the error
             try:
-                pred = predictor({k: v for k, v in row.items() if k != "value"})
+                pred = predictor({k: v for k, v in row.items() if k != "value"}, tables)
             except Exception as exc:  # listed in the report with the error, never silently dropped
                 pred = RowPrediction(
                     None, reason=f"not modelled: {kind} predictor failed ({type(exc).__name__}: {exc})"

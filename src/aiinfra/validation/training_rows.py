@@ -6,7 +6,6 @@ import numpy as np
 
 from aiinfra.analytic.training_memory import TrainSetup, memory_per_rank
 from aiinfra.analytic.training_step import step_time
-from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.planning.training import reserve_bytes
 from aiinfra.search.plans import single_plan
 from aiinfra.specs.precision import PRECISIONS
@@ -14,7 +13,7 @@ from aiinfra.specs.scenario import HardwareInput
 from aiinfra.validation import switches
 from aiinfra.validation.rows import RowError, integer, model_from_row, reasoned
 from aiinfra.validation.switches import DEEPSPEED, SDPA_ATTN
-from aiinfra.validation.types import RowPrediction
+from aiinfra.validation.types import RowPrediction, RowTables
 
 #: the precisions a training row may name, each mapped to the format its matmuls run at (specs.precision)
 PRECISION = {p: PRECISIONS[p].peak_format for p in ("bf16", "fp16", "fp8", "mxfp8", "nvfp4")}
@@ -46,16 +45,16 @@ def attention_kernel_for(source: str, stated: str) -> str:
 
 
 @reasoned("training")
-def predict_row(row: dict[str, str]) -> RowPrediction:
+def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     """The row's metric from its columns: cluster, precision, layout and run settings, then the step-time model. Long
     (about 80 lines) because it reads the row's columns once each, in the order its assumption flags are reported
-    (the flags' order is the reason text `validate` prints)."""
-    model, flags = model_from_row(row)
+    (the flags' order is the reason text `validate` prints). ``tables``: the catalog's rows it reads."""
+    model, flags = model_from_row(row, tables.models)
     n = integer(row, "num_accelerators")
     if not n:
         raise RowError("num_accelerators blank")
     per_node = integer(row, "accelerators_per_node")
-    cluster = resolve_cluster(HardwareInput(accelerator=row["accelerator"].strip(), count=n, per_node=per_node))
+    cluster = tables.resolve_cluster(HardwareInput(accelerator=row["accelerator"].strip(), count=n, per_node=per_node))
     raw_precision = (row.get("precision") or "bf16").strip()
     precision = PRECISION.get(raw_precision)
     if precision is None:
@@ -101,7 +100,7 @@ def predict_row(row: dict[str, str]) -> RowPrediction:
         precision=precision,
         flash_attention=flash,
         attention_kernel=kernel,
-        reserve_bytes=reserve_bytes(),
+        reserve_bytes=reserve_bytes(tables.runtime_reserve),
         tp_comm_overlap=switches.flag(row, "tp_comm_overlap"),
         ep_comm_overlap=switches.flag(row, "ep_comm_overlap"),
         # DeepSpeed with ZeRO stage 0-2 reduces gradients after the backward (TrainSetup.dp_grad_overlap)

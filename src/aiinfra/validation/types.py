@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from aiinfra.errors import UnknownIdError, suggest
+
+if TYPE_CHECKING:
+    from aiinfra.specs.benchmark import BenchmarkSpec
+    from aiinfra.specs.engine import EngineProfile, RuntimeReserve
+    from aiinfra.specs.hardware import ClusterSpec
+    from aiinfra.specs.model import ModelArch
+    from aiinfra.specs.scenario import HardwareInput, Scenario
+    from aiinfra.specs.serving_sim import ServingTables
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,5 +29,30 @@ class RowPrediction:
     """Plan, breakdown and efficiency sources used (for the report)."""
 
 
-#: a predictor takes one CSV row (column -> text) and predicts its metric
-RowPredictor = Callable[[dict[str, str]], RowPrediction]
+@dataclass(frozen=True, slots=True, eq=False)
+class RowTables:
+    """What predicting a validation row reads from the catalog, built once per catalog at the application boundary
+    (app/tables.py row_tables): the models, engine profiles, benchmarks and runtime reserve, and the resolution of
+    hardware and of a scenario mapping (catalog/resolve.py). Hashed by identity (the simulations' caches key on it)."""
+
+    models: Mapping[str, ModelArch]
+    engines: Mapping[str, EngineProfile]
+    benchmarks: Mapping[str, BenchmarkSpec]
+    runtime_reserve: RuntimeReserve | None
+    resolve_cluster: Callable[[HardwareInput], ClusterSpec]
+    scenario_of: Callable[[Mapping[str, Any]], Scenario]
+    serving_tables: Callable[[Scenario], ServingTables]
+
+    def engine(self, name: str, field: str = "inference.engine") -> EngineProfile:
+        if name in self.engines:
+            return self.engines[name]
+        raise UnknownIdError(field, name, "serving engines", suggest(name, list(self.engines)))
+
+    def benchmark(self, id_: str, field: str = "benchmark") -> BenchmarkSpec:
+        if id_ in self.benchmarks:
+            return self.benchmarks[id_]
+        raise UnknownIdError(field, id_, "benchmarks", suggest(id_, list(self.benchmarks)))
+
+
+#: a predictor takes one CSV row (column -> text) and the catalog's tables, and predicts its metric
+RowPredictor = Callable[[dict[str, str], RowTables], RowPrediction]

@@ -8,19 +8,16 @@ from collections.abc import Iterator
 import numpy as np
 
 from aiinfra.errors import SpecError
-from aiinfra.reliability.rates import hardware_rates, job_rates
-from aiinfra.sharing import mig as m
+from aiinfra.reliability.rates import ReliabilityTable, hardware_rates, job_rates
 from aiinfra.sharing.schedule.spec import FailuresInput, Jobs, ScheduleInput
+from aiinfra.specs.mig import MigGeometry
 
 
-def check_jobs(spec: ScheduleInput, jobs: Jobs, where: str) -> m.MigGeometry | None:
-    """The MIG geometry of the cluster's MIG-mode nodes (None without); a SpecError naming the row of a job the
-    cluster cannot run (a MIG profile without MIG nodes, more GPUs than the cluster has)."""
+def check_jobs(spec: ScheduleInput, jobs: Jobs, where: str, geo: MigGeometry | None) -> None:
+    """A SpecError naming the row of a job the cluster cannot run (a MIG profile without MIG nodes, more GPUs than
+    the cluster has); ``geo`` is the MIG geometry of the cluster's MIG-mode nodes (None without)."""
     c = spec.cluster
     capacity = c.nodes * c.gpus_per_node
-    geo = m.geometry(c.accelerator, "schedule.cluster.accelerator") if (c.accelerator and c.mig_nodes) else None
-    if c.accelerator and not c.mig_nodes:
-        m.accelerator(c.accelerator, "schedule.cluster.accelerator")  # a known id (or ACCEL/PROFILE)
     for i in range(len(jobs)):
         row = f"{where} row {i + 1} (job {jobs.ids[i]})"
         if jobs.mig_profile[i]:
@@ -39,15 +36,17 @@ def check_jobs(spec: ScheduleInput, jobs: Jobs, where: str) -> m.MigGeometry | N
                 f"larger than the cluster ({capacity} GPUs)",
                 "give the cluster more nodes or drop the job",
             )
-    return geo
 
 
-def node_failure_rates(f: FailuresInput, gpus_per_node: int, accelerator: str | None = None) -> tuple[float, float]:
+def node_failure_rates(
+    table: ReliabilityTable, f: FailuresInput, gpus_per_node: int, accelerator: str | None = None
+) -> tuple[float, float]:
     """Unexpected failures per node-second of a whole-GPU node (Σ GPU-scale rates × GPUs per node + node-scale
     rates, reliability.rates.job_rates, × the accelerator generation's and memory type's ratios when the cluster
     names its accelerator) and the share of them that need a repair."""
-    fam, mem = hardware_rates(accelerator)
+    fam, mem = hardware_rates(table, accelerator)
     r = job_rates(
+        table,
         gpus_per_node,
         1,
         scale_ratio=f.failure_rate_scale_ratio * fam.rate_ratio,

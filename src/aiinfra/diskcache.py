@@ -1,0 +1,78 @@
+"""The on-disk cache of values derived from files: a value pickled under ``$XDG_CACHE_HOME/aiinfra``
+(``~/.cache/aiinfra`` when unset), keyed by a slot and an identity (what it was made of, e.g. a file's path, size
+and modification time) plus the package version; ``AIINFRA_NO_CACHE=1`` turns it off. A missing, stale, corrupt or
+unwritable entry is only a slower start: the value is built again. Used by the catalog's parser (catalog/parse.py)
+and by any layer that keeps a parsed data file the same way (the accuracy error table)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+#: bump when what a cache entry holds changes shape
+CACHE_FORMAT = 1
+
+T = TypeVar("T")
+
+
+def cache_dir() -> Path | None:
+    """Where parsed files are cached, or None when ``AIINFRA_NO_CACHE=1``."""
+    if os.environ.get("AIINFRA_NO_CACHE", "") not in ("", "0"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "aiinfra"
+
+
+def _version() -> str:
+    from aiinfra import __version__
+
+    return __version__
+
+
+def file_identity(path: Path) -> str:
+    """What a cache entry derived from ``path`` must match: the file's path, size and modification time."""
+    st = path.stat()
+    return f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+
+
+def cached(slot: str, identity: str, build: Callable[[], T]) -> T:
+    """``build()``, or the value a previous process stored in ``slot`` for the same ``identity`` (which must name
+    every input the value depends on; the package version and the cache format are added here). One entry per
+    slot: a newer identity overwrites the older entry."""
+    where = cache_dir()
+    if where is None:
+        return build()
+    ident = f"{CACHE_FORMAT}|{_version()}|{identity}"
+    entry = where / (hashlib.blake2b(slot.encode(), digest_size=16).hexdigest() + ".pickle")
+    try:
+        with entry.open("rb") as fh:
+            stored_ident, value = pickle.load(fh)
+        if stored_ident == ident:
+            hit: T = value
+            return hit
+    except Exception:  # absent, corrupt or unreadable: build again
+        pass
+    value = build()
+    _store(entry, ident, value)
+    return value
+
+
+def _store(entry: Path, ident: str, value: Any) -> None:
+    """Write one entry atomically; any failure leaves the cache as it was."""
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".pickle")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump((ident, value), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, entry)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    except (OSError, pickle.PicklingError):
+        pass

@@ -1,0 +1,263 @@
+"""Serving-engine profiles: an engines.yaml row and the behaviours it implies, as one policy object.
+
+vLLM V1 (``EngineArgs._set_default_args``, vllm/engine/arg_utils.py; the row cites the commit) chooses
+``max_num_batched_tokens`` and ``max_num_seqs`` by usage context — the ``LLM`` class (offline benchmarks:
+benchmark_throughput, benchmark_latency) or the OpenAI API server (``vllm serve``, benchmark_serving) — and
+by the device: total memory ≥ 70 GiB and a device name without "a100" gets the larger table; the chosen
+``max_num_seqs`` is then capped at ``max_num_batched_tokens``. TensorRT-LLM's row holds one fixed pair (the
+LLM API defaults). Code asks a profile (read from the catalog by the application layer and passed down) what an
+engine does; it never compares names. Also the runtime memory reserve of runtime.yaml (:class:`RuntimeReserve`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from aiinfra.errors import DataError
+from aiinfra.specs.hardware import AcceleratorSpec
+from aiinfra.units import GB, GiB
+
+Usage = Literal["offline", "server"]
+"""offline: the engine driven in-process over a fixed batch of prompts (vLLM's LLM class);
+server: the engine behind an API server receiving requests over time (vLLM's OpenAI API server)."""
+
+KvAllocator = Literal["total_memory_fraction", "free_memory_fraction", "static_memory_fraction"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RuntimeReserve:
+    """Memory frameworks take per accelerator before model state (runtime.yaml)."""
+
+    id: str
+    figures_gb: dict[str, float]
+    """The row's figures in its decimal GB: other_gb (CUDA context, allocator), nccl_gb (communicator buffers)."""
+
+    def reserve_bytes(self, with_nccl: bool) -> float:
+        """The reserve, with NCCL's buffers where the run communicates."""
+        other, nccl = self.figures_gb["other_gb"], self.figures_gb["nccl_gb"]
+        return (other + (nccl if with_nccl else 0.0)) * GB
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SchedulerDefaults:
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    basis: str
+    """Why these values (engine, usage context, device rule) — printed in notes."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class EngineProfile:
+    """One serving engine as the catalog knows it (engines.yaml)."""
+
+    id: str
+    kv_allocator: KvAllocator
+    """total_memory_fraction: KV gets util·HBM minus weights, activations and reserve (vLLM
+    gpu_memory_utilization); free_memory_fraction: a fraction of what is left after them (TensorRT-LLM
+    KvCacheConfig.free_gpu_memory_fraction)."""
+    block_size_tokens: int | None
+    block_size_from_scenario: bool
+    """True when the scenario's block_size_tokens is the engine's own flag (vLLM --block-size)."""
+    gpu_memory_utilization_frac: float | None
+    kv_cache_free_gpu_mem_frac: float | None
+    reserves_full_context: bool
+    """kv_reservation full: a request's whole prompt + output is reserved at admission (TensorRT-LLM
+    GUARANTEED_NO_EVICT); else blocks are allocated as tokens arrive."""
+    chunked_prefill: bool
+    """Whether the engine chunks prompts by default (else a step's budget admits whole prompts)."""
+    attention_dp_gather_quantised: bool
+    """The attention-DP all-gather before the experts carries activations already quantised to the FP8 / NVFP4
+    expert-weight format (TensorRT-LLM); else 16-bit activations (vLLM)."""
+    max_num_seqs: int | None
+    max_num_batched_tokens: int | None
+    pipeline_micro_batches: bool = False
+    """With pipeline parallelism the engine keeps one micro-batch per stage in flight (analytic/inference.py)."""
+    cuda_graph_max_batch: int | None = None
+    """Decode-only steps of up to this many sequences replay a captured CUDA graph (analytic/step_overheads.py)."""
+    python_eager_launch: bool = False
+    """Steps outside its graphs issue their kernels from Python one by one (PyTorch eager); False: a C++ runtime or
+    graphs throughout, no host-issue floor modelled."""
+    sampling_method: str | None = None
+    """The sampler its benchmarks run (a kernel_overheads ``method``: greedy, temperature, top_p_sort); None: no
+    sampling term."""
+    cuda_graph_bands: tuple[tuple[float | None, int, int], ...] = ()
+    """Device-dependent CUDA-graph limit (SGLang): (memory below GiB or None, max batch at tp < 4, at tp ≥ 4)."""
+    mem_fraction_rule: Mapping[str, Any] | None = field(default=None, repr=False)
+    """static_memory_fraction allocator (SGLang): the rule that sets the fraction of memory for weights + KV pool."""
+    collective_rows_engine: str | None = None
+    """Whose engine-tagged collective timings its collectives follow (SGLang's custom all-reduce is vLLM's kernel)."""
+    scheduler_table: Mapping[str, Any] | None = field(default=None, repr=False)
+    """Device- and usage-dependent defaults (vLLM V1); None = the fixed pair above."""
+    bench_tool: str | None = None
+    """The engine's own offline benchmark whose derived limits bench_tuning describes (trtllm-bench)."""
+    bench_tuning: Mapping[str, Any] | None = field(default=None, repr=False)
+    request_overhead_s: float = 0.0
+    """Serving-path time a request's first token pays outside the engine's iterations: the API server's HTTP
+    handling, chat template and tokenisation, the hand-off to the scheduler and the first token's detokenisation and
+    streaming (engines.yaml request_overhead_ms, measured at one client; 0 = none measured). Added to TTFT."""
+    stream_chunk_s: float = 0.0
+    """API-server time per streamed chunk (one per sequence per step: output processing, detokenisation, the chunk's
+    JSON and HTTP write), in a process pipelined with the engine (engines.yaml stream_chunk_us; 0 = none measured):
+    a step's tokens reach the clients no faster than chunks × this (analytic/step_overheads.py)."""
+
+    @property
+    def device_dependent_defaults(self) -> bool:
+        """True when the default scheduler limits depend on the device and usage (a scheduler table)."""
+        return self.scheduler_table is not None
+
+    def kv_block_tokens(self, scenario_block_tokens: int) -> int:
+        """KV block size the engine allocates."""
+        if self.block_size_from_scenario or self.block_size_tokens is None:
+            return scenario_block_tokens
+        return self.block_size_tokens
+
+    def graph_max_batch(self, memory_bytes: float, tp: int) -> int | None:
+        """Largest decode batch replayed as a CUDA graph on a part of ``memory_bytes`` at tensor parallelism ``tp``."""
+        for below_gib, small_tp, large_tp in self.cuda_graph_bands:
+            if below_gib is None or memory_bytes / GiB < below_gib:
+                return small_tp if tp < 4 else large_tp
+        return self.cuda_graph_max_batch
+
+    def static_memory_fraction(self, memory_bytes: float, ranks: int, tp: int) -> float:
+        """SGLang's default --mem-fraction-static (ServerArgs._handle_gpu_memory_settings): (memory − reserved) /
+        memory, reserved (MiB) = base + chunk·per_chunk_token + graph batch·per_graph_seq + ranks·per_rank, at least
+        the floor on parts above floor_above_gib; rounded to 3 decimals."""
+        rule = self.mem_fraction_rule
+        if rule is None:
+            raise DataError(f"engines.yaml row {self.id!r} has no mem_fraction_rule")
+        mib = memory_bytes / 2**20
+        chunk = self.scheduler_defaults_by_memory(memory_bytes).max_num_batched_tokens
+        graph = self.graph_max_batch(memory_bytes, tp) or 0
+        reserved = (
+            float(rule["base_mib"])
+            + max(chunk, int(rule["min_chunk_tokens"])) * float(rule["per_chunk_token_mib"])
+            + graph * float(rule["per_graph_seq_mib"])
+            + ranks * float(rule["per_rank_mib"])
+        )
+        if memory_bytes / GiB > float(rule["floor_above_gib"]):
+            reserved = max(reserved, float(rule["floor_mib"]))
+        return round((mib - reserved) / mib, 3)
+
+    def kv_cache_bytes(
+        self,
+        *,
+        memory_bytes: float,
+        weights_bytes: float,
+        activation_bytes: float,
+        reserve_bytes: float,
+        util_frac: float,
+        free_frac: float | None = None,
+        ranks: int = 1,
+        tp: int = 1,
+    ) -> float:
+        """Memory the KV allocator takes on one accelerator (negative: nothing fits) after the weights, the
+        activation peak and the runtime reserve. ``free_frac`` overrides the engine's free-memory fraction. The
+        static-fraction allocator (SGLang) keeps activations and graphs in the memory its fraction leaves out, so
+        the pool is fraction·memory − weights (``ranks`` = tp·pp and ``tp`` set that fraction)."""
+        if self.kv_allocator == "static_memory_fraction":
+            return self.static_memory_fraction(memory_bytes, ranks, tp) * memory_bytes - weights_bytes
+        fraction = free_frac if free_frac is not None else self.kv_cache_free_gpu_mem_frac
+        if self.kv_allocator == "total_memory_fraction" or fraction is None:
+            return util_frac * memory_bytes - weights_bytes - activation_bytes - reserve_bytes
+        return fraction * (memory_bytes - weights_bytes - activation_bytes - reserve_bytes)
+
+    def scheduler_defaults_by_memory(self, memory_bytes: float) -> SchedulerDefaults:
+        """Defaults chosen by the part's memory alone (a ``memory_bands`` table: SGLang's chunked_prefill_size)."""
+        table = self.scheduler_table
+        if table is None or "memory_bands" not in table:
+            raise DataError(f"engines.yaml row {self.id!r} has no scheduler_defaults.memory_bands table")
+        gib = memory_bytes / GiB
+        for below, tokens in table["memory_bands"]:
+            if below is None or gib < float(below):
+                seqs = int(table["max_num_seqs"])
+                return SchedulerDefaults(
+                    max_num_batched_tokens=int(tokens),
+                    max_num_seqs=seqs,
+                    basis=f"{self.id} default for a {gib:.0f} GiB device: chunked prefill {int(tokens)} tokens, "
+                    f"{seqs} running requests",
+                )
+        raise DataError(f"engines.yaml row {self.id!r}: memory_bands must end with a [null, tokens] band")
+
+    def scheduler_defaults(self, accelerator: AcceleratorSpec, usage: Usage) -> SchedulerDefaults:
+        """The engine's default token budget per step and sequence cap on ``accelerator`` in ``usage``."""
+        table = self.scheduler_table
+        if table is not None and "memory_bands" in table:
+            return self.scheduler_defaults_by_memory(accelerator.memory_bytes)
+        if table is None:
+            if self.max_num_batched_tokens is None or self.max_num_seqs is None:
+                raise DataError(f"engines.yaml row {self.id!r} gives no scheduler defaults")
+            return SchedulerDefaults(
+                max_num_batched_tokens=self.max_num_batched_tokens,
+                max_num_seqs=self.max_num_seqs,
+                basis=f"{self.id} defaults",
+            )
+        mem_gib = accelerator.memory_bytes / GiB
+        name = f"{accelerator.id} {accelerator.name}".lower()
+        excluded = [n for n in table.get("large_device_excluded_names", []) if str(n).lower() in name]
+        large = mem_gib >= float(table["large_device_min_memory_gib"]) and not excluded
+        entry = table["large_device" if large else "other_device"][usage]
+        tokens = int(entry["max_num_batched_tokens"])
+        seqs = min(int(entry["max_num_seqs"]), tokens)
+        bound = table["large_device_min_memory_gib"]
+        why = f"≥ {bound} GiB" if large else f"'{excluded[0]}' device" if excluded else f"< {bound} GiB"
+        context = "LLM class (offline)" if usage == "offline" else "OpenAI API server"
+        return SchedulerDefaults(
+            max_num_batched_tokens=tokens,
+            max_num_seqs=seqs,
+            basis=f"{self.id} V1 default for the {context} on a {mem_gib:.0f} GiB {why} device: "
+            f"max_num_batched_tokens {tokens}, max_num_seqs {seqs}",
+        )
+
+
+def _opt_int(row: Mapping[str, Any], key: str) -> int | None:
+    return int(row[key]) if row.get(key) is not None else None
+
+
+def _opt_float(row: Mapping[str, Any], key: str) -> float | None:
+    return float(row[key]) if row.get(key) is not None else None
+
+
+def profile(row: Mapping[str, Any]) -> EngineProfile:
+    """An engines.yaml row as a profile (a malformed shipped row is a data bug)."""
+    try:
+        allocator = str(row["kv_allocator"])
+        if allocator not in ("total_memory_fraction", "free_memory_fraction", "static_memory_fraction"):
+            raise ValueError(f"kv_allocator {allocator!r}")
+        reservation = str(row.get("kv_reservation", "average"))
+        if reservation not in ("full", "average"):
+            raise ValueError(f"kv_reservation {reservation!r}")
+        return EngineProfile(
+            id=str(row["id"]),
+            kv_allocator=allocator,  # type: ignore[arg-type]
+            block_size_tokens=_opt_int(row, "block_size_tokens"),
+            block_size_from_scenario=bool(row.get("block_size_from_scenario", False)),
+            gpu_memory_utilization_frac=_opt_float(row, "gpu_memory_utilization_frac"),
+            kv_cache_free_gpu_mem_frac=_opt_float(row, "kv_cache_free_gpu_mem_fraction"),
+            reserves_full_context=reservation == "full",
+            chunked_prefill=bool(row["chunked_prefill"]),
+            attention_dp_gather_quantised=bool(row["attention_dp_gather_quantised"]),
+            max_num_seqs=_opt_int(row, "max_num_seqs"),
+            max_num_batched_tokens=_opt_int(row, "max_num_batched_tokens"),
+            pipeline_micro_batches=bool(row.get("pipeline_micro_batches", False)),
+            cuda_graph_max_batch=_opt_int(row, "cuda_graph_max_batch"),
+            python_eager_launch=bool(row.get("python_eager_launch", False)),
+            sampling_method=str(row["sampling_method"]) if row.get("sampling_method") else None,
+            cuda_graph_bands=tuple(
+                (float(b) if b is not None else None, int(lo), int(hi)) for b, lo, hi in row.get("cuda_graph_bands", [])
+            ),
+            mem_fraction_rule=row.get("mem_fraction_rule"),
+            collective_rows_engine=str(row["collective_rows_engine"]) if row.get("collective_rows_engine") else None,
+            scheduler_table=row.get("scheduler_defaults"),
+            bench_tool=str(row["bench_tool"]) if row.get("bench_tool") else None,
+            bench_tuning=row.get("bench_tuning"),
+            request_overhead_s=(_opt_float(row, "request_overhead_ms") or 0.0) / 1e3,
+            stream_chunk_s=(_opt_float(row, "stream_chunk_us") or 0.0) / 1e6,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DataError(f"catalog data engines.yaml row {row.get('id', '?')}: {exc}") from exc
+
+
+def profiles(rows: tuple[dict[str, Any], ...]) -> dict[str, EngineProfile]:
+    return {str(r["id"]): profile(r) for r in rows}
