@@ -83,9 +83,7 @@ def mig(accelerator: str, layout: str | None = None) -> MigResult:
     (comma-separated profile names); an invalid layout raises SpecError with the reason."""
     geo = catalog_mig.geometry(accelerator, "accelerator")
     base = catalog_mig.accelerator(accelerator, "accelerator")
-    shares = tuple(
-        MigProfileShare(profile=p, instance=m.instance_accelerator(base, geo, p.name)) for p in geo.profiles
-    )
+    shares = tuple(MigProfileShare(profile=p, instance=m.instance_accelerator(base, geo, p.name)) for p in geo.profiles)
     if layout is not None:
         names = [n.strip() for n in layout.split(",") if n.strip()]
         if not names:

@@ -33,6 +33,7 @@ FILE = "calibration.yaml"
 
 Applies = Literal["inference", "training"]
 
+
 def note(f: Factors) -> str:
     """What a result says when a calibration row priced it."""
     return (

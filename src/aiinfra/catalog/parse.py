@@ -61,5 +61,3 @@ def parse_file(path: Path) -> list[Any]:
 def load_rows(path: Path) -> list[Any]:
     """:func:`parse_file` through the on-disk cache (an entry is used only when its identity matches)."""
     return cached(f"rows|{path.resolve()}", file_identity(path), lambda: parse_file(path))
-
-
