@@ -3,10 +3,11 @@ kernels against a real step (not a calibration: no catalog row is made from it).
 
 The model is built from its config with random bf16 weights (no checkpoint): per layer RMSNorm, fused QKV, rotary
 embedding, the KV-cache write, attention (decode: the query heads of a KV head packed as rows of one FlashAttention
-call; prefill: PyTorch's default causal attention kernel, KV heads repeated per query group), output projection, RMSNorm, fused gate/up, SiLU·up, down projection, residual
-adds; then the final norm, the LM head and a greedy token pick. Each case is captured once as a CUDA graph and
-replayed (median of 20), as serving engines replay decode steps. ``python bench/gpu/decode_step.py --out FILE``;
-``--smoke`` runs a tiny config on the CPU without graphs (checks shapes only).
+call; prefill: PyTorch's default causal attention kernel, KV heads repeated per query group), output projection,
+RMSNorm, fused gate/up, SiLU·up, down projection, residual adds; then the final norm, the LM head and a greedy token
+pick. Each case is captured once as a CUDA graph and replayed (median of 20), as serving engines replay decode
+steps. ``python bench/gpu/decode_step.py --out FILE``; ``--smoke`` runs a tiny config on the CPU without graphs
+(checks shapes only).
 """
 
 from __future__ import annotations
