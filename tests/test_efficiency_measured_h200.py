@@ -72,3 +72,29 @@ def test_h200_weight_streaming_cross_check_agrees_with_the_curve_in_use() -> Non
 def test_h100_keeps_its_own_curves() -> None:
     # the H200 rows name only the H200: an H100 lookup still uses the published H100 measurement
     assert table().lookup("gemm", "nvidia-h100-sxm5-80gb", 1e12, dtype="bf16").source == "gemm-bf16-h100-vidur"
+
+
+def test_the_whole_step_table_in_serving_md_is_the_raw_file_and_the_model() -> None:
+    # docs/serving.md "A whole step on the project's own H200": measured column = the committed raw timings,
+    # model column = the step model now (rerun the comparison when the model changes)
+    import json
+    import re
+    from pathlib import Path
+
+    from aiinfra import catalog
+    from aiinfra.analytic.inference import InferenceModel
+    from aiinfra.analytic.step_time import StepBatch
+    from aiinfra.planning.inference import cluster_for
+
+    root = Path(__file__).resolve().parents[1]
+    raw = json.loads((root / "bench/gpu/results/h200-2026-11-26-decode-step.json").read_text())
+    page = (root / "docs/serving.md").read_text()
+    rows = re.findall(r"^\| (decode|prefill), ([^|]+?) \| ([\d.]+) \| ([\d.]+) \|", page, re.M)
+    im = InferenceModel(model=catalog.model("meta-llama-3.1-8b"), cluster=cluster_for(H200, 1))
+    steps = [("decode", StepBatch.decode(r["batch"], r["context_tokens"]), r["step_ms"]) for r in raw["decode"]]
+    steps += [("prefill", StepBatch.prefill(r["prompt_tokens"]), r["step_ms"]) for r in raw["prefill"]]
+    assert len(rows) == len(steps) == 10
+    for (kind, _, measured, model), (want_kind, batch, raw_ms) in zip(rows, steps, strict=True):
+        assert kind == want_kind
+        assert float(measured) == pytest.approx(raw_ms, abs=0.006)
+        assert float(model) == pytest.approx(im.iteration_time_s(batch) * 1e3, abs=0.006)
