@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import importlib.util
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -28,17 +29,27 @@ _VALIDATION_CODE = ("units.py", "catalog/convert.py", "specs")
 
 @cache
 def code_identity() -> str:
-    """Hash of the code that validates catalog rows (specs, unit conversion) and of pydantic's version."""
-    import pydantic
-
+    """Hash of the code that validates catalog rows (specs, unit conversion) and of pydantic's version (read from
+    its version.py without importing pydantic, which a run served from the cache never needs)."""
     root = Path(__file__).resolve().parents[1]
-    digest = hashlib.blake2b(pydantic.VERSION.encode(), digest_size=16)
+    digest = hashlib.blake2b(_pydantic_version_text(), digest_size=16)
     for rel in _VALIDATION_CODE:
         target = root / rel
         for path in sorted(target.glob("*.py")) if target.is_dir() else [target]:
             digest.update(path.name.encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def _pydantic_version_text() -> bytes:
+    """The bytes of the installed pydantic's ``version.py`` (its VERSION), found without importing the package."""
+    spec = importlib.util.find_spec("pydantic")
+    if spec is None or spec.origin is None:
+        return b""
+    try:
+        return (Path(spec.origin).parent / "version.py").read_bytes()
+    except OSError:
+        return b""
 
 
 def parse_file(path: Path) -> list[Any]:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import GetCoreSchemaHandler
-from pydantic_core import PydanticCustomError, core_schema
+if TYPE_CHECKING:  # pydantic loads only when input is validated (specs.common.validate)
+    from pydantic import GetCoreSchemaHandler
+    from pydantic_core import core_schema
 
 MAX_ACCELERATORS = 10**7
 """Accelerators in one job or fleet: larger than any cluster built (the largest announced hold a few hundred
@@ -120,7 +121,7 @@ class InRange:
 
     def _check(self, value: Any) -> Any:
         if isinstance(value, bool):
-            raise PydanticCustomError("bool_not_number", "expected a number, not true/false", {"range": self.text})
+            raise _custom_error("bool_not_number", "expected a number, not true/false", {"range": self.text})
         if not isinstance(value, int | float):
             return value  # not a number yet: the type's own parsing judges it, then this check runs again
         try:
@@ -128,14 +129,16 @@ class InRange:
         except OverflowError:  # an int beyond float range
             x = math.copysign(math.inf, value)
         if math.isnan(x) or (math.isinf(x) and isinstance(value, float)):
-            raise PydanticCustomError("not_finite", "must be a finite number", {"range": self.text})
+            raise _custom_error("not_finite", "must be a finite number", {"range": self.text})
         if x > self.hi or x < self.lo or (self.lo_open and x == self.lo):
-            raise PydanticCustomError("out_of_range", "out of range", {"range": self.text})
+            raise _custom_error("out_of_range", "out of range", {"range": self.text})
         return value
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         """Checked before conversion (so 1e30 in an integer field is out of range, not an overflow) and after
         (for a value the type parsed from text)."""
+        from pydantic_core import core_schema
+
         inner = core_schema.no_info_after_validator_function(self._check, handler(source))
         return core_schema.no_info_before_validator_function(self._check, inner)
 
@@ -164,3 +167,10 @@ Oversubscription = Annotated[float, InRange(1, MAX_RATIO)]
 """A leaf's down:up port ratio: 1 = non-blocking, never below."""
 RatePerS = Annotated[float, InRange(0, MAX_RATE_PER_S, lo_open=True)]
 Width = Annotated[int, InRange(1, MAX_WIDTH)]
+
+
+def _custom_error(kind: str, message: str, context: dict[str, Any]) -> Exception:
+    """pydantic-core's error for a failed bound (imported here: only validation reaches it)."""
+    from pydantic_core import PydanticCustomError
+
+    return PydanticCustomError(kind, message, context)

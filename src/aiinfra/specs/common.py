@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
-
-import pydantic
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from aiinfra.errors import SpecError
 from aiinfra.specs.precision import DTYPE_BYTES as DTYPE_BYTES  # re-exported: the formats live in specs.precision
 
+if TYPE_CHECKING:
+    import pydantic
+
+#: the pydantic config of every spec (a plain dict: pydantic itself is imported only when input is validated,
+#: so a run whose validated input comes from the cache does not load it)
 STRICT: pydantic.ConfigDict = {"extra": "forbid"}
 KEBAB_ID = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$")
 
@@ -40,6 +43,8 @@ _ADAPTERS: dict[Any, pydantic.TypeAdapter[Any]] = {}
 
 def _adapter(cls: Any) -> pydantic.TypeAdapter[Any]:
     if cls not in _ADAPTERS:
+        import pydantic
+
         _ADAPTERS[cls] = pydantic.TypeAdapter(cls)
     return _ADAPTERS[cls]
 
@@ -138,6 +143,8 @@ def validate(cls: type[T], data: Any, where: str = "") -> T:
 
     ``where`` is the dotted path of ``data`` inside the scenario (for messages).
     """
+    import pydantic
+
     try:
         return _adapter(cls).validate_python(data)  # type: ignore[no-any-return]
     except pydantic.ValidationError as exc:
