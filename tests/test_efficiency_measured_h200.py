@@ -70,8 +70,18 @@ def test_h200_weight_streaming_cross_check_agrees_with_the_curve_in_use() -> Non
 
 
 def test_h100_keeps_its_own_curves() -> None:
-    # the H200 rows name only the H200: an H100 lookup still uses the published H100 measurement
+    # the H200 rows name only the H200, and the project's H100 rows are cross-checks: an H100 lookup still uses the
+    # published H100 measurement
     assert table().lookup("gemm", "nvidia-h100-sxm5-80gb", 1e12, dtype="bf16").source == "gemm-bf16-h100-vidur"
+    assert table().lookup("memory", "nvidia-h100-sxm5-80gb", 1e9).source == "memory-h100-vidur-gemv"
+
+
+def test_h100_cross_check_agrees_with_the_curve_in_use_on_large_gemms() -> None:
+    # our H100 bf16 GEMMs (CUDA graphs) against Vidur's eager timings at 1e12 and 3.16e12 FLOP: within 3 %
+    ours = _curve(_row("gemm-bf16-h100-measured"))
+    used = _curve(_row("gemm-bf16-h100-vidur"))
+    for flop in (1e12, 3.162e12):
+        assert ours.at(flop) == pytest.approx(used.at(flop), rel=0.03)
 
 
 def test_the_whole_step_table_in_serving_md_is_the_raw_file_and_the_model() -> None:
