@@ -130,9 +130,17 @@ def test_tp_across_nodes_is_priced_by_its_nics() -> None:
     # tp 16 on 8-GPU A100 nodes: every tensor-parallel all-reduce crosses the NICs; the step counts 4 per layer and
     # micro-batch, each never faster than the whole node's NICs at line rate: 2·15/16 · S / (8 · 25 GB/s)
     m = ModelArch(
-        id="t", name="t", num_layers=16, hidden_size=8192, num_heads=64, num_kv_heads=64, head_dim=128,
-        ffn_hidden_size=32768, vocab_size=51200, mlp="gelu",
-    )  # fmt: skip
+        id="t",
+        name="t",
+        num_layers=16,
+        hidden_size=8192,
+        num_heads=64,
+        num_kv_heads=64,
+        head_dim=128,
+        ffn_hidden_size=32768,
+        vocab_size=51200,
+        mlp="gelu",
+    )
     setup = TrainSetup(model=m, seq_len=2048, global_batch_seqs=8, precision="bf16")
     cl = _cluster(A100, 16)
     plan = single_plan(m, setup, tp=16, pp=1, dp=1, cp=1, ep=1, vp=1, mb=1, sharding="none", recompute="none")
@@ -160,9 +168,17 @@ def test_gradient_reduction_shares_the_nic_with_pipeline_sends() -> None:
     # pipeline send (stride 16: to another node) leave through the same NIC. Exposed after the backward here, the
     # all-reduce takes a + min(a, b), b = one gradient send of the micro-batch's activations (4096 x 4096 x 2 B)
     m = ModelArch(
-        id="t", name="t", num_layers=8, hidden_size=4096, num_heads=32, num_kv_heads=32, head_dim=128,
-        ffn_hidden_size=16384, vocab_size=32000, mlp="gelu",
-    )  # fmt: skip
+        id="t",
+        name="t",
+        num_layers=8,
+        hidden_size=4096,
+        num_heads=32,
+        num_kv_heads=32,
+        head_dim=128,
+        ffn_hidden_size=16384,
+        vocab_size=32000,
+        mlp="gelu",
+    )
     setup = TrainSetup(model=m, seq_len=4096, global_batch_seqs=64, precision="bf16", dp_grad_overlap=False)
     cl = _cluster(H100, 32)
     plan = single_plan(m, setup, tp=1, pp=2, dp=16, cp=1, ep=1, vp=1, mb=1, sharding="none", recompute="none")

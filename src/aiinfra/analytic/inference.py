@@ -79,7 +79,12 @@ from aiinfra import catalog
 from aiinfra.analytic.comms import collective_time
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.model_figures import attention_dims, param_breakdown
-from aiinfra.analytic.step_overheads import kernels_per_step, streamed_step_s, with_overheads
+from aiinfra.analytic.step_overheads import (
+    ELEMENTWISE_KERNELS_PER_LAYER,
+    kernels_per_step,
+    streamed_step_s,
+    with_overheads,
+)
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.catalog.calibration import Factors, factors_for
 from aiinfra.specs.common import DTYPE_BYTES
@@ -92,11 +97,6 @@ ACT_BYTES = 2.0
 NVFP4_BLOCK_ELEMENTS = 16
 """NVFP4 stores one FP8 (E4M3) scale per 16 FP4 values (NVIDIA technical blog "Introducing NVFP4 for Efficient
 and Accurate Low-Precision Inference", 2025: "a shared FP8 (E4M3) scale factor for every 16 values")."""
-
-ELEMENTWISE_KERNELS_PER_LAYER = 6
-"""Non-GEMM kernels of a decoder layer, from Vidur's per-layer op list (Agrawal et al. MLSys 2024,
-vidur/profiling: input_layernorm, post_attention_layernorm, attn_rope, attn_kv_cache_save, mlp_act, add):
-each reads and writes the step's T·h activations and pays the measured per-kernel latency t0."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,11 @@ from aiinfra import catalog
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.specs.hardware import AcceleratorSpec
 
+ELEMENTWISE_KERNELS_PER_LAYER = 6
+"""Non-GEMM kernels of a decoder layer, from Vidur's per-layer op list (Agrawal et al. MLSys 2024,
+vidur/profiling: input_layernorm, post_attention_layernorm, attn_rope, attn_kv_cache_save, mlp_act, add):
+each reads and writes the step's T·h activations and pays the measured per-kernel latency t0."""
+
 
 @dataclass(frozen=True, slots=True)
 class KernelOverheads:
@@ -117,9 +122,10 @@ def sampling_s(ov: KernelOverheads, method: str, seqs: int, vocab: int) -> float
 
 def kernels_per_step(layers: float, tp: int, moe_layers: float) -> float:
     """Kernels one iteration launches on a replica: per decoder layer the qkv and output projections, the two MLP
-    GEMMs, the attention kernel and the six element-wise kernels of analytic/inference.py, two all-reduces under
-    tensor parallelism, and per MoE layer the router and two grouped GEMMs; plus the output head."""
-    per_layer = 2 + 2 + 1 + 6 + (2 if tp > 1 else 0)
+    GEMMs, the attention kernel and the element-wise kernels (ELEMENTWISE_KERNELS_PER_LAYER, also priced by
+    analytic/inference.py), two all-reduces under tensor parallelism, and per MoE layer the router and two grouped
+    GEMMs; plus the output head."""
+    per_layer = 2 + 2 + 1 + ELEMENTWISE_KERNELS_PER_LAYER + (2 if tp > 1 else 0)
     return layers * per_layer + 3 * moe_layers + 1
 
 
