@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+from dataclasses import dataclass
 
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.model_figures import params_total
@@ -125,17 +126,16 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         "decode_bound": est.decode_bound,
         "prefill_bound": est.prefill_bound,
     }
+    served = _Served(model, row["accelerator"].strip(), n, tp, pp, wp, kvp, engine, inp, out)
     if mode == "poisson":
         sched = {k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v}
         rate = num(row, "request_rate_per_s")
         sim = sim_settings(row, tables.engine(engine), budget, sched, bench, rate_per_s=rate, flags=flags)
-        return _simulated(row, model, n, tp, pp, wp, kvp, engine, inp, out, metric, flags, details, sim, bench, tables)
+        return _simulated(row, served, metric, flags, details, sim, bench, tables)
     if mode in ("burst", "batch"):
-        return _burst(row, model, n, tp, pp, wp, kvp, engine, inp, out, batch, metric, flags, details, bench, tables)
+        return _burst(row, served, batch, metric, flags, details, bench, tables)
     if mode == "concurrency" and metric in CLOSED_LOOP_METRICS:
-        return _closed_loop(
-            row, model, n, tp, pp, wp, kvp, engine, inp, out, batch or 1, metric, flags, details, bench, tables
-        )
+        return _closed_loop(row, served, batch or 1, metric, flags, details, bench, tables)
     if metric == "output_tokens_per_s":
         return RowPrediction(est.output_tokens_per_s, "; ".join(flags), details)
     if metric == "requests_per_s":
@@ -323,15 +323,7 @@ def _kv_capacity(
 
 def _simulated(
     row: dict[str, str],
-    model: object,
-    n: int,
-    tp: int,
-    pp: int,
-    wp: str,
-    kvp: str,
-    engine: str,
-    inp: int,
-    out: int,
+    served: _Served,
     metric: str,
     flags: list[str],
     details: dict[str, object],
@@ -346,37 +338,16 @@ def _simulated(
         raise RowError("request_rate_per_s blank")
     sim = dict(sim)
     n_req = sim.pop("num_requests")
-    scenario = _row_scenario(
-        model,
-        row["accelerator"].strip(),
-        n,
-        wp,
-        kvp,
-        engine,
-        inp,
-        out,
-        {"tp": tp, "pp": pp},
-        request_rate_per_s=rate,
-        num_requests=n_req,
-        simulation=sim,
-    )
+    scenario = served.scenario(request_rate_per_s=rate, num_requests=n_req, simulation=sim)
     summ = _simulate(scenario, tables)
     if bench is not None:
         flags.extend(latency_limit_flags(row, bench, summ.ttft_s.p99, summ.tpot_exclusive_s.p99))
-    return RowPrediction(_sim_value(row, summ, metric, engine, flags, tables), "; ".join(flags), details)
+    return RowPrediction(_sim_value(row, summ, metric, served.engine, flags, tables), "; ".join(flags), details)
 
 
 def _burst(
     row: dict[str, str],
-    model: object,
-    n: int,
-    tp: int,
-    pp: int,
-    wp: str,
-    kvp: str,
-    engine: str,
-    inp: int,
-    out: int,
+    served: _Served,
     batch: int | None,
     metric: str,
     flags: list[str],
@@ -394,8 +365,8 @@ def _burst(
         raise RowError(f"mode {row['mode'].strip()} needs batch_or_concurrency (the requests sent at once)")
     sim: dict[str, object] = {}
     if row["mode"].strip() == "batch":
-        acc = cluster_for(row["accelerator"].strip(), n).accelerator
-        sd = scheduler_defaults(tables.engine(engine), acc, "offline")
+        acc = cluster_for(served.accelerator, served.n).accelerator
+        sd = scheduler_defaults(tables.engine(served.engine), acc, "offline")
         sim["scheduler"] = {"max_num_batched_tokens": sd.max_num_batched_tokens, "max_num_seqs": sd.max_num_seqs}
         sim["streaming"] = False  # the LLM class returns whole outputs: no API server streams the tokens
         flags.append(f"simulated: a batch of {batch} prompts handed over at once; scheduler: {sd.basis}")
@@ -403,24 +374,12 @@ def _burst(
     else:
         flags.append(f"simulated: a burst of {batch} requests arriving at t = 0 (the engine's server defaults)")
         sim.update(length_dists(row, bench, flags))
-    scenario = _row_scenario(
-        model,
-        row["accelerator"].strip(),
-        n,
-        wp,
-        kvp,
-        engine,
-        inp,
-        out,
-        {"tp": tp, "pp": pp, "replicas": 1},
-        arrival={"kind": "concurrency"},
-        concurrency=batch,
-        num_requests=batch,
-        simulation=sim,
+    scenario = served.scenario(
+        replicas=1, arrival={"kind": "concurrency"}, concurrency=batch, num_requests=batch, simulation=sim
     )
     summ = _simulate(scenario, tables)
     details = {**details, "makespan_s": summ.duration_s, "preemptions": summ.preemptions}
-    return RowPrediction(_sim_value(row, summ, metric, engine, flags, tables), "; ".join(flags), details)
+    return RowPrediction(_sim_value(row, summ, metric, served.engine, flags, tables), "; ".join(flags), details)
 
 
 def _sim_value(
@@ -447,37 +406,43 @@ def _sim_value(
     raise RowError(f"metric {metric!r} not modelled for simulated rows")
 
 
-def _row_scenario(
-    model: object,
-    accelerator: str,
-    n: int,
-    wp: str,
-    kvp: str,
-    engine: str,
-    inp: int,
-    out: int,
-    plan: dict[str, int],
-    **inference: object,
-) -> str:
-    """The scenario a simulated row runs, as canonical JSON (the key of the memoised simulations): the row's model,
-    ``n`` accelerators, precisions, engine, lengths and ``plan``, plus the ``inference`` fields given."""
-    from aiinfra.report.render import jsonable
+@dataclass(frozen=True, slots=True)
+class _Served:
+    """What a simulated row runs: the row's model on ``n`` of its accelerators in its layout, formats, engine and
+    mean lengths."""
 
-    arch = {k: v for k, v in jsonable(model).items() if k not in ("sources", "notes")}
-    scenario = {
-        "model": arch,
-        "hardware": {"accelerator": accelerator, "count": n},
-        "inference": {
-            "weight_precision": wp,
-            "kv_precision": kvp,
-            "engine": engine,
-            "input_tokens": inp,
-            "output_tokens": out,
-            "plan": plan,
-            **inference,
-        },
-    }
-    return json.dumps(scenario, sort_keys=True)
+    model: object
+    accelerator: str
+    n: int
+    tp: int
+    pp: int
+    wp: str
+    kvp: str
+    engine: str
+    inp: int
+    out: int
+
+    def scenario(self, replicas: int | None = None, **inference: object) -> str:
+        """The scenario as canonical JSON (the key of the memoised simulations), with ``replicas`` in the plan
+        when given and the ``inference`` fields given."""
+        from aiinfra.report.render import jsonable
+
+        arch = {k: v for k, v in jsonable(self.model).items() if k not in ("sources", "notes")}
+        plan = {"tp": self.tp, "pp": self.pp, **({"replicas": replicas} if replicas is not None else {})}
+        scenario = {
+            "model": arch,
+            "hardware": {"accelerator": self.accelerator, "count": self.n},
+            "inference": {
+                "weight_precision": self.wp,
+                "kv_precision": self.kvp,
+                "engine": self.engine,
+                "input_tokens": self.inp,
+                "output_tokens": self.out,
+                "plan": plan,
+                **inference,
+            },
+        }
+        return json.dumps(scenario, sort_keys=True)
 
 
 CLOSED_LOOP_METRICS = ("output_tokens_per_s", "ttft_s", "tpot_s")
@@ -488,15 +453,7 @@ holds queues (TTFT)."""
 
 def _closed_loop(
     row: dict[str, str],
-    model: object,
-    n: int,
-    tp: int,
-    pp: int,
-    wp: str,
-    kvp: str,
-    engine: str,
-    inp: int,
-    out: int,
+    served: _Served,
     clients: int,
     metric: str,
     flags: list[str],
@@ -509,14 +466,12 @@ def _closed_loop(
     step-time model and the engine's server defaults: the mean TTFT, exclusive TPOT and output tokens/s of the steady
     state after the first ``clients`` requests (aiinfra.sim.search.closed_loop_run)."""
     sim = length_dists(row, bench, flags)
-    plan = {"tp": tp, "pp": pp, "replicas": 1}
-    scenario = _row_scenario(model, row["accelerator"].strip(), n, wp, kvp, engine, inp, out, plan, simulation=sim)
-    summ = _closed_loop_summary(scenario, clients, tables)
+    summ = _closed_loop_summary(served.scenario(replicas=1, simulation=sim), clients, tables)
     flags.append(
         f"simulated: closed loop of {clients} clients started together ({summ.completed} steady-state "
         "requests, the first one of each client left out), the engine's server defaults"
     )
-    return RowPrediction(_sim_value(row, summ, metric, engine, flags, tables), "; ".join(flags), details)
+    return RowPrediction(_sim_value(row, summ, metric, served.engine, flags, tables), "; ".join(flags), details)
 
 
 def _closed_loop_summary(scenario_json: str, clients: int, tables: RowTables) -> SimSummary:
