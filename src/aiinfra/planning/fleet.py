@@ -401,18 +401,8 @@ def _autoscale(need: np.ndarray, delay_min: int, predictive: bool) -> tuple[np.n
     return serving, billed
 
 
-def plan_day(
-    dep: Deployment,
-    wl: ServingWorkload,
-    profile: LoadProfile,
-    today: date | None = None,
-    arrivals_s: np.ndarray | None = None,
-    *,
-    prices: PriceBook,
-) -> DayFleet:
-    """Size the chosen deployment hour by hour and price three ways to run it over the profile (``prices``: the
-    catalog's price rows)."""
-    demand, unit = hourly_demand(wl, profile, arrivals_s)
+def _per_replica_demand(dep: Deployment, unit: str) -> float:
+    """The load one replica of ``dep`` carries in the demand's unit; an error where it has none or no price."""
     per_replica = (
         float(dep.users_per_replica)
         if unit == "users" and dep.users_per_replica
@@ -427,6 +417,60 @@ def plan_day(
             "the chosen deployment has no per-replica load or no price",
             "check the scenario's demand and that the accelerator has an on-demand price",
         )
+    return per_replica
+
+
+@dataclass(frozen=True, slots=True)
+class _Minutes:
+    """The day minute by minute: demand, and what one instance carries of it."""
+
+    demand: np.ndarray
+    per_replica: float
+    replicas_per_instance: int
+    days: float
+
+    def attainment(self, cap_instances: np.ndarray) -> tuple[float, float]:
+        """(share of the demand served, worst minute's coverage) with ``cap_instances`` instances each minute."""
+        cap = cap_instances * self.per_replica * self.replicas_per_instance
+        minute = self.demand
+        covered = np.minimum(1.0, np.divide(cap, minute, out=np.ones_like(minute), where=minute > 0))
+        total = minute.sum()
+        return (float((minute * covered).sum() / total) if total > 0 else 1.0), float(covered.min())
+
+
+def _reserved_base(
+    m: _Minutes, serving: np.ndarray, billed: np.ndarray, peak: int, od_hour: float, res_hour: float, pricing: str
+) -> Strategy:
+    """A reserved base B always on, on-demand instances above it: the B (0 … peak) with the lowest bill."""
+    best_b, best_cost = 0, math.inf
+    for b in range(peak + 1):
+        cost = (b * res_hour * len(m.demand) + np.maximum(billed - b, 0).sum() * od_hour) / MINUTES_PER_HOUR / m.days
+        if cost < best_cost:
+            best_b, best_cost = b, cost
+    att = m.attainment(np.maximum(serving, best_b))
+    return Strategy(
+        name=f"{pricing} base + on-demand peak",
+        usd_per_day=best_cost,
+        slo_attainment_frac=att[0],
+        worst_minute_coverage_frac=att[1],
+        reserved_instances=best_b,
+    )
+
+
+def plan_day(
+    dep: Deployment,
+    wl: ServingWorkload,
+    profile: LoadProfile,
+    today: date | None = None,
+    arrivals_s: np.ndarray | None = None,
+    *,
+    prices: PriceBook,
+) -> DayFleet:
+    """Size the chosen deployment hour by hour and price three ways to run it over the profile (``prices``: the
+    catalog's price rows)."""
+    demand, unit = hourly_demand(wl, profile, arrivals_s)
+    per_replica = _per_replica_demand(dep, unit)
+    assert dep.price is not None
     per_instance = dep.price.accelerators_per_instance // dep.tp
     replicas = np.ceil(demand / per_replica - 1e-9).astype(np.int64)
     instances = np.ceil(replicas / per_instance).astype(np.int64)
@@ -438,21 +482,13 @@ def plan_day(
     ]
     res_hour = min((p.usd_per_hour for p in reserved), default=None)
     res_id = min(reserved, key=lambda p: p.usd_per_hour).id if reserved else None
-    minute = _minute_demand(demand)
-    need = np.ceil(minute / (per_replica * per_instance) - 1e-9).astype(np.int64)
+    m = _Minutes(_minute_demand(demand), per_replica, per_instance, len(demand) / HOURS_PER_DAY)
+    need = np.ceil(m.demand / (per_replica * per_instance) - 1e-9).astype(np.int64)
     delay_min = math.ceil(profile.scale_up_delay_s / 60.0)
     serving, billed = _autoscale(need, delay_min, profile.autoscaler == "predictive")
-    days = len(demand) / HOURS_PER_DAY
-
-    def attainment(cap_instances: np.ndarray) -> tuple[float, float]:
-        cap = cap_instances * per_replica * per_instance
-        covered = np.minimum(1.0, np.divide(cap, minute, out=np.ones_like(minute), where=minute > 0))
-        total = minute.sum()
-        return (float((minute * covered).sum() / total) if total > 0 else 1.0), float(covered.min())
-
     peak = int(need.max())
-    steady = attainment(np.full_like(need, peak))
-    auto = attainment(serving)
+    steady = m.attainment(np.full_like(need, peak))
+    auto = m.attainment(serving)
     strategies = [
         Strategy(
             name="always-on on-demand (sized for the peak)",
@@ -470,29 +506,13 @@ def plan_day(
         ),
         Strategy(
             name=f"autoscaled on-demand ({profile.autoscaler})",
-            usd_per_day=float(billed.sum()) / MINUTES_PER_HOUR * od_hour / days,
+            usd_per_day=float(billed.sum()) / MINUTES_PER_HOUR * od_hour / m.days,
             slo_attainment_frac=auto[0],
             worst_minute_coverage_frac=auto[1],
         ),
     ]
     if res_hour is not None:
-        # a reserved base B always on, on-demand instances above it: the B with the lowest bill
-        best_b, best_cost = 0, math.inf
-        for b in range(peak + 1):
-            cost = (b * res_hour * len(minute) + np.maximum(billed - b, 0).sum() * od_hour) / MINUTES_PER_HOUR / days
-            if cost < best_cost:
-                best_b, best_cost = b, cost
-        base = np.maximum(serving, best_b)
-        att = attainment(base)
-        strategies.append(
-            Strategy(
-                name=f"{profile.reserved_pricing} base + on-demand peak",
-                usd_per_day=best_cost,
-                slo_attainment_frac=att[0],
-                worst_minute_coverage_frac=att[1],
-                reserved_instances=best_b,
-            )
-        )
+        strategies.append(_reserved_base(m, serving, billed, peak, od_hour, res_hour, profile.reserved_pricing))
     return DayFleet(
         hours=len(demand),
         demand_by_hour=tuple(float(d) for d in demand),
