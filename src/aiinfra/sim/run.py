@@ -57,6 +57,93 @@ def _trace_path(raw: str, scenario_path: str) -> str:
     return beside_scenario(raw, scenario_path)
 
 
+def _closed_arrivals(wl: ServingWorkload, n: int | None, seed: int) -> np.ndarray:
+    """Arrival times of a closed loop's first requests (the rest follow completions): all at t = 0, or each user's
+    first after an exponential think time, or spread over the arrival's ramp."""
+    arrival = wl.arrival
+    if n is None:
+        raise SpecError(
+            "inference.num_requests", None, "closed-loop runs need a request count", "set inference.num_requests"
+        )
+    arrivals = np.zeros(n)
+    if wl.think_time_s and wl.concurrency:
+        # users who think start thinking: each first request after an exponential think time (a thinking user's
+        # residual think time is again exponential, so the run starts near the closed system's steady state
+        # instead of every user's first request in one burst); a fifth seed stream, so the other streams' draws
+        # stay as they were
+        first = min(wl.concurrency, n)
+        start_rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(5)[4])
+        arrivals[:first] = np.sort(start_rng.exponential(wl.think_time_s, first))
+    elif arrival is not None and arrival.ramp_s and wl.concurrency:
+        first = min(wl.concurrency, n)
+        arrivals[:first] = np.arange(first) * (arrival.ramp_s / first)
+    return arrivals
+
+
+def _open_arrivals(wl: ServingWorkload, rate: float, arr_rng: np.random.Generator) -> np.ndarray:
+    """Open-loop arrival times (the first at t = 0): ``num_requests`` of them, or every one in [0, duration_s)."""
+    arrival = wl.arrival
+    kind, cv = (arrival.kind, arrival.cv) if arrival else ("poisson", None)
+    if wl.num_requests is not None:
+        gaps = interarrival_s(arr_rng, kind, rate, wl.num_requests, cv)
+        return np.asarray(np.cumsum(gaps) - gaps[0])
+    if wl.duration_s is not None:
+        expect = wl.duration_s * rate
+        gaps = interarrival_s(arr_rng, kind, rate, int(expect + 10 * math.sqrt(expect) * (cv or 1) + 10), cv)
+        arrivals = np.cumsum(gaps) - gaps[0]
+        return np.asarray(arrivals[arrivals < wl.duration_s])
+    raise SpecError(
+        "inference.num_requests",
+        None,
+        "the simulation needs a length",
+        "set inference.num_requests or inference.duration_s",
+    )
+
+
+def _generated(wl: ServingWorkload, sim: SimulationConfig, seed: int) -> Requests:
+    """Generated requests: arrivals, prompt and output lengths from one SeedSequence child stream each."""
+    arrival = wl.arrival
+    rate = wl.request_rate_per_s
+    closed = arrival is not None and arrival.kind == "concurrency"
+    if not closed and rate is None:
+        raise SpecError(
+            "inference.request_rate_per_s",
+            None,
+            "open-loop arrivals need a rate",
+            "set inference.request_rate_per_s, or arrival: {kind: concurrency}",
+        )
+    # spawn(4)'s first three children equal spawn(3)'s: adding the think-time stream moves no other draw
+    arr_rng, in_rng, out_rng, think_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4))
+    if closed:
+        arrivals = _closed_arrivals(wl, wl.num_requests, seed)
+    else:
+        assert rate is not None
+        arrivals = _open_arrivals(wl, rate, arr_rng)
+    n = int(arrivals.size)
+    return Requests(
+        arrival_s=arrivals,
+        input_tokens=lengths(in_rng, sim.input_lengths, wl.input_tokens, n, f"{SIM}.input_lengths"),
+        output_tokens=lengths(out_rng, sim.output_lengths, wl.output_tokens, n, f"{SIM}.output_lengths"),
+        priority=np.zeros(n, dtype=np.int64),
+        think_s=think_rng.exponential(wl.think_time_s, n) if closed and wl.think_time_s else None,
+    )
+
+
+def _check_context(reqs: Requests, max_context: int) -> None:
+    """An error naming the first request whose prompt + output exceeds the model's context."""
+    total = reqs.input_tokens + reqs.output_tokens
+    worst = int(np.argmax(total))
+    if int(total[worst]) > max_context:
+        raise SpecError(
+            "inference.input_tokens",
+            int(total[worst]),
+            f"request {worst} needs {int(total[worst])} tokens of context (prompt "
+            f"{int(reqs.input_tokens[worst])} + output {int(reqs.output_tokens[worst])}), more than "
+            f"the model's max_seq_len {max_context}",
+            "shorten the prompts or outputs",
+        )
+
+
 def make_requests(
     wl: ServingWorkload, sim: SimulationConfig, seed: int, max_context: int | None, scenario_path: str = ""
 ) -> Requests:
@@ -70,77 +157,10 @@ def make_requests(
             )
         reqs = read_trace(_trace_path(arrival.path, scenario_path))
     else:
-        rate = wl.request_rate_per_s
-        closed = arrival is not None and arrival.kind == "concurrency"
-        if not closed and rate is None:
-            raise SpecError(
-                "inference.request_rate_per_s",
-                None,
-                "open-loop arrivals need a rate",
-                "set inference.request_rate_per_s, or arrival: {kind: concurrency}",
-            )
-        # spawn(4)'s first three children equal spawn(3)'s: adding the think-time stream moves no other draw
-        arr_rng, in_rng, out_rng, think_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4))
-        n = wl.num_requests
-        if closed:
-            if n is None:
-                raise SpecError(
-                    "inference.num_requests",
-                    None,
-                    "closed-loop runs need a request count",
-                    "set inference.num_requests",
-                )
-            arrivals = np.zeros(n)
-            if wl.think_time_s and wl.concurrency:
-                # users who think start thinking: each first request after an exponential think time (a thinking
-                # user's residual think time is again exponential, so the run starts near the closed system's
-                # steady state instead of every user's first request in one burst); a fifth seed stream, so
-                # the other streams' draws stay as they were
-                first = min(wl.concurrency, n)
-                start_rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(5)[4])
-                arrivals[:first] = np.sort(start_rng.exponential(wl.think_time_s, first))
-            elif arrival is not None and arrival.ramp_s and wl.concurrency:
-                first = min(wl.concurrency, n)
-                arrivals[:first] = np.arange(first) * (arrival.ramp_s / first)
-        else:
-            assert rate is not None
-            kind, cv = (arrival.kind, arrival.cv) if arrival else ("poisson", None)
-            if n is not None:
-                gaps = interarrival_s(arr_rng, kind, rate, n, cv)
-                arrivals = np.cumsum(gaps) - gaps[0]  # the first request arrives at t = 0
-            elif wl.duration_s is not None:  # every arrival in [0, duration_s)
-                expect = wl.duration_s * rate
-                gaps = interarrival_s(arr_rng, kind, rate, int(expect + 10 * math.sqrt(expect) * (cv or 1) + 10), cv)
-                arrivals = np.cumsum(gaps) - gaps[0]
-                arrivals = arrivals[arrivals < wl.duration_s]
-                n = int(arrivals.size)
-            else:
-                raise SpecError(
-                    "inference.num_requests",
-                    None,
-                    "the simulation needs a length",
-                    "set inference.num_requests or inference.duration_s",
-                )
-        reqs = Requests(
-            arrival_s=arrivals,
-            input_tokens=lengths(in_rng, sim.input_lengths, wl.input_tokens, n, f"{SIM}.input_lengths"),
-            output_tokens=lengths(out_rng, sim.output_lengths, wl.output_tokens, n, f"{SIM}.output_lengths"),
-            priority=np.zeros(n, dtype=np.int64),
-            think_s=think_rng.exponential(wl.think_time_s, n) if closed and wl.think_time_s else None,
-        )
+        reqs = _generated(wl, sim, seed)
     check_budget(reqs)
     if max_context is not None:
-        total = reqs.input_tokens + reqs.output_tokens
-        worst = int(np.argmax(total))
-        if int(total[worst]) > max_context:
-            raise SpecError(
-                "inference.input_tokens",
-                int(total[worst]),
-                f"request {worst} needs {int(total[worst])} tokens of context (prompt "
-                f"{int(reqs.input_tokens[worst])} + output {int(reqs.output_tokens[worst])}), more than "
-                f"the model's max_seq_len {max_context}",
-                "shorten the prompts or outputs",
-            )
+        _check_context(reqs, max_context)
     return reqs
 
 
