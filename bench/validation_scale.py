@@ -43,6 +43,8 @@ def regime(row: dict[str, str]) -> str:
         return "PaLM 540B, TPU v4 (TP 12 x sharded DP, two pods over DCN)"
     if "Nemotron-4 340B" in model:
         return "Nemotron-4 340B, Megatron 3D (TP 8, PP 12 interleaved, distributed optimizer), H100 BF16"
+    if "DeepSpeed on Azure" in model:
+        return "GPT 1T-2T, DeepSpeed ZeRO-3 over all ranks (no TP/PP, CPU optimizer offload), A100 FP16"
     if "GPT-3" in model and row["accelerator"].startswith("nvidia-a100"):
         return "GPT-3 175B, NeMo Megatron 3D (TP 8, PP 8, sequence parallel, selective recompute), A100 BF16"
     if "GPT-3" in model and row["accelerator"] == "intel-gaudi2":
@@ -93,7 +95,7 @@ def main() -> None:
     ap.add_argument("--batch", choices=[*BATCHES, "all"], default="1-2", help="which batch's files to score")
     args = ap.parse_args()
     chosen = list(BATCHES.values()) if args.batch == "all" else [BATCHES[args.batch]]
-    # a batch whose runs all fell in the sealed third ships no open file (the runner refuses an empty one)
+    # a batch may ship no open (or sealed) file: the runner refuses an empty one
     sets = {name: [b[name] for b in chosen if b[name].exists()] for name in ("open", "sealed")}
     rows: dict[str, dict[str, str]] = {}
     for name, paths in sets.items():

@@ -39,7 +39,7 @@ def test_sealed_rows_are_the_hash_third_and_listed_in_the_seal_file(batch: str) 
 def test_fourth_batch_rows_follow_the_committed_list() -> None:
     """Fourth batch (papers and framework READMEs, issue 28): every written row is listed in training_scale4_seal.csv
     with the state its id's hash gives, sits in the file that state names, and every listed run is either written or
-    named on a '# dropped:' line. Its runs all fell in the sealed third, so it ships no open file."""
+    named on a '# dropped:' line."""
     lines = (DATA / "training_scale4_seal.csv").read_text().splitlines()
     listed = {ln.split(",")[0]: ln.split(",")[1] for ln in lines if ln and not ln.startswith("#")}
     dropped = " ".join(ln for ln in lines if ln.startswith("# dropped:") or ln.startswith("#   "))
