@@ -100,6 +100,9 @@ class Simulation:
         return self._seq
 
     def run(self, reqs: Requests, closed_loop_clients: int | None = None) -> Records:
+        """Serve ``reqs`` and record each request's first-token and finish times plus per-iteration samples. With
+        ``closed_loop_clients`` only the first that many requests are sent at their given times; each later one is sent
+        when an earlier answer ends, after its think time."""
         n = len(reqs)
         rec = Records(
             arrival_s=np.array(reqs.arrival_s, dtype=float),

@@ -61,6 +61,8 @@ def _reading(s: SimSummary, slo: Slo) -> dict[str, Any]:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RatePoint(SloReading):
+    """One simulated Poisson request rate read against the SLO."""
+
     request_rate_per_s: float
     slo_attainment_frac: float
     """Requests that individually meet every limit."""
@@ -68,7 +70,8 @@ class RatePoint(SloReading):
 
 class _Probe(Protocol):
     @property
-    def meets_slo(self) -> bool: ...
+    def meets_slo(self) -> bool:
+        """Whether the simulated load met every SLO limit."""
 
 
 P = TypeVar("P", bound=_Probe)
@@ -206,8 +209,11 @@ def max_rate_meeting_slo(
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ClientsPoint(SloReading):
+    """One simulated closed-loop client count read against the SLO."""
+
     clients: int
     requests_per_s: float
+    """Completed requests per second after the ramp-up."""
 
 
 def _after_start_up(rec: Records, clients: int) -> Records:
