@@ -231,6 +231,8 @@ def write_overlay(report: RefreshReport) -> None:
 
 
 def refresh_markdown(report: RefreshReport) -> str:
+    """REFRESH.md of a refresh: when and from where the prices were read, providers that failed, offers left out and
+    why."""
     lines = [
         f"# Prices refreshed {report.read_on}",
         "",
