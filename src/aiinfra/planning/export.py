@@ -49,6 +49,7 @@ class Launch:
 
     argv: tuple[str, ...]
     extra_options: dict[str, Any] | None
+    """TensorRT-LLM's extra options (written as YAML to extra_options_path); None for engines that take flags only."""
     extra_options_path: str | None
     image: str
     port: int
@@ -56,6 +57,7 @@ class Launch:
 
     @property
     def shell(self) -> str:
+        """The command line, quoted for a POSIX shell."""
         return shlex.join(self.argv)
 
 
