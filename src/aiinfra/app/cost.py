@@ -196,9 +196,12 @@ class CostResult(Result):
 
     @property
     def cheapest(self) -> CloudOption | None:
+        """The cheapest offer whose compute cost is known (options are sorted so); None when none is."""
         return next((o for o in self.options if o.compute_usd is not None), None)
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra cost --json`` object: the usage priced, every offer's bill and the cheapest one itemised with
+        the age of its price, the energy, PUE, electricity and carbon figures with their sources, and notes."""
         est, cheapest, region = self.training_estimate, self.cheapest, self.region
         obj = {
             "usage": jsonable(self.usage),

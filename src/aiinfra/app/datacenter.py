@@ -67,6 +67,8 @@ class DatacenterResult(Result):
     notes: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra datacenter --json`` object: racks, cooling and power with their sources, the fabric, network
+        power and cost, the storage bandwidths and notes."""
         rk, air, radix_row, fab, di = self.racks, self.air_limit, self.radix_row, self.fabric, self.inputs
         sw_side, nic_side = self.transceiver_rows
         out: dict[str, Any] = {

@@ -61,6 +61,8 @@ class PricesRefreshResult(Result):
     """Whether the folder written is the one every command reads by default (else use --catalog-overlay)."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra prices refresh --json`` object: the folder written and whether commands read it by default, the
+        source and providers (failed ones with why), the rows written and the offers left unmapped."""
         r = self.report
         return {
             "out_dir": str(r.out_dir),
@@ -133,6 +135,9 @@ class PriceDiffResult(Result):
     examples: tuple[ExampleEffect, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra catalog list prices --diff --json`` object: the overlays in use, row counts, each changed offer
+        before and after, and the effect on each shipped example's cheapest answer."""
+
         def side(p: InstancePrice | None) -> dict[str, Any] | None:
             if p is None:
                 return None

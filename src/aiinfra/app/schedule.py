@@ -178,6 +178,7 @@ class ScheduleResult(Result):
         return {k: out[k] for k in [*(lab for lab, _ in SIZE_CLASSES), "mig"] if k in out}
 
     def table_rows(self) -> list[dict[str, Any]]:
+        """One row per job size class: jobs, finished, and the queueing-delay and job-completion-time statistics."""
         d = self.to_dict()
         rows = []
         for label, st in d["by_size"].items():

@@ -60,6 +60,8 @@ class TcoResult(Result):
     notes: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra tco --json`` object: the TCO table (capex, opex, cumulative series, breakevens) plus each input
+        figure with its source, notes, ``accuracy`` and the age of the cheapest cloud price."""
         obj: dict[str, Any] = jsonable(self.table)
         obj.update(
             {
