@@ -186,10 +186,13 @@ class CostResult(Result):
     options: tuple[CloudOption, ...]
     """Every matching cloud offer's bill, cheapest first."""
     energy: Energy
+    """Facility energy of the usage, its electricity cost and CO2e."""
     pue: dict[str, Any]
     """PUE with its source."""
     electricity_price: dict[str, Any]
+    """The electricity price with its source (its value None when not given)."""
     node_power: dict[str, Any] | None
+    """The node draw used instead of the system maximum, with its source; None when the maximum is used."""
     region: GridCarbon | None
     """The grid carbon intensity row of cost.carbon_region (None: per offer's region)."""
     notes: tuple[str, ...]

@@ -114,13 +114,18 @@ class ExampleEffect:
     """The cheapest answer of one shipped example with the shipped prices and with the prices in use."""
 
     example: str
+    """The shipped example file."""
     question: str
     """cost (cheapest offer's compute bill), tco (cheapest cloud line per month) or capacity (cheapest on-demand
     price per accelerator-hour of the example's accelerator: its deployment search is not re-run)."""
     unit: str
+    """Unit of the before and after figures."""
     before: dict[str, Any] | None
+    """The cheapest answer with the shipped prices (None when there is none)."""
     after: dict[str, Any] | None
+    """The cheapest answer with the prices in use (None when there is none)."""
     error: str = ""
+    """Why the example could not be answered ('' when it was)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -129,7 +134,9 @@ class PriceDiffResult(Result):
 
     changes: tuple[OfferChange, ...]
     shipped_rows: int
+    """Rows of the shipped prices/cloud.csv."""
     current_rows: int
+    """Rows of prices/cloud.csv in use (overlays included)."""
     overlays: tuple[str, ...]
     """The overlay folders in use (refreshed prices, --catalog-overlay)."""
     examples: tuple[ExampleEffect, ...]

@@ -47,7 +47,9 @@ class ScheduleResult(Result):
     jobs: Jobs
     outcome: SimOutcome
     trace_source: str
+    """The trace file as given, or ``generator(seed=N)`` for a generated trace."""
     wall_s: float
+    """Wall-clock time of the simulation on this machine."""
     node_failure_rate_per_hour: float | None = None
     """Failures per whole-GPU node-hour (None without a failures section)."""
     repair_share_frac: float | None = None

@@ -133,8 +133,11 @@ class Bill:
 
     price: Price
     instances: int
+    """Whole instances billed."""
     accelerators_billed: int
+    """Accelerators in those instances."""
     usd_per_hour: float
+    """instances × the instance's hourly price."""
 
 
 def whole_instance_bill(offers: list[InstancePrice], replicas: int, tp: int) -> Bill | None:

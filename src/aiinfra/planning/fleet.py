@@ -44,7 +44,9 @@ class ClassPlacement:
     request_class: str
     accelerator: str
     deployment: Deployment | None
+    """None when no deployment on this type meets the class's SLO."""
     reason: str = ""
+    """Why deployment is None ('' otherwise)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -53,11 +55,16 @@ class Pool:
 
     accelerator: str
     offer_id: str
+    """prices/cloud.csv id of the instance offer billed."""
     accelerators_per_instance: int
     instances: int
+    """Whole instances billed for the pool's replicas."""
     accelerators_used: int
+    """Accelerators the replicas use (≤ instances × accelerators per instance)."""
     usd_per_hour: float
+    """The pool's hourly bill."""
     classes: tuple[str, ...]
+    """The request classes served from this pool."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -88,11 +95,13 @@ class MixedFleet:
     mixed: FleetChoice
     single_types: tuple[SingleType, ...]
     best_single: SingleType | None
+    """The cheapest single-type fleet that serves every class; None when no type does."""
     saving_usd_per_hour: float | None
     """The best single type's bill minus the mix's; None when no single type serves every class."""
     saving_frac: float | None
     """saving_usd_per_hour as a fraction of the best single type's bill; None as above."""
     verdict: str
+    """Whether mixing types pays, in words."""
 
 
 def class_demand(wl: ServingWorkload, c: RequestClass) -> tuple[int | None, float | None]:

@@ -39,10 +39,13 @@ class TrainingEstimate:
     fits: bool
     """Whether memory_per_accelerator_bytes is within the accelerator's memory."""
     memory_per_accelerator_bytes: float
+    """Memory of the fuller of the first and last pipeline stage: the sum of memory_breakdown."""
     memory_capacity_bytes: float
     memory_breakdown: dict[str, float]
     """weights_bytes, gradients_bytes, optimizer_states_bytes, activations_bytes, other_bytes."""
     step_time_s: float
+    """One optimizer step: compute + exposed communication + pipeline bubble + straggler wait (step_breakdown),
+    plus the calibrated per-step overhead if any."""
     step_breakdown: dict[str, float]
     """compute_s, exposed_communication_s, pipeline_bubble_s, straggler_wait_s (the wait for the slowest rank),
     tp_communication_s, dp_communication_exposed_s."""
@@ -408,6 +411,7 @@ class MemoryRow:
     other_bytes: float
     """The framework reserve (CUDA context, allocator, NCCL buffers; runtime.yaml)."""
     total_bytes: float
+    """Memory per accelerator: the sum of the parts above and other_bytes (offloaded bytes are not in it)."""
     host_offload_bytes: float
     """Bytes moved to host memory by CPU offload (not counted in total_bytes)."""
     fits: bool
@@ -421,6 +425,7 @@ class MemoryReport:
 
     capacity_bytes: float
     total_params: float
+    """Parameters of the whole model."""
     trainable_params: float
     """Parameters trained (the LoRA adapters only for a LoRA/QLoRA fine-tune)."""
     rows: tuple[MemoryRow, ...]

@@ -30,9 +30,13 @@ class Percentiles:
     holding it."""
 
     mean: float
+    """Mean over the finite values."""
     p50: float
+    """Median."""
     p90: float
+    """90th percentile."""
     p99: float
+    """99th percentile."""
 
 
 #: the percentiles reported, as fractions
@@ -95,6 +99,7 @@ class ClassSummary:
 
     priority: int
     requests: int
+    """Requests of this class sent (the percentiles cover those that finished)."""
     ttft_s: Percentiles
     e2e_s: Percentiles
 
@@ -110,6 +115,7 @@ class SimSummary:
     duration_s: float
     """From the first arrival to the last finish (0 when none finished)."""
     ttft_s: Percentiles
+    """Time to first token per completed request (engine request overhead included)."""
     tpot_exclusive_s: Percentiles
     """Per request (finish − first token)/(output − 1): the mean gap after the first token."""
     tpot_inclusive_s: Percentiles
@@ -118,6 +124,7 @@ class SimSummary:
     """Gaps between consecutive output tokens over all tokens (each decoding iteration once per sequence it
     advanced)."""
     e2e_s: Percentiles
+    """Arrival to last token per completed request (engine request overhead included)."""
     output_tokens_per_s: float
     """Output tokens of the completed requests / duration_s."""
     requests_per_s: float
