@@ -46,7 +46,7 @@ class Served:
     replicas: int
     """Replicas to launch."""
     accelerators_per_node: int
-    """Accelerators in one node (bounds a replica's placement in the manifest)."""
+    """Accelerators in one node: a replica larger than a node spans whole nodes in the manifest."""
     gpu_resource: str
     """Kubernetes extended resource of the accelerator (nvidia.com/gpu, amd.com/gpu)."""
 

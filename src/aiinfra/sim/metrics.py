@@ -115,7 +115,7 @@ class SimSummary:
     duration_s: float
     """From the first arrival to the last finish (0 when none finished)."""
     ttft_s: Percentiles
-    """Time to first token per completed request (engine request overhead included)."""
+    """Time to first token per completed request (the engine's serving-path cost per request included)."""
     tpot_exclusive_s: Percentiles
     """Per request (finish − first token)/(output − 1): the mean gap after the first token."""
     tpot_inclusive_s: Percentiles
@@ -124,7 +124,7 @@ class SimSummary:
     """Gaps between consecutive output tokens over all tokens (each decoding iteration once per sequence it
     advanced)."""
     e2e_s: Percentiles
-    """Arrival to last token per completed request (engine request overhead included)."""
+    """Arrival to last token per completed request (the engine's serving-path cost per request included)."""
     output_tokens_per_s: float
     """Output tokens of the completed requests / duration_s."""
     requests_per_s: float
