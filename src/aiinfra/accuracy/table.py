@@ -89,6 +89,7 @@ def validation_files(data: Path = VALIDATION_DATA) -> list[tuple[Path, str]]:
 
 
 def file_hash(path: Path) -> str:
+    """SHA-256 of the file's bytes, hex (the error table records it: a changed file means a stale table)."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -205,12 +206,14 @@ def build(
 
 
 def row_dict(r: ErrorRow) -> dict[str, Any]:
+    """An error row as the table's JSON writes it (its regime as a nested mapping)."""
     d = asdict(r)
     d["regime"] = asdict(r.regime)
     return d
 
 
 def row_from_dict(d: dict[str, Any]) -> ErrorRow:
+    """The inverse of :func:`row_dict`."""
     return ErrorRow(**{**d, "regime": Regime(**d["regime"])})
 
 
@@ -262,5 +265,6 @@ def shipped_meta(path: Path = TABLE_PATH) -> dict[str, Any]:
 
 
 def read_csv_rows(path: Path) -> list[dict[str, str]]:
+    """A CSV file's rows as header -> text mappings."""
     with path.open(newline="", encoding="utf-8") as fh:
         return list(csv.DictReader(fh))

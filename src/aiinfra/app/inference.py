@@ -33,6 +33,8 @@ class InferResult(Result):
     """The replica layout as printed: tp8, tp4 ep4, tp8 dp-attn ep8."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra infer --json`` object: the estimate's fields plus ``accuracy`` (the error band that
+        applies)."""
         out: dict[str, Any] = jsonable(self.estimate)
         out["accuracy"] = accuracy_for("infer", self.scenario, out)
         return out
@@ -86,9 +88,13 @@ class CapacityResult(Result):
 
     @property
     def chosen(self) -> Deployment:
+        """The chosen deployment (first of the options)."""
         return self.options[0]
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra capacity --json`` object: ``chosen`` and ``alternatives`` with their verdicts, accuracy notes,
+        the age of the chosen price, and when asked the simulated check, the mixed fleet, the day plan and the
+        disaggregated candidates."""
         obj: dict[str, Any] = {
             "chosen": jsonable(self.chosen),
             "alternatives": [jsonable(o) for o in self.options[1:]],

@@ -64,6 +64,10 @@ def _fabric_of(text: str) -> str:
 
 
 def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
+    """The hardware section against the active catalog: the accelerator (or MIG instance), its system (the one named,
+    else the first that documents its NICs, preferring single nodes), accelerators per node, scale-up and scale-out
+    bandwidths and latencies, fabric and SHARP switches; a SpecError naming the field when a figure it needs is
+    missing."""
     acc = mig.accelerator(hw.accelerator, "hardware.accelerator")  # a catalog id or ACCELERATOR/MIG-PROFILE
     system = catalog.system(hw.system) if hw.system else None
     if system is not None and system.accelerator != acc.id:
@@ -139,6 +143,8 @@ def _check_finetune(job: TrainingJob | None, model: ModelArch) -> None:
 
 
 def resolve(inp: ScenarioInput, path: str = "") -> Scenario:
+    """A validated ScenarioInput resolved against the active catalog: the model, the cluster and the runtime reserve
+    bound to a Scenario (a LoRA rank above the model's hidden size is refused)."""
     model = resolve_model(inp.model, scenario_path=path)
     _check_finetune(inp.training, model)
     return Scenario(

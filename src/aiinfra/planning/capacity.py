@@ -44,22 +44,31 @@ TP_OPTIONS = (1, 2, 4, 8)
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Price:
+    """The cloud offer a deployment is priced at (its prices/cloud.csv row), per accelerator-hour and per instance."""
+
     usd_per_accelerator_hour: float
     source_id: str
+    """The prices/cloud.csv row id."""
     read_on: str
     age_days: int
+    """Days since the price was read (0 when undated; ``stale`` says so)."""
     accelerators_per_instance: int = 1
     """Accelerators in the priced instance (the unit billed)."""
     instance_usd_per_hour: float = 0.0
+    """Hourly price of one whole instance (0: not recorded)."""
     stale: bool = False
     """Read more than prices.STALE_AFTER_DAYS days ago (or undated): `aiinfra prices refresh` updates it."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Deployment:
+    """One candidate of ``aiinfra capacity``: a layout of one engine on one accelerator type, the replicas that carry
+    the demand, their latency and bill, and its verdict."""
+
     engine: str
     accelerator: str
     tp: int
+    """Tensor-parallel degree: accelerators per replica."""
     ep: int = 1
     """Expert-parallel degree (1 = experts split tensor-parallel like the dense layers)."""
     attention_dp: bool = False
@@ -67,7 +76,9 @@ class Deployment:
     weight_precision: str
     speculative: bool
     batch_per_replica: int
+    """Sequences one replica holds at the sized load (0 on a rejected row)."""
     replicas: int
+    """Replicas that carry the demand (0 on a rejected row)."""
     accelerators: int
     """Accelerators the replicas use."""
     accelerators_billed: int = 0
@@ -77,11 +88,17 @@ class Deployment:
     ttft_s: float | None
     """None on a rejected row (no deployment, so no latency)."""
     tpot_s: float | None
+    """Mean TPOT at the sized load; None on a rejected row."""
     output_tokens_per_s: float
+    """Output tokens per second of all replicas, each at its largest batch (the fleet's throughput headroom)."""
     usd_per_hour: float | None
+    """Hourly bill of the whole instances billed; None when no price is known."""
     usd_per_million_output_tokens: float | None
+    """usd_per_hour over output_tokens_per_s, per million tokens (None without a price)."""
     price: Price | None
+    """The offer billed; None when the catalog prices none for this accelerator."""
     verdict: str
+    """"chosen", why a feasible row lost (e.g. "costs $12/h more"), or "rejected: ..." with the reason."""
     users_per_replica: int | None = None
     """The most users one replica serves within the SLO (demand given as users)."""
     requests_per_s_per_replica: float = 0.0
@@ -116,8 +133,11 @@ class Bill:
 
     price: Price
     instances: int
+    """Whole instances billed."""
     accelerators_billed: int
+    """Accelerators in those instances."""
     usd_per_hour: float
+    """instances × the instance's hourly price."""
 
 
 def whole_instance_bill(offers: list[InstancePrice], replicas: int, tp: int) -> Bill | None:

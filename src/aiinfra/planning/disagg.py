@@ -43,27 +43,41 @@ class Disaggregated:
     engine: str
     accelerator: str
     tp: int
+    """Tensor-parallel degree of every replica, prefill and decode alike."""
     ep: int
     weight_precision: str
     prefill_replicas: int
+    """Prefill replicas: ⌈demand / prefill rate per replica⌉."""
     decode_replicas: int
+    """Decode replicas: ⌈demand / decode rate per replica⌉."""
     ratio: str
     """xPyD: prefill and decode replicas."""
     accelerators: int
+    """Accelerators of both pools: (prefill + decode replicas) × tp."""
     accelerators_billed: int
+    """Accelerators in the whole instances billed (≥ accelerators)."""
     prefill_s: float
     """A prompt's prefill on an idle prefill replica (batch-1 TTFT)."""
     kv_transfer_s: float
+    """Moving one prompt's KV cache to a decode replica over the scale-out link."""
     ttft_p90_s: float
     """Prefill + 90th-percentile queueing wait + KV transfer, at the pool's load."""
     decode_batch: int
+    """The largest decode batch whose TPOT meets the SLO."""
     tpot_s: float
+    """TPOT of a decode replica at decode_batch."""
     prefill_requests_per_s_per_replica: float
+    """Requests one prefill replica takes at the highest load whose p90 TTFT meets the SLO."""
     decode_requests_per_s_per_replica: float
+    """Requests one decode replica finishes at decode_batch."""
     demand_requests_per_s: float
+    """The demand as a request rate (users converted by their response and think time)."""
     usd_per_hour: float | None
+    """Hourly bill of the whole instances; None when no on-demand price is known."""
     price: Price | None
+    """The on-demand offer billed (None without one)."""
     verdict: str
+    """Left '' (the ranking of candidates is the order of the list)."""
 
 
 def wait_p90_s(rho: float, service_s: float) -> float:

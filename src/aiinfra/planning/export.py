@@ -27,18 +27,26 @@ class Served:
     model_path: str
     """Hugging Face repository id or a local path the engine loads."""
     tp: int
+    """Tensor-parallel degree of one replica."""
     pp: int = 1
     ep: int = 1
     attention_dp: bool = False
+    """Attention data-parallel over the tp ranks (experts split ep ways)."""
     weight_precision: str
     kv_precision: str | None = None
+    """KV-cache format; None = the engine's default."""
     max_num_seqs: int | None = None
+    """Most sequences running at once, per attention-DP rank under attention DP; None = the engine's default."""
     max_num_batched_tokens: int | None = None
+    """Token budget of one iteration; None = the engine's default."""
     memory_frac: float | None = None
     """The engine's memory knob as the scenario gives it (vLLM gpu_memory_utilization)."""
     num_draft_tokens: int | None = None
+    """Speculative tokens drafted per step; None = no speculative decoding."""
     replicas: int
+    """Replicas to launch."""
     accelerators_per_node: int
+    """Accelerators in one node: a replica larger than a node spans whole nodes in the manifest."""
     gpu_resource: str
     """Kubernetes extended resource of the accelerator (nvidia.com/gpu, amd.com/gpu)."""
 
@@ -48,14 +56,21 @@ class Launch:
     """The engine command of one replica, and the extra options file it reads (TensorRT-LLM), if any."""
 
     argv: tuple[str, ...]
+    """The engine's command line, one argument per item."""
     extra_options: dict[str, Any] | None
+    """TensorRT-LLM's extra options (written as YAML to extra_options_path); None for engines that take flags only."""
     extra_options_path: str | None
+    """Where the command expects the extra options file; None when there is none."""
     image: str
+    """Container image of the engine."""
     port: int
+    """Port the engine's server listens on."""
     notes: tuple[str, ...]
+    """What the export assumed or could not express, for the user."""
 
     @property
     def shell(self) -> str:
+        """The command line, quoted for a POSIX shell."""
         return shlex.join(self.argv)
 
 

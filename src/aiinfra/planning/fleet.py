@@ -44,7 +44,9 @@ class ClassPlacement:
     request_class: str
     accelerator: str
     deployment: Deployment | None
+    """None when no deployment on this type meets the class's SLO."""
     reason: str = ""
+    """Why deployment is None ('' otherwise)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -53,11 +55,16 @@ class Pool:
 
     accelerator: str
     offer_id: str
+    """prices/cloud.csv id of the instance offer billed."""
     accelerators_per_instance: int
     instances: int
+    """Whole instances billed for the pool's replicas."""
     accelerators_used: int
+    """Accelerators the replicas use (≤ instances × accelerators per instance)."""
     usd_per_hour: float
+    """The pool's hourly bill."""
     classes: tuple[str, ...]
+    """The request classes served from this pool."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -67,13 +74,18 @@ class FleetChoice:
     placements: tuple[ClassPlacement, ...]
     pools: tuple[Pool, ...]
     usd_per_hour: float
+    """Hourly bill of all pools."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SingleType:
+    """The cheapest fleet on one accelerator type alone, or why that type cannot serve every class."""
+
     accelerator: str
     choice: FleetChoice | None
+    """None when some class has no deployment on this type within its SLO, or no priced offer."""
     reason: str = ""
+    """Why ``choice`` is None ('' otherwise)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -83,9 +95,13 @@ class MixedFleet:
     mixed: FleetChoice
     single_types: tuple[SingleType, ...]
     best_single: SingleType | None
+    """The cheapest single-type fleet that serves every class; None when no type does."""
     saving_usd_per_hour: float | None
+    """The best single type's bill minus the mix's; None when no single type serves every class."""
     saving_frac: float | None
+    """saving_usd_per_hour as a fraction of the best single type's bill; None as above."""
     verdict: str
+    """Whether mixing types pays, in words."""
 
 
 def class_demand(wl: ServingWorkload, c: RequestClass) -> tuple[int | None, float | None]:
@@ -132,6 +148,8 @@ def class_scenario(sc: Scenario, c: RequestClass) -> Scenario:
 
 
 def check_classes(wl: ServingWorkload) -> tuple[RequestClass, ...]:
+    """The workload's request classes after checking that their names are distinct and that given shares sum to 1 (a
+    SpecError on inference.classes otherwise)."""
     classes = wl.classes or ()
     names = [c.name for c in classes]
     dup = next((n for n in names if names.count(n) > 1), None)
@@ -316,28 +334,47 @@ def plan_mixed(
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Strategy:
+    """One way to run the day's fleet (always-on on-demand or reserved, autoscaled on-demand, reserved base plus
+    on-demand peak): its daily bill and how much of the demand it covers."""
+
     name: str
     usd_per_day: float | None
     """None: the catalog has no price of that kind for the offer."""
     slo_attainment_frac: float
-    """Share of the day's requests that arrive while the serving capacity covers the demand."""
+    """Share of the day's demand the serving instances cover, minute by minute (demand-weighted; a minute covered
+    in part counts in part)."""
     worst_minute_coverage_frac: float
+    """Serving capacity / demand in the worst-covered minute (at most 1)."""
     reserved_instances: int = 0
+    """Reserved instances always on (0 for on-demand-only strategies)."""
     note: str = ""
+    """Why a strategy has no price ('' otherwise)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DayFleet:
+    """The chosen deployment sized hour by hour over a load profile, and the strategies that run it, priced per day."""
+
     hours: int
+    """Hours in the profile."""
     demand_by_hour: tuple[float, ...]
+    """Demand of each hour in demand_unit."""
     replicas_by_hour: tuple[int, ...]
+    """Replicas each hour needs: ⌈demand / per_replica_demand⌉."""
     instances_by_hour: tuple[int, ...]
+    """Instances each hour needs (replicas packed whole into instances)."""
     per_replica_demand: float
+    """The load one replica carries within the SLO, in demand_unit."""
     demand_unit: str
+    """users | requests/s."""
     on_demand_offer: str
+    """prices/cloud.csv id of the on-demand offer."""
     reserved_offer: str | None
+    """prices/cloud.csv id of the cheapest reserved offer of the same instance size; None when there is none."""
     scale_up_delay_s: float
+    """Time from asking for an instance to it serving (the profile's)."""
     autoscaler: str
+    """reactive | predictive (the profile's)."""
     strategies: tuple[Strategy, ...]
 
 

@@ -48,6 +48,7 @@ class MigGeometry:
     notes: str = ""
 
     def profile(self, name: str, field: str = "profile") -> MigProfile:
+        """The profile called ``name``; a SpecError on ``field`` listing the known profiles when there is none."""
         for p in self.profiles:
             if p.name == name:
                 return p

@@ -69,6 +69,9 @@ VALIDATION_ROWS = ("training", "inference")
 
 @dataclass(frozen=True)
 class Settings:
+    """The web server's limits: the hosts it answers, body size and time, the longest answer, and the threads, worker
+    processes and queues of each lane."""
+
     allowed_hosts: tuple[str, ...] = LOCAL_HOSTS
     """Host names the server answers to (``aiinfra web`` adds the bound address and ``--allow-host``)."""
     max_body_bytes: int = 1_000_000
@@ -80,12 +83,15 @@ class Settings:
     light_workers: int = 4
     """Threads answering cheap questions (lookups, memory, infer, tco, datacenter, YAML)."""
     light_queue: int = 32
+    """Cheap answers waiting for a thread at most (beyond: 429, retry later)."""
     heavy_workers: int = 2
     """Worker processes answering heavy questions at once (the CI machine has 2 cores)."""
     heavy_queue: int = 4
+    """Heavy answers waiting for a worker at most (beyond: 429, retry later)."""
     job_workers: int = 2
     """Jobs running at once, each in its own worker process."""
     max_queued_jobs: int = 8
+    """Jobs waiting to start at most (beyond: 429)."""
     worker_memory_bytes: int = 3 * 2**30
     """Address space of one worker process: the largest bounded answers peak at about 100 MB resident (bench/README.md,
     web hostile-request section); 3 GiB leaves room for the interpreter's and numerical libraries' reservations."""
@@ -113,6 +119,9 @@ def _error_response(exc: BaseException) -> JSONResponse:
 
 
 class NotFound(Exception):
+    """A lookup of the API that names nothing (a job id, a catalog id): answered 404 with the field, the value and a
+    message."""
+
     def __init__(self, field: str, value: str, message: str) -> None:
         super().__init__(message)
         self.field, self.value, self.message = field, value, message
