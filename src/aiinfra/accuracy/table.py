@@ -35,6 +35,8 @@ RELIABILITY_FILES = (
 )
 RELIABILITY_RATE_QUANTITIES = (
     "hardware_interruptions_count",
+    "hardware_restarts_count",
+    "machines_down_per_day",
     "hardware_interruptions_per_day",
     "unexpected_interruptions_count",
     "all_restarts_count",

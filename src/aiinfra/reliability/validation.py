@@ -20,6 +20,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from aiinfra.reliability.goodput import retry_attempts_mean
 from aiinfra.reliability.rates import (
     ReliabilityTable,
     hardware_rates,
@@ -42,6 +43,19 @@ LOO_ROWS = ("opt175b-paper-automatic-hardware-restarts", "glm130b-hardware-inter
 #: (Gangidi et al., RDMA over Ethernet for Distributed Training at Meta Scale, SIGCOMM 2024)
 LLAMA3_LINKS_PER_NODE = 8
 DAYS_PER_MONTH = 365.25 / 12
+#: Llama 3's rows of user-program failures: a row whose source counts infrastructure failures only (``causes`` =
+#: infrastructure; Kokolis et al. attribute a failure to the infrastructure by health checks and count user-program
+#: errors apart) is predicted without them
+USER_SOFTWARE_ROWS = ("llama3-software-bug",)
+#: quantities that count restart attempts or the machines they take down: with a source's per-attempt failure
+#: probability q (column restart_failure_prob), each failure costs a chain of 1 / (1 − q) of them (a failed attempt is
+#: another machine going down); counts of failures or recoveries are not multiplied
+ATTEMPT_QUANTITIES = (
+    "hardware_restarts_count",
+    "all_restarts_count",
+    "machines_down_per_day",
+    "nodes_replaced_count",
+)
 #: quantities that are not scaled by the rate (no band)
 SHARE_QUANTITIES = ("share_frac",)
 
@@ -88,8 +102,20 @@ def _loo_ratio(table: ReliabilityTable, open_rows: list[dict[str, str]]) -> floa
     if len(rows) != len(LOO_ROWS):
         raise ValueError(f"reliability validation: the leave-one-source-out rows {LOO_ROWS} are not all in the files")
     llama3 = job_rates(table, 8, 1, include_planned=False).repair_per_s * 86_400
-    logs = [math.log(float(r["value"]) / (float(r["nodes_count"]) * float(r["days"])) / llama3) for r in rows]
+    # failures, not restart attempts: a count of restarts over its chain length (the row's restart_failure_prob)
+    logs = [
+        math.log(float(r["value"]) / _attempts(r) / (float(r["nodes_count"]) * float(r["days"])) / llama3)
+        for r in rows
+    ]
     return math.exp(sum(logs) / len(logs))
+
+
+def _attempts(row: dict[str, str]) -> float:
+    """Restart attempts (or machines taken down) per failure the row's count stands for: 1 / (1 − q) for a count of
+    attempts with the source's per-attempt failure probability q, else 1."""
+    if row["quantity"] not in ATTEMPT_QUANTITIES:
+        return 1.0
+    return retry_attempts_mean(float(row.get("restart_failure_prob") or 0.0))
 
 
 def _row_ids(row: dict[str, str], column: str) -> list[str]:
@@ -115,20 +141,23 @@ def predict(table: ReliabilityTable, row: dict[str, str], loo_ratio: float) -> f
         return num / sum(node.by_component_per_s[i] for i in _row_ids(row, "denominator_rows"))
     gpus, nodes = int(row["accelerators_count"]), int(row["nodes_count"])
     r = job_rates(table, gpus, nodes, scale_ratio=ratio, memory_ratio=mem.rate_ratio)
+    unexpected = r.unexpected_per_s
+    if row.get("causes") == "infrastructure":
+        unexpected -= sum(r.by_component_per_s[i] for i in USER_SOFTWARE_ROWS)
     per_day = {
-        "hardware": r.repair_per_s * 86_400,
-        "unexpected": r.unexpected_per_s * 86_400,
+        "hardware": r.repair_per_s * 86_400 * _attempts(row),
+        "unexpected": unexpected * 86_400,
         "planned": r.planned_per_s * 86_400,
     }
     days = float(row["days"] or 0)
-    if q in ("hardware_interruptions_count", "nodes_replaced_count"):
+    if q in ("hardware_interruptions_count", "hardware_restarts_count", "nodes_replaced_count"):
         return per_day["hardware"] * days
-    if q == "hardware_interruptions_per_day":
+    if q in ("hardware_interruptions_per_day", "machines_down_per_day"):
         return per_day["hardware"] * days
     if q == "unexpected_interruptions_count":
         return per_day["unexpected"] * days
     if q == "all_restarts_count":
-        return (per_day["unexpected"] + per_day["planned"]) * days
+        return (per_day["unexpected"] * _attempts(row) + per_day["planned"]) * days
     if q == "unexpected_per_1000_node_days":
         return per_day["unexpected"] / nodes * 1000
     if q == "mttf_h":
