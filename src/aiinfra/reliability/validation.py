@@ -304,6 +304,7 @@ def markdown(rows: list[Scored]) -> str:
     ]
     for k in ("sealed", "sealed, first round", "sealed, second round", "sealed, third round", "open", "all"):
         if k not in s:
+            lines.append(f"| {k} | 0 | 0 | — | — | — | — |")  # a round whose candidates were all left out
             continue
         v = s[k]
         lines.append(
