@@ -32,9 +32,13 @@ RELIABILITY_FILES = (
     "reliability_sealed.csv",
     "reliability2_open.csv",
     "reliability2_sealed.csv",
+    "reliability3_open.csv",
+    "reliability3_sealed.csv",
 )
 RELIABILITY_RATE_QUANTITIES = (
     "hardware_interruptions_count",
+    "hardware_restarts_count",
+    "machines_down_per_day",
     "hardware_interruptions_per_day",
     "unexpected_interruptions_count",
     "all_restarts_count",
@@ -164,7 +168,7 @@ def reliability_rows(
     for split in ("open", "sealed"):
         for row in read_rows(split):
             regime = row_regime("reliability", row, generations)
-            if row["quantity"] == "share_frac":  # a mix of causes, not scaled by the rate: no rate error
+            if row["quantity"] not in (*RELIABILITY_RATE_QUANTITIES, "mttf_h"):  # shares, storage: no rate error
                 continue
             if regime is None or (keep is not None and row["id"] not in keep):
                 continue
