@@ -34,6 +34,7 @@ HARDWARE = {
     "nvidia-h200-sxm-141gb": "H200",
     "amd-mi300x": "MI300X",
     "nvidia-l40s": "L40S",
+    "nvidia-a100-sxm4-80gb": "A100 SXM 80 GB",
 }
 METRIC = {
     "ttft_s": "TTFT",
