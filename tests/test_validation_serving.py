@@ -89,10 +89,11 @@ def test_every_row_states_its_load_lengths_and_source(name: str) -> None:
         assert float(r["output_tokens"]) > 0, r["id"]
         value = float(r["value"])
         assert math.isfinite(value) and value > 0, r["id"]
-        # a repository file is cited at a commit; other pages by their address
+        # a repository file is cited at a commit, an issue by its number; other pages by their address
         url = r["source_url"]
         assert url.startswith("https://"), r["id"]
-        assert not url.startswith("https://github.com/") or re.search(r"/blob/[0-9a-f]{40}/", url), r["id"]
+        pinned = re.search(r"/blob/[0-9a-f]{40}/|/(issues|pull)/[0-9]+$", url)
+        assert not url.startswith("https://github.com/") or pinned, r["id"]
         assert "Read on" in r["notes"] and "| arch:" in r["notes"], r["id"]
         # latencies are seconds: a TTFT or TPOT in milliseconds would be read as minutes
         if r["metric"] == "tpot_s":
