@@ -13,8 +13,7 @@ import pytest
 import yaml
 
 from aiinfra import catalog
-from aiinfra.analytic import efficiency
-from aiinfra.app.tables import price_book
+from aiinfra.app.tables import efficiency_table, price_book
 from aiinfra.catalog import Catalog
 from aiinfra.catalog.parse import cache_dir, load_rows, parse_file
 from aiinfra.catalog.resolve import load_scenario
@@ -152,9 +151,9 @@ def test_overlay_efficiency_row_wins_for_its_part_and_stays_in_its_catalog(tmp_p
     _write(folder, "efficiency.yaml", [row])
     cat = Catalog.default().with_overlay(folder)
     with catalog.use(cat):
-        look = efficiency.table().lookup("gemm", "acme-h100-clone", 1e11, dtype="bf16")
+        look = efficiency_table().lookup("gemm", "acme-h100-clone", 1e11, dtype="bf16")
     assert (look.frac, look.source) == (0.5, "gemm-bf16-acme-test")
-    assert all(c.id != "gemm-bf16-acme-test" for c in efficiency.table().curves)
+    assert all(c.id != "gemm-bf16-acme-test" for c in efficiency_table().curves)
 
 
 def test_use_isolates_and_restores_the_active_catalog(tmp_path: Path) -> None:
@@ -214,9 +213,9 @@ def test_donor_similarity_comes_from_the_rows_fields(
     }
     _write(tmp_path, "accelerators.yaml", [acc])
     with catalog.use(Catalog.default().with_overlay(tmp_path)):
-        curve = next(c for c in efficiency.table().curves if c.accelerators == (H100,))
-        assert efficiency.similarity("acme-x1", curve) == expected
-        assert efficiency.similarity(H100, curve) == 0
+        curve = next(c for c in efficiency_table().curves if c.accelerators == (H100,))
+        assert efficiency_table().similarity("acme-x1", curve) == expected
+        assert efficiency_table().similarity(H100, curve) == 0
 
 
 def test_shipped_rows_carry_family_and_vendor() -> None:
@@ -229,9 +228,9 @@ def test_shipped_rows_carry_family_and_vendor() -> None:
 def test_caches_are_per_catalog_instance(tmp_path: Path) -> None:
     cat = Catalog.default().with_overlay(_clone_overlay(tmp_path))
     with catalog.use(cat):
-        overlay_table = efficiency.table()
-    assert efficiency.table() is not overlay_table
-    assert efficiency.table() is efficiency.table()  # built once for the default catalog
+        overlay_table = efficiency_table()
+    assert efficiency_table() is not overlay_table
+    assert efficiency_table() is efficiency_table()  # built once for the default catalog
 
 
 # ---------------------------------------------------------------------------------------- on-disk parse cache
@@ -296,6 +295,7 @@ def test_no_cache_switch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 def test_runtime_reserve_read_once_applied_per_planner() -> None:
     """runtime.yaml (aiconfigurator h100_sxm: other 3.5 GB, NCCL 0.392 GB): training always takes both, inference
     takes NCCL's buffers only when tensor parallelism communicates."""
+    from aiinfra.app.tables import domain_tables
     from aiinfra.planning.inference import _reserve_bytes
     from aiinfra.planning.training import reserve_bytes
 
@@ -303,5 +303,5 @@ def test_runtime_reserve_read_once_applied_per_planner() -> None:
     assert reserve is not None
     assert reserve.reserve_bytes(with_nccl=False) == pytest.approx(3.5e9)
     assert reserve_bytes(catalog.runtime_reserve()) == pytest.approx(3.892e9)
-    assert _reserve_bytes(1) == pytest.approx(3.5e9)
-    assert _reserve_bytes(8) == pytest.approx(3.892e9)
+    assert _reserve_bytes(domain_tables(), 1) == pytest.approx(3.5e9)
+    assert _reserve_bytes(domain_tables(), 8) == pytest.approx(3.892e9)

@@ -292,7 +292,7 @@ def _billed(best: Deployment, replicas: int) -> int | None:
 
 def one_replica(sc: Scenario, best: Deployment, num_requests: int) -> Scenario:
     """The scenario of one replica of ``best`` (its accelerators, engine, layout and precision), no demand set."""
-    from aiinfra.planning.inference import cluster_for
+    from aiinfra.catalog.resolve import cluster_for
     from aiinfra.specs.parallelism import InferencePlan
 
     wl = sc.inference
