@@ -72,7 +72,7 @@ def _forget_memory_fits() -> None:
     """Drop the memory-curve fits memoised for the active catalog (they depend on the lookups patched here)."""
     from aiinfra.analytic.inference import _MemoryFits
 
-    domain_tables().derived(_MemoryFits, _MemoryFits).fits.clear()
+    (domain_tables().cached(_MemoryFits) or domain_tables().keep(_MemoryFits())).fits.clear()
 
 
 def _price_engine_free() -> None:

@@ -95,7 +95,7 @@ def tier_bandwidth(cluster: ClusterSpec, tier: str) -> tuple[float, float]:
 
 @dataclass
 class _Memo:
-    """Curves derived per catalog tables (:meth:`DomainTables.derived`)."""
+    """Curves derived from one catalog's tables, kept on them (:meth:`DomainTables.keep`)."""
 
     ring_scaled: dict[tuple[str, str | None], Curve] = field(default_factory=dict)
     """(point-to-point curve id, fabric) -> the curve scaled to the fabric's ring ceiling (:func:`_ring_scaled`)."""
@@ -244,7 +244,7 @@ def _ring_scaled(tables: DomainTables, p2p: Curve, fabric: str | None) -> Curve:
     if ceiling is None or not p2p.y:
         return p2p
 
-    memo = tables.derived(_Memo, _Memo).ring_scaled
+    memo = (tables.cached(_Memo) or tables.keep(_Memo())).ring_scaled
     key = (p2p.id, fabric)
     if key not in memo:
         scale = float(ceiling) / p2p.y[-1]
@@ -296,7 +296,7 @@ def _scale_up_time(
     serving simulator would pay at every distinct token count."""
     bw, alpha = tier_bandwidth(cluster, "scale-up")
     key = (kind, cluster.accelerator.id, n_ranks, engine, bw)
-    memo = cluster.tables.derived(_Memo, _Memo).scale_up_curves
+    memo = (cluster.tables.cached(_Memo) or cluster.tables.keep(_Memo())).scale_up_curves
     got = memo.get(key)
     factor = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_ranks - 1) / n_ranks
     if got is None:

@@ -425,11 +425,10 @@ def _lazy_curves(tables: DomainTables) -> Callable[[str, str], list[Curve]]:
 
 def table(tables: DomainTables) -> EfficiencyTable:
     """The efficiency table of a catalog's tables (a cluster's ``tables``), built once per tables object."""
-    return tables.derived(
-        EfficiencyTable,
-        lambda: EfficiencyTable(
+    return tables.cached(EfficiencyTable) or tables.keep(
+        EfficiencyTable(
             _used(efficiency_rows(tables, lazy=False)),
             parts=parts_of(tables.accelerators()),
             lazy_loader=_lazy_curves(tables),
-        ),
+        )
     )

@@ -130,7 +130,7 @@ def _memory_fit(
     tables: DomainTables, acc: AcceleratorSpec, engine: str | None = None, dtype: str = "bf16"
 ) -> tuple[float, float]:
     key = (acc.id, acc.memory_bw_bytes_per_s, engine, dtype)
-    fits = tables.derived(_MemoryFits, _MemoryFits).fits
+    fits = (tables.cached(_MemoryFits) or tables.keep(_MemoryFits())).fits
     if key not in fits:
         fits[key] = _memory_fit_for(tables, *key)
     return fits[key]

@@ -65,7 +65,7 @@ class _Memo:
 
 
 def _rows(tables: DomainTables) -> tuple[dict[str, Any], ...]:
-    memo = tables.derived(_Memo, _Memo)
+    memo = tables.cached(_Memo) or tables.keep(_Memo())
     if memo.rows is None:
         memo.rows = tuple(r for n in tables.kernel_overhead_files() for r in tables.file_rows(n))
     return memo.rows
@@ -73,7 +73,7 @@ def _rows(tables: DomainTables) -> tuple[dict[str, Any], ...]:
 
 def overheads_for(acc: AcceleratorSpec, tables: DomainTables) -> KernelOverheads | None:
     """The part's measured fixed costs, or a same-vendor part's (borrowed); None when neither exists."""
-    memo = tables.derived(_Memo, _Memo).by_part
+    memo = (tables.cached(_Memo) or tables.keep(_Memo())).by_part
     if acc.id not in memo:
         memo[acc.id] = _build(acc, tables)
     return memo[acc.id]

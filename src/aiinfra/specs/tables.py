@@ -1,24 +1,22 @@
-"""The catalog's tables the domain reads, bound once per catalog at the boundary and carried down by every resolved
-cluster (:attr:`aiinfra.specs.hardware.ClusterSpec.tables`).
+"""What the domain reads of the catalog, as an interface: the tables every resolved cluster carries
+(:attr:`aiinfra.specs.hardware.ClusterSpec.tables`).
 
 Below the application layer no module reads the catalog: a step-time model, a collective, a planner asks the
 cluster it was given for the rows it needs (efficiency curves, collective-latency rows, kernel overheads, engine
-profiles, the runtime reserve, models, accuracy notes, calibration factors). ``catalog/tables.py`` builds one
-:class:`DomainTables` per catalog instance, each field a lookup into that one catalog (never the active one), so an
-overlay's rows reach exactly the clusters resolved against it. What the domain derives from the rows (the
-efficiency table and its memos, the memory fits, the kernel-overhead figures per part) is built once per tables
-object and kept on it (:meth:`DomainTables.derived`), keyed by the type that holds it.
+profiles, the runtime reserve, models, accuracy notes, calibration factors). The domain declares the lookups here;
+the catalog implements them over one catalog instance (catalog/tables.py ``CatalogTables``, built once per catalog
+at resolution), so an overlay's rows reach exactly the clusters resolved against it, and the calls go down the
+layers. What the domain derives from the rows (the efficiency table and its memos, the memory fits, the
+kernel-overhead figures per part) is kept on the tables object, one value per type (:meth:`DomainTables.cached`,
+:meth:`DomainTables.keep`), and so built once per catalog.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
-from dataclasses import field as field_
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from aiinfra.specs.accuracy import AccuracyNote
     from aiinfra.specs.calibration import Factors
     from aiinfra.specs.engine import EngineProfile, RuntimeReserve
     from aiinfra.specs.hardware import AcceleratorSpec, ClusterSpec
@@ -32,72 +30,65 @@ Applies = Literal["inference", "training"]
 Rows = tuple[dict[str, Any], ...]
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
-class DomainTables:
-    """One catalog's tables as typed lookups (each reads that catalog only, lazily, memoised by it)."""
+class DomainTables(Protocol):
+    """One catalog's tables as the domain reads them (each lookup reads that catalog only, lazily, memoised)."""
 
-    accelerators: Callable[[], Mapping[str, AcceleratorSpec]]
-    """Every accelerator row by id (family, generation, vendor: the donor taxonomy of efficiency curves)."""
-    file_rows: Callable[[str], Rows]
-    """The rows of one data file by name (``efficiency_*.yaml``, ``kernel_overheads_<part>.yaml``), overlays applied."""
-    efficiency_files: Callable[[], tuple[str, ...]]
-    """efficiency.yaml, then every ``efficiency_*.yaml`` in name order (analytic/efficiency.py)."""
-    kernel_overhead_files: Callable[[], tuple[str, ...]]
-    """Every ``kernel_overheads_<part>.yaml`` in name order (analytic/step_overheads.py)."""
-    collective_latency: Callable[[], Mapping[str, Mapping[str, Any]]]
-    """collective_latency.yaml's rows by id (NCCL's cost model, fabrics, NVLS, SHARP)."""
-    find_engine: Callable[[str, str], EngineProfile]
-    """(engine name, the field that named it) -> its profile, or UnknownIdError naming the field (:meth:`engine`)."""
-    find_model: Callable[[str, str], ModelArch]
-    """(model id, the field that named it) -> its architecture, or UnknownIdError naming the field (:meth:`model`)."""
-    runtime_reserve: Callable[[], RuntimeReserve | None]
-    """The framework memory reserve per accelerator (runtime.yaml), None when the catalog has none."""
-    accuracy_notes: Callable[[], tuple[AccuracyNote, ...]]
-    """The inference planner's known accuracy gaps (accuracy_notes.yaml)."""
-    calibration: Callable[[], Mapping[tuple[str, str, str | None], Factors]]
-    """(applies_to, accelerator, engine or None) -> the factors of a calibration.yaml row."""
-    cluster_for: Callable[[str, int], ClusterSpec]
-    """(accelerator id, count) -> that many accelerators resolved against the same catalog (planning/capacity.py
-    and disagg.py price parts other than the scenario's)."""
-    trial: Factors | None = None
-    """Factors every calibration lookup returns instead of the rows' (the calibrator's candidates while it fits:
-    :meth:`with_trial`)."""
-    cache: dict[type, object] = field_(default_factory=dict, repr=False)
-    """What the domain derived from these tables, by the type holding it (:meth:`derived`); shared by
-    :meth:`with_trial`'s copies (nothing derived depends on the calibration)."""
+    def accelerators(self) -> Mapping[str, AcceleratorSpec]:
+        """Every accelerator row by id (family, generation, vendor: the donor taxonomy of efficiency curves)."""
+        ...
 
-    def derived(self, kind: type[T], build: Callable[[], T]) -> T:
-        """``build()`` once per tables object: the domain's structures over these rows (an efficiency table ...)."""
-        got = self.cache.get(kind)
-        if got is None:
-            got = self.cache[kind] = build()
-        assert isinstance(got, kind)
-        return got
+    def file_rows(self, name: str) -> Rows:
+        """The rows of one data file by name (``efficiency_*.yaml``, ``kernel_overheads_<part>.yaml``), overlays
+        applied."""
+        ...
+
+    def efficiency_files(self) -> tuple[str, ...]:
+        """efficiency.yaml, then every ``efficiency_*.yaml`` in name order (analytic/efficiency.py)."""
+        ...
+
+    def kernel_overhead_files(self) -> tuple[str, ...]:
+        """Every ``kernel_overheads_<part>.yaml`` in name order (analytic/step_overheads.py)."""
+        ...
+
+    def collective_latency(self) -> Mapping[str, Mapping[str, Any]]:
+        """collective_latency.yaml's rows by id (NCCL's cost model, fabrics, NVLS, SHARP)."""
+        ...
 
     def engine(self, name: str, field: str = "inference.engine") -> EngineProfile:
-        """The serving engine's profile (engines.yaml row and its behaviours)."""
-        return self.find_engine(name, field)
+        """The serving engine's profile (engines.yaml row and its behaviours); UnknownIdError naming ``field``."""
+        ...
 
     def model(self, model_id: str, field: str = "model") -> ModelArch:
-        """A catalog model's architecture."""
-        return self.find_model(model_id, field)
+        """A catalog model's architecture; UnknownIdError naming ``field``."""
+        ...
 
-    def factors_for(self, applies: Applies, accelerator: str, engine: str | None = None) -> Factors:
-        """The calibration factors of ``accelerator`` (and serving ``engine``): a row naming that engine first, then
-        one naming none; neutral when there is none (the trial factors while a calibration fits)."""
-        if self.trial is not None:
-            return self.trial
-        from aiinfra.specs.calibration import NEUTRAL
-
-        table = self.calibration()
-        if not table:
-            return NEUTRAL
-        return table.get((applies, accelerator, engine)) or table.get((applies, accelerator, None)) or NEUTRAL
+    def runtime_reserve(self) -> RuntimeReserve | None:
+        """The framework memory reserve per accelerator (runtime.yaml), None when the catalog has none."""
+        ...
 
     def accuracy_notes_for(self, model_id: str, engine: str, accelerator_id: str) -> list[str]:
-        """The notes of the known gaps a scenario falls in (model, engine, accelerator)."""
-        return [n.note for n in self.accuracy_notes() if n.covers(model_id, engine, accelerator_id)]
+        """The notes of the planner's known accuracy gaps (accuracy_notes.yaml) a scenario falls in."""
+        ...
+
+    def factors_for(self, applies: Applies, accelerator: str, engine: str | None = None) -> Factors:
+        """The calibration factors of ``accelerator`` (and serving ``engine``): a calibration.yaml row naming that
+        engine first, then one naming none; neutral without one (the trial factors of :meth:`with_trial`)."""
+        ...
 
     def with_trial(self, factors: Factors) -> DomainTables:
-        """These tables with every calibration lookup answering ``factors`` (derived structures shared)."""
-        return replace(self, trial=factors)
+        """These tables with every calibration lookup answering ``factors`` (the calibrator's candidates while it
+        fits); what is kept by :meth:`keep` is shared (nothing derived depends on the calibration)."""
+        ...
+
+    def cluster_for(self, accelerator: str, count: int) -> ClusterSpec:
+        """``count`` accelerators of one kind resolved against the same catalog (planning/capacity.py and
+        disagg.py price parts other than the scenario's)."""
+        ...
+
+    def cached(self, kind: type[T]) -> T | None:
+        """The value of type ``kind`` the domain derived from these tables and kept (:meth:`keep`), else None."""
+        ...
+
+    def keep(self, value: T) -> T:
+        """Keep ``value`` (one per type) for :meth:`cached`; returns it."""
+        ...
