@@ -43,7 +43,7 @@ def infer(scenario: Scenario) -> InferResult:
     it, TTFT, TPOT, output tokens/s and memory per accelerator; a scenario inside a known accuracy gap of the
     validation gets a note (catalog/data/accuracy_notes.yaml)."""
     e = estimate_inference(scenario)
-    cal = calibration.factors_for("inference", e.accelerator, e.engine)
+    cal = scenario.cluster.tables.factors_for("inference", e.accelerator, e.engine)
     if not cal.neutral:  # the user's calibration priced it: say which row
         e = replace(e, notes=(*e.notes, calibration.note(cal)))
     plan = scenario.inference.plan if scenario.inference is not None else None
