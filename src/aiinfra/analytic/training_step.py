@@ -64,10 +64,10 @@ from aiinfra.analytic.training_memory import (
     rank_params,
     shard_group_ranks,
 )
-from aiinfra.catalog.calibration import factors_for
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.parallelism import PARAMS_SHARDED, Recompute, Sharding
+from aiinfra.specs.tables import DomainTables
 
 ACT_BYTES = 2.0  # bf16/fp16 activations and gradients exchanged between ranks
 
@@ -92,10 +92,10 @@ def _gemm_time(
 ) -> np.ndarray:
     acc = cluster.accelerator
     peak = acc.sustained_flop_per_s(dtype)  # dense peak x power-limited fraction (power-capped parts)
-    curve, label = table().curve("gemm", acc.id, dtype=dtype)
+    curve, label = table(cluster.tables).curve("gemm", acc.id, dtype=dtype)
     src.add(f"gemm: {label}")
     eff = curve.at_array(flop) if curve is not None else np.ones_like(flop)
-    mcurve, mlabel = table().curve("memory", acc.id)
+    mcurve, mlabel = table(cluster.tables).curve("memory", acc.id)
     src.add(f"memory: {mlabel}")
     meff = mcurve.at_array(weight_bytes) if mcurve is not None else np.ones_like(weight_bytes)
     out: np.ndarray = np.maximum(flop / (peak * eff), weight_bytes / (acc.memory_bw_bytes_per_s * meff))
@@ -105,9 +105,9 @@ def _gemm_time(
 def _mem_time(cluster: ClusterSpec, nbytes: np.ndarray, src: set[str], kind: str = "memory") -> np.ndarray:
     """Memory-bound time; ``kind="elementwise"`` uses measured element-wise kernel curves (norms, adds,
     activations) when the catalog has them, else the streaming ("memory") curve, and says which."""
-    mcurve, mlabel = table().curve(kind, cluster.accelerator.id)
+    mcurve, mlabel = table(cluster.tables).curve(kind, cluster.accelerator.id)
     if mcurve is None and kind != "memory":
-        mcurve, mlabel = table().curve("memory", cluster.accelerator.id)
+        mcurve, mlabel = table(cluster.tables).curve("memory", cluster.accelerator.id)
         mlabel = f"{mlabel} (no {kind} curve)"
     src.add(f"{kind}: {mlabel}")
     meff = mcurve.at_array(nbytes) if mcurve is not None else np.ones_like(nbytes)
@@ -182,7 +182,7 @@ def flash_attention_fwd_time(
     rank's attention FLOPs, and the efficiency is read at that size."""
     kind = "attention_triton" if setup.attention_kernel == "triton" else "attention"
     family = "fa2" if setup.attention_kernel == "flash2" else None
-    acurve, alabel = table().curve(
+    acurve, alabel = table(cluster.tables).curve(
         kind, cluster.accelerator.id, dtype=attn_dtype, head_dim=int(m.head_size), kernel=family
     )
     src.add(f"{kind}: {alabel}")
@@ -191,16 +191,16 @@ def flash_attention_fwd_time(
     return out
 
 
-def _row_value(row_id: str, key: str) -> float:
-    """A number of one collective_latency.yaml row; 0 when the active catalog lacks the row (term off)."""
-    row = latency_row(row_id)
+def _row_value(tables: DomainTables, row_id: str, key: str) -> float:
+    """A number of one collective_latency.yaml row; 0 when the catalog lacks the row (term off)."""
+    row = latency_row(tables, row_id)
     return float(row[key]) if row else 0.0
 
 
-def overlap_slowdown_frac() -> float:
+def overlap_slowdown_frac(tables: DomainTables) -> float:
     """Fraction by which compute slows while a collective runs beside it (SMs, memory bandwidth and power shared):
     18.9 % on average (Lee et al. 2025, arXiv 2507.03114; collective_latency.yaml overlap-compute-slowdown)."""
-    return _row_value("overlap-compute-slowdown", "slowdown_frac")
+    return _row_value(tables, "overlap-compute-slowdown", "slowdown_frac")
 
 
 def overlapped(comm_s: np.ndarray, compute_s: np.ndarray, slowdown_frac: float) -> np.ndarray:
@@ -223,12 +223,12 @@ def expected_max_std_normal(n: np.ndarray) -> np.ndarray:
     return out
 
 
-def straggler_factor(n_ranks: np.ndarray) -> np.ndarray:
+def straggler_factor(tables: DomainTables, n_ranks: np.ndarray) -> np.ndarray:
     """Expected slowest-of-n over the mean of per-rank compute times: a synchronous step waits for its slowest rank;
     with rank speeds N(μ, σ²) the step takes μ + σ·E[max of n standard normals] (:func:`expected_max_std_normal`),
     σ/μ = the cv of a GPU's speed within one cluster (Sinha et al. SC22; collective_latency.yaml
     gpu-speed-variation). 1 for one rank."""
-    cv = _row_value("gpu-speed-variation", "cv_frac")
+    cv = _row_value(tables, "gpu-speed-variation", "cv_frac")
     out: np.ndarray = 1.0 + cv * expected_max_std_normal(n_ranks)
     return out
 
@@ -297,7 +297,7 @@ def _fsdp_exposed_per_microbatch(
     NICs (expert all-to-alls, the context-parallel ring) while the layer's gather / scatter runs beside it: where the
     gathers cross nodes they share the NIC with it (:func:`shared_link_s`).
     """
-    slow = overlap_slowdown_frac()
+    slow = overlap_slowdown_frac(cluster.tables)
     root_params = np.maximum(stage_params - layers * layer_params, 0.0)
     ag_l = collective_time_array(cluster, "allgather", layer_params * 2.0, dp_n, dp_stride, src)
     rs_l = collective_time_array(cluster, "reducescatter", layer_params * grad_bytes, dp_n, dp_stride, src)
@@ -509,7 +509,7 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
             )
     dp_ar = np.where(_crosses(cluster, dp_n, dp_stride), shared_link_s(dp_ar, nic_last_bwd), dp_ar)
     last_bwd = layers_stage * layer_bwd
-    dp_hidden = overlapped(dp_ar, last_bwd, overlap_slowdown_frac()) if setup.dp_grad_overlap else dp_ar
+    dp_hidden = overlapped(dp_ar, last_bwd, overlap_slowdown_frac(cluster.tables)) if setup.dp_grad_overlap else dp_ar
     dp_exposed = np.where(np.isin(plans.sharding, PARAMS_SHARDED), 0.0, dp_hidden)
     # under pipeline parallelism the frameworks keep a stage's parameters gathered across its micro-batches and
     # reduce-scatter its gradients once, in the last micro-batch's backward: torchtitan's default FSDP2 policy is
@@ -546,14 +546,16 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
             _crosses(cluster, dp_n // shard_n, dp_stride * shard_n), shared_link_s(replica_ar, nic_last_bwd), replica_ar
         )
         replica_exposed = (
-            overlapped(replica_ar, last_bwd, overlap_slowdown_frac()) if setup.dp_grad_overlap else replica_ar
+            overlapped(replica_ar, last_bwd, overlap_slowdown_frac(cluster.tables))
+            if setup.dp_grad_overlap
+            else replica_ar
         )
     fsdp_total = np.where(np.isin(plans.sharding, PARAMS_SHARDED), fsdp_step + replica_exposed, 0.0)
     shard = np.where(plans.sharding == Sharding.NONE, 1.0, dp_n.astype(float))
     optimizer = _mem_time(cluster, rp / shard * 30.0, src)  # fp32 master, m, v, grad read + write; bf16 copy
     # --- assemble; the user's calibration of this accelerator (catalog/calibration.py; neutral without one)
     # divides the time on the accelerator by its compute scale and the exposed communication by its own
-    cal = factors_for("training", cluster.accelerator.id)
+    cal = cluster.tables.factors_for("training", cluster.accelerator.id)
     k_comp, k_comm = cal.compute_efficiency_scale, cal.communication_efficiency_scale
     stage_compute, optimizer = stage_compute / k_comp, optimizer / k_comp
     tp_mb, mb_comm = tp_mb / k_comm, (tp_mb + ep_mb + cp_mb + pp_mb) / k_comm
@@ -564,7 +566,7 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     # every rank's compute (and the bubble, which is compute time of the stages that wait) runs at the pace of the
     # slowest of the job's ranks
     n_ranks = plans.tp * plans.pp * plans.cp * plans.dp
-    straggler = (straggler_factor(n_ranks) - 1.0) * (compute + bubble)
+    straggler = (straggler_factor(cluster.tables, n_ranks) - 1.0) * (compute + bubble)
     step = compute + exposed + bubble + straggler + cal.step_overhead_s
     model_flop = flop_per_token_training(m, setup.seq_len) * setup.global_batch_seqs * setup.seq_len
     if setup.frozen_base:  # forward + input-gradient backward: 2 of the 3 forward-equivalents of full training

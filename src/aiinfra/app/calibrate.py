@@ -75,20 +75,17 @@ class CalibrateResult(Result):
 
 def _predict(case: Any, factors: Any) -> dict[str, float]:
     """calibration.predict.predict of ``case`` with the candidate ``factors`` in force."""
-    from aiinfra.calibration.predict import predict
-    from aiinfra.catalog.calibration import trial
+    from aiinfra.calibration.predict import predict, with_factors
 
-    with trial(factors):
-        return predict(case)
+    return predict(with_factors(case, factors))
 
 
 def _residuals(cases: Any, values: dict[str, float]) -> Any:
     """calibration.predict.residuals of ``cases`` with the factors named by ``values`` in force."""
     from aiinfra.calibration.predict import residuals
-    from aiinfra.catalog.calibration import Factors, trial
+    from aiinfra.catalog.calibration import Factors
 
-    with trial(Factors.of(values)):
-        return residuals(cases)
+    return residuals(cases, Factors.of(values))
 
 
 def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> CalibrateResult:

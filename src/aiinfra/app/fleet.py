@@ -179,7 +179,7 @@ simulate in seconds."""
 def simulate_disaggregated(sc: Scenario, d: Disaggregated, seed: int) -> dict[str, Any]:
     """Simulate a slice of the disaggregated fleet (its xPyD ratio, at most SIMULATED_REPLICAS_MAX replicas) at the
     matching share of the demand rate, Poisson arrivals: the SLO met or missed and the share within it."""
-    from aiinfra.planning.inference import cluster_for
+    from aiinfra.catalog.resolve import cluster_for
     from aiinfra.sim.metrics import slo_misses
     from aiinfra.sim.run import simulate as run_simulation
     from aiinfra.specs.parallelism import InferencePlan

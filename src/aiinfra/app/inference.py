@@ -45,7 +45,7 @@ def infer(scenario: Scenario) -> InferResult:
     it, TTFT, TPOT, output tokens/s and memory per accelerator; a scenario inside a known accuracy gap of the
     validation gets a note (catalog/data/accuracy_notes.yaml)."""
     e = estimate_inference(scenario)
-    cal = calibration.factors_for("inference", e.accelerator, e.engine)
+    cal = scenario.cluster.tables.factors_for("inference", e.accelerator, e.engine)
     if not cal.neutral:  # the user's calibration priced it: say which row
         e = replace(e, notes=(*e.notes, calibration.note(cal)))
     plan = scenario.inference.plan if scenario.inference is not None else None
@@ -298,7 +298,7 @@ def _billed(best: Deployment, replicas: int) -> int | None:
 
 def one_replica(sc: Scenario, best: Deployment, num_requests: int) -> Scenario:
     """The scenario of one replica of ``best`` (its accelerators, engine, layout and precision), no demand set."""
-    from aiinfra.planning.inference import cluster_for
+    from aiinfra.catalog.resolve import cluster_for
     from aiinfra.specs.parallelism import InferencePlan
 
     wl = sc.inference

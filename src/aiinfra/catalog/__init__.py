@@ -1,10 +1,10 @@
 """The catalog: the only code that reads shipped data.
 
 :class:`~aiinfra.catalog.store.Catalog` holds the rows (one reader per data file, lazy, cached per instance);
-the functions here read the *active* catalog (:func:`active`: the shipped one unless :func:`use` set another),
-so code below the application layer needs no catalog argument. Rows are YAML with units in their keys;
-:func:`si_row` converts them to SI spec fields. ``get_*`` lookups raise :class:`~aiinfra.errors.UnknownIdError`
-with "did you mean" hints.
+the functions here read the *active* catalog (:func:`active`: the shipped one unless :func:`use` set another), at
+the application boundary only: code below it reads the tables a resolved cluster carries (catalog/tables.py).
+Rows are YAML with units in their keys; :func:`si_row` converts them to SI spec fields. ``get_*`` lookups raise
+:class:`~aiinfra.errors.UnknownIdError` with "did you mean" hints.
 """
 
 from __future__ import annotations

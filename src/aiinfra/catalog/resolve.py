@@ -13,6 +13,7 @@ from typing import Any
 
 from aiinfra import catalog
 from aiinfra.catalog import mig
+from aiinfra.catalog.tables import domain_tables
 from aiinfra.errors import SpecError
 from aiinfra.specs.common import validate
 from aiinfra.specs.hardware import ClusterSpec
@@ -129,7 +130,16 @@ def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
         nvls=hw.nvls is not False and _nvls_supported(su.interconnect if su else None, domain),
         ib_sharp=hw.ib_sharp,
         scale_out_fabric=fabric,
+        tables=domain_tables(),
     )
+
+
+def cluster_for(accelerator: str, count: int) -> ClusterSpec:
+    """``count`` accelerators of one kind; when the catalog gives no accelerators-per-node figure (PCIe and
+    workstation cards) they are taken as one host holding all ``count``."""
+    acc = catalog.accelerator(accelerator)
+    per_node = None if getattr(acc, "default_per_node", None) else count
+    return resolve_cluster(HardwareInput(accelerator=accelerator, count=count, per_node=per_node))
 
 
 def _check_finetune(job: TrainingJob | None, model: ModelArch) -> None:

@@ -1,7 +1,7 @@
 """`aiinfra prices refresh`: current offers from the providers (through gpuhunt) written as a price overlay.
 
 The overlay is a catalog overlay folder (``prices/cloud.csv`` + ``REFRESH.md``) in the user's cache folder
-(:func:`aiinfra.catalog.store.refreshed_prices_dir`), which every command reads beside the shipped rows; the
+(catalog/store.py ``refreshed_prices_dir``), which every command reads beside the shipped rows; the
 newer row of the same offer wins (:func:`aiinfra.costing.prices.newest_per_offer`). gpuhunt is an optional extra
 (``pip install 'aiinfra[prices]'``) imported only here, inside :func:`gpuhunt_fetcher`: :func:`refresh` takes any
 ``fetch(provider) -> offers`` (tests pass recorded offers; ``--offers DIR`` reads gpuhunt catalog files).

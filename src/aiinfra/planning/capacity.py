@@ -31,7 +31,7 @@ from datetime import date
 
 from aiinfra.costing.prices import InstancePrice, PriceBook, cloud_prices
 from aiinfra.errors import AiinfraError, InfeasibleError, SpecError, UnknownIdError, suggest
-from aiinfra.planning.inference import cluster_for, estimate, estimate_with_replica
+from aiinfra.planning.inference import estimate, estimate_with_replica
 from aiinfra.planning.loaded import LoadPoint
 from aiinfra.specs.hardware import AcceleratorSpec, ClusterSpec
 from aiinfra.specs.model import ModelArch
@@ -197,7 +197,7 @@ class Sized:
 def _size_replica(sc: Scenario, wl: ServingWorkload, acc: str, plan: InferencePlan) -> tuple[Sized | None, str]:
     """The largest load one replica of ``plan`` on ``acc`` serves within the SLO's percentiles: users (thinking
     ``think_time_s``, or always in flight) or a Poisson request rate."""
-    cluster = cluster_for(acc, plan.tp)
+    cluster = sc.cluster.tables.cluster_for(acc, plan.tp)
     try:
         _, rep = estimate_with_replica(
             sc.model, cluster, replace(wl, batch="max", plan=plan), usage="server", grid=True

@@ -27,7 +27,7 @@ from datetime import date
 from aiinfra.costing.prices import PriceBook, cloud_prices
 from aiinfra.errors import AiinfraError
 from aiinfra.planning.capacity import Price, layouts, whole_instance_bill
-from aiinfra.planning.inference import cluster_for, estimate, model_for
+from aiinfra.planning.inference import estimate, model_for
 from aiinfra.specs.parallelism import InferencePlan
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.workload import ServingWorkload
@@ -125,7 +125,7 @@ def _candidate(
         think_time_s=None,
         concurrency=None,
     )
-    cluster = cluster_for(acc, plan.tp)
+    cluster = sc.cluster.tables.cluster_for(acc, plan.tp)
     one = estimate(sc.model, cluster, replace(cand, batch=1), usage="server")
     prefill_s = one.ttft_s
     im = model_for(sc.model, cluster, cand)
@@ -198,7 +198,7 @@ def plan_disaggregated(
     for engine in engines:
         ewl = replace(wl, engine=engine)  # type: ignore[arg-type]
         for acc in accelerators:
-            accel = cluster_for(acc, 1).accelerator
+            accel = sc.cluster.tables.cluster_for(acc, 1).accelerator
             domain = accel.scale_up.domain_size if accel.scale_up else 1
             for plan in layouts(sc.model, domain):
                 if plan.attention_dp:

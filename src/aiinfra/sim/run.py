@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from aiinfra.analytic.inference import InferenceModel, pinned_catalog
+from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch, StepTimeModel
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.planning.engine_profile import scheduler_defaults
@@ -174,7 +174,7 @@ def limits_for(
     # max_num_seqs is capped at the step budget (vLLM's rule); the engine's KV allocator, block size and
     # reservation policy (vLLM: blocks as tokens arrive, preemption; TensorRT-LLM: whole context reserved)
     sd = scheduler_defaults(engine, scenario.cluster.accelerator, "server")
-    block = kv_block_tokens(wl.engine, wl)
+    block = kv_block_tokens(wl.engine, wl, scenario.cluster.tables)
     budget = sched.max_num_batched_tokens or sd.max_num_batched_tokens
     cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, wl.engine)
     if cap.kv_capacity_tokens <= 0:
@@ -213,7 +213,7 @@ def limits_for(
         prefix_caching=sched.prefix_caching,
         swap_s_per_token=swap_s,
         role=role,
-        reserve_full_context=reserves_full_context(wl.engine),
+        reserve_full_context=reserves_full_context(wl.engine, scenario.cluster.tables),
     )
 
 
@@ -351,10 +351,7 @@ def simulate(
         )
     else:
         engine = Simulation(model, lim, replicas, sim.router, attention_dp_ranks=dp)
-    # the whole run reads one catalog (the step model's lookups then skip the look at the refreshed prices, ~13 per
-    # step priced)
-    with pinned_catalog():
-        rec = engine.run(reqs, closed)
+    rec = engine.run(reqs, closed)
     overhead_s = tables.engine.request_overhead_s
     sched = sim.scheduler
     if sched is None or sched.max_num_batched_tokens is None or sched.max_num_seqs is None:

@@ -1,4 +1,4 @@
-"""Calibration factors as a typed value: the scales of one calibration.yaml row (aiinfra.catalog.calibration reads
+"""Calibration factors as a typed value: the scales of one calibration.yaml row (catalog/calibration.py reads
 the rows; the planners divide their kernel times by them) and the bounds a row may hold."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ All quantities SI. Link bandwidths are ONE-WAY (per direction) per accelerator o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import annotated_types
 
@@ -14,6 +14,9 @@ from aiinfra.errors import InfeasibleError
 from aiinfra.specs.common import STRICT, Source
 from aiinfra.specs.precision import BLOCK_SCALED_BASE as BLOCK_SCALED_BASE  # re-exported (specs.precision)
 from aiinfra.specs.precision import PRECISIONS
+
+if TYPE_CHECKING:
+    from aiinfra.specs.tables import DomainTables
 
 #: a fraction in (0, 1]: what ``pydantic.confloat(gt=0.0, le=1.0)`` builds, written without importing
 #: ``pydantic.types`` (and its JSON-schema machinery) when the specs are imported (start-up time)
@@ -244,6 +247,9 @@ class ClusterSpec:
     scale_out_fabric: str | None = None
     """efa | rdma | other: the fabric family a scale-out efficiency curve must have been measured on to serve this
     cluster (collective_latency.yaml scale-out-curve-fabrics); None = unknown (no system with NICs, no scale_out)."""
+    tables: DomainTables = field(compare=False, repr=False)
+    """The tables of the catalog this cluster was resolved against (specs/tables.py): what every step-time model,
+    collective and planner given this cluster reads, in place of any catalog lookup below the application layer."""
 
     @property
     def nodes(self) -> int:

@@ -1,5 +1,5 @@
 """MIG (Multi-Instance GPU) geometry as typed values: a GPU-instance profile, the partitioning rules of an
-accelerator (one catalog/data/mig.yaml row, read by aiinfra.catalog.mig) and a MIG instance as an accelerator."""
+accelerator (one catalog/data/mig.yaml row, read by catalog/mig.py) and a MIG instance as an accelerator."""
 
 from __future__ import annotations
 
