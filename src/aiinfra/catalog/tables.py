@@ -53,34 +53,42 @@ class CatalogTables:
         return f"CatalogTables({self._cat!r})"
 
     def accelerators(self) -> Mapping[str, AcceleratorSpec]:
+        """The catalog's accelerator specs by id."""
         out: Mapping[str, AcceleratorSpec] = self._cat.rows("accelerators")
         return out
 
     def file_rows(self, name: str) -> Rows:
+        """The parsed rows of one data file of the catalog (by file name)."""
         return self._cat.file_rows(name)
 
     def efficiency_files(self) -> tuple[str, ...]:
+        """The efficiency data files (efficiency*.yaml, overlays' included), in reading order."""
         return self._cat.memo("efficiency_files", lambda: tuple(self._cat.efficiency_files()))
 
     def kernel_overhead_files(self) -> tuple[str, ...]:
+        """The kernel_overheads_<part>.yaml file names, sorted."""
         root = self._cat.root
         return self._cat.memo(
             "kernel_overhead_files", lambda: tuple(sorted(p.name for p in root.glob("kernel_overheads_*.yaml")))
         )
 
     def collective_latency(self) -> Mapping[str, Mapping[str, Any]]:
+        """collective_latency.yaml rows by id, indexed once per catalog."""
         cat = self._cat
         return cat.memo(
             "collective_latency_by_id", lambda: {str(r.get("id")): r for r in cat.raw_rows("collective_latency")}
         )
 
     def engine(self, name: str, field: str = "inference.engine") -> EngineProfile:
+        """The engine profile ``name``; an unknown name is an error naming ``field``."""
         return self._cat.engine(name, field)
 
     def model(self, model_id: str, field: str = "model") -> ModelArch:
+        """The model architecture ``model_id``; an unknown id is an error naming ``field``."""
         return self._cat.model(model_id, field)
 
     def runtime_reserve(self) -> RuntimeReserve | None:
+        """The serving framework's memory reserve row (None when the catalog has none)."""
         return self._cat.runtime_reserve()
 
     def _accuracy_notes(self) -> tuple[AccuracyNote, ...]:
@@ -90,9 +98,12 @@ class CatalogTables:
             return catalog.accuracy_notes()
 
     def accuracy_notes_for(self, model_id: str, engine: str, accelerator_id: str) -> list[str]:
+        """The shipped accuracy notes that cover this model, engine and accelerator."""
         return [n.note for n in self._accuracy_notes() if n.covers(model_id, engine, accelerator_id)]
 
     def factors_for(self, applies: Applies, accelerator: str, engine: str | None = None) -> Factors:
+        """The user's calibration factors for this accelerator (and engine); a fit's trial factors while it tries them;
+        neutral without either."""
         if self._trial is not None:
             return self._trial
         from aiinfra.catalog.calibration import NEUTRAL, rows_table
@@ -104,17 +115,22 @@ class CatalogTables:
         return table.get((applies, accelerator, engine)) or table.get((applies, accelerator, None)) or NEUTRAL
 
     def with_trial(self, factors: Factors) -> DomainTables:
+        """These tables with ``factors`` answering every calibration lookup (a fit's trial), sharing the kept
+        tables."""
         return CatalogTables(self._cat, factors, self._kept)
 
     def cluster_for(self, accelerator: str, count: int) -> ClusterSpec:
+        """``count`` accelerators of ``accelerator`` resolved against this catalog."""
         from aiinfra.catalog.resolve import cluster_for
 
         with _active(self._cat):
             return cluster_for(accelerator, count)
 
     def cached(self, kind: type[T]) -> T | None:
+        """The derived table of type ``kind`` kept on these tables (None before it is built)."""
         return cast("T | None", self._kept.get(kind))
 
     def keep(self, value: T) -> T:
+        """Keep a derived table (one per type) for later lookups; returns it."""
         self._kept[type(value)] = value
         return value

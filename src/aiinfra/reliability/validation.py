@@ -135,8 +135,7 @@ def _loo_ratio(table: ReliabilityTable, open_rows: list[dict[str, str]]) -> floa
     llama3 = sum(node.by_component_per_s[i] for i in HARDWARE_ROWS) * 86_400
     # failures, not restart attempts: a count of restarts over its chain length (the row's restart_failure_prob)
     logs = [
-        math.log(float(r["value"]) / _attempts(r) / (float(r["nodes_count"]) * float(r["days"])) / llama3)
-        for r in rows
+        math.log(float(r["value"]) / _attempts(r) / (float(r["nodes_count"]) * float(r["days"])) / llama3) for r in rows
     ]
     return math.exp(sum(logs) / len(logs))
 
