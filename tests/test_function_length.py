@@ -18,7 +18,6 @@ PENDING = {
     "planning/inference.py::estimate_with_replica",
     "sim/engine.py::run",
     "sim/replica.py::plan",
-    "sim/run.py::simulate",
 }
 
 

@@ -272,6 +272,86 @@ def _kv_transfer_s_per_token(scenario: Scenario, im: InferenceModel, accelerator
     return im.kv_bytes_per_token_per_accelerator / bw
 
 
+def _replicas(scenario: Scenario, sim: SimulationConfig, wl: ServingWorkload, im: InferenceModel) -> int:
+    """Replicas the run serves with (the disaggregated pools' sum, the simulation's or plan's count, else as many as
+    the hardware holds); an error when the hardware holds fewer."""
+    tp, pp = im.tp, im.pp
+    dis = sim.disaggregation
+    if dis is not None:
+        replicas = dis.prefill_replicas + dis.decode_replicas
+    else:
+        replicas = sim.replicas or (wl.plan.replicas if wl.plan else None) or scenario.cluster.count // (tp * pp)
+    if replicas < 1 or replicas * tp * pp > scenario.cluster.count:
+        raise SpecError(
+            f"{SIM}.replicas",
+            replicas,
+            f"{max(replicas, 1)} replicas × tp·pp = {tp * pp} need {max(replicas, 1) * tp * pp} "
+            f"accelerators, the hardware has {scenario.cluster.count}",
+            "raise hardware.count or use fewer replicas",
+        )
+    return replicas
+
+
+def _check_longest_fits(reqs: Requests, lim: SchedulerLimits, dp: int) -> SchedulerLimits:
+    """The limits of the unit that holds a sequence's KV cache (the replica, or one attention-DP rank); an error
+    when the longest request cannot fit there."""
+    longest = int((reqs.input_tokens + reqs.output_tokens).max())
+    holder = lim if dp == 1 else rank_limits(lim, dp)
+    if longest + lim.block_tokens + lim.budget_tokens_per_decode > holder.kv_capacity_tokens:
+        where, fix = "a replica", "raise tp or shorten requests"
+        if dp > 1:
+            where = f"an attention-DP rank (1/{dp} of the replica)"
+            fix = "shorten requests, or set inference.plan.attention_dp: false (the tp ranks then share each sequence)"
+        raise InfeasibleError(
+            f"infeasible, because a request needs {longest:,} tokens of KV cache and {where} "
+            f"holds {holder.kv_capacity_tokens:,} — {fix}"
+        )
+    return holder
+
+
+def _closed_clients(wl: ServingWorkload) -> int | None:
+    """The closed loop's client count (None for open-loop arrivals)."""
+    if wl.arrival is None or wl.arrival.kind != "concurrency":
+        return None
+    if not wl.concurrency:
+        raise SpecError(
+            "inference.concurrency", None, "closed-loop arrivals need a client count", "set inference.concurrency"
+        )
+    return wl.concurrency
+
+
+def _engine(
+    scenario: Scenario,
+    im: InferenceModel,
+    sim: SimulationConfig,
+    model: StepTimeModel,
+    lim: SchedulerLimits,
+    replicas: int,
+    notes: list[str],
+) -> Simulation:
+    """The simulated fleet: ``replicas`` mixed replicas, or the prefill and decode pools of a disaggregated one with
+    the KV transfer between them (noted)."""
+    dp = im.kv_token_shards
+    dis = sim.disaggregation
+    if dis is None:
+        return Simulation(model, lim, replicas, sim.router, attention_dp_ranks=dp)
+    xfer = _kv_transfer_s_per_token(scenario, im, replicas * im.tp * im.pp)
+    notes.append(
+        f"disaggregated: {dis.prefill_replicas} prefill + {dis.decode_replicas} decode replicas, "
+        f"KV transfer {xfer * 1e9:.3g} ns per token"
+    )
+    return Simulation(
+        model,
+        lim,
+        dis.prefill_replicas,
+        sim.router,
+        replace(lim, role="decode"),
+        dis.decode_replicas,
+        xfer,
+        attention_dp_ranks=dp,
+    )
+
+
 def simulate(
     scenario: Scenario,
     seed: int = 0,
@@ -288,44 +368,15 @@ def simulate(
     if rate_override is not None:
         wl = replace(wl, request_rate_per_s=rate_override)
     im = model_for(scenario.model, scenario.cluster, wl)
-    tp, pp = im.tp, im.pp
     dp = im.kv_token_shards  # attention-DP ranks: each caches its own sequences' tokens
     sim = wl.simulation or SimulationConfig()
-    dis = sim.disaggregation
-    if dis is not None:
-        replicas = dis.prefill_replicas + dis.decode_replicas
-    else:
-        replicas = sim.replicas or (wl.plan.replicas if wl.plan else None) or scenario.cluster.count // (tp * pp)
-    if replicas < 1 or replicas * tp * pp > scenario.cluster.count:
-        raise SpecError(
-            f"{SIM}.replicas",
-            replicas,
-            f"{max(replicas, 1)} replicas × tp·pp = {tp * pp} need {max(replicas, 1) * tp * pp} "
-            f"accelerators, the hardware has {scenario.cluster.count}",
-            "raise hardware.count or use fewer replicas",
-        )
+    replicas = _replicas(scenario, sim, wl, im)
     notes: list[str] = []
-    lim = limits_for(scenario, wl, im, "prefill" if dis else "mixed", engine=tables.engine)
+    lim = limits_for(scenario, wl, im, "prefill" if sim.disaggregation else "mixed", engine=tables.engine)
     model = step_model or _step_model(scenario, wl, im, tables)
     reqs = make_requests(wl, sim, seed, scenario.model.max_seq_len, scenario.path)
-    longest = int((reqs.input_tokens + reqs.output_tokens).max())
-    holder = lim if dp == 1 else rank_limits(lim, dp)
-    if longest + lim.block_tokens + lim.budget_tokens_per_decode > holder.kv_capacity_tokens:
-        where, fix = "a replica", "raise tp or shorten requests"
-        if dp > 1:
-            where = f"an attention-DP rank (1/{dp} of the replica)"
-            fix = "shorten requests, or set inference.plan.attention_dp: false (the tp ranks then share each sequence)"
-        raise InfeasibleError(
-            f"infeasible, because a request needs {longest:,} tokens of KV cache and {where} "
-            f"holds {holder.kv_capacity_tokens:,} — {fix}"
-        )
-    closed = None
-    if wl.arrival is not None and wl.arrival.kind == "concurrency":
-        if not wl.concurrency:
-            raise SpecError(
-                "inference.concurrency", None, "closed-loop arrivals need a client count", "set inference.concurrency"
-            )
-        closed = wl.concurrency
+    holder = _check_longest_fits(reqs, lim, dp)
+    closed = _closed_clients(wl)
     if dp > 1:
         notes.append(
             f"attention data parallelism: {dp} ranks per replica step together (an iteration lasts as long "
@@ -333,25 +384,7 @@ def simulate(
             f"{holder.max_num_seqs} sequences and {holder.max_num_batched_tokens} batched tokens; requests "
             "go to the rank with the fewest active prompt tokens (TensorRT-LLM)"
         )
-    if dis is not None:
-        xfer = _kv_transfer_s_per_token(scenario, im, replicas * tp * pp)
-        notes.append(
-            f"disaggregated: {dis.prefill_replicas} prefill + {dis.decode_replicas} decode replicas, "
-            f"KV transfer {xfer * 1e9:.3g} ns per token"
-        )
-        engine = Simulation(
-            model,
-            lim,
-            dis.prefill_replicas,
-            sim.router,
-            replace(lim, role="decode"),
-            dis.decode_replicas,
-            xfer,
-            attention_dp_ranks=dp,
-        )
-    else:
-        engine = Simulation(model, lim, replicas, sim.router, attention_dp_ranks=dp)
-    rec = engine.run(reqs, closed)
+    rec = _engine(scenario, im, sim, model, lim, replicas, notes).run(reqs, closed)
     overhead_s = tables.engine.request_overhead_s
     sched = sim.scheduler
     if sched is None or sched.max_num_batched_tokens is None or sched.max_num_seqs is None:
