@@ -41,7 +41,6 @@ PENDING = {
     "analytic/training_memory.py::TrainSetup.frozen_base",
     "analytic/training_memory.py::TrainSetup.params",
     "analytic/training_step.py::StepArrays",
-    "analytic/training_step.py::step_time",
     "planning/inference.py::InferenceEstimate",
     "planning/inference.py::KvCapacity",
     "planning/inference.py::estimate_inference",

@@ -14,7 +14,6 @@ MAX_LINES = 80
 PENDING = {
     "analytic/comms.py::collective_time_array",
     "analytic/inference.py::breakdown",
-    "analytic/training_step.py::step_time",
     "planning/inference.py::estimate_with_replica",
     "sim/engine.py::run",
     "sim/replica.py::plan",
