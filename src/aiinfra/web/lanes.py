@@ -166,7 +166,7 @@ def _worker_main(
     import resource
 
     from aiinfra import app
-    from aiinfra.web.server import error_detail
+    from aiinfra.web.http_errors import error_detail
 
     if memory_bytes > 0:
         with contextlib.suppress(ValueError, OSError):
