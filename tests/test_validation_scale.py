@@ -36,16 +36,17 @@ def test_sealed_rows_are_the_hash_third_and_listed_in_the_seal_file(batch: str) 
         assert (rid in sealed_ids) == is_sealed, rid
 
 
-def test_fourth_batch_rows_follow_the_committed_list() -> None:
-    """Fourth batch (papers and framework READMEs, issue 28): every written row is listed in training_scale4_seal.csv
-    with the state its id's hash gives, sits in the file that state names, and every listed run is either written or
-    named on a '# dropped:' line."""
-    lines = (DATA / "training_scale4_seal.csv").read_text().splitlines()
+@pytest.mark.parametrize("batch", ["training_scale4", "training_scale5"])
+def test_later_batch_rows_follow_the_committed_list(batch: str) -> None:
+    """Fourth and fifth batches (papers, framework READMEs, blogs, issue 28): every written row is listed in the batch's
+    seal file with the state its id's hash gives, sits in the file that state names, and every listed run is either
+    written or named on a '# dropped:' line."""
+    lines = (DATA / f"{batch}_seal.csv").read_text().splitlines()
     listed = {ln.split(",")[0]: ln.split(",")[1] for ln in lines if ln and not ln.startswith("#")}
     dropped = " ".join(ln for ln in lines if ln.startswith("# dropped:") or ln.startswith("#   "))
-    open_path = DATA / "training_scale4_open.csv"
+    open_path = DATA / f"{batch}_open.csv"
     open_ids = _ids(open_path.name) if open_path.exists() else set()
-    sealed_ids = _ids("training_scale4_sealed.csv")
+    sealed_ids = _ids(f"{batch}_sealed.csv")
     assert sealed_ids and not open_ids & sealed_ids
     for rid in open_ids | sealed_ids:
         is_sealed = int(hashlib.sha256(rid.encode()).hexdigest(), 16) % 3 == 0
