@@ -40,6 +40,8 @@ def regime(row: dict[str, str]) -> str:
         return "DeepSeek-V3 MoE (EP 64, PP 16 DualPipe, ZeRO-1, no TP), H800 FP8"
     if "gpt-oss" in model:
         return "gpt-oss-20b MoE (EP 8, TP 2, CP 4), GB300 MXFP8"
+    if "Pax GPT" in model:
+        return "GPT 512B-1T, Pax on one TPU v4 slice (FSDP 64-256 x TP 8-16, full remat)"
     if "PaLM" in model:
         return "PaLM 540B, TPU v4 (TP 12 x sharded DP, two pods over DCN)"
     if "Nemotron-4 340B" in model:
