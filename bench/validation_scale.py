@@ -46,6 +46,8 @@ def regime(row: dict[str, str]) -> str:
         return "PaLM 540B, TPU v4 (TP 12 x sharded DP, two pods over DCN)"
     if "Nemotron-4 340B" in model:
         return "Nemotron-4 340B, Megatron 3D (TP 8, PP 12 interleaved, distributed optimizer), H100 BF16"
+    if "DeepSpeed on Azure" in model and "530B" in model:
+        return "GPT 530B, DeepSpeed ZeRO-3 over all ranks (no TP/PP, no offload), A100 FP16"
     if "DeepSpeed on Azure" in model:
         return "GPT 1T-2T, DeepSpeed ZeRO-3 over all ranks (no TP/PP, CPU optimizer offload), A100 FP16"
     if "Megatron-LM README" in model and row["accelerator"].startswith("nvidia-a100"):
