@@ -14,7 +14,6 @@ MAX_LINES = 80
 PENDING = {
     "analytic/inference.py::breakdown",
     "planning/inference.py::estimate_with_replica",
-    "sim/engine.py::run",
     "sim/replica.py::plan",
 }
 

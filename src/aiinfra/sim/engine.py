@@ -101,6 +101,7 @@ class Simulation:
         """One mixed replica runs the fused loop of sim/single.py (same events, faster); False: the general loop."""
 
     def _push(self, heap: list[tuple[float, int, int, int]], t: float, kind: int, payload: int) -> int:
+        """Schedule an event at ``t``; returns its key (ties in time break by kind, then by scheduling order)."""
         self._seq += 1
         heapq.heappush(heap, (t, kind, self._seq, payload))
         return self._seq
@@ -135,22 +136,37 @@ class Simulation:
                 rec.kv_util_frac,
             )
             return rec
-        heap: list[tuple[float, int, int, int]] = []
-        in_transit: dict[int, Seq] = {}
+        _EventLoop(self, reqs, rec, closed_loop_clients).run()
+        rec.preemptions = sum(r.preemptions for r in self.replicas)
+        rec.prefix_hits = sum(r.prefix_hits for r in self.replicas)
+        return rec
+
+
+class _EventLoop:
+    """The general discrete-event loop over every replica: arrivals, KV hand-offs between pools, iteration ends."""
+
+    def __init__(self, sim: Simulation, reqs: Requests, rec: Records, closed_loop_clients: int | None) -> None:
+        self.sim, self.reqs, self.rec, self.closed = sim, reqs, rec, closed_loop_clients
+        self.heap: list[tuple[float, int, int, int]] = []
+        self.in_transit: dict[int, Seq] = {}
+        self.done: list[Seq] = []
+        self.handoff: list[Seq] = []
+        n = len(reqs)
         if closed_loop_clients:
             # each client sends its first request at its given time (t = 0 unless the load ramps up) and the next
             # one when its previous one completes, after the request's think time (none unless given)
-            next_rid = min(closed_loop_clients, n)
-            for rid in range(next_rid):
-                self._push(heap, float(rec.arrival_s[rid]), ARRIVAL, rid)
+            self.next_rid = min(closed_loop_clients, n)
+            for rid in range(self.next_rid):
+                sim._push(self.heap, float(rec.arrival_s[rid]), ARRIVAL, rid)
         else:
             for rid in range(n):
-                self._push(heap, float(reqs.arrival_s[rid]), ARRIVAL, rid)
-            next_rid = n
-        prefix_id, prefix_tokens = reqs.prefix_id, reqs.prefix_tokens
+                sim._push(self.heap, float(reqs.arrival_s[rid]), ARRIVAL, rid)
+            self.next_rid = n
+
+    def run(self) -> None:
+        """Handle every event in time order; the replicas an instant's events touched start their next iteration."""
+        sim, heap = self.sim, self.heap
         now = 0.0
-        done: list[Seq] = []
-        handoff: list[Seq] = []
         touched: list[ServingReplica] = []
         while heap:
             t, kind, key, payload = heapq.heappop(heap)
@@ -158,66 +174,14 @@ class Simulation:
                 raise AssertionError(f"time ran backwards: {t} < {now}")
             now = t
             if kind == ARRIVAL:
-                rid = payload
-                rep = self.router.pick(self.front)
-                seq = Seq(
-                    rid=rid,
-                    prompt_tokens=int(reqs.input_tokens[rid]),
-                    output_tokens=int(reqs.output_tokens[rid]),
-                    arrival_s=now,
-                    priority=int(reqs.priority[rid]),
-                )
-                if prefix_id is not None and prefix_tokens is not None:
-                    seq.prefix_id = int(prefix_id[rid])
-                    seq.prefix_tokens = int(prefix_tokens[rid])
-                rep.enqueue(seq)
+                rep = sim.router.pick(sim.front)
+                rep.enqueue(self._seq_of(payload, now))
             elif kind == KV_ARRIVAL:
-                rep = self.back_router.pick(self.back)
-                rep.enqueue(in_transit.pop(key))
+                rep = sim.back_router.pick(sim.back)
+                rep.enqueue(self.in_transit.pop(key))
             else:
-                rep = self.replicas[payload]
-                n_dec = rep.n_decode_in_step
-                rep.finish_step(now, done, handoff)
-                rec.iterations += 1
-                if n_dec:
-                    rec.itl_s.append(rep.step_s)
-                    rec.itl_weight.append(n_dec)
-                rec.sample_t_s.append(now)
-                waiting = running = 0
-                for r in self.replicas:
-                    waiting += r.queued()
-                    running += r.running()
-                rec.queue_len.append(waiting)
-                rec.running_seqs.append(running)
-                cap = rep.lim.kv_capacity_tokens
-                rec.kv_util_frac.append(rep.kv_tokens() / cap if cap else 0.0)
-                for seq in handoff:
-                    rec.first_token_s[seq.rid] = seq.first_token_s
-                    ctx = seq.prompt_tokens + 1.0
-                    moved = Seq(
-                        rid=seq.rid,
-                        prompt_tokens=int(ctx),
-                        output_tokens=seq.output_tokens,
-                        arrival_s=seq.arrival_s,
-                        priority=seq.priority,
-                        prefilled_tokens=int(ctx),
-                        generated_tokens=seq.generated_tokens,
-                        first_token_s=seq.first_token_s,
-                        swapped_ctx_tokens=ctx,
-                        via_network=True,
-                    )
-                    k = self._push(heap, now + ctx * self.kv_transfer_s_per_token, KV_ARRIVAL, 0)
-                    in_transit[k] = moved
-                handoff.clear()
-                for seq in done:
-                    rec.first_token_s[seq.rid] = seq.first_token_s
-                    rec.finish_s[seq.rid] = now
-                    if closed_loop_clients and next_rid < n:
-                        sent = now + (float(reqs.think_s[next_rid]) if reqs.think_s is not None else 0.0)
-                        rec.arrival_s[next_rid] = sent
-                        self._push(heap, sent, ARRIVAL, next_rid)
-                        next_rid += 1
-                done.clear()
+                rep = sim.replicas[payload]
+                self._step_end(rep, now)
             touched.append(rep)
             if heap and heap[0][0] == now:
                 continue  # handle every event of this instant first (simultaneous arrivals batch together)
@@ -226,9 +190,74 @@ class Simulation:
                 if not r.busy and r.has_work():
                     batch = r.plan()
                     if batch is not None:
-                        self._push(heap, now + r.start(batch), STEP_END, r.idx)
+                        sim._push(heap, now + r.start(batch), STEP_END, r.idx)
             touched.clear()
-        rec.end_s = now
-        rec.preemptions = sum(r.preemptions for r in self.replicas)
-        rec.prefix_hits = sum(r.prefix_hits for r in self.replicas)
-        return rec
+        self.rec.end_s = now
+
+    def _seq_of(self, rid: int, now: float) -> Seq:
+        """The sequence of request ``rid`` arriving at ``now`` (with its shared prefix, if the trace gives one)."""
+        reqs = self.reqs
+        seq = Seq(
+            rid=rid,
+            prompt_tokens=int(reqs.input_tokens[rid]),
+            output_tokens=int(reqs.output_tokens[rid]),
+            arrival_s=now,
+            priority=int(reqs.priority[rid]),
+        )
+        if reqs.prefix_id is not None and reqs.prefix_tokens is not None:
+            seq.prefix_id = int(reqs.prefix_id[rid])
+            seq.prefix_tokens = int(reqs.prefix_tokens[rid])
+        return seq
+
+    def _step_end(self, rep: ServingReplica, now: float) -> None:
+        """An iteration of ``rep`` ended: sample the deployment, send finished prefills to the decode pool, record
+        finished requests and, in a closed loop, send each client's next request after its think time."""
+        rec, done, handoff = self.rec, self.done, self.handoff
+        n_dec = rep.n_decode_in_step
+        rep.finish_step(now, done, handoff)
+        rec.iterations += 1
+        if n_dec:
+            rec.itl_s.append(rep.step_s)
+            rec.itl_weight.append(n_dec)
+        rec.sample_t_s.append(now)
+        waiting = running = 0
+        for r in self.sim.replicas:
+            waiting += r.queued()
+            running += r.running()
+        rec.queue_len.append(waiting)
+        rec.running_seqs.append(running)
+        cap = rep.lim.kv_capacity_tokens
+        rec.kv_util_frac.append(rep.kv_tokens() / cap if cap else 0.0)
+        for seq in handoff:
+            self._hand_off(seq, now)
+        handoff.clear()
+        n = len(self.reqs)
+        for seq in done:
+            rec.first_token_s[seq.rid] = seq.first_token_s
+            rec.finish_s[seq.rid] = now
+            if self.closed and self.next_rid < n:
+                think = self.reqs.think_s
+                sent = now + (float(think[self.next_rid]) if think is not None else 0.0)
+                rec.arrival_s[self.next_rid] = sent
+                self.sim._push(self.heap, sent, ARRIVAL, self.next_rid)
+                self.next_rid += 1
+        done.clear()
+
+    def _hand_off(self, seq: Seq, now: float) -> None:
+        """A prefill-pool sequence's KV cache leaves for the decode pool, arriving after its transfer time."""
+        self.rec.first_token_s[seq.rid] = seq.first_token_s
+        ctx = seq.prompt_tokens + 1.0
+        moved = Seq(
+            rid=seq.rid,
+            prompt_tokens=int(ctx),
+            output_tokens=seq.output_tokens,
+            arrival_s=seq.arrival_s,
+            priority=seq.priority,
+            prefilled_tokens=int(ctx),
+            generated_tokens=seq.generated_tokens,
+            first_token_s=seq.first_token_s,
+            swapped_ctx_tokens=ctx,
+            via_network=True,
+        )
+        k = self.sim._push(self.heap, now + ctx * self.sim.kv_transfer_s_per_token, KV_ARRIVAL, 0)
+        self.in_transit[k] = moved
