@@ -137,7 +137,8 @@ def test_overlay_price_row_without_a_source_is_rejected(tmp_path: Path) -> None:
     assert err.value.field.endswith("cloud.csv[acme-cloud-h100-on-demand].source_title")
 
 
-def test_overlay_efficiency_row_wins_for_its_part_and_stays_in_its_catalog(tmp_path: Path) -> None:
+def _flat_gemm_overlay(tmp_path: Path) -> Catalog:
+    """An overlay whose clone of the H100 has a flat 0.5 bf16 GEMM curve (row gemm-bf16-acme-test)."""
     row = {
         "id": "gemm-bf16-acme-test",
         "kind": "gemm",
@@ -150,7 +151,11 @@ def test_overlay_efficiency_row_wins_for_its_part_and_stays_in_its_catalog(tmp_p
     }
     folder = _clone_overlay(tmp_path)
     _write(folder, "efficiency.yaml", [row])
-    cat = Catalog.default().with_overlay(folder)
+    return Catalog.default().with_overlay(folder)
+
+
+def test_overlay_efficiency_row_wins_for_its_part_and_stays_in_its_catalog(tmp_path: Path) -> None:
+    cat = _flat_gemm_overlay(tmp_path)
     with catalog.use(cat):
         look = efficiency_table().lookup("gemm", "acme-h100-clone", 1e11, dtype="bf16")
     assert (look.frac, look.source) == (0.5, "gemm-bf16-acme-test")
@@ -164,19 +169,7 @@ def test_a_cluster_carries_the_tables_of_its_catalog(tmp_path: Path) -> None:
     from aiinfra.analytic.inference import gemm_efficiency
     from aiinfra.catalog.resolve import cluster_for
 
-    row = {
-        "id": "gemm-bf16-acme-test",
-        "kind": "gemm",
-        "accelerators": ["acme-h100-clone"],
-        "dtype": "bf16",
-        "x": "flop",
-        "points": [[1e9, 0.5], [1e12, 0.5]],
-        "provenance": "measured",
-        "sources": [SOURCE],
-    }
-    folder = _clone_overlay(tmp_path)
-    _write(folder, "efficiency.yaml", [row])
-    cat = Catalog.default().with_overlay(folder)
+    cat = _flat_gemm_overlay(tmp_path)
     with catalog.use(cat):
         cluster = cluster_for("acme-h100-clone", 8)
     assert cluster.tables is domain_tables(cat) and cluster.tables is not domain_tables()
