@@ -13,6 +13,7 @@ from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.planning.engine_profile import Usage, scheduler_defaults
 from aiinfra.planning.loaded import LoadedReplica, LoadPoint, Tails
+from aiinfra.specs.engine import parse_version
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import HardwareInput, Scenario
@@ -246,6 +247,13 @@ def model_for(
     if streamed is None:
         stated = wl.simulation.streaming if wl.simulation is not None else None
         streamed = stated if stated is not None else workload_usage(wl) == "server"
+    if wl.engine_version is not None and parse_version(wl.engine_version) is None:
+        raise SpecError(
+            "inference.engine_version",
+            wl.engine_version,
+            "holds no release number",
+            "write the engine's release as MAJOR.MINOR[.PATCH], e.g. 0.6.3, or leave it out for the current release",
+        )
     return InferenceModel(
         model=sc_model,
         cluster=cluster,
@@ -256,6 +264,7 @@ def model_for(
         kv_precision=wl.kv_precision or "bf16",
         attention_dp=attention_dp or bool(plan and plan.attention_dp),
         engine=engine or wl.engine,
+        engine_version=wl.engine_version,
         streamed=streamed,
     )
 

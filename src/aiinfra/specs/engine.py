@@ -11,6 +11,7 @@ engine does; it never compares names. Also the runtime memory reserve of runtime
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -46,6 +47,39 @@ class SchedulerDefaults:
     max_num_seqs: int
     basis: str
     """Why these values (engine, usage context, device rule) — printed in notes."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HostStepCost:
+    """Host time an engine release spends per iteration outside the GPU's kernels (scheduling, input preparation,
+    output processing) and how it meets the GPU's step (engines.yaml ``host_step_by_version``)."""
+
+    step_s: float
+    overlapped: bool
+    """True: the engine prepares the next step while the GPU runs this one (an overlap scheduler), so the step
+    lasts max(GPU, host); False: the host work runs between the GPU steps, so the step lasts GPU + host."""
+    from_version: tuple[int, ...] | None
+    """First release it applies to (None: every earlier one)."""
+    below_version: tuple[int, ...] | None
+    """First release it no longer applies to (None: through the current release)."""
+    source: str
+
+    def applies(self, version: tuple[int, ...] | None) -> bool:
+        """Whether release ``version`` has this cost; an unknown release (None) is the current one."""
+        if version is None:
+            return self.below_version is None
+        return (self.from_version is None or version >= self.from_version) and (
+            self.below_version is None or version < self.below_version
+        )
+
+
+def parse_version(text: str) -> tuple[int, ...] | None:
+    """The release number in ``text`` ("0.6.3.post2.dev308+gb489fc3c", "v0.11.0", "v1.2.0rc1" -> (0, 6, 3),
+    (0, 11, 0), (1, 2, 0)); None when it holds no MAJOR.MINOR number."""
+    m = re.search(r"(?<![\w.])v?(\d+)\.(\d+)(?:\.(\d+))?", text)
+    if m is None:
+        return None
+    return tuple(int(g) for g in m.groups() if g is not None)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -101,6 +135,12 @@ class EngineProfile:
     """API-server time per streamed chunk (one per sequence per step: output processing, detokenisation, the chunk's
     JSON and HTTP write), in a process pipelined with the engine (engines.yaml stream_chunk_us; 0 = none measured):
     a step's tokens reach the clients no faster than chunks × this (analytic/step_overheads.py)."""
+    host_step_costs: tuple[HostStepCost, ...] = ()
+    """Host time per iteration by release (engines.yaml host_step_by_version; none: not priced)."""
+
+    def host_step_cost(self, version: tuple[int, ...] | None) -> HostStepCost | None:
+        """The host time per iteration of release ``version`` (None: the current release); None when not measured."""
+        return next((c for c in self.host_step_costs if c.applies(version)), None)
 
     @property
     def device_dependent_defaults(self) -> bool:
@@ -219,6 +259,28 @@ def _opt_float(row: Mapping[str, Any], key: str) -> float | None:
     return float(row[key]) if row.get(key) is not None else None
 
 
+def _version_or_none(value: Any) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    parsed = parse_version(str(value))
+    if parsed is None:
+        raise ValueError(f"version {value!r} has no MAJOR.MINOR number")
+    return parsed
+
+
+def _host_costs(row: Mapping[str, Any]) -> tuple[HostStepCost, ...]:
+    return tuple(
+        HostStepCost(
+            step_s=float(e["host_step_ms"]) / 1e3,
+            overlapped=bool(e["overlapped"]),
+            from_version=_version_or_none(e.get("from_version")),
+            below_version=_version_or_none(e.get("below_version")),
+            source=str(e["source"]["url"]),
+        )
+        for e in row.get("host_step_by_version", [])
+    )
+
+
 def profile(row: Mapping[str, Any]) -> EngineProfile:
     """An engines.yaml row as a profile (a malformed shipped row is a data bug)."""
     try:
@@ -254,6 +316,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             bench_tuning=row.get("bench_tuning"),
             request_overhead_s=(_opt_float(row, "request_overhead_ms") or 0.0) / 1e3,
             stream_chunk_s=(_opt_float(row, "stream_chunk_us") or 0.0) / 1e6,
+            host_step_costs=_host_costs(row),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"catalog data engines.yaml row {row.get('id', '?')}: {exc}") from exc

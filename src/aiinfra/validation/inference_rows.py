@@ -14,6 +14,7 @@ from aiinfra.planning.inference import cluster_for, estimate, kv_capacity
 from aiinfra.sim.metrics import SimSummary
 from aiinfra.specs.benchmark import BenchmarkSpec
 from aiinfra.specs.common import validate
+from aiinfra.specs.engine import parse_version
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.workload import ServingWorkload
 from aiinfra.validation import switches
@@ -61,6 +62,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     if attention_dp:
         flags.append(f"attention data-parallel over {tp} ranks, experts split ep = {ep} ways (as the notes state)")
     free_frac = num(row, "kv_cache_free_gpu_mem_fraction")
+    release = _release(row)
     cluster = cluster_for(row["accelerator"].strip(), n)
     im = InferenceModel(
         model=model,
@@ -72,6 +74,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         ep=ep,
         attention_dp=attention_dp,
         engine=engine,
+        engine_version=release,
     )
     if metric in ("itl_intercept_s", "itl_slope_s_per_context_token"):
         return _itl(im, metric, sliding, flags)
@@ -89,6 +92,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         "input_tokens": inp,
         "output_tokens": max(out, 1),
         "plan": {"tp": tp, "pp": pp},
+        **({"engine_version": release} if release else {}),
     }
     # scheduler settings the row states (a run's own configuration); else the engine's defaults for the
     # device and the usage context: offline/batch rows are LLM-class benchmarks, the others API-server runs
@@ -126,7 +130,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         "decode_bound": est.decode_bound,
         "prefill_bound": est.prefill_bound,
     }
-    served = _Served(model, row["accelerator"].strip(), n, tp, pp, wp, kvp, engine, inp, out)
+    served = _Served(model, row["accelerator"].strip(), n, tp, pp, wp, kvp, engine, inp, out, release)
     if mode == "poisson":
         sched = {k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v}
         rate = num(row, "request_rate_per_s")
@@ -145,6 +149,13 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     if metric == "tpot_s":
         return RowPrediction(est.tpot_s, "; ".join(flags), details)
     raise RowError(f"metric {metric!r} in mode {mode!r} not modelled")
+
+
+def _release(row: dict[str, str]) -> str | None:
+    """The engine release the row's ``engine_version`` names, as MAJOR.MINOR[.PATCH] ("0.6.3.post2.dev308+g…" ->
+    "0.6.3"); None when it names none (an image tag, "latest"): the current release's host costs apply."""
+    version = parse_version(row.get("engine_version") or "")
+    return ".".join(str(p) for p in version) if version is not None else None
 
 
 def _kv_precision(row: dict[str, str], wp: str, flags: list[str]) -> str:
@@ -421,6 +432,8 @@ class _Served:
     engine: str
     inp: int
     out: int
+    release: str | None = None
+    """The engine release the row ran (MAJOR.MINOR[.PATCH]), or None when the row does not state one."""
 
     def scenario(self, replicas: int | None = None, **inference: object) -> str:
         """The scenario as canonical JSON (the key of the memoised simulations), with ``replicas`` in the plan
@@ -436,6 +449,7 @@ class _Served:
                 "weight_precision": self.wp,
                 "kv_precision": self.kvp,
                 "engine": self.engine,
+                **({"engine_version": self.release} if self.release else {}),
                 "input_tokens": self.inp,
                 "output_tokens": self.out,
                 "plan": plan,

@@ -1,0 +1,112 @@
+"""The engine's host time per iteration by release (issue 29): vLLM V0's serial scheduler / input-preparation /
+output-processing time, TensorRT-LLM's exposed PyExecutor time — each against the figure its source measured or a
+hand calculation, in the step model, the planner and the simulator."""
+
+from __future__ import annotations
+
+import pytest
+
+from aiinfra import catalog
+from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.step_overheads import host_step_s, step_with_host_s
+from aiinfra.analytic.step_time import StepBatch
+from aiinfra.catalog.resolve import load_scenario
+from aiinfra.errors import SpecError
+from aiinfra.planning.inference import cluster_for, estimate, model_for
+from aiinfra.specs.common import validate
+from aiinfra.specs.engine import parse_version
+from aiinfra.specs.workload import ServingWorkload
+
+from .conftest import EXAMPLES, sim_run
+
+
+def _llama8b_h100(engine: str, version: str | None) -> InferenceModel:
+    return InferenceModel(
+        model=catalog.model("meta-llama-3.1-8b"),
+        cluster=cluster_for("nvidia-h100-sxm5-80gb", 1),
+        engine=engine,
+        engine_version=version,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "version"),
+    [
+        ("0.6.3.post2.dev308+gb489fc3c (nightly wheel)", (0, 6, 3)),
+        ("v0.11.0", (0, 11, 0)),
+        ("v1.2.0rc1", (1, 2, 0)),
+        ("0.8", (0, 8)),
+        ("ROCm build, image ghcr.io/embeddedllm/vllm-rocm:cb3b2b9", None),
+        ("lmsysorg/sglang:latest (Dec 2024, version not stated)", None),
+    ],
+)
+def test_release_numbers_are_read_from_version_strings(text: str, version: tuple[int, ...] | None) -> None:
+    assert parse_version(text) == version
+
+
+def test_vllm_v0_pays_the_multi_step_rfc_bubble_and_v1_does_not() -> None:
+    # vllm#6854: ~4 ms of GPU idle per decode step without multi-step scheduling (V0); V1 is the default from 0.8
+    assert host_step_s("vllm", "0.6.3") == (pytest.approx(4e-3), False)
+    assert host_step_s("vllm", "0.7.3") == (pytest.approx(4e-3), False)
+    assert host_step_s("vllm", "0.8.0") == (0.0, False)
+    assert host_step_s("vllm", "0.11.0") == (0.0, False)
+    assert host_step_s("vllm", None) == (0.0, False)  # the current release
+
+
+def test_trtllm_pytorch_executor_exposes_its_measured_host_time() -> None:
+    # TensorRT-LLM#13957: ~580 us per iteration of host work exposed as GPU idle (PyTorch backend, default from 1.0)
+    assert host_step_s("trtllm", "1.2.0rc1") == (pytest.approx(580e-6), False)
+    assert host_step_s("trtllm", None) == (pytest.approx(580e-6), False)
+    assert host_step_s("trtllm", "0.17.0") == (0.0, False)  # the TensorRT backend's C++ executor: not measured
+
+
+def test_serial_host_time_adds_and_overlapped_host_time_hides() -> None:
+    # serial: 26 ms on the GPU + 4 ms between steps = 30 ms; overlapped: max(26, 4) = 26 ms, max(2, 4) = 4 ms
+    assert step_with_host_s(0.026, 0.004, overlapped=False) == pytest.approx(0.030)
+    assert step_with_host_s(0.026, 0.004, overlapped=True) == pytest.approx(0.026)
+    assert step_with_host_s(0.002, 0.004, overlapped=True) == pytest.approx(0.004)
+
+
+@pytest.mark.parametrize("batch", [StepBatch.decode(8, 1000), StepBatch.decode(200, 400), StepBatch.prefill(2048)])
+def test_a_v0_step_is_the_v1_step_plus_4_ms(batch: StepBatch) -> None:
+    v0, v1 = _llama8b_h100("vllm", "0.6.3"), _llama8b_h100("vllm", "0.11.0")
+    assert v0.iteration_time_s(batch) - v1.iteration_time_s(batch) == pytest.approx(4e-3, rel=1e-9)
+    trt_now, trt_old = _llama8b_h100("trtllm", None), _llama8b_h100("trtllm", "0.17")
+    assert trt_now.iteration_time_s(batch) - trt_old.iteration_time_s(batch) == pytest.approx(580e-6, rel=1e-9)
+
+
+def test_the_planner_prices_the_release_it_is_given() -> None:
+    m, cl = catalog.model("meta-llama-3.1-8b"), cluster_for("nvidia-h100-sxm5-80gb", 1)
+    base = {"input_tokens": 128, "output_tokens": 256, "engine": "vllm", "batch": 8}
+    old = estimate(m, cl, validate(ServingWorkload, {**base, "engine_version": "0.6.3"}))
+    now = estimate(m, cl, validate(ServingWorkload, base))
+    # a static batch of 8 decodes in steps of the batch: every step 4 ms longer on V0
+    assert old.tpot_s - now.tpot_s == pytest.approx(4e-3, rel=0.02)
+
+
+def test_an_unreadable_release_names_the_field() -> None:
+    m, cl = catalog.model("meta-llama-3.1-8b"), cluster_for("nvidia-h100-sxm5-80gb", 1)
+    wl = validate(ServingWorkload, {"input_tokens": 128, "output_tokens": 256, "engine_version": "latest"})
+    with pytest.raises(SpecError, match=r"inference\.engine_version"):
+        model_for(m, cl, wl)
+
+
+def test_the_simulator_adds_the_host_time_to_every_iteration() -> None:
+    # a fixed batch drained from t = 0 has the same iterations whatever they cost, so the V0 run lasts exactly
+    # iterations x 4 ms longer
+    sets = [
+        "inference.request_rate_per_s=null",
+        "inference.num_requests=16",
+        "inference.concurrency=16",
+        "inference.arrival={kind: concurrency}",
+        "inference.input_tokens=256",
+        "inference.output_tokens=64",
+        "inference.simulation.output_lengths=null",
+        "inference.simulation.input_lengths=null",
+    ]
+    now = sim_run(load_scenario(EXAMPLES / "simulate-llama70b-h100.yaml", sets), seed=0)
+    old = sim_run(
+        load_scenario(EXAMPLES / "simulate-llama70b-h100.yaml", [*sets, "inference.engine_version=0.6.3"]), seed=0
+    )
+    assert old.records.iterations == now.records.iterations
+    assert old.records.end_s - now.records.end_s == pytest.approx(now.records.iterations * 4e-3, rel=1e-6)
