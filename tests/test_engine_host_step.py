@@ -1,6 +1,7 @@
-"""The engine's host time per iteration by release (issue 29): vLLM V0's serial scheduler / input-preparation /
-output-processing time, TensorRT-LLM's exposed PyExecutor time — each against the figure its source measured or a
-hand calculation, in the step model, the planner and the simulator."""
+"""What an engine release does differently (issue 29): vLLM V0's serial scheduler / input-preparation /
+output-processing time per iteration and its scheduler defaults (256 sequences, 512-token chunks above 32K of
+context) — each against the figure its source gives or a hand calculation, in the step model, the planner and the
+simulator."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from aiinfra.analytic.step_overheads import host_step_s, step_with_host_s
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.catalog.resolve import load_scenario
 from aiinfra.errors import SpecError
+from aiinfra.planning.engine_profile import scheduler_defaults
 from aiinfra.planning.inference import cluster_for, estimate, model_for
 from aiinfra.specs.common import validate
 from aiinfra.specs.engine import parse_version
@@ -38,6 +40,7 @@ def _llama8b_h100(engine: str, version: str | None) -> InferenceModel:
         ("0.8", (0, 8)),
         ("ROCm build, image ghcr.io/embeddedllm/vllm-rocm:cb3b2b9", None),
         ("lmsysorg/sglang:latest (Dec 2024, version not stated)", None),
+        ("TensorRT 10.2 / CUDA 12.4 (TRT-LLM)", None),  # another product's version, not the engine's
     ],
 )
 def test_release_numbers_are_read_from_version_strings(text: str, version: tuple[int, ...] | None) -> None:
@@ -53,11 +56,10 @@ def test_vllm_v0_pays_the_multi_step_rfc_bubble_and_v1_does_not() -> None:
     assert host_step_s("vllm", None) == (0.0, False)  # the current release
 
 
-def test_trtllm_pytorch_executor_exposes_its_measured_host_time() -> None:
-    # TensorRT-LLM#13957: ~580 us per iteration of host work exposed as GPU idle (PyTorch backend, default from 1.0)
-    assert host_step_s("trtllm", "1.2.0rc1") == (pytest.approx(580e-6), False)
-    assert host_step_s("trtllm", None) == (pytest.approx(580e-6), False)
-    assert host_step_s("trtllm", "0.17.0") == (0.0, False)  # the TensorRT backend's C++ executor: not measured
+def test_engines_without_a_measured_host_time_get_none() -> None:
+    for engine in ("trtllm", "sglang"):
+        for release in (None, "0.5.0", "1.2.0"):
+            assert host_step_s(engine, release) == (0.0, False)
 
 
 def test_serial_host_time_adds_and_overlapped_host_time_hides() -> None:
@@ -71,8 +73,6 @@ def test_serial_host_time_adds_and_overlapped_host_time_hides() -> None:
 def test_a_v0_step_is_the_v1_step_plus_4_ms(batch: StepBatch) -> None:
     v0, v1 = _llama8b_h100("vllm", "0.6.3"), _llama8b_h100("vllm", "0.11.0")
     assert v0.iteration_time_s(batch) - v1.iteration_time_s(batch) == pytest.approx(4e-3, rel=1e-9)
-    trt_now, trt_old = _llama8b_h100("trtllm", None), _llama8b_h100("trtllm", "0.17")
-    assert trt_now.iteration_time_s(batch) - trt_old.iteration_time_s(batch) == pytest.approx(580e-6, rel=1e-9)
 
 
 def test_the_planner_prices_the_release_it_is_given() -> None:
@@ -92,9 +92,10 @@ def test_an_unreadable_release_names_the_field() -> None:
 
 
 def test_the_simulator_adds_the_host_time_to_every_iteration() -> None:
-    # a fixed batch drained from t = 0 has the same iterations whatever they cost, so the V0 run lasts exactly
-    # iterations x 4 ms longer
+    # a fixed batch drained from t = 0 under the same scheduler limits has the same iterations whatever they cost,
+    # so the V0 run lasts exactly iterations x 4 ms longer
     sets = [
+        "inference.simulation.scheduler={max_num_batched_tokens: 8192, max_num_seqs: 256}",
         "inference.request_rate_per_s=null",
         "inference.num_requests=16",
         "inference.concurrency=16",
@@ -110,3 +111,35 @@ def test_the_simulator_adds_the_host_time_to_every_iteration() -> None:
     )
     assert old.records.iterations == now.records.iterations
     assert old.records.end_s - now.records.end_s == pytest.approx(now.records.iterations * 4e-3, rel=1e-6)
+
+
+def test_vllm_v0_scheduler_defaults_follow_the_context_length() -> None:
+    # vLLM 0.6.x: chunked prefill on for max_model_len > 32,768 with 512 tokens per step; else whole prompts with a
+    # budget of max(max_model_len, 2048); 256 sequences either way. V1 (0.8 on): its own table (H100: 8192 / 1024)
+    vllm, h100 = catalog.engine("vllm"), catalog.accelerator("nvidia-h100-sxm5-80gb")
+    long_ = scheduler_defaults(vllm, h100, "offline", release="0.6.3", max_model_len=131_072)
+    assert (long_.max_num_batched_tokens, long_.max_num_seqs, long_.chunked_prefill) == (512, 256, True)
+    short = scheduler_defaults(vllm, h100, "server", release="0.6.3", max_model_len=8192)
+    assert (short.max_num_batched_tokens, short.max_num_seqs, short.chunked_prefill) == (8192, 256, False)
+    tiny = scheduler_defaults(vllm, h100, "server", release="0.5.4", max_model_len=1024)
+    assert tiny.max_num_batched_tokens == 2048
+    v1 = scheduler_defaults(vllm, h100, "server", release="0.11.0", max_model_len=131_072)
+    assert (v1.max_num_batched_tokens, v1.max_num_seqs, v1.chunked_prefill) == (8192, 1024, None)
+
+
+def test_a_v0_simulation_schedules_with_the_v0_defaults() -> None:
+    # Llama 3.1 70B's 131,072-token context: V0 chunks prompts 512 tokens a step, so a 1,024-token prompt takes two
+    # iterations before its first token (V1's 8,192-token budget: one)
+    sets = [
+        "inference.request_rate_per_s=null",
+        "inference.num_requests=1",
+        "inference.concurrency=1",
+        "inference.arrival={kind: concurrency}",
+        "inference.output_tokens=1",
+        "inference.simulation.output_lengths=null",
+    ]
+    ex = EXAMPLES / "simulate-llama70b-h100.yaml"
+    assert sim_run(load_scenario(ex, sets), seed=0).records.iterations == 1
+    old = sim_run(load_scenario(ex, [*sets, "inference.engine_version=0.6.3"]), seed=0)
+    assert old.limits.max_num_batched_tokens == 512 and old.limits.max_num_seqs == 256
+    assert old.records.iterations == 2

@@ -22,9 +22,9 @@ hundreds of sequences in flight.
 
 The engine's own host work per iteration (scheduling, input preparation, output processing) is priced where a
 release's cost was measured (the engine profile's ``host_step_by_version``, :func:`with_host_step`): serial with the
-GPU's step where the engine does it between steps (vLLM V0; the time an overlap loop leaves exposed, TensorRT-LLM's
-PyExecutor), so the step lasts GPU + host; under an overlap scheduler that prepares step n + 1 while the GPU runs
-step n, max(GPU, host). No per-sequence part was found measured, so the cost is one figure per iteration.
+GPU's step where the engine does it between steps (vLLM V0), so the step lasts GPU + host; under an overlap scheduler
+that prepares step n + 1 while the GPU runs step n, max(GPU, host). No per-sequence part was found measured, so the
+cost is one figure per iteration, and releases without a measurement (vLLM V1, SGLang, TensorRT-LLM) get none.
 
 The figures are the project's own microbenchmarks (catalog/data/kernel_overheads_<part>.yaml: launch costs of eager
 PyTorch ops and of graph replay, samplers at batch 1–256). A part without its own rows borrows those of a part of its

@@ -482,7 +482,13 @@ def estimate_with_replica(
     streamed = stated_streaming if stated_streaming is not None else (usage or workload_usage(wl)) == "server"
     im = model_for(model, cluster, wl, attention_dp, engine, streamed=streamed)
     sched = wl.simulation.scheduler if wl.simulation is not None else None
-    sd = scheduler_defaults(catalog.engine(engine), cluster.accelerator, usage or workload_usage(wl))
+    sd = scheduler_defaults(
+        catalog.engine(engine),
+        cluster.accelerator,
+        usage or workload_usage(wl),
+        release=wl.engine_version,
+        max_model_len=model.max_seq_len,
+    )
     budget_set = prefill_budget_tokens or (sched.max_num_batched_tokens if sched else None)
     seqs_set = max_num_seqs or (sched.max_num_seqs if sched else None)
     budget = budget_set or sd.max_num_batched_tokens

@@ -153,7 +153,16 @@ def limits_for(
     # the engine's server defaults for this device (engines.yaml) unless the scenario sets them; a defaulted
     # max_num_seqs is capped at the step budget (vLLM's rule); the engine's KV allocator, block size and
     # reservation policy (vLLM: blocks as tokens arrive, preemption; TensorRT-LLM: whole context reserved)
-    sd = scheduler_defaults(engine, scenario.cluster.accelerator, "server")
+    sd = scheduler_defaults(
+        engine,
+        scenario.cluster.accelerator,
+        "server",
+        release=wl.engine_version,
+        max_model_len=scenario.model.max_seq_len,
+    )
+    # an older release's own chunked-prefill default (vLLM V0: on only above 32K of context) unless the scenario
+    # sets a scheduler
+    chunked = sched.chunked_prefill if sim.scheduler is not None or sd.chunked_prefill is None else sd.chunked_prefill
     block = kv_block_tokens(wl.engine, wl)
     budget = sched.max_num_batched_tokens or sd.max_num_batched_tokens
     cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, wl.engine)
@@ -184,7 +193,7 @@ def limits_for(
         static=sched.kind == "static",
         max_num_seqs=sched.max_num_seqs or min(sd.max_num_seqs, budget),
         max_num_batched_tokens=budget,
-        chunked_prefill=sched.chunked_prefill,
+        chunked_prefill=chunked,
         preemption=sched.preemption,
         kv_capacity_tokens=cap.kv_capacity_tokens,
         block_tokens=block,
@@ -338,7 +347,13 @@ def simulate(
     overhead_s = tables.engine.request_overhead_s
     sched = sim.scheduler
     if sched is None or sched.max_num_batched_tokens is None or sched.max_num_seqs is None:
-        sd = scheduler_defaults(tables.engine, scenario.cluster.accelerator, "server")
+        sd = scheduler_defaults(
+            tables.engine,
+            scenario.cluster.accelerator,
+            "server",
+            release=wl.engine_version,
+            max_model_len=scenario.model.max_seq_len,
+        )
         notes.append(
             f"scheduler: max_num_batched_tokens {lim.max_num_batched_tokens}, max_num_seqs {lim.max_num_seqs} "
             f"(unset values from the {sd.basis})"

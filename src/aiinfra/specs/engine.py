@@ -47,6 +47,8 @@ class SchedulerDefaults:
     max_num_seqs: int
     basis: str
     """Why these values (engine, usage context, device rule) — printed in notes."""
+    chunked_prefill: bool | None = None
+    """Whether the release chunks prompts by default under these limits (None: the engine profile's flag)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -63,20 +65,24 @@ class HostStepCost:
     below_version: tuple[int, ...] | None
     """First release it no longer applies to (None: through the current release)."""
     source: str
+    when_unstated: bool = True
+    """Whether it applies when no release is stated (the current release); False where the measured code path is
+    one of several the engine ships (TensorRT-LLM's PyTorch executor beside its TensorRT engines)."""
 
     def applies(self, version: tuple[int, ...] | None) -> bool:
-        """Whether release ``version`` has this cost; an unknown release (None) is the current one."""
+        """Whether release ``version`` has this cost; an unstated release (None) is the current one."""
         if version is None:
-            return self.below_version is None
+            return self.below_version is None and self.when_unstated
         return (self.from_version is None or version >= self.from_version) and (
             self.below_version is None or version < self.below_version
         )
 
 
 def parse_version(text: str) -> tuple[int, ...] | None:
-    """The release number in ``text`` ("0.6.3.post2.dev308+gb489fc3c", "v0.11.0", "v1.2.0rc1" -> (0, 6, 3),
-    (0, 11, 0), (1, 2, 0)); None when it holds no MAJOR.MINOR number."""
-    m = re.search(r"(?<![\w.])v?(\d+)\.(\d+)(?:\.(\d+))?", text)
+    """The release number ``text`` starts with ("0.6.3.post2.dev308+gb489fc3c", "v0.11.0", "v1.2.0rc1" -> (0, 6, 3),
+    (0, 11, 0), (1, 2, 0)); None when it does not start with a MAJOR.MINOR number (an image tag, "latest", another
+    product's version further on)."""
+    m = re.match(r"\s*v?(\d+)\.(\d+)(?:\.(\d+))?(?![\d])", text)
     if m is None:
         return None
     return tuple(int(g) for g in m.groups() if g is not None)
@@ -135,6 +141,8 @@ class EngineProfile:
     """API-server time per streamed chunk (one per sequence per step: output processing, detokenisation, the chunk's
     JSON and HTTP write), in a process pipelined with the engine (engines.yaml stream_chunk_us; 0 = none measured):
     a step's tokens reach the clients no faster than chunks × this (analytic/step_overheads.py)."""
+    legacy_scheduler: Mapping[str, Any] | None = field(default=None, repr=False)
+    """Scheduler defaults of the releases before ``below_version`` (vLLM V0; engines.yaml legacy_scheduler)."""
     host_step_costs: tuple[HostStepCost, ...] = ()
     """Host time per iteration by release (engines.yaml host_step_by_version; none: not priced)."""
 
@@ -220,8 +228,46 @@ class EngineProfile:
                 )
         raise DataError(f"engines.yaml row {self.id!r}: memory_bands must end with a [null, tokens] band")
 
-    def scheduler_defaults(self, accelerator: AcceleratorSpec, usage: Usage) -> SchedulerDefaults:
-        """The engine's default token budget per step and sequence cap on ``accelerator`` in ``usage``."""
+    def legacy_scheduler_defaults(self, release: tuple[int, ...], max_model_len: int) -> SchedulerDefaults | None:
+        """The defaults of an older release (vLLM V0: vllm/engine/arg_utils.py and vllm/config.py SchedulerConfig,
+        engines.yaml legacy_scheduler), or None when ``release`` is not older than the table's ``below_version``:
+        max_num_seqs fixed; chunked prefill turned on by default for a context longer than
+        ``long_context_above_tokens``, with a budget of ``chunked_budget_tokens`` per step; else whole prompts, the
+        budget max(max_model_len, ``min_budget_tokens``)."""
+        table = self.legacy_scheduler
+        if table is None:
+            return None
+        below = parse_version(str(table["below_version"]))
+        if below is None or release >= below:
+            return None
+        seqs = int(table["max_num_seqs"])
+        chunked = max_model_len > int(table["long_context_above_tokens"])
+        tokens = int(table["chunked_budget_tokens"]) if chunked else max(max_model_len, int(table["min_budget_tokens"]))
+        why = "chunked prefill on (context above" if chunked else "chunked prefill off (context up to"
+        return SchedulerDefaults(
+            max_num_batched_tokens=tokens,
+            max_num_seqs=seqs,
+            basis=f"{self.id} {'.'.join(map(str, release))} (before {table['below_version']}) default: "
+            f"{why} {int(table['long_context_above_tokens'])} tokens), max_num_batched_tokens {tokens}, "
+            f"max_num_seqs {seqs}",
+            chunked_prefill=chunked,
+        )
+
+    def scheduler_defaults(
+        self,
+        accelerator: AcceleratorSpec,
+        usage: Usage,
+        *,
+        release: tuple[int, ...] | None = None,
+        max_model_len: int | None = None,
+    ) -> SchedulerDefaults:
+        """The engine's default token budget per step and sequence cap on ``accelerator`` in ``usage``; of release
+        ``release`` (None: the current one) serving a context of ``max_model_len`` where an older release's
+        defaults differ (:meth:`legacy_scheduler_defaults`)."""
+        if release is not None and max_model_len is not None:
+            legacy = self.legacy_scheduler_defaults(release, max_model_len)
+            if legacy is not None:
+                return legacy
         table = self.scheduler_table
         if table is not None and "memory_bands" in table:
             return self.scheduler_defaults_by_memory(accelerator.memory_bytes)
@@ -276,6 +322,7 @@ def _host_costs(row: Mapping[str, Any]) -> tuple[HostStepCost, ...]:
             from_version=_version_or_none(e.get("from_version")),
             below_version=_version_or_none(e.get("below_version")),
             source=str(e["source"]["url"]),
+            when_unstated=bool(e.get("when_unstated", True)),
         )
         for e in row.get("host_step_by_version", [])
     )
@@ -317,6 +364,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             request_overhead_s=(_opt_float(row, "request_overhead_ms") or 0.0) / 1e3,
             stream_chunk_s=(_opt_float(row, "stream_chunk_us") or 0.0) / 1e6,
             host_step_costs=_host_costs(row),
+            legacy_scheduler=row.get("legacy_scheduler"),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"catalog data engines.yaml row {row.get('id', '?')}: {exc}") from exc

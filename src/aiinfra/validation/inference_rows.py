@@ -25,7 +25,15 @@ from aiinfra.validation.benchmark_rows import (
     length_dists,
     sim_settings,
 )
-from aiinfra.validation.rows import RowError, expert_layout, integer, model_from_row, num, reasoned
+from aiinfra.validation.rows import (
+    RowError,
+    catalog_model_for,
+    expert_layout,
+    integer,
+    model_from_row,
+    num,
+    reasoned,
+)
 from aiinfra.validation.types import RowPrediction, RowTables
 
 #: context length at which the ITL slope is evaluated (the vLLM sweep spans 256–125k input tokens)
@@ -152,10 +160,13 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
 
 
 def _release(row: dict[str, str]) -> str | None:
-    """The engine release the row's ``engine_version`` names, as MAJOR.MINOR[.PATCH] ("0.6.3.post2.dev308+g…" ->
-    "0.6.3"); None when it names none (an image tag, "latest"): the current release's host costs apply."""
+    """The engine release the row's ``engine_version`` starts with, as MAJOR.MINOR.PATCH ("0.6.3.post2.dev308+g…" ->
+    "0.6.3", "0.5 (static batching)" -> "0.5.0"); None when it starts with none (an image tag, "latest", "TensorRT
+    10.2 …"): the current release's costs apply."""
     version = parse_version(row.get("engine_version") or "")
-    return ".".join(str(p) for p in version) if version is not None else None
+    if version is None:
+        return None
+    return ".".join(str(p) for p in (*version, 0, 0)[:3])  # three parts: never read back as a number
 
 
 def _kv_precision(row: dict[str, str], wp: str, flags: list[str]) -> str:
@@ -377,8 +388,19 @@ def _burst(
     sim: dict[str, object] = {}
     if row["mode"].strip() == "batch":
         acc = cluster_for(served.accelerator, served.n).accelerator
-        sd = scheduler_defaults(tables.engine(served.engine), acc, "offline")
-        sim["scheduler"] = {"max_num_batched_tokens": sd.max_num_batched_tokens, "max_num_seqs": sd.max_num_seqs}
+        # the release's own defaults where an older one differs (vLLM V0), at the model's context length (the
+        # engines' default max_model_len)
+        context = _context_tokens(row, served, tables)
+        sd = scheduler_defaults(
+            tables.engine(served.engine), acc, "offline", release=served.release, max_model_len=context
+        )
+        limits: dict[str, object] = {
+            "max_num_batched_tokens": sd.max_num_batched_tokens,
+            "max_num_seqs": sd.max_num_seqs,
+        }
+        if sd.chunked_prefill is not None:
+            limits["chunked_prefill"] = sd.chunked_prefill
+        sim["scheduler"] = limits
         sim["streaming"] = False  # the LLM class returns whole outputs: no API server streams the tokens
         flags.append(f"simulated: a batch of {batch} prompts handed over at once; scheduler: {sd.basis}")
         flags.append("lengths fixed at the row's means (a fixed-length benchmark)")
@@ -391,6 +413,16 @@ def _burst(
     summ = _simulate(scenario, tables)
     details = {**details, "makespan_s": summ.duration_s, "preemptions": summ.preemptions}
     return RowPrediction(_sim_value(row, summ, metric, served.engine, flags, tables), "; ".join(flags), details)
+
+
+def _context_tokens(row: dict[str, str], served: _Served, tables: RowTables) -> int | None:
+    """The model's context length, the engines' default max_model_len: the row's model's, else that of the catalog
+    model the row names (None when neither states one)."""
+    own = getattr(served.model, "max_seq_len", None)
+    if own:
+        return int(own)
+    cat = catalog_model_for(row.get("model_name") or "", tables.models)
+    return cat.max_seq_len if cat is not None else None
 
 
 def _sim_value(
