@@ -82,13 +82,21 @@ def test_the_planner_prices_the_release_it_is_given() -> None:
     now = estimate(m, cl, validate(ServingWorkload, base))
     # a static batch of 8 decodes in steps of the batch: every step 4 ms longer on V0
     assert old.tpot_s - now.tpot_s == pytest.approx(4e-3, rel=0.02)
+    # under a load, infer says what the release adds
+    loaded = estimate(
+        m, cl, validate(ServingWorkload, {**base, "batch": None, "request_rate_per_s": 2.0, "engine_version": "0.6.3"})
+    )
+    assert any("4 ms of host work per iteration" in n for n in loaded.notes)
 
 
-def test_an_unreadable_release_names_the_field() -> None:
+@pytest.mark.parametrize(("release", "says"), [("latest", "no release number"), (0.1, "quote it")])
+def test_an_unreadable_release_names_the_field(release: object, says: str) -> None:
+    # a YAML number is refused: 0.10 would read as 0.1
     m, cl = catalog.model("meta-llama-3.1-8b"), cluster_for("nvidia-h100-sxm5-80gb", 1)
-    wl = validate(ServingWorkload, {"input_tokens": 128, "output_tokens": 256, "engine_version": "latest"})
-    with pytest.raises(SpecError, match=r"inference\.engine_version"):
+    wl = validate(ServingWorkload, {"input_tokens": 128, "output_tokens": 256, "engine_version": release})
+    with pytest.raises(SpecError, match=r"inference\.engine_version") as err:
         model_for(m, cl, wl)
+    assert says in str(err.value)
 
 
 def test_the_simulator_adds_the_host_time_to_every_iteration() -> None:

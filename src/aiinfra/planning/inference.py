@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.step_overheads import host_step_s
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.errors import InfeasibleError, SpecError
@@ -232,6 +233,27 @@ class InferenceEstimate:
     """Exclusive TPOT p50/p90/p99 under the load."""
 
 
+def workload_release(wl: ServingWorkload) -> str | None:
+    """The engine release the workload names (``inference.engine_version``), checked: a MAJOR.MINOR[.PATCH] string, or
+    None for the current release."""
+    release = wl.engine_version
+    if isinstance(release, float):
+        raise SpecError(
+            "inference.engine_version",
+            release,
+            "a number, not a release string (a YAML number reads 0.10 as 0.1)",
+            "quote it, e.g. engine_version: '0.8', or write MAJOR.MINOR.PATCH such as 0.8.0",
+        )
+    if release is not None and parse_version(release) is None:
+        raise SpecError(
+            "inference.engine_version",
+            release,
+            "holds no release number",
+            "write the engine's release as MAJOR.MINOR[.PATCH], e.g. 0.6.3, or leave it out for the current release",
+        )
+    return release
+
+
 def model_for(
     sc_model: ModelArch,
     cluster: ClusterSpec,
@@ -247,13 +269,6 @@ def model_for(
     if streamed is None:
         stated = wl.simulation.streaming if wl.simulation is not None else None
         streamed = stated if stated is not None else workload_usage(wl) == "server"
-    if wl.engine_version is not None and parse_version(wl.engine_version) is None:
-        raise SpecError(
-            "inference.engine_version",
-            wl.engine_version,
-            "holds no release number",
-            "write the engine's release as MAJOR.MINOR[.PATCH], e.g. 0.6.3, or leave it out for the current release",
-        )
     return InferenceModel(
         model=sc_model,
         cluster=cluster,
@@ -264,7 +279,7 @@ def model_for(
         kv_precision=wl.kv_precision or "bf16",
         attention_dp=attention_dp or bool(plan and plan.attention_dp),
         engine=engine or wl.engine,
-        engine_version=wl.engine_version,
+        engine_version=workload_release(wl),
         streamed=streamed,
     )
 
@@ -486,7 +501,7 @@ def estimate_with_replica(
         catalog.engine(engine),
         cluster.accelerator,
         usage or workload_usage(wl),
-        release=wl.engine_version,
+        release=workload_release(wl),
         max_model_len=model.max_seq_len,
     )
     budget_set = prefill_budget_tokens or (sched.max_num_batched_tokens if sched else None)
@@ -645,6 +660,13 @@ def estimate_with_replica(
             notes.append(
                 f"at {batch} sequences the API server's streaming sets the step: {batch} chunks × "
                 f"{chunk_s * 1e6:.3g} µs = {batch * chunk_s * 1e3:.3g} ms, longer than the engine's step (engines.yaml)"
+            )
+        host_s, overlapped = host_step_s(engine, im.engine_version)
+        if host_s:
+            notes.append(
+                f"{engine} {im.engine_version}: {host_s * 1e3:.3g} ms of host work per iteration (scheduler, input "
+                f"preparation, output processing) {'hidden behind' if overlapped else 'added to'} every step "
+                "(engines.yaml host_step_by_version)"
             )
     if wl.speculative is not None:
         spec = tok_per_step

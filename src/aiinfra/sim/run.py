@@ -23,6 +23,7 @@ from aiinfra.planning.inference import (
     model_for,
     reserves_full_context,
     speculative_tokens_per_step,
+    workload_release,
 )
 from aiinfra.sim.arrivals import Requests, check_budget, interarrival_s, lengths, read_trace
 from aiinfra.sim.attention_dp import rank_limits
@@ -157,7 +158,7 @@ def limits_for(
         engine,
         scenario.cluster.accelerator,
         "server",
-        release=wl.engine_version,
+        release=workload_release(wl),
         max_model_len=scenario.model.max_seq_len,
     )
     # an older release's own chunked-prefill default (vLLM V0: on only above 32K of context) unless the scenario
@@ -351,7 +352,7 @@ def simulate(
             tables.engine,
             scenario.cluster.accelerator,
             "server",
-            release=wl.engine_version,
+            release=workload_release(wl),
             max_model_len=scenario.model.max_seq_len,
         )
         notes.append(
