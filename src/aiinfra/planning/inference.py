@@ -14,7 +14,7 @@ from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.planning.engine_profile import Usage, scheduler_defaults
 from aiinfra.planning.loaded import LoadedReplica, LoadPoint, Tails
-from aiinfra.specs.engine import parse_version
+from aiinfra.specs.engine import EngineProfile, parse_version
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import HardwareInput, Scenario
@@ -254,6 +254,13 @@ def workload_release(wl: ServingWorkload) -> str | None:
     return release
 
 
+def overlaps_scheduling(engine: EngineProfile, wl: ServingWorkload) -> bool:
+    """Whether the workload's engine release plans each iteration while the previous one runs (an overlap
+    scheduler: a request arriving during an iteration joins the one after the next)."""
+    release = workload_release(wl)
+    return engine.overlaps_scheduling(parse_version(release) if release else None)
+
+
 def model_for(
     sc_model: ModelArch,
     cluster: ClusterSpec,
@@ -420,6 +427,7 @@ def _loaded_replica(
     budget: int,
     grid: bool,
     request_overhead_s: float = 0.0,
+    overlap_admission: bool = False,
 ) -> LoadedReplica:
     """The loaded-replica model of one deployment: ``steady`` and a decode-only iteration of the same pricing."""
     inp, out = wl.input_tokens, wl.output_tokens
@@ -441,6 +449,7 @@ def _loaded_replica(
         prefill_iterations=prefill_iterations,
         grid=grid,
         request_overhead_s=request_overhead_s,
+        overlap_admission=overlap_admission,
     )
 
 
@@ -584,6 +593,7 @@ def estimate_with_replica(
         load = f"a static batch of {batch}: every prompt prefilled, then the batch decodes together"
     else:
         dp_ranks = im.tp if im.attention_dp else 1
+        overlap = overlaps_scheduling(catalog.engine(engine), wl)
 
         def steady(b: int) -> tuple[float, float, float]:
             """(TPOT, TTFT, tokens per sequence per step) of the steady state holding ``b`` sequences."""
@@ -593,10 +603,14 @@ def estimate_with_replica(
                 step = steady_state_step(b, inp, out, tok, dp_ranks=dp_ranks)
                 cycle_s, tok = _decode_cycle_s(im, cluster, wl, step, b)
             first = ttft_one if b == 1 else loaded_ttft_s(im, b, inp, out, budget, cycle_s, ttft_one)
+            if overlap and b > 1:
+                first += cycle_s  # planned while the last iteration ran: the prompt joins one iteration later
             return cycle_s / tok, first + req_s, tok
 
         top = _saturated_batch(max_seqs, engine_cap, budget, inp, out)
-        rep = _loaded_replica(im, cluster, wl, steady, top, budget, grid=grid, request_overhead_s=req_s)
+        rep = _loaded_replica(
+            im, cluster, wl, steady, top, budget, grid=grid, request_overhead_s=req_s, overlap_admission=overlap
+        )
         tpot, ttft, tok_per_step = steady(batch)
         out_tps_replica = batch / tpot
         if wl.request_rate_per_s is not None and wl.batch != "max":

@@ -28,7 +28,9 @@ iteration starting k prompts lasts T_k = t_dec + k·Δ, and the next starts k' ~
 in an iteration with probability ∝ T_k (length bias; Kleinrock 1975, *Queueing Systems* I §5.2), at a uniform point
 of it, and finishes its first token at the end of the next iteration: TTFT = U·T_k + c·t_dec + (1 + J)·Δ with
 J ~ Poisson(λ·T_k) prompts arriving alongside and c the iterations its prompt needs at the budget left by the
-decodes (chunked prefill, Sarathi-Serve, Agrawal et al. OSDI'24). Percentiles are read off that mixture.
+decodes (chunked prefill, Sarathi-Serve, Agrawal et al. OSDI'24). Percentiles are read off that mixture. An engine
+with an overlap scheduler (SGLang, TensorRT-LLM's PyTorch executor) planned the next iteration before the arrival
+could join it, so its prompt starts one (mean) iteration later.
 """
 
 from __future__ import annotations
@@ -148,8 +150,12 @@ class LoadedReplica:
         prefill_iterations: Callable[[int], int] = lambda _b: 1,
         grid: bool = False,
         request_overhead_s: float = 0.0,
+        overlap_admission: bool = False,
     ) -> None:
         self._steady = steady
+        self.overlap_admission = overlap_admission
+        """The engine plans each iteration while the previous one runs (an overlap scheduler): an arrival's prompt
+        waits one more iteration (already in ``steady``'s TTFT; the TTFT chain adds the mean iteration)."""
         self._decode = decode_step_s
         self.output_tokens = output_tokens
         self.max_in_flight = max(1, max_in_flight)
@@ -348,7 +354,9 @@ class LoadedReplica:
         p_j = poisson_pmf(js, lam * t_k[:, None])
         p_j /= p_j.sum(axis=1, keepdims=True)
         weight = (w_step[:, None] * p_j).ravel()
-        start = np.tile(chunks * d + (1 + js) * delta_s, ks.size)
+        # an overlap scheduler admits the arrival one iteration later: the mean iteration of the chain
+        later = float(pi @ t_k) if self.overlap_admission else 0.0
+        start = np.tile(chunks * d + (1 + js) * delta_s + later, ks.size)
         width = np.repeat(t_k, js.size)
         keep = weight > 1e-14
         weight, start, width = weight[keep] / weight[keep].sum(), start[keep], width[keep]

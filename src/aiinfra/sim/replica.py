@@ -23,7 +23,9 @@ Scheduling follows vLLM (Kwon et al. SOSP'23; vLLM v1 ``Scheduler.schedule``):
   GUARANTEED_NO_EVICT), a request is admitted only when the blocks of its prompt + output fit, keeps them
   until it finishes, and nothing is preempted;
 * static batching (the pre-Orca baseline): an idle replica takes up to ``max_num_seqs`` waiting requests,
-  prefills them together, and admits nothing new until the whole batch has finished.
+  prefills them together, and admits nothing new until the whole batch has finished;
+* an overlap scheduler (SGLang; TensorRT-LLM's PyTorch executor) plans iteration n + 1 while iteration n runs, so a
+  request arriving during an iteration is admitted to the one after the next (an idle replica admits at once).
 """
 
 from __future__ import annotations
@@ -93,6 +95,10 @@ class SchedulerLimits:
     """Host⇄device copy time of one token's KV (swap preemption): KV bytes per accelerator / PCIe bandwidth."""
     role: str = "mixed"
     """mixed | prefill | decode (prefill/decode disaggregation)."""
+    overlap_admission: bool = False
+    """The engine plans iteration n + 1 while iteration n runs (an overlap scheduler: SGLang, TensorRT-LLM's PyTorch
+    executor; engines.yaml overlap_scheduler): a request that arrives while an iteration runs is admitted to the one
+    after the next. An idle replica admits at once."""
     reserve_full_context: bool = False
     """TensorRT-LLM's default capacity policy, GUARANTEED_NO_EVICT (catalog/data/engines.yaml kv_reservation
     full): a request is admitted only when the blocks of its whole prompt + output fit, they stay reserved
@@ -160,6 +166,9 @@ class Replica:
     step_s: float = 0.0
     extra_s: float = 0.0
     """Swap copies charged to the next iteration."""
+    admit_until_s: float = math.inf
+    """Overlap scheduler: the next plan admits only requests that arrived by this time (the start of the iteration
+    that just ended, when the engine planned the next one)."""
 
     # ---- bookkeeping
     def has_work(self) -> bool:
@@ -320,8 +329,12 @@ class Replica:
         kv_free = cap - kv - growth
         admit = not lim.static or not (self.decode or self.prefilling)
         running = n_dec + len(self.prefilling)
+        # an overlap scheduler planned this iteration while the last one ran: what arrived since waits one more
+        cutoff = self.admit_until_s if lim.overlap_admission and running > 0 else math.inf
         while admit and self.waiting and running < lim.max_num_seqs and budget > 0:
             seq = self.waiting[0][3]
+            if seq.arrival_s > cutoff:
+                break
             if seq.swapped_ctx_tokens > 0:  # swap in (or KV arriving from a prefill replica): no prefill work
                 need_kv = seq.swapped_ctx_tokens + lim.block_tokens + lim.tokens_per_step  # it decodes this step
                 if full:
@@ -393,6 +406,8 @@ class Replica:
         lim = self.lim
         self.busy = False
         self.iterations += 1
+        if lim.overlap_admission:
+            self.admit_until_s = now_s - self.step_s
         if self.n_decode_in_step:
             self.decode_steps += 1
             self.sum_ctx_tokens += self.n_decode_in_step * lim.tokens_per_step

@@ -21,6 +21,7 @@ from aiinfra.planning.inference import (
     kv_block_tokens,
     kv_capacity,
     model_for,
+    overlaps_scheduling,
     reserves_full_context,
     speculative_tokens_per_step,
     workload_release,
@@ -204,6 +205,7 @@ def limits_for(
         swap_s_per_token=swap_s,
         role=role,
         reserve_full_context=reserves_full_context(wl.engine),
+        overlap_admission=overlaps_scheduling(engine, wl),
     )
 
 

@@ -49,6 +49,7 @@ def eligible(rep: Replica) -> bool:
         and lim.role == "mixed"
         and lim.preemption == "recompute"
         and not lim.prefix_caching
+        and not lim.overlap_admission
         and not rep.has_work()
         and rep.iterations == 0
     )

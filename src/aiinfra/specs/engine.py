@@ -78,6 +78,24 @@ class HostStepCost:
         )
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ReleaseRange:
+    """The releases a behaviour of an engine applies to (engines.yaml ``overlap_scheduler``)."""
+
+    from_version: tuple[int, ...] | None
+    below_version: tuple[int, ...] | None = None
+    when_unstated: bool = True
+    """Whether it applies when no release is stated (the current release)."""
+    source: str = ""
+
+    def applies(self, version: tuple[int, ...] | None) -> bool:
+        if version is None:
+            return self.below_version is None and self.when_unstated
+        return (self.from_version is None or version >= self.from_version) and (
+            self.below_version is None or version < self.below_version
+        )
+
+
 def parse_version(text: str) -> tuple[int, ...] | None:
     """The release number ``text`` starts with ("0.6.3.post2.dev308+gb489fc3c", "v0.11.0", "v1.2.0rc1" -> (0, 6, 3),
     (0, 11, 0), (1, 2, 0)); None when it does not start with a MAJOR.MINOR number (an image tag, "latest", another
@@ -145,6 +163,14 @@ class EngineProfile:
     """Scheduler defaults of the releases before ``below_version`` (vLLM V0; engines.yaml legacy_scheduler)."""
     host_step_costs: tuple[HostStepCost, ...] = ()
     """Host time per iteration by release (engines.yaml host_step_by_version; none: not priced)."""
+
+    overlap_scheduler: ReleaseRange | None = None
+    """Releases whose scheduler plans iteration n + 1 while the GPU runs iteration n (engines.yaml
+    overlap_scheduler): a request arriving during an iteration joins the one after the next."""
+
+    def overlaps_scheduling(self, version: tuple[int, ...] | None) -> bool:
+        """Whether release ``version`` (None: the current one) plans each iteration one ahead."""
+        return self.overlap_scheduler is not None and self.overlap_scheduler.applies(version)
 
     def host_step_cost(self, version: tuple[int, ...] | None) -> HostStepCost | None:
         """The host time per iteration of release ``version`` (None: the current release); None when not measured."""
@@ -328,6 +354,17 @@ def _host_costs(row: Mapping[str, Any]) -> tuple[HostStepCost, ...]:
     )
 
 
+def _release_range(entry: Mapping[str, Any] | None) -> ReleaseRange | None:
+    if entry is None:
+        return None
+    return ReleaseRange(
+        from_version=_version_or_none(entry.get("from_version")),
+        below_version=_version_or_none(entry.get("below_version")),
+        when_unstated=bool(entry.get("when_unstated", True)),
+        source=str(entry["source"]["url"]),
+    )
+
+
 def profile(row: Mapping[str, Any]) -> EngineProfile:
     """An engines.yaml row as a profile (a malformed shipped row is a data bug)."""
     try:
@@ -365,6 +402,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             stream_chunk_s=(_opt_float(row, "stream_chunk_us") or 0.0) / 1e6,
             host_step_costs=_host_costs(row),
             legacy_scheduler=row.get("legacy_scheduler"),
+            overlap_scheduler=_release_range(row.get("overlap_scheduler")),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"catalog data engines.yaml row {row.get('id', '?')}: {exc}") from exc
