@@ -528,11 +528,13 @@ def build_by_m(root: Path) -> list[dict[str, Any]]:
 
 def compare(rows: list[dict[str, Any]]) -> None:
     """stderr: each row's values vs the curve the planner used from efficiency.yaml alone."""
-    from aiinfra.analytic.efficiency import EfficiencyTable, _curve
+    from aiinfra.analytic.efficiency import EfficiencyTable, _curve, parts_of
+    from aiinfra.app.tables import domain_tables
     from aiinfra.catalog import data_path
 
     main = [r for r in yaml.safe_load(data_path("efficiency.yaml").read_text()) if not r.get("cross_check")]
-    before = EfficiencyTable([_curve(r) for r in main if r.get("points")])
+    parts = parts_of(domain_tables().accelerators())
+    before = EfficiencyTable([_curve(r) for r in main if r.get("points")], parts=parts)
     for r in rows:
         c = _curve(r)
         xs = [1e10, 1e11, 1e12] if r["kind"] == "gemm" else [1e7, 1e8, 1e9]

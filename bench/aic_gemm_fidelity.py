@@ -27,7 +27,7 @@ from aic_efficiency_gemm import VLLM_KERNELS
 
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
-from aiinfra.planning.inference import cluster_for
+from aiinfra.catalog.resolve import cluster_for
 
 VERSIONS = {"vllm": "0.24.0", "trtllm": "1.3.0rc20"}
 LAYER_DIMS = (1024, 1536, 2048, 3072, 4096, 5120, 7168, 8192, 10240, 12288, 16384)

@@ -25,7 +25,7 @@ from aic_efficiency_attention_moe import MOE_VERSION
 
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
-from aiinfra.planning.inference import cluster_for
+from aiinfra.catalog.resolve import cluster_for
 
 MODELS = ("meta-llama-4-scout", "meta-llama-4-maverick", "qwen3-235b-a22b", "qwen3-30b-a3b", "mixtral-8x7b")
 TABLE = f"h100_sxm/moe/trtllm/{MOE_VERSION}/moe_perf.parquet"

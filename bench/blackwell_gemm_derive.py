@@ -19,6 +19,7 @@ import json
 import numpy as np
 
 from aiinfra.analytic.efficiency import efficiency_rows
+from aiinfra.app.tables import domain_tables
 
 #: below this GEMM size the AIC ratio is taken at this size (activation quantisation inside the timed op)
 RATIO_FLOOR_FLOP = 1e12
@@ -73,7 +74,7 @@ def derive(ref: list[list[float]], part: list[list[float]], gb200: list[list[flo
 
 
 def main() -> None:
-    rows = {str(r["id"]): r for r in efficiency_rows()}
+    rows = {str(r["id"]): r for r in efficiency_rows(domain_tables())}
     out = {}
     for new_id, (ref, part, gb) in DERIVED.items():
         pts = derive(rows[ref]["points"], rows[part]["points"], rows[gb]["points"])

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from aiinfra import catalog
 from aiinfra.analytic.efficiency import Curve, EfficiencyTable, _Key
-from aiinfra.app.tables import price_book, row_tables
+from aiinfra.app.tables import domain_tables, price_book, row_tables
 from aiinfra.validation import inference_rows
 
 CSV = Path(inference_rows.__file__).parent / "data" / "inference.csv"
@@ -69,8 +69,10 @@ def _summary(name: str, errs: dict[str, float]) -> dict[str, object]:
 
 
 def _forget_memory_fits() -> None:
-    """Drop the memory-curve fits memoised in the active catalog (they depend on the lookups patched here)."""
-    catalog.active().memo("memory_fit", dict).clear()
+    """Drop the memory-curve fits memoised for the active catalog (they depend on the lookups patched here)."""
+    from aiinfra.analytic.inference import _MemoryFits
+
+    (domain_tables().cached(_MemoryFits) or domain_tables().keep(_MemoryFits())).fits.clear()
 
 
 def _price_engine_free() -> None:

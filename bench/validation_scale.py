@@ -1,12 +1,12 @@
 """Training at scale, open vs sealed (issue 28): scores a batch's open and sealed files (``--batch 1-2``:
-``training_scale_open.csv`` / ``training_scale_sealed.csv``; ``--batch 3``: ``training_scale3_*.csv``; ``--batch all``)
-with the current model and prints the Markdown tables of docs/validation.md's at-scale sections (overall, at >= 1,000
-accelerators, by regime, and every row).
+``training_scale_open.csv`` / ``training_scale_sealed.csv``; ``--batch 3``: ``training_scale3_*.csv``; ``--batch 4``:
+``training_scale4_*.csv``; ``--batch all``) with the current model and prints the Markdown tables of
+docs/validation.md's at-scale sections (overall, at >= 1,000 accelerators, by regime, and every row).
 
 ``--dump FILE`` writes the per-row errors as JSON; ``--before FILE`` (a dump made by running this script on an older
 checkout's ``src`` through PYTHONPATH) adds the before -> after columns. Which rows are sealed was fixed by
-sha256(id) % 3 == 0 and committed (validation/data/training_scale_seal.csv, training_scale3_seal.csv) before any value
-was read."""
+sha256(id) % 3 == 0 and committed (validation/data/training_scale_seal.csv, training_scale3_seal.csv,
+training_scale4_seal.csv) before any value was read."""
 
 from __future__ import annotations
 
@@ -20,10 +20,12 @@ from aiinfra.app.tables import row_tables
 from aiinfra.validation import runner
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data"
-#: each batch's open and sealed files (batch 3 is sealed by its own committed list training_scale3_seal.csv)
+#: each batch's open and sealed files (batches 3 and 4 are sealed by their own committed lists training_scale3_seal.csv
+#: and training_scale4_seal.csv)
 BATCHES = {
     "1-2": {"open": DATA / "training_scale_open.csv", "sealed": DATA / "training_scale_sealed.csv"},
     "3": {"open": DATA / "training_scale3_open.csv", "sealed": DATA / "training_scale3_sealed.csv"},
+    "4": {"open": DATA / "training_scale4_open.csv", "sealed": DATA / "training_scale4_sealed.csv"},
 }
 BLACKWELL = ("nvidia-gb200", "nvidia-gb300", "nvidia-b200-sxm-180gb", "nvidia-b300-sxm-288gb")
 
@@ -41,6 +43,10 @@ def regime(row: dict[str, str]) -> str:
         return "PaLM 540B, TPU v4 (TP 12 x sharded DP, two pods over DCN)"
     if "Nemotron-4 340B" in model:
         return "Nemotron-4 340B, Megatron 3D (TP 8, PP 12 interleaved, distributed optimizer), H100 BF16"
+    if "DeepSpeed on Azure" in model:
+        return "GPT 1T-2T, DeepSpeed ZeRO-3 over all ranks (no TP/PP, CPU optimizer offload), A100 FP16"
+    if "GPT-3" in model and row["accelerator"].startswith("nvidia-a100"):
+        return "GPT-3 175B, NeMo Megatron 3D (TP 8, PP 8, sequence parallel, selective recompute), A100 BF16"
     if "GPT-3" in model and row["accelerator"] == "intel-gaudi2":
         return "GPT-3 175B, Megatron-DeepSpeed 3D (TP 8, PP 8, ZeRO-0), Gaudi 2 FP8"
     if "GPT-3" in model:
@@ -89,7 +95,8 @@ def main() -> None:
     ap.add_argument("--batch", choices=[*BATCHES, "all"], default="1-2", help="which batch's files to score")
     args = ap.parse_args()
     chosen = list(BATCHES.values()) if args.batch == "all" else [BATCHES[args.batch]]
-    sets = {name: [b[name] for b in chosen] for name in ("open", "sealed")}
+    # a batch may ship no open (or sealed) file: the runner refuses an empty one
+    sets = {name: [b[name] for b in chosen if b[name].exists()] for name in ("open", "sealed")}
     rows: dict[str, dict[str, str]] = {}
     for name, paths in sets.items():
         for path in paths:

@@ -1,11 +1,13 @@
-"""Serving under load, open vs sealed (issue 29): scores ``inference_serving_open.csv`` and
-``inference_serving_sealed.csv`` with the current model and prints the Markdown tables of docs/validation.md's
-section "Serving rows under load: open vs sealed (issue 29)": overall, by regime (engine, load level, dense/MoE,
-hardware, metric, publisher) and every row.
+"""Serving under load, open vs sealed (issue 29): scores the serving rows with the current model and prints the
+Markdown tables of docs/validation.md's section "Serving rows under load: open vs sealed (issue 29)": overall, by
+regime (engine, load level, dense/MoE, hardware, metric, publisher) and every row.
 
-``--dump FILE`` writes the per-row errors as JSON; ``--before FILE`` (a dump made by running this script on an older
-checkout's ``src`` through PYTHONPATH) adds before -> after columns. Which rows are sealed was fixed by
-sha256(id) % 3 == 0 and committed (validation/data/inference_serving_seal.csv) before any value was read."""
+Two batches, each an open and a sealed file: batch 1 ``inference_serving_open.csv`` / ``inference_serving_sealed.csv``
+(seal list ``inference_serving_seal.csv``), batch 2 ``inference_serving2_open.csv`` / ``inference_serving2_sealed.csv``
+(seal list ``inference_serving2_seal.csv``). ``--batch 1|2|all`` picks the batch, ``--split open|sealed|both`` the
+split. ``--dump FILE`` writes the per-row errors as JSON; ``--before FILE`` (a dump made by running this script on an
+older checkout's ``src`` through PYTHONPATH) adds before -> after columns. Which rows are sealed was fixed by
+sha256(id) % 3 == 0 and committed in each batch's seal list before any value was read."""
 
 from __future__ import annotations
 
@@ -20,11 +22,19 @@ from aiinfra.app.tables import row_tables
 from aiinfra.validation import runner
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data"
-FILES = {"open": DATA / "inference_serving_open.csv", "sealed": DATA / "inference_serving_sealed.csv"}
+FILES = {
+    "open": DATA / "inference_serving_open.csv",
+    "sealed": DATA / "inference_serving_sealed.csv",
+    "open-2": DATA / "inference_serving2_open.csv",
+    "sealed-2": DATA / "inference_serving2_sealed.csv",
+}
+"""Set name -> file: the split, then ``-2`` for the second batch."""
 HARDWARE = {
     "nvidia-h100-sxm5-80gb": "H100 SXM",
     "nvidia-h200-sxm-141gb": "H200",
     "amd-mi300x": "MI300X",
+    "nvidia-l40s": "L40S",
+    "nvidia-a100-sxm4-80gb": "A100 SXM 80 GB",
 }
 METRIC = {
     "ttft_s": "TTFT",
@@ -39,11 +49,13 @@ def load_level(row: dict[str, str]) -> str:
     mode = row["mode"]
     if mode == "concurrency":
         return f"closed loop, {row['batch_or_concurrency']} clients"
+    if mode == "poisson" and "mlperf" in row["id"]:
+        return "Poisson at an MLPerf server target rate"
     if mode == "poisson":
         rate = float(row["request_rate_per_s"])
         return "Poisson, 1-8 req/s" if rate < 10 else "Poisson, 16-1000 req/s (overload or burst)"
     if mode == "batch":
-        return "fixed batch (offline benchmark_throughput)"
+        return "fixed batch (offline benchmark)"
     if mode == "burst":
         return f"burst of {row['batch_or_concurrency']} requests at t = 0"
     return "offline (engine's own maximum batch)"
@@ -99,10 +111,12 @@ def main() -> None:
     ap.add_argument(
         "--split", choices=("open", "sealed", "both"), default="both", help="score only these rows (work on open)"
     )
+    ap.add_argument("--batch", choices=("1", "2", "all"), default="all", help="score only this batch of rows")
     args = ap.parse_args()
-    if args.split != "both":
-        for other in [k for k in FILES if k != args.split]:
-            del FILES[other]
+    for name in list(FILES):
+        split, _, batch = name.partition("-")
+        if args.split not in ("both", split) or args.batch not in ("all", batch or "1"):
+            del FILES[name]
     rows: dict[str, dict[str, str]] = {}
     for name, path in FILES.items():
         with path.open(newline="") as f:

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import aiinfra.analytic.training_step as ts
-from aiinfra.analytic.efficiency import table
 from aiinfra.analytic.training_memory import TrainSetup
+from aiinfra.app.tables import efficiency_table
 from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.search.plans import single_plan
 from aiinfra.specs.model import ModelArch
@@ -32,7 +32,7 @@ def test_gb300_nvfp4_reaches_1_27x_gb200_not_its_1_5x_peak() -> None:
     # GB200 0.4237 -> 0.444 (of 10000)
     ratio = _aic_at(0.3385, 0.3788) / _aic_at(0.4237, 0.444)  # 0.8474
     expected = 7627.6 / 10000 * ratio  # 0.6464 of 15000
-    look = table().lookup("gemm", "nvidia-gb300", X_16384, dtype="nvfp4")
+    look = efficiency_table().lookup("gemm", "nvidia-gb300", X_16384, dtype="nvfp4")
     assert look.source == "gemm-fp4-gb300-derived-gb200-cublaslt"
     assert look.frac == pytest.approx(expected, abs=2e-4)
     assert look.frac * 15000 / 7627.6 == pytest.approx(1.271, abs=2e-3)  # throughput over GB200's, not 1.5
@@ -41,7 +41,7 @@ def test_gb300_nvfp4_reaches_1_27x_gb200_not_its_1_5x_peak() -> None:
 def test_gb300_fp8_runs_faster_than_gb200_at_the_same_dense_peak() -> None:
     # GB200 cuBLASLt FP8 16384^3: 2906.9 TFLOP/s of 5000; AIC fp8 GB300 0.624 -> 0.6702, GB200 0.5348 -> 0.5667
     ratio = _aic_at(0.624, 0.6702) / _aic_at(0.5348, 0.5667)  # 1.181: the 1400 W part's higher sustained clock
-    look = table().lookup("gemm", "nvidia-gb300", X_16384, dtype="mxfp8")
+    look = efficiency_table().lookup("gemm", "nvidia-gb300", X_16384, dtype="mxfp8")
     assert look.source == "gemm-fp8-gb300-derived-gb200-cublaslt"
     assert look.frac == pytest.approx(2906.9 / 5000 * ratio, abs=2e-4)  # 0.6866 -> 3433 TFLOP/s
 
@@ -49,20 +49,20 @@ def test_gb300_fp8_runs_faster_than_gb200_at_the_same_dense_peak() -> None:
 def test_b200_fp8_stays_below_gb200_on_the_same_die() -> None:
     # AIC fp8 B200 0.5622 -> 0.5924 (of 4500), GB200 0.5348 -> 0.5667 (of 5000): fraction ratio 1.046
     ratio = _aic_at(0.5622, 0.5924) / _aic_at(0.5348, 0.5667)
-    look = table().lookup("gemm", "nvidia-b200-sxm-180gb", X_16384, dtype="fp8")
+    look = efficiency_table().lookup("gemm", "nvidia-b200-sxm-180gb", X_16384, dtype="fp8")
     assert look.source == "gemm-fp8-b200-derived-gb200-cublaslt"
     assert look.frac == pytest.approx(2906.9 / 5000 * ratio, abs=2e-4)  # 0.6081
     b200_tflops = look.frac * 4500
     assert b200_tflops == pytest.approx(2736, abs=2)
     assert b200_tflops < 2906.9  # the 1000 W B200 below the 1200 W GB200 (stas00 MAMF: 3432.5 vs 3615.6)
     # the retired XLA median (0.696 above 3e11 FLOP) is kept as a cross-check only
-    assert all(c.id != "gemm-fp8-b200-xla" for c in table().curves)
+    assert all(c.id != "gemm-fp8-b200-xla" for c in efficiency_table().curves)
 
 
 def test_small_gemms_take_the_ratio_at_1e12() -> None:
     # below 1e12 FLOP the ratio is taken at 1e12 (AIC quantises the activation inside the timed op):
     # GB300 nvfp4 0.2841 / GB200 0.3772 = 0.7532; GB200 cuBLASLt FP4 4096^3 = 5177.3 TFLOP/s of 10000
-    look = table().lookup("gemm", "nvidia-gb300", 2 * 4096**3, dtype="nvfp4")
+    look = efficiency_table().lookup("gemm", "nvidia-gb300", 2 * 4096**3, dtype="nvfp4")
     assert look.frac == pytest.approx(5177.3 / 10000 * 0.2841 / 0.3772, abs=2e-4)  # 0.3899
 
 

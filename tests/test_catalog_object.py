@@ -13,11 +13,11 @@ import pytest
 import yaml
 
 from aiinfra import catalog
-from aiinfra.analytic import efficiency
-from aiinfra.app.tables import price_book
+from aiinfra.app.tables import efficiency_table, price_book
 from aiinfra.catalog import Catalog
 from aiinfra.catalog.parse import cache_dir, load_rows, parse_file
 from aiinfra.catalog.resolve import load_scenario
+from aiinfra.catalog.tables import domain_tables
 from aiinfra.costing.prices import cloud_prices
 from aiinfra.errors import SpecError, UnknownIdError
 from aiinfra.planning.capacity import cheapest_price
@@ -152,9 +152,61 @@ def test_overlay_efficiency_row_wins_for_its_part_and_stays_in_its_catalog(tmp_p
     _write(folder, "efficiency.yaml", [row])
     cat = Catalog.default().with_overlay(folder)
     with catalog.use(cat):
-        look = efficiency.table().lookup("gemm", "acme-h100-clone", 1e11, dtype="bf16")
+        look = efficiency_table().lookup("gemm", "acme-h100-clone", 1e11, dtype="bf16")
     assert (look.frac, look.source) == (0.5, "gemm-bf16-acme-test")
-    assert all(c.id != "gemm-bf16-acme-test" for c in efficiency.table().curves)
+    assert all(c.id != "gemm-bf16-acme-test" for c in efficiency_table().curves)
+
+
+def test_a_cluster_carries_the_tables_of_its_catalog(tmp_path: Path) -> None:
+    """A cluster resolved against an overlay reads the overlay's rows wherever it is priced (no active catalog is
+    read below the application layer): the overlay's flat 0.5 GEMM curve for its part, outside the ``use`` block."""
+    from aiinfra.analytic.efficiency import table
+    from aiinfra.analytic.inference import gemm_efficiency
+    from aiinfra.catalog.resolve import cluster_for
+
+    row = {
+        "id": "gemm-bf16-acme-test",
+        "kind": "gemm",
+        "accelerators": ["acme-h100-clone"],
+        "dtype": "bf16",
+        "x": "flop",
+        "points": [[1e9, 0.5], [1e12, 0.5]],
+        "provenance": "measured",
+        "sources": [SOURCE],
+    }
+    folder = _clone_overlay(tmp_path)
+    _write(folder, "efficiency.yaml", [row])
+    cat = Catalog.default().with_overlay(folder)
+    with catalog.use(cat):
+        cluster = cluster_for("acme-h100-clone", 8)
+    assert cluster.tables is domain_tables(cat) and cluster.tables is not domain_tables()
+    assert gemm_efficiency(cluster.tables, cluster.accelerator, "bf16", 1e11) == 0.5
+    assert table(cluster.tables).curve("gemm", "acme-h100-clone", dtype="bf16")[1] == "gemm-bf16-acme-test"
+    assert all(c.id != "gemm-bf16-acme-test" for c in table(domain_tables()).curves)
+
+
+def test_trial_factors_answer_every_calibration_lookup_and_share_what_is_derived() -> None:
+    from aiinfra.analytic.efficiency import table
+    from aiinfra.specs.calibration import NEUTRAL, Factors
+
+    tables = domain_tables()
+    factors = Factors(compute_efficiency_scale=0.5, source="trial")
+    trial = tables.with_trial(factors)
+    assert trial.factors_for("training", H100) is factors
+    assert trial.factors_for("inference", "amd-mi300x", "vllm") is factors
+    assert tables.factors_for("training", H100) == NEUTRAL  # the shipped catalog has no calibration rows
+    assert table(trial) is table(tables)  # the efficiency table is built once per catalog, trials included
+
+
+def test_a_resolved_scenario_is_answered_against_the_catalog_in_force(tmp_path: Path) -> None:
+    from aiinfra.app import load_scenario as app_load_scenario
+
+    sc = app_load_scenario(str(ROOT / "examples" / "infer-llama3.1-70b-h100.yaml"))
+    assert sc.cluster.tables is domain_tables()
+    cat = Catalog.default().with_overlay(_clone_overlay(tmp_path))
+    with catalog.use(cat):
+        assert app_load_scenario(sc).cluster.tables is domain_tables(cat)
+    assert app_load_scenario(sc) is sc
 
 
 def test_use_isolates_and_restores_the_active_catalog(tmp_path: Path) -> None:
@@ -214,9 +266,9 @@ def test_donor_similarity_comes_from_the_rows_fields(
     }
     _write(tmp_path, "accelerators.yaml", [acc])
     with catalog.use(Catalog.default().with_overlay(tmp_path)):
-        curve = next(c for c in efficiency.table().curves if c.accelerators == (H100,))
-        assert efficiency.similarity("acme-x1", curve) == expected
-        assert efficiency.similarity(H100, curve) == 0
+        curve = next(c for c in efficiency_table().curves if c.accelerators == (H100,))
+        assert efficiency_table().similarity("acme-x1", curve) == expected
+        assert efficiency_table().similarity(H100, curve) == 0
 
 
 def test_shipped_rows_carry_family_and_vendor() -> None:
@@ -229,9 +281,9 @@ def test_shipped_rows_carry_family_and_vendor() -> None:
 def test_caches_are_per_catalog_instance(tmp_path: Path) -> None:
     cat = Catalog.default().with_overlay(_clone_overlay(tmp_path))
     with catalog.use(cat):
-        overlay_table = efficiency.table()
-    assert efficiency.table() is not overlay_table
-    assert efficiency.table() is efficiency.table()  # built once for the default catalog
+        overlay_table = efficiency_table()
+    assert efficiency_table() is not overlay_table
+    assert efficiency_table() is efficiency_table()  # built once for the default catalog
 
 
 # ---------------------------------------------------------------------------------------- on-disk parse cache
@@ -296,6 +348,7 @@ def test_no_cache_switch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 def test_runtime_reserve_read_once_applied_per_planner() -> None:
     """runtime.yaml (aiconfigurator h100_sxm: other 3.5 GB, NCCL 0.392 GB): training always takes both, inference
     takes NCCL's buffers only when tensor parallelism communicates."""
+    from aiinfra.app.tables import domain_tables
     from aiinfra.planning.inference import _reserve_bytes
     from aiinfra.planning.training import reserve_bytes
 
@@ -303,5 +356,5 @@ def test_runtime_reserve_read_once_applied_per_planner() -> None:
     assert reserve is not None
     assert reserve.reserve_bytes(with_nccl=False) == pytest.approx(3.5e9)
     assert reserve_bytes(catalog.runtime_reserve()) == pytest.approx(3.892e9)
-    assert _reserve_bytes(1) == pytest.approx(3.5e9)
-    assert _reserve_bytes(8) == pytest.approx(3.892e9)
+    assert _reserve_bytes(domain_tables(), 1) == pytest.approx(3.5e9)
+    assert _reserve_bytes(domain_tables(), 8) == pytest.approx(3.892e9)

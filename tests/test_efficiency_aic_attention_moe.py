@@ -10,7 +10,8 @@ import statistics
 
 import pytest
 
-from aiinfra.analytic.efficiency import efficiency_rows, table
+from aiinfra.analytic.efficiency import efficiency_rows
+from aiinfra.app.tables import domain_tables, efficiency_table
 
 B200 = "nvidia-b200-sxm-180gb"
 L40S = "nvidia-l40s"
@@ -28,7 +29,7 @@ def test_b200_attention_point_is_the_kv_head_median_of_the_trtllm_timings() -> N
     lat_s = statistics.median([0.369728, 0.330992, 0.382021, 0.354203, 0.355205]) * 1e-3
     flop = _causal_attention_flop(4, 16, 128, 4096)  # 2.7495e11
     expected = flop / lat_s / 2250e12  # catalog B200 bf16 dense peak -> 0.344
-    look = table().lookup("attention", B200, flop, dtype="bf16")
+    look = efficiency_table().lookup("attention", B200, flop, dtype="bf16")
     assert look.source == "attention-trtllm-bf16-b200-aic"
     assert look.frac == pytest.approx(expected, rel=1e-3)
 
@@ -37,7 +38,7 @@ def test_l40s_attention_point_and_its_head_dim_field() -> None:
     # same setup on L40S: 2.610853, 2.177707, 2.015232, 2.141184, 2.251776 ms -> median 2.177707 ms
     flop = _causal_attention_flop(4, 16, 128, 4096)
     expected = flop / (2.177707e-3) / 362e12  # 0.349
-    curve, label = table().curve("attention", L40S, dtype="bf16", head_dim=128)
+    curve, label = efficiency_table().curve("attention", L40S, dtype="bf16", head_dim=128)
     assert label == "attention-trtllm-bf16-l40s-aic"
     assert curve is not None and curve.head_dim == 128
     assert curve.at(flop) == pytest.approx(expected, rel=1e-3)
@@ -46,7 +47,7 @@ def test_l40s_attention_point_and_its_head_dim_field() -> None:
 def test_b200_attention_size_curve_replaces_the_single_stas00_point() -> None:
     # a multi-point size curve measured on the part beats the one-point FA4 in-step figure; at the stas00 size
     # (5.5e11 FLOP) they agree within 5 %: 0.422 (TRT-LLM forward) vs 3.5 * 834 / (3 * 2250) = 0.432
-    look = table().lookup("attention", B200, 5.4976e11, dtype="bf16")
+    look = efficiency_table().lookup("attention", B200, 5.4976e11, dtype="bf16")
     assert look.source == "attention-trtllm-bf16-b200-aic"
     assert look.frac == pytest.approx(3.5 * 834 / (3 * 2250), rel=0.05)
 
@@ -87,7 +88,7 @@ def test_b200_fp8_moe_top_point_is_the_median_of_its_bin() -> None:
         assert lat_ms * 1e-3 > weight_floor_s  # compute-limited
         fracs.append(flop / (lat_ms * 1e-3) / 4500e12)
     expected = statistics.median(fracs)  # about 0.68
-    look = table().lookup("moe", B200, 1e12, dtype="fp8")
+    look = efficiency_table().lookup("moe", B200, 1e12, dtype="fp8")
     assert look.source == "moe-fp8-b200-trtllm-cutlass-aic"
     assert look.frac == pytest.approx(expected, rel=1e-3)
 
@@ -106,7 +107,7 @@ def test_num_tokens_counts_tokens_before_expert_parallel_dispatch() -> None:
 
 
 def test_h100_rows_are_cross_checks_only() -> None:
-    ids = {str(r["id"]): r for r in efficiency_rows()}
+    ids = {str(r["id"]): r for r in efficiency_rows(domain_tables())}
     h100_rows = (
         "attention-trtllm-bf16-h100-aic",
         "moe-fp8-h100-trtllm-cutlass-aic",
@@ -114,5 +115,10 @@ def test_h100_rows_are_cross_checks_only() -> None:
     )
     for rid in h100_rows:
         assert ids[rid].get("cross_check") is True
-    assert table().lookup("moe", "nvidia-h100-sxm5-80gb", 1e10, dtype="fp8").source == "moe-fp8-h100-vllm-fused"
-    assert table().lookup("attention", "nvidia-h100-sxm5-80gb", 1e11, dtype="bf16").source == "attention-fa3-bf16-h100"
+    assert (
+        efficiency_table().lookup("moe", "nvidia-h100-sxm5-80gb", 1e10, dtype="fp8").source == "moe-fp8-h100-vllm-fused"
+    )
+    assert (
+        efficiency_table().lookup("attention", "nvidia-h100-sxm5-80gb", 1e11, dtype="bf16").source
+        == "attention-fa3-bf16-h100"
+    )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from aiinfra.analytic.comms import collective_time
-from aiinfra.analytic.efficiency import table
+from aiinfra.app.tables import efficiency_table
 from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.specs.scenario import HardwareInput
 
@@ -19,7 +19,7 @@ def test_rtx_pro_6000_tp2_allreduce_over_pcie_from_trtllm_table() -> None:
     # rtx_pro_6000_server/comm/trtllm/1.3.0rc20/custom_allreduce_perf.parquet: num_gpus 2, message_size 8388608,
     # latency 0.474174 ms. No NVLink: the denominator is the catalog's PCIe Gen5 link, 63 GB/s one way.
     # busbw = 16777216 B / 0.474174e-3 s x 2(2-1)/2 = 35.38 GB/s -> / 63 GB/s = 0.5616
-    look = table().lookup("allreduce", RTX, MIB_16, n_ranks=2, tier="scale-up")
+    look = efficiency_table().lookup("allreduce", RTX, MIB_16, n_ranks=2, tier="scale-up")
     assert look.source == "allreduce-rtxpro6000-2gpu-trtllm-aic"
     assert look.frac == pytest.approx(MIB_16 / 0.474174e-3 / 63e9, rel=1e-3)
 
@@ -38,7 +38,7 @@ def test_rtx_pro_6000_tp2_allreduce_time_is_the_measured_time() -> None:
 def test_l40s_4gpu_allgather_from_nccl_tests() -> None:
     # l40s/comm/nccl/2.27.3/nccl_perf.parquet: all_gather, half, num_gpus 4, message_size 8388608, latency 2.6466 ms
     # busbw = 16777216 / 2.6466e-3 x 3/4 = 4.754 GB/s -> / PCIe Gen4 31.5 GB/s = 0.1509
-    look = table().lookup("allgather", "nvidia-l40s", MIB_16, n_ranks=4, tier="scale-up")
+    look = efficiency_table().lookup("allgather", "nvidia-l40s", MIB_16, n_ranks=4, tier="scale-up")
     assert look.source == "allgather-l40s-4gpu-nccl-aic"
     assert look.frac == pytest.approx(MIB_16 / 2.6466e-3 * 3 / 4 / 31.5e9, rel=1e-3)
 
@@ -46,15 +46,17 @@ def test_l40s_4gpu_allgather_from_nccl_tests() -> None:
 def test_b300_8gpu_alltoall_and_b200_4gpu_trtllm_allreduce() -> None:
     # b300_sxm/comm/nccl/2.29.2: alltoall, half, 8 GPUs, 8388608 elements in 0.04888 ms
     # busbw = 16777216 / 0.04888e-3 x 7/8 = 300.3 GB/s -> / NVLink 5 900 GB/s = 0.3337
-    look = table().lookup("alltoall", "nvidia-b300-sxm-288gb", MIB_16, n_ranks=8, tier="scale-up")
+    look = efficiency_table().lookup("alltoall", "nvidia-b300-sxm-288gb", MIB_16, n_ranks=8, tier="scale-up")
     assert look.source == "alltoall-b300-8gpu-nccl-aic"
     assert look.frac == pytest.approx(MIB_16 / 0.04888e-3 * 7 / 8 / 900e9, rel=1e-3)
     # b200_sxm/comm/trtllm/1.3.0rc20: 4 GPUs, 524288 elements (1 MiB) in 0.00966 ms
     # busbw = 1048576 / 9.66e-6 x 2 x 3/4 = 162.8 GB/s -> / 900 = 0.1809
     # (a TensorRT-LLM lookup; others prefer the engine-free NCCL curve measured at 8 ranks)
-    look = table().lookup("allreduce", "nvidia-b200-sxm-180gb", 1048576, n_ranks=4, tier="scale-up", engine="trtllm")
+    look = efficiency_table().lookup(
+        "allreduce", "nvidia-b200-sxm-180gb", 1048576, n_ranks=4, tier="scale-up", engine="trtllm"
+    )
     assert look.source == "allreduce-b200-4gpu-trtllm-aic"
-    engine_free = table().lookup("allreduce", "nvidia-b200-sxm-180gb", 1048576, n_ranks=4, tier="scale-up")
+    engine_free = efficiency_table().lookup("allreduce", "nvidia-b200-sxm-180gb", 1048576, n_ranks=4, tier="scale-up")
     assert engine_free.source == "allreduce-b200-8gpu-nvlink5-stas00"
     assert look.frac == pytest.approx(1048576 / 9.66e-6 * 1.5 / 900e9, rel=1e-3)
 
@@ -62,15 +64,15 @@ def test_b300_8gpu_alltoall_and_b200_4gpu_trtllm_allreduce() -> None:
 def test_main_file_curves_keep_precedence_and_cross_checks_are_unused() -> None:
     # B200 at 8 ranks keeps efficiency.yaml's measured curve (the main file wins ties); H100/A100 and the NCCL
     # all-reduce rows are cross-checks only
-    _, label = table().curve("allreduce", "nvidia-b200-sxm-180gb", n_ranks=8, tier="scale-up")
+    _, label = efficiency_table().curve("allreduce", "nvidia-b200-sxm-180gb", n_ranks=8, tier="scale-up")
     assert label == "allreduce-b200-8gpu-nvlink5-stas00"
-    ids = {c.id for c in table().curves}
+    ids = {c.id for c in efficiency_table().curves}
     for cross_check in ("allgather-h100-8gpu-nccl-aic", "allreduce-b300-8gpu-nccl-aic"):
         assert cross_check not in ids
     # TensorRT-LLM's and vLLM's own all-reduce serve lookups naming that engine only
-    trt = next(c for c in table().curves if c.id == "allreduce-h100-8gpu-trtllm-aic")
+    trt = next(c for c in efficiency_table().curves if c.id == "allreduce-h100-8gpu-trtllm-aic")
     assert trt.engine_only and trt.engine == "trtllm"
-    vll = next(c for c in table().curves if c.id == "allreduce-rtxpro6000-2gpu-vllm-aic")
+    vll = next(c for c in efficiency_table().curves if c.id == "allreduce-rtxpro6000-2gpu-vllm-aic")
     assert vll.engine_only and vll.engine == "vllm"
     assert "allgather-b300-8gpu-nccl-aic" in ids
 

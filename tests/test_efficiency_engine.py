@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from aiinfra.analytic.efficiency import NO_DATA, EfficiencyTable, _curve, efficiency_rows, table
+from aiinfra.analytic.efficiency import NO_DATA, EfficiencyTable, _curve, efficiency_rows
 from aiinfra.analytic.inference import InferenceModel
+from aiinfra.app.tables import domain_tables, efficiency_table
 
 H100 = "nvidia-h100-sxm5-80gb"
 
@@ -13,7 +14,7 @@ H100 = "nvidia-h100-sxm5-80gb"
 def test_trtllm_lookup_takes_tensorrt_llm_timings_and_others_keep_the_main_file() -> None:
     # H100: the main file's Vidur GEMV memory curve and FlashAttention-3 attention serve vLLM and training;
     # TensorRT-LLM's own timings (AIConfigurator rows, cross_check for everyone else) serve engine trtllm
-    t = table()
+    t = efficiency_table()
     assert t.curve("memory", H100)[1] == "memory-h100-vidur-gemv"
     assert t.curve("memory", H100, engine="trtllm")[1] == "memory-h100-aic-trtllm-gemv"
     # vLLM's own timings (AIConfigurator vLLM 0.24 tables, cross_check + engine vllm) serve engine vllm only
@@ -48,7 +49,7 @@ def test_engine_rows_lose_to_engine_free_rows_only_at_equal_similarity() -> None
 
 def test_every_aiconfigurator_row_names_its_engine() -> None:
     ends = ("-aic", "-aic-trtllm", "-aic-trtllm-gemv", "-aic-vllm", "-aic-vllm-gemv")
-    aic = [r for r in efficiency_rows() if str(r["id"]).endswith(ends)]
+    aic = [r for r in efficiency_rows(domain_tables()) if str(r["id"]).endswith(ends)]
     assert len(aic) > 50
     # TensorRT-LLM's and vLLM's ops name their engine; nccl-tests sweeps name none
     vllm = [r for r in aic if "vllm" in str(r["id"])]
@@ -66,7 +67,7 @@ def test_vllm_fp8_gemm_lookup_reads_the_vllm_row() -> None:
 
     import pytest
 
-    t = table()
+    t = efficiency_table()
     by_hand = 0.3847 + (0.4608 - 0.3847) * math.log10(2e11 / 1e11) / math.log10(3.1623e11 / 1e11)
     assert t.lookup("gemm", H100, 2e11, dtype="fp8", engine="vllm").frac == pytest.approx(by_hand, rel=1e-3)
     assert t.lookup("gemm", H100, 2e11, dtype="fp8").frac != pytest.approx(by_hand, rel=1e-2)
@@ -116,19 +117,19 @@ def test_trtllm_weight_streaming_fit_runs_through_the_tensorrt_llm_gemv_curve() 
 
     acc = catalog.accelerator(H100)
     # memory-h100-aic-trtllm-gemv: (5.6234e6 B, 0.3181) ... (1e9 B, 0.8425): t0 ≈ 3.30 µs, B ≈ 2.85 TB/s
-    assert _memory_fit(acc, "trtllm") == pytest.approx(fit(5.6234e6, 0.3181, 1e9, 0.8425), rel=1e-9)
+    assert _memory_fit(domain_tables(), acc, "trtllm") == pytest.approx(fit(5.6234e6, 0.3181, 1e9, 0.8425), rel=1e-9)
     # memory-h100-vidur-gemv: (5.623e6 B, 0.328) ... (1e9 B, 0.889): t0 ≈ 3.25 µs, B ≈ 3.01 TB/s
-    assert _memory_fit(acc) == pytest.approx(fit(5.623e6, 0.328, 1e9, 0.889), rel=1e-9)
+    assert _memory_fit(domain_tables(), acc) == pytest.approx(fit(5.623e6, 0.328, 1e9, 0.889), rel=1e-9)
     # memory-h100-aic-vllm-gemv: (5.6234e6 B, 0.3033) ... (1e9 B, 0.8857)
-    assert _memory_fit(acc, "vllm") == pytest.approx(fit(5.6234e6, 0.3033, 1e9, 0.8857), rel=1e-9)
+    assert _memory_fit(domain_tables(), acc, "vllm") == pytest.approx(fit(5.6234e6, 0.3033, 1e9, 0.8857), rel=1e-9)
     # FP8 weights: TensorRT-LLM's quantised op streams them through memory-fp8-h100-aic-trtllm-gemv,
     # (5.6234e6 B, 0.1154) ... (1e9 B, 0.8183): by hand t0 ≈ 12.6 µs, B ≈ 2.84 TB/s — a larger fixed time than
     # its bf16 GEMV's; a bf16 lookup and the engine-free fp8 lookup keep the bf16 streaming curves
-    t0_fp8, b_fp8 = _memory_fit(acc, "trtllm", "fp8")
+    t0_fp8, b_fp8 = _memory_fit(domain_tables(), acc, "trtllm", "fp8")
     assert (t0_fp8, b_fp8) == pytest.approx(fit(5.6234e6, 0.1154, 1e9, 0.8183), rel=1e-9)
     assert t0_fp8 == pytest.approx(12.57e-6, rel=0.01)
-    assert _memory_fit(acc, "trtllm", "bf16") == _memory_fit(acc, "trtllm")
-    assert _memory_fit(acc, None, "fp8") == _memory_fit(acc)
+    assert _memory_fit(domain_tables(), acc, "trtllm", "bf16") == _memory_fit(domain_tables(), acc, "trtllm")
+    assert _memory_fit(domain_tables(), acc, None, "fp8") == _memory_fit(domain_tables(), acc)
 
 
 def test_per_m_curves_serve_engine_lookups_that_give_m() -> None:
@@ -177,15 +178,15 @@ def test_vllm_fp8_gemm_at_300_tokens_interpolates_between_the_m256_and_m512_rows
     x = 10 ** (10 + 0.125)
     at256, at512 = (0.2362 + 0.3139) / 2, (0.2381 + 0.338) / 2
     by_hand = at256 + math.log2(300 / 256) * (at512 - at256)
-    look = table().lookup("gemm", H100, x, dtype="fp8", engine="vllm", m_tokens=300)
+    look = efficiency_table().lookup("gemm", H100, x, dtype="fp8", engine="vllm", m_tokens=300)
     assert look.source == "gemm-fp8-h100-aic-vllm-m256"  # the nearest M names the family
     assert look.frac == pytest.approx(by_hand, rel=1e-3)
     # at a row's own M, the row itself
-    assert table().lookup("gemm", H100, x, dtype="fp8", engine="vllm", m_tokens=256).frac == pytest.approx(
+    assert efficiency_table().lookup("gemm", H100, x, dtype="fp8", engine="vllm", m_tokens=256).frac == pytest.approx(
         at256, rel=1e-4
     )
     # training and engine-free lookups give no M and keep their curves
-    assert table().lookup("gemm", H100, x, dtype="fp8").source == "gemm-fp8-h100-deepgemm"
+    assert efficiency_table().lookup("gemm", H100, x, dtype="fp8").source == "gemm-fp8-h100-deepgemm"
 
 
 def test_moe_shape_rows_serve_only_their_exact_shape() -> None:
@@ -242,7 +243,9 @@ def test_shape_rows_serve_only_their_engine_and_adopted_dtype() -> None:
     vllm_fp8 = _scout_ep4("vllm", "fp8").experts(256.0, 1.0).compute_s
     assert vllm_fp8 != pytest.approx(flop / (1978.9e12 * 0.03943), rel=1e-2)
     assert (
-        table().lookup("moe_shape", H100, 256, dtype="fp8", engine="vllm", moe_shape=(5120, 8192, 16, 1, 1, 4)).source
+        efficiency_table()
+        .lookup("moe_shape", H100, 256, dtype="fp8", engine="vllm", moe_shape=(5120, 8192, 16, 1, 1, 4))
+        .source
         == NO_DATA
     )
 
@@ -250,7 +253,7 @@ def test_shape_rows_serve_only_their_engine_and_adopted_dtype() -> None:
 def _scout_ep4(engine: str, weights: str) -> InferenceModel:
     """Llama 4 Scout on 4 H100: attention DP, experts split 4 ways."""
     from aiinfra import catalog
-    from aiinfra.planning.inference import cluster_for
+    from aiinfra.catalog.resolve import cluster_for
 
     return InferenceModel(
         model=catalog.model("meta-llama-4-scout"),

@@ -7,7 +7,8 @@ import statistics
 
 import pytest
 
-from aiinfra.analytic.efficiency import _curve, efficiency_rows, table
+from aiinfra.analytic.efficiency import _curve, efficiency_rows
+from aiinfra.app.tables import domain_tables, efficiency_table
 
 H200 = "nvidia-h200-sxm-141gb"
 BF16_PEAK = 989.4e12  # catalog dense bf16, H200 row
@@ -15,7 +16,7 @@ HBM_B_PER_S = 4.8e12  # catalog H200 HBM3e bandwidth
 
 
 def _row(row_id: str) -> dict:  # type: ignore[type-arg]
-    return next(r for r in efficiency_rows() if r["id"] == row_id)
+    return next(r for r in efficiency_rows(domain_tables()) if r["id"] == row_id)
 
 
 def test_h200_bf16_gemm_point_at_1e12_flop_is_the_median_of_compute_bound_shapes() -> None:
@@ -41,7 +42,7 @@ def test_h200_bf16_gemm_point_at_1e12_flop_is_the_median_of_compute_bound_shapes
         (4096, 16384, 6656): 1.39661e-03,
     }
     expected = statistics.median(2 * m * n * k / t / BF16_PEAK for (m, n, k), t in timed.items())  # about 0.684
-    look = table().lookup("gemm", H200, 1e12, dtype="bf16")
+    look = efficiency_table().lookup("gemm", H200, 1e12, dtype="bf16")
     assert look.source == "gemm-bf16-h200-measured"
     assert look.frac == pytest.approx(expected, rel=2e-3)
 
@@ -64,7 +65,7 @@ def test_h200_weight_streaming_cross_check_agrees_with_the_curve_in_use() -> Non
     ours = _curve(_row("memory-h200-measured-gemv"))
     assert ours.at(1e9) == pytest.approx(expected, rel=2e-3)  # about 0.898: 4.31 TB/s of 4.8
     # the planner keeps NVIDIA AIConfigurator's far larger H200 sweep; the two agree within 6 % at 1e9 bytes
-    used = table().lookup("memory", H200, 1e9)
+    used = efficiency_table().lookup("memory", H200, 1e9)
     assert used.source == "memory-h200-aic-trtllm-gemv"
     assert used.frac == pytest.approx(ours.at(1e9), rel=0.06)
 
@@ -72,8 +73,10 @@ def test_h200_weight_streaming_cross_check_agrees_with_the_curve_in_use() -> Non
 def test_h100_keeps_its_own_curves() -> None:
     # the H200 rows name only the H200, and the project's H100 rows are cross-checks: an H100 lookup still uses the
     # published H100 measurement
-    assert table().lookup("gemm", "nvidia-h100-sxm5-80gb", 1e12, dtype="bf16").source == "gemm-bf16-h100-vidur"
-    assert table().lookup("memory", "nvidia-h100-sxm5-80gb", 1e9).source == "memory-h100-vidur-gemv"
+    assert (
+        efficiency_table().lookup("gemm", "nvidia-h100-sxm5-80gb", 1e12, dtype="bf16").source == "gemm-bf16-h100-vidur"
+    )
+    assert efficiency_table().lookup("memory", "nvidia-h100-sxm5-80gb", 1e9).source == "memory-h100-vidur-gemv"
 
 
 def test_h100_cross_check_agrees_with_the_curve_in_use_on_large_gemms() -> None:
@@ -94,7 +97,7 @@ def test_the_whole_step_table_in_serving_md_is_the_raw_file_and_the_model() -> N
     from aiinfra import catalog
     from aiinfra.analytic.inference import InferenceModel
     from aiinfra.analytic.step_time import StepBatch
-    from aiinfra.planning.inference import cluster_for
+    from aiinfra.catalog.resolve import cluster_for
 
     root = Path(__file__).resolve().parents[1]
     raw = json.loads((root / "bench/gpu/results/h200-2026-11-26-decode-step.json").read_text())

@@ -11,10 +11,11 @@ from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_overheads import host_step_s, step_with_host_s
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.catalog.resolve import load_scenario
+from aiinfra.app.tables import domain_tables
+from aiinfra.catalog.resolve import cluster_for, load_scenario
 from aiinfra.errors import SpecError
 from aiinfra.planning.engine_profile import scheduler_defaults
-from aiinfra.planning.inference import cluster_for, estimate, model_for
+from aiinfra.planning.inference import estimate, model_for
 from aiinfra.specs.common import validate
 from aiinfra.specs.engine import parse_version
 from aiinfra.specs.workload import ServingWorkload
@@ -49,17 +50,17 @@ def test_release_numbers_are_read_from_version_strings(text: str, version: tuple
 
 def test_vllm_v0_pays_the_multi_step_rfc_bubble_and_v1_does_not() -> None:
     # vllm#6854: ~4 ms of GPU idle per decode step without multi-step scheduling (V0); V1 is the default from 0.8
-    assert host_step_s("vllm", "0.6.3") == (pytest.approx(4e-3), False)
-    assert host_step_s("vllm", "0.7.3") == (pytest.approx(4e-3), False)
-    assert host_step_s("vllm", "0.8.0") == (0.0, False)
-    assert host_step_s("vllm", "0.11.0") == (0.0, False)
-    assert host_step_s("vllm", None) == (0.0, False)  # the current release
+    assert host_step_s("vllm", "0.6.3", domain_tables()) == (pytest.approx(4e-3), False)
+    assert host_step_s("vllm", "0.7.3", domain_tables()) == (pytest.approx(4e-3), False)
+    assert host_step_s("vllm", "0.8.0", domain_tables()) == (0.0, False)
+    assert host_step_s("vllm", "0.11.0", domain_tables()) == (0.0, False)
+    assert host_step_s("vllm", None, domain_tables()) == (0.0, False)  # the current release
 
 
 def test_engines_without_a_measured_host_time_get_none() -> None:
     for engine in ("trtllm", "sglang"):
         for release in (None, "0.5.0", "1.2.0"):
-            assert host_step_s(engine, release) == (0.0, False)
+            assert host_step_s(engine, release, domain_tables()) == (0.0, False)
 
 
 def test_serial_host_time_adds_and_overlapped_host_time_hides() -> None:

@@ -14,9 +14,9 @@ import pytest
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.app.tables import row_tables
-from aiinfra.catalog.resolve import load_scenario
+from aiinfra.catalog.resolve import cluster_for, load_scenario
 from aiinfra.planning.engine_profile import scheduler_defaults, trtllm_bench_limits
-from aiinfra.planning.inference import cluster_for, estimate, workload_usage
+from aiinfra.planning.inference import estimate, workload_usage
 from aiinfra.sim.run import limits_for
 from aiinfra.specs.common import validate
 from aiinfra.specs.workload import ServingWorkload

@@ -14,15 +14,9 @@ MAX_LINES = 80
 PENDING = {
     "analytic/comms.py::collective_time_array",
     "analytic/inference.py::breakdown",
-    "analytic/training_step.py::step_time",
-    "planning/capacity.py::_candidates",
-    "planning/export.py::launch",
-    "planning/fleet.py::plan_day",
     "planning/inference.py::estimate_with_replica",
     "sim/engine.py::run",
     "sim/replica.py::plan",
-    "sim/run.py::make_requests",
-    "sim/run.py::simulate",
 }
 
 

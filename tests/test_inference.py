@@ -16,7 +16,8 @@ from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.model_figures import params_total
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.app.tables import price_book
-from aiinfra.planning.inference import activation_peak_bytes, cluster_for, kv_capacity, speculative_tokens_per_step
+from aiinfra.catalog.resolve import cluster_for
+from aiinfra.planning.inference import activation_peak_bytes, kv_capacity, speculative_tokens_per_step
 from aiinfra.units import GB
 
 from .conftest import EXAMPLES, run_cli

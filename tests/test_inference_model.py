@@ -13,10 +13,11 @@ from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel, _memory_fit
 from aiinfra.analytic.model_figures import kv_bytes_per_token, params_total
 from aiinfra.analytic.step_time import StepBatch
+from aiinfra.app.tables import domain_tables
+from aiinfra.catalog.resolve import cluster_for
 from aiinfra.planning.inference import (
     _reserve_bytes,
     activation_peak_bytes,
-    cluster_for,
     estimate,
     kv_capacity,
     prefill_steps,
@@ -44,7 +45,7 @@ def test_trtllm_capacity_is_a_fraction_of_free_memory() -> None:
     vocab = 2 * 128256 * 8192  # embedding and head, kept in bf16 by the FP8 checkpoint
     weights = ((params_total(L70) - vocab) * 1.0 + vocab * 2.0) / 2  # fp8 layers, halved by tp 2
     act = 8192 * (3 * 8192 + 3 * 28672 / 2) * 2.0
-    free = 0.95 * (mem - weights - act - _reserve_bytes(2))
+    free = 0.95 * (mem - weights - act - _reserve_bytes(c.tables, 2))
     per_tok = 2 * 80 * 4 * 128 * 1.0  # 4 of 8 KV heads per GPU, fp8
     blocks = math.floor(free / (32 * per_tok))
     assert cap.blocks == blocks and cap.kv_capacity_tokens == 32 * blocks
@@ -90,7 +91,7 @@ def test_steady_state_step_by_littles_law() -> None:
 def test_batch1_decode_is_weight_streaming_plus_kernel_latency() -> None:
     c = cluster_for(H100, 1)
     im = InferenceModel(model=L8, cluster=c)
-    t0, b_inf = _memory_fit(c.accelerator)
+    t0, b_inf = _memory_fit(domain_tables(), c.accelerator)
     # Vidur's H100 GEMV points (117 MB at 81 %, 940 MB at 90 % of 3.35 TB/s) → t0 ≈ 3.2 µs, B∞ ≈ 3.0 TB/s
     assert 2e-6 < t0 < 5e-6 and 2.9e12 < b_inf < 3.1e12
     streamed = (params_total(L8) - L8.vocab_size * L8.hidden_size) * 2.0  # all weights but the embedding

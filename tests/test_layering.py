@@ -129,14 +129,7 @@ BOUNDARY = {"catalog", "app", "api", "web", "commands", "cli", "__init__"}
 
 #: modules below app/ that still read the active catalog, each with what frees it; a module leaves this table when
 #: its tables come as arguments (docs/architecture.md, "The catalog boundary"), and none may join it
-STILL_READ_CATALOG: dict[str, str] = {
-    "analytic/efficiency.py": "the efficiency table (efficiency.table(), about 100 call sites) built by the caller",
-    "analytic/comms.py": "collective_latency rows and the derived curves kept by the efficiency table's owner",
-    "analytic/step_overheads.py": "kernel_overheads_<part>.yaml rows and the engine profile passed in",
-    "analytic/inference.py": "InferenceModel given its engine profile, fitted memory bandwidths and calibration",
-    "analytic/training_step.py": "step_time given the calibration factors (with calibration's trial factors)",
-    "planning/inference.py": "estimate / cluster_for given engine profiles, the runtime reserve, the draft model",
-}
+STILL_READ_CATALOG: dict[str, str] = {}
 
 
 def _below_app() -> list[Path]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from aiinfra import catalog
-from aiinfra.analytic.efficiency import table
 from aiinfra.analytic.inference import gemm_efficiency
+from aiinfra.app.tables import domain_tables, efficiency_table
 
 H100 = "nvidia-h100-sxm5-80gb"
 
@@ -16,7 +16,7 @@ def test_bf16_moe_point_from_vllm_pr_24700() -> None:
     # Layer FLOP = 2 · 1024 tokens · top-2 · 3 matrices · 4096 · 7168 = 3.6078e11; per expert GEMM = /(2·8)
     layer_flop = 2 * 1024 * 2 * 3 * 4096 * 7168
     expected = layer_flop / 833.72e-6 / 989.4e12  # 0.437
-    look = table().lookup("moe", H100, layer_flop / 16, dtype="bf16")
+    look = efficiency_table().lookup("moe", H100, layer_flop / 16, dtype="bf16")
     assert look.source == "moe-bf16-h100-vllm-fused"
     assert look.frac == pytest.approx(expected, rel=2e-3)
 
@@ -26,30 +26,32 @@ def test_fp8_moe_point_from_vllm_pr_24700() -> None:
     # Layer FLOP = 2 · 4096 · top-8 · 3 · 2048 · 768 = 3.0924e11; per expert GEMM = /(2·128)
     layer_flop = 2 * 4096 * 8 * 3 * 2048 * 768
     expected = layer_flop / 1647.57e-6 / 1978.9e12  # 0.095
-    assert gemm_efficiency(catalog.accelerator(H100), "fp8", layer_flop / 256, kind="moe") == pytest.approx(
-        expected, rel=2e-3
-    )
+    assert gemm_efficiency(
+        domain_tables(), catalog.accelerator(H100), "fp8", layer_flop / 256, kind="moe"
+    ) == pytest.approx(expected, rel=2e-3)
 
 
 def test_small_fp8_expert_gemms_are_far_below_the_dense_clamp() -> None:
     # the dense FP8 curve has no point below 1.24e11 FLOP and clamps at 0.51; the grouped-GEMM data at
     # 1.2e9 FLOP per expert GEMM says under a fifth of that
     acc = catalog.accelerator(H100)
-    assert gemm_efficiency(acc, "fp8", 1.2e9, kind="moe") < 0.2 * gemm_efficiency(acc, "fp8", 1.2e9)
+    assert gemm_efficiency(domain_tables(), acc, "fp8", 1.2e9, kind="moe") < 0.2 * gemm_efficiency(
+        domain_tables(), acc, "fp8", 1.2e9
+    )
 
 
 def test_moe_on_a100_borrows_the_hopper_curve_and_says_so() -> None:
     acc = catalog.accelerator("nvidia-a100-sxm4-80gb")
     # the only bf16 grouped-GEMM curve is Hopper's: A100 borrows it (same vendor) and the label says so
-    look = table().lookup("moe", acc.id, 1e10, dtype="bf16")
+    look = efficiency_table().lookup("moe", acc.id, 1e10, dtype="bf16")
     assert look.source.startswith("borrowed:")
-    assert gemm_efficiency(acc, "bf16", 1e10, kind="moe") == look.frac
+    assert gemm_efficiency(domain_tables(), acc, "bf16", 1e10, kind="moe") == look.frac
 
 
 def test_per_shape_moe_rows_are_not_borrowed_across_parts() -> None:
     from aiinfra.analytic.inference import InferenceModel
     from aiinfra.analytic.model_figures import param_breakdown
-    from aiinfra.planning.inference import cluster_for
+    from aiinfra.catalog.resolve import cluster_for
 
     mixtral = catalog.model("mixtral-8x7b")
     layers = param_breakdown(mixtral).moe_layers
@@ -64,14 +66,14 @@ def test_per_shape_moe_rows_are_not_borrowed_across_parts() -> None:
     # memory term, as on a part that has its own row. Borrowed as a fraction of peak, B200's row priced A100's
     # experts at 49.7 ms per step against 24.8 ms of streaming (A100's peak is 7.2 times lower, its bandwidth 4)
     assert (
-        table()
+        efficiency_table()
         .lookup("moe_shape", "nvidia-a100-sxm4-80gb", 8, dtype="bf16", engine="vllm", moe_shape=shape)
         .source.startswith("borrowed:")
     )
     a100 = experts("nvidia-a100-sxm4-80gb", 8)
     assert a100.compute_s < a100.memory_s
     # a part with its own row keeps it: the H100 compute term is that row's measured fraction of the bf16 peak
-    own = table().lookup("moe_shape", H100, 8, dtype="bf16", engine="vllm", moe_shape=shape)
+    own = efficiency_table().lookup("moe_shape", H100, 8, dtype="bf16", engine="vllm", moe_shape=shape)
     assert own.source == "moe-bf16-h100-h4096-i14336-e8-k2-tp2-ep1-aic-vllm"
     flop = 2.0 * 8 * 2 * (3 * 4096 * 14336) * layers / 2
     peak = catalog.accelerator(H100).dense_flop_per_s["bf16"]

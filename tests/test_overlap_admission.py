@@ -8,7 +8,8 @@ import pytest
 
 from aiinfra import catalog
 from aiinfra.analytic.step_time import FixedStepTime
-from aiinfra.planning.inference import cluster_for, estimate
+from aiinfra.catalog.resolve import cluster_for
+from aiinfra.planning.inference import estimate
 from aiinfra.specs.common import validate
 from aiinfra.specs.engine import parse_version
 from aiinfra.specs.workload import ServingWorkload

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from aiinfra import app
-from aiinfra.analytic.efficiency import table
+from aiinfra.app.tables import efficiency_table
 from aiinfra.calibration.probe import DeviceInfo
 from aiinfra.catalog import Catalog, use
 from aiinfra.cli import main
@@ -93,7 +93,7 @@ def test_stubbed_probe_writes_the_fractions_and_the_planner_uses_them(tmp_path: 
         assert row["accelerators"] == [A100]
     cat = Catalog.default().with_overlay(tmp_path / "ov")
     with use(cat):  # an engine-free lookup now reads the probe's curve (a user's row wins ties)
-        look = table().lookup("gemm", A100, 1e11, dtype="bf16")
+        look = efficiency_table().lookup("gemm", A100, 1e11, dtype="bf16")
         assert look.frac == pytest.approx(GEMM_FRAC, rel=1e-3) and look.source.startswith("probe-")
 
 
@@ -107,7 +107,7 @@ def test_ambiguous_device_name_asks_for_the_catalog_id(tmp_path: Path) -> None:
 def test_recorded_probe_overlay_loads_and_prices_memory(tmp_path: Path) -> None:
     cat = Catalog.default().with_overlay(DATA)
     with use(cat):
-        curve, label = table().curve("memory", "nvidia-l4")
+        curve, label = efficiency_table().curve("memory", "nvidia-l4")
         assert curve is not None and label.startswith("probe-nvidia-l4")
         assert curve.y[-1] == pytest.approx(0.83)  # the recording's 1 GiB copy point
 

@@ -12,7 +12,9 @@ from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_overheads import streamed_chunks, streamed_step_s
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.planning.inference import cluster_for, estimate, model_for
+from aiinfra.app.tables import domain_tables
+from aiinfra.catalog.resolve import cluster_for
+from aiinfra.planning.inference import estimate, model_for
 from aiinfra.specs.common import validate
 from aiinfra.specs.workload import ServingWorkload
 
@@ -39,7 +41,7 @@ def test_sglang_chunk_cost_is_the_measured_openai_conversion() -> None:
 
 def test_trtllm_has_no_streaming_term_without_a_measurement() -> None:
     assert catalog.engine("trtllm").stream_chunk_s == 0.0
-    assert streamed_step_s(0.01, StepBatch.decode(4096, 500), "trtllm") == 0.01
+    assert streamed_step_s(0.01, StepBatch.decode(4096, 500), "trtllm", domain_tables()) == 0.01
 
 
 def test_one_chunk_per_decoding_sequence_and_per_prefilling_request() -> None:

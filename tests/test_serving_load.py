@@ -14,7 +14,8 @@ from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.app.tables import row_tables
-from aiinfra.planning.inference import cluster_for, estimate
+from aiinfra.catalog.resolve import cluster_for
+from aiinfra.planning.inference import estimate
 from aiinfra.planning.loaded import LoadedReplica
 from aiinfra.sim.metrics import Percentiles, SimSummary
 from aiinfra.specs.common import validate

@@ -13,7 +13,9 @@ from aiinfra.analytic.comms import collective_time
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_overheads import kernels_per_step, overheads_for, sampling_s, with_overheads
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.planning.inference import cluster_for, kv_capacity
+from aiinfra.app.tables import domain_tables
+from aiinfra.catalog.resolve import cluster_for
+from aiinfra.planning.inference import kv_capacity
 
 L70 = catalog.model("meta-llama-3.1-70b")
 H100 = "nvidia-h100-sxm5-80gb"
@@ -73,7 +75,7 @@ def test_sampling_time_from_the_h200_measurement() -> None:
     # kernel_overheads_h200.yaml sampling-h200-greedy: batch 32 → 28.40 µs, batch 128 → 41.92 µs. Batch 64 lies a
     # third of the way: 28.40 + (41.92 − 28.40)/3 = 32.907 µs. Over a 32,000-token vocabulary the batch-dependent part
     # shrinks by 32000/128256: 27.77 + (32.907 − 27.77) × 0.2495 = 29.05 µs (batch 1: 27.77 µs, launches).
-    ov = overheads_for(H200)
+    ov = overheads_for(H200, domain_tables())
     assert ov is not None
     assert sampling_s(ov, "greedy", 64, 128256) == pytest.approx(32.907e-6, rel=1e-4)
     assert sampling_s(ov, "greedy", 64, 32000) == pytest.approx(29.05e-6, rel=1e-3)
@@ -83,7 +85,7 @@ def test_sampling_time_from_the_h200_measurement() -> None:
 def test_graph_captured_decode_pays_one_graph_launch_and_the_sampler() -> None:
     # vLLM, 8 decoding sequences (≤ 512: a CUDA graph): + 5.097 µs graph launch + 28.09 µs greedy sampling at batch 8
     step = StepBatch.decode(8, 1000)
-    t = with_overheads(0.010, step, H200, "vllm", kernels=1000, vocab=128256)
+    t = with_overheads(0.010, step, H200, "vllm", kernels=1000, vocab=128256, tables=domain_tables())
     assert t == pytest.approx(0.010 + 5.097e-6 + 28.09e-6, rel=1e-9)
 
 
@@ -94,12 +96,12 @@ def test_eager_step_is_floored_by_python_kernel_issue() -> None:
     kernels = kernels_per_step(32, 1, 0)
     assert kernels == 353
     step = StepBatch.decode(600, 600 * 1000)
-    assert with_overheads(0.001, step, H200, "vllm", kernels=kernels, vocab=128256) == pytest.approx(
-        353 * 10.42e-6 + 50.73e-6, rel=1e-9
-    )
-    assert with_overheads(0.001, step, H200, "trtllm", kernels=kernels, vocab=128256) == pytest.approx(
-        0.001 + 50.73e-6, rel=1e-9
-    )
+    assert with_overheads(
+        0.001, step, H200, "vllm", kernels=kernels, vocab=128256, tables=domain_tables()
+    ) == pytest.approx(353 * 10.42e-6 + 50.73e-6, rel=1e-9)
+    assert with_overheads(
+        0.001, step, H200, "trtllm", kernels=kernels, vocab=128256, tables=domain_tables()
+    ) == pytest.approx(0.001 + 50.73e-6, rel=1e-9)
 
 
 H100_SPEC = catalog.accelerator(H100)

@@ -385,9 +385,9 @@ def test_failures_in_a_schedule_file_every_job_accounted_for() -> None:
     assert with_f["jobs"]["finished"] == 400  # interrupted jobs re-queue and still finish
     assert with_f["end_s"] >= without["end_s"]
     assert app.schedule(base, sets).to_dict()["failures"] == f  # same seed, same failures
-    # an A100 cluster: Llama 3's per-node rate × 1.46, the A100 generation's ratio (the geometric mean of five A100
+    # an A100 cluster: Llama 3's per-node rate × 1.42, the A100 generation's ratio (the geometric mean of five A100
     # operators' rates over Llama 3's: RSC-1, RSC-2, OPT, GLM-130B, MPT-7B; catalog/data/reliability.yaml)
-    assert f["node_failure_rate_per_hour"] == pytest.approx(50 * 1.46 * 419 / (2048 * 54 * 24), rel=1e-9)
+    assert f["node_failure_rate_per_hour"] == pytest.approx(50 * 1.42 * 419 / (2048 * 54 * 24), rel=1e-9)
     # the expected count (not one draw): the 64 whole-GPU nodes at the node rate over the simulated span
     expected = f["node_failure_rate_per_hour"] * 64 * with_f["end_s"] / 3600
     assert f["node_failures_expected"] == pytest.approx(expected, rel=1e-9)

@@ -11,7 +11,8 @@ import pytest
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.planning.inference import _decode_cycle_s, cluster_for
+from aiinfra.catalog.resolve import cluster_for
+from aiinfra.planning.inference import _decode_cycle_s
 from aiinfra.sim.run import SpeculativeStep
 from aiinfra.specs.common import validate
 from aiinfra.specs.workload import ServingWorkload

@@ -14,6 +14,7 @@ import pytest
 from aiinfra.analytic.comms import collective_time, fabric_share, ring_latency_s, tree_latency_s
 from aiinfra.analytic.training_memory import TrainSetup
 from aiinfra.analytic.training_step import expected_max_std_normal, step_time, straggler_factor
+from aiinfra.app.tables import domain_tables
 from aiinfra.catalog.resolve import resolve, resolve_cluster
 from aiinfra.errors import SpecError
 from aiinfra.search.plans import single_plan
@@ -37,12 +38,18 @@ def _cluster(n: int, **hw: float | int):  # type: ignore[no-untyped-def]
 
 def test_tree_latency_hand_values() -> None:
     # collective_latency.yaml nccl-tree-simple: 2·((ranks per node − 1)·28 + ⌊log2 nodes⌋·50) us
-    assert float(tree_latency_s(np.array([64.0]), np.array([64.0]))[0]) == pytest.approx(2 * (0 * 28 + 6 * 50) * 1e-6)
-    assert float(tree_latency_s(np.array([16.0]), np.array([2.0]))[0]) == pytest.approx(2 * (7 * 28 + 1 * 50) * 1e-6)
+    assert float(tree_latency_s(domain_tables(), np.array([64.0]), np.array([64.0]))[0]) == pytest.approx(
+        2 * (0 * 28 + 6 * 50) * 1e-6
+    )
+    assert float(tree_latency_s(domain_tables(), np.array([16.0]), np.array([2.0]))[0]) == pytest.approx(
+        2 * (7 * 28 + 1 * 50) * 1e-6
+    )
     # 100 nodes: ⌊log2 100⌋ = 6
-    assert float(tree_latency_s(np.array([100.0]), np.array([100.0]))[0]) == pytest.approx(600e-6)
+    assert float(tree_latency_s(domain_tables(), np.array([100.0]), np.array([100.0]))[0]) == pytest.approx(600e-6)
     # the ring over the same 64 nodes: 8.4 + 2·63·14 = 1772.4 us, three times the tree's
-    assert float(ring_latency_s("allreduce", np.array([64.0]), np.array([64.0]))[0]) == pytest.approx(1772.4e-6)
+    assert float(ring_latency_s(domain_tables(), "allreduce", np.array([64.0]), np.array([64.0]))[0]) == pytest.approx(
+        1772.4e-6
+    )
 
 
 def test_small_all_reduce_across_64_nodes_runs_as_a_tree() -> None:
@@ -157,9 +164,9 @@ def test_expected_max_of_normals_against_order_statistic_tables() -> None:
 def test_straggler_factor_hand_value() -> None:
     # cv 0.0099 (collective_latency.yaml gpu-speed-variation): 1000 ranks wait 0.0099 · Φ⁻¹(999.625/1000.25)
     z = NormalDist().inv_cdf(999.625 / 1000.25)  # 3.2273
-    assert float(straggler_factor(np.array([1000]))[0]) == pytest.approx(1 + 0.0099 * z)
-    assert float(straggler_factor(np.array([1]))[0]) == 1.0
-    f = straggler_factor(np.array([8, 64, 1024, 16384]))
+    assert float(straggler_factor(domain_tables(), np.array([1000]))[0]) == pytest.approx(1 + 0.0099 * z)
+    assert float(straggler_factor(domain_tables(), np.array([1]))[0]) == 1.0
+    f = straggler_factor(domain_tables(), np.array([8, 64, 1024, 16384]))
     assert all(np.diff(f) > 0)  # the slowest of more ranks is slower
     assert f[-1] < 1.05  # ~4 % at 16K ranks for a 1 % per-GPU spread
 

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from aiinfra.analytic.comms import collective_time, ring_latency_s
-from aiinfra.analytic.efficiency import table
 from aiinfra.analytic.training_memory import TrainSetup
 from aiinfra.analytic.training_step import (
     _elementwise_time,
@@ -25,7 +24,7 @@ from aiinfra.analytic.training_step import (
     flash_attention_fwd_time,
     step_time,
 )
-from aiinfra.app.tables import row_tables
+from aiinfra.app.tables import domain_tables, efficiency_table, row_tables
 from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.search.plans import single_plan
 from aiinfra.specs.model import ModelArch
@@ -61,9 +60,9 @@ def test_head_dim_picks_the_matching_flashattention2_curve() -> None:
     # FA2 paper Fig. 4 at S = 4096 (x = 2·B·H·S²·D with B = 4, H·D = 2048 -> 2.749e11 FLOP):
     # head dim 128 (panel d) 173 TFLOP/s, head dim 64 (panel c) 156 TFLOP/s, of the A100's 312
     x = 2 * 4 * 4096**2 * 2048
-    c128, _ = table().curve("attention", A100, dtype="bf16", head_dim=128)
-    c64, _ = table().curve("attention", A100, dtype="bf16", head_dim=64)
-    cnone, label = table().curve("attention", A100, dtype="bf16")
+    c128, _ = efficiency_table().curve("attention", A100, dtype="bf16", head_dim=128)
+    c64, _ = efficiency_table().curve("attention", A100, dtype="bf16", head_dim=64)
+    cnone, label = efficiency_table().curve("attention", A100, dtype="bf16")
     assert c128 is not None and c64 is not None and cnone is not None
     assert c128.at(x) == pytest.approx(173 / 312, abs=2e-3)
     assert c64.at(x) == pytest.approx(156 / 312, abs=2e-3)
@@ -72,7 +71,7 @@ def test_head_dim_picks_the_matching_flashattention2_curve() -> None:
 
 def test_triton_attention_curve_is_the_papers_triton_bars() -> None:
     # FA2 paper Fig. 4d, "FlashAttention Triton", causal, head dim 128: 50 TFLOP/s at 512, 74 at 4k, 80 at 16k
-    c, label = table().curve("attention_triton", A100, dtype="bf16", head_dim=128)
+    c, label = efficiency_table().curve("attention_triton", A100, dtype="bf16", head_dim=128)
     assert c is not None and label == "attention-triton-bf16-a100"
     for s, tflops in ((512, 50), (4096, 74), (16384, 80)):
         x = 2 * (16384 // s) * s**2 * 2048
@@ -82,7 +81,7 @@ def test_triton_attention_curve_is_the_papers_triton_bars() -> None:
 def test_triton_h100_curve_is_derived_from_the_fa2_speedup() -> None:
     # H100 has no published Triton bars: A100 Triton × FA2's H100/A100 ratio at the same S, / 989.4 peak.
     # S = 4096: 74 · 294/173 = 125.76 TFLOP/s -> 0.1271
-    c, label = table().curve("attention_triton", "nvidia-h100-sxm5-80gb", dtype="bf16", head_dim=128)
+    c, label = efficiency_table().curve("attention_triton", "nvidia-h100-sxm5-80gb", dtype="bf16", head_dim=128)
     assert c is not None and label == "attention-triton-bf16-h100-derived"
     assert c.at(2 * 4 * 4096**2 * 2048) == pytest.approx(74 * 294 / 173 / 989.4, abs=2e-4)
 
@@ -213,8 +212,10 @@ def test_flash2_on_hopper_uses_the_fa2_curve_not_fa3() -> None:
     # flash2_h100_fwd_bwd_benchmark.png: FlashAttention-2 on H100, causal hdim 128, 16k: 328 TFLOP/s of 989.4;
     # the default ("flash") lookup keeps the FA3 row listed first (FA3 paper: ~0.58 at 16k)
     x = 2 * 1 * 16384**2 * 2048
-    fa2, label2 = table().curve("attention", "nvidia-h100-sxm5-80gb", dtype="bf16", head_dim=128, kernel="fa2")
-    best, label = table().curve("attention", "nvidia-h100-sxm5-80gb", dtype="bf16", head_dim=128)
+    fa2, label2 = efficiency_table().curve(
+        "attention", "nvidia-h100-sxm5-80gb", dtype="bf16", head_dim=128, kernel="fa2"
+    )
+    best, label = efficiency_table().curve("attention", "nvidia-h100-sxm5-80gb", dtype="bf16", head_dim=128)
     assert fa2 is not None and best is not None
     assert label2 == "attention-fa2-bf16-h100" and label == "attention-fa3-bf16-h100"
     assert fa2.at(x) == pytest.approx(328 / 989.4, abs=2e-3)
@@ -254,13 +255,13 @@ def test_elementwise_kernels_run_at_their_measured_bandwidths() -> None:
 def test_nccl_ring_latency_hand_values() -> None:
     # collective_latency.yaml (NCCL tuning.cc, Ring/Simple): base 8.4 us, NVLink hop 3.4, node hop 14.0,
     # intra-node hop of a multi-node ring max(3.4, 3 × 1.0) = 3.4
-    ag = ring_latency_s("allgather", np.array([128.0]), np.array([16.0]))
+    ag = ring_latency_s(domain_tables(), "allgather", np.array([128.0]), np.array([16.0]))
     assert float(ag[0]) == pytest.approx((8.4 + 112 * 3.4 + 15 * 14.0) * 1e-6)  # 599.2 us
-    ar = ring_latency_s("allreduce", np.array([16.0]), np.array([2.0]))
+    ar = ring_latency_s(domain_tables(), "allreduce", np.array([16.0]), np.array([2.0]))
     assert float(ar[0]) == pytest.approx((8.4 + 28 * 3.4 + 2 * 14.0) * 1e-6)  # 131.6 us
-    one_node = ring_latency_s("allreduce", np.array([8.0]), np.array([1.0]))
+    one_node = ring_latency_s(domain_tables(), "allreduce", np.array([8.0]), np.array([1.0]))
     assert float(one_node[0]) == pytest.approx((8.4 + 14 * 3.4) * 1e-6)  # 56.0 us
-    assert float(ring_latency_s("p2p", np.array([2.0]), np.array([2.0]))[0]) == 0.0
+    assert float(ring_latency_s(domain_tables(), "p2p", np.array([2.0]), np.array([2.0]))[0]) == 0.0
 
 
 def test_small_scale_out_all_gather_pays_the_ring_latency() -> None:
@@ -311,7 +312,7 @@ def test_context_parallel_attention_runs_at_the_efficiency_of_one_ring_step() ->
     setup = TrainSetup(model=M, seq_len=8192, global_batch_seqs=1, precision="bf16", attention_kernel="flash2")
     cl = _cluster(1)
     flop = np.array([4.0e11])
-    curve, _ = table().curve("attention", A100, dtype="bf16", head_dim=128, kernel="fa2")
+    curve, _ = efficiency_table().curve("attention", A100, dtype="bf16", head_dim=128, kernel="fa2")
     assert curve is not None
     peak = cl.accelerator.sustained_flop_per_s("bf16")
     one = flash_attention_fwd_time(cl, setup, M, "bf16", flop, np.array([1.0]), set())

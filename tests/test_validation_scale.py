@@ -36,6 +36,25 @@ def test_sealed_rows_are_the_hash_third_and_listed_in_the_seal_file(batch: str) 
         assert (rid in sealed_ids) == is_sealed, rid
 
 
+def test_fourth_batch_rows_follow_the_committed_list() -> None:
+    """Fourth batch (papers and framework READMEs, issue 28): every written row is listed in training_scale4_seal.csv
+    with the state its id's hash gives, sits in the file that state names, and every listed run is either written or
+    named on a '# dropped:' line."""
+    lines = (DATA / "training_scale4_seal.csv").read_text().splitlines()
+    listed = {ln.split(",")[0]: ln.split(",")[1] for ln in lines if ln and not ln.startswith("#")}
+    dropped = " ".join(ln for ln in lines if ln.startswith("# dropped:") or ln.startswith("#   "))
+    open_path = DATA / "training_scale4_open.csv"
+    open_ids = _ids(open_path.name) if open_path.exists() else set()
+    sealed_ids = _ids("training_scale4_sealed.csv")
+    assert sealed_ids and not open_ids & sealed_ids
+    for rid in open_ids | sealed_ids:
+        is_sealed = int(hashlib.sha256(rid.encode()).hexdigest(), 16) % 3 == 0
+        assert listed[rid] == ("SEALED" if is_sealed else "open"), rid
+        assert (rid in sealed_ids) == is_sealed, rid
+    for rid in listed:
+        assert rid in open_ids | sealed_ids or rid in dropped, f"{rid} is listed but neither written nor dropped"
+
+
 # achieved 0.043 / 0.141 on the 36 MLPerf open rows (0.062 / 0.279 before); 0.043 / 0.145 on 38 with DeepSeek, PaLM;
 # 0.048 / 0.183 after the fabric-scoped scale-out curves (issue 28, third round of mechanisms): the Llama 3.1 8B runs
 # on 64 B200 lost the EFA-curve data-parallel time that hid their per-GPU compute shortfall and now miss like the same

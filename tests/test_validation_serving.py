@@ -1,12 +1,13 @@
-"""Serving rows under load (issue 29): the sealed split is the committed one, both files are found by the accuracy
-table with their split, and every row states the load it was measured under (docs/validation.md, "Serving rows
-under load")."""
+"""Serving rows under load (issue 29), both batches: the sealed split is the committed one, the files are found by
+the accuracy table with their split, and every row states the load it was measured under (docs/validation.md,
+"Serving rows under load")."""
 
 from __future__ import annotations
 
 import csv
 import hashlib
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,18 @@ from aiinfra.app.tables import row_tables
 from aiinfra.validation import runner
 
 DATA = Path(runner.__file__).parent / "data"
-OPEN, SEALED, SEAL = "inference_serving_open.csv", "inference_serving_sealed.csv", "inference_serving_seal.csv"
+BATCHES = [
+    ("inference_serving_open.csv", "inference_serving_sealed.csv", "inference_serving_seal.csv"),
+    ("inference_serving2_open.csv", "inference_serving2_sealed.csv", "inference_serving2_seal.csv"),
+]
+"""(open, sealed, seal list) of each batch."""
+ROW_FILES = [name for batch in BATCHES for name in batch[:2]]
+NOT_PREDICTED = {
+    # TensorRT-LLM 0.16 ran this batch (emulated static batching, 128 x (2048 + 2048) tokens of Llama 3.1 405B FP8 on
+    # 8 H100); the memory model finds no KV-cache room left at that batch (docs/validation.md, batch 2)
+    "rocmblog-h100-llama31-405b-fp8-tp8-in2048-out2048-bs128-output-tokens-per-s",
+}
+"""Rows the model cannot predict yet, each with the reason; any other row without a prediction fails."""
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -24,18 +36,21 @@ def _rows(name: str) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def _seal() -> dict[str, str]:
+def _seal(name: str) -> dict[str, str]:
     seal: dict[str, str] = {}
-    for line in (DATA / SEAL).read_text().splitlines():
+    for line in (DATA / name).read_text().splitlines():
         if line and not line.startswith("#"):
             rid, state = line.split(",")[:2]
             seal[rid] = state
     return seal
 
 
-def test_sealed_rows_are_the_hash_third_and_every_candidate_was_sealed_first() -> None:
-    seal = _seal()
-    open_ids, sealed_ids = {r["id"] for r in _rows(OPEN)}, {r["id"] for r in _rows(SEALED)}
+@pytest.mark.parametrize(("open_name", "sealed_name", "seal_name"), BATCHES)
+def test_sealed_rows_are_the_hash_third_and_every_candidate_was_sealed_first(
+    open_name: str, sealed_name: str, seal_name: str
+) -> None:
+    seal = _seal(seal_name)
+    open_ids, sealed_ids = {r["id"] for r in _rows(open_name)}, {r["id"] for r in _rows(sealed_name)}
     assert not open_ids & sealed_ids
     # every candidate listed before its value was read became a row, and no row skipped the seal list
     assert open_ids | sealed_ids == set(seal)
@@ -45,14 +60,22 @@ def test_sealed_rows_are_the_hash_third_and_every_candidate_was_sealed_first() -
         assert (rid in sealed_ids) == is_sealed, rid
 
 
-def test_the_accuracy_table_reads_both_files_with_their_split_and_skips_the_seal_list() -> None:
+def test_no_id_is_in_two_batches() -> None:
+    first, second = ({r["id"] for n in batch[:2] for r in _rows(n)} for batch in BATCHES)
+    assert not first & second
+
+
+@pytest.mark.parametrize(("open_name", "sealed_name", "seal_name"), BATCHES)
+def test_the_accuracy_table_reads_both_files_with_their_split_and_skips_the_seal_list(
+    open_name: str, sealed_name: str, seal_name: str
+) -> None:
     split = {p.name: s for p, s in validation_files(DATA)}
-    assert split[OPEN] == "open"
-    assert split[SEALED] == "sealed"
-    assert SEAL not in split
+    assert split[open_name] == "open"
+    assert split[sealed_name] == "sealed"
+    assert seal_name not in split
 
 
-@pytest.mark.parametrize("name", [OPEN, SEALED])
+@pytest.mark.parametrize("name", ROW_FILES)
 def test_every_row_states_its_load_lengths_and_source(name: str) -> None:
     for r in _rows(name):
         mode = r["mode"]
@@ -61,10 +84,16 @@ def test_every_row_states_its_load_lengths_and_source(name: str) -> None:
             assert int(r["batch_or_concurrency"]) >= 1, r["id"]
         if mode == "poisson":
             assert float(r["request_rate_per_s"]) > 0, r["id"]
-        assert float(r["input_tokens"]) > 0 and float(r["output_tokens"]) > 0, r["id"]
+        # a blank prompt length only where the source gives none (MLPerf logs), and the notes say so
+        assert float(r["input_tokens"] or 0) > 0 or "input_tokens blank" in r["notes"], r["id"]
+        assert float(r["output_tokens"]) > 0, r["id"]
         value = float(r["value"])
         assert math.isfinite(value) and value > 0, r["id"]
-        assert r["source_url"].startswith("https://github.com/") and "/blob/" in r["source_url"], r["id"]
+        # a repository file is cited at a commit, an issue by its number; other pages by their address
+        url = r["source_url"]
+        assert url.startswith("https://"), r["id"]
+        pinned = re.search(r"/blob/[0-9a-f]{40}/|/(issues|pull)/[0-9]+$", url)
+        assert not url.startswith("https://github.com/") or pinned, r["id"]
         assert "Read on" in r["notes"] and "| arch:" in r["notes"], r["id"]
         # latencies are seconds: a TTFT or TPOT in milliseconds would be read as minutes
         if r["metric"] == "tpot_s":
@@ -73,7 +102,7 @@ def test_every_row_states_its_load_lengths_and_source(name: str) -> None:
 
 @pytest.mark.slow
 def test_every_serving_row_is_predicted() -> None:
-    for name in (OPEN, SEALED):
+    for name in ROW_FILES:
         res = runner.run(DATA / name, row_tables())
-        missing = [c.id for c in res["cases"] if c.predicted is None]
-        assert not missing, missing
+        missing = {c.id for c in res["cases"] if c.predicted is None}
+        assert missing <= NOT_PREDICTED, missing - NOT_PREDICTED

@@ -12,7 +12,14 @@ from aiinfra.validation import switches
 from aiinfra.validation.switches import columns_for, convert, from_notes, kind_of, reduced_notes, with_columns
 
 DATA = Path(switches.__file__).parent / "data"
-SHIPPED = ("training.csv", "inference.csv", "training_scale_open.csv", "training_scale_sealed.csv")
+SHIPPED = (
+    "training.csv",
+    "inference.csv",
+    "training_scale_open.csv",
+    "training_scale_sealed.csv",
+    "inference_serving2_open.csv",
+    "inference_serving2_sealed.csv",
+)
 
 
 def _read(path: Path) -> tuple[list[str], list[dict[str, str]]]:

@@ -14,7 +14,9 @@ from aiinfra.errors import AiinfraError, DataError, InfeasibleError, SpecError
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # argparse's own errors: exit 2, no traceback
+    def error(self, message: str) -> Any:
+        """argparse's own errors (an unknown flag, a missing argument): the usage and ``error: message`` on stderr,
+        exit 2, no traceback."""
         self.print_usage(sys.stderr)
         sys.stderr.write(f"error: {message}\n")
         raise SystemExit(2)
@@ -67,6 +69,8 @@ def _catalog_for(args: argparse.Namespace) -> contextlib.AbstractContextManager[
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one CLI command: parse ``argv`` (default sys.argv), answer under the chosen catalog, print the text or
+    ``--json`` answer; returns the exit code (0 ok, 2 bad input or infeasible, 1 internal error or bad shipped data)."""
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     from aiinfra.report.render import json_text

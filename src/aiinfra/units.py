@@ -78,6 +78,8 @@ def human_bytes(n_bytes: float) -> str:
 
 
 def human_seconds(t_s: float) -> str:
+    """A duration for people, in the largest fitting unit (days from 2 days, h from 2 h, min from 2 min, then s, ms,
+    µs), 3 significant digits."""
     if t_s >= 2 * DAY_S:
         return f"{t_s / DAY_S:.3g} days"
     if t_s >= 2 * HOUR_S:

@@ -103,6 +103,8 @@ def rows_from_cases(path: Path, cases: Sequence[object], generations: Mapping[st
 
 
 def summary(checked: Sequence[Checked]) -> dict[str, float | int]:
+    """Rows, the share whose measurement falls inside its interval, and the median interval half-width as a fraction of
+    the prediction."""
     return {
         "rows": len(checked),
         "coverage_frac": sum(c.covered for c in checked) / len(checked),

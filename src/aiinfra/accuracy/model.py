@@ -98,6 +98,7 @@ class Band:
         return (min(a, b), max(a, b))
 
     def covers(self, log_error: float) -> bool:
+        """Whether ``log_error`` (log of predicted / measured, of the band's quantity) lies inside its 80 % range."""
         return self.low_log <= log_error <= self.high_log
 
 

@@ -75,6 +75,7 @@ def levels(regime: Regime) -> list[Regime]:
 
 
 def scale_band(count: int | None) -> str:
+    """The SCALE_BANDS label of an accelerator count (ANY when the count is unknown or in no band)."""
     if count is None:
         return ANY
     for label, lo, hi in SCALE_BANDS:

@@ -32,9 +32,13 @@ RELIABILITY_FILES = (
     "reliability_sealed.csv",
     "reliability2_open.csv",
     "reliability2_sealed.csv",
+    "reliability3_open.csv",
+    "reliability3_sealed.csv",
 )
 RELIABILITY_RATE_QUANTITIES = (
     "hardware_interruptions_count",
+    "hardware_restarts_count",
+    "machines_down_per_day",
     "hardware_interruptions_per_day",
     "unexpected_interruptions_count",
     "all_restarts_count",
@@ -89,6 +93,7 @@ def validation_files(data: Path = VALIDATION_DATA) -> list[tuple[Path, str]]:
 
 
 def file_hash(path: Path) -> str:
+    """SHA-256 of the file's bytes, hex (the error table records it: a changed file means a stale table)."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -163,7 +168,7 @@ def reliability_rows(
     for split in ("open", "sealed"):
         for row in read_rows(split):
             regime = row_regime("reliability", row, generations)
-            if row["quantity"] == "share_frac":  # a mix of causes, not scaled by the rate: no rate error
+            if row["quantity"] not in (*RELIABILITY_RATE_QUANTITIES, "mttf_h"):  # shares, storage: no rate error
                 continue
             if regime is None or (keep is not None and row["id"] not in keep):
                 continue
@@ -205,12 +210,14 @@ def build(
 
 
 def row_dict(r: ErrorRow) -> dict[str, Any]:
+    """An error row as the table's JSON writes it (its regime as a nested mapping)."""
     d = asdict(r)
     d["regime"] = asdict(r.regime)
     return d
 
 
 def row_from_dict(d: dict[str, Any]) -> ErrorRow:
+    """The inverse of :func:`row_dict`."""
     return ErrorRow(**{**d, "regime": Regime(**d["regime"])})
 
 
@@ -262,5 +269,6 @@ def shipped_meta(path: Path = TABLE_PATH) -> dict[str, Any]:
 
 
 def read_csv_rows(path: Path) -> list[dict[str, str]]:
+    """A CSV file's rows as header -> text mappings."""
     with path.open(newline="", encoding="utf-8") as fh:
         return list(csv.DictReader(fh))

@@ -34,15 +34,16 @@ docs/training-network.md describes the whole model and its sources.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
 
-from aiinfra import catalog
-from aiinfra.analytic.efficiency import NO_DATA, Curve, similarity, table
+from aiinfra.analytic.efficiency import NO_DATA, Curve, table
 from aiinfra.errors import InfeasibleError
 from aiinfra.specs.hardware import ClusterSpec
+from aiinfra.specs.tables import DomainTables
 
 Collective = Literal["allreduce", "allgather", "reducescatter", "alltoall", "p2p"]
 
@@ -92,21 +93,28 @@ def tier_bandwidth(cluster: ClusterSpec, tier: str) -> tuple[float, float]:
     return bw, cluster.scale_out_latency_s or 0.0
 
 
-def latency_row(row_id: str = "nccl-ring-simple") -> dict[str, Any] | None:
-    """One row of collective_latency.yaml by id (None when the active catalog lacks it), indexed once per catalog
-    (the search calls this for every distinct group size)."""
-    rows = catalog.active().memo(
-        "collective_latency_by_id", lambda: {str(r.get("id")): r for r in catalog.raw_rows("collective_latency")}
-    )
-    return rows.get(row_id)
+@dataclass
+class _Memo:
+    """Curves derived from one catalog's tables, kept on them (:meth:`DomainTables.keep`)."""
+
+    ring_scaled: dict[tuple[str, str | None], Curve] = field(default_factory=dict)
+    """(point-to-point curve id, fabric) -> the curve scaled to the fabric's ring ceiling (:func:`_ring_scaled`)."""
+    scale_up_curves: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray, float, str]] = field(default_factory=dict)
+    """(kind, accelerator, ranks, engine, bandwidth) -> a scale-up curve's sizes, times, last efficiency, source."""
 
 
-def tree_latency_s(n_ranks: np.ndarray, n_nodes: np.ndarray) -> np.ndarray:
+def latency_row(tables: DomainTables, row_id: str = "nccl-ring-simple") -> Mapping[str, Any] | None:
+    """One row of collective_latency.yaml by id (None when the catalog lacks it), indexed once per catalog (the
+    search calls this for every distinct group size)."""
+    return tables.collective_latency().get(row_id)
+
+
+def tree_latency_s(tables: DomainTables, n_ranks: np.ndarray, n_nodes: np.ndarray) -> np.ndarray:
     """NCCL double-binary-tree all-reduce latency (Simple): 2·((ranks per node − 1)·intra hop + ⌊log2 nodes⌋·net
     hop) (collective_latency.yaml nccl-tree-simple, NCCL tuning.cc); inf where the catalog has no tree row."""
     n = np.asarray(n_ranks, dtype=float)
     nodes = np.maximum(np.asarray(n_nodes, dtype=float), 1.0)
-    r = latency_row("nccl-tree-simple")
+    r = latency_row(tables, "nccl-tree-simple")
     if r is None:
         return np.full(np.broadcast(n, nodes).shape, np.inf)
     ppn = np.maximum(np.round(n / nodes), 1.0)
@@ -117,11 +125,11 @@ def tree_latency_s(n_ranks: np.ndarray, n_nodes: np.ndarray) -> np.ndarray:
     return out
 
 
-def tree_bandwidth_factor(n_ranks: float) -> float:
+def tree_bandwidth_factor(tables: DomainTables, n_ranks: float) -> float:
     """Tree all-reduce bandwidth time over the ring's for the same buffer: NCCL's model gives the tree
     busBw·0.9·0.5 of algorithm bandwidth and the ring busBw·n/(2(n−1)) (tuning.cc), so the factor is
     1 / (bus_bw_factor · alg_bw_ratio · 2(n−1)/n) = n / (0.9·(n−1)); inf without a tree row."""
-    r = latency_row("nccl-tree-simple")
+    r = latency_row(tables, "nccl-tree-simple")
     if r is None or n_ranks <= 1:
         return float("inf")
     return 1.0 / (float(r["bus_bw_factor"]) * float(r["alg_bw_ratio"]) * 2.0 * (n_ranks - 1.0) / n_ranks)
@@ -146,11 +154,11 @@ def distinct_sorted(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def ring_latency_s(kind: Collective, n_ranks: np.ndarray, n_nodes: np.ndarray) -> np.ndarray:
+def ring_latency_s(tables: DomainTables, kind: Collective, n_ranks: np.ndarray, n_nodes: np.ndarray) -> np.ndarray:
     """NCCL ring (Simple protocol) latency of one collective; zeros when the catalog has no model row."""
     n = np.asarray(n_ranks, dtype=float)
     nodes = np.asarray(n_nodes, dtype=float)
-    r = latency_row()
+    r = latency_row(tables)
     if r is None or kind not in ("allreduce", "allgather", "reducescatter"):
         return np.zeros(np.broadcast(n, nodes).shape)
     us = 1e-6
@@ -173,12 +181,13 @@ def pcie_ring_allreduce_s(cluster: ClusterSpec, size_bytes: np.ndarray, n_ranks:
     ranks is 2(n−1) steps of S/n bytes over one hop (Patarasuk & Yuan 2009), a two-GPU all-reduce of X bytes is 2
     steps of X/2 on the same hop, so t_n(S) = (n−1)·t_2(2S/n). None where the catalog lacks the row, the rank count
     is below its ``min_ranks``, or the part has no two-GPU curve of its own."""
-    row = latency_row("pcie-p2p-ring")
+    row = latency_row(cluster.tables, "pcie-p2p-ring")
     acc = cluster.accelerator
     if row is None or n_ranks < int(row["min_ranks"]) or acc.pcie is None:
         return None
-    curve, src = table().curve("allreduce", acc.id, n_ranks=2, tier="scale-up")
-    if curve is None or curve.n_ranks != 2 or similarity(acc.id, curve) != 0:
+    eff = table(cluster.tables)
+    curve, src = eff.curve("allreduce", acc.id, n_ranks=2, tier="scale-up")
+    if curve is None or curve.n_ranks != 2 or eff.similarity(acc.id, curve) != 0:
         return None
     bw = acc.pcie.bw_one_way_bytes_per_s
     pts_size = 10.0 ** np.asarray(curve.log_x)
@@ -195,10 +204,10 @@ _FACTOR = {"allreduce": 2.0, "allgather": 1.0, "reducescatter": 1.0, "alltoall":
 _CURVE_KIND = {"reducescatter": "allgather"}
 
 
-def curve_fabric(curve_id: str) -> str | None:
+def curve_fabric(tables: DomainTables, curve_id: str) -> str | None:
     """The fabric family a scale-out curve was measured on (collective_latency.yaml scale-out-curve-fabrics), None
     for a curve that serves every fabric."""
-    row = latency_row("scale-out-curve-fabrics")
+    row = latency_row(tables, "scale-out-curve-fabrics")
     fabrics = row.get("curves", {}) if row else {}
     out = fabrics.get(curve_id)
     return str(out) if out is not None else None
@@ -211,51 +220,53 @@ def fabric_curve(
     a collective one. A scale-out curve measured on another fabric than the cluster's is not used
     (collective_latency.yaml scale-out-curve-fabrics: AWS EFA's mid-size messages run far below InfiniBand's); a ring
     collective then takes each NIC's efficiency from the cluster fabric's own two-node point-to-point curve."""
-    curve, src = _curve_for(kind, cluster.accelerator.id, n_ranks, tier, engine)
+    tables = cluster.tables
+    curve, src = _curve_for(tables, kind, cluster.accelerator.id, n_ranks, tier, engine)
     if tier != "scale-out" or curve is None:
         return curve, src, False
-    fabric = curve_fabric(curve.id)
+    fabric = curve_fabric(tables, curve.id)
     if fabric is None or fabric == cluster.scale_out_fabric:
         return curve, src, False
     if kind in ("allreduce", "allgather", "reducescatter"):
-        p2p, p2p_src = table().curve("p2p", cluster.accelerator.id, n_ranks=2, tier="scale-out")
-        if p2p is not None and curve_fabric(p2p.id) in (None, cluster.scale_out_fabric):
-            ring = _ring_scaled(p2p, cluster.scale_out_fabric)
+        p2p, p2p_src = table(tables).curve("p2p", cluster.accelerator.id, n_ranks=2, tier="scale-out")
+        if p2p is not None and curve_fabric(tables, p2p.id) in (None, cluster.scale_out_fabric):
+            ring = _ring_scaled(tables, p2p, cluster.scale_out_fabric)
             return ring, f"{p2p_src} per NIC ({src} is from another fabric)", True
     return None, f"{NO_DATA} ({src} is from another fabric)", False
 
 
-def _ring_scaled(p2p: Curve, fabric: str | None) -> Curve:
+def _ring_scaled(tables: DomainTables, p2p: Curve, fabric: str | None) -> Curve:
     """The point-to-point curve (one send/recv stream) scaled so that its largest message reads the fabric's ring
     ceiling (collective_latency.yaml scale-out-curve-fabrics ring_ceiling_frac: a ring keeps several channels per NIC
     busy), its size dependence kept; unscaled where the fabric has no ceiling. Memoised per catalog."""
-    row = latency_row("scale-out-curve-fabrics")
+    row = latency_row(tables, "scale-out-curve-fabrics")
     ceiling = (row or {}).get("ring_ceiling_frac", {}).get(fabric) if fabric else None
     if ceiling is None or not p2p.y:
         return p2p
 
-    def build() -> Curve:
+    memo = (tables.cached(_Memo) or tables.keep(_Memo())).ring_scaled
+    key = (p2p.id, fabric)
+    if key not in memo:
         scale = float(ceiling) / p2p.y[-1]
-        return replace(p2p, id=f"{p2p.id}@ring", y=tuple(min(1.0, v * scale) for v in p2p.y))
-
-    out: Curve = catalog.active().memo(f"ring_scaled:{p2p.id}:{fabric}", build)
-    return out
+        memo[key] = replace(p2p, id=f"{p2p.id}@ring", y=tuple(min(1.0, v * scale) for v in p2p.y))
+    return memo[key]
 
 
 def _curve_for(
-    kind: Collective, acc_id: str, n_ranks: int, tier: str, engine: str | None = None
+    tables: DomainTables, kind: Collective, acc_id: str, n_ranks: int, tier: str, engine: str | None = None
 ) -> tuple[Curve | None, str]:
     """The measured curve timing ``kind``: its own kind's curve (reduce-scatter: the all-gather curve), else the
     all-reduce curve. A curve measured on this accelerator beats one borrowed from another (efficiency.similarity):
     all-gather, reduce-scatter and all-to-all use the part's own all-reduce curve rather than another part's
     curve of their kind (bus bandwidth is defined alike for all of them, NCCL-tests PERFORMANCE.md)."""
-    curve, src = table().curve(_CURVE_KIND.get(kind, kind), acc_id, n_ranks=n_ranks, tier=tier, engine=engine)
+    eff = table(tables)
+    curve, src = eff.curve(_CURVE_KIND.get(kind, kind), acc_id, n_ranks=n_ranks, tier=tier, engine=engine)
     if kind == "allreduce":
         return curve, src
-    ar, ar_src = table().curve("allreduce", acc_id, n_ranks=n_ranks, tier=tier, engine=engine)
+    ar, ar_src = eff.curve("allreduce", acc_id, n_ranks=n_ranks, tier=tier, engine=engine)
     if ar is None:
         return curve, src
-    if curve is None or (kind != "p2p" and similarity(acc_id, ar) < similarity(acc_id, curve)):
+    if curve is None or (kind != "p2p" and eff.similarity(acc_id, ar) < eff.similarity(acc_id, curve)):
         return ar, ar_src
     return curve, src
 
@@ -285,12 +296,11 @@ def _scale_up_time(
     serving simulator would pay at every distinct token count."""
     bw, alpha = tier_bandwidth(cluster, "scale-up")
     key = (kind, cluster.accelerator.id, n_ranks, engine, bw)
-    memo: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray, float, str]]
-    memo = catalog.active().memo("scale_up_curves", dict)
+    memo = (cluster.tables.cached(_Memo) or cluster.tables.keep(_Memo())).scale_up_curves
     got = memo.get(key)
     factor = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_ranks - 1) / n_ranks
     if got is None:
-        curve, src = _curve_for(kind, cluster.accelerator.id, n_ranks, "scale-up", engine)
+        curve, src = _curve_for(cluster.tables, kind, cluster.accelerator.id, n_ranks, "scale-up", engine)
         if curve is None:
             got = (np.zeros(0), np.zeros(0), 0.0, src)
         else:
@@ -368,12 +378,12 @@ def collective_time_array(
             if rings:
                 nodes = np.ceil(n_val / k)
                 ranks = np.full(m, float(n_val))
-                ring_lat = ring_latency_s(kind, ranks, nodes)
+                ring_lat = ring_latency_s(cluster.tables, kind, ranks, nodes)
                 if tree:
-                    tree_lat = tree_latency_s(ranks, nodes)
+                    tree_lat = tree_latency_s(cluster.tables, ranks, nodes)
                 if curve is not None and curve.n_ranks and not per_nic_p2p:  # scale-out curves count nodes
                     ref_nodes = np.minimum(float(curve.n_ranks), nodes)
-                    ref_lat = ring_latency_s(kind, ref_nodes * k, ref_nodes)
+                    ref_lat = ring_latency_s(cluster.tables, kind, ref_nodes * k, ref_nodes)
                     ring_lat = np.maximum(0.0, ring_lat - ref_lat)
                     if tree:
                         tree_lat = np.maximum(0.0, tree_lat - ref_lat)
@@ -382,7 +392,9 @@ def collective_time_array(
                 bw_time = factor * a2a_frac * size[mask] / bw_arr
                 out[mask] = bw_time + np.maximum(steps * alpha, ring_lat)
                 if tree:  # NCCL's tuner runs ring or tree, whichever its model says is faster (tuning.cc)
-                    alt = bw_time * tree_bandwidth_factor(float(n_val)) + np.maximum(steps * alpha, tree_lat)
+                    alt = bw_time * tree_bandwidth_factor(cluster.tables, float(n_val)) + np.maximum(
+                        steps * alpha, tree_lat
+                    )
                     out[mask] = np.minimum(out[mask], alt)
                     in_net = in_network_allreduce_s(cluster, bw_time, factor, size[mask], k, nodes)
                     out[mask] = np.minimum(out[mask], in_net)
@@ -401,7 +413,9 @@ def collective_time_array(
             bw_time = t * k * (bw / bw_arr) * a2a_frac
             out[mask] = bw_time + ring_lat
             if tree:  # the tree's latency grows with log2(nodes), the ring's with the ranks (tuning.cc)
-                out[mask] = np.minimum(out[mask], bw_time * tree_bandwidth_factor(float(n_val)) + tree_lat)
+                out[mask] = np.minimum(
+                    out[mask], bw_time * tree_bandwidth_factor(cluster.tables, float(n_val)) + tree_lat
+                )
                 in_net = in_network_allreduce_s(cluster, bw_time, factor, size[mask], k, nodes)
                 out[mask] = np.minimum(out[mask], in_net)
     return out
@@ -427,7 +441,7 @@ def in_network_allreduce_s(
     k = np.asarray(ranks_per_node, dtype=float)
     n_nodes = np.asarray(nodes, dtype=float)
     best = np.full(np.broadcast(ring_bw_s, k, n_nodes).shape, np.inf)
-    nvls = latency_row("nccl-nvls")
+    nvls = latency_row(cluster.tables, "nccl-nvls")
     su = cluster.accelerator.scale_up
     if cluster.nvls and nvls is not None and su is not None and cluster.scale_up_bw_one_way_bytes_per_s:
         inter_s = ring_bw_s / np.where(n_nodes <= 2, float(nvls["two_node_inter_bw_factor"]), 1.0)
@@ -438,7 +452,7 @@ def in_network_allreduce_s(
         lat = (float(nvls["nvlink_hop_us"]) + 2.0 * hops * float(nvls["net_hop_us"])) * 1e-6
         t = np.maximum(inter_s, intra_s) + lat
         best = np.where((k >= float(nvls["min_ranks_per_node"])) & (n_nodes > 1), np.minimum(best, t), best)
-    sharp = latency_row("nccl-collnet-sharp")
+    sharp = latency_row(cluster.tables, "nccl-collnet-sharp")
     if cluster.ib_sharp and sharp is not None:
         hopper_plus = cluster.accelerator.generation in ("nvidia-hopper", "nvidia-blackwell-dc")
         corr = float(sharp["hopper_plus_bw_factor"]) if hopper_plus else 1.0

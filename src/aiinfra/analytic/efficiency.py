@@ -43,15 +43,17 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from aiinfra import catalog
 from aiinfra.errors import DataError
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from aiinfra.specs.hardware import AcceleratorSpec
+    from aiinfra.specs.tables import DomainTables
 
 NO_DATA = "roofline (no efficiency data)"
 
@@ -117,21 +119,16 @@ _Part = tuple[str | None, str | None, str | None]
 _UNKNOWN: _Part = (None, None, None)
 
 
-def _parts() -> dict[str, _Part]:
-    """Each catalog accelerator's product family, architecture generation and vendor (accelerators.yaml): the
-    taxonomy donor curves are chosen by, data so that a new accelerator row needs no code."""
-
-    def build() -> dict[str, _Part]:
-        return {a.id: (a.family, a.generation, a.vendor) for a in catalog.rows("accelerators").values()}
-
-    return catalog.active().memo("efficiency.parts", build)
+def parts_of(accelerators: Mapping[str, AcceleratorSpec]) -> dict[str, _Part]:
+    """Each accelerator's product family, architecture generation and vendor (accelerators.yaml): the taxonomy donor
+    curves are chosen by, data so that a new accelerator row needs no code."""
+    return {a.id: (a.family, a.generation, a.vendor) for a in accelerators.values()}
 
 
-def _similarity(acc_id: str, donors: tuple[str, ...]) -> int:
+def _similarity(parts: Mapping[str, _Part], acc_id: str, donors: tuple[str, ...]) -> int:
     """0 measured on this accelerator, 1 same family, 2 same generation, 3 same vendor, 4 other vendor."""
     if acc_id in donors:
         return 0
-    parts = _parts()
     family, generation, vendor = parts.get(acc_id, _UNKNOWN)
     theirs = [parts.get(a, _UNKNOWN) for a in donors]
     if family is not None and any(p[0] == family for p in theirs):
@@ -141,12 +138,6 @@ def _similarity(acc_id: str, donors: tuple[str, ...]) -> int:
     if vendor is not None and any(p[2] == vendor for p in theirs):
         return 3
     return 4
-
-
-def similarity(acc_id: str, curve: Curve) -> int:
-    """How closely ``curve`` stands for ``acc_id`` (lower is closer): 0 measured on it, 1 same family,
-    2 same architecture generation, 3 same vendor, 4 another vendor."""
-    return _similarity(acc_id, curve.accelerators)
 
 
 #: a lookup's identity: kind, accelerator id, dtype, n_ranks, tier, head_dim, kernel, m_tokens, moe_shape, engine
@@ -177,6 +168,8 @@ def _quantised_m(m_tokens: float | None) -> float | None:
 @dataclass
 class EfficiencyTable:
     curves: list[Curve] = field(default_factory=list)
+    parts: Mapping[str, _Part] = field(default_factory=dict, repr=False)
+    """Accelerator id -> (family, generation, vendor) (:func:`parts_of`): who may lend a curve to whom."""
     _memo: dict[_Key, tuple[Curve, int] | None] = field(default_factory=dict, repr=False)
     _families: dict[str, tuple[list[Curve], list[float]]] = field(default_factory=dict, repr=False)
     """per-M curve id -> its family (same kind, parts, dtype, engine) sorted by M; filled on first use."""
@@ -190,6 +183,11 @@ class EfficiencyTable:
     _by_kind: dict[str, list[Curve]] = field(default_factory=dict, repr=False)
     _by_kind_of: list[Curve] | None = field(default=None, repr=False)
     """the ``curves`` list ``_by_kind`` was built from (the lazy loader replaces the list)"""
+
+    def similarity(self, acc_id: str, curve: Curve) -> int:
+        """How closely ``curve`` stands for ``acc_id`` (lower is closer): 0 measured on it, 1 same family,
+        2 same architecture generation, 3 same vendor, 4 another vendor."""
+        return _similarity(self.parts, acc_id, curve.accelerators)
 
     def _match(self, key: _Key) -> tuple[Curve, int] | None:
         """Memoised :meth:`_select`; ``key`` = (kind, accelerator, dtype, n_ranks, tier, head_dim, kernel, m_tokens,
@@ -239,7 +237,7 @@ class EfficiencyTable:
 
         def sim_of(c: Curve) -> int:
             if c.accelerators not in sims:
-                sims[c.accelerators] = similarity(acc_id, c)
+                sims[c.accelerators] = self.similarity(acc_id, c)
             return sims[c.accelerators]
 
         def rank_key(c: Curve) -> tuple[int, int, int, int, float, int, float, int]:
@@ -377,26 +375,26 @@ def _curve(row: dict[str, Any]) -> Curve:
     )
 
 
-def efficiency_files() -> list[str]:
+def efficiency_files(tables: DomainTables) -> list[str]:
     """efficiency.yaml, then every ``efficiency_*.yaml`` beside it in name order (rows derived in bulk from one
     source each, e.g. a peer's published kernel timings). Earlier rows win ties between equally similar curves,
     so a later file only fills kinds, dtypes and accelerators the main file does not measure. Files whose name
     holds ``_by_m_`` carry only per-M curves (``m_tokens``), ``_by_shape_`` only per-shape MoE curves. Names are
     relative to the catalog's data folder; an overlay's efficiency.yaml rows join the first."""
-    return catalog.active().efficiency_files()
+    return list(tables.efficiency_files())
 
 
 def _lazy(name: str) -> bool:
     return "_by_m_" in name or "_by_shape_" in name
 
 
-def efficiency_rows(lazy: bool | None = None) -> list[dict[str, Any]]:
+def efficiency_rows(tables: DomainTables, lazy: bool | None = None) -> list[dict[str, Any]]:
     """The rows of :func:`efficiency_files`, in order: all (None), only the per-M and per-shape files' (True) or
     the others'."""
     rows: list[dict[str, Any]] = []
-    for name in efficiency_files():
+    for name in efficiency_files(tables):
         if lazy is None or lazy == _lazy(name):
-            rows.extend(catalog.file_rows(name))
+            rows.extend(tables.file_rows(name))
     return rows
 
 
@@ -406,14 +404,14 @@ def _used(rows: list[dict[str, Any]]) -> list[Curve]:
     return [_curve(r) for r in rows if r.get("points") and (r.get("engine") or not r.get("cross_check"))]
 
 
-def _lazy_curves(cat: catalog.Catalog) -> Callable[[str, str], list[Curve]]:
-    """A loader of the rows of ``cat``'s ``efficiency_*_<trigger>_<engine>.yaml`` files; each must name its M (by_m)
+def _lazy_curves(tables: DomainTables) -> Callable[[str, str], list[Curve]]:
+    """A loader of the rows of the ``efficiency_*_<trigger>_<engine>.yaml`` files; each must name its M (by_m)
     or MoE shape (by_shape) and that engine (a row without them would change lookups memoised before it loaded)."""
 
     def load(trigger: str, engine: str) -> list[Curve]:
         field_name = "m_tokens" if trigger == "by_m" else "moe_shape"
-        names = [n for n in cat.efficiency_files() if n.removesuffix(".yaml").endswith(f"_{trigger}_{engine}")]
-        rows = [r for n in names for r in cat.file_rows(n)]
+        names = [n for n in tables.efficiency_files() if n.removesuffix(".yaml").endswith(f"_{trigger}_{engine}")]
+        rows = [r for n in names for r in tables.file_rows(n)]
         for r in rows:
             if not r.get(field_name) or r.get("engine") != engine:
                 raise DataError(
@@ -425,9 +423,12 @@ def _lazy_curves(cat: catalog.Catalog) -> Callable[[str, str], list[Curve]]:
     return load
 
 
-def table() -> EfficiencyTable:
-    """The active catalog's efficiency table (built once per catalog)."""
-    cat = catalog.active()
-    return cat.memo(
-        "efficiency.table", lambda: EfficiencyTable(_used(efficiency_rows(lazy=False)), lazy_loader=_lazy_curves(cat))
+def table(tables: DomainTables) -> EfficiencyTable:
+    """The efficiency table of a catalog's tables (a cluster's ``tables``), built once per tables object."""
+    return tables.cached(EfficiencyTable) or tables.keep(
+        EfficiencyTable(
+            _used(efficiency_rows(tables, lazy=False)),
+            parts=parts_of(tables.accelerators()),
+            lazy_loader=_lazy_curves(tables),
+        )
     )

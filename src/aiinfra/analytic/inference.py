@@ -74,10 +74,8 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from aiinfra import catalog
 from aiinfra.analytic.comms import collective_time
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.model_figures import attention_dims, param_breakdown
@@ -89,10 +87,11 @@ from aiinfra.analytic.step_overheads import (
     with_overheads,
 )
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.catalog.calibration import Factors, factors_for
+from aiinfra.specs.calibration import Factors
 from aiinfra.specs.common import DTYPE_BYTES
 from aiinfra.specs.hardware import AcceleratorSpec, ClusterSpec
 from aiinfra.specs.model import ModelArch
+from aiinfra.specs.tables import DomainTables
 
 ACT_BYTES = 2.0
 """Activations travel in bf16 between layers and in collectives."""
@@ -123,22 +122,33 @@ def compute_dtype(acc_peaks: dict[str, float], weight_precision: str) -> str:
     return "bf16"
 
 
-def _memory_fit(acc: AcceleratorSpec, engine: str | None = None, dtype: str = "bf16") -> tuple[float, float]:
+@dataclass
+class _MemoryFits:
+    """(accelerator, bandwidth, engine, dtype) -> (t0_s, B∞) of :func:`_memory_fit_for`, per catalog tables."""
+
+    fits: dict[tuple[str, float, str | None, str], tuple[float, float]] = field(default_factory=dict)
+
+
+def _memory_fit(
+    tables: DomainTables, acc: AcceleratorSpec, engine: str | None = None, dtype: str = "bf16"
+) -> tuple[float, float]:
     key = (acc.id, acc.memory_bw_bytes_per_s, engine, dtype)
-    fits: dict[tuple[str, float, str | None, str], tuple[float, float]] = catalog.active().memo("memory_fit", dict)
+    fits = (tables.cached(_MemoryFits) or tables.keep(_MemoryFits())).fits
     if key not in fits:
-        fits[key] = _memory_fit_for(*key)
+        fits[key] = _memory_fit_for(tables, *key)
     return fits[key]
 
 
-def _memory_fit_for(acc_id: str, bw: float, engine: str | None = None, dtype: str = "bf16") -> tuple[float, float]:
+def _memory_fit_for(
+    tables: DomainTables, acc_id: str, bw: float, engine: str | None = None, dtype: str = "bf16"
+) -> tuple[float, float]:
     """(t0_s, B∞ bytes/s): kernel time = t0 + bytes / B∞ through the ends of the measured memory curve.
 
     ``dtype``: the GEMM's compute format; an fp8 lookup naming an engine takes that engine's FP8 weight-streaming
     row where measured (its quantised op's fixed cost included), else the part's bf16 streaming curve; bf16 (the
     default, also for element-wise kernels and KV reads) never takes a row measured in another format.
     With one measured point (or none) the fit degenerates to t0 = 0 and B∞ = bw · efficiency."""
-    curve, _ = table().curve("memory", acc_id, dtype=dtype, engine=engine)
+    curve, _ = table(tables).curve("memory", acc_id, dtype=dtype, engine=engine)
     if curve is None:
         return 0.0, bw
     if len(curve.log_x) < 2:
@@ -162,6 +172,7 @@ def memory_fit_through_ends(
 
 
 def gemm_efficiency(
+    tables: DomainTables,
     acc: AcceleratorSpec,
     dtype: str,
     flop_per_kernel: float,
@@ -173,11 +184,12 @@ def gemm_efficiency(
     same tensor cores at a higher rate; assuming 100 % would be an unmeasured optimism). ``engine``: the
     serving engine whose own kernel timings are preferred; ``m_tokens``: the GEMM's row count, for the
     engine's per-M curves where they exist (efficiency module docstring)."""
-    look = table().lookup(kind, acc.id, flop_per_kernel, dtype=dtype, engine=engine, m_tokens=m_tokens)
+    eff = table(tables)
+    look = eff.lookup(kind, acc.id, flop_per_kernel, dtype=dtype, engine=engine, m_tokens=m_tokens)
     if look.source == NO_DATA and dtype != "bf16":
-        look = table().lookup(kind, acc.id, flop_per_kernel, dtype="bf16", engine=engine, m_tokens=m_tokens)
+        look = eff.lookup(kind, acc.id, flop_per_kernel, dtype="bf16", engine=engine, m_tokens=m_tokens)
     if look.source == NO_DATA and kind == "moe":
-        return gemm_efficiency(acc, dtype, flop_per_kernel, engine=engine)  # no grouped-GEMM data: dense GEMMs
+        return gemm_efficiency(tables, acc, dtype, flop_per_kernel, engine=engine)  # no grouped-GEMM data: dense GEMMs
     return look.frac
 
 
@@ -187,6 +199,7 @@ _ENVELOPE_M = tuple(float(m) for m in range(1, 65)) + tuple(64.0 * 2.0 ** (k / 8
 
 
 def gemm_compute_s(
+    tables: DomainTables,
     acc: AcceleratorSpec,
     dtype: str,
     tokens: float,
@@ -205,12 +218,12 @@ def gemm_compute_s(
 
     def one(m: float) -> float:
         x = m * flop_per_token_per_kernel
-        return x / (peak * gemm_efficiency(acc, dtype, x, engine=engine, m_tokens=m))
+        return x / (peak * gemm_efficiency(tables, acc, dtype, x, engine=engine, m_tokens=m))
 
     t = one(tokens)
     if tokens > _ENVELOPE_M[-1]:
         return n_kernels * t
-    memo = table().envelopes
+    memo = table(tables).envelopes
     key = (acc.id, dtype, engine, flop_per_token_per_kernel)
     env = memo.get(key)
     if env is None:
@@ -333,7 +346,7 @@ class InferenceModel:
         """Bytes per activation element in the attention-DP all-gather before the experts (module docstring):
         TensorRT-LLM gathers the activations already quantised for FP8 / NVFP4 expert weights, vLLM gathers
         bf16 (the engine profile's ``attention_dp_gather_quantised``)."""
-        if self.engine is not None and catalog.engine(self.engine).attention_dp_gather_quantised:
+        if self.engine is not None and self.cluster.tables.engine(self.engine).attention_dp_gather_quantised:
             if self.weight_precision == "fp8":
                 return 1.0
             if self.weight_precision == "fp4":
@@ -367,12 +380,14 @@ class InferenceModel:
         acc = self.cluster.accelerator
         flop = 2.0 * tokens * params / split
         nbytes = params * DTYPE_BYTES[weights or self.weight_precision] / split
-        t0, b_inf = _memory_fit(acc, self.engine, dtype)
+        t0, b_inf = _memory_fit(self.cluster.tables, acc, self.engine, dtype)
         memory_s = n_kernels * t0 + nbytes / b_inf
         ratio = DTYPE_BYTES[dtype] / DTYPE_BYTES[weights or self.weight_precision]
         if ratio > 1.0:
             return self._weight_only(tokens, flop, n_kernels, dtype, ratio, memory_s, b_inf)
-        compute_s = gemm_compute_s(acc, dtype, tokens, flop / tokens / n_kernels, n_kernels, self.engine)
+        compute_s = gemm_compute_s(
+            self.cluster.tables, acc, dtype, tokens, flop / tokens / n_kernels, n_kernels, self.engine
+        )
         return _Kernels(compute_s, memory_s)
 
     def _weight_only(
@@ -387,7 +402,12 @@ class InferenceModel:
         term and the step is memory-bound; above, it is compute (MARLIN: near-ideal 4x over FP16 up to batch
         16-32 tokens, then the FP16 GEMM's speed)."""
         acc = self.cluster.accelerator
-        scaled_s = gemm_compute_s(acc, dtype, tokens * ratio, flop / tokens / n_kernels, n_kernels, self.engine) / ratio
+        scaled_s = (
+            gemm_compute_s(
+                self.cluster.tables, acc, dtype, tokens * ratio, flop / tokens / n_kernels, n_kernels, self.engine
+            )
+            / ratio
+        )
         peak = acc.sustained_flop_per_s(dtype)
         ridge_rows = peak / b_inf * DTYPE_BYTES[dtype] / 2.0
         if tokens * ratio < ridge_rows:
@@ -403,7 +423,7 @@ class InferenceModel:
         m, acc = self.model, self.cluster.accelerator
         pb = param_breakdown(m)
         cd = compute_dtype(acc.dense_flop_per_s, self.weight_precision)
-        t0, b_inf = _memory_fit(acc, self.engine)
+        t0, b_inf = _memory_fit(self.cluster.tables, acc, self.engine)
         one_expert = pb.moe_routed_per_layer / m.num_experts
         touched = m.num_experts * (1.0 - (1.0 - m.experts_per_token / m.num_experts) ** tokens)
         e_split = self.ep if self.ep > 1 else self.tp
@@ -419,12 +439,16 @@ class InferenceModel:
         # roofline price it instead
         split = (1, self.ep) if self.ep > 1 else (self.tp, 1)
         shape = (m.hidden_size, m.expert_ffn, m.num_experts, m.experts_per_token, *split)
-        look = table().lookup("moe_shape", acc.id, tokens, dtype=cd, engine=self.engine, moe_shape=shape)
+        look = table(self.cluster.tables).lookup(
+            "moe_shape", acc.id, tokens, dtype=cd, engine=self.engine, moe_shape=shape
+        )
         peak = acc.dense_flop_per_s.get(cd)
         if look.source != NO_DATA and not look.source.startswith("borrowed:") and peak:
             return _Kernels(flop / (peak * look.frac), memory_s)
         per_expert_flop = flop / max(n_kernels * touched / e_split, 1.0)
-        eff = gemm_efficiency(acc, cd, per_expert_flop, kind="moe", engine=self.engine)  # grouped GEMMs, measured
+        eff = gemm_efficiency(
+            self.cluster.tables, acc, cd, per_expert_flop, kind="moe", engine=self.engine
+        )  # grouped GEMMs, measured
         return _Kernels(flop / (acc.sustained_flop_per_s(cd) * eff), memory_s)
 
     def _rank_work(self, batch: StepBatch) -> tuple[StepBatch, int]:
@@ -445,7 +469,9 @@ class InferenceModel:
         compute-bound configuration on an H800 (0.59 of 989; deepseek-ai/FlashMLA README, 2025), level with the
         large-size end of the context curves (FlashAttention-3 forward 0.58 at 16k). GQA decode keeps the curve
         at the step's size (no such measurement of its decode kernels is in the catalog)."""
-        curve, _ = table().curve("attention", self.cluster.accelerator.id, dtype="bf16", engine=self.engine)
+        curve, _ = table(self.cluster.tables).curve(
+            "attention", self.cluster.accelerator.id, dtype="bf16", engine=self.engine
+        )
         return max(curve.y) if curve is not None else 1.0
 
     def decode_kv_read_bytes_per_accelerator(self, batch: StepBatch) -> float:
@@ -457,18 +483,17 @@ class InferenceModel:
 
     def _token_terms(self, tokens: int, t_rank: float, logits_tokens: float, cal: Factors) -> _TokenTerms:
         """The parts of a step that depend only on its token counts (all but attention): linear layers, element-wise
-        kernels, the output head, experts and communication, memoised per model, catalog and calibration (a
+        kernels, the output head, experts and communication, memoised per model and calibration (a
         simulation asks for the same token count at many contexts)."""
         key = (tokens, t_rank, logits_tokens)
-        memo: tuple[object, Factors, dict[tuple[int, float, float], _TokenTerms]] | None
+        memo: tuple[Factors, dict[tuple[int, float, float], _TokenTerms]] | None
         memo = self.__dict__.get("_token_memo")
-        cat = catalog.active()
-        if memo is None or memo[0] is not cat or memo[1] != cal:
-            memo = (cat, cal, {})
+        if memo is None or memo[0] != cal:
+            memo = (cal, {})
             object.__setattr__(self, "_token_memo", memo)
-        hit = memo[2].get(key)
+        hit = memo[1].get(key)
         if hit is None:
-            hit = memo[2][key] = self._token_terms_for(tokens, t_rank, logits_tokens, cal)
+            hit = memo[1][key] = self._token_terms_for(tokens, t_rank, logits_tokens, cal)
         return hit
 
     def _token_terms_for(self, tokens: int, t_rank: float, logits_tokens: float, cal: Factors) -> _TokenTerms:
@@ -490,7 +515,7 @@ class InferenceModel:
             self._linear(t_rank, dense_mlp, 2 * mlp_layers, cd, split) if dense_mlp else _Kernels(0.0, 0.0),
             self._linear(t_rank, router, pb.moe_layers / pp, cd, 1) if router else _Kernels(0.0, 0.0),
         ]
-        t0, b_inf = _memory_fit(acc, self.engine)
+        t0, b_inf = _memory_fit(self.cluster.tables, acc, self.engine)
         n_elem = ELEMENTWISE_KERNELS_PER_LAYER * layers
         parts.append(_Kernels(0.0, n_elem * (t0 + 2.0 * t_rank * m.hidden_size * ACT_BYTES / b_inf)))
         head_cd = compute_dtype(acc.dense_flop_per_s, self.vocab_precision)  # the bf16 head (module docstring)
@@ -530,7 +555,7 @@ class InferenceModel:
         names (``collective_rows_engine``: SGLang runs vLLM's custom all-reduce kernel)."""
         if self.engine is None:
             return None
-        return catalog.engine(self.engine).collective_rows_engine or self.engine
+        return self.cluster.tables.engine(self.engine).collective_rows_engine or self.engine
 
     @property
     def pipelines_micro_batches(self) -> bool:
@@ -540,7 +565,7 @@ class InferenceModel:
             return False
         if self.micro_batching is not None:
             return self.micro_batching
-        return self.engine is not None and catalog.engine(self.engine).pipeline_micro_batches
+        return self.engine is not None and self.cluster.tables.engine(self.engine).pipeline_micro_batches
 
     def breakdown(self, batch: StepBatch) -> StepBreakdown:
         whole = batch
@@ -563,9 +588,9 @@ class InferenceModel:
         t_rank = work.tokens / share
         layers = m.num_layers / pp
         logits_tokens = (work.decode_tokens + (1 if work.prefill_tokens else 0)) / share
-        cal = factors_for("inference", acc.id, self.engine)
+        cal = self.cluster.tables.factors_for("inference", acc.id, self.engine)
         terms = self._token_terms(tokens, t_rank, logits_tokens, cal)
-        t0, b_inf = _memory_fit(acc, self.engine)
+        t0, b_inf = _memory_fit(self.cluster.tables, acc, self.engine)
         # attention: per stage, per rank (heads split tp ways, or sequences split tp ways under DP)
         d_qk, d_v = attention_dims(m)
         if m.attention == "mla":
@@ -580,7 +605,12 @@ class InferenceModel:
         kv_read = self.decode_kv_read_bytes_per_accelerator(batch)
         attn_peak = acc.sustained_flop_per_s("bf16")
         a_eff = gemm_efficiency(
-            acc, "bf16", (pre_flop + dec_flop) / max(layers, 1.0), kind="attention", engine=self.engine
+            self.cluster.tables,
+            acc,
+            "bf16",
+            (pre_flop + dec_flop) / max(layers, 1.0),
+            kind="attention",
+            engine=self.engine,
         )
         dec_eff = self._decode_attention_eff() if m.attention == "mla" else a_eff
         attention_compute = (pre_flop / (attn_peak * a_eff) + dec_flop / (attn_peak * dec_eff)) / (
@@ -617,20 +647,22 @@ class InferenceModel:
             # under attention DP each rank captures, launches and samples its own share of the sequences
             rank_step, rank_share = self._rank_work(whole)
             total = with_overheads(
-                total, rank_step, acc, self.engine, kernels=kernels, vocab=m.vocab_size, tp=tp, share=rank_share
+                total,
+                rank_step,
+                acc,
+                self.engine,
+                kernels=kernels,
+                vocab=m.vocab_size,
+                tp=tp,
+                share=rank_share,
+                tables=self.cluster.tables,
             )
             # the engine's host work per iteration (scheduler, input preparation), by release
-            total = with_host_step(total, self.engine, self.engine_version)
+            total = with_host_step(total, self.engine, self.engine_version, self.cluster.tables)
             if self.streamed:
                 # one API server streams every rank's sequences (attention DP included)
-                total = streamed_step_s(total, whole, self.engine)
+                total = streamed_step_s(total, whole, self.engine, self.cluster.tables)
         return StepBreakdown(total, linear_s, attention_s, comm_s, bound, compute_part, memory_part)
 
     def iteration_time_s(self, batch: StepBatch) -> float:
         return self.breakdown(batch).time_s
-
-
-def pinned_catalog() -> AbstractContextManager[object]:
-    """Keep the catalog active now for a whole simulated run: the step model's lookups then skip the per-call look
-    for refreshed price overlays (the simulator prices thousands of steps against one catalog)."""
-    return catalog.use(catalog.active())

@@ -35,13 +35,13 @@ does a step priced with no engine.
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from aiinfra import catalog
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.specs.engine import parse_version
 from aiinfra.specs.hardware import AcceleratorSpec
+from aiinfra.specs.tables import DomainTables
 
 ELEMENTWISE_KERNELS_PER_LAYER = 6
 """Non-GEMM kernels of a decoder layer, from Vidur's per-layer op list (Agrawal et al. MLSys 2024,
@@ -62,32 +62,37 @@ class KernelOverheads:
     """Ids of the rows (prefixed 'borrowed:' when another part's)."""
 
 
-def _rows() -> tuple[dict[str, Any], ...]:
-    cat = catalog.active()
+@dataclass
+class _Memo:
+    """The kernel_overheads_<part>.yaml rows of one catalog's tables and the figures built from them per part."""
 
-    def load() -> tuple[dict[str, Any], ...]:
-        names = sorted(p.name for p in cat.root.glob("kernel_overheads_*.yaml"))
-        return tuple(r for n in names for r in cat.file_rows(n))
-
-    return cat.memo("kernel_overhead_rows", load)
+    rows: tuple[dict[str, Any], ...] | None = None
+    by_part: dict[str, KernelOverheads | None] = field(default_factory=dict)
 
 
-def overheads_for(acc: AcceleratorSpec) -> KernelOverheads | None:
+def _rows(tables: DomainTables) -> tuple[dict[str, Any], ...]:
+    memo = tables.cached(_Memo) or tables.keep(_Memo())
+    if memo.rows is None:
+        memo.rows = tuple(r for n in tables.kernel_overhead_files() for r in tables.file_rows(n))
+    return memo.rows
+
+
+def overheads_for(acc: AcceleratorSpec, tables: DomainTables) -> KernelOverheads | None:
     """The part's measured fixed costs, or a same-vendor part's (borrowed); None when neither exists."""
-    memo: dict[str, KernelOverheads | None] = catalog.active().memo("kernel_overheads_by_part", dict)
+    memo = (tables.cached(_Memo) or tables.keep(_Memo())).by_part
     if acc.id not in memo:
-        memo[acc.id] = _build(acc)
+        memo[acc.id] = _build(acc, tables)
     return memo[acc.id]
 
 
-def _build(acc: AcceleratorSpec) -> KernelOverheads | None:
-    rows = _rows()
+def _build(acc: AcceleratorSpec, tables: DomainTables) -> KernelOverheads | None:
+    rows = _rows(tables)
     own = [r for r in rows if acc.id in r.get("accelerators", [])]
     borrowed = False
     if not own:
         donors = sorted({a for r in rows for a in r.get("accelerators", [])})
         for donor in donors:
-            if catalog.accelerator(donor).vendor == acc.vendor:
+            if tables.accelerators()[donor].vendor == acc.vendor:
                 own = [r for r in rows if donor in r.get("accelerators", [])]
                 borrowed = True
                 break
@@ -145,11 +150,13 @@ def with_overheads(
     vocab: int,
     tp: int = 1,
     share: int = 1,
+    tables: DomainTables,
 ) -> float:
     """The iteration time with the engine's launch and sampling costs on top of its kernels' GPU time ``gpu_s``;
-    ``batch`` / ``share`` is what one rank captures and samples (attention DP: each rank its own sequences)."""
-    prof = catalog.engine(engine)
-    ov = overheads_for(acc)
+    ``batch`` / ``share`` is what one rank captures and samples (attention DP: each rank its own sequences);
+    ``tables``: the catalog's (the cluster's) engine profiles and kernel overheads."""
+    prof = tables.engine(engine)
+    ov = overheads_for(acc, tables)
     if ov is None or prof.sampling_method is None:
         return gpu_s
     graph_max = prof.graph_max_batch(acc.memory_bytes, tp)
@@ -170,25 +177,26 @@ def streamed_chunks(batch: StepBatch) -> int:
     return batch.decode_seqs + batch.prefill_requests
 
 
-def streamed_step_s(step_s: float, batch: StepBatch, engine: str) -> float:
+def streamed_step_s(step_s: float, batch: StepBatch, engine: str, tables: DomainTables) -> float:
     """The step as the streaming clients see it: the engine's ``step_s``, or the API server's time to stream the
     step's chunks where that is longer (module docstring)."""
-    per_chunk_s = catalog.engine(engine).stream_chunk_s
+    per_chunk_s = tables.engine(engine).stream_chunk_s
     return max(step_s, streamed_chunks(batch) * per_chunk_s) if per_chunk_s > 0.0 else step_s
 
 
-def host_step_s(engine: str, engine_version: str | None) -> tuple[float, bool]:
+def host_step_s(engine: str, engine_version: str | None, tables: DomainTables) -> tuple[float, bool]:
     """(host seconds per iteration, overlapped with the GPU's step) of release ``engine_version`` of ``engine``
-    (None or a text without a release number: the current release); (0, False) where none is measured."""
+    (None or a text without a release number: the current release); (0, False) where none is measured. ``tables``:
+    the catalog's (the cluster's) engine profiles."""
     version = parse_version(engine_version) if engine_version else None
-    cost = catalog.engine(engine).host_step_cost(version)
+    cost = tables.engine(engine).host_step_cost(version)
     return (cost.step_s, cost.overlapped) if cost is not None else (0.0, False)
 
 
-def with_host_step(step_s: float, engine: str, engine_version: str | None) -> float:
+def with_host_step(step_s: float, engine: str, engine_version: str | None, tables: DomainTables) -> float:
     """The iteration with the engine's host work per step (module docstring): ``step_s`` + host when the host work
     runs between GPU steps, max(``step_s``, host) when an overlap scheduler hides it behind the GPU's step."""
-    host_s, overlapped = host_step_s(engine, engine_version)
+    host_s, overlapped = host_step_s(engine, engine_version, tables)
     return step_with_host_s(step_s, host_s, overlapped)
 
 

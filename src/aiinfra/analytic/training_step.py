@@ -64,10 +64,10 @@ from aiinfra.analytic.training_memory import (
     rank_params,
     shard_group_ranks,
 )
-from aiinfra.catalog.calibration import factors_for
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.parallelism import PARAMS_SHARDED, Recompute, Sharding
+from aiinfra.specs.tables import DomainTables
 
 ACT_BYTES = 2.0  # bf16/fp16 activations and gradients exchanged between ranks
 
@@ -92,10 +92,10 @@ def _gemm_time(
 ) -> np.ndarray:
     acc = cluster.accelerator
     peak = acc.sustained_flop_per_s(dtype)  # dense peak x power-limited fraction (power-capped parts)
-    curve, label = table().curve("gemm", acc.id, dtype=dtype)
+    curve, label = table(cluster.tables).curve("gemm", acc.id, dtype=dtype)
     src.add(f"gemm: {label}")
     eff = curve.at_array(flop) if curve is not None else np.ones_like(flop)
-    mcurve, mlabel = table().curve("memory", acc.id)
+    mcurve, mlabel = table(cluster.tables).curve("memory", acc.id)
     src.add(f"memory: {mlabel}")
     meff = mcurve.at_array(weight_bytes) if mcurve is not None else np.ones_like(weight_bytes)
     out: np.ndarray = np.maximum(flop / (peak * eff), weight_bytes / (acc.memory_bw_bytes_per_s * meff))
@@ -105,9 +105,9 @@ def _gemm_time(
 def _mem_time(cluster: ClusterSpec, nbytes: np.ndarray, src: set[str], kind: str = "memory") -> np.ndarray:
     """Memory-bound time; ``kind="elementwise"`` uses measured element-wise kernel curves (norms, adds,
     activations) when the catalog has them, else the streaming ("memory") curve, and says which."""
-    mcurve, mlabel = table().curve(kind, cluster.accelerator.id)
+    mcurve, mlabel = table(cluster.tables).curve(kind, cluster.accelerator.id)
     if mcurve is None and kind != "memory":
-        mcurve, mlabel = table().curve("memory", cluster.accelerator.id)
+        mcurve, mlabel = table(cluster.tables).curve("memory", cluster.accelerator.id)
         mlabel = f"{mlabel} (no {kind} curve)"
     src.add(f"{kind}: {mlabel}")
     meff = mcurve.at_array(nbytes) if mcurve is not None else np.ones_like(nbytes)
@@ -182,7 +182,7 @@ def flash_attention_fwd_time(
     rank's attention FLOPs, and the efficiency is read at that size."""
     kind = "attention_triton" if setup.attention_kernel == "triton" else "attention"
     family = "fa2" if setup.attention_kernel == "flash2" else None
-    acurve, alabel = table().curve(
+    acurve, alabel = table(cluster.tables).curve(
         kind, cluster.accelerator.id, dtype=attn_dtype, head_dim=int(m.head_size), kernel=family
     )
     src.add(f"{kind}: {alabel}")
@@ -191,16 +191,16 @@ def flash_attention_fwd_time(
     return out
 
 
-def _row_value(row_id: str, key: str) -> float:
-    """A number of one collective_latency.yaml row; 0 when the active catalog lacks the row (term off)."""
-    row = latency_row(row_id)
+def _row_value(tables: DomainTables, row_id: str, key: str) -> float:
+    """A number of one collective_latency.yaml row; 0 when the catalog lacks the row (term off)."""
+    row = latency_row(tables, row_id)
     return float(row[key]) if row else 0.0
 
 
-def overlap_slowdown_frac() -> float:
+def overlap_slowdown_frac(tables: DomainTables) -> float:
     """Fraction by which compute slows while a collective runs beside it (SMs, memory bandwidth and power shared):
     18.9 % on average (Lee et al. 2025, arXiv 2507.03114; collective_latency.yaml overlap-compute-slowdown)."""
-    return _row_value("overlap-compute-slowdown", "slowdown_frac")
+    return _row_value(tables, "overlap-compute-slowdown", "slowdown_frac")
 
 
 def overlapped(comm_s: np.ndarray, compute_s: np.ndarray, slowdown_frac: float) -> np.ndarray:
@@ -223,12 +223,12 @@ def expected_max_std_normal(n: np.ndarray) -> np.ndarray:
     return out
 
 
-def straggler_factor(n_ranks: np.ndarray) -> np.ndarray:
+def straggler_factor(tables: DomainTables, n_ranks: np.ndarray) -> np.ndarray:
     """Expected slowest-of-n over the mean of per-rank compute times: a synchronous step waits for its slowest rank;
     with rank speeds N(μ, σ²) the step takes μ + σ·E[max of n standard normals] (:func:`expected_max_std_normal`),
     σ/μ = the cv of a GPU's speed within one cluster (Sinha et al. SC22; collective_latency.yaml
     gpu-speed-variation). 1 for one rank."""
-    cv = _row_value("gpu-speed-variation", "cv_frac")
+    cv = _row_value(tables, "gpu-speed-variation", "cv_frac")
     out: np.ndarray = 1.0 + cv * expected_max_std_normal(n_ranks)
     return out
 
@@ -297,7 +297,7 @@ def _fsdp_exposed_per_microbatch(
     NICs (expert all-to-alls, the context-parallel ring) while the layer's gather / scatter runs beside it: where the
     gathers cross nodes they share the NIC with it (:func:`shared_link_s`).
     """
-    slow = overlap_slowdown_frac()
+    slow = overlap_slowdown_frac(cluster.tables)
     root_params = np.maximum(stage_params - layers * layer_params, 0.0)
     ag_l = collective_time_array(cluster, "allgather", layer_params * 2.0, dp_n, dp_stride, src)
     rs_l = collective_time_array(cluster, "reducescatter", layer_params * grad_bytes, dp_n, dp_stride, src)
@@ -324,45 +324,98 @@ def _fsdp_exposed_per_microbatch(
     return out
 
 
-def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> StepArrays:
-    m = setup.model
-    src: set[str] = set()
-    dtype = "bf16" if setup.precision in ("bf16", "fp16") else setup.precision
-    wbytes = QUANT_BYTES.get(dtype, 4.0 if dtype == "fp32" else 2.0)  # weight bytes a GEMM streams
-    h = float(m.hidden_size)
-    tp = plans.tp.astype(float)
-    cp = plans.cp.astype(float)
-    pp = plans.pp.astype(float)
-    ep = plans.ep.astype(float)
-    tokens = plans.mb * setup.seq_len / cp  # per micro-batch per rank
-    d_qk, d_v = attention_dims(m)
+@dataclass(frozen=True, slots=True)
+class _Shapes:
+    """What every phase of one step reads: the run, the cluster, the layouts as float arrays, the tokens a rank
+    holds per micro-batch, and the set collecting the efficiency sources used."""
+
+    setup: TrainSetup
+    cluster: ClusterSpec
+    plans: PlanArrays
+    src: set[str]
+    dtype: str
+    wbytes: float
+    """Bytes per weight element a GEMM streams in the run's format."""
+    tp: np.ndarray
+    cp: np.ndarray
+    pp: np.ndarray
+    tokens: np.ndarray
+    """Tokens per micro-batch per rank (the sequence split cp ways)."""
+
+    @classmethod
+    def of(cls, setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> _Shapes:
+        """The shapes of ``plans`` for ``setup`` on ``cluster``."""
+        dtype = "bf16" if setup.precision in ("bf16", "fp16") else setup.precision
+        cp = plans.cp.astype(float)
+        return cls(
+            setup=setup,
+            cluster=cluster,
+            plans=plans,
+            src=set(),
+            dtype=dtype,
+            wbytes=QUANT_BYTES.get(dtype, 4.0 if dtype == "fp32" else 2.0),
+            tp=plans.tp.astype(float),
+            cp=cp,
+            pp=plans.pp.astype(float),
+            tokens=plans.mb * setup.seq_len / cp,
+        )
+
+    def gemm(
+        self,
+        n_out: float,
+        n_in: float,
+        count: float = 1.0,
+        tok: np.ndarray | None = None,
+        dt: str | None = None,
+        wb: float | None = None,
+    ) -> np.ndarray:
+        """Time of ``count`` forward GEMMs of an n_in × n_out weight split tp ways over ``tok`` tokens (default: the
+        micro-batch's), in format ``dt`` (default: the run's) streaming ``wb`` bytes per weight."""
+        t = self.tokens if tok is None else tok
+        flop = 2.0 * t * n_in * n_out / self.tp
+        nbytes = n_in * n_out * (self.wbytes if wb is None else wb) / self.tp
+        return count * _gemm_time(self.cluster, self.dtype if dt is None else dt, flop, nbytes, self.src)
+
+
+@dataclass(frozen=True, slots=True)
+class _LayerGemms:
+    """Forward GEMM times of one layer per rank (s): attention projections, the dense MLP, the MoE MLP, and the
+    busiest expert-parallel rank's load factor."""
+
+    attn_gemms: np.ndarray
+    dense_mlp: np.ndarray
+    moe_mlp: np.ndarray
+    load: np.ndarray
+    """Load of the busiest expert-parallel rank's experts over the mean (1 for a dense model)."""
+
+
+def _layer_gemms(s: _Shapes) -> _LayerGemms:
+    """The linear layers of one transformer layer, forward, on one rank."""
+    m, h = s.setup.model, float(s.setup.model.hidden_size)
+    d_qk, _ = attention_dims(m)
     q_dim = m.num_heads * m.head_size
     kv_dim = m.kv_heads * m.head_size if m.attention != "mla" else d_qk  # MLA: up-projected per head
-
-    # --- GEMMs of one layer, forward (FLOP and weight bytes per rank)
-    def gemm(
-        n_out: float, n_in: float, count: float = 1.0, tok: np.ndarray = tokens, dt: str = dtype, wb: float = wbytes
-    ) -> np.ndarray:
-        flop = 2.0 * tok * n_in * n_out / tp
-        return count * _gemm_time(cluster, dt, flop, n_in * n_out * wb / tp, src)
-
-    attn_gemms = gemm(q_dim + 2 * kv_dim, h) + gemm(h, q_dim)
+    attn_gemms = s.gemm(q_dim + 2 * kv_dim, h) + s.gemm(h, q_dim)
     mlp_mats = 2.0 if m.mlp == "swiglu" else 1.0
-    dense_mlp = gemm(mlp_mats * m.ffn_hidden_size, h) + gemm(h, m.ffn_hidden_size)
-    load = np.ones_like(tp)
-    if m.is_moe:
-        local_experts = m.num_experts / ep
-        # the busiest expert-parallel rank sets the pace (expert_load_imbalance): its experts see load × the mean
-        load = expert_load_imbalance(tokens * m.experts_per_token, plans.ep, local_experts, setup.moe_routing_skew_cv)
-        tok_e = load * tokens * m.experts_per_token / local_experts  # tokens per local expert on the busiest rank
-        f = float(m.expert_ffn)
-        routed = local_experts * (gemm(mlp_mats * f, h, tok=tok_e) + gemm(h, f, tok=tok_e))
-        shared = m.num_shared_experts * (gemm(mlp_mats * f, h) + gemm(h, f))
-        router = gemm(float(m.num_experts), h) * tp  # replicated router
-        moe_mlp = routed + shared + router
-    else:
-        moe_mlp = np.zeros_like(dense_mlp)
-    # --- attention core (per rank: heads / tp, queries s/cp against s keys)
+    dense_mlp = s.gemm(mlp_mats * m.ffn_hidden_size, h) + s.gemm(h, m.ffn_hidden_size)
+    load = np.ones_like(s.tp)
+    if not m.is_moe:
+        return _LayerGemms(attn_gemms, dense_mlp, np.zeros_like(dense_mlp), load)
+    local_experts = m.num_experts / s.plans.ep.astype(float)
+    # the busiest expert-parallel rank sets the pace (expert_load_imbalance): its experts see load × the mean
+    load = expert_load_imbalance(s.tokens * m.experts_per_token, s.plans.ep, local_experts, s.setup.moe_routing_skew_cv)
+    tok_e = load * s.tokens * m.experts_per_token / local_experts  # tokens per local expert on the busiest rank
+    f = float(m.expert_ffn)
+    routed = local_experts * (s.gemm(mlp_mats * f, h, tok=tok_e) + s.gemm(h, f, tok=tok_e))
+    shared = m.num_shared_experts * (s.gemm(mlp_mats * f, h) + s.gemm(h, f))
+    router = s.gemm(float(m.num_experts), h) * s.tp  # replicated router
+    return _LayerGemms(attn_gemms, dense_mlp, routed + shared + router, load)
+
+
+def _attention_core(s: _Shapes) -> tuple[np.ndarray, np.ndarray]:
+    """(forward, backward) time of the attention core per rank: heads / tp, queries s/cp against s keys."""
+    setup, m, plans, cp, tp = s.setup, s.setup.model, s.plans, s.cp, s.tp
+    d_qk, d_v = attention_dims(m)
     causal_frac = 0.5 if setup.flash_attention else 1.0
     attn_flop = 2.0 * plans.mb * (setup.seq_len / cp) * setup.seq_len * (d_qk + d_v) / tp * causal_frac
     # the attention core stays in 16-bit under FP8/FP4 training: Transformer Engine's FP8 recipes quantise the
@@ -370,19 +423,63 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     # and torchao float8 converts nn.Linear modules only
     attn_dtype = "fp16" if setup.precision == "fp16" else "bf16"
     if setup.flash_attention:
-        attn_fwd = flash_attention_fwd_time(cluster, setup, m, attn_dtype, attn_flop, cp, src)
-        attn_bwd = 2.5 * attn_fwd
-    else:
-        scores = plans.mb * m.num_heads / tp * (setup.seq_len / cp) * setup.seq_len
-        attn_fwd = _gemm_time(cluster, attn_dtype, attn_flop, np.zeros_like(attn_flop), src) + _mem_time(
-            cluster, scores * 11.0, src
-        )  # QKᵀ write 2 B, softmax read/write 4 B, dropout mask 1 B + read/write 4 B per score
-        attn_bwd = 2.0 * attn_fwd
-    elementwise = _elementwise_time(cluster, m, tokens, tp, src)
-    quant_fwd, quant_bwd = _quantize_time(cluster, m, dtype, tokens, tp, src)
-    # --- per layer fwd / bwd / recompute
-    dense_fwd = attn_gemms + dense_mlp + attn_fwd + elementwise
-    moe_fwd = attn_gemms + moe_mlp + attn_fwd + elementwise
+        attn_fwd = flash_attention_fwd_time(s.cluster, setup, m, attn_dtype, attn_flop, cp, s.src)
+        return attn_fwd, 2.5 * attn_fwd
+    scores = plans.mb * m.num_heads / tp * (setup.seq_len / cp) * setup.seq_len
+    attn_fwd = _gemm_time(s.cluster, attn_dtype, attn_flop, np.zeros_like(attn_flop), s.src) + _mem_time(
+        s.cluster, scores * 11.0, s.src
+    )  # QKᵀ write 2 B, softmax read/write 4 B, dropout mask 1 B + read/write 4 B per score
+    return attn_fwd, 2.0 * attn_fwd
+
+
+@dataclass(frozen=True, slots=True)
+class _StageCompute:
+    """Compute times of one micro-batch on one pipeline stage, per rank (s)."""
+
+    gemms: _LayerGemms
+    attn_fwd: np.ndarray
+    attn_bwd: np.ndarray
+    layer_fwd: np.ndarray
+    """A layer's forward, averaged over dense and MoE layers, quantisation included."""
+    layer_bwd: np.ndarray
+    recompute: np.ndarray
+    """A layer's recomputation in the backward (full: the forward; selective: attention unless FlashAttention)."""
+    layers_stage: np.ndarray
+    logits: np.ndarray
+    """The output projection (forward and backward) and the cross-entropy over the vocabulary."""
+    stage: np.ndarray
+    """The whole stage: layers × (forward + backward + recompute) + logits."""
+
+
+def _output_head(s: _Shapes, bwd_gemm: float) -> np.ndarray:
+    """The output projection (forward + backward) and the fp32 cross-entropy over the vocabulary, per rank.
+
+    Logits written (4 B), log-softmax read + write (8 B), backward read + write (8 B) per vocabulary entry and token.
+    The output projection stays in 16-bit under FP8/FP4 recipes: Megatron-Core's GPTModel builds it as
+    tensor_parallel.ColumnParallelLinear, not a Transformer Engine module, so TE's fp8/fp4 autocast leaves it alone;
+    torchtitan's float8 conversion skips the module named "output" (Float8 filter_fqns default); Megatron-Bridge's
+    fp8_output_proj (TrainSetup.low_precision_output_layer) runs it in the run's format."""
+    setup, m, dtype = s.setup, s.setup.model, s.dtype
+    head_dtype = "fp16" if setup.precision == "fp16" else ("fp32" if dtype == "fp32" else "bf16")
+    head_wbytes = 4.0 if dtype == "fp32" else 2.0
+    if setup.low_precision_output_layer:
+        head_dtype, head_wbytes = dtype, s.wbytes
+    h = float(m.hidden_size)
+    out: np.ndarray = (1.0 + bwd_gemm) * s.gemm(float(m.vocab_size), h, dt=head_dtype, wb=head_wbytes) + _mem_time(
+        s.cluster, 20.0 * s.tokens * m.vocab_size / s.tp, s.src, kind="elementwise"
+    )
+    return out
+
+
+def _stage_compute(s: _Shapes) -> _StageCompute:
+    """One micro-batch's forward, backward and recomputation on one pipeline stage."""
+    setup, m, plans = s.setup, s.setup.model, s.plans
+    g = _layer_gemms(s)
+    attn_fwd, attn_bwd = _attention_core(s)
+    elementwise = _elementwise_time(s.cluster, m, s.tokens, s.tp, s.src)
+    quant_fwd, quant_bwd = _quantize_time(s.cluster, m, s.dtype, s.tokens, s.tp, s.src)
+    dense_fwd = g.attn_gemms + g.dense_mlp + attn_fwd + elementwise
+    moe_fwd = g.attn_gemms + g.moe_mlp + attn_fwd + elementwise
     n_dense = m.num_layers - m.num_moe_layers
     layer_fwd = (n_dense * dense_fwd + m.num_moe_layers * moe_fwd) / m.num_layers
     # a frozen base (LoRA / QLoRA) computes input gradients only: its backward GEMMs are 1× forward, not 2×
@@ -395,53 +492,68 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     )
     if setup.flash_attention:  # FlashAttention already recomputes scores in its backward
         recompute = np.where(plans.recompute == Recompute.SELECTIVE, 0.0, recompute)
-    layers_stage = np.ceil(m.num_layers / pp)
-    # output projection (fwd + 2× bwd) and the fp32 cross-entropy over the vocabulary: logits written
-    # (4 B), log-softmax read + write (8 B), backward read + write (8 B) per vocabulary entry and token. The output
-    # projection stays in 16-bit under FP8/FP4 recipes: Megatron-Core's GPTModel builds it as
-    # tensor_parallel.ColumnParallelLinear, not a Transformer Engine module, so TE's fp8/fp4 autocast leaves it alone;
-    # torchtitan's float8 conversion skips the module named "output" (Float8 filter_fqns default); Megatron-Bridge's
-    # fp8_output_proj (TrainSetup.low_precision_output_layer) runs it in the run's format
-    head_dtype = "fp16" if setup.precision == "fp16" else ("fp32" if dtype == "fp32" else "bf16")
-    head_wbytes = 4.0 if dtype == "fp32" else 2.0
-    if setup.low_precision_output_layer:
-        head_dtype, head_wbytes = dtype, wbytes
-    logits = (1.0 + bwd_gemm) * gemm(float(m.vocab_size), h, dt=head_dtype, wb=head_wbytes) + _mem_time(
-        cluster, 20.0 * tokens * m.vocab_size / tp, src, kind="elementwise"
-    )
-    stage_compute = layers_stage * (layer_fwd + layer_bwd + recompute) + logits
-    # --- communication per micro-batch
-    act = tokens * h * ACT_BYTES
+    layers_stage = np.ceil(m.num_layers / s.pp)
+    logits = _output_head(s, bwd_gemm)
+    stage = layers_stage * (layer_fwd + layer_bwd + recompute) + logits
+    return _StageCompute(g, attn_fwd, attn_bwd, layer_fwd, layer_bwd, recompute, layers_stage, logits, stage)
+
+
+@dataclass(frozen=True, slots=True)
+class _MicrobatchComm:
+    """Communication of one micro-batch on one stage (s) and the traffic it puts on the rank's NIC."""
+
+    tp_mb: np.ndarray
+    ep_mb: np.ndarray
+    cp_mb: np.ndarray
+    pp_mb: np.ndarray
+    nic_layer_fwd: np.ndarray
+    nic_layer_bwd: np.ndarray
+    nic_last_bwd: np.ndarray
+    """NIC time of the last micro-batch's backward (the data-parallel collectives share the NIC with it)."""
+
+
+def _tp_per_layer(s: _Shapes, c: _StageCompute, act: np.ndarray) -> np.ndarray:
+    """Exposed tensor-parallel all-reduces of one layer (4, or 6 under full recompute)."""
+    plans, tp = s.plans, s.tp
     ones = np.ones_like(tp)
     n_tp_coll = 4.0 + np.where(plans.recompute == Recompute.FULL, 2.0, 0.0)
-    tp_layer = n_tp_coll * collective_time_array(cluster, "allreduce", act, plans.tp, ones, src)
-    if setup.tp_comm_overlap:
+    tp_layer: np.ndarray = n_tp_coll * collective_time_array(s.cluster, "allreduce", act, plans.tp, ones, s.src)
+    if s.setup.tp_comm_overlap:
         # decomposed collectives (Wang et al. 2023, ASPLOS: "Overlap communication with dependent computation
         # via decomposition"): each is cut into tp chunks, chunk i's transfer runs under chunk i-1's GEMM, so
         # one chunk stays exposed plus whatever the transfers exceed the layer's linear GEMMs (fwd + 2x bwd)
-        gemm_layer_s = 3.0 * (attn_gemms + dense_mlp)
+        gemm_layer_s = 3.0 * (c.gemms.attn_gemms + c.gemms.dense_mlp)
         tp_layer = np.where(
             plans.tp > 1, tp_layer / tp + np.maximum(0.0, tp_layer - gemm_layer_s) * (tp - 1.0) / tp, tp_layer
         )
-    tp_mb = layers_stage * tp_layer
+    return tp_layer
+
+
+def _microbatch_comm(s: _Shapes, c: _StageCompute) -> _MicrobatchComm:
+    """Tensor, expert, context and pipeline-parallel communication of one micro-batch on one stage."""
+    setup, m, plans, cluster, src, tp, cp, pp = s.setup, s.setup.model, s.plans, s.cluster, s.src, s.tp, s.cp, s.pp
+    act = s.tokens * float(m.hidden_size) * ACT_BYTES
+    tp_mb = c.layers_stage * _tp_per_layer(s, c, act)
     if m.is_moe:
         # each rank dispatches its own tokens: with tp > 1 Megatron-Core requires sequence parallelism for
         # MoE, so a TP rank holds tokens/tp of the micro-batch; k copies go out (dispatch) and come back
         # (combine), forward and backward (Lepikhin et al. 2021, GShard §2.2)
         moe_in = np.where(plans.tp > 1, act / tp, act)
         # the busiest rank receives load × its mean share of the dispatched tokens
-        a2a = load * collective_time_array(cluster, "alltoall", moe_in * m.experts_per_token, plans.ep, plans.tp, src)
+        a2a = c.gemms.load * collective_time_array(
+            cluster, "alltoall", moe_in * m.experts_per_token, plans.ep, plans.tp, src
+        )
         ep_mb = np.ceil(m.num_moe_layers / pp) * 4.0 * a2a
         if setup.ep_comm_overlap:
             # one micro-batch's dispatch/combine runs under another micro-batch's forward/backward on the same
             # stage (Megatron-Core 1F1B A2A overlap; DeepSeek-V3 DualPipe §3.2.1): only the excess is exposed
-            ep_mb = np.maximum(0.0, ep_mb - stage_compute)
+            ep_mb = np.maximum(0.0, ep_mb - c.stage)
     else:
         a2a = np.zeros_like(tp_mb)
         ep_mb = np.zeros_like(tp_mb)
     kv_bytes = 2.0 * plans.mb * (setup.seq_len / cp) * (m.kv_heads * m.head_size) * ACT_BYTES
     cp_comm = 3.0 * (cp - 1.0) * collective_time_array(cluster, "p2p", kv_bytes, plans.cp, plans.tp, src)
-    cp_mb = layers_stage * np.maximum(0.0, cp_comm - (attn_fwd + attn_bwd))
+    cp_mb = c.layers_stage * np.maximum(0.0, cp_comm - (c.attn_fwd + c.attn_bwd))
     pp_msg = np.where(plans.sp & (plans.tp > 1), act / tp, act)
     pp_stride = plans.tp * plans.cp * plans.dp
     pp_mb = np.where(
@@ -457,9 +569,30 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
     cp_nic = np.where(_crosses(cluster, plans.cp, plans.tp), cp_comm / 3.0, 0.0) if np.any(plans.cp > 1) else zero
     nic_layer_fwd, nic_layer_bwd = ep_nic + cp_nic, ep_nic + 2.0 * cp_nic
     pp_nic = np.where(_crosses(cluster, plans.pp, pp_stride), pp_mb / 2.0, 0.0)
-    nic_last_bwd = layers_stage * nic_layer_bwd + pp_nic
-    # --- data parallel
-    n_micro = np.maximum(setup.global_batch_seqs / (plans.dp * plans.mb), 1.0)
+    nic_last_bwd = c.layers_stage * nic_layer_bwd + pp_nic
+    return _MicrobatchComm(tp_mb, ep_mb, cp_mb, pp_mb, nic_layer_fwd, nic_layer_bwd, nic_last_bwd)
+
+
+@dataclass(frozen=True, slots=True)
+class _GradGroups:
+    """A stage's parameters per rank and the groups their gradients are reduced over."""
+
+    rp: np.ndarray
+    """Parameters a rank of the first stage holds."""
+    layer_params: np.ndarray
+    grad_bytes: np.ndarray
+    """Bytes per gradient element reduced (fp32 under FSDP and for adapters, else 16-bit)."""
+    dense_rp: np.ndarray
+    routed_rp: np.ndarray
+    dp_n: np.ndarray
+    dp_stride: np.ndarray
+    edp_n: np.ndarray
+    edp_stride: np.ndarray
+
+
+def _grad_groups(s: _Shapes) -> _GradGroups:
+    """Parameters per rank and the data-parallel (and expert-data-parallel) groups reducing their gradients."""
+    setup, m, plans = s.setup, s.setup.model, s.plans
     rpa = rank_params(setup, plans)
     rp = rpa["first"]
     dp_n = plans.dp * plans.cp
@@ -480,97 +613,165 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
         etp = expert_tp_of(setup, plans).astype(np.int64)
         edp_n = np.maximum((dp_n * plans.tp) // (plans.ep * etp), 1)
         edp_stride = etp * plans.ep
-    dense_rp = rp - routed_rp
+    return _GradGroups(rp, rpa["layer"], grad_bytes, rp - routed_rp, routed_rp, dp_n, dp_stride, edp_n, edp_stride)
 
-    def grad_sync(kind_ar: bool, params: np.ndarray, n: np.ndarray, stride: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        if kind_ar:
-            return collective_time_array(cluster, "allreduce", (params * grad_bytes)[idx], n[idx], stride[idx], src)
-        # ZeRO-1/2 (Megatron's distributed optimizer, DeepSpeed) reduce-scatter the gradients and all-gather the
-        # updated 16-bit parameters instead of all-reducing (Rajbhandari et al. 2020 §7: the same ring volume); NCCL
-        # runs those as rings across nodes (its NVLS_TREE and tree algorithms are all-reduce only, src/tuning/nvls.cc)
-        rs: np.ndarray = collective_time_array(
-            cluster, "reducescatter", (params * grad_bytes)[idx], n[idx], stride[idx], src
+
+def _grad_sync(
+    s: _Shapes,
+    all_reduce: bool,
+    params: np.ndarray,
+    grad_bytes: np.ndarray,
+    n: np.ndarray,
+    stride: np.ndarray,
+    idx: np.ndarray,
+) -> np.ndarray:
+    """Gradient synchronisation of ``params`` per rank over groups of ``n`` ranks ``stride`` apart (layouts ``idx``).
+
+    ZeRO-1/2 (Megatron's distributed optimizer, DeepSpeed) reduce-scatter the gradients and all-gather the updated
+    16-bit parameters instead of all-reducing (Rajbhandari et al. 2020 §7: the same ring volume); NCCL runs those as
+    rings across nodes (its NVLS_TREE and tree algorithms are all-reduce only, src/tuning/nvls.cc)."""
+    cluster, src = s.cluster, s.src
+    if all_reduce:
+        return collective_time_array(cluster, "allreduce", (params * grad_bytes)[idx], n[idx], stride[idx], src)
+    rs: np.ndarray = collective_time_array(
+        cluster, "reducescatter", (params * grad_bytes)[idx], n[idx], stride[idx], src
+    )
+    ag: np.ndarray = collective_time_array(cluster, "allgather", params[idx] * 2.0, n[idx], stride[idx], src)
+    out: np.ndarray = rs + ag
+    return out
+
+
+def _dp_gradients_s(s: _Shapes, g: _GradGroups) -> np.ndarray:
+    """The data-parallel gradient reduction of a replicated (or ZeRO-1/2) stage, before any overlap (s)."""
+    plans = s.plans
+    every = np.arange(g.rp.size)
+    dp_ar = _grad_sync(s, True, g.dense_rp, g.grad_bytes, g.dp_n, g.dp_stride, every)
+    if np.any(g.routed_rp > 0):
+        dp_ar = dp_ar + np.where(
+            g.routed_rp > 0, _grad_sync(s, True, g.routed_rp, g.grad_bytes, g.edp_n, g.edp_stride, every), 0.0
         )
-        ag: np.ndarray = collective_time_array(cluster, "allgather", params[idx] * 2.0, n[idx], stride[idx], src)
-        out: np.ndarray = rs + ag
-        return out
-
-    every = np.arange(rp.size)
-    dp_ar = grad_sync(True, dense_rp, dp_n, dp_stride, every)
-    if np.any(routed_rp > 0):
-        dp_ar = dp_ar + np.where(routed_rp > 0, grad_sync(True, routed_rp, edp_n, edp_stride, every), 0.0)
     zero12 = np.flatnonzero((plans.sharding == Sharding.ZERO1) | (plans.sharding == Sharding.ZERO2))
     if zero12.size:
         dp_ar = dp_ar.copy()
-        dp_ar[zero12] = grad_sync(False, dense_rp, dp_n, dp_stride, zero12)
-        if np.any(routed_rp[zero12] > 0):
+        dp_ar[zero12] = _grad_sync(s, False, g.dense_rp, g.grad_bytes, g.dp_n, g.dp_stride, zero12)
+        if np.any(g.routed_rp[zero12] > 0):
             dp_ar[zero12] += np.where(
-                routed_rp[zero12] > 0, grad_sync(False, routed_rp, edp_n, edp_stride, zero12), 0.0
+                g.routed_rp[zero12] > 0,
+                _grad_sync(s, False, g.routed_rp, g.grad_bytes, g.edp_n, g.edp_stride, zero12),
+                0.0,
             )
-    dp_ar = np.where(_crosses(cluster, dp_n, dp_stride), shared_link_s(dp_ar, nic_last_bwd), dp_ar)
-    last_bwd = layers_stage * layer_bwd
-    dp_hidden = overlapped(dp_ar, last_bwd, overlap_slowdown_frac()) if setup.dp_grad_overlap else dp_ar
-    dp_exposed = np.where(np.isin(plans.sharding, PARAMS_SHARDED), 0.0, dp_hidden)
-    # under pipeline parallelism the frameworks keep a stage's parameters gathered across its micro-batches and
-    # reduce-scatter its gradients once, in the last micro-batch's backward: torchtitan's default FSDP2 policy is
-    # reshard_after_forward = not pp_enabled ("to avoid per-microbatch all-gathers",
-    # models/llama3/infra/parallelize.py), and PyTorch's pipeline schedules enable gradient sync on the last backward
-    # only (Llama 3 paper §3.3.2 describes the same for its 4D training). Without pipelining every micro-batch
-    # re-gathers and reduce-scatters (Zhao et al. 2023).
+    return dp_ar
+
+
+@dataclass(frozen=True, slots=True)
+class _DataParallel:
+    """Exposed data-parallel time of one step (s) and the micro-batches each rank runs."""
+
+    n_micro: np.ndarray
+    dp_exposed: np.ndarray
+    """Gradient reduction of replicated and ZeRO-1/2 stages left after overlap with the last backward."""
+    fsdp_total: np.ndarray
+    """Parameter gathers and gradient reduce-scatters of FSDP / ZeRO-3 stages (HSDP's replica all-reduce included)."""
+    optimizer: np.ndarray
+
+
+def _sharded_exposed(
+    s: _Shapes, c: _StageCompute, comm: _MicrobatchComm, g: _GradGroups, n_micro: np.ndarray, last_bwd: np.ndarray
+) -> np.ndarray:
+    """Exposed FSDP / ZeRO-3 traffic of one step (zero for stages whose parameters are not sharded).
+
+    Under pipeline parallelism the frameworks keep a stage's parameters gathered across its micro-batches and
+    reduce-scatter its gradients once, in the last micro-batch's backward: torchtitan's default FSDP2 policy is
+    reshard_after_forward = not pp_enabled ("to avoid per-microbatch all-gathers",
+    models/llama3/infra/parallelize.py), and PyTorch's pipeline schedules enable gradient sync on the last backward
+    only (Llama 3 paper §3.3.2 describes the same for its 4D training). Without pipelining every micro-batch
+    re-gathers and reduce-scatters (Zhao et al. 2023). HSDP: each rank's gradient shard (1/shard_n of the stage) is
+    all-reduced across the replica groups once per step, during the last backward (Zhao et al. 2023 §3.2.2)."""
+    setup, plans, cluster, src = s.setup, s.plans, s.cluster, s.src
     shard_n = shard_group_ranks(setup, plans)
     fsdp_mb = _fsdp_exposed_per_microbatch(
         cluster,
-        rp,
-        rpa["layer"],
-        layers_stage,
-        grad_bytes,
+        g.rp,
+        g.layer_params,
+        c.layers_stage,
+        g.grad_bytes,
         shard_n,
-        dp_stride,
-        layer_fwd,
-        layer_bwd + recompute,
-        logits,
+        g.dp_stride,
+        c.layer_fwd,
+        c.layer_bwd + c.recompute,
+        c.logits,
         src,
         regather_backward=plans.pp == 1,
-        nic_fwd_s=nic_layer_fwd,
-        nic_bwd_s=nic_layer_bwd,
+        nic_fwd_s=comm.nic_layer_fwd,
+        nic_bwd_s=comm.nic_layer_bwd,
     )
     fsdp_step = np.where(plans.pp > 1, fsdp_mb, n_micro * fsdp_mb)
-    # HSDP: each rank's gradient shard (1/shard_n of the stage) is all-reduced across the replica groups once per
-    # step, during the last backward (Zhao et al. 2023 §3.2.2); zero where the shard group is the whole dp group
     replica_exposed = np.zeros_like(fsdp_step)
     if setup.fsdp_shard_ranks > 0:
+        dp_n, dp_stride = g.dp_n, g.dp_stride
         replica_ar = collective_time_array(
-            cluster, "allreduce", rp / shard_n * grad_bytes, dp_n // shard_n, dp_stride * shard_n, src
+            cluster, "allreduce", g.rp / shard_n * g.grad_bytes, dp_n // shard_n, dp_stride * shard_n, src
         )
         replica_ar = np.where(
-            _crosses(cluster, dp_n // shard_n, dp_stride * shard_n), shared_link_s(replica_ar, nic_last_bwd), replica_ar
+            _crosses(cluster, dp_n // shard_n, dp_stride * shard_n),
+            shared_link_s(replica_ar, comm.nic_last_bwd),
+            replica_ar,
         )
         replica_exposed = (
-            overlapped(replica_ar, last_bwd, overlap_slowdown_frac()) if setup.dp_grad_overlap else replica_ar
+            overlapped(replica_ar, last_bwd, overlap_slowdown_frac(cluster.tables))
+            if setup.dp_grad_overlap
+            else replica_ar
         )
-    fsdp_total = np.where(np.isin(plans.sharding, PARAMS_SHARDED), fsdp_step + replica_exposed, 0.0)
-    shard = np.where(plans.sharding == Sharding.NONE, 1.0, dp_n.astype(float))
-    optimizer = _mem_time(cluster, rp / shard * 30.0, src)  # fp32 master, m, v, grad read + write; bf16 copy
+    return np.where(np.isin(plans.sharding, PARAMS_SHARDED), fsdp_step + replica_exposed, 0.0)
+
+
+def _data_parallel(s: _Shapes, c: _StageCompute, comm: _MicrobatchComm) -> _DataParallel:
+    """Gradient reduction, sharded-parameter traffic and the optimizer step of one step."""
+    setup, plans, cluster = s.setup, s.plans, s.cluster
+    n_micro = np.maximum(setup.global_batch_seqs / (plans.dp * plans.mb), 1.0)
+    g = _grad_groups(s)
+    dp_ar = _dp_gradients_s(s, g)
+    dp_ar = np.where(_crosses(cluster, g.dp_n, g.dp_stride), shared_link_s(dp_ar, comm.nic_last_bwd), dp_ar)
+    last_bwd = c.layers_stage * c.layer_bwd
+    dp_hidden = overlapped(dp_ar, last_bwd, overlap_slowdown_frac(cluster.tables)) if setup.dp_grad_overlap else dp_ar
+    dp_exposed = np.where(np.isin(plans.sharding, PARAMS_SHARDED), 0.0, dp_hidden)
+    fsdp_total = _sharded_exposed(s, c, comm, g, n_micro, last_bwd)
+    shard = np.where(plans.sharding == Sharding.NONE, 1.0, g.dp_n.astype(float))
+    optimizer = _mem_time(cluster, g.rp / shard * 30.0, s.src)  # fp32 master, m, v, grad read + write; bf16 copy
+    return _DataParallel(n_micro, dp_exposed, fsdp_total, optimizer)
+
+
+def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> StepArrays:
+    """Step time of every layout in ``plans`` for ``setup`` on ``cluster`` (vectorised over layouts): the stages'
+    compute per micro-batch, the communication each micro-batch exposes, the data-parallel gradient and
+    sharded-parameter traffic, the pipeline bubble and the wait for the slowest rank, scaled by the user's
+    calibration of the accelerator."""
+    s = _Shapes.of(setup, cluster, plans)
+    c = _stage_compute(s)
+    comm = _microbatch_comm(s, c)
+    d = _data_parallel(s, c, comm)
     # --- assemble; the user's calibration of this accelerator (catalog/calibration.py; neutral without one)
     # divides the time on the accelerator by its compute scale and the exposed communication by its own
-    cal = factors_for("training", cluster.accelerator.id)
+    cal = cluster.tables.factors_for("training", cluster.accelerator.id)
     k_comp, k_comm = cal.compute_efficiency_scale, cal.communication_efficiency_scale
-    stage_compute, optimizer = stage_compute / k_comp, optimizer / k_comp
-    tp_mb, mb_comm = tp_mb / k_comm, (tp_mb + ep_mb + cp_mb + pp_mb) / k_comm
-    dp_exposed, fsdp_total = dp_exposed / k_comm, fsdp_total / k_comm
+    stage_compute, optimizer = c.stage / k_comp, d.optimizer / k_comp
+    tp_mb, mb_comm = comm.tp_mb / k_comm, (comm.tp_mb + comm.ep_mb + comm.cp_mb + comm.pp_mb) / k_comm
+    dp_exposed, fsdp_total = d.dp_exposed / k_comm, d.fsdp_total / k_comm
+    n_micro = d.n_micro
     compute = n_micro * stage_compute
-    bubble = (pp - 1.0) / plans.vp * (stage_compute + mb_comm)
+    bubble = (s.pp - 1.0) / plans.vp * (stage_compute + mb_comm)
     exposed = n_micro * mb_comm + dp_exposed + fsdp_total + optimizer
     # every rank's compute (and the bubble, which is compute time of the stages that wait) runs at the pace of the
     # slowest of the job's ranks
     n_ranks = plans.tp * plans.pp * plans.cp * plans.dp
-    straggler = (straggler_factor(n_ranks) - 1.0) * (compute + bubble)
+    straggler = (straggler_factor(cluster.tables, n_ranks) - 1.0) * (compute + bubble)
     step = compute + exposed + bubble + straggler + cal.step_overhead_s
+    m = setup.model
     model_flop = flop_per_token_training(m, setup.seq_len) * setup.global_batch_seqs * setup.seq_len
     if setup.frozen_base:  # forward + input-gradient backward: 2 of the 3 forward-equivalents of full training
         model_flop *= 2.0 / 3.0
-    if any(s.endswith(NO_DATA) for s in src):
-        src.add("note: some operations have no measured efficiency and use the ideal roofline")
+    if any(x.endswith(NO_DATA) for x in s.src):
+        s.src.add("note: some operations have no measured efficiency and use the ideal roofline")
     return StepArrays(
         step_time_s=step,
         compute_s=compute,
@@ -581,5 +782,5 @@ def step_time(setup: TrainSetup, cluster: ClusterSpec, plans: PlanArrays) -> Ste
         straggler_s=straggler,
         microbatches=n_micro,
         model_flop_per_step=model_flop,
-        efficiency_sources=src,
+        efficiency_sources=s.src,
     )

@@ -48,6 +48,7 @@ class Result:
     deployments, offers, cases), one flat mapping each; ``to_frame()`` those rows as a pandas DataFrame."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The object ``aiinfra <command> --json`` prints for this result (each subclass gives its own)."""
         raise NotImplementedError
 
     def table_rows(self) -> list[dict[str, Any]]:

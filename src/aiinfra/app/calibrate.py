@@ -21,23 +21,37 @@ MIN_LEAVE_ONE_OUT = 3
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CalibrateResult(Result):
+    """The answer of ``aiinfra calibrate``: the factors fitted to the measured runs, the errors before and after, a
+    leave-one-out check, and the overlay folder written."""
+
     out_dir: str
+    """The overlay folder whose calibration.yaml holds the fitted row."""
     applies_to: str
+    """inference | training: which model the row calibrates."""
     accelerator: str
     engine: str | None
+    """The serving engine the row applies to (None for training)."""
     factors: dict[str, float]
+    """The fitted factors by name (calibration.yaml's fields)."""
     fitted: tuple[str, ...]
+    """The factors the fit moved (the others held neutral)."""
     bounds: dict[str, tuple[float, float]]
+    """(lowest, highest) value each factor may take."""
     rows: tuple[dict[str, Any], ...]
     """Per result and metric: measured, predicted before and after, relative errors."""
     mean_abs_error_before_frac: float
+    """Mean |predicted / measured − 1| over rows with neutral factors."""
     mean_abs_error_after_frac: float
+    """The same with the fitted factors (an in-sample figure: leave_one_out is the honest one)."""
     leave_one_out: tuple[dict[str, Any], ...]
     """Per result: the error predicting it from a fit to the others (empty below MIN_LEAVE_ONE_OUT results)."""
     leave_one_out_mean_abs_error_frac: float | None
+    """Mean |error| of the leave-one-out predictions; None below MIN_LEAVE_ONE_OUT results."""
     notes: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra calibrate --json`` object: the fitted factors and bounds, ``results`` (the per-metric rows),
+        the mean errors before and after, and the leave-one-out check."""
         return {
             "out_dir": self.out_dir,
             "applies_to": self.applies_to,
@@ -55,25 +69,23 @@ class CalibrateResult(Result):
         }
 
     def table_rows(self) -> list[dict[str, Any]]:
+        """One row per measured result and metric: measured, predicted before and after, relative errors."""
         return [dict(r) for r in self.rows]
 
 
 def _predict(case: Any, factors: Any) -> dict[str, float]:
     """calibration.predict.predict of ``case`` with the candidate ``factors`` in force."""
-    from aiinfra.calibration.predict import predict
-    from aiinfra.catalog.calibration import trial
+    from aiinfra.calibration.predict import predict, with_factors
 
-    with trial(factors):
-        return predict(case)
+    return predict(with_factors(case, factors))
 
 
 def _residuals(cases: Any, values: dict[str, float]) -> Any:
     """calibration.predict.residuals of ``cases`` with the factors named by ``values`` in force."""
     from aiinfra.calibration.predict import residuals
-    from aiinfra.catalog.calibration import Factors, trial
+    from aiinfra.catalog.calibration import Factors
 
-    with trial(Factors.of(values)):
-        return residuals(cases)
+    return residuals(cases, Factors.of(values))
 
 
 def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> CalibrateResult:

@@ -37,6 +37,7 @@ class CatalogRows(Result):
     """The rows as spec objects (AcceleratorSpec, SystemSpec, InterconnectSpec, ModelArch, BenchmarkSpec)."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra catalog list KIND --json`` object: the kind and every row with all its fields and sources."""
         return {"kind": self.kind, "rows": [jsonable(s) for s in self.specs]}
 
     def table_rows(self) -> list[dict[str, Any]]:
@@ -58,6 +59,8 @@ class CatalogRow(Result):
     """The row as its spec object; ``to_dict()`` gives every field with its sources."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra catalog show ID --json`` object: the row's kind and every field with its sources (a purchase
+        row's own kind as ``purchase_kind``)."""
         row: dict[str, Any] = jsonable(self.spec)
         if self.kind == "purchases":  # a purchase row's own kind (system, accelerator ...) under its own name
             row["purchase_kind"] = row.pop("kind")
@@ -91,6 +94,8 @@ class PriceRows(Result):
     """Whole-instance prices, cheapest per accelerator-hour first, each with its source and date."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra catalog list prices --json`` object: each price row with its per-accelerator-hour price,
+        conflict flag, age and staleness, plus the staleness rule and the refresh command."""
         return {
             "kind": "prices",
             "accelerator": self.accelerator,
@@ -145,6 +150,8 @@ class ModelFigures(Result):
     bytes per format."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra model show --json`` object: ``model`` (the architecture) and ``derived`` (parameters, FLOPs per
+        token, KV and weight bytes)."""
         return {"model": jsonable(self.arch), "derived": self.derived}
 
 
@@ -195,6 +202,8 @@ class CheckResult(Result):
     """The resolved scenario (aiinfra.specs.scenario.Scenario)."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra check --json`` object: the resolved model with its derived figures, the hardware as resolved,
+        the training and inference sections with defaults filled in, and the other sections present."""
         sc = self.scenario
         c = sc.cluster
         hw = {
@@ -231,6 +240,7 @@ class PurchaseRows(Result):
     """Purchase prices (systems, accelerators, network parts), each with its source and date."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra catalog list purchases --json`` object: every purchase row with its source and date."""
         return {"kind": "purchases", "accelerator": self.accelerator, "rows": [jsonable(p) for p in self.purchases]}
 
     def table_rows(self) -> list[dict[str, Any]]:

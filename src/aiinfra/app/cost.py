@@ -186,19 +186,25 @@ class CostResult(Result):
     options: tuple[CloudOption, ...]
     """Every matching cloud offer's bill, cheapest first."""
     energy: Energy
+    """Facility energy of the usage, its electricity cost and CO2e."""
     pue: dict[str, Any]
     """PUE with its source."""
     electricity_price: dict[str, Any]
+    """The electricity price with its source (its value None when not given)."""
     node_power: dict[str, Any] | None
+    """The node draw used instead of the system maximum, with its source; None when the maximum is used."""
     region: GridCarbon | None
     """The grid carbon intensity row of cost.carbon_region (None: per offer's region)."""
     notes: tuple[str, ...]
 
     @property
     def cheapest(self) -> CloudOption | None:
+        """The cheapest offer whose compute cost is known (options are sorted so); None when none is."""
         return next((o for o in self.options if o.compute_usd is not None), None)
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra cost --json`` object: the usage priced, every offer's bill and the cheapest one itemised with
+        the age of its price, the energy, PUE, electricity and carbon figures with their sources, and notes."""
         est, cheapest, region = self.training_estimate, self.cheapest, self.region
         obj = {
             "usage": jsonable(self.usage),

@@ -39,34 +39,52 @@ class DatacenterResult(Result):
     inputs: DatacenterInput
     """The scenario's datacenter section."""
     nodes: int
+    """Nodes of the cluster: ⌈accelerators / per node⌉."""
     power: PowerDraw
+    """The cluster's draw for one hour at full load (accelerators, host overhead, IT power)."""
     racks: Racks
     node_power_source: str
+    """Where a node's power comes from: the system's maximum power, or the accelerators' TDP only."""
     rack_power_limit_w: float
+    """The scenario's rack limit, else the catalog's air-cooling limit."""
     air_limit: FacilityFigure
     """The catalog's air-cooling limit per rack."""
     pue_ratio: float
     pue_source: dict[str, Any]
+    """The PUE with its source (the scenario, or a facility row with its age)."""
     switch_radix: int
+    """Ports per switch: the scenario's, else the catalog row's."""
     radix_row: FacilityFigure | None
+    """The facility row the radix comes from (None when the scenario gives it)."""
     nics_per_node: int
+    """Compute-fabric ports per node: the scenario's, else the system's NICs, else one per accelerator."""
     fabric: Fabric
     transceiver_rows: tuple[FacilityFigure, FacilityFigure]
     """Switch-side and NIC-side transceiver power rows."""
     transceiver_power_w: float
+    """Power of every optical transceiver end of the fabric (NIC side and switch side)."""
     transceiver_modules: int
+    """Optical modules to buy: one per host link, one twin-port module per two switch-side ports between switches."""
     switch_power_w: float | None
+    """All switches at the scenario's per-switch power; None when not given (not in the catalog)."""
     network_cost_usd: dict[str, float | None]
+    """switches_usd and transceivers_usd: count × unit price, None where the price is unknown."""
     switch_price_usd: float | None
+    """Price of one switch (scenario or purchase row); None = unknown."""
     switch_price_source: str | None
+    """"scenario", the purchase row with its age, or None when unknown."""
     transceiver_price_usd: float | None
+    """Price of one optical module (scenario or purchase row); None = unknown."""
     transceiver_price_source: str | None
     storage: StorageNeed | None
+    """Checkpoint and data-feed bandwidth needs; None when the checkpoint size is unknown."""
     training_plan: Any
     """The training plan's layout behind the storage data feed (None without a training section)."""
     notes: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra datacenter --json`` object: racks, cooling and power with their sources, the fabric, network
+        power and cost, the storage bandwidths and notes."""
         rk, air, radix_row, fab, di = self.racks, self.air_limit, self.radix_row, self.fabric, self.inputs
         sw_side, nic_side = self.transceiver_rows
         out: dict[str, Any] = {

@@ -36,6 +36,8 @@ class ExportResult(Result):
     """Kubernetes YAML (format kubernetes)."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra export --json`` object: the engine and its version, where the deployment came from, replicas
+        and accelerators per replica, the launch command, image, port and extra options, and the manifest when asked."""
         out: dict[str, Any] = {
             "format": self.format,
             "engine": self.engine,

@@ -61,6 +61,8 @@ def read_arrivals(sc: Scenario, path: str) -> np.ndarray:
 
 
 def day_fleet(sc: Scenario, chosen: Deployment) -> DayFleet:
+    """The chosen deployment planned over the scenario's load profile (hourly ratios, or the arrival times of its CSV),
+    priced with the active catalog's prices."""
     wl = sc.inference
     assert wl is not None and wl.load_profile is not None
     prof = wl.load_profile
@@ -126,6 +128,9 @@ def simulate_mixed(
 
 
 def mixed_to_dict(fleet: MixedFleet) -> dict[str, Any]:
+    """A mixed fleet as ``capacity --json`` prints it: the verdict, the mix's pools and per-class deployments, the
+    saving against the best single type, and each single type's bill or reason."""
+
     def choice(c: Any) -> Any:
         if c is None:
             return None
@@ -153,12 +158,14 @@ def mixed_to_dict(fleet: MixedFleet) -> dict[str, Any]:
 
 
 def day_to_dict(day: DayFleet) -> dict[str, Any]:
+    """A day plan as ``capacity --json`` prints it (``load_profile``): its hourly series and each strategy."""
     out: dict[str, Any] = jsonable(day)
     out["strategies"] = [jsonable(s) for s in day.strategies]
     return out
 
 
 def scenario_without_classes(sc: Scenario) -> Scenario:
+    """The scenario with its request classes dropped (the workload sized as one class)."""
     wl = sc.inference
     assert wl is not None
     return replace(sc, inference=replace(wl, classes=None))
@@ -172,7 +179,7 @@ simulate in seconds."""
 def simulate_disaggregated(sc: Scenario, d: Disaggregated, seed: int) -> dict[str, Any]:
     """Simulate a slice of the disaggregated fleet (its xPyD ratio, at most SIMULATED_REPLICAS_MAX replicas) at the
     matching share of the demand rate, Poisson arrivals: the SLO met or missed and the share within it."""
-    from aiinfra.planning.inference import cluster_for
+    from aiinfra.catalog.resolve import cluster_for
     from aiinfra.sim.metrics import slo_misses
     from aiinfra.sim.run import simulate as run_simulation
     from aiinfra.specs.parallelism import InferencePlan

@@ -33,6 +33,8 @@ class InferResult(Result):
     """The replica layout as printed: tp8, tp4 ep4, tp8 dp-attn ep8."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra infer --json`` object: the estimate's fields plus ``accuracy`` (the error band that
+        applies)."""
         out: dict[str, Any] = jsonable(self.estimate)
         out["accuracy"] = accuracy_for("infer", self.scenario, out)
         return out
@@ -43,7 +45,7 @@ def infer(scenario: Scenario) -> InferResult:
     it, TTFT, TPOT, output tokens/s and memory per accelerator; a scenario inside a known accuracy gap of the
     validation gets a note (catalog/data/accuracy_notes.yaml)."""
     e = estimate_inference(scenario)
-    cal = calibration.factors_for("inference", e.accelerator, e.engine)
+    cal = scenario.cluster.tables.factors_for("inference", e.accelerator, e.engine)
     if not cal.neutral:  # the user's calibration priced it: say which row
         e = replace(e, notes=(*e.notes, calibration.note(cal)))
     plan = scenario.inference.plan if scenario.inference is not None else None
@@ -86,9 +88,13 @@ class CapacityResult(Result):
 
     @property
     def chosen(self) -> Deployment:
+        """The chosen deployment (first of the options)."""
         return self.options[0]
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra capacity --json`` object: ``chosen`` and ``alternatives`` with their verdicts, accuracy notes,
+        the age of the chosen price, and when asked the simulated check, the mixed fleet, the day plan and the
+        disaggregated candidates."""
         obj: dict[str, Any] = {
             "chosen": jsonable(self.chosen),
             "alternatives": [jsonable(o) for o in self.options[1:]],
@@ -292,7 +298,7 @@ def _billed(best: Deployment, replicas: int) -> int | None:
 
 def one_replica(sc: Scenario, best: Deployment, num_requests: int) -> Scenario:
     """The scenario of one replica of ``best`` (its accelerators, engine, layout and precision), no demand set."""
-    from aiinfra.planning.inference import cluster_for
+    from aiinfra.catalog.resolve import cluster_for
     from aiinfra.specs.parallelism import InferencePlan
 
     wl = sc.inference

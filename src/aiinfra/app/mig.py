@@ -30,8 +30,11 @@ class MigResult(Result):
     layouts: tuple[tuple[m.Placement, ...], ...]
     """Every maximal layout (when no layout was asked), else the one asked, placed."""
     checked_layout: bool
+    """True when a layout was asked (``layouts`` holds it alone), False when every full layout is listed."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra mig --json`` object: the slices, each profile with its share of the GPU as an instance, and the
+        full layouts or the checked layout."""
         g = self.geometry
         profiles = []
         for s in self.shares:
@@ -75,6 +78,7 @@ class MigResult(Result):
         return out
 
     def table_rows(self) -> list[dict[str, Any]]:
+        """One row per MIG profile (its dense peaks left out)."""
         return [{k: v for k, v in p.items() if k != "dense_flop_per_s"} for p in self.to_dict()["profiles"]]
 
 

@@ -40,14 +40,19 @@ SHARING_MODES = {
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PackInput:
+    """The ``pack:`` section of a portfolio file: the accelerator types allowed, the workloads, the objective and the
+    solver."""
+
     __pydantic_config__ = STRICT
 
     accelerators: tuple[str, ...]
     """Accelerator types the GPUs may be (catalog ids)."""
     workloads: tuple[dict[str, Any], ...]
+    """Services (model, lengths, request rate, SLO), notebooks and fine-tunes, as mappings checked by kind."""
     objective: Literal["gpus", "cost"] = "gpus"
     """gpus: the fewest GPUs; cost: the cheapest per hour (catalog on-demand prices)."""
     solver: Literal["auto", "milp", "greedy"] = "auto"
+    """auto | milp (HiGHS) | greedy."""
     milp_max_workloads: pydantic.PositiveInt = 2000
     """auto: the MILP up to this many workloads, the greedy above. HiGHS solved random portfolios of 2,000
     notebooks and fine-tunes on two GPU types in about 2 s on one core (bench/bench_pack.py, bench/README.md);
@@ -75,13 +80,21 @@ class DevWorkload:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PackResult(Result):
+    """The answer of ``aiinfra pack``: each workload's chosen instances, the GPUs with their MIG layouts, and the GPU
+    counts without MIG to compare."""
+
     spec: PackInput
     workloads: tuple[pk.Workload, ...]
+    """Each workload with its options and the ones rejected."""
     packing: pk.Packing
     whole_gpus: int
+    """GPUs with nothing shared (every instance a whole GPU)."""
     memory_bound_gpus: int
+    """GPUs under time-slicing or MPS if memory were the only limit (a lower bound)."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra pack --json`` object: objective, method, value against its lower bound, layouts, the GPU-by-GPU
+        assignment, each workload's choice and options, and the comparison with whole GPUs and time-slicing."""
         from aiinfra.accuracy.answers import unvalidated
 
         p = self.packing
@@ -136,6 +149,7 @@ class PackResult(Result):
         }
 
     def table_rows(self) -> list[dict[str, Any]]:
+        """One row per workload: its kind and chosen accelerator, profile and instances."""
         return [
             {"workload": w["name"], "kind": w["kind"], **{f"chosen.{k}": v for k, v in w["chosen"].items()}}
             for w in self.to_dict()["workloads"]
@@ -206,6 +220,8 @@ def _options_service(
 
 
 def load_pack(source: str | Path | Mapping[str, Any], set: Iterable[str] | None = None) -> PackInput:
+    """A portfolio (YAML path or mapping) with ``--set`` overrides applied, validated into a PackInput; a SpecError
+    unless its one top-level section is ``pack``."""
     data = dict(source) if isinstance(source, Mapping) else read_yaml(source)
     for s in set or []:
         apply_set(data, s)

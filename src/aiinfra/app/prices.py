@@ -61,6 +61,8 @@ class PricesRefreshResult(Result):
     """Whether the folder written is the one every command reads by default (else use --catalog-overlay)."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra prices refresh --json`` object: the folder written and whether commands read it by default, the
+        source and providers (failed ones with why), the rows written and the offers left unmapped."""
         r = self.report
         return {
             "out_dir": str(r.out_dir),
@@ -112,13 +114,18 @@ class ExampleEffect:
     """The cheapest answer of one shipped example with the shipped prices and with the prices in use."""
 
     example: str
+    """The shipped example file."""
     question: str
     """cost (cheapest offer's compute bill), tco (cheapest cloud line per month) or capacity (cheapest on-demand
     price per accelerator-hour of the example's accelerator: its deployment search is not re-run)."""
     unit: str
+    """Unit of the before and after figures."""
     before: dict[str, Any] | None
+    """The cheapest answer with the shipped prices (None when there is none)."""
     after: dict[str, Any] | None
+    """The cheapest answer with the prices in use (None when there is none)."""
     error: str = ""
+    """Why the example could not be answered ('' when it was)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -127,12 +134,17 @@ class PriceDiffResult(Result):
 
     changes: tuple[OfferChange, ...]
     shipped_rows: int
+    """Rows of the shipped prices/cloud.csv."""
     current_rows: int
+    """Rows of prices/cloud.csv in use (overlays included)."""
     overlays: tuple[str, ...]
     """The overlay folders in use (refreshed prices, --catalog-overlay)."""
     examples: tuple[ExampleEffect, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra catalog list prices --diff --json`` object: the overlays in use, row counts, each changed offer
+        before and after, and the effect on each shipped example's cheapest answer."""
+
         def side(p: InstancePrice | None) -> dict[str, Any] | None:
             if p is None:
                 return None

@@ -15,14 +15,19 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ProbeResult(Result):
+    """The answer of ``aiinfra probe``: the GPU measured and the efficiency curves written into the overlay."""
+
     out_dir: str
+    """The overlay folder whose efficiency.yaml holds the curves."""
     accelerator: str
+    """Catalog id the curves are written for."""
     device: dict[str, Any]
     """Name, vendor, GPU count, driver, CUDA/ROCm and PyTorch versions."""
     curves: tuple[dict[str, Any], ...]
     """Per written row: id, kind, dtype, points [x, fraction]."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra probe --json`` object: the folder, the accelerator, the device and the curves."""
         return {
             "out_dir": self.out_dir,
             "accelerator": self.accelerator,
@@ -31,6 +36,7 @@ class ProbeResult(Result):
         }
 
     def table_rows(self) -> list[dict[str, Any]]:
+        """One row per measured point: curve id, kind, dtype, x and the fraction of peak."""
         return [
             {"id": c["id"], "kind": c["kind"], "dtype": c.get("dtype"), "x": x, "fraction": y}
             for c in self.curves

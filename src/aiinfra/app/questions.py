@@ -80,6 +80,7 @@ class CapacityRequest(Request):
 
     @property
     def simulates(self) -> bool:
+        """Whether the simulated check was asked (``simulate``)."""
         return self.simulate
 
 
@@ -92,6 +93,7 @@ class SimulateRequest(Request):
 
     @property
     def simulates(self) -> bool:
+        """Always: the question is a simulation."""
         return True
 
 
@@ -124,6 +126,7 @@ class Question:
         return _load(self.function)  # type: ignore[no-any-return]
 
     def result_type(self) -> type[Result]:
+        """The result class (imported on first use)."""
         return _load(self.result)  # type: ignore[no-any-return]
 
     def option_fields(self) -> tuple[dataclasses.Field[Any], ...]:

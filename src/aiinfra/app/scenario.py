@@ -36,13 +36,14 @@ def load_scenario(source: ScenarioLike, set: Mapping[str, Any] | Iterable[str] |
     """Read, override, validate and resolve a scenario.
 
     ``source`` is a YAML file path, a mapping in the same format, or a resolved :class:`Scenario` (returned as
-    is when there are no overrides). ``set`` overrides keys like the CLI's ``--set``: a mapping of dotted keys to
-    values (``{"training.plan.tp": 8}``) or a list of ``KEY=VALUE`` strings. Bad input raises
-    :class:`aiinfra.errors.SpecError` naming the field, the value and the fix."""
+    is when there are no overrides, its cluster bound to the active catalog's tables). ``set`` overrides keys like
+    the CLI's ``--set``: a mapping of dotted keys to values (``{"training.plan.tp": 8}``) or a list of
+    ``KEY=VALUE`` strings. Bad input raises :class:`aiinfra.errors.SpecError` naming the field, the value and the
+    fix."""
     sets = _set_list(set)
     if isinstance(source, Scenario):
         if not sets:
-            return source
+            return _bound(source)
         data = copy.deepcopy(source.mapping) if source.mapping is not None else read_yaml(source.path)
         path = source.path
     elif isinstance(source, Mapping):  # a deep copy: overrides must not write into the caller's mapping
@@ -54,6 +55,17 @@ def load_scenario(source: ScenarioLike, set: Mapping[str, Any] | Iterable[str] |
     for assignment in sets:
         apply_set(data, assignment)
     return replace(resolve(parse_scenario(copy.deepcopy(data)), path), mapping=data)
+
+
+def _bound(scenario: Scenario) -> Scenario:
+    """``scenario`` with its cluster carrying the active catalog's tables (a Scenario resolved earlier, perhaps
+    against another catalog, is answered against the catalog in force, as the planners' lookups always were)."""
+    from aiinfra.catalog.tables import domain_tables
+
+    tables = domain_tables()
+    if scenario.cluster.tables is tables:
+        return scenario
+    return replace(scenario, cluster=replace(scenario.cluster, tables=tables))
 
 
 def _file_input(path: str, sets: list[str]) -> tuple[dict[str, Any], ScenarioInput]:

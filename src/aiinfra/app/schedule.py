@@ -47,7 +47,9 @@ class ScheduleResult(Result):
     jobs: Jobs
     outcome: SimOutcome
     trace_source: str
+    """The trace file as given, or ``generator(seed=N)`` for a generated trace."""
     wall_s: float
+    """Wall-clock time of the simulation on this machine."""
     node_failure_rate_per_hour: float | None = None
     """Failures per whole-GPU node-hour (None without a failures section)."""
     repair_share_frac: float | None = None
@@ -178,6 +180,7 @@ class ScheduleResult(Result):
         return {k: out[k] for k in [*(lab for lab, _ in SIZE_CLASSES), "mig"] if k in out}
 
     def table_rows(self) -> list[dict[str, Any]]:
+        """One row per job size class: jobs, finished, and the queueing-delay and job-completion-time statistics."""
         d = self.to_dict()
         rows = []
         for label, st in d["by_size"].items():

@@ -33,6 +33,8 @@ class SimulateResult(Result):
         }
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra simulate --json`` object: the run's summary fields, replicas, seed, the scheduler limits used,
+        notes and ``accuracy``."""
         res = self.run
         obj: dict[str, Any] = {
             **jsonable(res.summary),
@@ -66,6 +68,8 @@ class MaxRateResult(Result):
     seed: int
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra simulate --find-max-rate --json`` object: the highest rate meeting the SLO, the seed, and every
+        rate simulated."""
         return {
             "max_request_rate_per_s": self.max_request_rate_per_s,
             "seed": self.seed,

@@ -144,8 +144,11 @@ class SweepResult(Result):
 
     out: str
     question: str
+    """The question asked at every point."""
     backend: str
+    """The backend that ran the points: serial, process or ray (``auto`` resolved to one)."""
     workers: int
+    """Worker processes used."""
     points: int
     """distinct points of the grid"""
     skipped: int
@@ -162,6 +165,8 @@ class SweepResult(Result):
     hashes: tuple[str, ...] = field(repr=False, default=())
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra sweep --json`` object: where the rows are, the question, the backend, and the point counts and
+        rate."""
         return {
             "out": self.out,
             "question": self.question,
@@ -237,6 +242,8 @@ class _Checker:
             self._resolved.add(hardware_key)
 
     def add(self, data: dict[str, Any], point: Point) -> None:
+        """Try to load ``data`` (the scenario of ``point``): a failure is remembered against each of the point's values,
+        a success clears them all (a value is bad only if no point loads with it)."""
         values = [((k, json.dumps(v, sort_keys=True, default=str)), v) for k, v in point]
         try:
             self._load(data)
@@ -490,9 +497,12 @@ class ParetoResult(Result):
     """The Pareto front of a sweep's results over two columns."""
 
     results: str
+    """The results file the front was read from."""
     x: str
+    """The column on the x axis."""
     y: str
     x_max: bool
+    """Larger x is better (else smaller)."""
     y_max: bool
     keys: list[str]
     """the sweep's grid keys (the columns that say which point a row is)"""
@@ -505,8 +515,11 @@ class ParetoResult(Result):
     front: list[dict[str, Any]]
     """the non-dominated rows, best ``x`` first: grid keys, shown columns, ``x``, ``y`` and ``scenario_hash``"""
     plots: list[str]
+    """Paths of the plots written."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra sweep --report RESULTS --json`` object: the columns and their directions, counts, the
+        front and the plots written."""
         return {
             "results": self.results,
             "x": self.x,
@@ -523,6 +536,7 @@ class ParetoResult(Result):
         }
 
     def table_rows(self) -> list[dict[str, Any]]:
+        """The front's rows, best x first."""
         return self.front
 
 

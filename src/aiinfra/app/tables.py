@@ -10,9 +10,11 @@ from aiinfra import catalog
 from aiinfra.catalog.resolve import serving_tables as serving_tables  # re-exported: the simulator's tables
 
 if TYPE_CHECKING:  # the domain modules load only where a question needs them (start-up time)
+    from aiinfra.analytic.efficiency import EfficiencyTable
     from aiinfra.costing.prices import PriceBook
     from aiinfra.reliability.rates import ReliabilityTable
     from aiinfra.specs.hardware import AcceleratorSpec
+    from aiinfra.specs.tables import DomainTables
     from aiinfra.validation.types import RowTables
 
 
@@ -67,7 +69,7 @@ def row_tables() -> RowTables:
     cat = catalog.active()
 
     def build() -> RowTables:
-        from aiinfra.catalog.resolve import resolve, resolve_cluster
+        from aiinfra.catalog.resolve import cluster_for, resolve, resolve_cluster
         from aiinfra.specs.scenario import parse_scenario
         from aiinfra.validation.types import RowTables
 
@@ -77,8 +79,23 @@ def row_tables() -> RowTables:
             benchmarks=catalog.rows("benchmarks"),
             runtime_reserve=catalog.runtime_reserve(),
             resolve_cluster=resolve_cluster,
+            cluster_for=cluster_for,
             scenario_of=lambda data: resolve(parse_scenario(dict(data))),
             serving_tables=serving_tables,
         )
 
     return cat.memo("row_tables", build)
+
+
+def domain_tables() -> DomainTables:
+    """The active catalog's tables as the domain reads them (what every cluster resolved against it carries)."""
+    from aiinfra.catalog.tables import domain_tables as build
+
+    return build()
+
+
+def efficiency_table() -> EfficiencyTable:
+    """The active catalog's efficiency table (analytic/efficiency.py), built once per catalog."""
+    from aiinfra.analytic.efficiency import table
+
+    return table(domain_tables())

@@ -39,7 +39,9 @@ class TcoResult(Result):
     inputs: TcoInput
     """The scenario's tco section."""
     system: SystemSpec | None
+    """The catalog system the nodes are (None when the accelerator has none)."""
     nodes: int
+    """Nodes owned: ⌈accelerators / per node⌉."""
     onprem: OnPrem
     """Capex and opex of owning the nodes, itemised."""
     cloud_lines: tuple[CloudLine, ...]
@@ -47,19 +49,30 @@ class TcoResult(Result):
     table: Tco
     """Cumulative cost per month of on-prem and each cloud line, and the breakeven months."""
     months: int
+    """Horizon of the cumulative series: tco.horizon_months, else the depreciation period."""
     years: int
+    """Straight-line depreciation period."""
     system_price_usd: float
+    """Price of one node."""
     system_price_source: str
+    """Where the node price comes from (the scenario, or the catalog's system or purchase row)."""
     depreciation_source: str
+    """"scenario", or the facility row of the default period with its age."""
     pue: dict[str, Any]
+    """The PUE with its source."""
     electricity_price: dict[str, Any]
+    """The electricity price with its source."""
     usd_per_kwh: float
     pue_ratio: float
     colocation_usd_per_kw_month: float | None
+    """Colocation price per kW of IT load; None when the facility is an own build."""
     colocation_source: str | None
+    """"scenario", the facility row with its age, or None for an own build."""
     notes: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra tco --json`` object: the TCO table (capex, opex, cumulative series, breakevens) plus each input
+        figure with its source, notes, ``accuracy`` and the age of the cheapest cloud price."""
         obj: dict[str, Any] = jsonable(self.table)
         obj.update(
             {

@@ -59,6 +59,8 @@ class TrainResult(Result):
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra train --json`` object: the best plan's estimate and why it ranks first, accelerators used and
+        idle, the search's counts and rejections, the alternatives, reliability when asked, and ``accuracy``."""
         rep = self.report
         used = rep.accelerators_used or self.scenario.cluster.count
         best = jsonable(self.best)
@@ -183,6 +185,7 @@ class MemoryResult(Result):
     """Capacity, parameter counts and one row per configuration (full, ZeRO stages, LoRA/QLoRA, offload)."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra memory --json`` object: the memory report plus ``accuracy``."""
         out: dict[str, Any] = jsonable(self.report)
         out["accuracy"] = accuracy_for("memory", self.scenario, out)
         return out

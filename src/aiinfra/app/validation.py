@@ -41,6 +41,8 @@ class ValidateResult(Result):
     ``coverage``: the share of measurements inside their interval by regime and split (aiinfra.accuracy)."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``aiinfra validate --json`` object: every case with its 80 % interval, the summary, the accuracy targets
+        and the interval coverage."""
         per_case = self.bands.get("cases", {})
         cases = [
             {**jsonable(c), **per_case.get(c.id, {"predicted_low": None, "predicted_high": None})} for c in self.cases

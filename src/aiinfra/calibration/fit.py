@@ -18,6 +18,8 @@ import numpy as np
 
 @dataclass(frozen=True, slots=True)
 class Param:
+    """One calibration factor as the fit sees it: its bounds, neutral value and whether it is fitted in log space."""
+
     name: str
     lo: float
     hi: float
@@ -30,20 +32,26 @@ class Param:
     conditioned (an overhead, added to a time, is fitted as is)."""
 
     def to_x(self, value: float) -> float:
+        """The solver's coordinate of ``value`` (its log when ``log``)."""
         return math.log(value) if self.log else value
 
     def from_x(self, x: float) -> float:
+        """The factor's value at solver coordinate ``x`` (inverse of :meth:`to_x`)."""
         return math.exp(x) if self.log else x
 
 
 @dataclass(frozen=True, slots=True)
 class Fit:
+    """The outcome of a bounded least-squares fit of the factors to the measured runs."""
+
     values: dict[str, float]
     """Every parameter: fitted ones at their optimum, the others neutral."""
     fitted: tuple[str, ...]
+    """Names of the parameters the fit moved (the active ones)."""
     at_bound: tuple[str, ...]
     """Fitted parameters that ended on a bound (the data pulled past a physical limit)."""
     cost: float
+    """Half the sum of squared residuals at the optimum (the solver's cost)."""
 
 
 MAX_EVALUATIONS = 60

@@ -20,7 +20,7 @@ import numpy as np
 from aiinfra.calibration.fit import Param
 from aiinfra.calibration.readers import ServingResult, TrainingResult
 from aiinfra.errors import InfeasibleError, SpecError
-from aiinfra.specs.calibration import SCALE_MIN
+from aiinfra.specs.calibration import SCALE_MIN, Factors
 from aiinfra.specs.scenario import Scenario
 
 _LOAD_KEYS = ("batch", "concurrency", "request_rate_per_s", "users", "think_time_s")
@@ -113,8 +113,15 @@ def training_cases(
     return cases
 
 
+def with_factors(case: Case, factors: Factors) -> Case:
+    """``case`` priced with the candidate ``factors`` in place of any calibration row (its cluster's tables answer
+    them: :meth:`aiinfra.specs.tables.DomainTables.with_trial`)."""
+    cluster = replace(case.scenario.cluster, tables=case.scenario.cluster.tables.with_trial(factors))
+    return replace(case, scenario=replace(case.scenario, cluster=cluster))
+
+
 def predict(case: Case) -> dict[str, float]:
-    """The planner's figures for ``case`` with the factors the caller put in force (catalog.calibration.trial)."""
+    """The planner's figures for ``case`` (with the factors of :func:`with_factors`, where the caller set them)."""
     try:
         if isinstance(case.result, ServingResult):
             from aiinfra.planning.inference import estimate_inference
@@ -145,11 +152,11 @@ def predict(case: Case) -> dict[str, float]:
     return {"step_time_s": report.estimates[0].step_time_s}
 
 
-def residuals(cases: Sequence[Case]) -> np.ndarray:
-    """log(predicted / measured) of every metric of every case, with the factors the caller put in force."""
+def residuals(cases: Sequence[Case], factors: Factors) -> np.ndarray:
+    """log(predicted / measured) of every metric of every case, priced with the candidate ``factors``."""
     out = []
     for c in cases:
-        pred = predict(c)
+        pred = predict(with_factors(c, factors))
         out += [math.log(pred[k] / v) for k, v in c.measured.items()]
     return np.array(out)
 
@@ -161,10 +168,11 @@ def serving_params(base: Scenario, cases: Sequence[Case]) -> list[Param]:
 
     assert base.inference is not None
     acc, engine = base.cluster.accelerator, base.inference.engine
-    _, b_inf = _memory_fit(acc, engine)
+    _, b_inf = _memory_fit(base.cluster.tables, acc, engine)
     cd = compute_dtype(acc.dense_flop_per_s, base.inference.weight_precision)
-    gemm, _ = table().curve("gemm", acc.id, dtype=cd, engine=engine)
-    comm, _ = table().curve("allreduce", acc.id, engine=engine)
+    eff = table(base.cluster.tables)
+    gemm, _ = eff.curve("gemm", acc.id, dtype=cd, engine=engine)
+    comm, _ = eff.curve("allreduce", acc.id, engine=engine)
     tpot_min = min(c.measured["tpot_s"] for c in cases)
     return [
         _scale("memory_efficiency_scale", acc.memory_bw_bytes_per_s / b_inf),
@@ -181,8 +189,9 @@ def training_params(base: Scenario, cases: Sequence[Case]) -> list[Param]:
     assert base.training is not None
     acc = base.cluster.accelerator
     dtype = "bf16" if base.training.precision in ("bf16", "fp16") else base.training.precision
-    gemm, _ = table().curve("gemm", acc.id, dtype=dtype)
-    comm, _ = table().curve("allreduce", acc.id)
+    eff = table(base.cluster.tables)
+    gemm, _ = eff.curve("gemm", acc.id, dtype=dtype)
+    comm, _ = eff.curve("allreduce", acc.id)
     step_min = min(c.measured["step_time_s"] for c in cases)
     return [
         _scale("compute_efficiency_scale", 1.0 / max(gemm.y) if gemm is not None else 1.0),

@@ -48,32 +48,42 @@ COLLECTIVE_BYTES: tuple[int, ...] = tuple(2**p for p in range(16, 31, 2))
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DeviceInfo:
+    """What the probe records of the machine it measured: the GPU, how many, driver and software versions."""
+
     name: str
     vendor: str
     """nvidia | amd."""
     count: int
+    """GPUs visible (collectives run over all of them)."""
     driver: str | None
+    """Driver version when the vendor's tool reports it; None otherwise."""
     runtime: str
     """``CUDA 12.4`` or ``ROCm 6.1``."""
     torch: str
+    """PyTorch version."""
 
 
 class Device(Protocol):
     """The one seam between the probe and the GPU: each method runs one kernel and returns its median seconds."""
 
-    def info(self) -> DeviceInfo: ...
+    def info(self) -> DeviceInfo:
+        """The GPU's name, vendor, count, driver and software versions."""
 
     def dtypes(self) -> tuple[str, ...]:
         """Matmul formats this device and PyTorch build time (bf16 always; fp8 where torch has it)."""
         ...
 
-    def gemm_s(self, m: int, n: int, k: int, dtype: str) -> float: ...
+    def gemm_s(self, m: int, n: int, k: int, dtype: str) -> float:
+        """Median seconds of one (m × k) · (k × n) matmul in ``dtype``."""
 
-    def attention_prefill_s(self, batch: int, heads: int, seq: int, head_dim: int) -> float: ...
+    def attention_prefill_s(self, batch: int, heads: int, seq: int, head_dim: int) -> float:
+        """Median seconds of causal attention over ``seq`` tokens, ``heads`` heads, ``batch`` sequences."""
 
-    def attention_decode_s(self, batch: int, kv_heads: int, context: int, head_dim: int) -> float: ...
+    def attention_decode_s(self, batch: int, kv_heads: int, context: int, head_dim: int) -> float:
+        """Median seconds of one decode step's attention: one query per KV head over ``context`` cached tokens."""
 
-    def copy_s(self, nbytes: int) -> float: ...
+    def copy_s(self, nbytes: int) -> float:
+        """Median seconds of one device-to-device copy of ``nbytes``."""
 
     def collective_s(self, kind: str, nbytes: int) -> float:
         """One all-reduce or all-gather over every visible GPU (only called when ``info().count`` > 1)."""

@@ -74,6 +74,7 @@ class ServingResult:
 
     @property
     def load(self) -> str:
+        """The run's load in words: its concurrency, its request rate, or the static batch sent at once."""
         if self.concurrency is not None:
             return f"concurrency {self.concurrency}"
         if self.request_rate_per_s is not None:
@@ -100,6 +101,7 @@ class TrainingResult:
 
     @property
     def load(self) -> str:
+        """The layout the file sets, in words ("tp 4, pp 2"), or "the scenario's plan"."""
         return ", ".join(f"{k} {v}" for k, v in self.plan.items()) or "the scenario's plan"
 
 
@@ -530,6 +532,8 @@ class TitanLog:
 
 
 def torchtitan_tps(path: Path, text: str) -> TitanLog:
+    """The steady tokens per second per accelerator of a torchtitan log: the median of its logged ``tps`` after the
+    first step; a SpecError naming the file with fewer than two logged steps."""
     tps = [_number(path, "tps", v.replace("_", "")) for _, v in _TITAN_STEP.findall(text)]
     return TitanLog(_steady(path, "tps", tps), len(tps) - 1)
 

@@ -60,6 +60,7 @@ class TorchDevice:
 
     @classmethod
     def open(cls) -> TorchDevice:
+        """GPU 0 through the installed PyTorch; a SpecError when PyTorch sees no CUDA or ROCm device."""
         import torch  # type: ignore[import-not-found,unused-ignore]
 
         if not torch.cuda.is_available():
@@ -73,6 +74,8 @@ class TorchDevice:
         return cls(torch)
 
     def info(self) -> DeviceInfo:
+        """Name of GPU 0, vendor (amd under a ROCm build, else nvidia), GPUs visible, driver, CUDA or ROCm and PyTorch
+        versions."""
         t = self.torch
         vendor = "amd" if getattr(t.version, "hip", None) else "nvidia"
         runtime = f"ROCm {t.version.hip}" if vendor == "amd" else f"CUDA {t.version.cuda}"
@@ -86,11 +89,15 @@ class TorchDevice:
         )
 
     def dtypes(self) -> tuple[str, ...]:
+        """bf16, plus fp8 where PyTorch has float8 and ``_scaled_mm`` on a CUDA GPU of compute capability 8.9 or
+        later."""
         t = self.torch
         fp8 = hasattr(t, "float8_e4m3fn") and hasattr(t, "_scaled_mm") and t.cuda.get_device_capability(0) >= (8, 9)
         return ("bf16", "fp8") if fp8 and not getattr(t.version, "hip", None) else ("bf16",)
 
     def gemm_s(self, m: int, n: int, k: int, dtype: str) -> float:
+        """Median seconds of an (m × k) · (k × n) matmul: bf16 inputs, or fp8 e4m3 inputs through ``_scaled_mm`` with a
+        bf16 output."""
         t = self.torch
         dev = "cuda"
         if dtype == "fp8":
@@ -103,12 +110,15 @@ class TorchDevice:
         return _median_s(t, lambda: a16 @ b16)
 
     def attention_prefill_s(self, batch: int, heads: int, seq: int, head_dim: int) -> float:
+        """Median seconds of causal bf16 ``scaled_dot_product_attention`` over ``seq`` tokens."""
         t = self.torch
         q, k, v = (t.randn(batch, heads, seq, head_dim, device="cuda", dtype=t.bfloat16) for _ in range(3))
         sdpa = t.nn.functional.scaled_dot_product_attention
         return _median_s(t, lambda: sdpa(q, k, v, is_causal=True))
 
     def attention_decode_s(self, batch: int, kv_heads: int, context: int, head_dim: int) -> float:
+        """Median seconds of bf16 ``scaled_dot_product_attention`` of one query per KV head over ``context`` cached
+        tokens."""
         t = self.torch
         q = t.randn(batch, kv_heads, 1, head_dim, device="cuda", dtype=t.bfloat16)
         k, v = (t.randn(batch, kv_heads, context, head_dim, device="cuda", dtype=t.bfloat16) for _ in range(2))
@@ -116,12 +126,15 @@ class TorchDevice:
         return _median_s(t, lambda: sdpa(q, k, v))
 
     def copy_s(self, nbytes: int) -> float:
+        """Median seconds of copying ``nbytes`` between two device buffers."""
         t = self.torch
         src = t.empty(nbytes, dtype=t.uint8, device="cuda")
         dst = t.empty_like(src)
         return _median_s(t, lambda: dst.copy_(src))
 
     def collective_s(self, kind: str, nbytes: int) -> float:
+        """Median seconds of one ``kind`` collective of ``nbytes`` over every visible GPU (all sizes are measured in one
+        multi-process sweep on first use)."""
         if self._collectives is None:
             self._collectives = _collective_sweep(self.torch)
         return self._collectives[(kind, nbytes)]

@@ -1,10 +1,10 @@
 """The catalog: the only code that reads shipped data.
 
 :class:`~aiinfra.catalog.store.Catalog` holds the rows (one reader per data file, lazy, cached per instance);
-the functions here read the *active* catalog (:func:`active`: the shipped one unless :func:`use` set another),
-so code below the application layer needs no catalog argument. Rows are YAML with units in their keys;
-:func:`si_row` converts them to SI spec fields. ``get_*`` lookups raise :class:`~aiinfra.errors.UnknownIdError`
-with "did you mean" hints.
+the functions here read the *active* catalog (:func:`active`: the shipped one unless :func:`use` set another), at
+the application boundary only: code below it reads the tables a resolved cluster carries (catalog/tables.py).
+Rows are YAML with units in their keys; :func:`si_row` converts them to SI spec fields. ``get_*`` lookups raise
+:class:`~aiinfra.errors.UnknownIdError` with "did you mean" hints.
 """
 
 from __future__ import annotations
@@ -99,26 +99,33 @@ def accuracy_notes_for(model_id: str, engine: str, accelerator_id: str) -> list[
 
 
 def get(kind: str, id_: str, field: str | None = None) -> Any:
+    """The ``kind`` row ``id_`` of the active catalog; an UnknownIdError on ``field`` (default ``<kind>.id``) with "did
+    you mean" when there is none."""
     return active().get(kind, id_, field)
 
 
 def accelerator(id_: str, field: str = "hardware.accelerator") -> AcceleratorSpec:
+    """The accelerator ``id_`` of the active catalog (an UnknownIdError on ``field`` when unknown)."""
     return active().accelerator(id_, field)
 
 
 def system(id_: str, field: str = "hardware.system") -> SystemSpec:
+    """The system ``id_`` of the active catalog (an UnknownIdError on ``field`` when unknown)."""
     return active().system(id_, field)
 
 
 def interconnect(id_: str, field: str = "interconnect") -> InterconnectSpec:
+    """The interconnect ``id_`` of the active catalog (an UnknownIdError on ``field`` when unknown)."""
     return active().interconnect(id_, field)
 
 
 def model(id_: str, field: str = "model") -> ModelArch:
+    """The model ``id_`` of the active catalog (an UnknownIdError on ``field`` when unknown)."""
     return active().model(id_, field)
 
 
 def benchmark(id_: str, field: str = "benchmark") -> BenchmarkSpec:
+    """The benchmark ``id_`` of the active catalog (an UnknownIdError on ``field`` when unknown)."""
     return active().benchmark(id_, field)
 
 
@@ -142,4 +149,5 @@ def find_any(id_: str) -> tuple[str, Any]:
 
 
 def systems_for(accelerator_id: str) -> list[SystemSpec]:
+    """Every system of the active catalog built on ``accelerator_id``, in file order."""
     return [s for s in rows("systems").values() if s.accelerator == accelerator_id]

@@ -1,8 +1,8 @@
 """Calibration rows (``calibration.yaml`` of a catalog overlay): factors fitted to a user's own measurements.
 
-``aiinfra calibrate`` writes them; every planner reads them through the active catalog, so ``--catalog-overlay
-DIR`` (CLI), ``catalog=`` (API) and the web app's overlay apply them like any other overlay row. A row scales the
-tool's kernel-time model on one accelerator (and, for serving, one engine):
+``aiinfra calibrate`` writes them; every planner reads them through the tables its cluster carries
+(specs/tables.py), so ``--catalog-overlay DIR`` (CLI), ``catalog=`` (API) and the web app's overlay apply them like
+any other overlay row. A row scales the tool's kernel-time model on one accelerator (and, for serving, one engine):
 
 * ``compute_efficiency_scale``: achieved fraction of peak FLOP/s = the catalog's efficiency curve × this factor,
   so compute-bound kernel time is divided by it (prefill GEMMs and attention; training's compute and bubble);
@@ -17,16 +17,23 @@ A shipped catalog has no calibration rows, so every factor is neutral (1, 1, 1, 
 
 from __future__ import annotations
 
-import contextvars
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, Literal
 
 from aiinfra.errors import SpecError
 from aiinfra.specs.calibration import NEUTRAL, SCALE_FIELDS, SCALE_MAX, SCALE_MIN, Factors
 
-__all__ = ["NEUTRAL", "SCALE_FIELDS", "SCALE_MAX", "SCALE_MIN", "Factors", "check_rows", "factors_for", "note", "trial"]
+__all__ = [
+    "NEUTRAL",
+    "SCALE_FIELDS",
+    "SCALE_MAX",
+    "SCALE_MIN",
+    "Factors",
+    "check_rows",
+    "factors_for",
+    "note",
+    "rows_table",
+]
 
 FILE = "calibration.yaml"
 """The overlay file holding the rows."""
@@ -102,35 +109,17 @@ def check_rows(rows: tuple[dict[str, Any], ...], where: str) -> None:
         parse_row(row, where)
 
 
-_TRIAL: contextvars.ContextVar[Factors | None] = contextvars.ContextVar("aiinfra_calibration_trial", default=None)
-
-
-@contextmanager
-def trial(factors: Factors) -> Iterator[None]:
-    """Inside the block every lookup returns ``factors`` (the calibrator's candidate values while it fits)."""
-    token = _TRIAL.set(factors)
-    try:
-        yield
-    finally:
-        _TRIAL.reset(token)
-
-
 def factors_for(applies: Applies, accelerator: str, engine: str | None = None) -> Factors:
     """The factors that apply to ``accelerator`` (and serving ``engine``) in the active catalog: a row naming that
-    engine first, then one naming none; neutral when there is none."""
-    trial_factors = _TRIAL.get()
-    if trial_factors is not None:
-        return trial_factors
-    from aiinfra import catalog
+    engine first, then one naming none; neutral when there is none (what a cluster's
+    :meth:`~aiinfra.specs.tables.DomainTables.factors_for` answers)."""
+    from aiinfra.catalog.tables import domain_tables
 
-    cat = catalog.active()
-    table: dict[tuple[str, str, str | None], Factors] = cat.memo("calibration.factors", lambda: _table(cat))
-    if not table:
-        return NEUTRAL
-    return table.get((applies, accelerator, engine)) or table.get((applies, accelerator, None)) or NEUTRAL
+    return domain_tables().factors_for(applies, accelerator, engine)
 
 
-def _table(cat: Any) -> dict[tuple[str, str, str | None], Factors]:
+def rows_table(cat: Any) -> dict[tuple[str, str, str | None], Factors]:
+    """(applies_to, accelerator, engine) -> factors of every calibration row of ``cat`` (the first row of a key)."""
     out: dict[tuple[str, str, str | None], Factors] = {}
     for row in cat.file_rows(FILE):
         applies, acc, engine, factors = parse_row(row, FILE)

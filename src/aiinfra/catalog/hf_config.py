@@ -120,6 +120,8 @@ def arch_from_hf_config(cfg: dict[str, Any], field: str = "model.config", name: 
 
 
 def load_hf_config(path: str | Path, field: str = "model.config") -> ModelArch:
+    """A Hugging Face config.json on disk as a ModelArch, named as the checkpoint names itself (else by its folder); a
+    SpecError on ``field`` when the file is not a JSON object."""
     p = Path(path)
     try:
         cfg = json.loads(read_text(p, field, "a config.json on disk"))

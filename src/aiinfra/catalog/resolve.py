@@ -13,6 +13,7 @@ from typing import Any
 
 from aiinfra import catalog
 from aiinfra.catalog import mig
+from aiinfra.catalog.tables import domain_tables
 from aiinfra.errors import SpecError
 from aiinfra.specs.common import validate
 from aiinfra.specs.hardware import ClusterSpec
@@ -64,6 +65,10 @@ def _fabric_of(text: str) -> str:
 
 
 def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
+    """The hardware section against the active catalog: the accelerator (or MIG instance), its system (the one named,
+    else the first that documents its NICs, preferring single nodes), accelerators per node, scale-up and scale-out
+    bandwidths and latencies, fabric and SHARP switches; a SpecError naming the field when a figure it needs is
+    missing."""
     acc = mig.accelerator(hw.accelerator, "hardware.accelerator")  # a catalog id or ACCELERATOR/MIG-PROFILE
     system = catalog.system(hw.system) if hw.system else None
     if system is not None and system.accelerator != acc.id:
@@ -125,7 +130,16 @@ def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
         nvls=hw.nvls is not False and _nvls_supported(su.interconnect if su else None, domain),
         ib_sharp=hw.ib_sharp,
         scale_out_fabric=fabric,
+        tables=domain_tables(),
     )
+
+
+def cluster_for(accelerator: str, count: int) -> ClusterSpec:
+    """``count`` accelerators of one kind; when the catalog gives no accelerators-per-node figure (PCIe and
+    workstation cards) they are taken as one host holding all ``count``."""
+    acc = catalog.accelerator(accelerator)
+    per_node = None if getattr(acc, "default_per_node", None) else count
+    return resolve_cluster(HardwareInput(accelerator=accelerator, count=count, per_node=per_node))
 
 
 def _check_finetune(job: TrainingJob | None, model: ModelArch) -> None:
@@ -139,6 +153,8 @@ def _check_finetune(job: TrainingJob | None, model: ModelArch) -> None:
 
 
 def resolve(inp: ScenarioInput, path: str = "") -> Scenario:
+    """A validated ScenarioInput resolved against the active catalog: the model, the cluster and the runtime reserve
+    bound to a Scenario (a LoRA rank above the model's hidden size is refused)."""
     model = resolve_model(inp.model, scenario_path=path)
     _check_finetune(inp.training, model)
     return Scenario(

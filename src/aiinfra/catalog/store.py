@@ -309,28 +309,35 @@ class Catalog:
         return (*inherited, *self._overlay_rows.get(name, ()))
 
     def get(self, kind: str, id_: str, field: str | None = None) -> Any:
+        """The ``kind`` row ``id_``; an UnknownIdError on ``field`` (default ``<kind>.id``) with the nearest ids when
+        there is none."""
         table = self.rows(kind)
         if id_ in table:
             return table[id_]
         raise UnknownIdError(field or f"{kind}.id", id_, kind, suggest(id_, list(table)))
 
     def accelerator(self, id_: str, field: str = "hardware.accelerator") -> AcceleratorSpec:
+        """The accelerator ``id_`` (an UnknownIdError on ``field`` when unknown)."""
         spec: AcceleratorSpec = self.get("accelerators", id_, field)
         return spec
 
     def system(self, id_: str, field: str = "hardware.system") -> SystemSpec:
+        """The system ``id_`` (an UnknownIdError on ``field`` when unknown)."""
         spec: SystemSpec = self.get("systems", id_, field)
         return spec
 
     def interconnect(self, id_: str, field: str = "interconnect") -> InterconnectSpec:
+        """The interconnect ``id_`` (an UnknownIdError on ``field`` when unknown)."""
         spec: InterconnectSpec = self.get("interconnects", id_, field)
         return spec
 
     def model(self, id_: str, field: str = "model") -> ModelArch:
+        """The model ``id_`` (an UnknownIdError on ``field`` when unknown)."""
         spec: ModelArch = self.get("models", id_, field)
         return spec
 
     def benchmark(self, id_: str, field: str = "benchmark") -> BenchmarkSpec:
+        """The benchmark ``id_`` (an UnknownIdError on ``field`` when unknown)."""
         spec: BenchmarkSpec = self.get("benchmarks", id_, field)
         return spec
 
@@ -358,6 +365,7 @@ class Catalog:
         return self.memo("runtime_reserve", build)
 
     def engine_names(self) -> tuple[str, ...]:
+        """The ids of engines.yaml's rows, in file order."""
         return tuple(str(r["id"]) for r in self.raw_rows("engines"))
 
 

@@ -71,6 +71,8 @@ def command_module(command: str) -> str:
 
 
 def add_scenario_args(p: argparse.ArgumentParser) -> None:
+    """The arguments every scenario command takes: the scenario file, ``--json``, ``--set KEY=VALUE`` overrides and
+    ``--catalog-overlay DIR``."""
     p.add_argument("scenario", help="scenario YAML file (see examples/)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     p.add_argument(

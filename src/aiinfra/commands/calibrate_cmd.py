@@ -46,6 +46,7 @@ def _calibrate(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra calibrate``, its arguments and its handler to the CLI's subparsers ``sub``."""
     p = sub.add_parser("calibrate", help=COMMAND_HELP["calibrate"])
     p.add_argument("scenario", help="scenario YAML of the measured deployment (model, hardware, engine, plan)")
     p.add_argument(

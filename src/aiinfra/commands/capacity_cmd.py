@@ -263,6 +263,7 @@ def _simulated_text(sim: dict[str, Any], seed: int, analytic_accelerators: int) 
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra capacity``, its arguments and its handler to the CLI's subparsers ``sub``."""
     c = sub.add_parser("capacity", help=COMMAND_HELP["capacity"])
     add_scenario_args(c)
     add_option_args(c, ["capacity"])

@@ -282,6 +282,8 @@ def _show(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra catalog`` and its subcommands, with their arguments and handlers, to the CLI's subparsers
+    ``sub``."""
     p = sub.add_parser("catalog", help=COMMAND_HELP["catalog"])
     csub = p.add_subparsers(dest="catalog_command", required=True, parser_class=type(p))
     pl = csub.add_parser("list", help="a table of one kind")

@@ -32,6 +32,7 @@ def _check(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra check``, its arguments and its handler to the CLI's subparsers ``sub``."""
     p = sub.add_parser("check", help=COMMAND_HELP["check"])
     add_scenario_args(p)
     p.set_defaults(handler=_check)

@@ -149,6 +149,7 @@ def _energy_lines(
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra cost``, its arguments and its handler to the CLI's subparsers ``sub``."""
     p = sub.add_parser("cost", help=COMMAND_HELP["cost"])
     add_scenario_args(p)
     p.set_defaults(handler=_cost)

@@ -105,6 +105,7 @@ def _datacenter(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra datacenter``, its arguments and its handler to the CLI's subparsers ``sub``."""
     d = sub.add_parser("datacenter", help=COMMAND_HELP["datacenter"])
     add_scenario_args(d)
     d.set_defaults(handler=_datacenter)

@@ -35,6 +35,7 @@ def _export(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra export``, its arguments and its handler to the CLI's subparsers ``sub``."""
     from aiinfra.app.export import FORMATS
 
     p = sub.add_parser("export", help=COMMAND_HELP["export"])

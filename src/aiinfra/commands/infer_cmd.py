@@ -73,6 +73,7 @@ def _tails(e: Any) -> list[tuple[str, Any]]:
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra infer``, its arguments and its handler to the CLI's subparsers ``sub``."""
     p = sub.add_parser("infer", help=COMMAND_HELP["infer"])
     add_scenario_args(p)
     p.set_defaults(handler=_infer)

@@ -41,6 +41,7 @@ def _mig(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra mig``, its arguments and its handler to the CLI's subparsers ``sub``."""
     p = sub.add_parser("mig", help=COMMAND_HELP["mig"])
     p.add_argument("accelerator", help="catalog accelerator id with MIG support (e.g. nvidia-a100-sxm4-80gb)")
     p.add_argument("--layout", default=None, help="comma-separated profiles to place on one GPU, e.g. 3g.40gb,2g.20gb")

@@ -67,6 +67,7 @@ def _show(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra model`` and its subcommands, with their arguments and handlers, to the CLI's subparsers ``sub``."""
     p = sub.add_parser("model", help=COMMAND_HELP["model"])
     msub = p.add_subparsers(dest="model_command", required=True, parser_class=type(p))
     ps = msub.add_parser("show", help="a catalog model id or a Hugging Face config.json path")

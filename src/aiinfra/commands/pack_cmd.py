@@ -41,6 +41,7 @@ def _pack(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra pack``, its arguments and its handler to the CLI's subparsers ``sub``."""
     p = sub.add_parser("pack", help=COMMAND_HELP["pack"])
     p.add_argument("portfolio", help="portfolio YAML file (see examples/pack-portfolio.yaml)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")

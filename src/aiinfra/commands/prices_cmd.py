@@ -45,6 +45,8 @@ def _refresh(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra prices`` and its subcommands, with their arguments and handlers, to the CLI's subparsers
+    ``sub``."""
     p = sub.add_parser("prices", help=COMMAND_HELP["prices"])
     psub = p.add_subparsers(dest="prices_command", required=True, parser_class=type(p))
     r = psub.add_parser("refresh", help="read current offers through gpuhunt and write them as a price overlay")

@@ -24,6 +24,7 @@ def _probe(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra probe``, its arguments and its handler to the CLI's subparsers ``sub``."""
     p = sub.add_parser("probe", help=COMMAND_HELP["probe"])
     p.add_argument("--out", required=True, metavar="DIR", help="overlay folder to write (efficiency.yaml)")
     p.add_argument("--accelerator", metavar="ID", help="catalog id of the GPU (default: matched from its name)")

@@ -20,6 +20,7 @@ ProgressFn = Callable[[int, "int | None"], None]
 
 
 def add_quiet_arg(p: argparse.ArgumentParser) -> None:
+    """``--quiet``: no progress bar on stderr."""
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
 
 

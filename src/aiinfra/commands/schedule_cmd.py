@@ -91,6 +91,7 @@ def _schedule(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra schedule``, its arguments and its handler to the CLI's subparsers ``sub``."""
     p = sub.add_parser("schedule", help=COMMAND_HELP["schedule"])
     p.add_argument("scenario", help="schedule YAML file (see examples/schedule-sample.yaml)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")

@@ -157,6 +157,7 @@ def _simulate(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra simulate``, its arguments and its handler to the CLI's subparsers ``sub``."""
     p = sub.add_parser("simulate", help=COMMAND_HELP["simulate"])
     add_scenario_args(p)
     add_option_args(p, ["simulate"])

@@ -84,6 +84,7 @@ def _sweep(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra sweep``, its arguments and its handler to the CLI's subparsers ``sub``."""
     p = sub.add_parser("sweep", help=COMMAND_HELP["sweep"])
     add_scenario_args(p)
     p.set_defaults(scenario=None)

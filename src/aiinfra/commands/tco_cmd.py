@@ -90,6 +90,7 @@ def _tco(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra tco``, its arguments and its handler to the CLI's subparsers ``sub``."""
     t = sub.add_parser("tco", help=COMMAND_HELP["tco"])
     add_scenario_args(t)
     t.add_argument("--plot", metavar="DIR", help="write the cumulative-cost plot (tco.png, tco.svg) into DIR")

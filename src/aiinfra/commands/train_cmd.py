@@ -253,6 +253,7 @@ def _memory(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra train`` and ``aiinfra memory``, their arguments and handlers, to the CLI's subparsers ``sub``."""
     p = sub.add_parser("train", help=COMMAND_HELP["train"])
     add_scenario_args(p)
     p.set_defaults(handler=_train)

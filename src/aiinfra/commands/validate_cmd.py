@@ -57,6 +57,7 @@ def _validate(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra validate``, its arguments and its handler to the CLI's subparsers ``sub``."""
     p = sub.add_parser("validate", help=COMMAND_HELP["validate"])
     p.add_argument("cases", nargs="+", help="CSV files in the reference-data schema (training or inference rows)")
     p.add_argument("--json", action="store_true")

@@ -64,6 +64,7 @@ def _web(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def register(sub: Any) -> None:
+    """Add ``aiinfra web``, its arguments and its handler to the CLI's subparsers ``sub``."""
     w = sub.add_parser("web", help=COMMAND_HELP["web"])
     w.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     w.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")

@@ -14,10 +14,14 @@ from aiinfra.errors import UnknownIdError, suggest
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Carbon:
+    """Operational CO2e of an amount of energy in one grid region (location-based; embodied carbon not counted)."""
+
     energy_kwh: float
     g_co2e_per_kwh: float
+    """The region's grid carbon intensity."""
     co2e_kg: float
     region: GridCarbon
+    """The grid_carbon row the intensity comes from (its source and date)."""
 
 
 def co2e_kg(energy_kwh: float, g_co2e_per_kwh: float) -> float:
@@ -41,6 +45,7 @@ def intensity_for(provider: str, region: str, rows: Sequence[GridCarbon]) -> Gri
 
 
 def carbon(energy_kwh: float, region: GridCarbon) -> Carbon:
+    """The CO2e of ``energy_kwh`` at ``region``'s grid intensity."""
     return Carbon(
         energy_kwh=energy_kwh,
         g_co2e_per_kwh=region.g_co2e_per_kwh,

@@ -26,11 +26,14 @@ from aiinfra.units import GB, HOUR_S
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class BillItem:
+    """One line of a cloud bill: a quantity of some unit times its price."""
+
     item: str
     unit_count: float | None
     """How many ``unit`` are billed (None = unknown)."""
     unit: str
     unit_price_usd: float | None
+    """USD per ``unit``; None = unknown (not in the scenario)."""
     cost_usd: float | None
     """None = unknown (the price or the quantity is not given)."""
     source: str
@@ -39,21 +42,33 @@ class BillItem:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CloudOption:
+    """One cloud price row priced for a usage: instances billed, hours, the bill's items and totals, energy and CO2e."""
+
     price: InstancePrice
     instances: int
+    """Whole instances billed (⌈accelerators / accelerators per instance⌉)."""
     billed_hours: float
+    """Hours each instance is billed: the usage's duration, or on spot the longer wall-clock time with preemption
+    losses."""
     compute_usd: float | None
     """None when spot preemptions make the job infeasible."""
     spot: SpotRun | None
+    """The preemption model of a spot row when the scenario gives ``cost.spot``; None otherwise."""
     note: str
+    """Preemption losses, idle accelerators paid for, or why the row is infeasible ('' when nothing to say)."""
     items: tuple[BillItem, ...]
     total_known_usd: float | None
+    """Sum of the items with a known cost; None when the compute cost itself is unknown (infeasible spot)."""
     unknown_items: tuple[str, ...]
+    """Items left out of the total because their price or quantity is not given."""
     usd_per_million_tokens: float | None
+    """total_known_usd per million tokens of the usage (None when either is unknown)."""
     energy_kwh: float | None
     """Facility energy of the billed hours (spot: including lost work)."""
     carbon_region: str | None
+    """Id of the grid_carbon row used (the scenario's, else the offer's region); None = unknown."""
     co2e_kg: float | None
+    """Operational CO2e of energy_kwh in that region (None when either is unknown)."""
 
 
 def _item(item: str, qty: float | None, unit: str, price: float | None, price_key: str, qty_key: str) -> BillItem:

@@ -20,24 +20,33 @@ from aiinfra.errors import InfeasibleError
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Racks:
+    """How a cluster's nodes fill racks under a rack power limit, the cooling that takes, and the facility power."""
+
     nodes: int
     node_power_w: float
+    """One node's power: the system's maximum input power, else its accelerators' TDP."""
     rack_power_limit_w: float
     nodes_per_rack: int
+    """⌊rack power limit / node power⌋, at most the nodes there are."""
     racks: int
     rack_power_w: float
     """Power of a full rack."""
     air_cooling_limit_w: float
+    """Highest rack power air cooling removes (facility.yaml rack-air-cooling-limit unless given)."""
     cooling: str
     """air | liquid"""
     it_power_w: float
+    """All nodes at their node power."""
     pue_ratio: float
     facility_power_w: float
+    """IT power × PUE."""
 
 
 def racks(
     nodes: int, node_power_w: float, rack_power_limit_w: float, air_cooling_limit_w: float, pue_ratio: float
 ) -> Racks:
+    """Pack ``nodes`` of ``node_power_w`` into racks of at most ``rack_power_limit_w``: liquid cooling when a full rack
+    exceeds ``air_cooling_limit_w``; an InfeasibleError when one node exceeds the rack limit."""
     if node_power_w > rack_power_limit_w:
         raise InfeasibleError(
             f"one node draws {node_power_w / 1e3:.1f} kW, more than the {rack_power_limit_w / 1e3:.1f} kW rack limit "
@@ -64,12 +73,17 @@ def racks(
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class StorageNeed:
+    """The storage bandwidth a training run needs: checkpoint writes within a target time and the training-data feed."""
+
     checkpoint_bytes: float
     checkpoint_source: str
+    """Where checkpoint_bytes comes from (the scenario, or the model's weights and optimizer state), for the report."""
     checkpoint_write_s: float | None
+    """Target time to write one checkpoint; None = not given."""
     checkpoint_write_bw_bytes_per_s: float | None
     """None when no target write time is given."""
     tokens_per_s: float | None
+    """Training throughput of the run; None = unknown."""
     bytes_per_token: float
     data_feed_bw_bytes_per_s: float | None
     """None when the training throughput is unknown."""
@@ -82,6 +96,8 @@ def storage_need(
     tokens_per_s: float | None,
     bytes_per_token: float,
 ) -> StorageNeed:
+    """Checkpoint write bandwidth (bytes / target time) and data-feed bandwidth (tokens/s × bytes per token), each None
+    when its input is missing."""
     return StorageNeed(
         checkpoint_bytes=checkpoint_bytes,
         checkpoint_source=checkpoint_source,

@@ -40,7 +40,10 @@ __all__ = [
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PowerDraw:
+    """A job's electrical draw at its utilisation: its accelerators, the rest of its nodes, and the sum."""
+
     nodes: int
+    """Nodes the job's accelerators occupy."""
     accelerator_power_w: float | None
     """None when the accelerator's TDP is not in the catalog."""
     host_overhead_power_w: float | None
@@ -50,6 +53,7 @@ class PowerDraw:
     node_max_power_w: float | None
     """One node at full load (system max power, else accelerators' TDP only)."""
     notes: tuple[str, ...]
+    """How each figure was derived and what is unknown, for the report."""
 
 
 def power_draw(
@@ -119,19 +123,26 @@ def _power_draw(usage: Usage, accelerator: AcceleratorSpec, system: SystemSpec |
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Energy:
+    """A job's facility energy over its duration, what the electricity costs and the CO2e it emits."""
+
     accelerator_power_w: float | None
     host_overhead_power_w: float | None
     it_power_w: float | None
     pue_ratio: float
     facility_power_w: float | None
+    """IT power × PUE; None when the IT power is unknown."""
     duration_s: float
     energy_j: float | None
+    """Facility energy over duration_s; None when the power is unknown."""
     energy_kwh: float | None
     usd_per_kwh: float | None
+    """Electricity price used; None = not given."""
     electricity_cost_usd: float | None
     """None when the energy or the price per kWh is unknown."""
     g_co2e_per_kwh: float | None
+    """Grid intensity of the carbon region; None = no region."""
     co2e_kg: float | None
+    """Operational CO2e of the energy (None when the energy or the region is unknown)."""
     notes: tuple[str, ...]
 
 
@@ -144,6 +155,8 @@ def energy(
     carbon_region: GridCarbon | None = None,
     node_power_w: float | None = None,
 ) -> Energy:
+    """The facility energy of ``usage`` (IT draw × PUE × duration), its electricity cost at ``usd_per_kwh`` and its CO2e
+    in ``carbon_region``; ``node_power_w`` replaces the node's maximum power (:func:`power_draw`)."""
     p = power_draw(usage, accelerator, system, node_power_w)
     fac_w = p.it_power_w * pue_ratio if p.it_power_w is not None else None
     e_j = fac_w * usage.duration_s if fac_w is not None else None

@@ -25,21 +25,31 @@ from aiinfra.errors import InfeasibleError
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Fabric:
+    """A compute fabric sized for ``endpoints`` NIC ports: switches per tier, links and transceivers."""
+
     topology: str
     """fat-tree | rail-optimised"""
     endpoints: int
+    """NIC ports connected (host links)."""
     radix: int
+    """Ports per switch at the NIC speed."""
     oversubscription_ratio: float
     """Leaf down:up ratio (1 = non-blocking)."""
     tiers: int
+    """Switch tiers (1 = one switch, 2 = leaf–spine, 3 = fat-tree with core)."""
     rails: int
+    """Rails sized separately (rail-optimised: one per NIC of a node; fat-tree: 1)."""
     leaf_switches: int
     spine_switches: int
     """Spines (2 tiers) or aggregation switches (3 tiers)."""
     core_switches: int
+    """Core switches (3 tiers only)."""
     switches: int
+    """All switches, every tier."""
     host_links: int
+    """NIC-to-leaf links."""
     switch_links: int
+    """Switch-to-switch links (leaf up-links, and aggregation up-links in 3 tiers)."""
     transceivers: int
     """Optical ends: 2 per link (all-optical assumption)."""
     max_endpoints: int

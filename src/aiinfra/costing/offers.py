@@ -131,6 +131,7 @@ class PriceRow:
     notes: str
 
     def csv_row(self) -> dict[str, str]:
+        """The row as prices/cloud.csv writes it: every column as text, floats to 6 significant digits."""
         row = {k: getattr(self, k) for k in CLOUD_CSV_FIELDS}
         return {k: (f"{v:.6g}" if isinstance(v, float) else str(v)) for k, v in row.items()}
 
@@ -384,6 +385,7 @@ def map_offer(offer: Offer, table: NameTable) -> Mapped | Unmapped | None:
 
 
 def slug(text: str) -> str:
+    """An id fragment: lower case, Azure's ``Standard_`` prefix dropped, each run of other characters a hyphen."""
     low = text.lower().removeprefix("standard_")
     return re.sub(r"[^a-z0-9]+", "-", low).strip("-")
 

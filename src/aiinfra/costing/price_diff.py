@@ -19,6 +19,7 @@ class OfferChange:
     old: InstancePrice | None
     """The shipped row (None: an offer the shipped rows do not have)."""
     new: InstancePrice
+    """The row in use (refreshed or from an overlay)."""
 
     @property
     def change_frac(self) -> float | None:

@@ -80,6 +80,8 @@ def dated_today(day: date) -> Iterator[date]:
 
 
 def age_days(read_on: str, today: date | None = None) -> int | None:
+    """Whole days from ``read_on`` (ISO date) to ``today`` (default :func:`current_date`); None when ``read_on`` is not
+    a date (an undated row)."""
     try:
         return ((today or current_date()) - date.fromisoformat(read_on.strip())).days
     except ValueError:
@@ -135,11 +137,15 @@ def age_text(row: Dated) -> str:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class InstancePrice(Dated):
+    """One row of prices/cloud.csv: what one instance of a provider costs per hour in a region under one pricing
+    kind."""
+
     provider: str
     instance: str
     region: str
     accelerator: str
     accelerators_per_instance: int
+    """Accelerators in one instance (the unit billed)."""
     pricing: str
     """on-demand | spot | reserved-1y | reserved-3y"""
     usd_per_hour: float
@@ -153,6 +159,7 @@ class InstancePrice(Dated):
 
     @property
     def stale(self) -> bool:
+        """Read more than :data:`STALE_AFTER_DAYS` days ago, or undated (:func:`is_stale`)."""
         return is_stale(self.age_days)
 
     @property
@@ -162,44 +169,61 @@ class InstancePrice(Dated):
 
     @property
     def usd_per_accelerator_hour(self) -> float:
+        """The instance's hourly price shared evenly over its accelerators (USD per accelerator-hour)."""
         return self.usd_per_hour / self.accelerators_per_instance
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PurchasePrice(Dated):
+    """One row of prices/purchase.csv: the list price of one item bought outright (a system, an accelerator, a switch, a
+    transceiver)."""
+
     item: str
     kind: str
     """system | accelerator | switch | transceiver | nic | cable | storage ..."""
     accelerator: str
+    """Catalog accelerator id the item holds or is ('' when none, e.g. a switch)."""
     unit_price_usd: float
+    """Price of one unit of the item."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ElectricityPrice(Dated):
+    """One row of prices/electricity.csv: the average electricity price of a region for one customer sector."""
+
     region: str
     sector: str
+    """Customer sector the average covers (e.g. industrial, commercial)."""
     usd_per_kwh: float
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class GridCarbon(Dated):
+    """One row of prices/grid_carbon.csv: the location-based carbon intensity of the grid feeding a cloud region."""
+
     provider: str
     region: str
     location: str
+    """Where the region's data centres are (e.g. Iowa); may be ''."""
     g_co2e_per_kwh: float
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class FacilityFigure(Dated):
+    """One facility.yaml row (PUE, colocation price, rack power limit, switch radix, depreciation ...) in its own
+    unit."""
+
     value_by_unit: dict[str, float]
     """{unit: value} with the row's own unit (kw, ratio, usd_per_kw_month, years, w, ports_400g ...)."""
 
     @property
     def unit(self) -> str:
+        """The row's unit (the one key of ``value_by_unit``)."""
         return next(iter(self.value_by_unit))
 
     @property
     def value(self) -> float:
+        """The row's value in :attr:`unit`; callers that need a given unit use :meth:`in_unit`, which checks it."""
         return next(iter(self.value_by_unit.values()))
 
     def in_unit(self, unit: str) -> float:
@@ -239,6 +263,7 @@ class PriceBook:
     memo: dict[str, Any] = field(default_factory=dict)
 
     def cached(self, key: str, build: Callable[[], Any]) -> Any:
+        """``memo[key]``, built by ``build()`` on first use (the typed rows are built once per book and day)."""
         if key not in self.memo:
             self.memo[key] = build()
         return self.memo[key]
@@ -312,6 +337,8 @@ def cloud_prices(
 
 
 def purchase_prices(book: PriceBook, kind: str | None = None, today: date | None = None) -> list[PurchasePrice]:
+    """Every row of prices/purchase.csv in ``book``, in file order, or only those of ``kind`` (system, accelerator,
+    switch ...)."""
     return [
         PurchasePrice(
             **_dated(r, today),
@@ -334,6 +361,8 @@ def purchase_for(
 
 
 def purchase(book: PriceBook, id_: str, field: str, today: date | None = None) -> PurchasePrice:
+    """The purchase row with id ``id_``; an :class:`UnknownIdError` on ``field`` (with the nearest ids) when there is
+    none."""
     rows = {p.id: p for p in purchase_prices(book, None, today)}
     if id_ in rows:
         return rows[id_]
@@ -341,6 +370,7 @@ def purchase(book: PriceBook, id_: str, field: str, today: date | None = None) -
 
 
 def electricity_prices(book: PriceBook, today: date | None = None) -> list[ElectricityPrice]:
+    """Every row of prices/electricity.csv in ``book``, in file order."""
     return [
         ElectricityPrice(
             **_dated(r, today),
@@ -355,6 +385,8 @@ def electricity_prices(book: PriceBook, today: date | None = None) -> list[Elect
 def electricity(
     book: PriceBook, id_: str, field: str = "electricity_price", today: date | None = None
 ) -> ElectricityPrice:
+    """The electricity price row with id ``id_``; an :class:`UnknownIdError` on ``field`` (with the nearest ids) when
+    there is none."""
     rows = {e.id: e for e in electricity_prices(book, today)}
     if id_ in rows:
         return rows[id_]
@@ -362,6 +394,7 @@ def electricity(
 
 
 def grid_carbon_rows(book: PriceBook, today: date | None = None) -> list[GridCarbon]:
+    """Every row of prices/grid_carbon.csv in ``book``, in file order."""
     return [
         GridCarbon(
             **_dated(r, today),
@@ -375,6 +408,7 @@ def grid_carbon_rows(book: PriceBook, today: date | None = None) -> list[GridCar
 
 
 def facility_ids(book: PriceBook) -> list[str]:
+    """The ids of the facility rows in ``book`` (prices/facility.yaml's first), for "did you mean" suggestions."""
     return [str(r["id"]) for r in book.facility_rows()]
 
 
@@ -402,6 +436,7 @@ def facility(book: PriceBook, id_: str, field: str = "facility", today: date | N
 
 
 def facility_or_none(book: PriceBook, id_: str, today: date | None = None) -> FacilityFigure | None:
+    """:func:`facility`, or None when ``book`` has no row ``id_`` (for optional figures)."""
     try:
         return facility(book, id_, today=today)
     except UnknownIdError:

@@ -1,7 +1,7 @@
 """`aiinfra prices refresh`: current offers from the providers (through gpuhunt) written as a price overlay.
 
 The overlay is a catalog overlay folder (``prices/cloud.csv`` + ``REFRESH.md``) in the user's cache folder
-(:func:`aiinfra.catalog.store.refreshed_prices_dir`), which every command reads beside the shipped rows; the
+(catalog/store.py ``refreshed_prices_dir``), which every command reads beside the shipped rows; the
 newer row of the same offer wins (:func:`aiinfra.costing.prices.newest_per_offer`). gpuhunt is an optional extra
 (``pip install 'aiinfra[prices]'``) imported only here, inside :func:`gpuhunt_fetcher`: :func:`refresh` takes any
 ``fetch(provider) -> offers`` (tests pass recorded offers; ``--offers DIR`` reads gpuhunt catalog files).
@@ -55,6 +55,7 @@ class RefreshReport:
     out_dir: Path
     """The overlay folder written (holding prices/cloud.csv and REFRESH.md)."""
     read_on: str
+    """ISO date of the refresh: every row written is dated so."""
     providers: tuple[str, ...]
     """Providers read."""
     failed: dict[str, str]
@@ -66,6 +67,7 @@ class RefreshReport:
     unmapped: tuple[Unmapped, ...]
     """Offers left out (GPU not in the catalog, form or MIG slice not stated, pricing kind unknown)."""
     source: str
+    """Where offers were read: gpuhunt, or recorded gpuhunt catalog files."""
 
 
 def gpuhunt_fetcher() -> Fetch:
@@ -231,6 +233,8 @@ def write_overlay(report: RefreshReport) -> None:
 
 
 def refresh_markdown(report: RefreshReport) -> str:
+    """REFRESH.md of a refresh: when and from where the prices were read, providers that failed, offers left out and
+    why."""
     lines = [
         f"# Prices refreshed {report.read_on}",
         "",

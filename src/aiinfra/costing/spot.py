@@ -23,6 +23,9 @@ __all__ = ["SpotRun", "preemption_waste_frac", "spot_run", "young_daly_interval_
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SpotRun:
+    """A job on spot instances: its preemptions, the Young/Daly checkpoint interval, and the wall-clock time they
+    cost."""
+
     useful_s: float
     """Wall-clock time the job needs without interruptions."""
     instances: int
@@ -31,17 +34,25 @@ class SpotRun:
     mtbf_s: float
     """Mean time between interruptions of the whole job."""
     checkpoint_write_s: float
+    """Time to write one checkpoint (δ)."""
     restart_s: float
+    """Time from a preemption to training resumed (R)."""
     checkpoint_interval_s: float
+    """Young/Daly interval τ = √(2·δ·M)."""
     waste_frac: float
+    """Share of wall-clock time lost: δ/τ + τ/(2M) + R/M (first order)."""
     feasible: bool
     """False when waste ≥ 1: interruptions come faster than the job can make progress."""
     wall_s: float | None
+    """useful_s / (1 − waste); None when infeasible."""
     expected_interruptions_count: float | None
+    """wall_s / M; None when infeasible."""
     lost_work_s: float | None
     """Recomputed work since the last checkpoint, summed over interruptions."""
     restart_total_s: float | None
+    """Restart time summed over the interruptions; None when infeasible."""
     checkpoint_overhead_s: float | None
+    """Time spent writing checkpoints over the run; None when infeasible."""
 
 
 def spot_run(
@@ -51,6 +62,8 @@ def spot_run(
     checkpoint_write_s: float,
     restart_s: float,
 ) -> SpotRun:
+    """A job of ``useful_s`` on ``instances`` spot instances each preempted at the given rate: checkpoint interval,
+    waste and wall-clock time (module docstring: the formulas)."""
     mtbf_s = HOUR_S / (interruptions_per_instance_per_hour * instances)
     tau = young_daly_interval_s(checkpoint_write_s, mtbf_s)
     waste = preemption_waste_frac(checkpoint_write_s, mtbf_s, restart_s)

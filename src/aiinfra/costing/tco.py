@@ -26,36 +26,52 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class OnPremInputs:
+    """What owning a cluster costs, as :func:`onprem` takes it (per node, per kW and per year figures)."""
+
     nodes: int
     system_price_usd: float
+    """Price of one node."""
     node_max_power_w: float
+    """One node at full load (the IT power the facility is sized and billed for)."""
     utilisation_frac: float
+    """Share of hours at full draw (scales the electricity only)."""
     pue_ratio: float
     usd_per_kwh: float
     network_capex_usd: float = 0.0
     storage_capex_usd: float = 0.0
     facility_capex_usd_per_kw: float | None = None
+    """Own build: capex per kW of IT load; None = no build (colocation)."""
     colocation_usd_per_kw_month: float | None = None
     staff_usd_per_year: float = 0.0
     maintenance_frac_per_year: float = 0.0
+    """Support and spares per year as a fraction of the capex."""
     years: int = 1
+    """Straight-line depreciation period."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class OnPrem:
+    """An owned cluster's capex, monthly opex and depreciation."""
+
     nodes: int
     it_power_max_w: float
+    """All nodes at full load."""
     capex_usd: float
     capex_breakdown_usd: dict[str, float]
+    """Capex by part: systems_usd, network_usd, storage_usd, facility_usd."""
     opex_usd_per_month: float
     opex_breakdown_usd_per_month: dict[str, float]
+    """Opex by part: power_usd (IT max × utilisation × PUE), colocation_usd, staff_usd, maintenance_usd."""
     years: int
     depreciation_usd_per_month: float
+    """capex / (years × 12)."""
     amortised_usd_per_month: float
     """Depreciation + opex: the on-prem monthly cost to compare with a cloud monthly bill."""
 
 
 def onprem(i: OnPremInputs) -> OnPrem:
+    """Capex (systems, network, storage, own-build facility per kW), monthly opex (power at the utilisation × PUE,
+    colocation per kW, staff, maintenance) and straight-line depreciation of an owned cluster."""
     it_max_w = i.nodes * i.node_max_power_w
     capex = {
         "systems_usd": i.nodes * i.system_price_usd,
@@ -87,13 +103,18 @@ def onprem(i: OnPremInputs) -> OnPrem:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CloudLine:
+    """The cheapest cloud offer of one pricing kind for the cluster, as a monthly bill."""
+
     pricing: str
     source_id: str
+    """The prices/cloud.csv row id."""
     provider: str
     read_on: str
     age_days: int | None
+    """Days since the price was read (None = undated)."""
     usd_per_accelerator_hour: float
     monthly_usd: float
+    """The monthly bill (:func:`cloud_monthly_usd`): reserved every hour, on-demand and spot for the hours used."""
     instances: int = 0
     """Whole instances billed (0: not given)."""
     accelerators_billed: int = 0
@@ -110,6 +131,7 @@ def cloud_monthly_usd(usd_per_unit_hour: float, units: int, pricing: str, utilis
 
 
 def cumulative(start_usd: float, monthly_usd: float, months: int) -> tuple[float, ...]:
+    """Cumulative cost at months 0..``months``: ``start_usd`` then ``monthly_usd`` added each month."""
     return tuple(start_usd + monthly_usd * m for m in range(months + 1))
 
 
@@ -129,11 +151,15 @@ def breakeven_exact_months(capex_usd: float, opex_usd_per_month: float, cloud_us
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Tco:
+    """On-prem against each cloud line over a horizon: cumulative costs and breakeven months."""
+
     months: int
+    """Horizon of the cumulative series (each has months + 1 points, month 0 first)."""
     capex_usd: float
     monthly_opex_usd: float
     onprem: OnPrem
     onprem_cumulative_usd: tuple[float, ...]
+    """Capex at month 0, plus opex each month."""
     cloud: tuple[CloudLine, ...]
     cloud_cumulative_usd: dict[str, tuple[float, ...]]
     """Keyed pricing:price-row-id."""
@@ -144,6 +170,8 @@ class Tco:
 
 
 def tco(op: OnPrem, cloud_lines: list[CloudLine], months: int) -> Tco:
+    """Cumulative on-prem and cloud costs over ``months`` and, per cloud line, the exact breakeven (capex / (cloud −
+    opex)) and its whole month within the horizon."""
     onprem_cum = cumulative(op.capex_usd, op.opex_usd_per_month, months)
     keys = {c.pricing + ":" + c.source_id: c for c in cloud_lines}
     cloud_cum = {k: cumulative(0.0, c.monthly_usd, months) for k, c in keys.items()}

@@ -31,7 +31,7 @@ from datetime import date
 
 from aiinfra.costing.prices import InstancePrice, PriceBook, cloud_prices
 from aiinfra.errors import AiinfraError, InfeasibleError, SpecError, UnknownIdError, suggest
-from aiinfra.planning.inference import cluster_for, estimate, estimate_with_replica
+from aiinfra.planning.inference import estimate, estimate_with_replica
 from aiinfra.planning.loaded import LoadPoint
 from aiinfra.specs.hardware import AcceleratorSpec, ClusterSpec
 from aiinfra.specs.model import ModelArch
@@ -44,22 +44,31 @@ TP_OPTIONS = (1, 2, 4, 8)
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Price:
+    """The cloud offer a deployment is priced at (its prices/cloud.csv row), per accelerator-hour and per instance."""
+
     usd_per_accelerator_hour: float
     source_id: str
+    """The prices/cloud.csv row id."""
     read_on: str
     age_days: int
+    """Days since the price was read (0 when undated; ``stale`` says so)."""
     accelerators_per_instance: int = 1
     """Accelerators in the priced instance (the unit billed)."""
     instance_usd_per_hour: float = 0.0
+    """Hourly price of one whole instance (0: not recorded)."""
     stale: bool = False
     """Read more than prices.STALE_AFTER_DAYS days ago (or undated): `aiinfra prices refresh` updates it."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Deployment:
+    """One candidate of ``aiinfra capacity``: a layout of one engine on one accelerator type, the replicas that carry
+    the demand, their latency and bill, and its verdict."""
+
     engine: str
     accelerator: str
     tp: int
+    """Tensor-parallel degree: accelerators per replica."""
     ep: int = 1
     """Expert-parallel degree (1 = experts split tensor-parallel like the dense layers)."""
     attention_dp: bool = False
@@ -67,7 +76,9 @@ class Deployment:
     weight_precision: str
     speculative: bool
     batch_per_replica: int
+    """Sequences one replica holds at the sized load (0 on a rejected row)."""
     replicas: int
+    """Replicas that carry the demand (0 on a rejected row)."""
     accelerators: int
     """Accelerators the replicas use."""
     accelerators_billed: int = 0
@@ -77,11 +88,17 @@ class Deployment:
     ttft_s: float | None
     """None on a rejected row (no deployment, so no latency)."""
     tpot_s: float | None
+    """Mean TPOT at the sized load; None on a rejected row."""
     output_tokens_per_s: float
+    """Output tokens per second of all replicas, each at its largest batch (the fleet's throughput headroom)."""
     usd_per_hour: float | None
+    """Hourly bill of the whole instances billed; None when no price is known."""
     usd_per_million_output_tokens: float | None
+    """usd_per_hour over output_tokens_per_s, per million tokens (None without a price)."""
     price: Price | None
+    """The offer billed; None when the catalog prices none for this accelerator."""
     verdict: str
+    """"chosen", why a feasible row lost (e.g. "costs $12/h more"), or "rejected: ..." with the reason."""
     users_per_replica: int | None = None
     """The most users one replica serves within the SLO (demand given as users)."""
     requests_per_s_per_replica: float = 0.0
@@ -116,8 +133,11 @@ class Bill:
 
     price: Price
     instances: int
+    """Whole instances billed."""
     accelerators_billed: int
+    """Accelerators in those instances."""
     usd_per_hour: float
+    """instances × the instance's hourly price."""
 
 
 def whole_instance_bill(offers: list[InstancePrice], replicas: int, tp: int) -> Bill | None:
@@ -177,7 +197,7 @@ class Sized:
 def _size_replica(sc: Scenario, wl: ServingWorkload, acc: str, plan: InferencePlan) -> tuple[Sized | None, str]:
     """The largest load one replica of ``plan`` on ``acc`` serves within the SLO's percentiles: users (thinking
     ``think_time_s``, or always in flight) or a Poisson request rate."""
-    cluster = cluster_for(acc, plan.tp)
+    cluster = sc.cluster.tables.cluster_for(acc, plan.tp)
     try:
         _, rep = estimate_with_replica(
             sc.model, cluster, replace(wl, batch="max", plan=plan), usage="server", grid=True
@@ -293,17 +313,24 @@ def layouts(model: ModelArch, domain: int) -> list[InferencePlan]:
     return plans
 
 
-def _candidates(
-    scenario: Scenario,
-    wl: ServingWorkload,
-    accs: list[str],
-    prices: PriceBook,
-    parts: Mapping[str, AcceleratorSpec],
-) -> list[Deployment]:
-    """Every (accelerator, layout, precision, speculation) candidate of ``wl.engine``, rejected ones with their
-    reason."""
+@dataclass(frozen=True, slots=True)
+class _Option:
+    """One candidate's identity: accelerator, layout, precision and speculation, with the accelerator's offers."""
+
+    acc_id: str
+    plan: InferencePlan
+    wl: ServingWorkload
+    offers: list[InstancePrice]
+    price: Price | None
+
+
+def _options(
+    scenario: Scenario, wl: ServingWorkload, accs: list[str], prices: PriceBook, parts: Mapping[str, AcceleratorSpec]
+) -> list[_Option]:
+    """Every (accelerator, layout, precision, speculation) of ``wl.engine`` to size, in the order they are shown:
+    the workload's precision first, then FP8 (where the part has FP8 rates) and INT4; with and without the draft."""
     precisions = [wl.weight_precision] + [p for p in ("fp8", "int4") if p != wl.weight_precision]
-    options: list[Deployment] = []
+    out: list[_Option] = []
     for acc_id in accs:
         given = "hardware.accelerator" if acc_id == scenario.cluster.accelerator.id else "--accelerators"
         if acc_id not in parts:
@@ -314,74 +341,89 @@ def _candidates(
         # PCIe-only parts split a replica over the GPUs of one server (NCCL's ring over PCIe, comms.py)
         domain = acc.scale_up.domain_size if acc.scale_up else (acc.default_per_node or 1)
         for plan in layouts(scenario.model, domain):
-            tp = plan.tp
             for prec in precisions:
                 if prec == "fp8" and "fp8" not in acc.dense_flop_per_s:
                     continue
-                spec_opts = [wl.speculative, None] if wl.speculative else [None]
-                for spec in spec_opts:
+                for spec in [wl.speculative, None] if wl.speculative else [None]:
                     cand = replace(wl, weight_precision=prec, speculative=spec)  # type: ignore[arg-type]
-                    est, why = _size_replica(scenario, cand, acc_id, plan)
-                    if est is None:
-                        options.append(
-                            Deployment(
-                                engine=wl.engine,
-                                accelerator=acc_id,
-                                tp=tp,
-                                ep=plan.ep,
-                                attention_dp=plan.attention_dp,
-                                weight_precision=prec,
-                                speculative=spec is not None,
-                                batch_per_replica=0,
-                                replicas=0,
-                                accelerators=0,
-                                ttft_s=None,
-                                tpot_s=None,
-                                output_tokens_per_s=0.0,
-                                usd_per_hour=None,
-                                usd_per_million_output_tokens=None,
-                                price=price,
-                                verdict=f"rejected: {why}",
-                            )
-                        )
-                        continue
-                    p = est.point
-                    users = wl.users or wl.concurrency
-                    if est.users is not None and users is not None:
-                        replicas = math.ceil(users / est.users)
-                    else:
-                        assert wl.request_rate_per_s is not None
-                        replicas = math.ceil(wl.request_rate_per_s / est.rate_per_s)
-                    b = p.batch
-                    n = replicas * tp
-                    tps = replicas * est.full_rate_per_s * wl.output_tokens  # every replica at its largest batch
-                    bill = whole_instance_bill(offers, replicas, tp)
-                    usd_h = bill.usd_per_hour if bill else None
-                    options.append(
-                        Deployment(
-                            engine=wl.engine,
-                            accelerator=acc_id,
-                            tp=tp,
-                            ep=plan.ep,
-                            attention_dp=plan.attention_dp,
-                            weight_precision=prec,
-                            speculative=spec is not None,
-                            batch_per_replica=b,
-                            replicas=replicas,
-                            accelerators=n,
-                            accelerators_billed=bill.accelerators_billed if bill else n,
-                            instances=bill.instances if bill else 0,
-                            ttft_s=p.ttft_s,
-                            tpot_s=p.tpot_s,
-                            output_tokens_per_s=tps,
-                            usd_per_hour=usd_h,
-                            users_per_replica=est.users,
-                            requests_per_s_per_replica=est.rate_per_s,
-                            ttft_p90_s=p.ttft.p90_s,
-                            tpot_p99_s=p.tpot.p99_s,
-                            usd_per_million_output_tokens=usd_h / (tps * 3600) * 1e6 if usd_h else None,
-                            price=bill.price if bill else price,
-                            verdict="",
-                        )
-                    )
-    return options
+                    out.append(_Option(acc_id, plan, cand, offers, price))
+    return out
+
+
+def _rejected(o: _Option, why: str) -> Deployment:
+    """A candidate that cannot serve the load, with the reason."""
+    return Deployment(
+        engine=o.wl.engine,
+        accelerator=o.acc_id,
+        tp=o.plan.tp,
+        ep=o.plan.ep,
+        attention_dp=o.plan.attention_dp,
+        weight_precision=o.wl.weight_precision,
+        speculative=o.wl.speculative is not None,
+        batch_per_replica=0,
+        replicas=0,
+        accelerators=0,
+        ttft_s=None,
+        tpot_s=None,
+        output_tokens_per_s=0.0,
+        usd_per_hour=None,
+        usd_per_million_output_tokens=None,
+        price=o.price,
+        verdict=f"rejected: {why}",
+    )
+
+
+def _deployment(o: _Option, est: Sized) -> Deployment:
+    """The fleet of replicas of a sized candidate that carries the demand, billed by the whole instance."""
+    wl, tp, p = o.wl, o.plan.tp, est.point
+    users = wl.users or wl.concurrency
+    if est.users is not None and users is not None:
+        replicas = math.ceil(users / est.users)
+    else:
+        assert wl.request_rate_per_s is not None
+        replicas = math.ceil(wl.request_rate_per_s / est.rate_per_s)
+    n = replicas * tp
+    tps = replicas * est.full_rate_per_s * wl.output_tokens  # every replica at its largest batch
+    bill = whole_instance_bill(o.offers, replicas, tp)
+    usd_h = bill.usd_per_hour if bill else None
+    return Deployment(
+        engine=wl.engine,
+        accelerator=o.acc_id,
+        tp=tp,
+        ep=o.plan.ep,
+        attention_dp=o.plan.attention_dp,
+        weight_precision=wl.weight_precision,
+        speculative=wl.speculative is not None,
+        batch_per_replica=p.batch,
+        replicas=replicas,
+        accelerators=n,
+        accelerators_billed=bill.accelerators_billed if bill else n,
+        instances=bill.instances if bill else 0,
+        ttft_s=p.ttft_s,
+        tpot_s=p.tpot_s,
+        output_tokens_per_s=tps,
+        usd_per_hour=usd_h,
+        users_per_replica=est.users,
+        requests_per_s_per_replica=est.rate_per_s,
+        ttft_p90_s=p.ttft.p90_s,
+        tpot_p99_s=p.tpot.p99_s,
+        usd_per_million_output_tokens=usd_h / (tps * 3600) * 1e6 if usd_h else None,
+        price=bill.price if bill else o.price,
+        verdict="",
+    )
+
+
+def _candidates(
+    scenario: Scenario,
+    wl: ServingWorkload,
+    accs: list[str],
+    prices: PriceBook,
+    parts: Mapping[str, AcceleratorSpec],
+) -> list[Deployment]:
+    """Every (accelerator, layout, precision, speculation) candidate of ``wl.engine``, rejected ones with their
+    reason."""
+    out: list[Deployment] = []
+    for o in _options(scenario, wl, accs, prices, parts):
+        est, why = _size_replica(scenario, o.wl, o.acc_id, o.plan)
+        out.append(_rejected(o, why) if est is None else _deployment(o, est))
+    return out

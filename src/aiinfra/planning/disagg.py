@@ -27,7 +27,7 @@ from datetime import date
 from aiinfra.costing.prices import PriceBook, cloud_prices
 from aiinfra.errors import AiinfraError
 from aiinfra.planning.capacity import Price, layouts, whole_instance_bill
-from aiinfra.planning.inference import cluster_for, estimate, model_for
+from aiinfra.planning.inference import estimate, model_for
 from aiinfra.specs.parallelism import InferencePlan
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.workload import ServingWorkload
@@ -43,27 +43,41 @@ class Disaggregated:
     engine: str
     accelerator: str
     tp: int
+    """Tensor-parallel degree of every replica, prefill and decode alike."""
     ep: int
     weight_precision: str
     prefill_replicas: int
+    """Prefill replicas: ⌈demand / prefill rate per replica⌉."""
     decode_replicas: int
+    """Decode replicas: ⌈demand / decode rate per replica⌉."""
     ratio: str
     """xPyD: prefill and decode replicas."""
     accelerators: int
+    """Accelerators of both pools: (prefill + decode replicas) × tp."""
     accelerators_billed: int
+    """Accelerators in the whole instances billed (≥ accelerators)."""
     prefill_s: float
     """A prompt's prefill on an idle prefill replica (batch-1 TTFT)."""
     kv_transfer_s: float
+    """Moving one prompt's KV cache to a decode replica over the scale-out link."""
     ttft_p90_s: float
     """Prefill + 90th-percentile queueing wait + KV transfer, at the pool's load."""
     decode_batch: int
+    """The largest decode batch whose TPOT meets the SLO."""
     tpot_s: float
+    """TPOT of a decode replica at decode_batch."""
     prefill_requests_per_s_per_replica: float
+    """Requests one prefill replica takes at the highest load whose p90 TTFT meets the SLO."""
     decode_requests_per_s_per_replica: float
+    """Requests one decode replica finishes at decode_batch."""
     demand_requests_per_s: float
+    """The demand as a request rate (users converted by their response and think time)."""
     usd_per_hour: float | None
+    """Hourly bill of the whole instances; None when no on-demand price is known."""
     price: Price | None
+    """The on-demand offer billed (None without one)."""
     verdict: str
+    """Left '' (the ranking of candidates is the order of the list)."""
 
 
 def wait_p90_s(rho: float, service_s: float) -> float:
@@ -111,7 +125,7 @@ def _candidate(
         think_time_s=None,
         concurrency=None,
     )
-    cluster = cluster_for(acc, plan.tp)
+    cluster = sc.cluster.tables.cluster_for(acc, plan.tp)
     one = estimate(sc.model, cluster, replace(cand, batch=1), usage="server")
     prefill_s = one.ttft_s
     im = model_for(sc.model, cluster, cand)
@@ -184,7 +198,7 @@ def plan_disaggregated(
     for engine in engines:
         ewl = replace(wl, engine=engine)  # type: ignore[arg-type]
         for acc in accelerators:
-            accel = cluster_for(acc, 1).accelerator
+            accel = sc.cluster.tables.cluster_for(acc, 1).accelerator
             domain = accel.scale_up.domain_size if accel.scale_up else 1
             for plan in layouts(sc.model, domain):
                 if plan.attention_dp:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -27,18 +27,26 @@ class Served:
     model_path: str
     """Hugging Face repository id or a local path the engine loads."""
     tp: int
+    """Tensor-parallel degree of one replica."""
     pp: int = 1
     ep: int = 1
     attention_dp: bool = False
+    """Attention data-parallel over the tp ranks (experts split ep ways)."""
     weight_precision: str
     kv_precision: str | None = None
+    """KV-cache format; None = the engine's default."""
     max_num_seqs: int | None = None
+    """Most sequences running at once, per attention-DP rank under attention DP; None = the engine's default."""
     max_num_batched_tokens: int | None = None
+    """Token budget of one iteration; None = the engine's default."""
     memory_frac: float | None = None
     """The engine's memory knob as the scenario gives it (vLLM gpu_memory_utilization)."""
     num_draft_tokens: int | None = None
+    """Speculative tokens drafted per step; None = no speculative decoding."""
     replicas: int
+    """Replicas to launch."""
     accelerators_per_node: int
+    """Accelerators in one node: a replica larger than a node spans whole nodes in the manifest."""
     gpu_resource: str
     """Kubernetes extended resource of the accelerator (nvidia.com/gpu, amd.com/gpu)."""
 
@@ -48,14 +56,21 @@ class Launch:
     """The engine command of one replica, and the extra options file it reads (TensorRT-LLM), if any."""
 
     argv: tuple[str, ...]
+    """The engine's command line, one argument per item."""
     extra_options: dict[str, Any] | None
+    """TensorRT-LLM's extra options (written as YAML to extra_options_path); None for engines that take flags only."""
     extra_options_path: str | None
+    """Where the command expects the extra options file; None when there is none."""
     image: str
+    """Container image of the engine."""
     port: int
+    """Port the engine's server listens on."""
     notes: tuple[str, ...]
+    """What the export assumed or could not express, for the user."""
 
     @property
     def shell(self) -> str:
+        """The command line, quoted for a POSIX shell."""
         return shlex.join(self.argv)
 
 
@@ -99,44 +114,46 @@ def _set_option(options: dict[str, Any], dotted: str, value: Any) -> None:
     node[keys[-1]] = value
 
 
-def launch(row: dict[str, Any], s: Served, version: str | None) -> Launch:
-    """The launch command of one replica of ``s`` on the engine of catalog row ``row`` at ``version`` (None = the
-    documented version)."""
-    argv: list[str] = list(row["launcher"])
-    notes: list[str] = []
-    options: dict[str, Any] = {}
-    if row.get("model_flag"):
-        argv += [row["model_flag"], s.model_path]
-    else:
-        argv.append(s.model_path)
+@dataclass
+class _Command:
+    """A launch command under construction: argv flags, extra-options entries and notes for one engine row."""
 
-    def put(name: str, value: Any, why: str) -> None:
-        entry = _setting(row, name, version, why)
+    row: dict[str, Any]
+    version: str | None
+    argv: list[str] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def put(self, name: str, value: Any, why: str) -> None:
+        """Set the engine's setting ``name`` to ``value``: a flag, or an entry of the extra-options file."""
+        entry = _setting(self.row, name, self.version, why)
         if "option" in entry:
-            _set_option(options, entry["option"], entry.get("values", {}).get(value, value))
+            _set_option(self.options, entry["option"], entry.get("values", {}).get(value, value))
             return
         flag = entry["flag"]
         if value is True:
-            argv.append(flag)
+            self.argv.append(flag)
         else:
-            argv.extend([flag, str(entry.get("values", {}).get(value, value))])
+            self.argv.extend([flag, str(entry.get("values", {}).get(value, value))])
 
-    if "backend" in (row.get("settings") or {}):
-        put("backend", row["settings"]["backend"]["value"], "the backend")
+
+def _put_parallelism(c: _Command, s: Served) -> None:
+    """Tensor, expert, attention-data and pipeline parallelism as the engine spells them."""
+    row = c.row
     if s.attention_dp:
         # attention data-parallel over the tp ranks, experts split ep = tp ways
         if row.get("expert_parallel_equals_ranks"):
-            put("data_parallel", s.tp, "attention data parallelism")
-            put("tensor_parallel", 1, "tensor parallelism")
-            put("expert_parallel", True, "expert parallelism")
+            c.put("data_parallel", s.tp, "attention data parallelism")
+            c.put("tensor_parallel", 1, "tensor parallelism")
+            c.put("expert_parallel", True, "expert parallelism")
         else:
-            put("tensor_parallel", s.tp, "tensor parallelism")
+            c.put("tensor_parallel", s.tp, "tensor parallelism")
             if "data_parallel" in row["settings"]:  # SGLang: --dp-size = tp with --enable-dp-attention
-                put("data_parallel", s.tp, "attention data parallelism")
-            put("attention_dp", True, "attention data parallelism")
-            put("expert_parallel", s.ep, "expert parallelism")
+                c.put("data_parallel", s.tp, "attention data parallelism")
+            c.put("attention_dp", True, "attention data parallelism")
+            c.put("expert_parallel", s.ep, "expert parallelism")
     else:
-        put("tensor_parallel", s.tp, "tensor parallelism")
+        c.put("tensor_parallel", s.tp, "tensor parallelism")
         if s.ep > 1:
             if row.get("expert_parallel_equals_ranks"):
                 if s.ep != s.tp:
@@ -147,49 +164,67 @@ def launch(row: dict[str, Any], s: Served, version: str | None) -> Launch:
                         f"ep {s.ep} cannot be expressed",
                         f"use ep {s.tp} or 1, or export for an engine with an expert-parallel size",
                     )
-                put("expert_parallel", True, "expert parallelism")
+                c.put("expert_parallel", True, "expert parallelism")
             else:
-                put("expert_parallel", s.ep, "expert parallelism")
+                c.put("expert_parallel", s.ep, "expert parallelism")
     if s.pp > 1:
-        put("pipeline_parallel", s.pp, "pipeline parallelism")
-    if s.max_num_seqs is not None:
-        put("max_num_seqs", s.max_num_seqs, "the batch limit")
-    if s.max_num_batched_tokens is not None:
-        put("max_num_batched_tokens", s.max_num_batched_tokens, "the step token budget")
+        c.put("pipeline_parallel", s.pp, "pipeline parallelism")
+
+
+def _put_formats(c: _Command, s: Served) -> None:
+    """The KV-cache and weight formats: flags where the engine has them, else a note on the checkpoint to load."""
     if s.kv_precision == "fp8":
-        put("kv_cache_dtype", "fp8", "an FP8 KV cache")
+        c.put("kv_cache_dtype", "fp8", "an FP8 KV cache")
     if s.weight_precision == "fp8":
-        if "quantization" in row["settings"]:
-            put("quantization", "fp8", "FP8 weights")
+        if "quantization" in c.row["settings"]:
+            c.put("quantization", "fp8", "FP8 weights")
         else:
-            notes.append("FP8 weights: load an FP8-quantised checkpoint (the engine reads its quantisation config)")
+            c.notes.append("FP8 weights: load an FP8-quantised checkpoint (the engine reads its quantisation config)")
     elif s.weight_precision in ("int4", "int8", "fp4"):
-        notes.append(
+        c.notes.append(
             f"{s.weight_precision} weights: load a checkpoint already quantised to {s.weight_precision} "
             "(AWQ/GPTQ/ModelOpt); the engine reads the format from its config"
         )
+
+
+def launch(row: dict[str, Any], s: Served, version: str | None) -> Launch:
+    """The launch command of one replica of ``s`` on the engine of catalog row ``row`` at ``version`` (None = the
+    documented version)."""
+    c = _Command(row, version, argv=list(row["launcher"]))
+    if row.get("model_flag"):
+        c.argv += [row["model_flag"], s.model_path]
+    else:
+        c.argv.append(s.model_path)
+    if "backend" in (row.get("settings") or {}):
+        c.put("backend", row["settings"]["backend"]["value"], "the backend")
+    _put_parallelism(c, s)
+    if s.max_num_seqs is not None:
+        c.put("max_num_seqs", s.max_num_seqs, "the batch limit")
+    if s.max_num_batched_tokens is not None:
+        c.put("max_num_batched_tokens", s.max_num_batched_tokens, "the step token budget")
+    _put_formats(c, s)
     if s.memory_frac is not None:
-        put("memory_frac", s.memory_frac, "the memory fraction")
+        c.put("memory_frac", s.memory_frac, "the memory fraction")
     if s.num_draft_tokens:
         entry = _setting(row, "speculative", version, "speculative decoding")
         if entry.get("format") == "json":
-            argv += [entry["flag"], json.dumps({"num_speculative_tokens": s.num_draft_tokens})]
+            c.argv += [entry["flag"], json.dumps({"num_speculative_tokens": s.num_draft_tokens})]
         else:
-            put("speculative", s.num_draft_tokens, "speculative decoding")
-        notes.append("speculative decoding: name the draft model or method the engine should use")
+            c.put("speculative", s.num_draft_tokens, "speculative decoding")
+        c.notes.append("speculative decoding: name the draft model or method the engine should use")
     extra_path = None
-    if options:
+    if c.options:
         extra_path = "extra-llm-api-options.yaml"
-        put("extra_options", extra_path, "the extra options file")
+        c.put("extra_options", extra_path, "the extra options file")
     version_tag = version or row.get("documented_version")
     image = f"{row['image']}:{(row.get('tag_prefix') or '') + version_tag if version_tag else 'latest'}"
     return Launch(
-        argv=tuple(argv),
-        extra_options=options or None,
+        argv=tuple(c.argv),
+        extra_options=c.options or None,
         extra_options_path=extra_path,
         image=image,
         port=int(row["port"]),
-        notes=tuple(notes),
+        notes=tuple(c.notes),
     )
 
 

@@ -44,7 +44,9 @@ class ClassPlacement:
     request_class: str
     accelerator: str
     deployment: Deployment | None
+    """None when no deployment on this type meets the class's SLO."""
     reason: str = ""
+    """Why deployment is None ('' otherwise)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -53,11 +55,16 @@ class Pool:
 
     accelerator: str
     offer_id: str
+    """prices/cloud.csv id of the instance offer billed."""
     accelerators_per_instance: int
     instances: int
+    """Whole instances billed for the pool's replicas."""
     accelerators_used: int
+    """Accelerators the replicas use (≤ instances × accelerators per instance)."""
     usd_per_hour: float
+    """The pool's hourly bill."""
     classes: tuple[str, ...]
+    """The request classes served from this pool."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -67,13 +74,18 @@ class FleetChoice:
     placements: tuple[ClassPlacement, ...]
     pools: tuple[Pool, ...]
     usd_per_hour: float
+    """Hourly bill of all pools."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SingleType:
+    """The cheapest fleet on one accelerator type alone, or why that type cannot serve every class."""
+
     accelerator: str
     choice: FleetChoice | None
+    """None when some class has no deployment on this type within its SLO, or no priced offer."""
     reason: str = ""
+    """Why ``choice`` is None ('' otherwise)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -83,9 +95,13 @@ class MixedFleet:
     mixed: FleetChoice
     single_types: tuple[SingleType, ...]
     best_single: SingleType | None
+    """The cheapest single-type fleet that serves every class; None when no type does."""
     saving_usd_per_hour: float | None
+    """The best single type's bill minus the mix's; None when no single type serves every class."""
     saving_frac: float | None
+    """saving_usd_per_hour as a fraction of the best single type's bill; None as above."""
     verdict: str
+    """Whether mixing types pays, in words."""
 
 
 def class_demand(wl: ServingWorkload, c: RequestClass) -> tuple[int | None, float | None]:
@@ -132,6 +148,8 @@ def class_scenario(sc: Scenario, c: RequestClass) -> Scenario:
 
 
 def check_classes(wl: ServingWorkload) -> tuple[RequestClass, ...]:
+    """The workload's request classes after checking that their names are distinct and that given shares sum to 1 (a
+    SpecError on inference.classes otherwise)."""
     classes = wl.classes or ()
     names = [c.name for c in classes]
     dup = next((n for n in names if names.count(n) > 1), None)
@@ -316,28 +334,47 @@ def plan_mixed(
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Strategy:
+    """One way to run the day's fleet (always-on on-demand or reserved, autoscaled on-demand, reserved base plus
+    on-demand peak): its daily bill and how much of the demand it covers."""
+
     name: str
     usd_per_day: float | None
     """None: the catalog has no price of that kind for the offer."""
     slo_attainment_frac: float
-    """Share of the day's requests that arrive while the serving capacity covers the demand."""
+    """Share of the day's demand the serving instances cover, minute by minute (demand-weighted; a minute covered
+    in part counts in part)."""
     worst_minute_coverage_frac: float
+    """Serving capacity / demand in the worst-covered minute (at most 1)."""
     reserved_instances: int = 0
+    """Reserved instances always on (0 for on-demand-only strategies)."""
     note: str = ""
+    """Why a strategy has no price ('' otherwise)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DayFleet:
+    """The chosen deployment sized hour by hour over a load profile, and the strategies that run it, priced per day."""
+
     hours: int
+    """Hours in the profile."""
     demand_by_hour: tuple[float, ...]
+    """Demand of each hour in demand_unit."""
     replicas_by_hour: tuple[int, ...]
+    """Replicas each hour needs: ⌈demand / per_replica_demand⌉."""
     instances_by_hour: tuple[int, ...]
+    """Instances each hour needs (replicas packed whole into instances)."""
     per_replica_demand: float
+    """The load one replica carries within the SLO, in demand_unit."""
     demand_unit: str
+    """users | requests/s."""
     on_demand_offer: str
+    """prices/cloud.csv id of the on-demand offer."""
     reserved_offer: str | None
+    """prices/cloud.csv id of the cheapest reserved offer of the same instance size; None when there is none."""
     scale_up_delay_s: float
+    """Time from asking for an instance to it serving (the profile's)."""
     autoscaler: str
+    """reactive | predictive (the profile's)."""
     strategies: tuple[Strategy, ...]
 
 
@@ -401,18 +438,8 @@ def _autoscale(need: np.ndarray, delay_min: int, predictive: bool) -> tuple[np.n
     return serving, billed
 
 
-def plan_day(
-    dep: Deployment,
-    wl: ServingWorkload,
-    profile: LoadProfile,
-    today: date | None = None,
-    arrivals_s: np.ndarray | None = None,
-    *,
-    prices: PriceBook,
-) -> DayFleet:
-    """Size the chosen deployment hour by hour and price three ways to run it over the profile (``prices``: the
-    catalog's price rows)."""
-    demand, unit = hourly_demand(wl, profile, arrivals_s)
+def _per_replica_demand(dep: Deployment, unit: str) -> float:
+    """The load one replica of ``dep`` carries in the demand's unit; an error where it has none or no price."""
     per_replica = (
         float(dep.users_per_replica)
         if unit == "users" and dep.users_per_replica
@@ -427,6 +454,60 @@ def plan_day(
             "the chosen deployment has no per-replica load or no price",
             "check the scenario's demand and that the accelerator has an on-demand price",
         )
+    return per_replica
+
+
+@dataclass(frozen=True, slots=True)
+class _Minutes:
+    """The day minute by minute: demand, and what one instance carries of it."""
+
+    demand: np.ndarray
+    per_replica: float
+    replicas_per_instance: int
+    days: float
+
+    def attainment(self, cap_instances: np.ndarray) -> tuple[float, float]:
+        """(share of the demand served, worst minute's coverage) with ``cap_instances`` instances each minute."""
+        cap = cap_instances * self.per_replica * self.replicas_per_instance
+        minute = self.demand
+        covered = np.minimum(1.0, np.divide(cap, minute, out=np.ones_like(minute), where=minute > 0))
+        total = minute.sum()
+        return (float((minute * covered).sum() / total) if total > 0 else 1.0), float(covered.min())
+
+
+def _reserved_base(
+    m: _Minutes, serving: np.ndarray, billed: np.ndarray, peak: int, od_hour: float, res_hour: float, pricing: str
+) -> Strategy:
+    """A reserved base B always on, on-demand instances above it: the B (0 … peak) with the lowest bill."""
+    best_b, best_cost = 0, math.inf
+    for b in range(peak + 1):
+        cost = (b * res_hour * len(m.demand) + np.maximum(billed - b, 0).sum() * od_hour) / MINUTES_PER_HOUR / m.days
+        if cost < best_cost:
+            best_b, best_cost = b, cost
+    att = m.attainment(np.maximum(serving, best_b))
+    return Strategy(
+        name=f"{pricing} base + on-demand peak",
+        usd_per_day=best_cost,
+        slo_attainment_frac=att[0],
+        worst_minute_coverage_frac=att[1],
+        reserved_instances=best_b,
+    )
+
+
+def plan_day(
+    dep: Deployment,
+    wl: ServingWorkload,
+    profile: LoadProfile,
+    today: date | None = None,
+    arrivals_s: np.ndarray | None = None,
+    *,
+    prices: PriceBook,
+) -> DayFleet:
+    """Size the chosen deployment hour by hour and price three ways to run it over the profile (``prices``: the
+    catalog's price rows)."""
+    demand, unit = hourly_demand(wl, profile, arrivals_s)
+    per_replica = _per_replica_demand(dep, unit)
+    assert dep.price is not None
     per_instance = dep.price.accelerators_per_instance // dep.tp
     replicas = np.ceil(demand / per_replica - 1e-9).astype(np.int64)
     instances = np.ceil(replicas / per_instance).astype(np.int64)
@@ -438,21 +519,13 @@ def plan_day(
     ]
     res_hour = min((p.usd_per_hour for p in reserved), default=None)
     res_id = min(reserved, key=lambda p: p.usd_per_hour).id if reserved else None
-    minute = _minute_demand(demand)
-    need = np.ceil(minute / (per_replica * per_instance) - 1e-9).astype(np.int64)
+    m = _Minutes(_minute_demand(demand), per_replica, per_instance, len(demand) / HOURS_PER_DAY)
+    need = np.ceil(m.demand / (per_replica * per_instance) - 1e-9).astype(np.int64)
     delay_min = math.ceil(profile.scale_up_delay_s / 60.0)
     serving, billed = _autoscale(need, delay_min, profile.autoscaler == "predictive")
-    days = len(demand) / HOURS_PER_DAY
-
-    def attainment(cap_instances: np.ndarray) -> tuple[float, float]:
-        cap = cap_instances * per_replica * per_instance
-        covered = np.minimum(1.0, np.divide(cap, minute, out=np.ones_like(minute), where=minute > 0))
-        total = minute.sum()
-        return (float((minute * covered).sum() / total) if total > 0 else 1.0), float(covered.min())
-
     peak = int(need.max())
-    steady = attainment(np.full_like(need, peak))
-    auto = attainment(serving)
+    steady = m.attainment(np.full_like(need, peak))
+    auto = m.attainment(serving)
     strategies = [
         Strategy(
             name="always-on on-demand (sized for the peak)",
@@ -470,29 +543,13 @@ def plan_day(
         ),
         Strategy(
             name=f"autoscaled on-demand ({profile.autoscaler})",
-            usd_per_day=float(billed.sum()) / MINUTES_PER_HOUR * od_hour / days,
+            usd_per_day=float(billed.sum()) / MINUTES_PER_HOUR * od_hour / m.days,
             slo_attainment_frac=auto[0],
             worst_minute_coverage_frac=auto[1],
         ),
     ]
     if res_hour is not None:
-        # a reserved base B always on, on-demand instances above it: the B with the lowest bill
-        best_b, best_cost = 0, math.inf
-        for b in range(peak + 1):
-            cost = (b * res_hour * len(minute) + np.maximum(billed - b, 0).sum() * od_hour) / MINUTES_PER_HOUR / days
-            if cost < best_cost:
-                best_b, best_cost = b, cost
-        base = np.maximum(serving, best_b)
-        att = attainment(base)
-        strategies.append(
-            Strategy(
-                name=f"{profile.reserved_pricing} base + on-demand peak",
-                usd_per_day=best_cost,
-                slo_attainment_frac=att[0],
-                worst_minute_coverage_frac=att[1],
-                reserved_instances=best_b,
-            )
-        )
+        strategies.append(_reserved_base(m, serving, billed, peak, od_hour, res_hour, profile.reserved_pricing))
     return DayFleet(
         hours=len(demand),
         demand_by_hour=tuple(float(d) for d in demand),

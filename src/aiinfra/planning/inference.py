@@ -6,32 +6,31 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_overheads import host_step_s
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.planning.engine_profile import Usage, scheduler_defaults
 from aiinfra.planning.loaded import LoadedReplica, LoadPoint, Tails
 from aiinfra.specs.engine import EngineProfile, parse_version
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
-from aiinfra.specs.scenario import HardwareInput, Scenario
+from aiinfra.specs.scenario import Scenario
+from aiinfra.specs.tables import DomainTables
 from aiinfra.specs.workload import ServingWorkload
 from aiinfra.units import GB
 
 
-def kv_block_tokens(engine: str, wl: ServingWorkload) -> int:
+def kv_block_tokens(engine: str, wl: ServingWorkload, tables: DomainTables) -> int:
     """KV block size the engine allocates: the workload's ``block_size_tokens`` where that is the engine's own
     flag (vLLM --block-size), else the engine's (engines.yaml ``block_size_tokens``, else the workload's)."""
-    return catalog.engine(engine).kv_block_tokens(wl.block_size_tokens)
+    return tables.engine(engine).kv_block_tokens(wl.block_size_tokens)
 
 
-def reserves_full_context(engine: str) -> bool:
+def reserves_full_context(engine: str, tables: DomainTables) -> bool:
     """True when the engine reserves a request's whole prompt + output at admission (engines.yaml
     ``kv_reservation: full``, TensorRT-LLM's GUARANTEED_NO_EVICT); else blocks are allocated as tokens arrive."""
-    return catalog.engine(engine).reserves_full_context
+    return tables.engine(engine).reserves_full_context
 
 
 def workload_usage(wl: ServingWorkload) -> Usage:
@@ -42,9 +41,9 @@ def workload_usage(wl: ServingWorkload) -> Usage:
     return "offline"
 
 
-def _reserve_bytes(tp: int) -> float:
+def _reserve_bytes(tables: DomainTables, tp: int) -> float:
     """Framework reserve (catalog runtime reserve); NCCL's buffers only when tensor parallelism communicates."""
-    reserve = catalog.runtime_reserve()
+    reserve = tables.runtime_reserve()
     return reserve.reserve_bytes(with_nccl=tp > 1) if reserve is not None else 0.0
 
 
@@ -87,8 +86,8 @@ def kv_capacity(
     mem = im.cluster.accelerator.memory_bytes
     w = im.weight_bytes_per_accelerator
     act = activation_peak_bytes(im.model, 1 if im.attention_dp else im.tp, batched_tokens)
-    res = _reserve_bytes(im.tp)
-    free = catalog.engine(engine).kv_cache_bytes(
+    res = _reserve_bytes(im.cluster.tables, im.tp)
+    free = im.cluster.tables.engine(engine).kv_cache_bytes(
         memory_bytes=mem,
         weights_bytes=w,
         activation_bytes=act,
@@ -339,7 +338,7 @@ def _decode_cycle_s(
     verify = step.verify(g)  # γ + 1 query tokens per sequence, each context's KV read once
     draft_s = 0.0
     if wl.speculative.draft_model:
-        draft_arch = catalog.model(wl.speculative.draft_model, "inference.speculative.draft_model")
+        draft_arch = cluster.tables.model(wl.speculative.draft_model, "inference.speculative.draft_model")
         dm = InferenceModel(
             model=draft_arch, cluster=cluster, tp=im.tp, weight_precision=im.weight_precision, engine=im.engine
         )
@@ -432,7 +431,7 @@ def _loaded_replica(
     """The loaded-replica model of one deployment: ``steady`` and a decode-only iteration of the same pricing."""
     inp, out = wl.input_tokens, wl.output_tokens
     slots = wl.speculative.num_draft_tokens + 1 if wl.speculative is not None else 1
-    chunked = catalog.engine(im.engine or wl.engine).chunked_prefill
+    chunked = im.cluster.tables.engine(im.engine or wl.engine).chunked_prefill
 
     def decode_step_s(b: int) -> float:
         return _decode_cycle_s(im, cluster, wl, StepBatch.decode(b, inp + out // 2), b)[0]
@@ -507,7 +506,7 @@ def estimate_with_replica(
     im = model_for(model, cluster, wl, attention_dp, engine, streamed=streamed)
     sched = wl.simulation.scheduler if wl.simulation is not None else None
     sd = scheduler_defaults(
-        catalog.engine(engine),
+        cluster.tables.engine(engine),
         cluster.accelerator,
         usage or workload_usage(wl),
         release=workload_release(wl),
@@ -517,11 +516,11 @@ def estimate_with_replica(
     seqs_set = max_num_seqs or (sched.max_num_seqs if sched else None)
     budget = budget_set or sd.max_num_batched_tokens
     seq_cap = seqs_set or min(sd.max_num_seqs, budget)  # vLLM caps a defaulted max_num_seqs at the budget
-    block = kv_block_tokens(engine, wl)
+    block = kv_block_tokens(engine, wl, cluster.tables)
     notes: list[str] = []
     if budget_set is None or seqs_set is None:
         notes.append(f"scheduler: {sd.basis}")
-    notes += [f"accuracy: {n}" for n in catalog.accuracy_notes_for(model.id, engine, cluster.accelerator.id)]
+    notes += [f"accuracy: {n}" for n in cluster.tables.accuracy_notes_for(model.id, engine, cluster.accelerator.id)]
     kv = model.kv_heads
     if model.num_heads % im.tp or (kv % im.tp and im.tp % kv):
         raise SpecError(
@@ -544,7 +543,7 @@ def estimate_with_replica(
         replicas = min(replicas, wl.plan.replicas)
     cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, engine, kv_free_frac)
     inp, out = wl.input_tokens, wl.output_tokens
-    held = inp + out if reserves_full_context(engine) else inp + (out + 1) // 2
+    held = inp + out if reserves_full_context(engine, cluster.tables) else inp + (out + 1) // 2
     per_seq_tokens = math.ceil(held / block) * block
     max_seqs = cap.kv_capacity_tokens // per_seq_tokens
     engine_cap = seq_cap if cap_batch else 0
@@ -574,7 +573,7 @@ def estimate_with_replica(
     _, ttft_one = prefill_time_s(im, 1, inp, budget)
     # behind an API server every request's first token also pays the serving path (HTTP, tokenisation, hand-off,
     # streaming): the engine profile's measured cost, outside the engine's iterations
-    req_s = catalog.engine(engine).request_overhead_s if (usage or workload_usage(wl)) == "server" else 0.0
+    req_s = cluster.tables.engine(engine).request_overhead_s if (usage or workload_usage(wl)) == "server" else 0.0
     if req_s:
         notes.append(f"TTFT includes {req_s * 1e3:.3g} ms of {engine}'s serving path per request (engines.yaml)")
     pre = im.breakdown(StepBatch.prefill(min(budget, inp)))
@@ -593,7 +592,7 @@ def estimate_with_replica(
         load = f"a static batch of {batch}: every prompt prefilled, then the batch decodes together"
     else:
         dp_ranks = im.tp if im.attention_dp else 1
-        overlap = overlaps_scheduling(catalog.engine(engine), wl)
+        overlap = overlaps_scheduling(cluster.tables.engine(engine), wl)
 
         def steady(b: int) -> tuple[float, float, float]:
             """(TPOT, TTFT, tokens per sequence per step) of the steady state holding ``b`` sequences."""
@@ -669,13 +668,13 @@ def estimate_with_replica(
         if point is not None:
             tails = point
         dec = im.breakdown(StepBatch.decode(batch, inp + out // 2))
-        chunk_s = catalog.engine(engine).stream_chunk_s if im.streamed else 0.0
+        chunk_s = cluster.tables.engine(engine).stream_chunk_s if im.streamed else 0.0
         if chunk_s and batch * chunk_s > replace(im, streamed=False).iteration_time_s(StepBatch.decode(batch, inp)):
             notes.append(
                 f"at {batch} sequences the API server's streaming sets the step: {batch} chunks × "
                 f"{chunk_s * 1e6:.3g} µs = {batch * chunk_s * 1e3:.3g} ms, longer than the engine's step (engines.yaml)"
             )
-        host_s, overlapped = host_step_s(engine, im.engine_version)
+        host_s, overlapped = host_step_s(engine, im.engine_version, cluster.tables)
         if host_s:
             notes.append(
                 f"{engine} {im.engine_version}: {host_s * 1e3:.3g} ms of host work per iteration (scheduler, input "
@@ -740,11 +739,3 @@ def estimate_inference(scenario: Scenario) -> InferenceEstimate:
             "shorten the request",
         )
     return estimate(scenario.model, scenario.cluster, wl)
-
-
-def cluster_for(accelerator: str, count: int) -> ClusterSpec:
-    """``count`` accelerators of one kind; when the catalog gives no accelerators-per-node figure (PCIe and
-    workstation cards) they are taken as one host holding all ``count``."""
-    acc = catalog.accelerator(accelerator)
-    per_node = None if getattr(acc, "default_per_node", None) else count
-    return resolve_cluster(HardwareInput(accelerator=accelerator, count=count, per_node=per_node))

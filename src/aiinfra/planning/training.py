@@ -31,39 +31,64 @@ FLOP_CONVENTION = (
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TrainingEstimate:
+    """One training layout priced: memory per accelerator, step time and its parts, throughput, MFU and time to
+    train."""
+
     plan: dict[str, Any]
+    """The layout: tp, pp, dp, cp, ep, vp, microbatch_seqs, sharding, recompute, sequence_parallel."""
     fits: bool
+    """Whether memory_per_accelerator_bytes is within the accelerator's memory."""
     memory_per_accelerator_bytes: float
+    """Memory of the fuller of the first and last pipeline stage: the sum of memory_breakdown."""
     memory_capacity_bytes: float
     memory_breakdown: dict[str, float]
     """weights_bytes, gradients_bytes, optimizer_states_bytes, activations_bytes, other_bytes."""
     step_time_s: float
+    """One optimizer step: compute + exposed communication + pipeline bubble + straggler wait (step_breakdown),
+    plus the calibrated per-step overhead if any."""
     step_breakdown: dict[str, float]
     """compute_s, exposed_communication_s, pipeline_bubble_s, straggler_wait_s (the wait for the slowest rank),
     tp_communication_s, dp_communication_exposed_s."""
     microbatches_per_step: int
+    """Micro-batches each pipeline runs per optimizer step (gradient accumulation)."""
     tokens_per_s: float
+    """Training tokens per second of the whole job: global batch × seq_len / step time."""
     tokens_per_s_per_accelerator: float
     mfu_frac: float
+    """Model FLOPs per step / (step time × accelerators × dense peak at the training precision); FLOPs by
+    FLOP_CONVENTION."""
     model_flop_per_step: float
+    """Model FLOPs of one optimizer step (FLOP_CONVENTION: recompute not counted)."""
     time_to_train_s: float
+    """The run's training tokens / tokens_per_s."""
     accelerator_hours: float
+    """time_to_train_s × accelerators, in hours."""
     energy_j: float | None
     """Accelerator-only energy at TDP for the whole run (None when TDP is unknown)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TrainingReport:
+    """The answer of ``aiinfra train``: the ranked layouts (or the given one), what the search considered and rejected,
+    and the conventions behind the figures."""
+
     estimates: tuple[TrainingEstimate, ...]
     """Best first (by step time) when searched; one entry when the scenario gives a plan."""
     searched: bool
+    """False when the scenario gave the plan (no search)."""
     candidates: int
+    """Layout combinations considered."""
     valid_plans: int
+    """Combinations passing every structural rule."""
     fitting_plans: int
+    """Valid plans that fit in accelerator memory."""
     rejected: dict[str, int]
+    """Plans rejected, by reason (structural rules and memory)."""
     search_wall_s: float
+    """Wall-clock time of the search on this machine."""
     flop_convention: str
     efficiency_sources: tuple[str, ...]
+    """Ids of the efficiency rows the step times used."""
     accelerators_given: int = 0
     """hardware.count (0: not recorded)."""
     accelerators_used: int = 0
@@ -174,6 +199,9 @@ def _plan_dict(plans: PlanArrays, i: int) -> dict[str, Any]:
 
 
 def given_plan(scenario: Scenario, job: TrainingJob) -> PlanArrays:
+    """The scenario's own training plan as a one-row plan array (dp derived when omitted), after the checks the search
+    applies: a SpecError when dp·tp·pp·cp is not the accelerator count, a layout rule is broken or the micro-batch does
+    not divide the batch."""
     assert job.plan is not None
     p = job.plan
     n = scenario.cluster.count
@@ -217,6 +245,8 @@ def given_plan(scenario: Scenario, job: TrainingJob) -> PlanArrays:
 
 
 def plan_training(scenario: Scenario) -> TrainingReport:
+    """Answer ``aiinfra train``: time the scenario's plan, or search every valid layout and rank the fastest that fit
+    (on fewer accelerators, said in the notes, when no layout uses them all; an InfeasibleError when none fits)."""
     job = scenario.training
     if job is None:
         raise SpecError(
@@ -357,6 +387,7 @@ def lora_params(scenario: Scenario) -> float:
 
 
 def param_count(scenario: Scenario) -> float:
+    """Total parameters of the scenario's model."""
     return param_breakdown(scenario.model).total
 
 
@@ -367,25 +398,39 @@ def nf4_bytes_per_param() -> float:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MemoryRow:
+    """Memory per accelerator of one training layout, by part."""
+
     label: str
+    """What the row is (the scenario plan, a sharding scheme, a convention, a LoRA fine-tune, an offload)."""
     plan: dict[str, Any]
+    """The layout (keys as TrainingEstimate.plan)."""
     weights_bytes: float
     gradients_bytes: float
     optimizer_states_bytes: float
     activations_bytes: float
     other_bytes: float
+    """The framework reserve (CUDA context, allocator, NCCL buffers; runtime.yaml)."""
     total_bytes: float
+    """Memory per accelerator: the sum of the parts above and other_bytes (offloaded bytes are not in it)."""
     host_offload_bytes: float
+    """Bytes moved to host memory by CPU offload (not counted in total_bytes)."""
     fits: bool
+    """Whether total_bytes is within the accelerator's memory."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MemoryReport:
+    """The answer of ``aiinfra memory``: memory per accelerator of the scenario's plan, or of each sharding
+    scheme at tp = pp = 1."""
+
     capacity_bytes: float
     total_params: float
+    """Parameters of the whole model."""
     trainable_params: float
+    """Parameters trained (the LoRA adapters only for a LoRA/QLoRA fine-tune)."""
     rows: tuple[MemoryRow, ...]
     conventions: tuple[str, ...]
+    """The accounting conventions the rows follow, for the report."""
 
 
 CONVENTIONS = (

@@ -41,6 +41,8 @@ def json_text(obj: Any) -> str:
 
 
 def fmt_num(value: Any, digits: int = 4) -> str:
+    """A value for tables: None and non-finite as "unknown", booleans yes/no, ints with thousands separators, floats to
+    ``digits`` significant digits (scientific below 1e-3 and from 1e15, whole numbers from 1e4)."""
     if value is None:
         return "unknown"
     if isinstance(value, bool):
@@ -62,6 +64,8 @@ def fmt_num(value: Any, digits: int = 4) -> str:
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A plain-text table: left-aligned columns as wide as their longest cell, a dashed rule under the headers;
+    non-string cells through :func:`fmt_num`."""
     cells = [[str(h) for h in headers]] + [[c if isinstance(c, str) else fmt_num(c) for c in r] for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     lines = []
@@ -80,6 +84,7 @@ def _key_value(key: str, value: Any) -> str:
 
 
 def key_values(pairs: Iterable[tuple[str, Any]], title: str = "") -> str:
+    """``key  value`` lines, keys padded to one width, under ``title`` when given."""
     pairs = list(pairs)
     width = max((len(k) for k, _ in pairs), default=0)
     out = [title] if title else []

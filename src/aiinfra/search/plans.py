@@ -24,16 +24,20 @@ MAX_MICROBATCH_SEQS = 64
 
 
 def divisors(n: int) -> list[int]:
+    """Every positive divisor of ``n``, ascending."""
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
 @dataclass
 class Enumeration:
+    """Every training layout of a search that passes the structural rules, with the count of those rejected and why."""
+
     plans: PlanArrays
     """Plans satisfying every structural constraint."""
     candidates: int
     """Every combination considered."""
     rejected: dict[str, int] = field(default_factory=dict)
+    """Candidates rejected, by reason."""
 
 
 def _plans_from_columns(cols: dict[str, np.ndarray]) -> PlanArrays:
@@ -88,6 +92,8 @@ def enumerate_plans(
     shardings: tuple[str, ...] = SHARDING_CODES,
     recomputes: tuple[str, ...] = RECOMPUTE_CODES,
 ) -> Enumeration:
+    """Every combination of tp, pp, cp, dp, ep, vp, micro-batch, sharding and recompute for ``count`` accelerators, as
+    arrays, less those breaking a rule of the module docstring (counted by reason)."""
     rejected: dict[str, int] = {}
     divs = divisors(count)
     ep_opts = divisors(model.num_experts) if model.is_moe else [1]

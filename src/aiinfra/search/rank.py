@@ -21,6 +21,8 @@ SEARCH_CHUNK = 400_000
 
 @dataclass
 class Ranked:
+    """The result of ranking a search's plans: the fastest that fit, and the rejections."""
+
     order: np.ndarray
     """Indices into ``Enumeration.plans``, fastest first (ties: least memory first)."""
     fitting: int
@@ -30,6 +32,7 @@ class Ranked:
 
 
 def memory_reason(capacity_bytes: float) -> str:
+    """The rejection reason of plans that do not fit ``capacity_bytes`` (a key of the rejected counts)."""
     return f"needs more than the {capacity_bytes / GB:.1f} GB of accelerator memory"
 
 

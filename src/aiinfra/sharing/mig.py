@@ -3,7 +3,7 @@
 A GPU instance of a profile occupies ``memory_slices`` consecutive memory slices starting at one of the profile's
 start slots (``nvidia-smi mig -lgipp``, NVIDIA MIG User Guide); instances of one GPU may not overlap, may not use
 more compute slices than the GPU has, and a profile may not exceed its ``max_instances`` (e.g. one ``+me`` profile).
-The geometry comes from the caller (aiinfra.catalog.mig reads catalog/data/mig.yaml at the application boundary).
+The geometry comes from the caller (catalog/mig.py reads catalog/data/mig.yaml at the application boundary).
 """
 
 from __future__ import annotations

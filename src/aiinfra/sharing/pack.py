@@ -53,9 +53,12 @@ class Option:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Workload:
+    """One portfolio workload with every way it can be placed and the ways ruled out."""
+
     name: str
     kind: str
     options: tuple[Option, ...]
+    """Ways to run it: an accelerator, a MIG profile or a whole GPU, and how many instances."""
     rejected: tuple[str, ...]
     """Options ruled out and why (profile too small, SLO missed)."""
     memory_bytes: float
@@ -65,6 +68,8 @@ class Workload:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class GpuPlan:
+    """One GPU of the packing: its MIG layout and the workload on each instance."""
+
     accelerator: str
     layout: tuple[str, ...]
     """Instances on this GPU (profile names; ('whole',) for a GPU without MIG)."""
@@ -74,11 +79,16 @@ class GpuPlan:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Packing:
+    """The solver's answer: every GPU with its layout and workloads, each workload's chosen option, the objective's
+    value and its lower bound."""
+
     method: str
     """milp (optimal) | greedy."""
     objective: str
+    """gpus | cost."""
     gpus: tuple[GpuPlan, ...]
     choice: dict[str, Option]
+    """Workload name -> the option it runs on."""
     objective_value: float
     """In the objective's unit: GPUs (objective gpus) or $ per hour (objective cost)."""
     lower_bound: float
@@ -86,6 +96,8 @@ class Packing:
 
 
 def slices_of(geo: m.MigGeometry | None, profile: str) -> int:
+    """Compute slices of one instance of ``profile``: a whole GPU's slices for ``whole`` (1 without MIG geometry), else
+    the profile's."""
     if profile == WHOLE or geo is None:
         return geo.compute_slices if geo else 1
     return geo.profile(profile).compute_slices
@@ -322,4 +334,5 @@ def memory_bound_count(works: list[Workload], gpu_memory_bytes: float) -> int:
 
 
 def layout_counts(p: Packing) -> dict[str, int]:
+    """How many GPUs carry each layout, keyed "accelerator: profile+profile..."."""
     return dict(Counter(f"{g.accelerator}: {'+'.join(g.layout)}" for g in p.gpus))

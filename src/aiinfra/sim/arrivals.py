@@ -83,6 +83,7 @@ class PoissonArrivals(ArrivalKind):
     open_loop = True
 
     def gaps(self, rng: np.random.Generator, rate_per_s: float, n: int, cv: float | None) -> np.ndarray:
+        """``n`` exponential gaps of mean 1/``rate_per_s`` (s); ``cv`` is not used."""
         out: np.ndarray = rng.exponential(1.0 / rate_per_s, size=n)
         return out
 
@@ -94,6 +95,8 @@ class GammaArrivals(ArrivalKind):
     open_loop = True
 
     def gaps(self, rng: np.random.Generator, rate_per_s: float, n: int, cv: float | None) -> np.ndarray:
+        """``n`` gamma gaps of mean 1/``rate_per_s`` (s) and coefficient of variation ``cv``; a SpecError on
+        inference.arrival.cv when it is missing."""
         if cv is None:
             raise SpecError(
                 "inference.arrival.cv",
@@ -147,6 +150,7 @@ class LengthKind:
     name: str = ""
 
     def draw(self, rng: np.random.Generator, dist: LengthDist, mean: int, n: int, field: str) -> np.ndarray:
+        """``n`` token counts of mean ``mean`` (int64); ``field`` names the scenario field in errors."""
         raise NotImplementedError
 
 
@@ -156,6 +160,7 @@ class FixedLengths(LengthKind):
     name = "fixed"
 
     def draw(self, rng: np.random.Generator, dist: LengthDist, mean: int, n: int, field: str) -> np.ndarray:
+        """``n`` copies of ``mean``."""
         return np.full(n, mean, dtype=np.int64)
 
 
@@ -165,6 +170,7 @@ class UniformLengths(LengthKind):
     name = "uniform"
 
     def draw(self, rng: np.random.Generator, dist: LengthDist, mean: int, n: int, field: str) -> np.ndarray:
+        """``n`` integers uniform on [low, high], both ends included; a SpecError on ``field``.high below low."""
         lo = dist.low if dist.low is not None else 1
         hi = dist.high if dist.high is not None else max(2 * mean - lo, lo)
         if hi < lo:
@@ -180,6 +186,7 @@ class LognormalLengths(LengthKind):
     name = "lognormal"
 
     def draw(self, rng: np.random.Generator, dist: LengthDist, mean: int, n: int, field: str) -> np.ndarray:
+        """``n`` rounded lognormal draws of mean ``mean``; a SpecError on ``field``.sigma when σ is missing."""
         if dist.sigma is None:
             raise SpecError(
                 f"{field}.sigma",

@@ -78,38 +78,46 @@ class AttentionDpReplica:
     # ---- what the event loop and routers read
     @property
     def outstanding_tokens(self) -> float:
+        """Tokens still to compute of the requests in the shared queue and on every rank."""
         return self.queue_tokens + sum(r.outstanding_tokens for r in self.ranks)
 
     @property
     def preemptions(self) -> int:
+        """Sequences preempted so far, over all ranks."""
         return sum(r.preemptions for r in self.ranks)
 
     @property
     def prefix_hits(self) -> int:
+        """Admissions that reused a cached prompt prefix, over all ranks."""
         return sum(r.prefix_hits for r in self.ranks)
 
     def has_work(self) -> bool:
+        """Whether the shared queue or any rank holds a request."""
         return bool(self.queue) or any(r.has_work() for r in self.ranks)
 
     def running(self) -> int:
+        """Sequences admitted (prefilling or decoding), over all ranks."""
         n = 0
         for r in self.ranks:
             n += len(r.decode) + len(r.prefilling)
         return n
 
     def queued(self) -> int:
+        """Requests not yet admitted: the shared queue plus every rank's waiting queue."""
         n = len(self.queue)
         for r in self.ranks:
             n += len(r.waiting)
         return n
 
     def kv_tokens(self) -> float:
+        """KV cache in use, in tokens, summed over the ranks."""
         total = 0.0
         for r in self.ranks:
             total += r.kv_tokens()
         return total
 
     def enqueue(self, seq: Seq) -> None:
+        """Add a request to the shared queue (by priority, then arrival); ranks take it at the next :meth:`plan`."""
         heapq.heappush(self.queue, (seq.priority, seq.arrival_s, seq.rid, seq))
         self.queue_tokens += seq.remaining_tokens
 
@@ -137,6 +145,8 @@ class AttentionDpReplica:
 
     # ---- one lock-step iteration
     def plan(self) -> StepBatch | None:
+        """Dispatch queued requests to the ranks, plan each rank's iteration, and return the lock-step iteration: the
+        sum of the ranks' work with the rank of most prompt tokens as ``busiest_rank``; None when no rank has work."""
         if self.queue:
             self._dispatch()
         stepping: list[Replica] = []
@@ -175,6 +185,8 @@ class AttentionDpReplica:
         )
 
     def start(self, batch: StepBatch) -> float:
+        """Begin the lock-step iteration; returns its duration in seconds (step time of the summed batch plus the
+        longest rank's swap copies)."""
         self.busy = True
         extra_s = 0.0
         for r in self.stepping:  # swap copies planned for this iteration (a rank that does not step keeps its own)
@@ -185,6 +197,8 @@ class AttentionDpReplica:
         return self.step_s
 
     def finish_step(self, now_s: float, done: list[Seq], handoff: list[Seq]) -> None:
+        """Apply the ended iteration on every rank that stepped and take the requests that left a rank off its
+        prompt-token count."""
         self.busy = False
         for r in self.stepping:
             n_done, n_handoff = len(done), len(handoff)

@@ -37,14 +37,18 @@ class Records:
     """Per-request outcomes (arrays indexed by request id) and per-iteration samples."""
 
     arrival_s: np.ndarray
+    """When each request arrived (closed loop: when its client sent it)."""
     first_token_s: np.ndarray
+    """When each request's first token came out (NaN if never)."""
     finish_s: np.ndarray
+    """When each request's last token came out (NaN if unfinished)."""
     input_tokens: np.ndarray
     output_tokens: np.ndarray
     priority: np.ndarray
     itl_s: list[float] = field(default_factory=list)
     """Durations of iterations that decoded (each weighted by its decoding sequences in ``itl_weight``)."""
     itl_weight: list[int] = field(default_factory=list)
+    """Decoding sequences of each itl_s iteration."""
     sample_t_s: list[float] = field(default_factory=list)
     """Times of the samples below: the end of every iteration of any replica."""
     queue_len: list[int] = field(default_factory=list)
@@ -54,9 +58,11 @@ class Records:
     kv_util_frac: list[float] = field(default_factory=list)
     """KV cache in use / capacity of the replica whose iteration ended (not clipped: ≤ 1 is a checked invariant)."""
     iterations: int = 0
+    """Iterations run, all replicas."""
     preemptions: int = 0
     prefix_hits: int = 0
     end_s: float = 0.0
+    """Time of the last event."""
 
 
 class Simulation:
@@ -100,6 +106,9 @@ class Simulation:
         return self._seq
 
     def run(self, reqs: Requests, closed_loop_clients: int | None = None) -> Records:
+        """Serve ``reqs`` and record each request's first-token and finish times plus per-iteration samples. With
+        ``closed_loop_clients`` only the first that many requests are sent at their given times; each later one is sent
+        when an earlier answer ends, after its think time."""
         n = len(reqs)
         rec = Records(
             arrival_s=np.array(reqs.arrival_s, dtype=float),

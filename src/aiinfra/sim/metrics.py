@@ -26,10 +26,17 @@ from aiinfra.specs.workload import Slo
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Percentiles:
+    """Mean and percentiles of one latency over the requests (or the token gaps) of a run, in the unit of the field
+    holding it."""
+
     mean: float
+    """Mean over the finite values."""
     p50: float
+    """Median."""
     p90: float
+    """90th percentile."""
     p99: float
+    """99th percentile."""
 
 
 #: the percentiles reported, as fractions
@@ -64,6 +71,7 @@ def quantiles(v: np.ndarray, qs: tuple[float, ...] = QUANTILES) -> list[float]:
 
 
 def pct(values: np.ndarray) -> Percentiles:
+    """Mean, p50, p90 and p99 of the finite ``values`` (NaN everywhere when none is finite)."""
     v = values[np.isfinite(values)]
     if v.size == 0:
         return Percentiles(mean=float("nan"), p50=float("nan"), p90=float("nan"), p99=float("nan"))
@@ -72,6 +80,8 @@ def pct(values: np.ndarray) -> Percentiles:
 
 
 def weighted_pct(values: list[float], weights: list[int]) -> Percentiles:
+    """Mean and percentiles of ``values`` each counted ``weights`` times (the ITL: an iteration's duration once per
+    sequence it advanced); each percentile is the smallest value whose cumulative weight reaches it."""
     if not values:
         return pct(np.array([]))
     v = np.fromiter(values, dtype=float, count=len(values))
@@ -89,31 +99,54 @@ class ClassSummary:
 
     priority: int
     requests: int
+    """Requests of this class sent (the percentiles cover those that finished)."""
     ttft_s: Percentiles
     e2e_s: Percentiles
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SimSummary:
+    """The statistics of one simulated run (module docstring: the definitions of TTFT, TPOT, ITL and goodput)."""
+
     requests: int
+    """Requests sent."""
     completed: int
+    """Requests that finished before the run ended; the latency statistics cover these only."""
     duration_s: float
+    """From the first arrival to the last finish (0 when none finished)."""
     ttft_s: Percentiles
+    """Time to first token per completed request (the engine's serving-path cost per request included)."""
     tpot_exclusive_s: Percentiles
+    """Per request (finish − first token)/(output − 1): the mean gap after the first token."""
     tpot_inclusive_s: Percentiles
+    """Per request end-to-end / output tokens (TTFT included)."""
     itl_s: Percentiles
+    """Gaps between consecutive output tokens over all tokens (each decoding iteration once per sequence it
+    advanced)."""
     e2e_s: Percentiles
+    """Arrival to last token per completed request (the engine's serving-path cost per request included)."""
     output_tokens_per_s: float
+    """Output tokens of the completed requests / duration_s."""
     requests_per_s: float
+    """Completed requests / duration_s."""
     goodput_requests_per_s: float | None
+    """Completed requests meeting every SLO limit / duration_s (None without an SLO or when none finished)."""
     slo_attainment_frac: float | None
+    """Share of all requests sent that finished within every SLO limit (None without an SLO or when none finished)."""
     kv_utilisation_mean_frac: float
+    """KV cache in use / capacity, mean over the ends of all iterations (of the replica whose iteration ended)."""
     kv_utilisation_max_frac: float
+    """KV cache in use / capacity, the highest at the end of any iteration."""
     queue_length_max: int
+    """Most requests waiting for admission at once, over all replicas (sampled at iteration ends)."""
     running_seqs_max: int
+    """Most sequences admitted (prefilling or decoding) at once, over all replicas."""
     preemptions: int
+    """Sequences preempted, all replicas."""
     prefix_cache_hits: int
+    """Admissions that reused a cached prompt prefix, all replicas."""
     iterations: int
+    """Scheduler iterations run, all replicas."""
     priority_classes: tuple[ClassSummary, ...] = ()
     """Per-class latencies when the requests carry more than one priority."""
 

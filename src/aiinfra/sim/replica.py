@@ -117,36 +117,67 @@ class ServingReplica(Protocol):
     step_s: float
 
     @property
-    def outstanding_tokens(self) -> float: ...
+    def outstanding_tokens(self) -> float:
+        """Prompt tokens still to prefill plus output tokens still to produce, of every request it holds (the
+        least-outstanding-tokens router's key)."""
+
     @property
-    def preemptions(self) -> int: ...
+    def preemptions(self) -> int:
+        """Sequences preempted so far (each recompute or swap counts once)."""
+
     @property
-    def prefix_hits(self) -> int: ...
-    def has_work(self) -> bool: ...
-    def running(self) -> int: ...
-    def queued(self) -> int: ...
-    def kv_tokens(self) -> float: ...
-    def enqueue(self, seq: Seq) -> None: ...
-    def plan(self) -> StepBatch | None: ...
-    def start(self, batch: StepBatch) -> float: ...
-    def finish_step(self, now_s: float, done: list[Seq], handoff: list[Seq]) -> None: ...
+    def prefix_hits(self) -> int:
+        """Admissions that reused a cached prompt prefix (prefix caching)."""
+
+    def has_work(self) -> bool:
+        """Whether any request is waiting, prefilling or decoding."""
+
+    def running(self) -> int:
+        """Sequences admitted: prefilling or decoding."""
+
+    def queued(self) -> int:
+        """Requests waiting for admission."""
+
+    def kv_tokens(self) -> float:
+        """KV cache in use, in tokens."""
+
+    def enqueue(self, seq: Seq) -> None:
+        """Add a request to the waiting queue (served by priority, then arrival)."""
+
+    def plan(self) -> StepBatch | None:
+        """Choose the next iteration's work; None when idle."""
+
+    def start(self, batch: StepBatch) -> float:
+        """Begin the planned iteration; returns its duration in seconds."""
+
+    def finish_step(self, now_s: float, done: list[Seq], handoff: list[Seq]) -> None:
+        """Apply the iteration that ended at ``now_s``: finished sequences to ``done``, prefilled ones leaving a prefill
+        replica to ``handoff``."""
 
 
 @dataclass(eq=False)
 class Replica:
+    """One replica's scheduler state: the waiting queue, the prefilling and decoding sequences, the KV cache in use (see
+    the module docstring for the policy)."""
+
     idx: int
     model: StepTimeModel
     lim: SchedulerLimits
     time_cache: dict[tuple[int, ...], float] = field(default_factory=dict)
     """Memoised step times, shared by the replicas of one simulation."""
     waiting: list[tuple[int, float, int, Seq]] = field(default_factory=list)
+    """Heap of (priority, arrival time in s, request id, sequence) not yet admitted."""
     prefilling: list[Seq] = field(default_factory=list)
     decode: dict[int, Seq] = field(default_factory=dict)
+    """Decoding sequences by request id."""
     finish_heap: list[tuple[int, int, int]] = field(default_factory=list)
     """(finishing decode step, join id, request id)."""
     joins: int = 0
+    """Joins of the decode set so far (the id of the latest join)."""
     iterations: int = 0
+    """Iterations run so far."""
     decode_steps: int = 0
+    """Iterations that decoded so far (every decoding sequence advances once per decode step)."""
     sum_ctx_tokens: float = 0.0
     """Σ context of the decoding sequences at the next decode step."""
     reserved_full_tokens: float = 0.0
@@ -158,10 +189,14 @@ class Replica:
     """Prompt tokens still to prefill + output tokens still to produce, of every request on this replica."""
     busy: bool = False
     preemptions: int = 0
+    """Sequences preempted so far."""
     prefix_hits: int = 0
+    """Admissions that reused a cached prompt prefix."""
     cached_prefixes: set[int] = field(default_factory=set)
+    """Ids of the prompt prefixes whose KV this replica holds (prefix caching)."""
     # the iteration in flight
     chunks: list[tuple[Seq, int]] = field(default_factory=list)
+    """Prompt chunks of the iteration in flight: (sequence, tokens prefilled)."""
     n_decode_in_step: int = 0
     step_s: float = 0.0
     extra_s: float = 0.0
@@ -172,15 +207,19 @@ class Replica:
 
     # ---- bookkeeping
     def has_work(self) -> bool:
+        """Whether any request is waiting, prefilling or decoding."""
         return bool(self.waiting or self.prefilling or self.decode)
 
     def running(self) -> int:
+        """Sequences admitted: decoding plus prefilling."""
         return len(self.decode) + len(self.prefilling)
 
     def queued(self) -> int:
+        """Requests waiting for admission."""
         return len(self.waiting)
 
     def enqueue(self, seq: Seq) -> None:
+        """Add a request to the waiting heap, by (priority, arrival), and count its remaining tokens as outstanding."""
         heapq.heappush(self.waiting, (seq.priority, seq.arrival_s, seq.rid, seq))
         self.outstanding_tokens += seq.remaining_tokens
 

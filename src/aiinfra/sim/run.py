@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from aiinfra.analytic.inference import InferenceModel, pinned_catalog
+from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch, StepTimeModel
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.planning.engine_profile import scheduler_defaults
@@ -59,6 +59,93 @@ def _trace_path(raw: str, scenario_path: str) -> str:
     return beside_scenario(raw, scenario_path)
 
 
+def _closed_arrivals(wl: ServingWorkload, n: int | None, seed: int) -> np.ndarray:
+    """Arrival times of a closed loop's first requests (the rest follow completions): all at t = 0, or each user's
+    first after an exponential think time, or spread over the arrival's ramp."""
+    arrival = wl.arrival
+    if n is None:
+        raise SpecError(
+            "inference.num_requests", None, "closed-loop runs need a request count", "set inference.num_requests"
+        )
+    arrivals = np.zeros(n)
+    if wl.think_time_s and wl.concurrency:
+        # users who think start thinking: each first request after an exponential think time (a thinking user's
+        # residual think time is again exponential, so the run starts near the closed system's steady state
+        # instead of every user's first request in one burst); a fifth seed stream, so the other streams' draws
+        # stay as they were
+        first = min(wl.concurrency, n)
+        start_rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(5)[4])
+        arrivals[:first] = np.sort(start_rng.exponential(wl.think_time_s, first))
+    elif arrival is not None and arrival.ramp_s and wl.concurrency:
+        first = min(wl.concurrency, n)
+        arrivals[:first] = np.arange(first) * (arrival.ramp_s / first)
+    return arrivals
+
+
+def _open_arrivals(wl: ServingWorkload, rate: float, arr_rng: np.random.Generator) -> np.ndarray:
+    """Open-loop arrival times (the first at t = 0): ``num_requests`` of them, or every one in [0, duration_s)."""
+    arrival = wl.arrival
+    kind, cv = (arrival.kind, arrival.cv) if arrival else ("poisson", None)
+    if wl.num_requests is not None:
+        gaps = interarrival_s(arr_rng, kind, rate, wl.num_requests, cv)
+        return np.asarray(np.cumsum(gaps) - gaps[0])
+    if wl.duration_s is not None:
+        expect = wl.duration_s * rate
+        gaps = interarrival_s(arr_rng, kind, rate, int(expect + 10 * math.sqrt(expect) * (cv or 1) + 10), cv)
+        arrivals = np.cumsum(gaps) - gaps[0]
+        return np.asarray(arrivals[arrivals < wl.duration_s])
+    raise SpecError(
+        "inference.num_requests",
+        None,
+        "the simulation needs a length",
+        "set inference.num_requests or inference.duration_s",
+    )
+
+
+def _generated(wl: ServingWorkload, sim: SimulationConfig, seed: int) -> Requests:
+    """Generated requests: arrivals, prompt and output lengths from one SeedSequence child stream each."""
+    arrival = wl.arrival
+    rate = wl.request_rate_per_s
+    closed = arrival is not None and arrival.kind == "concurrency"
+    if not closed and rate is None:
+        raise SpecError(
+            "inference.request_rate_per_s",
+            None,
+            "open-loop arrivals need a rate",
+            "set inference.request_rate_per_s, or arrival: {kind: concurrency}",
+        )
+    # spawn(4)'s first three children equal spawn(3)'s: adding the think-time stream moves no other draw
+    arr_rng, in_rng, out_rng, think_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4))
+    if closed:
+        arrivals = _closed_arrivals(wl, wl.num_requests, seed)
+    else:
+        assert rate is not None
+        arrivals = _open_arrivals(wl, rate, arr_rng)
+    n = int(arrivals.size)
+    return Requests(
+        arrival_s=arrivals,
+        input_tokens=lengths(in_rng, sim.input_lengths, wl.input_tokens, n, f"{SIM}.input_lengths"),
+        output_tokens=lengths(out_rng, sim.output_lengths, wl.output_tokens, n, f"{SIM}.output_lengths"),
+        priority=np.zeros(n, dtype=np.int64),
+        think_s=think_rng.exponential(wl.think_time_s, n) if closed and wl.think_time_s else None,
+    )
+
+
+def _check_context(reqs: Requests, max_context: int) -> None:
+    """An error naming the first request whose prompt + output exceeds the model's context."""
+    total = reqs.input_tokens + reqs.output_tokens
+    worst = int(np.argmax(total))
+    if int(total[worst]) > max_context:
+        raise SpecError(
+            "inference.input_tokens",
+            int(total[worst]),
+            f"request {worst} needs {int(total[worst])} tokens of context (prompt "
+            f"{int(reqs.input_tokens[worst])} + output {int(reqs.output_tokens[worst])}), more than "
+            f"the model's max_seq_len {max_context}",
+            "shorten the prompts or outputs",
+        )
+
+
 def make_requests(
     wl: ServingWorkload, sim: SimulationConfig, seed: int, max_context: int | None, scenario_path: str = ""
 ) -> Requests:
@@ -72,77 +159,10 @@ def make_requests(
             )
         reqs = read_trace(_trace_path(arrival.path, scenario_path))
     else:
-        rate = wl.request_rate_per_s
-        closed = arrival is not None and arrival.kind == "concurrency"
-        if not closed and rate is None:
-            raise SpecError(
-                "inference.request_rate_per_s",
-                None,
-                "open-loop arrivals need a rate",
-                "set inference.request_rate_per_s, or arrival: {kind: concurrency}",
-            )
-        # spawn(4)'s first three children equal spawn(3)'s: adding the think-time stream moves no other draw
-        arr_rng, in_rng, out_rng, think_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4))
-        n = wl.num_requests
-        if closed:
-            if n is None:
-                raise SpecError(
-                    "inference.num_requests",
-                    None,
-                    "closed-loop runs need a request count",
-                    "set inference.num_requests",
-                )
-            arrivals = np.zeros(n)
-            if wl.think_time_s and wl.concurrency:
-                # users who think start thinking: each first request after an exponential think time (a thinking
-                # user's residual think time is again exponential, so the run starts near the closed system's
-                # steady state instead of every user's first request in one burst); a fifth seed stream, so
-                # the other streams' draws stay as they were
-                first = min(wl.concurrency, n)
-                start_rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(5)[4])
-                arrivals[:first] = np.sort(start_rng.exponential(wl.think_time_s, first))
-            elif arrival is not None and arrival.ramp_s and wl.concurrency:
-                first = min(wl.concurrency, n)
-                arrivals[:first] = np.arange(first) * (arrival.ramp_s / first)
-        else:
-            assert rate is not None
-            kind, cv = (arrival.kind, arrival.cv) if arrival else ("poisson", None)
-            if n is not None:
-                gaps = interarrival_s(arr_rng, kind, rate, n, cv)
-                arrivals = np.cumsum(gaps) - gaps[0]  # the first request arrives at t = 0
-            elif wl.duration_s is not None:  # every arrival in [0, duration_s)
-                expect = wl.duration_s * rate
-                gaps = interarrival_s(arr_rng, kind, rate, int(expect + 10 * math.sqrt(expect) * (cv or 1) + 10), cv)
-                arrivals = np.cumsum(gaps) - gaps[0]
-                arrivals = arrivals[arrivals < wl.duration_s]
-                n = int(arrivals.size)
-            else:
-                raise SpecError(
-                    "inference.num_requests",
-                    None,
-                    "the simulation needs a length",
-                    "set inference.num_requests or inference.duration_s",
-                )
-        reqs = Requests(
-            arrival_s=arrivals,
-            input_tokens=lengths(in_rng, sim.input_lengths, wl.input_tokens, n, f"{SIM}.input_lengths"),
-            output_tokens=lengths(out_rng, sim.output_lengths, wl.output_tokens, n, f"{SIM}.output_lengths"),
-            priority=np.zeros(n, dtype=np.int64),
-            think_s=think_rng.exponential(wl.think_time_s, n) if closed and wl.think_time_s else None,
-        )
+        reqs = _generated(wl, sim, seed)
     check_budget(reqs)
     if max_context is not None:
-        total = reqs.input_tokens + reqs.output_tokens
-        worst = int(np.argmax(total))
-        if int(total[worst]) > max_context:
-            raise SpecError(
-                "inference.input_tokens",
-                int(total[worst]),
-                f"request {worst} needs {int(total[worst])} tokens of context (prompt "
-                f"{int(reqs.input_tokens[worst])} + output {int(reqs.output_tokens[worst])}), more than "
-                f"the model's max_seq_len {max_context}",
-                "shorten the prompts or outputs",
-            )
+        _check_context(reqs, max_context)
     return reqs
 
 
@@ -165,7 +185,7 @@ def limits_for(
     # an older release's own chunked-prefill default (vLLM V0: on only above 32K of context) unless the scenario
     # sets a scheduler
     chunked = sched.chunked_prefill if sim.scheduler is not None or sd.chunked_prefill is None else sd.chunked_prefill
-    block = kv_block_tokens(wl.engine, wl)
+    block = kv_block_tokens(wl.engine, wl, scenario.cluster.tables)
     budget = sched.max_num_batched_tokens or sd.max_num_batched_tokens
     cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, wl.engine)
     if cap.kv_capacity_tokens <= 0:
@@ -204,7 +224,7 @@ def limits_for(
         prefix_caching=sched.prefix_caching,
         swap_s_per_token=swap_s,
         role=role,
-        reserve_full_context=reserves_full_context(wl.engine),
+        reserve_full_context=reserves_full_context(wl.engine, scenario.cluster.tables),
         overlap_admission=overlaps_scheduling(engine, wl),
     )
 
@@ -264,6 +284,86 @@ def _kv_transfer_s_per_token(scenario: Scenario, im: InferenceModel, accelerator
     return im.kv_bytes_per_token_per_accelerator / bw
 
 
+def _replicas(scenario: Scenario, sim: SimulationConfig, wl: ServingWorkload, im: InferenceModel) -> int:
+    """Replicas the run serves with (the disaggregated pools' sum, the simulation's or plan's count, else as many as
+    the hardware holds); an error when the hardware holds fewer."""
+    tp, pp = im.tp, im.pp
+    dis = sim.disaggregation
+    if dis is not None:
+        replicas = dis.prefill_replicas + dis.decode_replicas
+    else:
+        replicas = sim.replicas or (wl.plan.replicas if wl.plan else None) or scenario.cluster.count // (tp * pp)
+    if replicas < 1 or replicas * tp * pp > scenario.cluster.count:
+        raise SpecError(
+            f"{SIM}.replicas",
+            replicas,
+            f"{max(replicas, 1)} replicas × tp·pp = {tp * pp} need {max(replicas, 1) * tp * pp} "
+            f"accelerators, the hardware has {scenario.cluster.count}",
+            "raise hardware.count or use fewer replicas",
+        )
+    return replicas
+
+
+def _check_longest_fits(reqs: Requests, lim: SchedulerLimits, dp: int) -> SchedulerLimits:
+    """The limits of the unit that holds a sequence's KV cache (the replica, or one attention-DP rank); an error
+    when the longest request cannot fit there."""
+    longest = int((reqs.input_tokens + reqs.output_tokens).max())
+    holder = lim if dp == 1 else rank_limits(lim, dp)
+    if longest + lim.block_tokens + lim.budget_tokens_per_decode > holder.kv_capacity_tokens:
+        where, fix = "a replica", "raise tp or shorten requests"
+        if dp > 1:
+            where = f"an attention-DP rank (1/{dp} of the replica)"
+            fix = "shorten requests, or set inference.plan.attention_dp: false (the tp ranks then share each sequence)"
+        raise InfeasibleError(
+            f"infeasible, because a request needs {longest:,} tokens of KV cache and {where} "
+            f"holds {holder.kv_capacity_tokens:,} — {fix}"
+        )
+    return holder
+
+
+def _closed_clients(wl: ServingWorkload) -> int | None:
+    """The closed loop's client count (None for open-loop arrivals)."""
+    if wl.arrival is None or wl.arrival.kind != "concurrency":
+        return None
+    if not wl.concurrency:
+        raise SpecError(
+            "inference.concurrency", None, "closed-loop arrivals need a client count", "set inference.concurrency"
+        )
+    return wl.concurrency
+
+
+def _engine(
+    scenario: Scenario,
+    im: InferenceModel,
+    sim: SimulationConfig,
+    model: StepTimeModel,
+    lim: SchedulerLimits,
+    replicas: int,
+    notes: list[str],
+) -> Simulation:
+    """The simulated fleet: ``replicas`` mixed replicas, or the prefill and decode pools of a disaggregated one with
+    the KV transfer between them (noted)."""
+    dp = im.kv_token_shards
+    dis = sim.disaggregation
+    if dis is None:
+        return Simulation(model, lim, replicas, sim.router, attention_dp_ranks=dp)
+    xfer = _kv_transfer_s_per_token(scenario, im, replicas * im.tp * im.pp)
+    notes.append(
+        f"disaggregated: {dis.prefill_replicas} prefill + {dis.decode_replicas} decode replicas, "
+        f"KV transfer {xfer * 1e9:.3g} ns per token"
+    )
+    return Simulation(
+        model,
+        lim,
+        dis.prefill_replicas,
+        sim.router,
+        replace(lim, role="decode"),
+        dis.decode_replicas,
+        xfer,
+        attention_dp_ranks=dp,
+    )
+
+
 def simulate(
     scenario: Scenario,
     seed: int = 0,
@@ -280,44 +380,15 @@ def simulate(
     if rate_override is not None:
         wl = replace(wl, request_rate_per_s=rate_override)
     im = model_for(scenario.model, scenario.cluster, wl)
-    tp, pp = im.tp, im.pp
     dp = im.kv_token_shards  # attention-DP ranks: each caches its own sequences' tokens
     sim = wl.simulation or SimulationConfig()
-    dis = sim.disaggregation
-    if dis is not None:
-        replicas = dis.prefill_replicas + dis.decode_replicas
-    else:
-        replicas = sim.replicas or (wl.plan.replicas if wl.plan else None) or scenario.cluster.count // (tp * pp)
-    if replicas < 1 or replicas * tp * pp > scenario.cluster.count:
-        raise SpecError(
-            f"{SIM}.replicas",
-            replicas,
-            f"{max(replicas, 1)} replicas × tp·pp = {tp * pp} need {max(replicas, 1) * tp * pp} "
-            f"accelerators, the hardware has {scenario.cluster.count}",
-            "raise hardware.count or use fewer replicas",
-        )
+    replicas = _replicas(scenario, sim, wl, im)
     notes: list[str] = []
-    lim = limits_for(scenario, wl, im, "prefill" if dis else "mixed", engine=tables.engine)
+    lim = limits_for(scenario, wl, im, "prefill" if sim.disaggregation else "mixed", engine=tables.engine)
     model = step_model or _step_model(scenario, wl, im, tables)
     reqs = make_requests(wl, sim, seed, scenario.model.max_seq_len, scenario.path)
-    longest = int((reqs.input_tokens + reqs.output_tokens).max())
-    holder = lim if dp == 1 else rank_limits(lim, dp)
-    if longest + lim.block_tokens + lim.budget_tokens_per_decode > holder.kv_capacity_tokens:
-        where, fix = "a replica", "raise tp or shorten requests"
-        if dp > 1:
-            where = f"an attention-DP rank (1/{dp} of the replica)"
-            fix = "shorten requests, or set inference.plan.attention_dp: false (the tp ranks then share each sequence)"
-        raise InfeasibleError(
-            f"infeasible, because a request needs {longest:,} tokens of KV cache and {where} "
-            f"holds {holder.kv_capacity_tokens:,} — {fix}"
-        )
-    closed = None
-    if wl.arrival is not None and wl.arrival.kind == "concurrency":
-        if not wl.concurrency:
-            raise SpecError(
-                "inference.concurrency", None, "closed-loop arrivals need a client count", "set inference.concurrency"
-            )
-        closed = wl.concurrency
+    holder = _check_longest_fits(reqs, lim, dp)
+    closed = _closed_clients(wl)
     if dp > 1:
         notes.append(
             f"attention data parallelism: {dp} ranks per replica step together (an iteration lasts as long "
@@ -325,28 +396,7 @@ def simulate(
             f"{holder.max_num_seqs} sequences and {holder.max_num_batched_tokens} batched tokens; requests "
             "go to the rank with the fewest active prompt tokens (TensorRT-LLM)"
         )
-    if dis is not None:
-        xfer = _kv_transfer_s_per_token(scenario, im, replicas * tp * pp)
-        notes.append(
-            f"disaggregated: {dis.prefill_replicas} prefill + {dis.decode_replicas} decode replicas, "
-            f"KV transfer {xfer * 1e9:.3g} ns per token"
-        )
-        engine = Simulation(
-            model,
-            lim,
-            dis.prefill_replicas,
-            sim.router,
-            replace(lim, role="decode"),
-            dis.decode_replicas,
-            xfer,
-            attention_dp_ranks=dp,
-        )
-    else:
-        engine = Simulation(model, lim, replicas, sim.router, attention_dp_ranks=dp)
-    # the whole run reads one catalog (the step model's lookups then skip the look at the refreshed prices, ~13 per
-    # step priced)
-    with pinned_catalog():
-        rec = engine.run(reqs, closed)
+    rec = _engine(scenario, im, sim, model, lim, replicas, notes).run(reqs, closed)
     overhead_s = tables.engine.request_overhead_s
     sched = sim.scheduler
     if sched is None or sched.max_num_batched_tokens is None or sched.max_num_seqs is None:

@@ -38,12 +38,17 @@ class SloReading:
     """One simulated load read against the SLO (the fields a rate point and a client-count point share)."""
 
     meets_slo: bool
+    """Every SLO limit met at this load, and every request finished."""
     misses: tuple[str, ...]
     """The SLO limits missed at this load ("TTFT p90 812 ms > 500 ms"); empty when met."""
     ttft_p90_s: float
+    """90th-percentile TTFT at this load."""
     tpot_p99_s: float
+    """99th-percentile exclusive TPOT at this load."""
     e2e_p99_s: float
+    """99th-percentile end-to-end latency at this load."""
     output_tokens_per_s: float
+    """Output tokens per second of the completed requests."""
 
 
 def _reading(s: SimSummary, slo: Slo) -> dict[str, Any]:
@@ -61,14 +66,18 @@ def _reading(s: SimSummary, slo: Slo) -> dict[str, Any]:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RatePoint(SloReading):
+    """One simulated Poisson request rate read against the SLO."""
+
     request_rate_per_s: float
+    """The Poisson arrival rate simulated."""
     slo_attainment_frac: float
     """Requests that individually meet every limit."""
 
 
 class _Probe(Protocol):
     @property
-    def meets_slo(self) -> bool: ...
+    def meets_slo(self) -> bool:
+        """Whether the simulated load met every SLO limit."""
 
 
 P = TypeVar("P", bound=_Probe)
@@ -206,8 +215,12 @@ def max_rate_meeting_slo(
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ClientsPoint(SloReading):
+    """One simulated closed-loop client count read against the SLO."""
+
     clients: int
+    """Closed-loop clients simulated."""
     requests_per_s: float
+    """Completed requests per second after the ramp-up."""
 
 
 def _after_start_up(rec: Records, clients: int) -> Records:

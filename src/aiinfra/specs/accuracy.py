@@ -10,6 +10,9 @@ from aiinfra.specs.common import STRICT
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AccuracyNote:
+    """One row of accuracy_notes.yaml: a known accuracy gap of the inference planner, the scenarios it covers and the
+    validation cases behind it."""
+
     __pydantic_config__ = STRICT
 
     id: str
@@ -27,6 +30,7 @@ class AccuracyNote:
     """What `infer` and `capacity` print when a scenario matches."""
 
     def covers(self, model_id: str, engine: str, accelerator_id: str) -> bool:
+        """Whether a scenario of this model, engine and accelerator falls under the row (an empty list matches any)."""
         return (
             (not self.models or model_id in self.models)
             and (not self.engines or engine in self.engines)

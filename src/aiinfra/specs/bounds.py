@@ -116,6 +116,7 @@ class InRange:
 
     @property
     def text(self) -> str:
+        """The range in words for error messages, e.g. "> 0 and ≤ 1,000,000"."""
         low = f"> {_num(self.lo)}" if self.lo_open else f"≥ {_num(self.lo)}"
         return f"{low} and ≤ {_num(self.hi)}"
 

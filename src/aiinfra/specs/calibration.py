@@ -1,4 +1,4 @@
-"""Calibration factors as a typed value: the scales of one calibration.yaml row (aiinfra.catalog.calibration reads
+"""Calibration factors as a typed value: the scales of one calibration.yaml row (catalog/calibration.py reads
 the rows; the planners divide their kernel times by them) and the bounds a row may hold."""
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ class Factors:
 
     @property
     def neutral(self) -> bool:
+        """Whether every factor is at its neutral value (scales 1, no step overhead): the models run uncalibrated."""
         return (
             self.compute_efficiency_scale,
             self.memory_efficiency_scale,
@@ -48,6 +49,7 @@ class Factors:
         )
 
     def as_dict(self) -> dict[str, float]:
+        """The four factors by name (what calibration.yaml rows hold; the source id left out)."""
         return {
             "compute_efficiency_scale": self.compute_efficiency_scale,
             "memory_efficiency_scale": self.memory_efficiency_scale,

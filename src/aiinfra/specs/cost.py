@@ -68,6 +68,9 @@ class SpotInput:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CostInput:
+    """The ``cost:`` section of a scenario (``aiinfra cost``): which offers to compare, the usage to price and the
+    figures that replace catalog defaults."""
+
     __pydantic_config__ = STRICT
 
     usage: UsageInput | None = None
@@ -102,6 +105,9 @@ class CostInput:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DatacenterInput:
+    """The ``datacenter:`` section of a scenario (``aiinfra datacenter``): rack power, the compute fabric, checkpoint
+    storage and network prices, each defaulting to a named catalog row or left unknown."""
+
     __pydantic_config__ = STRICT
 
     rack_power_limit_kw: Annotated[float, InRange(0, MAX_POWER_W / 1e3, lo_open=True)] | None = None
@@ -134,6 +140,9 @@ class DatacenterInput:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TcoInput:
+    """The ``tco:`` section of a scenario (``aiinfra tco``): the on-prem capital and running costs compared with
+    renting, and the horizon."""
+
     __pydantic_config__ = STRICT
 
     years: Annotated[int, InRange(1, MAX_YEARS)] | None = None

@@ -43,8 +43,12 @@ class RuntimeReserve:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SchedulerDefaults:
+    """An engine's default scheduler limits for one device and usage context (engines.yaml), with why."""
+
     max_num_batched_tokens: int
+    """Token budget of one iteration (prompt chunks plus decodes)."""
     max_num_seqs: int
+    """Most sequences running at once."""
     basis: str
     """Why these values (engine, usage context, device rule) — printed in notes."""
     chunked_prefill: bool | None = None
@@ -409,4 +413,6 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
 
 
 def profiles(rows: tuple[dict[str, Any], ...]) -> dict[str, EngineProfile]:
+    """Every engines.yaml row as an :class:`EngineProfile`, by id (a :class:`DataError` naming the row when one is
+    malformed)."""
     return {str(r["id"]): profile(r) for r in rows}

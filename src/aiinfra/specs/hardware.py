@@ -6,7 +6,7 @@ All quantities SI. Link bandwidths are ONE-WAY (per direction) per accelerator o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import annotated_types
 
@@ -15,6 +15,9 @@ from aiinfra.specs.common import STRICT, Source
 from aiinfra.specs.precision import BLOCK_SCALED_BASE as BLOCK_SCALED_BASE  # re-exported (specs.precision)
 from aiinfra.specs.precision import PRECISIONS
 
+if TYPE_CHECKING:
+    from aiinfra.specs.tables import DomainTables
+
 #: a fraction in (0, 1]: what ``pydantic.confloat(gt=0.0, le=1.0)`` builds, written without importing
 #: ``pydantic.types`` (and its JSON-schema machinery) when the specs are imported (start-up time)
 Frac = Annotated[float, annotated_types.Interval(gt=0.0, le=1.0)]
@@ -22,6 +25,9 @@ Frac = Annotated[float, annotated_types.Interval(gt=0.0, le=1.0)]
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ScaleUpLink:
+    """An accelerator's scale-up fabric (NVLink, Infinity Fabric ...): its bandwidth and how many accelerators it
+    reaches."""
+
     __pydantic_config__ = STRICT
 
     interconnect: str
@@ -34,6 +40,8 @@ class ScaleUpLink:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PcieLink:
+    """An accelerator's PCIe host link."""
+
     __pydantic_config__ = STRICT
 
     gen: int
@@ -55,6 +63,8 @@ class HostLink:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MigSupport:
+    """How a part splits into Multi-Instance GPU instances (the placement rules are in mig.yaml)."""
+
     __pydantic_config__ = STRICT
 
     max_instances: int
@@ -147,6 +157,8 @@ class AcceleratorSpec:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class InterconnectSpec:
+    """One interconnects.yaml row: a scale-up, scale-out or host link technology and its bandwidth."""
+
     __pydantic_config__ = STRICT
 
     id: str
@@ -156,6 +168,7 @@ class InterconnectSpec:
     bw_one_way_bytes_per_s: float
     """Per accelerator (scale-up) or per port (scale-out, host), one direction."""
     latency_s: float | None = None
+    """One-way latency when a source gives it; None = not in the catalog."""
     measured_efficiency_frac: float | None = None
     """Achieved fraction of ``bw_one_way_bytes_per_s`` in a published measurement."""
     sources: tuple[Source, ...]
@@ -164,16 +177,23 @@ class InterconnectSpec:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class NicSpec:
+    """A system's compute-fabric NICs (the ports that carry collectives between nodes)."""
+
     __pydantic_config__ = STRICT
 
     count: int
+    """NIC ports per system."""
     bw_one_way_bytes_per_s: float
     """Per NIC port, one direction."""
     kind: str = ""
+    """The NIC as the source names it (e.g. ConnectX-7); free text."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SystemSpec:
+    """One systems.yaml row: a server or rack of one accelerator type, with its CPUs, NICs, power and price where
+    published."""
+
     __pydantic_config__ = STRICT
 
     id: str
@@ -181,12 +201,17 @@ class SystemSpec:
     accelerator: str
     accelerators_per_node: int
     nodes: int = 1
+    """Nodes in one system (> 1 for rack-scale systems: NVL72 has 18 trays)."""
     cpu: str | None = None
     host_memory_bytes: float | None = None
+    """CPU memory of the whole system; None = not published."""
     nics: NicSpec | None = None
     power_max_w: float | None = None
+    """The system's maximum power draw; None = not published."""
     power_typical_w: float | None = None
+    """A typical draw under load, where the vendor gives one."""
     price_usd: float | None = None
+    """Published list price of one system; None for most systems."""
     sources: tuple[Source, ...]
     notes: str = ""
 
@@ -222,7 +247,11 @@ class ClusterSpec:
     scale_out_fabric: str | None = None
     """efa | rdma | other: the fabric family a scale-out efficiency curve must have been measured on to serve this
     cluster (collective_latency.yaml scale-out-curve-fabrics); None = unknown (no system with NICs, no scale_out)."""
+    tables: DomainTables = field(compare=False, repr=False)
+    """The tables of the catalog this cluster was resolved against (specs/tables.py): what every step-time model,
+    collective and planner given this cluster reads, in place of any catalog lookup below the application layer."""
 
     @property
     def nodes(self) -> int:
+        """Nodes the job spans: ⌈count / per_node⌉."""
         return -(-self.count // self.per_node)

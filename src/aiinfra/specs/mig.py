@@ -1,5 +1,5 @@
 """MIG (Multi-Instance GPU) geometry as typed values: a GPU-instance profile, the partitioning rules of an
-accelerator (one catalog/data/mig.yaml row, read by aiinfra.catalog.mig) and a MIG instance as an accelerator."""
+accelerator (one catalog/data/mig.yaml row, read by catalog/mig.py) and a MIG instance as an accelerator."""
 
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ class MigGeometry:
     notes: str = ""
 
     def profile(self, name: str, field: str = "profile") -> MigProfile:
+        """The profile called ``name``; a SpecError on ``field`` listing the known profiles when there is none."""
         for p in self.profiles:
             if p.name == name:
                 return p

@@ -93,20 +93,26 @@ class ModelArch:
 
     @property
     def kv_heads(self) -> int:
+        """KV heads per layer: ``num_kv_heads``, or ``num_heads`` when not given (multi-head attention)."""
         return self.num_kv_heads if self.num_kv_heads is not None else self.num_heads
 
     @property
     def head_size(self) -> int:
+        """Width of one attention head: ``head_dim``, or hidden_size / num_heads when not given."""
         return self.head_dim if self.head_dim is not None else self.hidden_size // self.num_heads
 
     @property
     def is_moe(self) -> bool:
+        """Whether the model routes tokens over more than one expert."""
         return self.num_experts > 1
 
     @property
     def num_moe_layers(self) -> int:
+        """Layers with an MoE block: every ``moe_layer_step``-th after the ``first_k_dense_layers`` dense ones (0 for a
+        dense model)."""
         return (self.num_layers - self.first_k_dense_layers) // self.moe_layer_step if self.is_moe else 0
 
     @property
     def expert_ffn(self) -> int:
+        """FFN width of one expert: ``moe_ffn_hidden_size``, else the dense ``ffn_hidden_size``."""
         return self.moe_ffn_hidden_size if self.moe_ffn_hidden_size is not None else self.ffn_hidden_size

@@ -33,6 +33,7 @@ class Sharding(IntEnum):
 
     @classmethod
     def of(cls, label: str) -> Sharding:
+        """The sharding a scenario spells ``label`` (e.g. zero3); a KeyError for an unknown one."""
         return cls[label.upper()]
 
 
@@ -51,10 +52,12 @@ class Recompute(IntEnum):
 
     @property
     def label(self) -> str:
+        """The scenario spelling (selective)."""
         return self.name.lower()
 
     @classmethod
     def of(cls, label: str) -> Recompute:
+        """The recomputation a scenario spells ``label`` (e.g. full); a KeyError for an unknown one."""
         return cls[label.upper()]
 
 
@@ -93,10 +96,14 @@ class ParallelPlan:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class InferencePlan:
+    """A serving layout: each replica splits the model tp × pp ways; replicas fill the accelerators."""
+
     __pydantic_config__ = STRICT
 
     tp: Degree = 1
+    """Tensor-parallel degree of one replica."""
     pp: Degree = 1
+    """Pipeline-parallel stages of one replica."""
     ep: Degree = 1
     """Expert-parallel degree inside the tp group (1 = experts tensor-parallel like dense MLPs)."""
     attention_dp: bool = False

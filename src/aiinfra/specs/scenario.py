@@ -20,6 +20,9 @@ from aiinfra.specs.workload import ServingWorkload, TrainingJob
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class HardwareInput:
+    """The ``hardware:`` section of a scenario: catalog ids and counts, resolved to a ClusterSpec by
+    catalog/resolve.py."""
+
     __pydantic_config__ = STRICT
 
     accelerator: str
@@ -129,6 +132,8 @@ def apply_set(data: dict[str, Any], assignment: str) -> None:
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
+    """A scenario file's top-level mapping (user YAML rules of specs/yaml_safe.py); a SpecError when the file cannot be
+    read or its top level is not a mapping."""
     from aiinfra.specs.yaml_safe import load_yaml  # PyYAML only when a file is read (start-up time)
 
     data = load_yaml(read_text(path, "scenario", "a scenario YAML file"), "scenario", str(path))
@@ -158,6 +163,8 @@ def _check_conflicts(inp: ScenarioInput) -> None:
 
 
 def parse_scenario(data: dict[str, Any], sets: list[str] | None = None) -> ScenarioInput:
+    """A scenario mapping validated into a ScenarioInput: ``--set`` overrides applied, numeric strings made numbers, the
+    other commands' sections set aside as extras and checked by their own specs, conflicting keys refused."""
     data = dict(data)
     for s in sets or []:
         apply_set(data, s)

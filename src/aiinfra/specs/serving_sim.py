@@ -82,6 +82,9 @@ class Disaggregation:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SimulationConfig:
+    """The ``inference.simulation:`` section (``aiinfra simulate``): replicas, router, scheduler, KV and prefill/decode
+    disaggregation settings."""
+
     __pydantic_config__ = STRICT
 
     replicas: Replicas | None = None

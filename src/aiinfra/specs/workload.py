@@ -47,11 +47,15 @@ class Finetune:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TrainingJob:
+    """The ``training:`` section of a scenario: the run's tokens, sequence length and batch, precision, and a layout or
+    the search for one."""
+
     __pydantic_config__ = STRICT
 
     tokens: Tokens
     """Training tokens in the whole run."""
     seq_len: SeqTokens
+    """Tokens per training sequence."""
     global_batch_seqs: BatchSeqs
     """Sequences per optimizer step."""
     precision: TrainPrecision = "bf16"
@@ -89,11 +93,16 @@ class TrainingJob:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Slo:
+    """Latency limits of a serving workload; None = no limit on that metric."""
+
     __pydantic_config__ = STRICT
 
     ttft_p90_s: Seconds | None = None
+    """Limit on the 90th-percentile time to first token."""
     tpot_p99_s: Seconds | None = None
+    """Limit on the 99th-percentile time per output token after the first."""
     e2e_p99_s: Seconds | None = None
+    """Limit on the 99th-percentile end-to-end request latency."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -112,6 +121,8 @@ class Speculative:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Arrival:
+    """How simulated requests arrive: open-loop Poisson or gamma gaps, a closed loop of clients, or a recorded trace."""
+
     __pydantic_config__ = STRICT
 
     kind: Literal["poisson", "gamma", "concurrency", "trace"] = "poisson"
@@ -132,6 +143,9 @@ ENGINES: tuple[str, ...] = get_args(EngineName)
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ServingWorkload:
+    """The ``inference:`` section of a scenario: precisions, engine, request lengths, the load (batch, concurrency,
+    users or rate), SLO and simulator settings."""
+
     __pydantic_config__ = STRICT
 
     weight_precision: WeightPrecision = "bf16"
@@ -145,10 +159,16 @@ class ServingWorkload:
     measured host time per iteration, its scheduler defaults: catalog/data/engines.yaml). None = the current release.
     A YAML number (0.8) is refused with a fix: it would read 0.10 as 0.1."""
     input_tokens: SeqTokens
+    """Prompt tokens per request."""
     output_tokens: SeqTokens
+    """Output tokens per request."""
     batch: BatchSeqs | Literal["max"] | None = None
+    """A static batch of this many sequences; "max" = the largest steady-state batch (what the KV cache holds,
+    capped by the engine's max_num_seqs and the step token budget); None = from the other load fields."""
     concurrency: BatchSeqs | None = None
+    """Requests kept in flight (a closed loop of this many clients)."""
     request_rate_per_s: RatePerS | None = None
+    """Open-loop arrival rate over the whole deployment."""
     users: Annotated[int, InRange(1, MAX_USERS)] | None = None
     """Concurrent users (capacity planning)."""
     think_time_s: Seconds | None = None
@@ -165,7 +185,9 @@ class ServingWorkload:
     speculative: Speculative | None = None
     arrival: Arrival | None = None
     num_requests: Annotated[int, InRange(1, MAX_SIMULATED_REQUESTS)] | None = None
+    """Requests to simulate (or duration_s: every arrival within it)."""
     duration_s: Seconds | None = None
+    """Simulated arrivals span this long (open loop), when num_requests is not given."""
     simulation: SimulationConfig | None = None
     """Simulator settings (aiinfra simulate)."""
     classes: Annotated[tuple[RequestClass, ...], Len(1, MAX_CLASSES)] | None = None

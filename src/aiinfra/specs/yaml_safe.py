@@ -38,6 +38,7 @@ class _Loader(yaml.SafeLoader):
         self._depth = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
+        """Compose one node after refusing explicit tags and nesting deeper than MAX_YAML_DEPTH."""
         event = self.peek_event()  # type: ignore[no-untyped-call]
         tag = getattr(event, "tag", None)
         if not isinstance(event, AliasEvent) and tag not in (None, "!"):
@@ -58,6 +59,7 @@ class _Loader(yaml.SafeLoader):
             self._depth -= 1
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        """Build a mapping after refusing duplicate and unhashable keys (merge keys aside)."""
         if isinstance(node, yaml.MappingNode):
             seen: set[Any] = set()
             for key_node, _ in node.value:

@@ -95,6 +95,7 @@ class Grid:
 
     @property
     def keys(self) -> list[str]:
+        """Every key the grid sweeps: the crossed axes, then the zipped ones."""
         return [k for k, _ in self.axes] + [k for k, _ in self.zipped]
 
     def __len__(self) -> int:

@@ -152,6 +152,7 @@ class ResultStore:
         self._written = 0
 
     def parts(self) -> list[Path]:
+        """The Parquet part files written so far, in name order."""
         return sorted(p for p in self.root.glob("part-*.parquet"))
 
     def finished(self) -> dict[str, bool]:

@@ -10,7 +10,7 @@ from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.model_figures import params_total
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.planning.engine_profile import SchedulerDefaults, Usage, scheduler_defaults, trtllm_bench_limits
-from aiinfra.planning.inference import cluster_for, estimate, kv_capacity
+from aiinfra.planning.inference import estimate, kv_capacity
 from aiinfra.sim.metrics import SimSummary
 from aiinfra.specs.benchmark import BenchmarkSpec
 from aiinfra.specs.common import validate
@@ -71,7 +71,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         flags.append(f"attention data-parallel over {tp} ranks, experts split ep = {ep} ways (as the notes state)")
     free_frac = num(row, "kv_cache_free_gpu_mem_fraction")
     release = _release(row)
-    cluster = cluster_for(row["accelerator"].strip(), n)
+    cluster = tables.cluster_for(row["accelerator"].strip(), n)
     im = InferenceModel(
         model=model,
         cluster=cluster,
@@ -387,7 +387,7 @@ def _burst(
         raise RowError(f"mode {row['mode'].strip()} needs batch_or_concurrency (the requests sent at once)")
     sim: dict[str, object] = {}
     if row["mode"].strip() == "batch":
-        acc = cluster_for(served.accelerator, served.n).accelerator
+        acc = tables.cluster_for(served.accelerator, served.n).accelerator
         # the release's own defaults where an older one differs (vLLM V0), at the model's context length (the
         # engines' default max_model_len)
         context = _context_tokens(row, served, tables)

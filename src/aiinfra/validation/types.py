@@ -40,6 +40,8 @@ class RowTables:
     benchmarks: Mapping[str, BenchmarkSpec]
     runtime_reserve: RuntimeReserve | None
     resolve_cluster: Callable[[HardwareInput], ClusterSpec]
+    cluster_for: Callable[[str, int], ClusterSpec]
+    """(accelerator id, count) -> that many accelerators (catalog/resolve.py cluster_for)."""
     scenario_of: Callable[[Mapping[str, Any]], Scenario]
     serving_tables: Callable[[Scenario], ServingTables]
 

@@ -41,9 +41,13 @@ SAME_SITE_FETCH = frozenset({"same-origin", "none"})
 
 @dataclass(frozen=True, slots=True)
 class GuardSettings:
+    """What the request guard enforces: the hosts served, the body size and time limits, and the headers of a
+    refusal."""
+
     allowed_hosts: tuple[str, ...]
     """Host names (without port) the server answers to; IPv6 addresses in brackets."""
     max_body_bytes: int
+    """Largest request body accepted (a larger one is a 413)."""
     body_timeout_s: float
     """Longest a client may take to send its body (a slow or short body is a 408, not a held connection)."""
     headers: dict[str, str]
@@ -71,6 +75,8 @@ def allowed_hosts(bound: str, extra: Iterable[str] = ()) -> tuple[str, ...]:
 
 
 class Refused(Exception):
+    """A request the guard refuses before the app sees it: the HTTP status, the field at fault and why."""
+
     def __init__(self, status: int, field: str, message: str) -> None:
         super().__init__(message)
         self.status, self.field, self.message = status, field, message

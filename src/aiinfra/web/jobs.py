@@ -29,20 +29,30 @@ ENDED = frozenset({"done", "error", "cancelled"})
 
 @dataclass
 class Job:
+    """One long-running question the web app answers in the background, as its status endpoint reports it."""
+
     id: str
     question: str
     created_s: float = field(default_factory=time.monotonic)
+    """When it was queued (monotonic clock)."""
     started_s: float | None = None
+    """When it started running (None while queued)."""
     state: str = "queued"
     """queued | running | done | error | cancelled"""
     done: int = 0
+    """Progress: units done of ``total``."""
     total: int | None = None
+    """Units of work in all; None when not known."""
     result: Any = None
+    """The answer's JSON object once done."""
     error: dict[str, Any] | None = None
+    """The error detail (as the HTTP API gives it) when the job failed."""
     cancel_requested: bool = False
     ended_s: float | None = None
 
     def view(self) -> dict[str, Any]:
+        """The job as ``GET /api/v1/jobs/{id}`` returns it: id, question, state, progress and elapsed seconds, the
+        result when done, the error when it failed."""
         start = self.started_s if self.started_s is not None else self.created_s
         end = self.ended_s if self.ended_s is not None else time.monotonic()
         out: dict[str, Any] = {
@@ -155,6 +165,7 @@ class JobTable:
                 on_done(result)
 
     def get(self, job_id: str) -> Job | None:
+        """The job ``job_id``; None when there is none (never started, or forgotten after it ended)."""
         with self._lock:
             return self._jobs.get(job_id)
 
@@ -168,6 +179,7 @@ class JobTable:
         return job
 
     def shutdown(self) -> None:
+        """Ask every job to stop and shut the pool down without waiting; queued jobs never start."""
         for job in list(self._jobs.values()):
             job.cancel_requested = True
         self._pool.shutdown(wait=False, cancel_futures=True)

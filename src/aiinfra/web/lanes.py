@@ -72,6 +72,7 @@ class Slots:
         self.waiting = 0
 
     def try_take(self) -> bool:
+        """Take a slot if one is free now (True), else leave everything as it is (False)."""
         with self._lock:
             if self.running < self.slots:
                 self.running += 1
@@ -96,6 +97,7 @@ class Slots:
                 self.waiting -= 1
 
     def release(self) -> None:
+        """Give a slot back."""
         with self._lock:
             self.running -= 1
 
@@ -164,7 +166,7 @@ def _worker_main(
     import resource
 
     from aiinfra import app
-    from aiinfra.web.server import error_detail
+    from aiinfra.web.http_errors import error_detail
 
     if memory_bytes > 0:
         with contextlib.suppress(ValueError, OSError):
@@ -239,11 +241,13 @@ class Worker:
         return False, None
 
     def kill(self) -> None:
+        """Kill the worker process and close it."""
         with contextlib.suppress(Exception):
             self._proc.kill()
         self.close()
 
     def close(self) -> None:
+        """Close the pipe to the worker and wait up to 5 s for the process to end."""
         with contextlib.suppress(Exception):
             self._conn.close()
         with contextlib.suppress(Exception):
@@ -333,6 +337,7 @@ class Lanes:
             worker.kill()
 
     def shutdown(self) -> None:
+        """Stop the light lane's thread pool without waiting; queued answers are cancelled."""
         self._light_pool.shutdown(wait=False, cancel_futures=True)
 
 

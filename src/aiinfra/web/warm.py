@@ -18,6 +18,8 @@ _SCENARIO = {
 
 
 def warm() -> None:
+    """Load every catalog kind and the cloud prices, and answer infer, train, capacity and cost on a small example
+    scenario, so forked workers start with the modules imported and the caches filled; a failure is ignored."""
     for kind in ("accelerators", "systems", "interconnects", "models", "benchmarks"):
         with contextlib.suppress(Exception):  # a warm-up never stops the server
             app.catalog_list(kind)

@@ -49,6 +49,7 @@ class SimOutcome:
     wait_s: tuple[float, ...]
     """Time queued (first wait plus every wait after a preemption), up to the end for a job still queued."""
     preemptions: tuple[int, ...]
+    """Times each job was preempted by a higher-priority one (priority policy)."""
     reservation_s: tuple[float, ...]
     """First reservation a backfill pass gave the job while it was the blocked head (nan if none)."""
     leaves_used: tuple[int, ...]
@@ -56,12 +57,15 @@ class SimOutcome:
     state: tuple[str, ...]
     """finished | running | queued | not_arrived."""
     busy_t_s: tuple[float, ...]
+    """Times at which the busy-GPU count changed (starts at 0)."""
     busy_gpus: tuple[float, ...]
     """Step function: from busy_t_s[i] on, busy_gpus[i] GPUs were busy (a MIG instance counts its compute share)."""
     end_s: float
+    """When the run ended: the horizon if given, else the last event."""
     frag_blocked_s: float
     """Time the queue head was blocked although enough GPUs were free in total (fragmentation)."""
     total_gpus: int
+    """GPUs in the cluster, MIG-mode nodes included."""
     interruptions: tuple[int, ...] = ()
     """Times each job was interrupted by a node failure."""
     node_failures: int = 0
@@ -145,10 +149,12 @@ class _Nodes:
         return out
 
     def take(self, alloc: list[tuple[int, int]]) -> None:
+        """Occupy the GPUs of ``alloc`` ((node, GPUs) pairs)."""
         for n, k in alloc:
             self._move(n, -k)
 
     def give(self, alloc: list[tuple[int, int]]) -> None:
+        """Free the GPUs of ``alloc`` ((node, GPUs) pairs)."""
         for n, k in alloc:
             self._move(n, k)
 
@@ -177,12 +183,15 @@ class _Room:
             self.n_rem += sign
 
     def add(self, node: int, delta: int) -> None:
+        """Change ``node``'s free GPUs by ``delta`` and update the fit counts."""
         f = self.free[node]
         self._count(f, -1)
         self.free[node] = f + delta
         self._count(f + delta, 1)
 
     def fits(self) -> bool:
+        """Whether the job this room was built for fits the free GPUs now: one node with room, or enough whole free
+        nodes plus a node for the remainder."""
         if self.single:
             return self.n_single > 0
         if self.n_full < self.whole:
@@ -200,6 +209,8 @@ class _MigPool:
         self.counts: list[dict[str, int]] = [{} for _ in range(gpus)]
 
     def find(self, profile: m.MigProfile) -> tuple[int, int] | None:
+        """Where an instance of ``profile`` goes: (GPU, start slot) on the busiest GPU by compute slices that can place
+        it, lowest start slot; None when none can (or no GPU is in MIG mode)."""
         geo = self.geo
         if geo is None:
             return None
@@ -219,11 +230,13 @@ class _MigPool:
         return None if best is None else (best[1], best[2])
 
     def take(self, gpu: int, start: int, p: m.MigProfile) -> None:
+        """Occupy ``p``'s memory slices from ``start`` and its compute slices on ``gpu``."""
         self.mask[gpu] |= ((1 << p.memory_slices) - 1) << start
         self.compute[gpu] += p.compute_slices
         self.counts[gpu][p.name] = self.counts[gpu].get(p.name, 0) + 1
 
     def give(self, gpu: int, start: int, p: m.MigProfile) -> None:
+        """Free an instance of ``p`` placed at ``start`` on ``gpu``."""
         self.mask[gpu] &= ~(((1 << p.memory_slices) - 1) << start)
         self.compute[gpu] -= p.compute_slices
         self.counts[gpu][p.name] -= 1
@@ -237,15 +250,19 @@ class _ArrivalOrder:
 
     @classmethod
     def of(cls, jobs: Jobs, user_gpus: dict[str, int]) -> _ArrivalOrder:
+        """An empty arrival-order queue (the jobs and the users' GPUs do not change the order)."""
         return cls()
 
     def push(self, i: int) -> None:
+        """Queue job ``i`` at the back."""
         self._q[i] = None
 
     def remove(self, i: int) -> None:
+        """Take job ``i`` out of the queue, wherever it is (a backfilled job leaves from behind the head)."""
         del self._q[i]
 
     def head(self) -> int | None:
+        """The job queued longest; None when the queue is empty."""
         return next(iter(self._q), None)
 
     def order(self, depth: int) -> list[int]:
@@ -267,19 +284,24 @@ class _PriorityOrder:
 
     @classmethod
     def of(cls, jobs: Jobs, user_gpus: dict[str, int]) -> _PriorityOrder:
+        """An empty queue ordered by the jobs' priorities and arrival times."""
         return cls(jobs.priority, jobs.arrival_s)
 
     def push(self, i: int) -> None:
+        """Queue job ``i`` by (highest priority, earliest arrival, trace order)."""
         heapq.heappush(self._heap, (-self._priority[i], self._arrival_s[i], i))
 
     def remove(self, i: int) -> None:
+        """Take the head ``i`` out (only the head ever leaves this queue)."""
         popped = heapq.heappop(self._heap)[2]
         assert popped == i, "only the head leaves a priority queue"
 
     def head(self) -> int | None:
+        """The highest-priority, earliest job; None when the queue is empty."""
         return self._heap[0][2] if self._heap else None
 
     def order(self, depth: int) -> list[int]:
+        """The head alone, whatever ``depth``: nothing passes it under this strict policy."""
         head = self.head()
         return [] if head is None else [head]  # a strict policy: nothing passes the head
 
@@ -298,19 +320,25 @@ class _FairShareOrder:
         return cls(jobs.user, jobs.arrival_s, user_gpus)
 
     def push(self, i: int) -> None:
+        """Queue job ``i`` behind its user's earlier jobs."""
         self._by_user.setdefault(self._user[i], {})[i] = None
 
     def remove(self, i: int) -> None:
+        """Take job ``i`` out of its user's queue (and the user out when none is left)."""
         q = self._by_user[self._user[i]]
         del q[i]
         if not q:
             del self._by_user[self._user[i]]
 
     def head(self) -> int | None:
+        """The first job of the user holding the fewest GPUs now; None when the queue is empty."""
         order = self.order(0)
         return order[0] if order else None
 
     def order(self, depth: int) -> list[int]:
+        """At most ``depth`` + 1 jobs: users by (GPUs held now, their earliest waiting job's arrival), each user's jobs
+        in arrival order."""
+
         def key(u: str) -> tuple[int, float, int]:
             first = next(iter(self._by_user[u]))
             return self._user_gpus.get(u, 0), self._arrival_s[first], first
@@ -433,12 +461,14 @@ class _Run:
         self.next_failure()
 
     def next_failure(self) -> None:
+        """Schedule the next failure of the stream, if any is left."""
         if self.failures is not None:
             f = next(self.failures, None)
             if f is not None:
                 heapq.heappush(self.events, (f[0], _FAIL, f[1], int(f[2])))
 
     def weight(self, i: int) -> float:
+        """GPUs job ``i`` keeps busy: its GPU count, or a MIG instance's share of one GPU's compute slices."""
         p = self.profiles[i]
         return p.compute_slices / self.mig_share if p is not None else float(self.gpus[i])
 
@@ -473,6 +503,8 @@ class _Run:
         return True
 
     def release(self, i: int) -> None:
+        """Give back the GPUs (or MIG slices) of running job ``i`` and take it off the per-user and per-priority
+        counts."""
         p = self.profiles[i]
         if p is not None:
             gpu, s = self.mig_alloc.pop(i)
@@ -486,6 +518,7 @@ class _Run:
         self.busy -= self.weight(i)
 
     def enqueue(self, i: int) -> None:
+        """Queue job ``i`` from now (its wait counts from here)."""
         self.queued_since[i] = self.now
         self.queue.push(i)
 
@@ -587,14 +620,20 @@ class _Run:
         self.shadow[:] = [-1, 0.0, None]
 
     def repaired(self, node: int) -> None:
+        """Put a repaired ``node`` back in the pool, count its time down, and drop the backfill reservation (the room
+        changed)."""
         self.pool.give([(node, self.per_node)])
         self.down_gpu_s += (self.now - self.down_since.pop(node)) * self.per_node
         self.shadow[:] = [-1, 0.0, None]
 
     def blocked_by_fragments(self, i: int) -> bool:
+        """Whether whole-GPU job ``i`` waits although enough GPUs are free in total (they are spread over nodes)."""
         return self.profiles[i] is None and self.gpus[i] <= self.pool.total_free
 
     def full_pass(self) -> None:
+        """Start every waiting job the policy lets start now: strict policies in queue order until the head blocks
+        (priority: after trying preemption), the others the head then EASY backfill behind a blocked head; notes whether
+        the blocked head is held back by fragmentation."""
         self.frag_flag = False
         if self.pol.strict:
             while (i := self.queue.head()) is not None:

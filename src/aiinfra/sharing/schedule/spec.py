@@ -22,11 +22,14 @@ POLICIES: tuple[str, ...] = ("fifo", "backfill", "gang", "priority", "fairshare"
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ClusterInput:
+    """The ``schedule.cluster`` section: whole-GPU nodes, their leaf groups and any MIG-mode nodes."""
+
     __pydantic_config__ = STRICT
 
     nodes: Nodes
     """Nodes of whole GPUs (gang-scheduled jobs take GPUs on these)."""
     gpus_per_node: Annotated[int, InRange(1, MAX_PER_NODE)]
+    """GPUs in one node (whole-GPU and MIG-mode nodes alike)."""
     nodes_per_leaf: Nodes | None = None
     """Nodes under one leaf (top-of-rack) switch, consecutive node ids; the ``gang`` policy keeps a job's nodes in
     as few leaves as possible. None = one leaf (no topology)."""
@@ -82,6 +85,9 @@ class FailuresInput:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ScheduleInput:
+    """The ``schedule:`` section of a schedule file: the cluster, the queue policy, the jobs (a trace or a generator)
+    and the optional horizon and node failures."""
+
     __pydantic_config__ = STRICT
 
     cluster: ClusterInput
