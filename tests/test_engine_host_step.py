@@ -5,6 +5,8 @@ simulator."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from aiinfra import catalog
@@ -19,6 +21,7 @@ from aiinfra.planning.inference import estimate, model_for
 from aiinfra.specs.common import validate
 from aiinfra.specs.engine import parse_version
 from aiinfra.specs.workload import ServingWorkload
+from aiinfra.validation.inference_rows import _scheduler_steps
 
 from .conftest import EXAMPLES, sim_run
 
@@ -152,3 +155,33 @@ def test_a_v0_simulation_schedules_with_the_v0_defaults() -> None:
     old = sim_run(load_scenario(ex, [*sets, "inference.engine_version=0.6.3"]), seed=0)
     assert old.limits.max_num_batched_tokens == 512 and old.limits.max_num_seqs == 256
     assert old.records.iterations == 2
+
+
+def test_multi_step_scheduling_pays_the_host_time_once_per_call() -> None:
+    # vllm#6854: with multi-step-8 "the 4ms only needs to be incurred once for every 8 decode steps"; here 10 steps
+    # per call: 0.4 ms per decode iteration; an iteration with prompt tokens runs alone and pays the 4 ms (vllm#7000)
+    v1 = _llama8b_h100("vllm", "0.11.0")
+    multi = replace(_llama8b_h100("vllm", "0.6.0"), scheduler_steps=10)
+    decode, prefill = StepBatch.decode(64, 500), StepBatch.prefill(512) + StepBatch.decode(64, 500)
+    assert multi.iteration_time_s(decode) - v1.iteration_time_s(decode) == pytest.approx(0.4e-3, rel=1e-9)
+    assert multi.iteration_time_s(prefill) - v1.iteration_time_s(prefill) == pytest.approx(4e-3, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("version", "notes", "steps"),
+    [
+        ("0.6.0 (multi-step scheduling, --num-scheduler-steps 10)", "", 10),
+        ("0.6.3.post2", "benchmark_throughput.py ... --num-scheduler-step 1 --input-len 2048", 1),
+        ("v0.11.0", "vllm serve Qwen/Qwen3-8B", 1),
+    ],
+)
+def test_a_row_states_its_scheduler_steps(version: str, notes: str, steps: int) -> None:
+    assert _scheduler_steps({"engine_version": version, "notes": notes}) == steps
+
+
+def test_the_scenario_sets_the_scheduler_steps() -> None:
+    m, cl = catalog.model("meta-llama-3.1-8b"), cluster_for("nvidia-h100-sxm5-80gb", 1)
+    base = {"input_tokens": 128, "output_tokens": 256, "engine_version": "0.6.0"}
+    multi = {**base, "simulation": {"scheduler": {"num_scheduler_steps": 10}}}
+    assert model_for(m, cl, validate(ServingWorkload, multi)).scheduler_steps == 10
+    assert model_for(m, cl, validate(ServingWorkload, base)).scheduler_steps == 1

@@ -312,6 +312,9 @@ class InferenceModel:
     engine_version: str | None = None
     """The engine's release (e.g. "0.6.3"): selects its host time per iteration (engines.yaml
     host_step_by_version); None = the current release."""
+    scheduler_steps: int = 1
+    """Decode iterations per scheduler call (vLLM V0's multi-step scheduling): decode-only iterations pay the host
+    time per call divided by it."""
     streamed: bool = False
     """Requests come through the engine's API server and stream their tokens: a step lasts at least the server's
     time to stream its chunks (analytic/step_overheads.py ``streamed_step_s``)."""
@@ -658,7 +661,9 @@ class InferenceModel:
                 tables=self.cluster.tables,
             )
             # the engine's host work per iteration (scheduler, input preparation), by release
-            total = with_host_step(total, self.engine, self.engine_version, self.cluster.tables)
+            # (spread over the decode iterations of a multi-step call; iterations with prompt tokens run alone)
+            calls = self.scheduler_steps if whole.prefill_tokens == 0 else 1
+            total = with_host_step(total, self.engine, self.engine_version, self.cluster.tables, calls)
             if self.streamed:
                 # one API server streams every rank's sequences (attention DP included)
                 total = streamed_step_s(total, whole, self.engine, self.cluster.tables)

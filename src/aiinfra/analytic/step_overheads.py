@@ -193,11 +193,16 @@ def host_step_s(engine: str, engine_version: str | None, tables: DomainTables) -
     return (cost.step_s, cost.overlapped) if cost is not None else (0.0, False)
 
 
-def with_host_step(step_s: float, engine: str, engine_version: str | None, tables: DomainTables) -> float:
+def with_host_step(
+    step_s: float, engine: str, engine_version: str | None, tables: DomainTables, steps_per_call: int = 1
+) -> float:
     """The iteration with the engine's host work per step (module docstring): ``step_s`` + host when the host work
-    runs between GPU steps, max(``step_s``, host) when an overlap scheduler hides it behind the GPU's step."""
+    runs between GPU steps, max(``step_s``, host) when an overlap scheduler hides it behind the GPU's step; under
+    multi-step scheduling (``steps_per_call`` decode iterations per scheduler call, vLLM V0 --num-scheduler-steps)
+    the host work is paid once per call (vllm#6854: "the 4ms only needs to be incurred once for every 8 decode
+    steps")."""
     host_s, overlapped = host_step_s(engine, engine_version, tables)
-    return step_with_host_s(step_s, host_s, overlapped)
+    return step_with_host_s(step_s, host_s / max(steps_per_call, 1), overlapped)
 
 
 def step_with_host_s(gpu_step_s: float, host_s: float, overlapped: bool) -> float:

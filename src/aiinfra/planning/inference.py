@@ -275,6 +275,7 @@ def model_for(
     if streamed is None:
         stated = wl.simulation.streaming if wl.simulation is not None else None
         streamed = stated if stated is not None else workload_usage(wl) == "server"
+    sched = wl.simulation.scheduler if wl.simulation is not None else None
     return InferenceModel(
         model=sc_model,
         cluster=cluster,
@@ -286,6 +287,7 @@ def model_for(
         attention_dp=attention_dp or bool(plan and plan.attention_dp),
         engine=engine or wl.engine,
         engine_version=workload_release(wl),
+        scheduler_steps=sched.num_scheduler_steps if sched is not None else 1,
         streamed=streamed,
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from dataclasses import dataclass
 
 from aiinfra.analytic.inference import InferenceModel
@@ -71,6 +72,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         flags.append(f"attention data-parallel over {tp} ranks, experts split ep = {ep} ways (as the notes state)")
     free_frac = num(row, "kv_cache_free_gpu_mem_fraction")
     release = _release(row)
+    steps = _scheduler_steps(row)
     cluster = tables.cluster_for(row["accelerator"].strip(), n)
     im = InferenceModel(
         model=model,
@@ -83,6 +85,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         attention_dp=attention_dp,
         engine=engine,
         engine_version=release,
+        scheduler_steps=steps,
     )
     if metric in ("itl_intercept_s", "itl_slope_s_per_context_token"):
         return _itl(im, metric, sliding, flags)
@@ -101,6 +104,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         "output_tokens": max(out, 1),
         "plan": {"tp": tp, "pp": pp},
         **({"engine_version": release} if release else {}),
+        **({"simulation": {"scheduler": {"num_scheduler_steps": steps}}} if steps > 1 else {}),
     }
     # scheduler settings the row states (a run's own configuration); else the engine's defaults for the
     # device and the usage context: offline/batch rows are LLM-class benchmarks, the others API-server runs
@@ -138,7 +142,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         "decode_bound": est.decode_bound,
         "prefill_bound": est.prefill_bound,
     }
-    served = _Served(model, row["accelerator"].strip(), n, tp, pp, wp, kvp, engine, inp, out, release)
+    served = _Served(model, row["accelerator"].strip(), n, tp, pp, wp, kvp, engine, inp, out, release, steps)
     if mode == "poisson":
         sched = {k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v}
         rate = num(row, "request_rate_per_s")
@@ -167,6 +171,13 @@ def _release(row: dict[str, str]) -> str | None:
     if version is None:
         return None
     return ".".join(str(p) for p in (*version, 0, 0)[:3])  # three parts: never read back as a number
+
+
+def _scheduler_steps(row: dict[str, str]) -> int:
+    """vLLM V0's multi-step scheduling as the run states it (``--num-scheduler-steps N`` in its engine_version or
+    notes); 1 when it states none."""
+    m = re.search(r"--num-scheduler-steps?[ =](\d+)", f"{row.get('engine_version') or ''} {row.get('notes') or ''}")
+    return max(1, int(m.group(1))) if m else 1
 
 
 def _kv_precision(row: dict[str, str], wp: str, flags: list[str]) -> str:
@@ -466,6 +477,8 @@ class _Served:
     out: int
     release: str | None = None
     """The engine release the row ran (MAJOR.MINOR[.PATCH]), or None when the row does not state one."""
+    scheduler_steps: int = 1
+    """vLLM V0's --num-scheduler-steps the run states (1: single-step)."""
 
     def scenario(self, replicas: int | None = None, **inference: object) -> str:
         """The scenario as canonical JSON (the key of the memoised simulations), with ``replicas`` in the plan
@@ -473,6 +486,10 @@ class _Served:
         from aiinfra.report.render import jsonable
 
         arch = {k: v for k, v in jsonable(self.model).items() if k not in ("sources", "notes")}
+        if self.scheduler_steps > 1:  # the run's multi-step scheduling, beside whatever scheduler it states
+            sim = dict(inference.get("simulation") or {})  # type: ignore[call-overload]
+            sim["scheduler"] = {**(sim.get("scheduler") or {}), "num_scheduler_steps": self.scheduler_steps}
+            inference = {**inference, "simulation": sim}
         plan = {"tp": self.tp, "pp": self.pp, **({"replicas": replicas} if replicas is not None else {})}
         scenario = {
             "model": arch,
