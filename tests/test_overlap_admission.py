@@ -1,6 +1,7 @@
-"""An overlap scheduler (issue 29): SGLang and TensorRT-LLM's PyTorch executor plan iteration n + 1 while iteration n
-runs, so a request arriving during an iteration joins the one after the next — hand-stepped timelines in the
-simulator, the same delay in the loaded-replica model, and the releases the catalog gives it to."""
+"""When an arrival can join the batch (issue 29): SGLang and TensorRT-LLM's PyTorch executor plan iteration n + 1 while
+iteration n runs, so a request arriving during an iteration joins the one after the next; vLLM V0's multi-step
+scheduling admits only between its calls of n decode iterations — hand-stepped timelines in the simulator, the same
+delays in the loaded-replica model, and the releases the catalog gives the overlap to."""
 
 from __future__ import annotations
 
@@ -60,3 +61,24 @@ def test_the_loaded_replica_adds_one_iteration_to_ttft_under_load() -> None:
     assert new.ttft_s - old.ttft_s == pytest.approx(new.tpot_s, rel=0.05)
     assert new.ttft_percentiles_s is not None and old.ttft_percentiles_s is not None
     assert new.ttft_percentiles_s.p50_s > old.ttft_percentiles_s.p50_s
+
+
+def test_multi_step_scheduling_admits_only_between_calls() -> None:
+    # vLLM V0 --num-scheduler-steps 4, 1-s iterations. A (arrives 0) is prefilled in [0, 1], then decodes in a call
+    # of 4 iterations [1, 5]; B arrives at 1.5 and waits for that call to end: prefilled in [5, 6], TTFT 4.5.
+    # Single-step: B is prefilled in [2, 3], TTFT 1.5.
+    rows = [(0.0, 4, 20), (1.5, 4, 1)]
+    single = run(FixedStepTime(1.0), lim(), rows)
+    multi = run(FixedStepTime(1.0), lim(scheduler_steps=4), rows)
+    assert single.first_token_s[1] - single.arrival_s[1] == pytest.approx(1.5)
+    assert multi.first_token_s[1] - multi.arrival_s[1] == pytest.approx(4.5)
+
+
+def test_the_loaded_replica_waits_out_half_a_multi_step_call() -> None:
+    # 10 decode iterations per call: an arrival waits (10 - 1)/2 = 4.5 mean iterations more under load
+    m, cl = catalog.model("meta-llama-3.1-8b"), cluster_for("nvidia-h100-sxm5-80gb", 1)
+    base = {"input_tokens": 256, "output_tokens": 256, "engine": "vllm", "request_rate_per_s": 4.0}
+    multi = {**base, "simulation": {"scheduler": {"num_scheduler_steps": 10}}}
+    one = estimate(m, cl, validate(ServingWorkload, base))
+    ten = estimate(m, cl, validate(ServingWorkload, multi))
+    assert ten.ttft_s - one.ttft_s == pytest.approx(4.5 * ten.tpot_s, rel=0.05)

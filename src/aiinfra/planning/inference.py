@@ -428,7 +428,7 @@ def _loaded_replica(
     budget: int,
     grid: bool,
     request_overhead_s: float = 0.0,
-    overlap_admission: bool = False,
+    admission_delay_iterations: float = 0.0,
 ) -> LoadedReplica:
     """The loaded-replica model of one deployment: ``steady`` and a decode-only iteration of the same pricing."""
     inp, out = wl.input_tokens, wl.output_tokens
@@ -450,7 +450,7 @@ def _loaded_replica(
         prefill_iterations=prefill_iterations,
         grid=grid,
         request_overhead_s=request_overhead_s,
-        overlap_admission=overlap_admission,
+        admission_delay_iterations=admission_delay_iterations,
     )
 
 
@@ -594,7 +594,10 @@ def estimate_with_replica(
         load = f"a static batch of {batch}: every prompt prefilled, then the batch decodes together"
     else:
         dp_ranks = im.tp if im.attention_dp else 1
-        overlap = overlaps_scheduling(cluster.tables.engine(engine), wl)
+        # iterations an arrival waits beyond the next one: an overlap scheduler planned it already; a multi-step
+        # call of n decode iterations admits nothing until it ends, (n - 1)/2 on average
+        steps = sched.num_scheduler_steps if sched is not None else 1
+        delay = (1.0 if overlaps_scheduling(cluster.tables.engine(engine), wl) else 0.0) + (steps - 1) / 2.0
 
         def steady(b: int) -> tuple[float, float, float]:
             """(TPOT, TTFT, tokens per sequence per step) of the steady state holding ``b`` sequences."""
@@ -604,13 +607,13 @@ def estimate_with_replica(
                 step = steady_state_step(b, inp, out, tok, dp_ranks=dp_ranks)
                 cycle_s, tok = _decode_cycle_s(im, cluster, wl, step, b)
             first = ttft_one if b == 1 else loaded_ttft_s(im, b, inp, out, budget, cycle_s, ttft_one)
-            if overlap and b > 1:
-                first += cycle_s  # planned while the last iteration ran: the prompt joins one iteration later
+            if delay and b > 1:
+                first += delay * cycle_s  # the prompt joins later (above)
             return cycle_s / tok, first + req_s, tok
 
         top = _saturated_batch(max_seqs, engine_cap, budget, inp, out)
         rep = _loaded_replica(
-            im, cluster, wl, steady, top, budget, grid=grid, request_overhead_s=req_s, overlap_admission=overlap
+            im, cluster, wl, steady, top, budget, grid=grid, request_overhead_s=req_s, admission_delay_iterations=delay
         )
         tpot, ttft, tok_per_step = steady(batch)
         out_tps_replica = batch / tpot

@@ -30,7 +30,8 @@ of it, and finishes its first token at the end of the next iteration: TTFT = U·
 J ~ Poisson(λ·T_k) prompts arriving alongside and c the iterations its prompt needs at the budget left by the
 decodes (chunked prefill, Sarathi-Serve, Agrawal et al. OSDI'24). Percentiles are read off that mixture. An engine
 with an overlap scheduler (SGLang, TensorRT-LLM's PyTorch executor) planned the next iteration before the arrival
-could join it, so its prompt starts one (mean) iteration later.
+could join it, so its prompt starts one (mean) iteration later; under n-step multi-step scheduling (vLLM V0) it waits
+for the rest of the call it lands in, (n − 1)/2 iterations on average.
 """
 
 from __future__ import annotations
@@ -150,12 +151,13 @@ class LoadedReplica:
         prefill_iterations: Callable[[int], int] = lambda _b: 1,
         grid: bool = False,
         request_overhead_s: float = 0.0,
-        overlap_admission: bool = False,
+        admission_delay_iterations: float = 0.0,
     ) -> None:
         self._steady = steady
-        self.overlap_admission = overlap_admission
-        """The engine plans each iteration while the previous one runs (an overlap scheduler): an arrival's prompt
-        waits one more iteration (already in ``steady``'s TTFT; the TTFT chain adds the mean iteration)."""
+        self.admission_delay_iterations = admission_delay_iterations
+        """Mean iterations an arrival waits beyond the next one before its prompt is scheduled: 1 under an overlap
+        scheduler (it planned the next iteration already), (n − 1)/2 under n-step multi-step scheduling (the rest of
+        the call it lands in). Already in ``steady``'s TTFT; the TTFT chain adds as many mean iterations."""
         self._decode = decode_step_s
         self.output_tokens = output_tokens
         self.max_in_flight = max(1, max_in_flight)
@@ -354,8 +356,8 @@ class LoadedReplica:
         p_j = poisson_pmf(js, lam * t_k[:, None])
         p_j /= p_j.sum(axis=1, keepdims=True)
         weight = (w_step[:, None] * p_j).ravel()
-        # an overlap scheduler admits the arrival one iteration later: the mean iteration of the chain
-        later = float(pi @ t_k) if self.overlap_admission else 0.0
+        # an overlap scheduler or a multi-step call admits the arrival later: as many mean iterations of the chain
+        later = self.admission_delay_iterations * float(pi @ t_k)
         start = np.tile(chunks * d + (1 + js) * delta_s + later, ks.size)
         width = np.repeat(t_k, js.size)
         keep = weight > 1e-14

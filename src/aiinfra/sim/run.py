@@ -226,6 +226,7 @@ def limits_for(
         role=role,
         reserve_full_context=reserves_full_context(wl.engine, scenario.cluster.tables),
         overlap_admission=overlaps_scheduling(engine, wl),
+        scheduler_steps=sched.num_scheduler_steps,
     )
 
 

@@ -49,6 +49,7 @@ def eligible(rep: Replica) -> bool:
         and lim.role == "mixed"
         and lim.preemption == "recompute"
         and not lim.prefix_caching
+        and lim.scheduler_steps == 1
         and not rep.has_work()
         and rep.iterations == 0
     )
