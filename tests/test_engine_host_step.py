@@ -176,7 +176,10 @@ def test_multi_step_scheduling_pays_the_host_time_once_per_call() -> None:
     ],
 )
 def test_a_row_states_its_scheduler_steps(version: str, notes: str, steps: int) -> None:
-    assert _scheduler_steps({"engine_version": version, "notes": notes}) == steps
+    flag = catalog.engine("vllm").multi_step_flag
+    assert _scheduler_steps({"engine_version": version, "notes": notes}, flag) == steps
+    # an engine without the flag (SGLang) runs single-step even where its notes quote vLLM's setting
+    assert _scheduler_steps({"engine_version": "0.3.0", "notes": f"vLLM: {version}"}, None) == 1
 
 
 def test_the_scenario_sets_the_scheduler_steps() -> None:

@@ -168,6 +168,9 @@ class EngineProfile:
     host_step_costs: tuple[HostStepCost, ...] = ()
     """Host time per iteration by release (engines.yaml host_step_by_version; none: not priced)."""
 
+    multi_step_flag: str | None = None
+    """The command-line flag that sets multi-step scheduling (vLLM V0 --num-scheduler-steps); None: the engine has
+    none."""
     overlap_scheduler: ReleaseRange | None = None
     """Releases whose scheduler plans iteration n + 1 while the GPU runs iteration n (engines.yaml
     overlap_scheduler): a request arriving during an iteration joins the one after the next."""
@@ -407,6 +410,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             host_step_costs=_host_costs(row),
             legacy_scheduler=row.get("legacy_scheduler"),
             overlap_scheduler=_release_range(row.get("overlap_scheduler")),
+            multi_step_flag=str(row["multi_step_flag"]) if row.get("multi_step_flag") else None,
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"catalog data engines.yaml row {row.get('id', '?')}: {exc}") from exc

@@ -60,6 +60,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     wp = (row.get("weight_precision") or "bf16").strip()
     kvp = _kv_precision(row, wp, flags)
     engine = _engine(row, flags, tables)
+    steps = _scheduler_steps(row, tables.engine(engine).multi_step_flag)
     metric = row["metric"].strip()
     mode = row["mode"].strip()
     inp = integer(row, "input_tokens")
@@ -72,7 +73,6 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         flags.append(f"attention data-parallel over {tp} ranks, experts split ep = {ep} ways (as the notes state)")
     free_frac = num(row, "kv_cache_free_gpu_mem_fraction")
     release = _release(row)
-    steps = _scheduler_steps(row)
     cluster = tables.cluster_for(row["accelerator"].strip(), n)
     im = InferenceModel(
         model=model,
@@ -173,10 +173,14 @@ def _release(row: dict[str, str]) -> str | None:
     return ".".join(str(p) for p in (*version, 0, 0)[:3])  # three parts: never read back as a number
 
 
-def _scheduler_steps(row: dict[str, str]) -> int:
-    """vLLM V0's multi-step scheduling as the run states it (``--num-scheduler-steps N`` in its engine_version or
-    notes); 1 when it states none."""
-    m = re.search(r"--num-scheduler-steps?[ =](\d+)", f"{row.get('engine_version') or ''} {row.get('notes') or ''}")
+def _scheduler_steps(row: dict[str, str], flag: str | None) -> int:
+    """Multi-step scheduling as the run states it: the engine's ``flag`` (vLLM V0 ``--num-scheduler-steps N``; the
+    singular spelling too) in the row's engine_version or notes; 1 when it states none or the engine has no such
+    flag (another engine's flag quoted in the notes is not this run's)."""
+    if not flag:
+        return 1
+    pattern = re.escape(flag.rstrip("s")) + r"s?[ =](\d+)"
+    m = re.search(pattern, f"{row.get('engine_version') or ''} {row.get('notes') or ''}")
     return max(1, int(m.group(1))) if m else 1
 
 
