@@ -56,25 +56,21 @@ class SchedulerDefaults:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class HostStepCost:
-    """Host time an engine release spends per iteration outside the GPU's kernels (scheduling, input preparation,
-    output processing) and how it meets the GPU's step (engines.yaml ``host_step_by_version``)."""
+class ReleaseRange:
+    """The releases a behaviour or a cost of an engine applies to (engines.yaml ``overlap_scheduler``,
+    ``host_step_by_version``)."""
 
-    step_s: float
-    overlapped: bool
-    """True: the engine prepares the next step while the GPU runs this one (an overlap scheduler), so the step
-    lasts max(GPU, host); False: the host work runs between the GPU steps, so the step lasts GPU + host."""
-    from_version: tuple[int, ...] | None
+    from_version: tuple[int, ...] | None = None
     """First release it applies to (None: every earlier one)."""
-    below_version: tuple[int, ...] | None
+    below_version: tuple[int, ...] | None = None
     """First release it no longer applies to (None: through the current release)."""
-    source: str
     when_unstated: bool = True
     """Whether it applies when no release is stated (the current release); False where the measured code path is
     one of several the engine ships (TensorRT-LLM's PyTorch executor beside its TensorRT engines)."""
+    source: str = ""
 
     def applies(self, version: tuple[int, ...] | None) -> bool:
-        """Whether release ``version`` has this cost; an unstated release (None) is the current one."""
+        """Whether release ``version`` has it; an unstated release (None) is the current one."""
         if version is None:
             return self.below_version is None and self.when_unstated
         return (self.from_version is None or version >= self.from_version) and (
@@ -83,21 +79,15 @@ class HostStepCost:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class ReleaseRange:
-    """The releases a behaviour of an engine applies to (engines.yaml ``overlap_scheduler``)."""
+class HostStepCost:
+    """Host time an engine release spends per iteration outside the GPU's kernels (scheduling, input preparation,
+    output processing) and how it meets the GPU's step (engines.yaml ``host_step_by_version``)."""
 
-    from_version: tuple[int, ...] | None
-    below_version: tuple[int, ...] | None = None
-    when_unstated: bool = True
-    """Whether it applies when no release is stated (the current release)."""
-    source: str = ""
-
-    def applies(self, version: tuple[int, ...] | None) -> bool:
-        if version is None:
-            return self.below_version is None and self.when_unstated
-        return (self.from_version is None or version >= self.from_version) and (
-            self.below_version is None or version < self.below_version
-        )
+    step_s: float
+    overlapped: bool
+    """True: the engine prepares the next step while the GPU runs this one (an overlap scheduler), so the step
+    lasts max(GPU, host); False: the host work runs between the GPU steps, so the step lasts GPU + host."""
+    releases: ReleaseRange
 
 
 def parse_version(text: str) -> tuple[int, ...] | None:
@@ -181,7 +171,7 @@ class EngineProfile:
 
     def host_step_cost(self, version: tuple[int, ...] | None) -> HostStepCost | None:
         """The host time per iteration of release ``version`` (None: the current release); None when not measured."""
-        return next((c for c in self.host_step_costs if c.applies(version)), None)
+        return next((c for c in self.host_step_costs if c.releases.applies(version)), None)
 
     @property
     def device_dependent_defaults(self) -> bool:
@@ -347,28 +337,21 @@ def _version_or_none(value: Any) -> tuple[int, ...] | None:
     return parsed
 
 
-def _host_costs(row: Mapping[str, Any]) -> tuple[HostStepCost, ...]:
-    return tuple(
-        HostStepCost(
-            step_s=float(e["host_step_ms"]) / 1e3,
-            overlapped=bool(e["overlapped"]),
-            from_version=_version_or_none(e.get("from_version")),
-            below_version=_version_or_none(e.get("below_version")),
-            source=str(e["source"]["url"]),
-            when_unstated=bool(e.get("when_unstated", True)),
-        )
-        for e in row.get("host_step_by_version", [])
-    )
-
-
-def _release_range(entry: Mapping[str, Any] | None) -> ReleaseRange | None:
-    if entry is None:
-        return None
+def _release_range(entry: Mapping[str, Any]) -> ReleaseRange:
     return ReleaseRange(
         from_version=_version_or_none(entry.get("from_version")),
         below_version=_version_or_none(entry.get("below_version")),
         when_unstated=bool(entry.get("when_unstated", True)),
         source=str(entry["source"]["url"]),
+    )
+
+
+def _host_costs(row: Mapping[str, Any]) -> tuple[HostStepCost, ...]:
+    return tuple(
+        HostStepCost(
+            step_s=float(e["host_step_ms"]) / 1e3, overlapped=bool(e["overlapped"]), releases=_release_range(e)
+        )
+        for e in row.get("host_step_by_version", [])
     )
 
 
@@ -409,7 +392,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             stream_chunk_s=(_opt_float(row, "stream_chunk_us") or 0.0) / 1e6,
             host_step_costs=_host_costs(row),
             legacy_scheduler=row.get("legacy_scheduler"),
-            overlap_scheduler=_release_range(row.get("overlap_scheduler")),
+            overlap_scheduler=_release_range(row["overlap_scheduler"]) if row.get("overlap_scheduler") else None,
             multi_step_flag=str(row["multi_step_flag"]) if row.get("multi_step_flag") else None,
         )
     except (KeyError, TypeError, ValueError) as exc:
