@@ -1,12 +1,12 @@
 """Training at scale, open vs sealed (issue 28): scores a batch's open and sealed files (``--batch 1-2``:
-``training_scale_open.csv`` / ``training_scale_sealed.csv``; ``--batch 3``: ``training_scale3_*.csv``; ``--batch 4``:
-``training_scale4_*.csv``; ``--batch all``) with the current model and prints the Markdown tables of
+``training_scale_open.csv`` / ``training_scale_sealed.csv``; ``--batch 3``: ``training_scale3_*.csv``; ``--batch 4``
+and ``--batch 5`` likewise; ``--batch all``) with the current model and prints the Markdown tables of
 docs/validation.md's at-scale sections (overall, at >= 1,000 accelerators, by regime, and every row).
 
 ``--dump FILE`` writes the per-row errors as JSON; ``--before FILE`` (a dump made by running this script on an older
 checkout's ``src`` through PYTHONPATH) adds the before -> after columns. Which rows are sealed was fixed by
 sha256(id) % 3 == 0 and committed (validation/data/training_scale_seal.csv, training_scale3_seal.csv,
-training_scale4_seal.csv) before any value was read."""
+training_scale4_seal.csv, training_scale5_seal.csv) before any value was read."""
 
 from __future__ import annotations
 
@@ -20,12 +20,13 @@ from aiinfra.app.tables import row_tables
 from aiinfra.validation import runner
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data"
-#: each batch's open and sealed files (batches 3 and 4 are sealed by their own committed lists training_scale3_seal.csv
-#: and training_scale4_seal.csv)
+#: each batch's open and sealed files (batches 3 to 5 are sealed by their own committed lists training_scale3_seal.csv,
+#: training_scale4_seal.csv and training_scale5_seal.csv)
 BATCHES = {
     "1-2": {"open": DATA / "training_scale_open.csv", "sealed": DATA / "training_scale_sealed.csv"},
     "3": {"open": DATA / "training_scale3_open.csv", "sealed": DATA / "training_scale3_sealed.csv"},
     "4": {"open": DATA / "training_scale4_open.csv", "sealed": DATA / "training_scale4_sealed.csv"},
+    "5": {"open": DATA / "training_scale5_open.csv", "sealed": DATA / "training_scale5_sealed.csv"},
 }
 BLACKWELL = ("nvidia-gb200", "nvidia-gb300", "nvidia-b200-sxm-180gb", "nvidia-b300-sxm-288gb")
 
@@ -39,12 +40,20 @@ def regime(row: dict[str, str]) -> str:
         return "DeepSeek-V3 MoE (EP 64, PP 16 DualPipe, ZeRO-1, no TP), H800 FP8"
     if "gpt-oss" in model:
         return "gpt-oss-20b MoE (EP 8, TP 2, CP 4), GB300 MXFP8"
+    if "Pax GPT" in model:
+        return "GPT 512B-1T, Pax on one TPU v4 slice (FSDP 64-256 x TP 8-16, full remat)"
     if "PaLM" in model:
         return "PaLM 540B, TPU v4 (TP 12 x sharded DP, two pods over DCN)"
     if "Nemotron-4 340B" in model:
         return "Nemotron-4 340B, Megatron 3D (TP 8, PP 12 interleaved, distributed optimizer), H100 BF16"
+    if "DeepSpeed on Azure" in model and "530B" in model:
+        return "GPT 530B, DeepSpeed ZeRO-3 over all ranks (no TP/PP, no offload), A100 FP16"
     if "DeepSpeed on Azure" in model:
         return "GPT 1T-2T, DeepSpeed ZeRO-3 over all ranks (no TP/PP, CPU optimizer offload), A100 FP16"
+    if "Megatron-LM README" in model and row["accelerator"].startswith("nvidia-a100"):
+        return "GPT-3 175B, Megatron-LM 2021 3D (TP 8, PP 16, full recompute, no FlashAttention), A100 FP16"
+    if "Megatron-LM README" in model:
+        return "GPT 177B, Megatron-Core r0.8 3D (TP 8, PP 6, distributed optimizer, overlaps), H100 BF16"
     if "GPT-3" in model and row["accelerator"].startswith("nvidia-a100"):
         return "GPT-3 175B, NeMo Megatron 3D (TP 8, PP 8, sequence parallel, selective recompute), A100 BF16"
     if "GPT-3" in model and row["accelerator"] == "intel-gaudi2":

@@ -12,7 +12,6 @@ MAX_LINES = 80
 #: long functions still to be split or given their reason (the analytic and planning models, the simulator
 #: kernel); a function leaves this list when it is
 PENDING = {
-    "analytic/comms.py::collective_time_array",
     "analytic/inference.py::breakdown",
     "planning/inference.py::estimate_with_replica",
     "sim/engine.py::run",

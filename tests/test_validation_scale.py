@@ -36,16 +36,17 @@ def test_sealed_rows_are_the_hash_third_and_listed_in_the_seal_file(batch: str) 
         assert (rid in sealed_ids) == is_sealed, rid
 
 
-def test_fourth_batch_rows_follow_the_committed_list() -> None:
-    """Fourth batch (papers and framework READMEs, issue 28): every written row is listed in training_scale4_seal.csv
-    with the state its id's hash gives, sits in the file that state names, and every listed run is either written or
-    named on a '# dropped:' line."""
-    lines = (DATA / "training_scale4_seal.csv").read_text().splitlines()
+@pytest.mark.parametrize("batch", ["training_scale4", "training_scale5"])
+def test_later_batch_rows_follow_the_committed_list(batch: str) -> None:
+    """Fourth and fifth batches (papers, framework READMEs, blogs, issue 28): every written row is listed in the batch's
+    seal file with the state its id's hash gives, sits in the file that state names, and every listed run is either
+    written or named on a '# dropped:' line."""
+    lines = (DATA / f"{batch}_seal.csv").read_text().splitlines()
     listed = {ln.split(",")[0]: ln.split(",")[1] for ln in lines if ln and not ln.startswith("#")}
     dropped = " ".join(ln for ln in lines if ln.startswith("# dropped:") or ln.startswith("#   "))
-    open_path = DATA / "training_scale4_open.csv"
+    open_path = DATA / f"{batch}_open.csv"
     open_ids = _ids(open_path.name) if open_path.exists() else set()
-    sealed_ids = _ids("training_scale4_sealed.csv")
+    sealed_ids = _ids(f"{batch}_sealed.csv")
     assert sealed_ids and not open_ids & sealed_ids
     for rid in open_ids | sealed_ids:
         is_sealed = int(hashlib.sha256(rid.encode()).hexdigest(), 16) % 3 == 0
@@ -72,13 +73,31 @@ def test_open_at_scale_rows_regression_guard() -> None:
     assert s["p90_abs_rel_error"] <= OPEN_P90_GUARD
 
 
-def test_third_batch_open_rows_are_all_priced() -> None:
-    """Every open row of the third batch (MLPerf Training v6.0) names a catalog accelerator, precision and layout the
-    model can price: none comes back unscored. (The sealed file is scored only by bench/validation_scale.py.)"""
-    res = runner.run(DATA / "training_scale3_open.csv", row_tables())
+@pytest.mark.parametrize("name", ["training_scale3_open.csv", "training_scale5_open.csv"])
+def test_later_batch_open_rows_are_all_priced(name: str) -> None:
+    """Every open row of the third (MLPerf Training v6.0) and fifth (Megatron-LM and Pax READMEs) batches names a
+    catalog accelerator, precision and layout the model can price: none comes back unscored. (Sealed files are scored
+    only by bench/validation_scale.py.)"""
+    res = runner.run(DATA / name, row_tables())
     unscored = [c.id for c in res["cases"] if c.rel_error is None]
     assert not unscored
-    assert len(res["cases"]) == len(_ids("training_scale3_open.csv"))
+    assert len(res["cases"]) == len(_ids(name))
+
+
+def test_2021_megatron_readme_source_is_priced_without_flash_attention() -> None:
+    """The 2021 Megatron-LM README's GPT-3 example ran the code of Narayanan et al. 2021, before FlashAttention
+    (2022-05): a row naming it is priced with materialised attention scores, the same row without it with the fused
+    kernel (validation/training_rows.py PRE_FLASH_SOURCES)."""
+    from aiinfra.validation.training_rows import predict_row
+
+    with (DATA / "training_scale5_open.csv").open(newline="") as f:
+        row = next(r for r in csv.DictReader(f) if r["id"] == "megatron-readme-gpt-177b-h100-4608")
+    tables = row_tables()
+    fused = predict_row(row, tables)
+    unfused = predict_row({**row, "source": row["source"] + " (Megatron-LM README (2021))"}, tables)
+    assert fused.details["flash_attention"] is True
+    assert unfused.details["flash_attention"] is False
+    assert unfused.details["step_time_s"] > fused.details["step_time_s"]
 
 
 def test_row_ids_are_unique_across_every_validation_file() -> None:

@@ -318,6 +318,132 @@ def _scale_up_time(
     return CommTime(t, "scale-up", f"{kind}/scale-up: {src}")
 
 
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """Collectives of one rank count on one tier (the plans selected by a mask), with their per-rank bandwidth."""
+
+    kind: Collective
+    tier: str
+    n_val: int
+    size: np.ndarray
+    """Bytes per rank of each selected plan's collective."""
+    k: np.ndarray
+    """Parallel rings (one NIC each): ranks of the group in one scale-up domain (1 on the scale-up tier)."""
+    bw: float
+    """The tier's one-way bytes/s per rank."""
+    bw_arr: np.ndarray
+    """Bandwidth each plan's collective moves at (k rings capped by the scale-up link; fabric share applied)."""
+    a2a_frac: np.ndarray | float
+    """Share of an all-to-all's traffic that leaves the domain (1 elsewhere)."""
+    alpha_s: float
+    rings: bool
+    tree: bool
+
+
+def _group(
+    cluster: ClusterSpec,
+    kind: Collective,
+    tier: str,
+    n_val: int,
+    size: np.ndarray,
+    st: np.ndarray,
+    span: np.ndarray,
+    domain: int,
+) -> _Group:
+    """The bandwidth side of one (rank count, tier) group: k ranks of the group per domain -> k parallel rings, one NIC
+    each (module docstring); an oversubscribed leaf shares its uplinks among the nodes below it."""
+    bw, alpha = tier_bandwidth(cluster, tier)
+    m = size.size
+    rings = tier == "scale-out" and kind in ("allreduce", "allgather", "reducescatter")
+    k = np.clip(domain // st, 1, n_val).astype(float) if rings else np.ones(m)
+    if rings:
+        up = cluster.scale_up_bw_one_way_bytes_per_s
+        bw_arr = np.minimum(k * bw, up) if up else k * bw
+    else:
+        bw_arr = np.full(m, bw)
+    if tier == "scale-out" and cluster.fabric_oversubscription_ratio > 1.0:
+        bw_arr = bw_arr * fabric_share(cluster, np.ceil(span / domain))
+    a2a_frac: np.ndarray | float = 1.0
+    if tier == "scale-out" and kind == "alltoall":
+        k_a2a = np.clip(domain // st, 1, n_val)
+        a2a_frac = (n_val - k_a2a) / (n_val - 1)
+    return _Group(kind, tier, n_val, size, k, bw, bw_arr, a2a_frac, alpha, rings, rings and kind == "allreduce")
+
+
+def _latencies(
+    cluster: ClusterSpec, g: _Group, curve: Curve | None, per_nic_p2p: bool
+) -> tuple[np.ndarray | float, np.ndarray | float, np.ndarray]:
+    """(ring latency, tree latency, nodes) of a ring group across nodes (0, inf and 0 elsewhere); a measured
+    scale-out curve already contains the latency of the node count it was measured on, so only the excess counts."""
+    if not g.rings:
+        return 0.0, np.inf, np.zeros(g.size.size)
+    kind, tables = g.kind, cluster.tables
+    nodes = np.ceil(g.n_val / g.k)
+    ranks = np.full(g.size.size, float(g.n_val))
+    ring_lat: np.ndarray | float = ring_latency_s(tables, kind, ranks, nodes)
+    tree_lat: np.ndarray | float = tree_latency_s(tables, ranks, nodes) if g.tree else np.inf
+    if curve is not None and curve.n_ranks and not per_nic_p2p:  # scale-out curves count nodes
+        ref_nodes = np.minimum(float(curve.n_ranks), nodes)
+        ref_lat = ring_latency_s(tables, kind, ref_nodes * g.k, ref_nodes)
+        ring_lat = np.maximum(0.0, ring_lat - ref_lat)
+        if g.tree:
+            tree_lat = np.maximum(0.0, tree_lat - ref_lat)
+    return ring_lat, tree_lat, nodes
+
+
+def _bandwidth_time(g: _Group, curve: Curve | None, factor: float) -> np.ndarray:
+    """The bandwidth term of each collective of the group (s).
+
+    Without a curve: the bytes over the group's bandwidth. With a measured curve: interpolate the measured TIMES
+    linearly in size (a latency floor below the smallest message, the largest message's efficiency beyond it) —
+    monotone in size; the curve is a time per byte at the tier's per-rank bandwidth. The k parallel rings (one per
+    NIC) each carry S/k: each NIC sees the efficiency of an S/k message (the scale-out curves are measured per NIC on
+    that shard, efficiency.yaml) and the node moves k of them."""
+    if curve is None:
+        out: np.ndarray = factor * g.a2a_frac * g.size / g.bw_arr
+        return out
+    pts_size = 10.0 ** np.asarray(curve.log_x)
+    pts_time = factor * pts_size / (g.bw * np.asarray(curve.y))
+    sz = g.size / g.k
+    t = np.interp(sz, pts_size, pts_time)
+    beyond = sz > pts_size[-1]
+    t[beyond] = factor * sz[beyond] / (g.bw * curve.y[-1])
+    timed: np.ndarray = t * g.k * (g.bw / g.bw_arr) * g.a2a_frac
+    return timed
+
+
+def _group_time(cluster: ClusterSpec, g: _Group, sources: set[str] | None, engine: str | None) -> np.ndarray:
+    """Time of each collective of one (rank count, tier) group: bandwidth plus latency, and for an all-reduce
+    across nodes the fastest of ring, tree and in-network reduction, as NCCL's tuner picks (tuning.cc)."""
+    kind, tier, n_val = g.kind, g.tier, g.n_val
+    if tier == "scale-up" and kind == "allreduce" and cluster.scale_up_bw_one_way_bytes_per_s is None:
+        ring = pcie_ring_allreduce_s(cluster, g.size, n_val)
+        if ring is not None:  # PCIe-only parts: NCCL's ring over P2P hops (pcie_ring_allreduce_s)
+            if sources is not None:
+                sources.add(f"{kind}/{tier}: {ring[1]}")
+            return ring[0]
+    curve, src, per_nic_p2p = fabric_curve(cluster, kind, n_val, tier, engine)
+    if sources is not None:
+        sources.add(f"{kind}/{tier}: {src}")
+    factor = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_val - 1) / n_val
+    ring_lat, tree_lat, nodes = _latencies(cluster, g, curve, per_nic_p2p)
+    bw_time = _bandwidth_time(g, curve, factor)
+    tree_bw = tree_bandwidth_factor(cluster.tables, float(n_val)) if g.tree else 0.0
+    if curve is None:
+        steps = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_val - 1)
+        out = bw_time + np.maximum(steps * g.alpha_s, ring_lat)
+        if g.tree:  # NCCL's tuner runs ring or tree, whichever its model says is faster (tuning.cc)
+            out = np.minimum(out, bw_time * tree_bw + np.maximum(steps * g.alpha_s, tree_lat))
+    else:
+        out = bw_time + ring_lat
+        if g.tree:  # the tree's latency grows with log2(nodes), the ring's with the ranks (tuning.cc)
+            out = np.minimum(out, bw_time * tree_bw + tree_lat)
+    if g.tree:
+        out = np.minimum(out, in_network_allreduce_s(cluster, bw_time, factor, g.size, g.k, nodes))
+    result: np.ndarray = out
+    return result
+
+
 def collective_time_array(
     cluster: ClusterSpec,
     kind: Collective,
@@ -327,7 +453,8 @@ def collective_time_array(
     sources: set[str] | None = None,
     engine: str | None = None,
 ) -> np.ndarray:
-    """Vectorised :func:`collective_time` over arrays of plans (same formulas)."""
+    """Vectorised :func:`collective_time` over arrays of plans (same formulas), one (rank count, tier) group at a
+    time."""
     size = np.asarray(size_bytes, dtype=float)
     n = np.asarray(n_ranks, dtype=int)
     st = np.asarray(stride, dtype=int)
@@ -344,80 +471,8 @@ def collective_time_array(
             mask = active & (n == n_val) & tier_mask
             if not mask.any():
                 continue
-            bw, alpha = tier_bandwidth(cluster, tier)
-            m = int(mask.sum())
-            rings = tier == "scale-out" and kind in ("allreduce", "allgather", "reducescatter")
-            tree = rings and kind == "allreduce"
-            # k ranks of the group per domain -> k parallel rings, one NIC each (module docstring)
-            k = np.clip(domain // st[mask], 1, n_val).astype(float) if rings else np.ones(m)
-            if rings:
-                up = cluster.scale_up_bw_one_way_bytes_per_s
-                bw_arr = np.minimum(k * bw, up) if up else k * bw
-            else:
-                bw_arr = np.full(m, bw)
-            if tier == "scale-out" and cluster.fabric_oversubscription_ratio > 1.0:
-                # an oversubscribed leaf shares its uplinks among the nodes below it
-                bw_arr = bw_arr * fabric_share(cluster, np.ceil(span[mask] / domain))
-            a2a_frac = 1.0
-            if tier == "scale-out" and kind == "alltoall":
-                k_a2a = np.clip(domain // st[mask], 1, n_val)
-                a2a_frac = (n_val - k_a2a) / (n_val - 1)
-            if tier == "scale-up" and kind == "allreduce" and cluster.scale_up_bw_one_way_bytes_per_s is None:
-                ring = pcie_ring_allreduce_s(cluster, size[mask], int(n_val))
-                if ring is not None:  # PCIe-only parts: NCCL's ring over P2P hops (pcie_ring_allreduce_s)
-                    out[mask] = ring[0]
-                    if sources is not None:
-                        sources.add(f"{kind}/{tier}: {ring[1]}")
-                    continue
-            curve, src, per_nic_p2p = fabric_curve(cluster, kind, int(n_val), tier, engine)
-            if sources is not None:
-                sources.add(f"{kind}/{tier}: {src}")
-            factor = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_val - 1) / n_val
-            ring_lat: np.ndarray | float = 0.0
-            tree_lat: np.ndarray | float = np.inf
-            if rings:
-                nodes = np.ceil(n_val / k)
-                ranks = np.full(m, float(n_val))
-                ring_lat = ring_latency_s(cluster.tables, kind, ranks, nodes)
-                if tree:
-                    tree_lat = tree_latency_s(cluster.tables, ranks, nodes)
-                if curve is not None and curve.n_ranks and not per_nic_p2p:  # scale-out curves count nodes
-                    ref_nodes = np.minimum(float(curve.n_ranks), nodes)
-                    ref_lat = ring_latency_s(cluster.tables, kind, ref_nodes * k, ref_nodes)
-                    ring_lat = np.maximum(0.0, ring_lat - ref_lat)
-                    if tree:
-                        tree_lat = np.maximum(0.0, tree_lat - ref_lat)
-            if curve is None:
-                steps = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_val - 1)
-                bw_time = factor * a2a_frac * size[mask] / bw_arr
-                out[mask] = bw_time + np.maximum(steps * alpha, ring_lat)
-                if tree:  # NCCL's tuner runs ring or tree, whichever its model says is faster (tuning.cc)
-                    alt = bw_time * tree_bandwidth_factor(cluster.tables, float(n_val)) + np.maximum(
-                        steps * alpha, tree_lat
-                    )
-                    out[mask] = np.minimum(out[mask], alt)
-                    in_net = in_network_allreduce_s(cluster, bw_time, factor, size[mask], k, nodes)
-                    out[mask] = np.minimum(out[mask], in_net)
-                continue
-            # measured curve: interpolate the measured TIMES linearly in size (a latency floor below the
-            # smallest message, the largest message's efficiency beyond it) — monotone in size; the curve
-            # is a time per byte at the tier's per-rank bandwidth. The k parallel rings (one per NIC) each
-            # carry S/k: each NIC sees the efficiency of an S/k message (the scale-out curves are measured per
-            # NIC on that shard, efficiency.yaml) and the node moves k of them
-            pts_size = 10.0 ** np.asarray(curve.log_x)
-            pts_time = factor * pts_size / (bw * np.asarray(curve.y))
-            sz = size[mask] / k
-            t = np.interp(sz, pts_size, pts_time)
-            beyond = sz > pts_size[-1]
-            t[beyond] = factor * sz[beyond] / (bw * curve.y[-1])
-            bw_time = t * k * (bw / bw_arr) * a2a_frac
-            out[mask] = bw_time + ring_lat
-            if tree:  # the tree's latency grows with log2(nodes), the ring's with the ranks (tuning.cc)
-                out[mask] = np.minimum(
-                    out[mask], bw_time * tree_bandwidth_factor(cluster.tables, float(n_val)) + tree_lat
-                )
-                in_net = in_network_allreduce_s(cluster, bw_time, factor, size[mask], k, nodes)
-                out[mask] = np.minimum(out[mask], in_net)
+            g = _group(cluster, kind, tier, int(n_val), size[mask], st[mask], span[mask], domain)
+            out[mask] = _group_time(cluster, g, sources, engine)
     return out
 
 

@@ -17,8 +17,9 @@ from aiinfra.validation.types import RowPrediction, RowTables
 
 #: the precisions a training row may name, each mapped to the format its matmuls run at (specs.precision)
 PRECISION = {p: PRECISIONS[p].peak_format for p in ("bf16", "fp16", "fp8", "mxfp8", "nvfp4")}
-#: sources whose software predates FlashAttention (Dao et al., 2022-05): attention scores materialised
-PRE_FLASH_SOURCES = ("Narayanan et al. 2021", "Korthikanti")
+#: sources whose software predates FlashAttention (Dao et al., 2022-05): attention scores materialised (the 2021
+#: Megatron-LM README's GPT-3 example ran the same code release as Narayanan et al. 2021)
+PRE_FLASH_SOURCES = ("Narayanan et al. 2021", "Korthikanti", "Megatron-LM README (2021)")
 #: the fused-attention kernel a row ran (its ``attention_kernel`` column; blank: by the source below, else "flash"):
 #: "triton": llm-foundry's ``attn_impl: triton``, the Triton FlashAttention kernel, which llm-foundry's
 #: scripts/train/benchmarking/submit_benchmarks.py defaults ``--attn_impl`` to (every revision from 2023-05 to
