@@ -597,7 +597,8 @@ def estimate_with_replica(
         # iterations an arrival waits beyond the next one: an overlap scheduler planned it already; a multi-step
         # call of n decode iterations admits nothing until it ends, (n - 1)/2 on average
         steps = sched.num_scheduler_steps if sched is not None else 1
-        delay = (1.0 if overlaps_scheduling(cluster.tables.engine(engine), wl) else 0.0) + (steps - 1) / 2.0
+        overlap = overlaps_scheduling(cluster.tables.engine(engine), wl)
+        delay = (1.0 if overlap else 0.0) + (steps - 1) / 2.0
 
         def steady(b: int) -> tuple[float, float, float]:
             """(TPOT, TTFT, tokens per sequence per step) of the steady state holding ``b`` sequences."""
@@ -679,6 +680,10 @@ def estimate_with_replica(
                 f"at {batch} sequences the API server's streaming sets the step: {batch} chunks × "
                 f"{chunk_s * 1e6:.3g} µs = {batch * chunk_s * 1e3:.3g} ms, longer than the engine's step (engines.yaml)"
             )
+        if delay:
+            why = ["the overlap scheduler plans each iteration while the last one runs"] if overlap else []
+            why += [f"{steps}-step scheduling admits only between calls"] if steps > 1 else []
+            notes.append(f"TTFT under load waits {delay:g} more iteration(s) before its prompt: " + "; ".join(why))
         host_s, overlapped = host_step_s(engine, im.engine_version, cluster.tables)
         if host_s:
             notes.append(
