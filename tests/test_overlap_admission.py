@@ -61,6 +61,7 @@ def test_the_loaded_replica_adds_one_iteration_to_ttft_under_load() -> None:
     assert new.ttft_s - old.ttft_s == pytest.approx(new.tpot_s, rel=0.05)
     assert new.ttft_percentiles_s is not None and old.ttft_percentiles_s is not None
     assert new.ttft_percentiles_s.p50_s > old.ttft_percentiles_s.p50_s
+    assert any("overlap scheduler" in n for n in new.notes) and not any("overlap scheduler" in n for n in old.notes)
 
 
 def test_multi_step_scheduling_admits_only_between_calls() -> None:
