@@ -1,8 +1,8 @@
 """The fused single-replica loop (sim/single.py) against the general event loop (sim/engine.py, ``fused=False``):
 the same scheduler, so every record must be identical, event for event, on every feature the fused loop covers
 (chunked prefill or not, whole-context reservation, recompute preemption, priorities, closed loops with and without
-think time, speculative decoding's tokens per step), with its inner loop over runs of decode-only iterations on and
-off."""
+think time, speculative decoding's tokens per step, an overlap scheduler's admission), with its inner loop over runs
+of decode-only iterations on and off."""
 
 from __future__ import annotations
 
@@ -80,6 +80,7 @@ CASES = {
     "full-context": (limits(reserve_full_context=True, kv_capacity_tokens=20_000), dict(rate_per_s=80.0)),
     "speculative": (limits(tokens_per_step=2.3, budget_tokens_per_decode=4), dict(rate_per_s=60.0)),
     "few-seqs": (limits(max_num_seqs=5, max_num_batched_tokens=256), dict(rate_per_s=20.0)),
+    "overlap": (limits(overlap_admission=True, kv_capacity_tokens=20_000), dict(rate_per_s=60.0, priorities=True)),
 }
 
 
@@ -147,6 +148,13 @@ RUN_CASES = {
         limits(tokens_per_step=2.3, budget_tokens_per_decode=4),
         dict(rate_per_s=4.0, prompt=(20, 2000)),
         None,
+    ),
+    # an overlap scheduler: arrivals wait for the iteration after the next, open and closed loops
+    "overlap": (limits(overlap_admission=True), dict(rate_per_s=3.0, prompt=(20, 3000)), None),
+    "overlap-closed": (
+        limits(overlap_admission=True, kv_capacity_tokens=40_000),
+        dict(rate_per_s=1.0, prompt=(20, 600)),
+        12,
     ),
 }
 

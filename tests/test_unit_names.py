@@ -58,6 +58,7 @@ COUNT_FIELDS = {
     "LoadPoint": {"in_flight", "in_flight_p99"},
     "RequestClass": {"share"},  # a fraction of the workload's demand
     "DayFleet": {"per_replica_demand"},  # in the profile's demand unit (its demand_unit: users or requests/s)
+    "ServingWorkload": {"engine_version"},  # a release string; a YAML number is accepted only to be refused with a fix
 }
 
 

@@ -65,7 +65,9 @@ Work per step (T = prefill tokens + decoding sequences):
 * The engine's fixed costs per iteration (analytic/step_overheads.py): a CUDA-graph launch or, for steps it runs
   eagerly from Python, the host's issue of every kernel as a floor, and its sampler over the vocabulary — measured
   by the project (kernel_overheads_<part>.yaml); behind an API server (``streamed``), at least the server's time to
-  stream the step's chunks (the engine profile's measured cost per chunk).
+  stream the step's chunks (the engine profile's measured cost per chunk); and the engine release's measured host
+  time per iteration (scheduling, input preparation), added to the step or, under an overlap scheduler, hidden
+  behind it.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ from aiinfra.analytic.step_overheads import (
     ELEMENTWISE_KERNELS_PER_LAYER,
     kernels_per_step,
     streamed_step_s,
+    with_host_step,
     with_overheads,
 )
 from aiinfra.analytic.step_time import StepBatch
@@ -306,6 +309,12 @@ class InferenceModel:
     """Serving engine (vllm, trtllm, sglang) whose own kernel timings are preferred where the catalog has them."""
     micro_batching: bool | None = None
     """With pp > 1: whether pp micro-batches are in flight (None: as the engine profile says)."""
+    engine_version: str | None = None
+    """The engine's release (e.g. "0.6.3"): selects its host time per iteration (engines.yaml
+    host_step_by_version); None = the current release."""
+    scheduler_steps: int = 1
+    """Decode iterations per scheduler call (vLLM V0's multi-step scheduling): decode-only iterations pay the host
+    time per call divided by it."""
     streamed: bool = False
     """Requests come through the engine's API server and stream their tokens: a step lasts at least the server's
     time to stream its chunks (analytic/step_overheads.py ``streamed_step_s``)."""
@@ -651,6 +660,10 @@ class InferenceModel:
                 share=rank_share,
                 tables=self.cluster.tables,
             )
+            # the engine's host work per iteration (scheduler, input preparation), by release
+            # (spread over the decode iterations of a multi-step call; iterations with prompt tokens run alone)
+            calls = self.scheduler_steps if whole.prefill_tokens == 0 else 1
+            total = with_host_step(total, self.engine, self.engine_version, self.cluster.tables, calls)
             if self.streamed:
                 # one API server streams every rank's sequences (attention DP included)
                 total = streamed_step_s(total, whole, self.engine, self.cluster.tables)

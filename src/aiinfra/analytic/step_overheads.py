@@ -18,8 +18,13 @@ one streamed chunk (output processing, incremental detokenisation, the chunk's J
 SGLang run that process beside the engine's, pipelined with it, so it does not lengthen the engine's step, but the
 tokens of a step reach the clients no faster than ``chunks × stream_chunk_s`` (the engine profile's measured cost):
 the step the clients see lasts ``max(engine step, chunks × stream_chunk_s)`` (:func:`streamed_step_s`), which binds at
-hundreds of sequences in flight. The engine's own host work per step (scheduling, input preparation) is not priced:
-no measurement of it per sequence was found for the engines profiled.
+hundreds of sequences in flight.
+
+The engine's own host work per iteration (scheduling, input preparation, output processing) is priced where a
+release's cost was measured (the engine profile's ``host_step_by_version``, :func:`with_host_step`): serial with the
+GPU's step where the engine does it between steps (vLLM V0), so the step lasts GPU + host; under an overlap scheduler
+that prepares step n + 1 while the GPU runs step n, max(GPU, host). No per-sequence part was found measured, so the
+cost is one figure per iteration, and releases without a measurement (vLLM V1, SGLang, TensorRT-LLM) get none.
 
 The figures are the project's own microbenchmarks (catalog/data/kernel_overheads_<part>.yaml: launch costs of eager
 PyTorch ops and of graph replay, samplers at batch 1–256). A part without its own rows borrows those of a part of its
@@ -34,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiinfra.analytic.step_time import StepBatch
+from aiinfra.specs.engine import parse_version
 from aiinfra.specs.hardware import AcceleratorSpec
 from aiinfra.specs.tables import DomainTables
 
@@ -176,3 +182,30 @@ def streamed_step_s(step_s: float, batch: StepBatch, engine: str, tables: Domain
     step's chunks where that is longer (module docstring)."""
     per_chunk_s = tables.engine(engine).stream_chunk_s
     return max(step_s, streamed_chunks(batch) * per_chunk_s) if per_chunk_s > 0.0 else step_s
+
+
+def host_step_s(engine: str, engine_version: str | None, tables: DomainTables) -> tuple[float, bool]:
+    """(host seconds per iteration, overlapped with the GPU's step) of release ``engine_version`` of ``engine``
+    (None or a text without a release number: the current release); (0, False) where none is measured. ``tables``:
+    the catalog's (the cluster's) engine profiles."""
+    version = parse_version(engine_version) if engine_version else None
+    cost = tables.engine(engine).host_step_cost(version)
+    return (cost.step_s, cost.overlapped) if cost is not None else (0.0, False)
+
+
+def with_host_step(
+    step_s: float, engine: str, engine_version: str | None, tables: DomainTables, steps_per_call: int = 1
+) -> float:
+    """The iteration with the engine's host work per step (module docstring): ``step_s`` + host when the host work
+    runs between GPU steps, max(``step_s``, host) when an overlap scheduler hides it behind the GPU's step; under
+    multi-step scheduling (``steps_per_call`` decode iterations per scheduler call, vLLM V0 --num-scheduler-steps)
+    the host work is paid once per call (vllm#6854: "the 4ms only needs to be incurred once for every 8 decode
+    steps")."""
+    host_s, overlapped = host_step_s(engine, engine_version, tables)
+    return step_with_host_s(step_s, host_s / max(steps_per_call, 1), overlapped)
+
+
+def step_with_host_s(gpu_step_s: float, host_s: float, overlapped: bool) -> float:
+    """A step of ``gpu_step_s`` on the GPU with ``host_s`` of host work: hidden behind it when ``overlapped`` (the
+    host prepares step n + 1 while the GPU runs step n: max), else between the steps (sum)."""
+    return max(gpu_step_s, host_s) if overlapped else gpu_step_s + host_s

@@ -11,16 +11,26 @@ from collections.abc import Mapping
 from typing import Any
 
 from aiinfra.errors import DataError
-from aiinfra.specs.engine import EngineProfile, SchedulerDefaults, Usage
+from aiinfra.specs.engine import EngineProfile, SchedulerDefaults, Usage, parse_version
 from aiinfra.specs.hardware import AcceleratorSpec
 from aiinfra.units import GiB
 
 __all__ = ["SchedulerDefaults", "Usage", "scheduler_defaults", "trtllm_bench_limits"]
 
 
-def scheduler_defaults(engine: EngineProfile, accelerator: AcceleratorSpec, usage: Usage) -> SchedulerDefaults:
-    """The engine's default token budget per step and sequence cap on ``accelerator`` in ``usage``."""
-    return engine.scheduler_defaults(accelerator, usage)
+def scheduler_defaults(
+    engine: EngineProfile,
+    accelerator: AcceleratorSpec,
+    usage: Usage,
+    *,
+    release: str | None = None,
+    max_model_len: int | None = None,
+) -> SchedulerDefaults:
+    """The engine's default token budget per step and sequence cap on ``accelerator`` in ``usage``; of the engine
+    release ``release`` (MAJOR.MINOR[.PATCH]; None: the current one) serving a context of ``max_model_len`` tokens
+    where an older release's defaults differ (EngineProfile.legacy_scheduler_defaults)."""
+    version = parse_version(release) if release else None
+    return engine.scheduler_defaults(accelerator, usage, release=version, max_model_len=max_model_len)
 
 
 def _stepped(value: float, floor: int, steps: list[list[int | None]]) -> int:

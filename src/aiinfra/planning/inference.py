@@ -7,10 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.step_overheads import host_step_s
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.planning.engine_profile import Usage, scheduler_defaults
 from aiinfra.planning.loaded import LoadedReplica, LoadPoint, Tails
+from aiinfra.specs.engine import EngineProfile, parse_version
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import Scenario
@@ -230,6 +232,34 @@ class InferenceEstimate:
     """Exclusive TPOT p50/p90/p99 under the load."""
 
 
+def workload_release(wl: ServingWorkload) -> str | None:
+    """The engine release the workload names (``inference.engine_version``), checked: a MAJOR.MINOR[.PATCH] string, or
+    None for the current release."""
+    release = wl.engine_version
+    if isinstance(release, float):
+        raise SpecError(
+            "inference.engine_version",
+            release,
+            "a number, not a release string (a YAML number reads 0.10 as 0.1)",
+            "quote it, e.g. engine_version: '0.8', or write MAJOR.MINOR.PATCH such as 0.8.0",
+        )
+    if release is not None and parse_version(release) is None:
+        raise SpecError(
+            "inference.engine_version",
+            release,
+            "holds no release number",
+            "write the engine's release as MAJOR.MINOR[.PATCH], e.g. 0.6.3, or leave it out for the current release",
+        )
+    return release
+
+
+def overlaps_scheduling(engine: EngineProfile, wl: ServingWorkload) -> bool:
+    """Whether the workload's engine release plans each iteration while the previous one runs (an overlap
+    scheduler: a request arriving during an iteration joins the one after the next)."""
+    release = workload_release(wl)
+    return engine.overlaps_scheduling(parse_version(release) if release else None)
+
+
 def model_for(
     sc_model: ModelArch,
     cluster: ClusterSpec,
@@ -245,6 +275,7 @@ def model_for(
     if streamed is None:
         stated = wl.simulation.streaming if wl.simulation is not None else None
         streamed = stated if stated is not None else workload_usage(wl) == "server"
+    sched = wl.simulation.scheduler if wl.simulation is not None else None
     return InferenceModel(
         model=sc_model,
         cluster=cluster,
@@ -255,6 +286,8 @@ def model_for(
         kv_precision=wl.kv_precision or "bf16",
         attention_dp=attention_dp or bool(plan and plan.attention_dp),
         engine=engine or wl.engine,
+        engine_version=workload_release(wl),
+        scheduler_steps=sched.num_scheduler_steps if sched is not None else 1,
         streamed=streamed,
     )
 
@@ -395,6 +428,7 @@ def _loaded_replica(
     budget: int,
     grid: bool,
     request_overhead_s: float = 0.0,
+    admission_delay_iterations: float = 0.0,
 ) -> LoadedReplica:
     """The loaded-replica model of one deployment: ``steady`` and a decode-only iteration of the same pricing."""
     inp, out = wl.input_tokens, wl.output_tokens
@@ -416,6 +450,7 @@ def _loaded_replica(
         prefill_iterations=prefill_iterations,
         grid=grid,
         request_overhead_s=request_overhead_s,
+        admission_delay_iterations=admission_delay_iterations,
     )
 
 
@@ -472,7 +507,13 @@ def estimate_with_replica(
     streamed = stated_streaming if stated_streaming is not None else (usage or workload_usage(wl)) == "server"
     im = model_for(model, cluster, wl, attention_dp, engine, streamed=streamed)
     sched = wl.simulation.scheduler if wl.simulation is not None else None
-    sd = scheduler_defaults(cluster.tables.engine(engine), cluster.accelerator, usage or workload_usage(wl))
+    sd = scheduler_defaults(
+        cluster.tables.engine(engine),
+        cluster.accelerator,
+        usage or workload_usage(wl),
+        release=workload_release(wl),
+        max_model_len=model.max_seq_len,
+    )
     budget_set = prefill_budget_tokens or (sched.max_num_batched_tokens if sched else None)
     seqs_set = max_num_seqs or (sched.max_num_seqs if sched else None)
     budget = budget_set or sd.max_num_batched_tokens
@@ -553,6 +594,11 @@ def estimate_with_replica(
         load = f"a static batch of {batch}: every prompt prefilled, then the batch decodes together"
     else:
         dp_ranks = im.tp if im.attention_dp else 1
+        # iterations an arrival waits beyond the next one: an overlap scheduler planned it already; a multi-step
+        # call of n decode iterations admits nothing until it ends, (n - 1)/2 on average
+        steps = sched.num_scheduler_steps if sched is not None else 1
+        overlap = overlaps_scheduling(cluster.tables.engine(engine), wl)
+        delay = (1.0 if overlap else 0.0) + (steps - 1) / 2.0
 
         def steady(b: int) -> tuple[float, float, float]:
             """(TPOT, TTFT, tokens per sequence per step) of the steady state holding ``b`` sequences."""
@@ -562,10 +608,14 @@ def estimate_with_replica(
                 step = steady_state_step(b, inp, out, tok, dp_ranks=dp_ranks)
                 cycle_s, tok = _decode_cycle_s(im, cluster, wl, step, b)
             first = ttft_one if b == 1 else loaded_ttft_s(im, b, inp, out, budget, cycle_s, ttft_one)
+            if delay and b > 1:
+                first += delay * cycle_s  # the prompt joins later (above)
             return cycle_s / tok, first + req_s, tok
 
         top = _saturated_batch(max_seqs, engine_cap, budget, inp, out)
-        rep = _loaded_replica(im, cluster, wl, steady, top, budget, grid=grid, request_overhead_s=req_s)
+        rep = _loaded_replica(
+            im, cluster, wl, steady, top, budget, grid=grid, request_overhead_s=req_s, admission_delay_iterations=delay
+        )
         tpot, ttft, tok_per_step = steady(batch)
         out_tps_replica = batch / tpot
         if wl.request_rate_per_s is not None and wl.batch != "max":
@@ -629,6 +679,17 @@ def estimate_with_replica(
             notes.append(
                 f"at {batch} sequences the API server's streaming sets the step: {batch} chunks × "
                 f"{chunk_s * 1e6:.3g} µs = {batch * chunk_s * 1e3:.3g} ms, longer than the engine's step (engines.yaml)"
+            )
+        if delay:
+            why = ["the overlap scheduler plans each iteration while the last one runs"] if overlap else []
+            why += [f"{steps}-step scheduling admits only between calls"] if steps > 1 else []
+            notes.append(f"TTFT under load waits {delay:g} more iteration(s) before its prompt: " + "; ".join(why))
+        host_s, overlapped = host_step_s(engine, im.engine_version, cluster.tables)
+        if host_s:
+            notes.append(
+                f"{engine} {im.engine_version}: {host_s * 1e3:.3g} ms of host work per iteration (scheduler, input "
+                f"preparation, output processing) {'hidden behind' if overlapped else 'added to'} every step "
+                "(engines.yaml host_step_by_version)"
             )
     if wl.speculative is not None:
         spec = tok_per_step

@@ -28,7 +28,10 @@ iteration starting k prompts lasts T_k = t_dec + k·Δ, and the next starts k' ~
 in an iteration with probability ∝ T_k (length bias; Kleinrock 1975, *Queueing Systems* I §5.2), at a uniform point
 of it, and finishes its first token at the end of the next iteration: TTFT = U·T_k + c·t_dec + (1 + J)·Δ with
 J ~ Poisson(λ·T_k) prompts arriving alongside and c the iterations its prompt needs at the budget left by the
-decodes (chunked prefill, Sarathi-Serve, Agrawal et al. OSDI'24). Percentiles are read off that mixture.
+decodes (chunked prefill, Sarathi-Serve, Agrawal et al. OSDI'24). Percentiles are read off that mixture. An engine
+with an overlap scheduler (SGLang, TensorRT-LLM's PyTorch executor) planned the next iteration before the arrival
+could join it, so its prompt starts one (mean) iteration later; under n-step multi-step scheduling (vLLM V0) it waits
+for the rest of the call it lands in, (n − 1)/2 iterations on average.
 """
 
 from __future__ import annotations
@@ -148,8 +151,13 @@ class LoadedReplica:
         prefill_iterations: Callable[[int], int] = lambda _b: 1,
         grid: bool = False,
         request_overhead_s: float = 0.0,
+        admission_delay_iterations: float = 0.0,
     ) -> None:
         self._steady = steady
+        self.admission_delay_iterations = admission_delay_iterations
+        """Mean iterations an arrival waits beyond the next one before its prompt is scheduled: 1 under an overlap
+        scheduler (it planned the next iteration already), (n − 1)/2 under n-step multi-step scheduling (the rest of
+        the call it lands in). Already in ``steady``'s TTFT; the TTFT chain adds as many mean iterations."""
         self._decode = decode_step_s
         self.output_tokens = output_tokens
         self.max_in_flight = max(1, max_in_flight)
@@ -348,7 +356,9 @@ class LoadedReplica:
         p_j = poisson_pmf(js, lam * t_k[:, None])
         p_j /= p_j.sum(axis=1, keepdims=True)
         weight = (w_step[:, None] * p_j).ravel()
-        start = np.tile(chunks * d + (1 + js) * delta_s, ks.size)
+        # an overlap scheduler or a multi-step call admits the arrival later: as many mean iterations of the chain
+        later = self.admission_delay_iterations * float(pi @ t_k)
+        start = np.tile(chunks * d + (1 + js) * delta_s + later, ks.size)
         width = np.repeat(t_k, js.size)
         keep = weight > 1e-14
         weight, start, width = weight[keep] / weight[keep].sum(), start[keep], width[keep]

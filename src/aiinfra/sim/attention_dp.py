@@ -206,3 +206,6 @@ class AttentionDpReplica:
             for seq in (*done[n_done:], *handoff[n_handoff:]):  # requests that left the rank this step
                 self.active_prompt_tokens[r.idx] -= self.home_prompt.pop(seq.rid)
         self.stepping = []
+        for r in self.ranks:  # an overlap scheduler planned the next lock-step iteration when this one started
+            if r.lim.overlap_admission:
+                r.admit_until_s = now_s - self.step_s

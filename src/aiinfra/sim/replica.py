@@ -23,7 +23,11 @@ Scheduling follows vLLM (Kwon et al. SOSP'23; vLLM v1 ``Scheduler.schedule``):
   GUARANTEED_NO_EVICT), a request is admitted only when the blocks of its prompt + output fit, keeps them
   until it finishes, and nothing is preempted;
 * static batching (the pre-Orca baseline): an idle replica takes up to ``max_num_seqs`` waiting requests,
-  prefills them together, and admits nothing new until the whole batch has finished.
+  prefills them together, and admits nothing new until the whole batch has finished;
+* an overlap scheduler (SGLang; TensorRT-LLM's PyTorch executor) plans iteration n + 1 while iteration n runs, so a
+  request arriving during an iteration is admitted to the one after the next (an idle replica admits at once);
+* multi-step scheduling (vLLM V0 ``--num-scheduler-steps``, vllm#7000) runs that many decode-only iterations per
+  scheduler call and admits nothing in between; an iteration with prompt tokens runs alone.
 """
 
 from __future__ import annotations
@@ -93,6 +97,13 @@ class SchedulerLimits:
     """Host⇄device copy time of one token's KV (swap preemption): KV bytes per accelerator / PCIe bandwidth."""
     role: str = "mixed"
     """mixed | prefill | decode (prefill/decode disaggregation)."""
+    scheduler_steps: int = 1
+    """vLLM V0's multi-step scheduling: a scheduler call runs this many decode-only iterations, admitting nothing in
+    between (vllm#7000; iterations with prompt tokens run one at a time), so an arrival waits for the call to end."""
+    overlap_admission: bool = False
+    """The engine plans iteration n + 1 while iteration n runs (an overlap scheduler: SGLang, TensorRT-LLM's PyTorch
+    executor; engines.yaml overlap_scheduler): a request that arrives while an iteration runs is admitted to the one
+    after the next. An idle replica admits at once."""
     reserve_full_context: bool = False
     """TensorRT-LLM's default capacity policy, GUARANTEED_NO_EVICT (catalog/data/engines.yaml kv_reservation
     full): a request is admitted only when the blocks of its whole prompt + output fit, they stay reserved
@@ -195,6 +206,11 @@ class Replica:
     step_s: float = 0.0
     extra_s: float = 0.0
     """Swap copies charged to the next iteration."""
+    run_left: int = 0
+    """Multi-step scheduling: decode-only iterations left in the current scheduler call."""
+    admit_until_s: float = math.inf
+    """Overlap scheduler: the next plan admits only requests that arrived by this time (the start of the iteration
+    that just ended, when the engine planned the next one)."""
 
     # ---- bookkeeping
     def has_work(self) -> bool:
@@ -337,6 +353,7 @@ class Replica:
             # the same batch)
             self.chunks = []
             self.n_decode_in_step = n_dec
+            self._count_run(decode_only=True)
             return StepBatch(0, 0.0, n_dec, int(self.sum_ctx_tokens))
         while not full and self.decode and kv + len(self.decode) * lim.tokens_per_step > cap:
             self._preempt_one()
@@ -358,9 +375,15 @@ class Replica:
                 budget -= take
         kv_free = cap - kv - growth
         admit = not lim.static or not (self.decode or self.prefilling)
+        if self.run_left > 0 and self.decode and not self.prefilling:
+            admit = False  # inside a multi-step call: the scheduler runs again when it ends
         running = n_dec + len(self.prefilling)
+        # an overlap scheduler planned this iteration while the last one ran: what arrived since waits one more
+        cutoff = self.admit_until_s if lim.overlap_admission and running > 0 else math.inf
         while admit and self.waiting and running < lim.max_num_seqs and budget > 0:
             seq = self.waiting[0][3]
+            if seq.arrival_s > cutoff:
+                break
             if seq.swapped_ctx_tokens > 0:  # swap in (or KV arriving from a prefill replica): no prefill work
                 need_kv = seq.swapped_ctx_tokens + lim.block_tokens + lim.tokens_per_step  # it decodes this step
                 if full:
@@ -407,6 +430,7 @@ class Replica:
         self.chunks = chunks
         prefill_only = bool(chunks) and not lim.chunked_prefill and not lim.static
         self.n_decode_in_step = 0 if prefill_only else len(self.decode)
+        self._count_run(decode_only=not chunks)
         pre, pairs = 0, 0.0
         for s, c in chunks:  # added in order (sum() of floats compensates from Python 3.12; the fused loop adds)
             pre += c
@@ -418,6 +442,13 @@ class Replica:
             decode_context_tokens=int(self.sum_ctx_tokens) if self.n_decode_in_step else 0,
             prefill_seqs=len(chunks),
         )
+
+    def _count_run(self, decode_only: bool) -> None:
+        """Multi-step scheduling: a decode-only iteration opens a scheduler call of ``scheduler_steps`` iterations or
+        continues one; an iteration with prompt tokens runs alone."""
+        steps = self.lim.scheduler_steps
+        if steps > 1:
+            self.run_left = (self.run_left - 1 if self.run_left > 0 else steps - 1) if decode_only else 0
 
     def start(self, batch: StepBatch) -> float:
         """Begin the planned iteration; returns its duration (step time + swap copies)."""
@@ -432,6 +463,8 @@ class Replica:
         lim = self.lim
         self.busy = False
         self.iterations += 1
+        if lim.overlap_admission:
+            self.admit_until_s = now_s - self.step_s
         if self.n_decode_in_step:
             self.decode_steps += 1
             self.sum_ctx_tokens += self.n_decode_in_step * lim.tokens_per_step

@@ -21,8 +21,10 @@ from aiinfra.planning.inference import (
     kv_block_tokens,
     kv_capacity,
     model_for,
+    overlaps_scheduling,
     reserves_full_context,
     speculative_tokens_per_step,
+    workload_release,
 )
 from aiinfra.sim.arrivals import Requests, check_budget, interarrival_s, lengths, read_trace
 from aiinfra.sim.attention_dp import rank_limits
@@ -173,7 +175,16 @@ def limits_for(
     # the engine's server defaults for this device (engines.yaml) unless the scenario sets them; a defaulted
     # max_num_seqs is capped at the step budget (vLLM's rule); the engine's KV allocator, block size and
     # reservation policy (vLLM: blocks as tokens arrive, preemption; TensorRT-LLM: whole context reserved)
-    sd = scheduler_defaults(engine, scenario.cluster.accelerator, "server")
+    sd = scheduler_defaults(
+        engine,
+        scenario.cluster.accelerator,
+        "server",
+        release=workload_release(wl),
+        max_model_len=scenario.model.max_seq_len,
+    )
+    # an older release's own chunked-prefill default (vLLM V0: on only above 32K of context) unless the scenario
+    # sets a scheduler
+    chunked = sched.chunked_prefill if sim.scheduler is not None or sd.chunked_prefill is None else sd.chunked_prefill
     block = kv_block_tokens(wl.engine, wl, scenario.cluster.tables)
     budget = sched.max_num_batched_tokens or sd.max_num_batched_tokens
     cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, wl.engine)
@@ -204,7 +215,7 @@ def limits_for(
         static=sched.kind == "static",
         max_num_seqs=sched.max_num_seqs or min(sd.max_num_seqs, budget),
         max_num_batched_tokens=budget,
-        chunked_prefill=sched.chunked_prefill,
+        chunked_prefill=chunked,
         preemption=sched.preemption,
         kv_capacity_tokens=cap.kv_capacity_tokens,
         block_tokens=block,
@@ -214,6 +225,8 @@ def limits_for(
         swap_s_per_token=swap_s,
         role=role,
         reserve_full_context=reserves_full_context(wl.engine, scenario.cluster.tables),
+        overlap_admission=overlaps_scheduling(engine, wl),
+        scheduler_steps=sched.num_scheduler_steps,
     )
 
 
@@ -388,7 +401,13 @@ def simulate(
     overhead_s = tables.engine.request_overhead_s
     sched = sim.scheduler
     if sched is None or sched.max_num_batched_tokens is None or sched.max_num_seqs is None:
-        sd = scheduler_defaults(tables.engine, scenario.cluster.accelerator, "server")
+        sd = scheduler_defaults(
+            tables.engine,
+            scenario.cluster.accelerator,
+            "server",
+            release=workload_release(wl),
+            max_model_len=scenario.model.max_seq_len,
+        )
         notes.append(
             f"scheduler: max_num_batched_tokens {lim.max_num_batched_tokens}, max_num_seqs {lim.max_num_seqs} "
             f"(unset values from the {sd.basis})"

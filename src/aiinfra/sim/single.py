@@ -49,6 +49,7 @@ def eligible(rep: Replica) -> bool:
         and lim.role == "mixed"
         and lim.preemption == "recompute"
         and not lim.prefix_caching
+        and lim.scheduler_steps == 1
         and not rep.has_work()
         and rep.iterations == 0
     )
@@ -94,6 +95,7 @@ def _run(
     slots = lim.budget_tokens_per_decode
     full = lim.reserve_full_context
     chunked = lim.chunked_prefill
+    overlap = lim.overlap_admission  # the next plan admits only what arrived by the last iteration's start
     max_seqs = lim.max_num_seqs
     max_tokens = lim.max_num_batched_tokens
     cache = rep.time_cache
@@ -184,6 +186,7 @@ def _run(
     growth_tps = 0.0 if full else tps  # KV growth per decoding sequence per step (inside the reservations: none)
     budget_slots = slots if chunked else 0  # budget a decoding sequence takes (none: a prefill runs alone)
     now = 0.0
+    admit_until = math.inf  # Replica.admit_until_s
     busy = False
     done: list[int] = []
     while True:
@@ -206,6 +209,8 @@ def _run(
             now = end
             # ---- finish the iteration (Replica.finish_step)
             iterations += 1
+            if overlap:
+                admit_until = now - step_s
             if n_step_dec:
                 decode_steps += 1
                 sum_ctx += n_step_dec * tps
@@ -359,6 +364,8 @@ def _run(
                     # ---- finish the iteration: decodes only, no arrival
                     now = end
                     iterations += 1
+                    if overlap:
+                        admit_until = now - step_s
                     decode_steps += 1
                     sum_ctx += dtps
                     itl_add(step_s)
@@ -434,7 +441,10 @@ def _run(
         kv_free = cap - kv - growth
         running = n_dec + len(prefilling)
         partial = None
+        cutoff = admit_until if overlap and running > 0 else inf
         while waiting and running < max_seqs and budget > 0:
+            if waiting[0][1] > cutoff:
+                break  # arrived after the overlap scheduler planned this iteration
             rid = waiting[0][2]
             p = prompt[rid]
             reserve = float(ceil((p + out[rid] - gen[rid]) / block) * block) if full else p + block_f

@@ -11,6 +11,7 @@ engine does; it never compares names. Also the runtime memory reserve of runtime
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -50,6 +51,53 @@ class SchedulerDefaults:
     """Most sequences running at once."""
     basis: str
     """Why these values (engine, usage context, device rule) — printed in notes."""
+    chunked_prefill: bool | None = None
+    """Whether the release chunks prompts by default under these limits (None: the engine profile's flag)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ReleaseRange:
+    """The releases a behaviour or a cost of an engine applies to (engines.yaml ``overlap_scheduler``,
+    ``host_step_by_version``)."""
+
+    from_version: tuple[int, ...] | None = None
+    """First release it applies to (None: every earlier one)."""
+    below_version: tuple[int, ...] | None = None
+    """First release it no longer applies to (None: through the current release)."""
+    when_unstated: bool = True
+    """Whether it applies when no release is stated (the current release); False where the measured code path is
+    one of several the engine ships (TensorRT-LLM's PyTorch executor beside its TensorRT engines)."""
+    source: str = ""
+
+    def applies(self, version: tuple[int, ...] | None) -> bool:
+        """Whether release ``version`` has it; an unstated release (None) is the current one."""
+        if version is None:
+            return self.below_version is None and self.when_unstated
+        return (self.from_version is None or version >= self.from_version) and (
+            self.below_version is None or version < self.below_version
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HostStepCost:
+    """Host time an engine release spends per iteration outside the GPU's kernels (scheduling, input preparation,
+    output processing) and how it meets the GPU's step (engines.yaml ``host_step_by_version``)."""
+
+    step_s: float
+    overlapped: bool
+    """True: the engine prepares the next step while the GPU runs this one (an overlap scheduler), so the step
+    lasts max(GPU, host); False: the host work runs between the GPU steps, so the step lasts GPU + host."""
+    releases: ReleaseRange
+
+
+def parse_version(text: str) -> tuple[int, ...] | None:
+    """The release number ``text`` starts with ("0.6.3.post2.dev308+gb489fc3c", "v0.11.0", "v1.2.0rc1" -> (0, 6, 3),
+    (0, 11, 0), (1, 2, 0)); None when it does not start with a MAJOR.MINOR number (an image tag, "latest", another
+    product's version further on)."""
+    m = re.match(r"\s*v?(\d+)\.(\d+)(?:\.(\d+))?(?![\d])", text)
+    if m is None:
+        return None
+    return tuple(int(g) for g in m.groups() if g is not None)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -105,6 +153,25 @@ class EngineProfile:
     """API-server time per streamed chunk (one per sequence per step: output processing, detokenisation, the chunk's
     JSON and HTTP write), in a process pipelined with the engine (engines.yaml stream_chunk_us; 0 = none measured):
     a step's tokens reach the clients no faster than chunks × this (analytic/step_overheads.py)."""
+    legacy_scheduler: Mapping[str, Any] | None = field(default=None, repr=False)
+    """Scheduler defaults of the releases before ``below_version`` (vLLM V0; engines.yaml legacy_scheduler)."""
+    host_step_costs: tuple[HostStepCost, ...] = ()
+    """Host time per iteration by release (engines.yaml host_step_by_version; none: not priced)."""
+
+    multi_step_flag: str | None = None
+    """The command-line flag that sets multi-step scheduling (vLLM V0 --num-scheduler-steps); None: the engine has
+    none."""
+    overlap_scheduler: ReleaseRange | None = None
+    """Releases whose scheduler plans iteration n + 1 while the GPU runs iteration n (engines.yaml
+    overlap_scheduler): a request arriving during an iteration joins the one after the next."""
+
+    def overlaps_scheduling(self, version: tuple[int, ...] | None) -> bool:
+        """Whether release ``version`` (None: the current one) plans each iteration one ahead."""
+        return self.overlap_scheduler is not None and self.overlap_scheduler.applies(version)
+
+    def host_step_cost(self, version: tuple[int, ...] | None) -> HostStepCost | None:
+        """The host time per iteration of release ``version`` (None: the current release); None when not measured."""
+        return next((c for c in self.host_step_costs if c.releases.applies(version)), None)
 
     @property
     def device_dependent_defaults(self) -> bool:
@@ -184,8 +251,46 @@ class EngineProfile:
                 )
         raise DataError(f"engines.yaml row {self.id!r}: memory_bands must end with a [null, tokens] band")
 
-    def scheduler_defaults(self, accelerator: AcceleratorSpec, usage: Usage) -> SchedulerDefaults:
-        """The engine's default token budget per step and sequence cap on ``accelerator`` in ``usage``."""
+    def legacy_scheduler_defaults(self, release: tuple[int, ...], max_model_len: int) -> SchedulerDefaults | None:
+        """The defaults of an older release (vLLM V0: vllm/engine/arg_utils.py and vllm/config.py SchedulerConfig,
+        engines.yaml legacy_scheduler), or None when ``release`` is not older than the table's ``below_version``:
+        max_num_seqs fixed; chunked prefill turned on by default for a context longer than
+        ``long_context_above_tokens``, with a budget of ``chunked_budget_tokens`` per step; else whole prompts, the
+        budget max(max_model_len, ``min_budget_tokens``)."""
+        table = self.legacy_scheduler
+        if table is None:
+            return None
+        below = parse_version(str(table["below_version"]))
+        if below is None or release >= below:
+            return None
+        seqs = int(table["max_num_seqs"])
+        chunked = max_model_len > int(table["long_context_above_tokens"])
+        tokens = int(table["chunked_budget_tokens"]) if chunked else max(max_model_len, int(table["min_budget_tokens"]))
+        why = "chunked prefill on (context above" if chunked else "chunked prefill off (context up to"
+        return SchedulerDefaults(
+            max_num_batched_tokens=tokens,
+            max_num_seqs=seqs,
+            basis=f"{self.id} {'.'.join(map(str, release))} (before {table['below_version']}) default: "
+            f"{why} {int(table['long_context_above_tokens'])} tokens), max_num_batched_tokens {tokens}, "
+            f"max_num_seqs {seqs}",
+            chunked_prefill=chunked,
+        )
+
+    def scheduler_defaults(
+        self,
+        accelerator: AcceleratorSpec,
+        usage: Usage,
+        *,
+        release: tuple[int, ...] | None = None,
+        max_model_len: int | None = None,
+    ) -> SchedulerDefaults:
+        """The engine's default token budget per step and sequence cap on ``accelerator`` in ``usage``; of release
+        ``release`` (None: the current one) serving a context of ``max_model_len`` where an older release's
+        defaults differ (:meth:`legacy_scheduler_defaults`)."""
+        if release is not None and max_model_len is not None:
+            legacy = self.legacy_scheduler_defaults(release, max_model_len)
+            if legacy is not None:
+                return legacy
         table = self.scheduler_table
         if table is not None and "memory_bands" in table:
             return self.scheduler_defaults_by_memory(accelerator.memory_bytes)
@@ -223,6 +328,33 @@ def _opt_float(row: Mapping[str, Any], key: str) -> float | None:
     return float(row[key]) if row.get(key) is not None else None
 
 
+def _version_or_none(value: Any) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    parsed = parse_version(str(value))
+    if parsed is None:
+        raise ValueError(f"version {value!r} has no MAJOR.MINOR number")
+    return parsed
+
+
+def _release_range(entry: Mapping[str, Any]) -> ReleaseRange:
+    return ReleaseRange(
+        from_version=_version_or_none(entry.get("from_version")),
+        below_version=_version_or_none(entry.get("below_version")),
+        when_unstated=bool(entry.get("when_unstated", True)),
+        source=str(entry["source"]["url"]),
+    )
+
+
+def _host_costs(row: Mapping[str, Any]) -> tuple[HostStepCost, ...]:
+    return tuple(
+        HostStepCost(
+            step_s=float(e["host_step_ms"]) / 1e3, overlapped=bool(e["overlapped"]), releases=_release_range(e)
+        )
+        for e in row.get("host_step_by_version", [])
+    )
+
+
 def profile(row: Mapping[str, Any]) -> EngineProfile:
     """An engines.yaml row as a profile (a malformed shipped row is a data bug)."""
     try:
@@ -258,6 +390,10 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             bench_tuning=row.get("bench_tuning"),
             request_overhead_s=(_opt_float(row, "request_overhead_ms") or 0.0) / 1e3,
             stream_chunk_s=(_opt_float(row, "stream_chunk_us") or 0.0) / 1e6,
+            host_step_costs=_host_costs(row),
+            legacy_scheduler=row.get("legacy_scheduler"),
+            overlap_scheduler=_release_range(row["overlap_scheduler"]) if row.get("overlap_scheduler") else None,
+            multi_step_flag=str(row["multi_step_flag"]) if row.get("multi_step_flag") else None,
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"catalog data engines.yaml row {row.get('id', '?')}: {exc}") from exc

@@ -47,6 +47,10 @@ class SchedulerConfig:
     prefix_caching: bool = False
     """Reuse the KV of a prompt prefix already computed on the replica (trace prefix_id groups; vLLM
     automatic prefix caching). Cached prefixes are never evicted in this model."""
+    num_scheduler_steps: Annotated[int, InRange(1, 64)] = 1
+    """vLLM V0's multi-step scheduling (--num-scheduler-steps): decode iterations run per scheduler call, so the
+    engine's host time per call (engines.yaml host_step_by_version) is spread over them; iterations with prompt
+    tokens run one at a time (vllm#7000)."""
     preemption: Literal["recompute", "swap"] = "recompute"
     """When KV blocks run out: drop the preempted sequence's KV and recompute it later (vLLM's default),
     or copy it to host memory over PCIe and back."""

@@ -154,6 +154,10 @@ class ServingWorkload:
     engine: EngineName = "vllm"
     """Serving engine: its scheduler and KV-allocator defaults (catalog/data/engines.yaml) and, where the
     catalog has them, kernel timings measured inside it (efficiency rows with ``engine``)."""
+    engine_version: Annotated[str, Len(1, 64)] | float | None = None
+    """The engine's release, MAJOR.MINOR[.PATCH] (e.g. "0.6.3"): selects what the catalog knows of that release (its
+    measured host time per iteration, its scheduler defaults: catalog/data/engines.yaml). None = the current release.
+    A YAML number (0.8) is refused with a fix: it would read 0.10 as 0.1."""
     input_tokens: SeqTokens
     """Prompt tokens per request."""
     output_tokens: SeqTokens

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from dataclasses import dataclass
 
 from aiinfra.analytic.inference import InferenceModel
@@ -14,6 +15,7 @@ from aiinfra.planning.inference import estimate, kv_capacity
 from aiinfra.sim.metrics import SimSummary
 from aiinfra.specs.benchmark import BenchmarkSpec
 from aiinfra.specs.common import validate
+from aiinfra.specs.engine import parse_version
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.workload import ServingWorkload
 from aiinfra.validation import switches
@@ -24,7 +26,15 @@ from aiinfra.validation.benchmark_rows import (
     length_dists,
     sim_settings,
 )
-from aiinfra.validation.rows import RowError, expert_layout, integer, model_from_row, num, reasoned
+from aiinfra.validation.rows import (
+    RowError,
+    catalog_model_for,
+    expert_layout,
+    integer,
+    model_from_row,
+    num,
+    reasoned,
+)
 from aiinfra.validation.types import RowPrediction, RowTables
 
 #: context length at which the ITL slope is evaluated (the vLLM sweep spans 256–125k input tokens)
@@ -50,6 +60,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     wp = (row.get("weight_precision") or "bf16").strip()
     kvp = _kv_precision(row, wp, flags)
     engine = _engine(row, flags, tables)
+    steps = _scheduler_steps(row, tables.engine(engine).multi_step_flag)
     metric = row["metric"].strip()
     mode = row["mode"].strip()
     inp = integer(row, "input_tokens")
@@ -61,6 +72,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     if attention_dp:
         flags.append(f"attention data-parallel over {tp} ranks, experts split ep = {ep} ways (as the notes state)")
     free_frac = num(row, "kv_cache_free_gpu_mem_fraction")
+    release = _release(row)
     cluster = tables.cluster_for(row["accelerator"].strip(), n)
     im = InferenceModel(
         model=model,
@@ -72,6 +84,8 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         ep=ep,
         attention_dp=attention_dp,
         engine=engine,
+        engine_version=release,
+        scheduler_steps=steps,
     )
     if metric in ("itl_intercept_s", "itl_slope_s_per_context_token"):
         return _itl(im, metric, sliding, flags)
@@ -89,6 +103,8 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         "input_tokens": inp,
         "output_tokens": max(out, 1),
         "plan": {"tp": tp, "pp": pp},
+        **({"engine_version": release} if release else {}),
+        **({"simulation": {"scheduler": {"num_scheduler_steps": steps}}} if steps > 1 else {}),
     }
     # scheduler settings the row states (a run's own configuration); else the engine's defaults for the
     # device and the usage context: offline/batch rows are LLM-class benchmarks, the others API-server runs
@@ -126,7 +142,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         "decode_bound": est.decode_bound,
         "prefill_bound": est.prefill_bound,
     }
-    served = _Served(model, row["accelerator"].strip(), n, tp, pp, wp, kvp, engine, inp, out)
+    served = _Served(model, row["accelerator"].strip(), n, tp, pp, wp, kvp, engine, inp, out, release, steps)
     if mode == "poisson":
         sched = {k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v}
         rate = num(row, "request_rate_per_s")
@@ -145,6 +161,27 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     if metric == "tpot_s":
         return RowPrediction(est.tpot_s, "; ".join(flags), details)
     raise RowError(f"metric {metric!r} in mode {mode!r} not modelled")
+
+
+def _release(row: dict[str, str]) -> str | None:
+    """The engine release the row's ``engine_version`` starts with, as MAJOR.MINOR.PATCH ("0.6.3.post2.dev308+g…" ->
+    "0.6.3", "0.5 (static batching)" -> "0.5.0"); None when it starts with none (an image tag, "latest", "TensorRT
+    10.2 …"): the current release's costs apply."""
+    version = parse_version(row.get("engine_version") or "")
+    if version is None:
+        return None
+    return ".".join(str(p) for p in (*version, 0, 0)[:3])  # three parts: never read back as a number
+
+
+def _scheduler_steps(row: dict[str, str], flag: str | None) -> int:
+    """Multi-step scheduling as the run states it: the engine's ``flag`` (vLLM V0 ``--num-scheduler-steps N``; the
+    singular spelling too) in the row's engine_version or notes; 1 when it states none or the engine has no such
+    flag (another engine's flag quoted in the notes is not this run's)."""
+    if not flag:
+        return 1
+    pattern = re.escape(flag.rstrip("s")) + r"s?[ =](\d+)"
+    m = re.search(pattern, f"{row.get('engine_version') or ''} {row.get('notes') or ''}")
+    return max(1, int(m.group(1))) if m else 1
 
 
 def _kv_precision(row: dict[str, str], wp: str, flags: list[str]) -> str:
@@ -366,8 +403,19 @@ def _burst(
     sim: dict[str, object] = {}
     if row["mode"].strip() == "batch":
         acc = tables.cluster_for(served.accelerator, served.n).accelerator
-        sd = scheduler_defaults(tables.engine(served.engine), acc, "offline")
-        sim["scheduler"] = {"max_num_batched_tokens": sd.max_num_batched_tokens, "max_num_seqs": sd.max_num_seqs}
+        # the release's own defaults where an older one differs (vLLM V0), at the model's context length (the
+        # engines' default max_model_len)
+        context = _context_tokens(row, served, tables)
+        sd = scheduler_defaults(
+            tables.engine(served.engine), acc, "offline", release=served.release, max_model_len=context
+        )
+        limits: dict[str, object] = {
+            "max_num_batched_tokens": sd.max_num_batched_tokens,
+            "max_num_seqs": sd.max_num_seqs,
+        }
+        if sd.chunked_prefill is not None:
+            limits["chunked_prefill"] = sd.chunked_prefill
+        sim["scheduler"] = limits
         sim["streaming"] = False  # the LLM class returns whole outputs: no API server streams the tokens
         flags.append(f"simulated: a batch of {batch} prompts handed over at once; scheduler: {sd.basis}")
         flags.append("lengths fixed at the row's means (a fixed-length benchmark)")
@@ -380,6 +428,16 @@ def _burst(
     summ = _simulate(scenario, tables)
     details = {**details, "makespan_s": summ.duration_s, "preemptions": summ.preemptions}
     return RowPrediction(_sim_value(row, summ, metric, served.engine, flags, tables), "; ".join(flags), details)
+
+
+def _context_tokens(row: dict[str, str], served: _Served, tables: RowTables) -> int | None:
+    """The model's context length, the engines' default max_model_len: the row's model's, else that of the catalog
+    model the row names (None when neither states one)."""
+    own = getattr(served.model, "max_seq_len", None)
+    if own:
+        return int(own)
+    cat = catalog_model_for(row.get("model_name") or "", tables.models)
+    return cat.max_seq_len if cat is not None else None
 
 
 def _sim_value(
@@ -421,6 +479,10 @@ class _Served:
     engine: str
     inp: int
     out: int
+    release: str | None = None
+    """The engine release the row ran (MAJOR.MINOR[.PATCH]), or None when the row does not state one."""
+    scheduler_steps: int = 1
+    """vLLM V0's --num-scheduler-steps the run states (1: single-step)."""
 
     def scenario(self, replicas: int | None = None, **inference: object) -> str:
         """The scenario as canonical JSON (the key of the memoised simulations), with ``replicas`` in the plan
@@ -428,6 +490,10 @@ class _Served:
         from aiinfra.report.render import jsonable
 
         arch = {k: v for k, v in jsonable(self.model).items() if k not in ("sources", "notes")}
+        if self.scheduler_steps > 1:  # the run's multi-step scheduling, beside whatever scheduler it states
+            sim = dict(inference.get("simulation") or {})  # type: ignore[call-overload]
+            sim["scheduler"] = {**(sim.get("scheduler") or {}), "num_scheduler_steps": self.scheduler_steps}
+            inference = {**inference, "simulation": sim}
         plan = {"tp": self.tp, "pp": self.pp, **({"replicas": replicas} if replicas is not None else {})}
         scenario = {
             "model": arch,
@@ -436,6 +502,7 @@ class _Served:
                 "weight_precision": self.wp,
                 "kv_precision": self.kvp,
                 "engine": self.engine,
+                **({"engine_version": self.release} if self.release else {}),
                 "input_tokens": self.inp,
                 "output_tokens": self.out,
                 "plan": plan,

@@ -1,0 +1,190 @@
+"""What an engine release does differently (issue 29): vLLM V0's serial scheduler / input-preparation /
+output-processing time per iteration and its scheduler defaults (256 sequences, 512-token chunks above 32K of
+context) — each against the figure its source gives or a hand calculation, in the step model, the planner and the
+simulator."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from aiinfra import catalog
+from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.step_overheads import host_step_s, step_with_host_s
+from aiinfra.analytic.step_time import StepBatch
+from aiinfra.app.tables import domain_tables
+from aiinfra.catalog.resolve import cluster_for, load_scenario
+from aiinfra.errors import SpecError
+from aiinfra.planning.engine_profile import scheduler_defaults
+from aiinfra.planning.inference import estimate, model_for
+from aiinfra.specs.common import validate
+from aiinfra.specs.engine import parse_version
+from aiinfra.specs.workload import ServingWorkload
+from aiinfra.validation.inference_rows import _scheduler_steps
+
+from .conftest import EXAMPLES, sim_run
+
+
+def _llama8b_h100(engine: str, version: str | None) -> InferenceModel:
+    return InferenceModel(
+        model=catalog.model("meta-llama-3.1-8b"),
+        cluster=cluster_for("nvidia-h100-sxm5-80gb", 1),
+        engine=engine,
+        engine_version=version,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "version"),
+    [
+        ("0.6.3.post2.dev308+gb489fc3c (nightly wheel)", (0, 6, 3)),
+        ("v0.11.0", (0, 11, 0)),
+        ("v1.2.0rc1", (1, 2, 0)),
+        ("0.8", (0, 8)),
+        ("ROCm build, image ghcr.io/embeddedllm/vllm-rocm:cb3b2b9", None),
+        ("lmsysorg/sglang:latest (Dec 2024, version not stated)", None),
+        ("TensorRT 10.2 / CUDA 12.4 (TRT-LLM)", None),  # another product's version, not the engine's
+    ],
+)
+def test_release_numbers_are_read_from_version_strings(text: str, version: tuple[int, ...] | None) -> None:
+    assert parse_version(text) == version
+
+
+def test_vllm_v0_pays_the_multi_step_rfc_bubble_and_v1_does_not() -> None:
+    # vllm#6854: ~4 ms of GPU idle per decode step without multi-step scheduling (V0); V1 is the default from 0.8
+    assert host_step_s("vllm", "0.6.3", domain_tables()) == (pytest.approx(4e-3), False)
+    assert host_step_s("vllm", "0.7.3", domain_tables()) == (pytest.approx(4e-3), False)
+    assert host_step_s("vllm", "0.8.0", domain_tables()) == (0.0, False)
+    assert host_step_s("vllm", "0.11.0", domain_tables()) == (0.0, False)
+    assert host_step_s("vllm", None, domain_tables()) == (0.0, False)  # the current release
+
+
+def test_engines_without_a_measured_host_time_get_none() -> None:
+    for engine in ("trtllm", "sglang"):
+        for release in (None, "0.5.0", "1.2.0"):
+            assert host_step_s(engine, release, domain_tables()) == (0.0, False)
+
+
+def test_serial_host_time_adds_and_overlapped_host_time_hides() -> None:
+    # serial: 26 ms on the GPU + 4 ms between steps = 30 ms; overlapped: max(26, 4) = 26 ms, max(2, 4) = 4 ms
+    assert step_with_host_s(0.026, 0.004, overlapped=False) == pytest.approx(0.030)
+    assert step_with_host_s(0.026, 0.004, overlapped=True) == pytest.approx(0.026)
+    assert step_with_host_s(0.002, 0.004, overlapped=True) == pytest.approx(0.004)
+
+
+@pytest.mark.parametrize("batch", [StepBatch.decode(8, 1000), StepBatch.decode(200, 400), StepBatch.prefill(2048)])
+def test_a_v0_step_is_the_v1_step_plus_4_ms(batch: StepBatch) -> None:
+    v0, v1 = _llama8b_h100("vllm", "0.6.3"), _llama8b_h100("vllm", "0.11.0")
+    assert v0.iteration_time_s(batch) - v1.iteration_time_s(batch) == pytest.approx(4e-3, rel=1e-9)
+
+
+def test_the_planner_prices_the_release_it_is_given() -> None:
+    m, cl = catalog.model("meta-llama-3.1-8b"), cluster_for("nvidia-h100-sxm5-80gb", 1)
+    base = {"input_tokens": 128, "output_tokens": 256, "engine": "vllm", "batch": 8}
+    old = estimate(m, cl, validate(ServingWorkload, {**base, "engine_version": "0.6.3"}))
+    now = estimate(m, cl, validate(ServingWorkload, base))
+    # a static batch of 8 decodes in steps of the batch: every step 4 ms longer on V0
+    assert old.tpot_s - now.tpot_s == pytest.approx(4e-3, rel=0.02)
+    # under a load, infer says what the release adds
+    loaded = estimate(
+        m, cl, validate(ServingWorkload, {**base, "batch": None, "request_rate_per_s": 2.0, "engine_version": "0.6.3"})
+    )
+    assert any("4 ms of host work per iteration" in n for n in loaded.notes)
+
+
+@pytest.mark.parametrize(("release", "says"), [("latest", "no release number"), (0.1, "quote it")])
+def test_an_unreadable_release_names_the_field(release: object, says: str) -> None:
+    # a YAML number is refused: 0.10 would read as 0.1
+    m, cl = catalog.model("meta-llama-3.1-8b"), cluster_for("nvidia-h100-sxm5-80gb", 1)
+    wl = validate(ServingWorkload, {"input_tokens": 128, "output_tokens": 256, "engine_version": release})
+    with pytest.raises(SpecError, match=r"inference\.engine_version") as err:
+        model_for(m, cl, wl)
+    assert says in str(err.value)
+
+
+def test_the_simulator_adds_the_host_time_to_every_iteration() -> None:
+    # a fixed batch drained from t = 0 under the same scheduler limits has the same iterations whatever they cost,
+    # so the V0 run lasts exactly iterations x 4 ms longer
+    sets = [
+        "inference.simulation.scheduler={max_num_batched_tokens: 8192, max_num_seqs: 256}",
+        "inference.request_rate_per_s=null",
+        "inference.num_requests=16",
+        "inference.concurrency=16",
+        "inference.arrival={kind: concurrency}",
+        "inference.input_tokens=256",
+        "inference.output_tokens=64",
+        "inference.simulation.output_lengths=null",
+        "inference.simulation.input_lengths=null",
+    ]
+    now = sim_run(load_scenario(EXAMPLES / "simulate-llama70b-h100.yaml", sets), seed=0)
+    old = sim_run(
+        load_scenario(EXAMPLES / "simulate-llama70b-h100.yaml", [*sets, "inference.engine_version=0.6.3"]), seed=0
+    )
+    assert old.records.iterations == now.records.iterations
+    assert old.records.end_s - now.records.end_s == pytest.approx(now.records.iterations * 4e-3, rel=1e-6)
+
+
+def test_vllm_v0_scheduler_defaults_follow_the_context_length() -> None:
+    # vLLM 0.6.x: chunked prefill on for max_model_len > 32,768 with 512 tokens per step; else whole prompts with a
+    # budget of max(max_model_len, 2048); 256 sequences either way. V1 (0.8 on): its own table (H100: 8192 / 1024)
+    vllm, h100 = catalog.engine("vllm"), catalog.accelerator("nvidia-h100-sxm5-80gb")
+    long_ = scheduler_defaults(vllm, h100, "offline", release="0.6.3", max_model_len=131_072)
+    assert (long_.max_num_batched_tokens, long_.max_num_seqs, long_.chunked_prefill) == (512, 256, True)
+    short = scheduler_defaults(vllm, h100, "server", release="0.6.3", max_model_len=8192)
+    assert (short.max_num_batched_tokens, short.max_num_seqs, short.chunked_prefill) == (8192, 256, False)
+    tiny = scheduler_defaults(vllm, h100, "server", release="0.5.4", max_model_len=1024)
+    assert tiny.max_num_batched_tokens == 2048
+    v1 = scheduler_defaults(vllm, h100, "server", release="0.11.0", max_model_len=131_072)
+    assert (v1.max_num_batched_tokens, v1.max_num_seqs, v1.chunked_prefill) == (8192, 1024, None)
+
+
+def test_a_v0_simulation_schedules_with_the_v0_defaults() -> None:
+    # Llama 3.1 70B's 131,072-token context: V0 chunks prompts 512 tokens a step, so a 1,024-token prompt takes two
+    # iterations before its first token (V1's 8,192-token budget: one)
+    sets = [
+        "inference.request_rate_per_s=null",
+        "inference.num_requests=1",
+        "inference.concurrency=1",
+        "inference.arrival={kind: concurrency}",
+        "inference.output_tokens=1",
+        "inference.simulation.output_lengths=null",
+    ]
+    ex = EXAMPLES / "simulate-llama70b-h100.yaml"
+    assert sim_run(load_scenario(ex, sets), seed=0).records.iterations == 1
+    old = sim_run(load_scenario(ex, [*sets, "inference.engine_version=0.6.3"]), seed=0)
+    assert old.limits.max_num_batched_tokens == 512 and old.limits.max_num_seqs == 256
+    assert old.records.iterations == 2
+
+
+def test_multi_step_scheduling_pays_the_host_time_once_per_call() -> None:
+    # vllm#6854: with multi-step-8 "the 4ms only needs to be incurred once for every 8 decode steps"; here 10 steps
+    # per call: 0.4 ms per decode iteration; an iteration with prompt tokens runs alone and pays the 4 ms (vllm#7000)
+    v1 = _llama8b_h100("vllm", "0.11.0")
+    multi = replace(_llama8b_h100("vllm", "0.6.0"), scheduler_steps=10)
+    decode, prefill = StepBatch.decode(64, 500), StepBatch.prefill(512) + StepBatch.decode(64, 500)
+    assert multi.iteration_time_s(decode) - v1.iteration_time_s(decode) == pytest.approx(0.4e-3, rel=1e-9)
+    assert multi.iteration_time_s(prefill) - v1.iteration_time_s(prefill) == pytest.approx(4e-3, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("version", "notes", "steps"),
+    [
+        ("0.6.0 (multi-step scheduling, --num-scheduler-steps 10)", "", 10),
+        ("0.6.3.post2", "benchmark_throughput.py ... --num-scheduler-step 1 --input-len 2048", 1),
+        ("v0.11.0", "vllm serve Qwen/Qwen3-8B", 1),
+    ],
+)
+def test_a_row_states_its_scheduler_steps(version: str, notes: str, steps: int) -> None:
+    flag = catalog.engine("vllm").multi_step_flag
+    assert _scheduler_steps({"engine_version": version, "notes": notes}, flag) == steps
+    # an engine without the flag (SGLang) runs single-step even where its notes quote vLLM's setting
+    assert _scheduler_steps({"engine_version": "0.3.0", "notes": f"vLLM: {version}"}, None) == 1
+
+
+def test_the_scenario_sets_the_scheduler_steps() -> None:
+    m, cl = catalog.model("meta-llama-3.1-8b"), cluster_for("nvidia-h100-sxm5-80gb", 1)
+    base = {"input_tokens": 128, "output_tokens": 256, "engine_version": "0.6.0"}
+    multi = {**base, "simulation": {"scheduler": {"num_scheduler_steps": 10}}}
+    assert model_for(m, cl, validate(ServingWorkload, multi)).scheduler_steps == 10
+    assert model_for(m, cl, validate(ServingWorkload, base)).scheduler_steps == 1
