@@ -329,7 +329,7 @@ class _Group:
     """Bytes per rank of each selected plan's collective."""
     k: np.ndarray
     """Parallel rings (one NIC each): ranks of the group in one scale-up domain (1 on the scale-up tier)."""
-    bw: float
+    bw_bytes_per_s: float
     """The tier's one-way bytes/s per rank."""
     bw_arr: np.ndarray
     """Bandwidth each plan's collective moves at (k rings capped by the scale-up link; fabric share applied)."""
@@ -403,12 +403,12 @@ def _bandwidth_time(g: _Group, curve: Curve | None, factor: float) -> np.ndarray
         out: np.ndarray = factor * g.a2a_frac * g.size / g.bw_arr
         return out
     pts_size = 10.0 ** np.asarray(curve.log_x)
-    pts_time = factor * pts_size / (g.bw * np.asarray(curve.y))
+    pts_time = factor * pts_size / (g.bw_bytes_per_s * np.asarray(curve.y))
     sz = g.size / g.k
     t = np.interp(sz, pts_size, pts_time)
     beyond = sz > pts_size[-1]
-    t[beyond] = factor * sz[beyond] / (g.bw * curve.y[-1])
-    timed: np.ndarray = t * g.k * (g.bw / g.bw_arr) * g.a2a_frac
+    t[beyond] = factor * sz[beyond] / (g.bw_bytes_per_s * curve.y[-1])
+    timed: np.ndarray = t * g.k * (g.bw_bytes_per_s / g.bw_arr) * g.a2a_frac
     return timed
 
 

@@ -334,7 +334,7 @@ class _Shapes:
     plans: PlanArrays
     src: set[str]
     dtype: str
-    wbytes: float
+    weight_bytes_per_param: float
     """Bytes per weight element a GEMM streams in the run's format."""
     tp: np.ndarray
     cp: np.ndarray
@@ -353,7 +353,7 @@ class _Shapes:
             plans=plans,
             src=set(),
             dtype=dtype,
-            wbytes=QUANT_BYTES.get(dtype, 4.0 if dtype == "fp32" else 2.0),
+            weight_bytes_per_param=QUANT_BYTES.get(dtype, 4.0 if dtype == "fp32" else 2.0),
             tp=plans.tp.astype(float),
             cp=cp,
             pp=plans.pp.astype(float),
@@ -373,7 +373,7 @@ class _Shapes:
         micro-batch's), in format ``dt`` (default: the run's) streaming ``wb`` bytes per weight."""
         t = self.tokens if tok is None else tok
         flop = 2.0 * t * n_in * n_out / self.tp
-        nbytes = n_in * n_out * (self.wbytes if wb is None else wb) / self.tp
+        nbytes = n_in * n_out * (self.weight_bytes_per_param if wb is None else wb) / self.tp
         return count * _gemm_time(self.cluster, self.dtype if dt is None else dt, flop, nbytes, self.src)
 
 
@@ -463,7 +463,7 @@ def _output_head(s: _Shapes, bwd_gemm: float) -> np.ndarray:
     head_dtype = "fp16" if setup.precision == "fp16" else ("fp32" if dtype == "fp32" else "bf16")
     head_wbytes = 4.0 if dtype == "fp32" else 2.0
     if setup.low_precision_output_layer:
-        head_dtype, head_wbytes = dtype, s.wbytes
+        head_dtype, head_wbytes = dtype, s.weight_bytes_per_param
     h = float(m.hidden_size)
     out: np.ndarray = (1.0 + bwd_gemm) * s.gemm(float(m.vocab_size), h, dt=head_dtype, wb=head_wbytes) + _mem_time(
         s.cluster, 20.0 * s.tokens * m.vocab_size / s.tp, s.src, kind="elementwise"
