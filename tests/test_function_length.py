@@ -13,7 +13,6 @@ MAX_LINES = 80
 #: kernel); a function leaves this list when it is
 PENDING = {
     "analytic/inference.py::breakdown",
-    "planning/inference.py::estimate_with_replica",
     "sim/replica.py::plan",
 }
 

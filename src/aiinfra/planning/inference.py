@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.inference import InferenceModel, StepBreakdown
 from aiinfra.analytic.step_overheads import host_step_s
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.errors import InfeasibleError, SpecError
@@ -16,6 +16,7 @@ from aiinfra.specs.engine import EngineProfile, parse_version
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import Scenario
+from aiinfra.specs.serving_sim import SchedulerConfig
 from aiinfra.specs.tables import DomainTables
 from aiinfra.specs.workload import ServingWorkload
 from aiinfra.units import GB
@@ -472,6 +473,366 @@ def estimate(
     )[0]
 
 
+@dataclass(frozen=True, slots=True)
+class _Deployment:
+    """The facts of one deployment every part of its estimate reads: the model as priced, the scheduler's limits and
+    the KV cache's room."""
+
+    model: ModelArch
+    cluster: ClusterSpec
+    wl: ServingWorkload
+    engine: str
+    im: InferenceModel
+    sched: SchedulerConfig | None
+    budget: int
+    """Tokens per iteration (max_num_batched_tokens)."""
+    engine_cap: int
+    """The engine's max_num_seqs (0: uncapped)."""
+    block: int
+    """KV-cache block size (tokens)."""
+    replicas: int
+    cap: KvCapacity
+    max_seqs: int
+    """Sequences the KV cache holds per replica at the engine's reservation."""
+
+
+def _deployment(
+    model: ModelArch,
+    cluster: ClusterSpec,
+    wl: ServingWorkload,
+    engine: str,
+    cap_batch: bool,
+    prefill_budget_tokens: int | None,
+    attention_dp: bool,
+    kv_free_frac: float | None,
+    usage: Usage | None,
+    max_num_seqs: int | None,
+    notes: list[str],
+) -> _Deployment:
+    """The deployment as priced (:func:`estimate_with_replica`'s first half): the model, the scheduler's limits
+    (noting where they come from), the replicas and the KV capacity; errors for layouts that do not split."""
+    stated_streaming = wl.simulation.streaming if wl.simulation is not None else None
+    streamed = stated_streaming if stated_streaming is not None else (usage or workload_usage(wl)) == "server"
+    im = model_for(model, cluster, wl, attention_dp, engine, streamed=streamed)
+    sched = wl.simulation.scheduler if wl.simulation is not None else None
+    sd = scheduler_defaults(
+        cluster.tables.engine(engine),
+        cluster.accelerator,
+        usage or workload_usage(wl),
+        release=workload_release(wl),
+        max_model_len=model.max_seq_len,
+    )
+    budget_set = prefill_budget_tokens or (sched.max_num_batched_tokens if sched else None)
+    seqs_set = max_num_seqs or (sched.max_num_seqs if sched else None)
+    budget = budget_set or sd.max_num_batched_tokens
+    seq_cap = seqs_set or min(sd.max_num_seqs, budget)  # vLLM caps a defaulted max_num_seqs at the budget
+    block = kv_block_tokens(engine, wl, cluster.tables)
+    if budget_set is None or seqs_set is None:
+        notes.append(f"scheduler: {sd.basis}")
+    notes += [f"accuracy: {n}" for n in cluster.tables.accuracy_notes_for(model.id, engine, cluster.accelerator.id)]
+    replicas = _replicas_of(model, cluster, wl, im)
+    cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, engine, kv_free_frac)
+    inp, out = wl.input_tokens, wl.output_tokens
+    held = inp + out if reserves_full_context(engine, cluster.tables) else inp + (out + 1) // 2
+    per_seq_tokens = math.ceil(held / block) * block
+    return _Deployment(
+        model=model,
+        cluster=cluster,
+        wl=wl,
+        engine=engine,
+        im=im,
+        sched=sched,
+        budget=budget,
+        engine_cap=seq_cap if cap_batch else 0,
+        block=block,
+        replicas=replicas,
+        cap=cap,
+        max_seqs=cap.kv_capacity_tokens // per_seq_tokens,
+    )
+
+
+def _replicas_of(model: ModelArch, cluster: ClusterSpec, wl: ServingWorkload, im: InferenceModel) -> int:
+    """Replicas of tp·pp accelerators the hardware holds (at most the plan's); errors where tp does not split the
+    heads or tp·pp the accelerators."""
+    kv = model.kv_heads
+    if model.num_heads % im.tp or (kv % im.tp and im.tp % kv):
+        raise SpecError(
+            "inference.plan.tp",
+            im.tp,
+            f"does not split num_heads={model.num_heads} and num_kv_heads={kv} evenly (vLLM and "
+            "TensorRT-LLM need tp to divide the heads and tp and the KV heads to divide one another)",
+            "choose tp dividing num_heads",
+        )
+    per_replica = im.tp * im.pp
+    if cluster.count % per_replica:
+        raise SpecError(
+            "inference.plan",
+            f"tp={im.tp} pp={im.pp}",
+            f"tp·pp = {per_replica} does not divide hardware.count = {cluster.count}",
+            "choose tp·pp dividing the accelerator count",
+        )
+    replicas = cluster.count // per_replica
+    if wl.plan is not None and wl.plan.replicas:
+        replicas = min(replicas, wl.plan.replicas)
+    return replicas
+
+
+def _first_batch(d: _Deployment, notes: list[str]) -> tuple[int, bool, bool]:
+    """(batch, fits, static): a static batch as given; the saturated steady state (noting what holds it); or the
+    users' or clients' share per replica (with think time the share in flight is found by the loaded replica)."""
+    wl, cap_tokens = d.wl, d.cap.kv_capacity_tokens
+    inp, out = wl.input_tokens, wl.output_tokens
+    static = isinstance(wl.batch, int)
+    if isinstance(wl.batch, int):
+        batch = wl.batch
+        need = batch * math.ceil((inp + out) / d.block) * d.block
+        fits = cap_tokens > 0 and need <= cap_tokens
+    elif wl.batch == "max" or (wl.concurrency is None and wl.users is None):
+        batch = _saturated_batch(d.max_seqs, d.engine_cap, d.budget, inp, out)
+        if d.engine_cap and d.max_seqs > d.engine_cap:
+            notes.append(f"batch capped at the engine's max_num_seqs = {d.engine_cap}")
+        if batch < min(d.max_seqs, d.engine_cap or d.max_seqs):
+            notes.append(f"batch held to {batch} by the {d.budget}-token step budget (B·(1 + in/out) ≤ budget)")
+        fits = batch >= 1
+    else:
+        users = wl.concurrency or wl.users or 1
+        batch = math.ceil(users / d.replicas)  # with think time: the users' share in flight, found below
+        fits = cap_tokens > 0 and batch <= d.max_seqs
+    if batch <= 0 or cap_tokens <= 0:
+        raise InfeasibleError(
+            f"{d.model.id} at {wl.weight_precision} leaves no room for the KV cache of one request on "
+            f"{d.cluster.accelerator.id} with tp={d.im.tp} (weights {d.cap.weights_bytes / GB:.1f} GB per "
+            f"accelerator, KV capacity {cap_tokens:,} tokens) — raise tp or lower the weight precision"
+        )
+    return batch, fits, static
+
+
+@dataclass(slots=True)
+class _Answer:
+    """The load point an estimate reports: batch, latencies, throughput per replica and how the load was read."""
+
+    batch: int
+    ttft_s: float
+    tpot_s: float
+    out_tps_replica: float
+    """Output tokens/s of one replica."""
+    tok_per_step: float
+    """Tokens per sequence per target step (1 without speculative decoding)."""
+    load: str
+    fits: bool
+    tails: LoadPoint | None = None
+    rep: LoadedReplica | None = None
+
+
+def _static_answer(d: _Deployment, batch: int, fits: bool, ttft_one_s: float, req_s: float) -> _Answer:
+    """A static batch: every prompt prefilled (chunked by the step budget), then the batch decodes together."""
+    im, wl = d.im, d.wl
+    inp, out = wl.input_tokens, wl.output_tokens
+    t_prefill_all, ttft_mean = prefill_time_s(im, batch, inp, d.budget)
+    step = StepBatch.decode(batch, inp + out // 2)
+    cycle_s, tok_per_step = _decode_cycle_s(im, d.cluster, wl, step, batch)
+    tpot = cycle_s / tok_per_step
+    total_s = t_prefill_all + max(out - 1, 0) * tpot
+    return _Answer(
+        batch=batch,
+        ttft_s=(ttft_one_s if batch == 1 else ttft_mean) + req_s,
+        tpot_s=tpot,
+        out_tps_replica=batch * out / total_s,
+        tok_per_step=tok_per_step,
+        load=f"a static batch of {batch}: every prompt prefilled, then the batch decodes together",
+        fits=fits,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Steady:
+    """The steady state of continuous batching holding ``b`` sequences: (TPOT, TTFT, tokens per sequence per
+    step), the TTFT with the serving path and the iterations an arrival waits beyond the next one."""
+
+    d: _Deployment
+    ttft_one_s: float
+    req_s: float
+    delay_iterations: float
+
+    def __call__(self, b: int) -> tuple[float, float, float]:
+        """(TPOT, TTFT, tokens per sequence per step) of the steady state holding ``b`` sequences."""
+        d, wl = self.d, self.d.wl
+        inp, out = wl.input_tokens, wl.output_tokens
+        dp_ranks = d.im.tp if d.im.attention_dp else 1
+        step = steady_state_step(b, inp, out, dp_ranks=dp_ranks)
+        cycle_s, tok = _decode_cycle_s(d.im, d.cluster, wl, step, b)
+        if wl.speculative is not None:
+            step = steady_state_step(b, inp, out, tok, dp_ranks=dp_ranks)
+            cycle_s, tok = _decode_cycle_s(d.im, d.cluster, wl, step, b)
+        first = self.ttft_one_s if b == 1 else loaded_ttft_s(d.im, b, inp, out, d.budget, cycle_s, self.ttft_one_s)
+        if self.delay_iterations and b > 1:
+            first += self.delay_iterations * cycle_s  # the prompt joins later (the overlap or multi-step scheduler)
+        return cycle_s / tok, first + self.req_s, tok
+
+
+def _at_rate(d: _Deployment, steady: _Steady, rep: LoadedReplica, a: _Answer, notes: list[str]) -> None:
+    """Poisson arrivals at the workload's rate (per replica): the loaded replica's point, or saturation."""
+    wl, out = d.wl, d.wl.output_tokens
+    assert wl.request_rate_per_s is not None
+    rate_replica = wl.request_rate_per_s / d.replicas
+    saturated_rps = a.out_tps_replica / out
+    at_rate = rep.at_rate(rate_replica)
+    a.tails = at_rate
+    if rate_replica >= saturated_rps or at_rate.saturated:
+        a.load = (
+            f"saturated: the demand {wl.request_rate_per_s:.4g} requests/s exceeds the "
+            f"{saturated_rps * d.replicas:.4g}/s this deployment serves — queues grow without bound"
+        )
+        notes.append(a.load)
+        a.tails = None
+        return
+    a.batch = at_rate.batch
+    a.tpot_s, a.ttft_s, a.tok_per_step = steady(a.batch)
+    a.out_tps_replica = rate_replica * out
+    a.load = (
+        f"at {wl.request_rate_per_s:.4g} requests/s (Poisson): {at_rate.in_flight:.1f} requests in "
+        f"flight per replica (Little's law); the deployment saturates at "
+        f"{saturated_rps * d.replicas:.4g} requests/s"
+    )
+
+
+def _with_think_time(
+    d: _Deployment, steady: _Steady, rep: LoadedReplica, top: int, a: _Answer, notes: list[str]
+) -> None:
+    """Users who think between requests: the closed system's fixed point (requests in flight, not users, in memory)."""
+    wl, out, max_seqs = d.wl, d.wl.output_tokens, d.max_seqs
+    assert wl.think_time_s
+    users_replica = math.ceil((wl.concurrency or wl.users or 1) / d.replicas)
+    point = rep.with_users(users_replica, wl.think_time_s)
+    a.tails = point
+    a.batch = min(point.batch, top)
+    a.tpot_s, a.ttft_s, a.tok_per_step = steady(a.batch)
+    a.ttft_s = point.ttft_s
+    resp_s = a.ttft_s + max(out - 1, 0) * a.tpot_s
+    a.out_tps_replica = point.requests_per_s * out
+    # memory holds the requests the users keep in flight (not the users): the fixed point's B
+    a.fits = point.in_flight <= max_seqs
+    a.load = (
+        f"{wl.concurrency or wl.users} users thinking {wl.think_time_s:g} s on average between requests: "
+        f"{point.in_flight:.1f} in flight per replica (N·R/(R + Z), R = {resp_s:.3g} s)"
+    )
+    if point.saturated:
+        notes.append(
+            f"saturated: the replica runs at most {top} sequences (KV cache, max_num_seqs, step "
+            f"budget), so {point.in_flight - top:.0f} requests per replica wait on average "
+            f"({a.ttft_s - steady(a.batch)[1]:.3g} s added to TTFT)"
+        )
+    elif a.fits and point.in_flight_p99 > max_seqs:
+        notes.append(
+            f"requests in flight reach {point.in_flight_p99:.0f} per replica at their 99th "
+            f"percentile, above the {max_seqs} sequences the KV cache holds: expect queueing "
+            "or preemptions at the peaks"
+        )
+
+
+def _continuous_answer(
+    d: _Deployment, batch: int, fits: bool, ttft_one_s: float, req_s: float, grid: bool, notes: list[str]
+) -> _Answer:
+    """Continuous batching under the workload's load (a rate, users with or without think time, or saturation),
+    from the loaded-replica model; notes on streaming, late admission and the engine's host time."""
+    wl, engine, im = d.wl, d.engine, d.im
+    inp, out = wl.input_tokens, wl.output_tokens
+    # iterations an arrival waits beyond the next one: an overlap scheduler planned it already; a multi-step
+    # call of n decode iterations admits nothing until it ends, (n - 1)/2 on average
+    steps = d.sched.num_scheduler_steps if d.sched is not None else 1
+    overlap = overlaps_scheduling(d.cluster.tables.engine(engine), wl)
+    delay = (1.0 if overlap else 0.0) + (steps - 1) / 2.0
+    steady = _Steady(d, ttft_one_s, req_s, delay)
+    top = _saturated_batch(d.max_seqs, d.engine_cap, d.budget, inp, out)
+    rep = _loaded_replica(
+        im, d.cluster, wl, steady, top, d.budget, grid=grid, request_overhead_s=req_s, admission_delay_iterations=delay
+    )
+    tpot, ttft, tok_per_step = steady(batch)
+    a = _Answer(batch, ttft, tpot, batch / tpot, tok_per_step, "", fits, rep=rep)
+    if wl.request_rate_per_s is not None and wl.batch != "max":
+        _at_rate(d, steady, rep, a, notes)
+    elif (wl.concurrency is not None or wl.users is not None) and wl.think_time_s:
+        _with_think_time(d, steady, rep, top, a, notes)
+    elif wl.concurrency is not None or wl.users is not None:
+        a.tails = rep.with_users(batch, 0.0) if batch <= top else None
+        a.load = f"{wl.concurrency or wl.users} concurrent sequences, each sending its next request at once"
+    else:
+        a.load = "saturated: the largest batch the KV cache, the engine and its step budget allow (no load given)"
+    _continuous_notes(d, a.batch, delay, overlap, steps, notes)
+    return a
+
+
+def _continuous_notes(d: _Deployment, batch: int, delay: float, overlap: bool, steps: int, notes: list[str]) -> None:
+    """Notes on what sets a loaded step: the API server's streaming, late admission, the engine's host time."""
+    im, engine, inp = d.im, d.engine, d.wl.input_tokens
+    chunk_s = d.cluster.tables.engine(engine).stream_chunk_s if im.streamed else 0.0
+    if chunk_s and batch * chunk_s > replace(im, streamed=False).iteration_time_s(StepBatch.decode(batch, inp)):
+        notes.append(
+            f"at {batch} sequences the API server's streaming sets the step: {batch} chunks × "
+            f"{chunk_s * 1e6:.3g} µs = {batch * chunk_s * 1e3:.3g} ms, longer than the engine's step (engines.yaml)"
+        )
+    if delay:
+        why = ["the overlap scheduler plans each iteration while the last one runs"] if overlap else []
+        why += [f"{steps}-step scheduling admits only between calls"] if steps > 1 else []
+        notes.append(f"TTFT under load waits {delay:g} more iteration(s) before its prompt: " + "; ".join(why))
+    host_s, overlapped = host_step_s(engine, im.engine_version, d.cluster.tables)
+    if host_s:
+        notes.append(
+            f"{engine} {im.engine_version}: {host_s * 1e3:.3g} ms of host work per iteration (scheduler, input "
+            f"preparation, output processing) {'hidden behind' if overlapped else 'added to'} every step "
+            "(engines.yaml host_step_by_version)"
+        )
+
+
+def _estimate_of(
+    d: _Deployment,
+    a: _Answer,
+    static: bool,
+    pre: StepBreakdown,
+    dec: StepBreakdown,
+    spec: float | None,
+    notes: list[str],
+) -> InferenceEstimate:
+    """The estimate of deployment ``d`` at load point ``a`` (every replica alike)."""
+    cluster, im, wl, engine, out = d.cluster, d.im, d.wl, d.engine, d.wl.output_tokens
+    cap, replicas = d.cap, d.replicas
+    return InferenceEstimate(
+        accelerator=cluster.accelerator.id,
+        count=cluster.count,
+        tp=im.tp,
+        pp=im.pp,
+        replicas=replicas,
+        weight_precision=wl.weight_precision,
+        kv_precision=wl.kv_precision or "bf16",
+        engine=engine,
+        batch_seqs=a.batch,
+        batching="static" if static else "continuous",
+        load=a.load,
+        fits=a.fits,
+        memory_per_accelerator={
+            "weights_bytes": cap.weights_bytes,
+            "kv_cache_bytes": cap.kv_cache_bytes,
+            "activations_bytes": cap.activation_peak_bytes,
+            "runtime_reserve_bytes": cap.reserve_bytes,
+            "capacity_bytes": cluster.accelerator.memory_bytes,
+        },
+        kv_capacity_tokens=cap.kv_capacity_tokens,
+        max_concurrent_seqs=d.max_seqs,
+        ttft_s=a.ttft_s,
+        tpot_s=a.tpot_s,
+        output_tokens_per_s=a.out_tps_replica * replicas,
+        output_tokens_per_s_per_user=1.0 / a.tpot_s,
+        requests_per_s=a.out_tps_replica * replicas / out,
+        prefill_bound=pre.bound,
+        decode_bound=dec.bound,
+        speculative_tokens_per_step=spec,
+        notes=tuple(notes),
+        requests_in_flight=a.tails.in_flight if a.tails is not None else float(a.batch),
+        ttft_percentiles_s=a.tails.ttft if a.tails is not None else None,
+        tpot_percentiles_s=a.tails.tpot if a.tails is not None else None,
+    )
+
+
 def estimate_with_replica(
     model: ModelArch,
     cluster: ClusterSpec,
@@ -503,235 +864,43 @@ def estimate_with_replica(
     ``grid`` prices its steady states on a grid of batches (faster, for searches).
     """
     engine = engine or wl.engine
-    stated_streaming = wl.simulation.streaming if wl.simulation is not None else None
-    streamed = stated_streaming if stated_streaming is not None else (usage or workload_usage(wl)) == "server"
-    im = model_for(model, cluster, wl, attention_dp, engine, streamed=streamed)
-    sched = wl.simulation.scheduler if wl.simulation is not None else None
-    sd = scheduler_defaults(
-        cluster.tables.engine(engine),
-        cluster.accelerator,
-        usage or workload_usage(wl),
-        release=workload_release(wl),
-        max_model_len=model.max_seq_len,
-    )
-    budget_set = prefill_budget_tokens or (sched.max_num_batched_tokens if sched else None)
-    seqs_set = max_num_seqs or (sched.max_num_seqs if sched else None)
-    budget = budget_set or sd.max_num_batched_tokens
-    seq_cap = seqs_set or min(sd.max_num_seqs, budget)  # vLLM caps a defaulted max_num_seqs at the budget
-    block = kv_block_tokens(engine, wl, cluster.tables)
     notes: list[str] = []
-    if budget_set is None or seqs_set is None:
-        notes.append(f"scheduler: {sd.basis}")
-    notes += [f"accuracy: {n}" for n in cluster.tables.accuracy_notes_for(model.id, engine, cluster.accelerator.id)]
-    kv = model.kv_heads
-    if model.num_heads % im.tp or (kv % im.tp and im.tp % kv):
-        raise SpecError(
-            "inference.plan.tp",
-            im.tp,
-            f"does not split num_heads={model.num_heads} and num_kv_heads={kv} evenly (vLLM and "
-            "TensorRT-LLM need tp to divide the heads and tp and the KV heads to divide one another)",
-            "choose tp dividing num_heads",
-        )
-    per_replica = im.tp * im.pp
-    if cluster.count % per_replica:
-        raise SpecError(
-            "inference.plan",
-            f"tp={im.tp} pp={im.pp}",
-            f"tp·pp = {per_replica} does not divide hardware.count = {cluster.count}",
-            "choose tp·pp dividing the accelerator count",
-        )
-    replicas = cluster.count // per_replica
-    if wl.plan is not None and wl.plan.replicas:
-        replicas = min(replicas, wl.plan.replicas)
-    cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, engine, kv_free_frac)
-    inp, out = wl.input_tokens, wl.output_tokens
-    held = inp + out if reserves_full_context(engine, cluster.tables) else inp + (out + 1) // 2
-    per_seq_tokens = math.ceil(held / block) * block
-    max_seqs = cap.kv_capacity_tokens // per_seq_tokens
-    engine_cap = seq_cap if cap_batch else 0
-    static = isinstance(wl.batch, int)
-    if static:
-        assert isinstance(wl.batch, int)
-        batch = wl.batch
-        need = batch * math.ceil((inp + out) / block) * block
-        fits = cap.kv_capacity_tokens > 0 and need <= cap.kv_capacity_tokens
-    elif wl.batch == "max" or (wl.concurrency is None and wl.users is None):
-        batch = _saturated_batch(max_seqs, engine_cap, budget, inp, out)
-        if engine_cap and max_seqs > engine_cap:
-            notes.append(f"batch capped at the engine's max_num_seqs = {engine_cap}")
-        if batch < min(max_seqs, engine_cap or max_seqs):
-            notes.append(f"batch held to {batch} by the {budget}-token step budget (B·(1 + in/out) ≤ budget)")
-        fits = batch >= 1
-    else:
-        users = wl.concurrency or wl.users or 1
-        batch = math.ceil(users / replicas)  # with think time: the users' share in flight, found below
-        fits = cap.kv_capacity_tokens > 0 and batch <= max_seqs
-    if batch <= 0 or cap.kv_capacity_tokens <= 0:
-        raise InfeasibleError(
-            f"{model.id} at {wl.weight_precision} leaves no room for the KV cache of one request on "
-            f"{cluster.accelerator.id} with tp={im.tp} (weights {cap.weights_bytes / GB:.1f} GB per accelerator, "
-            f"KV capacity {cap.kv_capacity_tokens:,} tokens) — raise tp or lower the weight precision"
-        )
-    _, ttft_one = prefill_time_s(im, 1, inp, budget)
+    d = _deployment(
+        model,
+        cluster,
+        wl,
+        engine,
+        cap_batch,
+        prefill_budget_tokens,
+        attention_dp,
+        kv_free_frac,
+        usage,
+        max_num_seqs,
+        notes,
+    )
+    im, inp, out = d.im, wl.input_tokens, wl.output_tokens
+    batch, fits, static = _first_batch(d, notes)
+    _, ttft_one = prefill_time_s(im, 1, inp, d.budget)
     # behind an API server every request's first token also pays the serving path (HTTP, tokenisation, hand-off,
     # streaming): the engine profile's measured cost, outside the engine's iterations
     req_s = cluster.tables.engine(engine).request_overhead_s if (usage or workload_usage(wl)) == "server" else 0.0
     if req_s:
         notes.append(f"TTFT includes {req_s * 1e3:.3g} ms of {engine}'s serving path per request (engines.yaml)")
-    pre = im.breakdown(StepBatch.prefill(min(budget, inp)))
-    spec = None
-    tails: LoadPoint | None = None
-    rep: LoadedReplica | None = None
+    pre = im.breakdown(StepBatch.prefill(min(d.budget, inp)))
     if static:
-        t_prefill_all, ttft_mean = prefill_time_s(im, batch, inp, budget)
-        step = StepBatch.decode(batch, inp + out // 2)
-        cycle_s, tok_per_step = _decode_cycle_s(im, cluster, wl, step, batch)
-        tpot = cycle_s / tok_per_step
-        total_s = t_prefill_all + max(out - 1, 0) * tpot
-        out_tps_replica = batch * out / total_s
-        ttft = (ttft_one if batch == 1 else ttft_mean) + req_s
-        dec = im.breakdown(step)
-        load = f"a static batch of {batch}: every prompt prefilled, then the batch decodes together"
+        a = _static_answer(d, batch, fits, ttft_one, req_s)
+        dec = im.breakdown(StepBatch.decode(a.batch, inp + out // 2))
     else:
-        dp_ranks = im.tp if im.attention_dp else 1
-        # iterations an arrival waits beyond the next one: an overlap scheduler planned it already; a multi-step
-        # call of n decode iterations admits nothing until it ends, (n - 1)/2 on average
-        steps = sched.num_scheduler_steps if sched is not None else 1
-        overlap = overlaps_scheduling(cluster.tables.engine(engine), wl)
-        delay = (1.0 if overlap else 0.0) + (steps - 1) / 2.0
-
-        def steady(b: int) -> tuple[float, float, float]:
-            """(TPOT, TTFT, tokens per sequence per step) of the steady state holding ``b`` sequences."""
-            step = steady_state_step(b, inp, out, dp_ranks=dp_ranks)
-            cycle_s, tok = _decode_cycle_s(im, cluster, wl, step, b)
-            if wl.speculative is not None:
-                step = steady_state_step(b, inp, out, tok, dp_ranks=dp_ranks)
-                cycle_s, tok = _decode_cycle_s(im, cluster, wl, step, b)
-            first = ttft_one if b == 1 else loaded_ttft_s(im, b, inp, out, budget, cycle_s, ttft_one)
-            if delay and b > 1:
-                first += delay * cycle_s  # the prompt joins later (above)
-            return cycle_s / tok, first + req_s, tok
-
-        top = _saturated_batch(max_seqs, engine_cap, budget, inp, out)
-        rep = _loaded_replica(
-            im, cluster, wl, steady, top, budget, grid=grid, request_overhead_s=req_s, admission_delay_iterations=delay
-        )
-        tpot, ttft, tok_per_step = steady(batch)
-        out_tps_replica = batch / tpot
-        if wl.request_rate_per_s is not None and wl.batch != "max":
-            rate_replica = wl.request_rate_per_s / replicas
-            saturated_rps = out_tps_replica / out
-            at_rate = rep.at_rate(rate_replica)
-            point: LoadPoint | None = at_rate
-            if rate_replica >= saturated_rps or at_rate.saturated:
-                load = (
-                    f"saturated: the demand {wl.request_rate_per_s:.4g} requests/s exceeds the "
-                    f"{saturated_rps * replicas:.4g}/s this deployment serves — queues grow without bound"
-                )
-                notes.append(load)
-                point = None
-            else:
-                batch = at_rate.batch
-                tpot, ttft, tok_per_step = steady(batch)
-                out_tps_replica = rate_replica * out
-                load = (
-                    f"at {wl.request_rate_per_s:.4g} requests/s (Poisson): {at_rate.in_flight:.1f} requests in "
-                    f"flight per replica (Little's law); the deployment saturates at "
-                    f"{saturated_rps * replicas:.4g} requests/s"
-                )
-        elif (wl.concurrency is not None or wl.users is not None) and wl.think_time_s:
-            users_replica = math.ceil((wl.concurrency or wl.users or 1) / replicas)
-            point = rep.with_users(users_replica, wl.think_time_s)
-            batch = min(point.batch, top)
-            tpot, ttft, tok_per_step = steady(batch)
-            ttft = point.ttft_s
-            resp_s = ttft + max(out - 1, 0) * tpot
-            out_tps_replica = point.requests_per_s * out
-            # memory holds the requests the users keep in flight (not the users): the fixed point's B
-            fits = point.in_flight <= max_seqs
-            load = (
-                f"{wl.concurrency or wl.users} users thinking {wl.think_time_s:g} s on average between requests: "
-                f"{point.in_flight:.1f} in flight per replica (N·R/(R + Z), R = {resp_s:.3g} s)"
-            )
-            if point.saturated:
-                notes.append(
-                    f"saturated: the replica runs at most {top} sequences (KV cache, max_num_seqs, step "
-                    f"budget), so {point.in_flight - top:.0f} requests per replica wait on average "
-                    f"({ttft - steady(batch)[1]:.3g} s added to TTFT)"
-                )
-            elif fits and point.in_flight_p99 > max_seqs:
-                notes.append(
-                    f"requests in flight reach {point.in_flight_p99:.0f} per replica at their 99th "
-                    f"percentile, above the {max_seqs} sequences the KV cache holds: expect queueing "
-                    "or preemptions at the peaks"
-                )
-        elif wl.concurrency is not None or wl.users is not None:
-            point = rep.with_users(batch, 0.0) if batch <= top else None
-            load = f"{wl.concurrency or wl.users} concurrent sequences, each sending its next request at once"
-        else:
-            point = None
-            load = "saturated: the largest batch the KV cache, the engine and its step budget allow (no load given)"
-        if point is not None:
-            tails = point
-        dec = im.breakdown(StepBatch.decode(batch, inp + out // 2))
-        chunk_s = cluster.tables.engine(engine).stream_chunk_s if im.streamed else 0.0
-        if chunk_s and batch * chunk_s > replace(im, streamed=False).iteration_time_s(StepBatch.decode(batch, inp)):
-            notes.append(
-                f"at {batch} sequences the API server's streaming sets the step: {batch} chunks × "
-                f"{chunk_s * 1e6:.3g} µs = {batch * chunk_s * 1e3:.3g} ms, longer than the engine's step (engines.yaml)"
-            )
-        if delay:
-            why = ["the overlap scheduler plans each iteration while the last one runs"] if overlap else []
-            why += [f"{steps}-step scheduling admits only between calls"] if steps > 1 else []
-            notes.append(f"TTFT under load waits {delay:g} more iteration(s) before its prompt: " + "; ".join(why))
-        host_s, overlapped = host_step_s(engine, im.engine_version, cluster.tables)
-        if host_s:
-            notes.append(
-                f"{engine} {im.engine_version}: {host_s * 1e3:.3g} ms of host work per iteration (scheduler, input "
-                f"preparation, output processing) {'hidden behind' if overlapped else 'added to'} every step "
-                "(engines.yaml host_step_by_version)"
-            )
+        a = _continuous_answer(d, batch, fits, ttft_one, req_s, grid, notes)
+        dec = im.breakdown(StepBatch.decode(a.batch, inp + out // 2))
+    spec = None
     if wl.speculative is not None:
-        spec = tok_per_step
-        notes.append(f"speculative decoding: {tok_per_step:.2f} tokens per target step (Leviathan et al. 2023)")
-    if not fits:
-        held_text = f"{tails.in_flight:.0f} requests in flight" if tails is not None else f"batch {batch}"
-        notes.append(f"{held_text} exceed the {max_seqs} sequences the KV cache holds per replica")
-    return InferenceEstimate(
-        accelerator=cluster.accelerator.id,
-        count=cluster.count,
-        tp=im.tp,
-        pp=im.pp,
-        replicas=replicas,
-        weight_precision=wl.weight_precision,
-        kv_precision=wl.kv_precision or "bf16",
-        engine=engine,
-        batch_seqs=batch,
-        batching="static" if static else "continuous",
-        load=load,
-        fits=fits,
-        memory_per_accelerator={
-            "weights_bytes": cap.weights_bytes,
-            "kv_cache_bytes": cap.kv_cache_bytes,
-            "activations_bytes": cap.activation_peak_bytes,
-            "runtime_reserve_bytes": cap.reserve_bytes,
-            "capacity_bytes": cluster.accelerator.memory_bytes,
-        },
-        kv_capacity_tokens=cap.kv_capacity_tokens,
-        max_concurrent_seqs=max_seqs,
-        ttft_s=ttft,
-        tpot_s=tpot,
-        output_tokens_per_s=out_tps_replica * replicas,
-        output_tokens_per_s_per_user=1.0 / tpot,
-        requests_per_s=out_tps_replica * replicas / out,
-        prefill_bound=pre.bound,
-        decode_bound=dec.bound,
-        speculative_tokens_per_step=spec,
-        notes=tuple(notes),
-        requests_in_flight=tails.in_flight if tails is not None else float(batch),
-        ttft_percentiles_s=tails.ttft if tails is not None else None,
-        tpot_percentiles_s=tails.tpot if tails is not None else None,
-    ), rep
+        spec = a.tok_per_step
+        notes.append(f"speculative decoding: {a.tok_per_step:.2f} tokens per target step (Leviathan et al. 2023)")
+    if not a.fits:
+        held_text = f"{a.tails.in_flight:.0f} requests in flight" if a.tails is not None else f"batch {a.batch}"
+        notes.append(f"{held_text} exceed the {d.max_seqs} sequences the KV cache holds per replica")
+    return _estimate_of(d, a, static, pre, dec, spec, notes), a.rep
 
 
 def estimate_inference(scenario: Scenario) -> InferenceEstimate:
