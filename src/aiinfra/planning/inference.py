@@ -614,7 +614,7 @@ class _Answer:
     batch: int
     ttft_s: float
     tpot_s: float
-    out_tps_replica: float
+    out_tokens_per_s_per_replica: float
     """Output tokens/s of one replica."""
     tok_per_step: float
     """Tokens per sequence per target step (1 without speculative decoding)."""
@@ -637,7 +637,7 @@ def _static_answer(d: _Deployment, batch: int, fits: bool, ttft_one_s: float, re
         batch=batch,
         ttft_s=(ttft_one_s if batch == 1 else ttft_mean) + req_s,
         tpot_s=tpot,
-        out_tps_replica=batch * out / total_s,
+        out_tokens_per_s_per_replica=batch * out / total_s,
         tok_per_step=tok_per_step,
         load=f"a static batch of {batch}: every prompt prefilled, then the batch decodes together",
         fits=fits,
@@ -652,7 +652,7 @@ class _Steady:
     d: _Deployment
     ttft_one_s: float
     req_s: float
-    delay_iterations: float
+    delay_iterations_count: float
 
     def __call__(self, b: int) -> tuple[float, float, float]:
         """(TPOT, TTFT, tokens per sequence per step) of the steady state holding ``b`` sequences."""
@@ -665,8 +665,10 @@ class _Steady:
             step = steady_state_step(b, inp, out, tok, dp_ranks=dp_ranks)
             cycle_s, tok = _decode_cycle_s(d.im, d.cluster, wl, step, b)
         first = self.ttft_one_s if b == 1 else loaded_ttft_s(d.im, b, inp, out, d.budget, cycle_s, self.ttft_one_s)
-        if self.delay_iterations and b > 1:
-            first += self.delay_iterations * cycle_s  # the prompt joins later (the overlap or multi-step scheduler)
+        if self.delay_iterations_count and b > 1:
+            first += (
+                self.delay_iterations_count * cycle_s
+            )  # the prompt joins later (the overlap or multi-step scheduler)
         return cycle_s / tok, first + self.req_s, tok
 
 
@@ -675,7 +677,7 @@ def _at_rate(d: _Deployment, steady: _Steady, rep: LoadedReplica, a: _Answer, no
     wl, out = d.wl, d.wl.output_tokens
     assert wl.request_rate_per_s is not None
     rate_replica = wl.request_rate_per_s / d.replicas
-    saturated_rps = a.out_tps_replica / out
+    saturated_rps = a.out_tokens_per_s_per_replica / out
     at_rate = rep.at_rate(rate_replica)
     a.tails = at_rate
     if rate_replica >= saturated_rps or at_rate.saturated:
@@ -688,7 +690,7 @@ def _at_rate(d: _Deployment, steady: _Steady, rep: LoadedReplica, a: _Answer, no
         return
     a.batch = at_rate.batch
     a.tpot_s, a.ttft_s, a.tok_per_step = steady(a.batch)
-    a.out_tps_replica = rate_replica * out
+    a.out_tokens_per_s_per_replica = rate_replica * out
     a.load = (
         f"at {wl.request_rate_per_s:.4g} requests/s (Poisson): {at_rate.in_flight:.1f} requests in "
         f"flight per replica (Little's law); the deployment saturates at "
@@ -709,7 +711,7 @@ def _with_think_time(
     a.tpot_s, a.ttft_s, a.tok_per_step = steady(a.batch)
     a.ttft_s = point.ttft_s
     resp_s = a.ttft_s + max(out - 1, 0) * a.tpot_s
-    a.out_tps_replica = point.requests_per_s * out
+    a.out_tokens_per_s_per_replica = point.requests_per_s * out
     # memory holds the requests the users keep in flight (not the users): the fixed point's B
     a.fits = point.in_flight <= max_seqs
     a.load = (
@@ -820,9 +822,9 @@ def _estimate_of(
         max_concurrent_seqs=d.max_seqs,
         ttft_s=a.ttft_s,
         tpot_s=a.tpot_s,
-        output_tokens_per_s=a.out_tps_replica * replicas,
+        output_tokens_per_s=a.out_tokens_per_s_per_replica * replicas,
         output_tokens_per_s_per_user=1.0 / a.tpot_s,
-        requests_per_s=a.out_tps_replica * replicas / out,
+        requests_per_s=a.out_tokens_per_s_per_replica * replicas / out,
         prefill_bound=pre.bound,
         decode_bound=dec.bound,
         speculative_tokens_per_step=spec,
