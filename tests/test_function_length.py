@@ -13,7 +13,6 @@ MAX_LINES = 80
 #: kernel); a function leaves this list when it is
 PENDING = {
     "analytic/inference.py::breakdown",
-    "sim/replica.py::plan",
 }
 
 

@@ -361,23 +361,40 @@ class Replica:
         n_dec = len(self.decode)
         growth = 0.0 if full else n_dec * lim.tokens_per_step
         chunks: list[tuple[Seq, int]] = []
+        budget = self._continue_prefills(self._prefill_budget(n_dec), chunks)
+        self._admit(chunks, budget, cap - kv - growth, n_dec + len(self.prefilling))
+        if not chunks and not self.decode:
+            return None
+        return self._step_of(chunks)
+
+    def _prefill_budget(self, n_dec: int) -> int:
+        """Prompt tokens this iteration may prefill: the step budget less the decodes' share (chunked prefill), the
+        whole budget (a prefill iteration runs without the decodes), or unbounded (a static batch)."""
+        lim = self.lim
         if lim.static:
-            budget = 1 << 60
-        elif lim.chunked_prefill:
-            budget = lim.max_num_batched_tokens - n_dec * lim.budget_tokens_per_decode
-        else:  # a prefill iteration runs without the decodes
-            budget = lim.max_num_batched_tokens
+            return 1 << 60
+        if lim.chunked_prefill:
+            return lim.max_num_batched_tokens - n_dec * lim.budget_tokens_per_decode
+        return lim.max_num_batched_tokens
+
+    def _continue_prefills(self, budget: int, chunks: list[tuple[Seq, int]]) -> int:
+        """The next chunk of each prompt already prefilling, within ``budget``; returns the budget left."""
+        chunked = self.lim.chunked_prefill
         for seq in self.prefilling:
             left = seq.prompt_tokens - seq.prefilled_tokens
-            take = min(left, budget) if lim.chunked_prefill else left
+            take = min(left, budget) if chunked else left
             if 0 < take <= budget:
                 chunks.append((seq, take))
                 budget -= take
-        kv_free = cap - kv - growth
+        return budget
+
+    def _admit(self, chunks: list[tuple[Seq, int]], budget: int, kv_free: float, running: int) -> None:
+        """Admit waiting requests in priority order while sequences, step budget and KV cache allow: swapped-out or
+        handed-over sequences rejoin the decodes, new prompts start prefilling (their first chunk into ``chunks``)."""
+        lim = self.lim
         admit = not lim.static or not (self.decode or self.prefilling)
         if self.run_left > 0 and self.decode and not self.prefilling:
             admit = False  # inside a multi-step call: the scheduler runs again when it ends
-        running = n_dec + len(self.prefilling)
         # an overlap scheduler planned this iteration while the last one ran: what arrived since waits one more
         cutoff = self.admit_until_s if lim.overlap_admission and running > 0 else math.inf
         while admit and self.waiting and running < lim.max_num_seqs and budget > 0:
@@ -385,48 +402,69 @@ class Replica:
             if seq.arrival_s > cutoff:
                 break
             if seq.swapped_ctx_tokens > 0:  # swap in (or KV arriving from a prefill replica): no prefill work
-                need_kv = seq.swapped_ctx_tokens + lim.block_tokens + lim.tokens_per_step  # it decodes this step
-                if full:
-                    need_kv = self._full_context_tokens(seq, seq.swapped_ctx_tokens)
-                if need_kv > kv_free:
+                need_kv = self._swap_in(seq, kv_free)
+                if need_kv is None:
                     break
-                heapq.heappop(self.waiting)
-                if full:
-                    seq.kv_reserved_tokens = need_kv
-                    self.reserved_full_tokens += need_kv
-                if not seq.via_network:
-                    self.extra_s += seq.swapped_ctx_tokens * lim.swap_s_per_token
-                self._join_decode(seq, seq.swapped_ctx_tokens)
-                seq.swapped_ctx_tokens = 0.0
                 running += 1
                 kv_free -= need_kv
                 continue
-            if lim.prefix_caching and seq.prefix_id in self.cached_prefixes and seq.prefilled_tokens == 0:
-                seq.prefilled_tokens = min(seq.prefix_tokens, seq.prompt_tokens - 1)  # reuse the cached prefix
-                self.outstanding_tokens -= seq.prefilled_tokens
-                self.prefix_hits += 1
-            need = seq.prompt_tokens - seq.prefilled_tokens
-            # its prompt plus one block to start decoding, or (no-evict) its whole context
-            reserve = (
-                self._full_context_tokens(seq, seq.prompt_tokens) if full else seq.prompt_tokens + lim.block_tokens
-            )
-            if reserve > kv_free:
+            got = self._start_prompt(seq, kv_free, budget, running)
+            if got is None:
                 break
-            take = min(need, budget) if lim.chunked_prefill and not lim.static else need
-            if take > budget and running > 0:
-                break
-            heapq.heappop(self.waiting)
-            self.prefilling.append(seq)
-            self.reserved_prompt_tokens += seq.prompt_tokens + 1  # + the slot of its first decode token
-            if full:
-                seq.kv_reserved_tokens = reserve
-                self.reserved_full_tokens += reserve
+            take, reserve = got
             running += 1
             chunks.append((seq, take))
             budget -= take
             kv_free -= reserve
-        if not chunks and not self.decode:
+
+    def _swap_in(self, seq: Seq, kv_free: float) -> float | None:
+        """Bring back a sequence whose KV cache is swapped out (or arriving from a prefill replica) into the decodes;
+        the KV tokens it takes, or None when it does not fit."""
+        lim = self.lim
+        full = lim.reserve_full_context
+        need_kv = seq.swapped_ctx_tokens + lim.block_tokens + lim.tokens_per_step  # it decodes this step
+        if full:
+            need_kv = self._full_context_tokens(seq, seq.swapped_ctx_tokens)
+        if need_kv > kv_free:
             return None
+        heapq.heappop(self.waiting)
+        if full:
+            seq.kv_reserved_tokens = need_kv
+            self.reserved_full_tokens += need_kv
+        if not seq.via_network:
+            self.extra_s += seq.swapped_ctx_tokens * lim.swap_s_per_token
+        self._join_decode(seq, seq.swapped_ctx_tokens)
+        seq.swapped_ctx_tokens = 0.0
+        return need_kv
+
+    def _start_prompt(self, seq: Seq, kv_free: float, budget: int, running: int) -> tuple[int, float] | None:
+        """Start prefilling a waiting prompt (reusing a cached prefix): (its first chunk's tokens, the KV tokens
+        reserved), or None when its reservation or first chunk does not fit."""
+        lim = self.lim
+        full = lim.reserve_full_context
+        if lim.prefix_caching and seq.prefix_id in self.cached_prefixes and seq.prefilled_tokens == 0:
+            seq.prefilled_tokens = min(seq.prefix_tokens, seq.prompt_tokens - 1)  # reuse the cached prefix
+            self.outstanding_tokens -= seq.prefilled_tokens
+            self.prefix_hits += 1
+        need = seq.prompt_tokens - seq.prefilled_tokens
+        # its prompt plus one block to start decoding, or (no-evict) its whole context
+        reserve = self._full_context_tokens(seq, seq.prompt_tokens) if full else seq.prompt_tokens + lim.block_tokens
+        if reserve > kv_free:
+            return None
+        take = min(need, budget) if lim.chunked_prefill and not lim.static else need
+        if take > budget and running > 0:
+            return None
+        heapq.heappop(self.waiting)
+        self.prefilling.append(seq)
+        self.reserved_prompt_tokens += seq.prompt_tokens + 1  # + the slot of its first decode token
+        if full:
+            seq.kv_reserved_tokens = reserve
+            self.reserved_full_tokens += reserve
+        return take, reserve
+
+    def _step_of(self, chunks: list[tuple[Seq, int]]) -> StepBatch:
+        """The iteration's batch: the chunks planned and (unless a prefill iteration runs alone) the decodes."""
+        lim = self.lim
         self.chunks = chunks
         prefill_only = bool(chunks) and not lim.chunked_prefill and not lim.static
         self.n_decode_in_step = 0 if prefill_only else len(self.decode)
