@@ -40,15 +40,43 @@ def file_identity(path: Path) -> str:
     return f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
 
 
+def _entry(slot: str) -> Path | None:
+    where = cache_dir()
+    return None if where is None else where / (hashlib.blake2b(slot.encode(), digest_size=16).hexdigest() + ".pickle")
+
+
+def _ident(identity: str) -> str:
+    return f"{CACHE_FORMAT}|{_version()}|{identity}"
+
+
+def load(slot: str, identity: str) -> Any | None:
+    """The value stored in ``slot`` for ``identity`` (None when absent, stale, corrupt or the cache is off)."""
+    entry = _entry(slot)
+    if entry is None:
+        return None
+    try:
+        with entry.open("rb") as fh:
+            stored_ident, value = pickle.load(fh)
+    except Exception:  # absent, corrupt or unreadable
+        return None
+    return value if stored_ident == _ident(identity) else None
+
+
+def store(slot: str, identity: str, value: Any) -> None:
+    """Keep ``value`` in ``slot`` for ``identity`` (replacing what the slot held); a failure only loses the entry."""
+    entry = _entry(slot)
+    if entry is not None:
+        _store(entry, _ident(identity), value)
+
+
 def cached(slot: str, identity: str, build: Callable[[], T]) -> T:
     """``build()``, or the value a previous process stored in ``slot`` for the same ``identity`` (which must name
     every input the value depends on; the package version and the cache format are added here). One entry per
     slot: a newer identity overwrites the older entry."""
-    where = cache_dir()
-    if where is None:
+    entry = _entry(slot)
+    if entry is None:
         return build()
-    ident = f"{CACHE_FORMAT}|{_version()}|{identity}"
-    entry = where / (hashlib.blake2b(slot.encode(), digest_size=16).hexdigest() + ".pickle")
+    ident = _ident(identity)
     try:
         with entry.open("rb") as fh:
             stored_ident, value = pickle.load(fh)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from statistics import NormalDist
 
@@ -216,13 +216,27 @@ _CACHE: dict[int, tuple[Sequence[ErrorRow], _Factors]] = {}
 one list): a few tables at most, each entry holding its table so that its id is not reused."""
 
 
+_KEEP: dict[int, Callable[[_Factors], None]] = {}
+"""Per table (by identity, as _CACHE): where newly computed factors are kept beyond this process (the shipped
+table's on-disk cache, accuracy/table.py)."""
+
+
 def _factors(table: Sequence[ErrorRow]) -> _Factors:
     entry = _CACHE.get(id(table))
     if entry is None or entry[0] is not table:
         if len(_CACHE) >= 4:
             _CACHE.clear()
+            _KEEP.clear()
         entry = _CACHE[id(table)] = (table, {})
+        _KEEP.pop(id(table), None)
     return entry[1]
+
+
+def preload_factors(table: Sequence[ErrorRow], factors: _Factors, keep: Callable[[_Factors], None]) -> None:
+    """Start ``table``'s calibration memo from ``factors`` (computed by an earlier process for the same table and
+    code); ``keep`` receives the memo whenever a new factor is added to it."""
+    _factors(table).update(factors)
+    _KEEP[id(table)] = keep
 
 
 def _of(table: Sequence[ErrorRow], kind: str, quantity: str | None, exclude: frozenset[str]) -> list[ErrorRow]:
@@ -265,6 +279,9 @@ def calibrate(
         if raw is not None:
             scores.append((score(raw, r.log_error), r.source))
     cache[key] = (conformal_quantile(scores), True)
+    keep = _KEEP.get(id(table))
+    if keep is not None:
+        keep(cache)
     return cache[key]
 
 

@@ -246,7 +246,27 @@ def _read(path: Path) -> tuple[dict[str, Any], tuple[ErrorRow, ...]]:
         identity = file_identity(path)
     except OSError as exc:
         raise DataError(f"error table {path.name} unreadable ({exc}); rebuild it with `{MADE_BY}`") from None
-    return cached(f"error-table|{path.resolve()}", identity, lambda: _parse(path))
+    meta, rows = cached(f"error-table|{path.resolve()}", identity, lambda: _parse(path))
+    _preload_calibration(path, identity, rows)
+    return meta, rows
+
+
+def _preload_calibration(path: Path, table_identity: str, rows: tuple[ErrorRow, ...]) -> None:
+    """Seed the bands' calibration factors of this table from the on-disk cache, and keep new ones there: each
+    factor is a leave-one-source-out pass over the open rows, the same for every process that reads the same table
+    with the same band code (model.py and regimes.py name the code in the key)."""
+    from aiinfra.accuracy import model, regimes
+    from aiinfra.diskcache import file_identity, load, store
+
+    try:
+        identity = "|".join(
+            [table_identity, file_identity(Path(model.__file__)), file_identity(Path(regimes.__file__))]
+        )
+    except OSError:
+        return
+    slot = f"error-table-calibration|{path.resolve()}"
+    stored = load(slot, identity)
+    model.preload_factors(rows, stored if isinstance(stored, dict) else {}, lambda f: store(slot, identity, dict(f)))
 
 
 def _parse(path: Path) -> tuple[dict[str, Any], tuple[ErrorRow, ...]]:
