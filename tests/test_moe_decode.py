@@ -66,3 +66,8 @@ def test_deepseek_decode_experts_by_hand() -> None:
     weights = 8 * 3 * 7168 * 2048 * 58 / 8
     expected = 58 * 2 * t0 + weights / (0.5866 * 4.8e12) + 58 * 5 * t0 + 58 * 9 * 7168 * 2 / b_inf
     assert im.experts(1, 58).memory_s == pytest.approx(expected, rel=1e-3)
+
+
+def test_other_generations_keep_the_dense_streaming_fit() -> None:
+    # torch._grouped_mm runs CUTLASS SM90 kernels: an Ampere part borrows no Hopper grouped rate
+    assert expert_stream_bytes_per_s(domain_tables(), catalog.accelerator("nvidia-a100-sxm4-80gb"), 1.0) is None

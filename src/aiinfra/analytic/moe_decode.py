@@ -8,7 +8,9 @@ Three mechanisms, each from a source outside the validation rows:
   from bench/gpu/results/h200-2026-11-26.json) has torch._grouped_mm streaming expert weights at 0.59-0.65 of
   peak bandwidth at 1-64 tokens per expert, where torch.bmm over the same weights streams at 0.89-0.93 and the
   dense-GEMV fit the other layers use at 0.86: the expert weights are priced at the grouped rate. A part without
-  its own curve borrows one of its vendor (the efficiency lookup's similarity rules); none from another vendor.
+  its own curve borrows one of its architecture generation (H100 the H200's: the same SM90 kernels); other
+  generations keep the dense streaming fit (torch._grouped_mm is a CUTLASS SM90 kernel, and on Ampere the engines'
+  Triton kernel has no such measurement here).
 * **Routing kernels.** Besides its two grouped GEMMs and the router's GEMM, an MoE layer runs the top-k
   selection, the sort of token slots by expert (``moe_align_block_size``) and the weighted sum of each token's
   k expert outputs (``moe_sum``); with FP8 weights (W8A8, block-scaled) the activations entering each grouped
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import math
 
-from aiinfra.analytic.efficiency import NO_DATA, table
+from aiinfra.analytic.efficiency import table
 from aiinfra.specs.hardware import AcceleratorSpec
 from aiinfra.specs.tables import DomainTables
 
@@ -52,12 +54,17 @@ def routing_bytes(tokens: float, hidden: int, top_k: int, act_bytes: float) -> f
 
 def expert_stream_bytes_per_s(tables: DomainTables, acc: AcceleratorSpec, tokens_per_expert: float) -> float | None:
     """Rate at which a grouped MoE GEMM streams expert weights at ``tokens_per_expert`` tokens per touched expert:
-    the part's ``moe_stream`` curve (own, or borrowed from a part of its vendor) times its peak bandwidth; None
+    the part's ``moe_stream`` curve (own, or one of its architecture generation) times its peak bandwidth; None
     where neither exists."""
-    look = table(tables).lookup("moe_stream", acc.id, max(tokens_per_expert, 1.0), dtype="bf16")
-    if look.source == NO_DATA or "other vendor" in look.source:
+    curve, _ = table(tables).curve("moe_stream", acc.id, dtype="bf16")
+    if curve is None:
         return None
-    return float(look.frac) * acc.memory_bw_bytes_per_s
+    if acc.id not in curve.accelerators:
+        parts = tables.accelerators()
+        donors = {parts[a].generation for a in curve.accelerators if a in parts}
+        if acc.generation is None or acc.generation not in donors:
+            return None  # another architecture's grouped kernel (torch._grouped_mm is an SM90 CUTLASS kernel)
+    return float(curve.at(max(tokens_per_expert, 1.0))) * acc.memory_bw_bytes_per_s
 
 
 def busiest_rank_experts(num_experts: int, top_k: int, tokens: float, ep: int) -> float:
