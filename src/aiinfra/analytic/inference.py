@@ -658,6 +658,8 @@ class InferenceModel:
             # the engine's kernel launches and sampler (analytic/step_overheads.py)
             pb = param_breakdown(m)
             kernels = kernels_per_step(m.num_layers, tp, pb.moe_layers)
+            if m.is_moe:  # and the MoE layers' routing kernels (analytic/moe_decode.py)
+                kernels += routing_kernels(self.weight_precision) * pb.moe_layers
             # under attention DP each rank captures, launches and samples its own share of the sequences
             rank_step, rank_share = self._rank_work(whole)
             total = with_overheads(
