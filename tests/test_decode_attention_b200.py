@@ -37,8 +37,14 @@ def test_b200_decode_attention_compute_by_hand() -> None:
 
 
 def test_b200_decode_step_gains_over_h200() -> None:
-    # 64 decoding sequences: the routed experts stream 1.6x faster on the B200 (8 vs 4.8 TB/s); fixed per-kernel and
-    # all-reduce times (measured slower on the B200 at this size) keep the step gain below that
-    b = _model(B200).breakdown(StepBatch(decode_seqs=64, decode_context_tokens=64 * 1150)).time_s
-    h = _model(H200).breakdown(StepBatch(decode_seqs=64, decode_context_tokens=64 * 1150)).time_s
-    assert 1.25 < h / b < 1.67
+    # 64 decoding sequences: the routed experts are the step's largest term. The H200 streams them at its measured
+    # ragged grouped-GEMM rate (efficiency_moe_decode.yaml, 0.59-0.65 of 4.8 TB/s); the B200 has no grouped
+    # measurement and keeps its dense streaming fit, so the experts' ratio is above the 8 / 4.8 bandwidth ratio.
+    # Fixed per-kernel and all-reduce times (measured slower on the B200 at this size) keep the step gain below
+    # the experts' own ratio
+    batch = StepBatch(decode_seqs=64, decode_context_tokens=64 * 1150)
+    b = _model(B200).breakdown(batch).time_s
+    h = _model(H200).breakdown(batch).time_s
+    experts = _model(H200).experts(64, 58).time_s / _model(B200).experts(64, 58).time_s
+    assert experts > 8.0 / 4.8
+    assert 1.25 < h / b < experts

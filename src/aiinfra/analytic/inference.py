@@ -79,6 +79,12 @@ from dataclasses import dataclass, field
 from aiinfra.analytic.comms import collective_time
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.model_figures import attention_dims, param_breakdown
+from aiinfra.analytic.moe_decode import (
+    busiest_rank_experts,
+    expert_stream_bytes_per_s,
+    routing_bytes,
+    routing_kernels,
+)
 from aiinfra.analytic.step_overheads import (
     ELEMENTWISE_KERNELS_PER_LAYER,
     kernels_per_step,
@@ -431,7 +437,13 @@ class InferenceModel:
         touched = m.num_experts * (1.0 - (1.0 - m.experts_per_token / m.num_experts) ** tokens)
         e_split = self.ep if self.ep > 1 else self.tp
         flop = 2.0 * tokens * m.experts_per_token * one_expert * moe_layers / e_split
-        nbytes = touched * one_expert * moe_layers * DTYPE_BYTES[self.weight_precision] / e_split
+        # experts split ep ways: the rank that touched the most sets the pace; tp ways: every rank a 1/tp slice
+        # of every touched expert (analytic/moe_decode.py)
+        if self.ep > 1:
+            rank_experts = busiest_rank_experts(m.num_experts, m.experts_per_token, tokens, self.ep)
+        else:
+            rank_experts = touched / self.tp
+        nbytes = rank_experts * one_expert * moe_layers * DTYPE_BYTES[self.weight_precision]
         n_kernels = max(moe_layers, 1.0) * 2  # grouped GEMMs: up(+gate), down
         memory_s = n_kernels * t0 + nbytes / b_inf
         # the engine's own fused-MoE op timed at this very expert shape and split on this very part, where the
@@ -452,6 +464,14 @@ class InferenceModel:
         eff = gemm_efficiency(
             self.cluster.tables, acc, cd, per_expert_flop, kind="moe", engine=self.engine
         )  # grouped GEMMs, measured
+        # shape-blind: the weights stream at the ragged grouped GEMM's measured rate and the layer runs its routing
+        # kernels (analytic/moe_decode.py); an engine's own fused-MoE timing above includes both
+        rate = expert_stream_bytes_per_s(self.cluster.tables, acc, tokens * m.experts_per_token / max(touched, 1.0))
+        if rate is not None:
+            memory_s = n_kernels * t0 + nbytes / rate
+        n_route = routing_kernels(self.weight_precision) * moe_layers
+        route_bytes = routing_bytes(tokens, m.hidden_size, m.experts_per_token, ACT_BYTES) * moe_layers
+        memory_s += n_route * t0 + route_bytes / b_inf
         return _Kernels(flop / (acc.sustained_flop_per_s(cd) * eff), memory_s)
 
     def _rank_work(self, batch: StepBatch) -> tuple[StepBatch, int]:
@@ -647,6 +667,8 @@ class InferenceModel:
             # the engine's kernel launches and sampler (analytic/step_overheads.py)
             pb = param_breakdown(m)
             kernels = kernels_per_step(m.num_layers, tp, pb.moe_layers)
+            if m.is_moe:  # and the MoE layers' routing kernels (analytic/moe_decode.py)
+                kernels += routing_kernels(self.weight_precision) * pb.moe_layers
             # under attention DP each rank captures, launches and samples its own share of the sequences
             rank_step, rank_share = self._rank_work(whole)
             total = with_overheads(
