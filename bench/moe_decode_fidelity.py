@@ -43,9 +43,7 @@ def ratios(acc_id: str, engine: str, max_tokens: float = 64.0) -> dict[tuple[str
         n = max(moe_tp, moe_ep)
         cluster = tables.cluster_for(acc_id, n)
         dtype = str(r["dtype"])
-        im = InferenceModel(
-            model=m, cluster=cluster, tp=n, ep=moe_ep, weight_precision=dtype, attention_dp=moe_ep > 1
-        )
+        im = InferenceModel(model=m, cluster=cluster, tp=n, ep=moe_ep, weight_precision=dtype, attention_dp=moe_ep > 1)
         peak = cluster.accelerator.dense_flop_per_s[dtype]
         for x, frac in r["points"]:
             if x > max_tokens:

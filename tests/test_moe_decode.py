@@ -90,9 +90,7 @@ def test_shape_blind_experts_match_vllm_measured_fused_moe_at_decode() -> None:
             continue
         moe_tp, moe_ep = int(r["moe_shape"][4]), int(r["moe_shape"][5])
         cluster = tables.cluster_for(H200, max(moe_tp, moe_ep))
-        im = InferenceModel(
-            model=model, cluster=cluster, tp=max(moe_tp, moe_ep), ep=moe_ep, attention_dp=moe_ep > 1
-        )
+        im = InferenceModel(model=model, cluster=cluster, tp=max(moe_tp, moe_ep), ep=moe_ep, attention_dp=moe_ep > 1)
         for x, frac in r["points"]:
             if x <= 8:
                 flop = 2.0 * x * 8 * 3 * 4096 * 1536 / moe_tp / moe_ep
