@@ -20,7 +20,6 @@ PENDING = {
     "analytic/efficiency.py::Curve.at",
     "analytic/efficiency.py::EfficiencyTable",
     "analytic/efficiency.py::EfficiencyTable.lookup",
-    "analytic/inference.py::InferenceModel.breakdown",
     "analytic/inference.py::InferenceModel.iteration_time_s",
     "analytic/inference.py::InferenceModel.weight_bytes_per_accelerator",
     "analytic/inference.py::InferenceModel.weight_bytes_per_replica",

@@ -9,11 +9,6 @@ import aiinfra
 
 SRC = Path(aiinfra.__file__).parent
 MAX_LINES = 80
-#: long functions still to be split or given their reason (the analytic and planning models, the simulator
-#: kernel); a function leaves this list when it is
-PENDING = {
-    "analytic/inference.py::breakdown",
-}
 
 
 def _long_functions() -> dict[str, str]:
@@ -28,5 +23,5 @@ def _long_functions() -> dict[str, str]:
 
 
 def test_a_long_function_says_why_in_its_docstring() -> None:
-    unexplained = sorted(k for k, doc in _long_functions().items() if "Long" not in doc and k not in PENDING)
+    unexplained = sorted(k for k, doc in _long_functions().items() if "Long" not in doc)
     assert unexplained == [], f"split these, or say why they are long ('Long because ...'): {unexplained}"

@@ -591,6 +591,9 @@ class InferenceModel:
         return self.engine is not None and self.cluster.tables.engine(self.engine).pipeline_micro_batches
 
     def breakdown(self, batch: StepBatch) -> StepBreakdown:
+        """One iteration's time and its parts: the linear layers and output head, attention, communication (and
+        the pipeline's hops), the user's calibration, then the engine's fixed costs; under pipeline parallelism the
+        step's micro-batches flow through the stages."""
         whole = batch
         pipelined = self.pipelines_micro_batches
         n_micro = 1
@@ -603,7 +606,7 @@ class InferenceModel:
         tokens = batch.tokens
         if tokens <= 0:
             return StepBreakdown(0.0, 0.0, 0.0, 0.0, "memory")
-        pp, tp = self.pp, self.tp
+        pp = self.pp
         # tokens per rank: attention-DP ranks each hold 1/tp of the sequences, or the busiest rank's share
         # when the step says how the work is spread (StepBatch.busiest_rank); the expert layers see
         # the tokens of every rank
@@ -613,6 +616,39 @@ class InferenceModel:
         logits_tokens = (work.decode_tokens + (1 if work.prefill_tokens else 0)) / share
         cal = self.cluster.tables.factors_for("inference", acc.id, self.engine)
         terms = self._token_terms(tokens, t_rank, logits_tokens, cal)
+        attention_compute, attention_memory = self._attention_s(batch, work, layers, cal)
+        stage_attention_s = max(attention_compute, attention_memory)
+        attention_s = pp * stage_attention_s
+        head_k = terms.head
+        linear_s = pp * terms.stage_linear_s + head_k.time_s
+        comm_s = pp * terms.stage_comm_s
+        if pp > 1:
+            comm_s += (pp - 1) * terms.hop_s
+        comm_s /= cal.communication_efficiency_scale
+        if pipelined:
+            # pp micro-batches in flight (module docstring): a micro-batch crosses every stage and pp − 1 hops, and
+            # the last stage (which also runs the head) must serve all pp micro-batches in the same cycle
+            scale = cal.communication_efficiency_scale
+            stage_s = terms.stage_linear_s + stage_attention_s + terms.stage_comm_s / scale
+            through = pp * stage_s + head_k.time_s + (pp - 1) * terms.hop_s / scale
+            total = max(through, n_micro * (stage_s + head_k.time_s)) + cal.step_overhead_s
+        else:
+            total = linear_s + attention_s + comm_s + cal.step_overhead_s
+        compute_part = pp * (terms.linear_compute_s + attention_compute) + head_k.compute_s
+        memory_part = pp * (terms.linear_memory_s + attention_memory) + head_k.memory_s
+        if comm_s > max(compute_part, memory_part):
+            bound = "communication"
+        else:
+            bound = "compute" if compute_part >= memory_part else "memory"
+        if self.engine is not None:
+            total = self._engine_costs(total, whole)
+        return StepBreakdown(total, linear_s, attention_s, comm_s, bound, compute_part, memory_part)
+
+    def _attention_s(self, batch: StepBatch, work: StepBatch, layers: float, cal: Factors) -> tuple[float, float]:
+        """(compute, memory) time of one stage's attention on the busiest rank: heads split tp ways, or (attention
+        DP) sequences; decode attention of MLA at its own measured efficiency; the KV cache read at the fitted
+        bandwidth."""
+        m, acc, tp = self.model, self.cluster.accelerator, self.tp
         t0, b_inf = _memory_fit(self.cluster.tables, acc, self.engine)
         # attention: per stage, per rank (heads split tp ways, or sequences split tp ways under DP)
         d_qk, d_v = attention_dims(m)
@@ -640,56 +676,39 @@ class InferenceModel:
             cal.compute_efficiency_scale
         )
         attention_memory = (layers * t0 + kv_read / b_inf) / cal.memory_efficiency_scale if work.decode_seqs else 0.0
-        stage_attention_s = max(attention_compute, attention_memory)
-        attention_s = pp * stage_attention_s
-        head_k = terms.head
-        linear_s = pp * terms.stage_linear_s + head_k.time_s
-        comm_s = pp * terms.stage_comm_s
-        if pp > 1:
-            comm_s += (pp - 1) * terms.hop_s
-        comm_s /= cal.communication_efficiency_scale
-        if pipelined:
-            # pp micro-batches in flight (module docstring): a micro-batch crosses every stage and pp − 1 hops, and
-            # the last stage (which also runs the head) must serve all pp micro-batches in the same cycle
-            scale = cal.communication_efficiency_scale
-            stage_s = terms.stage_linear_s + stage_attention_s + terms.stage_comm_s / scale
-            through = pp * stage_s + head_k.time_s + (pp - 1) * terms.hop_s / scale
-            total = max(through, n_micro * (stage_s + head_k.time_s)) + cal.step_overhead_s
-        else:
-            total = linear_s + attention_s + comm_s + cal.step_overhead_s
-        compute_part = pp * (terms.linear_compute_s + attention_compute) + head_k.compute_s
-        memory_part = pp * (terms.linear_memory_s + attention_memory) + head_k.memory_s
-        if comm_s > max(compute_part, memory_part):
-            bound = "communication"
-        else:
-            bound = "compute" if compute_part >= memory_part else "memory"
-        if self.engine is not None:
-            # the engine's kernel launches and sampler (analytic/step_overheads.py)
-            pb = param_breakdown(m)
-            kernels = kernels_per_step(m.num_layers, tp, pb.moe_layers)
-            if m.is_moe:  # and the MoE layers' routing kernels (analytic/moe_decode.py)
-                kernels += routing_kernels(self.weight_precision) * pb.moe_layers
-            # under attention DP each rank captures, launches and samples its own share of the sequences
-            rank_step, rank_share = self._rank_work(whole)
-            total = with_overheads(
-                total,
-                rank_step,
-                acc,
-                self.engine,
-                kernels=kernels,
-                vocab=m.vocab_size,
-                tp=tp,
-                share=rank_share,
-                tables=self.cluster.tables,
-            )
-            # the engine's host work per iteration (scheduler, input preparation), by release
-            # (spread over the decode iterations of a multi-step call; iterations with prompt tokens run alone)
-            calls = self.scheduler_steps if whole.prefill_tokens == 0 else 1
-            total = with_host_step(total, self.engine, self.engine_version, self.cluster.tables, calls)
-            if self.streamed:
-                # one API server streams every rank's sequences (attention DP included)
-                total = streamed_step_s(total, whole, self.engine, self.cluster.tables)
-        return StepBreakdown(total, linear_s, attention_s, comm_s, bound, compute_part, memory_part)
+        return attention_compute, attention_memory
+
+    def _engine_costs(self, total: float, whole: StepBatch) -> float:
+        """The step with the engine's fixed costs: kernel launches and sampling, host work per iteration by release,
+        and the API server's streaming (analytic/step_overheads.py)."""
+        m, acc, tp = self.model, self.cluster.accelerator, self.tp
+        assert self.engine is not None
+        # the engine's kernel launches and sampler (analytic/step_overheads.py)
+        pb = param_breakdown(m)
+        kernels = kernels_per_step(m.num_layers, tp, pb.moe_layers)
+        if m.is_moe:  # and the MoE layers' routing kernels (analytic/moe_decode.py)
+            kernels += routing_kernels(self.weight_precision) * pb.moe_layers
+        # under attention DP each rank captures, launches and samples its own share of the sequences
+        rank_step, rank_share = self._rank_work(whole)
+        total = with_overheads(
+            total,
+            rank_step,
+            acc,
+            self.engine,
+            kernels=kernels,
+            vocab=m.vocab_size,
+            tp=tp,
+            share=rank_share,
+            tables=self.cluster.tables,
+        )
+        # the engine's host work per iteration (scheduler, input preparation), by release
+        # (spread over the decode iterations of a multi-step call; iterations with prompt tokens run alone)
+        calls = self.scheduler_steps if whole.prefill_tokens == 0 else 1
+        total = with_host_step(total, self.engine, self.engine_version, self.cluster.tables, calls)
+        if self.streamed:
+            # one API server streams every rank's sequences (attention DP included)
+            total = streamed_step_s(total, whole, self.engine, self.cluster.tables)
+        return total
 
     def iteration_time_s(self, batch: StepBatch) -> float:
         return self.breakdown(batch).time_s
