@@ -32,8 +32,6 @@ def _experts_s(model: str, engine: str | None, tokens: int, tp: int = 1) -> floa
         ("vllm", "gpt-oss-20b", 1, 1024, 0.400309),
         # TensorRT-LLM 1.2.0rc5, gpt-oss-120b experts split 2 ways (moe_tp 2)
         ("trtllm", "gpt-oss-120b", 2, 1024, 0.411984),
-        # SGLang 0.5.14, its Triton MoE runner, gpt-oss-20b
-        ("sglang", "gpt-oss-20b", 1, 1024, 1.053956),
     ],
 )
 def test_one_moe_layer_takes_the_engines_measured_time(
@@ -46,11 +44,11 @@ def test_one_moe_layer_takes_the_engines_measured_time(
 
 
 def test_dequantising_kernels_run_below_the_bf16_gemm_rate() -> None:
-    # at 16,384 tokens the ops are compute-bound: vLLM 5.8915 ms, TensorRT-LLM 7.8840 ms, SGLang 13.7653 ms for
-    # 2 * 16384 * 4 * 3 * 2880^2 = 3.2616e12 FLOP: 0.560, 0.418, 0.239 of the bf16 peak, all below the 0.70 the
+    # at 16,384 tokens the ops are compute-bound: vLLM 5.8915 ms, TensorRT-LLM 7.8840 ms for
+    # 2 * 16384 * 4 * 3 * 2880^2 = 3.2616e12 FLOP: 0.560 and 0.418 of the bf16 peak, both below the 0.70 the
     # project measured for plain bf16 GEMMs on the H100 (efficiency_measured_h100.yaml, gemm-bf16-h100-measured)
     flop = 2 * 16384 * 4 * 3 * 2880**2
-    for engine, measured_s in (("vllm", 5.8915e-3), ("trtllm", 7.8840e-3), ("sglang", 13.7653e-3)):
+    for engine, measured_s in (("vllm", 5.8915e-3), ("trtllm", 7.8840e-3)):
         t = _experts_s("gpt-oss-20b", engine, 16384)
         assert t == pytest.approx(measured_s, rel=0.02)
         assert flop / t / 989.4e12 < 0.70
@@ -65,6 +63,8 @@ def test_only_fp4_weights_on_parts_without_fp4_tensor_cores_take_the_w4a16_op() 
     assert weight_only_moe_dtype(h100, "int4") is None  # no INT4 MoE timing at these shapes
 
 
-def test_engine_without_a_w4a16_timing_keeps_the_shape_blind_term() -> None:
-    # no engine named: no engine's op timing applies, so the term is not the vLLM op's measured 0.4003 ms
-    assert _experts_s("gpt-oss-20b", None, 1024) != pytest.approx(0.400309e-3, rel=0.02)
+@pytest.mark.parametrize("engine", [None, "sglang"])
+def test_engine_without_a_w4a16_timing_keeps_the_shape_blind_term(engine: str | None) -> None:
+    # no engine named, or SGLang (whose gpt-oss kernel on Hopper the sources leave open, docs/serving.md): no engine's
+    # op timing applies, so the term is not the vLLM op's measured 0.4003 ms
+    assert _experts_s("gpt-oss-20b", engine, 1024) != pytest.approx(0.400309e-3, rel=0.02)

@@ -47,8 +47,8 @@ Work per step (T = prefill tokens + decoding sequences):
   ``InferenceModel._weight_only``); fp8/int8 weights use the fp8/int8 peak where published (W8A8). FP4 routed
   experts on such a part (MXFP4 gpt-oss on H100/H200) take the engine's own weight-only MoE op where NVIDIA
   AIConfigurator timed it at the model's expert shape (``moe_shape`` rows of dtype ``w4a16``, fraction of the bf16
-  peak, catalog/data/efficiency_aic_moe_w4a16_by_shape_<engine>.yaml): the dequantising kernels reach 0.24-0.57 of
-  the bf16 peak at thousands of tokens, not the bf16 GEMM's 0.7.
+  peak, catalog/data/efficiency_aic_moe_w4a16_by_shape_<engine>.yaml, vLLM and TensorRT-LLM): the dequantising
+  ops reach 0.42-0.57 of the bf16 peak at thousands of tokens, not the bf16 GEMM's 0.7.
   Quantisation covers the
   transformer layers' linear weights only: the token embedding and the output head stay in bf16 (NVIDIA
   ModelOpt's export appends ``lm_head`` to ``exclude_modules`` whenever it quantises a layer, and quantises
