@@ -44,7 +44,11 @@ Work per step (T = prefill tokens + decoding sequences):
 * Quantised weights move DTYPE_BYTES per weight (int4/fp4: 0.5 B; group scales not counted); their
   matmuls run at the fp4 peak only for fp4 weights on an accelerator with a dense fp4 peak, else
   dequantised to bf16 inside the GEMM (weight-only W4A16: a quarter of the bf16 GEMM at 4× the rows,
-  ``InferenceModel._weight_only``); fp8/int8 weights use the fp8/int8 peak where published (W8A8).
+  ``InferenceModel._weight_only``); fp8/int8 weights use the fp8/int8 peak where published (W8A8). FP4 routed
+  experts on such a part (MXFP4 gpt-oss on H100/H200) take the engine's own weight-only MoE op where NVIDIA
+  AIConfigurator timed it at the model's expert shape (``moe_shape`` rows of dtype ``w4a16``, fraction of the bf16
+  peak, catalog/data/efficiency_aic_moe_w4a16_by_shape_<engine>.yaml, vLLM and TensorRT-LLM): the dequantising
+  ops reach 0.42-0.57 of the bf16 peak at thousands of tokens, not the bf16 GEMM's 0.7.
   Quantisation covers the
   transformer layers' linear weights only: the token embedding and the output head stay in bf16 (NVIDIA
   ModelOpt's export appends ``lm_head`` to ``exclude_modules`` whenever it quantises a layer, and quantises
@@ -126,6 +130,13 @@ def compute_dtype(acc_peaks: dict[str, float], weight_precision: str) -> str:
     if weight_precision in ("fp8", "int8") and weight_precision in acc_peaks:
         return weight_precision
     return "bf16"
+
+
+def weight_only_moe_dtype(acc_peaks: dict[str, float], weight_precision: str) -> str | None:
+    """``"w4a16"`` for FP4 expert weights on a part with no dense FP4 peak (Hopper, Ampere): the engines dequantise
+    them to bf16 inside the fused-MoE GEMM, and the catalog keys those ops' measured timings (kind ``moe_shape``,
+    fraction of the bf16 peak) by that name; None otherwise."""
+    return "w4a16" if weight_precision == "fp4" and compute_dtype(acc_peaks, weight_precision) == "bf16" else None
 
 
 @dataclass
@@ -454,12 +465,17 @@ class InferenceModel:
         # roofline price it instead
         split = (1, self.ep) if self.ep > 1 else (self.tp, 1)
         shape = (m.hidden_size, m.expert_ffn, m.num_experts, m.experts_per_token, *split)
-        look = table(self.cluster.tables).lookup(
-            "moe_shape", acc.id, tokens, dtype=cd, engine=self.engine, moe_shape=shape
-        )
         peak = acc.dense_flop_per_s.get(cd)
-        if look.source != NO_DATA and not look.source.startswith("borrowed:") and peak:
-            return _Kernels(flop / (peak * look.frac), memory_s)
+        # FP4 experts on a part without FP4 tensor cores run the engine's weight-only (W4A16) MoE op, timed as a
+        # fraction of the bf16 peak where measured (module docstring); else the op timed in the compute format
+        for shape_dtype in (weight_only_moe_dtype(acc.dense_flop_per_s, self.weight_precision), cd):
+            if shape_dtype is None:
+                continue
+            look = table(self.cluster.tables).lookup(
+                "moe_shape", acc.id, tokens, dtype=shape_dtype, engine=self.engine, moe_shape=shape
+            )
+            if look.source != NO_DATA and not look.source.startswith("borrowed:") and peak:
+                return _Kernels(flop / (peak * look.frac), memory_s)
         per_expert_flop = flop / max(n_kernels * touched / e_split, 1.0)
         eff = gemm_efficiency(
             self.cluster.tables, acc, cd, per_expert_flop, kind="moe", engine=self.engine
