@@ -82,9 +82,7 @@ def _chunk_parts(stream_id: int, model: str) -> tuple[bytes, bytes]:
             "object": "text_completion",
             "created": 1764115200,
             "model": model,
-            "choices": [
-                {"index": 0, "text": "@@@@", "logprobs": None, "finish_reason": None, "stop_reason": None}
-            ],
+            "choices": [{"index": 0, "text": "@@@@", "logprobs": None, "finish_reason": None, "stop_reason": None}],
             "usage": None,
         },
         separators=(", ", ": "),
@@ -144,8 +142,12 @@ class MockServer:
                     data = json.dumps(
                         {"cpu_s": time.process_time(), "chunks": self.chunks, "wait_s": _runqueue_wait_s()}
                     ).encode()
-                    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
-                                 + str(len(data)).encode() + b"\r\n\r\n" + data)
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+                        + str(len(data)).encode()
+                        + b"\r\n\r\n"
+                        + data
+                    )
                     await writer.drain()
                     continue
                 req = json.loads(body)
@@ -375,8 +377,14 @@ def run_case(n: int, n_tokens: int, step_ms: float, variant: str, reps: int) -> 
         srv.terminate()
         srv.wait()
     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-    return {"streams": n, "tokens_per_stream": n_tokens, "step_ms": step_ms, "variant": variant, "reps": runs,
-            "median": med}
+    return {
+        "streams": n,
+        "tokens_per_stream": n_tokens,
+        "step_ms": step_ms,
+        "variant": variant,
+        "reps": runs,
+        "median": med,
+    }
 
 
 def _cpu_model() -> str:
