@@ -59,3 +59,14 @@ def test_with_the_cache_off_nothing_is_written(monkeypatch: pytest.MonkeyPatch, 
     assert _define()(1.0).y_m == 2.0
     table.save()
     assert not list(tmp_path.rglob("*.pickle"))
+
+
+def test_loads_fast_unpickles_what_dataclasses_pickles() -> None:
+    import pickle
+
+    from aiinfra.specs.common import Source
+
+    src = Source(title="datasheet", url="https://example.org/d.pdf", read_on="2026-01-02", fields=("tdp_w",))
+    assert Source.__setstate__ is not dataclasses._dataclass_setstate  # type: ignore[attr-defined]
+    again = pickle.loads(pickle.dumps(src))
+    assert again == src and again.fields == ("tdp_w",) and again.url == "https://example.org/d.pdf"

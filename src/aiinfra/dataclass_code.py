@@ -8,7 +8,8 @@ source's digest: a source compiled by an earlier process is not compiled again. 
 ``exec(source)`` compiles (same source, filename ``<string>``, no inherited ``__future__`` flags), so the classes
 are the same. The table is one cache entry per Python build (code objects are version-specific); sources compiled
 afresh are added to it when the process exits. With the cache off (``AIINFRA_NO_CACHE=1``) every source is compiled as
-usual and nothing is written.
+usual and nothing is written. :func:`loads_fast` makes the frozen slotted classes the cache holds by the thousand
+quicker to unpickle.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ import builtins
 import hashlib
 import marshal
 import sys
+from dataclasses import fields as _fields
 from types import CodeType
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 _SLOT = "dataclass-code"
 _IDENTITY = f"{sys.version}|{sys.implementation.cache_tag}"
@@ -75,3 +79,18 @@ def install() -> None:
 
     if "exec" not in vars(dataclasses):
         dataclasses.exec = _CodeTable().exec  # type: ignore[attr-defined]
+
+
+def loads_fast(cls: type[T]) -> type[T]:
+    """Give a frozen slotted dataclass a ``__setstate__`` over its field names computed once: dataclasses' own
+    calls ``fields()`` for every object unpickled (the on-disk cache unpickles thousands of catalog and error-table
+    rows per start). The pickled state is unchanged: dataclasses' ``__getstate__`` list of field values."""
+    names = tuple(f.name for f in _fields(cls))  # type: ignore[arg-type]
+    setter = object.__setattr__
+
+    def __setstate__(self: object, state: list[Any]) -> None:
+        for name, value in zip(names, state, strict=False):
+            setter(self, name, value)
+
+    cls.__setstate__ = __setstate__  # type: ignore[attr-defined]
+    return cls
