@@ -8,10 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated
 
-import annotated_types
-
 from aiinfra.dataclass_code import loads_fast
 from aiinfra.errors import InfeasibleError
+from aiinfra.specs.bounds import Constraint
 from aiinfra.specs.common import STRICT, Source
 from aiinfra.specs.precision import BLOCK_SCALED_BASE as BLOCK_SCALED_BASE  # re-exported (specs.precision)
 from aiinfra.specs.precision import PRECISIONS
@@ -20,8 +19,8 @@ if TYPE_CHECKING:
     from aiinfra.specs.tables import DomainTables
 
 #: a fraction in (0, 1]: what ``pydantic.confloat(gt=0.0, le=1.0)`` builds, written without importing
-#: ``pydantic.types`` (and its JSON-schema machinery) when the specs are imported (start-up time)
-Frac = Annotated[float, annotated_types.Interval(gt=0.0, le=1.0)]
+#: ``pydantic.types`` (and its JSON-schema machinery) or annotated_types when the specs are imported (start-up time)
+Frac = Annotated[float, Constraint("Interval", gt=0.0, le=1.0)]
 
 
 @loads_fast
