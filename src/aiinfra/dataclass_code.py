@@ -4,7 +4,7 @@
 the frozen ``__setattr__``/``__delattr__``) and compiles it with ``exec`` every time a class is defined: about
 500 small compilations for the ~85 spec and result classes a warm ``aiinfra infer`` defines, a third of its import
 time. :func:`install` routes the ``exec`` of :mod:`dataclasses` through a table of code objects keyed by the
-source's digest: a source compiled by an earlier process is not compiled again. The code object is what
+source text: a source compiled by an earlier process is not compiled again. The code object is what
 ``exec(source)`` compiles (same source, filename ``<string>``, no inherited ``__future__`` flags), so the classes
 are the same. The table is one cache entry per Python build (code objects are version-specific); sources compiled
 afresh are added to it when the process exits. With the cache off (``AIINFRA_NO_CACHE=1``) every source is compiled as
@@ -15,7 +15,6 @@ quicker to unpickle.
 from __future__ import annotations
 
 import builtins
-import hashlib
 import marshal
 import sys
 from dataclasses import fields as _fields
@@ -25,17 +24,17 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 _SLOT = "dataclass-code"
-_IDENTITY = f"{sys.version}|{sys.implementation.cache_tag}"
+_IDENTITY = f"2|{sys.version}|{sys.implementation.cache_tag}"  # 2: keyed by the source text
 
 
 class _CodeTable:
-    """Source digest -> code object, loaded from the cache on first use; new entries written at exit."""
+    """Source text -> code object, loaded from the cache on first use; new entries written at exit."""
 
     def __init__(self) -> None:
-        self.codes: dict[bytes, CodeType] | None = None
+        self.codes: dict[str, CodeType] | None = None
         self.added = False
 
-    def _load(self) -> dict[bytes, CodeType]:
+    def _load(self) -> dict[str, CodeType]:
         from aiinfra import diskcache
 
         if diskcache.cache_dir() is None:
@@ -52,11 +51,10 @@ class _CodeTable:
         """``exec(source, globals_, locals_)`` with the compiled source taken from, or added to, the table."""
         if self.codes is None:
             self.codes = self._load()
-        key = hashlib.blake2b(source.encode(), digest_size=16).digest()
-        code = self.codes.get(key)
+        code = self.codes.get(source)
         if code is None:
             # dont_inherit: compile as dataclasses' own exec(source) does, without this module's __future__ flags
-            code = self.codes[key] = compile(source, "<string>", "exec", dont_inherit=True)
+            code = self.codes[source] = compile(source, "<string>", "exec", dont_inherit=True)
             if not self.added:
                 self.added = True
                 import atexit

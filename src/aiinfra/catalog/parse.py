@@ -12,13 +12,12 @@ keyed also by :func:`code_identity`, so a change to the specs or the unit conver
 from __future__ import annotations
 
 import csv
-import hashlib
 import importlib.util
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from aiinfra.diskcache import CACHE_FORMAT, cache_dir, cached, file_identity
+from aiinfra.diskcache import CACHE_FORMAT, blake2b, cache_dir, cached, file_identity
 from aiinfra.errors import DataError
 
 __all__ = ["CACHE_FORMAT", "cache_dir", "cached", "code_identity", "file_identity", "load_rows", "parse_file"]
@@ -32,7 +31,7 @@ def code_identity() -> str:
     """Hash of the code that validates catalog rows (specs, unit conversion) and of pydantic's version (read from
     its version.py without importing pydantic, which a run served from the cache never needs)."""
     root = Path(__file__).resolve().parents[1]
-    digest = hashlib.blake2b(_pydantic_version_text(), digest_size=16)
+    digest = blake2b(_pydantic_version_text(), digest_size=16)
     for rel in _VALIDATION_CODE:
         target = root / rel
         for path in sorted(target.glob("*.py")) if target.is_dir() else [target]:
