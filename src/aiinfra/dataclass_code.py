@@ -3,13 +3,13 @@
 ``@dataclass`` writes the source of each generated method (``__init__``, ``__repr__``, ``__eq__``, ``__hash__``,
 the frozen ``__setattr__``/``__delattr__``) and compiles it with ``exec`` every time a class is defined: about
 500 small compilations for the ~85 spec and result classes a warm ``aiinfra infer`` defines, a third of its import
-time. :func:`install` routes the ``exec`` of :mod:`dataclasses` through a table of code objects keyed by the
-source text: a source compiled by an earlier process is not compiled again. The code object is what
+time. :func:`install` routes the ``exec`` of :mod:`dataclasses` through tables of code objects keyed by the
+source's text: a source compiled by an earlier process is not compiled again. The code object is what
 ``exec(source)`` compiles (same source, filename ``<string>``, no inherited ``__future__`` flags), so the classes
-are the same. The table is one cache entry per Python build (code objects are version-specific); sources compiled
-afresh are added to it when the process exits. With the cache off (``AIINFRA_NO_CACHE=1``) every source is compiled as
-usual and nothing is written. :func:`loads_fast` makes the frozen slotted classes the cache holds by the thousand
-quicker to unpickle.
+are the same. The tables are one cache entry per Python build (code objects are version-specific), one table per
+defining module; sources compiled afresh are added when the process exits. With the cache off
+(``AIINFRA_NO_CACHE=1``) every source is compiled as usual and nothing is written. :func:`loads_fast` makes the
+frozen slotted classes the cache holds by the thousand quicker to unpickle.
 """
 
 from __future__ import annotations
@@ -24,50 +24,67 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 _SLOT = "dataclass-code"
-_IDENTITY = f"2|{sys.version}|{sys.implementation.cache_tag}"  # 2: keyed by the source text
+_IDENTITY = f"3|{sys.version}|{sys.implementation.cache_tag}"  # 3: one marshalled table per defining module
 
 
 class _CodeTable:
-    """Source text -> code object, loaded from the cache on first use; new entries written at exit."""
+    """Per defining module (the ``__name__`` of the globals dataclasses passes), source text -> code object. The
+    cache entry maps each module to its table marshalled; a module's table is unmarshalled on its first class, so a
+    process pays only for the modules it imports. When a source had to be compiled, the tables are written back at
+    exit, each module this process defined classes in with exactly the sources it used (a changed class leaves no
+    stale entry behind)."""
 
     def __init__(self) -> None:
-        self.codes: dict[str, CodeType] | None = None
+        self.stored: dict[str, bytes] | None = None
+        self.tables: dict[str, dict[str, CodeType]] = {}
+        self.used: dict[str, dict[str, CodeType]] = {}
         self.added = False
 
-    def _load(self) -> dict[str, CodeType]:
+    def _load(self) -> dict[str, bytes]:
         from aiinfra import diskcache
 
         if diskcache.cache_dir() is None:
             self.added = True  # the cache is off: compile as usual, write nothing
             return {}
-        blob = diskcache.load(_SLOT, _IDENTITY)
-        try:
-            codes = marshal.loads(blob) if isinstance(blob, bytes) else {}
-        except (EOFError, ValueError, TypeError):  # a corrupt entry: compile again
-            codes = {}
-        return codes if isinstance(codes, dict) else {}
+        stored = diskcache.load(_SLOT, _IDENTITY)
+        return stored if isinstance(stored, dict) else {}
+
+    def _table(self, module: str) -> dict[str, CodeType]:
+        table = self.tables.get(module)
+        if table is None:
+            if self.stored is None:
+                self.stored = self._load()
+            blob = self.stored.get(module)
+            try:
+                table = marshal.loads(blob) if isinstance(blob, bytes) else {}
+            except (EOFError, ValueError, TypeError):  # a corrupt entry: compile again
+                table = {}
+            table = self.tables[module] = table if isinstance(table, dict) else {}
+        return table
 
     def exec(self, source: str, globals_: dict[str, Any] | None = None, locals_: Any = None) -> None:
         """``exec(source, globals_, locals_)`` with the compiled source taken from, or added to, the table."""
-        if self.codes is None:
-            self.codes = self._load()
-        code = self.codes.get(source)
+        module = str((globals_ or {}).get("__name__", ""))
+        table = self._table(module)
+        code = table.get(source)
         if code is None:
             # dont_inherit: compile as dataclasses' own exec(source) does, without this module's __future__ flags
-            code = self.codes[source] = compile(source, "<string>", "exec", dont_inherit=True)
+            code = table[source] = compile(source, "<string>", "exec", dont_inherit=True)
             if not self.added:
                 self.added = True
                 import atexit
 
                 atexit.register(self.save)
+        self.used.setdefault(module, {})[source] = code
         builtins.exec(code, globals_, locals_)
 
     def save(self) -> None:
-        """Write the table (with what this process compiled) back to the cache."""
+        """Write the tables back to the cache: this process's modules with the sources they used, others as read."""
         from aiinfra import diskcache
 
-        if self.codes is not None:
-            diskcache.store(_SLOT, _IDENTITY, marshal.dumps(self.codes))
+        stored = dict(self.stored or {})
+        stored.update({module: marshal.dumps(used) for module, used in self.used.items()})
+        diskcache.store(_SLOT, _IDENTITY, stored)
 
 
 def install() -> None:
