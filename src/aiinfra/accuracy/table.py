@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import hashlib
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -96,6 +95,8 @@ def validation_files(data: Path = VALIDATION_DATA) -> list[tuple[Path, str]]:
 
 def file_hash(path: Path) -> str:
     """SHA-256 of the file's bytes, hex (the error table records it: a changed file means a stale table)."""
+    import hashlib  # only building or checking the table pays its import (OpenSSL's bindings)
+
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
