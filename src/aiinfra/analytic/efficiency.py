@@ -376,8 +376,9 @@ def _dtype_family(dtype: str) -> str:
 
 def _curve(row: dict[str, Any]) -> Curve:
     """A row as a curve; a cross_check row timed inside an engine becomes an engine_only curve."""
-    pts = sorted((float(x), float(y)) for x, y in row["points"])
-    if not pts or any(x <= 0 or not (0 < y <= 1.0) for x, y in pts):
+    # list comprehensions and map rather than generators: thousands of points are read at every start
+    pts = sorted([(float(x), float(y)) for x, y in row["points"]])
+    if not pts or [x for x, y in pts if x <= 0 or not (0 < y <= 1.0)]:
         raise DataError(f"efficiency.yaml row {row.get('id')}: points must have x > 0 and 0 < y <= 1")
     dtype = row.get("dtype")
     return Curve(
@@ -387,8 +388,8 @@ def _curve(row: dict[str, Any]) -> Curve:
         dtype=_dtype_family(str(dtype)) if dtype else None,
         n_ranks=int(row["n_ranks"]) if row.get("n_ranks") else None,
         tier=row.get("tier"),
-        log_x=tuple(math.log10(x) for x, _ in pts),
-        y=tuple(y for _, y in pts),
+        log_x=tuple([math.log10(x) for x, _ in pts]),
+        y=tuple([y for _, y in pts]),
         provenance=str(row.get("provenance", "measured")),
         head_dim=int(row["head_dim"]) if row.get("head_dim") else None,
         kernel=str(row["kernel"]) if row.get("kernel") else None,
