@@ -6,10 +6,12 @@ Each case runs the command as a fresh process ``--repeat`` times and reports min
 files); ``warm``: one folder, filled by an untimed first run; ``off``: AIINFRA_NO_CACHE=1. ``--src DIR`` runs another
 source tree's package (e.g. an exported older commit) with this interpreter, for a before/after comparison.
 ``--lazy-cli`` imports only the command that runs (a prototype of a CLI that registers its commands without
-importing them), to show what the command modules' own imports cost. The package's bytecode is compiled first
+importing them), to show what the command modules' own imports cost. ``--against DIR`` runs warm ``infer`` and
+``train`` of this tree and of DIR's in alternation (each with its own cache folder) beside numpy+pydantic, so a
+before/after comparison on a shared machine sees the same load in both columns. The package's bytecode is compiled first
 (``compileall``), as an installed package's is, so no case pays for compiling sources. Prints one JSON line.
 
-    python bench/bench_startup.py [--repeat 10] [--src DIR] [--lazy-cli]
+    python bench/bench_startup.py [--repeat 10] [--src DIR] [--lazy-cli] [--against DIR]
 """
 
 from __future__ import annotations
@@ -105,12 +107,46 @@ def bench(repeat: int, src: Path | None, lazy_cli: bool) -> dict[str, Any]:
     return out
 
 
+def against(repeat: int, other: Path) -> dict[str, Any]:
+    """Warm ``infer`` and ``train`` of this tree and of ``other`` (a src/ folder) in alternation, each tree with its
+    own filled cache folder, beside ``import numpy, pydantic``: on a shared machine both trees see the same load."""
+    trees = {"this": ROOT / "src", "other": other}
+    cases = {"import numpy, pydantic": ["-c", "import numpy, pydantic"]}
+    cases |= {name: ["-m", "aiinfra.cli", name, str(example)] for name, example in CASES.items()}
+    out: dict[str, Any] = {
+        "repeat": repeat,
+        "other": str(other),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+    samples: dict[str, list[tuple[float, float]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        envs = {}
+        for tree, src in trees.items():
+            compileall.compile_dir(str(src / "aiinfra"), quiet=1)
+            env = {**os.environ, "PYTHONPATH": str(src), "XDG_CACHE_HOME": str(Path(tmp) / tree)}
+            env.pop("AIINFRA_NO_CACHE", None)
+            envs[tree] = env
+            for argv in cases.values():
+                _run([sys.executable, *argv], env)  # fills the tree's cache
+        for _ in range(repeat):
+            for label, argv in cases.items():
+                for tree in trees if label != "import numpy, pydantic" else ["this"]:
+                    samples.setdefault(f"{label}, {tree}", []).append(_run([sys.executable, *argv], envs[tree]))
+    out |= {key: _summary(runs) for key, runs in samples.items()}
+    out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--src", type=Path, default=None, help="a source tree's src/ folder to run instead")
     ap.add_argument("--lazy-cli", action="store_true", help="import only the command that runs")
+    ap.add_argument("--against", type=Path, default=None, help="another src/ folder, run warm in alternation")
     args = ap.parse_args()
+    if args.against is not None:
+        print(json.dumps(against(args.repeat, args.against)))
+        return
     print(json.dumps(bench(args.repeat, args.src, args.lazy_cli)))
 
 

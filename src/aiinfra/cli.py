@@ -46,6 +46,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     name = _command_named(argv)
     if name is not None:
+        from aiinfra.dataclass_code import install
+
+        install()  # before the command's spec and result classes are defined
         importlib.import_module(command_module(name)).register(sub)
         return parser
     for module in COMMAND_MODULES:

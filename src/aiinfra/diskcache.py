@@ -6,13 +6,16 @@ and by any layer that keeps a parsed data file the same way (the accuracy error 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
+
+try:  # hashlib's own blake2b, without hashlib loading OpenSSL's bindings for the other digests (start-up time)
+    from _blake2 import blake2b as blake2b
+except ImportError:  # another Python implementation
+    from hashlib import blake2b as blake2b
 
 #: bump when what a cache entry holds changes shape
 CACHE_FORMAT = 1
@@ -42,7 +45,7 @@ def file_identity(path: Path) -> str:
 
 def _entry(slot: str) -> Path | None:
     where = cache_dir()
-    return None if where is None else where / (hashlib.blake2b(slot.encode(), digest_size=16).hexdigest() + ".pickle")
+    return None if where is None else where / (blake2b(slot.encode(), digest_size=16).hexdigest() + ".pickle")
 
 
 def _ident(identity: str) -> str:
@@ -92,6 +95,8 @@ def cached(slot: str, identity: str, build: Callable[[], T]) -> T:
 
 def _store(entry: Path, ident: str, value: Any) -> None:
     """Write one entry atomically; any failure leaves the cache as it was."""
+    import tempfile  # only a process that writes the cache pays its import
+
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".pickle")

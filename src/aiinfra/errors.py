@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 
@@ -57,6 +56,8 @@ def suggest(value: str, known: list[str], n: int = 3) -> list[str]:
         prefixed = sorted(k for k in known if k.startswith(low[:i]))
         if prefixed:
             break
+    import difflib  # only an error pays its import
+
     fuzzy = difflib.get_close_matches(low, known, n=n, cutoff=0.5)
     seen: list[str] = []
     for k in contains + prefixed + fuzzy:

@@ -8,6 +8,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 
+from aiinfra.dataclass_code import loads_fast
+
 ANY = "any"
 """A dimension pooled over (every value)."""
 
@@ -24,6 +26,7 @@ LIGHT_BATCH_MAX = 32
 concurrency 25) against its throughput-oriented ones (concurrency 100 and 250, batch 128)."""
 
 
+@loads_fast
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Regime:
     """Where a prediction lies. ``kind`` and ``quantity`` are never pooled over; every other field may be

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import hashlib
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiinfra.accuracy.regimes import RATE_METRICS, Regime, row_regime, source_key
+from aiinfra.dataclass_code import loads_fast
 from aiinfra.errors import DataError
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ RELIABILITY_RATE_QUANTITIES = (
 """Reliability quantities that grow with the failure rate; ``mttf_h`` falls with it (its error is inverted)."""
 
 
+@loads_fast
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ErrorRow:
     """One validation measurement and its prediction."""
@@ -94,6 +95,8 @@ def validation_files(data: Path = VALIDATION_DATA) -> list[tuple[Path, str]]:
 
 def file_hash(path: Path) -> str:
     """SHA-256 of the file's bytes, hex (the error table records it: a changed file means a stale table)."""
+    import hashlib  # only building or checking the table pays its import (OpenSSL's bindings)
+
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -216,9 +219,14 @@ def row_dict(r: ErrorRow) -> dict[str, Any]:
     return d
 
 
-def row_from_dict(d: dict[str, Any]) -> ErrorRow:
-    """The inverse of :func:`row_dict`."""
-    return ErrorRow(**{**d, "regime": Regime(**d["regime"])})
+def row_from_dict(d: dict[str, Any], shared: dict[Any, Any] | None = None) -> ErrorRow:
+    """The inverse of :func:`row_dict`; with ``shared``, equal texts and regimes of the rows read with the same
+    mapping become one object."""
+    if shared is None:
+        return ErrorRow(**{**d, "regime": Regime(**d["regime"])})
+    regime = Regime(**d["regime"])
+    texts = {k: shared.setdefault(v, v) if isinstance(v, str) else v for k, v in d.items() if k != "regime"}
+    return ErrorRow(**texts, regime=shared.setdefault(regime, regime))
 
 
 def write(rows: list[ErrorRow], meta: dict[str, Any], path: Path = TABLE_PATH) -> None:
@@ -239,14 +247,17 @@ def files_meta() -> dict[str, dict[str, str]]:
 @functools.lru_cache(maxsize=2)
 def _read(path: Path) -> tuple[dict[str, Any], tuple[ErrorRow, ...]]:
     """The table's meta and rows, through the catalog's on-disk cache of parsed files (keyed by the file's path,
-    size and modification time): a warm start unpickles the rows instead of parsing the JSON (start-up time)."""
+    size and modification time, and this module's): a warm start unpickles the rows instead of parsing the JSON
+    (start-up time)."""
     from aiinfra.diskcache import cached, file_identity
 
     try:
         identity = file_identity(path)
     except OSError as exc:
         raise DataError(f"error table {path.name} unreadable ({exc}); rebuild it with `{MADE_BY}`") from None
-    meta, rows = cached(f"error-table|{path.resolve()}", identity, lambda: _parse(path))
+    # keyed by this module too: the parsed value's shape is its code's (``_parse`` shares equal texts and regimes)
+    parsed_by = f"{identity}|{file_identity(Path(__file__))}"
+    meta, rows = cached(f"error-table|{path.resolve()}", parsed_by, lambda: _parse(path))
     _preload_calibration(path, identity, rows)
     return meta, rows
 
@@ -274,7 +285,10 @@ def _parse(path: Path) -> tuple[dict[str, Any], tuple[ErrorRow, ...]]:
         obj = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise DataError(f"error table {path.name} unreadable ({exc}); rebuild it with `{MADE_BY}`") from None
-    rows = tuple(row_from_dict(d) for d in obj.pop("rows"))
+    # equal regimes and texts shared (one object each): the on-disk cache pickles, and a warm start unpickles, each
+    # once instead of once per row
+    shared: dict[Any, Any] = {}
+    rows = tuple(row_from_dict(d, shared) for d in obj.pop("rows"))
     return obj, rows
 
 

@@ -183,6 +183,9 @@ class EfficiencyTable:
     _by_kind: dict[str, list[Curve]] = field(default_factory=dict, repr=False)
     _by_kind_of: list[Curve] | None = field(default=None, repr=False)
     """the ``curves`` list ``_by_kind`` was built from (the lazy loader replaces the list)"""
+    _eligible_memo: dict[tuple[Any, ...], list[Curve]] = field(default_factory=dict, repr=False)
+    _sims: dict[tuple[str, tuple[str, ...]], int] = field(default_factory=dict, repr=False)
+    """(accelerator id, donor ids) -> :meth:`similarity` (the parts never change)"""
 
     def similarity(self, acc_id: str, curve: Curve) -> int:
         """How closely ``curve`` stands for ``acc_id`` (lower is closer): 0 measured on it, 1 same family,
@@ -216,33 +219,25 @@ class EfficiencyTable:
         engine: str | None,
     ) -> tuple[Curve, int] | None:
         family = _dtype_family(dtype) if dtype is not None else None
-
-        def ok(c: Curve) -> bool:
-            if c.kind != kind or (c.engine_only and c.engine != engine):
-                return False
-            if c.m_tokens is not None and m_tokens is None:
-                return False
-            if c.moe_shape is not None and c.moe_shape != moe_shape:
-                return False
-            if family is not None and c.dtype is not None and c.dtype != family:
-                return False
-            return not (tier is not None and c.tier is not None and c.tier != tier)
-
-        cands = [c for c in self._of_kind(kind) if ok(c)]
+        cands = self._eligible(kind, family, tier, engine, m_tokens is not None, moe_shape)
         if not cands:
             return None
         if kernel is not None and any(c.kernel == kernel for c in cands):
             cands = [c for c in cands if c.kernel == kernel]
-        sims: dict[tuple[str, ...], int] = {}  # donors -> similarity: candidates share few donor lists
-
-        def sim_of(c: Curve) -> int:
+        # donors -> similarity: candidates share few donor lists. The similarity ranks first, so only the closest
+        # candidates (in file order) need the rest of the ranking; min() keeps the first of equal keys either way
+        sims: dict[tuple[str, ...], int] = {}
+        for c in cands:
             if c.accelerators not in sims:
-                sims[c.accelerators] = self.similarity(acc_id, c)
-            return sims[c.accelerators]
+                got = self._sims.get((acc_id, c.accelerators))
+                if got is None:
+                    got = self._sims[acc_id, c.accelerators] = self.similarity(acc_id, c)
+                sims[c.accelerators] = got
+        sim = min(sims.values())
+        cands = [c for c in cands if sims[c.accelerators] == sim]
 
-        def rank_key(c: Curve) -> tuple[int, int, int, int, float, int, float, int]:
+        def rank_key(c: Curve) -> tuple[int, int, int, float, int, float, int]:
             single_point = 1 if len(c.log_x) == 1 else 0
-            sim = sim_of(c)
             # the named engine's own timings, then engine-free measurements, then another engine's
             engine_score = 0 if (engine is not None and c.engine == engine) else (1 if c.engine is None else 2)
             # on the part itself, a measurement beats a derivation from another part's measurement
@@ -254,19 +249,48 @@ class EfficiencyTable:
             hd_score = abs(math.log2(c.head_dim / head_dim)) if (head_dim and c.head_dim) else 0.0
             # last, before file order: a row measured in the asked dtype beats one that names none
             dtype_score = 0 if (family is not None and c.dtype == family) else 1
-            return sim, single_point, derived, engine_score, m_score, rank_score, hd_score, dtype_score
+            return single_point, derived, engine_score, m_score, rank_score, hd_score, dtype_score
 
-        best = min(cands, key=rank_key)
-        return best, sim_of(best)
+        return min(cands, key=rank_key), sim
 
     def _of_kind(self, kind: str) -> list[Curve]:
-        """The curves of one kind in file order (rebuilt when the lazy loader has added curves)."""
+        """The curves of one kind in file order (rebuilt, with the eligibility memo, when the lazy loader has
+        added curves)."""
         if self._by_kind_of is not self.curves:
             self._by_kind = {}
+            self._eligible_memo = {}
             for c in self.curves:
                 self._by_kind.setdefault(c.kind, []).append(c)
             self._by_kind_of = self.curves
         return self._by_kind.get(kind, [])
+
+    def _eligible(
+        self,
+        kind: str,
+        family: str | None,
+        tier: str | None,
+        engine: str | None,
+        by_m: bool,
+        moe_shape: tuple[int, ...] | None,
+    ) -> list[Curve]:
+        """The curves a lookup may use, in file order: its kind; not an engine_only row of another engine; a per-M
+        row only when the lookup gives M (``by_m``); a per-shape row only for its shape; the lookup's dtype family
+        and tier where both name one. Memoised on these terms (lookups differing in accelerator, rank count, head
+        dimension or M share the list) and rebuilt when the lazy loader has added curves."""
+        of_kind = self._of_kind(kind)
+        key = (kind, family, tier, engine, by_m, moe_shape)
+        got = self._eligible_memo.get(key)
+        if got is None:
+            got = self._eligible_memo[key] = [
+                c
+                for c in of_kind
+                if not (c.engine_only and c.engine != engine)
+                and (by_m or c.m_tokens is None)
+                and (c.moe_shape is None or c.moe_shape == moe_shape)
+                and (family is None or c.dtype is None or c.dtype == family)
+                and (tier is None or c.tier is None or c.tier == tier)
+            ]
+        return got
 
     def curve(
         self,
@@ -317,7 +341,7 @@ class EfficiencyTable:
             family = sorted(
                 (
                     c
-                    for c in self.curves
+                    for c in self._of_kind(chosen.kind)
                     if c.m_tokens is not None
                     and (c.kind, c.accelerators, c.dtype, c.engine)
                     == (chosen.kind, chosen.accelerators, chosen.dtype, chosen.engine)
@@ -352,8 +376,9 @@ def _dtype_family(dtype: str) -> str:
 
 def _curve(row: dict[str, Any]) -> Curve:
     """A row as a curve; a cross_check row timed inside an engine becomes an engine_only curve."""
-    pts = sorted((float(x), float(y)) for x, y in row["points"])
-    if not pts or any(x <= 0 or not (0 < y <= 1.0) for x, y in pts):
+    # list comprehensions and map rather than generators: thousands of points are read at every start
+    pts = sorted([(float(x), float(y)) for x, y in row["points"]])
+    if not pts or [x for x, y in pts if x <= 0 or not (0 < y <= 1.0)]:
         raise DataError(f"efficiency.yaml row {row.get('id')}: points must have x > 0 and 0 < y <= 1")
     dtype = row.get("dtype")
     return Curve(
@@ -363,8 +388,8 @@ def _curve(row: dict[str, Any]) -> Curve:
         dtype=_dtype_family(str(dtype)) if dtype else None,
         n_ranks=int(row["n_ranks"]) if row.get("n_ranks") else None,
         tier=row.get("tier"),
-        log_x=tuple(math.log10(x) for x, _ in pts),
-        y=tuple(y for _, y in pts),
+        log_x=tuple([math.log10(x) for x, _ in pts]),
+        y=tuple([y for _, y in pts]),
         provenance=str(row.get("provenance", "measured")),
         head_dim=int(row["head_dim"]) if row.get("head_dim") else None,
         kernel=str(row["kernel"]) if row.get("kernel") else None,

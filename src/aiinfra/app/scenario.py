@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -12,6 +11,7 @@ from typing import Any
 
 from aiinfra.catalog.parse import cached, code_identity
 from aiinfra.catalog.resolve import resolve
+from aiinfra.diskcache import blake2b
 from aiinfra.specs.scenario import Scenario, ScenarioInput, apply_set, parse_scenario, read_yaml
 
 ScenarioLike = str | Path | Mapping[str, Any] | Scenario
@@ -82,7 +82,7 @@ def _file_input(path: str, sets: list[str]) -> tuple[dict[str, Any], ScenarioInp
         return data, parse_scenario(copy.deepcopy(data))
 
     try:
-        content = hashlib.blake2b(Path(path).read_bytes(), digest_size=16).hexdigest()
+        content = blake2b(Path(path).read_bytes(), digest_size=16).hexdigest()
     except OSError:  # absent, a folder or unreadable: read_yaml says so
         return build()
     identity = f"{code_identity()}|{content}|{json.dumps(sets)}"

@@ -11,12 +11,10 @@ concurrent tasks keep their own).
 from __future__ import annotations
 
 import contextvars
-import difflib
 import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -63,6 +61,11 @@ def refreshed_prices_dir() -> Path | None:
 
 def shipped_dir() -> Path:
     """The folder of the shipped data files (catalog/data)."""
+    here = Path(__file__).parent
+    if here.is_dir():  # an installed or source tree (importlib.resources, for a zipped package only: start-up time)
+        return here / "data"
+    from importlib import resources
+
     return Path(str(resources.files("aiinfra.catalog").joinpath("data")))
 
 
@@ -271,6 +274,8 @@ class Catalog:
     def rows(self, kind: str) -> dict[str, Any]:
         """All rows of one kind as spec objects, keyed by id."""
         if kind not in KINDS:
+            import difflib  # only an error pays its import
+
             raise UnknownIdError("kind", kind, "catalog kinds", difflib.get_close_matches(kind, KINDS))
         return self.memo(f"rows:{kind}", lambda: self._validated(kind))
 

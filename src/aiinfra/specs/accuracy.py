@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from aiinfra.dataclass_code import loads_fast
 from aiinfra.specs.common import STRICT
 
 
+@loads_fast
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AccuracyNote:
     """One row of accuracy_notes.yaml: a known accuracy gap of the inference planner, the scenarios it covers and the

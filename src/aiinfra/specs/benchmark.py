@@ -10,12 +10,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Annotated
 
-import annotated_types
-
+from aiinfra.specs.bounds import Constraint
 from aiinfra.specs.common import STRICT, Source
 
-#: ``pydantic.NonNegativeFloat`` (the same constraint), without importing ``pydantic.types`` at start-up
-NonNeg = Annotated[float, annotated_types.Ge(0)]
+#: ``pydantic.NonNegativeFloat`` (the same constraint), without importing ``pydantic.types`` or annotated_types at
+#: start-up
+NonNeg = Annotated[float, Constraint("Ge", 0)]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -144,6 +144,28 @@ class InRange:
         return core_schema.no_info_before_validator_function(self._check, inner)
 
 
+class Constraint:
+    """Pydantic metadata standing for one ``annotated_types`` constraint: ``Constraint("Interval", gt=0.0, le=1.0)``
+    validates as ``annotated_types.Interval(gt=0.0, le=1.0)`` does (pydantic is handed that very marker when it
+    builds a validator: the same schema and the same errors), without importing annotated_types and
+    typing_extensions when the specs are imported (start-up time; a warm run builds no validator)."""
+
+    __slots__ = ("args", "kwargs", "name")
+
+    def __init__(self, name: str, *args: Any, **kwargs: Any) -> None:
+        self.name, self.args, self.kwargs = name, args, kwargs
+
+    def __repr__(self) -> str:
+        given = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        return f"{self.name}({', '.join(given)})"
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        """The schema of ``Annotated[source, annotated_types.<name>(*args, **kwargs)]``."""
+        import annotated_types
+
+        return handler(Annotated[source, getattr(annotated_types, self.name)(*self.args, **self.kwargs)])
+
+
 # the bounded types the specs use most
 Accelerators = Annotated[int, InRange(1, MAX_ACCELERATORS)]
 PerNode = Annotated[int, InRange(1, MAX_PER_NODE)]

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from aiinfra.dataclass_code import loads_fast
 from aiinfra.errors import SpecError
 from aiinfra.specs.precision import DTYPE_BYTES as DTYPE_BYTES  # re-exported: the formats live in specs.precision
 
@@ -20,6 +21,7 @@ KEBAB_ID = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$")
 DType = Literal["fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"]
 
 
+@loads_fast
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Source:
     """Where a fact was read."""

@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated
 
-import annotated_types
-
+from aiinfra.dataclass_code import loads_fast
 from aiinfra.errors import InfeasibleError
+from aiinfra.specs.bounds import Constraint
 from aiinfra.specs.common import STRICT, Source
 from aiinfra.specs.precision import BLOCK_SCALED_BASE as BLOCK_SCALED_BASE  # re-exported (specs.precision)
 from aiinfra.specs.precision import PRECISIONS
@@ -19,10 +19,11 @@ if TYPE_CHECKING:
     from aiinfra.specs.tables import DomainTables
 
 #: a fraction in (0, 1]: what ``pydantic.confloat(gt=0.0, le=1.0)`` builds, written without importing
-#: ``pydantic.types`` (and its JSON-schema machinery) when the specs are imported (start-up time)
-Frac = Annotated[float, annotated_types.Interval(gt=0.0, le=1.0)]
+#: ``pydantic.types`` (and its JSON-schema machinery) or annotated_types when the specs are imported (start-up time)
+Frac = Annotated[float, Constraint("Interval", gt=0.0, le=1.0)]
 
 
+@loads_fast
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ScaleUpLink:
     """An accelerator's scale-up fabric (NVLink, Infinity Fabric ...): its bandwidth and how many accelerators it
@@ -38,6 +39,7 @@ class ScaleUpLink:
     """Accelerators reachable over this fabric (8 for an HGX board, 72 for NVL72)."""
 
 
+@loads_fast
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PcieLink:
     """An accelerator's PCIe host link."""
@@ -50,6 +52,7 @@ class PcieLink:
     """x16 bandwidth in one direction."""
 
 
+@loads_fast
 @dataclass(frozen=True, kw_only=True, slots=True)
 class HostLink:
     """A coherent chip-to-chip link between the accelerator and its CPU's memory (NVLink-C2C on a superchip)."""
@@ -61,6 +64,7 @@ class HostLink:
     """Bandwidth in one direction."""
 
 
+@loads_fast
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MigSupport:
     """How a part splits into Multi-Instance GPU instances (the placement rules are in mig.yaml)."""
@@ -73,6 +77,7 @@ class MigSupport:
     """GPU-instance profile names (e.g. 1g.10gb)."""
 
 
+@loads_fast
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AcceleratorSpec:
     """One accelerator model as its vendor publishes it (dense peaks only in ``dense_flop_per_s``)."""
@@ -155,6 +160,7 @@ class AcceleratorSpec:
         )
 
 
+@loads_fast
 @dataclass(frozen=True, kw_only=True, slots=True)
 class InterconnectSpec:
     """One interconnects.yaml row: a scale-up, scale-out or host link technology and its bandwidth."""
@@ -175,6 +181,7 @@ class InterconnectSpec:
     notes: str = ""
 
 
+@loads_fast
 @dataclass(frozen=True, kw_only=True, slots=True)
 class NicSpec:
     """A system's compute-fabric NICs (the ports that carry collectives between nodes)."""
@@ -189,6 +196,7 @@ class NicSpec:
     """The NIC as the source names it (e.g. ConnectX-7); free text."""
 
 
+@loads_fast
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SystemSpec:
     """One systems.yaml row: a server or rack of one accelerator type, with its CPUs, NICs, power and price where

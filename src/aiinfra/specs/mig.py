@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from fractions import Fraction
 
 from aiinfra.errors import SpecError
 from aiinfra.specs.common import STRICT, Source
@@ -78,6 +77,8 @@ def instance_accelerator(
     workloads; this model has not been checked against their figures. MIG instances have no peer-to-peer
     NVLink, so the scale-up link is None; TDP, price and MIG fields do not carry over.
     """
+    from fractions import Fraction  # here: only a MIG scenario pays its import (and decimal's)
+
     p = geo.profile(profile, field)
     compute = Fraction(p.compute_slices, geo.compute_slices)
     memory = Fraction(p.memory_slices, geo.memory_slices)

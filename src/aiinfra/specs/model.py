@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
+from aiinfra.dataclass_code import loads_fast
 from aiinfra.specs.bounds import MAX_EXPERTS, MAX_HEADS, MAX_LAYERS, MAX_VOCAB, InRange, SeqTokens, Width
 from aiinfra.specs.common import STRICT, FieldProblem, Source
 
@@ -13,6 +14,7 @@ Heads = Annotated[int, InRange(1, MAX_HEADS)]
 Experts = Annotated[int, InRange(1, MAX_EXPERTS)]
 
 
+@loads_fast
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ModelArch:
     """A decoder (or encoder) transformer as it is run."""

@@ -5,13 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Literal, get_args
 
-from annotated_types import Len
-
 from aiinfra.specs.bounds import (
     MAX_SIMULATED_REQUESTS,
     MAX_USERS,
     MAX_WIDTH,
     BatchSeqs,
+    Constraint,
     Count,
     Fraction,
     FractionOrZero,
@@ -154,7 +153,7 @@ class ServingWorkload:
     engine: EngineName = "vllm"
     """Serving engine: its scheduler and KV-allocator defaults (catalog/data/engines.yaml) and, where the
     catalog has them, kernel timings measured inside it (efficiency rows with ``engine``)."""
-    engine_version: Annotated[str, Len(1, 64)] | float | None = None
+    engine_version: Annotated[str, Constraint("Len", 1, 64)] | float | None = None
     """The engine's release, MAJOR.MINOR[.PATCH] (e.g. "0.6.3"): selects what the catalog knows of that release (its
     measured host time per iteration, its scheduler defaults: catalog/data/engines.yaml). None = the current release.
     A YAML number (0.8) is refused with a fix: it would read 0.10 as 0.1."""
@@ -190,7 +189,7 @@ class ServingWorkload:
     """Simulated arrivals span this long (open loop), when num_requests is not given."""
     simulation: SimulationConfig | None = None
     """Simulator settings (aiinfra simulate)."""
-    classes: Annotated[tuple[RequestClass, ...], Len(1, MAX_CLASSES)] | None = None
+    classes: Annotated[tuple[RequestClass, ...], Constraint("Len", 1, MAX_CLASSES)] | None = None
     """Request classes with their own lengths, demand and SLO: ``aiinfra capacity`` sizes a pool per accelerator
     type and assigns each class to one (docs/examples/fleet.md)."""
     load_profile: LoadProfile | None = None
