@@ -12,61 +12,6 @@ from pathlib import Path
 import aiinfra
 
 SRC = Path(aiinfra.__file__).parent
-#: public definitions still without a docstring (the analytic, reliability and validation models, the inference
-#: planner, the loaded-replica model and the simulator's runner); an entry leaves this list when it gains one
-PENDING = {
-    "analytic/comms.py::CommTime",
-    "analytic/efficiency.py::Curve",
-    "analytic/efficiency.py::Curve.at",
-    "analytic/efficiency.py::EfficiencyTable",
-    "analytic/efficiency.py::EfficiencyTable.lookup",
-    "analytic/inference.py::InferenceModel.iteration_time_s",
-    "analytic/inference.py::InferenceModel.weight_bytes_per_accelerator",
-    "analytic/inference.py::InferenceModel.weight_bytes_per_replica",
-    "analytic/inference.py::StepBreakdown",
-    "analytic/inference.py::_Kernels.time_s",
-    "analytic/model_figures.py::ParamBreakdown.layers_active",
-    "analytic/model_figures.py::ParamBreakdown.layers_total",
-    "analytic/model_figures.py::ParamBreakdown.moe_routed_active_per_layer",
-    "analytic/model_figures.py::ParamBreakdown.total",
-    "analytic/model_figures.py::param_breakdown",
-    "analytic/model_figures.py::params_active",
-    "analytic/model_figures.py::params_total",
-    "analytic/step_time.py::FixedStepTime.iteration_time_s",
-    "analytic/step_time.py::StepBatch.decode",
-    "analytic/step_time.py::StepBatch.prefill",
-    "analytic/step_time.py::StepBatch.tokens",
-    "analytic/training_memory.py::PlanArrays.take",
-    "analytic/training_memory.py::TrainSetup.frozen_base",
-    "analytic/training_memory.py::TrainSetup.params",
-    "analytic/training_step.py::StepArrays",
-    "planning/inference.py::InferenceEstimate",
-    "planning/inference.py::KvCapacity",
-    "planning/inference.py::estimate_inference",
-    "planning/loaded.py::ReplicaState.response_s",
-    "reliability/goodput.py::Downtime.mean_s",
-    "reliability/goodput.py::SpareChoice",
-    "reliability/plan.py::ReliabilityReport",
-    "reliability/rates.py::ReliabilityTable.accelerator",
-    "reliability/rates.py::ReliabilityTable.cached",
-    "reliability/validation.py::Scored",
-    "reliability/validation.py::markdown",
-    "sim/run.py::SimResult",
-    "sim/run.py::SpeculativeStep.iteration_time_s",
-    "validation/benchmark_rows.py::is_mlperf",
-    "validation/report.py::markdown",
-    "validation/rows.py::integer",
-    "validation/rows.py::num",
-    "validation/runner.py::Case",
-    "validation/runner.py::by_group",
-    "validation/runner.py::read_cases",
-    "validation/runner.py::summarise",
-    "validation/switches.py::columns_for",
-    "validation/switches.py::flag",
-    "validation/types.py::RowTables.benchmark",
-    "validation/types.py::RowTables.engine",
-}
-
 _DEFS = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -91,11 +36,5 @@ def _public_definitions() -> dict[str, bool]:
 
 
 def test_every_public_definition_has_a_docstring() -> None:
-    missing = sorted(k for k, documented in _public_definitions().items() if not documented and k not in PENDING)
+    missing = sorted(k for k, documented in _public_definitions().items() if not documented)
     assert missing == [], f"say what these do (and return, with units) in a docstring: {missing}"
-
-
-def test_pending_only_shrinks() -> None:
-    defs = _public_definitions()
-    done = sorted(k for k in PENDING if defs.get(k, True))
-    assert done == [], f"documented or gone: remove these from PENDING: {done}"

@@ -50,6 +50,8 @@ Collective = Literal["allreduce", "allgather", "reducescatter", "alltoall", "p2p
 
 @dataclass(frozen=True, slots=True)
 class CommTime:
+    """Time of one collective (s), the network tier it crosses and the efficiency row that priced it."""
+
     time_s: float
     tier: str
     """scale-up | scale-out | none"""

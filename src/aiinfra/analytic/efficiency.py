@@ -70,6 +70,9 @@ class Lookup:
 
 @dataclass(frozen=True, slots=True)
 class Curve:
+    """One efficiency.yaml row: achieved fraction of peak ``y`` against log10 of the operation's size ``log_x``
+    (its unit set by ``kind``), for the accelerators, dtype, ranks and tier it was measured on."""
+
     id: str
     kind: str
     accelerators: tuple[str, ...]
@@ -93,6 +96,7 @@ class Curve:
     """(hidden, expert width, experts, top-k, moe_tp, moe_ep) of a moe_shape row; only that shape's lookups use it."""
 
     def at(self, x: float) -> float:
+        """The fraction at size ``x``, linear in log10(x) between measured points and clamped at both ends."""
         if x <= 0:
             return self.y[0]
         lx = math.log10(x)
@@ -167,6 +171,8 @@ def _quantised_m(m_tokens: float | None) -> float | None:
 
 @dataclass
 class EfficiencyTable:
+    """The catalog's efficiency curves, with the rules for picking (or borrowing) the one that fits a lookup."""
+
     curves: list[Curve] = field(default_factory=list)
     parts: Mapping[str, _Part] = field(default_factory=dict, repr=False)
     """Accelerator id -> (family, generation, vendor) (:func:`parts_of`): who may lend a curve to whom."""
@@ -323,6 +329,8 @@ class EfficiencyTable:
         m_tokens: float | None = None,
         moe_shape: tuple[int, ...] | None = None,
     ) -> Lookup:
+        """Achieved fraction of peak at size ``x`` for an operation ``kind`` on ``acc_id``, from the closest matching
+        curve (interpolated in M when ``m_tokens`` is given); fraction 1.0 with source NO_DATA when no curve fits."""
         key = (kind, acc_id, dtype, n_ranks, tier, None, None, _quantised_m(m_tokens), moe_shape, engine)
         sel = self._match(key)
         if sel is None:

@@ -113,6 +113,8 @@ and Accurate Low-Precision Inference", 2025: "a shared FP8 (E4M3) scale factor f
 
 @dataclass(frozen=True, slots=True)
 class StepBreakdown:
+    """Time (s) of one engine iteration, its parts (linear layers, attention, communication) and what bounds it."""
+
     time_s: float
     linear_s: float
     attention_s: float
@@ -262,6 +264,7 @@ class _Kernels:
 
     @property
     def time_s(self) -> float:
+        """Roofline time (s): the slower of compute and memory traffic."""
         return max(self.compute_s, self.memory_s)
 
     def scaled(self, f: Factors) -> _Kernels:
@@ -352,10 +355,13 @@ class InferenceModel:
 
     @property
     def weight_bytes_per_replica(self) -> float:
+        """Bytes of all the model's weights at the serving precision (one full copy)."""
         return sum(self._split_weight_bytes())
 
     @property
     def weight_bytes_per_accelerator(self) -> float:
+        """Weight bytes one accelerator holds: the replica's split over tp × pp; with attention DP, its pipeline
+        stage's whole non-expert weights and 1/tp of the stage's routed experts."""
         if not self.attention_dp:
             return self.weight_bytes_per_replica / (self.tp * self.pp)
         vocab, routed, other = self._split_weight_bytes()
@@ -727,4 +733,5 @@ class InferenceModel:
         return total
 
     def iteration_time_s(self, batch: StepBatch) -> float:
+        """Wall time (s) of one engine iteration over ``batch`` on one replica."""
         return self.breakdown(batch).time_s

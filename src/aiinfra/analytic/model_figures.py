@@ -39,12 +39,14 @@ class ParamBreakdown:
 
     @property
     def moe_routed_active_per_layer(self) -> float:
+        """Routed-expert parameters one token uses in a MoE layer: top-k of the n experts (0 for dense)."""
         if self.num_experts <= 1:
             return 0.0
         return self.moe_routed_per_layer * self.experts_per_token / self.num_experts
 
     @property
     def layers_total(self) -> float:
+        """Parameters of all decoder layers, every routed expert counted."""
         dense = self.dense_layers * (self.attention_per_layer + self.dense_mlp_per_layer + self.norms_per_layer)
         moe = self.moe_layers * (
             self.attention_per_layer
@@ -57,6 +59,7 @@ class ParamBreakdown:
 
     @property
     def layers_active(self) -> float:
+        """Parameters of all decoder layers used per token (routed experts counted at top-k of n)."""
         dense = self.dense_layers * (self.attention_per_layer + self.dense_mlp_per_layer + self.norms_per_layer)
         moe = self.moe_layers * (
             self.attention_per_layer
@@ -69,6 +72,7 @@ class ParamBreakdown:
 
     @property
     def total(self) -> float:
+        """All parameters: embeddings, output head (0 when tied), layers and final norm."""
         return self.embedding + self.output + self.layers_total + self.final_norm
 
     @property
@@ -108,6 +112,7 @@ def attention_params(arch: ModelArch) -> float:
 
 @cache
 def param_breakdown(arch: ModelArch) -> ParamBreakdown:
+    """Parameter counts of ``arch`` by part (embeddings, attention, MLP, experts, norms), counted from its shapes."""
     h = arch.hidden_size
     embedding = arch.vocab_size * h + arch.token_type_vocab * h
     if arch.position_embedding == "learned" and arch.max_seq_len:
@@ -132,10 +137,12 @@ def param_breakdown(arch: ModelArch) -> ParamBreakdown:
 
 
 def params_total(arch: ModelArch) -> float:
+    """All parameters of the model, every expert counted."""
     return param_breakdown(arch).total
 
 
 def params_active(arch: ModelArch) -> float:
+    """Parameters used per token (MoE: only the routed experts chosen)."""
     return param_breakdown(arch).active
 
 

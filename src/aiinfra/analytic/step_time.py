@@ -55,10 +55,13 @@ class StepBatch:
 
     @property
     def tokens(self) -> int:
+        """Tokens the iteration runs through the model: prefill plus decode."""
         return self.prefill_tokens + self.decode_tokens
 
     @staticmethod
     def prefill(chunk_tokens: int, cached_tokens: int = 0) -> StepBatch:
+        """An iteration prefilling one sequence's chunk of ``chunk_tokens`` after ``cached_tokens`` already in its KV
+        cache; attention pairs each new token with every cached token and, causally, (chunk + 1)/2 of the chunk's."""
         return StepBatch(
             prefill_tokens=chunk_tokens,
             prefill_attention_pairs=chunk_tokens * (cached_tokens + (chunk_tokens + 1) / 2.0),
@@ -67,6 +70,7 @@ class StepBatch:
 
     @staticmethod
     def decode(seqs: int, context_tokens_each: int) -> StepBatch:
+        """An iteration decoding one token for each of ``seqs`` sequences holding ``context_tokens_each`` tokens."""
         return StepBatch(decode_seqs=seqs, decode_context_tokens=seqs * context_tokens_each)
 
     def __add__(self, other: StepBatch) -> StepBatch:
@@ -107,4 +111,5 @@ class FixedStepTime:
     step_time_s: float
 
     def iteration_time_s(self, batch: StepBatch) -> float:
+        """The fixed ``step_time_s``, whatever the batch."""
         return self.step_time_s

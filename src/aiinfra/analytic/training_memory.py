@@ -56,6 +56,7 @@ class PlanArrays:
         return int(self.tp.shape[0])
 
     def take(self, idx: np.ndarray) -> PlanArrays:
+        """The plans at ``idx`` (an index or mask array), every field taken alike."""
         return PlanArrays(*(getattr(self, f)[idx] for f in self.__dataclass_fields__))
 
 
@@ -119,10 +120,12 @@ class TrainSetup:
 
     @property
     def frozen_base(self) -> bool:
+        """Whether the base weights are frozen (adapter fine-tuning): only the adapters train."""
         return self.frozen_base_bytes_per_param is not None
 
     @property
     def params(self) -> ParamBreakdown:
+        """The model's parameter counts by part."""
         return param_breakdown(self.model)
 
 

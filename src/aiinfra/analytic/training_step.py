@@ -74,6 +74,9 @@ ACT_BYTES = 2.0  # bf16/fp16 activations and gradients exchanged between ranks
 
 @dataclass
 class StepArrays:
+    """Training step time (s) of each candidate plan and its parts (compute, exposed communication, pipeline
+    bubble, straggler wait), one array element per plan."""
+
     step_time_s: np.ndarray
     compute_s: np.ndarray
     exposed_comm_s: np.ndarray

@@ -58,6 +58,9 @@ def activation_peak_bytes(model: ModelArch, tp: int, batched_tokens: int) -> flo
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class KvCapacity:
+    """How one accelerator's memory splits into weights, activations, reserve and KV cache (bytes), and how many
+    tokens' KV the replica holds."""
+
     weights_bytes: float
     activation_peak_bytes: float
     reserve_bytes: float
@@ -197,6 +200,9 @@ def _steady_batch(prompts: float, input_tokens: int, decode_seqs: int, decode_co
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class InferenceEstimate:
+    """What ``aiinfra infer`` reports for a serving deployment: layout, whether it fits, memory per accelerator
+    (bytes), latency (TTFT, TPOT in s), throughput and what bounds prefill and decode."""
+
     accelerator: str
     count: int
     tp: int
@@ -906,6 +912,8 @@ def estimate_with_replica(
 
 
 def estimate_inference(scenario: Scenario) -> InferenceEstimate:
+    """Serving estimate of the scenario's inference workload; SpecError when it has none or the prompt plus output
+    exceeds the model's context."""
     wl = scenario.inference
     if wl is None:
         raise SpecError(

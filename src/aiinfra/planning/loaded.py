@@ -86,6 +86,7 @@ class ReplicaState:
     """d(decode_tpot_s)/d(batch): what one more sequence in flight adds per output token."""
 
     def response_s(self, output_tokens: int) -> float:
+        """Mean end-to-end time (s) of a request producing ``output_tokens``: TTFT, then TPOT per further token."""
         return self.ttft_s + max(output_tokens - 1, 0) * self.tpot_s
 
 

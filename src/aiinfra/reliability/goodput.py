@@ -80,6 +80,7 @@ class Downtime:
 
     @property
     def mean_s(self) -> float:
+        """Expected downtime (s) of one failure: the sum of its parts."""
         return sum(self.parts_mean_s.values())
 
     def laplace(self, rate_per_s: float) -> float:
@@ -267,6 +268,8 @@ def expected_run(
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SpareChoice:
+    """A number of spare nodes and what it gives: the job's expected wall time (s) and the accelerator-hours held."""
+
     spare_nodes: int
     wall_s: float
     held_accelerator_hours: float

@@ -64,6 +64,9 @@ class RateBasis:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ReliabilityReport:
+    """The failure model applied to a training job: interruption rates, checkpoint interval, downtime, spares,
+    expected wall time and its badput (times in s)."""
+
     accelerators_count: int
     nodes_count: int
     unexpected_per_hour: float

@@ -84,12 +84,14 @@ class ReliabilityTable:
     memo: dict[str, Any] = field(default_factory=dict)
 
     def cached(self, key: str, build: Callable[[], T]) -> T:
+        """The memoised value under ``key``, built by ``build`` on first use."""
         if key not in self.memo:
             self.memo[key] = build()
         out: T = self.memo[key]
         return out
 
     def accelerator(self, id_: str, field: str = "hardware.accelerator") -> AcceleratorSpec:
+        """The catalog's accelerator ``id_``; UnknownIdError naming ``field`` (with close ids) otherwise."""
         if id_ in self.parts:
             return self.parts[id_]
         raise UnknownIdError(field, id_, "accelerators", suggest(id_, list(self.parts)))

@@ -42,6 +42,8 @@ SIM = "inference.simulation"
 
 @dataclass(frozen=True, slots=True)
 class SimResult:
+    """A serving simulation's outcome: summary metrics, per-request records and the limits the replicas ran under."""
+
     summary: SimSummary
     records: Records
     limits: SchedulerLimits
@@ -242,6 +244,8 @@ class SpeculativeStep:
         self.draft = draft
 
     def iteration_time_s(self, batch: StepBatch) -> float:
+        """Wall time (s) of the target model's verification pass, plus γ draft decode steps when a draft model is
+        named."""
         t = self.base.iteration_time_s(batch.verify(self.gamma))  # each context's KV read once
         if self.draft is not None and batch.decode_seqs:
             decode_only = StepBatch(decode_seqs=batch.decode_seqs, decode_context_tokens=batch.decode_context_tokens)

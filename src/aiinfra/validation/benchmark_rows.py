@@ -20,6 +20,7 @@ DEFAULT_SIM_REQUESTS = 300
 
 
 def is_mlperf(row: dict[str, str]) -> bool:
+    """Whether the row is an MLPerf result (its id, source, URL or notes say so)."""
     return any("mlperf" in (row.get(k) or "").lower() for k in ("id", "source", "source_url", "notes"))
 
 

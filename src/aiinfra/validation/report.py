@@ -12,6 +12,8 @@ def _pct(v: float | None) -> str:
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
+    """docs/validation.md from the scored CSVs: per file, error by group, scale band and accuracy target, then
+    every row measured against predicted."""
     out = [
         "# Validation against published measurements",
         "",

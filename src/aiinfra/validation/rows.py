@@ -38,6 +38,7 @@ def reasoned(kind: Kind) -> Callable[[Predictor], Predictor]:
 
 
 def num(row: dict[str, str], key: str) -> float | None:
+    """The column as a float, None when blank; RowError when it is not a number."""
     text = (row.get(key) or "").strip()
     if not text:
         return None
@@ -48,6 +49,7 @@ def num(row: dict[str, str], key: str) -> float | None:
 
 
 def integer(row: dict[str, str], key: str, default: int | None = None) -> int | None:
+    """The column as an int, ``default`` when blank; RowError when it is not a number."""
     v = num(row, key)
     return default if v is None else int(v)
 

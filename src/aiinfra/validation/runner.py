@@ -22,6 +22,8 @@ REQUIRED_INFERENCE = ("id", "metric", "accelerator", "engine")
 
 @dataclass(frozen=True, slots=True)
 class Case:
+    """One validation row scored: the published value, the prediction and their relative error."""
+
     id: str
     group: str
     metric: str
@@ -133,6 +135,8 @@ def group_of(case_id: str) -> str:
 
 
 def read_cases(path: str | Path) -> tuple[str, list[dict[str, str]]]:
+    """The CSV's kind (inference when it has an ``engine`` column, else training) and its rows; SpecError when it
+    cannot be read, lacks a required column or a value is not a finite positive number."""
     text = read_text(path, "CASES.csv", "a CSV in the schema of the reference data")
     try:
         reader = csv.DictReader(io.StringIO(text, newline=""))
@@ -219,6 +223,7 @@ def run(
 
 
 def summarise(cases: list[Case]) -> dict[str, Any]:
+    """Count of cases, of predictions and of comparisons, and the median, p90 and max absolute relative error."""
     errs = sorted(abs(c.rel_error) for c in cases if c.rel_error is not None)
     return {
         "n": len(cases),
@@ -315,6 +320,7 @@ def by_scale_band(cases: list[Case]) -> dict[str, dict[str, Any]]:
 
 
 def by_group(cases: list[Case]) -> dict[str, dict[str, Any]]:
+    """The :func:`summarise` figures of each group of cases."""
     groups: dict[str, list[Case]] = {}
     for c in cases:
         groups.setdefault(c.group, []).append(c)

@@ -129,6 +129,7 @@ SWITCHES: tuple[Switch, ...] = (
 
 
 def columns_for(kind: Kind) -> tuple[str, ...]:
+    """The switch columns a row of this kind may carry."""
     return tuple(s.column for s in SWITCHES if kind in s.kinds)
 
 
@@ -180,6 +181,7 @@ def text(row: dict[str, str], column: str) -> str:
 
 
 def flag(row: dict[str, str], column: str) -> bool:
+    """Whether a switch cell says yes (yes, true or 1)."""
     return text(row, column).lower() in ("yes", "true", "1")
 
 

@@ -46,11 +46,13 @@ class RowTables:
     serving_tables: Callable[[Scenario], ServingTables]
 
     def engine(self, name: str, field: str = "inference.engine") -> EngineProfile:
+        """The serving engine profile ``name``; UnknownIdError naming ``field`` (with close names) otherwise."""
         if name in self.engines:
             return self.engines[name]
         raise UnknownIdError(field, name, "serving engines", suggest(name, list(self.engines)))
 
     def benchmark(self, id_: str, field: str = "benchmark") -> BenchmarkSpec:
+        """The benchmark ``id_``; UnknownIdError naming ``field`` (with close ids) otherwise."""
         if id_ in self.benchmarks:
             return self.benchmarks[id_]
         raise UnknownIdError(field, id_, "benchmarks", suggest(id_, list(self.benchmarks)))
