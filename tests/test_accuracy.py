@@ -351,3 +351,31 @@ def test_fleet_bill_and_data_feed_carry_their_bands() -> None:
     assert feed["high"] / feed["low"] == pytest.approx(tok["high"] / tok["low"])
     bare = app.datacenter(app.load_scenario(str(EXAMPLES / "datacenter-dgx-h100-pod.yaml"))).to_dict()["accuracy"]
     assert bare["quantities"] == {} and bare["extrapolation"] is False and "catalog" in bare["note"]
+
+
+def test_calibration_factors_of_the_shipped_table_come_back_from_the_disk_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a factor computed by one process (a leave-one-source-out pass) is read back by the next instead of recomputed,
+    # and equals what the next would compute
+    from aiinfra.accuracy import model
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("AIINFRA_NO_CACHE", raising=False)
+
+    def fresh_process() -> tuple[ErrorRow, ...]:
+        error_table._read.cache_clear()
+        model._CACHE.clear()
+        model._KEEP.clear()
+        return error_table.shipped()
+
+    first = fresh_process()
+    computed = model.calibrate(first, "inference", "ttft")
+    second = fresh_process()
+    key = ("inference", "ttft", frozenset())
+    assert model._CACHE[id(second)][1][key] == computed  # preloaded, before any calibrate call
+    model._CACHE.clear()  # recomputed from scratch, the same factor
+    assert model.calibrate(second, "inference", "ttft") == computed
+    error_table._read.cache_clear()  # the next test reads the table through its own cache folder
+    model._CACHE.clear()
+    model._KEEP.clear()

@@ -81,10 +81,8 @@ LLAMA_8B = ModelArch(
 )
 
 
-def test_the_output_projection_stays_in_bf16_under_fp8_and_fp4(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Megatron-Core's output layer is a plain ColumnParallelLinear, outside Transformer Engine's fp8/fp4 autocast:
-    # the 4096 x 128256 head of one 8192-token micro-batch (2 * 8192 * 4096 * 128256 = 8.607e12 FLOP) runs in
-    # bf16 with 2-byte weights, every layer GEMM in the run's precision
+def _spy_gemms(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float, float]]:
+    """Every GEMM the training step model prices, as (dtype, FLOP, weight bytes), appended as step_time runs."""
     calls: list[tuple[str, float, float]] = []
     real = ts._gemm_time
 
@@ -93,6 +91,14 @@ def test_the_output_projection_stays_in_bf16_under_fp8_and_fp4(monkeypatch: pyte
         return real(cluster, dtype, flop, weight_bytes, src)
 
     monkeypatch.setattr(ts, "_gemm_time", spy)
+    return calls
+
+
+def test_the_output_projection_stays_in_bf16_under_fp8_and_fp4(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Megatron-Core's output layer is a plain ColumnParallelLinear, outside Transformer Engine's fp8/fp4 autocast:
+    # the 4096 x 128256 head of one 8192-token micro-batch (2 * 8192 * 4096 * 128256 = 8.607e12 FLOP) runs in
+    # bf16 with 2-byte weights, every layer GEMM in the run's precision
+    calls = _spy_gemms(monkeypatch)
     cluster = resolve_cluster(HardwareInput(accelerator="nvidia-gb200", count=4, per_node=4))
     head_flop = 2.0 * 8192 * 4096 * 128256
     for precision, layer_dtype in (("fp8", "fp8"), ("fp4", "fp4")):
@@ -111,14 +117,7 @@ def test_the_output_projection_stays_in_bf16_under_fp8_and_fp4(monkeypatch: pyte
 def test_fp8_output_proj_runs_the_head_in_the_run_format(monkeypatch: pytest.MonkeyPatch) -> None:
     # Megatron-Bridge fp8_output_proj (MLPerf v6.0 GB300 DeepSeek-V3 configs: FP8_OUTPUT_PROJ=True): the head GEMM
     # takes the run's dtype and 1-byte weights; a validation row's notes turn it on
-    calls: list[tuple[str, float, float]] = []
-    real = ts._gemm_time
-
-    def spy(cluster, dtype, flop, weight_bytes, src):  # type: ignore[no-untyped-def]
-        calls.extend((dtype, float(f), float(w)) for f, w in zip(np.ravel(flop), np.ravel(weight_bytes), strict=True))
-        return real(cluster, dtype, flop, weight_bytes, src)
-
-    monkeypatch.setattr(ts, "_gemm_time", spy)
+    calls = _spy_gemms(monkeypatch)
     cluster = resolve_cluster(HardwareInput(accelerator="nvidia-gb300", count=4, per_node=4))
     setup = TrainSetup(
         model=LLAMA_8B, seq_len=8192, global_batch_seqs=4, precision="fp8", low_precision_output_layer=True

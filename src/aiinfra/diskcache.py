@@ -52,17 +52,24 @@ def _ident(identity: str) -> str:
     return f"{CACHE_FORMAT}|{_version()}|{identity}"
 
 
-def load(slot: str, identity: str) -> Any | None:
-    """The value stored in ``slot`` for ``identity`` (None when absent, stale, corrupt or the cache is off)."""
-    entry = _entry(slot)
-    if entry is None:
-        return None
+_MISS = object()
+
+
+def _read(entry: Path, ident: str) -> Any:
+    """The value stored at ``entry`` under ``ident``; _MISS when absent, stale, corrupt or unreadable."""
     try:
         with entry.open("rb") as fh:
             stored_ident, value = pickle.load(fh)
     except Exception:  # absent, corrupt or unreadable
-        return None
-    return value if stored_ident == _ident(identity) else None
+        return _MISS
+    return value if stored_ident == ident else _MISS
+
+
+def load(slot: str, identity: str) -> Any | None:
+    """The value stored in ``slot`` for ``identity`` (None when absent, stale, corrupt or the cache is off)."""
+    entry = _entry(slot)
+    value = _MISS if entry is None else _read(entry, _ident(identity))
+    return None if value is _MISS else value
 
 
 def store(slot: str, identity: str, value: Any) -> None:
@@ -80,14 +87,10 @@ def cached(slot: str, identity: str, build: Callable[[], T]) -> T:
     if entry is None:
         return build()
     ident = _ident(identity)
-    try:
-        with entry.open("rb") as fh:
-            stored_ident, value = pickle.load(fh)
-        if stored_ident == ident:
-            hit: T = value
-            return hit
-    except Exception:  # absent, corrupt or unreadable: build again
-        pass
+    hit = _read(entry, ident)
+    if hit is not _MISS:
+        found: T = hit
+        return found
     value = build()
     _store(entry, ident, value)
     return value

@@ -336,6 +336,7 @@ MEMORY_NOTE = (
 
 
 def _training_inputs(sc: Scenario, obj: Mapping[str, Any], gens: Mapping[str, str | None]) -> Inputs:
+    """The error model's inputs of a training answer: its layout (``obj["plan"]``) and the accelerators it uses."""
     plan = obj.get("plan") or {}
     return Inputs(
         generations=gens,
@@ -452,15 +453,7 @@ def _cost(
             "regime": "prices only",
         }
     layout = values.get("plan") or {}
-    i = Inputs(
-        generations=gens,
-        accelerator=sc.cluster.accelerator.id,
-        accelerators=sc.cluster.count,
-        moe=sc.model.is_moe,
-        tp=int(layout.get("tp", 1)),
-        pp=int(layout.get("pp", 1)),
-        sharding=str(layout.get("sharding", "none")),
-    )
+    i = _training_inputs(sc, {"plan": layout}, gens)  # the whole cluster: no accelerators_used here
     out = bands_for("cost", i, values, rows)
     useful, wall = plan.get("time_to_train_s"), values.get("duration_s")
     if _finite(useful) and _finite(wall) and wall > useful * (1 + 1e-9):
@@ -483,15 +476,7 @@ def _datacenter(
     layout = values.get("plan")
     if not layout or not _finite(_get(values, "storage.tokens_per_s")):
         return {**_no_band(DATACENTER_NOTE, False), "regime": "catalog ratings only"}
-    i = Inputs(
-        generations=gens,
-        accelerator=sc.cluster.accelerator.id,
-        accelerators=sc.cluster.count,
-        moe=sc.model.is_moe,
-        tp=int(layout.get("tp", 1)),
-        pp=int(layout.get("pp", 1)),
-        sharding=str(layout.get("sharding", "none")),
-    )
+    i = _training_inputs(sc, {"plan": layout}, gens)  # the whole cluster: no accelerators_used here
     out = bands_for("datacenter", i, values, rows)
     out["note"] = f"{DATACENTER_NOTE}; the storage data feed follows the training plan's tokens/s: {out['note']}"
     return out
