@@ -8,7 +8,8 @@ and reliability3_seal.csv before their values were read), and no rate or ratio w
 row is predicted from its own exposure (accelerator, GPUs, nodes, days) with the shipped rates: Llama 3's component rows
 × the accelerator generation's ratio, Llama 3's planned restarts per job; a share row is the ratio of the named Llama 3
 rows' rates; a storage row is the storage kind's achieved share of its rated bandwidth. A row carries its source's own
-conditions: ``restart_failure_prob`` (a count of restart attempts: each failure a chain of 1 / (1 − q) of them) and
+conditions: ``restart_failure_prob`` (a count of restart attempts: each failure that swaps a machine a chain of
+1 / (1 − q) of them) and
 ``causes`` (infrastructure: Llama 3's user-program rows left out). Rows from Kokolis et al. are predicted
 leave-one-source-out: the A100 ratio then comes from the open A100 logbook rows of other operators (OPT, GLM-130B,
 MPT-7B) instead of the catalog ratio, which includes RSC.
@@ -76,8 +77,9 @@ HARDWARE_ROWS = (
 #: errors apart) is predicted without them
 USER_SOFTWARE_ROWS = ("llama3-software-bug",)
 #: quantities that count restart attempts or the machines they take down: with a source's per-attempt failure
-#: probability q (column restart_failure_prob), each failure costs a chain of 1 / (1 − q) of them (a failed attempt is
-#: another machine going down); counts of failures or recoveries are not multiplied
+#: probability q (column restart_failure_prob), each failure that swaps a machine (needs_repair rows: every hardware
+#: row) costs a chain of 1 / (1 − q) of them (a failed attempt is another machine going down; goodput.Downtime), the
+#: others one; counts of failures or recoveries are not multiplied
 ATTEMPT_QUANTITIES = (
     "hardware_restarts_count",
     "all_restarts_count",
@@ -182,6 +184,7 @@ def predict(table: ReliabilityTable, row: dict[str, str], loo_ratio: float) -> f
     per_day = {
         "hardware": sum(r.by_component_per_s[i] for i in HARDWARE_ROWS) * 86_400 * _attempts(row),
         "unexpected": unexpected * 86_400,
+        "swap": r.repair_per_s * 86_400,  # the failures that swap a machine (needs_repair rows): they chain
         "planned": r.planned_per_s * 86_400,
     }
     days = float(row["days"] or 0)
@@ -192,7 +195,9 @@ def predict(table: ReliabilityTable, row: dict[str, str], loo_ratio: float) -> f
     if q == "unexpected_interruptions_count":
         return per_day["unexpected"] * days
     if q == "all_restarts_count":
-        return (per_day["unexpected"] * _attempts(row) + per_day["planned"]) * days
+        # a chain of attempts only where a machine is swapped; the other failures and planned stops restart once
+        chained = per_day["swap"] * (_attempts(row) - 1.0)
+        return (per_day["unexpected"] + chained + per_day["planned"]) * days
     if q == "unexpected_per_1000_node_days":
         return per_day["unexpected"] / nodes * 1000
     if q == "mttf_h":
