@@ -569,8 +569,8 @@ def test_reliability_validation_rows_sealed_by_hash_and_predicted_by_hand() -> N
 
 
 def test_later_rounds_candidates_sealed_before_reading() -> None:
-    """Every candidate of the second and third rounds' seal lists is in the file its hash says, or named as not
-    entered."""
+    """Every candidate of the later rounds' seal lists (second to fourth) is in the file its hash says, or named as
+    not entered."""
     from aiinfra.reliability import validation as v
 
     entered = {r["id"]: split for split in ("open", "sealed") for r in v.read_rows(split)}
