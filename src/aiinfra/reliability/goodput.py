@@ -54,8 +54,10 @@ class Downtime:
     the restart itself (OPT-175B chronicles, 27 % update, 2021-12-03: a bad node that "goes down with ECC errors" is
     replaced, and "more often than not we would end up getting the same bad machine again. Nodes would also come up
     with NCCL/IB issues, or the same ECC errors"; OPT, arXiv 2205.01068 §2.5: the restarts came with "the cycling of
-    over 100 hosts"; Kokolis et al., arXiv 2410.21680: "lemon" nodes that pass the health checks fail job after job).
-    A software crash, an NCCL hang or a dependency failure restarts on the same, healthy nodes."""
+    over 100 hosts"; Kokolis et al., arXiv 2410.21680: a failed health check removes the node and the job restarts "on
+    different nodes", and repeat-offender "lemon" nodes, found by per-node signals such as job exclusions and node
+    failures, caused repeated large-job failures: detecting them cut those from 14 % to 4 %). A software crash, an NCCL
+    hang or a dependency failure restarts on the same, healthy nodes."""
 
     base_s: float
     """Fixed for every failure: checkpoint load and warm-up (and, with the defaults below, detection + restart)."""
