@@ -1,4 +1,4 @@
-"""Serving rows under load (issue 29), all three batches: the sealed split is the committed one, the files are found by
+"""Serving rows under load (issue 29), all four batches: the sealed split is the committed one, the files are found by
 the accuracy table with their split, and every row states the load it was measured under (docs/validation.md,
 "Serving rows under load")."""
 
@@ -21,6 +21,7 @@ BATCHES = [
     ("inference_serving_open.csv", "inference_serving_sealed.csv", "inference_serving_seal.csv"),
     ("inference_serving2_open.csv", "inference_serving2_sealed.csv", "inference_serving2_seal.csv"),
     ("inference_serving3_open.csv", "inference_serving3_sealed.csv", "inference_serving3_seal.csv"),
+    ("inference_serving4_open.csv", "inference_serving4_sealed.csv", "inference_serving4_seal.csv"),
 ]
 """(open, sealed, seal list) of each batch."""
 ROW_FILES = [name for batch in BATCHES for name in batch[:2]]

@@ -21,6 +21,8 @@ SHIPPED = (
     "inference_serving2_sealed.csv",
     "inference_serving3_open.csv",
     "inference_serving3_sealed.csv",
+    "inference_serving4_open.csv",
+    "inference_serving4_sealed.csv",
 )
 
 
