@@ -230,7 +230,8 @@ class EmpiricalLengths(LengthKind):
         probs = np.linspace(0.0, 1.0, q.size)
         drawn = np.interp(rng.random(n), probs, q) * (mean / table_mean)
         drawn = np.minimum(np.maximum(1, np.round(drawn)), dist.high if dist.high is not None else MAX_SEQ_TOKENS)
-        return drawn.astype(np.int64)
+        out: np.ndarray = drawn.astype(np.int64)
+        return out
 
 
 #: every length distribution by name (the names of specs.serving_sim.LengthDist.kind)
