@@ -99,6 +99,7 @@ from aiinfra.analytic.step_overheads import (
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.specs.calibration import Factors
 from aiinfra.specs.common import DTYPE_BYTES
+from aiinfra.specs.engine import parse_version
 from aiinfra.specs.hardware import AcceleratorSpec, ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.tables import DomainTables
@@ -681,7 +682,8 @@ class InferenceModel:
             dec_qk, dec_v = d_qk, d_v
         # heads split tp ways, or (attention DP) sequences: evenly, or the busiest rank's own
         att_split = tp if work is batch else 1
-        pre_flop = 2.0 * layers * work.prefill_attention_pairs * (d_qk + d_v) / att_split
+        pre_qk, pre_v = self.prefill_attention_dims(work)
+        pre_flop = 2.0 * layers * work.prefill_attention_pairs * (pre_qk + pre_v) / att_split
         dec_flop = 2.0 * layers * work.decode_attention_pairs * (dec_qk + dec_v) / att_split
         kv_read = self.decode_kv_read_bytes_per_accelerator(batch)
         attn_peak = acc.sustained_flop_per_s("bf16")
@@ -699,6 +701,28 @@ class InferenceModel:
         )
         attention_memory = (layers * t0 + kv_read / b_inf) / cal.memory_efficiency_scale if work.decode_seqs else 0.0
         return attention_compute, attention_memory
+
+    def prefill_attention_dims(self, work: StepBatch) -> tuple[int, int]:
+        """(query-key, value) dimensions summed over heads of a step's prefill attention: the decompressed multi-head
+        form (MLA: 128 heads x 192 / 128, attention_dims), or for an MLA model the absorbed latent (128 x 576 / 512,
+        DeepSeek-V2 §2.1.3) where the engine release runs prefill that way (engines.yaml ``mla_absorbed_prefill``).
+        The rule reads the step's cached prefix summed over its prompts; a step's chunks are only known through their
+        query-key pairs, so it is taken as that of one chunk, Σ pairs / tokens − (tokens + 1) / 2 (exact for a single
+        chunk, which is what a long prompt's continuing chunk fills; 0 for fresh prompts)."""
+        m = self.model
+        d_qk, d_v = attention_dims(m)
+        if m.attention != "mla" or not work.prefill_tokens or self.engine is None:
+            return d_qk, d_v
+        version = parse_version(self.engine_version) if self.engine_version else None
+        rule = self.cluster.tables.engine(self.engine).mla_prefill_rule(version)
+        if rule is None:
+            return d_qk, d_v
+        t = work.prefill_tokens
+        prefix = work.prefill_attention_pairs / t - (t + 1) / 2.0
+        if not rule.absorbed(prefix):
+            return d_qk, d_v
+        lora, rope = m.kv_lora_rank or 0, m.qk_rope_head_dim or 0
+        return m.num_heads * (lora + rope), m.num_heads * lora
 
     def _engine_costs(self, total: float, whole: StepBatch) -> float:
         """The step with the engine's fixed costs: kernel launches and sampling, host work per iteration by release,
