@@ -90,6 +90,24 @@ class HostStepCost:
     releases: ReleaseRange
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MlaAbsorbedPrefill:
+    """When an engine release runs a prefill step's MLA attention on the absorbed latent (the decode form: 128 heads
+    of 576 query-key and 512 value dimensions, DeepSeek-V2 §2.1.3) rather than the decompressed multi-head form
+    (192 / 128 per head): steps whose prompts' cached prefixes sum to fewer than ``prefix_below_tokens`` tokens, and,
+    if ``fresh_prompts``, steps of fresh prompts too (engines.yaml ``mla_absorbed_prefill``)."""
+
+    prefix_below_tokens: int
+    fresh_prompts: bool
+    releases: ReleaseRange
+
+    def absorbed(self, prefix_tokens: float) -> bool:
+        """Whether a prefill step whose requests' cached prefixes sum to ``prefix_tokens`` runs absorbed."""
+        if prefix_tokens <= 0.0:
+            return self.fresh_prompts
+        return prefix_tokens < self.prefix_below_tokens
+
+
 def parse_version(text: str) -> tuple[int, ...] | None:
     """The release number ``text`` starts with ("0.6.3.post2.dev308+gb489fc3c", "v0.11.0", "v1.2.0rc1" -> (0, 6, 3),
     (0, 11, 0), (1, 2, 0)); None when it does not start with a MAJOR.MINOR number (an image tag, "latest", another
@@ -167,6 +185,14 @@ class EngineProfile:
     overlap_scheduler: ReleaseRange | None = None
     """Releases whose scheduler plans iteration n + 1 while the GPU runs iteration n (engines.yaml
     overlap_scheduler): a request arriving during an iteration joins the one after the next."""
+
+    mla_absorbed_prefill: tuple[MlaAbsorbedPrefill, ...] = ()
+    """Releases whose MLA prefill runs on the absorbed latent, and when (engines.yaml mla_absorbed_prefill; none: the
+    decompressed multi-head form throughout)."""
+
+    def mla_prefill_rule(self, version: tuple[int, ...] | None) -> MlaAbsorbedPrefill | None:
+        """The absorbed-MLA prefill rule of release ``version`` (None: the current release); None: never absorbed."""
+        return next((r for r in self.mla_absorbed_prefill if r.releases.applies(version)), None)
 
     def overlaps_scheduling(self, version: tuple[int, ...] | None) -> bool:
         """Whether release ``version`` (None: the current one) plans each iteration one ahead."""
@@ -420,6 +446,14 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             overlap_scheduler=_release_range(row["overlap_scheduler"]) if row.get("overlap_scheduler") else None,
             multi_step_flag=str(row["multi_step_flag"]) if row.get("multi_step_flag") else None,
             legacy_engine=row.get("legacy_engine"),
+            mla_absorbed_prefill=tuple(
+                MlaAbsorbedPrefill(
+                    prefix_below_tokens=int(e["prefix_below_tokens"]),
+                    fresh_prompts=bool(e["fresh_prompts"]),
+                    releases=_release_range(e),
+                )
+                for e in row.get("mla_absorbed_prefill", [])
+            ),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"catalog data engines.yaml row {row.get('id', '?')}: {exc}") from exc

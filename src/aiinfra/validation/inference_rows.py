@@ -146,7 +146,23 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         "decode_bound": est.decode_bound,
         "prefill_bound": est.prefill_bound,
     }
-    served = _Served(model, row["accelerator"].strip(), n, tp, pp, wp, kvp, engine, inp, out, release, steps, mem_util)
+    served = _Served(
+        model,
+        row["accelerator"].strip(),
+        n,
+        tp,
+        pp,
+        wp,
+        kvp,
+        engine,
+        inp,
+        out,
+        release,
+        steps,
+        mem_util,
+        ep,
+        attention_dp,
+    )
     if mode == "poisson":
         sched = {k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v}
         rate = num(row, "request_rate_per_s")
@@ -496,6 +512,10 @@ class _Served:
     """vLLM V0's --num-scheduler-steps the run states (1: single-step)."""
     gpu_memory_utilization: float | None = None
     """The memory share the run states (vLLM --gpu-memory-utilization), else None: the workload's default."""
+    ep: int = 1
+    """Expert-parallel degree the run states (rows.expert_layout)."""
+    attention_dp: bool = False
+    """Attention data parallelism over the tp ranks, as the run states (rows.expert_layout)."""
 
     def scenario(self, replicas: int | None = None, **inference: object) -> str:
         """The scenario as canonical JSON (the key of the memoised simulations), with ``replicas`` in the plan
@@ -507,7 +527,13 @@ class _Served:
             sim = dict(inference.get("simulation") or {})  # type: ignore[call-overload]
             sim["scheduler"] = {**(sim.get("scheduler") or {}), "num_scheduler_steps": self.scheduler_steps}
             inference = {**inference, "simulation": sim}
-        plan = {"tp": self.tp, "pp": self.pp, **({"replicas": replicas} if replicas is not None else {})}
+        plan: dict[str, object] = {"tp": self.tp, "pp": self.pp}
+        if self.ep > 1:  # the run's expert and attention layout, as the analytic estimate gets it
+            plan["ep"] = self.ep
+        if self.attention_dp:
+            plan["attention_dp"] = True
+        if replicas is not None:
+            plan["replicas"] = replicas
         scenario = {
             "model": arch,
             "hardware": {"accelerator": self.accelerator, "count": self.n},
