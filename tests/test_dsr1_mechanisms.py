@@ -125,7 +125,20 @@ def test_replicated_down_projections_lengthen_a_tp8_prefill(monkeypatch: pytest.
 
 def test_simulated_rows_carry_the_runs_expert_and_attention_layout() -> None:
     served = _Served(
-        catalog.model("deepseek-v3"), H200, 8, 8, 1, "fp8", "bf16", "sglang", 1000, 100, "0.4.5", 1, 8, True
+        catalog.model("deepseek-v3"),
+        H200,
+        8,
+        8,
+        1,
+        "fp8",
+        "bf16",
+        "sglang",
+        1000,
+        100,
+        "0.4.5",
+        1,
+        ep=8,
+        attention_dp=True,
     )
     plan = json.loads(served.scenario(replicas=1))["inference"]["plan"]
     assert plan == {"tp": 8, "pp": 1, "ep": 8, "attention_dp": True, "replicas": 1}
