@@ -18,7 +18,7 @@ from aiinfra.planning.inference import estimate_inference
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.workload import Slo
 
-from .conftest import EXAMPLES, run_cli, sim_max_clients, sim_max_rate, sim_run
+from .conftest import EXAMPLES, run_cli, sim_max_rate, sim_run
 from .test_sim_kernel import LinearStep
 
 EX = EXAMPLES / "simulate-llama70b-h100.yaml"
