@@ -18,7 +18,7 @@ from aiinfra.planning.inference import estimate_inference
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.workload import Slo
 
-from .conftest import EXAMPLES, run_cli, sim_max_clients, sim_max_rate, sim_run
+from .conftest import EXAMPLES, run_cli, sim_max_rate, sim_run
 from .test_sim_kernel import LinearStep
 
 EX = EXAMPLES / "simulate-llama70b-h100.yaml"
@@ -393,10 +393,43 @@ def test_max_clients_search_hand_derived() -> None:
             "inference.slo={tpot_p99_s: 0.0505}",
         ],
     )
-    clients, points = sim_max_clients(sc, start_clients=30, step_model=LinearStep(0.0, 0.001))
+    # the toy has no serving path between the clients and the engine (request_overhead_s 0), so a client's next
+    # request reaches the engine as its last answer ends
+    from aiinfra.app.tables import serving_tables
+    from aiinfra.sim.search import max_clients_meeting_slo
+
+    tables = serving_tables(sc)
+    tables = dataclasses.replace(tables, engine=dataclasses.replace(tables.engine, request_overhead_s=0.0))
+    clients, points = max_clients_meeting_slo(sc, start_clients=30, step_model=LinearStep(0.0, 0.001), tables=tables)
     assert clients == 50
     by = {p.clients: p for p in points}
     assert by[50].tpot_p99_s == pytest.approx(0.050) and by[51].tpot_p99_s == pytest.approx(0.051)
     assert all(p.meets_slo == (p.clients <= 50) for p in points)
     with pytest.raises(InfeasibleError, match="one client alone"):
-        sim_max_clients(sc, start_clients=4, step_model=LinearStep(0.0, 0.1))
+        max_clients_meeting_slo(sc, start_clients=4, step_model=LinearStep(0.0, 0.1), tables=tables)
+
+
+def test_closed_loop_client_waits_out_the_serving_path() -> None:
+    # One client, 5 requests of 4 output tokens, every engine step 0.1 s: a request takes 4 steps in the engine
+    # (the prefill step gives the first token). Its client sees the last token r after the engine made it and its
+    # next request reaches the engine r after it was sent, r + r' = the serving path's cost per request c
+    # (request_overhead_s, vLLM 13 ms). So the engine sees request i at i·(0.4 + c), not at i·0.4; the client sees
+    # TTFT 0.1 + c and an answer every 0.4 + c s; the run lasts 5·0.4 + 4·c.
+    sc = load_scenario(
+        EX,
+        [
+            "inference.arrival={kind: concurrency}",
+            "inference.concurrency=1",
+            "inference.num_requests=5",
+            "inference.request_rate_per_s=null",
+            "inference.output_tokens=4",
+            "inference.simulation.output_lengths=null",
+        ],
+    )
+    res = sim_run(sc, seed=0, step_model=FixedStepTime(0.1))
+    c = res.request_overhead_s
+    assert c == pytest.approx(0.013)
+    assert res.records.arrival_s == pytest.approx([i * (0.4 + c) for i in range(5)])
+    assert res.summary.ttft_s.mean == pytest.approx(0.1 + c)
+    assert res.summary.e2e_s.mean == pytest.approx(0.4 + c)
+    assert float(res.records.finish_s.max()) == pytest.approx(5 * 0.4 + 4 * c)

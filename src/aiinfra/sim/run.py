@@ -168,6 +168,20 @@ def make_requests(
     return reqs
 
 
+def with_return_path(reqs: Requests, request_overhead_s: float) -> Requests:
+    """A closed loop's requests as the engine sees them: a client sends its next request only once the previous
+    answer's last chunk has reached it, and the request reaches the engine only after the API server's path
+    (HTTP, chat template, tokenisation). Both halves are the serving path's cost per request
+    (``EngineProfile.request_overhead_s``, measured as TTFT less the forward pass at one client), so between a
+    request finishing in the engine and its client's next request arriving there lies that cost on top of any
+    think time. The arrival then lands inside an engine step instead of on its boundary, and waits for the step
+    (or, under an overlap scheduler, the one after it) like any other arrival."""
+    if request_overhead_s <= 0.0:
+        return reqs
+    think = reqs.think_s if reqs.think_s is not None else np.zeros(len(reqs))
+    return replace(reqs, think_s=think + request_overhead_s)
+
+
 def limits_for(
     scenario: Scenario, wl: ServingWorkload, im: InferenceModel, role: str = "mixed", *, engine: EngineProfile
 ) -> SchedulerLimits:
@@ -394,6 +408,9 @@ def simulate(
     reqs = make_requests(wl, sim, seed, scenario.model.max_seq_len, scenario.path)
     holder = _check_longest_fits(reqs, lim, dp)
     closed = _closed_clients(wl)
+    overhead_s = tables.engine.request_overhead_s
+    if closed:
+        reqs = with_return_path(reqs, overhead_s)
     if dp > 1:
         notes.append(
             f"attention data parallelism: {dp} ranks per replica step together (an iteration lasts as long "
@@ -402,7 +419,6 @@ def simulate(
             "go to the rank with the fewest active prompt tokens (TensorRT-LLM)"
         )
     rec = _engine(scenario, im, sim, model, lim, replicas, notes).run(reqs, closed)
-    overhead_s = tables.engine.request_overhead_s
     sched = sim.scheduler
     if sched is None or sched.max_num_batched_tokens is None or sched.max_num_seqs is None:
         sd = scheduler_defaults(
