@@ -510,7 +510,7 @@ class _Served:
     """The engine release the row ran (MAJOR.MINOR[.PATCH]), or None when the row does not state one."""
     scheduler_steps: int = 1
     """vLLM V0's --num-scheduler-steps the run states (1: single-step)."""
-    gpu_memory_utilization: float | None = None
+    gpu_memory_utilization_frac: float | None = None
     """The memory share the run states (vLLM --gpu-memory-utilization), else None: the workload's default."""
     ep: int = 1
     """Expert-parallel degree the run states (rows.expert_layout)."""
@@ -542,7 +542,11 @@ class _Served:
                 "kv_precision": self.kvp,
                 "engine": self.engine,
                 **({"engine_version": self.release} if self.release else {}),
-                **({"gpu_memory_utilization": self.gpu_memory_utilization} if self.gpu_memory_utilization else {}),
+                **(
+                    {"gpu_memory_utilization": self.gpu_memory_utilization_frac}
+                    if self.gpu_memory_utilization_frac
+                    else {}
+                ),
                 "input_tokens": self.inp,
                 "output_tokens": self.out,
                 "plan": plan,
