@@ -116,7 +116,28 @@ def arch_from_hf_config(cfg: dict[str, Any], field: str = "model.config", name: 
             first_k_dense_layers=cfg.get("first_k_dense_replace", 0) or 0,
             moe_layer_step=cfg.get("interleave_moe_layer_step", 1) or 1,
         )
+    data.update(_fp8_scaling(cfg.get("quantization_config"), field))
     return validate(ModelArch, data, where=field)
+
+
+def _fp8_scaling(quant: Any, field: str) -> dict[str, Any]:
+    """The FP8 weight scaling a checkpoint's ``quantization_config`` declares: block-wise where it is the
+    ``fp8`` method with ``weight_block_size`` (deepseek-ai/DeepSeek-V3 and -R1, Qwen/Qwen3-*-FP8: ``quant_method:
+    fp8, weight_block_size: [128, 128]``); per tensor otherwise (no such config, ``fp8`` without blocks, NVIDIA
+    ModelOpt's ``quant_algo: FP8``)."""
+    if not isinstance(quant, dict) or quant.get("quant_method") != "fp8":
+        return {}
+    block = quant.get("weight_block_size")
+    if block is None:
+        return {}
+    if not (isinstance(block, list) and len(block) == 2 and all(_is_int(v) for v in block)):
+        raise SpecError(
+            f"{field}.quantization_config.weight_block_size",
+            block,
+            "is not a pair of integers",
+            "give the checkpoint's [rows, columns] of one scaling block, e.g. [128, 128]",
+        )
+    return {"fp8_scaling": "block", "fp8_block_size": tuple(block)}
 
 
 def load_hf_config(path: str | Path, field: str = "model.config") -> ModelArch:

@@ -58,6 +58,13 @@ class ModelArch:
     """Linear layers carry bias vectors (GPT-2/GPT-3/BERT style)."""
     token_type_vocab: Annotated[int, InRange(0, MAX_VOCAB)] = 0
     """BERT-style segment embeddings (rows)."""
+    fp8_scaling: Literal["tensor", "block"] = "tensor"
+    """How the model's FP8 checkpoint scales its weights: one scale per tensor (or per channel), or one per
+    ``fp8_block_size`` block with activations quantised per 1 x block-width group at run time (DeepSeek-V3 report
+    §3.3.2; an HF ``quantization_config`` with ``weight_block_size``). Prices the dense linear layers of an FP8
+    serving run only (analytic/inference.py ``fp8_block_time_factor``)."""
+    fp8_block_size: tuple[Width, Width] | None = None
+    """(rows, columns) of one weight scaling block, with ``fp8_scaling: block`` only (DeepSeek-V3, Qwen3: 128 x 128)."""
     sources: tuple[Source, ...] = ()
     notes: str = ""
 
@@ -84,6 +91,13 @@ class ModelArch:
                 self.experts_per_token,
                 f"is above num_experts {self.num_experts}",
                 "route each token to at most num_experts experts",
+            )
+        if (self.fp8_block_size is not None) != (self.fp8_scaling == "block"):
+            raise FieldProblem(
+                "fp8_block_size",
+                self.fp8_block_size,
+                f"does not go with fp8_scaling {self.fp8_scaling}",
+                "give fp8_block_size (e.g. [128, 128]) with fp8_scaling: block, and none with tensor scaling",
             )
         if self.first_k_dense_layers > self.num_layers:
             raise FieldProblem(
