@@ -56,6 +56,9 @@ if TYPE_CHECKING:
     from aiinfra.specs.tables import DomainTables
 
 NO_DATA = "roofline (no efficiency data)"
+#: kinds whose y is a ratio of two measured times rather than a fraction of peak (may exceed 1): fp8_block_gemm, a
+#: block-scaled FP8 linear op's time over the per-tensor FP8 op's at the GEMM's row count (x)
+TIME_RATIO_KINDS = frozenset({"fp8_block_gemm"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,8 +389,9 @@ def _curve(row: dict[str, Any]) -> Curve:
     """A row as a curve; a cross_check row timed inside an engine becomes an engine_only curve."""
     # list comprehensions and map rather than generators: thousands of points are read at every start
     pts = sorted([(float(x), float(y)) for x, y in row["points"]])
-    if not pts or [x for x, y in pts if x <= 0 or not (0 < y <= 1.0)]:
-        raise DataError(f"efficiency.yaml row {row.get('id')}: points must have x > 0 and 0 < y <= 1")
+    y_max = math.inf if row.get("kind") in TIME_RATIO_KINDS else 1.0
+    if not pts or [x for x, y in pts if x <= 0 or not (0 < y <= y_max)]:
+        raise DataError(f"efficiency.yaml row {row.get('id')}: points must have x > 0 and 0 < y <= {y_max:g}")
     dtype = row.get("dtype")
     return Curve(
         id=str(row["id"]),

@@ -228,6 +228,20 @@ def gemm_efficiency(
     return look.frac
 
 
+def fp8_block_time_factor(tables: DomainTables, acc: AcceleratorSpec, engine: str | None, tokens: float) -> float:
+    """Time of an engine's block-scaled FP8 linear op over its per-tensor FP8 op at ``tokens`` rows: the
+    ``fp8_block_gemm`` row the engine's own timings give for this very part (bench/aic_efficiency_gemm_fp8_block.py:
+    AIConfigurator's tables, median over shapes per M, interpolated in log M); 1 with no engine or no such row. A
+    block-scaled checkpoint (DeepSeek-V3 report §3.3.2: 128x128 weight blocks, 1x128 activation groups quantised at
+    run time) runs a different kernel, with a scale per block of K to apply, whose time the per-tensor GEMM curves
+    do not carry: vLLM 0.14.0's op takes 1.9x the per-tensor time at one token and 1.3-1.4x at thousands on H100 and
+    H200; SGLang's (DeepGEMM) and TensorRT-LLM's block op are level with or faster than their per-tensor op."""
+    if engine is None:
+        return 1.0
+    look = table(tables).lookup("fp8_block_gemm", acc.id, max(tokens, 1.0), dtype="fp8", engine=engine)
+    return 1.0 if look.source == NO_DATA or look.source.startswith("borrowed:") else look.frac
+
+
 #: rows M of the grid over which a GEMM's time is made monotone in M: every integer to 64 (the decode batches
 #: where the per-M curves' interpolation dips), then eighth octaves up to 2^15 (beyond the largest per-M row)
 _ENVELOPE_M = tuple(float(m) for m in range(1, 65)) + tuple(64.0 * 2.0 ** (k / 8) for k in range(1, 73))
@@ -415,10 +429,18 @@ class InferenceModel:
 
     # ------------------------------------------------------------------ one iteration
     def _linear(
-        self, tokens: float, params: float, n_kernels: float, dtype: str, split: int, weights: str | None = None
+        self,
+        tokens: float,
+        params: float,
+        n_kernels: float,
+        dtype: str,
+        split: int,
+        weights: str | None = None,
+        block_scaled: bool = False,
     ) -> _Kernels:
         """``params`` weights (format ``weights``, default the model's) in ``n_kernels`` GEMMs applied to
-        ``tokens`` tokens, split ``split`` ways."""
+        ``tokens`` tokens, split ``split`` ways; ``block_scaled``: FP8 weights of a block-scaled checkpoint
+        (:func:`fp8_block_time_factor`)."""
         acc = self.cluster.accelerator
         flop = 2.0 * tokens * params / split
         nbytes = params * DTYPE_BYTES[weights or self.weight_precision] / split
@@ -430,6 +452,8 @@ class InferenceModel:
         compute_s = gemm_compute_s(
             self.cluster.tables, acc, dtype, tokens, flop / tokens / n_kernels, n_kernels, self.engine
         )
+        if block_scaled and dtype == "fp8":
+            compute_s *= fp8_block_time_factor(self.cluster.tables, acc, self.engine, tokens)
         return _Kernels(compute_s, memory_s)
 
     def _weight_only(
@@ -573,10 +597,14 @@ class InferenceModel:
         mlp_layers = (pb.dense_layers + (pb.moe_layers if pb.moe_shared_per_layer else 0)) / pp
         # MLA's down-projections (q_a, kv_a) are replicated on every tensor-parallel rank, not split (module docstring)
         replicated = layers * mla_replicated_params_per_layer(m) if split > 1 else 0.0
+        # the attention and dense MLP weights of a block-scaled FP8 checkpoint (not its router gate)
+        blk = self.weight_precision == "fp8" and m.fp8_scaling == "block"
         parts = [
-            self._linear(t_rank, attn - replicated, 2 * layers, cd, split),  # qkv, o
-            self._linear(t_rank, replicated, layers, cd, 1) if replicated else _Kernels(0.0, 0.0),
-            self._linear(t_rank, dense_mlp, 2 * mlp_layers, cd, split) if dense_mlp else _Kernels(0.0, 0.0),
+            self._linear(t_rank, attn - replicated, 2 * layers, cd, split, block_scaled=blk),  # qkv, o
+            self._linear(t_rank, replicated, layers, cd, 1, block_scaled=blk) if replicated else _Kernels(0.0, 0.0),
+            self._linear(t_rank, dense_mlp, 2 * mlp_layers, cd, split, block_scaled=blk)
+            if dense_mlp
+            else _Kernels(0.0, 0.0),
             self._linear(t_rank, router, pb.moe_layers / pp, cd, 1) if router else _Kernels(0.0, 0.0),
         ]
         t0, b_inf = _memory_fit(self.cluster.tables, acc, self.engine)

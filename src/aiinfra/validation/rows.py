@@ -189,4 +189,29 @@ def model_from_row(row: dict[str, str], models: Mapping[str, ModelArch]) -> tupl
         data["first_k_dense_layers"] = first_dense
     if not data["vocab_size"]:
         raise RowError("vocab_size blank")
+    if (row.get("weight_precision") or "").strip() == "fp8":
+        data.update(_fp8_scaling(row, data, models, flags))
     return validate(ModelArch, data, where=f"row {row.get('id')}"), flags
+
+
+#: what a row must share with a catalog model to run the same checkpoint format (a fine-tune or re-release of it:
+#: DeepSeek-R1 and R1-0528 of DeepSeek-V3, Qwen3-235B-A22B-Instruct-2507 of Qwen3-235B-A22B)
+_SAME_ARCH = ("num_layers", "hidden_size", "vocab_size", "num_experts", "experts_per_token", "attention")
+
+
+def _fp8_scaling(
+    row: dict[str, str], data: dict[str, object], models: Mapping[str, ModelArch], flags: list[str]
+) -> dict[str, object]:
+    """The FP8 weight scaling of an fp8 row's checkpoint: per tensor for a ModelOpt export (``quantizer`` modelopt:
+    ``quant_algo: FP8``, one scale per tensor); else that of the catalog model the row names or, failing a name
+    match, the one catalog model of its architecture (``_SAME_ARCH``), whose official FP8 checkpoint it runs."""
+    if switches.text(row, "quantizer").lower() == "modelopt":
+        return {}
+    cat = catalog_model_for(row.get("model_name") or "", models)
+    if cat is None:
+        same = [m for m in models.values() if all(getattr(m, k) == data.get(k) for k in _SAME_ARCH)]
+        cat = same[0] if len(same) == 1 else None
+    if cat is None or cat.fp8_scaling != "block":
+        return {}
+    flags.append(f"fp8 weights block-scaled {cat.fp8_block_size}: catalog model {cat.id}'s official FP8 checkpoint")
+    return {"fp8_scaling": "block", "fp8_block_size": cat.fp8_block_size}
