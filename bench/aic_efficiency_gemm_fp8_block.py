@@ -15,8 +15,8 @@ per-tensor FP8 1.4-1.7x slower than vLLM 0.24.0's at the same shapes, a harness 
 Each engine's OLDEST table is taken, the nearest to the spring-2025 releases the validation rows ran (as
 bench/aic_efficiency_moe_fp8_block.py): vLLM 0.14.0 (kernel_source vllm_default: vLLM's block-FP8 linear op without
 DeepGEMM, as vLLM 0.8.x ran dense block-FP8 layers on its CUTLASS kernel), SGLang 0.5.6.post2 and TensorRT-LLM
-1.2.0rc5 (its PyTorch-flow Linear). The newer vLLM tables (0.19.0 on) mix three block kernels (DeepGEMM, CUTLASS,
-FlashInfer) and time them 5-30x the per-tensor op at small M, which no spring-2025 release ran.
+1.2.0rc5 (its PyTorch-flow Linear). The newest vLLM table (0.24.0) mixes three block kernels (DeepGEMM, CUTLASS,
+FlashInfer) and times them 5-33x the per-tensor op at M <= 1,024, which no spring-2025 release ran.
 
 Usage (pandas and pyarrow; DATA = an AIConfigurator checkout's aic-core/src/aiconfigurator_core/systems/data, default
 the installed aiconfigurator_core's):
