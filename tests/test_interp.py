@@ -1,14 +1,12 @@
 """The plain-Python interpolation of the serving path equals numpy.interp to the bit, and the scalar scale-up
-collective time it serves equals the array path's; `aiinfra infer` on the shipped example imports no numpy."""
+collective time it serves equals the array path's (tests/test_startup_imports.py: `aiinfra infer` imports no
+numpy)."""
 
 from __future__ import annotations
 
 import math
 import random
 import struct
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 
@@ -16,8 +14,6 @@ from aiinfra.analytic.comms import collective_time, collective_time_array
 from aiinfra.analytic.interp import interp
 from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.specs.scenario import HardwareInput
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _bits(x: float) -> bytes:
@@ -68,24 +64,3 @@ def test_scalar_scale_up_time_equals_the_array_path() -> None:
                 got = collective_time(cluster, kind, size, n)
                 assert got.tier == "scale-up"
                 assert _bits(got.time_s) == _bits(float(want)), (kind, n, size)
-
-
-_PROBE = """
-import contextlib, io, sys
-from aiinfra.cli import main
-with contextlib.redirect_stdout(io.StringIO()):
-    rc = main(["infer", {example!r}])
-assert rc == 0, rc
-print(",".join(sorted(m for m in sys.modules if m.split(".")[0] == "numpy")))
-"""
-
-
-def test_infer_on_the_example_imports_no_numpy() -> None:
-    # about imports, so fresh interpreters (this test process has numpy already): the first run may fill the
-    # caches, the second reads them, as a user's warm run does
-    example = str(ROOT / "examples" / "infer-llama3.1-70b-h100.yaml")
-    for _ in range(2):
-        done = subprocess.run(
-            [sys.executable, "-c", _PROBE.format(example=example)], capture_output=True, text=True, check=True
-        )
-        assert done.stdout.strip() == ""
