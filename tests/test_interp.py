@@ -1,5 +1,5 @@
 """The plain-Python interpolation of the serving path equals numpy.interp to the bit, and the scalar scale-up
-collective time it serves equals the array path's (tests/test_startup_imports.py: `aiinfra infer` imports no
+collective time it serves equals the array path's (tests/test_startup_path.py: `aiinfra infer` imports no
 numpy)."""
 
 from __future__ import annotations

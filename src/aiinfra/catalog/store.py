@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from aiinfra.catalog.parse import cached, code_identity, file_identity, load_rows
+from aiinfra.catalog.parse import cached, code_identity, file_identity, load_rows, parser_identity
 from aiinfra.errors import DataError, SpecError, UnknownIdError
 from aiinfra.errors import suggest as suggest  # re-exported: catalog.suggest
 from aiinfra.specs.engine import RuntimeReserve as RuntimeReserve  # re-exported: catalog.RuntimeReserve
@@ -208,6 +208,16 @@ class Catalog:
         """efficiency.yaml, then every ``efficiency_*.yaml`` of the base folder in name order."""
         extra = sorted(p.name for p in self.root.glob("efficiency_*.yaml"))
         return [n for n in ("efficiency.yaml", *extra) if self.path(n).exists() or self._overlay_rows_of(n)]
+
+    def derived(self, name: str, slot: str, build: Callable[[tuple[dict[str, Any], ...]], T], code: str) -> T:
+        """``build(self.file_rows(name))``. For a base file no overlay adds rows to, through the on-disk cache: one
+        entry per ``slot`` and file, keyed by the file, the parser (the rows' shape) and ``code`` (the identity of
+        what ``build`` runs and of the classes its value holds); an overlay's rows are built afresh."""
+        path = self.path(name)
+        if self._overlay_rows_of(name) or not path.exists():
+            return build(self.file_rows(name))
+        identity = f"{file_identity(path)}|{parser_identity()}|{code}"
+        return cached(f"{slot}|{path.resolve()}", identity, lambda: build(self.file_rows(name)))
 
     def memo(self, key: str, build: Callable[[], T]) -> T:
         """``build()`` once per catalog instance (tables derived from the rows)."""

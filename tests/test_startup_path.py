@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,3 +86,33 @@ def test_an_overlay_folder_list_looks_for_the_refreshed_prices(tmp_path: Path, m
     finally:
         monkeypatch.undo()
         Catalog.forget_user_default()
+
+
+def test_efficiency_curves_from_the_cache_equal_curves_built_from_the_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a warm start unpickles each shipped efficiency file's curves (Catalog.derived): the same curves, in the same
+    # order, as building them from the parsed rows; a second catalog reads them without building
+    from aiinfra.analytic import efficiency
+    from aiinfra.catalog.tables import domain_tables
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("AIINFRA_NO_CACHE", raising=False)
+    shipped = Catalog.default()
+    fresh = efficiency._used(efficiency.efficiency_rows(domain_tables(Catalog(shipped.root)), lazy=False))
+    assert efficiency.table(domain_tables(Catalog(shipped.root))).curves == fresh  # builds and stores
+    built: list[str] = []
+    real = efficiency._used
+
+    def counted(rows: Any) -> list[efficiency.Curve]:
+        built.append("x")
+        return real(rows)
+
+    monkeypatch.setattr(efficiency, "_used", counted)
+    again = efficiency.table(domain_tables(Catalog(shipped.root)))
+    assert again.curves == fresh and built == []
+    # the per-M curves an engine's lookup loads, through the same cache
+    assert again.lazy_loader is not None
+    assert again.lazy_loader("by_m", "vllm") == real(
+        [r for n in shipped.efficiency_files() if n.endswith("_by_m_vllm.yaml") for r in shipped.file_rows(n)]
+    )
