@@ -348,6 +348,31 @@ def test_retry_chain_two_attempts_at_half() -> None:
     assert d.laplace(lam) == pytest.approx(0.5 * math.exp(-0.1) / (1 - 0.5 * math.exp(-0.1)))
 
 
+def test_retry_chain_only_for_failures_that_swap_a_machine() -> None:
+    """p = 0.5 per attempt: 2 expected attempts for a failure that needs a node swapped (needs_repair), 1 for a
+    crash that restarts on the same nodes; a mix of 30 % swaps gives 0.3 × 2 + 0.7 × 1 = 1.3."""
+    lam = 1e-3
+
+    def down(repair_share: float):  # type: ignore[no-untyped-def]
+        return downtime(
+            detection_s=0,
+            restart_s=100,
+            load_s=0,
+            unexpected_per_s=lam,
+            repair_per_s=repair_share * lam,
+            repair_s=0,
+            spare_nodes=0,
+            restart_failure_prob=0.5,
+        )
+
+    assert down(1.0).restart_attempts_mean == 2.0 and down(1.0).parts_mean_s["restart"] == 200.0
+    assert down(0.0).restart_attempts_mean == 1.0 and down(0.0).parts_mean_s["restart"] == 100.0
+    assert down(0.3).restart_attempts_mean == pytest.approx(1.3)
+    # E[e^{−λ·restart}]: 0.3 × the geometric chain's + 0.7 × one attempt's (λ·100 = 0.1)
+    e = math.exp(-0.1)
+    assert down(0.3).laplace(lam) == pytest.approx(0.3 * 0.5 * e / (1 - 0.5 * e) + 0.7 * e)
+
+
 def test_lemon_node_excluded_after_k_failures() -> None:
     from aiinfra.reliability.goodput import lemon_exposure_s
 
@@ -471,7 +496,11 @@ def test_lemons_retries_and_storage_lengthen_the_run() -> None:
         ).expected.unexpected_interruptions_count
         > base.expected.unexpected_interruptions_count
     )
-    assert _small_plan(restart_failure_prob=0.5).downtime_mean_s == pytest.approx(base.downtime_mean_s + 300)
+    # q = 0.5 doubles the 300 s restart only for the failures that swap a machine: Llama 3's unexpected rows less
+    # software bug (54), NCCL watchdog (7) and dependency (2), 356 of 419
+    chained = _small_plan(restart_failure_prob=0.5)
+    assert chained.downtime_mean_s == pytest.approx(base.downtime_mean_s + 300 * 356 / 419)
+    assert chained.restart_attempts_mean == pytest.approx(2 * 356 / 419 + 63 / 419)
     slow = _small_plan(storage_kind="distributed-object-store")
     assert slow.checkpoint.write_s == pytest.approx(base.checkpoint.write_s / 0.286)
     with pytest.raises(SpecError, match="storage_kind"):
@@ -540,8 +569,8 @@ def test_reliability_validation_rows_sealed_by_hash_and_predicted_by_hand() -> N
 
 
 def test_later_rounds_candidates_sealed_before_reading() -> None:
-    """Every candidate of the second and third rounds' seal lists is in the file its hash says, or named as not
-    entered."""
+    """Every candidate of the later rounds' seal lists (second to fourth) is in the file its hash says, or named as
+    not entered."""
     from aiinfra.reliability import validation as v
 
     entered = {r["id"]: split for split in ("open", "sealed") for r in v.read_rows(split)}

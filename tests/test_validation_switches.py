@@ -19,6 +19,10 @@ SHIPPED = (
     "training_scale_sealed.csv",
     "inference_serving2_open.csv",
     "inference_serving2_sealed.csv",
+    "inference_serving3_open.csv",
+    "inference_serving3_sealed.csv",
+    "inference_serving4_open.csv",
+    "inference_serving4_sealed.csv",
 )
 
 

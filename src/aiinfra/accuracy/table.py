@@ -34,6 +34,8 @@ RELIABILITY_FILES = (
     "reliability2_sealed.csv",
     "reliability3_open.csv",
     "reliability3_sealed.csv",
+    "reliability4_open.csv",
+    "reliability4_sealed.csv",
 )
 RELIABILITY_RATE_QUANTITIES = (
     "hardware_interruptions_count",

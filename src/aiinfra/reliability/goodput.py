@@ -47,7 +47,17 @@ def _mix_laplace(m: Mixture, rate_per_s: float) -> float:
 class Downtime:
     """What one unexpected failure costs before training runs again, as independent parts: a fixed part, the wait
     for a repaired node (two points), the detection (by kind: crash or hang), a person's response (by hour of day)
-    and a chain of restart attempts, each failing with probability q (geometric count, 1/(1 − q) on average)."""
+    and the restart: for the failures that swap a machine (share ``restart_chain_frac``) a chain of attempts, each
+    failing with probability q (geometric count, 1/(1 − q) on average), for the others one attempt.
+
+    Why only machine swaps chain: the operators' reports of failed attempts are about the replacement machine, not
+    the restart itself (OPT-175B chronicles, 27 % update, 2021-12-03: a bad node that "goes down with ECC errors" is
+    replaced, and "more often than not we would end up getting the same bad machine again. Nodes would also come up
+    with NCCL/IB issues, or the same ECC errors"; OPT, arXiv 2205.01068 §2.5: the restarts came with "the cycling of
+    over 100 hosts"; Kokolis et al., arXiv 2410.21680: a failed health check removes the node and the job restarts "on
+    different nodes", and repeat-offender "lemon" nodes, found by per-node signals such as job exclusions and node
+    failures, caused repeated large-job failures: detecting them cut those from 14 % to 4 %). A software crash, an NCCL
+    hang or a dependency failure restarts on the same, healthy nodes."""
 
     base_s: float
     """Fixed for every failure: checkpoint load and warm-up (and, with the defaults below, detection + restart)."""
@@ -61,11 +71,20 @@ class Downtime:
     """A person's response: 0 for failures that need none, day or night response time for the others."""
     restart_attempt_s: float = 0.0
     restart_failure_prob: float = 0.0
+    restart_chain_frac: float = 1.0
+    """Share of the failures whose restart is a chain (those that swap a machine: the catalog's needs_repair rows);
+    the others restart once."""
+
+    @property
+    def restart_attempts_mean(self) -> float:
+        """Expected attempts per recovery over the kinds: f/(1 − q) + (1 − f)."""
+        f = self.restart_chain_frac
+        return f * retry_attempts_mean(self.restart_failure_prob) + (1.0 - f)
 
     @property
     def restart_mean_s(self) -> float:
-        """Expected restart chain: attempts 1/(1 − q) × attempt time."""
-        return self.restart_attempt_s / (1.0 - self.restart_failure_prob)
+        """Expected restart time: the attempts per recovery × the attempt time."""
+        return self.restart_attempt_s * self.restart_attempts_mean
 
     @property
     def parts_mean_s(self) -> dict[str, float]:
@@ -84,14 +103,15 @@ class Downtime:
         return sum(self.parts_mean_s.values())
 
     def laplace(self, rate_per_s: float) -> float:
-        """E[e^{−λD}]: the product over the independent parts (a geometric chain of attempts a, failure
-        probability q: (1 − q)e^{−λa} / (1 − q·e^{−λa}))."""
+        """E[e^{−λD}]: the product over the independent parts (the restart: with probability f a geometric chain of
+        attempts a, failure probability q, (1 − q)e^{−λa} / (1 − q·e^{−λa}); else one attempt, e^{−λa})."""
         p = self.wait_probability_frac
         out = (1.0 - p) * math.exp(-rate_per_s * self.base_s) + p * math.exp(-rate_per_s * (self.base_s + self.wait_s))
         out *= _mix_laplace(self.detection, rate_per_s) * _mix_laplace(self.human, rate_per_s)
         if self.restart_attempt_s > 0:
             q, e = self.restart_failure_prob, math.exp(-rate_per_s * self.restart_attempt_s)
-            out *= (1.0 - q) * e / (1.0 - q * e)
+            f = self.restart_chain_frac
+            out *= f * (1.0 - q) * e / (1.0 - q * e) + (1.0 - f) * e
         return out
 
 
@@ -127,7 +147,8 @@ def downtime(
 ) -> Downtime:
     """The downtime of one unexpected failure: detection by kind (hangs at the watchdog timeout ``detection_s``,
     crashes after ``crash_detection_s``, by default the same), a person's response for failures that need a repair
-    (``human_s``: a mixture over the hour of day), the restart chain, the load and warm-up, the wait for a repair."""
+    (``human_s``: a mixture over the hour of day), the restart (a chain of attempts for the failures that need a
+    repair, a machine swapped; one attempt for the others: Downtime), the load and warm-up, the wait for a repair."""
     p_busy, wait = spare_wait(repair_per_s, repair_s, spare_nodes)
     p_repair = repair_per_s / unexpected_per_s if unexpected_per_s > 0 else 0.0
     p_hang = hang_per_s / unexpected_per_s if unexpected_per_s > 0 else 0.0
@@ -142,6 +163,7 @@ def downtime(
         human=human,
         restart_attempt_s=restart_s,
         restart_failure_prob=restart_failure_prob,
+        restart_chain_frac=p_repair,
     )
 
 

@@ -5,9 +5,10 @@ counted at once (failed attempts before n successes: negative binomial with succ
 failed attempt loses a truncated exponential on [0, L) (inverse CDF; for a trial of k ≥ 200 failures their sum is
 drawn at once as a normal of the exact mean k·μ and variance k·σ², the central limit theorem: the sum's skewness is
 then below 0.1); each failure then plays its restart: a downtime D (goodput.Downtime's independent parts: repair
-wait, detection by kind, a person's response, a geometric chain of attempts) that a failure arriving within it
-(Exp(λ) < D) cuts short and starts again, counted as a further interruption. Planned restarts and other stops
-stretch each trial's time by 1/(1 − Σ λ_i·c_i), their expectation. One seeded numpy Generator, trials in fixed
+wait, detection by kind, a person's response, a geometric chain of attempts for the failures that swap a machine,
+one attempt for the others) that a failure arriving within it (Exp(λ) < D) cuts short and starts again, counted as
+a further interruption. Planned restarts and other stops stretch each trial's time by 1/(1 − Σ λ_i·c_i), their
+expectation. One seeded numpy Generator, trials in fixed
 blocks: same seed, same answer.
 """
 
@@ -54,8 +55,11 @@ def _draw_downtime(rng: np.random.Generator, size: int, down: Downtime) -> np.nd
     d = down.base_s + down.wait_s * (rng.random(size) < down.wait_probability_frac)
     d = d + _draw_mixture(rng, size, down.detection) + _draw_mixture(rng, size, down.human)
     if down.restart_attempt_s > 0:
-        attempts = rng.geometric(1.0 - down.restart_failure_prob, size) if down.restart_failure_prob > 0 else 1
-        d = d + down.restart_attempt_s * attempts
+        d = d + down.restart_attempt_s
+        if down.restart_failure_prob > 0 and down.restart_chain_frac > 0:
+            # the failed attempts of the chaining failures only: Geom(1 − q) − 1 each
+            chain = np.flatnonzero(rng.random(size) < down.restart_chain_frac)
+            d[chain] += down.restart_attempt_s * (rng.geometric(1.0 - down.restart_failure_prob, chain.size) - 1)
     return np.asarray(d, dtype=np.float64)
 
 

@@ -383,7 +383,7 @@ def plan_reliability(
         storage_source=storage_src + f"; {writers} writer(s), {ri.checkpoint_layout}",
         band_s=(low, high),
         badput_s=badput(exp, down, useful_s, work_s),
-        restart_attempts_mean=retry_attempts_mean(ri.restart_failure_prob),
+        restart_attempts_mean=down.restart_attempts_mean,
         cluster_accelerators_count=cluster,
         cluster_failures_expected_count=node_rate * cluster_nodes * exp.wall_s,
     )
@@ -394,13 +394,15 @@ def _hang_rows(table: ReliabilityTable) -> frozenset[str]:
 
 
 def _stops(ri: ReliabilityInput, nodes: int, interval_s: float, load_s: float) -> tuple[Stop, ...]:
-    """Slow nodes (a share of the run slowed until noticed, then a restart at a checkpoint) and rollbacks (noticed
+    """Slow nodes (a share of the run slowed until noticed, then a machine swap: a restart chain) and rollbacks (noticed
     after detection_s; the work since the last checkpoint, τ/2 on average, plus rollback_s is redone; a restart)."""
     out: list[Stop] = []
     restart = ri.restart_s + load_s + ri.warmup_s
     if ri.slow_nodes is not None:
         sn = ri.slow_nodes
-        out.append(("slow_nodes", sn.per_node_per_day * nodes / 86_400.0, sn.slowdown_frac * sn.noticed_s + restart))
+        # the slow node is swapped for another machine: its restart is a chain (goodput.Downtime)
+        swap = restart + ri.restart_s * (retry_attempts_mean(ri.restart_failure_prob) - 1.0)
+        out.append(("slow_nodes", sn.per_node_per_day * nodes / 86_400.0, sn.slowdown_frac * sn.noticed_s + swap))
     if ri.rollbacks is not None:
         rb = ri.rollbacks
         out.append(("rollbacks", rb.per_day / 86_400.0, rb.detection_s + interval_s / 2 + rb.rollback_s + restart))

@@ -1,14 +1,17 @@
 """The failure model against published operational figures (src/aiinfra/validation/data/reliability_open.csv,
-reliability_sealed.csv, the second round's reliability2_open.csv, reliability2_sealed.csv and the third round's
-reliability3_open.csv, reliability3_sealed.csv; docs/validation.md, "Reliability").
+reliability_sealed.csv, the second round's reliability2_open.csv, reliability2_sealed.csv, the third round's
+reliability3_open.csv, reliability3_sealed.csv and the fourth round's reliability4_open.csv, reliability4_sealed.csv;
+docs/validation.md, "Reliability").
 
 The sealed third was chosen before the values were scored, by a hash of the quantity id
-(int(sha256(id).hexdigest(), 16) % 3 == 0; the second and third rounds' candidates are listed in reliability2_seal.csv
-and reliability3_seal.csv before their values were read), and no rate or ratio was tuned against either file. Every
+(int(sha256(id).hexdigest(), 16) % 3 == 0; the later rounds' candidates are listed in reliability2_seal.csv,
+reliability3_seal.csv and reliability4_seal.csv before their values were read), and no rate or ratio was tuned against
+either file. Every
 row is predicted from its own exposure (accelerator, GPUs, nodes, days) with the shipped rates: Llama 3's component rows
 × the accelerator generation's ratio, Llama 3's planned restarts per job; a share row is the ratio of the named Llama 3
 rows' rates; a storage row is the storage kind's achieved share of its rated bandwidth. A row carries its source's own
-conditions: ``restart_failure_prob`` (a count of restart attempts: each failure a chain of 1 / (1 − q) of them) and
+conditions: ``restart_failure_prob`` (a count of restart attempts: each failure that swaps a machine a chain of
+1 / (1 − q) of them) and
 ``causes`` (infrastructure: Llama 3's user-program rows left out). Rows from Kokolis et al. are predicted
 leave-one-source-out: the A100 ratio then comes from the open A100 logbook rows of other operators (OPT, GLM-130B,
 MPT-7B) instead of the catalog ratio, which includes RSC.
@@ -36,12 +39,15 @@ from aiinfra.reliability.rates import (
 DATA = Path(__file__).resolve().parent.parent / "validation" / "data"
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "train-reliability-llama3-405b.yaml"
 FILES = {
-    "open": (DATA / "reliability_open.csv", DATA / "reliability2_open.csv", DATA / "reliability3_open.csv"),
-    "sealed": (DATA / "reliability_sealed.csv", DATA / "reliability2_sealed.csv", DATA / "reliability3_sealed.csv"),
+    "open": tuple(DATA / f"reliability{n}_open.csv" for n in ("", "2", "3", "4")),
+    "sealed": tuple(DATA / f"reliability{n}_sealed.csv" for n in ("", "2", "3", "4")),
 }
+#: the rounds by their number (index + 1 in FILES), for the summary and the table
+ROUND_NAMES = {1: "first", 2: "second", 3: "third", 4: "fourth"}
+ROUND_MARKS = {1: "", 2: " (2nd)", 3: " (3rd)", 4: " (4th)"}
 #: the seal lists of the rounds after the first: candidates listed, and sealed by the hash of their id, before any value
 #: was read
-SEAL_LISTS = (DATA / "reliability2_seal.csv", DATA / "reliability3_seal.csv")
+SEAL_LISTS = tuple(DATA / f"reliability{n}_seal.csv" for n in (2, 3, 4))
 #: rows whose A100 ratio must not come from their own source (Kokolis et al. are in the shipped A100 row)
 LOO_SOURCE = "Kokolis"
 #: the open A100 rows of other operators that give the leave-one-source-out ratio: hardware failures per node-day
@@ -76,8 +82,9 @@ HARDWARE_ROWS = (
 #: errors apart) is predicted without them
 USER_SOFTWARE_ROWS = ("llama3-software-bug",)
 #: quantities that count restart attempts or the machines they take down: with a source's per-attempt failure
-#: probability q (column restart_failure_prob), each failure costs a chain of 1 / (1 − q) of them (a failed attempt is
-#: another machine going down); counts of failures or recoveries are not multiplied
+#: probability q (column restart_failure_prob), each failure that swaps a machine (needs_repair rows: every hardware
+#: row) costs a chain of 1 / (1 − q) of them (a failed attempt is another machine going down; goodput.Downtime), the
+#: others one; counts of failures or recoveries are not multiplied
 ATTEMPT_QUANTITIES = (
     "hardware_restarts_count",
     "all_restarts_count",
@@ -110,8 +117,8 @@ class Scored:
     """predicted / value − 1."""
     notes: str
     round: int = 1
-    """1: the first rows (reliability_*.csv); 2 and 3: the later rounds (reliability2_*.csv, reliability3_*.csv), sealed
-    by their seal lists before any value was read, and their sealed rows scored once."""
+    """1: the first rows (reliability_*.csv); 2 to 4: the later rounds (reliability2_*.csv ... reliability4_*.csv),
+    sealed by their seal lists before any value was read, and their sealed rows scored once."""
     in_band: bool | None = None
     """The published figure lies within the rate band [predicted / u, predicted × u] (u: the generation's and memory
     type's uncertainty; a lower bound only needs predicted × u ≥ value); None for shares (not scaled by the rate)."""
@@ -182,6 +189,7 @@ def predict(table: ReliabilityTable, row: dict[str, str], loo_ratio: float) -> f
     per_day = {
         "hardware": sum(r.by_component_per_s[i] for i in HARDWARE_ROWS) * 86_400 * _attempts(row),
         "unexpected": unexpected * 86_400,
+        "swap": r.repair_per_s * 86_400,  # the failures that swap a machine (needs_repair rows): they chain
         "planned": r.planned_per_s * 86_400,
     }
     days = float(row["days"] or 0)
@@ -192,7 +200,9 @@ def predict(table: ReliabilityTable, row: dict[str, str], loo_ratio: float) -> f
     if q == "unexpected_interruptions_count":
         return per_day["unexpected"] * days
     if q == "all_restarts_count":
-        return (per_day["unexpected"] * _attempts(row) + per_day["planned"]) * days
+        # a chain of attempts only where a machine is swapped; the other failures and planned stops restart once
+        chained = per_day["swap"] * (_attempts(row) - 1.0)
+        return (per_day["unexpected"] + chained + per_day["planned"]) * days
     if q == "unexpected_per_1000_node_days":
         return per_day["unexpected"] / nodes * 1000
     if q == "mttf_h":
@@ -246,9 +256,10 @@ def summary(rows: list[Scored]) -> dict[str, dict[str, float]]:
     for name, sel in (
         ("open", [r for r in rows if r.split == "open"]),
         ("sealed", [r for r in rows if r.split == "sealed"]),
-        ("sealed, first round", [r for r in rows if r.split == "sealed" and r.round == 1]),
-        ("sealed, second round", [r for r in rows if r.split == "sealed" and r.round == 2]),
-        ("sealed, third round", [r for r in rows if r.split == "sealed" and r.round == 3]),
+        *(
+            (f"sealed, {name} round", [r for r in rows if r.split == "sealed" and r.round == n])
+            for n, name in ROUND_NAMES.items()
+        ),
         ("all", rows),
     ):
         if not sel:
@@ -284,17 +295,19 @@ def markdown(rows: list[Scored]) -> str:
         "## Reliability (operational figures)",
         "",
         "The failure model (docs/reliability.md) against published operational figures: "
-        "src/aiinfra/validation/data/reliability_open.csv, reliability_sealed.csv, the second round's "
-        "reliability2_open.csv, reliability2_sealed.csv and the third round's reliability3_open.csv, "
-        "reliability3_sealed.csv, each row with its source. The sealed rows were chosen by a hash of their id "
+        "src/aiinfra/validation/data/reliability_open.csv, reliability_sealed.csv and the later rounds' "
+        "reliability2_*.csv, reliability3_*.csv and reliability4_*.csv (open and sealed), each row with its source. "
+        "The sealed rows were chosen by a hash of their id "
         "(int(sha256(id), 16) % 3 == 0) before any was scored; the later rounds' candidates were listed and sealed "
-        "(reliability2_seal.csv, reliability3_seal.csv) before their values were read, and a candidate whose figure "
-        "could not be found or mapped is named there. Nothing was tuned on the sealed files, but the first and second "
-        "rounds' sealed scores had been published before the later model changes (the second round's A100 ratio from "
-        "five operators; the third round's definition matches: restart counts as attempts where the source states "
-        "a per-attempt failure probability, Kokolis et al.'s rates as infrastructure failures, docs/reliability.md), "
-        "so only a round's sealed rows scored before any change made after them are a clean hold-out: the third "
-        "round's. Rows of Kokolis et al. are predicted leave-one-source-out (the shipped A100 ratio includes their "
+        "(reliability2_seal.csv, reliability3_seal.csv, reliability4_seal.csv) before their values were read, and a "
+        "candidate whose figure could not be found or mapped is named there. Nothing was tuned on the sealed files, "
+        "but the first and second rounds' sealed scores had been published before the later model changes (the "
+        "second round's A100 ratio from five operators; the third round's definition matches: restart counts as "
+        "attempts where the source states a per-attempt failure probability, Kokolis et al.'s rates as "
+        "infrastructure failures; after the third round, restart chains only for failures that swap a machine; "
+        "docs/reliability.md), so only a round's sealed rows scored before any change made after them are a clean "
+        "hold-out: the third and fourth rounds'. Rows of Kokolis et al. are predicted leave-one-source-out (the "
+        "shipped A100 ratio includes their "
         "RSC clusters; these rows use the ratio of the other A100 operators' open rows: OPT, GLM-130B, MPT-7B). "
         "Rows marked at least are lower bounds in their source; the error is against the printed figure. In band: "
         "the figure lies within the printed rate band [predicted / u, predicted × u] (u: the operator spread of the "
@@ -304,7 +317,7 @@ def markdown(rows: list[Scored]) -> str:
         "| split | quantities | sources | median abs error | within 25 % | worst | in band |",
         "|---|---|---|---|---|---|---|",
     ]
-    for k in ("sealed", "sealed, first round", "sealed, second round", "sealed, third round", "open", "all"):
+    for k in ("sealed", *(f"sealed, {name} round" for name in ROUND_NAMES.values()), "open", "all"):
         if k not in s:
             lines.append(f"| {k} | 0 | 0 | — | — | — | — |")  # a round whose candidates were all left out
             continue
@@ -321,6 +334,6 @@ def markdown(rows: list[Scored]) -> str:
     for r in rows:
         pub = ("≥ " if r.bound == "at_least" else "≈ " if r.bound == "about" else "") + f"{r.value:g}"
         band = "—" if r.in_band is None else "yes" if r.in_band else "no"
-        split = r.split + {1: "", 2: " (2nd)", 3: " (3rd)"}[r.round]
+        split = r.split + ROUND_MARKS[r.round]
         lines.append(f"| {r.id} | {split} | {r.quantity} | {pub} | {r.predicted:.3g} | {r.error_frac:+.0%} | {band} |")
     return "\n".join(lines) + "\n"

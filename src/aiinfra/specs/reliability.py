@@ -142,8 +142,10 @@ class ReliabilityInput:
     human_response: HumanResponse | None = None
     """A person's response time by hour of day for failures that need a repair; None = automated handling."""
     restart_failure_prob: Annotated[float, InRange(0, 0.99)] = 0.0
-    """Probability that one restart attempt fails by itself (bad node picked again, NCCL init): attempts per recovery
-    are geometric, 1 / (1 − p) on average; each failed attempt costs restart_s."""
+    """Probability that one restart attempt fails by itself after a machine swap (the replacement is a bad node
+    again, or comes up with NCCL/IB errors): the recovery of a failure that needs a repair (and a slow node's swap) is
+    a geometric chain of attempts, 1 / (1 − p) on average, each failed attempt costing restart_s; crashes and hangs
+    that restart on the same nodes take one attempt (docs/reliability.md, "Recovery as it happens")."""
     lemon_nodes: LemonNodes | None = None
     slow_nodes: SlowNodes | None = None
     rollbacks: Rollbacks | None = None

@@ -72,6 +72,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     if attention_dp:
         flags.append(f"attention data-parallel over {tp} ranks, experts split ep = {ep} ways (as the notes state)")
     free_frac = num(row, "kv_cache_free_gpu_mem_fraction")
+    mem_util = num(row, "gpu_memory_utilization")
     release = _release(row)
     cluster = tables.cluster_for(row["accelerator"].strip(), n)
     im = InferenceModel(
@@ -106,6 +107,9 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         **({"engine_version": release} if release else {}),
         **({"simulation": {"scheduler": {"num_scheduler_steps": steps}}} if steps > 1 else {}),
     }
+    if mem_util is not None:  # the run's own memory share (vLLM --gpu-memory-utilization): sizes the KV cache
+        wl_data["gpu_memory_utilization"] = mem_util
+        flags.append(f"gpu_memory_utilization {mem_util:g} as the row states")
     # scheduler settings the row states (a run's own configuration); else the engine's defaults for the
     # device and the usage context: offline/batch rows are LLM-class benchmarks, the others API-server runs
     stated_budget, stated_seqs = integer(row, "max_num_batched_tokens"), integer(row, "max_num_seqs")
@@ -142,7 +146,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         "decode_bound": est.decode_bound,
         "prefill_bound": est.prefill_bound,
     }
-    served = _Served(model, row["accelerator"].strip(), n, tp, pp, wp, kvp, engine, inp, out, release, steps)
+    served = _Served(model, row["accelerator"].strip(), n, tp, pp, wp, kvp, engine, inp, out, release, steps, mem_util)
     if mode == "poisson":
         sched = {k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v}
         rate = num(row, "request_rate_per_s")
@@ -483,6 +487,8 @@ class _Served:
     """The engine release the row ran (MAJOR.MINOR[.PATCH]), or None when the row does not state one."""
     scheduler_steps: int = 1
     """vLLM V0's --num-scheduler-steps the run states (1: single-step)."""
+    gpu_memory_utilization: float | None = None
+    """The memory share the run states (vLLM --gpu-memory-utilization), else None: the workload's default."""
 
     def scenario(self, replicas: int | None = None, **inference: object) -> str:
         """The scenario as canonical JSON (the key of the memoised simulations), with ``replicas`` in the plan
@@ -503,6 +509,7 @@ class _Served:
                 "kv_precision": self.kvp,
                 "engine": self.engine,
                 **({"engine_version": self.release} if self.release else {}),
+                **({"gpu_memory_utilization": self.gpu_memory_utilization} if self.gpu_memory_utilization else {}),
                 "input_tokens": self.inp,
                 "output_tokens": self.out,
                 "plan": plan,
