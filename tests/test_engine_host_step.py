@@ -188,3 +188,57 @@ def test_the_scenario_sets_the_scheduler_steps() -> None:
     multi = {**base, "simulation": {"scheduler": {"num_scheduler_steps": 10}}}
     assert model_for(m, cl, validate(ServingWorkload, multi)).scheduler_steps == 10
     assert model_for(m, cl, validate(ServingWorkload, base)).scheduler_steps == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "multi_step", "release"),
+    [
+        # a build dated 2025-01-12, before vLLM 0.8.0 made V1 the default (2025-03-18, vllm#13726): V0's last release
+        ("ROCm build, image rocm/vllm-dev:20250112", False, (0, 7, 3)),
+        ("nightly of 2025-03-17", False, (0, 7, 3)),
+        # the day V1 became the default, and later: the current release's costs (None)
+        ("nightly of 2025-03-18", False, None),
+        ("rocm/vllm-dev:20250601", False, None),
+        # no date at all: None, unless the run uses multi-step scheduling, which V1 never runs (0.8's
+        # _is_v1_supported_oracle falls back to V0 for --num-scheduler-steps)
+        ("ROCm build, image ghcr.io/embeddedllm/vllm-rocm:cb3b2b9", False, None),
+        ("ROCm build, image ghcr.io/embeddedllm/vllm-rocm:cb3b2b9", True, (0, 7, 3)),
+        # digits that are no date (a commit hash, a month 13) are not read as one
+        ("image abc20251399", False, None),
+    ],
+)
+def test_a_run_that_states_no_release_ran_v0_when_its_build_shows_it(
+    text: str, multi_step: bool, release: tuple[int, ...] | None
+) -> None:
+    found = catalog.engine("vllm").unstated_release(text, multi_step)
+    assert (found[0] if found else None) == release
+    # engines without a legacy generation in the catalog never guess one
+    assert catalog.engine("sglang").unstated_release(text, multi_step) is None
+
+
+def test_a_dated_v0_build_row_pays_v0s_host_time_and_defaults() -> None:
+    """A fixed batch of 4 × 128/2048 on Llama 3.1 405B FP8, 8 MI300X, vLLM image rocm/vllm-dev:20250112 (no release
+    number): priced as V0 (0.7.3), so its flags say so and its decode steps carry V0's 4 ms of serial host time:
+    the same row stated as "v0.8.0" (V1, no host term) predicts more tokens per second."""
+    from aiinfra.app.tables import row_tables
+    from aiinfra.validation.inference_rows import predict_row
+
+    row = {
+        "id": "test-rocm-dated-bs4",
+        "model_name": "Llama-3.1-405B",
+        "num_layers": "126", "hidden_size": "16384", "num_heads": "128", "num_kv_heads": "8", "head_dim": "128",
+        "ffn_hidden_size": "53248", "mlp": "swiglu", "vocab_size": "128256", "num_experts": "1",
+        "experts_per_token": "1", "attention": "gqa", "accelerator": "amd-mi300x", "num_accelerators": "8",
+        "tp": "8", "pp": "1", "engine": "vllm", "engine_version": "ROCm build, image rocm/vllm-dev:20250112",
+        "weight_precision": "fp8", "kv_precision": "bf16", "input_tokens": "128", "output_tokens": "2048",
+        "mode": "batch", "batch_or_concurrency": "4", "metric": "output_tokens_per_s", "value": "1",
+        "notes": "| arch: test",
+    }
+    v0 = predict_row(row, row_tables())
+    v1 = predict_row({**row, "engine_version": "v0.8.0"}, row_tables())
+    assert "priced as vllm 0.7.3 (build dated 20250112" in v0.reason
+    assert v0.predicted is not None and v1.predicted is not None
+    # a decode step of 4 sequences lasts t + 4 ms under V0 and t under V1 (tokens/s = 4 / step): 1/v0 − 1/v1 is
+    # 2,047 decode steps × 4 ms / (4 × 2,048 tokens) ≈ 1 ms per token, within what the different V0 scheduler defaults
+    # (a 512-token budget: the 128-token prompts still fit one step) leave
+    assert 1 / v0.predicted - 1 / v1.predicted == pytest.approx(2047 * 4e-3 / (4 * 2048), rel=0.05)

@@ -35,17 +35,49 @@ def _base() -> dict[str, str]:
     return {**row, "notes": "| arch: test", "value": "1"}
 
 
-def test_sharegpt_rows_draw_lengths_with_the_datasets_spread() -> None:
+def test_sharegpt_rows_draw_lengths_from_the_datasets_own_table() -> None:
     row = _base()
     bench = benchmark_of(row, row_tables())
     assert bench is not None and bench.id == "sharegpt-v3-serving-sampler"
     dists = length_dists(row, bench, [])
-    # moment fit of a lognormal to mean 240.3, std 260.4: σ = √ln(1 + (260.4/240.3)²) = √ln(2.17430) = 0.88132
-    assert dists["input_lengths"] == {"kind": "lognormal", "sigma": 0.8813, "high": 1022}
-    # outputs: mean 230.1, std 235.0 -> √ln(1 + 1.04304) = 0.84524, capped at the longest answer kept (1706.5)
-    assert dists["output_lengths"] == {"kind": "lognormal", "sigma": 0.8452, "high": 1706}
+    assert bench.input_tokens.quantiles is not None and bench.output_tokens.quantiles is not None
+    assert dists["input_lengths"] == {"kind": "empirical", "quantiles": list(bench.input_tokens.quantiles)}
+    assert dists["output_lengths"] == {"kind": "empirical", "quantiles": list(bench.output_tokens.quantiles)}
+    out = bench.output_tokens.quantiles
+    # 51 points, every 2 %: the minimum is the clients' 4-token filter, the median and the maximum the published
+    # p50 and max of the same counts
+    assert len(out) == 51 and out[0] == 4 and out[25] == bench.output_tokens.p50 and out[-1] == bench.output_tokens.max
+    # a quarter of the answers are shorter than 30 tokens (between the 24 % point, 28.5, and the 26 % point, 32.2),
+    # where the lognormal of the same mean and std (σ 0.845, median 230.1·exp(−σ²/2) = 161.0) puts
+    # Φ((ln 30 − ln 161.0)/0.845) = Φ(−1.99) = 2.3 %
+    assert out[12] < 30 < out[13]
     # the filter of the clients' sampler bounds the prompts: nothing above 1024 tokens
     assert bench.input_tokens.max is not None and bench.input_tokens.max <= 1024
+
+
+def test_the_clients_mean_tpot_weighs_every_request_once() -> None:
+    """vllm bench serve and sglang.bench_serving report mean TPOT as the mean over requests of (latency − TTFT) /
+    (output tokens − 1) (vllm/benchmarks/serve.py calculate_metrics), so in a burst a 3-token answer that decodes
+    during two 300 ms prefill-chunk steps weighs as much as a 101-token answer decoded at 10 ms a step: mean
+    (0.300 + 0.010)/2 = 0.155 s, where the token-weighted mean (the ITL) is (2·0.300 + 100·0.010)/102 = 0.0157 s."""
+    import numpy as np
+
+    from aiinfra.sim.engine import Records
+    from aiinfra.sim.metrics import summarise
+
+    rec = Records(
+        arrival_s=np.array([0.0, 0.0]),
+        first_token_s=np.array([0.3, 0.3]),
+        finish_s=np.array([0.3 + 2 * 0.300, 0.3 + 100 * 0.010]),
+        input_tokens=np.array([200, 200]),
+        output_tokens=np.array([3, 101]),
+        priority=np.array([0, 0]),
+        itl_s=[0.300, 0.010],
+        itl_weight=[2, 100],
+    )
+    s = summarise(rec, None)
+    assert s.tpot_exclusive_s.mean == pytest.approx(0.155)
+    assert s.itl_s.mean == pytest.approx(1.6 / 102)
 
 
 def test_random_range_ratio_zero_rows_are_uniform_and_other_rows_fixed() -> None:

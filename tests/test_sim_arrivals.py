@@ -47,3 +47,22 @@ def test_length_kinds() -> None:
     assert drawn.min() >= 1 and drawn.max() <= 199 and drawn.mean() == pytest.approx(100, abs=1)
     with pytest.raises(SpecError, match="sigma"):
         lengths(rng, LengthDist(kind="lognormal"), 100, 3, "f")
+
+
+def test_empirical_lengths_follow_the_quantile_table_scaled_to_the_mean() -> None:
+    # table [10, 20, 60] at probabilities 0, 0.5, 1: its piecewise-linear mean is ((10 + 20)/2 + (20 + 60)/2)/2 =
+    # 27.5, so a mean of 55 scales it by 2: draws on [20, 120], half of them at or below 40, mean 55
+    rng = np.random.default_rng(3)
+    dist = LengthDist(kind="empirical", quantiles=(10.0, 20.0, 60.0))
+    drawn = lengths(rng, dist, 55, 200_000, "f")
+    assert drawn.min() >= 20 and drawn.max() <= 120
+    assert (drawn <= 40).mean() == pytest.approx(0.5, abs=0.005)
+    # the upper half is uniform on [40, 120]: a quarter of all draws lie above 80
+    assert (drawn > 80).mean() == pytest.approx(0.25, abs=0.005)
+    assert drawn.mean() == pytest.approx(55, abs=0.3)
+    capped = lengths(rng, LengthDist(kind="empirical", quantiles=(10.0, 20.0, 60.0), high=50), 55, 1000, "f")
+    assert capped.max() == 50
+    with pytest.raises(SpecError, match="quantile table"):
+        lengths(rng, LengthDist(kind="empirical"), 55, 3, "f")
+    with pytest.raises(SpecError, match="decreases"):
+        lengths(rng, LengthDist(kind="empirical", quantiles=(10.0, 5.0)), 55, 3, "f")

@@ -24,7 +24,11 @@ Work per step (T = prefill tokens + decoding sequences):
   MLA decodes on the absorbed latent: d_qk = heads·(kv_lora + rope),
   d_v = heads·kv_lora, reading only the latent (DeepSeek-AI 2024, DeepSeek-V2 §2.1.2-2.1.3).
 * Tensor parallelism: 2 all-reduces of T·h bf16 activations per layer (Shoeybi et al. 2019, Megatron-LM
-  §3), ring times over the measured NCCL curves (analytic/comms.py). With attention data parallelism
+  §3), ring times over the measured NCCL curves (analytic/comms.py). MLA's down-projections (q_a, kv_a) stay whole
+  on every rank (``mla_replicated_params_per_layer``); the engines split only the up- and output projections.
+* MLA prefill attention runs in the decompressed multi-head form (192 / 128 dims per head), except where the engine
+  release runs it on the absorbed latent (``InferenceModel.prefill_attention_dims``, engines.yaml
+  ``mla_absorbed_prefill``: SGLang 0.4.5 with FA3). With attention data parallelism
   (``attention_dp``: each rank runs attention for its own 1/tp of the sequences, TensorRT-LLM
   ``enable_attention_dp``; vLLM/SGLang "DP attention") the non-expert weights are replicated and the
   routed experts are split ``ep`` ways. Each MoE layer gathers the tokens of all ranks and scatters the
@@ -99,6 +103,7 @@ from aiinfra.analytic.step_overheads import (
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.specs.calibration import Factors
 from aiinfra.specs.common import DTYPE_BYTES
+from aiinfra.specs.engine import parse_version
 from aiinfra.specs.hardware import AcceleratorSpec, ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.tables import DomainTables
@@ -123,6 +128,17 @@ class StepBreakdown:
     """compute | memory | communication: the resource whose time dominates the step."""
     compute_s: float = 0.0
     memory_s: float = 0.0
+
+
+def mla_replicated_params_per_layer(m: ModelArch) -> float:
+    """Weights of one MLA layer every tensor-parallel rank holds whole: the query and key-value down-projections
+    (hidden -> q_lora_rank, hidden -> kv_lora_rank + rope dims). The engines build them as replicated layers, not
+    split over the tp ranks (vLLM ``DeepseekV2MLAAttention``: ``q_a_proj`` and ``kv_a_proj_with_mqa`` are
+    ``ReplicatedLinear``, vllm/model_executor/models/deepseek_v2.py; SGLang's ``fused_qkv_a_proj_with_mqa`` is a
+    ``ReplicatedLinear``), so each rank runs them on all of its tokens; 0 for other attention kinds."""
+    if m.attention != "mla":
+        return 0.0
+    return float(m.hidden_size * ((m.q_lora_rank or 0) + (m.kv_lora_rank or 0) + (m.qk_rope_head_dim or 0)))
 
 
 def compute_dtype(acc_peaks: dict[str, float], weight_precision: str) -> str:
@@ -555,8 +571,11 @@ class InferenceModel:
         split = 1 if self.attention_dp else tp
         layers = m.num_layers / pp
         mlp_layers = (pb.dense_layers + (pb.moe_layers if pb.moe_shared_per_layer else 0)) / pp
+        # MLA's down-projections (q_a, kv_a) are replicated on every tensor-parallel rank, not split (module docstring)
+        replicated = layers * mla_replicated_params_per_layer(m) if split > 1 else 0.0
         parts = [
-            self._linear(t_rank, attn, 2 * layers, cd, split),  # qkv, o
+            self._linear(t_rank, attn - replicated, 2 * layers, cd, split),  # qkv, o
+            self._linear(t_rank, replicated, layers, cd, 1) if replicated else _Kernels(0.0, 0.0),
             self._linear(t_rank, dense_mlp, 2 * mlp_layers, cd, split) if dense_mlp else _Kernels(0.0, 0.0),
             self._linear(t_rank, router, pb.moe_layers / pp, cd, 1) if router else _Kernels(0.0, 0.0),
         ]
@@ -681,7 +700,8 @@ class InferenceModel:
             dec_qk, dec_v = d_qk, d_v
         # heads split tp ways, or (attention DP) sequences: evenly, or the busiest rank's own
         att_split = tp if work is batch else 1
-        pre_flop = 2.0 * layers * work.prefill_attention_pairs * (d_qk + d_v) / att_split
+        pre_qk, pre_v = self.prefill_attention_dims(work)
+        pre_flop = 2.0 * layers * work.prefill_attention_pairs * (pre_qk + pre_v) / att_split
         dec_flop = 2.0 * layers * work.decode_attention_pairs * (dec_qk + dec_v) / att_split
         kv_read = self.decode_kv_read_bytes_per_accelerator(batch)
         attn_peak = acc.sustained_flop_per_s("bf16")
@@ -699,6 +719,28 @@ class InferenceModel:
         )
         attention_memory = (layers * t0 + kv_read / b_inf) / cal.memory_efficiency_scale if work.decode_seqs else 0.0
         return attention_compute, attention_memory
+
+    def prefill_attention_dims(self, work: StepBatch) -> tuple[int, int]:
+        """(query-key, value) dimensions summed over heads of a step's prefill attention: the decompressed multi-head
+        form (MLA: 128 heads x 192 / 128, attention_dims), or for an MLA model the absorbed latent (128 x 576 / 512,
+        DeepSeek-V2 §2.1.3) where the engine release runs prefill that way (engines.yaml ``mla_absorbed_prefill``).
+        The rule reads the step's cached prefix summed over its prompts; a step's chunks are only known through their
+        query-key pairs, so it is taken as that of one chunk, Σ pairs / tokens − (tokens + 1) / 2 (exact for a single
+        chunk, which is what a long prompt's continuing chunk fills; 0 for fresh prompts)."""
+        m = self.model
+        d_qk, d_v = attention_dims(m)
+        if m.attention != "mla" or not work.prefill_tokens or self.engine is None:
+            return d_qk, d_v
+        version = parse_version(self.engine_version) if self.engine_version else None
+        rule = self.cluster.tables.engine(self.engine).mla_prefill_rule(version)
+        if rule is None:
+            return d_qk, d_v
+        t = work.prefill_tokens
+        prefix = work.prefill_attention_pairs / t - (t + 1) / 2.0
+        if not rule.absorbed(prefix):
+            return d_qk, d_v
+        lora, rope = m.kv_lora_rank or 0, m.qk_rope_head_dim or 0
+        return m.num_heads * (lora + rope), m.num_heads * lora
 
     def _engine_costs(self, total: float, whole: StepBatch) -> float:
         """The step with the engine's fixed costs: kernel launches and sampling, host work per iteration by release,

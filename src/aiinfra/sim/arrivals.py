@@ -202,8 +202,42 @@ class LognormalLengths(LengthKind):
         return drawn.astype(np.int64)
 
 
+class EmpiricalLengths(LengthKind):
+    """A dataset's own length distribution, from its quantile table ``quantiles`` (lengths at probabilities 0, 1/K,
+    ..., 1): each draw is the piecewise-linear inverse CDF at a uniform u, times mean / (the table's mean), so the
+    draws have mean ``mean`` and the dataset's shape — a lognormal moment fit keeps the mean and spread of a bimodal
+    dataset such as ShareGPT but not its mass of short answers (a quarter of them under 30 tokens). The table's
+    mean is that of its piecewise-linear distribution, the mean of (q_i + q_(i+1)) / 2 over its K segments."""
+
+    name = "empirical"
+
+    def draw(self, rng: np.random.Generator, dist: LengthDist, mean: int, n: int, field: str) -> np.ndarray:
+        """``n`` rounded draws (at least 1, at most ``high`` when given); a SpecError on ``field``.quantiles when the
+        table is missing or decreases."""
+        q = np.asarray(dist.quantiles or (), dtype=float)
+        if q.size < 2:
+            raise SpecError(
+                f"{field}.quantiles",
+                None,
+                "an empirical length distribution needs its quantile table",
+                "give quantiles: the dataset's lengths at evenly spaced probabilities, minimum first, maximum last",
+            )
+        if bool(np.any(np.diff(q) < 0)):
+            raise SpecError(
+                f"{field}.quantiles", list(dist.quantiles or ()), "decreases", "list the quantiles in rising order"
+            )
+        table_mean = float(np.mean((q[1:] + q[:-1]) / 2.0))
+        probs = np.linspace(0.0, 1.0, q.size)
+        drawn = np.interp(rng.random(n), probs, q) * (mean / table_mean)
+        drawn = np.minimum(np.maximum(1, np.round(drawn)), dist.high if dist.high is not None else MAX_SEQ_TOKENS)
+        out: np.ndarray = drawn.astype(np.int64)
+        return out
+
+
 #: every length distribution by name (the names of specs.serving_sim.LengthDist.kind)
-LENGTHS: dict[str, LengthKind] = {k.name: k for k in (FixedLengths(), UniformLengths(), LognormalLengths())}
+LENGTHS: dict[str, LengthKind] = {
+    k.name: k for k in (FixedLengths(), UniformLengths(), LognormalLengths(), EmpiricalLengths())
+}
 
 
 def lengths(rng: np.random.Generator, dist: LengthDist | None, mean: int, n: int, field: str) -> np.ndarray:

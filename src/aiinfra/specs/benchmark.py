@@ -32,6 +32,9 @@ class TokenStats:
     p90: NonNeg | None = None
     p99: NonNeg | None = None
     max: NonNeg | None = None
+    quantiles: tuple[NonNeg, ...] | None = None
+    """The lengths at evenly spaced probabilities 0, 1/K, ..., 1 (minimum first, maximum last), where the samples
+    were counted: the simulator draws from them (``LengthDist`` kind empirical) rather than from a lognormal fit."""
 
     @property
     def lognormal_sigma(self) -> float | None:

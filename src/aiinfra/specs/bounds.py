@@ -98,6 +98,9 @@ fabric or a request stream."""
 MAX_LOG_SIGMA = 4.0
 """σ of log(length) in a lognormal length distribution: published traces measure 0.5–1.5 (ShareGPT, LMSYS);
 σ = 4 already spans nine orders of magnitude at ±2.5σ."""
+MAX_LENGTH_QUANTILES = 1001
+"""Points of an empirical length distribution's quantile table: every 0.1 % of the probability, far finer than a
+published dataset's length statistics need (the catalog's ShareGPT table has 51)."""
 
 
 def _num(x: float) -> str:

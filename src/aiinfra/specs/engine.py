@@ -90,6 +90,24 @@ class HostStepCost:
     releases: ReleaseRange
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MlaAbsorbedPrefill:
+    """When an engine release runs a prefill step's MLA attention on the absorbed latent (the decode form: 128 heads
+    of 576 query-key and 512 value dimensions, DeepSeek-V2 §2.1.3) rather than the decompressed multi-head form
+    (192 / 128 per head): steps whose prompts' cached prefixes sum to fewer than ``prefix_below_tokens`` tokens, and,
+    if ``fresh_prompts``, steps of fresh prompts too (engines.yaml ``mla_absorbed_prefill``)."""
+
+    prefix_below_tokens: int
+    fresh_prompts: bool
+    releases: ReleaseRange
+
+    def absorbed(self, prefix_tokens: float) -> bool:
+        """Whether a prefill step whose requests' cached prefixes sum to ``prefix_tokens`` runs absorbed."""
+        if prefix_tokens <= 0.0:
+            return self.fresh_prompts
+        return prefix_tokens < self.prefix_below_tokens
+
+
 def parse_version(text: str) -> tuple[int, ...] | None:
     """The release number ``text`` starts with ("0.6.3.post2.dev308+gb489fc3c", "v0.11.0", "v1.2.0rc1" -> (0, 6, 3),
     (0, 11, 0), (1, 2, 0)); None when it does not start with a MAJOR.MINOR number (an image tag, "latest", another
@@ -161,9 +179,20 @@ class EngineProfile:
     multi_step_flag: str | None = None
     """The command-line flag that sets multi-step scheduling (vLLM V0 --num-scheduler-steps); None: the engine has
     none."""
+    legacy_engine: Mapping[str, Any] | None = field(default=None, repr=False)
+    """What a run that states no release ran when its build predates the current engine generation (engines.yaml
+    legacy_engine: the release it is priced as, the date the current generation became the default)."""
     overlap_scheduler: ReleaseRange | None = None
     """Releases whose scheduler plans iteration n + 1 while the GPU runs iteration n (engines.yaml
     overlap_scheduler): a request arriving during an iteration joins the one after the next."""
+
+    mla_absorbed_prefill: tuple[MlaAbsorbedPrefill, ...] = ()
+    """Releases whose MLA prefill runs on the absorbed latent, and when (engines.yaml mla_absorbed_prefill; none: the
+    decompressed multi-head form throughout)."""
+
+    def mla_prefill_rule(self, version: tuple[int, ...] | None) -> MlaAbsorbedPrefill | None:
+        """The absorbed-MLA prefill rule of release ``version`` (None: the current release); None: never absorbed."""
+        return next((r for r in self.mla_absorbed_prefill if r.releases.applies(version)), None)
 
     def overlaps_scheduling(self, version: tuple[int, ...] | None) -> bool:
         """Whether release ``version`` (None: the current one) plans each iteration one ahead."""
@@ -250,6 +279,28 @@ class EngineProfile:
                     f"{seqs} running requests",
                 )
         raise DataError(f"engines.yaml row {self.id!r}: memory_bands must end with a [null, tokens] band")
+
+    def unstated_release(self, build_text: str, multi_step: bool) -> tuple[tuple[int, ...], str] | None:
+        """The release a run that states none is priced as, and why: the legacy generation's (engines.yaml
+        legacy_engine) when ``build_text`` (the run's engine description) carries a build date (YYYYMMDD or
+        YYYY-MM-DD) before the day the current generation became the default, or when the run uses multi-step
+        scheduling (``multi_step``), which only the legacy generation runs; None otherwise."""
+        table = self.legacy_engine
+        if table is None:
+            return None
+        release = parse_version(str(table["release"]))
+        if release is None:
+            raise DataError(f"engines.yaml row {self.id!r}: legacy_engine release {table['release']!r} is no release")
+        cutoff = str(table["default_from_date"]).replace("-", "")
+        if multi_step:
+            return release, (
+                f"multi-step scheduling, which only the engine generation before {table['default_from_date']} runs"
+            )
+        for m in re.finditer(r"(?<!\d)(20\d\d)-?(0[1-9]|1[0-2])-?(0[1-9]|[12]\d|3[01])(?!\d)", build_text):
+            built = "".join(m.groups())
+            if built < cutoff:
+                return release, f"build dated {built}, before the default engine of {table['default_from_date']}"
+        return None
 
     def legacy_scheduler_defaults(self, release: tuple[int, ...], max_model_len: int) -> SchedulerDefaults | None:
         """The defaults of an older release (vLLM V0: vllm/engine/arg_utils.py and vllm/config.py SchedulerConfig,
@@ -394,6 +445,15 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             legacy_scheduler=row.get("legacy_scheduler"),
             overlap_scheduler=_release_range(row["overlap_scheduler"]) if row.get("overlap_scheduler") else None,
             multi_step_flag=str(row["multi_step_flag"]) if row.get("multi_step_flag") else None,
+            legacy_engine=row.get("legacy_engine"),
+            mla_absorbed_prefill=tuple(
+                MlaAbsorbedPrefill(
+                    prefix_below_tokens=int(e["prefix_below_tokens"]),
+                    fresh_prompts=bool(e["fresh_prompts"]),
+                    releases=_release_range(e),
+                )
+                for e in row.get("mla_absorbed_prefill", [])
+            ),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"catalog data engines.yaml row {row.get('id', '?')}: {exc}") from exc

@@ -13,9 +13,12 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from aiinfra.specs.bounds import (
     MAX_BATCH_TOKENS,
+    MAX_LENGTH_QUANTILES,
     MAX_LOG_SIGMA,
+    MAX_SEQ_TOKENS,
     MAX_SIMULATED_REPLICAS,
     BatchSeqs,
+    Constraint,
     InRange,
     SeqTokens,
 )
@@ -62,7 +65,7 @@ class LengthDist:
 
     __pydantic_config__ = STRICT
 
-    kind: Literal["fixed", "uniform", "lognormal"] = "fixed"
+    kind: Literal["fixed", "uniform", "lognormal", "empirical"] = "fixed"
     low: SeqTokens | None = None
     """uniform: smallest value (default 1)."""
     high: SeqTokens | None = None
@@ -70,6 +73,17 @@ class LengthDist:
     cap on the draws (e.g. a dataset's longest sample)."""
     sigma: Annotated[float, InRange(0, MAX_LOG_SIGMA, lo_open=True)] | None = None
     """lognormal (required): σ of log(length); the mean is input/output_tokens."""
+    quantiles: (
+        Annotated[
+            tuple[Annotated[float, InRange(1, MAX_SEQ_TOKENS)], ...],
+            Constraint("Len", 2, MAX_LENGTH_QUANTILES),
+        ]
+        | None
+    ) = None
+    """empirical (required): a dataset's lengths at evenly spaced probabilities 0, 1/K, ..., 1 (its minimum, its
+    K − 1 inner quantiles, its maximum), non-decreasing; draws interpolate between them (inverse CDF) and are
+    scaled so that their mean is input/output_tokens, so the table keeps the dataset's shape (its share of short
+    answers) whatever tokenizer counted the row's means."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

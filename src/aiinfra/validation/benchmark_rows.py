@@ -79,8 +79,16 @@ def fill_lengths(
 
 
 def _length_dist(stats: TokenStats | None, what: str, flags: list[str]) -> dict[str, object]:
-    """Lognormal with the benchmark's σ (moment fit, TokenStats.lognormal_sigma) capped at its longest
+    """The benchmark's own length distribution where the catalog has its quantile table (empirical, scaled to the
+    row's mean); else a lognormal with its σ (moment fit, TokenStats.lognormal_sigma) capped at its longest
     sample; fixed at the row's mean when the benchmark publishes no spread."""
+    if stats is not None and stats.quantiles and len(stats.quantiles) >= 2 and stats.mean:
+        q = stats.quantiles
+        flags.append(
+            f"{what}: the dataset's own distribution ({len(q) - 1}-interval quantile table, {q[0]:g} to {q[-1]:g}, "
+            f"scaled to the row's mean)"
+        )
+        return {"kind": "empirical", "quantiles": list(q)}
     sigma = stats.lognormal_sigma if stats is not None else None
     if stats is None or sigma is None or stats.mean is None:
         flags.append(f"{what}: fixed at the row's mean (no published spread)")

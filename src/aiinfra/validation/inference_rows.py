@@ -15,7 +15,7 @@ from aiinfra.planning.inference import estimate, kv_capacity
 from aiinfra.sim.metrics import SimSummary
 from aiinfra.specs.benchmark import BenchmarkSpec
 from aiinfra.specs.common import validate
-from aiinfra.specs.engine import parse_version
+from aiinfra.specs.engine import EngineProfile, parse_version
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.workload import ServingWorkload
 from aiinfra.validation import switches
@@ -73,7 +73,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         flags.append(f"attention data-parallel over {tp} ranks, experts split ep = {ep} ways (as the notes state)")
     free_frac = num(row, "kv_cache_free_gpu_mem_fraction")
     mem_util = num(row, "gpu_memory_utilization")
-    release = _release(row)
+    release = _release(row, tables.engine(engine), steps, flags)
     cluster = tables.cluster_for(row["accelerator"].strip(), n)
     im = InferenceModel(
         model=model,
@@ -146,7 +146,23 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         "decode_bound": est.decode_bound,
         "prefill_bound": est.prefill_bound,
     }
-    served = _Served(model, row["accelerator"].strip(), n, tp, pp, wp, kvp, engine, inp, out, release, steps, mem_util)
+    served = _Served(
+        model,
+        row["accelerator"].strip(),
+        n,
+        tp,
+        pp,
+        wp,
+        kvp,
+        engine,
+        inp,
+        out,
+        release,
+        steps,
+        mem_util,
+        ep,
+        attention_dp,
+    )
     if mode == "poisson":
         sched = {k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v}
         rate = num(row, "request_rate_per_s")
@@ -167,13 +183,20 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     raise RowError(f"metric {metric!r} in mode {mode!r} not modelled")
 
 
-def _release(row: dict[str, str]) -> str | None:
+def _release(row: dict[str, str], profile: EngineProfile, steps: int, flags: list[str]) -> str | None:
     """The engine release the row's ``engine_version`` starts with, as MAJOR.MINOR.PATCH ("0.6.3.post2.dev308+g…" ->
-    "0.6.3", "0.5 (static batching)" -> "0.5.0"); None when it starts with none (an image tag, "latest", "TensorRT
-    10.2 …"): the current release's costs apply."""
-    version = parse_version(row.get("engine_version") or "")
+    "0.6.3", "0.5 (static batching)" -> "0.5.0"). When it starts with none (an image tag, "latest", "TensorRT
+    10.2 …"): the engine's legacy generation where the run shows it ran that one (a build dated before the current
+    generation became the default, or multi-step scheduling: ``EngineProfile.unstated_release``, flagged), else None:
+    the current release's costs apply."""
+    text = row.get("engine_version") or ""
+    version = parse_version(text)
     if version is None:
-        return None
+        legacy = profile.unstated_release(text, steps > 1)
+        if legacy is None:
+            return None
+        version, why = legacy
+        flags.append(f"engine release not stated: priced as {profile.id} {'.'.join(map(str, version))} ({why})")
     return ".".join(str(p) for p in (*version, 0, 0)[:3])  # three parts: never read back as a number
 
 
@@ -489,6 +512,10 @@ class _Served:
     """vLLM V0's --num-scheduler-steps the run states (1: single-step)."""
     gpu_memory_utilization: float | None = None
     """The memory share the run states (vLLM --gpu-memory-utilization), else None: the workload's default."""
+    ep: int = 1
+    """Expert-parallel degree the run states (rows.expert_layout)."""
+    attention_dp: bool = False
+    """Attention data parallelism over the tp ranks, as the run states (rows.expert_layout)."""
 
     def scenario(self, replicas: int | None = None, **inference: object) -> str:
         """The scenario as canonical JSON (the key of the memoised simulations), with ``replicas`` in the plan
@@ -500,7 +527,13 @@ class _Served:
             sim = dict(inference.get("simulation") or {})  # type: ignore[call-overload]
             sim["scheduler"] = {**(sim.get("scheduler") or {}), "num_scheduler_steps": self.scheduler_steps}
             inference = {**inference, "simulation": sim}
-        plan = {"tp": self.tp, "pp": self.pp, **({"replicas": replicas} if replicas is not None else {})}
+        plan: dict[str, object] = {"tp": self.tp, "pp": self.pp}
+        if self.ep > 1:  # the run's expert and attention layout, as the analytic estimate gets it
+            plan["ep"] = self.ep
+        if self.attention_dp:
+            plan["attention_dp"] = True
+        if replicas is not None:
+            plan["replicas"] = replicas
         scenario = {
             "model": arch,
             "hardware": {"accelerator": self.accelerator, "count": self.n},
