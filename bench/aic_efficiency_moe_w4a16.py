@@ -30,23 +30,8 @@ Not imported by the package.
 
 from __future__ import annotations
 
-import argparse
-import sys
-from pathlib import Path
-from typing import Any
+from aic_moe_rows import MoeFormat, main
 
-import yaml
-from aic_common import BLOB_URL, SYSTEM_IDS, data_root
-
-ROOT = Path(__file__).resolve().parents[1]
-ACCELERATORS = ROOT / "src" / "aiinfra" / "catalog" / "data" / "accelerators.yaml"
-READ_ON = "2026-11-26"
-COMMIT = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
-"""ai-dynamo/aiconfigurator commit read (2026-08-21)."""
-VERSIONS = {"vllm": "0.24.0", "trtllm": "1.2.0rc5", "sglang": "0.5.14"}
-NAMES = {"vllm": "vLLM", "trtllm": "TensorRT-LLM", "sglang": "SGLang"}
-SYSTEMS = {"h100_sxm": "h100", "h200_sxm": "h200"}
-SHAPES = {(2880, 2880, 32, 4): "gpt-oss-20b", (2880, 2880, 128, 4): "gpt-oss-120b"}
 HEADER = """\
 # Weight-only MXFP4 (W4A16) fused-MoE curves on Hopper, per expert shape, reduced from NVIDIA AIConfigurator's measured
 # {name} {version} timings of its own MoE op (aiconfigurator_core systems/data/<system>/moe/{engine}/{version}/
@@ -56,77 +41,16 @@ HEADER = """\
 # / latency / catalog dense bf16 peak. engine {engine}, cross_check: only {name} lookups giving the shape use a row.
 """
 
-
-def rows(pd: Any, data: Path, engine: str) -> list[str]:
-    acc = {str(r["id"]): r for r in yaml.safe_load(ACCELERATORS.read_text())}
-    version = VERSIONS[engine]
-    out: list[str] = []
-    for system, short in SYSTEMS.items():
-        path = f"{system}/moe/{engine}/{version}/moe_perf.parquet"
-        if not (data / path).exists():
-            print(f"# no {path}", file=sys.stderr)
-            continue
-        acc_id = SYSTEM_IDS[system]
-        peak = float(acc[acc_id]["dense_tflop_per_s"]["bf16"]) * 1e12
-        df = pd.read_parquet(data / path)
-        df = df[(df.moe_dtype == "w4a16_mxfp4") & (df.distribution == "balanced") & (df.latency > 0)]
-        for (h, i, e, k), model in SHAPES.items():
-            g = df[(df.hidden_size == h) & (df.inter_size == i) & (df.num_experts == e) & (df.topk == k)]
-            for (tp, ep), sub in sorted(g.groupby(["moe_tp_size", "moe_ep_size"])):
-                if tp > 1 and ep > 1:  # the planner splits experts one way: tp (ep = 1) or ep
-                    continue
-                lat_ms = sub.groupby("num_tokens").latency.median().sort_index()
-                flop = 2.0 * lat_ms.index.to_numpy() * k * 3 * h * i / tp / ep
-                eff = flop / (lat_ms.to_numpy() * 1e-3) / peak
-                if len(eff) < 2 or not ((eff > 0) & (eff <= 1)).all():
-                    continue
-                kernel = str(sub.kernel_source.iloc[0])
-                t0, l0 = int(lat_ms.index[0]), float(lat_ms.iloc[0])
-                points = ", ".join(f"[{int(t)}, {float(y):.4g}]" for t, y in zip(lat_ms.index, eff, strict=True))
-                url = f"{BLOB_URL.replace('/main/', f'/{COMMIT}/')}/{path}"
-                out.append(
-                    "\n".join(
-                        [
-                            f"- id: moe-w4a16-{short}-h{h}-i{i}-e{e}-k{k}-tp{tp}-ep{ep}-aic-{engine}",
-                            "  kind: moe_shape",
-                            f"  accelerators: [{acc_id}]",
-                            "  dtype: w4a16",
-                            f"  moe_shape: [{h}, {i}, {e}, {k}, {tp}, {ep}]",
-                            "  x: 'tokens entering the MoE layer (before expert-parallel dispatch)'",
-                            f"  points: [{points}]",
-                            "  provenance: measured",
-                            f"  engine: {engine}",
-                            "  cross_check: true",
-                            "  sources:",
-                            f"    - {{title: 'ai-dynamo/aiconfigurator systems/data/{path} ({NAMES[engine]} {version} "
-                            f"fused MoE timings, NVIDIA collection; commit {COMMIT[:7]})', url: '{url}', "
-                            f"read_on: '{READ_ON}', fields: [kernel_source, moe_dtype, num_tokens, hidden_size, "
-                            "inter_size, topk, num_experts, moe_tp_size, moe_ep_size, distribution, latency]}",
-                            f"  notes: 'Routed experts of {model} (MXFP4 weights, bf16 activations): {kernel}, "
-                            f"w4a16_mxfp4, balanced routing, moe_tp {tp}, moe_ep {ep}; median latency per token "
-                            f"count. Worked example: {t0} tokens -> {2 * t0 * k * 3 * h * i / tp / ep:.4e} FLOP per "
-                            f"rank in {l0:.4f} ms = {eff[0]:.4g} of the catalog bf16 peak.'",
-                        ]
-                    )
-                )
-    return out
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--engine", choices=tuple(VERSIONS), default="vllm")
-    ap.add_argument("--data", type=Path, default=None, help="AIConfigurator systems/data folder")
-    args = ap.parse_args()
-    data = args.data or data_root()
-    if data is None:
-        print("aiconfigurator_core is not installed and no --data given; nothing to reduce", file=sys.stderr)
-        return 0
-    import pandas as pd
-
-    head = HEADER.format(name=NAMES[args.engine], version=VERSIONS[args.engine], engine=args.engine)
-    sys.stdout.write(head + "\n".join(r + "\n" for r in rows(pd, data, args.engine)))
-    return 0
-
+FORMAT = MoeFormat(
+    id_prefix="w4a16",
+    dtype="w4a16",
+    peak_dtype="bf16",
+    moe_dtype="w4a16_mxfp4",
+    label="MXFP4 weights, bf16 activations",
+    versions={"vllm": "0.24.0", "trtllm": "1.2.0rc5", "sglang": "0.5.14"},
+    shapes={(2880, 2880, 32, 4): "gpt-oss-20b", (2880, 2880, 128, 4): "gpt-oss-120b"},
+    header=HEADER,
+)
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(FORMAT, __doc__ or ""))

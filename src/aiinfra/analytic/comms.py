@@ -36,14 +36,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from aiinfra.analytic.efficiency import NO_DATA, Curve, table
+from aiinfra.analytic.interp import interp
 from aiinfra.errors import InfeasibleError
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.tables import DomainTables
+
+if TYPE_CHECKING:  # numpy is imported by the array functions only: the serving path's scalar times need none of it
+    import numpy as np
 
 Collective = Literal["allreduce", "allgather", "reducescatter", "alltoall", "p2p"]
 
@@ -101,7 +103,9 @@ class _Memo:
 
     ring_scaled: dict[tuple[str, str | None], Curve] = field(default_factory=dict)
     """(point-to-point curve id, fabric) -> the curve scaled to the fabric's ring ceiling (:func:`_ring_scaled`)."""
-    scale_up_curves: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray, float, str]] = field(default_factory=dict)
+    scale_up_curves: dict[tuple[Any, ...], tuple[tuple[float, ...], tuple[float, ...], float, str]] = field(
+        default_factory=dict
+    )
     """(kind, accelerator, ranks, engine, bandwidth) -> a scale-up curve's sizes, times, last efficiency, source."""
 
 
@@ -114,6 +118,8 @@ def latency_row(tables: DomainTables, row_id: str = "nccl-ring-simple") -> Mappi
 def tree_latency_s(tables: DomainTables, n_ranks: np.ndarray, n_nodes: np.ndarray) -> np.ndarray:
     """NCCL double-binary-tree all-reduce latency (Simple): 2·((ranks per node − 1)·intra hop + ⌊log2 nodes⌋·net
     hop) (collective_latency.yaml nccl-tree-simple, NCCL tuning.cc); inf where the catalog has no tree row."""
+    import numpy as np
+
     n = np.asarray(n_ranks, dtype=float)
     nodes = np.maximum(np.asarray(n_nodes, dtype=float), 1.0)
     r = latency_row(tables, "nccl-tree-simple")
@@ -141,6 +147,8 @@ def fabric_share(cluster: ClusterSpec, span_nodes: np.ndarray) -> np.ndarray:
     """Fraction of the NIC bandwidth a group keeps on the cluster's fabric: 1/r on a leaf oversubscribed r:1 when
     the group spans more nodes than one leaf holds (every node's uplinks carry all its traffic at once in a
     synchronous step; Al-Fares et al. 2008 on oversubscription), else 1."""
+    import numpy as np
+
     r = max(float(cluster.fabric_oversubscription_ratio), 1.0)
     leaf = cluster.nodes_per_leaf
     crosses = np.asarray(span_nodes, dtype=float) > (leaf if leaf is not None else 1)
@@ -150,6 +158,8 @@ def fabric_share(cluster: ClusterSpec, span_nodes: np.ndarray) -> np.ndarray:
 
 def distinct_sorted(values: np.ndarray) -> np.ndarray:
     """Sorted distinct values (what np.unique returns, without its first-call import of numpy.ma)."""
+    import numpy as np
+
     ordered = np.sort(values)
     keep = np.concatenate(([True], ordered[1:] != ordered[:-1]))
     out: np.ndarray = ordered[keep]
@@ -158,6 +168,8 @@ def distinct_sorted(values: np.ndarray) -> np.ndarray:
 
 def ring_latency_s(tables: DomainTables, kind: Collective, n_ranks: np.ndarray, n_nodes: np.ndarray) -> np.ndarray:
     """NCCL ring (Simple protocol) latency of one collective; zeros when the catalog has no model row."""
+    import numpy as np
+
     n = np.asarray(n_ranks, dtype=float)
     nodes = np.asarray(n_nodes, dtype=float)
     r = latency_row(tables)
@@ -183,6 +195,8 @@ def pcie_ring_allreduce_s(cluster: ClusterSpec, size_bytes: np.ndarray, n_ranks:
     ranks is 2(n−1) steps of S/n bytes over one hop (Patarasuk & Yuan 2009), a two-GPU all-reduce of X bytes is 2
     steps of X/2 on the same hop, so t_n(S) = (n−1)·t_2(2S/n). None where the catalog lacks the row, the rank count
     is below its ``min_ranks``, or the part has no two-GPU curve of its own."""
+    import numpy as np
+
     row = latency_row(cluster.tables, "pcie-p2p-ring")
     acc = cluster.accelerator
     if row is None or n_ranks < int(row["min_ranks"]) or acc.pcie is None:
@@ -283,6 +297,8 @@ def collective_time(
     tier = group_tier(cluster, n_ranks, stride)
     if tier == "scale-up" and kind != "alltoall" and cluster.scale_up_bw_one_way_bytes_per_s is not None:
         return _scale_up_time(cluster, kind, float(size_bytes), n_ranks, engine)
+    import numpy as np
+
     sources: set[str] = set()
     t = collective_time_array(
         cluster, kind, np.array([size_bytes]), np.array([n_ranks]), np.array([stride]), sources, engine
@@ -304,19 +320,20 @@ def _scale_up_time(
     if got is None:
         curve, src = _curve_for(cluster.tables, kind, cluster.accelerator.id, n_ranks, "scale-up", engine)
         if curve is None:
-            got = (np.zeros(0), np.zeros(0), 0.0, src)
-        else:
-            pts_size = 10.0 ** np.asarray(curve.log_x)
-            got = (pts_size, factor * pts_size / (bw * np.asarray(curve.y)), float(curve.y[-1]), src)
+            got = ((), (), 0.0, src)
+        else:  # element by element what the array branch computes: 10^log_x, factor·size / (bw·efficiency)
+            pts_size = tuple(10.0 ** float(v) for v in curve.log_x)
+            pts_time = tuple(factor * s / (bw * float(y)) for s, y in zip(pts_size, curve.y, strict=True))
+            got = (pts_size, pts_time, float(curve.y[-1]), src)
         memo[key] = got
     pts_size, pts_time, y_last, src = got
-    if not pts_size.size:
+    if not pts_size:
         steps = 1.0 if kind == "p2p" else _FACTOR[kind] * (n_ranks - 1)
         t = factor * 1.0 * size_bytes / bw + max(steps * alpha, 0.0)
     elif size_bytes > pts_size[-1]:
         t = factor * size_bytes / (bw * y_last)
     else:
-        t = float(np.interp(size_bytes, pts_size, pts_time))
+        t = interp(size_bytes, pts_size, pts_time)
     return CommTime(t, "scale-up", f"{kind}/scale-up: {src}")
 
 
@@ -354,6 +371,8 @@ def _group(
 ) -> _Group:
     """The bandwidth side of one (rank count, tier) group: k ranks of the group per domain -> k parallel rings, one NIC
     each (module docstring); an oversubscribed leaf shares its uplinks among the nodes below it."""
+    import numpy as np
+
     bw, alpha = tier_bandwidth(cluster, tier)
     m = size.size
     rings = tier == "scale-out" and kind in ("allreduce", "allgather", "reducescatter")
@@ -377,6 +396,8 @@ def _latencies(
 ) -> tuple[np.ndarray | float, np.ndarray | float, np.ndarray]:
     """(ring latency, tree latency, nodes) of a ring group across nodes (0, inf and 0 elsewhere); a measured
     scale-out curve already contains the latency of the node count it was measured on, so only the excess counts."""
+    import numpy as np
+
     if not g.rings:
         return 0.0, np.inf, np.zeros(g.size.size)
     kind, tables = g.kind, cluster.tables
@@ -401,6 +422,8 @@ def _bandwidth_time(g: _Group, curve: Curve | None, factor: float) -> np.ndarray
     monotone in size; the curve is a time per byte at the tier's per-rank bandwidth. The k parallel rings (one per
     NIC) each carry S/k: each NIC sees the efficiency of an S/k message (the scale-out curves are measured per NIC on
     that shard, efficiency.yaml) and the node moves k of them."""
+    import numpy as np
+
     if curve is None:
         out: np.ndarray = factor * g.a2a_frac * g.size / g.bw_arr
         return out
@@ -417,6 +440,8 @@ def _bandwidth_time(g: _Group, curve: Curve | None, factor: float) -> np.ndarray
 def _group_time(cluster: ClusterSpec, g: _Group, sources: set[str] | None, engine: str | None) -> np.ndarray:
     """Time of each collective of one (rank count, tier) group: bandwidth plus latency, and for an all-reduce
     across nodes the fastest of ring, tree and in-network reduction, as NCCL's tuner picks (tuning.cc)."""
+    import numpy as np
+
     kind, tier, n_val = g.kind, g.tier, g.n_val
     if tier == "scale-up" and kind == "allreduce" and cluster.scale_up_bw_one_way_bytes_per_s is None:
         ring = pcie_ring_allreduce_s(cluster, g.size, n_val)
@@ -457,6 +482,8 @@ def collective_time_array(
 ) -> np.ndarray:
     """Vectorised :func:`collective_time` over arrays of plans (same formulas), one (rank count, tier) group at a
     time."""
+    import numpy as np
+
     size = np.asarray(size_bytes, dtype=float)
     n = np.asarray(n_ranks, dtype=int)
     st = np.asarray(stride, dtype=int)
@@ -495,6 +522,8 @@ def in_network_allreduce_s(
     InfiniBand SHARP (nccl-collnet-sharp, only with hardware.ib_sharp): each NIC sends its S/k shard up the switch
     tree once and gets the reduced shard back once: the ring's bandwidth time / factor, / 0.85 on Hopper and later,
     NCCL's CollNet latency."""
+    import numpy as np
+
     k = np.asarray(ranks_per_node, dtype=float)
     n_nodes = np.asarray(nodes, dtype=float)
     best = np.full(np.broadcast(ring_bw_s, k, n_nodes).shape, np.inf)

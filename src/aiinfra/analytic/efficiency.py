@@ -43,10 +43,13 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aiinfra.dataclass_code import loads_fast
+from aiinfra.diskcache import file_identity
 from aiinfra.errors import DataError
 
 if TYPE_CHECKING:
@@ -71,6 +74,7 @@ class Lookup:
     """efficiency.yaml row id, 'borrowed:<row id>' (+ ' (other vendor)'), or NO_DATA."""
 
 
+@loads_fast
 @dataclass(frozen=True, slots=True)
 class Curve:
     """One efficiency.yaml row: achieved fraction of peak ``y`` against log10 of the operation's size ``log_x``
@@ -435,10 +439,19 @@ def efficiency_rows(tables: DomainTables, lazy: bool | None = None) -> list[dict
     return rows
 
 
-def _used(rows: list[dict[str, Any]]) -> list[Curve]:
+def _used(rows: Sequence[dict[str, Any]]) -> list[Curve]:
     # cross_check rows document a second measurement of something a used row already covers; those timed inside
     # an engine serve lookups for that engine only
     return [_curve(r) for r in rows if r.get("points") and (r.get("engine") or not r.get("cross_check"))]
+
+
+def _file_curves(
+    tables: DomainTables, name: str, build: Callable[[Sequence[dict[str, Any]]], list[Curve]]
+) -> list[Curve]:
+    """``build`` of one efficiency file's rows (its curves), kept in the on-disk cache for a shipped file
+    (DomainTables.file_derived, keyed by this module: the curves are its code's), so a warm start unpickles curves
+    instead of reading rows and building them."""
+    return tables.file_derived(name, "efficiency-curves", build, file_identity(Path(__file__)))
 
 
 def _lazy_curves(tables: DomainTables) -> Callable[[str, str], list[Curve]]:
@@ -447,15 +460,18 @@ def _lazy_curves(tables: DomainTables) -> Callable[[str, str], list[Curve]]:
 
     def load(trigger: str, engine: str) -> list[Curve]:
         field_name = "m_tokens" if trigger == "by_m" else "moe_shape"
+
+        def checked(rows: Sequence[dict[str, Any]]) -> list[Curve]:
+            for r in rows:
+                if not r.get(field_name) or r.get("engine") != engine:
+                    raise DataError(
+                        f"efficiency row {r.get('id')}: a row of an efficiency_*_{trigger}_{engine}.yaml "
+                        f"file needs {field_name} and engine {engine}"
+                    )
+            return _used(rows)
+
         names = [n for n in tables.efficiency_files() if n.removesuffix(".yaml").endswith(f"_{trigger}_{engine}")]
-        rows = [r for n in names for r in tables.file_rows(n)]
-        for r in rows:
-            if not r.get(field_name) or r.get("engine") != engine:
-                raise DataError(
-                    f"efficiency row {r.get('id')}: a row of an efficiency_*_{trigger}_{engine}.yaml "
-                    f"file needs {field_name} and engine {engine}"
-                )
-        return _used(rows)
+        return [c for n in names for c in _file_curves(tables, n, checked)]
 
     return load
 
@@ -464,7 +480,7 @@ def table(tables: DomainTables) -> EfficiencyTable:
     """The efficiency table of a catalog's tables (a cluster's ``tables``), built once per tables object."""
     return tables.cached(EfficiencyTable) or tables.keep(
         EfficiencyTable(
-            _used(efficiency_rows(tables, lazy=False)),
+            [c for n in efficiency_files(tables) if not _lazy(n) for c in _file_curves(tables, n, _used)],
             parts=parts_of(tables.accelerators()),
             lazy_loader=_lazy_curves(tables),
         )

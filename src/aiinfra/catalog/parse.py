@@ -20,7 +20,16 @@ from typing import Any
 from aiinfra.diskcache import CACHE_FORMAT, blake2b, cache_dir, cached, file_identity
 from aiinfra.errors import DataError
 
-__all__ = ["CACHE_FORMAT", "cache_dir", "cached", "code_identity", "file_identity", "load_rows", "parse_file"]
+__all__ = [
+    "CACHE_FORMAT",
+    "cache_dir",
+    "cached",
+    "code_identity",
+    "file_identity",
+    "load_rows",
+    "parse_file",
+    "parser_identity",
+]
 
 #: source files whose code turns rows into validated specs (package-relative)
 _VALIDATION_CODE = ("units.py", "catalog/convert.py", "specs")
@@ -68,12 +77,18 @@ def parse_file(path: Path) -> list[Any]:
     return rows
 
 
+def parser_identity() -> str:
+    """The identity of this module, which gives parsed rows their shape (part of every key of a value built from
+    them)."""
+    return file_identity(Path(__file__))
+
+
 def load_rows(path: Path) -> list[Any]:
     """:func:`parse_file` through the on-disk cache (an entry is used only when its identity matches), with equal
     strings shared: the cache pickles, and a warm start unpickles, each key and repeated text once per file instead
     of once per row (the per-M efficiency file: 424 kB -> 219 kB, a third quicker to load). Keyed by this module too
     (the entry's shape is its code's)."""
-    identity = f"{file_identity(path)}|{file_identity(Path(__file__))}"
+    identity = f"{file_identity(path)}|{parser_identity()}"
     return cached(f"rows|{path.resolve()}", identity, lambda: _shared(parse_file(path), {}))
 
 

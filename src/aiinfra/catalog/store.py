@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from aiinfra.catalog.parse import cached, code_identity, file_identity, load_rows
+from aiinfra.catalog.parse import cached, code_identity, file_identity, load_rows, parser_identity
 from aiinfra.errors import DataError, SpecError, UnknownIdError
 from aiinfra.errors import suggest as suggest  # re-exported: catalog.suggest
 from aiinfra.specs.engine import RuntimeReserve as RuntimeReserve  # re-exported: catalog.RuntimeReserve
@@ -120,8 +120,7 @@ class Catalog:
     ) -> None:
         self.root = root
         """Folder of the base data files."""
-        self.overlay_dirs = overlay_dirs
-        """User folders applied on top of the base, in order."""
+        self._overlay_dirs = overlay_dirs
         self._overlay_rows = dict(overlay_rows or {})
         self._parent = parent
         self._files: dict[str, tuple[dict[str, Any], ...]] = {}
@@ -136,8 +135,8 @@ class Catalog:
             cls._DEFAULT = cls(shipped_dir())
         return cls._DEFAULT
 
-    _USER: tuple[float, tuple[str, int] | None, Catalog] | None = None
-    """(when the refreshed prices file was last looked at, its path and mtime, the catalog)"""
+    _USER: tuple[float, _WithRefreshedPrices] | None = None
+    """(when the refreshed prices were last looked at or the catalog was made, the catalog)"""
 
     #: seconds between looks at the refreshed prices (active() runs in hot loops: 60,000 times in one capacity
     #: search, where reading the environment and the file each time would cost whole percents)
@@ -146,31 +145,18 @@ class Catalog:
     @classmethod
     def user_default(cls) -> Catalog:
         """The shipped catalog plus the refreshed prices (:func:`refreshed_prices_dir`) when that folder holds
-        ``prices/cloud.csv``; rebuilt when the file or its setting changes (looked at every few seconds at most;
-        :meth:`forget_user_default` forces a look). A broken refreshed overlay is a SpecError naming it and the
-        fix."""
+        ``prices/cloud.csv``, looked for when a price file is first read (:class:`_WithRefreshedPrices`: a command
+        that reads no price never looks); rebuilt when the file or its setting changes (looked at every few seconds
+        at most; :meth:`forget_user_default` forces a look). A broken refreshed overlay is a SpecError naming it and
+        the fix, raised where a price is read."""
         now = time.monotonic()
         held = cls._USER
-        if held is not None and now - held[0] < cls._USER_RECHECK_S:
-            return held[2]
-        folder = refreshed_prices_dir()
-        path = folder / "prices" / "cloud.csv" if folder is not None else None
-        key = (str(path), path.stat().st_mtime_ns) if path is not None and path.is_file() else None
-        if held is not None and held[1] == key:
-            cls._USER = (now, key, held[2])
-            return held[2]
-        cat = cls.default()
-        if key is not None:
-            try:
-                cat = cat.with_overlay(folder)  # type: ignore[arg-type]
-            except SpecError as exc:
-                raise SpecError(
-                    str(folder),
-                    "(refreshed prices)",
-                    str(exc),
-                    f"run `aiinfra prices refresh` again, or delete the folder, or set {PRICES_DIR_ENV}=off",
-                ) from None
-        cls._USER = (now, key, cat)
+        if held is not None and (now - held[0] < cls._USER_RECHECK_S or held[1].unchanged()):
+            if now - held[0] >= cls._USER_RECHECK_S:
+                cls._USER = (now, held[1])
+            return held[1]
+        cat = _WithRefreshedPrices(cls.default())
+        cls._USER = (now, cat)
         return cat
 
     @classmethod
@@ -178,6 +164,11 @@ class Catalog:
         """Look at the refreshed prices again on the next :meth:`user_default` (after a refresh, or a change of
         ``$AIINFRA_PRICES_DIR`` in this process)."""
         cls._USER = None
+
+    @property
+    def overlay_dirs(self) -> tuple[Path, ...]:
+        """User folders applied on top of the base, in order."""
+        return self._overlay_dirs
 
     @property
     def shipped_base(self) -> Catalog:
@@ -217,6 +208,16 @@ class Catalog:
         """efficiency.yaml, then every ``efficiency_*.yaml`` of the base folder in name order."""
         extra = sorted(p.name for p in self.root.glob("efficiency_*.yaml"))
         return [n for n in ("efficiency.yaml", *extra) if self.path(n).exists() or self._overlay_rows_of(n)]
+
+    def derived(self, name: str, slot: str, build: Callable[[tuple[dict[str, Any], ...]], T], code: str) -> T:
+        """``build(self.file_rows(name))``. For a base file no overlay adds rows to, through the on-disk cache: one
+        entry per ``slot`` and file, keyed by the file, the parser (the rows' shape) and ``code`` (the identity of
+        what ``build`` runs and of the classes its value holds); an overlay's rows are built afresh."""
+        path = self.path(name)
+        if self._overlay_rows_of(name) or not path.exists():
+            return build(self.file_rows(name))
+        identity = f"{file_identity(path)}|{parser_identity()}|{code}"
+        return cached(f"{slot}|{path.resolve()}", identity, lambda: build(self.file_rows(name)))
 
     def memo(self, key: str, build: Callable[[], T]) -> T:
         """``build()`` once per catalog instance (tables derived from the rows)."""
@@ -381,6 +382,71 @@ def _merge(
     merged = [by_id.pop(str(r.get("id")), r) for r in base]
     added = [r for r in extra if str(r.get("id")) in by_id]
     return tuple([*added, *merged] if prepend else [*merged, *added])
+
+
+#: the files of the refreshed-prices folder (what ``aiinfra prices refresh`` writes there besides REFRESH.md)
+REFRESHED_FILES = ("prices/cloud.csv",)
+
+
+def _refreshed_prices_key() -> tuple[Path | None, tuple[str, int] | None]:
+    """The refreshed-prices folder and its prices file's (path, mtime), None when the file is absent or off."""
+    folder = refreshed_prices_dir()
+    path = folder / REFRESHED_FILES[0] if folder is not None else None
+    key = (str(path), path.stat().st_mtime_ns) if path is not None and path.is_file() else None
+    return folder, key
+
+
+class _WithRefreshedPrices(Catalog):
+    """The shipped catalog with the refreshed prices laid over it, looked for on the first read of a file they may
+    replace (:data:`REFRESHED_FILES`) or of the overlay folders: finding the folder imports platformdirs (≈ 10 ms)
+    and stats the file, which a command reading no price (``infer``, ``train``) does not pay. Every other file reads
+    the shipped rows. After the look, its rows are those of ``shipped.with_overlay(folder)``."""
+
+    def __init__(self, shipped: Catalog) -> None:
+        super().__init__(shipped.root, parent=shipped)
+        self._shipped = shipped
+        self._looked: tuple[tuple[str, int] | None, Catalog] | None = None
+        """(the prices file's key when looked at, the catalog with its rows), None before the first price read"""
+
+    def _priced(self) -> Catalog:
+        if self._looked is None:
+            folder, key = _refreshed_prices_key()
+            cat = self._shipped
+            if key is not None and folder is not None:
+                try:
+                    cat = cat.with_overlay(folder)
+                except SpecError as exc:
+                    raise SpecError(
+                        str(folder),
+                        "(refreshed prices)",
+                        str(exc),
+                        f"run `aiinfra prices refresh` again, or delete the folder, or set {PRICES_DIR_ENV}=off",
+                    ) from None
+            self._looked = (key, cat)
+        return self._looked[1]
+
+    def unchanged(self) -> bool:
+        """Whether what this catalog read still stands: no price read yet, or the refreshed prices file (and the
+        setting naming its folder) as when it was read."""
+        return self._looked is None or _refreshed_prices_key()[1] == self._looked[0]
+
+    @property
+    def overlay_dirs(self) -> tuple[Path, ...]:
+        """The refreshed-prices folder when it holds prices (looked for now), else none."""
+        return self._priced().overlay_dirs
+
+    def file_rows(self, name: str) -> tuple[dict[str, Any], ...]:
+        """The refreshed rows of a prices file, the shipped rows of any other."""
+        if name in REFRESHED_FILES:
+            return self._priced().file_rows(name)
+        return super().file_rows(name)
+
+    def _overlay_rows_of(self, name: str) -> tuple[dict[str, Any], ...]:
+        return self._priced()._overlay_rows_of(name) if name in REFRESHED_FILES else ()
+
+    def __repr__(self) -> str:
+        looked = "not looked for yet" if self._looked is None else repr(self._looked[1])
+        return f"Catalog(root={self.root}, refreshed prices: {looked})"
 
 
 _ACTIVE: contextvars.ContextVar[Catalog | None] = contextvars.ContextVar("aiinfra_catalog", default=None)

@@ -5,7 +5,7 @@ not whichever is active when it runs."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -64,6 +64,10 @@ class CatalogTables:
     def efficiency_files(self) -> tuple[str, ...]:
         """The efficiency data files (efficiency*.yaml, overlays' included), in reading order."""
         return self._cat.memo("efficiency_files", lambda: tuple(self._cat.efficiency_files()))
+
+    def file_derived(self, name: str, slot: str, build: Callable[[Rows], T], code: str) -> T:
+        """``build`` of one data file's rows, through the on-disk cache for a shipped file (Catalog.derived)."""
+        return self._cat.derived(name, slot, build, code)
 
     def kernel_overhead_files(self) -> tuple[str, ...]:
         """The kernel_overheads_<part>.yaml file names, sorted."""

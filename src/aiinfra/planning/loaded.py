@@ -37,12 +37,15 @@ for the rest of the call it lands in, (n − 1)/2 iterations on average.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from aiinfra.specs.workload import Slo
+
+if TYPE_CHECKING:  # numpy is imported where a grid or the TTFT chain needs arrays: a fixed concurrency needs neither
+    import numpy as np
 
 #: standard normal quantiles Φ⁻¹(0.90) and Φ⁻¹(0.99) of the percentiles reported (Abramowitz & Stegun Table 26.1)
 Z_P90 = 1.2815515655446004
@@ -57,6 +60,8 @@ chain that reaches 512 prompts per iteration is far past any SLO)."""
 def poisson_pmf(ks: np.ndarray, means: np.ndarray) -> np.ndarray:
     """P(K = k) of Poisson counts: rows = ``means`` (column vector), columns = ``ks`` = 0, 1, …, n (consecutive),
     exp(k·ln m − m − ln k!) with ln k! as a cumulative sum."""
+    import numpy as np
+
     log_fact = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, ks.size)))))
     m = np.maximum(means, 1e-300)
     out: np.ndarray = np.exp(ks[None, :] * np.log(m) - m - log_fact[None, :])
@@ -169,6 +174,8 @@ class LoadedReplica:
         self._memo: dict[int, ReplicaState] = {}
         self._grid: list[int] | None = None
         if grid:
+            import numpy as np
+
             pts = np.unique(np.round(np.geomspace(1, self.max_in_flight, 18)).astype(int))
             self._grid = [int(x) for x in pts]
 
@@ -190,7 +197,7 @@ class LoadedReplica:
         if self._grid is None:
             return self._exact(max(1, math.ceil(b - 1e-9)))
         g = self._grid
-        i = int(np.searchsorted(g, b))
+        i = bisect_left(g, b)  # np.searchsorted(g, b): the first grid batch >= b
         if (i < len(g) and g[i] == b) or i == 0:
             return self._exact(g[min(i, len(g) - 1)])
         lo, hi = self._exact(g[i - 1]), self._exact(g[min(i, len(g) - 1)])
@@ -332,6 +339,8 @@ class LoadedReplica:
 
     def _ttft_tails(self, st: ReplicaState, rate_per_s: float, delta_s: float) -> Tails:
         """TTFT percentiles of the gated batch-service chain of iteration lengths (module docstring)."""
+        import numpy as np
+
         d = st.decode_tpot_s * st.tokens_per_step  # one decode-only iteration
         lam = rate_per_s
         chunks = max(1, self._chunks(max(1, round(st.batch))))

@@ -10,6 +10,7 @@ then timed.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,38 +116,68 @@ def enumerate_plans(
     dp = count // (tp * pp * cp)
     keep = reject(global_batch_seqs % dp != 0, f"dp does not divide global_batch_seqs={global_batch_seqs}", per_base)
     tp, pp, cp, dp = tp[keep], pp[keep], cp[keep], dp[keep]
-    # expand the remaining dimensions
-    n_base = len(tp)
-    grid = list(itertools.product(ep_opts, VP_OPTIONS, mb_opts, range(len(shardings)), range(len(recomputes))))
-    n_rest = len(grid)
-    rest = np.array(grid, dtype=np.int64).reshape(n_rest, 5)
-    idx = np.repeat(np.arange(n_base), n_rest)
-    r = np.tile(np.arange(n_rest), n_base)
-    cols = {
-        "tp": tp[idx],
-        "pp": pp[idx],
-        "cp": cp[idx],
-        "dp": dp[idx],
-        "ep": rest[r, 0],
-        "vp": rest[r, 1],
-        "mb": rest[r, 2],
-        "sharding": np.array([Sharding.of(s) for s in shardings], dtype=np.int64)[rest[r, 3]],
-        "recompute": np.array([Recompute.of(s) for s in recomputes], dtype=np.int64)[rest[r, 4]],
-    }
-    ok = reject((cols["dp"] * cols["tp"]) % cols["ep"] != 0, "ep does not divide dp·tp", 1)
-    per_replica = global_batch_seqs // cols["dp"]
-    ok &= reject(ok & (per_replica % cols["mb"] != 0), "micro-batch does not divide the per-replica batch", 1)
-    uneven = model.num_layers % cols["pp"] != 0
-    layers_stage = model.num_layers // cols["pp"]
-    n_micro = per_replica // cols["mb"]
-    bad_vp = (cols["vp"] > 1) & (
-        (cols["pp"] == 1) | uneven | (layers_stage % cols["vp"] != 0) | (n_micro % cols["pp"] != 0)
+    plans = _expanded(model, global_batch_seqs, (tp, pp, cp, dp), ep_opts, mb_opts, shardings, recomputes, reject)
+    return Enumeration(plans=plans, candidates=candidates, rejected=rejected)
+
+
+def _expanded(
+    model: ModelArch,
+    global_batch_seqs: int,
+    base: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    ep_opts: list[int],
+    mb_opts: list[int],
+    shardings: tuple[str, ...],
+    recomputes: tuple[str, ...],
+    reject: Callable[[np.ndarray, str, int], np.ndarray],
+) -> PlanArrays:
+    """The plans of the base layouts ``base`` = (tp, pp, cp, dp) times every (ep, vp, micro-batch, sharding,
+    recompute), in that nesting order (recompute innermost), less those breaking the rules that involve the expanded
+    dimensions (each rejection counted by ``reject`` with its number of full combinations, in the order checked).
+
+    Each rule depends on the base and at most two expanded dimensions (ep: dp·tp; micro-batch: the per-replica
+    batch; interleaving: vp and the micro-batch count; ZeRO-3: the sharding), so the rules are checked on the
+    grid of base × ep × vp × micro-batch × sharding (recompute takes any value) and only the surviving plans are
+    built: the grid of every combination is ~3.7× larger than the plans kept for the 70B example."""
+    tp, pp, cp, dp = base
+    ep = np.array(ep_opts, dtype=np.int64)
+    vp = np.array(VP_OPTIONS, dtype=np.int64)
+    mb = np.array(mb_opts, dtype=np.int64)
+    sh = np.array([Sharding.of(s) for s in shardings], dtype=np.int64)
+    rc = np.array([Recompute.of(s) for s in recomputes], dtype=np.int64)
+    n_ep, n_vp, n_mb, n_sh, n_rc = len(ep), len(vp), len(mb), len(sh), len(rc)
+    # axes: base, ep, vp, mb, sharding
+    b = (slice(None), None, None, None, None)
+    per_replica = global_batch_seqs // dp
+    bad_ep = (dp * tp)[b] % ep[None, :, None, None, None] != 0
+    ok = reject(bad_ep, "ep does not divide dp·tp", n_vp * n_mb * n_sh * n_rc)
+    bad_mb = per_replica[b] % mb[None, None, None, :, None] != 0
+    ok = ok & reject(ok & bad_mb, "micro-batch does not divide the per-replica batch", n_vp * n_sh * n_rc)
+    vp_g = vp[None, None, :, None, None]
+    bad_vp = (vp_g > 1) & (
+        (pp[b] == 1)
+        | (model.num_layers % pp[b] != 0)
+        | ((model.num_layers // pp[b]) % vp_g != 0)
+        | ((per_replica[b] // mb[None, None, None, :, None]) % pp[b] != 0)
     )
     reason_vp = "interleaving needs pp > 1, equal stages, vp | layers/pp and micro-batches divisible by pp"
-    ok &= reject(ok & bad_vp, reason_vp, 1)
-    ok &= reject(ok & (cols["sharding"] == 3) & (cols["pp"] > 1), "DeepSpeed ZeRO-3 does not support pp > 1", 1)
-    plans = _plans_from_columns({k: v[ok] for k, v in cols.items()})
-    return Enumeration(plans=plans, candidates=candidates, rejected=rejected)
+    ok = ok & reject(ok & bad_vp, reason_vp, n_sh * n_rc)
+    bad_zero3 = (sh[None, None, None, None, :] == 3) & (pp[b] > 1)
+    ok = ok & reject(ok & bad_zero3, "DeepSpeed ZeRO-3 does not support pp > 1", n_rc)
+    full = np.broadcast_to(ok, (len(tp), n_ep, n_vp, n_mb, n_sh))
+    i_b, i_ep, i_vp, i_mb, i_sh = (np.repeat(i, n_rc) for i in np.nonzero(full))
+    i_rc = np.tile(np.arange(n_rc), len(i_b) // n_rc)
+    cols = {
+        "tp": tp[i_b],
+        "pp": pp[i_b],
+        "cp": cp[i_b],
+        "dp": dp[i_b],
+        "ep": ep[i_ep],
+        "vp": vp[i_vp],
+        "mb": mb[i_mb],
+        "sharding": sh[i_sh],
+        "recompute": rc[i_rc],
+    }
+    return _plans_from_columns(cols)
 
 
 def single_plan(model: ModelArch, setup: TrainSetup, **plan: int | str | bool) -> PlanArrays:

@@ -13,7 +13,7 @@ kernel-overhead figures per part) is kept on the tables object, one value per ty
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 if TYPE_CHECKING:
@@ -44,6 +44,12 @@ class DomainTables(Protocol):
 
     def efficiency_files(self) -> tuple[str, ...]:
         """efficiency.yaml, then every ``efficiency_*.yaml`` in name order (analytic/efficiency.py)."""
+        ...
+
+    def file_derived(self, name: str, slot: str, build: Callable[[Rows], T], code: str) -> T:
+        """``build(file_rows(name))``; for a shipped file no overlay adds rows to, kept in the on-disk cache under
+        ``slot``, keyed by the file and by ``code`` (the identity of the code ``build`` runs and of the classes its
+        value holds), so a warm start unpickles the value instead of building it (the efficiency curves)."""
         ...
 
     def kernel_overhead_files(self) -> tuple[str, ...]:

@@ -1,0 +1,119 @@
+"""What the per-format fused-MoE reductions (bench/aic_efficiency_moe_fp8_block.py, aic_efficiency_moe_w4a16.py)
+share: reading one engine's AIConfigurator ``moe_perf.parquet`` per Hopper system, keeping one ``moe_dtype`` at the
+listed expert shapes and writing ``moe_shape`` rows whose fraction is per-rank FLOP (2*T*k*3*h*i/moe_tp/moe_ep) /
+median latency / the catalog dense peak of the format's compute precision."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from aic_common import BLOB_URL, SYSTEM_IDS, data_root
+
+ROOT = Path(__file__).resolve().parents[1]
+ACCELERATORS = ROOT / "src" / "aiinfra" / "catalog" / "data" / "accelerators.yaml"
+READ_ON = "2026-11-26"
+COMMIT = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
+"""ai-dynamo/aiconfigurator commit read (2026-08-21)."""
+NAMES = {"vllm": "vLLM", "trtllm": "TensorRT-LLM", "sglang": "SGLang"}
+SYSTEMS = {"h100_sxm": "h100", "h200_sxm": "h200"}
+
+
+@dataclass(frozen=True)
+class MoeFormat:
+    """One weight format's reduction: which AIConfigurator rows it keeps and how its catalog rows are named."""
+
+    id_prefix: str
+    """Row ids start ``moe-<id_prefix>-``."""
+    dtype: str
+    """The rows' ``dtype`` (the weight format the planner names)."""
+    peak_dtype: str
+    """Catalog dense peak the fraction is of (the precision the GEMM computes in)."""
+    moe_dtype: str
+    """AIConfigurator's ``moe_dtype`` kept."""
+    label: str
+    """What the format is, in the rows' notes."""
+    versions: dict[str, str]
+    """Engine -> the AIConfigurator table (engine release) reduced."""
+    shapes: dict[tuple[int, int, int, int], str]
+    """(hidden, expert width, experts, top-k) -> the catalog models with that routed-expert shape."""
+    header: str
+    """The data file's comment header (``str.format`` with name, version, engine)."""
+
+
+def rows(pd: Any, data: Path, engine: str, fmt: MoeFormat) -> list[str]:
+    """The catalog rows of ``engine``'s table for ``fmt``, one per system, shape and one-way expert split."""
+    acc = {str(r["id"]): r for r in yaml.safe_load(ACCELERATORS.read_text())}
+    version = fmt.versions[engine]
+    out: list[str] = []
+    for system, short in SYSTEMS.items():
+        path = f"{system}/moe/{engine}/{version}/moe_perf.parquet"
+        if not (data / path).exists():
+            print(f"# no {path}", file=sys.stderr)
+            continue
+        acc_id = SYSTEM_IDS[system]
+        peak = float(acc[acc_id]["dense_tflop_per_s"][fmt.peak_dtype]) * 1e12
+        df = pd.read_parquet(data / path)
+        df = df[(df.moe_dtype == fmt.moe_dtype) & (df.distribution == "balanced") & (df.latency > 0)]
+        for (h, i, e, k), model in fmt.shapes.items():
+            g = df[(df.hidden_size == h) & (df.inter_size == i) & (df.num_experts == e) & (df.topk == k)]
+            for (tp, ep), sub in sorted(g.groupby(["moe_tp_size", "moe_ep_size"])):
+                if tp > 1 and ep > 1:  # the planner splits experts one way: tp (ep = 1) or ep
+                    continue
+                lat_ms = sub.groupby("num_tokens").latency.median().sort_index()
+                flop = 2.0 * lat_ms.index.to_numpy() * k * 3 * h * i / tp / ep
+                eff = flop / (lat_ms.to_numpy() * 1e-3) / peak
+                if len(eff) < 2 or not ((eff > 0) & (eff <= 1)).all():
+                    continue
+                kernel = str(sub.kernel_source.iloc[0])
+                t0, l0 = int(lat_ms.index[0]), float(lat_ms.iloc[0])
+                points = ", ".join(f"[{int(t)}, {float(y):.4g}]" for t, y in zip(lat_ms.index, eff, strict=True))
+                url = f"{BLOB_URL.replace('/main/', f'/{COMMIT}/')}/{path}"
+                out.append(
+                    "\n".join(
+                        [
+                            f"- id: moe-{fmt.id_prefix}-{short}-h{h}-i{i}-e{e}-k{k}-tp{tp}-ep{ep}-aic-{engine}",
+                            "  kind: moe_shape",
+                            f"  accelerators: [{acc_id}]",
+                            f"  dtype: {fmt.dtype}",
+                            f"  moe_shape: [{h}, {i}, {e}, {k}, {tp}, {ep}]",
+                            "  x: 'tokens entering the MoE layer (before expert-parallel dispatch)'",
+                            f"  points: [{points}]",
+                            "  provenance: measured",
+                            f"  engine: {engine}",
+                            "  cross_check: true",
+                            "  sources:",
+                            f"    - {{title: 'ai-dynamo/aiconfigurator systems/data/{path} ({NAMES[engine]} {version} "
+                            f"fused MoE timings, NVIDIA collection; commit {COMMIT[:7]})', url: '{url}', "
+                            f"read_on: '{READ_ON}', fields: [kernel_source, moe_dtype, num_tokens, hidden_size, "
+                            "inter_size, topk, num_experts, moe_tp_size, moe_ep_size, distribution, latency]}",
+                            f"  notes: 'Routed experts of {model} ({fmt.label}): {kernel}, "
+                            f"{fmt.moe_dtype}, balanced routing, moe_tp {tp}, moe_ep {ep}; median latency per token "
+                            f"count. Worked example: {t0} tokens -> {2 * t0 * k * 3 * h * i / tp / ep:.4e} FLOP per "
+                            f"rank in {l0:.4f} ms = {eff[0]:.4g} of the catalog {fmt.peak_dtype} peak.'",
+                        ]
+                    )
+                )
+    return out
+
+
+def main(fmt: MoeFormat, doc: str) -> int:
+    """The command line of a format's script: ``--engine`` and ``--data``; the YAML on stdout."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--engine", choices=tuple(fmt.versions), default="vllm")
+    ap.add_argument("--data", type=Path, default=None, help="AIConfigurator systems/data folder")
+    args = ap.parse_args()
+    data = args.data or data_root()
+    if data is None:
+        print("aiconfigurator_core is not installed and no --data given; nothing to reduce", file=sys.stderr)
+        return 0
+    import pandas as pd
+
+    version = fmt.versions[args.engine]
+    head = fmt.header.format(name=NAMES[args.engine], version=version, engine=args.engine)
+    sys.stdout.write(head + "\n".join(r + "\n" for r in rows(pd, data, args.engine, fmt)))
+    return 0
