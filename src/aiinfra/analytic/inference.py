@@ -234,8 +234,8 @@ def fp8_block_time_factor(tables: DomainTables, acc: AcceleratorSpec, engine: st
     AIConfigurator's tables, median over shapes per M, interpolated in log M); 1 with no engine or no such row. A
     block-scaled checkpoint (DeepSeek-V3 report §3.3.2: 128x128 weight blocks, 1x128 activation groups quantised at
     run time) runs a different kernel, with a scale per block of K to apply, whose time the per-tensor GEMM curves
-    do not carry: vLLM 0.14.0's op takes 1.9x the per-tensor time at one token and 1.3-1.4x at thousands on H100 and
-    H200; SGLang's (DeepGEMM) and TensorRT-LLM's block op are level with or faster than their per-tensor op."""
+    do not carry: vLLM 0.14.0's op takes 1.9-2.1x the per-tensor time at one token and 1.3-1.4x at thousands on H100
+    and H200; SGLang's and TensorRT-LLM's block op are level with or faster than their per-tensor op."""
     if engine is None:
         return 1.0
     look = table(tables).lookup("fp8_block_gemm", acc.id, max(tokens, 1.0), dtype="fp8", engine=engine)
