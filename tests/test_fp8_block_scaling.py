@@ -112,8 +112,10 @@ def test_block_scaled_dense_layers_take_the_engines_block_time() -> None:
         return InferenceModel(model=arch, cluster=cl, tp=8, weight_precision=wp, engine=engine)
 
     # one linear layer at one token: the vLLM block op takes about twice the per-tensor time (table ratios above)
-    one = [model(a, "vllm")._linear(1, 7168 * 2048 * 61.0, 61, "fp8", 8, block_scaled=b).compute_s
-           for a, b in ((per_tensor, False), (ds, True))]
+    one = [
+        model(a, "vllm")._linear(1, 7168 * 2048 * 61.0, 61, "fp8", 8, block_scaled=b).compute_s
+        for a, b in ((per_tensor, False), (ds, True))
+    ]
     assert 1.9 < one[1] / one[0] < 2.25
     # a whole 8,192-token prefill step: the block-scaled checkpoint's linear layers slower on vLLM, faster on
     # TensorRT-LLM; engine-free and bf16 runs unchanged
