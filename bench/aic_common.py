@@ -4,6 +4,8 @@ data lives, how its systems map to catalog accelerators, and how the rows cite i
 from __future__ import annotations
 
 import importlib.util
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 READ_ON = "2026-11-23"
@@ -24,6 +26,24 @@ SYSTEM_IDS: dict[str, str] = {
     "rtx_pro_6000_server": "nvidia-rtx-pro-6000",
     "a100_sxm": "nvidia-a100-sxm4-80gb",
 }
+
+COMMIT_095F58A = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
+"""ai-dynamo/aiconfigurator commit (2026-08-21) the block-FP8 and MXFP4 reductions read."""
+#: engine id -> its name in the rows' titles and notes
+ENGINE_NAMES = {"vllm": "vLLM", "trtllm": "TensorRT-LLM", "sglang": "SGLang"}
+#: the Hopper systems the per-format reductions read -> their short name in the row ids
+HOPPER_SYSTEMS = {"h100_sxm": "h100", "h200_sxm": "h200"}
+
+
+def hopper_tables(data: Path, op: str, engine: str, version: str) -> Iterator[tuple[str, str, str]]:
+    """(system, short name, path under ``data``) of each Hopper system's ``<op>_perf.parquet`` table (op: gemm, moe)
+    of ``engine`` ``version``; a missing table is named on stderr and skipped."""
+    for system, short in HOPPER_SYSTEMS.items():
+        rel = f"{system}/{op}/{engine}/{version}/{op}_perf.parquet"
+        if not (data / rel).exists():
+            print(f"# no {rel}", file=sys.stderr)
+            continue
+        yield system, short, rel
 
 
 def data_root() -> Path | None:

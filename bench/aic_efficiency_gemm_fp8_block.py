@@ -32,19 +32,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aic_common import BLOB_URL, SYSTEM_IDS, data_root
+from aic_common import BLOB_URL, COMMIT_095F58A, ENGINE_NAMES, SYSTEM_IDS, data_root, hopper_tables
 
 READ_ON = "2026-11-26"
-COMMIT = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
-"""ai-dynamo/aiconfigurator commit read."""
 VERSIONS = {"vllm": "0.14.0", "sglang": "0.5.6.post2", "trtllm": "1.2.0rc5"}
-NAMES = {"vllm": "vLLM", "trtllm": "TensorRT-LLM", "sglang": "SGLang"}
-SYSTEMS = {"h100_sxm": "h100", "h200_sxm": "h200"}
 #: GEMM row counts kept (those of the grid every table sweeps; the newer tables add odd M in between)
 M_POINTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 MIN_DIM = 256
 """n, k floor: the linear layers of the catalog's models split up to 8 ways (as bench/aic_efficiency_gemm.py)."""
 MIN_SHAPES = 20
+"""Shapes an M needs in both formats for its median to be kept (every M of M_POINTS has hundreds where swept)."""
 HEADER = """\
 # Block-scaled FP8 dense GEMMs against per-tensor FP8, per engine and part, reduced from NVIDIA AIConfigurator's
 # measured GEMM timings (aiconfigurator_core systems/data/<system>/gemm/<engine>/<version>/gemm_perf.parquet,
@@ -81,13 +78,10 @@ def example(pd: Any, path: Path, m: int, n: int, k: int) -> tuple[float, float] 
 
 
 def rows(pd: Any, data: Path, engine: str) -> list[str]:
+    """The catalog rows of ``engine``'s table, one per Hopper system that has it."""
     version = VERSIONS[engine]
     out: list[str] = []
-    for system, short in SYSTEMS.items():
-        rel = f"{system}/gemm/{engine}/{version}/gemm_perf.parquet"
-        if not (data / rel).exists():
-            print(f"# no {rel}", file=sys.stderr)
-            continue
+    for system, short, rel in hopper_tables(data, "gemm", engine, version):
         got = ratios(pd, data / rel)
         if len(got) < 2:
             continue
@@ -101,7 +95,7 @@ def rows(pd: Any, data: Path, engine: str) -> list[str]:
             if ex
             else ""
         )
-        url = f"{BLOB_URL.replace('/main/', f'/{COMMIT}/')}/{rel}"
+        url = f"{BLOB_URL.replace('/main/', f'/{COMMIT_095F58A}/')}/{rel}"
         out.append(
             "\n".join(
                 [
@@ -115,11 +109,11 @@ def rows(pd: Any, data: Path, engine: str) -> list[str]:
                     f"  engine: {engine}",
                     "  cross_check: true",
                     "  sources:",
-                    f"    - {{title: 'ai-dynamo/aiconfigurator systems/data/{rel} ({NAMES[engine]} {version} "
-                    f"linear-layer timings, NVIDIA collection; commit {COMMIT[:7]})', url: '{url}', "
+                    f"    - {{title: 'ai-dynamo/aiconfigurator systems/data/{rel} ({ENGINE_NAMES[engine]} {version} "
+                    f"linear-layer timings, NVIDIA collection; commit {COMMIT_095F58A[:7]})', url: '{url}', "
                     f"read_on: '{READ_ON}', fields: [gemm_dtype, m, n, k, latency, kernel_source]}}",
-                    f"  notes: 'ENGINE {engine} ONLY. {NAMES[engine]} {version} gemm_perf: latency of gemm_dtype "
-                    "fp8_block over fp8 at the same (m, n, k), median per M over the shapes with n, k >= "
+                    f"  notes: 'ENGINE {engine} ONLY. {ENGINE_NAMES[engine]} {version} gemm_perf: latency of "
+                    "gemm_dtype fp8_block over fp8 at the same (m, n, k), median per M over the shapes with n, k >= "
                     f"{MIN_DIM} measured in both ({spread}).{ex_text}'",
                 ]
             )

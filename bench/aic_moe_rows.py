@@ -12,15 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from aic_common import BLOB_URL, SYSTEM_IDS, data_root
+from aic_common import BLOB_URL, COMMIT_095F58A, ENGINE_NAMES, SYSTEM_IDS, data_root, hopper_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 ACCELERATORS = ROOT / "src" / "aiinfra" / "catalog" / "data" / "accelerators.yaml"
 READ_ON = "2026-11-26"
-COMMIT = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
-"""ai-dynamo/aiconfigurator commit read (2026-08-21)."""
-NAMES = {"vllm": "vLLM", "trtllm": "TensorRT-LLM", "sglang": "SGLang"}
-SYSTEMS = {"h100_sxm": "h100", "h200_sxm": "h200"}
 
 
 @dataclass(frozen=True)
@@ -50,11 +46,7 @@ def rows(pd: Any, data: Path, engine: str, fmt: MoeFormat) -> list[str]:
     acc = {str(r["id"]): r for r in yaml.safe_load(ACCELERATORS.read_text())}
     version = fmt.versions[engine]
     out: list[str] = []
-    for system, short in SYSTEMS.items():
-        path = f"{system}/moe/{engine}/{version}/moe_perf.parquet"
-        if not (data / path).exists():
-            print(f"# no {path}", file=sys.stderr)
-            continue
+    for system, short, path in hopper_tables(data, "moe", engine, version):
         acc_id = SYSTEM_IDS[system]
         peak = float(acc[acc_id]["dense_tflop_per_s"][fmt.peak_dtype]) * 1e12
         df = pd.read_parquet(data / path)
@@ -72,7 +64,7 @@ def rows(pd: Any, data: Path, engine: str, fmt: MoeFormat) -> list[str]:
                 kernel = str(sub.kernel_source.iloc[0])
                 t0, l0 = int(lat_ms.index[0]), float(lat_ms.iloc[0])
                 points = ", ".join(f"[{int(t)}, {float(y):.4g}]" for t, y in zip(lat_ms.index, eff, strict=True))
-                url = f"{BLOB_URL.replace('/main/', f'/{COMMIT}/')}/{path}"
+                url = f"{BLOB_URL.replace('/main/', f'/{COMMIT_095F58A}/')}/{path}"
                 out.append(
                     "\n".join(
                         [
@@ -87,8 +79,9 @@ def rows(pd: Any, data: Path, engine: str, fmt: MoeFormat) -> list[str]:
                             f"  engine: {engine}",
                             "  cross_check: true",
                             "  sources:",
-                            f"    - {{title: 'ai-dynamo/aiconfigurator systems/data/{path} ({NAMES[engine]} {version} "
-                            f"fused MoE timings, NVIDIA collection; commit {COMMIT[:7]})', url: '{url}', "
+                            f"    - {{title: 'ai-dynamo/aiconfigurator systems/data/{path} "
+                            f"({ENGINE_NAMES[engine]} {version} fused MoE timings, NVIDIA collection; "
+                            f"commit {COMMIT_095F58A[:7]})', url: '{url}', "
                             f"read_on: '{READ_ON}', fields: [kernel_source, moe_dtype, num_tokens, hidden_size, "
                             "inter_size, topk, num_experts, moe_tp_size, moe_ep_size, distribution, latency]}",
                             f"  notes: 'Routed experts of {model} ({fmt.label}): {kernel}, "
@@ -114,6 +107,6 @@ def main(fmt: MoeFormat, doc: str) -> int:
     import pandas as pd
 
     version = fmt.versions[args.engine]
-    head = fmt.header.format(name=NAMES[args.engine], version=version, engine=args.engine)
+    head = fmt.header.format(name=ENGINE_NAMES[args.engine], version=version, engine=args.engine)
     sys.stdout.write(head + "\n".join(r + "\n" for r in rows(pd, data, args.engine, fmt)))
     return 0
