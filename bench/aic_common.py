@@ -1,4 +1,4 @@
-"""What the three AIConfigurator reduction scripts (bench/aic_efficiency_*.py) share: where the installed
+"""What the AIConfigurator reduction scripts (bench/aic_efficiency_*.py) share: where the installed
 data lives, how its systems map to catalog accelerators, and how the rows cite it."""
 
 from __future__ import annotations
