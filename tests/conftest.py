@@ -207,11 +207,3 @@ def sim_max_rate(sc: Any, *args: Any, **kw: Any) -> Any:
     from aiinfra.sim.search import max_rate_meeting_slo
 
     return max_rate_meeting_slo(sc, *args, tables=serving_tables(sc), **kw)
-
-
-def sim_max_clients(sc: Any, *args: Any, **kw: Any) -> Any:
-    """aiinfra.sim.search.max_clients_meeting_slo of ``sc`` with its engine profile."""
-    from aiinfra.app.tables import serving_tables
-    from aiinfra.sim.search import max_clients_meeting_slo
-
-    return max_clients_meeting_slo(sc, *args, tables=serving_tables(sc), **kw)
