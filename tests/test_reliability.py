@@ -507,6 +507,37 @@ def test_lemons_retries_and_storage_lengthen_the_run() -> None:
         _small_plan(storage_kind="tape")
 
 
+def test_slow_node_swap_restarts_as_a_chain() -> None:
+    """A slow node is swapped for another machine, so its restart is a chain like a repair's: 8 nodes at 1e-3 per
+    node-day slowed 30 % for 7,200 s, restart 300 s, load 30 s, warm-up 120 s. q = 0 costs 0.3 × 7200 + 300 + 30 +
+    120 = 2,610 s a stop; q = 0.5 adds one failed attempt on average, 1 / (1 − 0.5) − 1 = 1, of 300 s: 2,910 s. A
+    rollback restarts on the same nodes, once: 1800 + 900 / 2 + 3600 + 450 = 6,300 s whatever q."""
+    from aiinfra.reliability.plan import _stops
+    from aiinfra.specs.common import validate
+    from aiinfra.specs.reliability import ReliabilityInput
+
+    def stops(q: float) -> dict[str, tuple[float, float]]:
+        ri = validate(
+            ReliabilityInput,
+            {
+                "storage_write_bytes_per_s": 1e11,
+                "restart_s": 300,
+                "repair_s": 86_400,
+                "warmup_s": 120,
+                "restart_failure_prob": q,
+                "slow_nodes": {"per_node_per_day": 1e-3, "slowdown_frac": 0.3, "noticed_s": 7200},
+                "rollbacks": {"per_day": 0.1, "detection_s": 1800, "rollback_s": 3600},
+            },
+            where="reliability",
+        )
+        return {name: (rate, cost) for name, rate, cost in _stops(ri, nodes=8, interval_s=900.0, load_s=30.0)}
+
+    plain, chained = stops(0.0), stops(0.5)
+    assert plain["slow_nodes"] == pytest.approx((8e-3 / 86_400, 2610.0))
+    assert chained["slow_nodes"] == pytest.approx((8e-3 / 86_400, 2910.0))
+    assert plain["rollbacks"] == chained["rollbacks"] == pytest.approx((0.1 / 86_400, 6300.0))
+
+
 def test_monte_carlo_matches_analytic_with_recovery_parts() -> None:
     lam = 1 / 3_600
     down = downtime(
