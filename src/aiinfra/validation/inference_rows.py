@@ -157,11 +157,11 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         engine,
         inp,
         out,
-        release,
-        steps,
-        mem_util,
-        ep,
-        attention_dp,
+        release=release,
+        scheduler_steps=steps,
+        gpu_memory_utilization_frac=mem_util,
+        ep=ep,
+        attention_dp=attention_dp,
     )
     if mode == "poisson":
         sched = {k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v}
