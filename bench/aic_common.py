@@ -46,6 +46,14 @@ def hopper_tables(data: Path, op: str, engine: str, version: str) -> Iterator[tu
         yield system, short, rel
 
 
+def data_folder(given: Path | None) -> Path | None:
+    """``given`` (a script's --data) or else the installed systems/data; None, said on stderr, when there is neither."""
+    data = given or data_root()
+    if data is None:
+        print("aiconfigurator_core is not installed and no --data given; nothing to reduce", file=sys.stderr)
+    return data
+
+
 def data_root() -> Path | None:
     """systems/data of the installed aiconfigurator_core (None when it is not installed here)."""
     spec = importlib.util.find_spec("aiconfigurator_core")

@@ -32,7 +32,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aic_common import BLOB_URL, COMMIT_095F58A, ENGINE_NAMES, SYSTEM_IDS, data_root, hopper_tables
+from aic_common import BLOB_URL, COMMIT_095F58A, ENGINE_NAMES, SYSTEM_IDS, data_folder, hopper_tables
 
 READ_ON = "2026-11-26"
 VERSIONS = {"vllm": "0.14.0", "sglang": "0.5.6.post2", "trtllm": "1.2.0rc5"}
@@ -125,9 +125,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=None, help="AIConfigurator systems/data folder")
     args = ap.parse_args()
-    data = args.data or data_root()
+    data = data_folder(args.data)
     if data is None:
-        print("aiconfigurator_core is not installed and no --data given; nothing to reduce", file=sys.stderr)
         return 0
     import pandas as pd
 

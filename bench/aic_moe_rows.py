@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from aic_common import BLOB_URL, COMMIT_095F58A, ENGINE_NAMES, SYSTEM_IDS, data_root, hopper_tables
+from aic_common import BLOB_URL, COMMIT_095F58A, ENGINE_NAMES, SYSTEM_IDS, data_folder, hopper_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 ACCELERATORS = ROOT / "src" / "aiinfra" / "catalog" / "data" / "accelerators.yaml"
@@ -100,9 +100,8 @@ def main(fmt: MoeFormat, doc: str) -> int:
     ap.add_argument("--engine", choices=tuple(fmt.versions), default="vllm")
     ap.add_argument("--data", type=Path, default=None, help="AIConfigurator systems/data folder")
     args = ap.parse_args()
-    data = args.data or data_root()
+    data = data_folder(args.data)
     if data is None:
-        print("aiconfigurator_core is not installed and no --data given; nothing to reduce", file=sys.stderr)
         return 0
     import pandas as pd
 
