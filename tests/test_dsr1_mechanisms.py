@@ -144,3 +144,19 @@ def test_simulated_rows_carry_the_runs_expert_and_attention_layout() -> None:
     assert plan == {"tp": 8, "pp": 1, "ep": 8, "attention_dp": True, "replicas": 1}
     plain = _Served(catalog.model("deepseek-v3"), H200, 8, 8, 1, "fp8", "bf16", "vllm", 1000, 100)
     assert json.loads(plain.scenario())["inference"]["plan"] == {"tp": 8, "pp": 1}
+
+
+def test_replicated_down_projections_are_held_whole_on_every_rank() -> None:
+    # DeepSeek-V3 FP8 at tp 8: the split gives each rank 1/8 of the 15,138,816 q_a/kv_a weights of each of 61
+    # layers; held whole, each rank keeps the other 7/8 too: 61 x 15,138,816 x 7/8 x 1 byte = 808,023,304 bytes more
+    im = _model(None)
+    split_only = im.weight_bytes_per_replica / 8
+    assert im.weight_bytes_per_accelerator - split_only == pytest.approx(61 * 15_138_816 * 7 / 8)
+    one = InferenceModel(
+        model=catalog.model("deepseek-v3"),
+        cluster=resolve_cluster(HardwareInput(accelerator=H200, count=8, per_node=8)),
+        tp=1,
+        weight_precision="fp8",
+        kv_precision="bf16",
+    )
+    assert one.weight_bytes_per_accelerator == pytest.approx(one.weight_bytes_per_replica)

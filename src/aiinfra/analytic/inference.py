@@ -390,10 +390,14 @@ class InferenceModel:
 
     @property
     def weight_bytes_per_accelerator(self) -> float:
-        """Weight bytes one accelerator holds: the replica's split over tp × pp; with attention DP, its pipeline
-        stage's whole non-expert weights and 1/tp of the stage's routed experts."""
+        """Weight bytes one accelerator holds: the replica's split over tp × pp, plus the part of MLA's replicated
+        down-projections a split would have left on the other ranks (``mla_replicated_params_per_layer``: every rank
+        holds them whole); with attention DP, its pipeline stage's whole non-expert weights and 1/tp of the stage's
+        routed experts."""
         if not self.attention_dp:
-            return self.weight_bytes_per_replica / (self.tp * self.pp)
+            layers = math.ceil(self.model.num_layers / self.pp)
+            replicated = layers * mla_replicated_params_per_layer(self.model) * DTYPE_BYTES[self.weight_precision]
+            return self.weight_bytes_per_replica / (self.tp * self.pp) + replicated * (1.0 - 1.0 / self.tp)
         vocab, routed, other = self._split_weight_bytes()
         return (vocab + other) / self.pp + routed / (self.pp * self.tp)
 
