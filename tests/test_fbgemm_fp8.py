@@ -10,6 +10,7 @@ from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.model_figures import params_total
 from aiinfra.analytic.step_time import StepBatch
+from aiinfra.catalog.hf_config import arch_from_hf_config
 from aiinfra.catalog.resolve import cluster_for
 from aiinfra.validation.rows import model_from_row
 
@@ -70,3 +71,14 @@ def test_rows_stating_fbgemm_fp8_carry_it() -> None:
     assert model_from_row(row, models)[0].fp8_bf16_modules == "attention_and_edge_mlps"
     assert model_from_row({**row, "quantizer": ""}, models)[0].fp8_bf16_modules == "none"
     assert model_from_row({**row, "quantizer": "modelopt"}, models)[0].fp8_bf16_modules == "none"
+
+
+def test_hf_config_of_an_fbgemm_checkpoint() -> None:
+    # meta-llama/Llama-3.1-405B-FP8 config.json: quant_method fbgemm_fp8, modules_to_not_convert lists every
+    # self_attn projection and layers 0 and 125's MLPs
+    cfg = {"num_hidden_layers": 2, "hidden_size": 1024, "num_attention_heads": 8, "vocab_size": 1000}
+    kept = ["model.layers.0.self_attn.q_proj", "model.layers.0.mlp.down_proj", "model.layers.1.mlp.up_proj"]
+    quant = {"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0, "modules_to_not_convert": kept}
+    assert arch_from_hf_config({**cfg, "quantization_config": quant}).fp8_bf16_modules == "attention_and_edge_mlps"
+    no_attn = {**quant, "modules_to_not_convert": ["lm_head"]}
+    assert arch_from_hf_config({**cfg, "quantization_config": no_attn}).fp8_bf16_modules == "none"
