@@ -1,5 +1,5 @@
 """Meta's FBGEMM FP8 checkpoint of Llama 3.1 405B (issue 29, docs/serving.md "Offline fixed sets"): FP8 on the MLPs
-only, attention and the first and last layers' MLPs in bf16 (Llama 3 report arXiv 2407.21783 §6.2.2); the validation
+only, attention and the first and last layers' MLPs in bf16 (Llama 3 report arXiv 2407.21783 §6.2); the validation
 rows that state ``quantizer`` fbgemm_fp8 carry it to the model. Expected byte counts are hand calculations below."""
 
 from __future__ import annotations
