@@ -375,13 +375,25 @@ class InferenceModel:
         """Format of the embedding and output head: the weights' own when 16/32-bit, else bf16 (module docstring)."""
         return self.weight_precision if self.weight_precision in ("bf16", "fp16", "fp32") else "bf16"
 
+    def _bf16_layer_params(self) -> tuple[float, float]:
+        """(attention, dense-MLP) parameters of one replica that an FP8 checkpoint leaves in bf16
+        (``ModelArch.fp8_bf16_modules``: every attention projection, the first and last layers' MLPs); (0, 0)
+        otherwise."""
+        m = self.model
+        if self.weight_precision != "fp8" or m.fp8_bf16_modules == "none":
+            return 0.0, 0.0
+        pb = param_breakdown(m)
+        return m.num_layers * pb.attention_per_layer, min(2, pb.dense_layers) * pb.dense_mlp_per_layer
+
     def _split_weight_bytes(self) -> tuple[float, float, float]:
         """(vocab bytes, routed-expert bytes, other layer bytes) of one replica."""
         pb = param_breakdown(self.model)
         vocab = pb.embedding + pb.output
         routed = pb.moe_layers * pb.moe_routed_per_layer
         wb = DTYPE_BYTES[self.weight_precision]
-        return vocab * DTYPE_BYTES[self.vocab_precision], routed * wb, (pb.total - vocab - routed) * wb
+        kept = sum(self._bf16_layer_params())  # left in bf16 by the checkpoint
+        other = (pb.total - vocab - routed - kept) * wb + kept * DTYPE_BYTES["bf16"]
+        return vocab * DTYPE_BYTES[self.vocab_precision], routed * wb, other
 
     @property
     def weight_bytes_per_replica(self) -> float:
@@ -603,11 +615,20 @@ class InferenceModel:
         replicated = layers * mla_replicated_params_per_layer(m) if split > 1 else 0.0
         # the attention and dense MLP weights of a block-scaled FP8 checkpoint (not its router gate)
         blk = self.weight_precision == "fp8" and m.fp8_scaling == "block"
+        # layers the FP8 checkpoint left in bf16 (ModelArch.fp8_bf16_modules): stored, streamed and multiplied in bf16,
+        # their kernels counted with them (per stage, as the other terms)
+        bf16_attn, bf16_mlp = (x / pp for x in self._bf16_layer_params())
+        cd16 = compute_dtype(acc.dense_flop_per_s, "bf16")
+        attn_cd, attn_w = (cd16, "bf16") if bf16_attn else (cd, None)
+        mlp_q_layers = mlp_layers - (bf16_mlp / pb.dense_mlp_per_layer if bf16_mlp else 0.0)
         parts = [
-            self._linear(t_rank, attn - replicated, 2 * layers, cd, split, block_scaled=blk),  # qkv, o
+            self._linear(t_rank, attn - replicated, 2 * layers, attn_cd, split, attn_w, block_scaled=blk),  # qkv, o
             self._linear(t_rank, replicated, layers, cd, 1, block_scaled=blk) if replicated else _Kernels(0.0, 0.0),
-            self._linear(t_rank, dense_mlp, 2 * mlp_layers, cd, split, block_scaled=blk)
+            self._linear(t_rank, dense_mlp - bf16_mlp, 2 * mlp_q_layers, cd, split, block_scaled=blk)
             if dense_mlp
+            else _Kernels(0.0, 0.0),
+            self._linear(t_rank, bf16_mlp, 2 * (mlp_layers - mlp_q_layers), cd16, split, "bf16")
+            if bf16_mlp
             else _Kernels(0.0, 0.0),
             self._linear(t_rank, router, pb.moe_layers / pp, cd, 1) if router else _Kernels(0.0, 0.0),
         ]

@@ -65,6 +65,12 @@ class ModelArch:
     serving run only (analytic/inference.py ``fp8_block_time_factor``)."""
     fp8_block_size: tuple[Width, Width] | None = None
     """(rows, columns) of one weight scaling block, with ``fp8_scaling: block`` only (DeepSeek-V3, Qwen3: 128 x 128)."""
+    fp8_bf16_modules: Literal["none", "attention_and_edge_mlps"] = "none"
+    """Linear layers an FP8 checkpoint leaves in bf16. ``attention_and_edge_mlps``: Meta's own FP8 release of Llama
+    3.1 405B (FBGEMM row-wise FP8, ``quant_method: fbgemm_fp8``) quantises the feed-forward layers only, and not
+    those of the first and last layer: every attention projection and the first and last MLP stay bf16 (Llama 3
+    report, Dubey et al. 2024, arXiv 2407.21783, §6.2; the checkpoint's ``modules_to_not_convert``). Prices an
+    FP8 serving run's weight bytes and those layers' GEMMs (analytic/inference.py)."""
     sources: tuple[Source, ...] = ()
     notes: str = ""
 

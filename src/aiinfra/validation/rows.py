@@ -203,10 +203,15 @@ def _fp8_scaling(
     row: dict[str, str], data: dict[str, object], models: Mapping[str, ModelArch], flags: list[str]
 ) -> dict[str, object]:
     """The FP8 weight scaling of an fp8 row's checkpoint: per tensor for a ModelOpt export (``quantizer`` modelopt:
-    ``quant_algo: FP8``, one scale per tensor); else that of the catalog model the row names or, failing a name
+    ``quant_algo: FP8``, one scale per tensor); Meta's FBGEMM FP8 release (``quantizer`` fbgemm_fp8: row-wise FP8 on
+    the MLPs only, ``ModelArch.fp8_bf16_modules``); else that of the catalog model the row names or, failing a name
     match, the one catalog model of its architecture (``_SAME_ARCH``), whose official FP8 checkpoint it runs."""
-    if switches.text(row, "quantizer").lower() == "modelopt":
+    quantizer = switches.text(row, "quantizer").lower()
+    if quantizer == "modelopt":
         return {}
+    if quantizer == "fbgemm_fp8":
+        flags.append("fbgemm_fp8 checkpoint (Meta's FP8 release): attention and the first and last MLPs stay bf16")
+        return {"fp8_bf16_modules": "attention_and_edge_mlps"}
     cat = catalog_model_for(row.get("model_name") or "", models)
     if cat is None:
         same = [m for m in models.values() if all(getattr(m, k) == data.get(k) for k in _SAME_ARCH)]
