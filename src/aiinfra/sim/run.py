@@ -243,6 +243,7 @@ def limits_for(
         reserve_full_context=reserves_full_context(wl.engine, scenario.cluster.tables),
         overlap_admission=overlaps_scheduling(engine, wl),
         scheduler_steps=sched.num_scheduler_steps,
+        prefill_alone=chunked and engine.prefill_steps_alone,
     )
 
 

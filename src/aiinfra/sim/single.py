@@ -50,6 +50,7 @@ def eligible(rep: Replica) -> bool:
         and lim.preemption == "recompute"
         and not lim.prefix_caching
         and lim.scheduler_steps == 1
+        and not lim.prefill_alone
         and not rep.has_work()
         and rep.iterations == 0
     )
