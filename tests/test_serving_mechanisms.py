@@ -139,6 +139,16 @@ def test_sglang_045_graphs_cap_the_ranks_summed_sequences() -> None:
     assert t_pre == pytest.approx(1000 * 10.42e-6 + sample_20, rel=1e-9)
 
 
+def test_sglang_prefill_iterations_run_alone_only_in_the_release_read() -> None:
+    # enable_mixed_chunk is off in the 0.4.5.post1 wheel read (a new prefill batch runs without the decodes); other
+    # releases, and an unstated one, keep mixed iterations
+    sg = catalog.engine("sglang")
+    assert sg.prefill_alone((0, 4, 5))
+    assert not sg.prefill_alone((0, 5, 7))
+    assert not sg.prefill_alone(None)
+    assert not catalog.engine("vllm").prefill_alone((0, 8, 4))
+
+
 def test_sglang_defaults_on_an_h100_follow_its_server_args() -> None:
     # sglang server_args._handle_gpu_memory_settings on an 80 GiB part (< 90 GiB band): chunked_prefill_size 8192,
     # cuda_graph_max_bs 256 at tp 1 and 512 at tp 8. mem_fraction_static at tp 1: reserved = 512 + 8192 × 1.5 +

@@ -205,9 +205,14 @@ class EngineProfile:
     cuda_graph_by_version: tuple[CudaGraphRule, ...] = ()
     """Releases whose CUDA-graph limit differs from ``cuda_graph_bands`` (engines.yaml cuda_graph_by_version)."""
 
-    prefill_steps_alone: bool = False
-    """An iteration that prefills prompt chunks runs without the decodes even under chunked prefill (SGLang without
-    --enable-mixed-chunk): the decoding sequences wait for it. False: chunks and decodes share an iteration."""
+    prefill_steps_alone: ReleaseRange | None = None
+    """Releases in which an iteration that prefills prompt chunks runs without the decodes even under chunked
+    prefill (SGLang without --enable-mixed-chunk): the decoding sequences wait for it. None: chunks and decodes
+    share an iteration."""
+
+    def prefill_alone(self, version: tuple[int, ...] | None) -> bool:
+        """Whether release ``version`` (None: the current one) runs its prefill iterations without the decodes."""
+        return self.prefill_steps_alone is not None and self.prefill_steps_alone.applies(version)
 
     def graph_rule(self, version: tuple[int, ...] | None) -> CudaGraphRule | None:
         """The CUDA-graph rule of release ``version`` (None: the current release) where it has its own."""
@@ -481,7 +486,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
                 )
                 for e in row.get("cuda_graph_by_version", [])
             ),
-            prefill_steps_alone=bool(row.get("prefill_steps_alone", False)),
+            prefill_steps_alone=_release_range(row["prefill_steps_alone"]) if row.get("prefill_steps_alone") else None,
             mla_absorbed_prefill=tuple(
                 MlaAbsorbedPrefill(
                     prefix_below_tokens=int(e["prefix_below_tokens"]),
