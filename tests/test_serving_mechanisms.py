@@ -184,3 +184,15 @@ def test_sglang_collectives_use_the_custom_all_reduce_timings() -> None:
     nccl = collective_time(im.cluster, "allreduce", 8192 * 2, 8)
     assert one.time_s == pytest.approx(2 * 7 / 8 * 16384 / (450e9 * 0.012), rel=1e-3)
     assert nccl.time_s > 4 * one.time_s
+
+
+def test_a_stated_budget_keeps_trtllm_whole_prompts() -> None:
+    # a Poisson row that states TensorRT-LLM's --max_num_tokens gets the engine's own scheduling: whole prompts (no
+    # chunked context by default) riding with the decodes, not the simulator's chunked default
+    from aiinfra.validation.benchmark_rows import sim_settings
+
+    flags: list[str] = []
+    trt = catalog.engine("trtllm")
+    sim = sim_settings({"num_requests": "50"}, trt, 11000, {"max_num_batched_tokens": 11000}, None, 10.0, flags)
+    assert sim["scheduler"] == {"max_num_batched_tokens": 11000, "max_num_seqs": 2048, "chunked_prefill": False}
+    assert trt.whole_prompts_with_decodes and not catalog.engine("vllm").whole_prompts_with_decodes

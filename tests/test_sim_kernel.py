@@ -122,6 +122,21 @@ def test_chunked_prefill_steps_run_alone() -> None:
     assert list(mixed.finish_s) == [10.0, 7.0]
 
 
+def test_whole_prompts_ride_with_the_decodes_in_flight_batching() -> None:
+    # TensorRT-LLM without chunked context: B's whole 20-token prompt is prefilled in one iteration, but beside A's
+    # decode (in-flight batching), so A is not delayed. 1-s steps, budget 32. A (0 s, 8 in, 10 out): prefill [0,1],
+    # decodes end at 2 ... 10. B (2.5 s, 20 in, 2 out) is admitted at 3 (20 ≤ 32 − 1 decode slot): first token 4,
+    # done 5; A done at 10. Run alone (vLLM V0, the default without chunking) A waits one step: done at 11.
+    rows = [(0.0, 8, 10), (2.5, 20, 2)]
+    mixed = run(
+        FixedStepTime(1.0), lim(max_num_batched_tokens=32, chunked_prefill=False, whole_prompts_with_decodes=True), rows
+    )
+    alone = run(FixedStepTime(1.0), lim(max_num_batched_tokens=32, chunked_prefill=False), rows)
+    assert list(mixed.finish_s) == [10.0, 5.0]
+    assert list(mixed.first_token_s) == [1.0, 4.0]
+    assert list(alone.finish_s) == [11.0, 5.0]
+
+
 def test_static_versus_continuous_batching() -> None:
     # 1-s steps, batch ≤ 2. R0 (0 s, out 3) runs alone: first token 1, done 3. R1 (0.5 s) and R2 (0.6 s), one
     # output token each. Static: they wait for the batch to empty at 3, prefill together [3,4] → TTFT 3.5 and

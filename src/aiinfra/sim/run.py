@@ -245,6 +245,7 @@ def limits_for(
         overlap_admission=overlaps_scheduling(engine, wl),
         scheduler_steps=sched.num_scheduler_steps,
         prefill_alone=chunked and engine.prefill_alone(parse_version(release) if release else None),
+        whole_prompts_with_decodes=not chunked and engine.whole_prompts_with_decodes,
     )
 
 

@@ -210,6 +210,10 @@ class EngineProfile:
     prefill (SGLang without --enable-mixed-chunk): the decoding sequences wait for it. None: chunks and decodes
     share an iteration."""
 
+    whole_prompts_with_decodes: bool = False
+    """Without chunked prefill, whole prompts are prefilled in the same iterations as the decodes (TensorRT-LLM's
+    in-flight batching); False: a prompt iteration runs alone (vLLM V0)."""
+
     def prefill_alone(self, version: tuple[int, ...] | None) -> bool:
         """Whether release ``version`` (None: the current one) runs its prefill iterations without the decodes."""
         return self.prefill_steps_alone is not None and self.prefill_steps_alone.applies(version)
@@ -486,6 +490,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
                 )
                 for e in row.get("cuda_graph_by_version", [])
             ),
+            whole_prompts_with_decodes=bool(row.get("whole_prompts_with_decodes", False)),
             prefill_steps_alone=_release_range(row["prefill_steps_alone"]) if row.get("prefill_steps_alone") else None,
             mla_absorbed_prefill=tuple(
                 MlaAbsorbedPrefill(
