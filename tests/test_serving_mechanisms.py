@@ -196,3 +196,28 @@ def test_a_stated_budget_keeps_trtllm_whole_prompts() -> None:
     sim = sim_settings({"num_requests": "50"}, trt, 11000, {"max_num_batched_tokens": 11000}, None, 10.0, flags)
     assert sim["scheduler"] == {"max_num_batched_tokens": 11000, "max_num_seqs": 2048, "chunked_prefill": False}
     assert trt.whole_prompts_with_decodes and not catalog.engine("vllm").whole_prompts_with_decodes
+
+
+def test_a_stated_overlap_scheduler_reaches_the_simulation() -> None:
+    # the batch-3 TensorRT-LLM runs of 04/18/2025 set pytorch_backend_config.enable_overlap_scheduler: true (LOG.md)
+    # on a build that names no release, whose default the catalog leaves off (the overlap default arrived with 1.0);
+    # the 30000/100 run passes no options, and SGLang's --disable-overlap-schedule turns it off
+    from aiinfra.validation.inference_rows import _overlap_stated
+
+    assert _overlap_stated({"notes": "trtllm-serve ... with enable_overlap_scheduler, CUDA graphs up to batch 256"})
+    assert _overlap_stated({"notes": "sglang.launch_server --tp 8 --disable-overlap-schedule"}) is False
+    assert _overlap_stated({"notes": "trtllm-serve --max_num_tokens 31000 (no extra options)"}) is None
+
+
+def test_the_scheduler_setting_overrides_the_release_default_overlap() -> None:
+    from aiinfra.planning.inference import overlaps_scheduling
+    from aiinfra.specs.common import validate
+    from aiinfra.specs.workload import ServingWorkload
+
+    base = {"input_tokens": 256, "output_tokens": 256, "engine": "trtllm", "request_rate_per_s": 4.0}
+    trt, sg = catalog.engine("trtllm"), catalog.engine("sglang")
+    assert not overlaps_scheduling(trt, validate(ServingWorkload, base))  # an unstated release: off
+    on = {**base, "simulation": {"scheduler": {"overlap_scheduling": True}}}
+    assert overlaps_scheduling(trt, validate(ServingWorkload, on))
+    off = {**base, "engine": "sglang", "simulation": {"scheduler": {"overlap_scheduling": False}}}
+    assert not overlaps_scheduling(sg, validate(ServingWorkload, off))

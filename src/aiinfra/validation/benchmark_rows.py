@@ -112,7 +112,7 @@ def sim_settings(
     row: dict[str, str],
     engine: EngineProfile,
     budget_tokens: int | None,
-    stated: dict[str, int],
+    stated: dict[str, int | bool],
     bench: BenchmarkSpec | None,
     rate_per_s: float | None,
     flags: list[str],
