@@ -198,17 +198,6 @@ def test_a_stated_budget_keeps_trtllm_whole_prompts() -> None:
     assert trt.whole_prompts_with_decodes and not catalog.engine("vllm").whole_prompts_with_decodes
 
 
-def test_a_stated_overlap_scheduler_reaches_the_simulation() -> None:
-    # the batch-3 TensorRT-LLM runs of 04/18/2025 set pytorch_backend_config.enable_overlap_scheduler: true (LOG.md)
-    # on a build that names no release, whose default the catalog leaves off (the overlap default arrived with 1.0);
-    # the 30000/100 run passes no options, and SGLang's --disable-overlap-schedule turns it off
-    from aiinfra.validation.inference_rows import _overlap_stated
-
-    assert _overlap_stated({"notes": "trtllm-serve ... with enable_overlap_scheduler, CUDA graphs up to batch 256"})
-    assert _overlap_stated({"notes": "sglang.launch_server --tp 8 --disable-overlap-schedule"}) is False
-    assert _overlap_stated({"notes": "trtllm-serve --max_num_tokens 31000 (no extra options)"}) is None
-
-
 def test_the_scheduler_setting_overrides_the_release_default_overlap() -> None:
     from aiinfra.planning.inference import overlaps_scheduling
     from aiinfra.specs.common import validate

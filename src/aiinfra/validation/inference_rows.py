@@ -167,10 +167,6 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         sched: dict[str, int | bool] = {
             k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v
         }
-        overlap = _overlap_stated(row)
-        if overlap is not None:
-            sched["overlap_scheduling"] = overlap
-            flags.append(f"overlap scheduler {'on' if overlap else 'off'} as the notes state")
         rate = num(row, "request_rate_per_s")
         sim = sim_settings(row, tables.engine(engine), budget, sched, bench, rate_per_s=rate, flags=flags)
         return _simulated(row, served, metric, flags, details, sim, bench, tables)
@@ -204,17 +200,6 @@ def _release(row: dict[str, str], profile: EngineProfile, steps: int, flags: lis
         version, why = legacy
         flags.append(f"engine release not stated: priced as {profile.id} {'.'.join(map(str, version))} ({why})")
     return ".".join(str(p) for p in (*version, 0, 0)[:3])  # three parts: never read back as a number
-
-
-def _overlap_stated(row: dict[str, str]) -> bool | None:
-    """The overlap scheduler as the run's notes state it (TensorRT-LLM's ``enable_overlap_scheduler`` /
-    ``disable_overlap_scheduler`` options, SGLang's ``--disable-overlap-schedule``); None when they state neither."""
-    notes = row.get("notes") or ""
-    if re.search(r"disable[_-]overlap[_-]schedul", notes):
-        return False
-    if re.search(r"enable[_-]overlap[_-]scheduler", notes):
-        return True
-    return None
 
 
 def _scheduler_steps(row: dict[str, str], flag: str | None) -> int:
