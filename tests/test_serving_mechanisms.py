@@ -107,6 +107,48 @@ def test_eager_step_is_floored_by_python_kernel_issue() -> None:
 H100_SPEC = catalog.accelerator(H100)
 
 
+def test_sglang_045_graphs_cap_the_ranks_summed_sequences() -> None:
+    # sglang 0.4.5.post1 server_args: cuda_graph_max_bs 160 on an H200 (141 GB >= 25,000 MiB) at any tp, where the
+    # later release's bands give 512 at tp 8; under DP attention CudaGraphRunner.can_run compares the tokens summed
+    # over the ranks with it and replays only when every rank decodes. 8 ranks of 25 decodes: 200 > 160 → eager,
+    # floored at 1,000 kernels × 10.42 µs = 10.42 ms above a 5 ms GPU time, + greedy sampling of one rank's 25
+    # sequences (interpolated between batch 16 and 32 of the H200 table); 8 × 20 = 160 → one graph launch. A
+    # prefill on any rank makes the step eager even when the other ranks decode alone.
+    sg = catalog.engine("sglang")
+    h200 = catalog.accelerator("nvidia-h200-sxm-141gb")
+    assert sg.graph_max_batch(h200.memory_bytes, 8, (0, 4, 5)) == 160
+    assert sg.graph_max_batch(h200.memory_bytes, 8) == 512
+    tables = domain_tables()
+    ov = overheads_for(h200, tables)
+    assert ov is not None
+    sample_25 = sampling_s(ov, "greedy", 25, 129280)
+    rank = StepBatch.decode(25, 25_000)
+    whole = StepBatch.decode(200, 200_000)
+    kw = dict(kernels=1000, vocab=129280, tp=8, tables=tables)
+    t = with_overheads(0.005, rank, h200, "sglang", engine_version="0.4.5", whole=whole, **kw)  # type: ignore[arg-type]
+    assert t == pytest.approx(1000 * 10.42e-6 + sample_25, rel=1e-9)
+    # the current release's rule: one rank's 25 sequences ≤ 512 → a graph
+    t_now = with_overheads(0.005, rank, h200, "sglang", whole=whole, **kw)  # type: ignore[arg-type]
+    assert t_now == pytest.approx(0.005 + 5.097e-6 + sample_25, rel=1e-9)
+    rank20, whole160 = StepBatch.decode(20, 20_000), StepBatch.decode(160, 160_000)
+    sample_20 = sampling_s(ov, "greedy", 20, 129280)
+    t160 = with_overheads(0.005, rank20, h200, "sglang", engine_version="0.4.5", whole=whole160, **kw)  # type: ignore[arg-type]
+    assert t160 == pytest.approx(0.005 + 5.097e-6 + sample_20, rel=1e-9)
+    mixed = StepBatch(prefill_tokens=100, prefill_attention_pairs=5050.0, decode_seqs=140, decode_context_tokens=1)
+    t_pre = with_overheads(0.005, rank20, h200, "sglang", engine_version="0.4.5", whole=mixed, **kw)  # type: ignore[arg-type]
+    assert t_pre == pytest.approx(1000 * 10.42e-6 + sample_20, rel=1e-9)
+
+
+def test_sglang_prefill_iterations_run_alone_only_in_the_release_read() -> None:
+    # enable_mixed_chunk is off in the 0.4.5.post1 wheel read (a new prefill batch runs without the decodes); other
+    # releases, and an unstated one, keep mixed iterations
+    sg = catalog.engine("sglang")
+    assert sg.prefill_alone((0, 4, 5))
+    assert not sg.prefill_alone((0, 5, 7))
+    assert not sg.prefill_alone(None)
+    assert not catalog.engine("vllm").prefill_alone((0, 8, 4))
+
+
 def test_sglang_defaults_on_an_h100_follow_its_server_args() -> None:
     # sglang server_args._handle_gpu_memory_settings on an 80 GiB part (< 90 GiB band): chunked_prefill_size 8192,
     # cuda_graph_max_bs 256 at tp 1 and 512 at tp 8. mem_fraction_static at tp 1: reserved = 512 + 8192 × 1.5 +
@@ -142,3 +184,29 @@ def test_sglang_collectives_use_the_custom_all_reduce_timings() -> None:
     nccl = collective_time(im.cluster, "allreduce", 8192 * 2, 8)
     assert one.time_s == pytest.approx(2 * 7 / 8 * 16384 / (450e9 * 0.012), rel=1e-3)
     assert nccl.time_s > 4 * one.time_s
+
+
+def test_a_stated_budget_keeps_trtllm_whole_prompts() -> None:
+    # a Poisson row that states TensorRT-LLM's --max_num_tokens gets the engine's own scheduling: whole prompts (no
+    # chunked context by default) riding with the decodes, not the simulator's chunked default
+    from aiinfra.validation.benchmark_rows import sim_settings
+
+    flags: list[str] = []
+    trt = catalog.engine("trtllm")
+    sim = sim_settings({"num_requests": "50"}, trt, 11000, {"max_num_batched_tokens": 11000}, None, 10.0, flags)
+    assert sim["scheduler"] == {"max_num_batched_tokens": 11000, "max_num_seqs": 2048, "chunked_prefill": False}
+    assert trt.whole_prompts_with_decodes and not catalog.engine("vllm").whole_prompts_with_decodes
+
+
+def test_the_scheduler_setting_overrides_the_release_default_overlap() -> None:
+    from aiinfra.planning.inference import overlaps_scheduling
+    from aiinfra.specs.common import validate
+    from aiinfra.specs.workload import ServingWorkload
+
+    base = {"input_tokens": 256, "output_tokens": 256, "engine": "trtllm", "request_rate_per_s": 4.0}
+    trt, sg = catalog.engine("trtllm"), catalog.engine("sglang")
+    assert not overlaps_scheduling(trt, validate(ServingWorkload, base))  # an unstated release: off
+    on = {**base, "simulation": {"scheduler": {"overlap_scheduling": True}}}
+    assert overlaps_scheduling(trt, validate(ServingWorkload, on))
+    off = {**base, "engine": "sglang", "simulation": {"scheduler": {"overlap_scheduling": False}}}
+    assert not overlaps_scheduling(sg, validate(ServingWorkload, off))

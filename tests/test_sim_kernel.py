@@ -108,6 +108,35 @@ def test_prefill_stalls_decodes_without_chunking() -> None:
     assert list(off.finish_s) == [11.0, 5.0]
 
 
+def test_chunked_prefill_steps_run_alone() -> None:
+    # SGLang without --enable-mixed-chunk: chunks of 8 tokens, but an iteration with prompt chunks runs without the
+    # decodes. 1-s steps. A (0 s, 8 in, 10 out): prefill [0,1], decodes end at 2, 3 ... B (2.5 s, 20 in, 2 out) is
+    # admitted at 3 and prefills 8 + 8 + 4 tokens in [3,4], [4,5], [5,6] with the whole budget (not 8 − 1 for A's
+    # decode), A waiting 3 steps → A's 9 decodes end at 10 + 3 = 13; B: first token 6, second token 7.
+    # Mixed (the default): B's chunks are 7, 7, 6 beside A's decodes → B's first token at 6, A done at 10.
+    rows = [(0.0, 8, 10), (2.5, 20, 2)]
+    alone = run(FixedStepTime(1.0), lim(max_num_batched_tokens=8, prefill_alone=True), rows)
+    mixed = run(FixedStepTime(1.0), lim(max_num_batched_tokens=8), rows)
+    assert list(alone.finish_s) == [13.0, 7.0]
+    assert list(alone.first_token_s) == [1.0, 6.0]
+    assert list(mixed.finish_s) == [10.0, 7.0]
+
+
+def test_whole_prompts_ride_with_the_decodes_in_flight_batching() -> None:
+    # TensorRT-LLM without chunked context: B's whole 20-token prompt is prefilled in one iteration, but beside A's
+    # decode (in-flight batching), so A is not delayed. 1-s steps, budget 32. A (0 s, 8 in, 10 out): prefill [0,1],
+    # decodes end at 2 ... 10. B (2.5 s, 20 in, 2 out) is admitted at 3 (20 ≤ 32 − 1 decode slot): first token 4,
+    # done 5; A done at 10. Run alone (vLLM V0, the default without chunking) A waits one step: done at 11.
+    rows = [(0.0, 8, 10), (2.5, 20, 2)]
+    mixed = run(
+        FixedStepTime(1.0), lim(max_num_batched_tokens=32, chunked_prefill=False, whole_prompts_with_decodes=True), rows
+    )
+    alone = run(FixedStepTime(1.0), lim(max_num_batched_tokens=32, chunked_prefill=False), rows)
+    assert list(mixed.finish_s) == [10.0, 5.0]
+    assert list(mixed.first_token_s) == [1.0, 4.0]
+    assert list(alone.finish_s) == [11.0, 5.0]
+
+
 def test_static_versus_continuous_batching() -> None:
     # 1-s steps, batch ≤ 2. R0 (0 s, out 3) runs alone: first token 1, done 3. R1 (0.5 s) and R2 (0.6 s), one
     # output token each. Static: they wait for the batch to empty at 3, prefill together [3,4] → TTFT 3.5 and

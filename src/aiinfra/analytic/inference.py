@@ -817,6 +817,8 @@ class InferenceModel:
             tp=tp,
             share=rank_share,
             tables=self.cluster.tables,
+            engine_version=self.engine_version,
+            whole=whole if self.attention_dp else None,
         )
         # the engine's host work per iteration (scheduler, input preparation), by release
         # (spread over the decode iterations of a multi-step call; iterations with prompt tokens run alone)

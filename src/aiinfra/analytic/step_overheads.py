@@ -151,17 +151,27 @@ def with_overheads(
     tp: int = 1,
     share: int = 1,
     tables: DomainTables,
+    engine_version: str | None = None,
+    whole: StepBatch | None = None,
 ) -> float:
     """The iteration time with the engine's launch and sampling costs on top of its kernels' GPU time ``gpu_s``;
     ``batch`` / ``share`` is what one rank captures and samples (attention DP: each rank its own sequences);
-    ``tables``: the catalog's (the cluster's) engine profiles and kernel overheads."""
+    ``tables``: the catalog's (the cluster's) engine profiles and kernel overheads. ``engine_version``: the release
+    (None: the current one); ``whole``: under attention DP, the step summed over every rank, which a release whose
+    graph rule is global (SGLang 0.4.5: ``CudaGraphRunner.can_run`` compares the ranks' summed tokens with
+    ``cuda_graph_max_bs``, and the scheduler replays graphs only when every rank decodes) captures as one."""
     prof = tables.engine(engine)
     ov = overheads_for(acc, tables)
     if ov is None or prof.sampling_method is None:
         return gpu_s
-    graph_max = prof.graph_max_batch(acc.memory_bytes, tp)
+    version = parse_version(engine_version) if engine_version else None
+    graph_max = prof.graph_max_batch(acc.memory_bytes, tp, version)
     seqs = -(-batch.decode_seqs // share)
-    captured = graph_max is not None and batch.prefill_tokens == 0 and 0 < seqs <= graph_max
+    rule = prof.graph_rule(version)
+    if whole is not None and rule is not None and rule.attention_dp_global:
+        captured = graph_max is not None and whole.prefill_tokens == 0 and 0 < whole.decode_seqs <= graph_max
+    else:
+        captured = graph_max is not None and batch.prefill_tokens == 0 and 0 < seqs <= graph_max
     if captured:
         t = gpu_s + ov.graph_launch_s
     elif prof.python_eager_launch:

@@ -262,7 +262,11 @@ def workload_release(wl: ServingWorkload) -> str | None:
 
 def overlaps_scheduling(engine: EngineProfile, wl: ServingWorkload) -> bool:
     """Whether the workload's engine release plans each iteration while the previous one runs (an overlap
-    scheduler: a request arriving during an iteration joins the one after the next)."""
+    scheduler: a request arriving during an iteration joins the one after the next); the scheduler's
+    ``overlap_scheduling`` where the scenario sets it."""
+    sched = wl.simulation.scheduler if wl.simulation is not None else None
+    if sched is not None and sched.overlap_scheduling is not None:
+        return sched.overlap_scheduling
     release = workload_release(wl)
     return engine.overlaps_scheduling(parse_version(release) if release else None)
 

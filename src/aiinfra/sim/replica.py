@@ -104,6 +104,14 @@ class SchedulerLimits:
     """The engine plans iteration n + 1 while iteration n runs (an overlap scheduler: SGLang, TensorRT-LLM's PyTorch
     executor; engines.yaml overlap_scheduler): a request that arrives while an iteration runs is admitted to the one
     after the next. An idle replica admits at once."""
+    prefill_alone: bool = False
+    """With chunked prefill, an iteration that prefills prompt chunks still runs without the decodes, which wait for
+    it (SGLang without --enable-mixed-chunk: ``Scheduler.get_next_batch_to_run`` runs a new prefill batch alone);
+    the chunks then get the whole token budget. False: chunks and decodes share the iteration."""
+    whole_prompts_with_decodes: bool = False
+    """Without chunked prefill, an iteration that prefills whole prompts still carries the decodes, and the decodes
+    take their slots of the token budget (TensorRT-LLM's in-flight batching: one forward of context and generation
+    requests). False: a whole-prompt iteration runs alone (vLLM V0)."""
     reserve_full_context: bool = False
     """TensorRT-LLM's default capacity policy, GUARANTEED_NO_EVICT (catalog/data/engines.yaml kv_reservation
     full): a request is admitted only when the blocks of its whole prompt + output fit, they stay reserved
@@ -373,7 +381,8 @@ class Replica:
         lim = self.lim
         if lim.static:
             return 1 << 60
-        if lim.chunked_prefill:
+        with_decodes = not lim.prefill_alone if lim.chunked_prefill else lim.whole_prompts_with_decodes
+        if with_decodes:
             return lim.max_num_batched_tokens - n_dec * lim.budget_tokens_per_decode
         return lim.max_num_batched_tokens
 
@@ -466,7 +475,8 @@ class Replica:
         """The iteration's batch: the chunks planned and (unless a prefill iteration runs alone) the decodes."""
         lim = self.lim
         self.chunks = chunks
-        prefill_only = bool(chunks) and not lim.chunked_prefill and not lim.static
+        alone = lim.prefill_alone if lim.chunked_prefill else not lim.whole_prompts_with_decodes
+        prefill_only = bool(chunks) and alone and not lim.static
         self.n_decode_in_step = 0 if prefill_only else len(self.decode)
         self._count_run(decode_only=not chunks)
         pre, pairs = 0, 0.0

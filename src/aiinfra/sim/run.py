@@ -31,7 +31,7 @@ from aiinfra.sim.attention_dp import rank_limits
 from aiinfra.sim.engine import Records, Simulation
 from aiinfra.sim.metrics import SimSummary, summarise
 from aiinfra.sim.replica import SchedulerLimits
-from aiinfra.specs.engine import EngineProfile
+from aiinfra.specs.engine import EngineProfile, parse_version
 from aiinfra.specs.files import beside_scenario
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.serving_sim import SchedulerConfig, ServingTables, SimulationConfig
@@ -211,6 +211,7 @@ def limits_for(
             f"{cap.weights_bytes / 1e9:.1f} GB per accelerator) — raise tp or lower the weight "
             "precision"
         )
+    release = workload_release(wl)
     tps, slots = 1.0, 1
     if wl.speculative is not None:
         tps = speculative_tokens_per_step(wl.speculative.acceptance_rate, wl.speculative.num_draft_tokens)
@@ -243,6 +244,8 @@ def limits_for(
         reserve_full_context=reserves_full_context(wl.engine, scenario.cluster.tables),
         overlap_admission=overlaps_scheduling(engine, wl),
         scheduler_steps=sched.num_scheduler_steps,
+        prefill_alone=chunked and engine.prefill_alone(parse_version(release) if release else None),
+        whole_prompts_with_decodes=not chunked and engine.whole_prompts_with_decodes,
     )
 
 

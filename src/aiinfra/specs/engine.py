@@ -108,6 +108,18 @@ class MlaAbsorbedPrefill:
         return prefix_tokens < self.prefix_below_tokens
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CudaGraphRule:
+    """Which decode steps an engine release replays as CUDA graphs where it differs from the profile's current
+    rule (engines.yaml ``cuda_graph_by_version``): its own memory bands, and under attention DP whether the limit
+    applies to the sequences summed over every rank, captured only when no rank runs prompt tokens."""
+
+    bands: tuple[tuple[float | None, int, int], ...]
+    """(memory below GiB or None, max batch at tp < 4, at tp ≥ 4), as ``EngineProfile.cuda_graph_bands``."""
+    attention_dp_global: bool
+    releases: ReleaseRange
+
+
 def parse_version(text: str) -> tuple[int, ...] | None:
     """The release number ``text`` starts with ("0.6.3.post2.dev308+gb489fc3c", "v0.11.0", "v1.2.0rc1" -> (0, 6, 3),
     (0, 11, 0), (1, 2, 0)); None when it does not start with a MAJOR.MINOR number (an image tag, "latest", another
@@ -190,6 +202,26 @@ class EngineProfile:
     """Releases whose MLA prefill runs on the absorbed latent, and when (engines.yaml mla_absorbed_prefill; none: the
     decompressed multi-head form throughout)."""
 
+    cuda_graph_by_version: tuple[CudaGraphRule, ...] = ()
+    """Releases whose CUDA-graph limit differs from ``cuda_graph_bands`` (engines.yaml cuda_graph_by_version)."""
+
+    prefill_steps_alone: ReleaseRange | None = None
+    """Releases in which an iteration that prefills prompt chunks runs without the decodes even under chunked
+    prefill (SGLang without --enable-mixed-chunk): the decoding sequences wait for it. None: chunks and decodes
+    share an iteration."""
+
+    whole_prompts_with_decodes: bool = False
+    """Without chunked prefill, whole prompts are prefilled in the same iterations as the decodes (TensorRT-LLM's
+    in-flight batching); False: a prompt iteration runs alone (vLLM V0)."""
+
+    def prefill_alone(self, version: tuple[int, ...] | None) -> bool:
+        """Whether release ``version`` (None: the current one) runs its prefill iterations without the decodes."""
+        return self.prefill_steps_alone is not None and self.prefill_steps_alone.applies(version)
+
+    def graph_rule(self, version: tuple[int, ...] | None) -> CudaGraphRule | None:
+        """The CUDA-graph rule of release ``version`` (None: the current release) where it has its own."""
+        return next((r for r in self.cuda_graph_by_version if r.releases.applies(version)), None)
+
     def mla_prefill_rule(self, version: tuple[int, ...] | None) -> MlaAbsorbedPrefill | None:
         """The absorbed-MLA prefill rule of release ``version`` (None: the current release); None: never absorbed."""
         return next((r for r in self.mla_absorbed_prefill if r.releases.applies(version)), None)
@@ -213,9 +245,11 @@ class EngineProfile:
             return scenario_block_tokens
         return self.block_size_tokens
 
-    def graph_max_batch(self, memory_bytes: float, tp: int) -> int | None:
-        """Largest decode batch replayed as a CUDA graph on a part of ``memory_bytes`` at tensor parallelism ``tp``."""
-        for below_gib, small_tp, large_tp in self.cuda_graph_bands:
+    def graph_max_batch(self, memory_bytes: float, tp: int, version: tuple[int, ...] | None = None) -> int | None:
+        """Largest decode batch replayed as a CUDA graph on a part of ``memory_bytes`` at tensor parallelism ``tp``
+        by release ``version`` (None: the current release)."""
+        rule = self.graph_rule(version)
+        for below_gib, small_tp, large_tp in rule.bands if rule is not None else self.cuda_graph_bands:
             if below_gib is None or memory_bytes / GiB < below_gib:
                 return small_tp if tp < 4 else large_tp
         return self.cuda_graph_max_batch
@@ -446,6 +480,18 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             overlap_scheduler=_release_range(row["overlap_scheduler"]) if row.get("overlap_scheduler") else None,
             multi_step_flag=str(row["multi_step_flag"]) if row.get("multi_step_flag") else None,
             legacy_engine=row.get("legacy_engine"),
+            cuda_graph_by_version=tuple(
+                CudaGraphRule(
+                    bands=tuple(
+                        (float(b) if b is not None else None, int(lo), int(hi)) for b, lo, hi in e["cuda_graph_bands"]
+                    ),
+                    attention_dp_global=bool(e["attention_dp_global"]),
+                    releases=_release_range(e),
+                )
+                for e in row.get("cuda_graph_by_version", [])
+            ),
+            whole_prompts_with_decodes=bool(row.get("whole_prompts_with_decodes", False)),
+            prefill_steps_alone=_release_range(row["prefill_steps_alone"]) if row.get("prefill_steps_alone") else None,
             mla_absorbed_prefill=tuple(
                 MlaAbsorbedPrefill(
                     prefix_below_tokens=int(e["prefix_below_tokens"]),

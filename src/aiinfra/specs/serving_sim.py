@@ -54,6 +54,10 @@ class SchedulerConfig:
     """vLLM V0's multi-step scheduling (--num-scheduler-steps): decode iterations run per scheduler call, so the
     engine's host time per call (engines.yaml host_step_by_version) is spread over them; iterations with prompt
     tokens run one at a time (vllm#7000)."""
+    overlap_scheduling: bool | None = None
+    """Whether the engine plans iteration n + 1 while the GPU runs iteration n (TensorRT-LLM's
+    enable_overlap_scheduler, SGLang's overlap schedule), so a request arriving during an iteration joins the one
+    after the next; None: the engine release's default (catalog/data/engines.yaml overlap_scheduler)."""
     preemption: Literal["recompute", "swap"] = "recompute"
     """When KV blocks run out: drop the preempted sequence's KV and recompute it later (vLLM's default),
     or copy it to host memory over PCIe and back."""

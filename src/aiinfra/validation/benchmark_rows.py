@@ -112,7 +112,7 @@ def sim_settings(
     row: dict[str, str],
     engine: EngineProfile,
     budget_tokens: int | None,
-    stated: dict[str, int],
+    stated: dict[str, int | bool],
     bench: BenchmarkSpec | None,
     rate_per_s: float | None,
     flags: list[str],
@@ -125,12 +125,15 @@ def sim_settings(
       600 s), rate × that duration, so the run reaches the steady state the measured run reports; else 300;
     * lengths: the benchmark's distributions where published (lognormal moment fit), else fixed at the means.
     """
-    sched: dict[str, int] = dict(stated)
+    sched: dict[str, int | bool] = dict(stated)
     limits = ""
     eng = engine
     if not eng.device_dependent_defaults and eng.max_num_seqs is not None and eng.max_num_batched_tokens is not None:
         sched.setdefault("max_num_seqs", eng.max_num_seqs)
         sched.setdefault("max_num_batched_tokens", budget_tokens or eng.max_num_batched_tokens)
+        # the engine's own chunked-prefill default (a stated budget is no chunked prefill: TensorRT-LLM schedules
+        # whole prompts unless told otherwise), not the simulator's vLLM-style default
+        sched.setdefault("chunked_prefill", eng.chunked_prefill)
         limits = (
             f"; {eng.id} scheduler limits {sched['max_num_seqs']} seqs / "
             f"{sched['max_num_batched_tokens']} tokens per iteration"

@@ -164,7 +164,9 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         attention_dp=attention_dp,
     )
     if mode == "poisson":
-        sched = {k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v}
+        sched: dict[str, int | bool] = {
+            k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v
+        }
         rate = num(row, "request_rate_per_s")
         sim = sim_settings(row, tables.engine(engine), budget, sched, bench, rate_per_s=rate, flags=flags)
         return _simulated(row, served, metric, flags, details, sim, bench, tables)
