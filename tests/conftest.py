@@ -16,6 +16,20 @@ EXAMPLES = ROOT / "examples"
 
 #: test kinds, selected with ``pytest -m`` (pyproject.toml registers them); a file's tests are ``unit`` unless listed:
 #: ``browser`` drives Chromium; ``integration`` runs whole commands through the CLI, the web API or a sweep
+LLAMA31_405B_ROW_COLUMNS: dict[str, str] = {
+    "num_layers": "126",
+    "hidden_size": "16384",
+    "num_heads": "128",
+    "num_kv_heads": "8",
+    "head_dim": "128",
+    "ffn_hidden_size": "53248",
+    "mlp": "swiglu",
+    "vocab_size": "128256",
+    "attention": "gqa",
+}
+"""Architecture columns of a validation row of Llama 3.1 405B (HF config meta-llama/Llama-3.1-405B: 126 layers,
+hidden 16384, 128 query / 8 KV heads of 128, intermediate 53248, vocab 128256)."""
+
 BROWSER_FILES = {"test_web_browser.py"}
 INTEGRATION_FILES = {
     "test_cli_errors.py",

@@ -22,6 +22,7 @@ from aiinfra.specs.common import validate
 from aiinfra.specs.engine import parse_version
 from aiinfra.specs.workload import ServingWorkload
 from aiinfra.validation.inference_rows import _scheduler_steps
+from tests.conftest import LLAMA31_405B_ROW_COLUMNS
 
 from .conftest import EXAMPLES, sim_run
 
@@ -226,17 +227,9 @@ def test_a_dated_v0_build_row_pays_v0s_host_time_and_defaults() -> None:
     row = {
         "id": "test-rocm-dated-bs4",
         "model_name": "Llama-3.1-405B",
-        "num_layers": "126",
-        "hidden_size": "16384",
-        "num_heads": "128",
-        "num_kv_heads": "8",
-        "head_dim": "128",
-        "ffn_hidden_size": "53248",
-        "mlp": "swiglu",
-        "vocab_size": "128256",
+        **LLAMA31_405B_ROW_COLUMNS,
         "num_experts": "1",
         "experts_per_token": "1",
-        "attention": "gqa",
         "accelerator": "amd-mi300x",
         "num_accelerators": "8",
         "tp": "8",

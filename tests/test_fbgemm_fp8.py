@@ -13,6 +13,7 @@ from aiinfra.analytic.step_time import StepBatch
 from aiinfra.catalog.hf_config import arch_from_hf_config
 from aiinfra.catalog.resolve import cluster_for
 from aiinfra.validation.rows import model_from_row
+from tests.conftest import LLAMA31_405B_ROW_COLUMNS
 
 H100 = "nvidia-h100-sxm5-80gb"
 
@@ -56,15 +57,7 @@ def test_rows_stating_fbgemm_fp8_carry_it() -> None:
     row = {
         "id": "r",
         "model_name": "Llama-3.1-405B-FP8",
-        "num_layers": "126",
-        "hidden_size": "16384",
-        "num_heads": "128",
-        "num_kv_heads": "8",
-        "head_dim": "128",
-        "ffn_hidden_size": "53248",
-        "mlp": "swiglu",
-        "vocab_size": "128256",
-        "attention": "gqa",
+        **LLAMA31_405B_ROW_COLUMNS,
         "weight_precision": "fp8",
         "quantizer": "fbgemm_fp8",
     }
