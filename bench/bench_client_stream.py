@@ -239,6 +239,25 @@ def _on_token(res: _Result, w: _Window, text: str | None, st: float, last: float
     return now
 
 
+def _on_data(res: _Result, w: _Window, data: str, st: float, last: float) -> float:
+    """One SSE ``data:`` payload as both clients handle it: ``[DONE]`` ends the stream, a chunk with choices is a
+    token; returns the time of the last token."""
+    if data == "[DONE]":
+        return last
+    parsed = json.loads(data)
+    if choices := parsed.get("choices"):
+        return _on_token(res, w, choices[0].get("text"), st, last)
+    return last
+
+
+def _finish(res: _Result, w: _Window, st: float, last: float) -> _Result:
+    """The request's latency (to its last token) and, for the last request to end, the window's end."""
+    res.latency_s = last - st
+    if w.end is None:
+        w.end = w.mark()
+    return res
+
+
 def _split_sse(buf: str) -> tuple[list[str], str]:
     """Complete SSE messages in ``buf`` (separated by a blank line) and the incomplete rest."""
     msgs = []
@@ -279,16 +298,8 @@ async def _request_iter_any(session: Any, url: str, n_tokens: int, w: _Window) -
             for msg in msgs:
                 if msg.startswith(":"):
                     continue
-                data = msg.removeprefix("data: ")
-                if data == "[DONE]":
-                    continue
-                parsed = json.loads(data)
-                if choices := parsed.get("choices"):
-                    last = _on_token(res, w, choices[0].get("text"), st, last)
-    res.latency_s = last - st
-    if w.end is None:
-        w.end = w.mark()
-    return res
+                last = _on_data(res, w, msg.removeprefix("data: "), st, last)
+    return _finish(res, w, st, last)
 
 
 async def _request_lines(session: Any, url: str, n_tokens: int, w: _Window) -> _Result:
@@ -301,16 +312,8 @@ async def _request_lines(session: Any, url: str, n_tokens: int, w: _Window) -> _
             line = line.strip()
             if not line:
                 continue
-            data = line.decode("utf-8").removeprefix("data: ")
-            if data == "[DONE]":
-                continue
-            parsed = json.loads(data)
-            if choices := parsed.get("choices"):
-                last = _on_token(res, w, choices[0].get("text"), st, last)
-    res.latency_s = last - st
-    if w.end is None:
-        w.end = w.mark()
-    return res
+            last = _on_data(res, w, line.decode("utf-8").removeprefix("data: "), st, last)
+    return _finish(res, w, st, last)
 
 
 async def _stats(session: Any, base: str) -> dict[str, float]:
