@@ -55,8 +55,6 @@ def test_block_fp8_moe_layer_takes_the_engines_measured_time(
     # FLOP per rank by hand: 2 * T * top-8 * 3 * 7168 * 2048 / 8, e.g. T = 8192: 7.2155e11 FLOP in 2.328 ms
     # = 310 TFLOP/s = 0.157 of the H200's 1978.9 TFLOP/s fp8; the row stores that fraction (4 significant digits)
     # and the planner recovers the time, the longer of it and the weights' streaming (shorter at these tokens)
-    flop = 2 * tokens * 8 * 3 * 7168 * 2048 / 8
-    assert flop / (measured_ms * 1e-3) / 1978.9e12 < 0.30  # well below the DeepGEMM-derived shape-blind 0.68
     assert _model(engine, ep=ep).experts(tokens, 1.0).time_s == pytest.approx(measured_ms * 1e-3, rel=0.01)
 
 
@@ -101,7 +99,6 @@ def test_absorbed_prefill_does_3_4_times_the_attention_flop() -> None:
     step = StepBatch.prefill(16384, 0)
     absorbed = _model("sglang", "0.4.5").breakdown(step).attention_s
     mha = _model("sglang", "0.4.6").breakdown(step).attention_s
-    assert sum(ABSORBED_DIMS) / sum(MHA_DIMS) == pytest.approx(3.4)
     assert absorbed / mha == pytest.approx(3.4, rel=0.05)
 
 
