@@ -83,7 +83,10 @@ ABSORBED_DIMS = (128 * 576, 128 * 512)
         # releases without a pinned rule, and vLLM, keep the decompressed form
         ("sglang", "0.4.6", 1024, 0, MHA_DIMS),
         ("sglang", None, 1024, 0, MHA_DIMS),
-        ("vllm", "0.8.4", 1024, 0, MHA_DIMS),
+        # vLLM 0.8.4 pads the 128-wide values to the 192-wide query-key heads (engines.yaml mla_prefill_pads_v); 0.8.5
+        # runs FA3's 192 / 128 kernel on Hopper
+        ("vllm", "0.8.4", 1024, 0, (128 * 192, 128 * 192)),
+        ("vllm", "0.8.5", 1024, 0, MHA_DIMS),
     ],
 )
 def test_mla_prefill_dims_by_release(

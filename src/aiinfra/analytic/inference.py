@@ -141,6 +141,46 @@ def mla_replicated_params_per_layer(m: ModelArch) -> float:
     return float(m.hidden_size * ((m.q_lora_rank or 0) + (m.kv_lora_rank or 0) + (m.qk_rope_head_dim or 0)))
 
 
+def chunk_prefix_tokens(work: StepBatch) -> float:
+    """Cached prefix (tokens) of a step's prefill read as one chunk's: Σ pairs / tokens − (tokens + 1) / 2, exact for
+    a single chunk (what a long prompt's continuing chunk fills), 0 for fresh prompts (never negative)."""
+    t = work.prefill_tokens
+    if t <= 0:
+        return 0.0
+    return max(0.0, work.prefill_attention_pairs / t - (t + 1) / 2.0)
+
+
+def cached_prefix_tokens(work: StepBatch) -> float:
+    """Σ over a step's prompt chunks of the tokens each finds already cached, read from its aggregates as n equal
+    chunks of c = tokens / n (n = ``prefill_requests``): pairs = Σ c·(p_i + (c + 1)/2), so Σ p_i = pairs / c −
+    n·(c + 1)/2. Exact for one chunk and for equal chunks; 0 for fresh prompts (never negative)."""
+    n = work.prefill_requests
+    if work.prefill_tokens <= 0 or n <= 0:
+        return 0.0
+    c = work.prefill_tokens / n
+    return max(0.0, work.prefill_attention_pairs / c - n * (c + 1) / 2.0)
+
+
+def mla_reexpansion_flop_per_token(m: ModelArch, split: int) -> float:
+    """FLOP per layer and rank to re-expand one cached MLA token into multi-head keys and values: the up-projection
+    kv_b_proj, kv_lora_rank -> heads x (d_nope + d_v), its heads split ``split`` ways (2 FLOP per weight,
+    DeepSeek-V2 §2.1.2: k^C = W^UK c^KV, v^C = W^UV c^KV); 0 for other attention kinds."""
+    if m.attention != "mla":
+        return 0.0
+    d_qk, d_v = attention_dims(m)
+    nope = d_qk // m.num_heads - (m.qk_rope_head_dim or 0)
+    return 2.0 * (m.kv_lora_rank or 0) * m.num_heads * (nope + d_v // m.num_heads) / split
+
+
+def mla_reexpansion_bytes_per_token(m: ModelArch, split: int, dims: tuple[int, int]) -> float:
+    """Bytes per layer and rank moved to re-expand one cached MLA token (bf16): its latent and rotary key gathered
+    from the paged cache (read, written contiguously: 2·(kv_lora + rope) values), and its rebuilt key and value for
+    the rank's heads written and read back by the attention kernel (2·(d_qk + d_v)/split values; ``dims``: the
+    query-key and value widths summed over heads that the kernel runs, padded values included)."""
+    lat = (m.kv_lora_rank or 0) + (m.qk_rope_head_dim or 0)
+    return (2.0 * lat + 2.0 * (dims[0] + dims[1]) / split) * ACT_BYTES
+
+
 def compute_dtype(acc_peaks: dict[str, float], weight_precision: str) -> str:
     """The tensor-core format the matmuls run in for a weight format (see module docstring)."""
     if weight_precision == "fp4" and "fp4" in acc_peaks:
@@ -755,6 +795,7 @@ class InferenceModel:
         att_split = tp if work is batch else 1
         pre_qk, pre_v = self.prefill_attention_dims(work)
         pre_flop = 2.0 * layers * work.prefill_attention_pairs * (pre_qk + pre_v) / att_split
+        reexpand_s = self._mla_prefix_reexpansion_s(work, layers, att_split, (pre_qk, pre_v), cal)
         dec_flop = 2.0 * layers * work.decode_attention_pairs * (dec_qk + dec_v) / att_split
         kv_read = self.decode_kv_read_bytes_per_accelerator(batch)
         attn_peak = acc.sustained_flop_per_s("bf16")
@@ -769,31 +810,72 @@ class InferenceModel:
         dec_eff = self._decode_attention_eff() if m.attention == "mla" else a_eff
         attention_compute = (pre_flop / (attn_peak * a_eff) + dec_flop / (attn_peak * dec_eff)) / (
             cal.compute_efficiency_scale
-        )
+        ) + reexpand_s
         attention_memory = (layers * t0 + kv_read / b_inf) / cal.memory_efficiency_scale if work.decode_seqs else 0.0
         return attention_compute, attention_memory
 
     def prefill_attention_dims(self, work: StepBatch) -> tuple[int, int]:
         """(query-key, value) dimensions summed over heads of a step's prefill attention: the decompressed multi-head
-        form (MLA: 128 heads x 192 / 128, attention_dims), or for an MLA model the absorbed latent (128 x 576 / 512,
-        DeepSeek-V2 §2.1.3) where the engine release runs prefill that way (engines.yaml ``mla_absorbed_prefill``).
-        The rule reads the step's cached prefix summed over its prompts; a step's chunks are only known through their
-        query-key pairs, so it is taken as that of one chunk, Σ pairs / tokens − (tokens + 1) / 2 (exact for a single
-        chunk, which is what a long prompt's continuing chunk fills; 0 for fresh prompts)."""
+        form (MLA: 128 heads x 192 / 128, attention_dims; 192 / 192 where the release pads the values to the
+        query-key width, engines.yaml ``mla_prefill_pads_v``), or for an MLA model the absorbed latent (128 x 576 /
+        512, DeepSeek-V2 §2.1.3) where the engine release runs prefill that way (``_mla_prefill_absorbed``)."""
         m = self.model
         d_qk, d_v = attention_dims(m)
         if m.attention != "mla" or not work.prefill_tokens or self.engine is None:
             return d_qk, d_v
+        if self._mla_prefill_absorbed(work):
+            lora, rope = m.kv_lora_rank or 0, m.qk_rope_head_dim or 0
+            return m.num_heads * (lora + rope), m.num_heads * lora
+        version = parse_version(self.engine_version) if self.engine_version else None
+        return (d_qk, d_qk) if self.cluster.tables.engine(self.engine).pads_mla_prefill_v(version) else (d_qk, d_v)
+
+    def _mla_prefill_absorbed(self, work: StepBatch) -> bool:
+        """Whether the engine release runs this MLA prefill step on the absorbed latent (engines.yaml
+        ``mla_absorbed_prefill``). The rule reads the step's cached prefix summed over its prompts; a step's chunks are
+        only known through their query-key pairs, so it is taken as that of one chunk (:func:`chunk_prefix_tokens`)."""
+        if self.model.attention != "mla" or self.engine is None:
+            return False
         version = parse_version(self.engine_version) if self.engine_version else None
         rule = self.cluster.tables.engine(self.engine).mla_prefill_rule(version)
-        if rule is None:
-            return d_qk, d_v
-        t = work.prefill_tokens
-        prefix = work.prefill_attention_pairs / t - (t + 1) / 2.0
-        if not rule.absorbed(prefix):
-            return d_qk, d_v
-        lora, rope = m.kv_lora_rank or 0, m.qk_rope_head_dim or 0
-        return m.num_heads * (lora + rope), m.num_heads * lora
+        return rule is not None and rule.absorbed(chunk_prefix_tokens(work))
+
+    def _mla_prefix_reexpansion_s(
+        self, work: StepBatch, layers: float, att_split: int, dims: tuple[int, int], cal: Factors
+    ) -> float:
+        """Time of one stage (busiest rank) to re-expand the cached prefix of a continuing MLA prompt chunk into
+        multi-head keys and values (0 for other models, fresh prompts and the absorbed form).
+
+        An MLA cache holds one latent c_KV (kv_lora_rank wide) and one rotary key per token, not per-head keys and
+        values (DeepSeek-AI 2024, DeepSeek-V2 §2.1.2-2.1.3), so a chunk whose attention runs in the multi-head form
+        against P cached tokens first rebuilds them: every chunk gathers the P latents from the paged cache, multiplies
+        them by the up-projection W_UK, W_UV (kv_b_proj: 2·P·kv_lora·heads·(d_nope + d_v) FLOP per layer, heads split
+        as the attention's), and writes the P keys and values that the attention kernel then reads. A long prompt in
+        c-token chunks pays it once per chunk, for its whole prefix so far: Σ P ≈ L²/(2c) tokens over a prompt of L.
+        The engines do exactly this: vLLM's MLA ``_compute_prefill_context`` (gather_cache, kv_b_proj, torch.cat of
+        k_nope and k_pe, merge_attn_states; vllm/v1/attention/backends/mla/common.py, 0.8.4) and SGLang's
+        ``_chunked_prefix_attn_mha`` (forward_normal_chunked_kv; sglang/srt/models/deepseek_v2.py, 0.4.5.post1).
+        Priced as the up-projection GEMM at the measured efficiency (``_linear``, block-scaled FP8 as the other
+        projections) plus the bytes moved at the fitted bandwidth: the latent gathered (read and written,
+        kv_lora + rope values) and the rebuilt keys and values written and read once (``dims``: the step's
+        query-key and value widths summed over heads, padded values included). The prefixes are read from the step's
+        aggregates (:func:`cached_prefix_tokens`), for a step that states its chunks (``prefill_seqs``: the
+        simulator's steps, ``planning/inference.prefill_steps``); a steady state's mean step of fractional whole
+        prompts states none and pays none."""
+        m = self.model
+        if m.attention != "mla" or not work.prefill_tokens or work.prefill_seqs <= 0:
+            return 0.0  # a step that does not state its chunks (a steady state's mean prompts) has no prefix to read
+        prefix = cached_prefix_tokens(work)
+        if prefix <= 0.0 or self._mla_prefill_absorbed(work):
+            return 0.0  # fresh prompts, or the absorbed form (it reads the latent as it is)
+        acc = self.cluster.accelerator
+        params = layers * mla_reexpansion_flop_per_token(m, 1) / 2.0  # kv_b_proj weights of the stage
+        cd = compute_dtype(acc.dense_flop_per_s, self.weight_precision)
+        blk = self.weight_precision == "fp8" and m.fp8_scaling == "block"
+        gemm = self._linear(prefix, params, layers, cd, att_split, block_scaled=blk).scaled(cal)
+        t0, b_inf = _memory_fit(self.cluster.tables, acc, self.engine)
+        per_token_bytes = mla_reexpansion_bytes_per_token(m, att_split, dims)
+        traffic_s = (2.0 * layers * t0 + layers * prefix * per_token_bytes / b_inf) / cal.memory_efficiency_scale
+        return gemm.time_s + traffic_s
 
     def _engine_costs(self, total: float, whole: StepBatch) -> float:
         """The step with the engine's fixed costs: kernel launches and sampling, host work per iteration by release,

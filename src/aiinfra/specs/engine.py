@@ -202,6 +202,11 @@ class EngineProfile:
     """Releases whose MLA prefill runs on the absorbed latent, and when (engines.yaml mla_absorbed_prefill; none: the
     decompressed multi-head form throughout)."""
 
+    mla_prefill_pads_v: ReleaseRange | None = None
+    """Releases whose multi-head MLA prefill pads the value heads with zeros to the query-key head width before the
+    attention kernel (engines.yaml mla_prefill_pads_v): the kernel then multiplies 192-wide values, not 128-wide.
+    None: values at their own width."""
+
     cuda_graph_by_version: tuple[CudaGraphRule, ...] = ()
     """Releases whose CUDA-graph limit differs from ``cuda_graph_bands`` (engines.yaml cuda_graph_by_version)."""
 
@@ -225,6 +230,10 @@ class EngineProfile:
     def mla_prefill_rule(self, version: tuple[int, ...] | None) -> MlaAbsorbedPrefill | None:
         """The absorbed-MLA prefill rule of release ``version`` (None: the current release); None: never absorbed."""
         return next((r for r in self.mla_absorbed_prefill if r.releases.applies(version)), None)
+
+    def pads_mla_prefill_v(self, version: tuple[int, ...] | None) -> bool:
+        """Whether release ``version`` (None: the current one) pads MLA's prefill values to the query-key width."""
+        return self.mla_prefill_pads_v is not None and self.mla_prefill_pads_v.applies(version)
 
     def overlaps_scheduling(self, version: tuple[int, ...] | None) -> bool:
         """Whether release ``version`` (None: the current one) plans each iteration one ahead."""
@@ -492,6 +501,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             ),
             whole_prompts_with_decodes=bool(row.get("whole_prompts_with_decodes", False)),
             prefill_steps_alone=_release_range(row["prefill_steps_alone"]) if row.get("prefill_steps_alone") else None,
+            mla_prefill_pads_v=_release_range(row["mla_prefill_pads_v"]) if row.get("mla_prefill_pads_v") else None,
             mla_absorbed_prefill=tuple(
                 MlaAbsorbedPrefill(
                     prefix_below_tokens=int(e["prefix_below_tokens"]),
