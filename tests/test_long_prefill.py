@@ -123,3 +123,36 @@ def test_chunked_prefill_of_a_long_prompt_pays_the_reexpansion_of_every_later_ch
     total_s, _ = prefill_time_s(im, 1, 30000, 8192)
     assert total_s == pytest.approx(with_reexp, rel=1e-9)
     assert with_reexp > without
+
+
+def test_the_simulator_prefills_a_long_prompt_in_the_same_chunk_steps() -> None:
+    # one 30,000-token request on vLLM 0.8.4 with an 8,192-token budget: the simulated TTFT is the four chunk steps
+    # (prefixes 0, 8,192, 16,384, 24,576; the last three rebuilding their prefixes) plus the profile's serving-path
+    # cost per request (13 ms)
+    from aiinfra.app.tables import row_tables
+    from aiinfra.sim.run import simulate
+
+    tables = row_tables()
+    sc = tables.scenario_of(
+        {
+            "model": "deepseek-v3",
+            "hardware": {"accelerator": H200, "count": 8},
+            "inference": {
+                "weight_precision": "fp8",
+                "kv_precision": "bf16",
+                "engine": "vllm",
+                "engine_version": "0.8.4",
+                "input_tokens": 30000,
+                "output_tokens": 2,
+                "plan": {"tp": 8, "replicas": 1},
+                "request_rate_per_s": 0.01,
+                "num_requests": 1,
+                "simulation": {"scheduler": {"max_num_batched_tokens": 8192}},
+            },
+        }
+    )
+    ttft_s = simulate(sc, seed=0, tables=tables.serving_tables(sc)).summary.ttft_s.mean
+    im = _model("vllm", "0.8.4")
+    chunks = [(8192, 0), (8192, 8192), (8192, 16384), (5424, 24576)]
+    steps_s = sum(im.iteration_time_s(StepBatch.prefill(c, p)) for c, p in chunks)
+    assert ttft_s == pytest.approx(steps_s + catalog.engine("vllm").request_overhead_s, rel=1e-6)
