@@ -40,7 +40,7 @@ INTEGRATION_FILES = {
     "test_answers.py",
     "test_cli_startup.py",
 }
-#: ``slow``: left out of the fast loop (README: ``pytest -m "not slow and not browser"``), run by .ci/run. Whole
+#: ``slow``: left out of the fast loop (README: ``pytest -m "not slow and not browser" -n auto``), run by .ci/run. Whole
 #: files (a module fixture that runs every validation row; process pools) or single tests: ``file::function`` (all
 #: its parameters) or one parametrised id. The tests listed took more than 0.5 s of CPU each when the fast loop was
 #: timed test by test (2026-11-26; after merging main: 967 tests, 139 s of CPU, 123 s of it in the 24 then over 0.5 s)

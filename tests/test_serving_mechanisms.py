@@ -79,7 +79,10 @@ def test_sampling_time_from_the_h200_measurement() -> None:
     assert ov is not None
     assert sampling_s(ov, "greedy", 64, 128256) == pytest.approx(32.907e-6, rel=1e-4)
     assert sampling_s(ov, "greedy", 64, 32000) == pytest.approx(29.05e-6, rel=1e-3)
-    assert sampling_s(ov, "greedy", 1000, 128256) == pytest.approx(50.73e-6)  # clamped at the largest batch measured
+    # beyond the largest batch measured (256) the last segment continues: (50.73 − 41.92) / (256 − 128) = 0.068828 µs
+    # a sequence, so batch 1,000 (a burst) takes 50.73 + 744 × 0.068828 = 101.94 µs, not the 50.73 µs of batch 256
+    assert sampling_s(ov, "greedy", 1000, 128256) == pytest.approx(101.94e-6, rel=1e-4)
+    assert sampling_s(ov, "greedy", 1, 128256) == pytest.approx(27.77e-6)  # the smallest batch measured
 
 
 def test_graph_captured_decode_pays_one_graph_launch_and_the_sampler() -> None:
@@ -92,16 +95,45 @@ def test_graph_captured_decode_pays_one_graph_launch_and_the_sampler() -> None:
 def test_eager_step_is_floored_by_python_kernel_issue() -> None:
     # vLLM, 600 decoding sequences (> 512: eager): Llama-3.1-8B at tp 1 launches 32 × 11 + 1 = 353 kernels at
     # 10.42 µs each = 3.678 ms, above a 1 ms GPU time, so the step takes 3.678 ms + greedy sampling at batch 600
-    # (clamped to batch 256: 50.73 µs). TensorRT-LLM issues from C++: no floor, only its sampler.
+    # (the 128 → 256 segment continued: 50.73 + 344 × 0.068828 = 74.41 µs). A TensorRT-LLM run that states no release
+    # (its TensorRT engines' C++ runtime): no floor, only its sampler.
     kernels = kernels_per_step(32, 1, 0)
     assert kernels == 353
     step = StepBatch.decode(600, 600 * 1000)
     assert with_overheads(
         0.001, step, H200, "vllm", kernels=kernels, vocab=128256, tables=domain_tables()
-    ) == pytest.approx(353 * 10.42e-6 + 50.73e-6, rel=1e-9)
+    ) == pytest.approx(353 * 10.42e-6 + 74.41e-6, rel=1e-4)
     assert with_overheads(
         0.001, step, H200, "trtllm", kernels=kernels, vocab=128256, tables=domain_tables()
-    ) == pytest.approx(0.001 + 50.73e-6, rel=1e-9)
+    ) == pytest.approx(0.001 + 74.41e-6, rel=1e-4)
+
+
+def test_trtllm_pytorch_executor_graphs_stop_at_128_then_issue_from_python() -> None:
+    # TensorRT-LLM from 1.0 runs its PyTorch executor: CudaGraphConfig captures generation-only batches up to 128
+    # (max_batch_size 0 -> 128) and runs larger ones eagerly from Python. 128 decodes: a 1 ms GPU step + one graph
+    # launch (5.097 µs) + greedy sampling at 128 (41.92 µs); 129 decodes: floored at 353 kernels × 10.42 µs = 3.678 ms
+    # + sampling at 129 (41.92 + (50.73 − 41.92) / 128 = 41.99 µs); a prompt in the step makes it eager too. The
+    # 0.x TensorRT engines (no release stated here) keep the C++ runtime: no floor.
+    trt = catalog.engine("trtllm")
+    assert trt.graph_max_batch(H200.memory_bytes, 1, (1, 2, 0)) == 128
+    assert trt.graph_max_batch(H200.memory_bytes, 1, (0, 16, 0)) is None
+    kw = dict(kernels=353, vocab=128256, tables=domain_tables())
+    t128 = with_overheads(0.001, StepBatch.decode(128, 128_000), H200, "trtllm", engine_version="1.2.0rc1", **kw)  # type: ignore[arg-type]
+    assert t128 == pytest.approx(0.001 + 5.097e-6 + 41.92e-6, rel=1e-9)
+    t129 = with_overheads(0.001, StepBatch.decode(129, 129_000), H200, "trtllm", engine_version="1.2.0rc1", **kw)  # type: ignore[arg-type]
+    assert t129 == pytest.approx(353 * 10.42e-6 + 41.99e-6, rel=1e-4)
+    mixed = StepBatch(prefill_tokens=64, prefill_attention_pairs=2080.0, decode_seqs=8, decode_context_tokens=8_000)
+    t_mixed = with_overheads(0.001, mixed, H200, "trtllm", engine_version="1.2.0rc1", **kw)  # type: ignore[arg-type]
+    assert t_mixed == pytest.approx(353 * 10.42e-6 + sampling_s_h200(9), rel=1e-9)
+    t_engine = with_overheads(0.001, StepBatch.decode(129, 129_000), H200, "trtllm", engine_version="0.16.0", **kw)  # type: ignore[arg-type]
+    assert t_engine == pytest.approx(0.001 + 41.99e-6, rel=1e-4)
+
+
+def sampling_s_h200(seqs: int) -> float:
+    """Greedy sampling of ``seqs`` sequences over Llama 3's 128,256 tokens on the H200 (its own table)."""
+    ov = overheads_for(H200, domain_tables())
+    assert ov is not None
+    return sampling_s(ov, "greedy", seqs, 128256)
 
 
 H100_SPEC = catalog.accelerator(H100)

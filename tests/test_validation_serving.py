@@ -1,4 +1,4 @@
-"""Serving rows under load (issue 29), all four batches: the sealed split is the committed one, the files are found by
+"""Serving rows under load (issue 29), all five batches: the sealed split is the committed one, the files are found by
 the accuracy table with their split, and every row states the load it was measured under (docs/validation.md,
 "Serving rows under load")."""
 
@@ -22,6 +22,7 @@ BATCHES = [
     ("inference_serving2_open.csv", "inference_serving2_sealed.csv", "inference_serving2_seal.csv"),
     ("inference_serving3_open.csv", "inference_serving3_sealed.csv", "inference_serving3_seal.csv"),
     ("inference_serving4_open.csv", "inference_serving4_sealed.csv", "inference_serving4_seal.csv"),
+    ("inference_serving5_open.csv", "inference_serving5_sealed.csv", "inference_serving5_seal.csv"),
 ]
 """(open, sealed, seal list) of each batch."""
 ROW_FILES = [name for batch in BATCHES for name in batch[:2]]
@@ -29,6 +30,12 @@ NOT_PREDICTED = {
     # TensorRT-LLM 0.16 ran this batch (emulated static batching, 128 x (2048 + 2048) tokens of Llama 3.1 405B FP8 on
     # 8 H100); the memory model finds no KV-cache room left at that batch (docs/validation.md, batch 2)
     "rocmblog-h100-llama31-405b-fp8-tp8-in2048-out2048-bs128-output-tokens-per-s",
+    # the Server scenario of ASUSTeK's 8x H100 PCIe system (batch 5): the serving simulation needs the accelerators
+    # per node, which the catalog does not give for nvidia-h100-pcie-80gb and the row schema has no column for (its
+    # Offline row is predicted)
+    "asustek-mlperf41-h100pciex8-llama2-70b-99p9-trtllm-fp8-server-output-tokens-per-s",
+    "asustek-mlperf41-h100pciex8-llama2-70b-99p9-trtllm-fp8-server-ttft-s",
+    "asustek-mlperf41-h100pciex8-llama2-70b-99p9-trtllm-fp8-server-tpot-s",
 }
 """Rows the model cannot predict yet, each with the reason; any other row without a prediction fails."""
 

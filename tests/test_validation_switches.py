@@ -23,6 +23,8 @@ SHIPPED = (
     "inference_serving3_sealed.csv",
     "inference_serving4_open.csv",
     "inference_serving4_sealed.csv",
+    "inference_serving5_open.csv",
+    "inference_serving5_sealed.csv",
 )
 
 

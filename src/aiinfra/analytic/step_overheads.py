@@ -7,11 +7,15 @@ per-kernel cost, t0, included). An engine adds, per iteration:
   step it runs eagerly issues every kernel from Python, and the GPU cannot run ahead of the host, so the step lasts at
   least ``kernels × per_kernel_s`` of eager issue (the GPU time when longer). Which steps are captured is the engine
   profile's ``cuda_graph_max_batch`` (decode-only steps up to that many sequences; steps with prompt tokens run eagerly:
-  vLLM's piecewise graphs leave attention eager and stop at the same size); the floor applies to engines that issue
-  from Python (``python_eager_launch``), not to a C++ runtime;
+  vLLM's piecewise graphs leave attention eager and stop at the same size), or its release's rule
+  (``cuda_graph_by_version``); the floor applies to engines that issue from Python (``python_eager_launch``, or the
+  release rule's: TensorRT-LLM's PyTorch executor from 1.0), not to a C++ runtime;
 * sampling: the sampler the engine runs after the forward pass, outside its graphs, over the whole vocabulary for each
-  sequence that produces a token; the measured time at the step's batch (interpolated, clamped at the ends), its
-  batch-dependent part scaled by vocabulary / the measured vocabulary (the fixed part is launches).
+  sequence that produces a token; the measured time at the step's batch (interpolated; below the smallest batch
+  measured its time; above the largest, the last measured segment continued, as the sampler's kernels read and
+  write batch × vocabulary logits once the GPU is full: a 1,000-sequence burst samples 4× the rows of the largest
+  batch measured, 256), its batch-dependent part scaled by vocabulary / the measured vocabulary (the fixed part is
+  launches).
 
 Behind an API server (requests that stream their tokens), the server's process turns each sequence's new token into
 one streamed chunk (output processing, incremental detokenisation, the chunk's JSON, the HTTP write). vLLM V1 and
@@ -120,12 +124,11 @@ def sampling_s(ov: KernelOverheads, method: str, seqs: int, vocab: int) -> float
     if seqs <= 0 or method not in ov.sampling_points:
         return 0.0
     batches, times = ov.sampling_points[method]
-    if seqs <= batches[0]:
-        t = times[0]
-    elif seqs >= batches[-1]:
-        t = times[-1]
+    if seqs <= batches[0] or len(batches) == 1:
+        t = times[0] if seqs <= batches[0] else times[-1]
     else:
-        i = bisect_left(batches, seqs)
+        # between two measured batches: linear; beyond the largest: the last segment continued (module docstring)
+        i = min(bisect_left(batches, seqs), len(batches) - 1)
         b0, b1, t0, t1 = batches[i - 1], batches[i], times[i - 1], times[i]
         t = t0 + (t1 - t0) * (seqs - b0) / (b1 - b0)
     return times[0] + (t - times[0]) * vocab / ov.sampling_vocab
@@ -172,9 +175,12 @@ def with_overheads(
         captured = graph_max is not None and whole.prefill_tokens == 0 and 0 < whole.decode_seqs <= graph_max
     else:
         captured = graph_max is not None and batch.prefill_tokens == 0 and 0 < seqs <= graph_max
+    eager_from_python = prof.python_eager_launch if rule is None or rule.python_eager_launch is None else (
+        rule.python_eager_launch
+    )
     if captured:
         t = gpu_s + ov.graph_launch_s
-    elif prof.python_eager_launch:
+    elif eager_from_python:
         t = max(gpu_s, kernels * ov.eager_launch_s_per_kernel)
     else:
         t = gpu_s

@@ -118,6 +118,10 @@ class CudaGraphRule:
     """(memory below GiB or None, max batch at tp < 4, at tp ≥ 4), as ``EngineProfile.cuda_graph_bands``."""
     attention_dp_global: bool
     releases: ReleaseRange
+    python_eager_launch: bool | None = None
+    """Whether the release's steps outside its graphs issue their kernels from Python, where it differs from the
+    profile's ``python_eager_launch`` (TensorRT-LLM's PyTorch executor from 1.0 beside its C++ TensorRT runtime);
+    None: the profile's."""
 
 
 def parse_version(text: str) -> tuple[int, ...] | None:
@@ -496,6 +500,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
                     ),
                     attention_dp_global=bool(e["attention_dp_global"]),
                     releases=_release_range(e),
+                    python_eager_launch=bool(e["python_eager_launch"]) if "python_eager_launch" in e else None,
                 )
                 for e in row.get("cuda_graph_by_version", [])
             ),
