@@ -28,7 +28,9 @@ Work per step (T = prefill tokens + decoding sequences):
   on every rank (``mla_replicated_params_per_layer``); the engines split only the up- and output projections.
 * MLA prefill attention runs in the decompressed multi-head form (192 / 128 dims per head), except where the engine
   release runs it on the absorbed latent (``InferenceModel.prefill_attention_dims``, engines.yaml
-  ``mla_absorbed_prefill``: SGLang 0.4.5 with FA3). With attention data parallelism
+  ``mla_absorbed_prefill``: SGLang 0.4.5 with FA3); vLLM before 0.8.5 pads its values to the 192-wide keys
+  (``mla_prefill_pads_v``), and a continuing chunk first re-expands its cached prefix from the latent into keys and
+  values (``InferenceModel._mla_prefix_reexpansion_s``). With attention data parallelism
   (``attention_dp``: each rank runs attention for its own 1/tp of the sequences, TensorRT-LLM
   ``enable_attention_dp``; vLLM/SGLang "DP attention") the non-expert weights are replicated and the
   routed experts are split ``ep`` ways. Each MoE layer gathers the tokens of all ranks and scatters the
