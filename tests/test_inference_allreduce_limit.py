@@ -28,8 +28,8 @@ TOKENS_16MB = 974
 """974 tokens x hidden 8,192 x 2 B = 15,958,016 B: the curve's 15.96 MB point to 0.01 %."""
 
 
-def _model(engine: str, version: str | None = None) -> InferenceModel:
-    cl = resolve_cluster(HardwareInput(accelerator=H100, count=8, per_node=8))
+def _model(engine: str, version: str | None = None, accelerator: str = H100) -> InferenceModel:
+    cl = resolve_cluster(HardwareInput(accelerator=accelerator, count=8, per_node=8))
     return InferenceModel(
         model=catalog.model("meta-llama-3.1-70b"),
         cluster=cl,
@@ -72,5 +72,13 @@ def test_messages_within_the_custom_buffer_keep_the_engine_rows() -> None:
 
 
 def test_engine_without_a_limit_is_unchanged() -> None:
-    assert catalog.engine("trtllm").own_allreduce_max_bytes(None) is None
+    assert catalog.engine("trtllm").own_allreduce_max_bytes(None, "nvidia-hopper") is None
     assert _model("trtllm").allreduce_engine(64 * 2**20) == "trtllm"
+
+
+def test_parts_without_symmetric_memory_keep_the_engine_rows() -> None:
+    # vLLM 0.24.0 runs symmetric-memory all-reduce on compute capability 9.0 / 10.x only
+    # (SYMM_MEM_ALL_REDUCE_MAX_SIZES);
+    # on an A100 its rows above 8 MiB are NCCL already, so SGLang keeps them
+    assert _model("sglang", accelerator="nvidia-a100-sxm4-80gb").allreduce_engine(16 * 2**20) == "vllm"
+    assert catalog.engine("sglang").own_allreduce_max_bytes(None, "nvidia-ampere") is None

@@ -679,13 +679,14 @@ class InferenceModel:
     def allreduce_engine(self, message_bytes: float) -> str | None:
         """Whose timings price a tensor-parallel all-reduce of ``message_bytes``: the engine's own (collective_engine),
         or, above the largest message the engine release runs on its own kernels (engines.yaml
-        ``own_allreduce_by_version``: the custom all-reduce's 8 MiB buffer before symmetric-memory all-reduce), NCCL
-        as the part's main all-reduce curve measures it (None)."""
+        ``own_allreduce_by_version``: the custom all-reduce's 8 MiB buffer, on the parts where the engine-tagged rows
+        ran symmetric-memory all-reduce above it), NCCL as the part's main all-reduce curve measures it (None)."""
         ce = self.collective_engine
         if ce is None or self.engine is None:
             return ce
         version = parse_version(self.engine_version) if self.engine_version else None
-        limit = self.cluster.tables.engine(self.engine).own_allreduce_max_bytes(version)
+        generation = self.cluster.accelerator.generation
+        limit = self.cluster.tables.engine(self.engine).own_allreduce_max_bytes(version, generation)
         return None if limit is not None and message_bytes > limit else ce
 
     @property

@@ -96,6 +96,9 @@ class OwnAllReduceLimit:
     symmetric memory); larger messages go to NCCL (engines.yaml ``own_allreduce_by_version``)."""
 
     max_bytes: float
+    generations: tuple[str, ...]
+    """Accelerator generations it applies to: those on which the engine-tagged timings ran a faster all-reduce above
+    ``max_bytes`` (symmetric memory); elsewhere those timings are NCCL's already."""
     releases: ReleaseRange
 
 
@@ -243,10 +246,17 @@ class EngineProfile:
         """Whether release ``version`` (None: the current one) plans each iteration one ahead."""
         return self.overlap_scheduler is not None and self.overlap_scheduler.applies(version)
 
-    def own_allreduce_max_bytes(self, version: tuple[int, ...] | None) -> float | None:
-        """The largest all-reduce message (bytes) release ``version`` (None: the current one) runs on its own kernels,
-        NCCL above it; None: no limit below the engine-tagged timings."""
-        return next((r.max_bytes for r in self.own_allreduce_limits if r.releases.applies(version)), None)
+    def own_allreduce_max_bytes(self, version: tuple[int, ...] | None, generation: str | None) -> float | None:
+        """The largest all-reduce message (bytes) release ``version`` (None: the current one) runs on its own kernels
+        on a part of ``generation``, NCCL above it; None: no limit below the engine-tagged timings."""
+        return next(
+            (
+                r.max_bytes
+                for r in self.own_allreduce_limits
+                if r.releases.applies(version) and generation in r.generations
+            ),
+            None,
+        )
 
     def host_step_cost(self, version: tuple[int, ...] | None) -> HostStepCost | None:
         """The host time per iteration of release ``version`` (None: the current release); None when not measured."""
@@ -509,7 +519,11 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
                 for e in row.get("cuda_graph_by_version", [])
             ),
             own_allreduce_limits=tuple(
-                OwnAllReduceLimit(max_bytes=float(e["max_mib"]) * 2**20, releases=_release_range(e))
+                OwnAllReduceLimit(
+                    max_bytes=float(e["max_mib"]) * 2**20,
+                    generations=tuple(str(g) for g in e["generations"]),
+                    releases=_release_range(e),
+                )
                 for e in row.get("own_allreduce_by_version", [])
             ),
             whole_prompts_with_decodes=bool(row.get("whole_prompts_with_decodes", False)),
