@@ -171,14 +171,19 @@ def test_sglang_045_graphs_cap_the_ranks_summed_sequences() -> None:
     assert t_pre == pytest.approx(1000 * 10.42e-6 + sample_20, rel=1e-9)
 
 
-def test_sglang_prefill_iterations_run_alone_only_in_the_release_read() -> None:
-    # enable_mixed_chunk is off in the 0.4.5.post1 wheel read (a new prefill batch runs without the decodes); other
-    # releases, and an unstated one, keep mixed iterations
+def test_sglang_prefill_iterations_run_alone_in_every_release_read() -> None:
+    # enable_mixed_chunk defaults to False and the scheduler runs a new prefill batch before the decodes in every
+    # wheel read, 0.2.14 (the oldest) through 0.5.23 (the newest): the rule holds from 0.2.14 with no upper bound, and
+    # for an unstated release (the current one). Inside: 0.2.14 (its first release), 0.3.0, 0.4.5, 0.5.7 and a later
+    # 0.6 / 1.0; outside: 0.2.13 and 0.1.x (not read). vLLM never has it.
     sg = catalog.engine("sglang")
-    assert sg.prefill_alone((0, 4, 5))
-    assert not sg.prefill_alone((0, 5, 7))
-    assert not sg.prefill_alone(None)
+    for inside in ((0, 2, 14), (0, 3, 0), (0, 4, 5), (0, 5, 7), (0, 5, 23), (0, 6), (1, 0, 0)):
+        assert sg.prefill_alone(inside), inside
+    for outside in ((0, 2, 13), (0, 1, 26)):
+        assert not sg.prefill_alone(outside), outside
+    assert sg.prefill_alone(None)
     assert not catalog.engine("vllm").prefill_alone((0, 8, 4))
+    assert not catalog.engine("vllm").prefill_alone(None)
 
 
 def test_sglang_defaults_on_an_h100_follow_its_server_args() -> None:

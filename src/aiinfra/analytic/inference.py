@@ -24,8 +24,11 @@ Work per step (T = prefill tokens + decoding sequences):
   MLA decodes on the absorbed latent: d_qk = heads·(kv_lora + rope),
   d_v = heads·kv_lora, reading only the latent (DeepSeek-AI 2024, DeepSeek-V2 §2.1.2-2.1.3).
 * Tensor parallelism: 2 all-reduces of T·h bf16 activations per layer (Shoeybi et al. 2019, Megatron-LM
-  §3), ring times over the measured NCCL curves (analytic/comms.py). MLA's down-projections (q_a, kv_a) stay whole
-  on every rank (``mla_replicated_params_per_layer``); the engines split only the up- and output projections.
+  §3), ring times over the measured NCCL curves (analytic/comms.py), or the engine's own all-reduce as measured
+  inside it; a release whose own kernels stop at a message size (the custom all-reduce's 8 MiB buffer before
+  symmetric-memory all-reduce) sends larger messages, i.e. prefill steps, to NCCL (``allreduce_engine``).
+  MLA's down-projections (q_a, kv_a) stay whole on every rank (``mla_replicated_params_per_layer``); the engines
+  split only the up- and output projections.
 * MLA prefill attention runs in the decompressed multi-head form (192 / 128 dims per head), except where the engine
   release runs it on the absorbed latent (``InferenceModel.prefill_attention_dims``, engines.yaml
   ``mla_absorbed_prefill``: SGLang 0.4.5 with FA3); vLLM before 0.8.5 pads its values to the 192-wide keys
@@ -690,9 +693,8 @@ class InferenceModel:
         # communication
         comm_s = 0.0
         if tp > 1 and not self.attention_dp:
-            one = collective_time(
-                self.cluster, "allreduce", tokens * m.hidden_size * ACT_BYTES, tp, engine=self.collective_engine
-            )
+            message = tokens * m.hidden_size * ACT_BYTES
+            one = collective_time(self.cluster, "allreduce", message, tp, engine=self.allreduce_engine(message))
             comm_s = 2.0 * m.num_layers / pp * one.time_s
         if m.is_moe and self.attention_dp and tp > 1:
             # every MoE layer all-gathers the step's tokens from all ranks and reduce-scatters the expert
@@ -715,6 +717,19 @@ class InferenceModel:
         if self.engine is None:
             return None
         return self.cluster.tables.engine(self.engine).collective_rows_engine or self.engine
+
+    def allreduce_engine(self, message_bytes: float) -> str | None:
+        """Whose timings price a tensor-parallel all-reduce of ``message_bytes``: the engine's own (collective_engine),
+        or, above the largest message the engine release runs on its own kernels (engines.yaml
+        ``own_allreduce_by_version``: the custom all-reduce's 8 MiB buffer, on the parts where the engine-tagged rows
+        ran symmetric-memory all-reduce above it), NCCL as the part's main all-reduce curve measures it (None)."""
+        ce = self.collective_engine
+        if ce is None or self.engine is None:
+            return ce
+        version = parse_version(self.engine_version) if self.engine_version else None
+        generation = self.cluster.accelerator.generation
+        limit = self.cluster.tables.engine(self.engine).own_allreduce_max_bytes(version, generation)
+        return None if limit is not None and message_bytes > limit else ce
 
     @property
     def pipelines_micro_batches(self) -> bool:

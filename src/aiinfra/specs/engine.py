@@ -91,6 +91,18 @@ class HostStepCost:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class OwnAllReduceLimit:
+    """The largest tensor-parallel all-reduce an engine release runs on its own kernels (custom one-/two-shot,
+    symmetric memory); larger messages go to NCCL (engines.yaml ``own_allreduce_by_version``)."""
+
+    max_bytes: float
+    generations: tuple[str, ...]
+    """Accelerator generations it applies to: those on which the engine-tagged timings ran a faster all-reduce above
+    ``max_bytes`` (symmetric memory); elsewhere those timings are NCCL's already."""
+    releases: ReleaseRange
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class MlaAbsorbedPrefill:
     """When an engine release runs a prefill step's MLA attention on the absorbed latent (the decode form: 128 heads
     of 576 query-key and 512 value dimensions, DeepSeek-V2 §2.1.3) rather than the decompressed multi-head form
@@ -214,6 +226,10 @@ class EngineProfile:
     cuda_graph_by_version: tuple[CudaGraphRule, ...] = ()
     """Releases whose CUDA-graph limit differs from ``cuda_graph_bands`` (engines.yaml cuda_graph_by_version)."""
 
+    own_allreduce_limits: tuple[OwnAllReduceLimit, ...] = ()
+    """Releases whose own all-reduce stops at a message size below what the engine-tagged timings cover, NCCL above
+    it (engines.yaml own_allreduce_by_version; none: the engine-tagged timings at every size)."""
+
     prefill_steps_alone: ReleaseRange | None = None
     """Releases in which an iteration that prefills prompt chunks runs without the decodes even under chunked
     prefill (SGLang without --enable-mixed-chunk): the decoding sequences wait for it. None: chunks and decodes
@@ -242,6 +258,18 @@ class EngineProfile:
     def overlaps_scheduling(self, version: tuple[int, ...] | None) -> bool:
         """Whether release ``version`` (None: the current one) plans each iteration one ahead."""
         return self.overlap_scheduler is not None and self.overlap_scheduler.applies(version)
+
+    def own_allreduce_max_bytes(self, version: tuple[int, ...] | None, generation: str | None) -> float | None:
+        """The largest all-reduce message (bytes) release ``version`` (None: the current one) runs on its own kernels
+        on a part of ``generation``, NCCL above it; None: no limit below the engine-tagged timings."""
+        return next(
+            (
+                r.max_bytes
+                for r in self.own_allreduce_limits
+                if r.releases.applies(version) and generation in r.generations
+            ),
+            None,
+        )
 
     def host_step_cost(self, version: tuple[int, ...] | None) -> HostStepCost | None:
         """The host time per iteration of release ``version`` (None: the current release); None when not measured."""
@@ -503,6 +531,14 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
                     python_eager_launch=bool(e["python_eager_launch"]) if "python_eager_launch" in e else None,
                 )
                 for e in row.get("cuda_graph_by_version", [])
+            ),
+            own_allreduce_limits=tuple(
+                OwnAllReduceLimit(
+                    max_bytes=float(e["max_mib"]) * 2**20,
+                    generations=tuple(str(g) for g in e["generations"]),
+                    releases=_release_range(e),
+                )
+                for e in row.get("own_allreduce_by_version", [])
             ),
             whole_prompts_with_decodes=bool(row.get("whole_prompts_with_decodes", False)),
             prefill_steps_alone=_release_range(row["prefill_steps_alone"]) if row.get("prefill_steps_alone") else None,
