@@ -45,7 +45,7 @@ import numpy as np
 import yaml
 from aic_common import READ_ON, SYSTEM_IDS, TREE_URL, data_root
 
-from aiinfra.analytic.inference import memory_fit_through_ends
+from aiinfra.analytic.kernel_time import memory_fit_through_ends
 
 COLLECTOR = (
     "ai-dynamo/aiconfigurator collector/trtllm/collect_gemm.py and collector/helper.py benchmark_with_power "

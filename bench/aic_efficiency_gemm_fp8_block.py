@@ -8,7 +8,7 @@ the per-tensor FP8 op the planner's GEMM curves time. NVIDIA AIConfigurator time
 engine and release (``gemm_perf.parquet``, ``gemm_dtype`` ``fp8`` and ``fp8_block``, the same (m, n, k) grid): for
 each GEMM row count M this script keeps the median over the shapes with n, k >= 256 (every shape measured in both
 formats) of latency(fp8_block) / latency(fp8), shape by shape. The planner multiplies its per-tensor FP8 compute time
-of a dense linear layer by the ratio at the layer's M (analytic/inference.py ``fp8_block_time_factor``): a ratio of
+of a dense linear layer by the ratio at the layer's M (analytic/kernel_time.py ``fp8_block_time_factor``): a ratio of
 two timings from the same table cancels what the collector's method adds to both (the vLLM 0.14.0 table times
 per-tensor FP8 1.4-1.7x slower than vLLM 0.24.0's at the same shapes, a harness change the ratio does not carry).
 

@@ -70,7 +70,7 @@ def _summary(name: str, errs: dict[str, float]) -> dict[str, object]:
 
 def _forget_memory_fits() -> None:
     """Drop the memory-curve fits memoised for the active catalog (they depend on the lookups patched here)."""
-    from aiinfra.analytic.inference import _MemoryFits
+    from aiinfra.analytic.kernel_time import _MemoryFits
 
     (domain_tables().cached(_MemoryFits) or domain_tables().keep(_MemoryFits())).fits.clear()
 

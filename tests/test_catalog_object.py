@@ -166,7 +166,7 @@ def test_a_cluster_carries_the_tables_of_its_catalog(tmp_path: Path) -> None:
     """A cluster resolved against an overlay reads the overlay's rows wherever it is priced (no active catalog is
     read below the application layer): the overlay's flat 0.5 GEMM curve for its part, outside the ``use`` block."""
     from aiinfra.analytic.efficiency import table
-    from aiinfra.analytic.inference import gemm_efficiency
+    from aiinfra.analytic.kernel_time import gemm_efficiency
     from aiinfra.catalog.resolve import cluster_for
 
     cat = _flat_gemm_overlay(tmp_path)

@@ -11,7 +11,8 @@ import json
 import pytest
 
 from aiinfra import catalog
-from aiinfra.analytic.inference import InferenceModel, mla_replicated_params_per_layer
+from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.mla_terms import mla_replicated_params_per_layer
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.specs.scenario import HardwareInput

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from aiinfra.analytic.efficiency import _curve, efficiency_rows
-from aiinfra.analytic.inference import _memory_fit_for
+from aiinfra.analytic.kernel_time import memory_fit_for
 from aiinfra.app.tables import domain_tables, efficiency_table
 
 
@@ -54,7 +54,7 @@ def test_h200_memory_median_at_1e8_bytes_and_the_planner_fit() -> None:
     # planner fit through the curve ends (5.6234e6 B at 0.2304, 1e9 B at 0.8475 of 4.8 TB/s)
     t_small, t_large = 5.6234e6 / (4.8e12 * 0.2304), 1e9 / (4.8e12 * 0.8475)
     b_inf = (1e9 - 5.6234e6) / (t_large - t_small)  # 4.13 TB/s
-    t0, b = _memory_fit_for(domain_tables(), "nvidia-h200-sxm-141gb", 4.8e12)
+    t0, b = memory_fit_for(domain_tables(), "nvidia-h200-sxm-141gb", 4.8e12)
     assert b == pytest.approx(b_inf, rel=1e-3)
     assert t0 == pytest.approx(t_small - 5.6234e6 / b_inf, rel=1e-2)  # 3.7 us per kernel
     assert 2e-6 < t0 < 6e-6 and b < 4.8e12

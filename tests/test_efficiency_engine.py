@@ -106,7 +106,7 @@ def test_trtllm_weight_streaming_fit_runs_through_the_tensorrt_llm_gemv_curve() 
     import pytest
 
     from aiinfra import catalog
-    from aiinfra.analytic.inference import _memory_fit
+    from aiinfra.analytic.kernel_time import memory_fit
 
     bw = 3.35e12
 
@@ -117,19 +117,19 @@ def test_trtllm_weight_streaming_fit_runs_through_the_tensorrt_llm_gemv_curve() 
 
     acc = catalog.accelerator(H100)
     # memory-h100-aic-trtllm-gemv: (5.6234e6 B, 0.3181) ... (1e9 B, 0.8425): t0 ≈ 3.30 µs, B ≈ 2.85 TB/s
-    assert _memory_fit(domain_tables(), acc, "trtllm") == pytest.approx(fit(5.6234e6, 0.3181, 1e9, 0.8425), rel=1e-9)
+    assert memory_fit(domain_tables(), acc, "trtllm") == pytest.approx(fit(5.6234e6, 0.3181, 1e9, 0.8425), rel=1e-9)
     # memory-h100-vidur-gemv: (5.623e6 B, 0.328) ... (1e9 B, 0.889): t0 ≈ 3.25 µs, B ≈ 3.01 TB/s
-    assert _memory_fit(domain_tables(), acc) == pytest.approx(fit(5.623e6, 0.328, 1e9, 0.889), rel=1e-9)
+    assert memory_fit(domain_tables(), acc) == pytest.approx(fit(5.623e6, 0.328, 1e9, 0.889), rel=1e-9)
     # memory-h100-aic-vllm-gemv: (5.6234e6 B, 0.3033) ... (1e9 B, 0.8857)
-    assert _memory_fit(domain_tables(), acc, "vllm") == pytest.approx(fit(5.6234e6, 0.3033, 1e9, 0.8857), rel=1e-9)
+    assert memory_fit(domain_tables(), acc, "vllm") == pytest.approx(fit(5.6234e6, 0.3033, 1e9, 0.8857), rel=1e-9)
     # FP8 weights: TensorRT-LLM's quantised op streams them through memory-fp8-h100-aic-trtllm-gemv,
     # (5.6234e6 B, 0.1154) ... (1e9 B, 0.8183): by hand t0 ≈ 12.6 µs, B ≈ 2.84 TB/s — a larger fixed time than
     # its bf16 GEMV's; a bf16 lookup and the engine-free fp8 lookup keep the bf16 streaming curves
-    t0_fp8, b_fp8 = _memory_fit(domain_tables(), acc, "trtllm", "fp8")
+    t0_fp8, b_fp8 = memory_fit(domain_tables(), acc, "trtllm", "fp8")
     assert (t0_fp8, b_fp8) == pytest.approx(fit(5.6234e6, 0.1154, 1e9, 0.8183), rel=1e-9)
     assert t0_fp8 == pytest.approx(12.57e-6, rel=0.01)
-    assert _memory_fit(domain_tables(), acc, "trtllm", "bf16") == _memory_fit(domain_tables(), acc, "trtllm")
-    assert _memory_fit(domain_tables(), acc, None, "fp8") == _memory_fit(domain_tables(), acc)
+    assert memory_fit(domain_tables(), acc, "trtllm", "bf16") == memory_fit(domain_tables(), acc, "trtllm")
+    assert memory_fit(domain_tables(), acc, None, "fp8") == memory_fit(domain_tables(), acc)
 
 
 def test_per_m_curves_serve_engine_lookups_that_give_m() -> None:

@@ -11,7 +11,8 @@ from dataclasses import replace
 import pytest
 
 from aiinfra import catalog
-from aiinfra.analytic.inference import InferenceModel, fp8_block_time_factor
+from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.kernel_time import fp8_block_time_factor
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.catalog.hf_config import arch_from_hf_config
 from aiinfra.catalog.resolve import resolve_cluster

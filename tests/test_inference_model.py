@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aiinfra import catalog
-from aiinfra.analytic.inference import InferenceModel, _memory_fit
+from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.kernel_time import memory_fit
 from aiinfra.analytic.model_figures import kv_bytes_per_token, params_total
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.app.tables import domain_tables
@@ -91,7 +92,7 @@ def test_steady_state_step_by_littles_law() -> None:
 def test_batch1_decode_is_weight_streaming_plus_kernel_latency() -> None:
     c = cluster_for(H100, 1)
     im = InferenceModel(model=L8, cluster=c)
-    t0, b_inf = _memory_fit(domain_tables(), c.accelerator)
+    t0, b_inf = memory_fit(domain_tables(), c.accelerator)
     # Vidur's H100 GEMV points (117 MB at 81 %, 940 MB at 90 % of 3.35 TB/s) → t0 ≈ 3.2 µs, B∞ ≈ 3.0 TB/s
     assert 2e-6 < t0 < 5e-6 and 2.9e12 < b_inf < 3.1e12
     streamed = (params_total(L8) - L8.vocab_size * L8.hidden_size) * 2.0  # all weights but the embedding

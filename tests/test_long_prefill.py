@@ -10,8 +10,8 @@ import dataclasses
 import pytest
 
 from aiinfra import catalog
-from aiinfra.analytic.inference import (
-    InferenceModel,
+from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.mla_terms import (
     cached_prefix_tokens,
     mla_reexpansion_bytes_per_token,
     mla_reexpansion_flop_per_token,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from aiinfra import catalog
-from aiinfra.analytic.inference import InferenceModel, _memory_fit
+from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.kernel_time import memory_fit
 from aiinfra.analytic.moe_decode import (
     busiest_rank_experts,
     expert_stream_bytes_per_s,
@@ -63,7 +64,7 @@ def test_deepseek_decode_experts_by_hand() -> None:
     cluster = tables.cluster_for(H200, 8)
     model = catalog.model("deepseek-v3")
     im = InferenceModel(model=model, cluster=cluster, tp=8, weight_precision="fp8")
-    t0, b_inf = _memory_fit(cluster.tables, cluster.accelerator, None)
+    t0, b_inf = memory_fit(cluster.tables, cluster.accelerator, None)
     weights = 8 * 3 * 7168 * 2048 * 58 / 8
     expected = 58 * 2 * t0 + weights / (0.5866 * 4.8e12) + 58 * 5 * t0 + 58 * 9 * 7168 * 2 / b_inf
     assert im.experts(1, 58).memory_s == pytest.approx(expected, rel=1e-3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from aiinfra import catalog
-from aiinfra.analytic.inference import gemm_efficiency
+from aiinfra.analytic.kernel_time import gemm_efficiency
 from aiinfra.app.tables import domain_tables, efficiency_table
 
 H100 = "nvidia-h100-sxm5-80gb"

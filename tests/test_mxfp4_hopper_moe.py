@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from aiinfra import catalog
-from aiinfra.analytic.inference import InferenceModel, weight_only_moe_dtype
+from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.kernel_time import weight_only_moe_dtype
 from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.specs.scenario import HardwareInput
 

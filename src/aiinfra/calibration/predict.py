@@ -164,11 +164,11 @@ def residuals(cases: Sequence[Case], factors: Factors) -> np.ndarray:
 def serving_params(base: Scenario, cases: Sequence[Case]) -> list[Param]:
     """Memory and compute efficiency, per-step overhead, communication efficiency (fit priority order)."""
     from aiinfra.analytic.efficiency import table
-    from aiinfra.analytic.inference import _memory_fit, compute_dtype
+    from aiinfra.analytic.kernel_time import compute_dtype, memory_fit
 
     assert base.inference is not None
     acc, engine = base.cluster.accelerator, base.inference.engine
-    _, b_inf = _memory_fit(base.cluster.tables, acc, engine)
+    _, b_inf = memory_fit(base.cluster.tables, acc, engine)
     cd = compute_dtype(acc.dense_flop_per_s, base.inference.weight_precision)
     eff = table(base.cluster.tables)
     gemm, _ = eff.curve("gemm", acc.id, dtype=cd, engine=engine)

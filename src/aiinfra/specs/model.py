@@ -62,7 +62,7 @@ class ModelArch:
     """How the model's FP8 checkpoint scales its weights: one scale per tensor (or per channel), or one per
     ``fp8_block_size`` block with activations quantised per 1 x block-width group at run time (DeepSeek-V3 report
     §3.3.2; an HF ``quantization_config`` with ``weight_block_size``). Prices the dense linear layers of an FP8
-    serving run only (analytic/inference.py ``fp8_block_time_factor``)."""
+    serving run only (analytic/kernel_time.py ``fp8_block_time_factor``)."""
     fp8_block_size: tuple[Width, Width] | None = None
     """(rows, columns) of one weight scaling block, with ``fp8_scaling: block`` only (DeepSeek-V3, Qwen3: 128 x 128)."""
     fp8_bf16_modules: Literal["none", "attention_and_edge_mlps"] = "none"
