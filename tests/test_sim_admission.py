@@ -109,3 +109,17 @@ def test_sglang_releases_carry_the_rule_with_their_constants() -> None:
     assert (dp.init, dp.floor) == (pytest.approx(0.21), pytest.approx(0.0294))
     assert dp.decay_per_step == pytest.approx((0.21 - 0.0294) / 600, rel=1e-4)
     assert _output_reserve(sg, "0.5.7", "prefill", attention_dp=False) is None
+
+
+def test_the_planner_holds_the_floor_share_of_the_outputs_per_sglang_sequence() -> None:
+    # the analytic replica's per-sequence KV: 1024 prompt + 256 / 2 outputs on average, and under SGLang also
+    # ceil(0.098 x 256 / 2) = ceil(12.544) = 13 tokens held back for the remaining outputs at the ratio's floor
+    from pathlib import Path
+
+    from aiinfra import app
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "simulate-llama70b-h100.yaml"
+    base = app.load_scenario(example)
+    for engine, per_seq in (("sglang", 1024 + 128 + 13), ("vllm", 1024 + 128)):
+        e = app.infer(app.load_scenario(base, set={"inference.engine": engine})).estimate
+        assert e.max_concurrent_seqs == e.kv_capacity_tokens // per_seq, engine
