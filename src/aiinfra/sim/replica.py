@@ -22,6 +22,9 @@ Scheduling follows vLLM (Kwon et al. SOSP'23; vLLM v1 ``Scheduler.schedule``):
 * or, for an engine that reserves the whole context (TensorRT-LLM's default capacity policy
   GUARANTEED_NO_EVICT), a request is admitted only when the blocks of its prompt + output fit, keeps them
   until it finishes, and nothing is preempted;
+* or, for an engine that admits a prompt only when the cache also holds the running requests' expected growth
+  (SGLang's ``PrefillAdder``: :class:`OutputReserve`), a new prompt waits until the free KV, less each running
+  request's remaining output × a decaying ratio, holds its prompt and its own whole output;
 * static batching (the pre-Orca baseline): an idle replica takes up to ``max_num_seqs`` waiting requests,
   prefills them together, and admits nothing new until the whole batch has finished;
 * an overlap scheduler (SGLang; TensorRT-LLM's PyTorch executor) plans iteration n + 1 while iteration n runs, so a
@@ -78,6 +81,24 @@ class Seq:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class OutputReserve:
+    """SGLang's admission rule (``managers/schedule_policy.py`` PrefillAdder, read in its 0.3.0 - 0.5.7 wheels;
+    catalog/data/engines.yaml ``admission_reserve_by_version``). A waiting request is admitted only when
+    ``its prompt left + min(its outputs left, clip) < free KV - Σ_decoding min(outputs left, clip) × ratio
+    - Σ_prefilling and admitted this iteration (prompt + min(outputs left, clip))``; the ratio starts at ``init``,
+    drops by ``decay_per_step`` every decode step down to ``floor``, returns to ``init`` when the replica idles, and
+    after a retraction (preemption) becomes min(1, (Σ outputs decoded + ``retract_decode_steps`` × decoding)
+    / (Σ outputs requested + 1)). A request's requested outputs are its output tokens (a benchmark client sets
+    max_tokens to the output length)."""
+
+    init: float
+    floor: float
+    decay_per_step: float
+    clip_tokens: int
+    retract_decode_steps: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SchedulerLimits:
     """A replica's scheduler settings and KV capacity (resolved from the scenario by sim.run)."""
 
@@ -116,6 +137,9 @@ class SchedulerLimits:
     """TensorRT-LLM's default capacity policy, GUARANTEED_NO_EVICT (catalog/data/engines.yaml kv_reservation
     full): a request is admitted only when the blocks of its whole prompt + output fit, they stay reserved
     until it finishes, and nothing is ever preempted. False: vLLM's paged allocation as tokens arrive."""
+    output_reserve: OutputReserve | None = None
+    """SGLang's admission rule: a new prompt also needs room for the running requests' expected outputs (None:
+    only its own prompt must fit)."""
 
 
 class ServingReplica(Protocol):
@@ -219,6 +243,9 @@ class Replica:
     admit_until_s: float = math.inf
     """Overlap scheduler: the next plan admits only requests that arrived by this time (the start of the iteration
     that just ended, when the engine planned the next one)."""
+    token_ratio: float = math.nan
+    """``lim.output_reserve``: the share of the running requests' remaining outputs held back from admission
+    (SGLang's ``new_token_ratio``); NaN until the first plan."""
 
     # ---- bookkeeping
     def has_work(self) -> bool:
@@ -350,7 +377,49 @@ class Replica:
         self.enqueue(clone)
 
     def plan(self) -> StepBatch | None:
-        """Choose the next iteration's work (prefill chunks + decodes); None when idle."""
+        """Choose the next iteration's work (prefill chunks + decodes); None when idle. With ``lim.output_reserve`` the
+        ratio then moves as SGLang's scheduler moves it: back to its start when idle, down a step after a decode step
+        without a retraction (a retraction set it in :meth:`_plan`)."""
+        res = self.lim.output_reserve
+        if res is None:
+            return self._plan()
+        if math.isnan(self.token_ratio):
+            self.token_ratio = res.init
+        before = self.preemptions
+        batch = self._plan()
+        if batch is None:
+            self.token_ratio = res.init
+        elif self.n_decode_in_step and self.preemptions == before:
+            self.token_ratio = max(self.token_ratio - res.decay_per_step, res.floor)
+        return batch
+
+    def _retract_ratio(self, res: OutputReserve) -> float:
+        """SGLang's ratio after a retraction (``ScheduleBatch.retract_decode``): (outputs decoded by the remaining
+        decodes + retract_decode_steps each) / (their outputs requested + 1), at most 1."""
+        tps = self.lim.tokens_per_step
+        decoded = 0.0
+        requested = 0
+        for s in self.decode.values():
+            decoded += s.generated_tokens + (self.decode_steps - s.join_step) * tps
+            requested += s.output_tokens
+        return min(1.0, (decoded + res.retract_decode_steps * len(self.decode)) / (requested + 1))
+
+    def _running_output_reserve(self, res: OutputReserve) -> float:
+        """KV tokens held back for the admitted requests' outputs: each decoding one's remaining outputs (clipped)
+        × the ratio, each prefilling one's whole remaining outputs (clipped; SGLang's ``add_chunked_req`` charges
+        them in full)."""
+        tps = self.lim.tokens_per_step
+        clip = res.clip_tokens
+        held = 0.0
+        for s in self.decode.values():
+            left = s.output_tokens - s.generated_tokens - (self.decode_steps - s.join_step) * tps
+            held += min(max(left, 0.0), clip)
+        held *= self.token_ratio
+        for s in self.prefilling:
+            held += min(s.output_tokens - s.generated_tokens, clip)
+        return held
+
+    def _plan(self) -> StepBatch | None:
         lim = self.lim
         cap = lim.kv_capacity_tokens
         kv = self.kv_tokens()
@@ -363,9 +432,13 @@ class Replica:
             self.n_decode_in_step = n_dec
             self._count_run(decode_only=True)
             return StepBatch(0, 0.0, n_dec, int(self.sum_ctx_tokens))
+        preempted = False
         while not full and self.decode and kv + len(self.decode) * lim.tokens_per_step > cap:
             self._preempt_one()
             kv = self.kv_tokens()
+            preempted = True
+        if preempted and lim.output_reserve is not None:
+            self.token_ratio = self._retract_ratio(lim.output_reserve)
         n_dec = len(self.decode)
         growth = 0.0 if full else n_dec * lim.tokens_per_step
         chunks: list[tuple[Seq, int]] = []
@@ -406,6 +479,11 @@ class Replica:
             admit = False  # inside a multi-step call: the scheduler runs again when it ends
         # an overlap scheduler planned this iteration while the last one ran: what arrived since waits one more
         cutoff = self.admit_until_s if lim.overlap_admission and running > 0 else math.inf
+        res = lim.output_reserve
+        # SGLang's rem_total_tokens: the free KV less the admitted requests' expected outputs (inf: no such rule)
+        rem_total = math.inf
+        if res is not None and admit and self.waiting:
+            rem_total = kv_free - self._running_output_reserve(res)
         while admit and self.waiting and running < lim.max_num_seqs and budget > 0:
             seq = self.waiting[0][3]
             if seq.arrival_s > cutoff:
@@ -417,14 +495,15 @@ class Replica:
                 running += 1
                 kv_free -= need_kv
                 continue
-            got = self._start_prompt(seq, kv_free, budget, running)
+            got = self._start_prompt(seq, kv_free, budget, running, rem_total)
             if got is None:
                 break
-            take, reserve = got
+            take, reserve, charged = got
             running += 1
             chunks.append((seq, take))
             budget -= take
             kv_free -= reserve
+            rem_total -= charged
 
     def _swap_in(self, seq: Seq, kv_free: float) -> float | None:
         """Bring back a sequence whose KV cache is swapped out (or arriving from a prefill replica) into the decodes;
@@ -446,9 +525,12 @@ class Replica:
         seq.swapped_ctx_tokens = 0.0
         return need_kv
 
-    def _start_prompt(self, seq: Seq, kv_free: float, budget: int, running: int) -> tuple[int, float] | None:
+    def _start_prompt(
+        self, seq: Seq, kv_free: float, budget: int, running: int, rem_total: float = math.inf
+    ) -> tuple[int, float, float] | None:
         """Start prefilling a waiting prompt (reusing a cached prefix): (its first chunk's tokens, the KV tokens
-        reserved), or None when its reservation or first chunk does not fit."""
+        reserved, the tokens it takes off ``rem_total``), or None when its reservation or first chunk does not fit,
+        or (``lim.output_reserve``) its prompt left plus its outputs left reach ``rem_total``."""
         lim = self.lim
         full = lim.reserve_full_context
         if lim.prefix_caching and seq.prefix_id in self.cached_prefixes and seq.prefilled_tokens == 0:
@@ -460,6 +542,11 @@ class Replica:
         reserve = self._full_context_tokens(seq, seq.prompt_tokens) if full else seq.prompt_tokens + lim.block_tokens
         if reserve > kv_free:
             return None
+        charged = 0.0
+        if lim.output_reserve is not None:  # PrefillAdder.add_one_req: NO_TOKEN when total_tokens >= rem_total_tokens
+            charged = need + min(seq.output_tokens - seq.generated_tokens, lim.output_reserve.clip_tokens)
+            if charged >= rem_total:
+                return None
         take = min(need, budget) if lim.chunked_prefill and not lim.static else need
         if take > budget and running > 0:
             return None
@@ -469,7 +556,9 @@ class Replica:
         if full:
             seq.kv_reserved_tokens = reserve
             self.reserved_full_tokens += reserve
-        return take, reserve
+        if lim.output_reserve is not None and take < need:
+            charged = float(take)  # a truncated first chunk charges only itself (_update_prefill_budget)
+        return take, reserve, charged
 
     def _step_of(self, chunks: list[tuple[Seq, int]]) -> StepBatch:
         """The iteration's batch: the chunks planned and (unless a prefill iteration runs alone) the decodes."""

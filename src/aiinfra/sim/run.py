@@ -30,7 +30,7 @@ from aiinfra.sim.arrivals import Requests, check_budget, interarrival_s, lengths
 from aiinfra.sim.attention_dp import rank_limits
 from aiinfra.sim.engine import Records, Simulation
 from aiinfra.sim.metrics import SimSummary, summarise
-from aiinfra.sim.replica import SchedulerLimits
+from aiinfra.sim.replica import OutputReserve, SchedulerLimits
 from aiinfra.specs.engine import EngineProfile, parse_version
 from aiinfra.specs.files import beside_scenario
 from aiinfra.specs.scenario import Scenario
@@ -246,6 +246,28 @@ def limits_for(
         scheduler_steps=sched.num_scheduler_steps,
         prefill_alone=chunked and engine.prefill_alone(parse_version(release) if release else None),
         whole_prompts_with_decodes=not chunked and engine.whole_prompts_with_decodes,
+        output_reserve=_output_reserve(engine, release, role, im.kv_token_shards > 1),
+    )
+
+
+def _output_reserve(
+    engine: EngineProfile, release: str | None, role: str, attention_dp: bool
+) -> OutputReserve | None:
+    """The release's admission rule that holds KV back for the running requests' outputs (engines.yaml
+    admission_reserve_by_version: SGLang's PrefillAdder), on a mixed replica; under attention DP the ratio is
+    scaled by the release's DP factor (SGLang multiplies schedule_conservativeness by 0.3)."""
+    rule = engine.admission_reserve(parse_version(release) if release else None)
+    if rule is None or role != "mixed":
+        return None
+    init = min(rule.init_ratio * (rule.dp_attention_factor if attention_dp else 1.0), 1.0)
+    # the floor and the decay scale with the start (Scheduler.__init__: min = init x 0.14, decay = (init - min) / 600)
+    scale = init / rule.init_ratio
+    return OutputReserve(
+        init=init,
+        floor=rule.floor_ratio * scale,
+        decay_per_step=rule.decay_per_step * scale,
+        clip_tokens=rule.clip_tokens,
+        retract_decode_steps=rule.retract_decode_steps,
     )
 
 

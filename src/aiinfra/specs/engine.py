@@ -121,6 +121,23 @@ class MlaAbsorbedPrefill:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class AdmissionReserve:
+    """An engine release's admission rule that holds KV back for the running requests' outputs (engines.yaml
+    ``admission_reserve_by_version``; SGLang's PrefillAdder): the ratio of each running request's remaining outputs
+    held back starts at ``init_ratio`` (× ``dp_attention_factor`` under attention data parallelism), falls by
+    ``decay_per_step`` per decode step to ``floor_ratio``, outputs counted up to ``clip_tokens`` per request; after a
+    retraction the ratio becomes (decoded + ``retract_decode_steps`` per request) / requested."""
+
+    init_ratio: float
+    floor_ratio: float
+    decay_per_step: float
+    clip_tokens: int
+    retract_decode_steps: int
+    dp_attention_factor: float
+    releases: ReleaseRange
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class CudaGraphRule:
     """Which decode steps an engine release replays as CUDA graphs where it differs from the profile's current
     rule (engines.yaml ``cuda_graph_by_version``): its own memory bands, and under attention DP whether the limit
@@ -230,6 +247,10 @@ class EngineProfile:
     """Releases whose own all-reduce stops at a message size below what the engine-tagged timings cover, NCCL above
     it (engines.yaml own_allreduce_by_version; none: the engine-tagged timings at every size)."""
 
+    admission_reserves: tuple[AdmissionReserve, ...] = ()
+    """Releases that admit a prompt only when the KV cache also holds the running requests' expected outputs
+    (engines.yaml admission_reserve_by_version; none: a prompt is admitted when its own blocks fit)."""
+
     prefill_steps_alone: ReleaseRange | None = None
     """Releases in which an iteration that prefills prompt chunks runs without the decodes even under chunked
     prefill (SGLang without --enable-mixed-chunk): the decoding sequences wait for it. None: chunks and decodes
@@ -238,6 +259,10 @@ class EngineProfile:
     whole_prompts_with_decodes: bool = False
     """Without chunked prefill, whole prompts are prefilled in the same iterations as the decodes (TensorRT-LLM's
     in-flight batching); False: a prompt iteration runs alone (vLLM V0)."""
+
+    def admission_reserve(self, version: tuple[int, ...] | None) -> AdmissionReserve | None:
+        """The output-reservation admission rule of release ``version`` (None: the current release); None: none."""
+        return next((r for r in self.admission_reserves if r.releases.applies(version)), None)
 
     def prefill_alone(self, version: tuple[int, ...] | None) -> bool:
         """Whether release ``version`` (None: the current one) runs its prefill iterations without the decodes."""
@@ -543,6 +568,18 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             whole_prompts_with_decodes=bool(row.get("whole_prompts_with_decodes", False)),
             prefill_steps_alone=_release_range(row["prefill_steps_alone"]) if row.get("prefill_steps_alone") else None,
             mla_prefill_pads_v=_release_range(row["mla_prefill_pads_v"]) if row.get("mla_prefill_pads_v") else None,
+            admission_reserves=tuple(
+                AdmissionReserve(
+                    init_ratio=float(e["init_ratio"]),
+                    floor_ratio=float(e["floor_ratio"]),
+                    decay_per_step=float(e["decay_per_step"]),
+                    clip_tokens=int(e["clip_tokens"]),
+                    retract_decode_steps=int(e["retract_decode_steps"]),
+                    dp_attention_factor=float(e["dp_attention_factor"]),
+                    releases=_release_range(e),
+                )
+                for e in row.get("admission_reserve_by_version", [])
+            ),
             mla_absorbed_prefill=tuple(
                 MlaAbsorbedPrefill(
                     prefix_below_tokens=int(e["prefix_below_tokens"]),
