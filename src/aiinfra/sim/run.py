@@ -250,9 +250,7 @@ def limits_for(
     )
 
 
-def _output_reserve(
-    engine: EngineProfile, release: str | None, role: str, attention_dp: bool
-) -> OutputReserve | None:
+def _output_reserve(engine: EngineProfile, release: str | None, role: str, attention_dp: bool) -> OutputReserve | None:
     """The release's admission rule that holds KV back for the running requests' outputs (engines.yaml
     admission_reserve_by_version: SGLang's PrefillAdder), on a mixed replica; under attention DP the ratio is
     scaled by the release's DP factor (SGLang multiplies schedule_conservativeness by 0.3)."""
