@@ -11,7 +11,9 @@ from aiinfra.analytic.step_time import StepBatch
 from aiinfra.sim.replica import OutputReserve, Replica, SchedulerLimits, Seq
 from aiinfra.sim.run import _output_reserve
 
-RESERVE = OutputReserve(init=0.7, floor=0.098, decay_per_step=0.0010033, clip_tokens=4096, retract_decode_steps=20)
+RESERVE = OutputReserve(
+    init_ratio=0.7, floor_ratio=0.098, decay_per_step=0.0010033, clip_tokens=4096, retract_decode_steps=20
+)
 
 
 class _Flat:
@@ -106,7 +108,7 @@ def test_sglang_releases_carry_the_rule_with_their_constants() -> None:
     # attention DP: schedule_conservativeness x 0.3 -> start 0.21, floor 0.21 x 0.14 = 0.0294, decay 0.1806 / 600
     dp = _output_reserve(sg, "0.5.7", "mixed", attention_dp=True)
     assert dp is not None
-    assert (dp.init, dp.floor) == (pytest.approx(0.21), pytest.approx(0.0294))
+    assert (dp.init_ratio, dp.floor_ratio) == (pytest.approx(0.21), pytest.approx(0.0294))
     assert dp.decay_per_step == pytest.approx((0.21 - 0.0294) / 600, rel=1e-4)
     assert _output_reserve(sg, "0.5.7", "prefill", attention_dp=False) is None
 

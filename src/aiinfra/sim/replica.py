@@ -85,14 +85,14 @@ class OutputReserve:
     """SGLang's admission rule (``managers/schedule_policy.py`` PrefillAdder, read in its 0.3.0 - 0.5.7 wheels;
     catalog/data/engines.yaml ``admission_reserve_by_version``). A waiting request is admitted only when
     ``its prompt left + min(its outputs left, clip) < free KV - Σ_decoding min(outputs left, clip) × ratio
-    - Σ_prefilling and admitted this iteration (prompt + min(outputs left, clip))``; the ratio starts at ``init``,
-    drops by ``decay_per_step`` every decode step down to ``floor``, returns to ``init`` when the replica idles, and
-    after a retraction (preemption) becomes min(1, (Σ outputs decoded + ``retract_decode_steps`` × decoding)
-    / (Σ outputs requested + 1)). A request's requested outputs are its output tokens (a benchmark client sets
-    max_tokens to the output length)."""
+    - Σ_prefilling and admitted this iteration (prompt + min(outputs left, clip))``; the ratio starts at
+    ``init_ratio``, drops by ``decay_per_step`` every decode step down to ``floor_ratio``, returns to ``init_ratio``
+    when the replica idles, and after a retraction (preemption) becomes min(1, (Σ outputs decoded +
+    ``retract_decode_steps`` × decoding) / (Σ outputs requested + 1)). A request's requested outputs are its output
+    tokens (a benchmark client sets max_tokens to the output length)."""
 
-    init: float
-    floor: float
+    init_ratio: float
+    floor_ratio: float
     decay_per_step: float
     clip_tokens: int
     retract_decode_steps: int
@@ -384,13 +384,13 @@ class Replica:
         if res is None:
             return self._plan()
         if math.isnan(self.token_ratio):
-            self.token_ratio = res.init
+            self.token_ratio = res.init_ratio
         before = self.preemptions
         batch = self._plan()
         if batch is None:
-            self.token_ratio = res.init
+            self.token_ratio = res.init_ratio
         elif self.n_decode_in_step and self.preemptions == before:
-            self.token_ratio = max(self.token_ratio - res.decay_per_step, res.floor)
+            self.token_ratio = max(self.token_ratio - res.decay_per_step, res.floor_ratio)
         return batch
 
     def _retract_ratio(self, res: OutputReserve) -> float:

@@ -257,12 +257,12 @@ def _output_reserve(engine: EngineProfile, release: str | None, role: str, atten
     rule = engine.admission_reserve(parse_version(release) if release else None)
     if rule is None or role != "mixed":
         return None
-    init = min(rule.init_ratio * (rule.dp_attention_factor if attention_dp else 1.0), 1.0)
+    init = min(rule.init_ratio * (rule.dp_attention_ratio if attention_dp else 1.0), 1.0)
     # the floor and the decay scale with the start (Scheduler.__init__: min = init x 0.14, decay = (init - min) / 600)
     scale = init / rule.init_ratio
     return OutputReserve(
-        init=init,
-        floor=rule.floor_ratio * scale,
+        init_ratio=init,
+        floor_ratio=rule.floor_ratio * scale,
         decay_per_step=rule.decay_per_step * scale,
         clip_tokens=rule.clip_tokens,
         retract_decode_steps=rule.retract_decode_steps,

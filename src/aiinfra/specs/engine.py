@@ -124,7 +124,7 @@ class MlaAbsorbedPrefill:
 class AdmissionReserve:
     """An engine release's admission rule that holds KV back for the running requests' outputs (engines.yaml
     ``admission_reserve_by_version``; SGLang's PrefillAdder): the ratio of each running request's remaining outputs
-    held back starts at ``init_ratio`` (× ``dp_attention_factor`` under attention data parallelism), falls by
+    held back starts at ``init_ratio`` (× ``dp_attention_ratio`` under attention data parallelism), falls by
     ``decay_per_step`` per decode step to ``floor_ratio``, outputs counted up to ``clip_tokens`` per request; after a
     retraction the ratio becomes (decoded + ``retract_decode_steps`` per request) / requested."""
 
@@ -133,7 +133,7 @@ class AdmissionReserve:
     decay_per_step: float
     clip_tokens: int
     retract_decode_steps: int
-    dp_attention_factor: float
+    dp_attention_ratio: float
     releases: ReleaseRange
 
 
@@ -506,6 +506,59 @@ def _host_costs(row: Mapping[str, Any]) -> tuple[HostStepCost, ...]:
     )
 
 
+def _graph_rules(row: Mapping[str, Any]) -> tuple[CudaGraphRule, ...]:
+    """The row's ``cuda_graph_by_version`` entries."""
+    return tuple(
+        CudaGraphRule(
+            bands=tuple((float(b) if b is not None else None, int(lo), int(hi)) for b, lo, hi in e["cuda_graph_bands"]),
+            attention_dp_global=bool(e["attention_dp_global"]),
+            releases=_release_range(e),
+            python_eager_launch=bool(e["python_eager_launch"]) if "python_eager_launch" in e else None,
+        )
+        for e in row.get("cuda_graph_by_version", [])
+    )
+
+
+def _own_allreduce_limits(row: Mapping[str, Any]) -> tuple[OwnAllReduceLimit, ...]:
+    """The row's ``own_allreduce_by_version`` entries."""
+    return tuple(
+        OwnAllReduceLimit(
+            max_bytes=float(e["max_mib"]) * 2**20,
+            generations=tuple(str(g) for g in e["generations"]),
+            releases=_release_range(e),
+        )
+        for e in row.get("own_allreduce_by_version", [])
+    )
+
+
+def _admission_reserves(row: Mapping[str, Any]) -> tuple[AdmissionReserve, ...]:
+    """The row's ``admission_reserve_by_version`` entries."""
+    return tuple(
+        AdmissionReserve(
+            init_ratio=float(e["init_ratio"]),
+            floor_ratio=float(e["floor_ratio"]),
+            decay_per_step=float(e["decay_per_step"]),
+            clip_tokens=int(e["clip_tokens"]),
+            retract_decode_steps=int(e["retract_decode_steps"]),
+            dp_attention_ratio=float(e["dp_attention_ratio"]),
+            releases=_release_range(e),
+        )
+        for e in row.get("admission_reserve_by_version", [])
+    )
+
+
+def _mla_prefill_rules(row: Mapping[str, Any]) -> tuple[MlaAbsorbedPrefill, ...]:
+    """The row's ``mla_absorbed_prefill`` entries."""
+    return tuple(
+        MlaAbsorbedPrefill(
+            prefix_below_tokens=int(e["prefix_below_tokens"]),
+            fresh_prompts=bool(e["fresh_prompts"]),
+            releases=_release_range(e),
+        )
+        for e in row.get("mla_absorbed_prefill", [])
+    )
+
+
 def profile(row: Mapping[str, Any]) -> EngineProfile:
     """An engines.yaml row as a profile (a malformed shipped row is a data bug)."""
     try:
@@ -546,48 +599,13 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             overlap_scheduler=_release_range(row["overlap_scheduler"]) if row.get("overlap_scheduler") else None,
             multi_step_flag=str(row["multi_step_flag"]) if row.get("multi_step_flag") else None,
             legacy_engine=row.get("legacy_engine"),
-            cuda_graph_by_version=tuple(
-                CudaGraphRule(
-                    bands=tuple(
-                        (float(b) if b is not None else None, int(lo), int(hi)) for b, lo, hi in e["cuda_graph_bands"]
-                    ),
-                    attention_dp_global=bool(e["attention_dp_global"]),
-                    releases=_release_range(e),
-                    python_eager_launch=bool(e["python_eager_launch"]) if "python_eager_launch" in e else None,
-                )
-                for e in row.get("cuda_graph_by_version", [])
-            ),
-            own_allreduce_limits=tuple(
-                OwnAllReduceLimit(
-                    max_bytes=float(e["max_mib"]) * 2**20,
-                    generations=tuple(str(g) for g in e["generations"]),
-                    releases=_release_range(e),
-                )
-                for e in row.get("own_allreduce_by_version", [])
-            ),
+            cuda_graph_by_version=_graph_rules(row),
+            own_allreduce_limits=_own_allreduce_limits(row),
             whole_prompts_with_decodes=bool(row.get("whole_prompts_with_decodes", False)),
             prefill_steps_alone=_release_range(row["prefill_steps_alone"]) if row.get("prefill_steps_alone") else None,
             mla_prefill_pads_v=_release_range(row["mla_prefill_pads_v"]) if row.get("mla_prefill_pads_v") else None,
-            admission_reserves=tuple(
-                AdmissionReserve(
-                    init_ratio=float(e["init_ratio"]),
-                    floor_ratio=float(e["floor_ratio"]),
-                    decay_per_step=float(e["decay_per_step"]),
-                    clip_tokens=int(e["clip_tokens"]),
-                    retract_decode_steps=int(e["retract_decode_steps"]),
-                    dp_attention_factor=float(e["dp_attention_factor"]),
-                    releases=_release_range(e),
-                )
-                for e in row.get("admission_reserve_by_version", [])
-            ),
-            mla_absorbed_prefill=tuple(
-                MlaAbsorbedPrefill(
-                    prefix_below_tokens=int(e["prefix_below_tokens"]),
-                    fresh_prompts=bool(e["fresh_prompts"]),
-                    releases=_release_range(e),
-                )
-                for e in row.get("mla_absorbed_prefill", [])
-            ),
+            admission_reserves=_admission_reserves(row),
+            mla_absorbed_prefill=_mla_prefill_rules(row),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"catalog data engines.yaml row {row.get('id', '?')}: {exc}") from exc
