@@ -112,8 +112,9 @@ def test_every_row_states_its_load_lengths_and_source(name: str) -> None:
 
 
 @pytest.mark.slow
-def test_every_serving_row_is_predicted() -> None:
-    for name in ROW_FILES:
-        res = runner.run(DATA / name, row_tables())
-        missing = {c.id for c in res["cases"] if c.predicted is None}
-        assert missing <= NOT_PREDICTED, missing - NOT_PREDICTED
+@pytest.mark.parametrize("name", ROW_FILES)
+def test_every_serving_row_is_predicted(name: str) -> None:
+    # one file per test, so that parallel workers share the files
+    res = runner.run(DATA / name, row_tables())
+    missing = {c.id for c in res["cases"] if c.predicted is None}
+    assert missing <= NOT_PREDICTED, missing - NOT_PREDICTED
