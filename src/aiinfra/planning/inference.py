@@ -549,8 +549,8 @@ def _deployment(
     if rule is not None and held < inp + out:
         # SGLang's PrefillAdder also holds back each running request's remaining outputs (out / 2 on average) x its
         # ratio, which a busy replica's decode steps bring down to its floor (engines.yaml admission_reserve_by_version)
-        dp_factor = rule.dp_attention_ratio if im.kv_token_shards > 1 else 1.0
-        held += math.ceil(rule.floor_ratio * dp_factor * min(out, rule.clip_tokens) / 2)
+        floor = rule.for_layout(im.kv_token_shards > 1).floor_ratio
+        held += math.ceil(floor * min(out, rule.clip_tokens) / 2)
     per_seq_tokens = math.ceil(held / block) * block
     return _Deployment(
         model=model,

@@ -252,18 +252,16 @@ def limits_for(
 
 def _output_reserve(engine: EngineProfile, release: str | None, role: str, attention_dp: bool) -> OutputReserve | None:
     """The release's admission rule that holds KV back for the running requests' outputs (engines.yaml
-    admission_reserve_by_version: SGLang's PrefillAdder), on a mixed replica; under attention DP the ratio is
-    scaled by the release's DP factor (SGLang multiplies schedule_conservativeness by 0.3)."""
-    rule = engine.admission_reserve(parse_version(release) if release else None)
-    if rule is None or role != "mixed":
+    admission_reserve_by_version: SGLang's PrefillAdder), on a mixed replica, for its layout
+    (:meth:`AdmissionReserve.for_layout`: SGLang multiplies schedule_conservativeness by 0.3 under attention DP)."""
+    found = engine.admission_reserve(parse_version(release) if release else None)
+    if found is None or role != "mixed":
         return None
-    init = min(rule.init_ratio * (rule.dp_attention_ratio if attention_dp else 1.0), 1.0)
-    # the floor and the decay scale with the start (Scheduler.__init__: min = init x 0.14, decay = (init - min) / 600)
-    scale = init / rule.init_ratio
+    rule = found.for_layout(attention_dp)
     return OutputReserve(
-        init_ratio=init,
-        floor_ratio=rule.floor_ratio * scale,
-        decay_per_step=rule.decay_per_step * scale,
+        init_ratio=rule.init_ratio,
+        floor_ratio=rule.floor_ratio,
+        decay_per_step=rule.decay_per_step,
         clip_tokens=rule.clip_tokens,
         retract_decode_steps=rule.retract_decode_steps,
     )

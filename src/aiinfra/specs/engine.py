@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from aiinfra.errors import DataError
@@ -135,6 +135,18 @@ class AdmissionReserve:
     retract_decode_steps: int
     dp_attention_ratio: float
     releases: ReleaseRange
+
+    def for_layout(self, attention_dp: bool) -> AdmissionReserve:
+        """The rule a replica runs: under attention data parallelism the start ratio × ``dp_attention_ratio``
+        (capped at 1), the floor and the decay scaled with it (SGLang's Scheduler.__init__: floor = start × 0.14,
+        decay = (start − floor) / 600, both from the start); without it the rule as it is."""
+        if not attention_dp:
+            return self
+        init = min(self.init_ratio * self.dp_attention_ratio, 1.0)
+        scale = init / self.init_ratio
+        return replace(
+            self, init_ratio=init, floor_ratio=self.floor_ratio * scale, decay_per_step=self.decay_per_step * scale
+        )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
