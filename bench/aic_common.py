@@ -7,6 +7,7 @@ import importlib.util
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 READ_ON = "2026-11-23"
 REPO = "https://github.com/ai-dynamo/aiconfigurator"
@@ -61,3 +62,37 @@ def data_root() -> Path | None:
         return None
     root = Path(next(iter(spec.submodule_search_locations))) / "systems" / "data"
     return root if root.is_dir() else None
+
+
+#: the AIConfigurator ``moe_perf.parquet`` columns a ``moe_shape`` row is read from, as its source's ``fields``
+MOE_SHAPE_FIELDS = (
+    "[kernel_source, moe_dtype, num_tokens, hidden_size, inter_size, topk, num_experts, moe_tp_size, moe_ep_size, "
+    "distribution, latency]"
+)
+
+
+def moe_rank_flop(tokens: Any, h: int, i: int, k: int, tp: int, ep: int) -> Any:
+    """FLOP per rank of a gated (SwiGLU: three h x i matrices) fused-MoE layer on ``tokens`` tokens entering it,
+    top-``k`` routing, experts split ``tp`` ways in width and ``ep`` ways in number: 2*T*k*3*h*i/tp/ep (a number or a
+    numpy array of token counts)."""
+    return 2 * tokens * k * 3 * h * i / tp / ep
+
+
+def moe_shape_row_head(
+    rid: str, acc_id: str, dtype: str, shape: tuple[int, int, int, int, int, int], points: str, engine: str
+) -> list[str]:
+    """The lines of a catalog ``moe_shape`` row up to its ``sources:`` key (id, kind, part, dtype, shape
+    [hidden, expert width, experts, top-k, moe_tp, moe_ep], the x axis, the points, provenance and engine)."""
+    return [
+        f"- id: {rid}",
+        "  kind: moe_shape",
+        f"  accelerators: [{acc_id}]",
+        f"  dtype: {dtype}",
+        f"  moe_shape: [{', '.join(str(v) for v in shape)}]",
+        "  x: 'tokens entering the MoE layer (before expert-parallel dispatch)'",
+        f"  points: [{points}]",
+        "  provenance: measured",
+        f"  engine: {engine}",
+        "  cross_check: true",
+        "  sources:",
+    ]

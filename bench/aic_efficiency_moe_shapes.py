@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from aic_common import BLOB_URL, READ_ON, data_root
+from aic_common import BLOB_URL, MOE_SHAPE_FIELDS, READ_ON, data_root, moe_rank_flop, moe_shape_row_head
 from aic_efficiency_attention_moe import MOE_DTYPES, MOE_VERSION, SYSTEMS, catalog, moe_points, with_fraction_of_peak
 
 from aiinfra.catalog import model
@@ -129,25 +129,13 @@ def rows(pd: Any, data: Path, engine: str = "trtllm") -> list[str]:
                 out.append(
                     "\n".join(
                         [
-                            f"- id: {rid}",
-                            "  kind: moe_shape",
-                            f"  accelerators: [{s.acc_id}]",
-                            f"  dtype: {dt}",
-                            f"  moe_shape: [{h}, {i}, {e}, {k}, {tp}, {ep}]",
-                            "  x: 'tokens entering the MoE layer (before expert-parallel dispatch)'",
-                            f"  points: [{points}]",
-                            "  provenance: measured",
-                            f"  engine: {engine}",
-                            "  cross_check: true",
-                            "  sources:",
+                            *moe_shape_row_head(rid, s.acc_id, dt, (h, i, e, k, tp, ep), points, engine),
                             f"    - {{title: 'ai-dynamo/aiconfigurator 0.12.0 systems/data/{path} ({what} "
                             f"fused MoE timings, NVIDIA collection)', url: '{BLOB_URL}/{path}', "
-                            f"read_on: '{READ_ON}', fields: "
-                            "[kernel_source, moe_dtype, num_tokens, hidden_size, inter_size, topk, num_experts, "
-                            "moe_tp_size, moe_ep_size, distribution, latency]}",
+                            f"read_on: '{READ_ON}', fields: {MOE_SHAPE_FIELDS}}}",
                             f"  notes: 'Routed experts of {', '.join(models)}: {kernel}, {dt_table}, balanced "
                             f"routing, moe_tp {tp}, moe_ep {ep}; median latency per token count. Worked example: "
-                            f"{t0} tokens -> {2 * t0 * k * 3 * h * i / tp / ep:.4e} FLOP per rank in {lat0:.4f} ms "
+                            f"{t0} tokens -> {moe_rank_flop(t0, h, i, k, tp, ep):.4e} FLOP per rank in {lat0:.4f} ms "
                             f"= {y0:.4g} of the "
                             f"catalog {dt} peak.'",
                         ]

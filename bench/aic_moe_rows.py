@@ -12,7 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from aic_common import BLOB_URL, COMMIT_095F58A, ENGINE_NAMES, SYSTEM_IDS, data_folder, hopper_tables
+from aic_common import (
+    BLOB_URL,
+    COMMIT_095F58A,
+    ENGINE_NAMES,
+    MOE_SHAPE_FIELDS,
+    SYSTEM_IDS,
+    data_folder,
+    hopper_tables,
+    moe_rank_flop,
+    moe_shape_row_head,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 ACCELERATORS = ROOT / "src" / "aiinfra" / "catalog" / "data" / "accelerators.yaml"
@@ -57,7 +67,7 @@ def rows(pd: Any, data: Path, engine: str, fmt: MoeFormat) -> list[str]:
                 if tp > 1 and ep > 1:  # the planner splits experts one way: tp (ep = 1) or ep
                     continue
                 lat_ms = sub.groupby("num_tokens").latency.median().sort_index()
-                flop = 2.0 * lat_ms.index.to_numpy() * k * 3 * h * i / tp / ep
+                flop = moe_rank_flop(lat_ms.index.to_numpy(), h, i, k, tp, ep)
                 eff = flop / (lat_ms.to_numpy() * 1e-3) / peak
                 if len(eff) < 2 or not ((eff > 0) & (eff <= 1)).all():
                     continue
@@ -68,25 +78,21 @@ def rows(pd: Any, data: Path, engine: str, fmt: MoeFormat) -> list[str]:
                 out.append(
                     "\n".join(
                         [
-                            f"- id: moe-{fmt.id_prefix}-{short}-h{h}-i{i}-e{e}-k{k}-tp{tp}-ep{ep}-aic-{engine}",
-                            "  kind: moe_shape",
-                            f"  accelerators: [{acc_id}]",
-                            f"  dtype: {fmt.dtype}",
-                            f"  moe_shape: [{h}, {i}, {e}, {k}, {tp}, {ep}]",
-                            "  x: 'tokens entering the MoE layer (before expert-parallel dispatch)'",
-                            f"  points: [{points}]",
-                            "  provenance: measured",
-                            f"  engine: {engine}",
-                            "  cross_check: true",
-                            "  sources:",
+                            *moe_shape_row_head(
+                                f"moe-{fmt.id_prefix}-{short}-h{h}-i{i}-e{e}-k{k}-tp{tp}-ep{ep}-aic-{engine}",
+                                acc_id,
+                                fmt.dtype,
+                                (h, i, e, k, tp, ep),
+                                points,
+                                engine,
+                            ),
                             f"    - {{title: 'ai-dynamo/aiconfigurator systems/data/{path} "
                             f"({ENGINE_NAMES[engine]} {version} fused MoE timings, NVIDIA collection; "
                             f"commit {COMMIT_095F58A[:7]})', url: '{url}', "
-                            f"read_on: '{READ_ON}', fields: [kernel_source, moe_dtype, num_tokens, hidden_size, "
-                            "inter_size, topk, num_experts, moe_tp_size, moe_ep_size, distribution, latency]}",
+                            f"read_on: '{READ_ON}', fields: {MOE_SHAPE_FIELDS}}}",
                             f"  notes: 'Routed experts of {model} ({fmt.label}): {kernel}, "
                             f"{fmt.moe_dtype}, balanced routing, moe_tp {tp}, moe_ep {ep}; median latency per token "
-                            f"count. Worked example: {t0} tokens -> {2 * t0 * k * 3 * h * i / tp / ep:.4e} FLOP per "
+                            f"count. Worked example: {t0} tokens -> {moe_rank_flop(t0, h, i, k, tp, ep):.4e} FLOP per "
                             f"rank in {l0:.4f} ms = {eff[0]:.4g} of the catalog {fmt.peak_dtype} peak.'",
                         ]
                     )
