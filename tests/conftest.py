@@ -196,6 +196,26 @@ def tmp_yaml(tmp_path: Path):  # type: ignore[no-untyped-def]
     return write
 
 
+def node_model(model_id: str, accelerator: str, *, weight_precision: str, engine: str | None, **kw: Any) -> Any:
+    """InferenceModel of catalog model ``model_id`` at tensor parallelism 8 over one node of eight ``accelerator``,
+    KV in bf16 (``kw``: the model's other settings, e.g. ``engine_version``, ``ep``, ``attention_dp``)."""
+    from aiinfra import catalog
+    from aiinfra.analytic.inference import InferenceModel
+    from aiinfra.catalog.resolve import resolve_cluster
+    from aiinfra.specs.scenario import HardwareInput
+
+    cluster = resolve_cluster(HardwareInput(accelerator=accelerator, count=8, per_node=8))
+    return InferenceModel(
+        model=catalog.model(model_id),
+        cluster=cluster,
+        tp=8,
+        weight_precision=weight_precision,
+        kv_precision="bf16",
+        engine=engine,
+        **kw,
+    )
+
+
 # -- the simulator with the catalog's tables of a scenario (app/tables.py), as the application layer calls it -----
 
 

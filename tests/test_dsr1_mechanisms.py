@@ -18,22 +18,22 @@ from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.specs.scenario import HardwareInput
 from aiinfra.validation.inference_rows import _Served
 
+from .conftest import node_model
+
 H200 = "nvidia-h200-sxm-141gb"
 
 
 def _model(engine: str | None, version: str | None = None, ep: int = 1, attention_dp: bool = False) -> InferenceModel:
-    cl = resolve_cluster(HardwareInput(accelerator=H200, count=8, per_node=8))
-    return InferenceModel(
-        model=catalog.model("deepseek-v3"),
-        cluster=cl,
-        tp=8,
+    im: InferenceModel = node_model(
+        "deepseek-v3",
+        H200,
         weight_precision="fp8",
-        kv_precision="bf16",
-        ep=ep,
-        attention_dp=attention_dp,
         engine=engine,
         engine_version=version,
+        ep=ep,
+        attention_dp=attention_dp,
     )
+    return im
 
 
 @pytest.mark.parametrize(

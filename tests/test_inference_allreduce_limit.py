@@ -16,8 +16,8 @@ from aiinfra import catalog
 from aiinfra.analytic.comms import collective_time
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.catalog.resolve import resolve_cluster
-from aiinfra.specs.scenario import HardwareInput
+
+from .conftest import node_model
 
 H100 = "nvidia-h100-sxm5-80gb"
 NCCL_16MB_8RANKS_S = 15.96e6 * 2 * 7 / 8 / (0.5541 * 450e9)
@@ -29,16 +29,10 @@ TOKENS_16MB = 974
 
 
 def _model(engine: str, version: str | None = None, accelerator: str = H100) -> InferenceModel:
-    cl = resolve_cluster(HardwareInput(accelerator=accelerator, count=8, per_node=8))
-    return InferenceModel(
-        model=catalog.model("meta-llama-3.1-70b"),
-        cluster=cl,
-        tp=8,
-        weight_precision="bf16",
-        kv_precision="bf16",
-        engine=engine,
-        engine_version=version,
+    im: InferenceModel = node_model(
+        "meta-llama-3.1-70b", accelerator, weight_precision="bf16", engine=engine, engine_version=version
     )
+    return im
 
 
 @pytest.mark.parametrize(("engine", "version"), [("sglang", None), ("sglang", "0.5.6"), ("vllm", "0.8.4")])

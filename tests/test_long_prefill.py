@@ -17,24 +17,16 @@ from aiinfra.analytic.mla_terms import (
     mla_reexpansion_flop_per_token,
 )
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.planning.inference import prefill_time_s
-from aiinfra.specs.scenario import HardwareInput
+
+from .conftest import node_model
 
 H200 = "nvidia-h200-sxm-141gb"
 
 
 def _model(engine: str | None, version: str | None = None, model: str = "deepseek-v3") -> InferenceModel:
-    cl = resolve_cluster(HardwareInput(accelerator=H200, count=8, per_node=8))
-    return InferenceModel(
-        model=catalog.model(model),
-        cluster=cl,
-        tp=8,
-        weight_precision="fp8",
-        kv_precision="bf16",
-        engine=engine,
-        engine_version=version,
-    )
+    im: InferenceModel = node_model(model, H200, weight_precision="fp8", engine=engine, engine_version=version)
+    return im
 
 
 def _unstated(step: StepBatch) -> StepBatch:
