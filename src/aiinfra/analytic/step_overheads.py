@@ -175,9 +175,8 @@ def with_overheads(
         captured = graph_max is not None and whole.prefill_tokens == 0 and 0 < whole.decode_seqs <= graph_max
     else:
         captured = graph_max is not None and batch.prefill_tokens == 0 and 0 < seqs <= graph_max
-    eager_from_python = (
-        prof.python_eager_launch if rule is None or rule.python_eager_launch is None else (rule.python_eager_launch)
-    )
+    release_says = None if rule is None else rule.python_eager_launch
+    eager_from_python = prof.python_eager_launch if release_says is None else release_says
     if captured:
         t = gpu_s + ov.graph_launch_s
     elif eager_from_python:
