@@ -6,8 +6,8 @@ embedding, the KV-cache write, attention (decode: the query heads of a KV head p
 call; prefill: PyTorch's default causal attention kernel, KV heads repeated per query group), output projection,
 RMSNorm, fused gate/up, SiLU·up, down projection, residual adds; then the final norm, the LM head and a greedy token
 pick. Each case is captured once as a CUDA graph and replayed (median of 20), as serving engines replay decode
-steps. ``python bench/gpu/decode_step.py --out FILE``; ``--smoke`` runs a tiny config on the CPU without graphs
-(checks shapes only).
+steps. ``python bench/gpu/decode_step.py --out FILE`` (``--large`` adds 512-1,024 sequences); ``--smoke`` runs a
+tiny config on the CPU without graphs (checks shapes only).
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ class Config:
 LLAMA_31_8B = Config()
 SMOKE = Config(layers=2, hidden=256, heads=4, kv_heads=2, head_dim=64, ffn=512, vocab=1000)
 DECODE_CASES = ((1, 1024), (1, 8192), (8, 2048), (32, 2048), (64, 4096), (128, 2048), (256, 1024))
+LARGE_DECODE_CASES = ((512, 300), (768, 300), (1024, 300))
+"""``--large``: the batches of a burst of 1,000 ShareGPT-length requests (docs/serving.md, "Bursts of 1,000
+requests")."""
 PREFILL_CASES = (512, 2048, 8192)
 
 
@@ -144,6 +147,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default=None)
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--large", action="store_true", help="add decode steps at 512-1,024 sequences")
     args = parser.parse_args()
     cfg = SMOKE if args.smoke else LLAMA_31_8B
     device = "cpu" if args.smoke else "cuda"
@@ -155,7 +159,8 @@ def main() -> int:
         doc["device"] = torch.cuda.get_device_name(0)
         doc["torch"] = torch.__version__
         doc["date_utc"] = time.strftime("%Y-%m-%d", time.gmtime())
-    for batch, ctx in DECODE_CASES if not args.smoke else ((2, 16),):
+    cases = DECODE_CASES + (LARGE_DECODE_CASES if args.large else ())
+    for batch, ctx in cases if not args.smoke else ((2, 16),):
         caches = [
             (
                 torch.randn(batch, cfg.kv_heads, ctx + 1, cfg.head_dim, device=device, dtype=bf),
