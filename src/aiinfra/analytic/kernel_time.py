@@ -110,7 +110,8 @@ def burst_sustained_factor(acc: AcceleratorSpec, dtype: str, m_tokens: float | N
     peak / bandwidth; below it the GEMM streams weights and the power limit does not bind), the full fraction from
     twice the ridge, geometric in between. NVIDIA's sustained H200 table (accelerators.yaml notes) runs its
     weight-streaming shapes (M <= 128) at 1.02-1.04x the burst tables' rate and its compute-bound shapes at
-    0.87-0.91x (median per burst table), with the turn between M = 160 and 512 (M = 256: 0.94-0.98x). 1 without the field or without M."""
+    0.87-0.91x (median per burst table), with the turn between M = 160 and 512 (M = 256: 0.94-0.98x).
+    1 without the field or without M."""
     frac = acc.burst_matmul_sustained_frac
     if frac is None or m_tokens is None:
         return 1.0
