@@ -99,7 +99,7 @@ def gemm_efficiency(
         look = eff.lookup(kind, acc.id, flop_per_kernel, dtype="bf16", engine=engine, m_tokens=m_tokens)
     if look.source == NO_DATA and kind == "moe":
         return gemm_efficiency(tables, acc, dtype, flop_per_kernel, engine=engine)  # no grouped-GEMM data: dense GEMMs
-    if kind == "gemm" and look.engine is not None and not look.source.startswith("borrowed:"):
+    if kind == "gemm" and look.engine is not None:  # an engine table: burst timings, own or borrowed
         return look.frac * burst_sustained_factor(acc, dtype, m_tokens)
     return look.frac
 
