@@ -115,13 +115,15 @@ def test_mla_down_projections_are_replicated_on_every_tp_rank() -> None:
 def test_replicated_down_projections_lengthen_a_tp8_prefill(monkeypatch: pytest.MonkeyPatch) -> None:
     # at tp 8 each rank runs the 15.1 M replicated weights on all 8,192 tokens instead of 1/8 of them: 7/8 x 2 x
     # 8192 x 15,138,816 x 61 layers = 1.326e13 more FLOP per rank, at least 6.7 ms at the 1978.9 TFLOP/s fp8 peak,
-    # and at most that at the least efficient fp8 GEMM rate the catalog gives these shapes (above 0.3 of the peak)
+    # and at most that at the least efficient fp8 GEMM rate the catalog gives these shapes (above 0.3 of the peak in
+    # vLLM's burst-timed table) sustained at the 700 W limit (x 0.87, burst_matmul_sustained_frac: 8,192 rows are
+    # far above the H200's 206-row ridge)
     step = StepBatch.prefill(8192, 0)
     with_term = _model("vllm", "0.8.4").breakdown(step).linear_s
     monkeypatch.setattr("aiinfra.analytic.inference.mla_replicated_params_per_layer", lambda m: 0.0)
     split = _model("vllm", "0.8.4").breakdown(step).linear_s
     extra_flop = 7 / 8 * 2 * 8192 * 7168 * 2112 * 61
-    assert extra_flop / 1978.9e12 <= with_term - split <= extra_flop / (0.3 * 1978.9e12)
+    assert extra_flop / 1978.9e12 <= with_term - split <= extra_flop / (0.3 * 0.87 * 1978.9e12)
 
 
 def test_simulated_rows_carry_the_runs_expert_and_attention_layout() -> None:

@@ -72,6 +72,8 @@ class Lookup:
     """Achieved fraction of peak (compute) or of one-way bandwidth (memory, links)."""
     source: str
     """efficiency.yaml row id, 'borrowed:<row id>' (+ ' (other vendor)'), or NO_DATA."""
+    engine: str | None = None
+    """Serving engine whose own operator timings the row holds (None: an engine-free measurement, or NO_DATA)."""
 
 
 @loads_fast
@@ -344,8 +346,8 @@ class EfficiencyTable:
             return Lookup(1.0, NO_DATA)
         curve, similarity = sel
         if m_tokens is not None and curve.m_tokens is not None:
-            return Lookup(self._between_m(curve, x, m_tokens), _label(curve, similarity))
-        return Lookup(curve.at(x), _label(curve, similarity))
+            return Lookup(self._between_m(curve, x, m_tokens), _label(curve, similarity), curve.engine)
+        return Lookup(curve.at(x), _label(curve, similarity), curve.engine)
 
     def _between_m(self, chosen: Curve, x: float, m_tokens: float) -> float:
         """The fraction at ``x`` interpolated linearly in log2(M) between the per-M curves of ``chosen``'s family

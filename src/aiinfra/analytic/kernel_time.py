@@ -4,11 +4,13 @@ fit of the memory-streaming curve (analytic/inference.py module docstring: the r
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.specs.hardware import AcceleratorSpec
+from aiinfra.specs.precision import DTYPE_BYTES
 from aiinfra.specs.tables import DomainTables
 
 
@@ -97,7 +99,26 @@ def gemm_efficiency(
         look = eff.lookup(kind, acc.id, flop_per_kernel, dtype="bf16", engine=engine, m_tokens=m_tokens)
     if look.source == NO_DATA and kind == "moe":
         return gemm_efficiency(tables, acc, dtype, flop_per_kernel, engine=engine)  # no grouped-GEMM data: dense GEMMs
+    if kind == "gemm" and look.engine is not None:  # an engine table: burst timings, own or borrowed
+        return look.frac * burst_sustained_factor(acc, dtype, m_tokens)
     return look.frac
+
+
+def burst_sustained_factor(acc: AcceleratorSpec, dtype: str, m_tokens: float | None) -> float:
+    """Factor from an engine table's short-burst GEMM rate to the rate the part sustains at its power limit
+    (``burst_matmul_sustained_frac``): 1 up to the roofline ridge in rows M (M·bytes/2 FLOP per weight byte =
+    peak / bandwidth; below it the GEMM streams weights and the power limit does not bind), the full fraction from
+    twice the ridge, geometric in between. NVIDIA's sustained H200 table (accelerators.yaml notes) runs its
+    weight-streaming shapes (M <= 128) at 1.02-1.04x the burst tables' rate and its compute-bound shapes at
+    0.87-0.91x (median per burst table), with the turn between M = 160 and 512 (M = 256: 0.94-0.98x).
+    1 without the field or without M."""
+    frac = acc.burst_matmul_sustained_frac
+    if frac is None or m_tokens is None:
+        return 1.0
+    ridge_m = acc.peak_flop_per_s(dtype) / acc.memory_bw_bytes_per_s * DTYPE_BYTES[dtype] / 2.0
+    if m_tokens <= ridge_m:
+        return 1.0
+    return math.pow(float(frac), min(math.log2(m_tokens / ridge_m), 1.0))
 
 
 def fp8_block_time_factor(tables: DomainTables, acc: AcceleratorSpec, engine: str | None, tokens: float) -> float:

@@ -131,6 +131,12 @@ class AcceleratorSpec:
     by the planner's GEMM efficiency curve (700 W-class measurements) at the same sizes. The clock that a lower
     power limit sustains slows every tensor-core kernel (GEMM, fused attention) by this factor; memory-bound
     kernels are left alone. None = the part runs at the curves' speed (no cap below the measured parts)."""
+    burst_matmul_sustained_frac: Frac | None = None
+    """Sustained over short-burst tensor-core GEMM rate at the part's own power limit: the serving engines' kernel
+    tables (AIConfigurator: a few CUDA-graph replays per shape at maximum application clocks) time GEMMs in bursts
+    too short for the power limit to pull the clock down, which a loaded server does not enjoy. Scales the
+    compute-bound GEMMs looked up in those engine tables only (analytic/kernel_time.py gemm_efficiency). None =
+    no such correction (no sustained measurement, or the part's curves are not burst timings)."""
     sources: tuple[Source, ...]
     notes: str = ""
 
