@@ -8,6 +8,7 @@ Not imported by the package; prints a message and exits 0 when the data or panda
 Usage: PYTHONPATH=src <venv>/bin/python bench/aic_efficiency_attention_engines.py [--data DATA] \
            > src/aiinfra/catalog/data/efficiency_aic_attention_engines.yaml
        ... --compare   (every version's curve at the benchmark setup, on stderr, instead of the rows)
+       ... --all-shapes  (alternative reduction, not the shipped rows: see ``all_shapes_curve``)
 
 Reduction as bench/aic_efficiency_attention_moe.py's TensorRT-LLM attention rows: the ``context_attention`` op
 (one causal prefill of ``batch_size`` sequences of ``isl`` tokens from an empty cache, ``step`` 0), bf16 Q/K/V and
@@ -24,6 +25,7 @@ borrows another version's table and is skipped). Only Hopper (H100 SXM, H200) an
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +42,7 @@ ATTN_HEADS = 16
 ATTN_HEAD_DIM = 128
 ATTN_SEQLENS = (128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 EXAMPLE_SEQ = 4096
+MIN_BIN = 5
 SHORT = {"h100_sxm": "h100", "h200_sxm": "h200", "a100_sxm": "a100"}
 
 
@@ -113,6 +116,34 @@ def curve(d: Any, peak: float) -> tuple[list[tuple[float, float]], list[int], st
     return pts, seqs, ex
 
 
+def all_shapes_curve(df: Any, kernel_source: str, peak: float) -> list[tuple[float, float]]:
+    """Alternative reduction over every shape of the table (not the shipped rows): each bf16 / head dim 128 / window 0
+    row of the kernel with isl >= 128 (any batch, query and KV heads) as (x, x / latency / peak); each point the median
+    of the rows within +-1/4 decade of a half-decade x from 1e10 (the setup curve's range; >= MIN_BIN rows). At equal
+    x a single sequence with few heads (tensor parallelism) runs far faster than the setup's 16,384 tokens x 16 heads,
+    whose Q/K/V/O traffic bounds its short-sequence points; bench/aic_efficiency_attention_engines.py --all-shapes."""
+    window = df.window_size if "window_size" in df else 0
+    d = df[
+        (df.attn_dtype == "bfloat16")
+        & (df.kv_cache_dtype == "bfloat16")
+        & (window == 0)
+        & (df.head_dim == ATTN_HEAD_DIM)
+        & (df.step == 0)
+        & (df.kernel_source == kernel_source)
+        & (df.isl >= ATTN_SEQLENS[0])
+    ]
+    x = 4.0 * d.batch_size * d.num_heads * ATTN_HEAD_DIM * d.isl * (d.isl + 1) / 2.0
+    eff = x / (d.latency * 1e-3) / peak
+    lx = x.map(math.log10)
+    pts: list[tuple[float, float]] = []
+    for e2 in range(20, 30):
+        c = e2 / 2.0
+        sel = eff[(lx > c - 0.25) & (lx <= c + 0.25)]
+        if len(sel) >= MIN_BIN:
+            pts.append((10.0**c, float(sel.median())))
+    return pts
+
+
 def own_versions(data: Path, system: str, engine: str) -> list[str]:
     """Version folders of ``system``'s ``engine`` attention tables that hold their own context table (no reuse.yaml)."""
     folder = data / system / "attention" / engine
@@ -132,7 +163,7 @@ def points_yaml(pts: list[tuple[float, float]]) -> str:
     return "[" + ", ".join(f"[{x:.4e}, {y:.4f}]" for x, y in pts) + "]"
 
 
-def row(pd: Any, data: Path, t: Table) -> str | None:
+def row(pd: Any, data: Path, t: Table, all_shapes: bool = False) -> str | None:
     rel = f"{t.system}/attention/{t.engine}/{t.version}/context_attention_perf.parquet"
     if not (data / rel).exists():
         print(f"# no {rel}", file=sys.stderr)
@@ -143,6 +174,9 @@ def row(pd: Any, data: Path, t: Table) -> str | None:
     pts, seqs, ex = curve(d, peak)
     if not pts:
         return None
+    if all_shapes:
+        pts = all_shapes_curve(pd.read_parquet(data / rel), t.kernel_source, peak)
+        ex = "ALTERNATIVE all-shapes reduction (median over every shape per half decade of x), not the shipped rows."
     name = ENGINE_NAMES[t.engine]
     others = [v for v in own_versions(data, t.system, t.engine) if v != t.version]
     note = (
@@ -214,6 +248,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--data", type=Path, default=None, help="AIConfigurator systems/data folder")
     ap.add_argument("--compare", action="store_true", help="print every version's curve on stderr instead")
+    ap.add_argument("--all-shapes", action="store_true", help="alternative reduction over every shape (not shipped)")
     args = ap.parse_args()
     data = data_folder(args.data)
     if data is None:
@@ -226,7 +261,7 @@ def main() -> int:
     if args.compare:
         compare(pd, data)
         return 0
-    rows = [r for t in TABLES if (r := row(pd, data, t)) is not None]
+    rows = [r for t in TABLES if (r := row(pd, data, t, args.all_shapes)) is not None]
     print(HEADER + "\n" + "\n\n".join(rows))
     return 0
 

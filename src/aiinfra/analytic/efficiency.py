@@ -12,9 +12,9 @@ another vendor's curve, labelled ``borrowed:<row id> (other vendor)``. Among equ
 size curve beats a single-point ceiling (the ``*-mamf-ceiling`` rows: one best shape, an upper bound);
 then, among the part's own curves, one measured on it beats one derived from another part (``provenance``);
 then the closest rank count, then file order (efficiency.yaml before the ``efficiency_*.yaml`` files).
-Rows timed inside one serving engine's own operators (``engine``: trtllm or vllm for NVIDIA AIConfigurator's
-TensorRT-LLM or vLLM kernel timings) are preferred, among equally similar size curves (after the single-point and
-provenance rules), by a lookup that names that engine:
+Rows timed inside one serving engine's own operators (``engine``: trtllm, vllm or sglang for NVIDIA AIConfigurator's
+TensorRT-LLM, vLLM or SGLang kernel timings) are preferred, among equally similar size curves (after the
+single-point and provenance rules), by a lookup that names that engine:
 an engine's kernels (its attention, fused-MoE, GEMM and all-reduce implementations) are the best evidence of
 its speed, whichever version measured them. A lookup that names no engine, or another, prefers the engine-free
 rows and uses an engine's rows only where no engine-free row is as similar; an engine's ``cross_check`` rows
@@ -96,7 +96,7 @@ class Curve:
     kernel: str | None = None
     """Attention kernel family measured (fa2, fa3), where a row names it."""
     engine: str | None = None
-    """Serving engine whose own operators were timed (trtllm, vllm), or None for engine-free measurements."""
+    """Serving engine whose own operators were timed (trtllm, vllm, sglang), or None for engine-free measurements."""
     engine_only: bool = False
     """A cross_check row of an engine: used only by lookups naming that engine."""
     m_tokens: int | None = None
