@@ -15,8 +15,10 @@ bf16 query and KV cache (the table's fp8-KV rows are left out). KV bytes read = 
 (K and V) * 2 B; fraction = bytes / latency / the catalog HBM bandwidth. ``ctx``: the vLLM collector passes
 ``seq_lens = step`` (the query token included), the SGLang collector allocates and attends ``step + 1`` tokens.
 The shapes' batch, context and head counts are powers of two (the vLLM context one less), so their KV bytes fall on
-powers of two: each point is the median over every shape (batch 1-2048, context 1-131k, query heads 1-64, KV heads
-1-8) at one power of two from 64 KiB (its bytes rounded to the nearest power of two), levels with at least MIN_BIN.
+powers of two. One row per batch size (``m_tokens`` = sequences per call, 1-2048: the kernels spread sequences x KV
+heads x KV splits over the SMs, so at equal bytes a few long sequences and many short ones run differently); each
+point the median over the row's shapes (context 1-131k, query heads 1-64, KV heads 1-8) whose bytes round to one
+power of two from MIN_BYTES, levels with at least MIN_BIN shapes.
 
 Tables read: only those in which no shape reads faster than the catalog HBM bandwidth. The newer collectors'
 tables (vLLM 0.18.0-0.24.0, SGLang 0.5.14, every TensorRT-LLM table) hold shapes at up to 40-150x the HBM peak —
@@ -39,7 +41,7 @@ from aic_common import COMMIT_095F58A, ENGINE_NAMES, REPO, SYSTEM_IDS, data_fold
 ROOT = Path(__file__).resolve().parents[1]
 ACCELERATORS = ROOT / "src" / "aiinfra" / "catalog" / "data" / "accelerators.yaml"
 READ_ON = "2026-11-26"
-MIN_BIN = 5
+MIN_BIN = 3
 MIN_BYTES = 2.0**16
 HEAD_DIM = 128
 KV_ELEM_BYTES = 2
@@ -76,8 +78,12 @@ TABLES = (
 SGLang's default on Ampere is FlashInfer."""
 
 
-def reduce_table(pd: Any, path: Path, t: Table, bw: float) -> tuple[list[tuple[float, float, int, float, float]], str]:
-    """(x, median fraction, shapes, lower and upper quartile) per bin, and a worked example."""
+Point = tuple[float, float, int]
+"""(KV bytes, median fraction, shapes)"""
+
+
+def table_fractions(pd: Any, path: Path, t: Table, bw: float) -> Any:
+    """The table's bf16 decode shapes with their context, KV bytes and fraction of ``bw``."""
     df = pd.read_parquet(path)
     d = df[
         df.kv_cache_dtype.isin(["bfloat16", "float16"])
@@ -90,50 +96,58 @@ def reduce_table(pd: Any, path: Path, t: Table, bw: float) -> tuple[list[tuple[f
     d["frac"] = d.kv_bytes / (d.latency * 1e-3) / bw
     if (d.frac > 1.0).any():
         raise SystemExit(f"{path}: {(d.frac > 1.0).sum()} shapes above the HBM bandwidth; table not usable")
-    level = d.kv_bytes.map(lambda b: round(math.log2(b)))
-    pts: list[tuple[float, float, int, float, float]] = []
-    for k in sorted(set(level)):
-        g = d[level == k]
-        if len(g) >= MIN_BIN and 2.0**k >= MIN_BYTES:
-            q = g.frac.quantile([0.25, 0.5, 0.75])
-            pts.append((2.0**k, float(q[0.5]), len(g), float(q[0.25]), float(q[0.75])))
+    d["level"] = d.kv_bytes.map(lambda b: round(math.log2(b)))
+    return d
+
+
+def batch_points(d: Any) -> list[Point]:
+    """Median fraction per power of two of KV bytes (levels with at least MIN_BIN shapes, from MIN_BYTES)."""
+    pts: list[Point] = []
+    for k, g in d.groupby("level"):
+        if len(g) >= MIN_BIN and 2.0 ** int(k) >= MIN_BYTES:
+            pts.append((2.0 ** int(k), float(g.frac.median()), len(g)))
+    return pts
+
+
+def worked_example(d: Any, bw: float) -> str:
     ex = d[(d.batch_size == 256) & (d.step == 255) & (d.num_heads == 32) & (d.num_key_value_heads == 8)]
-    example = ""
-    if not ex.empty:
-        r = ex.iloc[0]
-        example = (
-            f"Worked example: batch 256, {int(r.ctx)} tokens, 32 query / 8 KV heads -> 256*{int(r.ctx)}*8*128*2*2 = "
-            f"{r.kv_bytes:.4e} B in {r.latency:.4f} ms = {r.kv_bytes / (r.latency * 1e-3) / 1e12:.2f} TB/s = "
-            f"{r.frac:.3f} of {bw / 1e12:g} TB/s."
-        )
-    return pts, example
+    if ex.empty:
+        return ""
+    r = ex.iloc[0]
+    lvl = d[(d.batch_size == 256) & (d.level == r.level)]
+    return (
+        f"Worked example: batch 256, {int(r.ctx)} tokens, 32 query / 8 KV heads -> 256*{int(r.ctx)}*8*128*2*2 = "
+        f"{r.kv_bytes:.4e} B in {r.latency:.4f} ms = {r.kv_bytes / (r.latency * 1e-3) / 1e12:.2f} TB/s = "
+        f"{r.frac:.3f} of {bw / 1e12:g} TB/s; the batch-256 row's point at 2^{int(r.level)} B is the median of "
+        f"{len(lvl)} shapes, {float(lvl.frac.median()):.4f}."
+    )
 
 
-def row(t: Table, acc_id: str, bw: float, pts: list[tuple[float, float, int, float, float]], example: str) -> str:
+def row(t: Table, acc_id: str, bw: float, batch: int, pts: list[Point], example: str) -> str:
     rel = f"{t.system}/attention/{t.engine}/{t.version}/generation_attention_perf.parquet"
     url = f"{REPO}/blob/{COMMIT_095F58A}/aic-core/src/aiconfigurator_core/systems/data/{rel}"
     name = ENGINE_NAMES[t.engine]
-    bins = "; ".join(f"{x:.4e}: n={n}, IQR {lo:.3f}-{hi:.3f}" for x, _, n, lo, hi in pts)
+    shapes = ", ".join(str(n) for _, _, n in pts)
     note = (
-        f"ENGINE {t.engine} ONLY (cross_check: serves lookups naming this engine; analytic/inference.py prices the "
-        f"decode KV read with it on this part and its family). {name} {t.version} decode attention as the collector "
-        f"timed it: {t.kernel}; one new bf16 query token per sequence against a bf16 paged KV cache, head dim 128, "
-        "CUDA-graph replay (helper.benchmark_with_power), the op's KV-cache write of the new token included. x = KV "
-        f"bytes one call reads; fraction = x / latency / {bw / 1e12:g} TB/s (catalog); median over the shapes at each "
-        f"power of two of bytes (bench/aic_efficiency_paged_decode.py). Bins: {bins}. {example} The fraction depends on the "
-        "shape as well as the bytes (fewer KV heads or sequences per call spread over fewer SMs: a few long sequences "
-        "with one KV head per rank stay below 0.2 of the bandwidth), which the median over shapes averages."
+        f"ENGINE {t.engine} ONLY (cross_check: serves lookups naming this engine). {name} {t.version} decode "
+        f"attention of {batch} sequences per call as the collector timed it: {t.kernel}; one new bf16 query token "
+        "per sequence against a bf16 paged KV cache, head dim 128, CUDA-graph replay (helper.benchmark_with_power), "
+        "the op's KV-cache write of the new token included. m_tokens = sequences per call; x = KV bytes one call "
+        f"reads; fraction = x / latency / {bw / 1e12:g} TB/s (catalog); each point the median over the contexts and "
+        f"head counts whose bytes round to that power of two (shapes per point: {shapes}); "
+        "bench/aic_efficiency_paged_decode.py. " + example
     )
-    pts_yaml = "[" + ", ".join(f"[{x:.4e}, {y:.4f}]" for x, y, *_ in pts) + "]"
+    pts_yaml = "[" + ", ".join(f"[{x:.4e}, {y:.4f}]" for x, y, _ in pts) + "]"
     title = (
         f"ai-dynamo/aiconfigurator systems/data/{rel} ({name} {t.version} generation_attention kernel timings, NVIDIA "
         "collection, Apache-2.0; latency in ms)"
     )
     lines = [
-        f"- id: paged-decode-bf16-{t.short}-aic-{t.engine}",
+        f"- id: paged-decode-bf16-{t.short}-aic-{t.engine}-b{batch}",
         "  kind: paged_decode",
         f"  accelerators: [{acc_id}]",
         "  dtype: bf16",
+        f"  m_tokens: {batch}",
         "  x: 'KV-cache bytes one decode-attention call reads (one layer on one rank)'",
         f"  points: {pts_yaml}",
         "  provenance: measured",
@@ -172,9 +186,13 @@ def main() -> int:
             continue
         acc_id = SYSTEM_IDS[t.system]
         bw = float(cat[acc_id]["memory_bw_tb_per_s"]) * 1e12
-        pts, example = reduce_table(pd, path, t, bw)
-        print()
-        print(row(t, acc_id, bw, pts, example))
+        d = table_fractions(pd, path, t, bw)
+        example = worked_example(d, bw)
+        for batch, g in d.groupby("batch_size"):
+            pts = batch_points(g)
+            if len(pts) >= 2:
+                print()
+                print(row(t, acc_id, bw, int(batch), pts, example if int(batch) == 256 else ""))
     return 0
 
 

@@ -96,6 +96,7 @@ from aiinfra.analytic.kernel_time import (
     gemm_compute_s,
     gemm_efficiency,
     memory_fit,
+    paged_decode_fraction,
     weight_only_moe_dtype,
 )
 from aiinfra.analytic.mla_terms import (
@@ -646,8 +647,26 @@ class InferenceModel:
         attention_compute = (pre_flop / (attn_peak * a_eff) + dec_flop / (attn_peak * dec_eff)) / (
             cal.compute_efficiency_scale
         ) + reexpand_s
-        attention_memory = (layers * t0 + kv_read / b_inf) / cal.memory_efficiency_scale if work.decode_seqs else 0.0
+        kv_s = self._decode_kv_read_s(batch, kv_read, layers, (t0, b_inf)) if work.decode_seqs else 0.0
+        attention_memory = kv_s / cal.memory_efficiency_scale
         return attention_compute, attention_memory
+
+    def _decode_kv_read_s(self, batch: StepBatch, kv_read: float, layers: float, fit: tuple[float, float]) -> float:
+        """Time one stage's decode attention takes to read ``kv_read`` KV-cache bytes: at the fraction of the HBM
+        bandwidth the engine's own paged decode kernel reaches for one layer's share of them and the rank's decoding
+        sequences (kernel_time ``paged_decode_fraction``; GQA/MHA caches, the kernels measured), else one streaming
+        kernel per layer at the fitted bandwidth ``fit`` (t0, B∞)."""
+        acc = self.cluster.accelerator
+        t0, b_inf = fit
+        if self.model.attention != "mla" and kv_read > 0.0:
+            work, share = self._rank_work(batch)
+            calls = max(math.ceil(self.model.num_layers / self.pp), 1)
+            frac = paged_decode_fraction(
+                self.cluster.tables, acc, self.engine, kv_read / calls, work.decode_seqs / share
+            )
+            if frac is not None:
+                return kv_read / (frac * acc.memory_bw_bytes_per_s)
+        return layers * t0 + kv_read / b_inf
 
     def prefill_attention_dims(self, work: StepBatch) -> tuple[int, int]:
         """(query-key, value) dimensions summed over heads of a step's prefill attention: the decompressed multi-head
