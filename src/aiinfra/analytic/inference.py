@@ -654,8 +654,8 @@ class InferenceModel:
     def _decode_kv_read_s(self, batch: StepBatch, kv_read: float, layers: float, fit: tuple[float, float]) -> float:
         """Time one stage's decode attention takes to read ``kv_read`` KV-cache bytes: at the fraction of the HBM
         bandwidth the engine's own paged decode kernel reaches for one layer's share of them and the rank's decoding
-        sequences (kernel_time ``paged_decode_fraction``; GQA/MHA caches, the kernels measured), else one streaming
-        kernel per layer at the fitted bandwidth ``fit`` (t0, B∞)."""
+        sequences (kernel_time ``paged_decode_fraction``; GQA/MHA caches, the kernels measured) less the KV-cache write
+        priced elsewhere, else one streaming kernel per layer at the fitted bandwidth ``fit`` (t0, B∞)."""
         acc = self.cluster.accelerator
         t0, b_inf = fit
         if self.model.attention != "mla" and kv_read > 0.0:
@@ -665,7 +665,10 @@ class InferenceModel:
                 self.cluster.tables, acc, self.engine, kv_read / calls, work.decode_seqs / share
             )
             if frac is not None:
-                return kv_read / (frac * acc.memory_bw_bytes_per_s)
+                # the timed op includes the new tokens' KV-cache write, a kernel already priced among the element-wise
+                # ones (ELEMENTWISE_KERNELS_PER_LAYER: attn_kv_cache_save): its fixed time t0 per layer comes off
+                bw = acc.memory_bw_bytes_per_s
+                return max(kv_read / (frac * bw) - layers * t0, kv_read / bw)
         return layers * t0 + kv_read / b_inf
 
     def prefill_attention_dims(self, work: StepBatch) -> tuple[int, int]:
