@@ -20,7 +20,9 @@ Work per step (T = prefill tokens + decoding sequences):
 * Attention: prefill 2·pairs·(d_qk + d_v) FLOP per layer over causal query·key pairs (FlashAttention
   kernels, efficiency from the attention curve); decode reads each sequence's KV cache
   (context × KV bytes/token) and does 2·ctx·(d_qk + d_v) FLOP (Pope et al. 2022, "Efficiently Scaling
-  Transformer Inference" §3), MLA at its kernel's compute-bound efficiency (``_decode_attention_eff``).
+  Transformer Inference" §3), MLA at its kernel's compute-bound efficiency (``_decode_attention_eff``); the read
+  runs at the bandwidth the engine's own paged decode kernel reached for the call's bytes and sequences where the
+  catalog has it (``_decode_kv_read_s``), else at the streaming fit.
   MLA decodes on the absorbed latent: d_qk = heads·(kv_lora + rope),
   d_v = heads·kv_lora, reading only the latent (DeepSeek-AI 2024, DeepSeek-V2 §2.1.2-2.1.3).
 * Tensor parallelism: 2 all-reduces of T·h bf16 activations per layer (Shoeybi et al. 2019, Megatron-LM
