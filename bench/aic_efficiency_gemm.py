@@ -1,10 +1,12 @@
-"""Reduce NVIDIA AIConfigurator's measured TensorRT-LLM or vLLM GEMM timings to efficiency-curve rows (kinds gemm,
-memory).
+"""Reduce NVIDIA AIConfigurator's measured TensorRT-LLM, vLLM or SGLang GEMM timings to efficiency-curve rows (kinds
+gemm, memory).
 
 Source: the ``gemm_perf.parquet`` tables that AIConfigurator 0.12.0 ships in its companion package
 ``aiconfigurator_core`` (systems/data/<system>/gemm/<engine>/<version>/), Apache-2.0, NVIDIA's own collection:
 one latency (ms, CUDA-graph replay of the engine's linear layer: TensorRT-LLM's ``Linear.forward``, vLLM's
-``RowParallelLinear.forward``) per (gemm_dtype, m, n, k).
+``RowParallelLinear.forward``, SGLang's ``F.linear`` / sgl-kernel ``fp8_scaled_mm``) per (gemm_dtype, m, n, k). The
+SGLang tables are read from an AIConfigurator checkout at commit 095f58a (``--data``: its
+aic-core/src/aiconfigurator_core/systems/data), the Hopper and Ampere parts only.
 
 Reduction (the same as the gemm-bf16-h100-vidur and memory-h100-vidur-gemv rows of efficiency.yaml):
   gemm   x = 2*m*n*k; fraction = x / latency / catalog dense peak of the dtype; only compute-bound shapes
@@ -24,8 +26,10 @@ Per-M curves (``--by-m``, one file per engine): the same tables reduced one GEMM
 planner's lookups that give M (every linear layer's tokens; analytic/efficiency.py):
   PYTHONPATH=src <venv>/bin/python bench/aic_efficiency_gemm.py --by-m [--engine vllm] \
       > src/aiinfra/catalog/data/efficiency_aic_gemm_by_m_<engine>.yaml
-Every vLLM row is ``cross_check: true`` with ``engine: vllm``: it serves lookups naming engine vllm only, so the
-engine-free and TensorRT-LLM lookups (and training) keep the curves they had.
+  PYTHONPATH=src <venv>/bin/python bench/aic_efficiency_gemm.py [--by-m] --engine sglang --data DATA \
+      > src/aiinfra/catalog/data/efficiency_aic_gemm[_by_m]_sglang.yaml
+Every vLLM (SGLang) row is ``cross_check: true`` with ``engine: vllm`` (``sglang``): it serves lookups naming that
+engine only, so the engine-free and TensorRT-LLM lookups (and training) keep the curves they had.
 Prints the YAML rows on stdout and, on stderr, each row's bins, the memory fit t = t0 + bytes/B_inf the planner
 makes (analytic/inference.py memory_fit_through_ends), and the planner's value before (efficiency.yaml alone) and after.
 Exits 0 with a message when the data are not installed. Not imported by the package.
@@ -43,7 +47,7 @@ from typing import Any
 
 import numpy as np
 import yaml
-from aic_common import READ_ON, SYSTEM_IDS, TREE_URL, data_root
+from aic_common import COMMIT_095F58A, READ_ON, SYSTEM_IDS, TREE_URL, data_root
 
 from aiinfra.analytic.kernel_time import memory_fit_through_ends
 
@@ -70,9 +74,23 @@ VLLM_COLLECTOR_URL = (
     "https://github.com/ai-dynamo/aiconfigurator/blob/3f82c6b20a873005ce782f9fe8bb54694d31e147/"
     "collector/vllm/collect_gemm.py"
 )
-#: the kernel each vLLM 0.24 table names for the dtypes reduced (fp8_block rows are not reduced: block-scaled
-#: FP8 checkpoints are not a weight_precision the planner distinguishes)
+#: the kernel each vLLM 0.24 table names for the dtypes reduced (fp8_block rows are not reduced here: the
+#: planner scales the per-tensor FP8 time by bench/aic_efficiency_gemm_fp8_block.py's ratio for those checkpoints)
 VLLM_KERNELS = {"bfloat16": "torch.nn.functional.linear", "fp8": "CutlassFP8ScaledMMLinearKernel"}
+
+SGLANG_COLLECTOR = (
+    "ai-dynamo/aiconfigurator collector/sglang/collect_gemm.py and collector/helper.py benchmark_with_power "
+    "(method only): SGLang's dense linear paths on a bf16 input of m rows (bf16: torch.nn.functional.linear; fp8: "
+    "sgl-kernel sgl_per_token_quant_fp8 then fp8_scaled_mm with per-channel weight scales, the activation "
+    "quantised inside the op), up to 6 copies of the op per replay (as many as 45 % of device memory holds) so the "
+    "weights span more than L2, 3 warm-ups, CUDA-graph capture, 6 timed replays, latency = elapsed / runs / copies"
+)
+SGLANG_COLLECTOR_URL = (
+    "https://github.com/ai-dynamo/aiconfigurator/blob/e23be5a79438356de7d8ff9cd4bec38ccb1f4670/"
+    "collector/sglang/collect_gemm.py"
+)
+#: the kernel each SGLang 0.5.14 table names for the dtypes reduced (older tables name ``sglang`` only)
+SGLANG_KERNELS = {"bfloat16": "sglang_torch_linear", "fp8": "sglang_sgl_kernel_fp8_scaled_mm"}
 
 # AIConfigurator dtype -> (row dtype, input bytes per element)
 DTYPES: dict[str, tuple[str, float]] = {"bfloat16": ("bf16", 2.0), "fp8": ("fp8", 1.0), "nvfp4": ("nvfp4", 0.5)}
@@ -156,6 +174,13 @@ VLLM_ONLY = "vLLM's own op: serves lookups naming engine vllm only; the other lo
 VLLM_PARTS = [
     Part(p.system, p.acc_id, p.short, dict.fromkeys(("bf16", "fp8", "nvfp4", "memory"), VLLM_ONLY)) for p in PARTS
 ]
+SGLANG_ONLY = "SGLang's own op: serves lookups naming engine sglang only; the other lookups keep their curves"
+#: the Hopper and Ampere parts (no Blackwell); every row serves engine sglang only
+SGLANG_PARTS = [
+    Part(p.system, p.acc_id, p.short, dict.fromkeys(("bf16", "fp8", "memory"), SGLANG_ONLY))
+    for p in PARTS
+    if p.system in ("h100_sxm", "h200_sxm", "a100_sxm")
+]
 
 
 @dataclass(frozen=True)
@@ -167,11 +192,41 @@ class Engine:
     parts: list[Part]
     kernels: dict[str, str]
     """AIConfigurator dtype -> the kernel_source kept (empty: the table names one kernel per dtype)."""
+    legacy_kernel: str = ""
+    """the one kernel_source older tables of the engine name for every dtype (kept too)"""
+    quant: str = "dynamic per-tensor FP8"
+    """how the engine's FP8 op quantises the bf16 activation (notes)"""
+    release: str = "0.12.0"
+    """the AIConfigurator release (or commit) the tables are read from"""
+    tree_url: str = TREE_URL
+    read_on: str = READ_ON
 
 
 ENGINES = {
     "trtllm": Engine("trtllm", "TensorRT-LLM", COLLECTOR, COLLECTOR_URL, PARTS, {}),
-    "vllm": Engine("vllm", "vLLM", VLLM_COLLECTOR, VLLM_COLLECTOR_URL, VLLM_PARTS, VLLM_KERNELS),
+    "vllm": Engine(
+        "vllm",
+        "vLLM",
+        VLLM_COLLECTOR,
+        VLLM_COLLECTOR_URL,
+        VLLM_PARTS,
+        VLLM_KERNELS,
+        legacy_kernel="vllm_default",
+        quant="static per-tensor FP8",
+    ),
+    "sglang": Engine(
+        "sglang",
+        "SGLang",
+        SGLANG_COLLECTOR,
+        SGLANG_COLLECTOR_URL,
+        SGLANG_PARTS,
+        SGLANG_KERNELS,
+        legacy_kernel="sglang",
+        quant="dynamic per-token FP8, per-channel weight scales",
+        release=f"commit {COMMIT_095F58A[:7]}",
+        tree_url=TREE_URL.replace("/main/", f"/{COMMIT_095F58A}/"),
+        read_on="2026-11-26",
+    ),
 }
 ENGINE = ENGINES["trtllm"]
 """The engine being reduced (set by main from --engine)."""
@@ -200,7 +255,7 @@ def load(path: Path) -> dict[str, np.ndarray]:
     if ENGINE.kernels:  # keep each dtype's named kernel only
         keep = np.array(
             [
-                ks in (ENGINE.kernels.get(g), "vllm_default")  # older tables name no kernel
+                ks in (ENGINE.kernels.get(g), ENGINE.legacy_kernel)  # older tables name no kernel
                 for g, ks in zip(d["gemm_dtype"], d["kernel_source"], strict=True)
             ]
         )
@@ -344,7 +399,7 @@ def memory_row(part: Part, path: Path, d: dict[str, np.ndarray], bw: float, aic_
 def _quant_text(aic_dtype: str) -> str:
     if aic_dtype == "nvfp4":
         return "NVFP4 with 16-element block scales"
-    return "static per-tensor FP8" if ENGINE.key == "vllm" else "dynamic per-tensor FP8"
+    return ENGINE.quant
 
 
 def _kernel_text(aic_dtype: str) -> str:
@@ -362,16 +417,16 @@ def source(part: Part, path: Path) -> list[dict[str, Any]]:
     fields = ["gemm_dtype", "m", "n", "k", "latency"] + (["kernel_source"] if ENGINE.kernels else [])
     return [
         {
-            "title": f"ai-dynamo/aiconfigurator 0.12.0 systems/data/{rel}/gemm_perf.parquet ({ENGINE.label} "
-            f"{path.parent.name} kernel timings, NVIDIA collection)",
-            "url": f"{TREE_URL}/{rel}",
-            "read_on": READ_ON,
+            "title": f"ai-dynamo/aiconfigurator {ENGINE.release} systems/data/{rel}/gemm_perf.parquet "
+            f"({ENGINE.label} {path.parent.name} kernel timings, NVIDIA collection)",
+            "url": f"{ENGINE.tree_url}/{rel}",
+            "read_on": ENGINE.read_on,
             "fields": fields,
         },
         {
             "title": ENGINE.collector,
             "url": ENGINE.collector_url,
-            "read_on": READ_ON,
+            "read_on": ENGINE.read_on,
             "fields": ["run_gemm", "benchmark_with_power"],
         },
     ]
@@ -583,17 +638,17 @@ HEADER = """\
 # except by a lookup for engine trtllm: every row is TensorRT-LLM's own op, which that lookup prefers.
 """
 BY_M_HEADER = """\
-# Per-M GEMM efficiency curves reduced from NVIDIA AIConfigurator 0.12.0's measured {label} GEMM timings
+# Per-M GEMM efficiency curves reduced from NVIDIA AIConfigurator {release}'s measured {label} GEMM timings
 # (aiconfigurator_core systems/data/<system>/gemm/{key}/<version>/gemm_perf.parquet; NVIDIA's own collection).
 # Generated by bench/aic_efficiency_gemm.py --by-m --engine {key}; format as efficiency.yaml plus m_tokens (the GEMM
 # row count all of a curve's shapes share). Every row is engine: {key} and cross_check: true: only a lookup naming
 # that engine and giving M uses it (analytic/efficiency.py); bench/aic_gemm_fidelity.py checks the result.
 """
-VLLM_HEADER = """\
-# Efficiency curves reduced from NVIDIA AIConfigurator 0.12.0's measured vLLM GEMM timings
-# (aiconfigurator_core systems/data/<system>/gemm/vllm/<version>/gemm_perf.parquet; NVIDIA's own collection).
-# Generated by bench/aic_efficiency_gemm.py --engine vllm; format and x semantics as efficiency.yaml.
-# Every row is vLLM's own op (engine: vllm) and cross_check: true, so only a lookup for engine vllm uses it.
+ENGINE_HEADER = """\
+# Efficiency curves reduced from NVIDIA AIConfigurator {release}'s measured {label} GEMM timings
+# (aiconfigurator_core systems/data/<system>/gemm/{key}/<version>/gemm_perf.parquet; NVIDIA's own collection).
+# Generated by bench/aic_efficiency_gemm.py --engine {key}; format and x semantics as efficiency.yaml.
+# Every row is {label}'s own op (engine: {key}) and cross_check: true, so only a lookup for engine {key} uses it.
 """
 
 
@@ -602,9 +657,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--engine", choices=sorted(ENGINES), default="trtllm", help="whose GEMM tables to reduce")
     ap.add_argument("--by-m", action="store_true", help="one curve per GEMM row count M (efficiency_aic_gemm_by_m_*)")
+    ap.add_argument("--data", type=Path, default=None, help="AIConfigurator systems/data folder (default: installed)")
     args = ap.parse_args()
     ENGINE = ENGINES[args.engine]
-    root = data_root()
+    root = args.data or data_root()
     if root is None:
         print(
             "aiconfigurator_core is not installed (pip install aiconfigurator==0.12.0 in a separate venv); "
@@ -618,12 +674,14 @@ def main() -> int:
         print("pyarrow is not installed; nothing to reduce", file=sys.stderr)
         return 0
     if args.by_m:
-        sys.stdout.write(BY_M_HEADER.format(label=ENGINE.label, key=ENGINE.key))
+        sys.stdout.write(BY_M_HEADER.format(release=ENGINE.release, label=ENGINE.label, key=ENGINE.key))
         sys.stdout.write("\n".join(emit(r) for r in build_by_m(root)))
         return 0
     rows = build(root)
     compare(rows)
-    sys.stdout.write((HEADER if ENGINE.key == "trtllm" else VLLM_HEADER) + "\n".join(emit(r) for r in rows))
+    names = {"release": ENGINE.release, "label": ENGINE.label, "key": ENGINE.key}
+    head = HEADER if ENGINE.key == "trtllm" else ENGINE_HEADER.format(**names)
+    sys.stdout.write(head + "\n".join(emit(r) for r in rows))
     return 0
 
 

@@ -48,15 +48,17 @@ def test_engine_rows_lose_to_engine_free_rows_only_at_equal_similarity() -> None
 
 
 def test_every_aiconfigurator_row_names_its_engine() -> None:
-    ends = ("-aic", "-aic-trtllm", "-aic-trtllm-gemv", "-aic-vllm", "-aic-vllm-gemv")
+    ends = ("-aic", "-aic-trtllm", "-aic-trtllm-gemv", "-aic-vllm", "-aic-vllm-gemv", "-aic-sglang", "-aic-sglang-gemv")
     aic = [r for r in efficiency_rows(domain_tables()) if str(r["id"]).endswith(ends)]
     assert len(aic) > 50
-    # TensorRT-LLM's and vLLM's ops name their engine; nccl-tests sweeps name none
+    # TensorRT-LLM's, vLLM's and SGLang's ops name their engine; nccl-tests sweeps name none
     vllm = [r for r in aic if "vllm" in str(r["id"])]
-    trt = [r for r in aic if "nccl" not in str(r["id"]) and r not in vllm]
+    sglang = [r for r in aic if "sglang" in str(r["id"])]
+    trt = [r for r in aic if "nccl" not in str(r["id"]) and r not in vllm and r not in sglang]
     assert all(r.get("engine") == "trtllm" for r in trt)
     assert len(vllm) > 40 and all(r.get("engine") == "vllm" and r.get("cross_check") for r in vllm)
-    assert all(not r.get("engine") for r in aic if r not in trt and r not in vllm)
+    assert len(sglang) >= 10 and all(r.get("engine") == "sglang" and r.get("cross_check") for r in sglang)
+    assert all(not r.get("engine") for r in aic if r not in trt and r not in vllm and r not in sglang)
 
 
 def test_vllm_fp8_gemm_lookup_reads_the_vllm_row() -> None:

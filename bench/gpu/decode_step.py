@@ -120,7 +120,8 @@ class Model:
         return torch.argmax(logits, dim=-1)
 
 
-def _graph_ms(fn: Any, replays: int = 20) -> float:
+def capture(fn: Any) -> torch.cuda.CUDAGraph:
+    """``fn`` warmed up on a side stream, then captured once as a CUDA graph."""
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
@@ -130,6 +131,11 @@ def _graph_ms(fn: Any, replays: int = 20) -> float:
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         fn()
+    return graph
+
+
+def _graph_ms(fn: Any, replays: int = 20) -> float:
+    graph = capture(fn)
     graph.replay()
     torch.cuda.synchronize()
     times = []

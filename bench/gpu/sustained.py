@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from decode_step import LLAMA_31_8B, SMOKE, Model
+from decode_step import LLAMA_31_8B, SMOKE, Model, capture
 
 QUERY = "clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active"
 
@@ -72,16 +72,7 @@ def hold(
 
 def graphed(fn: Callable[[], object]) -> Callable[[], object]:
     """``fn`` captured once as a CUDA graph; the returned callable replays it."""
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(2):
-            fn()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        fn()
-    return graph.replay
+    return capture(fn).replay
 
 
 def gemm_loads(n: int, device: str, seconds: float, window_s: float) -> dict[str, list[dict[str, Any]]]:

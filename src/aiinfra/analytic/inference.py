@@ -20,7 +20,9 @@ Work per step (T = prefill tokens + decoding sequences):
 * Attention: prefill 2·pairs·(d_qk + d_v) FLOP per layer over causal query·key pairs (FlashAttention
   kernels, efficiency from the attention curve); decode reads each sequence's KV cache
   (context × KV bytes/token) and does 2·ctx·(d_qk + d_v) FLOP (Pope et al. 2022, "Efficiently Scaling
-  Transformer Inference" §3), MLA at its kernel's compute-bound efficiency (``_decode_attention_eff``).
+  Transformer Inference" §3), MLA at its kernel's compute-bound efficiency (``_decode_attention_eff``); the read
+  runs at the bandwidth the engine's own paged decode kernel reached for the call's bytes and sequences where the
+  catalog has it (``_decode_kv_read_s``), else at the streaming fit.
   MLA decodes on the absorbed latent: d_qk = heads·(kv_lora + rope),
   d_v = heads·kv_lora, reading only the latent (DeepSeek-AI 2024, DeepSeek-V2 §2.1.2-2.1.3).
 * Tensor parallelism: 2 all-reduces of T·h bf16 activations per layer (Shoeybi et al. 2019, Megatron-LM
@@ -96,6 +98,7 @@ from aiinfra.analytic.kernel_time import (
     gemm_compute_s,
     gemm_efficiency,
     memory_fit,
+    paged_decode_fraction,
     weight_only_moe_dtype,
 )
 from aiinfra.analytic.mla_terms import (
@@ -646,8 +649,29 @@ class InferenceModel:
         attention_compute = (pre_flop / (attn_peak * a_eff) + dec_flop / (attn_peak * dec_eff)) / (
             cal.compute_efficiency_scale
         ) + reexpand_s
-        attention_memory = (layers * t0 + kv_read / b_inf) / cal.memory_efficiency_scale if work.decode_seqs else 0.0
+        kv_s = self._decode_kv_read_s(batch, kv_read, layers, (t0, b_inf)) if work.decode_seqs else 0.0
+        attention_memory = kv_s / cal.memory_efficiency_scale
         return attention_compute, attention_memory
+
+    def _decode_kv_read_s(self, batch: StepBatch, kv_read: float, layers: float, fit: tuple[float, float]) -> float:
+        """Time one stage's decode attention takes to read ``kv_read`` KV-cache bytes: at the fraction of the HBM
+        bandwidth the engine's own paged decode kernel reaches for one layer's share of them and the rank's decoding
+        sequences (kernel_time ``paged_decode_fraction``; GQA/MHA caches, the kernels measured) less the KV-cache write
+        priced elsewhere, else one streaming kernel per layer at the fitted bandwidth ``fit`` (t0, B∞)."""
+        acc = self.cluster.accelerator
+        t0, b_inf = fit
+        if self.model.attention != "mla" and kv_read > 0.0:
+            work, share = self._rank_work(batch)
+            calls = max(math.ceil(self.model.num_layers / self.pp), 1)
+            frac = paged_decode_fraction(
+                self.cluster.tables, acc, self.engine, kv_read / calls, work.decode_seqs / share
+            )
+            if frac is not None:
+                # the timed op includes the new tokens' KV-cache write, a kernel already priced among the element-wise
+                # ones (ELEMENTWISE_KERNELS_PER_LAYER: attn_kv_cache_save): its fixed time t0 per layer comes off
+                bw = acc.memory_bw_bytes_per_s
+                return max(kv_read / (frac * bw) - layers * t0, kv_read / bw)
+        return layers * t0 + kv_read / b_inf
 
     def prefill_attention_dims(self, work: StepBatch) -> tuple[int, int]:
         """(query-key, value) dimensions summed over heads of a step's prefill attention: the decompressed multi-head

@@ -67,6 +67,26 @@ def memory_fit_for(
     )
 
 
+def paged_decode_fraction(
+    tables: DomainTables, acc: AcceleratorSpec, engine: str | None, kv_bytes_per_call: float, seqs_per_call: float
+) -> float | None:
+    """Fraction of ``acc``'s HBM bandwidth the serving ``engine``'s own decode-attention kernel reaches reading
+    ``kv_bytes_per_call`` KV-cache bytes of ``seqs_per_call`` sequences in one call (one layer on one rank): the
+    engine's ``paged_decode`` curves (catalog efficiency_aic_paged_decode.yaml, one per sequence count, interpolated
+    in log bytes and in log2 of the sequence count) measured on this part or its family; None with no engine or no
+    such curve (the caller keeps the streaming fit). A paged decode kernel does not stream like a GEMV: it gathers
+    each sequence's pages and spreads sequences x KV heads x KV splits over the SMs, so at a few hundred MB per call
+    it reaches 0.5-0.7 of the bandwidth where the GEMV curve gives 0.85 (vLLM 0.14.0 and SGLang 0.5.10 on H200)."""
+    if engine is None:
+        return None
+    eff = table(tables)
+    seqs = max(seqs_per_call, 1.0)
+    curve, _ = eff.curve("paged_decode", acc.id, dtype="bf16", engine=engine, m_tokens=seqs)
+    if curve is None or curve.engine != engine or curve.m_tokens is None or eff.similarity(acc.id, curve) > 1:
+        return None
+    return eff.lookup("paged_decode", acc.id, kv_bytes_per_call, dtype="bf16", engine=engine, m_tokens=seqs).frac
+
+
 def memory_fit_through_ends(
     x0_bytes: float, frac0: float, x1_bytes: float, frac1: float, bw: float, frac_max: float
 ) -> tuple[float, float]:

@@ -1,0 +1,100 @@
+"""The decode KV-cache read at the serving engine's own paged decode-attention bandwidth
+(catalog efficiency_aic_paged_decode.yaml, analytic/kernel_time.py ``paged_decode_fraction``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+H200 = "nvidia-h200-sxm-141gb"
+
+#: catalog row paged-decode-bf16-h200-aic-vllm-b256 / -b512, their points at 2^28 bytes (AIConfigurator's vLLM 0.14.0
+#: H200 generation_attention table: the median fraction of 4.8 TB/s over the shapes of 256 / 512 sequences whose KV
+#: bytes round to 2^28)
+VLLM_H200_B256_AT_2_28 = 0.6181
+VLLM_H200_B512_AT_2_28 = 0.5145
+
+
+def _one_gpu_model(accelerator: str, engine: str | None) -> Any:
+    from aiinfra import catalog
+    from aiinfra.analytic.inference import InferenceModel
+    from aiinfra.catalog.resolve import resolve_cluster
+    from aiinfra.specs.scenario import HardwareInput
+
+    cluster = resolve_cluster(HardwareInput(accelerator=accelerator, count=1, per_node=1))
+    return InferenceModel(
+        model=catalog.model("meta-llama-3.1-8b"),
+        cluster=cluster,
+        tp=1,
+        weight_precision="bf16",
+        kv_precision="bf16",
+        engine=engine,
+    )
+
+
+def _fraction(accelerator: str, engine: str | None, nbytes: float, seqs: float) -> float | None:
+    from aiinfra.analytic.kernel_time import paged_decode_fraction
+
+    im = _one_gpu_model(accelerator, engine)
+    return paged_decode_fraction(im.cluster.tables, im.cluster.accelerator, engine, nbytes, seqs)
+
+
+def test_llama_8b_decode_step_reads_kv_at_the_vllm_kernel_fraction() -> None:
+    from aiinfra.analytic.kernel_time import memory_fit
+    from aiinfra.analytic.step_time import StepBatch
+
+    # Llama-3.1-8B (32 layers, 8 KV heads of 128) on one H200 under vLLM, 256 sequences of 256 cached tokens:
+    # one layer's call reads 256 * 256 * 8 * 128 * 2 (K, V) * 2 B = 2^28 B, at 0.6181 of 4.8 TB/s
+    # -> 2^28 / (0.6181 * 4.8e12) = 90.48 us per layer, 32 layers = 2.8953 ms; the timed op includes the KV-cache
+    # write, which the step prices among its element-wise kernels, so one streaming-kernel fixed time t0 per layer
+    # comes off (the step's attention is this read: its 2 * 32 * 256 * 256 * 8192 = 3.4e10 FLOP take about 0.1 ms)
+    per_layer_bytes = 256 * 256 * 8 * 128 * 2 * 2
+    assert per_layer_bytes == 2**28
+    read_s = 32 * per_layer_bytes / (VLLM_H200_B256_AT_2_28 * 4.8e12)
+    assert read_s == pytest.approx(2.8953e-3, rel=1e-4)
+    im = _one_gpu_model(H200, "vllm")
+    t0, _ = memory_fit(im.cluster.tables, im.cluster.accelerator, "vllm")
+    assert 0.0 < t0 < 10e-6
+    expected_s = read_s - 32 * t0
+    assert im.breakdown(StepBatch.decode(256, 256)).attention_s == pytest.approx(expected_s, rel=1e-3)
+
+
+def test_fraction_interpolates_in_log2_of_the_sequence_count() -> None:
+    # 362 sequences = 2^8.5: halfway (in log2) between the 256- and 512-sequence rows
+    got = _fraction(H200, "vllm", 2.0**28, 362.0)
+    assert got == pytest.approx((VLLM_H200_B256_AT_2_28 + VLLM_H200_B512_AT_2_28) / 2.0, rel=2e-3)
+
+
+def test_the_paged_kernel_reads_slower_than_the_gemv_streaming_fit() -> None:
+    from aiinfra.analytic.kernel_time import memory_fit
+
+    # the streaming fit gives a 2^28 B kernel above 0.8 of the bandwidth; vLLM's paged kernel at 256 sequences 0.62
+    im = _one_gpu_model(H200, "vllm")
+    t0, b_inf = memory_fit(im.cluster.tables, im.cluster.accelerator, "vllm")
+    gemv_frac = 2.0**28 / (t0 + 2.0**28 / b_inf) / 4.8e12
+    assert gemv_frac > 0.8
+    assert _fraction(H200, "vllm", 2.0**28, 256.0) == pytest.approx(VLLM_H200_B256_AT_2_28, rel=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("accelerator", "engine"),
+    [
+        (H200, None),  # no engine: the streaming fit
+        (H200, "trtllm"),  # no TensorRT-LLM table passed the HBM-bandwidth check: the streaming fit
+        ("amd-mi300x", "vllm"),  # no curve on the part or its family
+        ("nvidia-b200-sxm-180gb", "sglang"),
+    ],
+)
+def test_no_own_curve_keeps_the_streaming_fit(accelerator: str, engine: str | None) -> None:
+    assert _fraction(accelerator, engine, 2.0**28, 256.0) is None
+
+
+def test_h100_family_part_borrows_and_sglang_has_its_own_curve() -> None:
+    # the H100 PCIe (family nvidia-h100) takes the H100 SXM rows; SGLang's rows differ from vLLM's
+    pcie = _fraction("nvidia-h100-pcie-80gb", "vllm", 2.0**28, 256.0)
+    sxm = _fraction("nvidia-h100-sxm5-80gb", "vllm", 2.0**28, 256.0)
+    assert pcie is not None and pcie == pytest.approx(sxm)
+    # rows paged-decode-bf16-h200-aic-{sglang,vllm}-b256 at 2^27 B: 0.4692 (SGLang 0.5.10) and 0.4627 (vLLM 0.14.0)
+    assert _fraction(H200, "sglang", 2.0**27, 256.0) == pytest.approx(0.4692, rel=1e-3)
+    assert _fraction(H200, "vllm", 2.0**27, 256.0) == pytest.approx(0.4627, rel=1e-3)
