@@ -87,6 +87,24 @@ def paged_decode_fraction(
     return eff.lookup("paged_decode", acc.id, kv_bytes_per_call, dtype="bf16", engine=engine, m_tokens=seqs).frac
 
 
+def mla_decode_fraction(
+    tables: DomainTables, acc: AcceleratorSpec, engine: str | None, latent_bytes_per_call: float, heads_per_call: float
+) -> float | None:
+    """Fraction of its roofline, max(latent bytes / HBM bandwidth, FLOP / bf16 dense peak), the serving ``engine``'s
+    own absorbed-MLA decode-attention op reaches reading ``latent_bytes_per_call`` bytes of cached latent with
+    ``heads_per_call`` local query heads (one layer on one rank): the engine's ``mla_decode`` curves (catalog
+    efficiency_aic_mla.yaml, one per local head count, interpolated in log bytes and in log2 of the head count)
+    measured on this part or its family; None with no engine or no such curve (the caller keeps its own terms)."""
+    if engine is None:
+        return None
+    eff = table(tables)
+    heads = max(heads_per_call, 1.0)
+    curve, _ = eff.curve("mla_decode", acc.id, dtype="bf16", engine=engine, m_tokens=heads)
+    if curve is None or curve.engine != engine or curve.m_tokens is None or eff.similarity(acc.id, curve) > 1:
+        return None
+    return eff.lookup("mla_decode", acc.id, latent_bytes_per_call, dtype="bf16", engine=engine, m_tokens=heads).frac
+
+
 def memory_fit_through_ends(
     x0_bytes: float, frac0: float, x1_bytes: float, frac1: float, bw: float, frac_max: float
 ) -> tuple[float, float]:
