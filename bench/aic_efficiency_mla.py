@@ -35,6 +35,19 @@ does). vLLM 0.14.0's table is left out, for two reasons: its collector timed ``i
 with outliers to 0.6 ms) and only the shapes above a serving step's per-call sizes show the kernel; and its bf16-cache
 rows ran vLLM 0.14's FLASH_ATTN_MLA backend, where vLLM 0.8.x on Hopper ran FlashMLA (its FlashMLA rows hold an fp8
 cache). vLLM keeps the step model's own MLA decode terms.
+
+Prefill (``context_mla_perf.parquet``, kind ``mla_prefill_absorbed``): SGLang's context tables on Hopper time the
+absorbed form: the collector's FlashAttentionBackend path (not its Blackwell trtllm_mla one) sets 512 + 64 query-key
+and 512 value dimensions for prefill as for decode (collector/sglang/collect_mla.py since 2026-01-13, cc24d1377),
+and the latencies confirm it: 0.63-0.71 of the bf16 peak counted as 2 x causal pairs x heads x (576 + 512), where
+the 192 / 128 form would be 0.19, far below FA3. That is the form SGLang 0.4.5.post1 ran fresh prompts and short
+prefixes in (engines.yaml ``mla_absorbed_prefill``), so the rows price that form only. One call = ``batch_size``
+fresh prompts of ``isl`` tokens, causal pairs = batch * isl * (isl + 1) / 2; x = FLOP per call
+2 * pairs * heads * 1088, fraction = FLOP / latency / bf16 dense peak, one curve per local head count, each point the
+median FLOP and fraction of the shapes whose FLOP rounds to one power of two. Not reduced: TensorRT-LLM's context op
+(the decompressed 192 / 128 form, 0.55-0.59 of the peak on H200, level with the step's FA3 curve; the April-2025 build
+of the validation rows may have run an Ampere-style kernel there, docs/serving.md) and vLLM's (eager host floor, and
+``MLAImpl.forward`` runs kv_b_proj on the new tokens, a GEMM the step prices among its linear layers).
 """
 
 from __future__ import annotations
@@ -87,6 +100,12 @@ TABLES = (
     Table("h100_sxm", "h100", "trtllm", "1.2.0rc5", 0, TRTLLM_KERNEL),
 )
 
+CONTEXT_TABLES = (
+    Table("h200_sxm", "h200", "sglang", "0.5.6.post2", 0, SGLANG_KERNEL),
+    Table("h100_sxm", "h100", "sglang", "0.5.6.post2", 0, SGLANG_KERNEL),
+)
+"""The context tables reduced (kind mla_prefill_absorbed; module docstring)."""
+
 Point = tuple[float, float, int]
 """(latent bytes, median fraction, shapes)"""
 
@@ -122,6 +141,66 @@ def heads_points(d: Any) -> list[Point]:
         if len(g) >= MIN_BIN and 2.0 ** int(k) >= MIN_BYTES:
             pts.append((float(g.bytes.median()), float(g.frac.median()), len(g)))
     return pts
+
+
+def context_shapes(pd: Any, path: Path, peak: float) -> Any:
+    """The table's bf16-cache fresh-prompt shapes with FLOP per call (absorbed form) and fraction of ``peak``; stops on
+    a table with a shape above the peak."""
+    df = pd.read_parquet(path)
+    d = df[df.kv_cache_dtype.isin(["bfloat16", "float16"]) & (df.step == 0)].copy()
+    d["pairs"] = d.batch_size * d.isl * (d.isl + 1) / 2.0
+    d["flop"] = 2.0 * d.pairs * d.num_heads * (LATENT + ROPE + LATENT)
+    d["frac"] = d.flop / (d.latency * 1e-3) / peak
+    if (d.frac > 1.0).any():
+        raise SystemExit(f"{path}: {(d.frac > 1.0).sum()} shapes above the bf16 peak; table not usable")
+    d["level"] = d.flop.map(lambda f: round(math.log2(f)))
+    return d
+
+
+def context_points(d: Any) -> list[Point]:
+    """Median FLOP and median fraction of the shapes whose FLOP rounds to one power of two (at least MIN_BIN)."""
+    return [
+        (float(g.flop.median()), float(g.frac.median()), len(g)) for _, g in d.groupby("level") if len(g) >= MIN_BIN
+    ]
+
+
+def context_row(t: Table, acc_id: str, peak: float, heads: int, pts: list[Point]) -> str:
+    rel = f"{t.system}/mla/{t.engine}/{t.version}/context_mla_perf.parquet"
+    url = f"{REPO}/blob/{COMMIT_095F58A}/aic-core/src/aiconfigurator_core/systems/data/{rel}"
+    name = ENGINE_NAMES[t.engine]
+    shapes = ", ".join(str(n) for _, _, n in pts)
+    note = (
+        f"ENGINE {t.engine} ONLY (cross_check: serves lookups naming this engine). {name} {t.version} MLA prefill "
+        f"attention in the absorbed form (512 + 64 query-key, 512 value dimensions per head) at {heads} local query "
+        f"heads as the collector timed it: {t.kernel}; fresh prompts (no cached prefix), causal. Newer than SGLang "
+        "0.4.5.post1 of the validation rows, whose absorbed prefill it prices (engines.yaml mla_absorbed_prefill). "
+        "m_tokens = local query heads per call; x = FLOP per call, 2 x batch x isl x (isl + 1) / 2 x heads x 1088; "
+        f"fraction = x / latency / {peak / 1e12:g} TFLOP/s bf16; each point the median FLOP and fraction of the batch "
+        f"sizes and prompt lengths whose FLOP rounds to one power of two (shapes per point: {shapes}); "
+        "bench/aic_efficiency_mla.py."
+    )
+    pts_yaml = "[" + ", ".join(f"[{x:.4e}, {y:.4g}]" for x, y, _ in pts) + "]"
+    title = (
+        f"ai-dynamo/aiconfigurator systems/data/{rel} ({name} {t.version} context_mla kernel timings, NVIDIA "
+        "collection, Apache-2.0; latency in ms)"
+    )
+    lines = [
+        f"- id: mla-prefill-absorbed-bf16-{t.short}-aic-{t.engine}-h{heads}",
+        "  kind: mla_prefill_absorbed",
+        f"  accelerators: [{acc_id}]",
+        "  dtype: bf16",
+        f"  m_tokens: {heads}",
+        "  x: 'FLOP of one absorbed-MLA prefill-attention call (one layer on one rank)'",
+        f"  points: {pts_yaml}",
+        "  provenance: measured",
+        f"  engine: {t.engine}",
+        "  cross_check: true",
+        "  sources:",
+        f"    - {{title: '{title}', url: '{url}', read_on: '{READ_ON}', fields: [kernel_source, kv_cache_dtype, "
+        "num_heads, batch_size, isl, step, latency]}",
+        "  notes: " + yaml.safe_dump(note, width=10**6, default_style="'").strip(),
+    ]
+    return "\n".join(lines)
 
 
 def worked_example(d: Any, bw: float, peak: float) -> str:
@@ -189,8 +268,10 @@ def main() -> int:
         return 0
     cat = {str(r["id"]): r for r in yaml.safe_load(ACCELERATORS.read_text())}
     print(
-        "# Absorbed-MLA decode-attention efficiency of serving engines' own ops (fraction of the roofline), reduced\n"
-        "# by bench/aic_efficiency_mla.py from NVIDIA AIConfigurator's generation_mla tables. Do not edit by hand.\n"
+        "# Absorbed-MLA decode-attention efficiency of serving engines' own ops (fraction of the roofline) and\n"
+        "# SGLang's absorbed MLA prefill attention (fraction of the bf16 peak), reduced by\n"
+        "# bench/aic_efficiency_mla.py from NVIDIA AIConfigurator's generation_mla / context_mla tables.\n"
+        "# Do not edit by hand.\n"
         "# Every row is engine-only (cross_check: true with an engine): it serves lookups naming that engine."
     )
     for t in TABLES:
@@ -208,6 +289,19 @@ def main() -> int:
             if len(pts) >= 2:
                 print()
                 print(row(t, acc_id, bw, peak, int(heads), pts, example if int(heads) == 16 else ""))
+    for t in CONTEXT_TABLES:
+        path = data / t.system / "mla" / t.engine / t.version / "context_mla_perf.parquet"
+        if not path.exists():
+            print(f"# no {path}", file=sys.stderr)
+            continue
+        acc_id = SYSTEM_IDS[t.system]
+        peak = float(cat[acc_id]["dense_tflop_per_s"]["bf16"]) * 1e12
+        d = context_shapes(pd, path, peak)
+        for heads, g in d.groupby("num_heads"):
+            pts = context_points(g)
+            if len(pts) >= 2:
+                print()
+                print(context_row(t, acc_id, peak, int(heads), pts))
     return 0
 
 

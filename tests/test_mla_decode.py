@@ -1,8 +1,10 @@
-"""Absorbed-MLA decode attention at the serving engine's own measured op (catalog efficiency_aic_mla.yaml,
-bench/aic_efficiency_mla.py, analytic/kernel_time.py ``mla_decode_fraction``), and the fallback elsewhere."""
+"""Absorbed-MLA decode attention, and SGLang 0.4.5's absorbed MLA prefill, at the serving engine's own measured op
+(catalog efficiency_aic_mla.yaml, bench/aic_efficiency_mla.py, analytic/kernel_time.py ``mla_decode_fraction`` and
+``mla_prefill_absorbed_fraction``), and the fallback elsewhere."""
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Any
 
@@ -125,3 +127,62 @@ def test_vllm_and_an_fp8_cache_keep_the_streaming_read() -> None:
     t0, b_inf = memory_fit(fp8.cluster.tables, acc, "sglang")
     expected_s = 61 * t0 + 61 * 128 * 8192 * 576 / b_inf
     assert fp8.breakdown(StepBatch.decode(128, 8192)).attention_s == pytest.approx(expected_s, rel=1e-6)
+
+
+#: catalog row mla-prefill-absorbed-bf16-h200-aic-sglang-h16, its points around 1.17e12 FLOP a call
+SGLANG_H200_PREFILL_H16 = ((5.8526e11, 0.5488), (1.1694e12, 0.5677))
+
+
+def test_sglang_prefill_point_is_the_median_absorbed_fraction_of_its_shapes() -> None:
+    # AIConfigurator h200_sxm/mla/sglang/0.5.6.post2/context_mla_perf.parquet (commit 095f58a), bf16 cache, 16 local
+    # heads (collected at tp 4 and tp 8), fresh causal prompts whose absorbed-form FLOP rounds to 2^40:
+    # (prompts, tokens, latency ms)
+    shapes = [
+        (1, 8192, 1.761397), (2, 6144, 2.343872), (4, 4096, 1.892243), (8, 3072, 2.170141), (16, 2048, 2.077840),
+        (32, 1536, 2.561982), (64, 1024, 2.659794), (1, 8192, 1.734979), (2, 6144, 1.966379), (4, 4096, 1.882317),
+        (8, 3072, 2.556880), (16, 2048, 2.125757), (32, 1536, 2.521696), (64, 1024, 2.632635),
+    ]
+    flops = [2 * b * n * (n + 1) / 2 * 16 * (576 + 512) for b, n, _ in shapes]
+    fracs = [f / (ms * 1e-3) / BF16_PEAK for f, (_, _, ms) in zip(flops, shapes, strict=True)]
+    # e.g. one 8,192-token prompt: 2 * 33,558,528 pairs * 16 * 1088 = 1.1684e12 FLOP in 1.761 ms = 0.670 of the peak;
+    # the 192 / 128 form would count 3.4x fewer FLOP (0.20), far below FlashAttention-3: the table times the
+    # absorbed form
+    assert fracs[0] == pytest.approx(0.6704, abs=1e-4)
+    x, y = SGLANG_H200_PREFILL_H16[1]
+    assert statistics.median(flops) == pytest.approx(x, rel=1e-4)
+    assert statistics.median(fracs) == pytest.approx(y, abs=1e-4)
+    assert [x, y] in _row_points("mla-prefill-absorbed-bf16-h200-aic-sglang-h16")
+
+
+def test_sglang_045_absorbed_prefill_runs_at_the_measured_fraction() -> None:
+    from aiinfra.analytic.step_time import StepBatch
+
+    # SGLang 0.4.5.post1 runs a fresh prompt's MLA prefill on the absorbed latent (engines.yaml mla_absorbed_prefill):
+    # one 8,192-token prompt at tp 8 on H200, 16 heads a rank, 2 * 8192 * 8193 / 2 * 16 * 1088 = 1.1684e12 FLOP per
+    # layer, between the row's points at 5.8526e11 and 1.1694e12 FLOP (linear in log10 FLOP)
+    im = _deepseek_045()
+    flop = 2 * 8192 * 8193 / 2 * 16 * 1088
+    assert flop == pytest.approx(1.16837e12, rel=1e-5)
+    (x0, y0), (x1, y1) = SGLANG_H200_PREFILL_H16
+    frac = y0 + (y1 - y0) * math.log10(flop / x0) / math.log10(x1 / x0)
+    expected_s = 61 * flop / (BF16_PEAK * frac)  # 61 layers: about 0.127 s
+    assert expected_s == pytest.approx(0.1270, rel=1e-2)
+    assert im.breakdown(StepBatch.prefill(8192)).attention_s == pytest.approx(expected_s, rel=1e-3)
+
+
+def _deepseek_045() -> Any:
+    from aiinfra import catalog
+    from aiinfra.analytic.inference import InferenceModel
+    from aiinfra.catalog.resolve import resolve_cluster
+    from aiinfra.specs.scenario import HardwareInput
+
+    cluster = resolve_cluster(HardwareInput(accelerator=H200, count=8, per_node=8))
+    return InferenceModel(
+        model=catalog.model("deepseek-v3"),
+        cluster=cluster,
+        tp=8,
+        weight_precision="fp8",
+        kv_precision="bf16",
+        engine="sglang",
+        engine_version="0.4.5.post1",
+    )
