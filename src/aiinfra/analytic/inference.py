@@ -22,7 +22,9 @@ Work per step (T = prefill tokens + decoding sequences):
   (context × KV bytes/token) and does 2·ctx·(d_qk + d_v) FLOP (Pope et al. 2022, "Efficiently Scaling
   Transformer Inference" §3), MLA at its kernel's compute-bound efficiency (``_decode_attention_eff``); the read
   runs at the bandwidth the engine's own paged decode kernel reached for the call's bytes and sequences where the
-  catalog has it (``_decode_kv_read_s``), else at the streaming fit.
+  catalog has it (``_decode_kv_read_s``), else at the streaming fit. MLA decode on a bf16 latent cache runs instead
+  at the fraction of its roofline, max(latent read, FLOP), the engine's own measured op reached for the call's bytes
+  and local heads where the catalog has it (``_mla_decode_op_s``: SGLang, TensorRT-LLM).
   MLA decodes on the absorbed latent: d_qk = heads·(kv_lora + rope),
   d_v = heads·kv_lora, reading only the latent (DeepSeek-AI 2024, DeepSeek-V2 §2.1.2-2.1.3).
 * Tensor parallelism: 2 all-reduces of T·h bf16 activations per layer (Shoeybi et al. 2019, Megatron-LM
@@ -98,6 +100,8 @@ from aiinfra.analytic.kernel_time import (
     gemm_compute_s,
     gemm_efficiency,
     memory_fit,
+    mla_decode_fraction,
+    mla_prefill_absorbed_fraction,
     paged_decode_fraction,
     weight_only_moe_dtype,
 )
@@ -645,13 +649,61 @@ class InferenceModel:
             kind="attention",
             engine=self.engine,
         )
+        pre_s = self._mla_absorbed_prefill_op_s(work, pre_flop, layers)
+        if pre_s is None:
+            pre_s = pre_flop / (attn_peak * a_eff)
+        mla_dec = self._mla_decode_op_s(kv_read, dec_flop, layers, t0) if work.decode_seqs else None
+        if mla_dec is not None:
+            # the engine's measured op: its time on the side of the roofline that bounds it, replacing both terms
+            op_s, compute_bound = mla_dec
+            attention_compute = pre_s / cal.compute_efficiency_scale + reexpand_s
+            if compute_bound:
+                return attention_compute + op_s / cal.compute_efficiency_scale, 0.0
+            return attention_compute, op_s / cal.memory_efficiency_scale
         dec_eff = self._decode_attention_eff() if m.attention == "mla" else a_eff
-        attention_compute = (pre_flop / (attn_peak * a_eff) + dec_flop / (attn_peak * dec_eff)) / (
-            cal.compute_efficiency_scale
-        ) + reexpand_s
+        attention_compute = (pre_s + dec_flop / (attn_peak * dec_eff)) / cal.compute_efficiency_scale + reexpand_s
         kv_s = self._decode_kv_read_s(batch, kv_read, layers, (t0, b_inf)) if work.decode_seqs else 0.0
         attention_memory = kv_s / cal.memory_efficiency_scale
         return attention_compute, attention_memory
+
+    def _mla_absorbed_prefill_op_s(self, work: StepBatch, pre_flop: float, layers: float) -> float | None:
+        """Seconds of one stage's MLA prefill attention where the engine release runs it on the absorbed latent
+        (``_mla_prefill_absorbed``: SGLang 0.4.5) at the fraction of the bf16 dense peak the engine's own op reached
+        for the call's FLOP and local heads (kernel_time ``mla_prefill_absorbed_fraction``: AIConfigurator's SGLang
+        context_mla tables, which time that form); None otherwise (the caller keeps the attention curve)."""
+        m = self.model
+        if pre_flop <= 0.0 or self.kv_precision != "bf16" or not self._mla_prefill_absorbed(work):
+            return None
+        heads = m.num_heads if self.attention_dp else m.num_heads / self.tp
+        acc = self.cluster.accelerator
+        frac = mla_prefill_absorbed_fraction(self.cluster.tables, acc, self.engine, pre_flop / max(layers, 1.0), heads)
+        if frac is None or frac <= 0.0:
+            return None
+        return pre_flop / (acc.peak_flop_per_s("bf16") * frac)
+
+    def _mla_decode_op_s(self, kv_read: float, dec_flop: float, layers: float, t0: float) -> tuple[float, bool] | None:
+        """(seconds, compute-bound) of one stage's absorbed-MLA decode attention at the fraction of its roofline
+        the engine's own op reaches (kernel_time ``mla_decode_fraction``: AIConfigurator's SGLang and TensorRT-LLM
+        generation_mla timings, bf16 latent cache), or None where no such curve exists (other engines, an fp8
+        cache, GQA/MHA models): the caller keeps its own terms. The kernel streams the latent once and runs both
+        matmuls over it in the same pass, so the roofline is the larger of the read at the HBM bandwidth and the
+        FLOP at the bf16 dense peak, not their sum (bench/aic_efficiency_mla.py). The timed op includes the new
+        token's latent write (and TensorRT-LLM's its RoPE), kernels priced among the element-wise ones
+        (ELEMENTWISE_KERNELS_PER_LAYER): one streaming-kernel fixed time t0 per layer comes off, never below the
+        roofline."""
+        m, acc = self.model, self.cluster.accelerator
+        if m.attention != "mla" or self.kv_precision != "bf16" or kv_read <= 0.0:
+            return None
+        calls = max(math.ceil(m.num_layers / self.pp), 1)
+        # every head on a rank under attention DP (sequences split), else the rank's tp-th of them
+        heads = m.num_heads if self.attention_dp else m.num_heads / self.tp
+        frac = mla_decode_fraction(self.cluster.tables, acc, self.engine, kv_read / calls, heads)
+        if frac is None or frac <= 0.0:
+            return None
+        read_s = kv_read / acc.memory_bw_bytes_per_s
+        flop_s = dec_flop / acc.peak_flop_per_s("bf16")
+        roof_s = max(read_s, flop_s)
+        return max(roof_s / frac - layers * t0, roof_s), flop_s >= read_s
 
     def _decode_kv_read_s(self, batch: StepBatch, kv_read: float, layers: float, fit: tuple[float, float]) -> float:
         """Time one stage's decode attention takes to read ``kv_read`` KV-cache bytes: at the fraction of the HBM

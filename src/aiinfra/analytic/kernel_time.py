@@ -87,6 +87,43 @@ def paged_decode_fraction(
     return eff.lookup("paged_decode", acc.id, kv_bytes_per_call, dtype="bf16", engine=engine, m_tokens=seqs).frac
 
 
+def mla_decode_fraction(
+    tables: DomainTables, acc: AcceleratorSpec, engine: str | None, latent_bytes_per_call: float, heads_per_call: float
+) -> float | None:
+    """Fraction of its roofline, max(latent bytes / HBM bandwidth, FLOP / bf16 dense peak), the serving ``engine``'s
+    own absorbed-MLA decode-attention op reaches reading ``latent_bytes_per_call`` bytes of cached latent with
+    ``heads_per_call`` local query heads (one layer on one rank): the engine's ``mla_decode`` curves (catalog
+    efficiency_aic_mla.yaml, one per local head count, interpolated in log bytes and in log2 of the head count)
+    measured on this part or its family; None with no engine or no such curve (the caller keeps its own terms)."""
+    return _engine_heads_fraction(tables, acc, engine, "mla_decode", latent_bytes_per_call, heads_per_call)
+
+
+def mla_prefill_absorbed_fraction(
+    tables: DomainTables, acc: AcceleratorSpec, engine: str | None, flop_per_call: float, heads_per_call: float
+) -> float | None:
+    """Fraction of ``acc``'s bf16 dense peak the serving ``engine``'s own MLA prefill attention reaches in the
+    absorbed form (512 + 64 query-key, 512 value dimensions per head) for ``flop_per_call`` FLOP with
+    ``heads_per_call`` local query heads: the engine's ``mla_prefill_absorbed`` curves (catalog efficiency_aic_mla.yaml:
+    SGLang's context tables) on this part or its family; None where there are none (the caller keeps the attention
+    curve)."""
+    return _engine_heads_fraction(tables, acc, engine, "mla_prefill_absorbed", flop_per_call, heads_per_call)
+
+
+def _engine_heads_fraction(
+    tables: DomainTables, acc: AcceleratorSpec, engine: str | None, kind: str, x: float, heads_per_call: float
+) -> float | None:
+    """An engine-only ``kind`` curve family keyed by local heads (``m_tokens``) at ``x``, measured on ``acc`` or its
+    family; None with no engine or no such curve."""
+    if engine is None:
+        return None
+    eff = table(tables)
+    heads = max(heads_per_call, 1.0)
+    curve, _ = eff.curve(kind, acc.id, dtype="bf16", engine=engine, m_tokens=heads)
+    if curve is None or curve.engine != engine or curve.m_tokens is None or eff.similarity(acc.id, curve) > 1:
+        return None
+    return eff.lookup(kind, acc.id, x, dtype="bf16", engine=engine, m_tokens=heads).frac
+
+
 def memory_fit_through_ends(
     x0_bytes: float, frac0: float, x1_bytes: float, frac1: float, bw: float, frac_max: float
 ) -> tuple[float, float]:
