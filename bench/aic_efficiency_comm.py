@@ -1,12 +1,16 @@
 """Intra-node collective efficiency curves (kinds allreduce, allgather, alltoall; tier scale-up) from the
 communication tables NVIDIA AIConfigurator 0.12.0 ships in aiconfigurator-core (Apache-2.0, NVIDIA's own
-collection). Prints the rows of src/aiinfra/catalog/data/efficiency_aic_comm.yaml.
+collection). Prints the rows of src/aiinfra/catalog/data/efficiency_aic_comm.yaml (TensorRT-LLM, nccl-tests and
+vLLM tables) or, with ``--engine sglang``, of efficiency_aic_comm_sglang.yaml (SGLang's own all-reduce on the
+Hopper and Ampere parts, SGLANG_SYSTEMS).
 
 Usage (a separate virtual environment with aiconfigurator==0.12.0, pandas and pyarrow; never a dependency
 of aiinfra):
     python -m venv <venv> && <venv>/bin/pip install aiconfigurator==0.12.0
     <venv>/bin/python bench/aic_efficiency_comm.py > src/aiinfra/catalog/data/efficiency_aic_comm.yaml
     <venv>/bin/python bench/aic_efficiency_comm.py --compare   # the table reported in efficiency_sources.md
+    <venv>/bin/python bench/aic_efficiency_comm.py --engine sglang \
+        > src/aiinfra/catalog/data/efficiency_aic_comm_sglang.yaml
 Exits 0 with a message when aiconfigurator_core or pandas is not installed.
 
 Reduction (the model of analytic/comms.py, nccl-tests doc/PERFORMANCE.md bus bandwidth):
@@ -52,6 +56,9 @@ SYSTEMS: dict[str, tuple[str, str]] = {
 }
 #: parts whose main-file all-reduce curves are measured and validated: every row for them is a cross-check
 CROSS_CHECK_ONLY = ("h100_sxm", "a100_sxm")
+#: the parts whose SGLang custom all-reduce tables are reduced (Hopper and Ampere; the Blackwell, L40S and RTX PRO
+#: 6000 SGLang tables are left out)
+SGLANG_SYSTEMS = ("h200_sxm", "h100_sxm", "a100_sxm")
 NCCL_OPS = {"all_reduce": 2.0, "all_gather": 1.0, "reduce_scatter": 1.0, "alltoall": 1.0}
 COMPARE_BYTES = (65536, 1 << 20, 16 << 20, 256 << 20)
 EXAMPLE_BYTES = 16 << 20
@@ -189,6 +196,15 @@ VLLM_NOTE = (
     "else NCCL), 5 all-reduces per CUDA graph replayed 20 times (backend vllm_graph). A lookup naming engine vllm "
     "prefers it; every other lookup uses the part's main all-reduce curve. "
 )
+SGLANG_NOTE = (
+    "ENGINE sglang ONLY (cross_check: true, engine: sglang): SGLang's tensor-parallel all-reduce as the engine "
+    "dispatches it (GroupCoordinator.all_reduce, the collector enabling its custom all-reduce and disabling MSCCL++ "
+    "and torch symmetric memory, both opt-in in SGLang): its custom one-shot/two-shot kernel (sgl-kernel, adapted "
+    "from vLLM's) for messages under its 8 MiB IPC buffer (CustomAllreduce max_size = 8192 * 1024), pynccl (NCCL) "
+    "at and above it; 5 all-reduces per CUDA graph replayed 20 times (backend sglang_graph; the eager sweep adds "
+    "the host dispatch and the collector's input copy). A lookup naming engine sglang prefers it; every other "
+    "lookup uses the part's main all-reduce curve. "
+)
 NCCL_AR_CC = (
     "CROSS-CHECK ONLY (cross_check: true): the planner's all-reduce curve for this part is the TensorRT-LLM one "
     "(or efficiency.yaml's measured curve where it has one); this is plain NCCL. "
@@ -323,6 +339,50 @@ def vllm_rows(part: Part, vll: Table) -> list[dict[str, Any]]:
     return rows
 
 
+def sglang_rows(part: Part, sgl: Table, nccl_ar: dict[int, tuple[Series, list[float]]]) -> list[dict[str, Any]]:
+    rows = []
+    for n in sorted(set(sgl.frame["num_gpus"])):
+        s = series(sgl.frame[(sgl.frame["num_gpus"] == n) & (sgl.frame["backend"] == "sglang_graph")])
+        eff = efficiencies(s, 2.0, n, part.bw)
+        row = _row(part, f"allreduce-{part.short}-{n}gpu-sglang-aic", "allreduce", n, s, eff, True)
+        row["engine"] = "sglang"  # SGLang's own all-reduce: serves lookups naming engine sglang only
+        what = f"SGLang {sgl.version} tensor_model_parallel_all_reduce, bf16, CUDA graph"
+        row["sources"] = [source(sgl, part.system, ["message_size", "num_gpus", "latency", "backend"], what)]
+        vs = ""
+        if n in nccl_ar:
+            vs = f" SGLang vs nccl-tests all_reduce (same GPUs): {_compare(s, eff, *nccl_ar[n])}."
+        row["notes"] = SGLANG_NOTE + _method(part, 2.0, n, s, eff, "bf16 elements") + vs + _floor(s)
+        rows.append(row)
+    return rows
+
+
+def nccl_allreduce(part: Part, nccl: Table | None) -> dict[int, tuple[Series, list[float]]]:
+    """The part's nccl-tests all-reduce (half) sweeps and efficiencies by rank count (none without the table)."""
+    out: dict[int, tuple[Series, list[float]]] = {}
+    if nccl is None:
+        return out
+    half = nccl.frame[nccl.frame["nccl_dtype"] == "half"]
+    for n in sorted(set(half["num_gpus"])):
+        s = series(half[(half["op_name"] == "all_reduce") & (half["num_gpus"] == n)])
+        out[n] = (s, efficiencies(s, 2.0, n, part.bw))
+    return out
+
+
+def build_sglang_rows(data: Path) -> list[dict[str, Any]]:
+    """engine: sglang all-reduce rows of SGLANG_SYSTEMS, each from the newest SGLang release with its own table."""
+    accs = {r["id"]: r for r in yaml.safe_load((CATALOG / "accelerators.yaml").read_text())}
+    rows: list[dict[str, Any]] = []
+    for system in SGLANG_SYSTEMS:
+        acc_id, short = SYSTEMS[system]
+        part = Part(system, acc_id, short, *link_bw(accs[acc_id]))
+        sgl = newest(data, system, "sglang", "custom_allreduce_perf.parquet")
+        if sgl is None:
+            print(f"# no {system}/comm/sglang/*/custom_allreduce_perf.parquet", file=sys.stderr)
+            continue
+        rows.extend(sglang_rows(part, sgl, nccl_allreduce(part, newest(data, system, "nccl", "nccl_perf.parquet"))))
+    return rows
+
+
 def build_rows(data: Path) -> list[dict[str, Any]]:
     accs = {r["id"]: r for r in yaml.safe_load((CATALOG / "accelerators.yaml").read_text())}
     rows: list[dict[str, Any]] = []
@@ -330,12 +390,8 @@ def build_rows(data: Path) -> list[dict[str, Any]]:
         part = Part(system, acc_id, short, *link_bw(accs[acc_id]))
         nccl = newest(data, system, "nccl", "nccl_perf.parquet")
         trt = newest(data, system, "trtllm", "custom_allreduce_perf.parquet")
-        nccl_ar: dict[int, tuple[Series, list[float]]] = {}
+        nccl_ar = nccl_allreduce(part, nccl)
         half = nccl.frame[nccl.frame["nccl_dtype"] == "half"] if nccl else None
-        if half is not None:
-            for n in sorted(set(half["num_gpus"])):
-                s = series(half[(half["op_name"] == "all_reduce") & (half["num_gpus"] == n)])
-                nccl_ar[n] = (s, efficiencies(s, 2.0, n, part.bw))
         if trt is not None:
             rows.extend(trtllm_rows(part, trt, nccl_ar))
         if nccl is not None and half is not None:
@@ -361,6 +417,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", help="aiconfigurator_core systems/data directory (default: the installed package's)")
     ap.add_argument("--compare", action="store_true", help="print efficiencies at 64 KiB / 1 / 16 / 256 MiB")
+    ap.add_argument(
+        "--engine",
+        choices=("sglang",),
+        help="reduce that engine's own all-reduce tables instead (sglang: efficiency_aic_comm_sglang.yaml)",
+    )
     args = ap.parse_args()
     try:
         import pandas  # noqa: F401
@@ -371,21 +432,30 @@ def main() -> int:
     if data is None:
         print("aiconfigurator_core not installed (aiconfigurator==0.12.0); nothing to do", file=sys.stderr)
         return 0
-    rows = build_rows(data)
+    rows = build_sglang_rows(data) if args.engine == "sglang" else build_rows(data)
     if args.compare:
         print("| row | use | 64 KiB | 1 MiB | 16 MiB | 256 MiB |\n|---|---|---|---|---|---|")
         print("\n".join(compare_lines(rows)))
         return 0
-    print(
-        "# Intra-node collective efficiency curves from NVIDIA AIConfigurator 0.12.0's measured comm tables\n"
-        "# (generated by bench/aic_efficiency_comm.py; see efficiency_sources.md). Row format: efficiency.yaml.\n"
-        "# x = message bytes (full buffer per rank), fraction = nccl-tests bus bandwidth / the catalog one-way link\n"
-        "# bandwidth of the scale-up tier (NVLink; PCIe where the part has no NVLink). cross_check rows are not used,\n"
-        "# except rows with an engine (TensorRT-LLM's or vLLM's own all-reduce) by a lookup naming that engine."
-    )
+    print(HEADER_SGLANG if args.engine == "sglang" else HEADER)
     for r in rows:
         print(emit(r))
     return 0
+
+
+HEADER = (
+    "# Intra-node collective efficiency curves from NVIDIA AIConfigurator 0.12.0's measured comm tables\n"
+    "# (generated by bench/aic_efficiency_comm.py; see efficiency_sources.md). Row format: efficiency.yaml.\n"
+    "# x = message bytes (full buffer per rank), fraction = nccl-tests bus bandwidth / the catalog one-way link\n"
+    "# bandwidth of the scale-up tier (NVLink; PCIe where the part has no NVLink). cross_check rows are not used,\n"
+    "# except rows with an engine (TensorRT-LLM's or vLLM's own all-reduce) by a lookup naming that engine."
+)
+HEADER_SGLANG = (
+    "# SGLang's own tensor-parallel all-reduce on H200, H100 and A100 from NVIDIA AIConfigurator 0.12.0's measured\n"
+    "# comm tables (generated by bench/aic_efficiency_comm.py --engine sglang; see efficiency_sources.md).\n"
+    "# Row format: efficiency.yaml; x and fraction as in efficiency_aic_comm.yaml. engine: sglang, cross_check: true:\n"
+    "# used only by lookups naming engine sglang (below its 8 MiB custom all-reduce buffer on Hopper, engines.yaml)."
+)
 
 
 def emit(row: dict[str, Any]) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from aiinfra.analytic.comms import collective_time
-from aiinfra.app.tables import efficiency_table
+from aiinfra.app.tables import domain_tables, efficiency_table
 from aiinfra.catalog.resolve import resolve_cluster
 from aiinfra.specs.scenario import HardwareInput
 
@@ -90,3 +90,34 @@ def test_part_own_allreduce_beats_a_borrowed_allgather() -> None:
     b300 = resolve_cluster(HardwareInput(accelerator="nvidia-b300-sxm-288gb", count=8, per_node=8))
     rs = collective_time(b300, "reducescatter", MIB_16, 8)
     assert rs.efficiency_source == "reducescatter/scale-up: allgather-b300-8gpu-nccl-aic"
+
+
+H200 = "nvidia-h200-sxm-141gb"
+
+
+def test_h200_8gpu_sglang_allreduce_from_its_own_table() -> None:
+    # h200_sxm/comm/sglang/0.5.14/custom_allreduce_perf.parquet, backend sglang_graph, num_gpus 8 (raw latencies):
+    #   message_size  262144 elements (512 KiB) 0.01489248 ms
+    #   message_size  524288 elements (1 MiB)   0.01305056 ms
+    #   message_size 1048576 elements (2 MiB)   0.01930688 ms
+    # 1 MiB: busbw = 1048576 B / 0.01305056e-3 s x 2 x 7/8 = 140.6 GB/s -> / NVLink 4 450 GB/s = 0.3125.
+    # 512 KiB took longer than 1 MiB, so it takes the least time at it or any larger size (0.01305056 ms):
+    # 524288 / 0.01305056e-3 x 1.75 / 450e9 = 0.1562
+    t = efficiency_table()
+    look = t.lookup("allreduce", H200, 1048576, n_ranks=8, tier="scale-up", engine="sglang")
+    assert look.source == "allreduce-h200-8gpu-sglang-aic"
+    assert look.frac == pytest.approx(1048576 / 0.01305056e-3 * 1.75 / 450e9, rel=1e-3)
+    half = t.lookup("allreduce", H200, 524288, n_ranks=8, tier="scale-up", engine="sglang")
+    assert half.frac == pytest.approx(524288 / 0.01305056e-3 * 1.75 / 450e9, rel=1e-3)
+    # other engines' and engine-free lookups never take SGLang's rows (cross_check, engine sglang)
+    assert "sglang" not in t.lookup("allreduce", H200, 1048576, n_ranks=8, tier="scale-up").source
+    vllm = t.lookup("allreduce", H200, 1048576, n_ranks=8, tier="scale-up", engine="vllm")
+    assert vllm.source == "allreduce-h200-8gpu-vllm-aic"
+
+
+def test_sglang_comm_file_holds_hopper_and_ampere_rows_only() -> None:
+    tables = domain_tables()
+    rows = tables.file_rows("efficiency_aic_comm_sglang.yaml")
+    allowed = {H200, "nvidia-h100-sxm5-80gb", "nvidia-a100-sxm4-80gb"}
+    assert {(r["accelerators"][0], r["n_ranks"]) for r in rows} == {(a, n) for a in allowed for n in (2, 4, 8)}
+    assert all(r["engine"] == "sglang" and r["cross_check"] and r["kind"] == "allreduce" for r in rows)

@@ -58,11 +58,12 @@ def test_release_with_symmetric_memory_keeps_the_engine_rows() -> None:
 def test_messages_within_the_custom_buffer_keep_the_engine_rows() -> None:
     # 512 tokens x 8,192 x 2 B = 8,388,608 B = exactly the 8 MiB buffer (not above it): the custom kernel's rows;
     # one more token crosses it
+    # (SGLang's own all-reduce rows on H100, efficiency_aic_comm_sglang.yaml)
     sgl = _model("sglang")
-    assert sgl.allreduce_engine(512 * 8192 * 2) == "vllm"
+    assert sgl.allreduce_engine(512 * 8192 * 2) == "sglang"
     assert sgl.allreduce_engine(513 * 8192 * 2) is None
     # decode steps (a token per sequence) stay far below it
-    assert sgl.allreduce_engine(256 * 8192 * 2) == "vllm"
+    assert sgl.allreduce_engine(256 * 8192 * 2) == "sglang"
 
 
 def test_engine_without_a_limit_is_unchanged() -> None:
@@ -73,6 +74,7 @@ def test_engine_without_a_limit_is_unchanged() -> None:
 def test_parts_without_symmetric_memory_keep_the_engine_rows() -> None:
     # vLLM 0.24.0 runs symmetric-memory all-reduce on compute capability 9.0 / 10.x only
     # (SYMM_MEM_ALL_REDUCE_MAX_SIZES);
-    # on an A100 its rows above 8 MiB are NCCL already, so SGLang keeps them
-    assert _model("sglang", accelerator="nvidia-a100-sxm4-80gb").allreduce_engine(16 * 2**20) == "vllm"
+    # on an A100 the engine rows above 8 MiB are NCCL already (SGLang's own A100 rows time its dispatch, pynccl
+    # above the buffer), so SGLang keeps them
+    assert _model("sglang", accelerator="nvidia-a100-sxm4-80gb").allreduce_engine(16 * 2**20) == "sglang"
     assert catalog.engine("sglang").own_allreduce_max_bytes(None, "nvidia-ampere") is None

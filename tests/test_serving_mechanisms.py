@@ -210,17 +210,27 @@ def test_sglang_kv_pool_is_its_static_fraction_less_the_weights() -> None:
     assert cap.kv_capacity_tokens == int(expected)
 
 
-def test_sglang_collectives_use_the_custom_all_reduce_timings() -> None:
-    # SGLang's tensor-parallel all-reduce is vLLM's custom kernel, so a decode step's 16 KiB all-reduce (one token of
-    # Llama-70B: 8192 × 2 B) on 8 H100s is priced by vLLM's measured custom all-reduce (NVIDIA AIConfigurator's
-    # custom_allreduce_perf, vLLM 0.24.0, CUDA graph: row allreduce-h100-8gpu-vllm-aic, 16384 B at 0.012 of the
-    # 450 GB/s bus) = 2 × 7/8 × 16384 / (450e9 × 0.012) = 5.31 µs, a fifth of NCCL's ring at that size.
+def test_sglang_collectives_use_its_own_all_reduce_timings() -> None:
+    # a decode step's 16 KiB all-reduce (one token of Llama-70B: 8192 x 2 B) on 8 H100s under SGLang is priced by
+    # SGLang's own measured all-reduce (NVIDIA AIConfigurator's h100_sxm/comm/sglang/0.5.14/custom_allreduce_perf,
+    # CUDA graph, 8 GPUs: message_size 8192 elements in 0.00374848 ms; row allreduce-h100-8gpu-sglang-aic), a
+    # fifth of NCCL's ring at that size
     im = InferenceModel(model=L70, cluster=cluster_for(H100, 8), tp=8, engine="sglang")
-    assert im.collective_engine == "vllm"
+    assert im.collective_engine == "sglang"
     one = collective_time(im.cluster, "allreduce", 8192 * 2, 8, engine=im.collective_engine)
     nccl = collective_time(im.cluster, "allreduce", 8192 * 2, 8)
-    assert one.time_s == pytest.approx(2 * 7 / 8 * 16384 / (450e9 * 0.012), rel=1e-3)
+    assert "allreduce-h100-8gpu-sglang-aic" in one.efficiency_source
+    assert one.time_s == pytest.approx(0.00374848e-3, rel=1e-3)
     assert nccl.time_s > 4 * one.time_s
+
+
+def test_sglang_without_rows_of_its_own_uses_vllms_custom_all_reduce() -> None:
+    # on a part without SGLang all-reduce rows (B200) its custom all-reduce, adapted from vLLM's kernel, is priced
+    # with vLLM's rows (engines.yaml collective_rows_engine): row allreduce-b200-8gpu-vllm-aic
+    im = InferenceModel(model=L70, cluster=cluster_for("nvidia-b200-sxm-180gb", 8), tp=8, engine="sglang")
+    assert im.collective_engine == "vllm"
+    one = collective_time(im.cluster, "allreduce", 8192 * 2, 8, engine=im.collective_engine)
+    assert "allreduce-b200-8gpu-vllm-aic" in one.efficiency_source
 
 
 def test_a_stated_budget_keeps_trtllm_whole_prompts() -> None:

@@ -287,6 +287,15 @@ def _curve_for(
     return curve, src
 
 
+def engine_allreduce_measured(cluster: ClusterSpec, n_ranks: int, engine: str) -> bool:
+    """Whether a scale-up all-reduce lookup for ``n_ranks`` ranks of the cluster's part naming ``engine`` finds that
+    engine's own timings (an ``engine``-tagged curve) rather than an engine-free one."""
+    curve, _ = table(cluster.tables).curve(
+        "allreduce", cluster.accelerator.id, n_ranks=max(n_ranks, 2), tier="scale-up", engine=engine
+    )
+    return curve is not None and curve.engine == engine
+
+
 def collective_time(
     cluster: ClusterSpec, kind: Collective, size_bytes: float, n_ranks: int, stride: int = 1, engine: str | None = None
 ) -> CommTime:

@@ -92,7 +92,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from aiinfra.analytic.comms import collective_time
+from aiinfra.analytic.comms import collective_time, engine_allreduce_measured
 from aiinfra.analytic.efficiency import NO_DATA, table
 from aiinfra.analytic.kernel_time import (
     compute_dtype,
@@ -537,11 +537,15 @@ class InferenceModel:
 
     @property
     def collective_engine(self) -> str | None:
-        """The engine whose collective timings price this replica's collectives: the engine's own, or those its profile
-        names (``collective_rows_engine``: SGLang runs vLLM's custom all-reduce kernel)."""
+        """The engine whose collective timings price this replica's collectives: the engine's own where the catalog
+        has an all-reduce curve of its own for this part (SGLang's on H100, H200 and A100), else those its profile
+        names (``collective_rows_engine``: SGLang's custom all-reduce is vLLM's kernel)."""
         if self.engine is None:
             return None
-        return self.cluster.tables.engine(self.engine).collective_rows_engine or self.engine
+        fallback = self.cluster.tables.engine(self.engine).collective_rows_engine
+        if fallback is None or engine_allreduce_measured(self.cluster, self.tp, self.engine):
+            return self.engine
+        return fallback
 
     def allreduce_engine(self, message_bytes: float) -> str | None:
         """Whose timings price a tensor-parallel all-reduce of ``message_bytes``: the engine's own (collective_engine),

@@ -214,7 +214,8 @@ class EngineProfile:
     mem_fraction_rule: Mapping[str, Any] | None = field(default=None, repr=False)
     """static_memory_fraction allocator (SGLang): the rule that sets the fraction of memory for weights + KV pool."""
     collective_rows_engine: str | None = None
-    """Whose engine-tagged collective timings its collectives follow (SGLang's custom all-reduce is vLLM's kernel)."""
+    """Whose engine-tagged collective timings its collectives follow on a part without its own (SGLang's custom
+    all-reduce is adapted from vLLM's kernel)."""
     scheduler_table: Mapping[str, Any] | None = field(default=None, repr=False)
     """Device- and usage-dependent defaults (vLLM V1); None = the fixed pair above."""
     bench_tool: str | None = None
