@@ -215,6 +215,9 @@ class EngineProfile:
     """static_memory_fraction allocator (SGLang): the rule that sets the fraction of memory for weights + KV pool."""
     collective_rows_engine: str | None = None
     """Whose engine-tagged collective timings its collectives follow (SGLang's custom all-reduce is vLLM's kernel)."""
+    w4a16_moe_rows_engine: str | None = None
+    """Whose engine-tagged weight-only MXFP4 (W4A16) fused-MoE timings its FP4 experts follow on a part without FP4
+    tensor cores (SGLang runs OpenAI's triton_kernels MoE on Hopper, the op vLLM's rows time)."""
     scheduler_table: Mapping[str, Any] | None = field(default=None, repr=False)
     """Device- and usage-dependent defaults (vLLM V1); None = the fixed pair above."""
     bench_tool: str | None = None
@@ -601,6 +604,9 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             ),
             mem_fraction_rule=row.get("mem_fraction_rule"),
             collective_rows_engine=str(row["collective_rows_engine"]) if row.get("collective_rows_engine") else None,
+            w4a16_moe_rows_engine=(
+                str(row["w4a16_moe_rows_engine"]) if row.get("w4a16_moe_rows_engine") else None
+            ),
             scheduler_table=row.get("scheduler_defaults"),
             bench_tool=str(row["bench_tool"]) if row.get("bench_tool") else None,
             bench_tuning=row.get("bench_tuning"),
