@@ -17,10 +17,16 @@ from aiinfra.specs.scenario import HardwareInput
 H100 = "nvidia-h100-sxm5-80gb"
 
 
-def _experts_s(model: str, engine: str | None, tokens: int, tp: int = 1) -> float:
+def _experts_s(model: str, engine: str | None, tokens: int, tp: int = 1, release: str | None = None) -> float:
     cl = resolve_cluster(HardwareInput(accelerator=H100, count=tp, per_node=8))
     im = InferenceModel(
-        model=catalog.model(model), cluster=cl, tp=tp, weight_precision="fp4", kv_precision="bf16", engine=engine
+        model=catalog.model(model),
+        cluster=cl,
+        tp=tp,
+        weight_precision="fp4",
+        kv_precision="bf16",
+        engine=engine,
+        engine_version=release,
     )
     return im.experts(tokens, 1.0).time_s
 
@@ -71,3 +77,16 @@ def test_sglang_prices_its_experts_with_the_triton_kernels_op_vllm_timed() -> No
     # that time (engines.yaml w4a16_moe_rows_engine), not the shape-blind term of an unnamed engine
     assert _experts_s("gpt-oss-20b", "sglang", 1024) == pytest.approx(0.400309e-3, rel=0.02)
     assert _experts_s("gpt-oss-20b", None, 1024) != pytest.approx(0.400309e-3, rel=0.02)
+
+
+@pytest.mark.parametrize("release", ["1.0.0", "v1.2.0rc1"])
+def test_trtllm_releases_with_the_cutlass_default_do_not_take_the_triton_timing(release: str) -> None:
+    # TensorRT-LLM's MoE backend defaulted to CUTLASS until PR #11074 (2026-01-30, AUTO -> TRITON on Hopper); the
+    # 1.2.0rc5 rows time the TRITON backend (AIConfigurator's collector forces it for gpt-oss on Hopper): 0.5463 ms
+    # for gpt-oss-20b's layer at 1,024 tokens (moe_perf.parquet, balanced). A stated 1.0-1.2 release ran CUTLASS,
+    # which no table times, so it keeps the shape-blind grouped-GEMM term, slower here (NVIDIA's gpt-oss guide before
+    # that PR: 'For Hopper, Triton is the faster backend'); an unstated or later release keeps the measured op
+    cutlass_era = _experts_s("gpt-oss-20b", "trtllm", 1024, release=release)
+    assert cutlass_era > 0.5463e-3 * 1.05
+    for later in (None, "1.3.0rc10"):
+        assert _experts_s("gpt-oss-20b", "trtllm", 1024, release=later) == pytest.approx(0.5463e-3, rel=0.02)

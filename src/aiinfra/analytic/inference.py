@@ -399,7 +399,7 @@ class InferenceModel:
         # fraction of the bf16 peak where measured (module docstring); else the op timed in the compute format
         w4a16 = weight_only_moe_dtype(acc.dense_flop_per_s, self.weight_precision)
         for shape_dtype in (w4a16, cd):
-            if shape_dtype is None:
+            if shape_dtype is None or (shape_dtype == w4a16 and not self._runs_timed_w4a16_op):
                 continue
             rows_engine = self.w4a16_moe_engine if shape_dtype == w4a16 else self.engine
             look = table(self.cluster.tables).lookup(
@@ -542,6 +542,16 @@ class InferenceModel:
         if self.engine is None:
             return None
         return self.cluster.tables.engine(self.engine).w4a16_moe_rows_engine or self.engine
+
+    @property
+    def _runs_timed_w4a16_op(self) -> bool:
+        """Whether the stated release runs, by default, the W4A16 MoE op its engine's rows time: False for a stated
+        release below the profile's ``w4a16_moe_rows_from_version`` (TensorRT-LLM ran CUTLASS, its rows time TRITON)."""
+        if self.engine is None or not self.engine_version:
+            return True
+        first = self.cluster.tables.engine(self.engine).w4a16_moe_rows_from_version
+        version = parse_version(self.engine_version)
+        return first is None or version is None or version >= first
 
     @property
     def collective_engine(self) -> str | None:
