@@ -15,11 +15,11 @@ Tables (aiconfigurator_core systems/data/<system>/moe/<engine>/<version>/moe_per
 * TensorRT-LLM 1.2.0rc5 (kernel_source ``moe_torch_flow``; the release nearest the 1.0-1.2 releases served with,
   and the one with every split timed; 1.3.0rc20 has H100 timings for gpt-oss-20b's shape only);
 * SGLang 0.5.14 (kernel_source ``sglang_fused_moe_triton``: SGLang's own Triton MoE runner, what AIConfigurator's
-  collector finds its auto backend resolving gpt-oss to on SM90 in that release). Not shipped: SGLang 0.5.x's
-  server_args pick OpenAI's triton_kernels instead (``moe_runner_backend = "triton_kernel"``) whenever that package
-  imports and ep_size is 1, and which of the two kernels a given SGLang deployment ran is not stated by the sources
-  at hand; the two differ 2.6x at 1,024 tokens (1.05 ms against vLLM's triton_kernels op's 0.40 ms on H100 for
-  gpt-oss-20b's layer), so SGLang keeps the shape-blind term. ``--engine sglang`` still prints the rows.
+  collector finds its auto backend resolving gpt-oss to on SM90 in that release). Not shipped: SGLang 0.5.3rc0 and
+  0.5.4.post2 pick OpenAI's triton_kernels instead (``moe_runner_backend = "triton_kernel"``) whenever that package
+  imports and ep_size is 1, and cannot load MXFP4 weights on SM90 without it, so the catalog prices SGLang's experts
+  with vLLM's triton_kernels rows (engines.yaml ``w4a16_moe_rows_engine``); the two kernels differ 2.6x at 1,024
+  tokens (1.05 ms against 0.40 ms on H100 for gpt-oss-20b's layer). ``--engine sglang`` still prints the rows.
 
 Usage (pandas and pyarrow; DATA = an AIConfigurator checkout's aic-core/src/aiconfigurator_core/systems/data, default
 the installed package's):

@@ -17,10 +17,16 @@ from aiinfra.specs.scenario import HardwareInput
 H100 = "nvidia-h100-sxm5-80gb"
 
 
-def _experts_s(model: str, engine: str | None, tokens: int, tp: int = 1) -> float:
+def _experts_s(model: str, engine: str | None, tokens: int, tp: int = 1, release: str | None = None) -> float:
     cl = resolve_cluster(HardwareInput(accelerator=H100, count=tp, per_node=8))
     im = InferenceModel(
-        model=catalog.model(model), cluster=cl, tp=tp, weight_precision="fp4", kv_precision="bf16", engine=engine
+        model=catalog.model(model),
+        cluster=cl,
+        tp=tp,
+        weight_precision="fp4",
+        kv_precision="bf16",
+        engine=engine,
+        engine_version=release,
     )
     return im.experts(tokens, 1.0).time_s
 
@@ -64,9 +70,23 @@ def test_only_fp4_weights_on_parts_without_fp4_tensor_cores_take_the_w4a16_op() 
     assert weight_only_moe_dtype(h100, "int4") is None  # no INT4 MoE timing at these shapes
 
 
-def test_engine_without_a_w4a16_timing_keeps_the_shape_blind_term() -> None:
-    # SGLang (whose gpt-oss kernel on Hopper the sources leave open, docs/serving.md) prices its experts exactly as
-    # when no engine is named: the shape-blind term, not the vLLM op's measured 0.4003 ms
-    shape_blind = _experts_s("gpt-oss-20b", None, 1024)
-    assert _experts_s("gpt-oss-20b", "sglang", 1024) == pytest.approx(shape_blind, rel=1e-12)
-    assert shape_blind != pytest.approx(0.400309e-3, rel=0.02)
+def test_sglang_prices_its_experts_with_the_triton_kernels_op_vllm_timed() -> None:
+    # SGLang 0.5.3rc0 / 0.5.4.post2 (server_args.py, quantization/mxfp4.py) serve gpt-oss on Hopper with OpenAI's
+    # triton_kernels MoE (moe_runner_backend 'triton_kernel'), the op AIConfigurator timed in vLLM 0.24.0 at
+    # 0.400309 ms for gpt-oss-20b's layer at 1,024 tokens; SGLang has no w4a16 table of its own in use, so it takes
+    # that time (engines.yaml w4a16_moe_rows_engine), not the shape-blind term of an unnamed engine
+    assert _experts_s("gpt-oss-20b", "sglang", 1024) == pytest.approx(0.400309e-3, rel=0.02)
+    assert _experts_s("gpt-oss-20b", None, 1024) != pytest.approx(0.400309e-3, rel=0.02)
+
+
+@pytest.mark.parametrize("release", ["1.0.0", "v1.2.0rc1"])
+def test_trtllm_releases_with_the_cutlass_default_do_not_take_the_triton_timing(release: str) -> None:
+    # TensorRT-LLM's MoE backend defaulted to CUTLASS until PR #11074 (2026-01-30, AUTO -> TRITON on Hopper); the
+    # 1.2.0rc5 rows time the TRITON backend (AIConfigurator's collector forces it for gpt-oss on Hopper): 0.5463 ms
+    # for gpt-oss-20b's layer at 1,024 tokens (moe_perf.parquet, balanced). A stated 1.0-1.2 release ran CUTLASS,
+    # which no table times, so it keeps the shape-blind grouped-GEMM term, slower here (NVIDIA's gpt-oss guide before
+    # that PR: 'For Hopper, Triton is the faster backend'); an unstated or later release keeps the measured op
+    cutlass_era = _experts_s("gpt-oss-20b", "trtllm", 1024, release=release)
+    assert cutlass_era > 0.5463e-3 * 1.05
+    for later in (None, "1.3.0rc10"):
+        assert _experts_s("gpt-oss-20b", "trtllm", 1024, release=later) == pytest.approx(0.5463e-3, rel=0.02)

@@ -60,8 +60,9 @@ Work per step (T = prefill tokens + decoding sequences):
   ``InferenceModel._weight_only``); fp8/int8 weights use the fp8/int8 peak where published (W8A8). FP4 routed
   experts on such a part (MXFP4 gpt-oss on H100/H200) take the engine's own weight-only MoE op where NVIDIA
   AIConfigurator timed it at the model's expert shape (``moe_shape`` rows of dtype ``w4a16``, fraction of the bf16
-  peak, catalog/data/efficiency_aic_moe_w4a16_by_shape_<engine>.yaml, vLLM and TensorRT-LLM): the dequantising
-  ops reach 0.42-0.57 of the bf16 peak at thousands of tokens, not the bf16 GEMM's 0.7.
+  peak, catalog/data/efficiency_aic_moe_w4a16_by_shape_<engine>.yaml, vLLM and TensorRT-LLM; SGLang takes vLLM's
+  rows, engines.yaml ``w4a16_moe_rows_engine``): the dequantising ops reach 0.42-0.57 of the bf16 peak at thousands
+  of tokens, not the bf16 GEMM's 0.7.
   Quantisation covers the
   transformer layers' linear weights only: the token embedding and the output head stay in bf16 (NVIDIA
   ModelOpt's export appends ``lm_head`` to ``exclude_modules`` whenever it quantises a layer, and quantises
@@ -400,11 +401,13 @@ class InferenceModel:
         peak = acc.dense_flop_per_s.get(cd)
         # FP4 experts on a part without FP4 tensor cores run the engine's weight-only (W4A16) MoE op, timed as a
         # fraction of the bf16 peak where measured (module docstring); else the op timed in the compute format
-        for shape_dtype in (weight_only_moe_dtype(acc.dense_flop_per_s, self.weight_precision), cd):
-            if shape_dtype is None:
+        w4a16 = weight_only_moe_dtype(acc.dense_flop_per_s, self.weight_precision)
+        for shape_dtype in (w4a16, cd):
+            if shape_dtype is None or (shape_dtype == w4a16 and not self._runs_timed_w4a16_op):
                 continue
+            rows_engine = self.w4a16_moe_engine if shape_dtype == w4a16 else self.engine
             look = table(self.cluster.tables).lookup(
-                "moe_shape", acc.id, tokens, dtype=shape_dtype, engine=self.engine, moe_shape=shape
+                "moe_shape", acc.id, tokens, dtype=shape_dtype, engine=rows_engine, moe_shape=shape
             )
             if look.source != NO_DATA and not look.source.startswith("borrowed:") and peak:
                 return _Kernels(flop / (peak * look.frac), memory_s)
@@ -534,6 +537,25 @@ class InferenceModel:
             hop_bytes = tokens * m.hidden_size * ACT_BYTES
             hop_s = collective_time(self.cluster, "p2p", hop_bytes, 2, tp, self.collective_engine).time_s
         return _TokenTerms(linear_s, comm_s, hop_s, linear_compute, linear_memory, head_k)
+
+    @property
+    def w4a16_moe_engine(self) -> str | None:
+        """The engine whose weight-only MXFP4 (W4A16) fused-MoE timings price this replica's FP4 experts on a part
+        without FP4 tensor cores: the engine's own, or those its profile names (``w4a16_moe_rows_engine``: SGLang
+        0.5.x runs OpenAI's triton_kernels MoE on Hopper, the op vLLM's rows time)."""
+        if self.engine is None:
+            return None
+        return self.cluster.tables.engine(self.engine).w4a16_moe_rows_engine or self.engine
+
+    @property
+    def _runs_timed_w4a16_op(self) -> bool:
+        """Whether the stated release runs, by default, the W4A16 MoE op its engine's rows time: False for a stated
+        release below the profile's ``w4a16_moe_rows_from_version`` (TensorRT-LLM ran CUTLASS, its rows time TRITON)."""
+        if self.engine is None or not self.engine_version:
+            return True
+        first = self.cluster.tables.engine(self.engine).w4a16_moe_rows_from_version
+        version = parse_version(self.engine_version)
+        return first is None or version is None or version >= first
 
     @property
     def collective_engine(self) -> str | None:

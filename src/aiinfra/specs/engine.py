@@ -216,6 +216,12 @@ class EngineProfile:
     collective_rows_engine: str | None = None
     """Whose engine-tagged collective timings its collectives follow on a part without its own (SGLang's custom
     all-reduce is adapted from vLLM's kernel)."""
+    w4a16_moe_rows_engine: str | None = None
+    """Whose engine-tagged weight-only MXFP4 (W4A16) fused-MoE timings its FP4 experts follow on a part without FP4
+    tensor cores (SGLang runs OpenAI's triton_kernels MoE on Hopper, the op vLLM's rows time)."""
+    w4a16_moe_rows_from_version: tuple[int, ...] | None = None
+    """The first release whose default MoE backend is the op its W4A16 rows time; a stated earlier release runs
+    another (TensorRT-LLM's CUTLASS default before AUTO) and keeps the shape-blind term. None: every release."""
     scheduler_table: Mapping[str, Any] | None = field(default=None, repr=False)
     """Device- and usage-dependent defaults (vLLM V1); None = the fixed pair above."""
     bench_tool: str | None = None
@@ -602,6 +608,14 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             ),
             mem_fraction_rule=row.get("mem_fraction_rule"),
             collective_rows_engine=str(row["collective_rows_engine"]) if row.get("collective_rows_engine") else None,
+            w4a16_moe_rows_engine=(
+                str(row["w4a16_moe_rows_engine"]) if row.get("w4a16_moe_rows_engine") else None
+            ),
+            w4a16_moe_rows_from_version=(
+                parse_version(str(row["w4a16_moe_rows_from_version"]))
+                if row.get("w4a16_moe_rows_from_version")
+                else None
+            ),
             scheduler_table=row.get("scheduler_defaults"),
             bench_tool=str(row["bench_tool"]) if row.get("bench_tool") else None,
             bench_tuning=row.get("bench_tuning"),
