@@ -608,9 +608,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             ),
             mem_fraction_rule=row.get("mem_fraction_rule"),
             collective_rows_engine=str(row["collective_rows_engine"]) if row.get("collective_rows_engine") else None,
-            w4a16_moe_rows_engine=(
-                str(row["w4a16_moe_rows_engine"]) if row.get("w4a16_moe_rows_engine") else None
-            ),
+            w4a16_moe_rows_engine=(str(row["w4a16_moe_rows_engine"]) if row.get("w4a16_moe_rows_engine") else None),
             w4a16_moe_rows_from_version=(
                 parse_version(str(row["w4a16_moe_rows_from_version"]))
                 if row.get("w4a16_moe_rows_from_version")
