@@ -98,3 +98,21 @@ def test_h100_family_part_borrows_and_sglang_has_its_own_curve() -> None:
     # rows paged-decode-bf16-h200-aic-{sglang,vllm}-b256 at 2^27 B: 0.4692 (SGLang 0.5.10) and 0.4627 (vLLM 0.14.0)
     assert _fraction(H200, "sglang", 2.0**27, 256.0) == pytest.approx(0.4692, rel=1e-3)
     assert _fraction(H200, "vllm", 2.0**27, 256.0) == pytest.approx(0.4627, rel=1e-3)
+
+
+def test_the_measured_op_covers_the_decode_flop_of_a_wide_query_group() -> None:
+    from dataclasses import replace
+
+    from aiinfra.analytic.kernel_time import memory_fit
+    from aiinfra.analytic.step_time import StepBatch
+
+    # The same step with 256 query heads over its 8 KV heads (32 a group, 8x Llama-3.1-8B's 32 query heads):
+    # the paged op reads the same 2^28 B a layer, and its query heads share each KV read, so the op's measured time
+    # stands for its FLOP too: 2 * 32 layers * 256 * 256 * (512 * 128 * 2) = 2.7e11 FLOP, which at the 0.05 of
+    # 989 TFLOP/s (0.0491) the context-attention curve gives a call this small would take 5.7 ms, twice the read; priced
+    # as the op, the step's attention stays the read of the test above
+    im = _one_gpu_model(H200, "vllm")
+    wide = replace(im, model=replace(im.model, num_heads=256))
+    t0, _ = memory_fit(im.cluster.tables, im.cluster.accelerator, "vllm")
+    read_s = 32 * 2**28 / (VLLM_H200_B256_AT_2_28 * 4.8e12)
+    assert wide.breakdown(StepBatch.decode(256, 256)).attention_s == pytest.approx(read_s - 32 * t0, rel=1e-3)

@@ -686,9 +686,14 @@ class InferenceModel:
             if compute_bound:
                 return attention_compute + op_s / cal.compute_efficiency_scale, 0.0
             return attention_compute, op_s / cal.memory_efficiency_scale
+        kv_s, measured_op = (
+            self._decode_kv_read_s(batch, kv_read, layers, (t0, b_inf)) if work.decode_seqs else (0.0, False)
+        )
+        # the engine's measured paged decode op times its FLOP and its KV read together (a memory-bound op): the
+        # decode FLOP is not priced again on the context-attention curve, whose small-size end is a short prefill's
         dec_eff = self._decode_attention_eff() if m.attention == "mla" else a_eff
-        attention_compute = (pre_s + dec_flop / (attn_peak * dec_eff)) / cal.compute_efficiency_scale + reexpand_s
-        kv_s = self._decode_kv_read_s(batch, kv_read, layers, (t0, b_inf)) if work.decode_seqs else 0.0
+        dec_s = 0.0 if measured_op else dec_flop / (attn_peak * dec_eff)
+        attention_compute = (pre_s + dec_s) / cal.compute_efficiency_scale + reexpand_s
         attention_memory = kv_s / cal.memory_efficiency_scale
         return attention_compute, attention_memory
 
@@ -731,11 +736,14 @@ class InferenceModel:
         roof_s = max(read_s, flop_s)
         return max(roof_s / frac - layers * t0, roof_s), flop_s >= read_s
 
-    def _decode_kv_read_s(self, batch: StepBatch, kv_read: float, layers: float, fit: tuple[float, float]) -> float:
-        """Time one stage's decode attention takes to read ``kv_read`` KV-cache bytes: at the fraction of the HBM
-        bandwidth the engine's own paged decode kernel reaches for one layer's share of them and the rank's decoding
-        sequences (kernel_time ``paged_decode_fraction``; GQA/MHA caches, the kernels measured) less the KV-cache write
-        priced elsewhere, else one streaming kernel per layer at the fitted bandwidth ``fit`` (t0, B∞)."""
+    def _decode_kv_read_s(
+        self, batch: StepBatch, kv_read: float, layers: float, fit: tuple[float, float]
+    ) -> tuple[float, bool]:
+        """(seconds, whether it is the engine's measured op) one stage's decode attention takes to read ``kv_read``
+        KV-cache bytes: at the fraction of the HBM bandwidth the engine's own paged decode kernel reaches for one
+        layer's share of them and the rank's decoding sequences (kernel_time ``paged_decode_fraction``; GQA/MHA
+        caches, the kernels measured; the op's time, its FLOP included) less the KV-cache write priced elsewhere,
+        else one streaming kernel per layer at the fitted bandwidth ``fit`` (t0, B∞)."""
         acc = self.cluster.accelerator
         t0, b_inf = fit
         if self.model.attention != "mla" and kv_read > 0.0:
@@ -748,8 +756,8 @@ class InferenceModel:
                 # the timed op includes the new tokens' KV-cache write, a kernel already priced among the element-wise
                 # ones (ELEMENTWISE_KERNELS_PER_LAYER: attn_kv_cache_save): its fixed time t0 per layer comes off
                 bw = acc.memory_bw_bytes_per_s
-                return max(kv_read / (frac * bw) - layers * t0, kv_read / bw)
-        return layers * t0 + kv_read / b_inf
+                return max(kv_read / (frac * bw) - layers * t0, kv_read / bw), True
+        return layers * t0 + kv_read / b_inf, False
 
     def prefill_attention_dims(self, work: StepBatch) -> tuple[int, int]:
         """(query-key, value) dimensions summed over heads of a step's prefill attention: the decompressed multi-head
