@@ -108,9 +108,9 @@ def test_the_measured_op_covers_the_decode_flop_of_a_wide_query_group() -> None:
 
     # The same step with 256 query heads over its 8 KV heads (32 a group, 8x Llama-3.1-8B's 32 query heads):
     # the paged op reads the same 2^28 B a layer, and its query heads share each KV read, so the op's measured time
-    # stands for its FLOP too: 2 * 32 layers * 256 * 256 * (512 * 128 * 2) = 2.7e11 FLOP, which at the 0.05 of
-    # 989 TFLOP/s (0.0491) the context-attention curve gives a call this small would take 5.7 ms, twice the read; priced
-    # as the op, the step's attention stays the read of the test above
+    # stands for its FLOP too: 2 * 32 layers * 256 * 256 * (256 * 128 * 2) = 2.7e11 FLOP, which at the 0.0491 of
+    # 989 TFLOP/s the context-attention curve gives a call this small would take 5.7 ms, twice the read; priced as
+    # the op, the step's attention stays the read of the test above
     im = _one_gpu_model(H200, "vllm")
     wide = replace(im, model=replace(im.model, num_heads=256))
     t0, _ = memory_fit(im.cluster.tables, im.cluster.accelerator, "vllm")
