@@ -55,6 +55,26 @@ def data_folder(given: Path | None) -> Path | None:
     return data
 
 
+ACCELERATORS = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "catalog" / "data" / "accelerators.yaml"
+
+
+def catalog_accelerators() -> dict[str, dict[str, Any]]:
+    """The catalog's accelerator rows by id: the peaks and bandwidths the reductions divide by."""
+    import yaml
+
+    return {str(r["id"]): r for r in yaml.safe_load(ACCELERATORS.read_text())}
+
+
+def parquet_reader() -> Any | None:
+    """pandas, which reads the parquet tables (with pyarrow); None, said on stderr, where it is not installed."""
+    try:
+        import pandas as pd
+    except ImportError:
+        print("pandas (with pyarrow) is needed to read the parquet tables; nothing to reduce", file=sys.stderr)
+        return None
+    return pd
+
+
 def data_root() -> Path | None:
     """systems/data of the installed aiconfigurator_core (None when it is not installed here)."""
     spec = importlib.util.find_spec("aiconfigurator_core")

@@ -32,10 +32,16 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from aic_common import BLOB_URL, COMMIT_095F58A, ENGINE_NAMES, SYSTEM_IDS, data_folder
+from aic_common import (
+    BLOB_URL,
+    COMMIT_095F58A,
+    ENGINE_NAMES,
+    SYSTEM_IDS,
+    catalog_accelerators,
+    data_folder,
+    parquet_reader,
+)
 
-ROOT = Path(__file__).resolve().parents[1]
-ACCELERATORS = ROOT / "src" / "aiinfra" / "catalog" / "data" / "accelerators.yaml"
 READ_ON = "2026-11-26"
 ATTN_TOKENS = 16384
 ATTN_HEADS = 16
@@ -68,7 +74,7 @@ TABLES = (
 
 
 def peak_bf16(system: str) -> float:
-    rows = {str(r["id"]): r for r in yaml.safe_load(ACCELERATORS.read_text())}
+    rows = catalog_accelerators()
     return float(rows[SYSTEM_IDS[system]]["dense_tflop_per_s"]["bf16"]) * 1e12
 
 
@@ -253,10 +259,8 @@ def main() -> int:
     data = data_folder(args.data)
     if data is None:
         return 0
-    try:
-        import pandas as pd  # type: ignore[import-untyped]
-    except ImportError:
-        print("pandas (with pyarrow) is needed to read the parquet tables")
+    pd = parquet_reader()
+    if pd is None:
         return 0
     if args.compare:
         compare(pd, data)

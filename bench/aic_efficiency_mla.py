@@ -60,10 +60,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from aic_common import COMMIT_095F58A, ENGINE_NAMES, REPO, SYSTEM_IDS, data_folder
+from aic_common import COMMIT_095F58A, ENGINE_NAMES, REPO, SYSTEM_IDS, catalog_accelerators, data_folder, parquet_reader
 
-ROOT = Path(__file__).resolve().parents[1]
-ACCELERATORS = ROOT / "src" / "aiinfra" / "catalog" / "data" / "accelerators.yaml"
 READ_ON = "2026-11-26"
 MIN_BIN = 3
 MIN_BYTES = 2.0**16
@@ -261,12 +259,10 @@ def main() -> int:
     data = data_folder(args.data)
     if data is None:
         return 0
-    try:
-        import pandas as pd
-    except ImportError:
-        print("pandas is needed to read the parquet tables; nothing to reduce", file=sys.stderr)
+    pd = parquet_reader()
+    if pd is None:
         return 0
-    cat = {str(r["id"]): r for r in yaml.safe_load(ACCELERATORS.read_text())}
+    cat = catalog_accelerators()
     print(
         "# Absorbed-MLA decode-attention efficiency of serving engines' own ops (fraction of the roofline) and\n"
         "# SGLang's absorbed MLA prefill attention (fraction of the bf16 peak), reduced by\n"
