@@ -278,8 +278,9 @@ class InferenceModel:
         holds them whole); with attention DP, its pipeline stage's whole non-expert weights and 1/tp of the stage's
         routed experts."""
         if not self.attention_dp:
-            layers = math.ceil(self.model.num_layers / self.pp)
-            replicated = layers * mla_replicated_params_per_layer(self.model) * DTYPE_BYTES[self.weight_precision]
+            replicated = (
+                self._stage_layers * mla_replicated_params_per_layer(self.model) * DTYPE_BYTES[self.weight_precision]
+            )
             return self.weight_bytes_per_replica / (self.tp * self.pp) + replicated * (1.0 - 1.0 / self.tp)
         vocab, routed, other = self._split_weight_bytes()
         return (vocab + other) / self.pp + routed / (self.pp * self.tp)
@@ -303,7 +304,7 @@ class InferenceModel:
         replicated on every TP rank; with attention DP each rank keeps whole tokens of its own sequences."""
         m = self.model
         nbytes = DTYPE_BYTES[self.kv_precision]
-        layers = math.ceil(m.num_layers / self.pp)
+        layers = self._stage_layers
         if m.attention == "mla":
             return layers * ((m.kv_lora_rank or 0) + (m.qk_rope_head_dim or 0)) * nbytes
         heads = m.kv_heads if self.attention_dp else math.ceil(m.kv_heads / self.tp)
@@ -697,17 +698,29 @@ class InferenceModel:
         attention_memory = kv_s / cal.memory_efficiency_scale
         return attention_compute, attention_memory
 
+    @property
+    def _local_heads(self) -> float:
+        """Query heads one rank's attention call runs: every head under attention DP (sequences split), else the
+        rank's tp-th of them."""
+        m = self.model
+        return float(m.num_heads) if self.attention_dp else m.num_heads / self.tp
+
+    @property
+    def _stage_layers(self) -> int:
+        """Layers of one pipeline stage: the attention calls a step makes on one rank."""
+        return max(math.ceil(self.model.num_layers / self.pp), 1)
+
     def _mla_absorbed_prefill_op_s(self, work: StepBatch, pre_flop: float, layers: float) -> float | None:
         """Seconds of one stage's MLA prefill attention where the engine release runs it on the absorbed latent
         (``_mla_prefill_absorbed``: SGLang 0.4.5) at the fraction of the bf16 dense peak the engine's own op reached
         for the call's FLOP and local heads (kernel_time ``mla_prefill_absorbed_fraction``: AIConfigurator's SGLang
         context_mla tables, which time that form); None otherwise (the caller keeps the attention curve)."""
-        m = self.model
         if pre_flop <= 0.0 or self.kv_precision != "bf16" or not self._mla_prefill_absorbed(work):
             return None
-        heads = m.num_heads if self.attention_dp else m.num_heads / self.tp
         acc = self.cluster.accelerator
-        frac = mla_prefill_absorbed_fraction(self.cluster.tables, acc, self.engine, pre_flop / max(layers, 1.0), heads)
+        frac = mla_prefill_absorbed_fraction(
+            self.cluster.tables, acc, self.engine, pre_flop / max(layers, 1.0), self._local_heads
+        )
         if frac is None or frac <= 0.0:
             return None
         return pre_flop / (acc.peak_flop_per_s("bf16") * frac)
@@ -725,10 +738,9 @@ class InferenceModel:
         m, acc = self.model, self.cluster.accelerator
         if m.attention != "mla" or self.kv_precision != "bf16" or kv_read <= 0.0:
             return None
-        calls = max(math.ceil(m.num_layers / self.pp), 1)
-        # every head on a rank under attention DP (sequences split), else the rank's tp-th of them
-        heads = m.num_heads if self.attention_dp else m.num_heads / self.tp
-        frac = mla_decode_fraction(self.cluster.tables, acc, self.engine, kv_read / calls, heads)
+        frac = mla_decode_fraction(
+            self.cluster.tables, acc, self.engine, kv_read / self._stage_layers, self._local_heads
+        )
         if frac is None or frac <= 0.0:
             return None
         read_s = kv_read / acc.memory_bw_bytes_per_s
@@ -748,9 +760,8 @@ class InferenceModel:
         t0, b_inf = fit
         if self.model.attention != "mla" and kv_read > 0.0:
             work, share = self._rank_work(batch)
-            calls = max(math.ceil(self.model.num_layers / self.pp), 1)
             frac = paged_decode_fraction(
-                self.cluster.tables, acc, self.engine, kv_read / calls, work.decode_seqs / share
+                self.cluster.tables, acc, self.engine, kv_read / self._stage_layers, work.decode_seqs / share
             )
             if frac is not None:
                 # the timed op includes the new tokens' KV-cache write, a kernel already priced among the element-wise

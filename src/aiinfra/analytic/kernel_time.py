@@ -77,14 +77,7 @@ def paged_decode_fraction(
     such curve (the caller keeps the streaming fit). A paged decode kernel does not stream like a GEMV: it gathers
     each sequence's pages and spreads sequences x KV heads x KV splits over the SMs, so at a few hundred MB per call
     it reaches 0.5-0.7 of the bandwidth where the GEMV curve gives 0.85 (vLLM 0.14.0 and SGLang 0.5.10 on H200)."""
-    if engine is None:
-        return None
-    eff = table(tables)
-    seqs = max(seqs_per_call, 1.0)
-    curve, _ = eff.curve("paged_decode", acc.id, dtype="bf16", engine=engine, m_tokens=seqs)
-    if curve is None or curve.engine != engine or curve.m_tokens is None or eff.similarity(acc.id, curve) > 1:
-        return None
-    return eff.lookup("paged_decode", acc.id, kv_bytes_per_call, dtype="bf16", engine=engine, m_tokens=seqs).frac
+    return _engine_keyed_fraction(tables, acc, engine, "paged_decode", kv_bytes_per_call, seqs_per_call)
 
 
 def mla_decode_fraction(
@@ -95,7 +88,7 @@ def mla_decode_fraction(
     ``heads_per_call`` local query heads (one layer on one rank): the engine's ``mla_decode`` curves (catalog
     efficiency_aic_mla.yaml, one per local head count, interpolated in log bytes and in log2 of the head count)
     measured on this part or its family; None with no engine or no such curve (the caller keeps its own terms)."""
-    return _engine_heads_fraction(tables, acc, engine, "mla_decode", latent_bytes_per_call, heads_per_call)
+    return _engine_keyed_fraction(tables, acc, engine, "mla_decode", latent_bytes_per_call, heads_per_call)
 
 
 def mla_prefill_absorbed_fraction(
@@ -106,22 +99,22 @@ def mla_prefill_absorbed_fraction(
     ``heads_per_call`` local query heads: the engine's ``mla_prefill_absorbed`` curves (catalog efficiency_aic_mla.yaml:
     SGLang's context tables) on this part or its family; None where there are none (the caller keeps the attention
     curve)."""
-    return _engine_heads_fraction(tables, acc, engine, "mla_prefill_absorbed", flop_per_call, heads_per_call)
+    return _engine_keyed_fraction(tables, acc, engine, "mla_prefill_absorbed", flop_per_call, heads_per_call)
 
 
-def _engine_heads_fraction(
-    tables: DomainTables, acc: AcceleratorSpec, engine: str | None, kind: str, x: float, heads_per_call: float
+def _engine_keyed_fraction(
+    tables: DomainTables, acc: AcceleratorSpec, engine: str | None, kind: str, x: float, key: float
 ) -> float | None:
-    """An engine-only ``kind`` curve family keyed by local heads (``m_tokens``) at ``x``, measured on ``acc`` or its
-    family; None with no engine or no such curve."""
+    """An engine-only ``kind`` curve family keyed (``m_tokens``) by sequences or local heads per call, at ``x``,
+    measured on ``acc`` or its family; None with no engine or no such curve."""
     if engine is None:
         return None
     eff = table(tables)
-    heads = max(heads_per_call, 1.0)
-    curve, _ = eff.curve(kind, acc.id, dtype="bf16", engine=engine, m_tokens=heads)
+    m = max(key, 1.0)
+    curve, _ = eff.curve(kind, acc.id, dtype="bf16", engine=engine, m_tokens=m)
     if curve is None or curve.engine != engine or curve.m_tokens is None or eff.similarity(acc.id, curve) > 1:
         return None
-    return eff.lookup(kind, acc.id, x, dtype="bf16", engine=engine, m_tokens=heads).frac
+    return eff.lookup(kind, acc.id, x, dtype="bf16", engine=engine, m_tokens=m).frac
 
 
 def memory_fit_through_ends(
