@@ -196,9 +196,17 @@ def tmp_yaml(tmp_path: Path):  # type: ignore[no-untyped-def]
     return write
 
 
-def node_model(model_id: str, accelerator: str, *, weight_precision: str, engine: str | None, **kw: Any) -> Any:
-    """InferenceModel of catalog model ``model_id`` at tensor parallelism 8 over one node of eight ``accelerator``,
-    KV in bf16 (``kw``: the model's other settings, e.g. ``engine_version``, ``ep``, ``attention_dp``)."""
+def node_model(
+    model_id: str,
+    accelerator: str,
+    *,
+    weight_precision: str,
+    engine: str | None,
+    kv_precision: str = "bf16",
+    **kw: Any,
+) -> Any:
+    """InferenceModel of catalog model ``model_id`` at tensor parallelism 8 over one node of eight ``accelerator``
+    (``kw``: the model's other settings, e.g. ``engine_version``, ``ep``, ``attention_dp``)."""
     from aiinfra import catalog
     from aiinfra.analytic.inference import InferenceModel
     from aiinfra.catalog.resolve import resolve_cluster
@@ -210,7 +218,7 @@ def node_model(model_id: str, accelerator: str, *, weight_precision: str, engine
         cluster=cluster,
         tp=8,
         weight_precision=weight_precision,
-        kv_precision="bf16",
+        kv_precision=kv_precision,
         engine=engine,
         **kw,
     )

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from .conftest import node_model
+
 H200 = "nvidia-h200-sxm-141gb"
 H200_BW = 4.8e12
 BF16_PEAK = 989.4e12
@@ -19,21 +21,9 @@ BF16_PEAK = 989.4e12
 SGLANG_H200_H16_AT_1_208E9 = 0.8496
 
 
-def _deepseek(engine: str | None, kv_precision: str = "bf16") -> Any:
-    from aiinfra import catalog
-    from aiinfra.analytic.inference import InferenceModel
-    from aiinfra.catalog.resolve import resolve_cluster
-    from aiinfra.specs.scenario import HardwareInput
-
-    cluster = resolve_cluster(HardwareInput(accelerator=H200, count=8, per_node=8))
-    return InferenceModel(
-        model=catalog.model("deepseek-v3"),
-        cluster=cluster,
-        tp=8,
-        weight_precision="fp8",
-        kv_precision=kv_precision,
-        engine=engine,
-    )
+def _deepseek(engine: str | None, kv_precision: str = "bf16", **kw: Any) -> Any:
+    """DeepSeek-V3 FP8 at tp 8 on one H200 node (``kw``: e.g. ``engine_version``)."""
+    return node_model("deepseek-v3", H200, weight_precision="fp8", engine=engine, kv_precision=kv_precision, **kw)
 
 
 def _row_points(row_id: str) -> list[list[float]]:
@@ -171,7 +161,7 @@ def test_sglang_045_absorbed_prefill_runs_at_the_measured_fraction() -> None:
     # SGLang 0.4.5.post1 runs a fresh prompt's MLA prefill on the absorbed latent (engines.yaml mla_absorbed_prefill):
     # one 8,192-token prompt at tp 8 on H200, 16 heads a rank, 2 * 8192 * 8193 / 2 * 16 * 1088 = 1.1684e12 FLOP per
     # layer, between the row's points at 5.8526e11 and 1.1694e12 FLOP (linear in log10 FLOP)
-    im = _deepseek_045()
+    im = _deepseek("sglang", engine_version="0.4.5.post1")
     flop = 2 * 8192 * 8193 / 2 * 16 * 1088
     assert flop == pytest.approx(1.16837e12, rel=1e-5)
     (x0, y0), (x1, y1) = SGLANG_H200_PREFILL_H16
@@ -179,21 +169,3 @@ def test_sglang_045_absorbed_prefill_runs_at_the_measured_fraction() -> None:
     expected_s = 61 * flop / (BF16_PEAK * frac)  # 61 layers: about 0.127 s
     assert expected_s == pytest.approx(0.1270, rel=1e-2)
     assert im.breakdown(StepBatch.prefill(8192)).attention_s == pytest.approx(expected_s, rel=1e-3)
-
-
-def _deepseek_045() -> Any:
-    from aiinfra import catalog
-    from aiinfra.analytic.inference import InferenceModel
-    from aiinfra.catalog.resolve import resolve_cluster
-    from aiinfra.specs.scenario import HardwareInput
-
-    cluster = resolve_cluster(HardwareInput(accelerator=H200, count=8, per_node=8))
-    return InferenceModel(
-        model=catalog.model("deepseek-v3"),
-        cluster=cluster,
-        tp=8,
-        weight_precision="fp8",
-        kv_precision="bf16",
-        engine="sglang",
-        engine_version="0.4.5.post1",
-    )
