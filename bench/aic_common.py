@@ -75,6 +75,41 @@ def parquet_reader() -> Any | None:
     return pd
 
 
+def engine_curve_row(
+    *,
+    row_id: str,
+    kind: str,
+    acc_id: str,
+    m_tokens: int,
+    x: str,
+    pts_yaml: str,
+    engine: str,
+    source: tuple[str, str, str, str],
+    note: str,
+) -> str:
+    """One engine-only (cross_check) bf16 curve row keyed by ``m_tokens`` in the catalog's efficiency format;
+    ``source``: (title, url, read_on, fields)."""
+    import yaml
+
+    title, url, read_on, fields = source
+    lines = [
+        f"- id: {row_id}",
+        f"  kind: {kind}",
+        f"  accelerators: [{acc_id}]",
+        "  dtype: bf16",
+        f"  m_tokens: {m_tokens}",
+        f"  x: '{x}'",
+        f"  points: {pts_yaml}",
+        "  provenance: measured",
+        f"  engine: {engine}",
+        "  cross_check: true",
+        "  sources:",
+        f"    - {{title: '{title}', url: '{url}', read_on: '{read_on}', fields: [{fields}]}}",
+        "  notes: " + yaml.safe_dump(note, width=10**6, default_style="'").strip(),
+    ]
+    return "\n".join(lines)
+
+
 def data_root() -> Path | None:
     """systems/data of the installed aiconfigurator_core (None when it is not installed here)."""
     spec = importlib.util.find_spec("aiconfigurator_core")

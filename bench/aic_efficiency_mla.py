@@ -59,8 +59,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-from aic_common import COMMIT_095F58A, ENGINE_NAMES, REPO, SYSTEM_IDS, catalog_accelerators, data_folder, parquet_reader
+from aic_common import (
+    COMMIT_095F58A,
+    ENGINE_NAMES,
+    REPO,
+    SYSTEM_IDS,
+    catalog_accelerators,
+    data_folder,
+    engine_curve_row,
+    parquet_reader,
+)
 
 READ_ON = "2026-11-26"
 MIN_BIN = 3
@@ -182,23 +190,17 @@ def context_row(t: Table, acc_id: str, peak: float, heads: int, pts: list[Point]
         f"ai-dynamo/aiconfigurator systems/data/{rel} ({name} {t.version} context_mla kernel timings, NVIDIA "
         "collection, Apache-2.0; latency in ms)"
     )
-    lines = [
-        f"- id: mla-prefill-absorbed-bf16-{t.short}-aic-{t.engine}-h{heads}",
-        "  kind: mla_prefill_absorbed",
-        f"  accelerators: [{acc_id}]",
-        "  dtype: bf16",
-        f"  m_tokens: {heads}",
-        "  x: 'FLOP of one absorbed-MLA prefill-attention call (one layer on one rank)'",
-        f"  points: {pts_yaml}",
-        "  provenance: measured",
-        f"  engine: {t.engine}",
-        "  cross_check: true",
-        "  sources:",
-        f"    - {{title: '{title}', url: '{url}', read_on: '{READ_ON}', fields: [kernel_source, kv_cache_dtype, "
-        "num_heads, batch_size, isl, step, latency]}",
-        "  notes: " + yaml.safe_dump(note, width=10**6, default_style="'").strip(),
-    ]
-    return "\n".join(lines)
+    return engine_curve_row(
+        row_id=f"mla-prefill-absorbed-bf16-{t.short}-aic-{t.engine}-h{heads}",
+        kind="mla_prefill_absorbed",
+        acc_id=acc_id,
+        m_tokens=heads,
+        x="FLOP of one absorbed-MLA prefill-attention call (one layer on one rank)",
+        pts_yaml=pts_yaml,
+        engine=t.engine,
+        source=(title, url, READ_ON, "kernel_source, kv_cache_dtype, num_heads, batch_size, isl, step, latency"),
+        note=note,
+    )
 
 
 def worked_example(d: Any, bw: float, peak: float) -> str:
@@ -233,23 +235,17 @@ def row(t: Table, acc_id: str, bw: float, peak: float, heads: int, pts: list[Poi
         f"ai-dynamo/aiconfigurator systems/data/{rel} ({name} {t.version} generation_mla kernel timings, NVIDIA "
         "collection, Apache-2.0; latency in ms)"
     )
-    lines = [
-        f"- id: mla-decode-bf16-{t.short}-aic-{t.engine}-h{heads}",
-        "  kind: mla_decode",
-        f"  accelerators: [{acc_id}]",
-        "  dtype: bf16",
-        f"  m_tokens: {heads}",
-        "  x: 'latent-cache bytes one MLA decode-attention call reads (one layer on one rank)'",
-        f"  points: {pts_yaml}",
-        "  provenance: measured",
-        f"  engine: {t.engine}",
-        "  cross_check: true",
-        "  sources:",
-        f"    - {{title: '{title}', url: '{url}', read_on: '{READ_ON}', fields: [kernel_source, kv_cache_dtype, "
-        "num_heads, batch_size, isl, step, latency]}",
-        "  notes: " + yaml.safe_dump(note, width=10**6, default_style="'").strip(),
-    ]
-    return "\n".join(lines)
+    return engine_curve_row(
+        row_id=f"mla-decode-bf16-{t.short}-aic-{t.engine}-h{heads}",
+        kind="mla_decode",
+        acc_id=acc_id,
+        m_tokens=heads,
+        x="latent-cache bytes one MLA decode-attention call reads (one layer on one rank)",
+        pts_yaml=pts_yaml,
+        engine=t.engine,
+        source=(title, url, READ_ON, "kernel_source, kv_cache_dtype, num_heads, batch_size, isl, step, latency"),
+        note=note,
+    )
 
 
 def main() -> int:

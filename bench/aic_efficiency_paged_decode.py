@@ -35,8 +35,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-from aic_common import COMMIT_095F58A, ENGINE_NAMES, REPO, SYSTEM_IDS, catalog_accelerators, data_folder, parquet_reader
+from aic_common import (
+    COMMIT_095F58A,
+    ENGINE_NAMES,
+    REPO,
+    SYSTEM_IDS,
+    catalog_accelerators,
+    data_folder,
+    engine_curve_row,
+    parquet_reader,
+)
 
 READ_ON = "2026-11-26"
 MIN_BIN = 3
@@ -140,23 +148,23 @@ def row(t: Table, acc_id: str, bw: float, batch: int, pts: list[Point], example:
         f"ai-dynamo/aiconfigurator systems/data/{rel} ({name} {t.version} generation_attention kernel timings, NVIDIA "
         "collection, Apache-2.0; latency in ms)"
     )
-    lines = [
-        f"- id: paged-decode-bf16-{t.short}-aic-{t.engine}-b{batch}",
-        "  kind: paged_decode",
-        f"  accelerators: [{acc_id}]",
-        "  dtype: bf16",
-        f"  m_tokens: {batch}",
-        "  x: 'KV-cache bytes one decode-attention call reads (one layer on one rank)'",
-        f"  points: {pts_yaml}",
-        "  provenance: measured",
-        f"  engine: {t.engine}",
-        "  cross_check: true",
-        "  sources:",
-        f"    - {{title: '{title}', url: '{url}', read_on: '{READ_ON}', fields: [kernel_source, batch_size, isl, step, "
-        "num_heads, num_key_value_heads, head_dim, attn_dtype, kv_cache_dtype, latency]}",
-        "  notes: " + yaml.safe_dump(note, width=10**6, default_style="'").strip(),
-    ]
-    return "\n".join(lines)
+    return engine_curve_row(
+        row_id=f"paged-decode-bf16-{t.short}-aic-{t.engine}-b{batch}",
+        kind="paged_decode",
+        acc_id=acc_id,
+        m_tokens=batch,
+        x="KV-cache bytes one decode-attention call reads (one layer on one rank)",
+        pts_yaml=pts_yaml,
+        engine=t.engine,
+        source=(
+            title,
+            url,
+            READ_ON,
+            "kernel_source, batch_size, isl, step, num_heads, num_key_value_heads, head_dim, attn_dtype, "
+            "kv_cache_dtype, latency",
+        ),
+        note=note,
+    )
 
 
 def main() -> int:

@@ -120,6 +120,18 @@ class Model:
         return torch.argmax(logits, dim=-1)
 
 
+def kv_caches(cfg: Config, batch: int, ctx: int, device: str) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Random bf16 K and V caches of every layer, room for ``ctx`` cached tokens plus the step's own."""
+    shape = (batch, cfg.kv_heads, ctx + 1, cfg.head_dim)
+    return [
+        (
+            torch.randn(shape, device=device, dtype=torch.bfloat16),
+            torch.randn(shape, device=device, dtype=torch.bfloat16),
+        )
+        for _ in range(cfg.layers)
+    ]
+
+
 def capture(fn: Any) -> torch.cuda.CUDAGraph:
     """``fn`` warmed up on a side stream, then captured once as a CUDA graph."""
     stream = torch.cuda.Stream()
@@ -167,13 +179,7 @@ def main() -> int:
         doc["date_utc"] = time.strftime("%Y-%m-%d", time.gmtime())
     cases = DECODE_CASES + (LARGE_DECODE_CASES if args.large else ())
     for batch, ctx in cases if not args.smoke else ((2, 16),):
-        caches = [
-            (
-                torch.randn(batch, cfg.kv_heads, ctx + 1, cfg.head_dim, device=device, dtype=bf),
-                torch.randn(batch, cfg.kv_heads, ctx + 1, cfg.head_dim, device=device, dtype=bf),
-            )
-            for _ in range(cfg.layers)
-        ]
+        caches = kv_caches(cfg, batch, ctx, device)
         x = torch.randn(batch, cfg.hidden, device=device, dtype=bf)
         if args.smoke:
             model.decode(x, caches, ctx)

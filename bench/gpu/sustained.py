@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from decode_step import LLAMA_31_8B, SMOKE, Model, capture
+from decode_step import LLAMA_31_8B, SMOKE, Model, capture, kv_caches
 
 QUERY = "clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active"
 
@@ -122,13 +122,7 @@ def main() -> int:
     cfg = SMOKE if args.smoke else LLAMA_31_8B
     batch, ctx = (2, 16) if args.smoke else (args.batch, args.context)
     model = Model(cfg, device)
-    caches = [
-        (
-            torch.randn(batch, cfg.kv_heads, ctx + 1, cfg.head_dim, device=device, dtype=torch.bfloat16),
-            torch.randn(batch, cfg.kv_heads, ctx + 1, cfg.head_dim, device=device, dtype=torch.bfloat16),
-        )
-        for _ in range(cfg.layers)
-    ]
+    caches = kv_caches(cfg, batch, ctx, device)
     x = torch.randn(batch, cfg.hidden, device=device, dtype=torch.bfloat16)
 
     def step() -> object:
