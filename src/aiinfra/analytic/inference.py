@@ -554,9 +554,7 @@ class InferenceModel:
         release below the profile's ``w4a16_moe_rows_from_version`` (TensorRT-LLM ran CUTLASS, its rows time TRITON)."""
         if self.engine is None or not self.engine_version:
             return True
-        first = self.cluster.tables.engine(self.engine).w4a16_moe_rows_from_version
-        version = parse_version(self.engine_version)
-        return first is None or version is None or version >= first
+        return self.cluster.tables.engine(self.engine).runs_timed_w4a16_moe(parse_version(self.engine_version))
 
     @property
     def collective_engine(self) -> str | None:

@@ -299,6 +299,12 @@ class EngineProfile:
         """Whether release ``version`` (None: the current one) pads MLA's prefill values to the query-key width."""
         return self.mla_prefill_pads_v is not None and self.mla_prefill_pads_v.applies(version)
 
+    def runs_timed_w4a16_moe(self, version: tuple[int, ...] | None) -> bool:
+        """Whether release ``version`` (None: unstated, taken as current) runs by default the W4A16 MoE op its rows
+        time (``w4a16_moe_rows_from_version``)."""
+        first = self.w4a16_moe_rows_from_version
+        return first is None or version is None or version >= first
+
     def overlaps_scheduling(self, version: tuple[int, ...] | None) -> bool:
         """Whether release ``version`` (None: the current one) plans each iteration one ahead."""
         return self.overlap_scheduler is not None and self.overlap_scheduler.applies(version)
