@@ -75,6 +75,14 @@ def parquet_reader() -> Any | None:
     return pd
 
 
+def reduction_inputs(given: Path | None) -> tuple[Path, Any] | None:
+    """The systems/data folder (``given``: a script's --data, else the installed one) and pandas to read it; None,
+    said on stderr, where either is missing."""
+    data = data_folder(given)
+    pd = parquet_reader() if data is not None else None
+    return None if data is None or pd is None else (data, pd)
+
+
 def engine_curve_row(
     *,
     row_id: str,

@@ -38,8 +38,7 @@ from aic_common import (
     ENGINE_NAMES,
     SYSTEM_IDS,
     catalog_accelerators,
-    data_folder,
-    parquet_reader,
+    reduction_inputs,
 )
 
 READ_ON = "2026-11-26"
@@ -256,12 +255,10 @@ def main() -> int:
     ap.add_argument("--compare", action="store_true", help="print every version's curve on stderr instead")
     ap.add_argument("--all-shapes", action="store_true", help="alternative reduction over every shape (not shipped)")
     args = ap.parse_args()
-    data = data_folder(args.data)
-    if data is None:
+    inputs = reduction_inputs(args.data)
+    if inputs is None:
         return 0
-    pd = parquet_reader()
-    if pd is None:
-        return 0
+    data, pd = inputs
     if args.compare:
         compare(pd, data)
         return 0

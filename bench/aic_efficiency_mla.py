@@ -65,9 +65,8 @@ from aic_common import (
     REPO,
     SYSTEM_IDS,
     catalog_accelerators,
-    data_folder,
     engine_curve_row,
-    parquet_reader,
+    reduction_inputs,
 )
 
 READ_ON = "2026-11-26"
@@ -252,12 +251,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=None, help="AIConfigurator systems/data folder")
     args = ap.parse_args()
-    data = data_folder(args.data)
-    if data is None:
+    inputs = reduction_inputs(args.data)
+    if inputs is None:
         return 0
-    pd = parquet_reader()
-    if pd is None:
-        return 0
+    data, pd = inputs
     cat = catalog_accelerators()
     print(
         "# Absorbed-MLA decode-attention efficiency of serving engines' own ops (fraction of the roofline) and\n"
