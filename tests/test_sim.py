@@ -433,3 +433,36 @@ def test_closed_loop_client_waits_out_the_serving_path() -> None:
     assert res.summary.ttft_s.mean == pytest.approx(0.1 + c)
     assert res.summary.e2e_s.mean == pytest.approx(0.4 + c)
     assert float(res.records.finish_s.max()) == pytest.approx(5 * 0.4 + 4 * c)
+
+
+def test_benchmark_closed_loop_scores_the_opening_burst() -> None:
+    # vllm bench serve / sglang.bench_serving at --max-concurrency 2 --num-prompts 3, request rate inf: requests 0
+    # and 1 leave at once, request 2 when the first answer ends, and every request is averaged. Step time
+    # 1 ms per token (LinearStep), prompts of 100 tokens, answers of 2, serving-path cost c per request:
+    #   [0, 0.2]          prefill 0 and 1 together (200 tokens): first tokens at 0.2
+    #   [0.2, 0.202]      one decode step (2 tokens): both answers end at 0.202
+    #   request 2 reaches the engine at 0.202 + c (the return path), prefill [0.202 + c, 0.302 + c] (100 tokens),
+    #   decode [0.302 + c, 0.303 + c]
+    # TTFT as the client sees it (+ c each): 0.2 + c, 0.2 + c, 0.1 + c, mean 0.5 / 3 + c; TPOT (finish - first) /
+    # (2 - 1): 0.002, 0.002, 0.001; the run lasts from the first arrival to the last finish, 0.303 + c, and its
+    # throughput is 6 tokens over it. closed_loop_run would leave requests 0 and 1 out.
+    from aiinfra.app.tables import serving_tables
+    from aiinfra.sim.search import benchmark_closed_loop_run
+
+    sc = load_scenario(
+        EX,
+        [
+            "inference.input_tokens=100",
+            "inference.output_tokens=2",
+            "inference.simulation.output_lengths=null",
+        ],
+    )
+    tables = serving_tables(sc)
+    c = tables.engine.request_overhead_s
+    s = benchmark_closed_loop_run(sc, 2, 3, step_model=LinearStep(0.0, 0.001), tables=tables)
+    assert (s.requests, s.completed) == (3, 3)
+    assert s.ttft_s.mean == pytest.approx(0.5 / 3 + c)
+    assert s.ttft_s.p50 == pytest.approx(0.2 + c)
+    assert s.tpot_exclusive_s.mean == pytest.approx(0.005 / 3)
+    assert s.duration_s == pytest.approx(0.303 + c)
+    assert s.output_tokens_per_s == pytest.approx(6 / (0.303 + c))

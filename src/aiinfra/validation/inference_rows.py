@@ -579,11 +579,21 @@ def _closed_loop(
     step-time model and the engine's server defaults: the mean TTFT, exclusive TPOT and output tokens/s of the steady
     state after the first ``clients`` requests (aiinfra.sim.search.closed_loop_run)."""
     sim = length_dists(row, bench, flags)
-    summ = _closed_loop_summary(served.scenario(replicas=1, simulation=sim), clients, tables)
-    flags.append(
-        f"simulated: closed loop of {clients} clients started together ({summ.completed} steady-state "
-        "requests, the first one of each client left out), the engine's server defaults"
-    )
+    scenario = served.scenario(replicas=1, simulation=sim)
+    stated = integer(row, "num_requests")
+    if stated:
+        summ = _benchmark_closed_loop_in(tables, scenario, clients, stated)
+        flags.append(
+            f"simulated: the benchmark's {stated} requests behind {clients} concurrent clients, the first {clients} "
+            "sent at once and every request scored (as vllm bench serve and sglang.bench_serving score them), "
+            "the engine's server defaults"
+        )
+    else:
+        summ = _closed_loop_summary(scenario, clients, tables)
+        flags.append(
+            f"simulated: closed loop of {clients} clients started together ({summ.completed} steady-state "
+            "requests, the first one of each client left out), the engine's server defaults"
+        )
     return RowPrediction(_sim_value(row, summ, metric, served.engine, flags, tables), "; ".join(flags), details)
 
 
@@ -599,6 +609,16 @@ def _closed_loop_in(tables: RowTables, scenario_json: str, clients: int) -> SimS
 
     sc = tables.scenario_of(json.loads(scenario_json))
     return closed_loop_run(sc, clients, ramp=False, tables=tables.serving_tables(sc))[1]
+
+
+@functools.lru_cache(maxsize=16)
+def _benchmark_closed_loop_in(tables: RowTables, scenario_json: str, clients: int, num_requests: int) -> SimSummary:
+    """The benchmark's own run of ``num_requests`` at ``clients`` concurrency, every request scored (one per
+    scenario, client count, request count and catalog: a row's three metrics share it)."""
+    from aiinfra.sim.search import benchmark_closed_loop_run
+
+    sc = tables.scenario_of(json.loads(scenario_json))
+    return benchmark_closed_loop_run(sc, clients, num_requests, tables=tables.serving_tables(sc))
 
 
 def _simulate(scenario_json: str, tables: RowTables) -> SimSummary:
