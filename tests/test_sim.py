@@ -466,3 +466,44 @@ def test_benchmark_closed_loop_scores_the_opening_burst() -> None:
     assert s.tpot_exclusive_s.mean == pytest.approx(0.005 / 3)
     assert s.duration_s == pytest.approx(0.303 + c)
     assert s.output_tokens_per_s == pytest.approx(6 / (0.303 + c))
+
+
+def test_prompts_cached_before_the_run_prefill_only_their_last_token() -> None:
+    # As test_benchmark_closed_loop_scores_the_opening_burst (2 clients, 3 requests, answers of 2 tokens, 1 ms per
+    # token, serving-path cost c), prompts of 127 tokens (the simulator memoises step times in 64-token prefill
+    # buckets; 128 and 127 fall in different ones), on a server that already served request 0's prompt
+    # (prefix_cached_requests 1, e.g. an earlier run of the same seeded client): its prefill computes only the
+    # prompt's last token (SGLang matches at most input_len - 1 tokens), so
+    #   [0, 0.128]         prefill 1 + 127 tokens: first tokens of 0 and 1 at 0.128
+    #   [0.128, 0.130]     one decode step (2 tokens): both answers end at 0.130
+    #   request 2 (cold) reaches the engine at 0.130 + c: prefill [0.130 + c, 0.257 + c], decode to 0.258 + c
+    # TTFT 0.128 + c, 0.128 + c, 0.127 + c: mean 0.383 / 3 + c; the run lasts 0.258 + c. Cold: prefill 254 tokens
+    # [0, 0.254], decode to 0.256, request 2 prefilled [0.256 + c, 0.383 + c]: TTFT mean (0.254 · 2 + 0.127) / 3 + c.
+    from aiinfra.app.tables import serving_tables
+    from aiinfra.sim.search import benchmark_closed_loop_run
+
+    base = ["inference.input_tokens=127", "inference.output_tokens=2", "inference.simulation.output_lengths=null"]
+    sc = load_scenario(EX, [*base, "inference.simulation.prefix_cached_requests=1"])
+    tables = serving_tables(sc)
+    c = tables.engine.request_overhead_s
+    s = benchmark_closed_loop_run(sc, 2, 3, step_model=LinearStep(0.0, 0.001), tables=tables)
+    assert (s.completed, s.prefix_cache_hits) == (3, 1)
+    assert s.ttft_s.mean == pytest.approx(0.383 / 3 + c)
+    assert s.duration_s == pytest.approx(0.258 + c)
+    assert s.output_tokens_per_s == pytest.approx(6 / (0.258 + c))
+    cold = load_scenario(EX, [*base, "inference.simulation.prefix_cached_requests=0"])
+    s0 = benchmark_closed_loop_run(cold, 2, 3, step_model=LinearStep(0.0, 0.001), tables=tables)
+    assert (s0.ttft_s.mean, s0.prefix_cache_hits) == (pytest.approx(0.635 / 3 + c), 0)
+
+
+def test_prompts_cached_before_the_run_are_refused_with_a_trace(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from aiinfra.errors import SpecError
+
+    trace = tmp_path / "t.csv"
+    trace.write_text("arrival_s,input_tokens,output_tokens\n0.0,100,10\n")
+    sc = load_scenario(
+        EX,
+        [f"inference.arrival={{kind: trace, path: {trace}}}", "inference.simulation.prefix_cached_requests=1"],
+    )
+    with pytest.raises(SpecError, match="prefix_cached_requests"):
+        sim_run(sc, seed=0)

@@ -140,6 +140,9 @@ class SchedulerLimits:
     output_reserve: OutputReserve | None = None
     """SGLang's admission rule: a new prompt also needs room for the running requests' expected outputs (None:
     only its own prompt must fit)."""
+    warm_prefix_groups: int = 0
+    """Prefix groups 0 … n − 1 are in the replica's prefix cache when the run starts (prompts the same server
+    served before the run: SimulationConfig.prefix_cached_requests); used with ``prefix_caching``."""
 
 
 class ServingReplica(Protocol):
@@ -533,7 +536,11 @@ class Replica:
         or (``lim.output_reserve``) its prompt left plus its outputs left reach ``rem_total``."""
         lim = self.lim
         full = lim.reserve_full_context
-        if lim.prefix_caching and seq.prefix_id in self.cached_prefixes and seq.prefilled_tokens == 0:
+        if (
+            lim.prefix_caching
+            and seq.prefilled_tokens == 0
+            and (seq.prefix_id in self.cached_prefixes or 0 <= seq.prefix_id < lim.warm_prefix_groups)
+        ):
             seq.prefilled_tokens = min(seq.prefix_tokens, seq.prompt_tokens - 1)  # reuse the cached prefix
             self.outstanding_tokens -= seq.prefilled_tokens
             self.prefix_hits += 1

@@ -124,13 +124,31 @@ def _generated(wl: ServingWorkload, sim: SimulationConfig, seed: int) -> Request
         assert rate is not None
         arrivals = _open_arrivals(wl, rate, arr_rng)
     n = int(arrivals.size)
+    inputs = lengths(in_rng, sim.input_lengths, wl.input_tokens, n, f"{SIM}.input_lengths")
+    prefix_id, prefix_tokens = _warm_prefixes(inputs, sim.prefix_cached_requests or 0)
     return Requests(
         arrival_s=arrivals,
-        input_tokens=lengths(in_rng, sim.input_lengths, wl.input_tokens, n, f"{SIM}.input_lengths"),
+        input_tokens=inputs,
         output_tokens=lengths(out_rng, sim.output_lengths, wl.output_tokens, n, f"{SIM}.output_lengths"),
         priority=np.zeros(n, dtype=np.int64),
+        prefix_id=prefix_id,
+        prefix_tokens=prefix_tokens,
         think_s=think_rng.exponential(wl.think_time_s, n) if closed and wl.think_time_s else None,
     )
+
+
+def _warm_prefixes(input_tokens: np.ndarray, cached_requests: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The prefix groups of generated requests whose whole prompt is cached before the run
+    (``prefix_cached_requests``): request i < k is group i, its prefix its whole prompt (the replica reuses all but
+    its last token); the rest have none. (None, None) for a cold cache."""
+    k = min(cached_requests, int(input_tokens.size))
+    if k <= 0:
+        return None, None
+    ids = np.full(input_tokens.size, -1, dtype=np.int64)
+    ids[:k] = np.arange(k)
+    tokens = np.zeros(input_tokens.size, dtype=np.int64)
+    tokens[:k] = input_tokens[:k]
+    return ids, tokens
 
 
 def _check_context(reqs: Requests, max_context: int) -> None:
@@ -158,6 +176,13 @@ def make_requests(
         if not arrival.path:
             raise SpecError(
                 "inference.arrival.path", None, "a trace arrival needs a file", "set inference.arrival.path"
+            )
+        if sim.prefix_cached_requests:
+            raise SpecError(
+                f"{SIM}.prefix_cached_requests",
+                sim.prefix_cached_requests,
+                "applies to generated requests; a trace states its shared prefixes in its prefix_id column",
+                "remove prefix_cached_requests, or give the trace's cached prompts a prefix_id",
             )
         reqs = read_trace(_trace_path(arrival.path, scenario_path))
     else:
@@ -238,7 +263,8 @@ def limits_for(
         block_tokens=block,
         tokens_per_step=tps,
         budget_tokens_per_decode=slots,
-        prefix_caching=sched.prefix_caching,
+        prefix_caching=sched.prefix_caching or bool(sim.prefix_cached_requests),
+        warm_prefix_groups=sim.prefix_cached_requests or 0,
         swap_s_per_token=swap_s,
         role=role,
         reserve_full_context=reserves_full_context(wl.engine, scenario.cluster.tables),

@@ -17,6 +17,7 @@ from aiinfra.specs.bounds import (
     MAX_LOG_SIGMA,
     MAX_SEQ_TOKENS,
     MAX_SIMULATED_REPLICAS,
+    MAX_SIMULATED_REQUESTS,
     BatchSeqs,
     Constraint,
     InRange,
@@ -120,6 +121,15 @@ class SimulationConfig:
     streaming: bool | None = None
     """Whether requests stream their tokens through the engine's API server (each step then lasts at least the
     server's time to stream its chunks); None = as the workload's usage: server loads stream, offline batches not."""
+    prefix_cached_requests: Annotated[int, InRange(0, MAX_SIMULATED_REQUESTS)] | None = None
+    """Generated requests, counted in the order they are sent, whose whole prompt every replica's prefix cache
+    already holds when the run starts (the same server served that prompt before: an earlier run of a benchmark
+    client that samples its prompts with a fixed seed, or the client's warm-up request); their prefill computes only
+    the prompt's last token, as SGLang's radix cache matches at most the prompt less one token (sglang 0.5.6
+    ``Req.init_next_round_input``: ``max_prefix_len = input_len - 1``; page size 1 unless set). Stating it states
+    that the engine's prefix cache was on (SGLang's radix cache is unless ``--disable-radix-cache``); the cached
+    prompts are never evicted in this model. Generated requests only (a trace states its prefixes with
+    prefix_id). None or 0: a cold cache."""
 
 
 @dataclass(frozen=True, slots=True)
