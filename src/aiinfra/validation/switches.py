@@ -34,6 +34,8 @@ EXPERT_TP = re.compile(r"expert_tensor_parallel_size[ =:]+(\d+)", re.IGNORECASE)
 FIRST_DENSE = re.compile(r"first (\d+) (?:layers )?(?:are )?dense")
 ALTERNATING_SLIDING = re.compile(r"alternating sliding.window")
 REQUESTS = re.compile(r"(\d+(?:,\d{3})*) requests")
+#: the run's first N prompts already in the server's prefix cache (inference.simulation.prefix_cached_requests)
+PREFIX_CACHED = re.compile(r"prefix_cached_requests\W{0,3}(\d+(?:,\d{3})*)")
 #: SGLang's or vLLM's ``random`` dataset with range ratio 0: each length drawn uniformly up to the requested one
 RANDOM_RANGE_RATIO_0 = re.compile(r"random_range_ratio\W{0,3}0(\.0)?\b")
 
@@ -125,6 +127,7 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("num_requests", ("inference",), _number(REQUESTS)),
     Switch("length_distribution", ("inference",), lambda n: "uniform" if RANDOM_RANGE_RATIO_0.search(n) else ""),
     Switch("statistic", ("inference",), lambda notes: "median" if "statistic: median" in notes else ""),
+    Switch("prefix_cached_requests", ("inference",), _number(PREFIX_CACHED), PREFIX_CACHED),
 )
 
 
