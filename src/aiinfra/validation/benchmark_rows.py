@@ -158,7 +158,22 @@ def sim_settings(
     flags.append(f"simulated: {n_req} Poisson requests ({why}){limits}")
     out: dict[str, object] = {"num_requests": n_req, "scheduler": sched}
     out.update(length_dists(row, bench, flags))
+    out.update(prefix_cache(row, flags))
     return out
+
+
+def prefix_cache(row: dict[str, str], flags: list[str]) -> dict[str, object]:
+    """The ``inference.simulation`` setting of a row whose first requests' prompts the server's prefix cache already
+    held (``prefix_cached_requests``: served before by the same server, e.g. an earlier run of a seeded benchmark
+    client); nothing for a cold cache."""
+    n = integer(row, "prefix_cached_requests")
+    if not n:
+        return {}
+    flags.append(
+        f"the first {n} prompts already in the server's prefix cache (served earlier by the same server): "
+        "their prefill computes the last token only"
+    )
+    return {"prefix_cached_requests": n}
 
 
 def length_dists(row: dict[str, str], bench: BenchmarkSpec | None, flags: list[str]) -> dict[str, object]:

@@ -24,6 +24,7 @@ from aiinfra.validation.benchmark_rows import (
     fill_lengths,
     latency_limit_flags,
     length_dists,
+    prefix_cache,
     sim_settings,
 )
 from aiinfra.validation.rows import (
@@ -451,6 +452,7 @@ def _burst(
     else:
         flags.append(f"simulated: a burst of {batch} requests arriving at t = 0 (the engine's server defaults)")
         sim.update(length_dists(row, bench, flags))
+    sim.update(prefix_cache(row, flags))
     scenario = served.scenario(
         replicas=1, arrival={"kind": "concurrency"}, concurrency=batch, num_requests=batch, simulation=sim
     )
@@ -578,7 +580,7 @@ def _closed_loop(
     clients' concurrency mode, all started at once as the benchmark tools launch them), simulated with the same
     step-time model and the engine's server defaults: the mean TTFT, exclusive TPOT and output tokens/s of the steady
     state after the first ``clients`` requests (aiinfra.sim.search.closed_loop_run)."""
-    sim = length_dists(row, bench, flags)
+    sim = {**length_dists(row, bench, flags), **prefix_cache(row, flags)}
     scenario = served.scenario(replicas=1, simulation=sim)
     stated = integer(row, "num_requests")
     if stated:
