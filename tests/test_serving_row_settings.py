@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,47 @@ def test_stated_memory_share_sizes_the_kv_cache() -> None:
     row["gpu_memory_utilization"] = ""
     default = inference_rows.predict_row(row, row_tables())
     assert default.details["kv_capacity_tokens"] > 1.5 * pred.details["kv_capacity_tokens"]
+
+
+def _script(name: str):  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cookbook_runs_find_the_earlier_runs_prompts_cached() -> None:
+    """The SGLang cookbook's Llama 3.1 page (5.1) deploys one server and runs sglang.bench_serving (seed 1 by
+    default, a warm-up sending the run's first prompt) at 1, 16 and 100 clients with 10, 80 and 500 prompts, then
+    at 1, 16 and 64 with 10, 80 and 320. Each run re-sends the earlier runs' prompts first: the 1-client run finds
+    its first prompt cached (the warm-up), the 16-client run the 10 of the 1-client run, the 100- and 64-client runs
+    the 80 of the 16-client run."""
+    rule = _script("validation_prefix_cached")
+    assert rule.cached_requests(1, {1: 10, 2: 80, 3: 500}, 1) == 1
+    assert rule.cached_requests(2, {1: 10, 2: 80, 3: 500}, 1) == 10
+    assert rule.cached_requests(3, {1: 10, 2: 80, 3: 500}, 1) == 80
+    assert rule.cached_requests(2, {1: 10, 2: 4}, 1) == 4  # capped at the run's own requests
+    stated = {
+        "sglcookbook-a100x8-llama31-70b-bf16-sglang-tp8-in1000-out1000-c1-ttft-s": "1",
+        "sglcookbook-a100x8-llama31-70b-bf16-sglang-tp8-in1000-out1000-c16-ttft-s": "10",
+        "sglcookbook-a100x8-llama31-70b-bf16-sglang-tp8-in1000-out1000-c100-ttft-s": "80",
+        "sglcookbook-a100x8-llama31-70b-bf16-sglang-tp8-in8000-out1000-c64-ttft-s": "80",
+        "dennislee-a100-qwen2-7b-bf16-vllm-tp1-in1024-out1024-burst1-tpot-s": "",
+    }
+    assert {k: _row(k)["prefix_cached_requests"] for k in stated} == stated
+    assert rule.main(["--check"]) == 0  # every shipped file holds what the rule gives
+
+
+def test_prompts_cached_before_the_run_shorten_the_predicted_ttft() -> None:
+    row = _row("sglcookbook-a100x8-llama31-70b-bf16-sglang-tp8-in1000-out1000-c16-ttft-s")
+    warm = inference_rows.predict_row(row, row_tables())
+    assert "the first 10 prompts already in the server's prefix cache" in warm.reason
+    cold = inference_rows.predict_row({**row, "prefix_cached_requests": ""}, row_tables())
+    assert "prefix cache" not in cold.reason
+    assert warm.predicted is not None and cold.predicted is not None
+    assert warm.predicted < cold.predicted
