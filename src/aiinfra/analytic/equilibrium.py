@@ -33,7 +33,7 @@ class OpenLoopEquilibrium:
     step_s: float
     """f(n*): the step time there (the model's TPOT in the steady state, fixed costs of the step included)."""
     elasticity: float
-    """ε = n · f'(n) / f(n) at n* (central difference)."""
+    """ε = n · f'(n) / f(n) at n* (central difference over n* ± 2 %)."""
 
     @property
     def tpot_amplification(self) -> float:
@@ -65,7 +65,7 @@ def open_loop_equilibrium(
             hi = mid
     n = 0.5 * (lo + hi)
     s = step_s(n)
-    h = max(n * 1e-3, 1e-6)
+    h = max(0.02 * n, 1e-6)  # a step model may round n to whole sequences: a difference over 4 % of n
     slope = (step_s(n + h) - step_s(max(n - h, 0.0))) / (n + h - max(n - h, 0.0))
     return OpenLoopEquilibrium(n, s, n * slope / s if s > 0 else 0.0)
 
