@@ -18,6 +18,7 @@ Reads only ``inference_serving*_open.csv``. Run: ``PYTHONPATH=src python bench/l
 from __future__ import annotations
 
 import csv
+import json
 import sys
 from pathlib import Path
 
@@ -26,8 +27,11 @@ from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.model_figures import param_breakdown
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.app.tables import row_tables
-from aiinfra.validation.benchmark_rows import benchmark_of, fill_lengths
-from aiinfra.validation.rows import model_from_row
+from aiinfra.errors import AiinfraError
+from aiinfra.planning.inference import model_for
+from aiinfra.sim.run import limits_for
+from aiinfra.validation import inference_rows
+from aiinfra.validation.types import RowTables
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data"
 DEFAULT = ["mlperf4", "server-tpot"]
@@ -46,6 +50,37 @@ def mixed_step(n: float, prompt_tokens: float, inp: int, out: int) -> StepBatch:
     )
 
 
+class _Captured(Exception):
+    """Raised in place of the row's simulation: carries the scenario the validation would simulate."""
+
+    def __init__(self, scenario_json: str) -> None:
+        super().__init__("captured")
+        self.scenario_json = scenario_json
+
+
+def _capture(scenario_json: str, tables: RowTables) -> None:
+    raise _Captured(scenario_json)
+
+
+def row_replica(row: dict[str, str], tables: RowTables) -> tuple[InferenceModel, float, int, int, int]:
+    """The step model the validation's simulation of ``row`` uses (planning.inference.model_for over the scenario
+    predict_row builds), the rate per replica, the mean lengths and the scheduler's sequence limit."""
+    inference_rows._simulate = _capture  # type: ignore[assignment]
+    try:
+        inference_rows.predict_row(row, tables)
+    except _Captured as got:
+        sc = tables.scenario_of(json.loads(got.scenario_json))
+    else:
+        raise SystemExit(f"{row['id']}: not a simulated row")
+    wl = sc.inference
+    assert wl is not None
+    im = model_for(sc.model, sc.cluster, wl)
+    lim = limits_for(sc, wl, im, "mixed", engine=tables.serving_tables(sc).engine)
+    replicas = max(sc.cluster.count // (im.tp * im.pp), 1)
+    rate = (wl.request_rate_per_s or 0.0) / replicas
+    return im, rate, wl.input_tokens, wl.output_tokens, lim.max_num_seqs
+
+
 def main(patterns: list[str]) -> None:
     tables = row_tables()
     rows = [r for path in sorted(DATA.glob("inference_serving*_open.csv")) for r in csv.DictReader(path.open())]
@@ -55,20 +90,13 @@ def main(patterns: list[str]) -> None:
             continue
         if not all(p in rid for p in patterns):
             continue
-        model, _ = model_from_row(row, tables.models)
-        tp, pp = int(row["tp"]), int(row.get("pp") or 1)
-        replicas = int(row["num_accelerators"]) // (tp * pp)
-        rate = float(row["request_rate_per_s"]) / replicas
-        bench = benchmark_of(row, tables)
-        inp, out = fill_lengths(row, bench, None, None, [])
-        wp = row["weight_precision"].strip() or "bf16"
-        kvp = row["kv_precision"].strip() or "bf16"
-        cluster = tables.cluster_for(row["accelerator"].strip(), tp * pp)
-        im = InferenceModel(
-            model=model, cluster=cluster, tp=tp, pp=pp, weight_precision=wp, kv_precision=kvp, engine=row["engine"]
-        )
-        max_seqs = float(row.get("max_num_seqs") or 2048)
-
+        try:
+            im, rate, inp, out, max_seqs = row_replica(row, tables)
+        except AiinfraError as err:
+            print(f"{rid}: not predicted ({err})")
+            continue
+        model, cluster, wp = im.model, im.cluster, im.weight_precision
+        tp = im.tp
         def step(n: float, im: InferenceModel = im, rate: float = rate, inp: int = inp, out: int = out) -> float:
             return self_consistent_step_s(lambda pt: im.iteration_time_s(mixed_step(n, pt, inp, out)), rate * inp)
 
