@@ -257,3 +257,59 @@ def test_the_scheduler_setting_overrides_the_release_default_overlap() -> None:
     assert overlaps_scheduling(trt, validate(ServingWorkload, on))
     off = {**base, "engine": "sglang", "simulation": {"scheduler": {"overlap_scheduling": False}}}
     assert not overlaps_scheduling(sg, validate(ServingWorkload, off))
+
+
+
+def _sim_example(*sets: str):  # type: ignore[no-untyped-def]
+    from pathlib import Path
+
+    from aiinfra.catalog.resolve import load_scenario
+
+    ex = Path(__file__).resolve().parents[1] / "examples" / "simulate-llama70b-h100.yaml"
+    return load_scenario(ex, list(sets))
+
+
+def test_kv_reservation_setting_overrides_the_engine_policy() -> None:
+    # TensorRT-LLM reserves prompt + output by default (GUARANTEED_NO_EVICT); MAX_UTILIZATION allocates as tokens
+    # arrive: inference.simulation.scheduler.kv_reservation picks either, for any engine
+    from aiinfra.planning.inference import model_for, reserves_full_context
+    from aiinfra.sim.run import limits_for
+    from aiinfra.specs.common import validate
+    from aiinfra.specs.workload import ServingWorkload
+
+    dt = domain_tables()
+    base = {"input_tokens": 256, "output_tokens": 256, "engine": "trtllm"}
+    assert reserves_full_context("trtllm", dt, validate(ServingWorkload, base))
+    inc = validate(ServingWorkload, {**base, "simulation": {"scheduler": {"kv_reservation": "incremental"}}})
+    assert not reserves_full_context("trtllm", dt, inc)
+    full = {**base, "engine": "vllm", "simulation": {"scheduler": {"kv_reservation": "full"}}}
+    assert reserves_full_context("vllm", dt, validate(ServingWorkload, full))
+    for policy, reserved in (("incremental", False), ("full", True)):
+        sc = _sim_example("inference.engine=trtllm", f"inference.simulation.scheduler.kv_reservation={policy}")
+        assert sc.inference is not None
+        im = model_for(sc.model, sc.cluster, sc.inference)
+        assert limits_for(sc, sc.inference, im, engine=catalog.engine("trtllm")).reserve_full_context is reserved
+
+
+def test_kv_reservation_sizes_the_kv_bound_batch() -> None:
+    # 2,000-token prompts and answers, TensorRT-LLM's 32-token blocks: a whole-context reservation holds
+    # ceil(4,000 / 32) · 32 = 4,000 tokens a request; allocation as tokens arrive holds the prompt and half the
+    # answer on average, 2,000 + 1,000 = 3,000 -> 3,008 tokens; the same cache then fits cap // 4,000 or cap // 3,008
+    from aiinfra.planning.inference import estimate
+    from aiinfra.specs.common import validate
+    from aiinfra.specs.workload import ServingWorkload
+
+    cl = cluster_for(H100, 2)
+    base = {"input_tokens": 2000, "output_tokens": 2000, "engine": "trtllm", "batch": "max", "plan": {"tp": 2}}
+    full = estimate(L70, cl, validate(ServingWorkload, base), cap_batch=False)
+    inc_wl = {**base, "simulation": {"scheduler": {"kv_reservation": "incremental"}}}
+    inc = estimate(L70, cl, validate(ServingWorkload, inc_wl), cap_batch=False)
+    cap = full.kv_capacity_tokens
+    assert cap > 0 and inc.kv_capacity_tokens == cap
+    assert (full.batch_seqs, inc.batch_seqs) == (cap // 4000, cap // 3008)
+
+
+def test_mlperf_rows_take_the_harness_policy() -> None:
+    # NVIDIA's MLPerf harness runs TensorRT-LLM with MAX_UTILIZATION (engines.yaml mlperf_kv_reservation)
+    assert catalog.engine("trtllm").mlperf_kv_reservation == "incremental"
+    assert catalog.engine("vllm").mlperf_kv_reservation is None

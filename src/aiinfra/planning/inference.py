@@ -28,9 +28,13 @@ def kv_block_tokens(engine: str, wl: ServingWorkload, tables: DomainTables) -> i
     return tables.engine(engine).kv_block_tokens(wl.block_size_tokens)
 
 
-def reserves_full_context(engine: str, tables: DomainTables) -> bool:
+def reserves_full_context(engine: str, tables: DomainTables, wl: ServingWorkload | None = None) -> bool:
     """True when the engine reserves a request's whole prompt + output at admission (engines.yaml
-    ``kv_reservation: full``, TensorRT-LLM's GUARANTEED_NO_EVICT); else blocks are allocated as tokens arrive."""
+    ``kv_reservation: full``, TensorRT-LLM's GUARANTEED_NO_EVICT); else blocks are allocated as tokens arrive. The
+    scheduler's ``kv_reservation`` where the workload sets it (TensorRT-LLM's MAX_UTILIZATION: incremental)."""
+    sched = wl.simulation.scheduler if wl is not None and wl.simulation is not None else None
+    if sched is not None and sched.kv_reservation is not None:
+        return sched.kv_reservation == "full"
     return tables.engine(engine).reserves_full_context
 
 
@@ -543,7 +547,7 @@ def _deployment(
     replicas = _replicas_of(model, cluster, wl, im)
     cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, engine, kv_free_frac)
     inp, out = wl.input_tokens, wl.output_tokens
-    held = inp + out if reserves_full_context(engine, cluster.tables) else inp + (out + 1) // 2
+    held = inp + out if reserves_full_context(engine, cluster.tables, wl) else inp + (out + 1) // 2
     release = workload_release(wl)
     rule = cluster.tables.engine(engine).admission_reserve(parse_version(release) if release else None)
     if rule is not None and held < inp + out:

@@ -267,7 +267,7 @@ def limits_for(
         warm_prefix_groups=sim.prefix_cached_requests or 0,
         swap_s_per_token=swap_s,
         role=role,
-        reserve_full_context=reserves_full_context(wl.engine, scenario.cluster.tables),
+        reserve_full_context=reserves_full_context(wl.engine, scenario.cluster.tables, wl),
         overlap_admission=overlaps_scheduling(engine, wl),
         scheduler_steps=sched.num_scheduler_steps,
         prefill_alone=chunked and engine.prefill_alone(parse_version(release) if release else None),

@@ -250,6 +250,10 @@ class EngineProfile:
     """Releases whose scheduler plans iteration n + 1 while the GPU runs iteration n (engines.yaml
     overlap_scheduler): a request arriving during an iteration joins the one after the next."""
 
+    mlperf_kv_reservation: str | None = None
+    """The KV admission policy NVIDIA's MLPerf Inference harness runs this engine with (engines.yaml
+    mlperf_kv_reservation: incremental = TensorRT-LLM's MAX_UTILIZATION, the harness's default); None: the
+    engine's own default. Read by the validation of MLPerf rows."""
     mla_absorbed_prefill: tuple[MlaAbsorbedPrefill, ...] = ()
     """Releases whose MLA prefill runs on the absorbed latent, and when (engines.yaml mla_absorbed_prefill; none: the
     decompressed multi-head form throughout)."""
@@ -584,6 +588,16 @@ def _mla_prefill_rules(row: Mapping[str, Any]) -> tuple[MlaAbsorbedPrefill, ...]
     )
 
 
+def _kv_policy(row: Mapping[str, Any], key: str) -> str | None:
+    """The row's ``key`` as a scheduler kv_reservation (full | incremental), or None when absent."""
+    value = row.get(key)
+    if value is None:
+        return None
+    if value not in ("full", "incremental"):
+        raise ValueError(f"{key} {value!r}")
+    return str(value)
+
+
 def profile(row: Mapping[str, Any]) -> EngineProfile:
     """An engines.yaml row as a profile (a malformed shipped row is a data bug)."""
     try:
@@ -637,6 +651,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             mla_prefill_pads_v=_release_range(row["mla_prefill_pads_v"]) if row.get("mla_prefill_pads_v") else None,
             admission_reserves=_admission_reserves(row),
             mla_absorbed_prefill=_mla_prefill_rules(row),
+            mlperf_kv_reservation=_kv_policy(row, "mlperf_kv_reservation"),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"catalog data engines.yaml row {row.get('id', '?')}: {exc}") from exc

@@ -59,6 +59,11 @@ class SchedulerConfig:
     """Whether the engine plans iteration n + 1 while the GPU runs iteration n (TensorRT-LLM's
     enable_overlap_scheduler, SGLang's overlap schedule), so a request arriving during an iteration joins the one
     after the next; None: the engine release's default (catalog/data/engines.yaml overlap_scheduler)."""
+    kv_reservation: Literal["full", "incremental"] | None = None
+    """KV admission policy: full = a request is admitted only when its whole prompt + output fits, reserved until it
+    ends, nothing ever preempted (TensorRT-LLM's CapacitySchedulerPolicy GUARANTEED_NO_EVICT); incremental = blocks
+    allocated as tokens arrive, the latest requests preempted when they run out (vLLM; TensorRT-LLM's
+    MAX_UTILIZATION, which pauses requests); None: the engine's default (catalog/data/engines.yaml kv_reservation)."""
     preemption: Literal["recompute", "swap"] = "recompute"
     """When KV blocks run out: drop the preempted sequence's KV and recompute it later (vLLM's default),
     or copy it to host memory over PCIe and back."""

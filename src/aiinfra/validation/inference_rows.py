@@ -22,6 +22,7 @@ from aiinfra.validation import switches
 from aiinfra.validation.benchmark_rows import (
     benchmark_of,
     fill_lengths,
+    is_mlperf,
     latency_limit_flags,
     length_dists,
     prefix_cache,
@@ -99,6 +100,15 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         if mode != "poisson":
             flags.append("analytic estimate at the mean lengths")
     batch = integer(row, "batch_or_concurrency")
+    # the KV admission policy the MLPerf harness runs the engine with (engines.yaml mlperf_kv_reservation), else
+    # the engine's default
+    kv_policy = tables.engine(engine).mlperf_kv_reservation if is_mlperf(row) else None
+    row_sched: dict[str, object] = {
+        **({"num_scheduler_steps": steps} if steps > 1 else {}),
+        **({"kv_reservation": kv_policy} if kv_policy else {}),
+    }
+    if kv_policy:
+        flags.append(f"KV reservation {kv_policy}: the policy of the MLPerf harness ({engine} mlperf_kv_reservation)")
     wl_data: dict[str, object] = {
         "weight_precision": wp,
         "kv_precision": kvp,
@@ -106,7 +116,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         "output_tokens": max(out, 1),
         "plan": {"tp": tp, "pp": pp},
         **({"engine_version": release} if release else {}),
-        **({"simulation": {"scheduler": {"num_scheduler_steps": steps}}} if steps > 1 else {}),
+        **({"simulation": {"scheduler": row_sched}} if row_sched else {}),
     }
     if mem_util is not None:  # the run's own memory share (vLLM --gpu-memory-utilization): sizes the KV cache
         wl_data["gpu_memory_utilization"] = mem_util
@@ -170,6 +180,10 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         }
         rate = num(row, "request_rate_per_s")
         sim = sim_settings(row, tables.engine(engine), budget, sched, bench, rate_per_s=rate, flags=flags)
+        if kv_policy:
+            stated_sched = sim["scheduler"]
+            assert isinstance(stated_sched, dict)
+            sim["scheduler"] = {**stated_sched, "kv_reservation": kv_policy}
         return _simulated(row, served, metric, flags, details, sim, bench, tables)
     if mode in ("burst", "batch"):
         return _burst(row, served, batch, metric, flags, details, bench, tables)

@@ -1,0 +1,147 @@
+"""A loaded mixed step, term by term, and the Poisson steady state it sets (issue 29; a diagnostic, not a calibration).
+
+For each OPEN Poisson row whose id contains one of the given substrings (default: the MLPerf v4.x Server TPOT rows),
+prints:
+
+* the step the measurement implies: by Little's law n = λ · L · TPOT sequences in flight per replica (λ the row's rate
+  per replica, L its mean output), decoding at a context of I + L/2, with the prompt tokens that arrive during one
+  measured step (λ · I · TPOT) prefilled in it as whole prompts; the model's time for that step and its parts (GEMMs and
+  element-wise kernels, output head, attention compute and KV read, tensor-parallel all-reduce, the engine's fixed
+  costs), the GEMMs' achieved fraction of the dense peak and the KV read against the HBM roofline;
+* the model's own steady state (analytic/equilibrium.py: n* = λ · L · f(n*)), its elasticity ε and the TPOT
+  amplification 1 / (1 − ε), and the elasticity the measurement implies if the step is linear in n through the
+  model's own intercept (its step as a line through n* and the measured load).
+
+Reads only ``inference_serving*_open.csv``. Run: ``PYTHONPATH=src python bench/loaded_step.py [substring ...]``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+from aiinfra.analytic.equilibrium import open_loop_equilibrium, self_consistent_step_s
+from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.model_figures import param_breakdown
+from aiinfra.analytic.step_time import StepBatch
+from aiinfra.app.tables import row_tables
+from aiinfra.errors import AiinfraError
+from aiinfra.planning.inference import model_for
+from aiinfra.sim.run import limits_for
+from aiinfra.validation import inference_rows
+from aiinfra.validation.types import RowTables
+
+DATA = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data"
+DEFAULT = ["mlperf4", "server-tpot"]
+
+
+def mixed_step(n: float, prompt_tokens: float, inp: int, out: int) -> StepBatch:
+    """n decodes at context I + L/2 plus ``prompt_tokens`` of whole prompts of I tokens."""
+    prompts = max(round(prompt_tokens / inp), 1 if prompt_tokens > 0 else 0)
+    decode = StepBatch.decode(round(n), inp + out // 2)
+    if prompt_tokens <= 0:
+        return decode
+    return decode + StepBatch(
+        prefill_tokens=round(prompt_tokens),
+        prefill_attention_pairs=prompt_tokens * (inp + 1) / 2.0,
+        prefill_seqs=prompts,
+    )
+
+
+class _Captured(Exception):
+    """Raised in place of the row's simulation: carries the scenario the validation would simulate."""
+
+    def __init__(self, scenario_json: str) -> None:
+        super().__init__("captured")
+        self.scenario_json = scenario_json
+
+
+def _capture(scenario_json: str, tables: RowTables) -> None:
+    raise _Captured(scenario_json)
+
+
+def row_replica(row: dict[str, str], tables: RowTables) -> tuple[InferenceModel, float, int, int, int]:
+    """The step model the validation's simulation of ``row`` uses (planning.inference.model_for over the scenario
+    predict_row builds), the rate per replica, the mean lengths and the scheduler's sequence limit."""
+    inference_rows._simulate = _capture  # type: ignore[assignment]
+    try:
+        inference_rows.predict_row(row, tables)
+    except _Captured as got:
+        sc = tables.scenario_of(json.loads(got.scenario_json))
+    else:
+        raise SystemExit(f"{row['id']}: not a simulated row")
+    wl = sc.inference
+    assert wl is not None
+    im = model_for(sc.model, sc.cluster, wl)
+    lim = limits_for(sc, wl, im, "mixed", engine=tables.serving_tables(sc).engine)
+    replicas = max(sc.cluster.count // (im.tp * im.pp), 1)
+    rate = (wl.request_rate_per_s or 0.0) / replicas
+    return im, rate, wl.input_tokens, wl.output_tokens, lim.max_num_seqs
+
+
+def main(patterns: list[str]) -> None:
+    tables = row_tables()
+    rows = [r for path in sorted(DATA.glob("inference_serving*_open.csv")) for r in csv.DictReader(path.open())]
+    for row in rows:
+        rid = row["id"]
+        if row["mode"].strip() != "poisson" or row["metric"].strip() != "tpot_s":
+            continue
+        if not all(p in rid for p in patterns):
+            continue
+        try:
+            im, rate, inp, out, max_seqs = row_replica(row, tables)
+        except AiinfraError as err:
+            print(f"{rid}: not predicted ({err})")
+            continue
+        model, cluster, wp = im.model, im.cluster, im.weight_precision
+        tp = im.tp
+        def step(n: float, im: InferenceModel = im, rate: float = rate, inp: int = inp, out: int = out) -> float:
+            return self_consistent_step_s(lambda pt: im.iteration_time_s(mixed_step(n, pt, inp, out)), rate * inp)
+
+        tpot = float(row["value"])
+        n_meas = rate * out * tpot
+        # the step the measurement implies: n_meas decodes and the prompts arriving during one measured step
+        batch = mixed_step(n_meas, rate * inp * tpot, inp, out)
+        bd = im.breakdown(batch)
+        s_meas = bd.time_s
+        acc = cluster.accelerator
+        pb = param_breakdown(model)
+        rank_params = (pb.total - pb.embedding - pb.output) / tp
+        cd = "fp8" if wp == "fp8" and "fp8" in acc.dense_flop_per_s else "bf16"
+        gemm_frac = 2.0 * batch.tokens * rank_params / bd.linear_s / acc.peak_flop_per_s(cd)
+        gemm = f"GEMMs at <= {gemm_frac:.2f} of the {cd} peak" if not model.is_moe else "MoE: experts inside"
+        kv_read = im.decode_kv_read_bytes_per_accelerator(batch)
+        engine_s = bd.time_s - bd.linear_s - bd.attention_s - bd.communication_s
+        eq = open_loop_equilibrium(rate, out, step, max_seqs)
+        # the model's step as a line through its steady state and the measured load: intercept a, slope b
+        n_eq = eq.seqs_in_flight if eq is not None else 0.0
+        s_line = step(n_meas)
+        slope = (s_line - step(n_eq)) / (n_meas - n_eq) if n_meas != n_eq else 0.0
+        a = s_line - slope * n_meas
+        implied_eps = (tpot - a) / tpot
+        print(f"{rid}: {rate:.2f} req/s per replica, I {inp}, L {out}, measured TPOT {tpot * 1e3:.1f} ms")
+        print(
+            f"  measured load: n = {n_meas:.0f} in flight, step of {batch.decode_seqs} decodes + {batch.prefill_tokens}"
+            f" prompt tokens ({batch.tokens} tokens): model {s_meas * 1e3:.1f} ms ({100 * (s_meas / tpot - 1):+.0f} %)"
+        )
+        print(
+            f"    linear+element-wise+head {bd.linear_s * 1e3:.1f} ms ({gemm})"
+            f" | attention {bd.attention_s * 1e3:.1f} ms (KV read {kv_read / 1e9:.1f} GB/GPU, roofline"
+            f" {kv_read / acc.memory_bw_bytes_per_s * 1e3:.1f} ms) | all-reduce {bd.communication_s * 1e3:.1f} ms"
+            f" | engine fixed {engine_s * 1e3:.2f} ms"
+        )
+        if eq is None:
+            print("  model: no steady state below max_num_seqs (overloaded)")
+        else:
+            print(
+                f"  model steady state: n* {eq.seqs_in_flight:.0f}, TPOT {eq.step_s * 1e3:.1f} ms"
+                f" ({100 * (eq.step_s / tpot - 1):+.0f} %), ε {eq.elasticity:.2f}, amplification"
+                f" {eq.tpot_amplification:.1f}; measured ε with the model's intercept {a * 1e3:.1f} ms:"
+                f" {implied_eps:.2f} (amplification {1 / (1 - implied_eps):.0f})"
+            )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or DEFAULT)
