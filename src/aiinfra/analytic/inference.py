@@ -857,9 +857,11 @@ class InferenceModel:
             whole=whole if self.attention_dp else None,
         )
         # the engine's host work per iteration (scheduler, input preparation), by release
-        # (spread over the decode iterations of a multi-step call; iterations with prompt tokens run alone)
+        # (spread over the decode iterations of a multi-step call; iterations with prompt tokens run alone), its
+        # per-request part over the requests one engine core schedules (under attention DP each rank has its own)
         calls = self.scheduler_steps if whole.prefill_tokens == 0 else 1
-        total = with_host_step(total, self.engine, self.engine_version, self.cluster.tables, calls)
+        requests = -(-rank_step.decode_seqs // rank_share) + -(-rank_step.prefill_requests // rank_share)
+        total = with_host_step(total, self.engine, self.engine_version, self.cluster.tables, calls, requests)
         if self.streamed:
             # one API server streams every rank's sequences (attention DP included)
             total = streamed_step_s(total, whole, self.engine, self.cluster.tables)

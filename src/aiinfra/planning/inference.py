@@ -794,11 +794,12 @@ def _continuous_notes(d: _Deployment, batch: int, delay: float, overlap: bool, s
         why = ["the overlap scheduler plans each iteration while the last one runs"] if overlap else []
         why += [f"{steps}-step scheduling admits only between calls"] if steps > 1 else []
         notes.append(f"TTFT under load waits {delay:g} more iteration(s) before its prompt: " + "; ".join(why))
-    host_s, overlapped = host_step_s(engine, im.engine_version, d.cluster.tables)
+    host_s, overlapped = host_step_s(engine, im.engine_version, d.cluster.tables, batch)
     if host_s:
+        release = im.engine_version or "(current release)"
         notes.append(
-            f"{engine} {im.engine_version}: {host_s * 1e3:.3g} ms of host work per iteration (scheduler, input "
-            f"preparation, output processing) {'hidden behind' if overlapped else 'added to'} every step "
+            f"{engine} {release}: {host_s * 1e3:.3g} ms of host work per iteration at {batch} sequences (scheduler, "
+            f"input preparation, output processing) {'hidden behind' if overlapped else 'added to'} every step "
             "(engines.yaml host_step_by_version)"
         )
 

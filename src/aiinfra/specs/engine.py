@@ -84,10 +84,18 @@ class HostStepCost:
     output processing) and how it meets the GPU's step (engines.yaml ``host_step_by_version``)."""
 
     step_s: float
+    """The fixed part, per iteration."""
     overlapped: bool
     """True: the engine prepares the next step while the GPU runs this one (an overlap scheduler), so the step
     lasts max(GPU, host); False: the host work runs between the GPU steps, so the step lasts GPU + host."""
     releases: ReleaseRange
+    per_request_s: float = 0.0
+    """The part that grows with the requests the iteration schedules, per request (0 where the source gives one
+    figure per iteration)."""
+
+    def seconds(self, requests: int) -> float:
+        """Host time of an iteration that schedules ``requests`` requests."""
+        return self.step_s + self.per_request_s * max(requests, 0)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -525,7 +533,10 @@ def _release_range(entry: Mapping[str, Any]) -> ReleaseRange:
 def _host_costs(row: Mapping[str, Any]) -> tuple[HostStepCost, ...]:
     return tuple(
         HostStepCost(
-            step_s=float(e["host_step_ms"]) / 1e3, overlapped=bool(e["overlapped"]), releases=_release_range(e)
+            step_s=float(e["host_step_ms"]) / 1e3,
+            overlapped=bool(e["overlapped"]),
+            releases=_release_range(e),
+            per_request_s=float(e.get("host_step_us_per_request", 0.0)) / 1e6,
         )
         for e in row.get("host_step_by_version", [])
     )
