@@ -23,7 +23,7 @@ from aiinfra.planning.inference import estimate, model_for
 from aiinfra.specs.common import validate
 from aiinfra.specs.engine import parse_version
 from aiinfra.specs.workload import ServingWorkload
-from aiinfra.validation.inference_rows import _scheduler_steps
+from aiinfra.validation.inference_rows import _scheduler_steps, _stated_overlap
 from tests.conftest import LLAMA31_405B_ROW_COLUMNS
 
 from .conftest import EXAMPLES, sim_run
@@ -126,6 +126,32 @@ def test_the_planner_prices_the_release_it_is_given() -> None:
         m, cl, validate(ServingWorkload, {**base, "batch": None, "request_rate_per_s": 2.0, "engine_version": "0.6.3"})
     )
     assert any("4 ms of host work per iteration" in n for n in loaded.notes)
+
+
+@pytest.mark.parametrize("batch", [StepBatch.decode(200, 400), StepBatch.prefill(512) + StepBatch.decode(64, 500)])
+def test_a_run_that_states_async_scheduling_gets_it_whatever_its_release(batch: StepBatch) -> None:
+    # --async-scheduling on 0.11 (opt-in since vllm#19970) hides the host work as 0.14 does by default, and
+    # --no-async-scheduling on 0.14 pays it serially as 0.11 does
+    on = replace(_llama8b_h100("vllm", "0.11.0"), overlap_scheduling=True)
+    off = replace(_llama8b_h100("vllm", "0.14.0"), overlap_scheduling=False)
+    assert on.iteration_time_s(batch) == pytest.approx(_llama8b_h100("vllm", "0.14.0").iteration_time_s(batch))
+    assert off.iteration_time_s(batch) == pytest.approx(_llama8b_h100("vllm", "0.11.0").iteration_time_s(batch))
+
+
+@pytest.mark.parametrize(
+    ("notes", "overlap"),
+    [
+        ("vllm serve openai/gpt-oss-120b --max-model-len 32768 --async-scheduling -tp 2", True),
+        ("vllm serve Qwen/Qwen3-8B --no-async-scheduling", False),
+        ("vllm serve Qwen/Qwen3-8B", None),
+        ("vllm serve X --async-scheduling-foo", None),  # another flag that starts alike is not this one
+    ],
+)
+def test_a_row_states_its_overlap_scheduler(notes: str, overlap: bool | None) -> None:
+    flags = catalog.engine("vllm").overlap_flags
+    assert _stated_overlap({"engine_version": "v0.10.2", "notes": notes}, flags) is overlap
+    # an engine without the flags (TensorRT-LLM) is never read as stating one
+    assert _stated_overlap({"engine_version": "1.0", "notes": notes}, catalog.engine("trtllm").overlap_flags) is None
 
 
 def test_the_planner_says_what_a_synchronous_v1_release_adds_at_its_batch() -> None:

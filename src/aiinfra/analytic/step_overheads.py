@@ -218,14 +218,17 @@ def with_host_step(
     tables: DomainTables,
     steps_per_call: int = 1,
     requests: int = 0,
+    overlapped: bool | None = None,
 ) -> float:
     """The iteration with the engine's host work per step (module docstring) for ``requests`` scheduled requests:
     ``step_s`` + host when the host work runs between GPU steps, max(``step_s``, host) when an overlap scheduler
-    hides it behind the GPU's step; under multi-step scheduling (``steps_per_call`` decode iterations per scheduler
-    call, vLLM V0 --num-scheduler-steps) the host work is paid once per call (vllm#6854: "the 4ms only needs to be
-    incurred once for every 8 decode steps")."""
-    host_s, overlapped = host_step_s(engine, engine_version, tables, requests)
-    return step_with_host_s(step_s, host_s / max(steps_per_call, 1), overlapped)
+    hides it behind the GPU's step (``overlapped``: as the run sets it, None: the release's default); under
+    multi-step scheduling (``steps_per_call`` decode iterations per scheduler call, vLLM V0 --num-scheduler-steps)
+    the host work is paid once per call (vllm#6854: "the 4ms only needs to be incurred once for every 8 decode
+    steps")."""
+    host_s, by_default = host_step_s(engine, engine_version, tables, requests)
+    hidden = by_default if overlapped is None else overlapped
+    return step_with_host_s(step_s, host_s / max(steps_per_call, 1), hidden)
 
 
 def step_with_host_s(gpu_step_s: float, host_s: float, overlapped: bool) -> float:

@@ -299,6 +299,7 @@ def model_for(
         engine=engine or wl.engine,
         engine_version=workload_release(wl),
         scheduler_steps=sched.num_scheduler_steps if sched is not None else 1,
+        overlap_scheduling=sched.overlap_scheduling if sched is not None else None,
         streamed=streamed,
     )
 
@@ -795,6 +796,7 @@ def _continuous_notes(d: _Deployment, batch: int, delay: float, overlap: bool, s
         why += [f"{steps}-step scheduling admits only between calls"] if steps > 1 else []
         notes.append(f"TTFT under load waits {delay:g} more iteration(s) before its prompt: " + "; ".join(why))
     host_s, overlapped = host_step_s(engine, im.engine_version, d.cluster.tables, batch)
+    overlapped = overlapped if im.overlap_scheduling is None else im.overlap_scheduling
     if host_s:
         release = im.engine_version or "(current release)"
         notes.append(

@@ -251,6 +251,9 @@ class EngineProfile:
     multi_step_flag: str | None = None
     """The command-line flag that sets multi-step scheduling (vLLM V0 --num-scheduler-steps); None: the engine has
     none."""
+    overlap_flags: tuple[str, str] | None = None
+    """The command-line flags that turn the overlap scheduler on and off (vLLM --async-scheduling /
+    --no-async-scheduling; engines.yaml overlap_flags); None: the engine has none."""
     legacy_engine: Mapping[str, Any] | None = field(default=None, repr=False)
     """What a run that states no release ran when its build predates the current engine generation (engines.yaml
     legacy_engine: the release it is priced as, the date the current generation became the default)."""
@@ -640,6 +643,9 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             legacy_scheduler=row.get("legacy_scheduler"),
             overlap_scheduler=_release_range(row["overlap_scheduler"]) if row.get("overlap_scheduler") else None,
             multi_step_flag=str(row["multi_step_flag"]) if row.get("multi_step_flag") else None,
+            overlap_flags=(str(row["overlap_flags"]["enable"]), str(row["overlap_flags"]["disable"]))
+            if row.get("overlap_flags")
+            else None,
             legacy_engine=row.get("legacy_engine"),
             cuda_graph_by_version=_graph_rules(row),
             own_allreduce_limits=_own_allreduce_limits(row),
