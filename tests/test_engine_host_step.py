@@ -128,6 +128,13 @@ def test_the_planner_prices_the_release_it_is_given() -> None:
     assert any("4 ms of host work per iteration" in n for n in loaded.notes)
 
 
+def test_vllm_admits_one_step_later_once_async_scheduling_is_its_default() -> None:
+    # vllm#19970: the scheduler runs one step ahead, so TTFT "slightly increases"; default from 0.14 (vllm#27614)
+    vllm = catalog.engine("vllm")
+    assert not vllm.overlaps_scheduling((0, 13, 0)) and not vllm.overlaps_scheduling((0, 8, 4))
+    assert vllm.overlaps_scheduling((0, 14, 0)) and vllm.overlaps_scheduling(None)
+
+
 @pytest.mark.parametrize("batch", [StepBatch.decode(200, 400), StepBatch.prefill(512) + StepBatch.decode(64, 500)])
 def test_a_run_that_states_async_scheduling_gets_it_whatever_its_release(batch: StepBatch) -> None:
     # --async-scheduling on 0.11 (opt-in since vllm#19970) hides the host work as 0.14 does by default, and
