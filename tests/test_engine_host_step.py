@@ -1,10 +1,12 @@
 """What an engine release does differently (issue 29): vLLM V0's serial scheduler / input-preparation /
-output-processing time per iteration and its scheduler defaults (256 sequences, 512-token chunks above 32K of
+output-processing time per iteration, V1's per scheduled request (serial before 0.14, hidden behind the step by
+async scheduling from 0.14), and V0's scheduler defaults (256 sequences, 512-token chunks above 32K of
 context) — each against the figure its source gives or a hand calculation, in the step model, the planner and the
 simulator."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -21,7 +23,7 @@ from aiinfra.planning.inference import estimate, model_for
 from aiinfra.specs.common import validate
 from aiinfra.specs.engine import parse_version
 from aiinfra.specs.workload import ServingWorkload
-from aiinfra.validation.inference_rows import _scheduler_steps
+from aiinfra.validation.inference_rows import _scheduler_steps, _stated_overlap
 from tests.conftest import LLAMA31_405B_ROW_COLUMNS
 
 from .conftest import EXAMPLES, sim_run
@@ -52,19 +54,38 @@ def test_release_numbers_are_read_from_version_strings(text: str, version: tuple
     assert parse_version(text) == version
 
 
-def test_vllm_v0_pays_the_multi_step_rfc_bubble_and_v1_does_not() -> None:
-    # vllm#6854: ~4 ms of GPU idle per decode step without multi-step scheduling (V0); V1 is the default from 0.8
-    assert host_step_s("vllm", "0.6.3", domain_tables()) == (pytest.approx(4e-3), False)
-    assert host_step_s("vllm", "0.7.3", domain_tables()) == (pytest.approx(4e-3), False)
-    assert host_step_s("vllm", "0.8.0", domain_tables()) == (0.0, False)
-    assert host_step_s("vllm", "0.11.0", domain_tables()) == (0.0, False)
-    assert host_step_s("vllm", None, domain_tables()) == (0.0, False)  # the current release
+def test_vllm_v0_pays_the_multi_step_rfc_bubble_whatever_the_batch() -> None:
+    # vllm#6854: ~4 ms of GPU idle per decode step without multi-step scheduling (V0), one figure per iteration
+    for requests in (1, 256):
+        assert host_step_s("vllm", "0.6.3", domain_tables(), requests) == (pytest.approx(4e-3), False)
+        assert host_step_s("vllm", "0.7.3", domain_tables(), requests) == (pytest.approx(4e-3), False)
+
+
+# vllm#10634: "about 5-6 ms" of GPU idle between two V1 decode steps at 256 sequences; vllm#19970: minimal at batch
+# 1. Per scheduled request: 5.5 ms / 256 = 21.48 us (engines.yaml keeps 21.5 us)
+V1_HOST_S_PER_REQUEST = 5.5e-3 / 256
+
+
+@pytest.mark.parametrize("release", ["0.8.0", "0.8.4", "0.10.1.1", "0.11.0", "0.13.0"])
+def test_vllm_v1_before_async_scheduling_pays_its_traced_gap_serially(release: str) -> None:
+    # 256 sequences: 256 x 21.5 us = 5.504 ms, the traced 5-6 ms; one sequence: 21.5 us ("already minimal")
+    host, overlapped = host_step_s("vllm", release, domain_tables(), 256)
+    assert host == pytest.approx(256 * V1_HOST_S_PER_REQUEST, rel=0.01) and not overlapped
+    assert 5e-3 <= host <= 6e-3
+    assert host_step_s("vllm", release, domain_tables(), 1)[0] == pytest.approx(V1_HOST_S_PER_REQUEST, rel=0.01)
+
+
+@pytest.mark.parametrize("release", ["0.14.0", "0.15.1", None])
+def test_vllm_from_0_14_hides_the_same_host_work_behind_the_step(release: str | None) -> None:
+    # v0.14.0 release notes: async scheduling on by default (vllm#27614); an unstated release is the current one
+    host, overlapped = host_step_s("vllm", release, domain_tables(), 128)
+    assert host == pytest.approx(128 * V1_HOST_S_PER_REQUEST, rel=0.01) and overlapped
 
 
 def test_engines_without_a_measured_host_time_get_none() -> None:
     for engine in ("trtllm", "sglang"):
         for release in (None, "0.5.0", "1.2.0"):
-            assert host_step_s(engine, release, domain_tables()) == (0.0, False)
+            assert host_step_s(engine, release, domain_tables(), 256) == (0.0, False)
 
 
 def test_serial_host_time_adds_and_overlapped_host_time_hides() -> None:
@@ -75,9 +96,22 @@ def test_serial_host_time_adds_and_overlapped_host_time_hides() -> None:
 
 
 @pytest.mark.parametrize("batch", [StepBatch.decode(8, 1000), StepBatch.decode(200, 400), StepBatch.prefill(2048)])
-def test_a_v0_step_is_the_v1_step_plus_4_ms(batch: StepBatch) -> None:
-    v0, v1 = _llama8b_h100("vllm", "0.6.3"), _llama8b_h100("vllm", "0.11.0")
+def test_a_v0_step_is_the_async_v1_step_plus_4_ms(batch: StepBatch) -> None:
+    # Llama 3.1 8B on an H100: the GPU step outlasts 200 x 21.5 us = 4.3 ms of hidden V1 host work
+    v0, v1 = _llama8b_h100("vllm", "0.6.3"), _llama8b_h100("vllm", "0.14.0")
     assert v0.iteration_time_s(batch) - v1.iteration_time_s(batch) == pytest.approx(4e-3, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("batch", "requests"),
+    [(StepBatch.decode(8, 1000), 8), (StepBatch.decode(200, 400), 200), (StepBatch.prefill(2048), 1)],
+)
+def test_a_synchronous_v1_step_is_the_async_step_plus_its_requests_host_time(batch: StepBatch, requests: int) -> None:
+    # 0.11 (serial) vs 0.14 (hidden behind a longer GPU step): the difference is requests x 21.5 us, e.g. 200
+    # decoding sequences: 4.30 ms
+    sync, async_ = _llama8b_h100("vllm", "0.11.0"), _llama8b_h100("vllm", "0.14.0")
+    diff = sync.iteration_time_s(batch) - async_.iteration_time_s(batch)
+    assert diff == pytest.approx(requests * V1_HOST_S_PER_REQUEST, rel=0.01)
 
 
 def test_the_planner_prices_the_release_it_is_given() -> None:
@@ -92,6 +126,53 @@ def test_the_planner_prices_the_release_it_is_given() -> None:
         m, cl, validate(ServingWorkload, {**base, "batch": None, "request_rate_per_s": 2.0, "engine_version": "0.6.3"})
     )
     assert any("4 ms of host work per iteration" in n for n in loaded.notes)
+
+
+def test_vllm_admits_one_step_later_once_async_scheduling_is_its_default() -> None:
+    # vllm#19970: the scheduler runs one step ahead, so TTFT "slightly increases"; default from 0.14 (vllm#27614)
+    vllm = catalog.engine("vllm")
+    assert not vllm.overlaps_scheduling((0, 13, 0)) and not vllm.overlaps_scheduling((0, 8, 4))
+    assert vllm.overlaps_scheduling((0, 14, 0)) and vllm.overlaps_scheduling(None)
+
+
+@pytest.mark.parametrize("batch", [StepBatch.decode(200, 400), StepBatch.prefill(512) + StepBatch.decode(64, 500)])
+def test_a_run_that_states_async_scheduling_gets_it_whatever_its_release(batch: StepBatch) -> None:
+    # --async-scheduling on 0.11 (opt-in since vllm#19970) hides the host work as 0.14 does by default, and
+    # --no-async-scheduling on 0.14 pays it serially as 0.11 does
+    on = replace(_llama8b_h100("vllm", "0.11.0"), overlap_scheduling=True)
+    off = replace(_llama8b_h100("vllm", "0.14.0"), overlap_scheduling=False)
+    assert on.iteration_time_s(batch) == pytest.approx(_llama8b_h100("vllm", "0.14.0").iteration_time_s(batch))
+    assert off.iteration_time_s(batch) == pytest.approx(_llama8b_h100("vllm", "0.11.0").iteration_time_s(batch))
+
+
+@pytest.mark.parametrize(
+    ("notes", "overlap"),
+    [
+        ("vllm serve openai/gpt-oss-120b --max-model-len 32768 --async-scheduling -tp 2", True),
+        ("vllm serve Qwen/Qwen3-8B --no-async-scheduling", False),
+        ("vllm serve Qwen/Qwen3-8B", None),
+        ("vllm serve X --async-scheduling-foo", None),  # another flag that starts alike is not this one
+    ],
+)
+def test_a_row_states_its_overlap_scheduler(notes: str, overlap: bool | None) -> None:
+    flags = catalog.engine("vllm").overlap_flags
+    assert _stated_overlap({"engine_version": "v0.10.2", "notes": notes}, flags) is overlap
+    # an engine without the flags (TensorRT-LLM) is never read as stating one
+    assert _stated_overlap({"engine_version": "1.0", "notes": notes}, catalog.engine("trtllm").overlap_flags) is None
+
+
+def test_the_planner_says_what_a_synchronous_v1_release_adds_at_its_batch() -> None:
+    m, cl = catalog.model("meta-llama-3.1-8b"), cluster_for("nvidia-h100-sxm5-80gb", 1)
+    wl = {"input_tokens": 128, "output_tokens": 256, "engine": "vllm", "request_rate_per_s": 2.0}
+    est = estimate(m, cl, validate(ServingWorkload, {**wl, "engine_version": "0.11.0"}))
+    # its note prices the batch it settles at: batch x 21.5 us
+    note = next(n for n in est.notes if "of host work per iteration at" in n)
+    assert "added to every step" in note
+    found = re.search(r"([\d.]+) ms of host work per iteration at (\d+) sequences", note)
+    assert found is not None
+    assert float(found.group(1)) == pytest.approx(int(found.group(2)) * 21.5e-3, rel=5e-3)
+    hidden = estimate(m, cl, validate(ServingWorkload, {**wl, "engine_version": "0.14.0"}))
+    assert any("hidden behind every step" in n for n in hidden.notes)
 
 
 @pytest.mark.parametrize(("release", "says"), [("latest", "no release number"), (0.1, "quote it")])
@@ -163,7 +244,7 @@ def test_a_v0_simulation_schedules_with_the_v0_defaults() -> None:
 def test_multi_step_scheduling_pays_the_host_time_once_per_call() -> None:
     # vllm#6854: with multi-step-8 "the 4ms only needs to be incurred once for every 8 decode steps"; here 10 steps
     # per call: 0.4 ms per decode iteration; an iteration with prompt tokens runs alone and pays the 4 ms (vllm#7000)
-    v1 = _llama8b_h100("vllm", "0.11.0")
+    v1 = _llama8b_h100("vllm", "0.14.0")
     multi = replace(_llama8b_h100("vllm", "0.6.0"), scheduler_steps=10)
     decode, prefill = StepBatch.decode(64, 500), StepBatch.prefill(512) + StepBatch.decode(64, 500)
     assert multi.iteration_time_s(decode) - v1.iteration_time_s(decode) == pytest.approx(0.4e-3, rel=1e-9)
@@ -252,7 +333,9 @@ def test_a_dated_v0_build_row_pays_v0s_host_time_and_defaults() -> None:
     v1 = predict_row({**row, "engine_version": "v0.8.0"}, row_tables())
     assert "priced as vllm 0.7.3 (build dated 20250112" in v0.reason
     assert v0.predicted is not None and v1.predicted is not None
-    # a decode step of 4 sequences lasts t + 4 ms under V0 and t under V1 (tokens/s = 4 / step): 1/v0 − 1/v1 is
-    # 2,047 decode steps × 4 ms / (4 × 2,048 tokens) ≈ 1 ms per token, within what the different V0 scheduler defaults
-    # (a 512-token budget: the 128-token prompts still fit one step) leave
-    assert 1 / v0.predicted - 1 / v1.predicted == pytest.approx(2047 * 4e-3 / (4 * 2048), rel=0.05)
+    # a decode step of 4 sequences lasts t + 4 ms under V0 and t + 4 × 21.5 us under V1 0.8 (tokens/s = 4 / step):
+    # 1/v0 − 1/v1 is 2,047 decode steps × (4 − 0.086) ms / (4 × 2,048 tokens) ≈ 1 ms per token, within what the
+    # different V0 scheduler defaults (a 512-token budget: the 128-token prompts still fit one step) leave
+    assert 1 / v0.predicted - 1 / v1.predicted == pytest.approx(
+        2047 * (4e-3 - 4 * V1_HOST_S_PER_REQUEST) / (4 * 2048), rel=0.05
+    )

@@ -1,7 +1,7 @@
-"""When an arrival can join the batch (issue 29): SGLang and TensorRT-LLM's PyTorch executor plan iteration n + 1 while
-iteration n runs, so a request arriving during an iteration joins the one after the next; vLLM V0's multi-step
-scheduling admits only between its calls of n decode iterations — hand-stepped timelines in the simulator, the same
-delays in the loaded-replica model, and the releases the catalog gives the overlap to."""
+"""When an arrival can join the batch (issue 29): SGLang, TensorRT-LLM's PyTorch executor and vLLM from 0.14 plan
+iteration n + 1 while iteration n runs, so a request arriving during an iteration joins the one after the next; vLLM
+V0's multi-step scheduling admits only between its calls of n decode iterations — hand-stepped timelines in the
+simulator, the same delays in the loaded-replica model, and the releases the catalog gives the overlap to."""
 
 from __future__ import annotations
 
@@ -18,16 +18,18 @@ from aiinfra.specs.workload import ServingWorkload
 from .test_sim_kernel import lim, run
 
 
-def test_sglang_and_trtllm_pytorch_releases_overlap_and_vllm_v1_does_not() -> None:
+def test_sglang_trtllm_pytorch_and_vllm_from_0_14_overlap() -> None:
     # sglang#2067 turned the overlap scheduler on by default (v0.4); TensorRT-LLM#4174 in the PyTorch executor
-    # (the default backend from 1.0); vLLM's async scheduling is opt-in in the releases profiled
+    # (the default backend from 1.0); vLLM's async scheduling is opt-in before 0.14 and the default from it
+    # (vllm#27614), the current release included
     sglang, trtllm, vllm = (catalog.engine(e) for e in ("sglang", "trtllm", "vllm"))
     assert sglang.overlaps_scheduling(None) and sglang.overlaps_scheduling(parse_version("0.5.5.post1"))
     assert not sglang.overlaps_scheduling(parse_version("0.3.0"))
     assert trtllm.overlaps_scheduling(parse_version("1.2.0rc1"))
     # an unstated TensorRT-LLM release may be a TensorRT engine (NIM, MLPerf): the C++ executor's overlap is opt-in
     assert not trtllm.overlaps_scheduling(None)
-    assert not vllm.overlaps_scheduling(None) and not vllm.overlaps_scheduling(parse_version("0.11.0"))
+    assert not vllm.overlaps_scheduling(parse_version("0.11.0")) and not vllm.overlaps_scheduling((0, 13, 9))
+    assert vllm.overlaps_scheduling(parse_version("0.14.0")) and vllm.overlaps_scheduling(None)
 
 
 def test_an_arrival_during_an_iteration_joins_the_one_after_the_next() -> None:

@@ -236,6 +236,10 @@ class InferenceModel:
     scheduler_steps: int = 1
     """Decode iterations per scheduler call (vLLM V0's multi-step scheduling): decode-only iterations pay the host
     time per call divided by it."""
+    overlap_scheduling: bool | None = None
+    """Whether the engine prepares iteration n + 1 while the GPU runs iteration n (vLLM --async-scheduling /
+    --no-async-scheduling as a run states it): its host time per iteration then hides behind the GPU's step;
+    None: as the release does by default (engines.yaml host_step_by_version)."""
     streamed: bool = False
     """Requests come through the engine's API server and stream their tokens: a step lasts at least the server's
     time to stream its chunks (analytic/step_overheads.py ``streamed_step_s``)."""
@@ -857,9 +861,13 @@ class InferenceModel:
             whole=whole if self.attention_dp else None,
         )
         # the engine's host work per iteration (scheduler, input preparation), by release
-        # (spread over the decode iterations of a multi-step call; iterations with prompt tokens run alone)
+        # (spread over the decode iterations of a multi-step call; iterations with prompt tokens run alone), its
+        # per-request part over the requests one engine core schedules (under attention DP each rank has its own)
         calls = self.scheduler_steps if whole.prefill_tokens == 0 else 1
-        total = with_host_step(total, self.engine, self.engine_version, self.cluster.tables, calls)
+        requests = -(-rank_step.decode_seqs // rank_share) + -(-rank_step.prefill_requests // rank_share)
+        total = with_host_step(
+            total, self.engine, self.engine_version, self.cluster.tables, calls, requests, self.overlap_scheduling
+        )
         if self.streamed:
             # one API server streams every rank's sequences (attention DP included)
             total = streamed_step_s(total, whole, self.engine, self.cluster.tables)

@@ -26,9 +26,11 @@ hundreds of sequences in flight.
 
 The engine's own host work per iteration (scheduling, input preparation, output processing) is priced where a
 release's cost was measured (the engine profile's ``host_step_by_version``, :func:`with_host_step`): serial with the
-GPU's step where the engine does it between steps (vLLM V0), so the step lasts GPU + host; under an overlap scheduler
-that prepares step n + 1 while the GPU runs step n, max(GPU, host). No per-sequence part was found measured, so the
-cost is one figure per iteration, and releases without a measurement (vLLM V1, SGLang, TensorRT-LLM) get none.
+GPU's step where the engine does it between steps (vLLM V0, and V1 before async scheduling became its default), so
+the step lasts GPU + host; under an overlap scheduler that prepares step n + 1 while the GPU runs step n (vLLM V1's
+async scheduling), max(GPU, host). The cost is a fixed part per iteration plus, where the source gives its growth
+with the batch (vLLM V1), a part per scheduled request (decoding sequences and prompts of the iteration, per engine
+core: under attention DP each rank's); engines without a measurement (SGLang, TensorRT-LLM) get none.
 
 The figures are the project's own microbenchmarks (catalog/data/kernel_overheads_<part>.yaml: launch costs of eager
 PyTorch ops and of graph replay, samplers at batch 1–256). A part without its own rows borrows those of a part of its
@@ -199,25 +201,34 @@ def streamed_step_s(step_s: float, batch: StepBatch, engine: str, tables: Domain
     return max(step_s, streamed_chunks(batch) * per_chunk_s) if per_chunk_s > 0.0 else step_s
 
 
-def host_step_s(engine: str, engine_version: str | None, tables: DomainTables) -> tuple[float, bool]:
+def host_step_s(engine: str, engine_version: str | None, tables: DomainTables, requests: int = 0) -> tuple[float, bool]:
     """(host seconds per iteration, overlapped with the GPU's step) of release ``engine_version`` of ``engine``
-    (None or a text without a release number: the current release); (0, False) where none is measured. ``tables``:
-    the catalog's (the cluster's) engine profiles."""
+    (None or a text without a release number: the current release) for an iteration that schedules ``requests``
+    requests (decoding sequences and prompts; the per-request part of the release's cost); (0, False) where none is
+    measured. ``tables``: the catalog's (the cluster's) engine profiles."""
     version = parse_version(engine_version) if engine_version else None
     cost = tables.engine(engine).host_step_cost(version)
-    return (cost.step_s, cost.overlapped) if cost is not None else (0.0, False)
+    return (cost.seconds(requests), cost.overlapped) if cost is not None else (0.0, False)
 
 
 def with_host_step(
-    step_s: float, engine: str, engine_version: str | None, tables: DomainTables, steps_per_call: int = 1
+    step_s: float,
+    engine: str,
+    engine_version: str | None,
+    tables: DomainTables,
+    steps_per_call: int = 1,
+    requests: int = 0,
+    overlapped: bool | None = None,
 ) -> float:
-    """The iteration with the engine's host work per step (module docstring): ``step_s`` + host when the host work
-    runs between GPU steps, max(``step_s``, host) when an overlap scheduler hides it behind the GPU's step; under
+    """The iteration with the engine's host work per step (module docstring) for ``requests`` scheduled requests:
+    ``step_s`` + host when the host work runs between GPU steps, max(``step_s``, host) when an overlap scheduler
+    hides it behind the GPU's step (``overlapped``: as the run sets it, None: the release's default); under
     multi-step scheduling (``steps_per_call`` decode iterations per scheduler call, vLLM V0 --num-scheduler-steps)
     the host work is paid once per call (vllm#6854: "the 4ms only needs to be incurred once for every 8 decode
     steps")."""
-    host_s, overlapped = host_step_s(engine, engine_version, tables)
-    return step_with_host_s(step_s, host_s / max(steps_per_call, 1), overlapped)
+    host_s, by_default = host_step_s(engine, engine_version, tables, requests)
+    hidden = by_default if overlapped is None else overlapped
+    return step_with_host_s(step_s, host_s / max(steps_per_call, 1), hidden)
 
 
 def step_with_host_s(gpu_step_s: float, host_s: float, overlapped: bool) -> float:

@@ -303,6 +303,7 @@ def model_for(
         engine=engine or wl.engine,
         engine_version=workload_release(wl),
         scheduler_steps=sched.num_scheduler_steps if sched is not None else 1,
+        overlap_scheduling=sched.overlap_scheduling if sched is not None else None,
         streamed=streamed,
     )
 
@@ -798,11 +799,13 @@ def _continuous_notes(d: _Deployment, batch: int, delay: float, overlap: bool, s
         why = ["the overlap scheduler plans each iteration while the last one runs"] if overlap else []
         why += [f"{steps}-step scheduling admits only between calls"] if steps > 1 else []
         notes.append(f"TTFT under load waits {delay:g} more iteration(s) before its prompt: " + "; ".join(why))
-    host_s, overlapped = host_step_s(engine, im.engine_version, d.cluster.tables)
+    host_s, overlapped = host_step_s(engine, im.engine_version, d.cluster.tables, batch)
+    overlapped = overlapped if im.overlap_scheduling is None else im.overlap_scheduling
     if host_s:
+        release = im.engine_version or "(current release)"
         notes.append(
-            f"{engine} {im.engine_version}: {host_s * 1e3:.3g} ms of host work per iteration (scheduler, input "
-            f"preparation, output processing) {'hidden behind' if overlapped else 'added to'} every step "
+            f"{engine} {release}: {host_s * 1e3:.3g} ms of host work per iteration at {batch} sequences (scheduler, "
+            f"input preparation, output processing) {'hidden behind' if overlapped else 'added to'} every step "
             "(engines.yaml host_step_by_version)"
         )
 

@@ -84,10 +84,18 @@ class HostStepCost:
     output processing) and how it meets the GPU's step (engines.yaml ``host_step_by_version``)."""
 
     step_s: float
+    """The fixed part, per iteration."""
     overlapped: bool
     """True: the engine prepares the next step while the GPU runs this one (an overlap scheduler), so the step
     lasts max(GPU, host); False: the host work runs between the GPU steps, so the step lasts GPU + host."""
     releases: ReleaseRange
+    per_request_s: float = 0.0
+    """The part that grows with the requests the iteration schedules, per request (0 where the source gives one
+    figure per iteration)."""
+
+    def seconds(self, requests: int) -> float:
+        """Host time of an iteration that schedules ``requests`` requests."""
+        return self.step_s + self.per_request_s * max(requests, 0)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -243,6 +251,9 @@ class EngineProfile:
     multi_step_flag: str | None = None
     """The command-line flag that sets multi-step scheduling (vLLM V0 --num-scheduler-steps); None: the engine has
     none."""
+    overlap_flags: tuple[str, str] | None = None
+    """The command-line flags that turn the overlap scheduler on and off (vLLM --async-scheduling /
+    --no-async-scheduling; engines.yaml overlap_flags); None: the engine has none."""
     legacy_engine: Mapping[str, Any] | None = field(default=None, repr=False)
     """What a run that states no release ran when its build predates the current engine generation (engines.yaml
     legacy_engine: the release it is priced as, the date the current generation became the default)."""
@@ -529,7 +540,10 @@ def _release_range(entry: Mapping[str, Any]) -> ReleaseRange:
 def _host_costs(row: Mapping[str, Any]) -> tuple[HostStepCost, ...]:
     return tuple(
         HostStepCost(
-            step_s=float(e["host_step_ms"]) / 1e3, overlapped=bool(e["overlapped"]), releases=_release_range(e)
+            step_s=float(e["host_step_ms"]) / 1e3,
+            overlapped=bool(e["overlapped"]),
+            releases=_release_range(e),
+            per_request_s=float(e.get("host_step_us_per_request", 0.0)) / 1e6,
         )
         for e in row.get("host_step_by_version", [])
     )
@@ -643,6 +657,9 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             legacy_scheduler=row.get("legacy_scheduler"),
             overlap_scheduler=_release_range(row["overlap_scheduler"]) if row.get("overlap_scheduler") else None,
             multi_step_flag=str(row["multi_step_flag"]) if row.get("multi_step_flag") else None,
+            overlap_flags=(str(row["overlap_flags"]["enable"]), str(row["overlap_flags"]["disable"]))
+            if row.get("overlap_flags")
+            else None,
             legacy_engine=row.get("legacy_engine"),
             cuda_graph_by_version=_graph_rules(row),
             own_allreduce_limits=_own_allreduce_limits(row),

@@ -57,8 +57,9 @@ class SchedulerConfig:
     tokens run one at a time (vllm#7000)."""
     overlap_scheduling: bool | None = None
     """Whether the engine plans iteration n + 1 while the GPU runs iteration n (TensorRT-LLM's
-    enable_overlap_scheduler, SGLang's overlap schedule), so a request arriving during an iteration joins the one
-    after the next; None: the engine release's default (catalog/data/engines.yaml overlap_scheduler)."""
+    enable_overlap_scheduler, SGLang's overlap schedule, vLLM's --async-scheduling), so a request arriving during an
+    iteration joins the one after the next and the engine's host time per iteration hides behind the GPU's step;
+    None: the engine release's default (catalog/data/engines.yaml overlap_scheduler, host_step_by_version)."""
     kv_reservation: Literal["full", "incremental"] | None = None
     """KV admission policy: full = a request is admitted only when its whole prompt + output fits, reserved until it
     ends, nothing ever preempted (TensorRT-LLM's CapacitySchedulerPolicy GUARANTEED_NO_EVICT); incremental = blocks

@@ -63,6 +63,9 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     kvp = _kv_precision(row, wp, flags)
     engine = _engine(row, flags, tables)
     steps = _scheduler_steps(row, tables.engine(engine).multi_step_flag)
+    overlap = _stated_overlap(row, tables.engine(engine).overlap_flags)
+    if overlap is not None:
+        flags.append(f"overlap scheduler {'on' if overlap else 'off'} as the run states")
     metric = row["metric"].strip()
     mode = row["mode"].strip()
     inp = integer(row, "input_tokens")
@@ -89,6 +92,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         engine=engine,
         engine_version=release,
         scheduler_steps=steps,
+        overlap_scheduling=overlap,
     )
     if metric in ("itl_intercept_s", "itl_slope_s_per_context_token"):
         return _itl(im, metric, sliding, flags)
@@ -104,7 +108,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     # the engine's default
     kv_policy = tables.engine(engine).mlperf_kv_reservation if is_mlperf(row) else None
     row_sched: dict[str, object] = {
-        **({"num_scheduler_steps": steps} if steps > 1 else {}),
+        **_stated_scheduler(steps, overlap),
         **({"kv_reservation": kv_policy} if kv_policy else {}),
     }
     if kv_policy:
@@ -170,6 +174,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         out,
         release=release,
         scheduler_steps=steps,
+        overlap_scheduling=overlap,
         gpu_memory_utilization_frac=mem_util,
         ep=ep,
         attention_dp=attention_dp,
@@ -215,6 +220,29 @@ def _release(row: dict[str, str], profile: EngineProfile, steps: int, flags: lis
         version, why = legacy
         flags.append(f"engine release not stated: priced as {profile.id} {'.'.join(map(str, version))} ({why})")
     return ".".join(str(p) for p in (*version, 0, 0)[:3])  # three parts: never read back as a number
+
+
+def _stated_overlap(row: dict[str, str], flags: tuple[str, str] | None) -> bool | None:
+    """The overlap scheduler as the run states it: the engine's off flag (vLLM --no-async-scheduling) in the row's
+    engine_version or notes -> False, its on flag (--async-scheduling) -> True; None when it states neither or the
+    engine has no such flags."""
+    if flags is None:
+        return None
+    on, off = flags
+    text = f"{row.get('engine_version') or ''} {row.get('notes') or ''}"
+    if re.search(re.escape(off) + r"(?![\w-])", text):
+        return False
+    if re.search(r"(?<![\w-])" + re.escape(on) + r"(?![\w-])", text):
+        return True
+    return None
+
+
+def _stated_scheduler(steps: int, overlap: bool | None) -> dict[str, object]:
+    """The workload's simulation.scheduler fields a run states: multi-step scheduling, the overlap scheduler."""
+    sched: dict[str, object] = {"num_scheduler_steps": steps} if steps > 1 else {}
+    if overlap is not None:
+        sched["overlap_scheduling"] = overlap
+    return sched
 
 
 def _scheduler_steps(row: dict[str, str], flag: str | None) -> int:
@@ -528,6 +556,8 @@ class _Served:
     """The engine release the row ran (MAJOR.MINOR[.PATCH]), or None when the row does not state one."""
     scheduler_steps: int = 1
     """vLLM V0's --num-scheduler-steps the run states (1: single-step)."""
+    overlap_scheduling: bool | None = None
+    """The overlap scheduler as the run states it (vLLM --async-scheduling), else None: the release's default."""
     gpu_memory_utilization_frac: float | None = None
     """The memory share the run states (vLLM --gpu-memory-utilization), else None: the workload's default."""
     ep: int = 1
@@ -541,9 +571,10 @@ class _Served:
         from aiinfra.report.render import jsonable
 
         arch = {k: v for k, v in jsonable(self.model).items() if k not in ("sources", "notes")}
-        if self.scheduler_steps > 1:  # the run's multi-step scheduling, beside whatever scheduler it states
+        stated = _stated_scheduler(self.scheduler_steps, self.overlap_scheduling)
+        if stated:  # the run's multi-step scheduling and overlap scheduler, beside whatever scheduler it states
             sim = dict(inference.get("simulation") or {})  # type: ignore[call-overload]
-            sim["scheduler"] = {**(sim.get("scheduler") or {}), "num_scheduler_steps": self.scheduler_steps}
+            sim["scheduler"] = {**(sim.get("scheduler") or {}), **stated}
             inference = {**inference, "simulation": sim}
         plan: dict[str, object] = {"tp": self.tp, "pp": self.pp}
         if self.ep > 1:  # the run's expert and attention layout, as the analytic estimate gets it
