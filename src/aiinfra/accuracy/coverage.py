@@ -79,7 +79,8 @@ def rows_from_cases(path: Path, cases: Sequence[object], generations: Mapping[st
     for c in cases:
         row = by_id.get(getattr(c, "id", ""))
         measured, predicted = getattr(c, "measured", None), getattr(c, "predicted", None)
-        regime = row_regime(kind, row, generations) if row else None
+        rho = getattr(c, "utilisation_frac", None)
+        regime = row_regime(kind, row, generations, rho) if row else None
         if row is None or regime is None or not measured or not predicted or predicted <= 0:
             continue
         metric = row["metric"].strip()
@@ -97,6 +98,7 @@ def rows_from_cases(path: Path, cases: Sequence[object], generations: Mapping[st
                 predicted=predicted,
                 log_error=_log_error(kind, metric, predicted, measured),
                 regime=regime,
+                utilisation=rho,
             )
         )
     return out
