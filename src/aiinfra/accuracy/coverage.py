@@ -98,7 +98,7 @@ def rows_from_cases(path: Path, cases: Sequence[object], generations: Mapping[st
                 predicted=predicted,
                 log_error=_log_error(kind, metric, predicted, measured),
                 regime=regime,
-                utilisation=rho,
+                utilisation_frac=rho,
             )
         )
     return out
@@ -119,10 +119,10 @@ BREAKDOWN = {"training": ("scale_band", "arch", "parallelism"), "inference": ("l
 
 
 def groups(
-    checked: Sequence[Checked], splits: tuple[str, ...] = ("sealed", "open", "all")
+    checked: Sequence[Checked], which: tuple[str, ...] = ("sealed", "open", "all")
 ) -> list[tuple[str, str, list[Checked]]]:
     """(regime label, split, rows) for each kind and quantity, then each value of its breakdown dimensions
-    (``splits``: which of sealed, open and all to report)."""
+    (``which``: the splits to report, of sealed, open and all)."""
     out = []
     keys = sorted({(c.row.kind, c.row.regime.quantity) for c in checked})
     for kind, quantity in keys:
@@ -135,7 +135,7 @@ def groups(
                 )
         for label, sel in parts:
             splits = {c.row.split for c in sel}
-            for split in splits:
+            for split in which:
                 rows = [c for c in sel if split == "all" or c.row.split == split]
                 if rows and (split != "all" or len(splits) > 1):  # "all" only beside both splits
                     out.append((label, split, rows))

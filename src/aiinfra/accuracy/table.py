@@ -72,7 +72,7 @@ class ErrorRow:
     """ln(predicted / measured) of the regime's quantity: of the step time for every training row (a tokens/s row's
     error inverted), of the metric itself for inference, of the failure rate for reliability (an MTTF inverted)."""
     regime: Regime
-    utilisation: float | None = None
+    utilisation_frac: float | None = None
     """An inference row's predicted utilisation ρ̂ (aiinfra.accuracy.regimes.utilisation): its load level."""
 
 
@@ -158,7 +158,7 @@ def rows_of_file(
                         predicted=pred,
                         log_error=_log_error(kind, row["metric"].strip(), pred, measured),
                         regime=regime,
-                        utilisation=rho,
+                        utilisation_frac=rho,
                     )
                 )
         if progress is not None:
