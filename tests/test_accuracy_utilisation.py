@@ -95,3 +95,4 @@ def test_an_answer_at_a_rate_is_banded_by_its_own_utilisation(share: float, leve
     obj = app.infer(app.load_scenario(path, set={"inference.request_rate_per_s": rate})).to_dict()
     assert obj["saturated_requests_per_s"] == pytest.approx(saturated.saturated_requests_per_s)
     assert f"{level} load" in obj["accuracy"]["regime"]
+    assert f"the load is {share:.0%} of the capacity" in obj["accuracy"]["note"]

@@ -258,11 +258,17 @@ def bands_for(
     if primary is None:
         return _no_band("no validation row measures this answer's quantities", True)
     reason = extrapolation(primary.asked.kind, i, table)
+    note = _note(primary, reason)
+    if primary.asked.kind == "inference" and i.utilisation_frac is not None:
+        note += (
+            f"; the load is {i.utilisation_frac:.0%} of the capacity this prediction gives ({primary.asked.load} "
+            "level: near saturation an error in the step time comes out of the latency amplified 1 / (1 − ρ) times)"
+        )
     return {
         **_base(table),
         **_band_fields(primary),
         "extrapolation": reason is not None,
-        "note": _note(primary, reason),
+        "note": note,
         "quantities": quantities,
     }
 

@@ -55,7 +55,8 @@ shares its kind's), and of a kind for it to be calibrated at all: an 80 % quanti
 worst of them."""
 CALIBRATION_GROUPS: dict[str, str] = {"inference": "load"}
 """Per kind, the regime dimension whose levels are calibrated each on their own (Mondrian conformal prediction:
-Vovk, Gammerman & Shafer 2005, ch. 4; coverage holds within each level, not only on average over them) when a level's
+Vovk, Lindsay, Nouretdinov & Gammerman, "Mondrian confidence machine", 2003; Vovk, Gammerman & Shafer 2005:
+coverage holds within each level, not only on average over them) when a level's
 open rows come from at least MIN_CALIBRATION_SOURCES publishers. Inference's load level: near saturation a latency
 carries its step time's error amplified 1 / (1 − ρ) times (aiinfra.accuracy.regimes.UTILISATION_LEVELS), so one
 factor for every load would leave the bands too narrow there and too wide at light load."""
