@@ -16,6 +16,7 @@ from aiinfra.accuracy.regimes import (
     load_level,
     parallelism_family,
     scale_band,
+    utilisation,
 )
 from aiinfra.accuracy.table import ErrorRow, shipped, shipped_meta
 from aiinfra.specs.scenario import Scenario
@@ -88,8 +89,13 @@ class Inputs:
     pp: int = 1
     sharding: str = "none"
     engine: str | None = None
-    batch: int | None = None
-    saturated: bool = False
+    sequences: int | None = None
+    """Sequences the load keeps in flight when it is a fixed number (a closed loop, a static batch): 1 is batch-1."""
+    offline: bool = False
+    """No load given: the deployment at the largest batch that fits."""
+    utilisation_frac: float | None = None
+    """The load over the capacity the answer's own prediction gives (aiinfra.accuracy.regimes.utilisation); None:
+    unknown (the bands pool every load level)."""
     generations: Mapping[str, str | None]
     """Accelerator id -> its catalog generation (the scenario's and the error table's accelerators)."""
 
@@ -114,7 +120,7 @@ def _regime(quantity: str, i: Inputs) -> Regime:
         arch=arch,
         generation=gen,
         engine=i.engine or "any",
-        load=load_level(i.batch, i.saturated),
+        load=load_level(i.sequences, i.offline, i.utilisation_frac),
     )
 
 
@@ -252,11 +258,17 @@ def bands_for(
     if primary is None:
         return _no_band("no validation row measures this answer's quantities", True)
     reason = extrapolation(primary.asked.kind, i, table)
+    note = _note(primary, reason)
+    if primary.asked.kind == "inference" and i.utilisation_frac is not None:
+        note += (
+            f"; the load is {i.utilisation_frac:.0%} of the capacity this prediction gives ({primary.asked.load} "
+            "level: near saturation an error in the step time comes out of the latency amplified 1 / (1 − ρ) times)"
+        )
     return {
         **_base(table),
         **_band_fields(primary),
         "extrapolation": reason is not None,
-        "note": _note(primary, reason),
+        "note": note,
         "quantities": quantities,
     }
 
@@ -349,14 +361,42 @@ def _training_inputs(sc: Scenario, obj: Mapping[str, Any], gens: Mapping[str, st
     )
 
 
-def _serving_batch(sc: Scenario) -> tuple[int | None, bool]:
+def _serving_load(
+    sc: Scenario, saturated_requests_per_s: Any, saturated_seqs: Any, in_flight: Any = None
+) -> tuple[int | None, bool, float | None]:
+    """(sequences, offline, utilisation) of the scenario's load against the capacity its prediction gives: a request
+    rate against the saturated requests/s; a closed loop of users or clients, or a static batch, by the sequences
+    it keeps in flight (``in_flight`` where the prediction found them, users who think) against the most that run at
+    once; no load: offline."""
     wl = sc.inference
     if wl is None:
-        return None, True
-    if wl.request_rate_per_s:
-        return None, False
+        return None, True, None
+    rate = wl.request_rate_per_s if wl.batch != "max" else None
     n = wl.concurrency or wl.users or (wl.batch if isinstance(wl.batch, int) else None)
-    return n, n is None
+    if rate is None and n is None:
+        return None, True, None
+    if rate is None and wl.think_time_s and _finite(in_flight):
+        n = max(1, round(float(in_flight)))
+    rho = utilisation(
+        rate_per_s=rate,
+        sequences=n if rate is None else None,
+        saturated_requests_per_s=float(saturated_requests_per_s) if _finite(saturated_requests_per_s) else None,
+        saturated_seqs=float(saturated_seqs) if _finite(saturated_seqs) else None,
+    )
+    return (n if rate is None else None), False, rho
+
+
+def _saturation(sc: Scenario) -> tuple[float | None, float | None]:
+    """The saturated requests/s and sequences of the scenario's deployment by the analytic estimate (for an answer,
+    the simulator's, that does not carry them); (None, None) when the estimate cannot be made."""
+    from aiinfra.errors import AiinfraError
+    from aiinfra.planning.inference import estimate_inference
+
+    try:
+        e = estimate_inference(sc)
+    except AiinfraError:
+        return None, None
+    return e.saturated_requests_per_s, float(e.saturated_batch_seqs * e.replicas)
 
 
 def accuracy_for(
@@ -388,6 +428,13 @@ def accuracy_for(
     if kind == "datacenter":
         return _datacenter(scenario, values, rows, gens)
     if kind == "infer":
+        replicas = values.get("replicas") or 1
+        seqs, offline, rho = _serving_load(
+            scenario,
+            values.get("saturated_requests_per_s"),
+            (values.get("saturated_batch_seqs") or 0) * replicas,
+            (values.get("requests_in_flight") or 0) * replicas,
+        )
         i = Inputs(
             generations=gens,
             accelerator=str(values.get("accelerator") or scenario.cluster.accelerator.id),
@@ -395,8 +442,9 @@ def accuracy_for(
             moe=scenario.model.is_moe,
             tp=int(values.get("tp") or 1),
             engine=str(values.get("engine") or ""),
-            batch=int(values.get("batch_seqs") or 0) or None,
-            saturated=str(values.get("load", "")).startswith("saturated"),
+            sequences=seqs,
+            offline=offline,
+            utilisation_frac=rho,
         )
         return bands_for("infer", i, values, rows)
     if kind == "capacity":
@@ -408,7 +456,8 @@ def accuracy_for(
             moe=scenario.model.is_moe,
             tp=int(ch.get("tp") or 1),
             engine=str(ch.get("engine") or ""),
-            batch=int(ch.get("batch_per_replica") or 0) or None,
+            # the fleet is sized to the load each replica meets its SLO at: its utilisation is the search's, not
+            # known here, so the latency bands pool every load level
         )
         out = bands_for("capacity", i, ch, rows, round_to=int(ch.get("tp") or 1))
         mixed = _get(values, "fleet.mixed.usd_per_hour")
@@ -421,8 +470,7 @@ def accuracy_for(
     if kind == "simulate":
         wl = scenario.inference
         plan = wl.plan if wl is not None else None
-        running = values.get("running_seqs_max")
-        batch, saturated = _serving_batch(scenario)
+        seqs, offline, rho = _serving_load(scenario, *_saturation(scenario))
         i = Inputs(
             generations=gens,
             accelerator=scenario.cluster.accelerator.id,
@@ -430,8 +478,9 @@ def accuracy_for(
             moe=scenario.model.is_moe,
             tp=plan.tp if plan else 1,
             engine=wl.engine if wl else None,
-            batch=batch or (int(running) if _finite(running) else None),
-            saturated=saturated,
+            sequences=seqs,
+            offline=offline,
+            utilisation_frac=rho,
         )
         return bands_for("simulate", i, values, rows)
     raise ValueError(f"accuracy_for: unknown answer kind {kind!r}")

@@ -79,7 +79,8 @@ def rows_from_cases(path: Path, cases: Sequence[object], generations: Mapping[st
     for c in cases:
         row = by_id.get(getattr(c, "id", ""))
         measured, predicted = getattr(c, "measured", None), getattr(c, "predicted", None)
-        regime = row_regime(kind, row, generations) if row else None
+        rho = getattr(c, "utilisation_frac", None)
+        regime = row_regime(kind, row, generations, rho) if row else None
         if row is None or regime is None or not measured or not predicted or predicted <= 0:
             continue
         metric = row["metric"].strip()
@@ -97,6 +98,7 @@ def rows_from_cases(path: Path, cases: Sequence[object], generations: Mapping[st
                 predicted=predicted,
                 log_error=_log_error(kind, metric, predicted, measured),
                 regime=regime,
+                utilisation_frac=rho,
             )
         )
     return out
@@ -116,8 +118,11 @@ def summary(checked: Sequence[Checked]) -> dict[str, float | int]:
 BREAKDOWN = {"training": ("scale_band", "arch", "parallelism"), "inference": ("load", "engine"), "reliability": ()}
 
 
-def groups(checked: Sequence[Checked]) -> list[tuple[str, str, list[Checked]]]:
-    """(regime label, split, rows) for each kind and quantity, then each value of its breakdown dimensions."""
+def groups(
+    checked: Sequence[Checked], which: tuple[str, ...] = ("sealed", "open", "all")
+) -> list[tuple[str, str, list[Checked]]]:
+    """(regime label, split, rows) for each kind and quantity, then each value of its breakdown dimensions
+    (``which``: the splits to report, of sealed, open and all)."""
     out = []
     keys = sorted({(c.row.kind, c.row.regime.quantity) for c in checked})
     for kind, quantity in keys:
@@ -130,16 +135,17 @@ def groups(checked: Sequence[Checked]) -> list[tuple[str, str, list[Checked]]]:
                 )
         for label, sel in parts:
             splits = {c.row.split for c in sel}
-            for split in ("sealed", "open", "all"):
+            for split in which:
                 rows = [c for c in sel if split == "all" or c.row.split == split]
                 if rows and (split != "all" or len(splits) > 1):  # "all" only beside both splits
                     out.append((label, split, rows))
     return out
 
 
-def markdown(table: Sequence[ErrorRow]) -> str:
-    """The "Error bands" section of docs/validation.md from the error table."""
-    checked = check(table, table)
+def markdown(table: Sequence[ErrorRow], open_only: bool = False) -> str:
+    """The "Error bands" section of docs/validation.md from the error table (``open_only``: the open rows alone, for
+    work on the method that must not read the sealed rows' scores)."""
+    checked = check([r for r in table if r.split == "open"] if open_only else table, table)
     lines = [
         MARK,
         "",
@@ -158,7 +164,7 @@ def markdown(table: Sequence[ErrorRow]) -> str:
         "| regime | split | rows | coverage of the 80 % interval | median half-width |",
         "|---|---|---|---|---|",
     ]
-    for label, split, rows in groups(checked):
+    for label, split, rows in groups(checked, ("open",) if open_only else ("sealed", "open", "all")):
         s = summary(rows)
         lines.append(
             f"| {label} | {split} | {s['rows']} | {s['coverage_frac']:.0%} | ±{s['median_half_width_frac']:.0%} |"

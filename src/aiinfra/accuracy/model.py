@@ -53,6 +53,13 @@ MIN_CALIBRATION_SOURCES = 5
 """Fewest publishers of open rows of a quantity for the quantity to have its own calibration factor (with fewer it
 shares its kind's), and of a kind for it to be calibrated at all: an 80 % quantile over fewer publishers is the
 worst of them."""
+CALIBRATION_GROUPS: dict[str, str] = {"inference": "load"}
+"""Per kind, the regime dimension whose levels are calibrated each on their own (Mondrian conformal prediction:
+Vovk, Lindsay, Nouretdinov & Gammerman, "Mondrian confidence machine", 2003; Vovk, Gammerman & Shafer 2005:
+coverage holds within each level, not only on average over them) when a level's
+open rows come from at least MIN_CALIBRATION_SOURCES publishers. Inference's load level: near saturation a latency
+carries its step time's error amplified 1 / (1 − ρ) times (aiinfra.accuracy.regimes.UTILISATION_LEVELS), so one
+factor for every load would leave the bands too narrow there and too wide at light load."""
 Z_INTERVAL = NormalDist().inv_cdf((1.0 + INTERVAL) / 2.0)
 """The normal quantile of the interval's upper end (1.2816 for 80 %): the between-publisher spread as a normal
 random effect."""
@@ -210,7 +217,7 @@ def conformal_quantile(scores: Sequence[tuple[float, str]]) -> float:
     return pts[-1][0]
 
 
-_Factors = dict[tuple[str, str, frozenset[str]], tuple[float, bool]]
+_Factors = dict[tuple[str, str, frozenset[str], str], tuple[float, bool]]
 _CACHE: dict[int, tuple[Sequence[ErrorRow], _Factors]] = {}
 """Calibration factors per table, by identity (the shipped table is one cached tuple; a validation run's pool is
 one list): a few tables at most, each entry holding its table so that its id is not reused."""
@@ -247,25 +254,37 @@ def _of(table: Sequence[ErrorRow], kind: str, quantity: str | None, exclude: fro
     ]
 
 
-def calibration(table: Sequence[ErrorRow], kind: str, quantity: str, exclude: frozenset[str] = frozenset()) -> float:
+def calibration(
+    table: Sequence[ErrorRow], kind: str, quantity: str, exclude: frozenset[str] = frozenset(), group: str = ANY
+) -> float:
     """The calibration factor of ``kind``/``quantity`` (:func:`calibrate`)."""
-    return calibrate(table, kind, quantity, exclude)[0]
+    return calibrate(table, kind, quantity, exclude, group)[0]
 
 
 def calibrate(
-    table: Sequence[ErrorRow], kind: str, quantity: str, exclude: frozenset[str] = frozenset()
+    table: Sequence[ErrorRow],
+    kind: str,
+    quantity: str,
+    exclude: frozenset[str] = frozenset(),
+    group: str = ANY,
 ) -> tuple[float, bool]:
     """The calibration factor of ``kind``/``quantity``: the conformal quantile of the leave-one-source-out scores
     of the open rows (those of the publishers in ``exclude`` left out altogether), and whether there were enough
     publishers to calibrate (if not: 1, False). A quantity whose open rows come from fewer than
-    MIN_CALIBRATION_SOURCES publishers takes the factor of its kind's open rows together."""
+    MIN_CALIBRATION_SOURCES publishers takes the factor of its kind's open rows together; ``group``: a level of the
+    kind's CALIBRATION_GROUPS dimension, calibrated on its own rows where they come from enough publishers."""
     cache = _factors(table)
-    key = (kind, quantity, exclude)
+    key = (kind, quantity, exclude, group)
     if key in cache:
         return cache[key]
     opened = [r for r in table if r.split == "open" and r.kind == kind and r.source not in exclude]
     own = [r for r in opened if r.regime.quantity == quantity]
     use = own if len({r.source for r in own}) >= MIN_CALIBRATION_SOURCES else opened
+    dim = CALIBRATION_GROUPS.get(kind)
+    if dim is not None and group != ANY:
+        level = [r for r in use if getattr(r.regime, dim) == group]
+        if len({r.source for r in level}) >= MIN_CALIBRATION_SOURCES:
+            use = level
     if len({r.source for r in use}) < MIN_CALIBRATION_SOURCES:  # too few publishers to calibrate on
         cache[key] = (1.0, False)
         return cache[key]
@@ -299,7 +318,8 @@ def band(
     raw = _raw(asked, rows)
     if raw is None:
         return None
-    k, calibrated = calibrate(table, asked.kind, asked.quantity, exclude)
+    dim = CALIBRATION_GROUPS.get(asked.kind)
+    k, calibrated = calibrate(table, asked.kind, asked.quantity, exclude, getattr(asked, dim) if dim else ANY)
     counts = Counter(r.source for r in raw.chosen)
     top = max(counts, key=lambda s: counts[s])
     return Band(

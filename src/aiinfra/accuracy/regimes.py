@@ -21,9 +21,16 @@ SCALE_BANDS: tuple[tuple[str, int, int | None], ...] = (
 )
 """Accelerator-count bands, as docs/validation.md reports the training error (aiinfra.validation.runner)."""
 
-LIGHT_BATCH_MAX = 32
-"""Largest batch or concurrency counted as a light load: the validation's latency-oriented runs (batch 8, 32;
-concurrency 25) against its throughput-oriented ones (concurrency 100 and 250, batch 128)."""
+UTILISATION_LEVELS: tuple[tuple[str, float], ...] = (("light", 0.5), ("loaded", 0.8))
+"""Load levels by the prediction's own utilisation ρ̂ (:func:`utilisation`): each level holds the loads below its
+bound; ρ̂ ≥ 0.8 is ``near-saturation``. Under a load, latency is the step time amplified by queueing. An M/G/1
+queue's mean wait is ρ·E[S²] / (2·(1 − ρ)·E[S]) (the Pollaczek–Khinchine mean-value formula; Kleinrock,
+*Queueing Systems* Vol. 1, 1975, ch. 5). With continuous batching, a step of s·(a + b·n) at n = λ·L·TPOT sequences
+in flight (Little's law, L output tokens per request) gives TPOT = s·a / (1 − s·ρ) with ρ = b·λ·L, so
+d ln TPOT / d ln s = 1 / (1 − ρ): a relative error in the predicted step time (or capacity) comes out of the
+latency amplified 1 / (1 − ρ) times, under 2× below ρ = 0.5, 2–5× up to 0.8, and without bound beyond (where the
+queue's growth, not the step, sets the latency). The bounds are those amplifications, not fitted to the
+validation rows."""
 
 
 @loads_fast
@@ -45,7 +52,7 @@ class Regime:
     parallelism: str = ANY
     """pipeline | tensor | sharded | data (training)."""
     load: str = ANY
-    """batch-1 | light | heavy | saturated (inference)."""
+    """batch-1 | light | loaded | near-saturation | offline (inference: :func:`load_level`)."""
 
     def pooled(self, dims: tuple[str, ...]) -> Regime:
         """This regime with ``dims`` pooled over."""
@@ -105,15 +112,37 @@ def parallelism_family(tp: int, pp: int, sharding: str) -> str:
     return "sharded" if sharding in ("zero3", "fsdp") else "data"
 
 
-def load_level(batch: int | None, saturated: bool) -> str:
-    """batch-1, light (≤ :data:`LIGHT_BATCH_MAX` sequences), heavy, or saturated (offline / as many as fit)."""
-    if saturated:
-        return "saturated"
-    if batch is None:
-        return ANY
-    if batch <= 1:
+def utilisation(
+    *,
+    rate_per_s: float | None = None,
+    sequences: float | None = None,
+    saturated_requests_per_s: float | None = None,
+    saturated_seqs: float | None = None,
+) -> float | None:
+    """ρ̂, the load over the capacity the prediction itself gives (so it is known when answering): for open arrivals
+    at ``rate_per_s``, the rate over the requests/s the deployment serves at its saturated batch
+    (``saturated_requests_per_s``: the classic ρ = λ/μ); for ``sequences`` sent at once (a closed loop of clients,
+    a burst, a static batch), their count over the most the deployment runs at once (``saturated_seqs``, all
+    replicas): a closed loop has no queue until its clients outnumber the batch slots, and beyond them the queue is
+    its excess. None when there is no load (offline) or no capacity to measure it against."""
+    if rate_per_s is not None:
+        return rate_per_s / saturated_requests_per_s if saturated_requests_per_s else None
+    if sequences is not None and saturated_seqs:
+        return sequences / saturated_seqs
+    return None
+
+
+def load_level(sequences: int | None, offline: bool, rho: float | None) -> str:
+    """offline (no load: the largest batch that fits, or more demand than it serves by construction), batch-1 (one
+    sequence at a time: no batching, no queue), else the :data:`UTILISATION_LEVELS` band of ``rho``
+    (:func:`utilisation`); ANY when the utilisation is unknown."""
+    if offline:
+        return "offline"
+    if sequences == 1:
         return "batch-1"
-    return "light" if batch <= LIGHT_BATCH_MAX else "heavy"
+    if rho is None:
+        return ANY
+    return next((name for name, bound in UTILISATION_LEVELS if rho < bound), "near-saturation")
 
 
 INFERENCE_QUANTITY = {
@@ -138,9 +167,12 @@ def _int(row: dict[str, str], key: str, default: int | None = None) -> int | Non
     return int(v) if math.isfinite(v) else default
 
 
-def row_regime(kind: str, row: dict[str, str], generations: Mapping[str, str | None]) -> Regime | None:
+def row_regime(
+    kind: str, row: dict[str, str], generations: Mapping[str, str | None], rho: float | None = None
+) -> Regime | None:
     """The regime of one validation CSV row (None: a metric no answer's band uses); ``generations`` as
-    :func:`generation_of`."""
+    :func:`generation_of`; ``rho``: an inference row's predicted utilisation (:func:`utilisation`, from its
+    prediction's details)."""
     moe = "moe" if (_int(row, "num_experts", 1) or 1) > 1 else "dense"
     gen = generation_of(row.get("accelerator") or "", generations)
     if kind == "training":
@@ -159,8 +191,8 @@ def row_regime(kind: str, row: dict[str, str], generations: Mapping[str, str | N
         if quantity is None:
             return None
         mode = (row.get("mode") or "").strip()
-        batch = _int(row, "batch_or_concurrency")
-        level = "heavy" if mode == "poisson" else load_level(batch, mode == "offline")
+        batch = None if mode == "poisson" else _int(row, "batch_or_concurrency")
+        level = load_level(batch, mode == "offline", rho)
         return Regime(
             kind=kind,
             quantity=quantity,

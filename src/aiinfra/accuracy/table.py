@@ -72,6 +72,8 @@ class ErrorRow:
     """ln(predicted / measured) of the regime's quantity: of the step time for every training row (a tokens/s row's
     error inverted), of the metric itself for inference, of the failure rate for reliability (an MTTF inverted)."""
     regime: Regime
+    utilisation_frac: float | None = None
+    """An inference row's predicted utilisation ρ̂ (aiinfra.accuracy.regimes.utilisation): its load level."""
 
 
 def _log_error(kind: str, metric: str, predicted: float, measured: float) -> float:
@@ -134,9 +136,13 @@ def rows_of_file(
         regime = row_regime(kind, row, generations)
         if measured and regime is not None and predictor is not None:
             try:
-                pred = predictor({k: v for k, v in row.items() if k != "value"}, tables).predicted
+                prediction = predictor({k: v for k, v in row.items() if k != "value"}, tables)
             except Exception:  # a row the predictor fails on has no error to learn from
-                pred = None
+                prediction = None
+            pred = prediction.predicted if prediction is not None else None
+            rho = _utilisation(prediction.details) if prediction is not None else None
+            if kind == "inference":  # the load level is the prediction's own utilisation
+                regime = row_regime(kind, row, generations, rho) or regime
             if pred is not None and pred > 0:
                 out.append(
                     ErrorRow(
@@ -152,11 +158,18 @@ def rows_of_file(
                         predicted=pred,
                         log_error=_log_error(kind, row["metric"].strip(), pred, measured),
                         regime=regime,
+                        utilisation_frac=rho,
                     )
                 )
         if progress is not None:
             progress(done, len(rows))
     return out
+
+
+def _utilisation(details: Mapping[str, Any]) -> float | None:
+    """The predicted utilisation a row's prediction details carry (aiinfra.validation.inference_rows), if any."""
+    v = details.get("utilisation_frac")
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
 
 
 def reliability_rows(

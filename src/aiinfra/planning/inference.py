@@ -241,6 +241,13 @@ class InferenceEstimate:
     """TTFT p50/p90/p99 under the load (:mod:`aiinfra.planning.loaded`); None for a static batch or no load."""
     tpot_percentiles_s: Tails | None = None
     """Exclusive TPOT p50/p90/p99 under the load."""
+    saturated_batch_seqs: int = 0
+    """The most sequences a replica runs at once (KV cache, the engine's max_num_seqs and, batching continuously, the
+    step budget)."""
+    saturated_requests_per_s: float | None = None
+    """Requests/s the deployment serves with every replica at its saturated batch (the loaded-replica model's B/R(B);
+    None for a static batch). With ``saturated_batch_seqs``, what a load is measured against (its utilisation:
+    aiinfra.accuracy.regimes.utilisation)."""
 
 
 def workload_release(wl: ServingWorkload) -> str | None:
@@ -856,6 +863,9 @@ def _estimate_of(
         requests_in_flight=a.tails.in_flight if a.tails is not None else float(a.batch),
         ttft_percentiles_s=a.tails.ttft if a.tails is not None else None,
         tpot_percentiles_s=a.tails.tpot if a.tails is not None else None,
+        # a static batch prefills every prompt before it decodes: only the KV cache and max_num_seqs bound it
+        saturated_batch_seqs=a.rep.max_in_flight if a.rep is not None else min(d.max_seqs, d.engine_cap or d.max_seqs),
+        saturated_requests_per_s=a.rep.saturation_rate_per_s() * replicas if a.rep is not None else None,
     )
 
 

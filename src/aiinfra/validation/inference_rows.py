@@ -7,6 +7,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from aiinfra.accuracy.regimes import utilisation
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.model_figures import params_total
 from aiinfra.analytic.step_time import StepBatch
@@ -160,6 +161,13 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         "kv_capacity_tokens": est.kv_capacity_tokens,
         "decode_bound": est.decode_bound,
         "prefill_bound": est.prefill_bound,
+        # the load over the capacity the prediction itself gives (the error bands' load level, accuracy/regimes.py)
+        "utilisation_frac": utilisation(
+            rate_per_s=num(row, "request_rate_per_s") if mode == "poisson" else None,
+            sequences=batch if mode in ("concurrency", "burst", "batch") else None,
+            saturated_requests_per_s=est.saturated_requests_per_s,
+            saturated_seqs=est.saturated_batch_seqs * est.replicas,
+        ),
     }
     served = _Served(
         model,

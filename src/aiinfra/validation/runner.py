@@ -38,6 +38,9 @@ class Case:
     """The inference planner's accuracy target the row counts toward (:data:`TARGETS`), None for none."""
     accelerators_count: int | None = None
     """The row's ``num_accelerators`` (None when blank or not a number): its scale band (:data:`SCALE_BANDS`)."""
+    utilisation_frac: float | None = None
+    """An inference row's load over the capacity its prediction gives (aiinfra.accuracy.regimes.utilisation): the
+    load level of its error band."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +218,7 @@ def run(
                 kind="predictive",
                 target=target_of(row) if kind == "inference" else None,
                 accelerators_count=_count(row.get("num_accelerators")),
+                utilisation_frac=pred.details.get("utilisation_frac"),
             )
         )
         if progress is not None:
