@@ -97,6 +97,7 @@ def main(patterns: list[str]) -> None:
             continue
         model, cluster, wp = im.model, im.cluster, im.weight_precision
         tp = im.tp
+
         def step(n: float, im: InferenceModel = im, rate: float = rate, inp: int = inp, out: int = out) -> float:
             return self_consistent_step_s(lambda pt: im.iteration_time_s(mixed_step(n, pt, inp, out)), rate * inp)
 

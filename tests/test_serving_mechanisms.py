@@ -259,7 +259,6 @@ def test_the_scheduler_setting_overrides_the_release_default_overlap() -> None:
     assert not overlaps_scheduling(sg, validate(ServingWorkload, off))
 
 
-
 def _sim_example(*sets: str):  # type: ignore[no-untyped-def]
     from pathlib import Path
 
