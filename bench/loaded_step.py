@@ -117,7 +117,7 @@ def main(patterns: list[str]) -> None:
         engine_s = bd.time_s - bd.linear_s - bd.attention_s - bd.communication_s
         eq = open_loop_equilibrium(rate, out, step, max_seqs)
         # the model's step as a line through its steady state and the measured load: intercept a, slope b
-        n_eq = eq.seqs_in_flight if eq is not None else 0.0
+        n_eq = eq.in_flight_seqs if eq is not None else 0.0
         s_line = step(n_meas)
         slope = (s_line - step(n_eq)) / (n_meas - n_eq) if n_meas != n_eq else 0.0
         a = s_line - slope * n_meas
@@ -137,8 +137,8 @@ def main(patterns: list[str]) -> None:
             print("  model: no steady state below max_num_seqs (overloaded)")
         else:
             print(
-                f"  model steady state: n* {eq.seqs_in_flight:.0f}, TPOT {eq.step_s * 1e3:.1f} ms"
-                f" ({100 * (eq.step_s / tpot - 1):+.0f} %), ε {eq.elasticity:.2f}, amplification"
+                f"  model steady state: n* {eq.in_flight_seqs:.0f}, TPOT {eq.step_s * 1e3:.1f} ms"
+                f" ({100 * (eq.step_s / tpot - 1):+.0f} %), ε {eq.elasticity_ratio:.2f}, amplification"
                 f" {eq.tpot_amplification:.1f}; measured ε with the model's intercept {a * 1e3:.1f} ms:"
                 f" {implied_eps:.2f} (amplification {1 / (1 - implied_eps):.0f})"
             )

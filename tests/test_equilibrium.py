@@ -13,9 +13,9 @@ def test_linear_step_fixed_point_and_amplification() -> None:
     # ε = b·n*/f(n*) = 0.72765 (= λL·b for a linear step), so TPOT moves 1 / (1 − 0.72765) = 3.672 % per % of step.
     eq = open_loop_equilibrium(16.5, 294.0, lambda n: 0.010 + 0.15e-3 * n, 1024)
     assert eq is not None
-    assert eq.seqs_in_flight == pytest.approx(178.12, rel=1e-4)
+    assert eq.in_flight_seqs == pytest.approx(178.12, rel=1e-4)
     assert eq.step_s == pytest.approx(0.036718, rel=1e-4)
-    assert eq.elasticity == pytest.approx(0.72765, rel=1e-4)
+    assert eq.elasticity_ratio == pytest.approx(0.72765, rel=1e-4)
     assert eq.tpot_amplification == pytest.approx(3.6717, rel=1e-4)
 
 

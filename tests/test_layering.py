@@ -33,7 +33,7 @@ ALLOWED: dict[str, set[str]] = {
     "validation": _BASE | {"specs", "catalog", "analytic", "search", "planning", "sim", "report"},
     "calibration": _BASE | {"specs", "catalog", "analytic", "planning"},
     # error bands: the validation rows' errors by regime (scored by the validation and reliability layers)
-    "accuracy": _BASE | {"specs", "catalog", "reliability", "validation"},
+    "accuracy": _BASE | {"specs", "catalog", "analytic", "reliability", "validation"},
     "sweeping": _BASE,
     "app": _BASE
     | {"specs", "catalog", "analytic", "search", "reliability", "costing", "planning", "sim", "sharing", "report"}

@@ -16,9 +16,9 @@ from aiinfra.accuracy.regimes import (
     load_level,
     parallelism_family,
     scale_band,
-    utilisation,
 )
 from aiinfra.accuracy.table import ErrorRow, shipped, shipped_meta
+from aiinfra.analytic.equilibrium import utilisation
 from aiinfra.specs.scenario import Scenario
 
 NEAR_SCALE_RATIO = 4.0
@@ -94,7 +94,7 @@ class Inputs:
     offline: bool = False
     """No load given: the deployment at the largest batch that fits."""
     utilisation_frac: float | None = None
-    """The load over the capacity the answer's own prediction gives (aiinfra.accuracy.regimes.utilisation); None:
+    """The load over the capacity the answer's own prediction gives (aiinfra.analytic.equilibrium.utilisation); None:
     unknown (the bands pool every load level)."""
     generations: Mapping[str, str | None]
     """Accelerator id -> its catalog generation (the scenario's and the error table's accelerators)."""
@@ -386,19 +386,6 @@ def _serving_load(
     return (n if rate is None else None), False, rho
 
 
-def _saturation(sc: Scenario) -> tuple[float | None, float | None]:
-    """The saturated requests/s and sequences of the scenario's deployment by the analytic estimate (for an answer,
-    the simulator's, that does not carry them); (None, None) when the estimate cannot be made."""
-    from aiinfra.errors import AiinfraError
-    from aiinfra.planning.inference import estimate_inference
-
-    try:
-        e = estimate_inference(sc)
-    except AiinfraError:
-        return None, None
-    return e.saturated_requests_per_s, float(e.saturated_batch_seqs * e.replicas)
-
-
 def accuracy_for(
     kind: str,
     scenario: Scenario,
@@ -406,11 +393,16 @@ def accuracy_for(
     table: Sequence[ErrorRow] | None = None,
     *,
     generations: Mapping[str, str | None],
+    saturation: tuple[float | None, float | None] = (None, None),
 ) -> dict[str, Any]:
     """The ``accuracy`` object of answer ``kind`` (train, memory, infer, capacity, simulate, cost, tco, datacenter,
     reliability) for ``scenario`` (the regime inputs) and the answer's JSON object ``values`` (its headline
     numbers); ``table``: the error rows to use (default: the shipped error table); ``generations``: accelerator
-    id -> catalog generation (read at the application boundary)."""
+    id -> catalog generation (read at the application boundary); ``saturation``: a ``simulate`` answer's saturated
+    requests/s and sequences (all replicas) by the analytic estimate of the same scenario, for its load level (the
+    simulator's own summary does not carry them), or (None, None).
+
+    Long because it is the one dispatch over the answer kinds; each branch is a few lines."""
     rows = shipped() if table is None else table
     gens = generations
     if kind == "tco":
@@ -470,7 +462,7 @@ def accuracy_for(
     if kind == "simulate":
         wl = scenario.inference
         plan = wl.plan if wl is not None else None
-        seqs, offline, rho = _serving_load(scenario, *_saturation(scenario))
+        seqs, offline, rho = _serving_load(scenario, *saturation)
         i = Inputs(
             generations=gens,
             accelerator=scenario.cluster.accelerator.id,

@@ -22,7 +22,7 @@ SCALE_BANDS: tuple[tuple[str, int, int | None], ...] = (
 """Accelerator-count bands, as docs/validation.md reports the training error (aiinfra.validation.runner)."""
 
 UTILISATION_LEVELS: tuple[tuple[str, float], ...] = (("light", 0.5), ("loaded", 0.8))
-"""Load levels by the prediction's own utilisation ρ̂ (:func:`utilisation`): each level holds the loads below its
+"""Load levels by the prediction's own utilisation ρ̂ (analytic.equilibrium): each level holds the loads below its
 bound; ρ̂ ≥ 0.8 is ``near-saturation``. Under a load, latency is the step time amplified by queueing. An M/G/1
 queue's mean wait is ρ·E[S²] / (2·(1 − ρ)·E[S]) (the Pollaczek–Khinchine mean-value formula; Kleinrock,
 *Queueing Systems* Vol. 1, 1975, ch. 5). With continuous batching, a step of s·(a + b·n) at n = λ·L·TPOT sequences
@@ -112,30 +112,10 @@ def parallelism_family(tp: int, pp: int, sharding: str) -> str:
     return "sharded" if sharding in ("zero3", "fsdp") else "data"
 
 
-def utilisation(
-    *,
-    rate_per_s: float | None = None,
-    sequences: float | None = None,
-    saturated_requests_per_s: float | None = None,
-    saturated_seqs: float | None = None,
-) -> float | None:
-    """ρ̂, the load over the capacity the prediction itself gives (so it is known when answering): for open arrivals
-    at ``rate_per_s``, the rate over the requests/s the deployment serves at its saturated batch
-    (``saturated_requests_per_s``: the classic ρ = λ/μ); for ``sequences`` sent at once (a closed loop of clients,
-    a burst, a static batch), their count over the most the deployment runs at once (``saturated_seqs``, all
-    replicas): a closed loop has no queue until its clients outnumber the batch slots, and beyond them the queue is
-    its excess. None when there is no load (offline) or no capacity to measure it against."""
-    if rate_per_s is not None:
-        return rate_per_s / saturated_requests_per_s if saturated_requests_per_s else None
-    if sequences is not None and saturated_seqs:
-        return sequences / saturated_seqs
-    return None
-
-
 def load_level(sequences: int | None, offline: bool, rho: float | None) -> str:
     """offline (no load: the largest batch that fits, or more demand than it serves by construction), batch-1 (one
     sequence at a time: no batching, no queue), else the :data:`UTILISATION_LEVELS` band of ``rho``
-    (:func:`utilisation`); ANY when the utilisation is unknown."""
+    (analytic.equilibrium.utilisation); ANY when the utilisation is unknown."""
     if offline:
         return "offline"
     if sequences == 1:
@@ -171,7 +151,7 @@ def row_regime(
     kind: str, row: dict[str, str], generations: Mapping[str, str | None], rho: float | None = None
 ) -> Regime | None:
     """The regime of one validation CSV row (None: a metric no answer's band uses); ``generations`` as
-    :func:`generation_of`; ``rho``: an inference row's predicted utilisation (:func:`utilisation`, from its
+    :func:`generation_of`; ``rho``: an inference row's predicted utilisation (analytic.equilibrium.utilisation, from its
     prediction's details)."""
     moe = "moe" if (_int(row, "num_experts", 1) or 1) > 1 else "dense"
     gen = generation_of(row.get("accelerator") or "", generations)

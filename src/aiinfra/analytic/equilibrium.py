@@ -28,17 +28,17 @@ _STEP_ITERATIONS = 60
 class OpenLoopEquilibrium:
     """The fixed point n* = λ · L · f(n*) of a replica under Poisson arrivals."""
 
-    seqs_in_flight: float
+    in_flight_seqs: float
     """n*: sequences decoding at once."""
     step_s: float
     """f(n*): the step time there (the model's TPOT in the steady state, fixed costs of the step included)."""
-    elasticity: float
+    elasticity_ratio: float
     """ε = n · f'(n) / f(n) at n* (central difference over n* ± 2 %)."""
 
     @property
     def tpot_amplification(self) -> float:
         """d ln TPOT / d ln k: how many percent TPOT moves per percent of step time (1 / (1 − ε))."""
-        return 1.0 / (1.0 - self.elasticity)
+        return 1.0 / (1.0 - self.elasticity_ratio)
 
 
 def open_loop_equilibrium(
@@ -81,3 +81,23 @@ def self_consistent_step_s(step_of: Callable[[float], float], prompt_tokens_per_
             return nxt
         s = nxt
     return s
+
+
+def utilisation(
+    *,
+    rate_per_s: float | None = None,
+    sequences: float | None = None,
+    saturated_requests_per_s: float | None = None,
+    saturated_seqs: float | None = None,
+) -> float | None:
+    """ρ̂, the load over the capacity the prediction itself gives (so it is known when answering): for open arrivals
+    at ``rate_per_s``, the rate over the requests/s the deployment serves at its saturated batch
+    (``saturated_requests_per_s``: the classic ρ = λ/μ); for ``sequences`` sent at once (a closed loop of clients,
+    a burst, a static batch), their count over the most the deployment runs at once (``saturated_seqs``, all
+    replicas): a closed loop has no queue until its clients outnumber the batch slots, and beyond them the queue is
+    its excess. None when there is no load (offline) or no capacity to measure it against."""
+    if rate_per_s is not None:
+        return rate_per_s / saturated_requests_per_s if saturated_requests_per_s else None
+    if sequences is not None and saturated_seqs:
+        return sequences / saturated_seqs
+    return None

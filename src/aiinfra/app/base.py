@@ -20,13 +20,18 @@ class MissingExtraError(AiinfraError):
     """An optional dependency the call needs is not installed."""
 
 
-def accuracy_for(kind: str, scenario: Scenario, values: Mapping[str, Any]) -> dict[str, Any]:
+def accuracy_for(
+    kind: str,
+    scenario: Scenario,
+    values: Mapping[str, Any],
+    saturation: tuple[float | None, float | None] = (None, None),
+) -> dict[str, Any]:
     """The ``accuracy`` object of an answer (aiinfra.accuracy.answers.accuracy_for) with the accelerator
-    generations of the active catalog."""
+    generations of the active catalog; ``saturation``: a simulate answer's saturated requests/s and sequences."""
     from aiinfra import catalog
     from aiinfra.accuracy import answers
 
-    return answers.accuracy_for(kind, scenario, values, generations=catalog.generations())
+    return answers.accuracy_for(kind, scenario, values, generations=catalog.generations(), saturation=saturation)
 
 
 def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:

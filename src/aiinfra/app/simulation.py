@@ -8,6 +8,8 @@ from typing import Any
 
 from aiinfra.app.base import Result, accuracy_for, flatten
 from aiinfra.app.tables import serving_tables
+from aiinfra.errors import AiinfraError
+from aiinfra.planning.inference import estimate_inference
 from aiinfra.report.render import jsonable
 from aiinfra.sim.metrics import per_request
 from aiinfra.sim.run import SimResult
@@ -45,8 +47,18 @@ class SimulateResult(Result):
         }
         if res.attention_dp_ranks > 1:
             obj["attention_dp_ranks"] = res.attention_dp_ranks
-        obj["accuracy"] = accuracy_for("simulate", self.scenario, obj)
+        obj["accuracy"] = accuracy_for("simulate", self.scenario, obj, _saturation(self.scenario))
         return obj
+
+
+def _saturation(sc: Scenario) -> tuple[float | None, float | None]:
+    """The saturated requests/s and sequences (all replicas) of the scenario's deployment by the analytic estimate,
+    for the error band's load level; (None, None) when the estimate cannot be made."""
+    try:
+        e = estimate_inference(sc)
+    except AiinfraError:
+        return None, None
+    return e.saturated_requests_per_s, float(e.saturated_batch_seqs * e.replicas)
 
 
 def simulate(scenario: Scenario, seed: int = 0) -> SimulateResult:

@@ -7,7 +7,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from aiinfra.accuracy.regimes import utilisation
+from aiinfra.analytic.equilibrium import utilisation
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.model_figures import params_total
 from aiinfra.analytic.step_time import StepBatch
