@@ -62,19 +62,26 @@ BOUNDS = {
 def test_nim_closed_loop_rows(result) -> None:  # type: ignore[no-untyped-def]
     # NVIDIA NIM 1.8.0 concurrency sweeps (Llama 3.3 70B FP8 TP2 on 2 x H100, Llama 3.1 8B FP8 TP1 on 1 x H100;
     # 5 ISL/OSL, concurrency 1, 25, 100 and the table's largest), predicted by a closed-loop simulation with the
-    # clients started together (added 2026-11-23, fifth session; regression guard, achieved + margin). Achieved:
-    # output tokens/s 18.8 % median (23 of 40 within +-25 %), ITL 18.1 % (29 of 40), TTFT 80 % (12 of 40): the
-    # KV-bound rows miss with the bf16 KV the rows' blank kv_precision implies, and TTFT at moderate load swings
-    # from -80 % (clients out of step) to +100 ... +200 % (in step) with the arrival phase
+    # clients started together (added 2026-11-23, fifth session; regression guard, achieved + margin). With the
+    # bf16 KV a blank kv_precision implied, the KV-bound cells ran half the sequences they measure (output tokens/s
+    # 18.8 % median, ITL 16 %, TTFT 82 %, +78 % signed); with the fp8 KV the page's own saturated cells require
+    # (REFERENCE_README, nim180-h100): output tokens/s 8.5 %, ITL 6.2 %, TTFT 25.5 % (+10 % signed). TTFT at moderate
+    # load still swings from -80 % (clients out of step) to +200 % (in step) with the arrival phase
     cases = [c for c in result["cases"] if c.group == "nim180-h100"]
     assert len(cases) == 120
-    for metric, bound in (("output-tokens-per-s", 0.25), ("tpot-s", 0.25), ("ttft-s", 1.0)):
+    for metric, bound in (("output-tokens-per-s", 0.12), ("tpot-s", 0.10), ("ttft-s", 0.40)):
         errs = [abs(c.rel_error) for c in cases if c.id.endswith(metric)]
         assert len(errs) == 40
         assert statistics.median(errs) <= bound
     # batch-1 (concurrency 1) ITL of the 70B: the decode step alone, within 10 %
     one = [c for c in cases if "70b" in c.id and "-c1-tpot" in c.id]
     assert len(one) == 5 and all(abs(c.rel_error) <= 0.10 for c in one)
+    # the KV-bound cells (20000/2000 at 100 and 250 clients): the concurrency the KV cache admits sets the output
+    # rate; with an fp8 cache both models' rates are 13-17 % low (with bf16 they were 45-53 % low)
+    kv_bound = [
+        c for c in cases if any(f"20000-2000-c{n}-output" in c.id for n in (100, 250))
+    ]
+    assert len(kv_bound) == 4 and all(-0.20 <= c.rel_error <= 0.0 for c in kv_bound)
 
 
 @pytest.mark.parametrize("group", sorted(BOUNDS))
