@@ -78,9 +78,7 @@ def test_nim_closed_loop_rows(result) -> None:  # type: ignore[no-untyped-def]
     assert len(one) == 5 and all(abs(c.rel_error) <= 0.10 for c in one)
     # the KV-bound cells (20000/2000 at 100 and 250 clients): the concurrency the KV cache admits sets the output
     # rate; with an fp8 cache both models' rates are 13-17 % low (with bf16 they were 45-53 % low)
-    kv_bound = [
-        c for c in cases if any(f"20000-2000-c{n}-output" in c.id for n in (100, 250))
-    ]
+    kv_bound = [c for c in cases if any(f"20000-2000-c{n}-output" in c.id for n in (100, 250))]
     assert len(kv_bound) == 4 and all(-0.20 <= c.rel_error <= 0.0 for c in kv_bound)
 
 
