@@ -20,6 +20,7 @@ Bounds are the model's achieved accuracy plus a margin (not the issue's targets)
 from __future__ import annotations
 
 import csv
+import math
 import re
 import statistics
 from pathlib import Path
@@ -80,6 +81,26 @@ def test_nim_closed_loop_rows(result) -> None:  # type: ignore[no-untyped-def]
     # rate; with an fp8 cache both models' rates are 13-17 % low (with bf16 they were 45-53 % low)
     kv_bound = [c for c in cases if any(f"20000-2000-c{n}-output" in c.id for n in (100, 250))]
     assert len(kv_bound) == 4 and all(-0.20 <= c.rel_error <= 0.0 for c in kv_bound)
+
+
+def test_nim_rows_state_the_kv_dtype_their_saturated_cells_need() -> None:
+    # the NIM page prints no KV dtype; its 20000/2000 cells at 250 clients rule out a 16-bit cache (REFERENCE_README,
+    # nim180-h100). By hand: sequences decoding at once = output tokens/s x ITL (Little's law), each holding at
+    # least its 20,000-token prompt; KV bytes per token per GPU = 2 (K, V) x layers x kv_heads / tp x head_dim x
+    # bytes; an H100 holds 80 GB, less the FP8 weights (1 byte per parameter, split over tp)
+    with DATA.open(newline="") as f:
+        rows = {r["id"]: r for r in csv.DictReader(f) if r["id"].startswith("nim180-h100")}
+    assert len(rows) == 120 and {r["kv_precision"] for r in rows.values()} == {"fp8"}
+    memory_bytes = 80e9
+    for model, params, layers, kv_heads, tp in (("llama31-8b", 8.0e9, 32, 8, 1), ("llama33-70b", 70.6e9, 80, 8, 2)):
+        cell = f"nim180-h100-{model}-fp8-tp{tp}-20000-2000-c250"
+        tput = float(rows[f"{cell}-output-tokens-per-s"]["value"])
+        itl = float(rows[f"{cell}-tpot-s"]["value"])
+        sequences = math.floor(tput * itl)  # 8B: 1337.66 x 0.03162 = 42.3; 70B: 427.06 x 0.05013 = 21.4
+        free = memory_bytes - params / tp  # FP8 weights per GPU
+        for kv_bytes, fits in ((2, False), (1, True)):
+            per_token = 2 * layers * (kv_heads // tp) * 128 * kv_bytes
+            assert (sequences * 20_000 * per_token <= free) is fits, (model, kv_bytes)
 
 
 @pytest.mark.parametrize("group", sorted(BOUNDS))
