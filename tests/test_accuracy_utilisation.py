@@ -1,4 +1,4 @@
-"""The inference load level of the error bands by the prediction's own utilisation (aiinfra.accuracy.regimes
+"""The inference load level of the error bands by the prediction's own utilisation (aiinfra.analytic.equilibrium
 .utilisation, docs/accuracy.md "Load level"): the level of a load by hand, bands that widen near saturation, and the
 answers' loads read against the capacity their own prediction gives."""
 
@@ -11,8 +11,9 @@ import pytest
 
 from aiinfra import app
 from aiinfra.accuracy.model import band
-from aiinfra.accuracy.regimes import ANY, Regime, load_level, utilisation
+from aiinfra.accuracy.regimes import ANY, Regime, load_level
 from aiinfra.accuracy.table import ErrorRow
+from aiinfra.analytic.equilibrium import utilisation
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

@@ -73,7 +73,7 @@ class ErrorRow:
     error inverted), of the metric itself for inference, of the failure rate for reliability (an MTTF inverted)."""
     regime: Regime
     utilisation_frac: float | None = None
-    """An inference row's predicted utilisation ρ̂ (aiinfra.accuracy.regimes.utilisation): its load level."""
+    """An inference row's predicted utilisation ρ̂ (aiinfra.analytic.equilibrium.utilisation): its load level."""
 
 
 def _log_error(kind: str, metric: str, predicted: float, measured: float) -> float:

@@ -247,7 +247,7 @@ class InferenceEstimate:
     saturated_requests_per_s: float | None = None
     """Requests/s the deployment serves with every replica at its saturated batch (the loaded-replica model's B/R(B);
     None for a static batch). With ``saturated_batch_seqs``, what a load is measured against (its utilisation:
-    aiinfra.accuracy.regimes.utilisation)."""
+    aiinfra.analytic.equilibrium.utilisation)."""
 
 
 def workload_release(wl: ServingWorkload) -> str | None:

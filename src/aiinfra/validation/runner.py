@@ -39,7 +39,7 @@ class Case:
     accelerators_count: int | None = None
     """The row's ``num_accelerators`` (None when blank or not a number): its scale band (:data:`SCALE_BANDS`)."""
     utilisation_frac: float | None = None
-    """An inference row's load over the capacity its prediction gives (aiinfra.accuracy.regimes.utilisation): the
+    """An inference row's load over the capacity its prediction gives (aiinfra.analytic.equilibrium.utilisation): the
     load level of its error band."""
 
 
