@@ -207,6 +207,10 @@ class EngineProfile:
     expert-weight format (TensorRT-LLM); else 16-bit activations (vLLM)."""
     max_num_seqs: int | None
     max_num_batched_tokens: int | None
+    attention_dp_dispatch: Literal["balanced", "round_robin"] = "balanced"
+    """How new requests reach the attention-DP ranks: ``balanced`` (TensorRT-LLM's executor: a shared queue, each
+    request to the rank with the fewest active prompt tokens, none beyond the ranks' sequence limits) or
+    ``round_robin`` (SGLang's data-parallel controller: each request, as it arrives, to the next rank in turn)."""
     pipeline_micro_batches: bool = False
     """With pipeline parallelism the engine keeps one micro-batch per stage in flight (analytic/inference.py)."""
     cuda_graph_max_batch: int | None = None
@@ -612,6 +616,16 @@ def _kv_policy(row: Mapping[str, Any], key: str) -> str | None:
     return str(value)
 
 
+def _dispatch(row: Mapping[str, Any]) -> Literal["balanced", "round_robin"]:
+    """The row's attention_dp_dispatch (balanced when absent)."""
+    value = row.get("attention_dp_dispatch", "balanced")
+    if value == "balanced":
+        return "balanced"
+    if value == "round_robin":
+        return "round_robin"
+    raise ValueError(f"attention_dp_dispatch {value!r}")
+
+
 def profile(row: Mapping[str, Any]) -> EngineProfile:
     """An engines.yaml row as a profile (a malformed shipped row is a data bug)."""
     try:
@@ -633,6 +647,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             attention_dp_gather_quantised=bool(row["attention_dp_gather_quantised"]),
             max_num_seqs=_opt_int(row, "max_num_seqs"),
             max_num_batched_tokens=_opt_int(row, "max_num_batched_tokens"),
+            attention_dp_dispatch=_dispatch(row),
             pipeline_micro_batches=bool(row.get("pipeline_micro_batches", False)),
             cuda_graph_max_batch=_opt_int(row, "cuda_graph_max_batch"),
             python_eager_launch=bool(row.get("python_eager_launch", False)),
