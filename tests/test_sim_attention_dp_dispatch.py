@@ -1,5 +1,5 @@
-"""Attention-DP dispatch by engine: TensorRT-LLM's load-balanced queue vs SGLang's round robin
-(sglang 0.4.5.post1 DataParallelController.round_robin_scheduler; engines.yaml attention_dp_dispatch). Timelines by hand."""
+"""Attention-DP dispatch by engine: TensorRT-LLM's load-balanced queue vs SGLang's round robin (sglang 0.4.5.post1
+DataParallelController.round_robin_scheduler; engines.yaml attention_dp_dispatch). Timelines by hand."""
 
 from __future__ import annotations
 
