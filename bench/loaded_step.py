@@ -50,6 +50,22 @@ def mixed_step(n: float, prompt_tokens: float, inp: int, out: int) -> StepBatch:
     )
 
 
+def measured_load(rate: float, inp: int, out: int, tpot_s: float, requests: int | None) -> tuple[float, float]:
+    """Sequences in flight and prompt tokens per step that a measured TPOT implies. Little's law n = λ · L · TPOT
+    holds in a steady state; a finite run of N requests (benchmark_serving --num-prompts N) never has more than N in
+    flight, and once λ · L · TPOT exceeds N (every request arrives before the first finishes) its mean step holds the
+    N sequences and the run's N · I prompt tokens spread over the L steps each request decodes: N · I / L per step."""
+    n = rate * out * tpot_s
+    if requests is not None and n > requests:
+        return float(requests), requests * inp / out
+    return n, rate * inp * tpot_s
+
+
+def _requests(row: dict[str, str]) -> int | None:
+    text = (row.get("num_requests") or "").strip()
+    return int(text) if text else None
+
+
 class _Captured(Exception):
     """Raised in place of the row's simulation: carries the scenario the validation would simulate."""
 
@@ -102,9 +118,9 @@ def main(patterns: list[str]) -> None:
             return self_consistent_step_s(lambda pt: im.iteration_time_s(mixed_step(n, pt, inp, out)), rate * inp)
 
         tpot = float(row["value"])
-        n_meas = rate * out * tpot
+        n_meas, prompt_per_step = measured_load(rate, inp, out, tpot, _requests(row))
         # the step the measurement implies: n_meas decodes and the prompts arriving during one measured step
-        batch = mixed_step(n_meas, rate * inp * tpot, inp, out)
+        batch = mixed_step(n_meas, prompt_per_step, inp, out)
         bd = im.breakdown(batch)
         s_meas = bd.time_s
         acc = cluster.accelerator

@@ -104,6 +104,7 @@ def kv_capacity(
         free_frac=free_frac,
         ranks=im.tp * im.pp,
         tp=im.tp,
+        version=parse_version(im.engine_version) if im.engine_version else None,
     )
     per_tok = im.kv_bytes_per_token_per_accelerator
     blocks = max(0, math.floor(free / (block_tokens * per_tok))) if per_tok > 0 else 0

@@ -18,7 +18,10 @@ ranks advance in lock-step and an iteration lasts as long as its busiest rank (T
   taken from it, sorted longest prompt first, and each goes to the rank with the fewest active prompt
   tokens (ties: fewest active requests, lowest rank) among ranks below the target
   ⌈(active + new) / ranks⌉ requests (never below the busiest rank's count). Active = admitted to the rank,
-  running or waiting for its KV. A preempted sequence stays on its rank (its KV lived there).
+  running or waiting for its KV. A preempted sequence stays on its rank (its KV lived there). An engine whose
+  profile says ``attention_dp_dispatch: round_robin`` (SGLang's data-parallel controller,
+  ``DataParallelController.round_robin_scheduler``) instead hands every request, in arrival order, to the next rank
+  in turn as soon as it arrives, whatever the ranks hold; the rank's own scheduler queues it.
 * The iteration is priced by the replica's one StepTimeModel (the seam shared with the planner), given the
   sum of every rank's work plus the work of the rank with the most prompt tokens — the straggler — as
   ``StepBatch.busiest_rank``: the analytic model prices the per-rank layers at that rank's share and the
@@ -58,8 +61,12 @@ class AttentionDpReplica:
         lim: SchedulerLimits,
         time_cache: dict[tuple[int, ...], float],
         ranks: int,
+        dispatch: str = "balanced",
     ) -> None:
         self.idx = idx
+        self.round_robin = dispatch == "round_robin"
+        """Requests go to the ranks in turn on arrival (SGLang) instead of by load (TensorRT-LLM)."""
+        self.next_rank = 0
         self.lim = lim
         self.rank_lim = rank_limits(lim, ranks)
         self.ranks = [Replica(r, model, self.rank_lim, time_cache) for r in range(ranks)]
@@ -124,6 +131,9 @@ class AttentionDpReplica:
     # ---- dispatch (TensorRT-LLM attention-DP request balancing; see the module docstring)
     def _dispatch(self) -> None:
         n_ranks = len(self.ranks)
+        if self.round_robin:
+            self._dispatch_in_turn(n_ranks)
+            return
         active = [r.running() + len(r.waiting) for r in self.ranks]
         total = sum(active)
         take = min(len(self.queue), n_ranks * self.rank_lim.max_num_seqs - total)
@@ -142,6 +152,17 @@ class AttentionDpReplica:
             self.active_prompt_tokens[i] += seq.prompt_tokens
             if count + 1 < target:
                 heapq.heappush(heap, (tokens + seq.prompt_tokens, count + 1, i))
+
+    def _dispatch_in_turn(self, n_ranks: int) -> None:
+        """Every queued request, by (priority, arrival), to the next rank in turn (SGLang's round robin)."""
+        while self.queue:
+            seq = heapq.heappop(self.queue)[3]
+            self.queue_tokens -= seq.remaining_tokens
+            i = self.next_rank
+            self.next_rank = (i + 1) % n_ranks
+            self.ranks[i].enqueue(seq)
+            self.home_prompt[seq.rid] = seq.prompt_tokens
+            self.active_prompt_tokens[i] += seq.prompt_tokens
 
     # ---- one lock-step iteration
     def plan(self) -> StepBatch | None:

@@ -80,12 +80,13 @@ class Simulation:
         kv_transfer_s_per_token: float = 0.0,
         attention_dp_ranks: int = 1,
         fused: bool = True,
+        attention_dp_dispatch: str = "balanced",
     ) -> None:
         cache: dict[tuple[int, ...], float] = {}
 
         def make(idx: int, lim: SchedulerLimits) -> ServingReplica:
             if attention_dp_ranks > 1:
-                return AttentionDpReplica(idx, model, lim, cache, attention_dp_ranks)
+                return AttentionDpReplica(idx, model, lim, cache, attention_dp_ranks, attention_dp_dispatch)
             return Replica(idx, model, lim, cache)
 
         self.front = [make(i, limits) for i in range(replicas)]

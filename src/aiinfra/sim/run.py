@@ -406,13 +406,15 @@ def _engine(
     lim: SchedulerLimits,
     replicas: int,
     notes: list[str],
+    tables: ServingTables,
 ) -> Simulation:
     """The simulated fleet: ``replicas`` mixed replicas, or the prefill and decode pools of a disaggregated one with
     the KV transfer between them (noted)."""
     dp = im.kv_token_shards
     dis = sim.disaggregation
+    dispatch = tables.engine.attention_dp_dispatch
     if dis is None:
-        return Simulation(model, lim, replicas, sim.router, attention_dp_ranks=dp)
+        return Simulation(model, lim, replicas, sim.router, attention_dp_ranks=dp, attention_dp_dispatch=dispatch)
     xfer = _kv_transfer_s_per_token(scenario, im, replicas * im.tp * im.pp)
     notes.append(
         f"disaggregated: {dis.prefill_replicas} prefill + {dis.decode_replicas} decode replicas, "
@@ -427,6 +429,7 @@ def _engine(
         dis.decode_replicas,
         xfer,
         attention_dp_ranks=dp,
+        attention_dp_dispatch=dispatch,
     )
 
 
@@ -463,9 +466,13 @@ def simulate(
             f"attention data parallelism: {dp} ranks per replica step together (an iteration lasts as long "
             f"as its busiest rank), each with {holder.kv_capacity_tokens:,} KV tokens, "
             f"{holder.max_num_seqs} sequences and {holder.max_num_batched_tokens} batched tokens; requests "
-            "go to the rank with the fewest active prompt tokens (TensorRT-LLM)"
+            + (
+                "go to the ranks in turn as they arrive (SGLang's round robin)"
+                if tables.engine.attention_dp_dispatch == "round_robin"
+                else "go to the rank with the fewest active prompt tokens (TensorRT-LLM)"
+            )
         )
-    rec = _engine(scenario, im, sim, model, lim, replicas, notes).run(reqs, closed)
+    rec = _engine(scenario, im, sim, model, lim, replicas, notes, tables).run(reqs, closed)
     sched = sim.scheduler
     if sched is None or sched.max_num_batched_tokens is None or sched.max_num_seqs is None:
         sd = scheduler_defaults(

@@ -184,6 +184,24 @@ def parse_version(text: str) -> tuple[int, ...] | None:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class MemFractionByRanks:
+    """A release's default --mem-fraction-static by tensor-parallel size where it differs from the profile's
+    reserved-memory rule (engines.yaml ``mem_fraction_by_version``): the fraction of the first band whose minimum
+    tp the replica reaches."""
+
+    bands: tuple[tuple[int, float], ...]
+    """(minimum tp, fraction), largest tp first."""
+    releases: ReleaseRange
+
+    def fraction(self, tp: int) -> float:
+        """The default fraction at tensor parallelism ``tp``."""
+        for min_tp, frac in self.bands:
+            if tp >= min_tp:
+                return frac
+        raise DataError(f"mem_fraction_by_version has no band for tp {tp}")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class EngineProfile:
     """One serving engine as the catalog knows it (engines.yaml)."""
 
@@ -207,6 +225,10 @@ class EngineProfile:
     expert-weight format (TensorRT-LLM); else 16-bit activations (vLLM)."""
     max_num_seqs: int | None
     max_num_batched_tokens: int | None
+    attention_dp_dispatch: Literal["balanced", "round_robin"] = "balanced"
+    """How new requests reach the attention-DP ranks: ``balanced`` (TensorRT-LLM's executor: a shared queue, each
+    request to the rank with the fewest active prompt tokens, none beyond the ranks' sequence limits) or
+    ``round_robin`` (SGLang's data-parallel controller: each request, as it arrives, to the next rank in turn)."""
     pipeline_micro_batches: bool = False
     """With pipeline parallelism the engine keeps one micro-batch per stage in flight (analytic/inference.py)."""
     cuda_graph_max_batch: int | None = None
@@ -220,6 +242,8 @@ class EngineProfile:
     cuda_graph_bands: tuple[tuple[float | None, int, int], ...] = ()
     """Device-dependent CUDA-graph limit (SGLang): (memory below GiB or None, max batch at tp < 4, at tp ≥ 4)."""
     mem_fraction_rule: Mapping[str, Any] | None = field(default=None, repr=False)
+    mem_fraction_by_version: tuple[MemFractionByRanks, ...] = ()
+    """Releases whose default --mem-fraction-static is a table by tp (SGLang 0.4.5) instead of mem_fraction_rule."""
     """static_memory_fraction allocator (SGLang): the rule that sets the fraction of memory for weights + KV pool."""
     collective_rows_engine: str | None = None
     """Whose engine-tagged collective timings its collectives follow on a part without its own (SGLang's custom
@@ -360,10 +384,16 @@ class EngineProfile:
                 return small_tp if tp < 4 else large_tp
         return self.cuda_graph_max_batch
 
-    def static_memory_fraction(self, memory_bytes: float, ranks: int, tp: int) -> float:
+    def static_memory_fraction(
+        self, memory_bytes: float, ranks: int, tp: int, version: tuple[int, ...] | None = None
+    ) -> float:
         """SGLang's default --mem-fraction-static (ServerArgs._handle_gpu_memory_settings): (memory − reserved) /
         memory, reserved (MiB) = base + chunk·per_chunk_token + graph batch·per_graph_seq + ranks·per_rank, at least
-        the floor on parts above floor_above_gib; rounded to 3 decimals."""
+        the floor on parts above floor_above_gib; rounded to 3 decimals. Release ``version`` (None: the current one)
+        takes its own table by tp where mem_fraction_by_version has one."""
+        table = next((r for r in self.mem_fraction_by_version if r.releases.applies(version)), None)
+        if table is not None:
+            return table.fraction(tp)
         rule = self.mem_fraction_rule
         if rule is None:
             raise DataError(f"engines.yaml row {self.id!r} has no mem_fraction_rule")
@@ -391,13 +421,14 @@ class EngineProfile:
         free_frac: float | None = None,
         ranks: int = 1,
         tp: int = 1,
+        version: tuple[int, ...] | None = None,
     ) -> float:
         """Memory the KV allocator takes on one accelerator (negative: nothing fits) after the weights, the
         activation peak and the runtime reserve. ``free_frac`` overrides the engine's free-memory fraction. The
         static-fraction allocator (SGLang) keeps activations and graphs in the memory its fraction leaves out, so
         the pool is fraction·memory − weights (``ranks`` = tp·pp and ``tp`` set that fraction)."""
         if self.kv_allocator == "static_memory_fraction":
-            return self.static_memory_fraction(memory_bytes, ranks, tp) * memory_bytes - weights_bytes
+            return self.static_memory_fraction(memory_bytes, ranks, tp, version) * memory_bytes - weights_bytes
         fraction = free_frac if free_frac is not None else self.kv_cache_free_gpu_mem_frac
         if self.kv_allocator == "total_memory_fraction" or fraction is None:
             return util_frac * memory_bytes - weights_bytes - activation_bytes - reserve_bytes
@@ -612,6 +643,16 @@ def _kv_policy(row: Mapping[str, Any], key: str) -> str | None:
     return str(value)
 
 
+def _dispatch(row: Mapping[str, Any]) -> Literal["balanced", "round_robin"]:
+    """The row's attention_dp_dispatch (balanced when absent)."""
+    value = row.get("attention_dp_dispatch", "balanced")
+    if value == "balanced":
+        return "balanced"
+    if value == "round_robin":
+        return "round_robin"
+    raise ValueError(f"attention_dp_dispatch {value!r}")
+
+
 def profile(row: Mapping[str, Any]) -> EngineProfile:
     """An engines.yaml row as a profile (a malformed shipped row is a data bug)."""
     try:
@@ -633,6 +674,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             attention_dp_gather_quantised=bool(row["attention_dp_gather_quantised"]),
             max_num_seqs=_opt_int(row, "max_num_seqs"),
             max_num_batched_tokens=_opt_int(row, "max_num_batched_tokens"),
+            attention_dp_dispatch=_dispatch(row),
             pipeline_micro_batches=bool(row.get("pipeline_micro_batches", False)),
             cuda_graph_max_batch=_opt_int(row, "cuda_graph_max_batch"),
             python_eager_launch=bool(row.get("python_eager_launch", False)),
@@ -641,6 +683,12 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
                 (float(b) if b is not None else None, int(lo), int(hi)) for b, lo, hi in row.get("cuda_graph_bands", [])
             ),
             mem_fraction_rule=row.get("mem_fraction_rule"),
+            mem_fraction_by_version=tuple(
+                MemFractionByRanks(
+                    bands=tuple((int(t), float(f)) for t, f in e["by_tp"]), releases=_release_range(e)
+                )
+                for e in row.get("mem_fraction_by_version", [])
+            ),
             collective_rows_engine=str(row["collective_rows_engine"]) if row.get("collective_rows_engine") else None,
             w4a16_moe_rows_engine=(str(row["w4a16_moe_rows_engine"]) if row.get("w4a16_moe_rows_engine") else None),
             w4a16_moe_rows_from_version=(
