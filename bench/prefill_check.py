@@ -1,0 +1,169 @@
+"""The planner's prefill (prompt) time for long prompts, checked against public prefill-only measurements.
+
+Issue 29: TTFT is under-predicted on most open serving rows, and a decomposition of the DeepSeek-R1 FP8 tp 8 H200
+runs (docs/serving.md) found their prompt chunks about 1.45x slower than the step model prices. This script asks
+which prefill term a public measurement that is NOT a validation row can pin. Two parts:
+
+1. Attention core at long sequence length against an independent FlashAttention-3 measurement: pytorch/benchmark
+   PR #2391 (merged 2024-07-24, commit ff65cb6 "Fix dimension order for FlashAttention-3") prints FA3's forward
+   TFLOPS on an H100 in the FA3 paper's setup (bf16, head dim 128, B*S = 16k, H*D = 2048, so 16 heads). The
+   operator (torchbenchmark/operators/flash_attention/operator.py) runs without ``--causal`` by default and counts
+   4*B*H*S^2*D FLOP (halved only when causal), so these are non-causal calls. The planner's attention curve is
+   evaluated at the same FLOP per call; its rows were read from other sources (the FA3 paper's causal figure; NVIDIA
+   AIConfigurator's engine context-attention tables), so this is a cross-check, not a fit.
+2. The planner's own per-component prefill time of one prompt (batch 1, no chunking, empty cache) for the setups the
+   brief names: Llama-3.1 8B (tp 1) and 70B (tp 4) bf16 on H100 with vLLM; DeepSeek-R1 FP8 on 8x H200 with the
+   three engine releases of the open vllmbench rows (vLLM 0.8.4 tp 8, SGLang 0.4.5.post1 tp 8, TensorRT-LLM ep 8).
+   Each row gives the step's time, its parts (non-expert linear layers incl. head and element-wise kernels, routed
+   experts, attention core, tensor-parallel communication) and the rate each part implies (its FLOP / its time).
+
+Usage: PYTHONPATH=src python bench/prefill_check.py [--json]
+Not imported by the package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+
+from aiinfra import catalog
+from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.kernel_time import gemm_efficiency
+from aiinfra.analytic.model_figures import param_breakdown
+from aiinfra.analytic.step_time import StepBatch
+from aiinfra.catalog.resolve import cluster_for
+
+H100 = "nvidia-h100-sxm5-80gb"
+H200 = "nvidia-h200-sxm-141gb"
+
+#: pytorch/benchmark PR #2391 test plan, flash_v3 column: (batch, heads, seqlen, head dim) -> forward TFLOPS on H100
+FA3_PR2391_TFLOPS: dict[tuple[int, int, int, int], float] = {
+    (32, 16, 512, 128): 430.32,
+    (16, 16, 1024, 128): 517.099,
+    (8, 16, 2048, 128): 565.544,
+    (4, 16, 4096, 128): 590.233,
+    (2, 16, 8192, 128): 614.234,
+    (1, 16, 16384, 128): 620.73,
+}
+
+PROMPT_TOKENS = (1024, 2048, 4096, 8192, 16384, 30000)
+
+
+def fa3_noncausal_flop(batch: int, heads: int, seq: int, head_dim: int) -> float:
+    """Forward FLOP of one non-causal attention call as the benchmark counts it: two matmuls of 2*B*H*S^2*D."""
+    return 4.0 * batch * heads * seq * seq * head_dim
+
+
+def attention_rows() -> list[dict[str, object]]:
+    """The planner's attention-curve rate (TFLOPS) at each FA3 call's FLOP, engine-free and per engine, on H100."""
+    cluster = cluster_for(H100, 1)
+    acc = cluster.accelerator
+    peak = acc.sustained_flop_per_s("bf16")
+    out: list[dict[str, object]] = []
+    for shape, published in FA3_PR2391_TFLOPS.items():
+        flop = fa3_noncausal_flop(*shape)
+        row: dict[str, object] = {"shape": shape, "flop": flop, "published_tflops": published}
+        for eng in (None, "vllm", "sglang", "trtllm"):
+            eff = gemm_efficiency(cluster.tables, acc, "bf16", flop, kind="attention", engine=eng)
+            row[f"model_{eng or 'curve'}_tflops"] = eff * peak / 1e12
+        out.append(row)
+    return out
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One prefill setup of the brief."""
+
+    label: str
+    model: str
+    accelerator: str
+    tp: int
+    weight_precision: str
+    engine: str
+    version: str | None = None
+    ep: int = 1
+
+
+SETUPS = (
+    Setup("Llama-3.1-8B bf16 H100 tp1 vLLM", "meta-llama-3.1-8b", H100, 1, "bf16", "vllm"),
+    Setup("Llama-3.1-70B bf16 H100 tp4 vLLM", "meta-llama-3.1-70b", H100, 4, "bf16", "vllm"),
+    Setup("DeepSeek-R1 fp8 H200 tp8 vLLM 0.8.4", "deepseek-v3", H200, 8, "fp8", "vllm", "0.8.4"),
+    Setup("DeepSeek-R1 fp8 H200 tp8 SGLang 0.4.5.post1", "deepseek-v3", H200, 8, "fp8", "sglang", "0.4.5.post1"),
+    Setup("DeepSeek-R1 fp8 H200 ep8 TensorRT-LLM", "deepseek-v3", H200, 8, "fp8", "trtllm", None, 8),
+)
+
+
+def prefill_rows(setup: Setup) -> list[dict[str, object]]:
+    """The planner's prefill step for one prompt of each length: time, parts and the rates they imply."""
+    m = catalog.model(setup.model)
+    cluster = cluster_for(setup.accelerator, setup.tp)
+    im = InferenceModel(
+        model=m,
+        cluster=cluster,
+        tp=setup.tp,
+        weight_precision=setup.weight_precision,
+        ep=setup.ep,
+        engine=setup.engine,
+        engine_version=setup.version,
+    )
+    pb = param_breakdown(m)
+    out: list[dict[str, object]] = []
+    for n in PROMPT_TOKENS:
+        b = im.breakdown(StepBatch.prefill(n))
+        experts_s = im.experts(n, pb.moe_layers).time_s if m.is_moe else 0.0
+        d_qk, d_v = im.prefill_attention_dims(StepBatch.prefill(n))
+        # causal pairs S(S+1)/2 per layer, 2 FLOP per pair per query-key and value dimension, heads split tp ways
+        att_flop = 2.0 * m.num_layers * (n * (n + 1) / 2.0) * (d_qk + d_v) / setup.tp
+        out.append(
+            {
+                "tokens": n,
+                "total_ms": b.time_s * 1e3,
+                "tokens_per_s": n / b.time_s,
+                "linear_ms": (b.linear_s - experts_s) * 1e3,
+                "experts_ms": experts_s * 1e3,
+                "attention_ms": b.attention_s * 1e3,
+                "attention_tflops": att_flop / b.attention_s / 1e12 if b.attention_s else 0.0,
+                "comm_ms": b.communication_s * 1e3,
+                "other_ms": (b.time_s - b.linear_s - b.attention_s - b.communication_s) * 1e3,
+            }
+        )
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true", help="print JSON lines instead of tables")
+    args = ap.parse_args()
+    att = attention_rows()
+    if args.json:
+        for row in att:
+            print(json.dumps({"part": "attention", **row}))
+    else:
+        print("Attention core, H100 bf16, head dim 128, non-causal (pytorch/benchmark PR #2391, FA3) vs planner")
+        print(f"{'B,H,S,D':>18} {'GFLOP':>8} {'FA3':>6} {'curve':>6} {'vllm':>6} {'sglang':>6} {'trtllm':>6}")
+        for row in att:
+            print(
+                f"{row['shape']!s:>18} {float(row['flop']) / 1e9:8.0f} {row['published_tflops']:6.0f} "  # type: ignore[arg-type]
+                f"{row['model_curve_tflops']:6.0f} {row['model_vllm_tflops']:6.0f} "
+                f"{row['model_sglang_tflops']:6.0f} {row['model_trtllm_tflops']:6.0f}"
+            )
+    for setup in SETUPS:
+        rows = prefill_rows(setup)
+        if args.json:
+            for row in rows:
+                print(json.dumps({"part": "prefill", "setup": setup.label, **row}))
+            continue
+        print(f"\n{setup.label}: planner prefill of one prompt (ms; attention rate in TFLOPS)")
+        head = ("tokens", "total", "tok/s", "linear", "experts", "attn", "attnTF", "comm")
+        print(" ".join(f"{h:>8}" for h in head))
+        for r in rows:
+            print(
+                f"{r['tokens']:>8} {r['total_ms']:8.1f} {r['tokens_per_s']:8.0f} {r['linear_ms']:8.1f} "
+                f"{r['experts_ms']:8.1f} {r['attention_ms']:8.1f} {r['attention_tflops']:8.0f} {r['comm_ms']:8.1f}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
