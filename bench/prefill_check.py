@@ -11,7 +11,13 @@ which prefill term a public measurement that is NOT a validation row can pin. Tw
    4*B*H*S^2*D FLOP (halved only when causal), so these are non-causal calls. The planner's attention curve is
    evaluated at the same FLOP per call; its rows were read from other sources (the FA3 paper's causal figure; NVIDIA
    AIConfigurator's engine context-attention tables), so this is a cross-check, not a fit.
-2. The planner's own per-component prefill time of one prompt (batch 1, no chunking, empty cache) for the setups the
+2. Dense block-FP8 GEMMs at prefill sizes (M = 4,096 rows) against DeepGEMM's README table (deepseek-ai/DeepGEMM
+   @55ab91f, 2025-03-25: FP8 1x128 / 128x128 block-scaled GEMMs at DeepSeek-V3's shapes on an H800, which has the
+   H100 SXM's SMs and FP8 peak). The engine-free FP8 curve was built from this very table (efficiency.yaml
+   ``gemm-fp8-h100-deepgemm``), so only the engine-tagged columns (NVIDIA AIConfigurator's own timings of each
+   engine's op, times the engine's block-scaled factor) are a check. SGLang 0.4.5 runs its dense block-FP8 layers on
+   DeepGEMM (``SGL_ENABLE_JIT_DEEPGEMM=1``), vLLM 0.8.x on its CUTLASS block-FP8 GEMM.
+3. The planner's own per-component prefill time of one prompt (batch 1, no chunking, empty cache) for the setups the
    brief names: Llama-3.1 8B (tp 1) and 70B (tp 4) bf16 on H100 with vLLM; DeepSeek-R1 FP8 on 8x H200 with the
    three engine releases of the open vllmbench rows (vLLM 0.8.4 tp 8, SGLang 0.4.5.post1 tp 8, TensorRT-LLM ep 8).
    Each row gives the step's time, its parts (non-expert linear layers incl. head and element-wise kernels, routed
@@ -29,7 +35,7 @@ from dataclasses import dataclass
 
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
-from aiinfra.analytic.kernel_time import gemm_efficiency
+from aiinfra.analytic.kernel_time import fp8_block_time_factor, gemm_compute_s, gemm_efficiency
 from aiinfra.analytic.model_figures import param_breakdown
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.catalog.resolve import cluster_for
@@ -45,6 +51,16 @@ FA3_PR2391_TFLOPS: dict[tuple[int, int, int, int], float] = {
     (4, 16, 4096, 128): 590.233,
     (2, 16, 8192, 128): 614.234,
     (1, 16, 16384, 128): 620.73,
+}
+
+#: DeepGEMM README @55ab91f, "Normal GEMMs for dense models", M = 4096 rows: (M, N, K) -> TFLOPS on H800
+DEEPGEMM_DENSE_TFLOPS: dict[tuple[int, int, int], float] = {
+    (4096, 2112, 7168): 1058.0,
+    (4096, 24576, 1536): 990.0,
+    (4096, 32768, 512): 590.0,
+    (4096, 7168, 16384): 1358.0,
+    (4096, 4096, 7168): 1304.0,
+    (4096, 7168, 2048): 1025.0,
 }
 
 PROMPT_TOKENS = (1024, 2048, 4096, 8192, 16384, 30000)
@@ -67,6 +83,23 @@ def attention_rows() -> list[dict[str, object]]:
         for eng in (None, "vllm", "sglang", "trtllm"):
             eff = gemm_efficiency(cluster.tables, acc, "bf16", flop, kind="attention", engine=eng)
             row[f"model_{eng or 'curve'}_tflops"] = eff * peak / 1e12
+        out.append(row)
+    return out
+
+
+def dense_fp8_rows() -> list[dict[str, object]]:
+    """The planner's block-FP8 GEMM rate (TFLOPS, compute side of the roofline) at DeepGEMM's M = 4,096 shapes on
+    H100 SXM, engine-free and per engine."""
+    cluster = cluster_for(H100, 1)
+    acc = cluster.accelerator
+    out: list[dict[str, object]] = []
+    for (m_rows, n, k), published in DEEPGEMM_DENSE_TFLOPS.items():
+        flop = 2.0 * m_rows * n * k
+        row: dict[str, object] = {"shape": (m_rows, n, k), "published_tflops": published}
+        for eng in (None, "vllm", "sglang", "trtllm"):
+            t_s = gemm_compute_s(cluster.tables, acc, "fp8", m_rows, 2.0 * n * k, 1, eng)
+            t_s *= fp8_block_time_factor(cluster.tables, acc, eng, m_rows)
+            row[f"model_{eng or 'curve'}_tflops"] = flop / t_s / 1e12
         out.append(row)
     return out
 
@@ -147,6 +180,18 @@ def main() -> int:
                 f"{row['shape']!s:>18} {float(row['flop']) / 1e9:8.0f} {row['published_tflops']:6.0f} "  # type: ignore[arg-type]
                 f"{row['model_curve_tflops']:6.0f} {row['model_vllm_tflops']:6.0f} "
                 f"{row['model_sglang_tflops']:6.0f} {row['model_trtllm_tflops']:6.0f}"
+            )
+    dense = dense_fp8_rows()
+    if args.json:
+        for row in dense:
+            print(json.dumps({"part": "dense_fp8", **row}))
+    else:
+        print("\nBlock-FP8 dense GEMMs, M = 4096, H100 SXM (DeepGEMM README on H800) vs planner (TFLOPS)")
+        print(f"{'M,N,K':>20} {'DeepGEMM':>8} {'curve':>6} {'vllm':>6} {'sglang':>6} {'trtllm':>6}")
+        for row in dense:
+            print(
+                f"{row['shape']!s:>20} {row['published_tflops']:8.0f} {row['model_curve_tflops']:6.0f} "
+                f"{row['model_vllm_tflops']:6.0f} {row['model_sglang_tflops']:6.0f} {row['model_trtllm_tflops']:6.0f}"
             )
     for setup in SETUPS:
         rows = prefill_rows(setup)
