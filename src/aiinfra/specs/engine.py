@@ -251,6 +251,9 @@ class EngineProfile:
     multi_step_flag: str | None = None
     """The command-line flag that sets multi-step scheduling (vLLM V0 --num-scheduler-steps); None: the engine has
     none."""
+    context_length_flag: str | None = None
+    """The command-line flag that sets the served context length (vLLM --max-model-len, SGLang --context-length;
+    engines.yaml context_length_flag): a run that states it serves that context, not the model's; None: none."""
     overlap_flags: tuple[str, str] | None = None
     """The command-line flags that turn the overlap scheduler on and off (vLLM --async-scheduling /
     --no-async-scheduling; engines.yaml overlap_flags); None: the engine has none."""
@@ -657,6 +660,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             legacy_scheduler=row.get("legacy_scheduler"),
             overlap_scheduler=_release_range(row["overlap_scheduler"]) if row.get("overlap_scheduler") else None,
             multi_step_flag=str(row["multi_step_flag"]) if row.get("multi_step_flag") else None,
+            context_length_flag=str(row["context_length_flag"]) if row.get("context_length_flag") else None,
             overlap_flags=(str(row["overlap_flags"]["enable"]), str(row["overlap_flags"]["disable"]))
             if row.get("overlap_flags")
             else None,

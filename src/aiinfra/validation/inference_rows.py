@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -64,6 +65,10 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     kvp = _kv_precision(row, wp, flags)
     engine = _engine(row, flags, tables)
     steps = _scheduler_steps(row, tables.engine(engine).multi_step_flag)
+    context = stated_context_tokens(row, tables.engine(engine).context_length_flag)
+    if context is not None and context != model.max_seq_len:
+        model = dataclasses.replace(model, max_seq_len=context)
+        flags.append(f"context length {context} tokens as the run states (its engine defaults follow it)")
     overlap = _stated_overlap(row, tables.engine(engine).overlap_flags)
     if overlap is not None:
         flags.append(f"overlap scheduler {'on' if overlap else 'off'} as the run states")
@@ -262,6 +267,17 @@ def _scheduler_steps(row: dict[str, str], flag: str | None) -> int:
     pattern = re.escape(flag.rstrip("s")) + r"s?[ =](\d+)"
     m = re.search(pattern, f"{row.get('engine_version') or ''} {row.get('notes') or ''}")
     return max(1, int(m.group(1))) if m else 1
+
+
+def stated_context_tokens(row: dict[str, str], flag: str | None) -> int | None:
+    """The context length the run's server was started with: the engine's ``flag`` (vLLM ``--max-model-len N``,
+    SGLang ``--context-length N``; dashes and underscores alike) in the row's engine_version or notes; None when it
+    states none or the engine has no such flag (another engine's flag quoted in the notes is not this run's)."""
+    if not flag:
+        return None
+    name = re.escape(flag.lstrip("-")).replace(r"\-", "[-_]")
+    m = re.search(rf"--{name}[ =](\d+)", f"{row.get('engine_version') or ''} {row.get('notes') or ''}")
+    return int(m.group(1)) if m and int(m.group(1)) > 0 else None
 
 
 def _kv_precision(row: dict[str, str], wp: str, flags: list[str]) -> str:
@@ -521,6 +537,22 @@ def _context_tokens(row: dict[str, str], served: _Served, tables: RowTables) -> 
     return cat.max_seq_len if cat is not None else None
 
 
+#: a row's notes naming its median statistic the inter-token latency (the token gaps), not the per-request TPOT
+_MEDIAN_ITL = re.compile(r"statistic: median (?:inter-token latency|ITL)\b", re.IGNORECASE)
+
+
+def median_of_token_gaps(row: dict[str, str]) -> bool:
+    """Whether a median ``tpot_s`` row measured the median inter-token latency (the median over every gap between
+    consecutive output tokens) rather than the median TPOT (the median over requests of (latency − TTFT) /
+    (output − 1)): its notes say "statistic: median inter-token latency" (or "ITL"). The two differ under load: an
+    iteration that prefills alone (SGLang's prefill batches, vLLM V0's whole prompts) stalls every running decode
+    once, so it lengthens each request's TPOT by its share of the iterations but sits in the tail of the token
+    gaps, above their median. vLLM's benchmarks/benchmark_serving.py and SGLang's bench_serving.py
+    (calculate_metrics) report both: ``median_tpot_ms`` = np.median(tpots) with tpots per request
+    (latency − ttft) / (output_len − 1), and ``median_itl_ms`` = np.median(itls) over all token gaps."""
+    return bool(_MEDIAN_ITL.search(row.get("notes") or ""))
+
+
 def _sim_value(
     row: dict[str, str], summ: SimSummary, metric: str, engine: str, flags: list[str], tables: RowTables
 ) -> float:
@@ -534,9 +566,12 @@ def _sim_value(
             flags.append(f"TTFT + {overhead * 1e3:.3g} ms serving-path cost per request ({engine} profile)")
         return summ.ttft_s.p50 if median else summ.ttft_s.mean
     if metric == "tpot_s":
-        if median:
+        if median and median_of_token_gaps(row):
             flags.append("median inter-token latency: p50 of the simulated token gaps")
             return summ.itl_s.p50
+        if median:
+            flags.append("median TPOT: p50 over the simulated requests of (finish - first token) / (output - 1)")
+            return summ.tpot_exclusive_s.p50
         return summ.tpot_exclusive_s.mean
     if metric == "output_tokens_per_s":
         return summ.output_tokens_per_s

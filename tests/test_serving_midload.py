@@ -1,0 +1,93 @@
+"""A moderately loaded replica as the published runs measured it (issue 29): the statistic a median TPOT row reports
+(per request, so the iterations that prefill alone count), the context length a run's server states (vLLM V0's
+chunked-prefill default follows it), and a scheduler that states only multi-step scheduling keeping the release's
+chunked-prefill default."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from aiinfra import catalog
+from aiinfra.app.tables import row_tables
+from aiinfra.catalog.resolve import load_scenario
+from aiinfra.sim.metrics import Percentiles
+from aiinfra.validation.inference_rows import _sim_value, median_of_token_gaps, stated_context_tokens
+
+from .conftest import EXAMPLES, sim_run
+
+#: notes of the two kinds of median TPOT rows (abridged from the shipped rows)
+PER_REQUEST = (
+    "Median TPOT 33.07 ms (statistic: median; tpot_s in SI). Median TPOT is the median over requests of "
+    "(latency - TTFT) / (output - 1); the README's Median ITL (token gaps) is not used."
+)
+TOKEN_GAPS = "0.0194 (statistic: median inter-token latency; the file has no mean TPOT) (tpot_s in SI)"
+
+
+def _pct(mean: float, p50: float) -> Percentiles:
+    return Percentiles(mean=mean, p50=p50, p90=2 * p50, p99=3 * p50)
+
+
+def _summary() -> Any:
+    # a run whose prefill-alone iterations (30 ms) stall the 17 ms decode steps: the token gaps' median is a decode
+    # step, the requests' TPOT median carries their share of the stalls
+    return SimpleNamespace(itl_s=_pct(0.019, 0.017), tpot_exclusive_s=_pct(0.0225, 0.022))
+
+
+@pytest.mark.parametrize(("notes", "gaps"), [(PER_REQUEST, False), (TOKEN_GAPS, True), ("statistic: median ITL", True)])
+def test_a_median_tpot_row_names_its_statistic(notes: str, gaps: bool) -> None:
+    assert median_of_token_gaps({"notes": notes}) is gaps
+
+
+def test_the_median_tpot_is_over_requests_and_the_median_itl_over_token_gaps() -> None:
+    tables = row_tables()
+    median = {"statistic": "median", "metric": "tpot_s"}
+    for notes, want in ((PER_REQUEST, 0.022), (TOKEN_GAPS, 0.017)):
+        flags: list[str] = []
+        got = _sim_value({**median, "notes": notes}, _summary(), "tpot_s", "sglang", flags, tables)
+        assert got == want
+    # a mean TPOT row: the mean over requests
+    assert _sim_value({"metric": "tpot_s", "notes": ""}, _summary(), "tpot_s", "sglang", [], tables) == 0.0225
+
+
+@pytest.mark.parametrize(
+    ("notes", "flag", "tokens"),
+    [
+        ("vLLM: `--disable-log-requests --num-scheduler-steps 10 --max_model_len 4096`", "--max-model-len", 4096),
+        ("vllm serve m --max-model-len=8192", "--max-model-len", 8192),
+        # SGLang's flag is another one: vLLM's quoted in the same notes is not this run's
+        ("SGLang: `--disable-radix-cache`; vLLM: `--max_model_len 4096`", "--context-length", None),
+        ("sglang.launch_server --context-length 32768", "--context-length", 32768),
+        ("vllm serve m", "--max-model-len", None),
+    ],
+)
+def test_a_row_states_its_context_length(notes: str, flag: str, tokens: int | None) -> None:
+    assert stated_context_tokens({"notes": notes}, flag) == tokens
+
+
+def test_the_engines_name_their_context_length_flags() -> None:
+    assert catalog.engine("vllm").context_length_flag == "--max-model-len"
+    assert catalog.engine("sglang").context_length_flag == "--context-length"
+
+
+def test_a_multi_step_scheduler_keeps_the_release_chunked_prefill_default() -> None:
+    # vLLM 0.6.0 serving Llama 2 70B (4,096-token context, not above 32,768): whole prompts, budget
+    # max(4096, 2048) = 4096 (engines.yaml legacy_scheduler), also when the scenario states only
+    # --num-scheduler-steps; a scenario that states chunked_prefill keeps it
+    sets = [
+        "model=meta-llama-2-70b",
+        "inference.engine_version=0.6.0",
+        "inference.num_requests=4",
+        "inference.simulation.output_lengths=null",
+        "inference.simulation.scheduler={num_scheduler_steps: 10}",
+    ]
+    ex = EXAMPLES / "simulate-llama70b-h100.yaml"
+    lim = sim_run(load_scenario(ex, sets), seed=0).limits
+    assert (lim.chunked_prefill, lim.max_num_batched_tokens, lim.max_num_seqs) == (False, 4096, 256)
+    stated = sim_run(
+        load_scenario(ex, [*sets[:-1], "inference.simulation.scheduler={num_scheduler_steps: 10, chunked_prefill: true}"]),
+        seed=0,
+    ).limits
+    assert stated.chunked_prefill is True
