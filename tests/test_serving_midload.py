@@ -86,8 +86,6 @@ def test_a_multi_step_scheduler_keeps_the_release_chunked_prefill_default() -> N
     ex = EXAMPLES / "simulate-llama70b-h100.yaml"
     lim = sim_run(load_scenario(ex, sets), seed=0).limits
     assert (lim.chunked_prefill, lim.max_num_batched_tokens, lim.max_num_seqs) == (False, 4096, 256)
-    stated = sim_run(
-        load_scenario(ex, [*sets[:-1], "inference.simulation.scheduler={num_scheduler_steps: 10, chunked_prefill: true}"]),
-        seed=0,
-    ).limits
+    both = "inference.simulation.scheduler={num_scheduler_steps: 10, chunked_prefill: true}"
+    stated = sim_run(load_scenario(ex, [*sets[:-1], both]), seed=0).limits
     assert stated.chunked_prefill is True
