@@ -14,7 +14,8 @@ from aiinfra import catalog
 from aiinfra.app.tables import row_tables
 from aiinfra.catalog.resolve import load_scenario
 from aiinfra.sim.metrics import Percentiles
-from aiinfra.validation.inference_rows import _sim_value, median_of_token_gaps, stated_context_tokens
+from aiinfra.validation import switches
+from aiinfra.validation.inference_rows import _sim_value, stated_context_tokens
 
 from .conftest import EXAMPLES, sim_run
 
@@ -36,20 +37,31 @@ def _summary() -> Any:
     return SimpleNamespace(itl_s=_pct(0.019, 0.017), tpot_exclusive_s=_pct(0.0225, 0.022))
 
 
-@pytest.mark.parametrize(("notes", "gaps"), [(PER_REQUEST, False), (TOKEN_GAPS, True), ("statistic: median ITL", True)])
-def test_a_median_tpot_row_names_its_statistic(notes: str, gaps: bool) -> None:
-    assert median_of_token_gaps({"notes": notes}) is gaps
+@pytest.mark.parametrize(
+    ("notes", "statistic"),
+    [(PER_REQUEST, "median"), (TOKEN_GAPS, "median_itl"), ("statistic: median ITL", "median_itl"), ("mean", "")],
+)
+def test_a_median_tpot_row_names_its_statistic(notes: str, statistic: str) -> None:
+    assert switches.from_notes(notes, "inference")["statistic"] == statistic
 
 
 def test_the_median_tpot_is_over_requests_and_the_median_itl_over_token_gaps() -> None:
     tables = row_tables()
-    median = {"statistic": "median", "metric": "tpot_s"}
-    for notes, want in ((PER_REQUEST, 0.022), (TOKEN_GAPS, 0.017)):
-        flags: list[str] = []
-        got = _sim_value({**median, "notes": notes}, _summary(), "tpot_s", "sglang", flags, tables)
-        assert got == want
-    # a mean TPOT row: the mean over requests
-    assert _sim_value({"metric": "tpot_s", "notes": ""}, _summary(), "tpot_s", "sglang", [], tables) == 0.0225
+    for statistic, want in (("median", 0.022), ("median_itl", 0.017), ("", 0.0225)):
+        row = {"statistic": statistic, "metric": "tpot_s", "notes": ""}
+        assert _sim_value(row, _summary(), "tpot_s", "sglang", [], tables) == want
+
+
+def test_the_shipped_median_itl_rows_say_so_in_their_notes() -> None:
+    # the statistic column of the open rows agrees with the rule that reads it from the notes
+    import csv
+    from pathlib import Path
+
+    data = Path(switches.__file__).parent / "data"
+    for path in sorted(data.glob("inference_serving*_open.csv")):
+        for row in csv.DictReader(path.open(encoding="utf-8")):
+            if row["metric"] == "tpot_s" and row["statistic"]:
+                assert row["statistic"] == switches.from_notes(row["notes"], "inference")["statistic"], row["id"]
 
 
 @pytest.mark.parametrize(

@@ -537,36 +537,26 @@ def _context_tokens(row: dict[str, str], served: _Served, tables: RowTables) -> 
     return cat.max_seq_len if cat is not None else None
 
 
-#: a row's notes naming its median statistic the inter-token latency (the token gaps), not the per-request TPOT
-_MEDIAN_ITL = re.compile(r"statistic: median (?:inter-token latency|ITL)\b", re.IGNORECASE)
-
-
-def median_of_token_gaps(row: dict[str, str]) -> bool:
-    """Whether a median ``tpot_s`` row measured the median inter-token latency (the median over every gap between
-    consecutive output tokens) rather than the median TPOT (the median over requests of (latency − TTFT) /
-    (output − 1)): its notes say "statistic: median inter-token latency" (or "ITL"). The two differ under load: an
-    iteration that prefills alone (SGLang's prefill batches, vLLM V0's whole prompts) stalls every running decode
-    once, so it lengthens each request's TPOT by its share of the iterations but sits in the tail of the token
-    gaps, above their median. vLLM's benchmarks/benchmark_serving.py and SGLang's bench_serving.py
-    (calculate_metrics) report both: ``median_tpot_ms`` = np.median(tpots) with tpots per request
-    (latency − ttft) / (output_len − 1), and ``median_itl_ms`` = np.median(itls) over all token gaps."""
-    return bool(_MEDIAN_ITL.search(row.get("notes") or ""))
-
-
 def _sim_value(
     row: dict[str, str], summ: SimSummary, metric: str, engine: str, flags: list[str], tables: RowTables
 ) -> float:
     """The statistic of a simulated run that the row measured: the mean, or the median where the row's ``statistic``
     column says "median" (TTFT p50; a median inter-token latency is the p50 of the token gaps). The simulated TTFT
     includes the engine's serving-path cost per request (``EngineProfile.request_overhead_s``, sim/metrics.py)."""
-    median = switches.text(row, "statistic") == "median"
+    statistic = switches.text(row, "statistic")
+    median = statistic in ("median", "median_itl")
     if metric == "ttft_s":
         overhead = tables.engine(engine).request_overhead_s
         if overhead:
             flags.append(f"TTFT + {overhead * 1e3:.3g} ms serving-path cost per request ({engine} profile)")
         return summ.ttft_s.p50 if median else summ.ttft_s.mean
     if metric == "tpot_s":
-        if median and median_of_token_gaps(row):
+        # vLLM's benchmarks/benchmark_serving.py and SGLang's bench_serving.py (calculate_metrics) report both:
+        # median_tpot_ms = np.median over requests of (latency - ttft) / (output_len - 1), median_itl_ms =
+        # np.median over every token gap. They differ under load: an iteration that prefills alone (SGLang's
+        # prefill batches, vLLM V0's whole prompts) stalls every running decode once, so it lengthens each
+        # request's TPOT by its share of the iterations but sits in the tail of the token gaps, above their median
+        if statistic == "median_itl":
             flags.append("median inter-token latency: p50 of the simulated token gaps")
             return summ.itl_s.p50
         if median:
