@@ -15,7 +15,7 @@ from aiinfra.app.tables import row_tables
 from aiinfra.catalog.resolve import load_scenario
 from aiinfra.sim.metrics import Percentiles
 from aiinfra.validation import switches
-from aiinfra.validation.inference_rows import _sim_value, stated_context_tokens
+from aiinfra.validation.inference_rows import _sim_value, stated_chunked_prefill, stated_context_tokens
 
 from .conftest import EXAMPLES, sim_run
 
@@ -101,3 +101,24 @@ def test_a_multi_step_scheduler_keeps_the_release_chunked_prefill_default() -> N
     both = "inference.simulation.scheduler={num_scheduler_steps: 10, chunked_prefill: true}"
     stated = sim_run(load_scenario(ex, [*sets[:-1], both]), seed=0).limits
     assert stated.chunked_prefill is True
+
+
+@pytest.mark.parametrize(
+    ("notes", "chunked"),
+    [
+        # the dstack MI300X runs (vLLM 0.6-era ROCm build): the optional boolean set false
+        ("Server settings: chunked prefill off (--enable-chunked-prefill=False), multi-step", False),
+        ("vllm serve m --enable-chunked-prefill", True),
+        ("--enable_chunked_prefill true", True),
+        ("--enable-chunked-prefill 0", False),
+        ("vllm serve m --no-enable-chunked-prefill", False),
+        # prose about the default is no flag
+        ("chunked prefill on (the V0 default for max-model-len 91680 > 32K)", None),
+    ],
+)
+def test_a_row_states_its_chunked_prefill(notes: str, chunked: bool | None) -> None:
+    flag = catalog.engine("vllm").chunked_prefill_flag
+    assert flag == "--enable-chunked-prefill"
+    assert stated_chunked_prefill({"notes": notes}, flag) is chunked
+    # an engine without the flag reads none
+    assert stated_chunked_prefill({"notes": notes}, None) is None

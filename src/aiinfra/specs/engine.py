@@ -251,6 +251,9 @@ class EngineProfile:
     multi_step_flag: str | None = None
     """The command-line flag that sets multi-step scheduling (vLLM V0 --num-scheduler-steps); None: the engine has
     none."""
+    chunked_prefill_flag: str | None = None
+    """The command-line flag that turns chunked prefill on (vLLM --enable-chunked-prefill, which takes an optional
+    boolean value; engines.yaml chunked_prefill_flag): a run that states it runs with it; None: none."""
     context_length_flag: str | None = None
     """The command-line flag that sets the served context length (vLLM --max-model-len, SGLang --context-length;
     engines.yaml context_length_flag): a run that states it serves that context, not the model's; None: none."""
@@ -661,6 +664,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             overlap_scheduler=_release_range(row["overlap_scheduler"]) if row.get("overlap_scheduler") else None,
             multi_step_flag=str(row["multi_step_flag"]) if row.get("multi_step_flag") else None,
             context_length_flag=str(row["context_length_flag"]) if row.get("context_length_flag") else None,
+            chunked_prefill_flag=str(row["chunked_prefill_flag"]) if row.get("chunked_prefill_flag") else None,
             overlap_flags=(str(row["overlap_flags"]["enable"]), str(row["overlap_flags"]["disable"]))
             if row.get("overlap_flags")
             else None,

@@ -72,6 +72,9 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     overlap = _stated_overlap(row, tables.engine(engine).overlap_flags)
     if overlap is not None:
         flags.append(f"overlap scheduler {'on' if overlap else 'off'} as the run states")
+    chunked = stated_chunked_prefill(row, tables.engine(engine).chunked_prefill_flag)
+    if chunked is not None:
+        flags.append(f"chunked prefill {'on' if chunked else 'off'} as the run states")
     metric = row["metric"].strip()
     mode = row["mode"].strip()
     inp = integer(row, "input_tokens")
@@ -114,7 +117,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     # the engine's default
     kv_policy = tables.engine(engine).mlperf_kv_reservation if is_mlperf(row) else None
     row_sched: dict[str, object] = {
-        **_stated_scheduler(steps, overlap),
+        **_stated_scheduler(steps, overlap, chunked),
         **({"kv_reservation": kv_policy} if kv_policy else {}),
     }
     if kv_policy:
@@ -188,6 +191,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         release=release,
         scheduler_steps=steps,
         overlap_scheduling=overlap,
+        chunked_prefill=chunked,
         gpu_memory_utilization_frac=mem_util,
         ep=ep,
         attention_dp=attention_dp,
@@ -250,12 +254,32 @@ def _stated_overlap(row: dict[str, str], flags: tuple[str, str] | None) -> bool 
     return None
 
 
-def _stated_scheduler(steps: int, overlap: bool | None) -> dict[str, object]:
-    """The workload's simulation.scheduler fields a run states: multi-step scheduling, the overlap scheduler."""
+def _stated_scheduler(steps: int, overlap: bool | None, chunked: bool | None = None) -> dict[str, object]:
+    """The workload's simulation.scheduler fields a run states: multi-step scheduling, the overlap scheduler, chunked
+    prefill."""
     sched: dict[str, object] = {"num_scheduler_steps": steps} if steps > 1 else {}
     if overlap is not None:
         sched["overlap_scheduling"] = overlap
+    if chunked is not None:
+        sched["chunked_prefill"] = chunked
     return sched
+
+
+def stated_chunked_prefill(row: dict[str, str], flag: str | None) -> bool | None:
+    """Chunked prefill as the run states it: the engine's ``flag`` (vLLM ``--enable-chunked-prefill``, dashes or
+    underscores) in the row's engine_version or notes -> on, unless its value is false (``=False``, ``false``, ``0``;
+    vLLM parses the flag as an optional boolean) or it is negated (``--no-enable-chunked-prefill``) -> off; None when
+    it states neither or the engine has no such flag."""
+    if not flag:
+        return None
+    name = re.escape(flag.lstrip("-")).replace(r"\-", "[-_]")
+    text = f"{row.get('engine_version') or ''} {row.get('notes') or ''}"
+    if re.search(rf"--no[-_]{name}(?![\w-])", text):
+        return False
+    m = re.search(rf"--{name}(?![\w-])(?:[ =](true|false|1|0)\b)?", text, re.IGNORECASE)
+    if m is None:
+        return None
+    return (m.group(1) or "true").lower() in ("true", "1")
 
 
 def _scheduler_steps(row: dict[str, str], flag: str | None) -> int:
@@ -591,6 +615,8 @@ class _Served:
     """vLLM V0's --num-scheduler-steps the run states (1: single-step)."""
     overlap_scheduling: bool | None = None
     """The overlap scheduler as the run states it (vLLM --async-scheduling), else None: the release's default."""
+    chunked_prefill: bool | None = None
+    """Chunked prefill as the run states it (vLLM --enable-chunked-prefill), else None: the release's default."""
     gpu_memory_utilization_frac: float | None = None
     """The memory share the run states (vLLM --gpu-memory-utilization), else None: the workload's default."""
     ep: int = 1
@@ -604,7 +630,7 @@ class _Served:
         from aiinfra.report.render import jsonable
 
         arch = {k: v for k, v in jsonable(self.model).items() if k not in ("sources", "notes")}
-        stated = _stated_scheduler(self.scheduler_steps, self.overlap_scheduling)
+        stated = _stated_scheduler(self.scheduler_steps, self.overlap_scheduling, self.chunked_prefill)
         if stated:  # the run's multi-step scheduling and overlap scheduler, beside whatever scheduler it states
             sim = dict(inference.get("simulation") or {})  # type: ignore[call-overload]
             sim["scheduler"] = {**(sim.get("scheduler") or {}), **stated}
