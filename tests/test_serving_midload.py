@@ -13,6 +13,7 @@ import pytest
 from aiinfra import catalog
 from aiinfra.app.tables import row_tables
 from aiinfra.catalog.resolve import load_scenario
+from aiinfra.planning.engine_profile import scheduler_defaults
 from aiinfra.sim.metrics import Percentiles
 from aiinfra.validation import switches
 from aiinfra.validation.inference_rows import _sim_value, stated_chunked_prefill, stated_context_tokens
@@ -122,3 +123,17 @@ def test_a_row_states_its_chunked_prefill(notes: str, chunked: bool | None) -> N
     assert stated_chunked_prefill({"notes": notes}, flag) is chunked
     # an engine without the flag reads none
     assert stated_chunked_prefill({"notes": notes}, None) is None
+
+
+def test_a_v0_run_that_sets_chunked_prefill_gets_that_budget() -> None:
+    # vLLM V0 SchedulerConfig: chunked prefill (single-step) budgets 512 tokens a step; without it the budget is
+    # max(max_model_len, 2048): 131,072 for Llama 3.1's context with chunked prefill turned off, whatever the
+    # long-context default would have been (engines.yaml legacy_scheduler)
+    vllm, mi300x = catalog.engine("vllm"), catalog.accelerator("amd-mi300x")
+    off = scheduler_defaults(vllm, mi300x, "server", release="0.7.3", max_model_len=131_072, chunked_prefill=False)
+    assert (off.max_num_batched_tokens, off.max_num_seqs, off.chunked_prefill) == (131_072, 256, False)
+    on = scheduler_defaults(vllm, mi300x, "server", release="0.7.3", max_model_len=8192, chunked_prefill=True)
+    assert (on.max_num_batched_tokens, on.chunked_prefill) == (512, True)
+    # V1 keeps its device table
+    v1 = scheduler_defaults(vllm, mi300x, "server", release="0.11.0", max_model_len=8192, chunked_prefill=False)
+    assert v1.max_num_batched_tokens == 8192

@@ -222,6 +222,7 @@ def limits_for(
         "server",
         release=workload_release(wl),
         max_model_len=scenario.model.max_seq_len,
+        chunked_prefill=sched.chunked_prefill,
     )
     # an older release's own chunked-prefill default (vLLM V0: on only above 32K of context) unless the scenario
     # sets it (a scheduler block that sets only other fields, e.g. V0's multi-step scheduling, keeps the default)

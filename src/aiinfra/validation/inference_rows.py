@@ -69,6 +69,12 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     if context is not None and context != model.max_seq_len:
         model = dataclasses.replace(model, max_seq_len=context)
         flags.append(f"context length {context} tokens as the run states (its engine defaults follow it)")
+    elif model.max_seq_len is None:
+        # the engines' default max_model_len is the model's context: the catalog model's, which an older release's
+        # scheduler defaults follow (vLLM V0: chunked prefill above 32K of context)
+        cat = catalog_model_for(row.get("model_name") or "", tables.models)
+        if cat is not None and cat.max_seq_len:
+            model = dataclasses.replace(model, max_seq_len=cat.max_seq_len)
     overlap = _stated_overlap(row, tables.engine(engine).overlap_flags)
     if overlap is not None:
         flags.append(f"overlap scheduler {'on' if overlap else 'off'} as the run states")
