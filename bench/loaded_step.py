@@ -12,6 +12,11 @@ prints:
   amplification 1 / (1 − ε), and the elasticity the measurement implies if the step is linear in n through the
   model's own intercept (its step as a line through n* and the measured load).
 
+Where the engine runs prompt iterations alone (SGLang's prefill batches, vLLM V0's whole prompts: the simulator's
+SchedulerLimits.prefill_alone / not whole_prompts_with_decodes), the decodes do not carry the prompts: the time per
+output token is the decode-only step D(n) plus the prompt iterations that stall it, λ · TPOT of them per token, each
+one prompt of I tokens priced alone (P): TPOT = D(n) + λ · TPOT · P, so TPOT = D(n) / (1 − λ · P) at a given n.
+
 Reads only ``inference_serving*_open.csv``. Run: ``PYTHONPATH=src python bench/loaded_step.py [substring ...]``.
 """
 
@@ -29,6 +34,7 @@ from aiinfra.analytic.step_time import StepBatch
 from aiinfra.app.tables import row_tables
 from aiinfra.errors import AiinfraError
 from aiinfra.planning.inference import model_for
+from aiinfra.sim.replica import SchedulerLimits
 from aiinfra.sim.run import limits_for
 from aiinfra.validation import inference_rows
 from aiinfra.validation.types import RowTables
@@ -78,9 +84,14 @@ def _capture(scenario_json: str, tables: RowTables) -> None:
     raise _Captured(scenario_json)
 
 
-def row_replica(row: dict[str, str], tables: RowTables) -> tuple[InferenceModel, float, int, int, int]:
+def prompts_alone(lim: SchedulerLimits) -> bool:
+    """Whether the replica's prompt iterations run without the decodes (module docstring)."""
+    return lim.prefill_alone if lim.chunked_prefill else not lim.whole_prompts_with_decodes
+
+
+def row_replica(row: dict[str, str], tables: RowTables) -> tuple[InferenceModel, float, int, int, SchedulerLimits]:
     """The step model the validation's simulation of ``row`` uses (planning.inference.model_for over the scenario
-    predict_row builds), the rate per replica, the mean lengths and the scheduler's sequence limit."""
+    predict_row builds), the rate per replica, the mean lengths and the scheduler's limits."""
     inference_rows._simulate = _capture  # type: ignore[assignment]
     try:
         inference_rows.predict_row(row, tables)
@@ -94,7 +105,7 @@ def row_replica(row: dict[str, str], tables: RowTables) -> tuple[InferenceModel,
     lim = limits_for(sc, wl, im, "mixed", engine=tables.serving_tables(sc).engine)
     replicas = max(sc.cluster.count // (im.tp * im.pp), 1)
     rate = (wl.request_rate_per_s or 0.0) / replicas
-    return im, rate, wl.input_tokens, wl.output_tokens, lim.max_num_seqs
+    return im, rate, wl.input_tokens, wl.output_tokens, lim
 
 
 def main(patterns: list[str]) -> None:
@@ -107,14 +118,31 @@ def main(patterns: list[str]) -> None:
         if not all(p in rid for p in patterns):
             continue
         try:
-            im, rate, inp, out, max_seqs = row_replica(row, tables)
+            im, rate, inp, out, lim = row_replica(row, tables)
         except AiinfraError as err:
             print(f"{rid}: not predicted ({err})")
             continue
         model, cluster, wp = im.model, im.cluster, im.weight_precision
         tp = im.tp
 
-        def step(n: float, im: InferenceModel = im, rate: float = rate, inp: int = inp, out: int = out) -> float:
+        max_seqs = lim.max_num_seqs
+        alone = prompts_alone(lim)
+        # one prompt of I tokens prefilled alone (the iterations that stall the decodes where prompts run alone)
+        prompt_s = im.iteration_time_s(mixed_step(0, inp, inp, out)) if alone else 0.0
+
+        def step(
+            n: float,
+            im: InferenceModel = im,
+            rate: float = rate,
+            inp: int = inp,
+            out: int = out,
+            alone: bool = alone,
+            prompt_s: float = prompt_s,
+        ) -> float:
+            if alone:  # TPOT = D(n) / (1 - λ P) (module docstring); no steady state once λ P reaches 1
+                stalled = 1.0 - rate * prompt_s
+                decode_s = im.iteration_time_s(mixed_step(n, 0, inp, out))
+                return decode_s / stalled if stalled > 0 else float("inf")
             return self_consistent_step_s(lambda pt: im.iteration_time_s(mixed_step(n, pt, inp, out)), rate * inp)
 
         tpot = float(row["value"])
@@ -149,6 +177,14 @@ def main(patterns: list[str]) -> None:
             f" {kv_read / acc.memory_bw_bytes_per_s * 1e3:.1f} ms) | all-reduce {bd.communication_s * 1e3:.1f} ms"
             f" | engine fixed {engine_s * 1e3:.2f} ms"
         )
+        if alone:
+            d_meas = im.iteration_time_s(mixed_step(n_meas, 0, inp, out))
+            per_token = d_meas + rate * tpot * prompt_s
+            print(
+                f"  prompts run alone: decode step of {round(n_meas)} {d_meas * 1e3:.1f} ms + {rate * tpot:.2f} prompt"
+                f" iterations of {prompt_s * 1e3:.1f} ms per token = {per_token * 1e3:.1f} ms per output token"
+                f" ({100 * (per_token / tpot - 1):+.0f} %)"
+            )
         if eq is None:
             print("  model: no steady state below max_num_seqs (overloaded)")
         else:

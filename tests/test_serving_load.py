@@ -176,8 +176,10 @@ def test_a_row_that_measured_medians_is_predicted_by_medians() -> None:
     assert over > 0
     assert inference_rows._sim_value(median, s, "ttft_s", "vllm", [], row_tables()) == pytest.approx(0.10)
     assert inference_rows._sim_value({"notes": ""}, s, "ttft_s", "vllm", [], row_tables()) == pytest.approx(0.30)
-    # a median inter-token latency is the median token gap, not the mean of per-request TPOTs
-    assert inference_rows._sim_value(median, s, "tpot_s", "vllm", [], row_tables()) == pytest.approx(0.05)
+    # a median TPOT is the median over requests; a median inter-token latency the median token gap
+    assert inference_rows._sim_value(median, s, "tpot_s", "vllm", [], row_tables()) == pytest.approx(0.10)
+    itl = switches.from_notes("median_itl_ms 85 (statistic: median inter-token latency)", "inference")
+    assert inference_rows._sim_value(itl, s, "tpot_s", "vllm", [], row_tables()) == pytest.approx(0.05)
     assert inference_rows._sim_value({"notes": ""}, s, "tpot_s", "vllm", [], row_tables()) == pytest.approx(0.30)
 
 

@@ -25,12 +25,16 @@ def scheduler_defaults(
     *,
     release: str | None = None,
     max_model_len: int | None = None,
+    chunked_prefill: bool | None = None,
 ) -> SchedulerDefaults:
     """The engine's default token budget per step and sequence cap on ``accelerator`` in ``usage``; of the engine
     release ``release`` (MAJOR.MINOR[.PATCH]; None: the current one) serving a context of ``max_model_len`` tokens
-    where an older release's defaults differ (EngineProfile.legacy_scheduler_defaults)."""
+    where an older release's defaults differ (EngineProfile.legacy_scheduler_defaults), with chunked prefill as the
+    run sets it (None: the release's default)."""
     version = parse_version(release) if release else None
-    return engine.scheduler_defaults(accelerator, usage, release=version, max_model_len=max_model_len)
+    return engine.scheduler_defaults(
+        accelerator, usage, release=version, max_model_len=max_model_len, chunked_prefill=chunked_prefill
+    )
 
 
 def _stepped(value: float, floor: int, steps: list[list[int | None]]) -> int:

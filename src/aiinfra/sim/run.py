@@ -222,10 +222,13 @@ def limits_for(
         "server",
         release=workload_release(wl),
         max_model_len=scenario.model.max_seq_len,
+        chunked_prefill=sched.chunked_prefill,
     )
     # an older release's own chunked-prefill default (vLLM V0: on only above 32K of context) unless the scenario
-    # sets a scheduler
-    chunked = sched.chunked_prefill if sim.scheduler is not None or sd.chunked_prefill is None else sd.chunked_prefill
+    # sets it (a scheduler block that sets only other fields, e.g. V0's multi-step scheduling, keeps the default)
+    chunked = sched.chunked_prefill
+    if chunked is None:
+        chunked = sd.chunked_prefill if sd.chunked_prefill is not None else True
     block = kv_block_tokens(wl.engine, wl, scenario.cluster.tables)
     budget = sched.max_num_batched_tokens or sd.max_num_batched_tokens
     cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, wl.engine)

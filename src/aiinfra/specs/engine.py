@@ -275,6 +275,12 @@ class EngineProfile:
     multi_step_flag: str | None = None
     """The command-line flag that sets multi-step scheduling (vLLM V0 --num-scheduler-steps); None: the engine has
     none."""
+    chunked_prefill_flag: str | None = None
+    """The command-line flag that turns chunked prefill on (vLLM --enable-chunked-prefill, which takes an optional
+    boolean value; engines.yaml chunked_prefill_flag): a run that states it runs with it; None: none."""
+    context_length_flag: str | None = None
+    """The command-line flag that sets the served context length (vLLM --max-model-len, SGLang --context-length;
+    engines.yaml context_length_flag): a run that states it serves that context, not the model's; None: none."""
     overlap_flags: tuple[str, str] | None = None
     """The command-line flags that turn the overlap scheduler on and off (vLLM --async-scheduling /
     --no-async-scheduling; engines.yaml overlap_flags); None: the engine has none."""
@@ -473,12 +479,14 @@ class EngineProfile:
                 return release, f"build dated {built}, before the default engine of {table['default_from_date']}"
         return None
 
-    def legacy_scheduler_defaults(self, release: tuple[int, ...], max_model_len: int) -> SchedulerDefaults | None:
+    def legacy_scheduler_defaults(
+        self, release: tuple[int, ...], max_model_len: int, chunked_prefill: bool | None = None
+    ) -> SchedulerDefaults | None:
         """The defaults of an older release (vLLM V0: vllm/engine/arg_utils.py and vllm/config.py SchedulerConfig,
         engines.yaml legacy_scheduler), or None when ``release`` is not older than the table's ``below_version``:
         max_num_seqs fixed; chunked prefill turned on by default for a context longer than
-        ``long_context_above_tokens``, with a budget of ``chunked_budget_tokens`` per step; else whole prompts, the
-        budget max(max_model_len, ``min_budget_tokens``)."""
+        ``long_context_above_tokens`` (``chunked_prefill``: as the run sets it instead), with a budget of
+        ``chunked_budget_tokens`` per step; else whole prompts, the budget max(max_model_len, ``min_budget_tokens``)."""
         table = self.legacy_scheduler
         if table is None:
             return None
@@ -486,9 +494,12 @@ class EngineProfile:
         if below is None or release >= below:
             return None
         seqs = int(table["max_num_seqs"])
-        chunked = max_model_len > int(table["long_context_above_tokens"])
+        long_context = max_model_len > int(table["long_context_above_tokens"])
+        chunked = long_context if chunked_prefill is None else chunked_prefill
         tokens = int(table["chunked_budget_tokens"]) if chunked else max(max_model_len, int(table["min_budget_tokens"]))
         why = "chunked prefill on (context above" if chunked else "chunked prefill off (context up to"
+        if chunked_prefill is not None:
+            why = f"chunked prefill {'on' if chunked else 'off'} as the run sets it (the default: on above"
         return SchedulerDefaults(
             max_num_batched_tokens=tokens,
             max_num_seqs=seqs,
@@ -505,12 +516,13 @@ class EngineProfile:
         *,
         release: tuple[int, ...] | None = None,
         max_model_len: int | None = None,
+        chunked_prefill: bool | None = None,
     ) -> SchedulerDefaults:
         """The engine's default token budget per step and sequence cap on ``accelerator`` in ``usage``; of release
         ``release`` (None: the current one) serving a context of ``max_model_len`` where an older release's
         defaults differ (:meth:`legacy_scheduler_defaults`)."""
         if release is not None and max_model_len is not None:
-            legacy = self.legacy_scheduler_defaults(release, max_model_len)
+            legacy = self.legacy_scheduler_defaults(release, max_model_len, chunked_prefill)
             if legacy is not None:
                 return legacy
         table = self.scheduler_table
@@ -705,6 +717,8 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             legacy_scheduler=row.get("legacy_scheduler"),
             overlap_scheduler=_release_range(row["overlap_scheduler"]) if row.get("overlap_scheduler") else None,
             multi_step_flag=str(row["multi_step_flag"]) if row.get("multi_step_flag") else None,
+            context_length_flag=str(row["context_length_flag"]) if row.get("context_length_flag") else None,
+            chunked_prefill_flag=str(row["chunked_prefill_flag"]) if row.get("chunked_prefill_flag") else None,
             overlap_flags=(str(row["overlap_flags"]["enable"]), str(row["overlap_flags"]["disable"]))
             if row.get("overlap_flags")
             else None,

@@ -45,9 +45,10 @@ class SchedulerConfig:
     """Sequences per iteration; None = the engine's default for the device (catalog/data/engines.yaml)."""
     max_num_batched_tokens: Annotated[int, InRange(1, MAX_BATCH_TOKENS)] | None = None
     """Token budget per iteration; None = the engine's default (catalog/data/engines.yaml)."""
-    chunked_prefill: bool = True
+    chunked_prefill: bool | None = None
     """Split long prompts across iterations and mix them with decodes (Sarathi-Serve, Agrawal et al. 2024;
-    on by default in vLLM v1). False: prompt iterations run alone, stalling decodes (vLLM v0)."""
+    on by default in vLLM v1). False: prompt iterations run alone, stalling decodes (vLLM v0). None: the engine
+    release's own default (vLLM V0: on only above 32K of context), else on."""
     prefix_caching: bool = False
     """Reuse the KV of a prompt prefix already computed on the replica (trace prefix_id groups; vLLM
     automatic prefix caching). Cached prefixes are never evicted in this model."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -64,9 +65,16 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     kvp = _kv_precision(row, wp, flags)
     engine = _engine(row, flags, tables)
     steps = _scheduler_steps(row, tables.engine(engine).multi_step_flag)
+    context = stated_context_tokens(row, tables.engine(engine).context_length_flag)
+    if context is not None and context != model.max_seq_len:
+        model = dataclasses.replace(model, max_seq_len=context)
+        flags.append(f"context length {context} tokens as the run states (its engine defaults follow it)")
     overlap = _stated_overlap(row, tables.engine(engine).overlap_flags)
     if overlap is not None:
         flags.append(f"overlap scheduler {'on' if overlap else 'off'} as the run states")
+    chunked = stated_chunked_prefill(row, tables.engine(engine).chunked_prefill_flag)
+    if chunked is not None:
+        flags.append(f"chunked prefill {'on' if chunked else 'off'} as the run states")
     metric = row["metric"].strip()
     mode = row["mode"].strip()
     inp = integer(row, "input_tokens")
@@ -109,7 +117,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     # the engine's default
     kv_policy = tables.engine(engine).mlperf_kv_reservation if is_mlperf(row) else None
     row_sched: dict[str, object] = {
-        **_stated_scheduler(steps, overlap),
+        **_stated_scheduler(steps, overlap, chunked),
         **({"kv_reservation": kv_policy} if kv_policy else {}),
     }
     if kv_policy:
@@ -183,6 +191,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         release=release,
         scheduler_steps=steps,
         overlap_scheduling=overlap,
+        chunked_prefill=chunked,
         gpu_memory_utilization_frac=mem_util,
         ep=ep,
         attention_dp=attention_dp,
@@ -245,12 +254,32 @@ def _stated_overlap(row: dict[str, str], flags: tuple[str, str] | None) -> bool 
     return None
 
 
-def _stated_scheduler(steps: int, overlap: bool | None) -> dict[str, object]:
-    """The workload's simulation.scheduler fields a run states: multi-step scheduling, the overlap scheduler."""
+def _stated_scheduler(steps: int, overlap: bool | None, chunked: bool | None = None) -> dict[str, object]:
+    """The workload's simulation.scheduler fields a run states: multi-step scheduling, the overlap scheduler, chunked
+    prefill."""
     sched: dict[str, object] = {"num_scheduler_steps": steps} if steps > 1 else {}
     if overlap is not None:
         sched["overlap_scheduling"] = overlap
+    if chunked is not None:
+        sched["chunked_prefill"] = chunked
     return sched
+
+
+def stated_chunked_prefill(row: dict[str, str], flag: str | None) -> bool | None:
+    """Chunked prefill as the run states it: the engine's ``flag`` (vLLM ``--enable-chunked-prefill``, dashes or
+    underscores) in the row's engine_version or notes -> on, unless its value is false (``=False``, ``false``, ``0``;
+    vLLM parses the flag as an optional boolean) or it is negated (``--no-enable-chunked-prefill``) -> off; None when
+    it states neither or the engine has no such flag."""
+    if not flag:
+        return None
+    name = re.escape(flag.lstrip("-")).replace(r"\-", "[-_]")
+    text = f"{row.get('engine_version') or ''} {row.get('notes') or ''}"
+    if re.search(rf"--no[-_]{name}(?![\w-])", text):
+        return False
+    m = re.search(rf"--{name}(?![\w-])(?:[ =](true|false|1|0)\b)?", text, re.IGNORECASE)
+    if m is None:
+        return None
+    return (m.group(1) or "true").lower() in ("true", "1")
 
 
 def _scheduler_steps(row: dict[str, str], flag: str | None) -> int:
@@ -262,6 +291,17 @@ def _scheduler_steps(row: dict[str, str], flag: str | None) -> int:
     pattern = re.escape(flag.rstrip("s")) + r"s?[ =](\d+)"
     m = re.search(pattern, f"{row.get('engine_version') or ''} {row.get('notes') or ''}")
     return max(1, int(m.group(1))) if m else 1
+
+
+def stated_context_tokens(row: dict[str, str], flag: str | None) -> int | None:
+    """The context length the run's server was started with: the engine's ``flag`` (vLLM ``--max-model-len N``,
+    SGLang ``--context-length N``; dashes and underscores alike) in the row's engine_version or notes; None when it
+    states none or the engine has no such flag (another engine's flag quoted in the notes is not this run's)."""
+    if not flag:
+        return None
+    name = re.escape(flag.lstrip("-")).replace(r"\-", "[-_]")
+    m = re.search(rf"--{name}[ =](\d+)", f"{row.get('engine_version') or ''} {row.get('notes') or ''}")
+    return int(m.group(1)) if m and int(m.group(1)) > 0 else None
 
 
 def _kv_precision(row: dict[str, str], wp: str, flags: list[str]) -> str:
@@ -455,6 +495,11 @@ def _simulated(
         raise RowError("request_rate_per_s blank")
     sim = dict(sim)
     n_req = sim.pop("num_requests")
+    context = _context_tokens(row, served, tables)
+    if context and isinstance(served.model, ModelArch) and not served.model.max_seq_len:
+        # the engines' default max_model_len is the model's context (the catalog model's where the row's columns
+        # give none), which an older release's scheduler defaults follow (vLLM V0: chunked prefill above 32K)
+        served = dataclasses.replace(served, model=dataclasses.replace(served.model, max_seq_len=context))
     scenario = served.scenario(request_rate_per_s=rate, num_requests=n_req, simulation=sim)
     summ = _simulate(scenario, tables)
     if bench is not None:
@@ -527,16 +572,25 @@ def _sim_value(
     """The statistic of a simulated run that the row measured: the mean, or the median where the row's ``statistic``
     column says "median" (TTFT p50; a median inter-token latency is the p50 of the token gaps). The simulated TTFT
     includes the engine's serving-path cost per request (``EngineProfile.request_overhead_s``, sim/metrics.py)."""
-    median = switches.text(row, "statistic") == "median"
+    statistic = switches.text(row, "statistic")
+    median = statistic in ("median", "median_itl")
     if metric == "ttft_s":
         overhead = tables.engine(engine).request_overhead_s
         if overhead:
             flags.append(f"TTFT + {overhead * 1e3:.3g} ms serving-path cost per request ({engine} profile)")
         return summ.ttft_s.p50 if median else summ.ttft_s.mean
     if metric == "tpot_s":
-        if median:
+        # vLLM's benchmarks/benchmark_serving.py and SGLang's bench_serving.py (calculate_metrics) report both:
+        # median_tpot_ms = np.median over requests of (latency - ttft) / (output_len - 1), median_itl_ms =
+        # np.median over every token gap. They differ under load: an iteration that prefills alone (SGLang's
+        # prefill batches, vLLM V0's whole prompts) stalls every running decode once, so it lengthens each
+        # request's TPOT by its share of the iterations but sits in the tail of the token gaps, above their median
+        if statistic == "median_itl":
             flags.append("median inter-token latency: p50 of the simulated token gaps")
             return summ.itl_s.p50
+        if median:
+            flags.append("median TPOT: p50 over the simulated requests of (finish - first token) / (output - 1)")
+            return summ.tpot_exclusive_s.p50
         return summ.tpot_exclusive_s.mean
     if metric == "output_tokens_per_s":
         return summ.output_tokens_per_s
@@ -566,6 +620,8 @@ class _Served:
     """vLLM V0's --num-scheduler-steps the run states (1: single-step)."""
     overlap_scheduling: bool | None = None
     """The overlap scheduler as the run states it (vLLM --async-scheduling), else None: the release's default."""
+    chunked_prefill: bool | None = None
+    """Chunked prefill as the run states it (vLLM --enable-chunked-prefill), else None: the release's default."""
     gpu_memory_utilization_frac: float | None = None
     """The memory share the run states (vLLM --gpu-memory-utilization), else None: the workload's default."""
     ep: int = 1
@@ -579,7 +635,7 @@ class _Served:
         from aiinfra.report.render import jsonable
 
         arch = {k: v for k, v in jsonable(self.model).items() if k not in ("sources", "notes")}
-        stated = _stated_scheduler(self.scheduler_steps, self.overlap_scheduling)
+        stated = _stated_scheduler(self.scheduler_steps, self.overlap_scheduling, self.chunked_prefill)
         if stated:  # the run's multi-step scheduling and overlap scheduler, beside whatever scheduler it states
             sim = dict(inference.get("simulation") or {})  # type: ignore[call-overload]
             sim["scheduler"] = {**(sim.get("scheduler") or {}), **stated}

@@ -78,6 +78,18 @@ def _number(pattern: re.Pattern[str]) -> Callable[[str], str]:
     return read
 
 
+#: a median latency that is the median inter-token latency (over every gap between output tokens), not a median over
+#: requests (``statistic: median inter-token latency`` / ``statistic: median ITL`` in the notes)
+MEDIAN_ITL = re.compile(r"statistic: median (?:inter-token latency|ITL)\b", re.IGNORECASE)
+
+
+def _statistic(notes: str) -> str:
+    """``median_itl`` (the median token gap), ``median`` (the median over requests), or blank (the mean)."""
+    if MEDIAN_ITL.search(notes):
+        return "median_itl"
+    return "median" if "statistic: median" in notes else ""
+
+
 def _sliding(notes: str) -> str:
     if ALTERNATING_SLIDING.search(notes):
         return "alternating"
@@ -126,7 +138,7 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("sliding_window", ("inference",), _sliding),
     Switch("num_requests", ("inference",), _number(REQUESTS)),
     Switch("length_distribution", ("inference",), lambda n: "uniform" if RANDOM_RANGE_RATIO_0.search(n) else ""),
-    Switch("statistic", ("inference",), lambda notes: "median" if "statistic: median" in notes else ""),
+    Switch("statistic", ("inference",), _statistic),
     Switch("prefix_cached_requests", ("inference",), _number(PREFIX_CACHED), PREFIX_CACHED),
 )
 
