@@ -23,7 +23,8 @@ from aiinfra.planning.inference import estimate, model_for
 from aiinfra.specs.common import validate
 from aiinfra.specs.engine import parse_version
 from aiinfra.specs.workload import ServingWorkload
-from aiinfra.validation.inference_rows import _scheduler_steps, _stated_overlap
+from aiinfra.validation import switches
+from aiinfra.validation.inference_rows import on_off, scheduler_steps
 from tests.conftest import LLAMA31_405B_ROW_COLUMNS
 
 from .conftest import EXAMPLES, sim_run
@@ -155,10 +156,22 @@ def test_a_run_that_states_async_scheduling_gets_it_whatever_its_release(batch: 
     ],
 )
 def test_a_row_states_its_overlap_scheduler(notes: str, overlap: bool | None) -> None:
-    flags = catalog.engine("vllm").overlap_flags
-    assert _stated_overlap({"engine_version": "v0.10.2", "notes": notes}, flags) is overlap
+    assert catalog.engine("vllm").overlap_flags == ("--async-scheduling", "--no-async-scheduling")
+    legacy = {"engine": "vllm", "engine_version": "v0.10.2", "notes": notes}
+    row = switches.with_columns(legacy, "inference")  # no column: the notes rule fills it
+    assert row["overlap_scheduling"] == {True: "on", False: "off", None: ""}[overlap]
+    assert on_off(row, "overlap_scheduling") is overlap
+    # a column present wins over the notes
+    stated = switches.with_columns({**legacy, "overlap_scheduling": "off"}, "inference")
+    assert on_off(stated, "overlap_scheduling") is False
     # an engine without the flags (TensorRT-LLM) is never read as stating one
-    assert _stated_overlap({"engine_version": "1.0", "notes": notes}, catalog.engine("trtllm").overlap_flags) is None
+    trtllm = {"engine": "trtllm", "engine_version": "1.0", "notes": notes}
+    assert switches.with_columns(trtllm, "inference")["overlap_scheduling"] == ""
+
+
+def test_the_overlap_flag_may_be_quoted_in_engine_version() -> None:
+    row = {"engine": "vllm", "engine_version": "v0.11.0 --async-scheduling", "notes": ""}
+    assert switches.overlap_scheduling_stated(row) == "on"
 
 
 def test_the_planner_says_what_a_synchronous_v1_release_adds_at_its_batch() -> None:
@@ -260,10 +273,16 @@ def test_multi_step_scheduling_pays_the_host_time_once_per_call() -> None:
     ],
 )
 def test_a_row_states_its_scheduler_steps(version: str, notes: str, steps: int) -> None:
-    flag = catalog.engine("vllm").multi_step_flag
-    assert _scheduler_steps({"engine_version": version, "notes": notes}, flag) == steps
+    assert catalog.engine("vllm").multi_step_flag == "--num-scheduler-steps"
+    row = switches.with_columns({"engine": "vllm", "engine_version": version, "notes": notes}, "inference")
+    assert scheduler_steps(row) == steps
     # an engine without the flag (SGLang) runs single-step even where its notes quote vLLM's setting
-    assert _scheduler_steps({"engine_version": "0.3.0", "notes": f"vLLM: {version}"}, None) == 1
+    legacy = {"engine": "sglang", "engine_version": "0.3.0", "notes": f"vLLM: {version}"}
+    sglang = switches.with_columns(legacy, "inference")
+    assert sglang["num_scheduler_steps"] == ""
+    assert scheduler_steps(sglang) == 1
+    # the column wins over the notes, blank included (blank: 1)
+    assert scheduler_steps({"num_scheduler_steps": "", "notes": "--num-scheduler-steps 10"}) == 1
 
 
 def test_the_scenario_sets_the_scheduler_steps() -> None:

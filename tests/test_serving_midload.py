@@ -16,7 +16,8 @@ from aiinfra.catalog.resolve import load_scenario
 from aiinfra.planning.engine_profile import scheduler_defaults
 from aiinfra.sim.metrics import Percentiles
 from aiinfra.validation import switches
-from aiinfra.validation.inference_rows import _sim_value, stated_chunked_prefill, stated_context_tokens
+from aiinfra.validation.inference_rows import _sim_value, on_off, stated_context_tokens
+from aiinfra.validation.rows import RowError
 
 from .conftest import EXAMPLES, sim_run
 
@@ -66,18 +67,32 @@ def test_the_shipped_median_itl_rows_say_so_in_their_notes() -> None:
 
 
 @pytest.mark.parametrize(
-    ("notes", "flag", "tokens"),
+    ("engine", "notes", "tokens"),
     [
-        ("vLLM: `--disable-log-requests --num-scheduler-steps 10 --max_model_len 4096`", "--max-model-len", 4096),
-        ("vllm serve m --max-model-len=8192", "--max-model-len", 8192),
+        ("vllm", "vLLM: `--disable-log-requests --num-scheduler-steps 10 --max_model_len 4096`", "4096"),
+        ("", "vllm serve m --max-model-len=8192", "8192"),  # blank engine: vLLM's flags
         # SGLang's flag is another one: vLLM's quoted in the same notes is not this run's
-        ("SGLang: `--disable-radix-cache`; vLLM: `--max_model_len 4096`", "--context-length", None),
-        ("sglang.launch_server --context-length 32768", "--context-length", 32768),
-        ("vllm serve m", "--max-model-len", None),
+        ("sglang", "SGLang: `--disable-radix-cache`; vLLM: `--max_model_len 4096`", ""),
+        ("sglang", "sglang.launch_server --context-length 32768", "32768"),
+        ("vllm", "vllm serve m", ""),
+        ("vllm", "vllm serve m --max-model-len 0", ""),
     ],
 )
-def test_a_row_states_its_context_length(notes: str, flag: str, tokens: int | None) -> None:
-    assert stated_context_tokens({"notes": notes}, flag) == tokens
+def test_a_row_states_its_context_length(engine: str, notes: str, tokens: str) -> None:
+    legacy = {"engine": engine, "notes": notes}
+    assert switches.context_tokens_stated(legacy) == tokens
+    # a row without the column reads it from its notes; the predictor reads the column only
+    row = switches.with_columns(legacy, "inference")
+    assert row["max_model_len_tokens"] == tokens
+    assert stated_context_tokens(row) == (int(tokens) if tokens else None)
+    # a column present wins over the notes, blank included
+    assert stated_context_tokens({**legacy, "max_model_len_tokens": ""}) is None
+    assert stated_context_tokens(switches.with_columns({**legacy, "max_model_len_tokens": "2048"}, "inference")) == 2048
+
+
+def test_a_context_length_column_below_one_token_is_refused() -> None:
+    with pytest.raises(RowError, match="max_model_len_tokens"):
+        stated_context_tokens({"max_model_len_tokens": "0"})
 
 
 def test_the_engines_name_their_context_length_flags() -> None:
@@ -108,21 +123,31 @@ def test_a_multi_step_scheduler_keeps_the_release_chunked_prefill_default() -> N
     ("notes", "chunked"),
     [
         # the dstack MI300X runs (vLLM 0.6-era ROCm build): the optional boolean set false
-        ("Server settings: chunked prefill off (--enable-chunked-prefill=False), multi-step", False),
-        ("vllm serve m --enable-chunked-prefill", True),
-        ("--enable_chunked_prefill true", True),
-        ("--enable-chunked-prefill 0", False),
-        ("vllm serve m --no-enable-chunked-prefill", False),
+        ("Server settings: chunked prefill off (--enable-chunked-prefill=False), multi-step", "off"),
+        ("vllm serve m --enable-chunked-prefill", "on"),
+        ("--enable_chunked_prefill true", "on"),
+        ("--enable-chunked-prefill 0", "off"),
+        ("vllm serve m --no-enable-chunked-prefill", "off"),
         # prose about the default is no flag
-        ("chunked prefill on (the V0 default for max-model-len 91680 > 32K)", None),
+        ("chunked prefill on (the V0 default for max-model-len 91680 > 32K)", ""),
     ],
 )
-def test_a_row_states_its_chunked_prefill(notes: str, chunked: bool | None) -> None:
-    flag = catalog.engine("vllm").chunked_prefill_flag
-    assert flag == "--enable-chunked-prefill"
-    assert stated_chunked_prefill({"notes": notes}, flag) is chunked
-    # an engine without the flag reads none
-    assert stated_chunked_prefill({"notes": notes}, None) is None
+def test_a_row_states_its_chunked_prefill(notes: str, chunked: str) -> None:
+    assert catalog.engine("vllm").chunked_prefill_flag == "--enable-chunked-prefill"
+    row = switches.with_columns({"engine": "vllm", "notes": notes}, "inference")
+    assert row["chunked_prefill"] == chunked
+    assert on_off(row, "chunked_prefill") is {"on": True, "off": False, "": None}[chunked]
+    # an engine without the flag (TensorRT-LLM) reads none
+    assert catalog.engine("trtllm").chunked_prefill_flag is None
+    assert switches.chunked_prefill_stated({"engine": "trtllm", "notes": notes}) == ""
+
+
+def test_an_on_off_column_takes_on_or_off_only() -> None:
+    assert on_off({"chunked_prefill": " off "}, "chunked_prefill") is False
+    # the column wins over notes that state the flag
+    assert on_off({"chunked_prefill": "", "notes": "--enable-chunked-prefill"}, "chunked_prefill") is None
+    with pytest.raises(RowError, match="chunked_prefill='maybe'"):
+        on_off({"chunked_prefill": "maybe"}, "chunked_prefill")
 
 
 def test_a_v0_run_that_sets_chunked_prefill_gets_that_budget() -> None:

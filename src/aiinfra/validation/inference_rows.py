@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import re
 from dataclasses import dataclass
 
 from aiinfra.analytic.equilibrium import utilisation
@@ -64,15 +63,15 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     wp = (row.get("weight_precision") or "bf16").strip()
     kvp = _kv_precision(row, wp, flags)
     engine = _engine(row, flags, tables)
-    steps = _scheduler_steps(row, tables.engine(engine).multi_step_flag)
-    context = stated_context_tokens(row, tables.engine(engine).context_length_flag)
+    steps = scheduler_steps(row)
+    context = stated_context_tokens(row)
     if context is not None and context != model.max_seq_len:
         model = dataclasses.replace(model, max_seq_len=context)
         flags.append(f"context length {context} tokens as the run states (its engine defaults follow it)")
-    overlap = _stated_overlap(row, tables.engine(engine).overlap_flags)
+    overlap = on_off(row, "overlap_scheduling")
     if overlap is not None:
         flags.append(f"overlap scheduler {'on' if overlap else 'off'} as the run states")
-    chunked = stated_chunked_prefill(row, tables.engine(engine).chunked_prefill_flag)
+    chunked = on_off(row, "chunked_prefill")
     if chunked is not None:
         flags.append(f"chunked prefill {'on' if chunked else 'off'} as the run states")
     metric = row["metric"].strip()
@@ -239,19 +238,15 @@ def _release(row: dict[str, str], profile: EngineProfile, steps: int, flags: lis
     return ".".join(str(p) for p in (*version, 0, 0)[:3])  # three parts: never read back as a number
 
 
-def _stated_overlap(row: dict[str, str], flags: tuple[str, str] | None) -> bool | None:
-    """The overlap scheduler as the run states it: the engine's off flag (vLLM --no-async-scheduling) in the row's
-    engine_version or notes -> False, its on flag (--async-scheduling) -> True; None when it states neither or the
-    engine has no such flags."""
-    if flags is None:
+def on_off(row: dict[str, str], column: str) -> bool | None:
+    """An on/off switch column (``overlap_scheduling``, ``chunked_prefill``): True (on), False (off), None when
+    blank (not stated); RowError for another value."""
+    cell = switches.text(row, column).lower()
+    if not cell:
         return None
-    on, off = flags
-    text = f"{row.get('engine_version') or ''} {row.get('notes') or ''}"
-    if re.search(re.escape(off) + r"(?![\w-])", text):
-        return False
-    if re.search(r"(?<![\w-])" + re.escape(on) + r"(?![\w-])", text):
-        return True
-    return None
+    if cell in ("on", "off"):
+        return cell == "on"
+    raise RowError(f"column {column}={cell!r} is not on or off (blank: not stated)")
 
 
 def _stated_scheduler(steps: int, overlap: bool | None, chunked: bool | None = None) -> dict[str, object]:
@@ -265,43 +260,22 @@ def _stated_scheduler(steps: int, overlap: bool | None, chunked: bool | None = N
     return sched
 
 
-def stated_chunked_prefill(row: dict[str, str], flag: str | None) -> bool | None:
-    """Chunked prefill as the run states it: the engine's ``flag`` (vLLM ``--enable-chunked-prefill``, dashes or
-    underscores) in the row's engine_version or notes -> on, unless its value is false (``=False``, ``false``, ``0``;
-    vLLM parses the flag as an optional boolean) or it is negated (``--no-enable-chunked-prefill``) -> off; None when
-    it states neither or the engine has no such flag."""
-    if not flag:
-        return None
-    name = re.escape(flag.lstrip("-")).replace(r"\-", "[-_]")
-    text = f"{row.get('engine_version') or ''} {row.get('notes') or ''}"
-    if re.search(rf"--no[-_]{name}(?![\w-])", text):
-        return False
-    m = re.search(rf"--{name}(?![\w-])(?:[ =](true|false|1|0)\b)?", text, re.IGNORECASE)
-    if m is None:
-        return None
-    return (m.group(1) or "true").lower() in ("true", "1")
+def scheduler_steps(row: dict[str, str]) -> int:
+    """Decode iterations per scheduler call as the run states them (``num_scheduler_steps``, vLLM V0
+    ``--num-scheduler-steps``); 1 when blank."""
+    steps = integer(row, "num_scheduler_steps")
+    if steps is not None and steps < 1:
+        raise RowError(f"column num_scheduler_steps={steps} is below 1 (blank: 1, one step per scheduler call)")
+    return steps or 1
 
 
-def _scheduler_steps(row: dict[str, str], flag: str | None) -> int:
-    """Multi-step scheduling as the run states it: the engine's ``flag`` (vLLM V0 ``--num-scheduler-steps N``; the
-    singular spelling too) in the row's engine_version or notes; 1 when it states none or the engine has no such
-    flag (another engine's flag quoted in the notes is not this run's)."""
-    if not flag:
-        return 1
-    pattern = re.escape(flag.rstrip("s")) + r"s?[ =](\d+)"
-    m = re.search(pattern, f"{row.get('engine_version') or ''} {row.get('notes') or ''}")
-    return max(1, int(m.group(1))) if m else 1
-
-
-def stated_context_tokens(row: dict[str, str], flag: str | None) -> int | None:
-    """The context length the run's server was started with: the engine's ``flag`` (vLLM ``--max-model-len N``,
-    SGLang ``--context-length N``; dashes and underscores alike) in the row's engine_version or notes; None when it
-    states none or the engine has no such flag (another engine's flag quoted in the notes is not this run's)."""
-    if not flag:
-        return None
-    name = re.escape(flag.lstrip("-")).replace(r"\-", "[-_]")
-    m = re.search(rf"--{name}[ =](\d+)", f"{row.get('engine_version') or ''} {row.get('notes') or ''}")
-    return int(m.group(1)) if m and int(m.group(1)) > 0 else None
+def stated_context_tokens(row: dict[str, str]) -> int | None:
+    """The context length the run's server was started with (``max_model_len_tokens``: vLLM ``--max-model-len``,
+    SGLang ``--context-length``); None when blank (the model's own)."""
+    tokens = integer(row, "max_model_len_tokens")
+    if tokens is not None and tokens < 1:
+        raise RowError(f"column max_model_len_tokens={tokens} is below 1 (blank: the model's context length)")
+    return tokens
 
 
 def _kv_precision(row: dict[str, str], wp: str, flags: list[str]) -> str:

@@ -10,9 +10,12 @@ convert a file. A column present in the row always wins, blank included (blank =
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from aiinfra.specs.engine import EngineProfile
 
 Kind = Literal["training", "inference"]
 
@@ -96,15 +99,109 @@ def _sliding(notes: str) -> str:
     return "yes" if "sliding" in notes.lower() else ""
 
 
+def _row_engine(row: Mapping[str, str]) -> EngineProfile:
+    """The profile whose flag spellings a row's command line uses: its ``engine`` (blank: vLLM; one without a
+    profile runs with vLLM's, as the predictor does)."""
+    from aiinfra import catalog  # the catalog loads engines.yaml; deferred so that importing this module reads no file
+
+    name = (row.get("engine") or "vllm").strip()
+    return catalog.engine(name if name in catalog.active().engine_names() else "vllm")
+
+
+def _command_line(row: Mapping[str, str]) -> str:
+    """Where a row quotes its server's command line: ``engine_version`` (some rows state the flags there) and
+    ``notes``."""
+    return f"{row.get('engine_version') or ''} {row.get('notes') or ''}"
+
+
+def _flag_name(flag: str) -> str:
+    """A ``--flag-name`` as a pattern without its dashes, dashes and underscores inside it alike."""
+    return re.escape(flag.lstrip("-")).replace(r"\-", "[-_]")
+
+
+def overlap_scheduling_stated(row: Mapping[str, str]) -> str:
+    """The overlap scheduler as the run states it: the engine's off flag (vLLM ``--no-async-scheduling``) -> off,
+    its on flag (``--async-scheduling``) -> on; blank when it states neither or the engine has no such flags."""
+    flags = _row_engine(row).overlap_flags
+    if flags is None:
+        return ""
+    on, off = flags
+    text = _command_line(row)
+    if re.search(re.escape(off) + r"(?![\w-])", text):
+        return "off"
+    if re.search(r"(?<![\w-])" + re.escape(on) + r"(?![\w-])", text):
+        return "on"
+    return ""
+
+
+def chunked_prefill_stated(row: Mapping[str, str]) -> str:
+    """Chunked prefill as the run states it: the engine's flag (vLLM ``--enable-chunked-prefill``, dashes or
+    underscores) -> on, unless its value is false (``=False``, ``false``, ``0``; vLLM parses the flag as an optional
+    boolean) or it is negated (``--no-enable-chunked-prefill``) -> off; blank when it states neither or the engine
+    has no such flag."""
+    flag = _row_engine(row).chunked_prefill_flag
+    if not flag:
+        return ""
+    name = _flag_name(flag)
+    text = _command_line(row)
+    if re.search(rf"--no[-_]{name}(?![\w-])", text):
+        return "off"
+    m = re.search(rf"--{name}(?![\w-])(?:[ =](true|false|1|0)\b)?", text, re.IGNORECASE)
+    if m is None:
+        return ""
+    return "on" if (m.group(1) or "true").lower() in ("true", "1") else "off"
+
+
+def scheduler_steps_stated(row: Mapping[str, str]) -> str:
+    """Multi-step scheduling as the run states it: the engine's flag (vLLM V0 ``--num-scheduler-steps N``; the
+    singular spelling too), at least 1; blank when it states none or the engine has no such flag (another engine's
+    flag quoted in the notes is not this run's)."""
+    flag = _row_engine(row).multi_step_flag
+    if not flag:
+        return ""
+    m = re.search(re.escape(flag.rstrip("s")) + r"s?[ =](\d+)", _command_line(row))
+    return str(max(1, int(m.group(1)))) if m else ""
+
+
+def context_tokens_stated(row: Mapping[str, str]) -> str:
+    """The context length the run's server was started with: the engine's flag (vLLM ``--max-model-len N``,
+    SGLang ``--context-length N``; dashes and underscores alike); blank when it states none (or 0) or the engine
+    has no such flag (another engine's flag quoted in the notes is not this run's)."""
+    flag = _row_engine(row).context_length_flag
+    if not flag:
+        return ""
+    m = re.search(rf"--{_flag_name(flag)}[ =](\d+)", _command_line(row))
+    return str(int(m.group(1))) if m and int(m.group(1)) > 0 else ""
+
+
+def _on_notes(rule: Callable[[Mapping[str, str]], str]) -> Callable[[str], str]:
+    return lambda notes: rule({"notes": notes})
+
+
 @dataclass(frozen=True, slots=True)
 class Switch:
     """One run-setting column: the files it belongs to, how a legacy row's notes state it, and (for a setting
-    written as ``name value``) the pattern whose value a conversion takes out of the notes, leaving the name."""
+    written as ``name value``) the pattern whose value a conversion takes out of the notes, leaving the name.
+    ``read_row``: a rule that needs more of the row than its notes (the engine whose flag spellings it reads, the
+    ``engine_version`` cell a command line may be quoted in); ``read`` then applies it to a row of notes only."""
 
     column: str
     kinds: tuple[Kind, ...]
     read: Callable[[str], str]
     valued: re.Pattern[str] | None = None
+    read_row: Callable[[Mapping[str, str]], str] | None = None
+
+    def stated(self, row: Mapping[str, str]) -> str:
+        """The setting as a legacy row states it (blank: not stated)."""
+        if self.read_row is not None:
+            return self.read_row(row)
+        return self.read(row.get("notes") or "")
+
+
+def _engine_switch(column: str, rule: Callable[[Mapping[str, str]], str]) -> Switch:
+    """An inference switch stated by an engine's command-line flag (engines.yaml, per engine). Not ``valued``: the
+    command line stays in the notes as the source quoted it."""
+    return Switch(column, ("inference",), _on_notes(rule), read_row=rule)
 
 
 _BOTH: tuple[Kind, ...] = ("training", "inference")
@@ -140,6 +237,10 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("length_distribution", ("inference",), lambda n: "uniform" if RANDOM_RANGE_RATIO_0.search(n) else ""),
     Switch("statistic", ("inference",), _statistic),
     Switch("prefix_cached_requests", ("inference",), _number(PREFIX_CACHED), PREFIX_CACHED),
+    _engine_switch("overlap_scheduling", overlap_scheduling_stated),
+    _engine_switch("chunked_prefill", chunked_prefill_stated),
+    _engine_switch("num_scheduler_steps", scheduler_steps_stated),
+    _engine_switch("max_model_len_tokens", context_tokens_stated),
 )
 
 
@@ -160,8 +261,15 @@ def kind_of(header: list[str] | tuple[str, ...]) -> Kind | None:
 
 
 def from_notes(notes: str, kind: Kind) -> dict[str, str]:
-    """The switch columns of ``kind`` as a legacy row's notes state them (blank: not stated)."""
+    """The switch columns of ``kind`` as a legacy row's notes state them (blank: not stated); an engine flag is
+    read with vLLM's spellings (:func:`from_row` reads the row's engine)."""
     return {s.column: s.read(notes) for s in SWITCHES if kind in s.kinds}
+
+
+def from_row(row: Mapping[str, str], kind: Kind) -> dict[str, str]:
+    """The switch columns of ``kind`` as a legacy row states them (notes, and its engine's flags; blank: not
+    stated)."""
+    return {s.column: s.stated(row) for s in SWITCHES if kind in s.kinds}
 
 
 def with_columns(row: dict[str, str], kind: Kind) -> dict[str, str]:
@@ -169,8 +277,7 @@ def with_columns(row: dict[str, str], kind: Kind) -> dict[str, str]:
     missing = [s for s in SWITCHES if kind in s.kinds and s.column not in row]
     if not missing:
         return row
-    notes = row.get("notes") or ""
-    return {**row, **{s.column: s.read(notes) for s in missing}}
+    return {**row, **{s.column: s.stated(row) for s in missing}}
 
 
 def reduced_notes(notes: str, kind: Kind) -> str:
@@ -214,7 +321,7 @@ def convert(header: list[str], rows: list[dict[str, str]]) -> tuple[list[str], l
     out = []
     for row in rows:
         notes = row.get("notes") or ""
-        stated = from_notes(notes, kind)
+        stated = from_row(row, kind)
         new = {k: row.get(k) or "" for k in new_header}
         for c in cols:
             if not new[c].strip():
