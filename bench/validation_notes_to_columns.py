@@ -17,6 +17,7 @@ import io
 import sys
 from pathlib import Path
 
+from aiinfra.app.tables import row_tables
 from aiinfra.validation.switches import convert
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data"
@@ -30,7 +31,7 @@ def converted_text(text: str) -> str | None:
     reader = csv.DictReader(io.StringIO(body, newline=""))
     header = list(reader.fieldnames or [])
     rows = list(reader)
-    done = convert(header, rows)
+    done = convert(header, rows, row_tables().engines)
     if done is None:
         return None
     new_header, new_rows = done

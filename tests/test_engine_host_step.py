@@ -15,7 +15,7 @@ from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.step_overheads import host_step_s, step_with_host_s
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.app.tables import domain_tables
+from aiinfra.app.tables import domain_tables, row_tables
 from aiinfra.catalog.resolve import cluster_for, load_scenario
 from aiinfra.errors import SpecError
 from aiinfra.planning.engine_profile import scheduler_defaults
@@ -28,6 +28,9 @@ from aiinfra.validation.inference_rows import on_off, scheduler_steps
 from tests.conftest import LLAMA31_405B_ROW_COLUMNS
 
 from .conftest import EXAMPLES, sim_run
+
+ENGINES = row_tables().engines
+"""The catalog's engine profiles: the flag spellings the engine switches read."""
 
 
 def _llama8b_h100(engine: str, version: str | None) -> InferenceModel:
@@ -158,20 +161,20 @@ def test_a_run_that_states_async_scheduling_gets_it_whatever_its_release(batch: 
 def test_a_row_states_its_overlap_scheduler(notes: str, overlap: bool | None) -> None:
     assert catalog.engine("vllm").overlap_flags == ("--async-scheduling", "--no-async-scheduling")
     legacy = {"engine": "vllm", "engine_version": "v0.10.2", "notes": notes}
-    row = switches.with_columns(legacy, "inference")  # no column: the notes rule fills it
+    row = switches.with_columns(legacy, "inference", ENGINES)  # no column: the notes rule fills it
     assert row["overlap_scheduling"] == {True: "on", False: "off", None: ""}[overlap]
     assert on_off(row, "overlap_scheduling") is overlap
     # a column present wins over the notes
-    stated = switches.with_columns({**legacy, "overlap_scheduling": "off"}, "inference")
+    stated = switches.with_columns({**legacy, "overlap_scheduling": "off"}, "inference", ENGINES)
     assert on_off(stated, "overlap_scheduling") is False
     # an engine without the flags (TensorRT-LLM) is never read as stating one
     trtllm = {"engine": "trtllm", "engine_version": "1.0", "notes": notes}
-    assert switches.with_columns(trtllm, "inference")["overlap_scheduling"] == ""
+    assert switches.with_columns(trtllm, "inference", ENGINES)["overlap_scheduling"] == ""
 
 
 def test_the_overlap_flag_may_be_quoted_in_engine_version() -> None:
     row = {"engine": "vllm", "engine_version": "v0.11.0 --async-scheduling", "notes": ""}
-    assert switches.overlap_scheduling_stated(row) == "on"
+    assert switches.overlap_scheduling_stated(row, ENGINES) == "on"
 
 
 def test_the_planner_says_what_a_synchronous_v1_release_adds_at_its_batch() -> None:
@@ -274,11 +277,11 @@ def test_multi_step_scheduling_pays_the_host_time_once_per_call() -> None:
 )
 def test_a_row_states_its_scheduler_steps(version: str, notes: str, steps: int) -> None:
     assert catalog.engine("vllm").multi_step_flag == "--num-scheduler-steps"
-    row = switches.with_columns({"engine": "vllm", "engine_version": version, "notes": notes}, "inference")
+    row = switches.with_columns({"engine": "vllm", "engine_version": version, "notes": notes}, "inference", ENGINES)
     assert scheduler_steps(row) == steps
     # an engine without the flag (SGLang) runs single-step even where its notes quote vLLM's setting
     legacy = {"engine": "sglang", "engine_version": "0.3.0", "notes": f"vLLM: {version}"}
-    sglang = switches.with_columns(legacy, "inference")
+    sglang = switches.with_columns(legacy, "inference", ENGINES)
     assert sglang["num_scheduler_steps"] == ""
     assert scheduler_steps(sglang) == 1
     # the column wins over the notes, blank included (blank: 1)

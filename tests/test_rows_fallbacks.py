@@ -10,6 +10,9 @@ from aiinfra.app.tables import row_tables
 from aiinfra.validation import inference_rows, training_rows
 from aiinfra.validation.rows import catalog_model_for
 
+ENGINES = row_tables().engines
+"""The catalog's engine profiles: the flag spellings the engine switches read."""
+
 DATA = Path(training_rows.__file__).parent / "data"
 
 
@@ -74,5 +77,8 @@ def test_expert_layout_of_a_row() -> None:
     assert expert_layout({**stated, "ep": ""}, 8, False) == (1, False)
     # a row in the reference schema (no attention_dp column) states it in its notes
     legacy = {"notes": "MoE run with trtllm-bench --ep $ep_size and enable_attention_dp", "ep": ""}
-    assert expert_layout(with_columns(legacy, "inference"), 8, True) == (8, True)
-    assert expert_layout(with_columns({"notes": "TP Size 8 only", "ep": ""}, "inference"), 8, True) == (1, False)
+    assert expert_layout(with_columns(legacy, "inference", ENGINES), 8, True) == (8, True)
+    assert expert_layout(with_columns({"notes": "TP Size 8 only", "ep": ""}, "inference", ENGINES), 8, True) == (
+        1,
+        False,
+    )

@@ -21,6 +21,9 @@ from aiinfra.validation.rows import RowError
 
 from .conftest import EXAMPLES, sim_run
 
+ENGINES = row_tables().engines
+"""The catalog's engine profiles: the flag spellings the engine switches read."""
+
 #: notes of the two kinds of median TPOT rows (abridged from the shipped rows)
 PER_REQUEST = (
     "Median TPOT 33.07 ms (statistic: median; tpot_s in SI). Median TPOT is the median over requests of "
@@ -80,14 +83,17 @@ def test_the_shipped_median_itl_rows_say_so_in_their_notes() -> None:
 )
 def test_a_row_states_its_context_length(engine: str, notes: str, tokens: str) -> None:
     legacy = {"engine": engine, "notes": notes}
-    assert switches.context_tokens_stated(legacy) == tokens
+    assert switches.context_tokens_stated(legacy, ENGINES) == tokens
     # a row without the column reads it from its notes; the predictor reads the column only
-    row = switches.with_columns(legacy, "inference")
+    row = switches.with_columns(legacy, "inference", ENGINES)
     assert row["max_model_len_tokens"] == tokens
     assert stated_context_tokens(row) == (int(tokens) if tokens else None)
     # a column present wins over the notes, blank included
     assert stated_context_tokens({**legacy, "max_model_len_tokens": ""}) is None
-    assert stated_context_tokens(switches.with_columns({**legacy, "max_model_len_tokens": "2048"}, "inference")) == 2048
+    assert (
+        stated_context_tokens(switches.with_columns({**legacy, "max_model_len_tokens": "2048"}, "inference", ENGINES))
+        == 2048
+    )
 
 
 def test_a_context_length_column_below_one_token_is_refused() -> None:
@@ -134,12 +140,12 @@ def test_a_multi_step_scheduler_keeps_the_release_chunked_prefill_default() -> N
 )
 def test_a_row_states_its_chunked_prefill(notes: str, chunked: str) -> None:
     assert catalog.engine("vllm").chunked_prefill_flag == "--enable-chunked-prefill"
-    row = switches.with_columns({"engine": "vllm", "notes": notes}, "inference")
+    row = switches.with_columns({"engine": "vllm", "notes": notes}, "inference", ENGINES)
     assert row["chunked_prefill"] == chunked
     assert on_off(row, "chunked_prefill") is {"on": True, "off": False, "": None}[chunked]
     # an engine without the flag (TensorRT-LLM) reads none
     assert catalog.engine("trtllm").chunked_prefill_flag is None
-    assert switches.chunked_prefill_stated({"engine": "trtllm", "notes": notes}) == ""
+    assert switches.chunked_prefill_stated({"engine": "trtllm", "notes": notes}, ENGINES) == ""
 
 
 def test_an_on_off_column_takes_on_or_off_only() -> None:

@@ -8,8 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from aiinfra.app.tables import row_tables
 from aiinfra.validation import switches
 from aiinfra.validation.switches import columns_for, convert, from_notes, kind_of, reduced_notes, with_columns
+
+ENGINES = row_tables().engines
+"""The catalog's engine profiles: the flag spellings the engine switches read."""
 
 DATA = Path(switches.__file__).parent / "data"
 SHIPPED = (
@@ -67,21 +71,21 @@ def test_legacy_notes_state_the_training_settings() -> None:
 
 
 def test_a_column_wins_over_the_notes_and_a_legacy_row_reads_its_notes() -> None:
-    assert with_columns({"notes": "max_num_seqs 64", "max_num_seqs": ""}, "inference")["max_num_seqs"] == ""
-    assert with_columns({"notes": "max_num_seqs 64"}, "inference")["max_num_seqs"] == "64"
+    assert with_columns({"notes": "max_num_seqs 64", "max_num_seqs": ""}, "inference", ENGINES)["max_num_seqs"] == ""
+    assert with_columns({"notes": "max_num_seqs 64"}, "inference", ENGINES)["max_num_seqs"] == "64"
 
 
 def test_conversion_moves_values_out_of_the_notes_and_is_idempotent() -> None:
     header = ["id", "engine", "mode", "metric", "value", "notes"]
     row = {"id": "a", "engine": "vllm", "mode": "offline", "metric": "m", "value": "1"}
     rows = [{**row, "notes": "TP1, max_num_seqs 128."}]
-    once = convert(header, rows)
+    once = convert(header, rows, ENGINES)
     assert once is not None
     new_header, new_rows = once
     assert new_header[-1] == "notes" and set(columns_for("inference")) <= set(new_header)
     assert new_rows[0]["max_num_seqs"] == "128"
     assert new_rows[0]["notes"] == "TP1, max_num_seqs (column)."
-    assert convert(new_header, new_rows) == once
+    assert convert(new_header, new_rows, ENGINES) == once
     # the reduced note states nothing any more, even where a number follows the name
     assert (
         from_notes(reduced_notes("interleave_moe_layer_step 2 -> 24 MoE layers", "inference"), "inference")[
@@ -102,7 +106,7 @@ def test_conversion_reads_engine_flags_with_the_rows_engine_spellings() -> None:
         {**base, "engine": "sglang", "engine_version": "0.3.0", "notes": f"vLLM ran {vllm}; --context-length 8192"},
         {**base, "engine": "vllm", "engine_version": "0.11.0 --async-scheduling", "notes": ""},
     ]
-    done = convert(header, rows)
+    done = convert(header, rows, ENGINES)
     assert done is not None
     cols = ("overlap_scheduling", "chunked_prefill", "num_scheduler_steps", "max_model_len_tokens")
     assert [tuple(r[c] for c in cols) for r in done[1]] == [
@@ -112,13 +116,13 @@ def test_conversion_reads_engine_flags_with_the_rows_engine_spellings() -> None:
         ("on", "", "", ""),  # the flag quoted in engine_version
     ]
     assert [r["notes"] for r in done[1]] == [r["notes"] for r in rows]
-    # a notes-only reading takes vLLM's spellings
-    assert from_notes(vllm, "inference")["num_scheduler_steps"] == "10"
+    # a notes-only reading has no engine profile to take the spellings from: the engine switches read blank
+    assert from_notes(vllm, "inference")["num_scheduler_steps"] == ""
 
 
 def test_other_files_are_left_alone() -> None:
     assert kind_of(["id", "quantity", "value", "notes"]) is None
-    assert convert(["id", "quantity", "value", "notes"], []) is None
+    assert convert(["id", "quantity", "value", "notes"], [], ENGINES) is None
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -127,7 +131,7 @@ def test_shipped_files_carry_the_columns(name: str) -> None:
     kind = kind_of(header)
     assert kind is not None
     assert set(columns_for(kind)) <= set(header)
-    assert convert(header, rows) == (header, rows), f"run bench/validation_notes_to_columns.py on {name}"
+    assert convert(header, rows, ENGINES) == (header, rows), f"run bench/validation_notes_to_columns.py on {name}"
 
 
 def test_predictors_do_not_read_the_notes() -> None:

@@ -696,9 +696,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             ),
             mem_fraction_rule=row.get("mem_fraction_rule"),
             mem_fraction_by_version=tuple(
-                MemFractionByRanks(
-                    bands=tuple((int(t), float(f)) for t, f in e["by_tp"]), releases=_release_range(e)
-                )
+                MemFractionByRanks(bands=tuple((int(t), float(f)) for t, f in e["by_tp"]), releases=_release_range(e))
                 for e in row.get("mem_fraction_by_version", [])
             ),
             collective_rows_engine=str(row["collective_rows_engine"]) if row.get("collective_rows_engine") else None,

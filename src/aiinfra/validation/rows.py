@@ -28,7 +28,7 @@ def reasoned(kind: Kind) -> Callable[[Predictor], Predictor]:
         @functools.wraps(fn)
         def wrapper(row: dict[str, str], tables: RowTables) -> RowPrediction:
             try:
-                return fn(switches.with_columns(row, kind), tables)
+                return fn(switches.with_columns(row, kind, tables.engines), tables)
             except (RowError, AiinfraError) as exc:
                 return RowPrediction(None, reason=str(exc))
 

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from aiinfra.specs.engine import EngineProfile
 
 Kind = Literal["training", "inference"]
+Engines = Mapping[str, "EngineProfile"]
+"""Engine profiles by id (RowTables.engines, the catalog's): the flag spellings the engine switches read."""
+RowRule = Callable[[Mapping[str, str], Engines], str]
+"""A switch rule that reads more of a row than its notes (its engine's flags, its engine_version cell)."""
 
 #: llm-foundry's ``attn_impl: triton`` (its submit_benchmarks.py default 2023-05 to 2024-01)
 TRITON_ATTN = re.compile(r"attn_impl:?\s*triton")
@@ -99,13 +103,11 @@ def _sliding(notes: str) -> str:
     return "yes" if "sliding" in notes.lower() else ""
 
 
-def _row_engine(row: Mapping[str, str]) -> EngineProfile:
+def _row_engine(row: Mapping[str, str], engines: Engines) -> EngineProfile | None:
     """The profile whose flag spellings a row's command line uses: its ``engine`` (blank: vLLM; one without a
-    profile runs with vLLM's, as the predictor does)."""
-    from aiinfra import catalog  # the catalog loads engines.yaml; deferred so that importing this module reads no file
-
+    profile runs with vLLM's, as the predictor does); None when no profiles are given."""
     name = (row.get("engine") or "vllm").strip()
-    return catalog.engine(name if name in catalog.active().engine_names() else "vllm")
+    return engines.get(name) or engines.get("vllm")
 
 
 def _command_line(row: Mapping[str, str]) -> str:
@@ -119,10 +121,11 @@ def _flag_name(flag: str) -> str:
     return re.escape(flag.lstrip("-")).replace(r"\-", "[-_]")
 
 
-def overlap_scheduling_stated(row: Mapping[str, str]) -> str:
+def overlap_scheduling_stated(row: Mapping[str, str], engines: Engines) -> str:
     """The overlap scheduler as the run states it: the engine's off flag (vLLM ``--no-async-scheduling``) -> off,
     its on flag (``--async-scheduling``) -> on; blank when it states neither or the engine has no such flags."""
-    flags = _row_engine(row).overlap_flags
+    profile = _row_engine(row, engines)
+    flags = profile.overlap_flags if profile else None
     if flags is None:
         return ""
     on, off = flags
@@ -134,12 +137,13 @@ def overlap_scheduling_stated(row: Mapping[str, str]) -> str:
     return ""
 
 
-def chunked_prefill_stated(row: Mapping[str, str]) -> str:
+def chunked_prefill_stated(row: Mapping[str, str], engines: Engines) -> str:
     """Chunked prefill as the run states it: the engine's flag (vLLM ``--enable-chunked-prefill``, dashes or
     underscores) -> on, unless its value is false (``=False``, ``false``, ``0``; vLLM parses the flag as an optional
     boolean) or it is negated (``--no-enable-chunked-prefill``) -> off; blank when it states neither or the engine
     has no such flag."""
-    flag = _row_engine(row).chunked_prefill_flag
+    profile = _row_engine(row, engines)
+    flag = profile.chunked_prefill_flag if profile else None
     if not flag:
         return ""
     name = _flag_name(flag)
@@ -152,30 +156,32 @@ def chunked_prefill_stated(row: Mapping[str, str]) -> str:
     return "on" if (m.group(1) or "true").lower() in ("true", "1") else "off"
 
 
-def scheduler_steps_stated(row: Mapping[str, str]) -> str:
+def scheduler_steps_stated(row: Mapping[str, str], engines: Engines) -> str:
     """Multi-step scheduling as the run states it: the engine's flag (vLLM V0 ``--num-scheduler-steps N``; the
     singular spelling too), at least 1; blank when it states none or the engine has no such flag (another engine's
     flag quoted in the notes is not this run's)."""
-    flag = _row_engine(row).multi_step_flag
+    profile = _row_engine(row, engines)
+    flag = profile.multi_step_flag if profile else None
     if not flag:
         return ""
     m = re.search(re.escape(flag.rstrip("s")) + r"s?[ =](\d+)", _command_line(row))
     return str(max(1, int(m.group(1)))) if m else ""
 
 
-def context_tokens_stated(row: Mapping[str, str]) -> str:
+def context_tokens_stated(row: Mapping[str, str], engines: Engines) -> str:
     """The context length the run's server was started with: the engine's flag (vLLM ``--max-model-len N``,
     SGLang ``--context-length N``; dashes and underscores alike); blank when it states none (or 0) or the engine
     has no such flag (another engine's flag quoted in the notes is not this run's)."""
-    flag = _row_engine(row).context_length_flag
+    profile = _row_engine(row, engines)
+    flag = profile.context_length_flag if profile else None
     if not flag:
         return ""
     m = re.search(rf"--{_flag_name(flag)}[ =](\d+)", _command_line(row))
     return str(int(m.group(1))) if m and int(m.group(1)) > 0 else ""
 
 
-def _on_notes(rule: Callable[[Mapping[str, str]], str]) -> Callable[[str], str]:
-    return lambda notes: rule({"notes": notes})
+def _on_notes(rule: RowRule) -> Callable[[str], str]:
+    return lambda notes: rule({"notes": notes}, {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,16 +195,17 @@ class Switch:
     kinds: tuple[Kind, ...]
     read: Callable[[str], str]
     valued: re.Pattern[str] | None = None
-    read_row: Callable[[Mapping[str, str]], str] | None = None
+    read_row: RowRule | None = None
 
-    def stated(self, row: Mapping[str, str]) -> str:
-        """The setting as a legacy row states it (blank: not stated)."""
+    def stated(self, row: Mapping[str, str], engines: Engines) -> str:
+        """The setting as a legacy row states it (blank: not stated); ``engines``: the engine profiles whose flag
+        spellings the engine switches read (none given: those switches read blank)."""
         if self.read_row is not None:
-            return self.read_row(row)
+            return self.read_row(row, engines)
         return self.read(row.get("notes") or "")
 
 
-def _engine_switch(column: str, rule: Callable[[Mapping[str, str]], str]) -> Switch:
+def _engine_switch(column: str, rule: RowRule) -> Switch:
     """An inference switch stated by an engine's command-line flag (engines.yaml, per engine). Not ``valued``: the
     command line stays in the notes as the source quoted it."""
     return Switch(column, ("inference",), _on_notes(rule), read_row=rule)
@@ -261,23 +268,24 @@ def kind_of(header: list[str] | tuple[str, ...]) -> Kind | None:
 
 
 def from_notes(notes: str, kind: Kind) -> dict[str, str]:
-    """The switch columns of ``kind`` as a legacy row's notes state them (blank: not stated); an engine flag is
-    read with vLLM's spellings (:func:`from_row` reads the row's engine)."""
+    """The switch columns of ``kind`` as a legacy row's notes state them (blank: not stated); the engine switches
+    read blank here, with no engine profile to spell their flags (:func:`from_row` reads them)."""
     return {s.column: s.read(notes) for s in SWITCHES if kind in s.kinds}
 
 
-def from_row(row: Mapping[str, str], kind: Kind) -> dict[str, str]:
-    """The switch columns of ``kind`` as a legacy row states them (notes, and its engine's flags; blank: not
-    stated)."""
-    return {s.column: s.stated(row) for s in SWITCHES if kind in s.kinds}
+def from_row(row: Mapping[str, str], kind: Kind, engines: Engines) -> dict[str, str]:
+    """The switch columns of ``kind`` as a legacy row states them (notes, and its engine's flags as ``engines``
+    spell them; blank: not stated)."""
+    return {s.column: s.stated(row, engines) for s in SWITCHES if kind in s.kinds}
 
 
-def with_columns(row: dict[str, str], kind: Kind) -> dict[str, str]:
-    """``row`` with every switch column of ``kind``: the row's own where it has the column, else from its notes."""
+def with_columns(row: dict[str, str], kind: Kind, engines: Engines) -> dict[str, str]:
+    """``row`` with every switch column of ``kind``: the row's own where it has the column, else from its notes
+    (engine flags as ``engines`` spell them)."""
     missing = [s for s in SWITCHES if kind in s.kinds and s.column not in row]
     if not missing:
         return row
-    return {**row, **{s.column: s.stated(row) for s in missing}}
+    return {**row, **{s.column: s.stated(row, engines) for s in missing}}
 
 
 def reduced_notes(notes: str, kind: Kind) -> str:
@@ -307,10 +315,13 @@ def flag(row: dict[str, str], column: str) -> bool:
     return text(row, column).lower() in ("yes", "true", "1")
 
 
-def convert(header: list[str], rows: list[dict[str, str]]) -> tuple[list[str], list[dict[str, str]]] | None:
+def convert(
+    header: list[str], rows: list[dict[str, str]], engines: Engines
+) -> tuple[list[str], list[dict[str, str]]] | None:
     """A training or inference file's (header, rows) with every switch column, each row's settings taken from its
-    notes where its column is blank or absent, and the notes reduced (:func:`reduced_notes`); None for a file of
-    another kind. Idempotent: converting a converted file changes nothing."""
+    notes where its column is blank or absent (engine flags as ``engines`` spell them), and the notes reduced
+    (:func:`reduced_notes`); None for a file of another kind. Idempotent: converting a converted file changes
+    nothing."""
     kind = kind_of(header)
     if kind is None:
         return None
@@ -321,7 +332,7 @@ def convert(header: list[str], rows: list[dict[str, str]]) -> tuple[list[str], l
     out = []
     for row in rows:
         notes = row.get("notes") or ""
-        stated = from_row(row, kind)
+        stated = from_row(row, kind, engines)
         new = {k: row.get(k) or "" for k in new_header}
         for c in cols:
             if not new[c].strip():
