@@ -260,15 +260,7 @@ def closed_loop_run(
         model = step_model or model_for(scenario.model, scenario.cluster, wl)
         step = steady_state_step(clients, wl.input_tokens, wl.output_tokens)
         ramp_s = wl.output_tokens * model.iteration_time_s(step)
-    closed = replace(
-        wl,
-        arrival=Arrival(kind="concurrency", ramp_s=ramp_s),
-        concurrency=clients,
-        request_rate_per_s=None,
-        users=None,
-        duration_s=None,
-        num_requests=max(wl.num_requests or 0, CLOSED_LOOP_REQUESTS_PER_CLIENT * clients),
-    )
+    closed = _closed_loop(wl, clients, max(wl.num_requests or 0, CLOSED_LOOP_REQUESTS_PER_CLIENT * clients), ramp_s)
     rec = simulate(replace(scenario, inference=closed), seed=seed, step_model=step_model, tables=tables).records
     steady = _after_start_up(rec, clients)
     return steady, summarise(steady, wl.slo, tables.engine.request_overhead_s)
@@ -295,17 +287,23 @@ def benchmark_closed_loop_run(
     (the SGLang cookbook's runs) it is a fifth of the requests averaged."""
     wl = scenario.inference
     assert wl is not None
-    closed = replace(
+    closed = _closed_loop(wl, clients, num_requests, None)
+    rec = simulate(replace(scenario, inference=closed), seed=seed, step_model=step_model, tables=tables).records
+    return summarise(rec, wl.slo, tables.engine.request_overhead_s)
+
+
+def _closed_loop(wl: ServingWorkload, clients: int, num_requests: int, ramp_s: float | None) -> ServingWorkload:
+    """``wl`` as ``clients`` closed-loop clients sending ``num_requests`` requests (their starts spread over
+    ``ramp_s``, or all at once)."""
+    return replace(
         wl,
-        arrival=Arrival(kind="concurrency", ramp_s=None),
+        arrival=Arrival(kind="concurrency", ramp_s=ramp_s),
         concurrency=clients,
         request_rate_per_s=None,
         users=None,
         duration_s=None,
         num_requests=num_requests,
     )
-    rec = simulate(replace(scenario, inference=closed), seed=seed, step_model=step_model, tables=tables).records
-    return summarise(rec, wl.slo, tables.engine.request_overhead_s)
 
 
 def _clients_point(
