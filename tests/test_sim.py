@@ -389,7 +389,9 @@ def test_max_clients_search_hand_derived() -> None:
             "inference.output_tokens=20",
             "inference.simulation.output_lengths=null",
             "inference.request_rate_per_s=null",
-            "inference.simulation.scheduler={max_num_seqs: 256, max_num_batched_tokens: 4096}",
+            # no overlap scheduler: a request that arrives joins the very next step
+            "inference.simulation.scheduler="
+            "{max_num_seqs: 256, max_num_batched_tokens: 4096, overlap_scheduling: false}",
             "inference.slo={tpot_p99_s: 0.0505}",
         ],
     )
