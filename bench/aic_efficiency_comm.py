@@ -325,33 +325,26 @@ def nccl_rows(part: Part, nccl: Table, n: int, frame: Any) -> list[dict[str, Any
     return rows
 
 
-def vllm_rows(part: Part, vll: Table) -> list[dict[str, Any]]:
+def engine_rows(
+    part: Part, table: Table, engine: str, nccl_ar: dict[int, tuple[Series, list[float]]] | None = None
+) -> list[dict[str, Any]]:
+    """``engine``'s own bf16 tensor_model_parallel_all_reduce under CUDA graphs (vllm or sglang), one row per GPU
+    count, served only to lookups naming that engine; ``nccl_ar``: nccl-tests' all-reduce on the same GPUs, to
+    compare SGLang's against (its rows also state their floor)."""
+    name, note = {"vllm": ("vLLM", VLLM_NOTE), "sglang": ("SGLang", SGLANG_NOTE)}[engine]
     rows = []
-    for n in sorted(set(vll.frame["num_gpus"])):
-        s = series(vll.frame[(vll.frame["num_gpus"] == n) & (vll.frame["backend"] == "vllm_graph")])
+    for n in sorted(set(table.frame["num_gpus"])):
+        s = series(table.frame[(table.frame["num_gpus"] == n) & (table.frame["backend"] == f"{engine}_graph")])
         eff = efficiencies(s, 2.0, n, part.bw)
-        row = _row(part, f"allreduce-{part.short}-{n}gpu-vllm-aic", "allreduce", n, s, eff, True)
-        row["engine"] = "vllm"  # vLLM's own all-reduce: serves lookups naming engine vllm only
-        what = f"vLLM {vll.version} tensor_model_parallel_all_reduce, bf16, CUDA graph"
-        row["sources"] = [source(vll, part.system, ["message_size", "num_gpus", "latency", "backend"], what)]
-        row["notes"] = VLLM_NOTE + _method(part, 2.0, n, s, eff, "bf16 elements")
-        rows.append(row)
-    return rows
-
-
-def sglang_rows(part: Part, sgl: Table, nccl_ar: dict[int, tuple[Series, list[float]]]) -> list[dict[str, Any]]:
-    rows = []
-    for n in sorted(set(sgl.frame["num_gpus"])):
-        s = series(sgl.frame[(sgl.frame["num_gpus"] == n) & (sgl.frame["backend"] == "sglang_graph")])
-        eff = efficiencies(s, 2.0, n, part.bw)
-        row = _row(part, f"allreduce-{part.short}-{n}gpu-sglang-aic", "allreduce", n, s, eff, True)
-        row["engine"] = "sglang"  # SGLang's own all-reduce: serves lookups naming engine sglang only
-        what = f"SGLang {sgl.version} tensor_model_parallel_all_reduce, bf16, CUDA graph"
-        row["sources"] = [source(sgl, part.system, ["message_size", "num_gpus", "latency", "backend"], what)]
-        vs = ""
-        if n in nccl_ar:
-            vs = f" SGLang vs nccl-tests all_reduce (same GPUs): {_compare(s, eff, *nccl_ar[n])}."
-        row["notes"] = SGLANG_NOTE + _method(part, 2.0, n, s, eff, "bf16 elements") + vs + _floor(s)
+        row = _row(part, f"allreduce-{part.short}-{n}gpu-{engine}-aic", "allreduce", n, s, eff, True)
+        row["engine"] = engine  # the engine's own all-reduce: serves lookups naming that engine only
+        what = f"{name} {table.version} tensor_model_parallel_all_reduce, bf16, CUDA graph"
+        row["sources"] = [source(table, part.system, ["message_size", "num_gpus", "latency", "backend"], what)]
+        row["notes"] = note + _method(part, 2.0, n, s, eff, "bf16 elements")
+        if nccl_ar is not None:
+            if n in nccl_ar:
+                row["notes"] += f" SGLang vs nccl-tests all_reduce (same GPUs): {_compare(s, eff, *nccl_ar[n])}."
+            row["notes"] += _floor(s)
         rows.append(row)
     return rows
 
@@ -379,7 +372,8 @@ def build_sglang_rows(data: Path) -> list[dict[str, Any]]:
         if sgl is None:
             print(f"# no {system}/comm/sglang/*/custom_allreduce_perf.parquet", file=sys.stderr)
             continue
-        rows.extend(sglang_rows(part, sgl, nccl_allreduce(part, newest(data, system, "nccl", "nccl_perf.parquet"))))
+        nccl_ar = nccl_allreduce(part, newest(data, system, "nccl", "nccl_perf.parquet"))
+        rows.extend(engine_rows(part, sgl, "sglang", nccl_ar))
     return rows
 
 
@@ -399,7 +393,7 @@ def build_rows(data: Path) -> list[dict[str, Any]]:
                 rows.extend(nccl_rows(part, nccl, n, half))
         vll = newest(data, system, "vllm", "custom_allreduce_perf.parquet")
         if vll is not None:
-            rows.extend(vllm_rows(part, vll))
+            rows.extend(engine_rows(part, vll, "vllm"))
     return rows
 
 

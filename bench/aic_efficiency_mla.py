@@ -170,8 +170,6 @@ def context_points(d: Any) -> list[Point]:
 
 
 def context_row(t: Table, acc_id: str, peak: float, heads: int, pts: list[Point]) -> str:
-    rel = f"{t.system}/mla/{t.engine}/{t.version}/context_mla_perf.parquet"
-    url = f"{REPO}/blob/{COMMIT_095F58A}/aic-core/src/aiconfigurator_core/systems/data/{rel}"
     name = ENGINE_NAMES[t.engine]
     shapes = ", ".join(str(n) for _, _, n in pts)
     note = (
@@ -185,20 +183,9 @@ def context_row(t: Table, acc_id: str, peak: float, heads: int, pts: list[Point]
         "bench/aic_efficiency_mla.py."
     )
     pts_yaml = "[" + ", ".join(f"[{x:.4e}, {y:.4g}]" for x, y, _ in pts) + "]"
-    title = (
-        f"ai-dynamo/aiconfigurator systems/data/{rel} ({name} {t.version} context_mla kernel timings, NVIDIA "
-        "collection, Apache-2.0; latency in ms)"
-    )
-    return engine_curve_row(
-        row_id=f"mla-prefill-absorbed-bf16-{t.short}-aic-{t.engine}-h{heads}",
-        kind="mla_prefill_absorbed",
-        acc_id=acc_id,
-        m_tokens=heads,
-        x="FLOP of one absorbed-MLA prefill-attention call (one layer on one rank)",
-        pts_yaml=pts_yaml,
-        engine=t.engine,
-        source=(title, url, READ_ON, "kernel_source, kv_cache_dtype, num_heads, batch_size, isl, step, latency"),
-        note=note,
+    x = "FLOP of one absorbed-MLA prefill-attention call (one layer on one rank)"
+    return _curve_row(
+        t, acc_id, heads, "context_mla", ("mla_prefill_absorbed", "mla-prefill-absorbed"), x, pts_yaml, note
     )
 
 
@@ -216,8 +203,6 @@ def worked_example(d: Any, bw: float, peak: float) -> str:
 
 
 def row(t: Table, acc_id: str, bw: float, peak: float, heads: int, pts: list[Point], example: str) -> str:
-    rel = f"{t.system}/mla/{t.engine}/{t.version}/generation_mla_perf.parquet"
-    url = f"{REPO}/blob/{COMMIT_095F58A}/aic-core/src/aiconfigurator_core/systems/data/{rel}"
     name = ENGINE_NAMES[t.engine]
     shapes = ", ".join(str(n) for _, _, n in pts)
     note = (
@@ -230,16 +215,27 @@ def row(t: Table, acc_id: str, bw: float, peak: float, heads: int, pts: list[Poi
         f"to one power of two (shapes per point: {shapes}); bench/aic_efficiency_mla.py. " + example
     )
     pts_yaml = "[" + ", ".join(f"[{x:.4e}, {y:.4f}]" for x, y, _ in pts) + "]"
+    x = "latent-cache bytes one MLA decode-attention call reads (one layer on one rank)"
+    return _curve_row(t, acc_id, heads, "generation_mla", ("mla_decode", "mla-decode"), x, pts_yaml, note)
+
+
+def _curve_row(
+    t: Table, acc_id: str, heads: int, op: str, kind: tuple[str, str], x: str, pts_yaml: str, note: str
+) -> str:
+    """The catalog row of ``t``'s ``op`` table (generation_mla, context_mla) at ``heads`` local query heads;
+    ``kind``: the curve kind and its row-id prefix."""
+    rel = f"{t.system}/mla/{t.engine}/{t.version}/{op}_perf.parquet"
+    url = f"{REPO}/blob/{COMMIT_095F58A}/aic-core/src/aiconfigurator_core/systems/data/{rel}"
     title = (
-        f"ai-dynamo/aiconfigurator systems/data/{rel} ({name} {t.version} generation_mla kernel timings, NVIDIA "
-        "collection, Apache-2.0; latency in ms)"
+        f"ai-dynamo/aiconfigurator systems/data/{rel} ({ENGINE_NAMES[t.engine]} {t.version} {op} kernel timings, "
+        "NVIDIA collection, Apache-2.0; latency in ms)"
     )
     return engine_curve_row(
-        row_id=f"mla-decode-bf16-{t.short}-aic-{t.engine}-h{heads}",
-        kind="mla_decode",
+        row_id=f"{kind[1]}-bf16-{t.short}-aic-{t.engine}-h{heads}",
+        kind=kind[0],
         acc_id=acc_id,
         m_tokens=heads,
-        x="latent-cache bytes one MLA decode-attention call reads (one layer on one rank)",
+        x=x,
         pts_yaml=pts_yaml,
         engine=t.engine,
         source=(title, url, READ_ON, "kernel_source, kv_cache_dtype, num_heads, batch_size, isl, step, latency"),

@@ -8,7 +8,7 @@ prints:
   measured step (λ · I · TPOT) prefilled in it as whole prompts; the model's time for that step and its parts (GEMMs and
   element-wise kernels, output head, attention compute and KV read, tensor-parallel all-reduce, the engine's fixed
   costs), the GEMMs' achieved fraction of the dense peak and the KV read against the HBM roofline;
-* the model's own steady state (analytic/equilibrium.py: n* = λ · L · f(n*)), its elasticity ε and the TPOT
+* the model's own steady state (:func:`open_loop_equilibrium`: n* = λ · L · f(n*)), its elasticity ε and the TPOT
   amplification 1 / (1 − ε), and the elasticity the measurement implies if the step is linear in n through the
   model's own intercept (its step as a line through n* and the measured load).
 
@@ -25,9 +25,10 @@ from __future__ import annotations
 import csv
 import json
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from aiinfra.analytic.equilibrium import open_loop_equilibrium, self_consistent_step_s
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.model_figures import param_breakdown
 from aiinfra.analytic.step_time import StepBatch
@@ -38,6 +39,77 @@ from aiinfra.sim.replica import SchedulerLimits
 from aiinfra.sim.run import limits_for
 from aiinfra.validation import inference_rows
 from aiinfra.validation.types import RowTables
+
+# The open-loop steady state. At a steady rate λ whose requests produce L output tokens each, a sequence stays in the
+# decode set for L steps, so by Little's law (Little 1961, Operations Research 9(3)) n = λ · L · s sequences are in
+# flight, and the step grows with what it carries, s = f(n). The steady state is the fixed point n* = λ · L · f(n*);
+# with the step's elasticity there, ε = n · f'(n) / f(n) (< 1 for a stable queue), scaling every step by k moves it:
+# d ln TPOT / d ln k = 1 / (1 − ε). So near capacity (ε → 1) a small step error becomes a large TPOT error: at
+# ε = 0.9 a 2 % longer step gives a 20 % longer TPOT; MLPerf's Server scenario runs close to ε = 1 by construction.
+# (aiinfra.planning.loaded solves the same fixed point on the planner's response time for the product.)
+
+_BISECTIONS = 80
+_STEP_ITERATIONS = 60
+
+
+@dataclass(frozen=True, slots=True)
+class OpenLoopEquilibrium:
+    """The fixed point n* = λ · L · f(n*) of a replica under Poisson arrivals."""
+
+    in_flight_seqs: float
+    """n*: sequences decoding at once."""
+    step_s: float
+    """f(n*): the step time there (the model's TPOT in the steady state, fixed costs of the step included)."""
+    elasticity_ratio: float
+    """ε = n · f'(n) / f(n) at n* (central difference over n* ± 2 %)."""
+
+    @property
+    def tpot_amplification(self) -> float:
+        """d ln TPOT / d ln k: how many percent TPOT moves per percent of step time (1 / (1 − ε))."""
+        return 1.0 / (1.0 - self.elasticity_ratio)
+
+
+def open_loop_equilibrium(
+    rate_per_s: float, output_tokens: float, step_s: Callable[[float], float], max_seqs: float
+) -> OpenLoopEquilibrium | None:
+    """The steady state of ``rate_per_s`` requests/s of ``output_tokens`` each on a replica whose step lasts
+    ``step_s(n)`` with n sequences in flight (non-decreasing in n); None when no fixed point exists below ``max_seqs``
+    (the rate exceeds what the replica serves: the queue grows without bound)."""
+    if rate_per_s <= 0 or output_tokens <= 0:
+        raise ValueError("rate_per_s and output_tokens must be positive")
+    work = rate_per_s * output_tokens
+
+    def excess(n: float) -> float:
+        return work * step_s(n) - n
+
+    if excess(max_seqs) > 0:
+        return None
+    lo, hi = 0.0, float(max_seqs)
+    for _ in range(_BISECTIONS):
+        mid = 0.5 * (lo + hi)
+        if excess(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    n = 0.5 * (lo + hi)
+    s = step_s(n)
+    h = max(0.02 * n, 1e-6)  # a step model may round n to whole sequences: a difference over 4 % of n
+    slope = (step_s(n + h) - step_s(max(n - h, 0.0))) / (n + h - max(n - h, 0.0))
+    return OpenLoopEquilibrium(n, s, n * slope / s if s > 0 else 0.0)
+
+
+def self_consistent_step_s(step_of: Callable[[float], float], prompt_tokens_per_s: float) -> float:
+    """The step time s of a step that carries the prompt tokens arriving while it runs: s = step_of(λ · I · s)
+    (``step_of(prefill_tokens)``, non-decreasing; ``prompt_tokens_per_s`` = λ · I), by fixed-point iteration from
+    the step without prompts (it converges while a prompt token costs less than its arrival gap)."""
+    s = step_of(0.0)
+    for _ in range(_STEP_ITERATIONS):
+        nxt = step_of(prompt_tokens_per_s * s)
+        if abs(nxt - s) <= 1e-12 * max(s, 1e-12):
+            return nxt
+        s = nxt
+    return s
+
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data"
 DEFAULT = ["mlperf4", "server-tpot"]

@@ -1,10 +1,25 @@
-"""Open-loop steady state (analytic/equilibrium.py): hand-solved linear steps."""
+"""Open-loop steady state of bench/loaded_step.py's diagnostic: hand-solved linear steps."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from pathlib import Path
+
 import pytest
 
-from aiinfra.analytic.equilibrium import open_loop_equilibrium, self_consistent_step_s
+
+def _load() -> None:
+    path = Path(__file__).resolve().parents[1] / "bench" / "loaded_step.py"
+    spec = importlib.util.spec_from_file_location("loaded_step", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["loaded_step"] = module
+    spec.loader.exec_module(module)
+
+
+_load()
+from loaded_step import open_loop_equilibrium, self_consistent_step_s  # noqa: E402
 
 
 def test_linear_step_fixed_point_and_amplification() -> None:

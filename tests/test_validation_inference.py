@@ -43,19 +43,18 @@ def result() -> dict:  # type: ignore[type-arg]
 
 # group -> (max median |error|, max p90 |error|) the model achieved, with a margin (regression guard)
 BOUNDS = {
-    # priced with TensorRT-LLM's own (later-version) A100 kernel timings since 2026-11-23: 19.4 % / 30.4 % with
-    # FLOP-only curves, 10.6 % / 18.1 % with the per-M GEMM rows (the bound keeps the earlier margin)
+    # priced with TensorRT-LLM's own (later-version) A100 kernel timings: 10.6 % / 18.1 % with the per-M GEMM rows
+    # (19.4 % / 30.4 % with FLOP-only curves, the margin this bound keeps)
     "trtllm-v0p5-a100": (0.22, 0.36),
     "vllm-fp8kv-h100": (0.10, 0.50),
-    # added after the reference copy; regression guard only (achieved + margin): ROCm vLLM on 8x MI300X,
-    # Llama 3.1 70B/405B FP8 static batches 1-128 — every row over-predicted, by 12-21 % at batch 1 and up
-    # to 73 % at batch 128 with 128-token prompts (19.2 % median, p90 47 % at the end of 2026-11-23; MI300X
-    # has no memory-bandwidth curve: ideal HBM roofline; vLLM V1's offline token budget of 16384 on >= 70 GiB
-    # devices removes prefill/decode interference)
+    # regression guard only (achieved + margin): ROCm vLLM on 8x MI300X, Llama 3.1 70B/405B FP8 static batches
+    # 1-128 — every row over-predicted, +1 ... +49 % (15.0 % median, p90 43 %; accuracy_notes.yaml
+    # vllm-mi300x-static-batch); MI300X has no memory-bandwidth curve: ideal HBM roofline; vLLM V1's offline token
+    # budget of 16384 on >= 70 GiB devices removes prefill/decode interference
     "rocm-vllm-mi300x": (0.31, 0.95),
-    # added in the sixth session: vLLM's performance-benchmark latency tests (batch 8, 32 in / 128 out, bf16) on
-    # H200, H100 and A100 — 13.9 % median, p90 26 %, worst +29 % (H200 8B); every row over-predicted, the dense
-    # rows by 10-29 % (the 2024 vLLM, timed by this model with vLLM 0.24 kernel tables)
+    # vLLM's performance-benchmark latency tests (batch 8, 32 in / 128 out, bf16) on H200, H100 and A100 — 13.9 %
+    # median, p90 26 %, worst +29 % (H200 8B); every row over-predicted, the dense rows by 10-29 % (the 2024 vLLM,
+    # timed by this model with vLLM 0.24 kernel tables)
     "vllm-perfci": (0.18, 0.35),
 }
 
@@ -63,11 +62,10 @@ BOUNDS = {
 def test_nim_closed_loop_rows(result) -> None:  # type: ignore[no-untyped-def]
     # NVIDIA NIM 1.8.0 concurrency sweeps (Llama 3.3 70B FP8 TP2 on 2 x H100, Llama 3.1 8B FP8 TP1 on 1 x H100;
     # 5 ISL/OSL, concurrency 1, 25, 100 and the table's largest), predicted by a closed-loop simulation with the
-    # clients started together (added 2026-11-23, fifth session; regression guard, achieved + margin). With the
-    # bf16 KV a blank kv_precision implied, the KV-bound cells ran half the sequences they measure (output tokens/s
-    # 18.8 % median, ITL 16 %, TTFT 82 %, +78 % signed); with the fp8 KV the page's own saturated cells require
-    # (REFERENCE_README, nim180-h100): output tokens/s 8.5 %, ITL 6.2 %, TTFT 25.5 % (+10 % signed). TTFT at moderate
-    # load still swings from -80 % (clients out of step) to +200 % (in step) with the arrival phase
+    # clients started together (regression guard, achieved + margin). The rows state the fp8 KV cache the page's own
+    # saturated cells require (REFERENCE_README, nim180-h100; a bf16 cache would hold half the sequences they
+    # measure): output tokens/s 8.5 % median, ITL 6.2 %, TTFT 25.5 % (+10 % signed). TTFT at moderate load swings
+    # from -80 % (clients out of step) to +200 % (in step) with the arrival phase
     cases = [c for c in result["cases"] if c.group == "nim180-h100"]
     assert len(cases) == 120
     for metric, bound in (("output-tokens-per-s", 0.12), ("tpot-s", 0.10), ("ttft-s", 0.40)):
@@ -125,11 +123,10 @@ def test_dense_saturated_throughput(result) -> None:  # type: ignore[no-untyped-
 
 
 def test_trtllm_v021_page(result) -> None:  # type: ignore[no-untyped-def]
-    # TensorRT-LLM perf-overview as of v0.21 (commit 258c7540), its 36 H100 cells (added in the sixth session,
-    # regression guard): the 32 dense cells (Llama 3.1 8B / 3.3 70B / 3.1 405B FP8 at v0.21) came out at
-    # -9 ... +18 %; the 4 Llama 4 Maverick cells, kept from v0.20 (before the v0.21 attention regression) and
-    # predicted at the engine's mapping default (experts tensor-parallel, ep 1), +26 ... +71 %: the Llama 4 miss
-    # predates the regression (docs/validation-analysis.md)
+    # TensorRT-LLM perf-overview as of v0.21 (commit 258c7540), its 36 H100 cells (regression guard): the 32 dense
+    # cells (Llama 3.1 8B / 3.3 70B / 3.1 405B FP8 at v0.21) come out at -9 ... +18 %; the 4 Llama 4 Maverick cells,
+    # kept from v0.20 (before the v0.21 attention regression) and predicted at the engine's mapping default (experts
+    # tensor-parallel, ep 1), +26 ... +71 %: the Llama 4 miss predates the regression (docs/validation-analysis.md)
     cases = [c for c in result["cases"] if c.group == "trtllm-v0p21"]
     assert len(cases) == 36
     dense = [abs(c.rel_error) for c in cases if "maverick" not in c.id]
