@@ -387,3 +387,32 @@ def test_calibration_factors_of_the_shipped_table_come_back_from_the_disk_cache(
     error_table._read.cache_clear()  # the next test reads the table through its own cache folder
     model._CACHE.clear()
     model._KEEP.clear()
+
+
+def test_coverage_pools_a_domain_s_quantities_before_breaking_them_down() -> None:
+    from aiinfra.accuracy.coverage import Checked, groups
+
+    def checked(i: int, quantity: str, covered: bool, half_width: float) -> Checked:
+        r = _row(i, 0.0, "a")
+        return Checked(
+            row=replace(r, regime=replace(r.regime, quantity=quantity)),
+            low=0.5,
+            high=1.5,
+            covered=covered,
+            half_width_frac=half_width,
+            pooled_regime="x",
+            low_log=-0.1,
+            high_log=0.1,
+        )
+
+    # step time: two rows covered (half-widths 0.1, 0.3); MFU: one row missed (0.5) -> pooled: 3 rows, 2 of 3
+    # covered, median half-width 0.3
+    rows = [checked(1, "step_time", True, 0.1), checked(2, "step_time", True, 0.3), checked(3, "mfu", False, 0.5)]
+    out = groups(rows, ("open",))
+    label, split, first = out[0]
+    assert (label, split, len(first)) == ("training (every quantity)", "open", 3)
+    s = summary(first)
+    assert s["coverage_frac"] == pytest.approx(2 / 3) and s["median_half_width_frac"] == pytest.approx(0.3)
+    # each quantity still gets its own line; a kind with one quantity gets no pooled line
+    assert {lbl for lbl, _, _ in out} >= {"training mfu", "training step_time"}
+    assert groups(rows[:2], ("open",))[0][0] == "training step_time"

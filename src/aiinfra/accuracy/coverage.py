@@ -121,10 +121,14 @@ BREAKDOWN = {"training": ("scale_band", "arch", "parallelism"), "inference": ("l
 def groups(
     checked: Sequence[Checked], which: tuple[str, ...] = ("sealed", "open", "all")
 ) -> list[tuple[str, str, list[Checked]]]:
-    """(regime label, split, rows) for each kind and quantity, then each value of its breakdown dimensions
+    """(regime label, split, rows): first each kind with more than one quantity, all its rows pooled (the per-domain
+    figure: training, inference); then each kind and quantity, then each value of its breakdown dimensions
     (``which``: the splits to report, of sealed, open and all)."""
     out = []
     keys = sorted({(c.row.kind, c.row.regime.quantity) for c in checked})
+    for kind in sorted({k for k, _ in keys}):
+        if sum(1 for k, _ in keys if k == kind) > 1:
+            out.extend(_split_rows([(f"{kind} (every quantity)", [c for c in checked if c.row.kind == kind])], which))
     for kind, quantity in keys:
         mine = [c for c in checked if c.row.kind == kind and c.row.regime.quantity == quantity]
         parts = [(f"{kind} {quantity}", mine)]
@@ -133,12 +137,21 @@ def groups(
                 parts.append(
                     (f"{kind} {quantity} · {dim} {value}", [c for c in mine if getattr(c.row.regime, dim) == value])
                 )
-        for label, sel in parts:
-            splits = {c.row.split for c in sel}
-            for split in which:
-                rows = [c for c in sel if split == "all" or c.row.split == split]
-                if rows and (split != "all" or len(splits) > 1):  # "all" only beside both splits
-                    out.append((label, split, rows))
+        out.extend(_split_rows(parts, which))
+    return out
+
+
+def _split_rows(
+    parts: Sequence[tuple[str, list[Checked]]], which: tuple[str, ...]
+) -> list[tuple[str, str, list[Checked]]]:
+    """(label, split, rows) for each labelled selection and each split of ``which`` it has ("all" only beside both)."""
+    out = []
+    for label, sel in parts:
+        splits = {c.row.split for c in sel}
+        for split in which:
+            rows = [c for c in sel if split == "all" or c.row.split == split]
+            if rows and (split != "all" or len(splits) > 1):
+                out.append((label, split, rows))
     return out
 
 
