@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import json
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -159,6 +161,18 @@ def _catalog_cache_dir(tmp_path_factory: pytest.TempPathFactory):  # type: ignor
     patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
     yield
     patch.undo()
+
+
+def bench_script(name: str) -> ModuleType:
+    """bench/<name>.py loaded as a module (the bench scripts are not a package), registered in sys.modules first
+    because their dataclasses look their module up."""
+    path = ROOT / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
+from tests.conftest import bench_script
 
-def _load() -> None:
-    path = Path(__file__).resolve().parents[1] / "bench" / "loaded_step.py"
-    spec = importlib.util.spec_from_file_location("loaded_step", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["loaded_step"] = module
-    spec.loader.exec_module(module)
-
-
-_load()
-from loaded_step import open_loop_equilibrium, self_consistent_step_s  # noqa: E402
+_LOADED_STEP = bench_script("loaded_step")
+open_loop_equilibrium = _LOADED_STEP.open_loop_equilibrium
+self_consistent_step_s = _LOADED_STEP.self_consistent_step_s
 
 
 def test_linear_step_fixed_point_and_amplification() -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import csv
-import sys
 from pathlib import Path
 
 import pytest
 
 from aiinfra.app.tables import row_tables
 from aiinfra.validation import inference_rows
+from tests.conftest import bench_script
 
 OPEN4 = Path(inference_rows.__file__).parent / "data" / "inference_serving4_open.csv"
 ROW_ID = "dennislee-a100-qwen2-7b-bf16-vllm-tp1-in1024-out1024-burst1-tpot-s"
@@ -42,25 +42,13 @@ def test_stated_memory_share_sizes_the_kv_cache() -> None:
     assert default.details["kv_capacity_tokens"] > 1.5 * pred.details["kv_capacity_tokens"]
 
 
-def _script(name: str):  # type: ignore[no-untyped-def]
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[1] / "bench" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_cookbook_runs_find_the_earlier_runs_prompts_cached() -> None:
     """The SGLang cookbook's Llama 3.1 page (5.1) deploys one server and runs sglang.bench_serving (seed 1 by
     default, a warm-up sending the run's first prompt) at 1, 16 and 100 clients with 10, 80 and 500 prompts, then
     at 1, 16 and 64 with 10, 80 and 320. Each run re-sends the earlier runs' prompts first: the 1-client run finds
     its first prompt cached (the warm-up), the 16-client run the 10 of the 1-client run, the 100- and 64-client runs
     the 80 of the 16-client run."""
-    rule = _script("validation_prefix_cached")
+    rule = bench_script("validation_prefix_cached")
     assert rule.cached_requests(1, {1: 10, 2: 80, 3: 500}, 1) == 1
     assert rule.cached_requests(2, {1: 10, 2: 80, 3: 500}, 1) == 10
     assert rule.cached_requests(3, {1: 10, 2: 80, 3: 500}, 1) == 80

@@ -11,6 +11,7 @@ import pytest
 from aiinfra.app.tables import row_tables
 from aiinfra.validation import switches
 from aiinfra.validation.switches import columns_for, convert, from_notes, kind_of, reduced_notes, with_columns
+from tests.conftest import bench_script
 
 ENGINES = row_tables().engines
 """The catalog's engine profiles: the flag spellings the engine switches read."""
@@ -142,13 +143,7 @@ def test_predictors_do_not_read_the_notes() -> None:
 
 
 def test_the_conversion_script_keeps_comments_and_line_endings(tmp_path: Path) -> None:
-    import importlib.util
-
-    script = Path(__file__).resolve().parents[1] / "bench" / "validation_notes_to_columns.py"
-    spec = importlib.util.spec_from_file_location("validation_notes_to_columns", script)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = bench_script("validation_notes_to_columns")
     legacy = (
         "# a comment line\r\n"
         "id,seq_len,global_batch_seqs,metric,value,notes\r\n"
