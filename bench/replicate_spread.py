@@ -8,11 +8,12 @@ log-normal factor of spread σ, ln r ~ N(0, 2σ²), so a model that predicted th
 independent draws, median |X − Y| = √2 · median |X − μ|). That is the best median error any model can score on rows
 like these, and where it exceeds a target the target cannot be met on those rows.
 
-Pairs are found among the OPEN inference rows only (sealed rows stay unread), grouped by publisher (the GitHub
-repository of ``source_url``) and every configuration column except the row's id, source, notes, value and engine
-release text. Throughput rows are compared per accelerator and without the request rate, so MLPerf submissions of
-one system at their own rates compare (their served rate is the system's capacity under the latency limits). Pairs
-whose releases differ are reported apart ("next release"): release drift, not machine-to-machine noise.
+Pairs are found among the OPEN inference rows only (sealed rows stay unread), grouped by publisher (the unit of
+leave-one-source-out, aiinfra.accuracy.regimes.source_key) and every configuration column except the row's id,
+source, notes, value and engine release text. Throughput rows are compared per accelerator and without the request
+rate, so MLPerf submissions of one system at their own rates compare (their served rate is the system's capacity under
+the latency limits). Pairs whose releases differ are reported apart ("next release"): release drift, not
+machine-to-machine noise.
 
     PYTHONPATH=src python bench/replicate_spread.py
 """
@@ -21,13 +22,14 @@ from __future__ import annotations
 
 import csv
 import math
-import re
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
+
+from aiinfra.accuracy.regimes import source_key
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data"
 
@@ -49,16 +51,6 @@ class Pair:
     log_ratio: float
     """ln(first / second), both per accelerator for a throughput."""
     same_release: bool
-
-
-def publisher(row: dict[str, str]) -> str:
-    """The GitHub repository (owner/name, a benchmark's rounds ``_v4.1`` as one) or the host and first path part of
-    the row's source URL."""
-    url = re.sub(r"^https?://(www\.)?", "", (row.get("source_url") or "").strip())
-    parts = url.split("/")
-    if parts[0] == "github.com" and len(parts) > 2:
-        return re.sub(r"_v\d+(\.\d+)*$", "", "/".join(parts[1:3]))
-    return "/".join(parts[:2])
 
 
 def configuration(row: dict[str, str]) -> tuple[tuple[str, str], ...]:
@@ -84,7 +76,7 @@ def pairs(rows: Iterable[dict[str, str]]) -> list[Pair]:
     """Every pair of rows with the same publisher and configuration."""
     groups: dict[tuple[str, tuple[tuple[str, str], ...]], list[dict[str, str]]] = defaultdict(list)
     for row in rows:
-        groups[(publisher(row), configuration(row))].append(row)
+        groups[(source_key(row), configuration(row))].append(row)
     out = []
     for (pub, _), members in groups.items():
         for a, b in combinations(members, 2):
