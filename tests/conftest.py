@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import contextlib
+import datetime
 import importlib.util
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -159,6 +161,18 @@ def _catalog_cache_dir(tmp_path_factory: pytest.TempPathFactory):  # type: ignor
     """Parsed-catalog cache of this test session (not the user's): CLI subprocesses inherit it."""
     patch = pytest.MonkeyPatch()
     patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    yield
+    patch.undo()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_day_per_session():  # type: ignore[no-untyped-def]
+    """Price ages counted to the day the session began (``AIINFRA_TODAY``, inherited by CLI subprocesses), so two
+    answers compared across midnight (the CLI's and the web API's) count the same age; a test that sets its own day
+    still does."""
+    patch = pytest.MonkeyPatch()
+    if not os.environ.get("AIINFRA_TODAY"):
+        patch.setenv("AIINFRA_TODAY", datetime.date.today().isoformat())
     yield
     patch.undo()
 
