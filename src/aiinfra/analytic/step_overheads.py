@@ -26,11 +26,12 @@ hundreds of sequences in flight.
 
 The engine's own host work per iteration (scheduling, input preparation, output processing) is priced where a
 release's cost was measured (the engine profile's ``host_step_by_version``, :func:`with_host_step`): serial with the
-GPU's step where the engine does it between steps (vLLM V0, and V1 before async scheduling became its default), so
+GPU's step where the engine does it between steps (vLLM V0, V1 before async scheduling became its default, SGLang
+before its overlap scheduler), so
 the step lasts GPU + host; under an overlap scheduler that prepares step n + 1 while the GPU runs step n (vLLM V1's
 async scheduling), max(GPU, host). The cost is a fixed part per iteration plus, where the source gives its growth
 with the batch (vLLM V1), a part per scheduled request (decoding sequences and prompts of the iteration, per engine
-core: under attention DP each rank's); engines without a measurement (SGLang, TensorRT-LLM) get none.
+core: under attention DP each rank's); releases without a measurement (SGLang from 0.4, TensorRT-LLM) get none.
 
 The figures are the project's own microbenchmarks (catalog/data/kernel_overheads_<part>.yaml: launch costs of eager
 PyTorch ops and of graph replay, samplers at batch 1–256). A part without its own rows borrows those of a part of its
