@@ -38,6 +38,7 @@ from aiinfra.planning.inference import model_for
 from aiinfra.sim.replica import SchedulerLimits
 from aiinfra.sim.run import limits_for
 from aiinfra.validation import inference_rows
+from aiinfra.validation.rows import integer
 from aiinfra.validation.types import RowTables
 
 # The open-loop steady state. At a steady rate λ whose requests produce L output tokens each, a sequence stays in the
@@ -139,11 +140,6 @@ def measured_load(rate: float, inp: int, out: int, tpot_s: float, requests: int 
     return n, rate * inp * tpot_s
 
 
-def _requests(row: dict[str, str]) -> int | None:
-    text = (row.get("num_requests") or "").strip()
-    return int(text) if text else None
-
-
 class _Captured(Exception):
     """Raised in place of the row's simulation: carries the scenario the validation would simulate."""
 
@@ -164,6 +160,7 @@ def prompts_alone(lim: SchedulerLimits) -> bool:
 def row_replica(row: dict[str, str], tables: RowTables) -> tuple[InferenceModel, float, int, int, SchedulerLimits]:
     """The step model the validation's simulation of ``row`` uses (planning.inference.model_for over the scenario
     predict_row builds), the rate per replica, the mean lengths and the scheduler's limits."""
+    simulate = inference_rows._simulate
     inference_rows._simulate = _capture  # type: ignore[assignment]
     try:
         inference_rows.predict_row(row, tables)
@@ -171,6 +168,8 @@ def row_replica(row: dict[str, str], tables: RowTables) -> tuple[InferenceModel,
         sc = tables.scenario_of(json.loads(got.scenario_json))
     else:
         raise SystemExit(f"{row['id']}: not a simulated row")
+    finally:
+        inference_rows._simulate = simulate
     wl = sc.inference
     assert wl is not None
     im = model_for(sc.model, sc.cluster, wl)
@@ -218,7 +217,7 @@ def main(patterns: list[str]) -> None:
             return self_consistent_step_s(lambda pt: im.iteration_time_s(mixed_step(n, pt, inp, out)), rate * inp)
 
         tpot = float(row["value"])
-        n_meas, prompt_per_step = measured_load(rate, inp, out, tpot, _requests(row))
+        n_meas, prompt_per_step = measured_load(rate, inp, out, tpot, integer(row, "num_requests"))
         # the step the measurement implies: n_meas decodes and the prompts arriving during one measured step
         batch = mixed_step(n_meas, prompt_per_step, inp, out)
         bd = im.breakdown(batch)

@@ -202,14 +202,23 @@ def streamed_step_s(step_s: float, batch: StepBatch, engine: str, tables: Domain
     return max(step_s, streamed_chunks(batch) * per_chunk_s) if per_chunk_s > 0.0 else step_s
 
 
-def host_step_s(engine: str, engine_version: str | None, tables: DomainTables, requests: int = 0) -> tuple[float, bool]:
+def host_step_s(
+    engine: str,
+    engine_version: str | None,
+    tables: DomainTables,
+    requests: int = 0,
+    overlapped: bool | None = None,
+) -> tuple[float, bool]:
     """(host seconds per iteration, overlapped with the GPU's step) of release ``engine_version`` of ``engine``
     (None or a text without a release number: the current release) for an iteration that schedules ``requests``
     requests (decoding sequences and prompts; the per-request part of the release's cost); (0, False) where none is
-    measured. ``tables``: the catalog's (the cluster's) engine profiles."""
+    measured. ``overlapped``: the overlap scheduler as the run sets it (None: the release's default). ``tables``: the
+    catalog's (the cluster's) engine profiles."""
     version = parse_version(engine_version) if engine_version else None
     cost = tables.engine(engine).host_step_cost(version)
-    return (cost.seconds(requests), cost.overlapped) if cost is not None else (0.0, False)
+    if cost is None:
+        return 0.0, False
+    return cost.seconds(requests), cost.overlapped if overlapped is None else overlapped
 
 
 def with_host_step(
@@ -227,8 +236,7 @@ def with_host_step(
     multi-step scheduling (``steps_per_call`` decode iterations per scheduler call, vLLM V0 --num-scheduler-steps)
     the host work is paid once per call (vllm#6854: "the 4ms only needs to be incurred once for every 8 decode
     steps")."""
-    host_s, by_default = host_step_s(engine, engine_version, tables, requests)
-    hidden = by_default if overlapped is None else overlapped
+    host_s, hidden = host_step_s(engine, engine_version, tables, requests, overlapped)
     return step_with_host_s(step_s, host_s / max(steps_per_call, 1), hidden)
 
 

@@ -807,8 +807,7 @@ def _continuous_notes(d: _Deployment, batch: int, delay: float, overlap: bool, s
         why = ["the overlap scheduler plans each iteration while the last one runs"] if overlap else []
         why += [f"{steps}-step scheduling admits only between calls"] if steps > 1 else []
         notes.append(f"TTFT under load waits {delay:g} more iteration(s) before its prompt: " + "; ".join(why))
-    host_s, overlapped = host_step_s(engine, im.engine_version, d.cluster.tables, batch)
-    overlapped = overlapped if im.overlap_scheduling is None else im.overlap_scheduling
+    host_s, overlapped = host_step_s(engine, im.engine_version, d.cluster.tables, batch, im.overlap_scheduling)
     if host_s:
         release = im.engine_version or "(current release)"
         notes.append(

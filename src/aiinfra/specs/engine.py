@@ -242,9 +242,9 @@ class EngineProfile:
     cuda_graph_bands: tuple[tuple[float | None, int, int], ...] = ()
     """Device-dependent CUDA-graph limit (SGLang): (memory below GiB or None, max batch at tp < 4, at tp ≥ 4)."""
     mem_fraction_rule: Mapping[str, Any] | None = field(default=None, repr=False)
+    """static_memory_fraction allocator (SGLang): the rule that sets the fraction of memory for weights + KV pool."""
     mem_fraction_by_version: tuple[MemFractionByRanks, ...] = ()
     """Releases whose default --mem-fraction-static is a table by tp (SGLang 0.4.5) instead of mem_fraction_rule."""
-    """static_memory_fraction allocator (SGLang): the rule that sets the fraction of memory for weights + KV pool."""
     collective_rows_engine: str | None = None
     """Whose engine-tagged collective timings its collectives follow on a part without its own (SGLang's custom
     all-reduce is adapted from vLLM's kernel)."""

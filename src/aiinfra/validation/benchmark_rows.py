@@ -112,7 +112,7 @@ def sim_settings(
     row: dict[str, str],
     engine: EngineProfile,
     budget_tokens: int | None,
-    stated: dict[str, int | bool],
+    stated: dict[str, int | bool | str],
     bench: BenchmarkSpec | None,
     rate_per_s: float | None,
     flags: list[str],
@@ -125,7 +125,7 @@ def sim_settings(
       600 s), rate × that duration, so the run reaches the steady state the measured run reports; else 300;
     * lengths: the benchmark's distributions where published (lognormal moment fit), else fixed at the means.
     """
-    sched: dict[str, int | bool] = dict(stated)
+    sched: dict[str, int | bool | str] = dict(stated)
     limits = ""
     eng = engine
     if not eng.device_dependent_defaults and eng.max_num_seqs is not None and eng.max_num_batched_tokens is not None:

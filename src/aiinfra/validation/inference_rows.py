@@ -196,15 +196,13 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         attention_dp=attention_dp,
     )
     if mode == "poisson":
-        sched: dict[str, int | bool] = {
+        sched: dict[str, int | bool | str] = {
             k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v
         }
+        if kv_policy:
+            sched["kv_reservation"] = kv_policy
         rate = num(row, "request_rate_per_s")
         sim = sim_settings(row, tables.engine(engine), budget, sched, bench, rate_per_s=rate, flags=flags)
-        if kv_policy:
-            stated_sched = sim["scheduler"]
-            assert isinstance(stated_sched, dict)
-            sim["scheduler"] = {**stated_sched, "kv_reservation": kv_policy}
         return _simulated(row, served, metric, flags, details, sim, bench, tables)
     if mode in ("burst", "batch"):
         return _burst(row, served, batch, metric, flags, details, bench, tables)
