@@ -23,6 +23,15 @@ which prefill term a public measurement that is NOT a validation row can pin. Tw
    Each row gives the step's time, its parts (non-expert linear layers incl. head and element-wise kernels, routed
    experts, attention core, tensor-parallel communication) and the rate each part implies (its FLOP / its time).
 
+4. The whole prefill step at tp 4 and tp 8 against TokenWeave's artifact (microsoft/tokenweave
+   artifacts_results/output/figure_2_11_summary.csv @e29a8d6; Gond et al., arXiv 2505.11329): vLLM's V1 engine (a
+   fork of 0.8.5) timing ``LLM.generate`` of one prompt with one output token (30 runs after 10 warm-ups,
+   ``--enforce-eager --disable-custom-all-reduce``, one chunk, prefix caching off, clocks locked with ``nvidia-smi -lgc
+   tdp``) for Llama-3.3-70B-Instruct bf16 on an 8x H100 DGX. ``no_ar`` removes the all-reduces, so it checks the
+   planner's compute terms (GEMMs, attention, element-wise kernels, the engine's launch and sampling costs) without
+   its communication term; ``baseline_multimem`` keeps them, run by a multimem (NVLS) all-reduce kernel rather than
+   the stock NCCL path the planner prices.
+
 Usage: PYTHONPATH=src python bench/prefill_check.py [--json]
 Not imported by the package.
 """
@@ -64,6 +73,22 @@ DEEPGEMM_DENSE_TFLOPS: dict[tuple[int, int, int], float] = {
 }
 
 PROMPT_TOKENS = (1024, 2048, 4096, 8192, 16384, 30000)
+
+#: TokenWeave figure_2_11_summary.csv, Llama-3.3-70B-Instruct: (tp, prompt tokens) -> (baseline_multimem, no_ar) ms
+TOKENWEAVE_PREFILL_MS: dict[tuple[int, int], tuple[float, float]] = {
+    (8, 1024): (53.501, 41.570),
+    (8, 2048): (93.775, 74.287),
+    (8, 4096): (179.085, 144.541),
+    (8, 8192): (354.890, 289.740),
+    (8, 16384): (734.012, 611.719),
+    (8, 32768): (1621.156, 1374.094),
+    (4, 1024): (81.894, 70.631),
+    (4, 2048): (150.699, 134.682),
+    (4, 4096): (295.225, 262.497),
+    (4, 8192): (609.824, 543.928),
+    (4, 16384): (1290.574, 1155.518),
+    (4, 32768): (2881.338, 2597.961),
+}
 
 
 def fa3_noncausal_flop(batch: int, heads: int, seq: int, head_dim: int) -> float:
@@ -164,6 +189,34 @@ def prefill_rows(setup: Setup) -> list[dict[str, object]]:
     return out
 
 
+def tokenweave_rows() -> list[dict[str, object]]:
+    """The planner's prefill step of one Llama-3.3-70B bf16 prompt on H100 (vLLM 0.8.5) beside TokenWeave's measured
+    step: total against ``baseline_multimem``, total less the all-reduce term against ``no_ar``."""
+    m = catalog.model("meta-llama-3.3-70b")
+    out: list[dict[str, object]] = []
+    for (tp, tokens), (baseline_ms, no_ar_ms) in TOKENWEAVE_PREFILL_MS.items():
+        im = InferenceModel(
+            model=m,
+            cluster=cluster_for(H100, tp),
+            tp=tp,
+            weight_precision="bf16",
+            engine="vllm",
+            engine_version="0.8.5",
+        )
+        b = im.breakdown(StepBatch.prefill(tokens))
+        out.append(
+            {
+                "tp": tp,
+                "tokens": tokens,
+                "measured_ms": baseline_ms,
+                "measured_no_ar_ms": no_ar_ms,
+                "model_ms": b.time_s * 1e3,
+                "model_no_comm_ms": (b.time_s - b.communication_s) * 1e3,
+            }
+        )
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="print JSON lines instead of tables")
@@ -206,6 +259,21 @@ def main() -> int:
             print(
                 f"{r['tokens']:>8} {r['total_ms']:8.1f} {r['tokens_per_s']:8.0f} {r['linear_ms']:8.1f} "
                 f"{r['experts_ms']:8.1f} {r['attention_ms']:8.1f} {r['attention_tflops']:8.0f} {r['comm_ms']:8.1f}"
+            )
+    tw = tokenweave_rows()
+    if args.json:
+        for row in tw:
+            print(json.dumps({"part": "tokenweave_prefill", **row}))
+    else:
+        print("\nLlama-3.3-70B bf16 prefill step on H100, vLLM 0.8.5 (TokenWeave artifact) vs planner (ms)")
+        head = ("tp", "tokens", "measured", "model", "error", "no_ar", "no comm", "error")
+        print(" ".join(f"{h:>9}" for h in head))
+        for r in tw:
+            total, no_comm = float(r["model_ms"]), float(r["model_no_comm_ms"])  # type: ignore[arg-type]
+            meas, meas_no_ar = float(r["measured_ms"]), float(r["measured_no_ar_ms"])  # type: ignore[arg-type]
+            print(
+                f"{r['tp']:>9} {r['tokens']:>9} {meas:9.1f} {total:9.1f} {total / meas - 1:+9.1%} "
+                f"{meas_no_ar:9.1f} {no_comm:9.1f} {no_comm / meas_no_ar - 1:+9.1%}"
             )
     return 0
 
