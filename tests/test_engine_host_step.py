@@ -255,6 +255,28 @@ def test_vllm_v0_scheduler_defaults_follow_the_context_length() -> None:
     assert (v1.max_num_batched_tokens, v1.max_num_seqs, v1.chunked_prefill) == (8192, 1024, None)
 
 
+@pytest.mark.parametrize(
+    ("accelerator", "release", "expected"),
+    [
+        # 0.8.0 - 0.8.4: the large table ('h100' or 'h200' in the device name) or the other (2048 tokens, 256 seqs)
+        ("amd-mi300x", "0.8.4", (2048, 256)),
+        ("nvidia-h200-sxm-141gb", "0.8.4", (8192, 1024)),
+        # 0.8.5: any device of 70 GiB or more, the A100 80 GB included
+        ("nvidia-a100-sxm4-80gb", "0.8.5", (8192, 1024)),
+        ("amd-mi300x", "0.8.5", (8192, 1024)),
+        # 0.9.0 on, and the current release: 70 GiB or more without 'a100' in the name
+        ("nvidia-a100-sxm4-80gb", "0.9.0", (2048, 256)),
+        ("nvidia-a100-sxm4-80gb", None, (2048, 256)),
+        ("amd-mi300x", None, (8192, 1024)),
+    ],
+)
+def test_vllm_v1_server_defaults_by_release_and_device(
+    accelerator: str, release: str | None, expected: tuple[int, int]
+) -> None:
+    sd = scheduler_defaults(catalog.engine("vllm"), catalog.accelerator(accelerator), "server", release=release)
+    assert (sd.max_num_batched_tokens, sd.max_num_seqs) == expected
+
+
 def test_a_v0_simulation_schedules_with_the_v0_defaults() -> None:
     # Llama 3.1 70B's 131,072-token context: V0 chunks prompts 512 tokens a step, so a 1,024-token prompt takes two
     # iterations before its first token (V1's 8,192-token budget: one)

@@ -537,14 +537,10 @@ class EngineProfile:
                 basis=f"{self.id} defaults",
             )
         mem_gib = accelerator.memory_bytes / GiB
-        name = f"{accelerator.id} {accelerator.name}".lower()
-        excluded = [n for n in table.get("large_device_excluded_names", []) if str(n).lower() in name]
-        large = mem_gib >= float(table["large_device_min_memory_gib"]) and not excluded
+        large, why = self._large_device(table, accelerator, release)
         entry = table["large_device" if large else "other_device"][usage]
         tokens = int(entry["max_num_batched_tokens"])
         seqs = min(int(entry["max_num_seqs"]), tokens)
-        bound = table["large_device_min_memory_gib"]
-        why = f"≥ {bound} GiB" if large else f"'{excluded[0]}' device" if excluded else f"< {bound} GiB"
         context = "LLM class (offline)" if usage == "offline" else "OpenAI API server"
         return SchedulerDefaults(
             max_num_batched_tokens=tokens,
@@ -552,6 +548,32 @@ class EngineProfile:
             basis=f"{self.id} V1 default for the {context} on a {mem_gib:.0f} GiB {why} device: "
             f"max_num_batched_tokens {tokens}, max_num_seqs {seqs}",
         )
+
+    def _large_device(
+        self, table: Mapping[str, Any], accelerator: AcceleratorSpec, release: tuple[int, ...] | None
+    ) -> tuple[bool, str]:
+        """Whether release ``release`` (None: the current one) picks the scheduler table's large-device defaults on
+        ``accelerator``, and why: by the device's name alone (an entry of ``large_device_by_version`` with
+        ``names``), or by its memory less excluded names (another entry's, else the table's own)."""
+        name = f"{accelerator.id} {accelerator.name}".lower()
+        rule: Mapping[str, Any] = table
+        min_key, excluded_key = "large_device_min_memory_gib", "large_device_excluded_names"
+        for entry in table.get("large_device_by_version", []):
+            releases = ReleaseRange(
+                from_version=parse_version(str(entry["from_version"])),
+                below_version=parse_version(str(entry["below_version"])),
+                when_unstated=False,
+            )
+            if releases.applies(release):
+                rule, min_key, excluded_key = entry, "min_memory_gib", "excluded_names"
+                break
+        if "names" in rule:
+            named = [str(n).lower() for n in rule["names"] if str(n).lower() in name]
+            return bool(named), f"'{named[0]}'" if named else "not H100/H200-named"
+        bound = float(rule[min_key])
+        excluded = [str(n).lower() for n in rule.get(excluded_key, []) if str(n).lower() in name]
+        large = accelerator.memory_bytes / GiB >= bound and not excluded
+        return large, f"≥ {bound:g} GiB" if large else f"'{excluded[0]}'" if excluded else f"< {bound:g} GiB"
 
 
 def _opt_int(row: Mapping[str, Any], key: str) -> int | None:
