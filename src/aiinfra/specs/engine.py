@@ -569,7 +569,8 @@ class EngineProfile:
                 break
         if "names" in rule:
             named = [str(n).lower() for n in rule["names"] if str(n).lower() in name]
-            return bool(named), f"'{named[0]}'" if named else "not H100/H200-named"
+            others = "/".join(str(n) for n in rule["names"])
+            return bool(named), f"'{named[0]}'" if named else f"not {others}-named"
         bound = float(rule[min_key])
         excluded = [str(n).lower() for n in rule.get(excluded_key, []) if str(n).lower() in name]
         large = accelerator.memory_bytes / GiB >= bound and not excluded
