@@ -20,7 +20,6 @@ machine-to-machine noise.
 
 from __future__ import annotations
 
-import csv
 import math
 import statistics
 from collections import defaultdict
@@ -30,6 +29,7 @@ from itertools import combinations
 from pathlib import Path
 
 from aiinfra.accuracy.regimes import source_key
+from aiinfra.validation.runner import read_cases
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data"
 
@@ -37,6 +37,8 @@ NOT_CONFIGURATION = frozenset({"id", "source", "source_url", "notes", "value", "
 """Columns that say who measured a row and what they found, not what they measured."""
 
 RATE_METRICS = frozenset({"output_tokens_per_s", "requests_per_s"})
+"""Rates of the whole run, compared per accelerator (aiinfra.validation.runner.RATE_METRICS also holds
+tokens_per_s_per_accelerator, already per accelerator)."""
 PER_RUN_COLUMNS = frozenset({"num_accelerators", "request_rate_per_s"})
 """Left out of a throughput row's configuration: its value is compared per accelerator."""
 
@@ -116,13 +118,10 @@ def spread(selected: Sequence[Pair]) -> Spread:
 
 
 def open_rows(data: Path = DATA) -> list[dict[str, str]]:
-    """The open inference rows: inference.csv and every inference_*_open.csv."""
+    """The open inference rows: inference.csv and every inference_*_open.csv (read as ``aiinfra validate`` reads
+    them)."""
     files = [data / "inference.csv", *sorted(data.glob("inference*_open.csv"))]
-    rows: list[dict[str, str]] = []
-    for path in files:
-        with path.open(newline="") as fh:
-            rows.extend(csv.DictReader(line for line in fh if not line.startswith("#")))
-    return rows
+    return [row for path in files for row in read_cases(path)[1]]
 
 
 def markdown(found: Sequence[Pair]) -> str:

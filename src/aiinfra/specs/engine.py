@@ -559,12 +559,7 @@ class EngineProfile:
         rule: Mapping[str, Any] = table
         min_key, excluded_key = "large_device_min_memory_gib", "large_device_excluded_names"
         for entry in table.get("large_device_by_version", []):
-            releases = ReleaseRange(
-                from_version=parse_version(str(entry["from_version"])),
-                below_version=parse_version(str(entry["below_version"])),
-                when_unstated=False,
-            )
-            if releases.applies(release):
+            if _release_range(entry).applies(release):
                 rule, min_key, excluded_key = entry, "min_memory_gib", "excluded_names"
                 break
         if "names" in rule:
