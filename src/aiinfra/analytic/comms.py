@@ -29,6 +29,9 @@ the part beyond the curve's own measured configuration where one does (the curve
 the latency of the ranks it was measured on). An all-reduce across nodes takes the faster of that ring and
 NCCL's double binary tree (latency 2·((ranks per node − 1)·intra hop + ⌊log2 nodes⌋·net hop), bandwidth
 0.9·0.5 of the ring's bus bandwidth; collective_latency.yaml nccl-tree-simple), as NCCL's tuner picks.
+On a switchless board (an HGX 4-GPU board: each pair of GPUs wired by its own links, no NVSwitch) a group of k
+ranks reaches only its k − 1 peers' links, so a scale-up collective lasts at least its bytes over those links
+(:func:`mesh_floor_s`): the measured curves, taken behind a switch, stand where they are slower.
 docs/training-network.md describes the whole model and its sources.
 """
 
@@ -315,6 +318,23 @@ def collective_time(
     return CommTime(float(t[0]), tier, "; ".join(sorted(sources)))
 
 
+def mesh_floor_s(cluster: ClusterSpec, kind: Collective, size_bytes: float, n_ranks: int) -> float:
+    """The least time a scale-up collective of ``size_bytes`` (the full buffer) among ``n_ranks`` ranks takes on a
+    switchless board (ClusterSpec.scale_up_peer_bw_one_way_bytes_per_s = B_p per pair; 0 on a switched fabric). Each
+    rank reaches its n − 1 peers over their own links: a ring collective (NCCL builds one ring per edge-disjoint
+    cycle of the full mesh) moves its factor·S per rank over (n − 1)·B_p; a point-to-point hop moves S over one
+    pair's B_p; an all-to-all sends S/n to each peer over that peer's B_p."""
+    peer = cluster.scale_up_peer_bw_one_way_bytes_per_s
+    if peer is None or n_ranks <= 1:
+        return 0.0
+    if kind == "p2p":
+        return size_bytes / peer
+    if kind == "alltoall":
+        return size_bytes / n_ranks / peer
+    factor = _FACTOR[kind] * (n_ranks - 1) / n_ranks
+    return factor * size_bytes / ((n_ranks - 1) * peer)
+
+
 def _scale_up_time(
     cluster: ClusterSpec, kind: Collective, size_bytes: float, n_ranks: int, engine: str | None
 ) -> CommTime:
@@ -343,6 +363,8 @@ def _scale_up_time(
         t = factor * size_bytes / (bw * y_last)
     else:
         t = interp(size_bytes, pts_size, pts_time)
+    if cluster.scale_up_peer_bw_one_way_bytes_per_s is not None:
+        t = max(t, mesh_floor_s(cluster, kind, size_bytes, n_ranks))
     return CommTime(t, "scale-up", f"{kind}/scale-up: {src}")
 
 
@@ -476,6 +498,9 @@ def _group_time(cluster: ClusterSpec, g: _Group, sources: set[str] | None, engin
             out = np.minimum(out, bw_time * tree_bw + tree_lat)
     if g.tree:
         out = np.minimum(out, in_network_allreduce_s(cluster, bw_time, factor, g.size, g.k, nodes))
+    if tier == "scale-up" and cluster.scale_up_peer_bw_one_way_bytes_per_s is not None:
+        floor = np.array([mesh_floor_s(cluster, kind, float(s), n_val) for s in g.size])
+        out = np.maximum(out, floor)
     result: np.ndarray = out
     return result
 

@@ -16,7 +16,7 @@ from aiinfra.catalog import mig
 from aiinfra.catalog.tables import domain_tables
 from aiinfra.errors import SpecError
 from aiinfra.specs.common import validate
-from aiinfra.specs.hardware import ClusterSpec
+from aiinfra.specs.hardware import ClusterSpec, ScaleUpMesh
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.scenario import HardwareInput, Scenario, ScenarioInput, parse_scenario, plain_numbers, read_yaml
 from aiinfra.specs.serving_sim import ServingTables
@@ -111,6 +111,12 @@ def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
     elif system is not None and system.nics is not None:
         so_bw = system.nics.count * system.nics.bw_one_way_bytes_per_s / (system.accelerators_per_node * system.nodes)
     domain = su.domain_size if su is not None else 1
+    nvls_ok = _nvls_supported(su.interconnect if su else None, domain)
+    mesh_bw = None
+    if system is not None and system.scale_up_mesh is not None:
+        # a switchless board: its accelerators reach each other over their pairs' links only, no in-switch reduction
+        mesh_bw = _mesh_peer_bw(system.scale_up_mesh, system.id)
+        domain, nvls_ok = system.accelerators_per_node, False
     fabric = _fabric_of(so_id) if so_id else None
     if fabric is None and system is not None and system.nics is not None:
         fabric = _fabric_of(system.nics.kind)
@@ -127,16 +133,34 @@ def resolve_cluster(hw: HardwareInput) -> ClusterSpec:
         scale_out_id=so_id,
         fabric_oversubscription_ratio=hw.fabric_oversubscription or _default_oversubscription(),
         nodes_per_leaf=hw.nodes_per_leaf,
-        nvls=hw.nvls is not False and _nvls_supported(su.interconnect if su else None, domain),
+        nvls=hw.nvls is not False and nvls_ok,
         ib_sharp=hw.ib_sharp,
         scale_out_fabric=fabric,
+        scale_up_peer_bw_one_way_bytes_per_s=mesh_bw,
         tables=domain_tables(),
     )
 
 
-def cluster_for(accelerator: str, count: int) -> ClusterSpec:
-    """``count`` accelerators of one kind; when the catalog gives no accelerators-per-node figure (PCIe and
-    workstation cards) they are taken as one host holding all ``count``."""
+def _mesh_peer_bw(mesh: ScaleUpMesh, system_id: str) -> float:
+    """One pair's one-way bandwidth on a switchless board: links_per_peer of the interconnect's links, each
+    ``bw_one_way / links``, at the interconnect's measured efficiency (1 where none is catalogued)."""
+    link = catalog.interconnect(mesh.interconnect, "systems.scale_up_mesh.interconnect")
+    if not link.links:
+        raise SpecError(
+            "systems.scale_up_mesh.interconnect",
+            mesh.interconnect,
+            f"(system {system_id}) has no link count in interconnects.yaml",
+            "add links: N to the interconnect row",
+        )
+    return link.bw_one_way_bytes_per_s * mesh.links_per_peer / link.links * (link.measured_efficiency_frac or 1.0)
+
+
+def cluster_for(accelerator: str, count: int, system: str | None = None) -> ClusterSpec:
+    """``count`` accelerators of one kind, in ``system`` when given (its board's nodes and wiring); when the catalog
+    gives no accelerators-per-node figure (PCIe and workstation cards) they are taken as one host holding all
+    ``count``."""
+    if system is not None:
+        return resolve_cluster(HardwareInput(accelerator=accelerator, count=count, system=system))
     acc = catalog.accelerator(accelerator)
     per_node = None if getattr(acc, "default_per_node", None) else count
     return resolve_cluster(HardwareInput(accelerator=accelerator, count=count, per_node=per_node))

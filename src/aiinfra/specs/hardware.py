@@ -183,8 +183,25 @@ class InterconnectSpec:
     """One-way latency when a source gives it; None = not in the catalog."""
     measured_efficiency_frac: float | None = None
     """Achieved fraction of ``bw_one_way_bytes_per_s`` in a published measurement."""
+    links: int | None = None
+    """Links per accelerator that ``bw_one_way_bytes_per_s`` sums (NVLink); None = not in the catalog."""
     sources: tuple[Source, ...]
     notes: str = ""
+
+
+@loads_fast
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ScaleUpMesh:
+    """A board whose accelerators are wired to each other directly, without a switch (an HGX 4-GPU board): each pair
+    shares ``links_per_peer`` of the interconnect's links, so a group of k of them reaches its k − 1 peers' links
+    only, not every link of the part as a switch would give it."""
+
+    __pydantic_config__ = STRICT
+
+    interconnect: str
+    """Interconnect id (interconnects.yaml) whose links the board wires."""
+    links_per_peer: int
+    """Links between each pair of accelerators."""
 
 
 @loads_fast
@@ -226,6 +243,8 @@ class SystemSpec:
     """A typical draw under load, where the vendor gives one."""
     price_usd: float | None = None
     """Published list price of one system; None for most systems."""
+    scale_up_mesh: ScaleUpMesh | None = None
+    """The accelerators' direct wiring on a switchless board; None = a switch (or no scale-up fabric)."""
     sources: tuple[Source, ...]
     notes: str = ""
 
@@ -261,6 +280,11 @@ class ClusterSpec:
     scale_out_fabric: str | None = None
     """efa | rdma | other: the fabric family a scale-out efficiency curve must have been measured on to serve this
     cluster (collective_latency.yaml scale-out-curve-fabrics); None = unknown (no system with NICs, no scale_out)."""
+    scale_up_peer_bw_one_way_bytes_per_s: float | None = None
+    """On a switchless mesh (SystemSpec.scale_up_mesh): the one-way bandwidth between one pair of accelerators, its
+    links' share of the interconnect's bandwidth at the interconnect's measured efficiency; a collective among k
+    ranks of the board reaches k − 1 such peers (analytic/comms.py mesh_floor_s). None = switched: any group gets
+    ``scale_up_bw_one_way_bytes_per_s``."""
     tables: DomainTables = field(compare=False, repr=False)
     """The tables of the catalog this cluster was resolved against (specs/tables.py): what every step-time model,
     collective and planner given this cluster reads, in place of any catalog lookup below the application layer."""

@@ -87,7 +87,10 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     free_frac = num(row, "kv_cache_free_gpu_mem_fraction")
     mem_util = num(row, "gpu_memory_utilization")
     release = _release(row, tables.engine(engine), steps, flags)
-    cluster = tables.cluster_for(row["accelerator"].strip(), n)
+    system = switches.text(row, "system") or None
+    if system:
+        flags.append(f"system {system} as the run states (its board's nodes and wiring)")
+    cluster = tables.cluster_for(row["accelerator"].strip(), n, system)
     im = InferenceModel(
         model=model,
         cluster=cluster,
@@ -194,6 +197,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         gpu_memory_utilization_frac=mem_util,
         ep=ep,
         attention_dp=attention_dp,
+        system=system,
     )
     if mode == "poisson":
         sched: dict[str, int | bool | str] = {
@@ -499,7 +503,7 @@ def _burst(
         raise RowError(f"mode {row['mode'].strip()} needs batch_or_concurrency (the requests sent at once)")
     sim: dict[str, object] = {}
     if row["mode"].strip() == "batch":
-        acc = tables.cluster_for(served.accelerator, served.n).accelerator
+        acc = tables.cluster_for(served.accelerator, served.n, served.system).accelerator
         # the release's own defaults where an older one differs (vLLM V0), at the model's context length (the
         # engines' default max_model_len)
         context = _context_tokens(row, served, tables)
@@ -600,6 +604,9 @@ class _Served:
     """Expert-parallel degree the run states (rows.expert_layout)."""
     attention_dp: bool = False
     """Attention data parallelism over the tp ranks, as the run states (rows.expert_layout)."""
+    system: str | None = None
+    """The catalog system the run states (column ``system``: its board's nodes and wiring), else None: the
+    accelerator's usual system."""
 
     def scenario(self, replicas: int | None = None, **inference: object) -> str:
         """The scenario as canonical JSON (the key of the memoised simulations), with ``replicas`` in the plan
@@ -621,7 +628,11 @@ class _Served:
             plan["replicas"] = replicas
         scenario = {
             "model": arch,
-            "hardware": {"accelerator": self.accelerator, "count": self.n},
+            "hardware": {
+                "accelerator": self.accelerator,
+                "count": self.n,
+                **({"system": self.system} if self.system else {}),
+            },
             "inference": {
                 "weight_precision": self.wp,
                 "kv_precision": self.kvp,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aiinfra.errors import UnknownIdError, suggest
 
@@ -15,6 +15,12 @@ if TYPE_CHECKING:
     from aiinfra.specs.model import ModelArch
     from aiinfra.specs.scenario import HardwareInput, Scenario
     from aiinfra.specs.serving_sim import ServingTables
+
+
+class ClusterFor(Protocol):
+    """catalog/resolve.py cluster_for: ``count`` accelerators of one kind, in ``system`` when one is named."""
+
+    def __call__(self, accelerator: str, count: int, system: str | None = None) -> ClusterSpec: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +46,8 @@ class RowTables:
     benchmarks: Mapping[str, BenchmarkSpec]
     runtime_reserve: RuntimeReserve | None
     resolve_cluster: Callable[[HardwareInput], ClusterSpec]
-    cluster_for: Callable[[str, int], ClusterSpec]
-    """(accelerator id, count) -> that many accelerators (catalog/resolve.py cluster_for)."""
+    cluster_for: ClusterFor
+    """(accelerator id, count, system id or None) -> that many accelerators, in that system when one is named."""
     scenario_of: Callable[[Mapping[str, Any]], Scenario]
     serving_tables: Callable[[Scenario], ServingTables]
 
