@@ -198,6 +198,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         ep=ep,
         attention_dp=attention_dp,
         system=system,
+        per_node=cluster.per_node,
     )
     if mode == "poisson":
         sched: dict[str, int | bool | str] = {
@@ -607,6 +608,9 @@ class _Served:
     system: str | None = None
     """The catalog system the run states (column ``system``: its board's nodes and wiring), else None: the
     accelerator's usual system."""
+    per_node: int | None = None
+    """Accelerators per node as the analytic estimate resolved them (catalog/resolve.py cluster_for: one host holding
+    them all for a part the catalog gives no node size), so that the simulation runs on the same cluster."""
 
     def scenario(self, replicas: int | None = None, **inference: object) -> str:
         """The scenario as canonical JSON (the key of the memoised simulations), with ``replicas`` in the plan
@@ -632,6 +636,7 @@ class _Served:
                 "accelerator": self.accelerator,
                 "count": self.n,
                 **({"system": self.system} if self.system else {}),
+                **({"per_node": self.per_node} if self.per_node else {}),
             },
             "inference": {
                 "weight_precision": self.wp,
