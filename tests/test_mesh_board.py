@@ -80,3 +80,14 @@ def test_a_row_that_names_the_board_is_priced_on_it() -> None:
     switched = predict_row({**row, "system": ""}, row_tables())
     assert on_board.predicted is not None and switched.predicted is not None
     assert on_board.predicted < switched.predicted  # tp 2 on the pair's links: a slower step, fewer tokens/s
+
+
+def test_capacity_prices_the_scenarios_own_part_on_its_board() -> None:
+    from aiinfra.catalog.resolve import load_scenario
+    from aiinfra.planning.capacity import own_system
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "infer-llama3.1-70b-h100.yaml"
+    on_board = load_scenario(example, ["hardware.system=hgx-h100-4gpu", "hardware.count=4"])
+    assert own_system(on_board, H100) == MESH
+    assert own_system(on_board, "nvidia-h200-sxm-141gb") is None  # another candidate: its usual system
+    assert own_system(load_scenario(example, []), H100) is None  # switched: nothing to carry over

@@ -123,12 +123,12 @@ class CatalogTables:
         tables."""
         return CatalogTables(self._cat, factors, self._kept)
 
-    def cluster_for(self, accelerator: str, count: int) -> ClusterSpec:
-        """``count`` accelerators of ``accelerator`` resolved against this catalog."""
+    def cluster_for(self, accelerator: str, count: int, system: str | None = None) -> ClusterSpec:
+        """``count`` accelerators of ``accelerator`` resolved against this catalog, in ``system`` when given."""
         from aiinfra.catalog.resolve import cluster_for
 
         with _active(self._cat):
-            return cluster_for(accelerator, count)
+            return cluster_for(accelerator, count, system)
 
     def cached(self, kind: type[T]) -> T | None:
         """The derived table of type ``kind`` kept on these tables (None before it is built)."""

@@ -194,10 +194,20 @@ class Sized:
     """Requests per second one replica serves at its largest batch (the headroom the tie-break compares)."""
 
 
+def own_system(sc: Scenario, accelerator: str) -> str | None:
+    """The scenario's system for a replica of ``accelerator`` when it is the scenario's own part on a switchless
+    board (its pairs' links carry over to every replica: ClusterSpec.scale_up_peer_bw_one_way_bytes_per_s), else
+    None: the part's usual system, as for any other candidate."""
+    c = sc.cluster
+    if accelerator == c.accelerator.id and c.scale_up_peer_bw_one_way_bytes_per_s is not None:
+        return c.system_id
+    return None
+
+
 def _size_replica(sc: Scenario, wl: ServingWorkload, acc: str, plan: InferencePlan) -> tuple[Sized | None, str]:
     """The largest load one replica of ``plan`` on ``acc`` serves within the SLO's percentiles: users (thinking
     ``think_time_s``, or always in flight) or a Poisson request rate."""
-    cluster = sc.cluster.tables.cluster_for(acc, plan.tp)
+    cluster = sc.cluster.tables.cluster_for(acc, plan.tp, own_system(sc, acc))
     try:
         _, rep = estimate_with_replica(
             sc.model, cluster, replace(wl, batch="max", plan=plan), usage="server", grid=True

@@ -26,7 +26,7 @@ from datetime import date
 
 from aiinfra.costing.prices import PriceBook, cloud_prices
 from aiinfra.errors import AiinfraError
-from aiinfra.planning.capacity import Price, layouts, whole_instance_bill
+from aiinfra.planning.capacity import Price, layouts, own_system, whole_instance_bill
 from aiinfra.planning.inference import estimate, model_for
 from aiinfra.specs.parallelism import InferencePlan
 from aiinfra.specs.scenario import Scenario
@@ -125,7 +125,7 @@ def _candidate(
         think_time_s=None,
         concurrency=None,
     )
-    cluster = sc.cluster.tables.cluster_for(acc, plan.tp)
+    cluster = sc.cluster.tables.cluster_for(acc, plan.tp, own_system(sc, acc))
     one = estimate(sc.model, cluster, replace(cand, batch=1), usage="server")
     prefill_s = one.ttft_s
     im = model_for(sc.model, cluster, cand)

@@ -86,9 +86,10 @@ class DomainTables(Protocol):
         fits); what is kept by :meth:`keep` is shared (nothing derived depends on the calibration)."""
         ...
 
-    def cluster_for(self, accelerator: str, count: int) -> ClusterSpec:
-        """``count`` accelerators of one kind resolved against the same catalog (planning/capacity.py and
-        disagg.py price parts other than the scenario's)."""
+    def cluster_for(self, accelerator: str, count: int, system: str | None = None) -> ClusterSpec:
+        """``count`` accelerators of one kind resolved against the same catalog, in ``system`` when one is named
+        (planning/capacity.py and disagg.py price parts other than the scenario's, and the scenario's own part in its
+        system)."""
         ...
 
     def cached(self, kind: type[T]) -> T | None:
