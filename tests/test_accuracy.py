@@ -13,7 +13,7 @@ import pytest
 
 from aiinfra import app, catalog
 from aiinfra.accuracy import table as error_table
-from aiinfra.accuracy.answers import accuracy_for
+from aiinfra.accuracy.answers import Inputs, accuracy_for, bands_for
 from aiinfra.accuracy.coverage import check, summary
 from aiinfra.accuracy.model import band, calibration, combine, conformal_quantile
 from aiinfra.accuracy.regimes import ANY, Regime, levels, source_key
@@ -72,6 +72,29 @@ def test_band_by_hand() -> None:
     # a rate made of that time (power -1): the mirror, [100 e^-0.204453, 100 e^0.304453] = [81.509, 135.588]
     lo, hi = b.interval(100.0, -1.0)
     assert lo == pytest.approx(81.509, abs=2e-3) and hi == pytest.approx(135.588, abs=2e-3)
+
+
+def test_an_interval_that_leaves_out_the_prediction_says_why() -> None:
+    # four publishers whose step times run longer than the model's: errors ln(predicted / measured) of -0.6, -0.5,
+    # -0.4 each, so every publisher's median and the band's centre are -0.5 and the measurements sit at
+    # e^0.5 = 1.65x the model's; the band (half-width hypot(0.1, 0) = 0.1 on each side, no spread between
+    # publishers) maps a 100 s prediction to [100 e^0.4, 100 e^0.6] = [149.2, 182.2], above the prediction
+    rows = [_row(10 * i + j, e, s) for i, s in enumerate("abcd") for j, e in enumerate((-0.6, -0.5, -0.4))]
+    inputs = Inputs(
+        accelerator="nvidia-h100-sxm5-80gb",
+        accelerators=8,
+        moe=False,
+        generations={"nvidia-h100-sxm5-80gb": "nvidia-hopper"},
+    )
+    acc = bands_for("train", inputs, {"step_time_s": 100.0, "tokens_per_s": 1000.0}, rows)
+    lo, hi = acc["quantities"]["step_time_s"]["low"], acc["quantities"]["step_time_s"]["high"]
+    assert lo == pytest.approx(100 * math.exp(0.4), rel=1e-6) and hi == pytest.approx(100 * math.exp(0.6), rel=1e-6)
+    assert "the step time interval lies above the predicted value" in acc["note"]
+    assert "at 1.65× the model's at the band's centre" in acc["note"]
+    assert acc["note"].count("interval lies") == 1  # once per quantity (the rate made of it says nothing more)
+    # errors centred on zero: the interval holds the prediction and the note says nothing of it
+    centred = [replace(r, log_error=r.log_error + 0.5) for r in rows]
+    assert "interval lies" not in bands_for("train", inputs, {"step_time_s": 100.0}, centred)["note"]
 
 
 def test_conformal_quantile_weighs_each_publisher_once() -> None:

@@ -239,6 +239,7 @@ def bands_for(
     quantities: dict[str, dict[str, float]] = {}
     primary: Band | None = None
     bands: dict[str, Band | None] = {}
+    beside: dict[str, str] = {}
     for key, (quantity, power) in spec.items():
         v = _get(values, key)
         if not _finite(v):
@@ -255,6 +256,8 @@ def bands_for(
         if key == "replicas":
             lo, hi = math.ceil(lo - 1e-9), math.ceil(hi - 1e-9)
         quantities[key] = {"low": lo, "high": hi}
+        if quantity not in beside and not lo <= float(v) <= hi:
+            beside[quantity] = _off_centre(quantity, b, power, above=lo > float(v))
     if primary is None:
         return _no_band("no validation row measures this answer's quantities", True)
     reason = extrapolation(primary.asked.kind, i, table)
@@ -264,6 +267,8 @@ def bands_for(
             f"; the load is {i.utilisation_frac:.0%} of the capacity this prediction gives ({primary.asked.load} "
             "level: near saturation an error in the step time comes out of the latency amplified 1 / (1 − ρ) times)"
         )
+    if beside:
+        note += "; " + "; ".join(beside.values())
     return {
         **_base(table),
         **_band_fields(primary),
@@ -271,6 +276,20 @@ def bands_for(
         "note": note,
         "quantities": quantities,
     }
+
+
+_QUANTITY_NAMES = {"step_time": "step time", "ttft": "TTFT", "tpot": "TPOT", "throughput": "throughput"}
+
+
+def _off_centre(quantity: str, b: Band, power: float, above: bool) -> str:
+    """Why an interval leaves out the predicted value itself: the band is centred on the measured errors, and the
+    measurements of its regime sit that far from the model (the centre maps a value v to v·exp(−power·centre))."""
+    name = _QUANTITY_NAMES.get(quantity, quantity)
+    factor = math.exp(-power * b.centre_log)
+    return (
+        f"the {name} interval lies {'above' if above else 'below'} the predicted value: the measurements of "
+        f"{b.regime.label()} sit at {factor:.2f}× the model's at the band's centre"
+    )
 
 
 def reliability_bands(
