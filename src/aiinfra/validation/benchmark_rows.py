@@ -12,7 +12,7 @@ import math
 from aiinfra.specs.benchmark import BenchmarkSpec, TokenStats, benchmark_named
 from aiinfra.specs.engine import EngineProfile
 from aiinfra.validation import switches
-from aiinfra.validation.rows import RowError, integer
+from aiinfra.validation.rows import RowError, integer, num
 from aiinfra.validation.types import RowTables
 
 #: simulated requests of a Poisson row that states no count (num_requests) and whose benchmark has no minimum run
@@ -189,11 +189,42 @@ def length_dists(row: dict[str, str], bench: BenchmarkSpec | None, flags: list[s
             "input_lengths": _length_dist(bench.input_tokens, "input lengths", flags),
             "output_lengths": _length_dist(bench.output_tokens, "output lengths", flags),
         }
-    if switches.text(row, "length_distribution") == "uniform":
+    stated = switches.text(row, "length_distribution")
+    if stated == "uniform":
         flags.append("lengths uniform on [1, 2·mean - 1] (random dataset, range ratio 0)")
         return {"input_lengths": {"kind": "uniform"}, "output_lengths": {"kind": "uniform"}}
+    if stated.startswith("uniform:"):
+        ratio = _range_ratio(stated)
+        flags.append(
+            f"lengths uniform on [{ratio:g}·L, L] about the row's means (random dataset, range ratio {ratio:g})"
+        )
+        return {
+            "input_lengths": _ratio_uniform(num(row, "input_tokens"), ratio, "input_tokens"),
+            "output_lengths": _ratio_uniform(num(row, "output_tokens"), ratio, "output_tokens"),
+        }
     flags.append("lengths fixed at the row's means")
     return {}
+
+
+def _range_ratio(stated: str) -> float:
+    """R of a ``length_distribution`` cell ``uniform:R`` (0 < R < 1); a RowError naming the cell otherwise."""
+    try:
+        ratio = float(stated.split(":", 1)[1])
+    except ValueError:
+        ratio = math.nan
+    if not 0.0 < ratio < 1.0:
+        raise RowError(f"column length_distribution={stated!r}: R of uniform:R must lie between 0 and 1")
+    return ratio
+
+
+def _ratio_uniform(mean: float | None, ratio: float, column: str) -> dict[str, object]:
+    """The client's draw of a random dataset with range ratio R (InferenceX's utils/bench_serving
+    benchmark_serving.py sample_uniform: randint(int(L·R), L + 1)) as a uniform distribution whose mean is the row's
+    ``mean``: L = 2·mean / (1 + R) (rounded), low = int(L·R)."""
+    if mean is None or mean < 1:
+        raise RowError(f"column {column} is blank: a uniform:R length distribution needs the mean")
+    high = round(2.0 * mean / (1.0 + ratio))
+    return {"kind": "uniform", "low": max(int(high * ratio), 1), "high": high}
 
 
 def latency_limit_flags(row: dict[str, str], bench: BenchmarkSpec, ttft_p99_s: float, tpot_p99_s: float) -> list[str]:

@@ -517,13 +517,15 @@ def _burst(
         }
         if sd.chunked_prefill is not None:
             limits["chunked_prefill"] = sd.chunked_prefill
-        sim["scheduler"] = limits
+        sim["scheduler"] = {**limits, **stated_limits(row)}
         sim["streaming"] = False  # the LLM class returns whole outputs: no API server streams the tokens
         flags.append(f"simulated: a batch of {batch} prompts handed over at once; scheduler: {sd.basis}")
         flags.append("lengths fixed at the row's means (a fixed-length benchmark)")
     else:
         flags.append(f"simulated: a burst of {batch} requests arriving at t = 0 (the engine's server defaults)")
         sim.update(length_dists(row, bench, flags))
+        if stated_limits(row):
+            sim["scheduler"] = stated_limits(row)
     sim.update(prefix_cache(row, flags))
     scenario = served.scenario(
         replicas=1, arrival={"kind": "concurrency"}, concurrency=batch, num_requests=batch, simulation=sim
@@ -531,6 +533,12 @@ def _burst(
     summ = _simulate(scenario, tables)
     details = {**details, "makespan_s": summ.duration_s, "preemptions": summ.preemptions}
     return RowPrediction(_sim_value(row, summ, metric, served.engine, flags, tables), "; ".join(flags), details)
+
+
+def stated_limits(row: dict[str, str]) -> dict[str, object]:
+    """The scheduler limits the row states (``max_num_batched_tokens``, ``max_num_seqs``: the run's own server
+    settings), for a simulation of any mode: what the row does not state stays the engine's default."""
+    return {k: v for k in ("max_num_batched_tokens", "max_num_seqs") if (v := integer(row, k))}
 
 
 def _context_tokens(row: dict[str, str], served: _Served, tables: RowTables) -> int | None:
@@ -678,6 +686,8 @@ def _closed_loop(
     step-time model and the engine's server defaults: the mean TTFT, exclusive TPOT and output tokens/s of the steady
     state after the first ``clients`` requests (aiinfra.sim.search.closed_loop_run)."""
     sim = {**length_dists(row, bench, flags), **prefix_cache(row, flags)}
+    if stated_limits(row):
+        sim["scheduler"] = stated_limits(row)
     scenario = served.scenario(replicas=1, simulation=sim)
     stated = integer(row, "num_requests")
     if stated:

@@ -1,0 +1,67 @@
+"""What a validation row states about its run reaches every simulated mode: scheduler limits, a client's length
+range, and the scripts that set those input columns from the sources (bench/validation_length_ratio.py,
+bench/validation_system_column.py)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from aiinfra.app.tables import row_tables
+from aiinfra.validation.benchmark_rows import length_dists
+from aiinfra.validation.inference_rows import predict_row, stated_limits
+from aiinfra.validation.rows import RowError
+from tests.conftest import bench_script
+
+DATA = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data"
+
+
+def test_range_ratio_lengths_by_hand() -> None:
+    # InferenceX's client: randint(int(0.8 L), L + 1); L = 1024 -> [819, 1024], mean 921.5; L = 8192 -> [6553, 8192]
+    flags: list[str] = []
+    got = length_dists(
+        {"length_distribution": "uniform:0.8", "input_tokens": "7372.5", "output_tokens": "921.5"}, None, flags
+    )
+    assert got["input_lengths"] == {"kind": "uniform", "low": 6553, "high": 8192}
+    assert got["output_lengths"] == {"kind": "uniform", "low": 819, "high": 1024}
+    assert "range ratio 0.8" in flags[0]
+    with pytest.raises(RowError, match="uniform:R"):
+        length_dists({"length_distribution": "uniform:1.5", "input_tokens": "10", "output_tokens": "10"}, None, [])
+
+
+def test_length_ratio_script_mean_and_shipped_files() -> None:
+    script = bench_script("validation_length_ratio")
+    assert script.ratio_mean(1024, 0.8) == 921.5  # (819 + 1024) / 2
+    assert script.ratio_mean(8192, 0.8) == 7372.5  # (6553 + 8192) / 2
+    for name in ("inference_serving2_open.csv", "inference_serving2_sealed.csv"):
+        with (DATA / name).open(newline="") as f:
+            text = f.read()
+        assert script.filled(text) == text, f"{name}: run bench/validation_length_ratio.py"
+    rows = [r for r in csv.DictReader((DATA / "inference_serving2_open.csv").open()) if "InferenceX" in r["source"]]
+    assert rows and all(r["length_distribution"] == "uniform:0.8" for r in rows)
+
+
+def test_system_script_shipped_files() -> None:
+    script = bench_script("validation_system_column")
+    assert script.system_of("https://x/closed/Dell/results/XE8640_H100_SXM_80GBx4_TRT/llama") == "hgx-h100-4gpu"
+    assert script.system_of("https://x/closed/NVIDIA/results/DGX-H100_H100-SXM-80GBx8_TRT/llama") == ""
+    for name in ("inference_serving5_open.csv", "inference_serving5_sealed.csv"):
+        with (DATA / name).open(newline="") as f:
+            text = f.read()
+        assert script.filled(text) == text, f"{name}: run bench/validation_system_column.py"
+
+
+def test_stated_limits_reach_a_closed_loop() -> None:
+    # eight clients against a server the row caps at two running requests: six wait in the queue, so the mean TTFT
+    # is longer than with the engine's default cap (hundreds of sequences)
+    rows = [r for r in csv.DictReader((DATA / "inference_serving2_open.csv").open()) if "-c8-ttft-s" in r["id"]]
+    assert rows
+    row = {**rows[0], "max_num_seqs": "", "max_num_batched_tokens": ""}
+    assert stated_limits(row) == {}
+    capped = {**row, "max_num_seqs": "2"}
+    assert stated_limits(capped) == {"max_num_seqs": 2}
+    free, held = predict_row(row, row_tables()), predict_row(capped, row_tables())
+    assert free.predicted is not None and held.predicted is not None
+    assert held.predicted > 2 * free.predicted
