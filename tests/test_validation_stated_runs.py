@@ -1,6 +1,5 @@
 """What a validation row states about its run reaches every simulated mode: scheduler limits, a client's length
-range, and the scripts that set those input columns from the sources (bench/validation_length_ratio.py,
-bench/validation_system_column.py)."""
+range, and the script that sets those input columns from the sources (bench/validation_stated_runs.py)."""
 
 from __future__ import annotations
 
@@ -31,26 +30,26 @@ def test_range_ratio_lengths_by_hand() -> None:
         length_dists({"length_distribution": "uniform:1.5", "input_tokens": "10", "output_tokens": "10"}, None, [])
 
 
-def test_length_ratio_script_mean_and_shipped_files() -> None:
-    script = bench_script("validation_length_ratio")
+def test_length_ratio_rule_and_shipped_files() -> None:
+    script = bench_script("validation_stated_runs")
     assert script.ratio_mean(1024, 0.8) == 921.5  # (819 + 1024) / 2
     assert script.ratio_mean(8192, 0.8) == 7372.5  # (6553 + 8192) / 2
     for name in ("inference_serving2_open.csv", "inference_serving2_sealed.csv"):
         with (DATA / name).open(newline="") as f:
             text = f.read()
-        assert script.filled(text) == text, f"{name}: run bench/validation_length_ratio.py"
+        assert script.filled(text) == text, f"{name}: run bench/validation_stated_runs.py"
     rows = [r for r in csv.DictReader((DATA / "inference_serving2_open.csv").open()) if "InferenceX" in r["source"]]
     assert rows and all(r["length_distribution"] == "uniform:0.8" for r in rows)
 
 
-def test_system_script_shipped_files() -> None:
-    script = bench_script("validation_system_column")
+def test_system_rule_and_shipped_files() -> None:
+    script = bench_script("validation_stated_runs")
     assert script.system_of("https://x/closed/Dell/results/XE8640_H100_SXM_80GBx4_TRT/llama") == "hgx-h100-4gpu"
     assert script.system_of("https://x/closed/NVIDIA/results/DGX-H100_H100-SXM-80GBx8_TRT/llama") == ""
     for name in ("inference_serving5_open.csv", "inference_serving5_sealed.csv"):
         with (DATA / name).open(newline="") as f:
             text = f.read()
-        assert script.filled(text) == text, f"{name}: run bench/validation_system_column.py"
+        assert script.filled(text) == text, f"{name}: run bench/validation_stated_runs.py"
 
 
 def test_stated_limits_reach_a_closed_loop() -> None:
