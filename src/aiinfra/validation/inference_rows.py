@@ -201,9 +201,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         per_node=cluster.per_node,
     )
     if mode == "poisson":
-        sched: dict[str, int | bool | str] = {
-            k: v for k, v in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)) if v
-        }
+        sched: dict[str, int | bool | str] = dict(stated_limits(row))
         if kv_policy:
             sched["kv_reservation"] = kv_policy
         rate = num(row, "request_rate_per_s")
@@ -524,8 +522,8 @@ def _burst(
     else:
         flags.append(f"simulated: a burst of {batch} requests arriving at t = 0 (the engine's server defaults)")
         sim.update(length_dists(row, bench, flags))
-        if stated_limits(row):
-            sim["scheduler"] = stated_limits(row)
+        if stated := stated_limits(row):
+            sim["scheduler"] = stated
     sim.update(prefix_cache(row, flags))
     scenario = served.scenario(
         replicas=1, arrival={"kind": "concurrency"}, concurrency=batch, num_requests=batch, simulation=sim
@@ -535,7 +533,7 @@ def _burst(
     return RowPrediction(_sim_value(row, summ, metric, served.engine, flags, tables), "; ".join(flags), details)
 
 
-def stated_limits(row: dict[str, str]) -> dict[str, object]:
+def stated_limits(row: dict[str, str]) -> dict[str, int]:
     """The scheduler limits the row states (``max_num_batched_tokens``, ``max_num_seqs``: the run's own server
     settings), for a simulation of any mode: what the row does not state stays the engine's default."""
     return {k: v for k in ("max_num_batched_tokens", "max_num_seqs") if (v := integer(row, k))}
@@ -683,11 +681,11 @@ def _closed_loop(
 ) -> RowPrediction:
     """A closed loop of ``clients`` clients, each sending its next request when its answer ends (the benchmark
     clients' concurrency mode, all started at once as the benchmark tools launch them), simulated with the same
-    step-time model and the engine's server defaults: the mean TTFT, exclusive TPOT and output tokens/s of the steady
-    state after the first ``clients`` requests (aiinfra.sim.search.closed_loop_run)."""
+    step-time model and the engine's server defaults (where the row states no limit): the mean TTFT, exclusive TPOT
+    and output tokens/s of the steady state after the first ``clients`` requests (sim.search.closed_loop_run)."""
     sim = {**length_dists(row, bench, flags), **prefix_cache(row, flags)}
-    if stated_limits(row):
-        sim["scheduler"] = stated_limits(row)
+    if limits := stated_limits(row):
+        sim["scheduler"] = limits
     scenario = served.scenario(replicas=1, simulation=sim)
     stated = integer(row, "num_requests")
     if stated:
