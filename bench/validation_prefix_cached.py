@@ -30,6 +30,14 @@ Sources whose procedure is stated (PROCEDURES):
   are prefixes of the 8000/1000 one's of the same index (the same ShareGPT prompt tiled), which would give the later
   scenario's prompts a partly cached prefix (about min(L1000, L8000) tokens); a whole-prompt count does not state
   that, and it is left out.
+* SGLang cookbook, B200 pages (same commit, section 5.1 of each; the same client and defaults, SGLang 0.5.6 and
+  0.5.6.post1): Qwen3.md (Qwen3-235B-A22B-Instruct-2507) numbers its runs 5.1.x.y as the Llama page and deploys
+  again before 5.1.2; GPT-OSS.md deploys before each of its two sections, one run each (the warm-up's prompt only);
+  DeepSeek-R1.md deploys once (5.1.4) and lists three scenarios of three runs, whose rows name them "Scenario s (...)
+  run r". Its scenarios 1 (1,000/1,000) and 2 (1,000/8,000) sample the same prompts (same seed, same
+  ``--random-input-len``; the output lengths are drawn after the input lengths), so scenario 2's runs find every
+  prompt of scenario 1's largest run cached (``shared_prompts``); scenario 3's 8,000-token prompts only share a
+  prefix with them, left out as above.
 """
 
 from __future__ import annotations
@@ -58,13 +66,20 @@ class SeededRunsInTurn:
     """Reads (the scenario's section, the run's place in it) from a row's ``source`` column."""
     warmup_prompts: int
     """Prompts of the run the client's warm-up sends before it (sglang.bench_serving: input_requests[0])."""
+    shared_prompts: tuple[str, ...] = ()
+    """Scenarios, in the page's order, that ran on one deployment with the same prompts: their runs count as one
+    scenario's, the later scenario's after the earlier's."""
 
     def run_of(self, row: dict[str, str]) -> tuple[tuple[str, ...], int] | None:
         """(the scenario, the run's place in the page's order) of a concurrency row stating its request count."""
         m = self.section.search(row["source"])
         if m is None or row["mode"] != "concurrency" or not row["num_requests"]:
             return None
-        return (*(row.get(c, "") for c in SCENARIO), m.group(1)), int(m.group(2))
+        scenario, place = m.group(1), int(m.group(2))
+        if scenario in self.shared_prompts:
+            place += 1000 * self.shared_prompts.index(scenario)
+            scenario = self.shared_prompts[0]
+        return (*(row.get(c, "") for c in SCENARIO), scenario), place
 
 
 PROCEDURES = (
@@ -75,6 +90,31 @@ PROCEDURES = (
         ),
         section=re.compile(r"\b(5\.1\.\d+)\.(\d+)\s*$"),  # 5.1.1.1 to 5.1.1.3, 5.1.2.1 to 5.1.2.3
         warmup_prompts=1,
+    ),
+    SeededRunsInTurn(
+        source_url=(
+            "https://github.com/sgl-project/sgl-cookbook/blob/7b5bd9c05e3d86da5161ac2be9b91c19a34bf49d/"
+            "docs/autoregressive/Qwen/Qwen3.md"
+        ),
+        section=re.compile(r"\b(5\.1\.\d+)\.(\d+)\s*$"),  # 5.1.1.1 to 5.1.3.3
+        warmup_prompts=1,
+    ),
+    SeededRunsInTurn(
+        source_url=(
+            "https://github.com/sgl-project/sgl-cookbook/blob/7b5bd9c05e3d86da5161ac2be9b91c19a34bf49d/"
+            "docs/autoregressive/OpenAI/GPT-OSS.md"
+        ),
+        section=re.compile(r"\b(5\.1\.\d+) run (\d+)\s*$"),  # 5.1.1 and 5.1.2, one run each
+        warmup_prompts=1,
+    ),
+    SeededRunsInTurn(
+        source_url=(
+            "https://github.com/sgl-project/sgl-cookbook/blob/7b5bd9c05e3d86da5161ac2be9b91c19a34bf49d/"
+            "docs/autoregressive/DeepSeek/DeepSeek-R1.md"
+        ),
+        section=re.compile(r"\bScenario (\d+) \(.*\) run (\d+)\s*$"),  # scenarios 1 to 3, runs 1 to 3
+        warmup_prompts=1,
+        shared_prompts=("1", "2"),
     ),
 )
 

@@ -2,12 +2,13 @@
 Markdown tables of docs/validation.md's section "Serving rows under load: open vs sealed (issue 29)": overall, by
 regime (engine, load level, dense/MoE, hardware, metric, publisher) and every row.
 
-Five batches, each an open and a sealed file: batch 1 ``inference_serving_open.csv`` / ``inference_serving_sealed.csv``
+Six batches, each an open and a sealed file: batch 1 ``inference_serving_open.csv`` / ``inference_serving_sealed.csv``
 (seal list ``inference_serving_seal.csv``), batch 2 ``inference_serving2_open.csv`` / ``inference_serving2_sealed.csv``
 (seal list ``inference_serving2_seal.csv``), batch 3 ``inference_serving3_open.csv`` / ``inference_serving3_sealed.csv``
 (seal list ``inference_serving3_seal.csv``), batch 4 ``inference_serving4_open.csv`` / ``inference_serving4_sealed.csv``
 (seal list ``inference_serving4_seal.csv``), batch 5 ``inference_serving5_open.csv`` / ``inference_serving5_sealed.csv``
-(seal list ``inference_serving5_seal.csv``). ``--batch 1|2|3|4|5|all`` picks the batch, ``--split open|sealed|both`` the
+(seal list ``inference_serving5_seal.csv``), batch 6 ``inference_serving6_open.csv`` / ``inference_serving6_sealed.csv``
+(seal list ``inference_serving6_seal.csv``). ``--batch 1|2|3|4|5|6|all`` picks the batch, ``--split open|sealed|both`` the
 split. ``--dump FILE`` writes the per-row errors as JSON; ``--before FILE`` (a dump made by running this script on an
 older checkout's ``src`` through PYTHONPATH) adds before -> after columns. Which rows are sealed was fixed by
 sha256(id) % 3 == 0 and committed in each batch's seal list before any value was read."""
@@ -36,8 +37,10 @@ FILES = {
     "sealed-4": DATA / "inference_serving4_sealed.csv",
     "open-5": DATA / "inference_serving5_open.csv",
     "sealed-5": DATA / "inference_serving5_sealed.csv",
+    "open-6": DATA / "inference_serving6_open.csv",
+    "sealed-6": DATA / "inference_serving6_sealed.csv",
 }
-"""Set name -> file: the split, then ``-2`` … ``-5`` for the second to fifth batches."""
+"""Set name -> file: the split, then ``-2`` … ``-6`` for the second to sixth batches."""
 HARDWARE = {
     "nvidia-h100-sxm5-80gb": "H100 SXM",
     "nvidia-h200-sxm-141gb": "H200",
@@ -45,6 +48,7 @@ HARDWARE = {
     "nvidia-l40s": "L40S",
     "nvidia-a100-sxm4-80gb": "A100 SXM 80 GB",
     "nvidia-h100-pcie-80gb": "H100 PCIe",
+    "nvidia-b200-sxm-180gb": "B200",
 }
 METRIC = {
     "ttft_s": "TTFT",
@@ -122,7 +126,7 @@ def main() -> None:
         "--split", choices=("open", "sealed", "both"), default="both", help="score only these rows (work on open)"
     )
     ap.add_argument(
-        "--batch", choices=("1", "2", "3", "4", "5", "all"), default="all", help="score only this batch of rows"
+        "--batch", choices=("1", "2", "3", "4", "5", "6", "all"), default="all", help="score only this batch of rows"
     )
     args = ap.parse_args()
     for name in list(FILES):
