@@ -30,6 +30,8 @@ SHIPPED = (
     "inference_serving4_sealed.csv",
     "inference_serving5_open.csv",
     "inference_serving5_sealed.csv",
+    "inference_serving6_open.csv",
+    "inference_serving6_sealed.csv",
     "inference_serving_open.csv",
     "inference_serving_sealed.csv",
 )
