@@ -847,6 +847,13 @@ class InferenceModel:
             kernels += routing_kernels(self.weight_precision) * pb.moe_layers
         # under attention DP each rank captures, launches and samples its own share of the sequences
         rank_step, rank_share = self._rank_work(whole)
+        # the release's measured host time per layer of a step it issues eagerly (one stage's layers)
+        eager = self.cluster.tables.engine(self.engine).eager_layer_host(
+            parse_version(self.engine_version) if self.engine_version else None
+        )
+        stage_layers = m.num_layers / self.pp
+        mla = m.attention == "mla"
+        eager_s = 0.0 if eager is None else eager.step_s(stage_layers if mla else 0.0, 0.0 if mla else stage_layers)
         total = with_overheads(
             total,
             rank_step,
@@ -859,6 +866,7 @@ class InferenceModel:
             tables=self.cluster.tables,
             engine_version=self.engine_version,
             whole=whole if self.attention_dp else None,
+            eager_host_s=eager_s,
         )
         # the engine's host work per iteration (scheduler, input preparation), by release
         # (spread over the decode iterations of a multi-step call; iterations with prompt tokens run alone), its

@@ -159,13 +159,16 @@ def with_overheads(
     tables: DomainTables,
     engine_version: str | None = None,
     whole: StepBatch | None = None,
+    eager_host_s: float = 0.0,
 ) -> float:
     """The iteration time with the engine's launch and sampling costs on top of its kernels' GPU time ``gpu_s``;
     ``batch`` / ``share`` is what one rank captures and samples (attention DP: each rank its own sequences);
     ``tables``: the catalog's (the cluster's) engine profiles and kernel overheads. ``engine_version``: the release
     (None: the current one); ``whole``: under attention DP, the step summed over every rank, which a release whose
     graph rule is global (SGLang 0.4.5: ``CudaGraphRunner.can_run`` compares the ranks' summed tokens with
-    ``cuda_graph_max_bs``, and the scheduler replays graphs only when every rank decodes) captures as one."""
+    ``cuda_graph_max_bs``, and the scheduler replays graphs only when every rank decodes) captures as one.
+    ``eager_host_s``: the release's measured host time of the step's layers when it runs eagerly (the engine
+    profile's ``eager_layer_host``; 0: none measured), a floor beside the per-kernel one."""
     prof = tables.engine(engine)
     ov = overheads_for(acc, tables)
     if ov is None or prof.sampling_method is None:
@@ -183,7 +186,7 @@ def with_overheads(
     if captured:
         t = gpu_s + ov.graph_launch_s
     elif eager_from_python:
-        t = max(gpu_s, kernels * ov.eager_launch_s_per_kernel)
+        t = max(gpu_s, kernels * ov.eager_launch_s_per_kernel, eager_host_s)
     else:
         t = gpu_s
     return t + sampling_s(ov, prof.sampling_method, seqs + -(-batch.prefill_requests // share), vocab)

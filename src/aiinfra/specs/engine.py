@@ -173,6 +173,24 @@ class CudaGraphRule:
     None: the profile's."""
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class EagerLayerHost:
+    """Host time per decoder layer of a step that a release issues eagerly from Python (engines.yaml
+    ``eager_layer_host_by_version``): the engine's own forward, its Python and its kernel launches, timed eager
+    against graphed; such a step lasts at least its layers' host time (analytic/step_overheads.py)."""
+
+    mla_layer_s: float
+    """A decoder layer with MLA attention (the DeepSeek-V3 family, its MoE routing and FP8 quantisation ops
+    included)."""
+    other_layer_s: float
+    """Any other decoder layer (measured on a dense GQA layer: a lower bound for an MoE one)."""
+    releases: ReleaseRange
+
+    def step_s(self, mla_layers: float, other_layers: float) -> float:
+        """Host time of one eager step through ``mla_layers`` MLA layers and ``other_layers`` others."""
+        return mla_layers * self.mla_layer_s + other_layers * self.other_layer_s
+
+
 def parse_version(text: str) -> tuple[int, ...] | None:
     """The release number ``text`` starts with ("0.6.3.post2.dev308+gb489fc3c", "v0.11.0", "v1.2.0rc1" -> (0, 6, 3),
     (0, 11, 0), (1, 2, 0)); None when it does not start with a MAJOR.MINOR number (an image tag, "latest", another
@@ -271,6 +289,9 @@ class EngineProfile:
     """Scheduler defaults of the releases before ``below_version`` (vLLM V0; engines.yaml legacy_scheduler)."""
     host_step_costs: tuple[HostStepCost, ...] = ()
     """Host time per iteration by release (engines.yaml host_step_by_version; none: not priced)."""
+    eager_layer_hosts: tuple[EagerLayerHost, ...] = ()
+    """Host time per decoder layer of an eager step by release (engines.yaml eager_layer_host_by_version; none: the
+    part's per-kernel launch floor alone)."""
 
     multi_step_flag: str | None = None
     """The command-line flag that sets multi-step scheduling (vLLM V0 --num-scheduler-steps); None: the engine has
@@ -365,6 +386,11 @@ class EngineProfile:
             ),
             None,
         )
+
+    def eager_layer_host(self, version: tuple[int, ...] | None) -> EagerLayerHost | None:
+        """The host time per layer of an eager step of release ``version`` (None: the current release); None: not
+        measured."""
+        return next((h for h in self.eager_layer_hosts if h.releases.applies(version)), None)
 
     def host_step_cost(self, version: tuple[int, ...] | None) -> HostStepCost | None:
         """The host time per iteration of release ``version`` (None: the current release); None when not measured."""
@@ -610,6 +636,18 @@ def _host_costs(row: Mapping[str, Any]) -> tuple[HostStepCost, ...]:
     )
 
 
+def _eager_layer_hosts(row: Mapping[str, Any]) -> tuple[EagerLayerHost, ...]:
+    """The row's ``eager_layer_host_by_version`` entries."""
+    return tuple(
+        EagerLayerHost(
+            mla_layer_s=float(e["mla_layer_ms"]) / 1e3,
+            other_layer_s=float(e["other_layer_ms"]) / 1e3,
+            releases=_release_range(e),
+        )
+        for e in row.get("eager_layer_host_by_version", [])
+    )
+
+
 def _graph_rules(row: Mapping[str, Any]) -> tuple[CudaGraphRule, ...]:
     """The row's ``cuda_graph_by_version`` entries."""
     return tuple(
@@ -730,6 +768,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             request_overhead_s=(_opt_float(row, "request_overhead_ms") or 0.0) / 1e3,
             stream_chunk_s=(_opt_float(row, "stream_chunk_us") or 0.0) / 1e6,
             host_step_costs=_host_costs(row),
+            eager_layer_hosts=_eager_layer_hosts(row),
             legacy_scheduler=row.get("legacy_scheduler"),
             overlap_scheduler=_release_range(row["overlap_scheduler"]) if row.get("overlap_scheduler") else None,
             multi_step_flag=str(row["multi_step_flag"]) if row.get("multi_step_flag") else None,

@@ -1,0 +1,63 @@
+"""SGLang's eager steps before piecewise prefill graphs became its default: the host time per decoder layer from the
+engine's own eager-against-graphed runs (engines.yaml eager_layer_host_by_version). Expected values are the cited
+measurements' arithmetic, written out here."""
+
+from __future__ import annotations
+
+import pytest
+
+from aiinfra import catalog
+from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.step_overheads import kernels_per_step, with_overheads
+from aiinfra.analytic.step_time import StepBatch
+from aiinfra.app.tables import domain_tables
+from aiinfra.catalog.resolve import cluster_for
+
+H200 = "nvidia-h200-sxm-141gb"
+
+
+def test_layer_host_times_are_the_prs_arithmetic_and_stop_at_0_5_8() -> None:
+    sglang = catalog.engine("sglang")
+    host = sglang.eager_layer_host((0, 5, 6))
+    assert host is not None
+    # PR #12160: a one-token DeepSeek-V3 prefill, eager forward 82.64 ms over 61 MLA layers (host-bound)
+    assert host.mla_layer_s == pytest.approx(82.64e-3 / 61, rel=2e-3)
+    # PR #13094: Llama-3.1-8B FP8 tp 8, 1,024-token prompts, one client: (29.97 − 19.66) ms over 32 layers
+    assert host.other_layer_s == pytest.approx((29.97 - 19.66) * 1e-3 / 32, rel=2e-3)
+    assert host.step_s(61, 0) == pytest.approx(61 * 1.355e-3)
+    # piecewise prefill graphs are the default in later releases; an unstated release is the current one
+    assert sglang.eager_layer_host((0, 5, 8)) is None
+    assert sglang.eager_layer_host(None) is None
+    assert catalog.engine("vllm").eager_layer_host((0, 8, 4)) is None
+
+
+def test_an_eager_step_lasts_its_layers_host_time_a_graphed_one_does_not() -> None:
+    # a prompt step of 10 ms on the GPU whose layers take 82.6 ms to issue: 82.6 ms + greedy sampling of one sequence
+    # (28.09 µs at batch 1 is the sampler's smallest measured batch on the H200, kernel_overheads_h200.yaml); a
+    # graph-captured decode step of 8 sequences ignores the eager floor: 10 ms + one graph launch (5.097 µs) + the
+    # sampler at batch 8
+    tables = domain_tables()
+    acc = catalog.accelerator(H200)
+    prompt = StepBatch.prefill(1000)
+    kw = dict(kernels=kernels_per_step(61, 8, 58), vocab=129280, tables=tables, engine_version="0.5.6")
+    eager = with_overheads(0.010, prompt, acc, "sglang", eager_host_s=0.0826, **kw)  # type: ignore[arg-type]
+    plain = with_overheads(0.010, prompt, acc, "sglang", **kw)  # type: ignore[arg-type]
+    assert eager - plain == pytest.approx(0.0826 - max(0.010, kw["kernels"] * 10.42e-6), rel=1e-3)  # type: ignore[operator]
+    decode = StepBatch.decode(8, 8000)
+    graphed = with_overheads(0.010, decode, acc, "sglang", eager_host_s=0.0826, **kw)  # type: ignore[arg-type]
+    assert graphed < 0.0105
+
+
+def test_deepseek_prompt_step_on_sglang_0_5_6_takes_its_61_layers_host_time() -> None:
+    # DeepSeek-V3 at tp 8 on H200, a one-token prompt: the GPU needs a few ms, so SGLang 0.5.6's eager step lasts
+    # 61 × 1.355 ms = 82.66 ms plus the sampler (tens of µs); SGLang 0.5.8 (piecewise graphs by default) is not floored
+    # by it
+    v3 = catalog.model("deepseek-v3")
+    cluster = cluster_for(H200, 8)
+    step = StepBatch.prefill(1)
+    kw = dict(model=v3, cluster=cluster, tp=8, weight_precision="fp8", engine="sglang")
+    old = InferenceModel(**kw, engine_version="0.5.6")  # type: ignore[arg-type]
+    new = InferenceModel(**kw, engine_version="0.5.8")  # type: ignore[arg-type]
+    t_old = old.iteration_time_s(step)
+    assert 61 * 1.355e-3 <= t_old < 61 * 1.355e-3 + 1e-3
+    assert new.iteration_time_s(step) < t_old - 0.04
