@@ -2,7 +2,7 @@
 communication tables NVIDIA AIConfigurator 0.12.0 ships in aiconfigurator-core (Apache-2.0, NVIDIA's own
 collection). Prints the rows of src/aiinfra/catalog/data/efficiency_aic_comm.yaml (TensorRT-LLM, nccl-tests and
 vLLM tables) or, with ``--engine sglang``, of efficiency_aic_comm_sglang.yaml (SGLang's own all-reduce on the
-Hopper and Ampere parts, SGLANG_SYSTEMS).
+Hopper and Ampere parts and the B200, SGLANG_SYSTEMS).
 
 Usage (a separate virtual environment with aiconfigurator==0.12.0, pandas and pyarrow; never a dependency
 of aiinfra):
@@ -56,9 +56,9 @@ SYSTEMS: dict[str, tuple[str, str]] = {
 }
 #: parts whose main-file all-reduce curves are measured and validated: every row for them is a cross-check
 CROSS_CHECK_ONLY = ("h100_sxm", "a100_sxm")
-#: the parts whose SGLang custom all-reduce tables are reduced (Hopper and Ampere; the Blackwell, L40S and RTX PRO
-#: 6000 SGLang tables are left out)
-SGLANG_SYSTEMS = ("h200_sxm", "h100_sxm", "a100_sxm")
+#: the parts whose SGLang custom all-reduce tables are reduced (Hopper, Ampere and the B200, where validation rows ran
+#: SGLang; the GB200, B300, GB300, L40S and RTX PRO 6000 SGLang tables are left out)
+SGLANG_SYSTEMS = ("h200_sxm", "h100_sxm", "a100_sxm", "b200_sxm")
 NCCL_OPS = {"all_reduce": 2.0, "all_gather": 1.0, "reduce_scatter": 1.0, "alltoall": 1.0}
 COMPARE_BYTES = (65536, 1 << 20, 16 << 20, 256 << 20)
 EXAMPLE_BYTES = 16 << 20

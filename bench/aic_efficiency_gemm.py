@@ -6,7 +6,7 @@ Source: the ``gemm_perf.parquet`` tables that AIConfigurator 0.12.0 ships in its
 one latency (ms, CUDA-graph replay of the engine's linear layer: TensorRT-LLM's ``Linear.forward``, vLLM's
 ``RowParallelLinear.forward``, SGLang's ``F.linear`` / sgl-kernel ``fp8_scaled_mm``) per (gemm_dtype, m, n, k). The
 SGLang tables are read from an AIConfigurator checkout at commit 095f58a (``--data``: its
-aic-core/src/aiconfigurator_core/systems/data), the Hopper and Ampere parts only.
+aic-core/src/aiconfigurator_core/systems/data), the Hopper and Ampere parts and the B200.
 
 Reduction (the same as the gemm-bf16-h100-vidur and memory-h100-vidur-gemv rows of efficiency.yaml):
   gemm   x = 2*m*n*k; fraction = x / latency / catalog dense peak of the dtype; only compute-bound shapes
@@ -175,11 +175,11 @@ VLLM_PARTS = [
     Part(p.system, p.acc_id, p.short, dict.fromkeys(("bf16", "fp8", "nvfp4", "memory"), VLLM_ONLY)) for p in PARTS
 ]
 SGLANG_ONLY = "SGLang's own op: serves lookups naming engine sglang only; the other lookups keep their curves"
-#: the Hopper and Ampere parts (no Blackwell); every row serves engine sglang only
+#: the Hopper and Ampere parts and the B200 (where validation rows ran SGLang); every row serves engine sglang only
 SGLANG_PARTS = [
     Part(p.system, p.acc_id, p.short, dict.fromkeys(("bf16", "fp8", "memory"), SGLANG_ONLY))
     for p in PARTS
-    if p.system in ("h100_sxm", "h200_sxm", "a100_sxm")
+    if p.system in ("h100_sxm", "h200_sxm", "a100_sxm", "b200_sxm")
 ]
 
 

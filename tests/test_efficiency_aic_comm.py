@@ -115,9 +115,9 @@ def test_h200_8gpu_sglang_allreduce_from_its_own_table() -> None:
     assert vllm.source == "allreduce-h200-8gpu-vllm-aic"
 
 
-def test_sglang_comm_file_holds_hopper_and_ampere_rows_only() -> None:
+def test_sglang_comm_file_holds_hopper_ampere_and_b200_rows_only() -> None:
     tables = domain_tables()
     rows = tables.file_rows("efficiency_aic_comm_sglang.yaml")
-    allowed = {H200, "nvidia-h100-sxm5-80gb", "nvidia-a100-sxm4-80gb"}
+    allowed = {H200, "nvidia-h100-sxm5-80gb", "nvidia-a100-sxm4-80gb", "nvidia-b200-sxm-180gb"}
     assert {(r["accelerators"][0], r["n_ranks"]) for r in rows} == {(a, n) for a in allowed for n in (2, 4, 8)}
     assert all(r["engine"] == "sglang" and r["cross_check"] and r["kind"] == "allreduce" for r in rows)

@@ -68,13 +68,13 @@ def test_sglang_rows_serve_engine_sglang_only() -> None:
     assert trt.source == "gemm-bf16-h100-aic-trtllm-m4096"
 
 
-def test_sglang_gemm_files_are_engine_only_hopper_and_ampere_rows() -> None:
+def test_sglang_gemm_files_are_engine_only_hopper_ampere_and_b200_rows() -> None:
     tables = domain_tables()
     names = [n for n in tables.efficiency_files() if n.startswith("efficiency_aic_gemm") and n.endswith("_sglang.yaml")]
     assert names == ["efficiency_aic_gemm_by_m_sglang.yaml", "efficiency_aic_gemm_sglang.yaml"]
     rows = [r for n in names for r in tables.file_rows(n)]
     assert len(rows) > 50
-    allowed = {H100, "nvidia-h200-sxm-141gb", "nvidia-a100-sxm4-80gb"}  # no Blackwell SGLang rows
+    allowed = {H100, "nvidia-h200-sxm-141gb", "nvidia-a100-sxm4-80gb", "nvidia-b200-sxm-180gb"}
     assert all(r["engine"] == "sglang" and r["cross_check"] for r in rows)
     assert all(set(r["accelerators"]) <= allowed for r in rows)
     assert all(bool(r.get("m_tokens")) == ("_by_m_" in n) for n in names for r in tables.file_rows(n))
