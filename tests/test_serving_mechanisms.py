@@ -225,12 +225,17 @@ def test_sglang_collectives_use_its_own_all_reduce_timings() -> None:
 
 
 def test_sglang_without_rows_of_its_own_uses_vllms_custom_all_reduce() -> None:
-    # on a part without SGLang all-reduce rows (B200) its custom all-reduce, adapted from vLLM's kernel, is priced
-    # with vLLM's rows (engines.yaml collective_rows_engine): row allreduce-b200-8gpu-vllm-aic
-    im = InferenceModel(model=L70, cluster=cluster_for("nvidia-b200-sxm-180gb", 8), tp=8, engine="sglang")
+    # on a part without SGLang all-reduce rows (B300) its custom all-reduce, adapted from vLLM's kernel, is priced
+    # with vLLM's rows (engines.yaml collective_rows_engine): row allreduce-b300-8gpu-vllm-aic; on the B200, which has
+    # SGLang's own rows, with them
+    im = InferenceModel(model=L70, cluster=cluster_for("nvidia-b300-sxm-288gb", 8), tp=8, engine="sglang")
     assert im.collective_engine == "vllm"
     one = collective_time(im.cluster, "allreduce", 8192 * 2, 8, engine=im.collective_engine)
-    assert "allreduce-b200-8gpu-vllm-aic" in one.efficiency_source
+    assert "allreduce-b300-8gpu-vllm-aic" in one.efficiency_source
+    own = InferenceModel(model=L70, cluster=cluster_for("nvidia-b200-sxm-180gb", 8), tp=8, engine="sglang")
+    assert own.collective_engine == "sglang"
+    mine = collective_time(own.cluster, "allreduce", 8192 * 2, 8, engine=own.collective_engine)
+    assert "allreduce-b200-8gpu-sglang-aic" in mine.efficiency_source
 
 
 def test_a_stated_budget_keeps_trtllm_whole_prompts() -> None:
