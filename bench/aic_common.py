@@ -28,6 +28,10 @@ SYSTEM_IDS: dict[str, str] = {
     "a100_sxm": "nvidia-a100-sxm4-80gb",
 }
 
+#: the systems whose SGLang tables are reduced (Hopper, Ampere and the B200, where validation rows ran SGLang; the
+#: GB200, B300, GB300, L40S and RTX PRO 6000 SGLang tables are left out), in the order the rows are printed
+SGLANG_SYSTEMS = ("h200_sxm", "h100_sxm", "a100_sxm", "b200_sxm")
+
 COMMIT_095F58A = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
 """ai-dynamo/aiconfigurator commit (2026-08-21) the block-FP8 and MXFP4 reductions read."""
 #: engine id -> its name in the rows' titles and notes

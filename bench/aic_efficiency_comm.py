@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from aic_common import READ_ON, SYSTEM_IDS, TREE_URL, data_root
+from aic_common import READ_ON, SGLANG_SYSTEMS, SYSTEM_IDS, TREE_URL, data_root
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = ROOT / "src" / "aiinfra" / "catalog" / "data"
@@ -56,9 +56,6 @@ SYSTEMS: dict[str, tuple[str, str]] = {
 }
 #: parts whose main-file all-reduce curves are measured and validated: every row for them is a cross-check
 CROSS_CHECK_ONLY = ("h100_sxm", "a100_sxm")
-#: the parts whose SGLang custom all-reduce tables are reduced (Hopper, Ampere and the B200, where validation rows ran
-#: SGLang; the GB200, B300, GB300, L40S and RTX PRO 6000 SGLang tables are left out)
-SGLANG_SYSTEMS = ("h200_sxm", "h100_sxm", "a100_sxm", "b200_sxm")
 NCCL_OPS = {"all_reduce": 2.0, "all_gather": 1.0, "reduce_scatter": 1.0, "alltoall": 1.0}
 COMPARE_BYTES = (65536, 1 << 20, 16 << 20, 256 << 20)
 EXAMPLE_BYTES = 16 << 20

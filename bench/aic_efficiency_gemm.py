@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 import yaml
-from aic_common import COMMIT_095F58A, READ_ON, SYSTEM_IDS, TREE_URL, data_root
+from aic_common import COMMIT_095F58A, READ_ON, SGLANG_SYSTEMS, SYSTEM_IDS, TREE_URL, data_root
 
 from aiinfra.analytic.kernel_time import memory_fit_through_ends
 
@@ -175,11 +175,11 @@ VLLM_PARTS = [
     Part(p.system, p.acc_id, p.short, dict.fromkeys(("bf16", "fp8", "nvfp4", "memory"), VLLM_ONLY)) for p in PARTS
 ]
 SGLANG_ONLY = "SGLang's own op: serves lookups naming engine sglang only; the other lookups keep their curves"
-#: the Hopper and Ampere parts and the B200 (where validation rows ran SGLang); every row serves engine sglang only
+#: the SGLANG_SYSTEMS parts; every row serves engine sglang only
 SGLANG_PARTS = [
     Part(p.system, p.acc_id, p.short, dict.fromkeys(("bf16", "fp8", "memory"), SGLANG_ONLY))
     for p in PARTS
-    if p.system in ("h100_sxm", "h200_sxm", "a100_sxm", "b200_sxm")
+    if p.system in SGLANG_SYSTEMS
 ]
 
 

@@ -57,6 +57,10 @@ COLUMN = "prefix_cached_requests"
 SCENARIO = ("source_url", "model_name", "accelerator", "num_accelerators", "tp", "engine", "engine_version")
 
 
+Place = tuple[int, int]
+"""A run's place in its page's order: (its scenario's place among scenarios sharing prompts, its run number)."""
+
+
 @dataclass(frozen=True, slots=True)
 class SeededRunsInTurn:
     """A source page whose scenarios each ran a seeded benchmark client at ascending concurrency on one server."""
@@ -70,14 +74,15 @@ class SeededRunsInTurn:
     """Scenarios, in the page's order, that ran on one deployment with the same prompts: their runs count as one
     scenario's, the later scenario's after the earlier's."""
 
-    def run_of(self, row: dict[str, str]) -> tuple[tuple[str, ...], int] | None:
+    def run_of(self, row: dict[str, str]) -> tuple[tuple[str, ...], Place] | None:
         """(the scenario, the run's place in the page's order) of a concurrency row stating its request count."""
         m = self.section.search(row["source"])
         if m is None or row["mode"] != "concurrency" or not row["num_requests"]:
             return None
-        scenario, place = m.group(1), int(m.group(2))
+        scenario, run = m.group(1), int(m.group(2))
+        place = (0, run)
         if scenario in self.shared_prompts:
-            place += 1000 * self.shared_prompts.index(scenario)
+            place = (self.shared_prompts.index(scenario), run)
             scenario = self.shared_prompts[0]
         return (*(row.get(c, "") for c in SCENARIO), scenario), place
 
@@ -129,10 +134,10 @@ def _read(path: Path) -> tuple[list[str], list[str], list[dict[str, str]], str]:
     return comments, list(reader.fieldnames or []), list(reader), ending
 
 
-def _runs(files: list[Path]) -> dict[tuple[str, ...], dict[int, int]]:
+def _runs(files: list[Path]) -> dict[tuple[str, ...], dict[Place, int]]:
     """Place in the page's order → request count of every run of each scenario of a stated procedure, over all
     ``files`` (a scenario's runs may be split between an open and a sealed file)."""
-    runs: dict[tuple[str, ...], dict[int, int]] = {}
+    runs: dict[tuple[str, ...], dict[Place, int]] = {}
     by_url = {p.source_url: p for p in PROCEDURES}
     for path in files:
         _, header, rows, _ = _read(path)
@@ -146,14 +151,14 @@ def _runs(files: list[Path]) -> dict[tuple[str, ...], dict[int, int]]:
     return runs
 
 
-def cached_requests(place: int, runs: dict[int, int], warmup_prompts: int) -> int:
+def cached_requests(place: Place, runs: dict[Place, int], warmup_prompts: int) -> int:
     """The requests of the run at ``place`` in its page's order whose prompt the server held when it started:
     every earlier run's prompts, and the warm-up's, capped at the run's own count."""
     earlier = [n for p, n in runs.items() if p < place]
     return min(runs[place], max([warmup_prompts, *earlier]))
 
 
-def filled(path: Path, runs: dict[tuple[str, ...], dict[int, int]]) -> tuple[str, list[tuple[str, int]]]:
+def filled(path: Path, runs: dict[tuple[str, ...], dict[Place, int]]) -> tuple[str, list[tuple[str, int]]]:
     """The file's text with the column filled for the rows of a stated procedure, and (row id, count) of each."""
     comments, header, rows, ending = _read(path)
     by_url = {p.source_url: p for p in PROCEDURES}

@@ -41,6 +41,8 @@ FILES = {
     "sealed-6": DATA / "inference_serving6_sealed.csv",
 }
 """Set name -> file: the split, then ``-2`` … ``-6`` for the second to sixth batches."""
+BATCHES = tuple(dict.fromkeys(name.partition("-")[2] or "1" for name in FILES))
+"""The batches, as ``--batch`` names them ("1" for the first, whose set names carry no number)."""
 HARDWARE = {
     "nvidia-h100-sxm5-80gb": "H100 SXM",
     "nvidia-h200-sxm-141gb": "H200",
@@ -125,9 +127,7 @@ def main() -> None:
     ap.add_argument(
         "--split", choices=("open", "sealed", "both"), default="both", help="score only these rows (work on open)"
     )
-    ap.add_argument(
-        "--batch", choices=("1", "2", "3", "4", "5", "6", "all"), default="all", help="score only this batch of rows"
-    )
+    ap.add_argument("--batch", choices=(*BATCHES, "all"), default="all", help="score only this batch of rows")
     args = ap.parse_args()
     for name in list(FILES):
         split, _, batch = name.partition("-")

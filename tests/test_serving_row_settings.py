@@ -15,8 +15,8 @@ OPEN4 = Path(inference_rows.__file__).parent / "data" / "inference_serving4_open
 ROW_ID = "dennislee-a100-qwen2-7b-bf16-vllm-tp1-in1024-out1024-burst1-tpot-s"
 
 
-def _row(row_id: str) -> dict[str, str]:
-    with OPEN4.open(newline="") as fh:
+def _row(row_id: str, path: Path = OPEN4) -> dict[str, str]:
+    with path.open(newline="") as fh:
         for r in csv.DictReader(line for line in fh if not line.startswith("#")):
             if r["id"] == row_id:
                 return {k: v for k, v in r.items() if k != "value"}
@@ -49,10 +49,11 @@ def test_cookbook_runs_find_the_earlier_runs_prompts_cached() -> None:
     its first prompt cached (the warm-up), the 16-client run the 10 of the 1-client run, the 100- and 64-client runs
     the 80 of the 16-client run."""
     rule = bench_script("validation_prefix_cached")
-    assert rule.cached_requests(1, {1: 10, 2: 80, 3: 500}, 1) == 1
-    assert rule.cached_requests(2, {1: 10, 2: 80, 3: 500}, 1) == 10
-    assert rule.cached_requests(3, {1: 10, 2: 80, 3: 500}, 1) == 80
-    assert rule.cached_requests(2, {1: 10, 2: 4}, 1) == 4  # capped at the run's own requests
+    runs = {(0, 1): 10, (0, 2): 80, (0, 3): 500}
+    assert rule.cached_requests((0, 1), runs, 1) == 1
+    assert rule.cached_requests((0, 2), runs, 1) == 10
+    assert rule.cached_requests((0, 3), runs, 1) == 80
+    assert rule.cached_requests((0, 2), {(0, 1): 10, (0, 2): 4}, 1) == 4  # capped at the run's own requests
     stated = {
         "sglcookbook-a100x8-llama31-70b-bf16-sglang-tp8-in1000-out1000-c1-ttft-s": "1",
         "sglcookbook-a100x8-llama31-70b-bf16-sglang-tp8-in1000-out1000-c16-ttft-s": "10",
@@ -62,6 +63,23 @@ def test_cookbook_runs_find_the_earlier_runs_prompts_cached() -> None:
     }
     assert {k: _row(k)["prefix_cached_requests"] for k in stated} == stated
     assert rule.main(["--check"]) == 0  # every shipped file holds what the rule gives
+
+
+def test_cookbook_deepseek_scenarios_sharing_prompts_count_as_one() -> None:
+    """The B200 DeepSeek-R1 page deploys once for three scenarios; its 1,000/8,000 runs (10, 80, 320 prompts) draw the
+    prompts its 1,000/1,000 runs (10, 80, 500) sent before them, so each finds all of its own prompts cached; the
+    8,000/1,000 runs start afresh (one prompt, the warm-up's)."""
+    rule = bench_script("validation_prefix_cached")
+    runs = {(0, 1): 10, (0, 2): 80, (0, 3): 500, (1, 1): 10, (1, 2): 80, (1, 3): 320}
+    assert [rule.cached_requests((1, k), runs, 1) for k in (1, 2, 3)] == [10, 80, 320]
+    open6 = OPEN4.with_name("inference_serving6_open.csv")
+    stated = {
+        "sglcookbook-b200x8-dsr1-0528-fp8-sglang-tp8-in1000-out8000-c1-ttft-s": "10",
+        "sglcookbook-b200x8-dsr1-0528-fp8-sglang-tp8-in1000-out8000-c16-ttft-s": "80",
+        "sglcookbook-b200x8-dsr1-0528-fp8-sglang-tp8-in8000-out1000-c16-ttft-s": "10",
+        "sglcookbook-b200x8-gpt-oss-120b-mxfp4-sglang-tp8-sharegpt-c100-ttft-s": "1",
+    }
+    assert {k: _row(k, open6)["prefix_cached_requests"] for k in stated} == stated
 
 
 def test_prompts_cached_before_the_run_shorten_the_predicted_ttft() -> None:

@@ -246,6 +246,11 @@ class InferenceModel:
 
     # ------------------------------------------------------------------ sizes
     @property
+    def release(self) -> tuple[int, ...] | None:
+        """The engine release's number (None: no release stated, the engine's current one)."""
+        return parse_version(self.engine_version) if self.engine_version else None
+
+    @property
     def vocab_precision(self) -> str:
         """Format of the embedding and output head: the weights' own when 16/32-bit, else bf16 (module docstring)."""
         return self.weight_precision if self.weight_precision in ("bf16", "fp16", "fp32") else "bf16"
@@ -558,7 +563,7 @@ class InferenceModel:
         release below the profile's ``w4a16_moe_rows_from_version`` (TensorRT-LLM ran CUTLASS, its rows time TRITON)."""
         if self.engine is None or not self.engine_version:
             return True
-        return self.cluster.tables.engine(self.engine).runs_timed_w4a16_moe(parse_version(self.engine_version))
+        return self.cluster.tables.engine(self.engine).runs_timed_w4a16_moe(self.release)
 
     @property
     def collective_engine(self) -> str | None:
@@ -580,7 +585,7 @@ class InferenceModel:
         ce = self.collective_engine
         if ce is None or self.engine is None:
             return ce
-        version = parse_version(self.engine_version) if self.engine_version else None
+        version = self.release
         generation = self.cluster.accelerator.generation
         limit = self.cluster.tables.engine(self.engine).own_allreduce_max_bytes(version, generation)
         return None if limit is not None and message_bytes > limit else ce
@@ -784,7 +789,7 @@ class InferenceModel:
         if self._mla_prefill_absorbed(work):
             lora, rope = m.kv_lora_rank or 0, m.qk_rope_head_dim or 0
             return m.num_heads * (lora + rope), m.num_heads * lora
-        version = parse_version(self.engine_version) if self.engine_version else None
+        version = self.release
         return (d_qk, d_qk) if self.cluster.tables.engine(self.engine).pads_mla_prefill_v(version) else (d_qk, d_v)
 
     def _mla_prefill_absorbed(self, work: StepBatch) -> bool:
@@ -793,7 +798,7 @@ class InferenceModel:
         only known through their query-key pairs, so it is taken as that of one chunk (:func:`chunk_prefix_tokens`)."""
         if self.model.attention != "mla" or self.engine is None:
             return False
-        version = parse_version(self.engine_version) if self.engine_version else None
+        version = self.release
         rule = self.cluster.tables.engine(self.engine).mla_prefill_rule(version)
         return rule is not None and rule.absorbed(chunk_prefix_tokens(work))
 
@@ -848,12 +853,8 @@ class InferenceModel:
         # under attention DP each rank captures, launches and samples its own share of the sequences
         rank_step, rank_share = self._rank_work(whole)
         # the release's measured host time per layer of a step it issues eagerly (one stage's layers)
-        eager = self.cluster.tables.engine(self.engine).eager_layer_host(
-            parse_version(self.engine_version) if self.engine_version else None
-        )
-        stage_layers = m.num_layers / self.pp
-        mla = m.attention == "mla"
-        eager_s = 0.0 if eager is None else eager.step_s(stage_layers if mla else 0.0, 0.0 if mla else stage_layers)
+        eager = self.cluster.tables.engine(self.engine).eager_layer_host(self.release)
+        eager_s = 0.0 if eager is None else m.num_layers / self.pp * eager.layer_s(m.attention == "mla")
         total = with_overheads(
             total,
             rank_step,

@@ -186,9 +186,9 @@ class EagerLayerHost:
     """Any other decoder layer (measured on a dense GQA layer: a lower bound for an MoE one)."""
     releases: ReleaseRange
 
-    def step_s(self, mla_layers: float, other_layers: float) -> float:
-        """Host time of one eager step through ``mla_layers`` MLA layers and ``other_layers`` others."""
-        return mla_layers * self.mla_layer_s + other_layers * self.other_layer_s
+    def layer_s(self, mla: bool) -> float:
+        """Host time of one decoder layer, with MLA attention (``mla``) or another."""
+        return self.mla_layer_s if mla else self.other_layer_s
 
 
 def parse_version(text: str) -> tuple[int, ...] | None:
