@@ -852,9 +852,9 @@ class InferenceModel:
             kernels += routing_kernels(self.weight_precision) * pb.moe_layers
         # under attention DP each rank captures, launches and samples its own share of the sequences
         rank_step, rank_share = self._rank_work(whole)
-        # the release's measured host time per layer of a step it issues eagerly (one stage's layers)
-        eager = self.cluster.tables.engine(self.engine).eager_layer_host(self.release)
-        eager_s = 0.0 if eager is None else m.num_layers / self.pp * eager.layer_s(m.attention == "mla")
+        # the release's measured host time per kernel of a step it issues eagerly (one stage's kernels)
+        eager = self.cluster.tables.engine(self.engine).eager_host(self.release)
+        eager_s = 0.0 if eager is None else kernels / self.pp * eager.kernel_s(m.attention == "mla")
         total = with_overheads(
             total,
             rank_step,

@@ -174,21 +174,21 @@ class CudaGraphRule:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class EagerLayerHost:
-    """Host time per decoder layer of a step that a release issues eagerly from Python (engines.yaml
-    ``eager_layer_host_by_version``): the engine's own forward, its Python and its kernel launches, timed eager
-    against graphed; such a step lasts at least its layers' host time (analytic/step_overheads.py)."""
+class EagerHost:
+    """Host time per kernel of a step that a release issues eagerly from Python (engines.yaml
+    ``eager_host_by_version``): the engine's own forward, its Python and its kernel launches, timed eager against
+    graphed and spread over the kernels the model counts for that step (analytic/step_overheads.py
+    kernels_per_step); such a step lasts at least its kernels' host time."""
 
-    mla_layer_s: float
-    """A decoder layer with MLA attention (the DeepSeek-V3 family, its MoE routing and FP8 quantisation ops
-    included)."""
-    other_layer_s: float
-    """Any other decoder layer (measured on a dense GQA layer: a lower bound for an MoE one)."""
+    mla_kernel_s: float
+    """A kernel of a model with MLA attention (measured on DeepSeek-V3: MLA, MoE routing and FP8 quantisation)."""
+    other_kernel_s: float
+    """A kernel of any other model (measured on a dense GQA model)."""
     releases: ReleaseRange
 
-    def layer_s(self, mla: bool) -> float:
-        """Host time of one decoder layer, with MLA attention (``mla``) or another."""
-        return self.mla_layer_s if mla else self.other_layer_s
+    def kernel_s(self, mla: bool) -> float:
+        """Host time of one kernel of a model with MLA attention (``mla``) or another."""
+        return self.mla_kernel_s if mla else self.other_kernel_s
 
 
 def parse_version(text: str) -> tuple[int, ...] | None:
@@ -289,9 +289,9 @@ class EngineProfile:
     """Scheduler defaults of the releases before ``below_version`` (vLLM V0; engines.yaml legacy_scheduler)."""
     host_step_costs: tuple[HostStepCost, ...] = ()
     """Host time per iteration by release (engines.yaml host_step_by_version; none: not priced)."""
-    eager_layer_hosts: tuple[EagerLayerHost, ...] = ()
-    """Host time per decoder layer of an eager step by release (engines.yaml eager_layer_host_by_version; none: the
-    part's per-kernel launch floor alone)."""
+    eager_hosts: tuple[EagerHost, ...] = ()
+    """Host time per kernel of an eager step by release (engines.yaml eager_host_by_version; none: the part's
+    generic per-kernel launch floor alone)."""
 
     multi_step_flag: str | None = None
     """The command-line flag that sets multi-step scheduling (vLLM V0 --num-scheduler-steps); None: the engine has
@@ -387,10 +387,10 @@ class EngineProfile:
             None,
         )
 
-    def eager_layer_host(self, version: tuple[int, ...] | None) -> EagerLayerHost | None:
-        """The host time per layer of an eager step of release ``version`` (None: the current release); None: not
+    def eager_host(self, version: tuple[int, ...] | None) -> EagerHost | None:
+        """The host time per kernel of an eager step of release ``version`` (None: the current release); None: not
         measured."""
-        return next((h for h in self.eager_layer_hosts if h.releases.applies(version)), None)
+        return next((h for h in self.eager_hosts if h.releases.applies(version)), None)
 
     def host_step_cost(self, version: tuple[int, ...] | None) -> HostStepCost | None:
         """The host time per iteration of release ``version`` (None: the current release); None when not measured."""
@@ -636,15 +636,15 @@ def _host_costs(row: Mapping[str, Any]) -> tuple[HostStepCost, ...]:
     )
 
 
-def _eager_layer_hosts(row: Mapping[str, Any]) -> tuple[EagerLayerHost, ...]:
-    """The row's ``eager_layer_host_by_version`` entries."""
+def _eager_hosts(row: Mapping[str, Any]) -> tuple[EagerHost, ...]:
+    """The row's ``eager_host_by_version`` entries."""
     return tuple(
-        EagerLayerHost(
-            mla_layer_s=float(e["mla_layer_ms"]) / 1e3,
-            other_layer_s=float(e["other_layer_ms"]) / 1e3,
+        EagerHost(
+            mla_kernel_s=float(e["mla_kernel_us"]) / 1e6,
+            other_kernel_s=float(e["other_kernel_us"]) / 1e6,
             releases=_release_range(e),
         )
-        for e in row.get("eager_layer_host_by_version", [])
+        for e in row.get("eager_host_by_version", [])
     )
 
 
@@ -768,7 +768,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             request_overhead_s=(_opt_float(row, "request_overhead_ms") or 0.0) / 1e3,
             stream_chunk_s=(_opt_float(row, "stream_chunk_us") or 0.0) / 1e6,
             host_step_costs=_host_costs(row),
-            eager_layer_hosts=_eager_layer_hosts(row),
+            eager_hosts=_eager_hosts(row),
             legacy_scheduler=row.get("legacy_scheduler"),
             overlap_scheduler=_release_range(row["overlap_scheduler"]) if row.get("overlap_scheduler") else None,
             multi_step_flag=str(row["multi_step_flag"]) if row.get("multi_step_flag") else None,

@@ -1,6 +1,6 @@
-"""SGLang's eager steps before piecewise prefill graphs became its default: the host time per decoder layer from the
-engine's own eager-against-graphed runs (engines.yaml eager_layer_host_by_version). Expected values are the cited
-measurements' arithmetic, written out here."""
+"""SGLang's eager steps before piecewise prefill graphs became its default: the host time per kernel from the
+engine's own eager-against-graphed runs (engines.yaml eager_host_by_version), over the kernels the model counts.
+Expected values are the cited measurements' arithmetic, written out here."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.moe_decode import routing_kernels
 from aiinfra.analytic.step_overheads import kernels_per_step, with_overheads
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.app.tables import domain_tables
@@ -16,20 +17,27 @@ from aiinfra.catalog.resolve import cluster_for
 H200 = "nvidia-h200-sxm-141gb"
 
 
-def test_layer_host_times_are_the_prs_arithmetic_and_stop_at_0_5_8() -> None:
+def test_kernel_host_times_are_the_prs_arithmetic_and_stop_at_0_5_8() -> None:
     sglang = catalog.engine("sglang")
-    host = sglang.eager_layer_host((0, 5, 6))
+    host = sglang.eager_host((0, 5, 6))
     assert host is not None
-    # PR #12160: a one-token DeepSeek-V3 prefill, eager forward 82.64 ms over its 61 MLA layers (host-bound)
-    assert 61 * host.layer_s(mla=True) == pytest.approx(82.64e-3, rel=2e-3)
+    # the kernels the model counts: per layer qkv, output, two MLP GEMMs, attention, 6 element-wise kernels and two
+    # all-reduces (13), per MoE layer a router and two grouped GEMMs (3) and, block FP8, 3 routing + 2 quantisation
+    # kernels; one output head
+    v3_kernels = 61 * 13 + 58 * 3 + 1 + 58 * 5
+    assert kernels_per_step(61, 8, 58) + routing_kernels("fp8") * 58 == v3_kernels == 1258
+    llama_kernels = 32 * 13 + 1
+    assert kernels_per_step(32, 8, 0) == llama_kernels == 417
+    # PR #12160: a one-token DeepSeek-V3 prefill, eager forward 82.64 ms (host-bound)
+    assert v3_kernels * host.kernel_s(mla=True) == pytest.approx(82.64e-3, rel=2e-3)
     # PR #13094: Llama-3.1-8B FP8 tp 8, 1,024-token prompts, one client: the eager TTFT of 29.97 ms less SGLang's
-    # request path (6.9 ms, its request_overhead_ms) is the host-bound forward, over its 32 layers
+    # request path (6.9 ms, its request_overhead_ms) is the host-bound forward
     assert sglang.request_overhead_s == pytest.approx(6.9e-3)
-    assert 32 * host.layer_s(mla=False) == pytest.approx((29.97 - 6.9) * 1e-3, rel=2e-3)
+    assert llama_kernels * host.kernel_s(mla=False) == pytest.approx((29.97 - 6.9) * 1e-3, rel=2e-3)
     # piecewise prefill graphs are the default in later releases; an unstated release is the current one
-    assert sglang.eager_layer_host((0, 5, 8)) is None
-    assert sglang.eager_layer_host(None) is None
-    assert catalog.engine("vllm").eager_layer_host((0, 8, 4)) is None
+    assert sglang.eager_host((0, 5, 8)) is None
+    assert sglang.eager_host(None) is None
+    assert catalog.engine("vllm").eager_host((0, 8, 4)) is None
 
 
 def test_an_eager_step_lasts_its_layers_host_time_a_graphed_one_does_not() -> None:
@@ -49,10 +57,10 @@ def test_an_eager_step_lasts_its_layers_host_time_a_graphed_one_does_not() -> No
     assert graphed < 0.0105
 
 
-def test_deepseek_prompt_step_on_sglang_0_5_6_takes_its_61_layers_host_time() -> None:
+def test_deepseek_prompt_step_on_sglang_0_5_6_takes_its_kernels_host_time() -> None:
     # DeepSeek-V3 at tp 8 on H200, a one-token prompt: the GPU needs a few ms, so SGLang 0.5.6's eager step lasts
-    # 61 × 1.355 ms = 82.66 ms plus the sampler (tens of µs); SGLang 0.5.8 (piecewise graphs by default) is not floored
-    # by it
+    # 1,258 × 65.7 µs = 82.65 ms plus the sampler (tens of µs); SGLang 0.5.8 (piecewise graphs by default) is not
+    # floored by it
     v3 = catalog.model("deepseek-v3")
     cluster = cluster_for(H200, 8)
     step = StepBatch.prefill(1)
@@ -60,7 +68,7 @@ def test_deepseek_prompt_step_on_sglang_0_5_6_takes_its_61_layers_host_time() ->
     old = InferenceModel(**kw, engine_version="0.5.6")  # type: ignore[arg-type]
     new = InferenceModel(**kw, engine_version="0.5.8")  # type: ignore[arg-type]
     t_old = old.iteration_time_s(step)
-    assert 61 * 1.355e-3 <= t_old < 61 * 1.355e-3 + 1e-3
+    assert 1258 * 65.7e-6 <= t_old < 1258 * 65.7e-6 + 1e-3
     assert new.iteration_time_s(step) < t_old - 0.04
 
 
@@ -82,3 +90,19 @@ def test_pr_13094_eager_and_graphed_ttft_are_reproduced() -> None:
     assert ttft["0.5.8"] == pytest.approx(19.66e-3, rel=0.25)
     # the gap the PR measured between them (10.3 ms), within 30 % (the graphed step is the model's GPU time alone)
     assert ttft["0.5.5"] - ttft["0.5.8"] == pytest.approx((29.97 - 19.66) * 1e-3, rel=0.3)
+
+
+def test_an_moe_layer_without_mla_takes_its_extra_kernels_host_time() -> None:
+    # Qwen3-235B-A22B (94 GQA layers, all MoE, BF16) at tp 8 on SGLang 0.5.6, a one-token prompt: 94 × (13 + 3 + 3)
+    # + 1 = 1,787 kernels × 55.3 µs = 98.8 ms, 1.05 ms a layer against a dense layer's 13 × 55.3 µs = 0.72 ms
+    qwen = catalog.model("qwen3-235b-a22b")
+    im = InferenceModel(
+        model=qwen,
+        cluster=cluster_for("nvidia-b200-sxm-180gb", 8),
+        tp=8,
+        weight_precision="bf16",
+        engine="sglang",
+        engine_version="0.5.6",
+    )
+    t = im.iteration_time_s(StepBatch.prefill(1))
+    assert 1787 * 55.3e-6 <= t < 1787 * 55.3e-6 + 1e-3
