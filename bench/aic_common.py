@@ -40,10 +40,13 @@ ENGINE_NAMES = {"vllm": "vLLM", "trtllm": "TensorRT-LLM", "sglang": "SGLang"}
 HOPPER_SYSTEMS = {"h100_sxm": "h100", "h200_sxm": "h200"}
 
 
-def hopper_tables(data: Path, op: str, engine: str, version: str) -> Iterator[tuple[str, str, str]]:
+def hopper_tables(
+    data: Path, op: str, engine: str, version: str, systems: dict[str, str] | None = None
+) -> Iterator[tuple[str, str, str]]:
     """(system, short name, path under ``data``) of each Hopper system's ``<op>_perf.parquet`` table (op: gemm, moe)
-    of ``engine`` ``version``; a missing table is named on stderr and skipped."""
-    for system, short in HOPPER_SYSTEMS.items():
+    of ``engine`` ``version`` (``systems``: other systems -> short names instead); a missing table is named on stderr
+    and skipped."""
+    for system, short in (HOPPER_SYSTEMS if systems is None else systems).items():
         rel = f"{system}/{op}/{engine}/{version}/{op}_perf.parquet"
         if not (data / rel).exists():
             print(f"# no {rel}", file=sys.stderr)

@@ -28,13 +28,16 @@ bandwidth and FLOP times within 20 % of each other, so a sum would cap the fract
 MIN_BIN shapes.
 
 Tables: SGLang's and TensorRT-LLM's oldest on H100 and H200, the nearest to the spring-2025 releases the validation
-rows ran (SGLang 0.5.6.post2, TensorRT-LLM 1.2.0rc5). Every generation_mla table of those parts at that commit (all
-releases) passes the sanity check: no shape above the HBM bandwidth or the bf16 peak (the script stops on one that
-does). vLLM 0.14.0's table is left out, for two reasons: its collector timed ``impl.forward`` eagerly with CUDA events
-(no CUDA graph), so every shape that reads under about 1 GB takes 0.10-0.17 ms whatever its size (a host launch floor,
-with outliers to 0.6 ms) and only the shapes above a serving step's per-call sizes show the kernel; and its bf16-cache
-rows ran vLLM 0.14's FLASH_ATTN_MLA backend, where vLLM 0.8.x on Hopper ran FlashMLA (its FlashMLA rows hold an fp8
-cache). vLLM keeps the step model's own MLA decode terms.
+rows ran (SGLang 0.5.6.post2, TensorRT-LLM 1.2.0rc5), and SGLang's oldest on B200 (0.5.9), whose collector ran the
+trtllm_mla backend: the one SGLang 0.5.6 (the release of the B200 serving rows) picks for DeepSeek-V3 on SM100 (sglang
+0.5.6 wheel, server_args.py ServerArgs._handle_model_specific_adjustments: attention_backend "trtllm_mla" when no
+backend is given; its context op is that backend's own prefill path, not reduced). Every generation_mla table of those
+parts at that commit (all releases) passes the sanity check: no shape above the HBM bandwidth or the bf16 peak (the
+script stops on one that does). vLLM 0.14.0's table is left out, for two reasons: its collector timed ``impl.forward``
+eagerly with CUDA events (no CUDA graph), so every shape that reads under about 1 GB takes 0.10-0.17 ms whatever its
+size (a host launch floor, with outliers to 0.6 ms) and only the shapes above a serving step's per-call sizes show the
+kernel; and its bf16-cache rows ran vLLM 0.14's FLASH_ATTN_MLA backend, where vLLM 0.8.x on Hopper ran FlashMLA (its
+FlashMLA rows hold an fp8 cache). vLLM keeps the step model's own MLA decode terms.
 
 Prefill (``context_mla_perf.parquet``, kind ``mla_prefill_absorbed``): SGLang's context tables on Hopper time the
 absorbed form: the collector's FlashAttentionBackend path (not its Blackwell trtllm_mla one) sets 512 + 64 query-key
@@ -98,11 +101,18 @@ TRTLLM_KERNEL = (
     "latent appended to the paged cache, the absorbed-latent decode kernel); CUDA-graph replay "
     "(helper.benchmark_with_power)"
 )
+SGLANG_BLACKWELL_KERNEL = (
+    "SGLang's TRTLLMMLABackend (FlashInfer's TensorRT-LLM MLA decode kernel, page size 64), the backend SGLang "
+    "0.5.6's ServerArgs picks for DeepseekV3ForCausalLM on SM100 when none is given, on the absorbed latent through "
+    "RadixAttention, the new token's latent written to the cache included; CUDA-graph replay "
+    "(helper.benchmark_with_power)"
+)
 TABLES = (
     Table("h200_sxm", "h200", "sglang", "0.5.6.post2", 1, SGLANG_KERNEL),
     Table("h100_sxm", "h100", "sglang", "0.5.6.post2", 1, SGLANG_KERNEL),
     Table("h200_sxm", "h200", "trtllm", "1.2.0rc5", 0, TRTLLM_KERNEL),
     Table("h100_sxm", "h100", "trtllm", "1.2.0rc5", 0, TRTLLM_KERNEL),
+    Table("b200_sxm", "b200", "sglang", "0.5.9", 1, SGLANG_BLACKWELL_KERNEL),
 )
 
 CONTEXT_TABLES = (

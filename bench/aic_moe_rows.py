@@ -1,7 +1,8 @@
-"""What the per-format fused-MoE reductions (bench/aic_efficiency_moe_fp8_block.py, aic_efficiency_moe_w4a16.py)
-share: reading one engine's AIConfigurator ``moe_perf.parquet`` per Hopper system, keeping one ``moe_dtype`` at the
-listed expert shapes and writing ``moe_shape`` rows whose fraction is per-rank FLOP (2*T*k*3*h*i/moe_tp/moe_ep) /
-median latency / the catalog dense peak of the format's compute precision."""
+"""What the per-format fused-MoE reductions (bench/aic_efficiency_moe_fp8_block.py, aic_efficiency_moe_w4a16.py,
+aic_efficiency_moe_bf16_sglang.py) share: reading one engine's AIConfigurator ``moe_perf.parquet`` per system (Hopper
+unless the format names others), keeping one ``moe_dtype`` at the listed expert shapes and writing ``moe_shape`` rows
+whose fraction is per-rank FLOP (2*T*k*3*h*i/moe_tp/moe_ep) / median latency / the catalog dense peak of the format's
+compute precision."""
 
 from __future__ import annotations
 
@@ -49,6 +50,8 @@ class MoeFormat:
     """(hidden, expert width, experts, top-k) -> the catalog models with that routed-expert shape."""
     header: str
     """The data file's comment header (``str.format`` with name, version, engine)."""
+    systems: dict[str, str] | None = None
+    """AIConfigurator systems read -> their short names in the row ids (None: H100 and H200)."""
 
 
 def rows(pd: Any, data: Path, engine: str, fmt: MoeFormat) -> list[str]:
@@ -56,7 +59,7 @@ def rows(pd: Any, data: Path, engine: str, fmt: MoeFormat) -> list[str]:
     acc = {str(r["id"]): r for r in yaml.safe_load(ACCELERATORS.read_text())}
     version = fmt.versions[engine]
     out: list[str] = []
-    for system, short, path in hopper_tables(data, "moe", engine, version):
+    for system, short, path in hopper_tables(data, "moe", engine, version, fmt.systems):
         acc_id = SYSTEM_IDS[system]
         peak = float(acc[acc_id]["dense_tflop_per_s"][fmt.peak_dtype]) * 1e12
         df = pd.read_parquet(data / path)

@@ -169,3 +169,40 @@ def test_sglang_045_absorbed_prefill_runs_at_the_measured_fraction() -> None:
     expected_s = 61 * flop / (BF16_PEAK * frac)  # 61 layers: about 0.127 s
     assert expected_s == pytest.approx(0.1270, rel=1e-2)
     assert im.breakdown(StepBatch.prefill(8192)).attention_s == pytest.approx(expected_s, rel=1e-3)
+
+
+def test_sglang_b200_16_head_point_is_the_median_roofline_fraction_of_its_shapes() -> None:
+    # AIConfigurator b200_sxm/mla/sglang/0.5.9/generation_mla_perf.parquet (commit 095f58a; kernel_source trtllm_mla,
+    # the backend SGLang 0.5.6 picks for DeepSeek-V3 on SM100), bf16 cache, 16 local heads, the sixteen shapes whose
+    # latent bytes round to 2^30 (eight sequence counts, each timed at two tp sizes): (sequences, step, latency ms)
+    shapes = [
+        (8, 131071, 0.224114),
+        (16, 65535, 0.227474),
+        (32, 32767, 0.228965),
+        (64, 16383, 0.231349),
+        (128, 8191, 0.227106),
+        (256, 4095, 0.227312),
+        (512, 2047, 0.232075),
+        (1024, 1023, 0.225763),
+        (8, 131071, 0.222954),
+        (16, 65535, 0.228323),
+        (32, 32767, 0.227976),
+        (64, 16383, 0.230221),
+        (128, 8191, 0.228720),
+        (256, 4095, 0.226811),
+        (512, 2047, 0.230864),
+        (1024, 1023, 0.227043),
+    ]
+    b200_bw, b200_bf16 = 8e12, 2250e12
+    fracs = []
+    for seqs, step, latency_ms in shapes:
+        ctx = step + 1
+        nbytes = seqs * ctx * 576 * 2
+        assert nbytes == 9 * 2**27
+        flop = 2 * seqs * 16 * ctx * (576 + 512)  # 3.65e10: 16 µs at the bf16 peak, the read 151 µs
+        fracs.append(max(nbytes / b200_bw, flop / b200_bf16) / (latency_ms * 1e-3))
+    # 0.15099 ms over the median latencies 0.227474 / 0.227976 ms: 0.6631
+    expected = statistics.median(fracs)
+    assert expected == pytest.approx(0.6631, abs=1e-4)
+    at = [y for x, y in _row_points("mla-decode-bf16-b200-aic-sglang-h16") if x == pytest.approx(1.2080e9, rel=1e-4)]
+    assert at == [pytest.approx(expected, abs=1e-4)]

@@ -78,3 +78,23 @@ def test_per_shape_moe_rows_are_not_borrowed_across_parts() -> None:
     flop = 2.0 * 8 * 2 * (3 * 4096 * 14336) * layers / 2
     peak = catalog.accelerator(H100).dense_flop_per_s["bf16"]
     assert experts(H100, 8).compute_s == pytest.approx(flop / (peak * own.frac), rel=1e-9)
+
+
+def test_sglang_bf16_moe_row_on_b200_is_its_measured_latency() -> None:
+    # AIConfigurator b200_sxm/moe/sglang/0.5.9/moe_perf.parquet (commit 095f58a): SGLang's Triton fused MoE, bf16,
+    # Qwen3-235B-A22B's routed experts (hidden 4096, expert width 1536, 128 experts, top-8) at moe_tp 8, balanced
+    # routing, 16 tokens: 0.136371 ms. Per-rank FLOP = 2 · 16 · 8 · 3 · 4096 · 1536 / 8 = 6.0398e8, so the row holds
+    # 6.0398e8 / 0.136371e-3 / 2250e12 = 0.001968 of the B200 bf16 peak
+    shape = (4096, 1536, 128, 8, 8, 1)
+    flop = 2 * 16 * 8 * 3 * 4096 * 1536 / 8
+    expected = flop / 0.136371e-3 / 2250e12
+    look = efficiency_table().lookup(
+        "moe_shape", "nvidia-b200-sxm-180gb", 16, dtype="bf16", engine="sglang", moe_shape=shape
+    )
+    assert look.source == "moe-bf16-b200-h4096-i1536-e128-k8-tp8-ep1-aic-sglang"
+    assert look.frac == pytest.approx(expected, rel=2e-3)
+    # another engine's lookup does not take SGLang's row
+    other = efficiency_table().lookup(
+        "moe_shape", "nvidia-b200-sxm-180gb", 16, dtype="bf16", engine="trtllm", moe_shape=shape
+    )
+    assert other.source != look.source
