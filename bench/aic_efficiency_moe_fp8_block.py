@@ -15,6 +15,11 @@ Each engine's OLDEST table is taken, the nearest to the spring-2025 releases the
 (``fused_experts``, the Triton fused-MoE kernel with block scales, as vLLM 0.8.x ran it; AIConfigurator's collector
 of that table, commit 5ef50c9, calls ``fused_experts`` without DeepGEMM), SGLang 0.5.9 (its Triton fused-MoE copy;
 0.5.6.post2 timed only skewed routing) and TensorRT-LLM 1.2.0rc5 (its PyTorch-flow fused MoE). Balanced routing.
+SGLang on B200 too: there its releases from 0.5.6 run DeepSeek's FP8 experts on FlashInfer's TensorRT-LLM-gen
+block-scale MoE (sglang 0.5.6 wheel, server_args.py ServerArgs._handle_model_specific_adjustments:
+moe_runner_backend "flashinfer_trtllm" for DeepseekV3ForCausalLM on SM100 with an fp8 checkpoint and no all-to-all
+backend; PR #11816), which the oldest B200 table holding that kernel times: 0.5.14, kernel_source
+``sglang_flashinfer_trtllm_moe`` (its Triton rows of the same table, and 0.5.9's, are not what those releases ran).
 
 Usage (pandas and pyarrow; DATA = an AIConfigurator checkout's aic-core/src/aiconfigurator_core/systems/data, default
 the installed aiconfigurator_core's):
@@ -25,7 +30,7 @@ Exits 0 with a message when the data are absent. Not imported by the package.
 
 from __future__ import annotations
 
-from aic_moe_rows import MoeFormat, main
+from aic_moe_rows import ExtraTable, MoeFormat, main
 
 HEADER = """\
 # Block-FP8 fused-MoE curves at DeepSeek-V3/R1's expert shape on Hopper, reduced from NVIDIA AIConfigurator's measured
@@ -46,6 +51,7 @@ FORMAT = MoeFormat(
     versions={"vllm": "0.14.0", "sglang": "0.5.9", "trtllm": "1.2.0rc5"},
     shapes={(7168, 2048, 256, 8): "deepseek-v3, deepseek-r1"},
     header=HEADER,
+    extra=(ExtraTable("sglang", "b200_sxm", "b200", "0.5.14", "sglang_flashinfer_trtllm_moe"),),
 )
 
 if __name__ == "__main__":

@@ -31,6 +31,19 @@ READ_ON = "2026-11-26"
 
 
 @dataclass(frozen=True)
+class ExtraTable:
+    """One more system's table for an engine, beyond the format's systems at its version: where the part's oldest
+    table is another release, or holds several kernels for the format and only one is what the engine ran."""
+
+    engine: str
+    system: str
+    short: str
+    version: str
+    kernel_source: str
+    """The AIConfigurator ``kernel_source`` kept."""
+
+
+@dataclass(frozen=True)
 class MoeFormat:
     """One weight format's reduction: which AIConfigurator rows it keeps and how its catalog rows are named."""
 
@@ -52,18 +65,33 @@ class MoeFormat:
     """The data file's comment header (``str.format`` with name, version, engine)."""
     systems: dict[str, str] | None = None
     """AIConfigurator systems read -> their short names in the row ids (None: H100 and H200)."""
+    extra: tuple[ExtraTable, ...] = ()
+    """Further tables, each for one engine (read after the systems')."""
 
 
 def rows(pd: Any, data: Path, engine: str, fmt: MoeFormat) -> list[str]:
     """The catalog rows of ``engine``'s table for ``fmt``, one per system, shape and one-way expert split."""
     acc = {str(r["id"]): r for r in yaml.safe_load(ACCELERATORS.read_text())}
-    version = fmt.versions[engine]
+    tables = [
+        (system, short, path, fmt.versions[engine], None)
+        for system, short, path in hopper_tables(data, "moe", engine, fmt.versions[engine], fmt.systems)
+    ]
+    for x in fmt.extra:
+        rel = f"{x.system}/moe/{engine}/{x.version}/moe_perf.parquet"
+        if x.engine != engine:
+            continue
+        if not (data / rel).exists():
+            print(f"# no {rel}", file=sys.stderr)
+            continue
+        tables.append((x.system, x.short, rel, x.version, x.kernel_source))
     out: list[str] = []
-    for system, short, path in hopper_tables(data, "moe", engine, version, fmt.systems):
+    for system, short, path, version, kernel_source in tables:
         acc_id = SYSTEM_IDS[system]
         peak = float(acc[acc_id]["dense_tflop_per_s"][fmt.peak_dtype]) * 1e12
         df = pd.read_parquet(data / path)
         df = df[(df.moe_dtype == fmt.moe_dtype) & (df.distribution == "balanced") & (df.latency > 0)]
+        if kernel_source is not None:
+            df = df[df.kernel_source == kernel_source]
         for (h, i, e, k), model in fmt.shapes.items():
             g = df[(df.hidden_size == h) & (df.inter_size == i) & (df.num_experts == e) & (df.topk == k)]
             for (tp, ep), sub in sorted(g.groupby(["moe_tp_size", "moe_ep_size"])):
@@ -115,6 +143,10 @@ def main(fmt: MoeFormat, doc: str) -> int:
     import pandas as pd
 
     version = fmt.versions[args.engine]
-    head = fmt.header.format(name=ENGINE_NAMES[args.engine], version=version, engine=args.engine)
+    head = fmt.header.format(name=ENGINE_NAMES[args.engine], version=version, engine=args.engine) + "".join(
+        f"# Also {x.system}: {ENGINE_NAMES[x.engine]} {x.version}'s table, kernel_source {x.kernel_source} only.\n"
+        for x in fmt.extra
+        if x.engine == args.engine
+    )
     sys.stdout.write(head + "\n".join(r + "\n" for r in rows(pd, data, args.engine, fmt)))
     return 0

@@ -98,3 +98,19 @@ def test_sglang_bf16_moe_row_on_b200_is_its_measured_latency() -> None:
         "moe_shape", "nvidia-b200-sxm-180gb", 16, dtype="bf16", engine="trtllm", moe_shape=shape
     )
     assert other.source != look.source
+
+
+def test_sglang_block_fp8_moe_row_on_b200_is_flashinfer_trtllm_gen() -> None:
+    # AIConfigurator b200_sxm/moe/sglang/0.5.14/moe_perf.parquet (commit 095f58a), kernel_source
+    # sglang_flashinfer_trtllm_moe (the runner SGLang 0.5.6 picks for DeepSeek's FP8 experts on SM100), fp8_block,
+    # DeepSeek-V3's routed experts (hidden 7168, expert width 2048, 256 experts, top-8) at moe_tp 8, balanced routing:
+    # 1 token 0.036127 ms, 64 tokens 0.155698 ms. Per-rank FLOP = 2 · T · 8 · 3 · 7168 · 2048 / 8, as a fraction of
+    # the B200's dense fp8 peak (4500 TFLOP/s)
+    shape = (7168, 2048, 256, 8, 8, 1)
+    for tokens, latency_ms in ((1, 0.036127), (64, 0.155698)):
+        flop = 2 * tokens * 8 * 3 * 7168 * 2048 / 8
+        look = efficiency_table().lookup(
+            "moe_shape", "nvidia-b200-sxm-180gb", tokens, dtype="fp8", engine="sglang", moe_shape=shape
+        )
+        assert look.source == "moe-fp8block-b200-h7168-i2048-e256-k8-tp8-ep1-aic-sglang"
+        assert look.frac == pytest.approx(flop / (latency_ms * 1e-3) / 4500e12, rel=2e-3)
