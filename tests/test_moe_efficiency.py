@@ -114,3 +114,18 @@ def test_sglang_block_fp8_moe_row_on_b200_is_flashinfer_trtllm_gen() -> None:
         )
         assert look.source == "moe-fp8block-b200-h7168-i2048-e256-k8-tp8-ep1-aic-sglang"
         assert look.frac == pytest.approx(flop / (latency_ms * 1e-3) / 4500e12, rel=2e-3)
+
+
+def test_sglang_mxfp4_moe_row_on_b200_is_gpt_oss_flashinfer_kernel() -> None:
+    # AIConfigurator b200_sxm/moe/sglang/0.5.14/moe_perf.parquet (commit 095f58a), kernel_source
+    # sglang_flashinfer_trtllm_moe, w4a8_mxfp4_mxfp8 (MXFP4 weights, MXFP8 activations: what SGLang 0.5.6 runs for
+    # gpt-oss on SM100), gpt-oss-120b's experts (hidden 2880, expert width 2880, 128 experts, top-4) at moe_tp 8,
+    # balanced routing: 1 token 0.0164896 ms, 64 tokens 0.0725984 ms; the rows hold FLOP / latency / the fp4 peak
+    shape = (2880, 2880, 128, 4, 8, 1)
+    for tokens, latency_ms in ((1, 0.0164896), (64, 0.0725984)):
+        flop = 2 * tokens * 4 * 3 * 2880 * 2880 / 8
+        look = efficiency_table().lookup(
+            "moe_shape", "nvidia-b200-sxm-180gb", tokens, dtype="fp4", engine="sglang", moe_shape=shape
+        )
+        assert look.source == "moe-mxfp4-b200-h2880-i2880-e128-k4-tp8-ep1-aic-sglang"
+        assert look.frac == pytest.approx(flop / (latency_ms * 1e-3) / 9000e12, rel=2e-3)
