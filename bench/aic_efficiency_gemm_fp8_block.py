@@ -16,7 +16,12 @@ Each engine's OLDEST table is taken, the nearest to the spring-2025 releases the
 bench/aic_efficiency_moe_fp8_block.py): vLLM 0.14.0 (kernel_source vllm_default: vLLM's block-FP8 linear op without
 DeepGEMM, as vLLM 0.8.x ran dense block-FP8 layers on its CUTLASS kernel), SGLang 0.5.6.post2 and TensorRT-LLM
 1.2.0rc5 (its PyTorch-flow Linear). The newest vLLM table (0.24.0) mixes three block kernels (DeepGEMM, CUTLASS,
-FlashInfer) and times them 5-33x the per-tensor op at M <= 1,024, which no spring-2025 release ran.
+FlashInfer) and times them 5-33x the per-tensor op at M <= 1,024, which no spring-2025 release ran. SGLang on B200:
+0.5.14 (kernel_source ``sglang_deepgemm_gemm_nt_f8f8bf16`` against ``sglang_sgl_kernel_fp8_scaled_mm``), the table
+the B200 per-tensor FP8 rows come from (bench/aic_efficiency_gemm.py --engine sglang reads each part's newest), and
+DeepGEMM is what SGLang 0.5.6 runs a dense block-FP8 layer on there (sglang 0.5.6 wheel,
+layers/quantization/fp8_utils.py dispatch_w8a8_block_fp8_linear: FlashInfer's and CUTLASS's block op are opt-in,
+SGLANG_ENABLE_JIT_DEEPGEMM defaults on); 0.5.9's B200 table names no kernel.
 
 Usage (pandas and pyarrow; DATA = an AIConfigurator checkout's aic-core/src/aiconfigurator_core/systems/data, default
 the installed aiconfigurator_core's):
@@ -36,6 +41,8 @@ from aic_common import BLOB_URL, COMMIT_095F58A, ENGINE_NAMES, SYSTEM_IDS, data_
 
 READ_ON = "2026-11-26"
 VERSIONS = {"vllm": "0.14.0", "sglang": "0.5.6.post2", "trtllm": "1.2.0rc5"}
+#: (engine, system, short name, version): further tables beyond the Hopper systems at VERSIONS (module docstring)
+EXTRA = (("sglang", "b200_sxm", "b200", "0.5.14"),)
 #: GEMM row counts kept (those of the grid every table sweeps; the newer tables add odd M in between)
 M_POINTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 MIN_DIM = 256
@@ -78,10 +85,17 @@ def example(pd: Any, path: Path, m: int, n: int, k: int) -> tuple[float, float] 
 
 
 def rows(pd: Any, data: Path, engine: str) -> list[str]:
-    """The catalog rows of ``engine``'s table, one per Hopper system that has it."""
-    version = VERSIONS[engine]
+    """The catalog rows of ``engine``'s tables, one per Hopper system that has its table at VERSIONS, then EXTRA's."""
+    tables = [
+        (system, short, rel, VERSIONS[engine])
+        for system, short, rel in hopper_tables(data, "gemm", engine, VERSIONS[engine])
+    ]
+    for x_engine, system, short, version in EXTRA:
+        rel = f"{system}/gemm/{x_engine}/{version}/gemm_perf.parquet"
+        if x_engine == engine and (data / rel).exists():
+            tables.append((system, short, rel, version))
     out: list[str] = []
-    for system, short, rel in hopper_tables(data, "gemm", engine, version):
+    for system, short, rel, version in tables:
         got = ratios(pd, data / rel)
         if len(got) < 2:
             continue

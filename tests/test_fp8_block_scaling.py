@@ -129,3 +129,19 @@ def test_block_scaled_dense_layers_take_the_engines_block_time() -> None:
     assert linear_s(ds, "trtllm") < linear_s(per_tensor, "trtllm")
     assert linear_s(ds, None) == linear_s(per_tensor, None)
     assert linear_s(ds, "vllm", "bf16") == linear_s(per_tensor, "vllm", "bf16")
+
+
+@pytest.mark.parametrize(
+    ("m", "table_ratios"),
+    [
+        # SGLang 0.5.14 on B200 (DeepGEMM's block op against sgl-kernel's per-tensor op), DeepSeek-V3's tp-8 shapes
+        # (n, k) = (7168, 2048), (3072, 1536), (7168, 4096), (4096, 7168): 17.8/12.9, 24.3/6.2, 21.6/14.1,
+        # 22.3/13.0 us at m 1; 157.0/117.8, 44.6/66.7, 172.9/213.8, 186.0/228.4 us at m 8192
+        (1, (1.384, 3.9, 1.531, 1.708)),
+        (8192, (1.333, 0.669, 0.809, 0.814)),
+    ],
+)
+def test_sglang_block_time_factor_on_b200_stands_for_deepseek_shapes(m: int, table_ratios: tuple[float, ...]) -> None:
+    b200 = resolve_cluster(HardwareInput(accelerator="nvidia-b200-sxm-180gb", count=8, per_node=8))
+    got = fp8_block_time_factor(b200.tables, b200.accelerator, "sglang", m)
+    assert min(table_ratios) <= got <= max(table_ratios)
