@@ -21,7 +21,7 @@ point the median over the row's shapes (context 1-131k, query heads 1-64, KV hea
 power of two from MIN_BYTES, levels with at least MIN_BIN shapes.
 
 Tables read: only those in which no shape reads faster than the catalog HBM bandwidth. The newer collectors'
-tables (vLLM 0.18.0-0.24.0, SGLang 0.5.14, every TensorRT-LLM table) hold shapes at up to 40-150x the HBM peak —
+Hopper tables (vLLM 0.18.0-0.24.0, SGLang 0.5.14, every TensorRT-LLM table) hold shapes at up to 40-150x the HBM peak —
 their long-context latencies barely grow with the context, so those shapes did not stream the nominal cache from
 HBM — and are left out whole (TensorRT-LLM's XQA therefore keeps the planner's streaming fit).
 """
@@ -72,15 +72,21 @@ SGLANG_KERNEL = (
     "SGLang's FlashAttentionBackend (sgl-kernel FlashAttention-3, SGLang's default attention backend for MHA/GQA "
     "models on Hopper with CUDA >= 12.3, server_args.py), page size 64"
 )
+VLLM_BLACKWELL_KERNEL = (
+    "vLLM's FLASHINFER backend (FlashInfer's paged decode kernels, the backend vLLM's own selector, "
+    "current_platform.get_attn_backend_cls, picks on SM100; kernel_source vllm_flashinfer)"
+)
 TABLES = (
     Table("h200_sxm", "h200", "vllm", "0.14.0", 0, VLLM_KERNEL),
     Table("h100_sxm", "h100", "vllm", "0.14.0", 0, VLLM_KERNEL),
     Table("a100_sxm", "a100", "vllm", "0.14.0", 0, VLLM_KERNEL),
     Table("h200_sxm", "h200", "sglang", "0.5.10", 1, SGLANG_KERNEL),
     Table("h100_sxm", "h100", "sglang", "0.5.10", 1, SGLANG_KERNEL),
+    Table("b200_sxm", "b200", "vllm", "0.19.0", 0, VLLM_BLACKWELL_KERNEL),
 )
 """The tables reduced. SGLang on A100 is left out: its collector ran the FlashAttention backend there too, while
-SGLang's default on Ampere is FlashInfer."""
+SGLang's default on Ampere is FlashInfer. vLLM on B200: 0.19.0, its oldest B200 table, whose shapes all stay under
+the B200's 8 TB/s (the newest 0.8 of it at 1 GB a call)."""
 
 
 Point = tuple[float, float, int]

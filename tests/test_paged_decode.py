@@ -116,3 +116,31 @@ def test_the_measured_op_covers_the_decode_flop_of_a_wide_query_group() -> None:
     t0, _ = memory_fit(im.cluster.tables, im.cluster.accelerator, "vllm")
     read_s = 32 * 2**28 / (VLLM_H200_B256_AT_2_28 * 4.8e12)
     assert wide.breakdown(StepBatch.decode(256, 256)).attention_s == pytest.approx(read_s - 32 * t0, rel=1e-3)
+
+
+def test_vllm_b200_curve_is_flashinfers_median_fraction() -> None:
+    # AIConfigurator b200_sxm/attention/vllm/0.19.0/generation_attention_perf.parquet (commit 095f58a; kernel_source
+    # vllm_flashinfer, the backend vLLM picks on SM100), 64 sequences, bf16 KV, head dim 128, the fourteen shapes whose
+    # KV bytes (64 x step x kv heads x 128 x 2 x 2 B) round to 2^30: (step, kv heads, latency ms)
+    shapes = [
+        (4095, 8, 0.155259),
+        (4095, 8, 0.155157),
+        (8191, 4, 0.153824),
+        (4095, 8, 0.154411),
+        (8191, 4, 0.154133),
+        (16383, 2, 0.155301),
+        (8191, 4, 0.153952),
+        (4095, 8, 0.154779),
+        (32767, 1, 0.156965),
+        (16383, 2, 0.154528),
+        (8191, 4, 0.153424),
+        (32767, 1, 0.156395),
+        (16383, 2, 0.156427),
+        (32767, 1, 0.158048),
+    ]
+    import statistics
+
+    fracs = [64 * step * kv * 128 * 4 / (lat * 1e-3) / 8e12 for step, kv, lat in shapes]
+    nbytes = statistics.median(64 * step * kv * 128 * 4 for step, kv, _ in shapes)
+    assert statistics.median(fracs) == pytest.approx(0.8659, abs=1e-4)
+    assert _fraction("nvidia-b200-sxm-180gb", "vllm", nbytes, 64.0) == pytest.approx(statistics.median(fracs), rel=1e-3)
