@@ -100,32 +100,45 @@ def test_sglang_bf16_moe_row_on_b200_is_its_measured_latency() -> None:
     assert other.source != look.source
 
 
-def test_sglang_block_fp8_moe_row_on_b200_is_flashinfer_trtllm_gen() -> None:
-    # AIConfigurator b200_sxm/moe/sglang/0.5.14/moe_perf.parquet (commit 095f58a), kernel_source
-    # sglang_flashinfer_trtllm_moe (the runner SGLang 0.5.6 picks for DeepSeek's FP8 experts on SM100), fp8_block,
-    # DeepSeek-V3's routed experts (hidden 7168, expert width 2048, 256 experts, top-8) at moe_tp 8, balanced routing:
-    # 1 token 0.036127 ms, 64 tokens 0.155698 ms. Per-rank FLOP = 2 · T · 8 · 3 · 7168 · 2048 / 8, as a fraction of
-    # the B200's dense fp8 peak (4500 TFLOP/s)
-    shape = (7168, 2048, 256, 8, 8, 1)
-    for tokens, latency_ms in ((1, 0.036127), (64, 0.155698)):
-        flop = 2 * tokens * 8 * 3 * 7168 * 2048 / 8
+@pytest.mark.parametrize(
+    ("shape", "dtype", "peak_flop_per_s", "timings", "row_id"),
+    [
+        # kernel_source sglang_flashinfer_trtllm_moe, fp8_block (the runner SGLang 0.5.6 picks for DeepSeek's FP8
+        # experts on SM100): DeepSeek-V3's routed experts (hidden 7168, expert width 2048, 256 experts, top-8) at
+        # moe_tp 8, 1 token 0.036127 ms, 64 tokens 0.155698 ms; fraction of the B200's dense fp8 peak
+        (
+            (7168, 2048, 256, 8, 8, 1),
+            "fp8",
+            4500e12,
+            ((1, 0.036127), (64, 0.155698)),
+            "moe-fp8block-b200-h7168-i2048-e256-k8-tp8-ep1-aic-sglang",
+        ),
+        # the same kernel, w4a8_mxfp4_mxfp8 (MXFP4 weights, MXFP8 activations: what SGLang 0.5.6 runs for gpt-oss on
+        # SM100): gpt-oss-120b's experts (hidden 2880, expert width 2880, 128 experts, top-4) at moe_tp 8, 1 token
+        # 0.0164896 ms, 64 tokens 0.0725984 ms; fraction of the fp4 peak
+        (
+            (2880, 2880, 128, 4, 8, 1),
+            "fp4",
+            9000e12,
+            ((1, 0.0164896), (64, 0.0725984)),
+            "moe-mxfp4-b200-h2880-i2880-e128-k4-tp8-ep1-aic-sglang",
+        ),
+    ],
+)
+def test_sglang_blackwell_moe_rows_are_flashinfer_trtllm_gen(
+    shape: tuple[int, ...],
+    dtype: str,
+    peak_flop_per_s: float,
+    timings: tuple[tuple[int, float], ...],
+    row_id: str,
+) -> None:
+    # AIConfigurator b200_sxm/moe/sglang/0.5.14/moe_perf.parquet (commit 095f58a), balanced routing; per-rank FLOP
+    # = 2 · T · k · 3 · h · i / moe_tp
+    h, i, _, k, tp, _ = shape
+    for tokens, latency_ms in timings:
+        flop = 2 * tokens * k * 3 * h * i / tp
         look = efficiency_table().lookup(
-            "moe_shape", "nvidia-b200-sxm-180gb", tokens, dtype="fp8", engine="sglang", moe_shape=shape
+            "moe_shape", "nvidia-b200-sxm-180gb", tokens, dtype=dtype, engine="sglang", moe_shape=shape
         )
-        assert look.source == "moe-fp8block-b200-h7168-i2048-e256-k8-tp8-ep1-aic-sglang"
-        assert look.frac == pytest.approx(flop / (latency_ms * 1e-3) / 4500e12, rel=2e-3)
-
-
-def test_sglang_mxfp4_moe_row_on_b200_is_gpt_oss_flashinfer_kernel() -> None:
-    # AIConfigurator b200_sxm/moe/sglang/0.5.14/moe_perf.parquet (commit 095f58a), kernel_source
-    # sglang_flashinfer_trtllm_moe, w4a8_mxfp4_mxfp8 (MXFP4 weights, MXFP8 activations: what SGLang 0.5.6 runs for
-    # gpt-oss on SM100), gpt-oss-120b's experts (hidden 2880, expert width 2880, 128 experts, top-4) at moe_tp 8,
-    # balanced routing: 1 token 0.0164896 ms, 64 tokens 0.0725984 ms; the rows hold FLOP / latency / the fp4 peak
-    shape = (2880, 2880, 128, 4, 8, 1)
-    for tokens, latency_ms in ((1, 0.0164896), (64, 0.0725984)):
-        flop = 2 * tokens * 4 * 3 * 2880 * 2880 / 8
-        look = efficiency_table().lookup(
-            "moe_shape", "nvidia-b200-sxm-180gb", tokens, dtype="fp4", engine="sglang", moe_shape=shape
-        )
-        assert look.source == "moe-mxfp4-b200-h2880-i2880-e128-k4-tp8-ep1-aic-sglang"
-        assert look.frac == pytest.approx(flop / (latency_ms * 1e-3) / 9000e12, rel=2e-3)
+        assert look.source == row_id
+        assert look.frac == pytest.approx(flop / (latency_ms * 1e-3) / peak_flop_per_s, rel=2e-3)
