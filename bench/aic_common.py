@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,44 @@ def hopper_tables(
             print(f"# no {rel}", file=sys.stderr)
             continue
         yield system, short, rel
+
+
+@dataclass(frozen=True)
+class ExtraTable:
+    """One more system's table for an engine, beyond the Hopper systems at a reduction's version: where the part's
+    oldest usable table is another release, or holds several kernels for the format and only one is what the engine
+    ran (``kernel_source``; None: every row of the table)."""
+
+    engine: str
+    system: str
+    short: str
+    version: str
+    kernel_source: str | None = None
+
+
+def engine_tables(
+    data: Path,
+    op: str,
+    engine: str,
+    version: str,
+    systems: dict[str, str] | None = None,
+    extra: tuple[ExtraTable, ...] = (),
+) -> list[tuple[str, str, str, str, str | None]]:
+    """(system, short name, path under ``data``, version, kernel_source kept or None) of ``engine``'s
+    ``<op>_perf.parquet`` tables: each system's at ``version`` (:func:`hopper_tables`), then ``extra``'s tables for
+    this engine; a missing table is named on stderr and skipped."""
+    out: list[tuple[str, str, str, str, str | None]] = [
+        (system, short, rel, version, None) for system, short, rel in hopper_tables(data, op, engine, version, systems)
+    ]
+    for x in extra:
+        if x.engine != engine:
+            continue
+        rel = f"{x.system}/{op}/{engine}/{x.version}/{op}_perf.parquet"
+        if not (data / rel).exists():
+            print(f"# no {rel}", file=sys.stderr)
+            continue
+        out.append((x.system, x.short, rel, x.version, x.kernel_source))
+    return out
 
 
 def data_folder(given: Path | None) -> Path | None:

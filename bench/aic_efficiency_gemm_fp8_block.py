@@ -37,12 +37,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aic_common import BLOB_URL, COMMIT_095F58A, ENGINE_NAMES, SYSTEM_IDS, data_folder, hopper_tables
+from aic_common import BLOB_URL, COMMIT_095F58A, ENGINE_NAMES, SYSTEM_IDS, ExtraTable, data_folder, engine_tables
 
 READ_ON = "2026-11-26"
 VERSIONS = {"vllm": "0.14.0", "sglang": "0.5.6.post2", "trtllm": "1.2.0rc5"}
-#: (engine, system, short name, version): further tables beyond the Hopper systems at VERSIONS (module docstring)
-EXTRA = (("sglang", "b200_sxm", "b200", "0.5.14"),)
+#: further tables beyond the Hopper systems at VERSIONS (module docstring)
+EXTRA = (ExtraTable("sglang", "b200_sxm", "b200", "0.5.14"),)
 #: GEMM row counts kept (those of the grid every table sweeps; the newer tables add odd M in between)
 M_POINTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 MIN_DIM = 256
@@ -86,16 +86,8 @@ def example(pd: Any, path: Path, m: int, n: int, k: int) -> tuple[float, float] 
 
 def rows(pd: Any, data: Path, engine: str) -> list[str]:
     """The catalog rows of ``engine``'s tables, one per Hopper system that has its table at VERSIONS, then EXTRA's."""
-    tables = [
-        (system, short, rel, VERSIONS[engine])
-        for system, short, rel in hopper_tables(data, "gemm", engine, VERSIONS[engine])
-    ]
-    for x_engine, system, short, version in EXTRA:
-        rel = f"{system}/gemm/{x_engine}/{version}/gemm_perf.parquet"
-        if x_engine == engine and (data / rel).exists():
-            tables.append((system, short, rel, version))
     out: list[str] = []
-    for system, short, rel, version in tables:
+    for system, short, rel, version, _ in engine_tables(data, "gemm", engine, VERSIONS[engine], extra=EXTRA):
         got = ratios(pd, data / rel)
         if len(got) < 2:
             continue

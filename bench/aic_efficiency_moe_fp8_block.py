@@ -30,7 +30,8 @@ Exits 0 with a message when the data are absent. Not imported by the package.
 
 from __future__ import annotations
 
-from aic_moe_rows import ExtraTable, MoeFormat, main
+from aic_common import ExtraTable
+from aic_moe_rows import MoeFormat, main
 
 HEADER = """\
 # Block-FP8 fused-MoE curves at DeepSeek-V3/R1's expert shape on Hopper, reduced from NVIDIA AIConfigurator's measured

@@ -19,7 +19,12 @@ Exits 0 with a message when the data are absent. Not imported by the package.
 
 from __future__ import annotations
 
-from aic_moe_rows import ExtraTable, MoeFormat, main
+from aic_common import ExtraTable
+from aic_efficiency_moe_shapes import model_shapes
+from aic_moe_rows import MoeFormat, main
+
+GPT_OSS = ("gpt-oss-20b", "gpt-oss-120b")
+"""The catalog models whose expert shapes are reduced (the MXFP4 checkpoints SGLang runs on this kernel)."""
 
 HEADER = """\
 # MXFP4 fused-MoE curves at gpt-oss's expert shapes on B200, reduced from NVIDIA AIConfigurator's measured {name}
@@ -38,7 +43,7 @@ FORMAT = MoeFormat(
     moe_dtype="w4a8_mxfp4_mxfp8",
     label="MXFP4 weights, MXFP8 activations",
     versions={"sglang": "0.5.14"},
-    shapes={(2880, 2880, 128, 4): "gpt-oss-120b", (2880, 2880, 32, 4): "gpt-oss-20b"},
+    shapes={shape: ", ".join(models) for shape, models in sorted(model_shapes().items()) if set(models) & set(GPT_OSS)},
     header=HEADER,
     systems={},
     extra=(ExtraTable("sglang", "b200_sxm", "b200", "0.5.14", "sglang_flashinfer_trtllm_moe"),),

@@ -19,8 +19,9 @@ from aic_common import (
     ENGINE_NAMES,
     MOE_SHAPE_FIELDS,
     SYSTEM_IDS,
+    ExtraTable,
     data_folder,
-    hopper_tables,
+    engine_tables,
     moe_rank_flop,
     moe_shape_row_head,
 )
@@ -28,19 +29,6 @@ from aic_common import (
 ROOT = Path(__file__).resolve().parents[1]
 ACCELERATORS = ROOT / "src" / "aiinfra" / "catalog" / "data" / "accelerators.yaml"
 READ_ON = "2026-11-26"
-
-
-@dataclass(frozen=True)
-class ExtraTable:
-    """One more system's table for an engine, beyond the format's systems at its version: where the part's oldest
-    table is another release, or holds several kernels for the format and only one is what the engine ran."""
-
-    engine: str
-    system: str
-    short: str
-    version: str
-    kernel_source: str
-    """The AIConfigurator ``kernel_source`` kept."""
 
 
 @dataclass(frozen=True)
@@ -72,19 +60,8 @@ class MoeFormat:
 def rows(pd: Any, data: Path, engine: str, fmt: MoeFormat) -> list[str]:
     """The catalog rows of ``engine``'s table for ``fmt``, one per system, shape and one-way expert split."""
     acc = {str(r["id"]): r for r in yaml.safe_load(ACCELERATORS.read_text())}
-    tables = [
-        (system, short, path, fmt.versions[engine], None)
-        for system, short, path in hopper_tables(data, "moe", engine, fmt.versions[engine], fmt.systems)
-    ]
-    for x in fmt.extra:
-        rel = f"{x.system}/moe/{engine}/{x.version}/moe_perf.parquet"
-        if x.engine != engine:
-            continue
-        if not (data / rel).exists():
-            print(f"# no {rel}", file=sys.stderr)
-            continue
-        tables.append((x.system, x.short, rel, x.version, x.kernel_source))
     out: list[str] = []
+    tables = engine_tables(data, "moe", engine, fmt.versions[engine], fmt.systems, fmt.extra)
     for system, short, path, version, kernel_source in tables:
         acc_id = SYSTEM_IDS[system]
         peak = float(acc[acc_id]["dense_tflop_per_s"][fmt.peak_dtype]) * 1e12

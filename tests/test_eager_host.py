@@ -31,8 +31,9 @@ def test_kernel_host_times_are_the_prs_arithmetic_and_stop_at_0_5_8() -> None:
     # PR #12160: a one-token DeepSeek-V3 prefill, eager forward 82.64 ms (host-bound)
     assert v3_kernels * host.kernel_s(mla=True) == pytest.approx(82.64e-3, rel=2e-3)
     # PR #13094: Llama-3.1-8B FP8 tp 8, 1,024-token prompts, one client: the eager TTFT of 29.97 ms less SGLang's
-    # request path (6.9 ms, its request_overhead_ms) is the host-bound forward
-    assert sglang.request_overhead_s == pytest.approx(6.9e-3)
+    # request path is the host-bound forward; that path is tt-inference-server #3560's median TTFT of 9.54 ms
+    # against a mock forward of 2.63 ms
+    assert sglang.request_overhead_s == pytest.approx((9.54 - 2.63) * 1e-3, abs=2e-5)
     assert llama_kernels * host.kernel_s(mla=False) == pytest.approx((29.97 - 6.9) * 1e-3, rel=2e-3)
     # piecewise prefill graphs are the default in later releases; an unstated release is the current one
     assert sglang.eager_host((0, 5, 8)) is None

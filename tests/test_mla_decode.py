@@ -39,30 +39,68 @@ def _row_points(row_id: str) -> list[list[float]]:
     return points
 
 
-def test_sglang_h200_128_head_point_is_the_median_roofline_fraction_of_its_shapes() -> None:
-    # AIConfigurator h200_sxm/mla/sglang/0.5.6.post2/generation_mla_perf.parquet (commit 095f58a), bf16 cache,
-    # 128 local heads, the seven shapes whose latent bytes round to 2^31: (sequences, step, latency ms); SGLang's
-    # collector attends step + 1 tokens, so each reads 9 x 2^28 = 2.4159e9 B
-    shapes = [
-        (16, 131071, 0.916192),
-        (32, 65535, 0.925787),
-        (64, 32767, 0.919250),
-        (128, 16383, 0.930160),
-        (256, 8191, 0.974925),
-        (512, 4095, 1.026352),
-        (1024, 2047, 1.089666),
-    ]
+#: AIConfigurator h200_sxm/mla/sglang/0.5.6.post2/generation_mla_perf.parquet (commit 095f58a), bf16 cache, 128 local
+#: heads, the seven shapes whose latent bytes round to 2^31: (sequences, step, latency ms). Each reads
+#: 9 x 2^28 = 2.4159e9 B in 0.5903 ms at the bf16 peak (compute-bound), so 0.5903 / 0.930160 = 0.6347, the median
+SGLANG_H200_H128_AT_2_31 = [
+    (16, 131071, 0.916192),
+    (32, 65535, 0.925787),
+    (64, 32767, 0.919250),
+    (128, 16383, 0.930160),
+    (256, 8191, 0.974925),
+    (512, 4095, 1.026352),
+    (1024, 2047, 1.089666),
+]
+#: AIConfigurator b200_sxm/mla/sglang/0.5.9/generation_mla_perf.parquet (commit 095f58a; kernel_source trtllm_mla, the
+#: backend SGLang 0.5.6 picks for DeepSeek-V3 on SM100), bf16 cache, 16 local heads, the sixteen shapes whose latent
+#: bytes round to 2^30 (eight sequence counts, each timed at two tp sizes). Each reads 9 x 2^27 = 1.2080e9 B in
+#: 0.15099 ms at 8 TB/s (memory-bound); the median latencies 0.227474 / 0.227976 ms give 0.6638 / 0.6623: 0.6631
+SGLANG_B200_H16_AT_2_30 = [
+    (8, 131071, 0.224114),
+    (16, 65535, 0.227474),
+    (32, 32767, 0.228965),
+    (64, 16383, 0.231349),
+    (128, 8191, 0.227106),
+    (256, 4095, 0.227312),
+    (512, 2047, 0.232075),
+    (1024, 1023, 0.225763),
+    (8, 131071, 0.222954),
+    (16, 65535, 0.228323),
+    (32, 32767, 0.227976),
+    (64, 16383, 0.230221),
+    (128, 8191, 0.228720),
+    (256, 4095, 0.226811),
+    (512, 2047, 0.230864),
+    (1024, 1023, 0.227043),
+]
+
+
+@pytest.mark.parametrize(
+    ("row_id", "heads", "shapes", "nbytes", "bw_bytes_per_s", "peak_flop_per_s", "expected"),
+    [
+        ("mla-decode-bf16-h200-aic-sglang-h128", 128, SGLANG_H200_H128_AT_2_31, 9 * 2**28, H200_BW, BF16_PEAK, 0.6347),
+        ("mla-decode-bf16-b200-aic-sglang-h16", 16, SGLANG_B200_H16_AT_2_30, 9 * 2**27, 8e12, 2250e12, 0.6631),
+    ],
+)
+def test_sglang_point_is_the_median_roofline_fraction_of_its_shapes(
+    row_id: str,
+    heads: int,
+    shapes: list[tuple[int, int, float]],
+    nbytes: int,
+    bw_bytes_per_s: float,
+    peak_flop_per_s: float,
+    expected: float,
+) -> None:
+    # SGLang's collector attends step + 1 tokens; a call reads sequences x tokens x 576 x 2 B and does
+    # 2 x sequences x heads x tokens x (576 + 512) FLOP; fraction = max(read time, FLOP time) / latency
     fracs = []
     for seqs, step, latency_ms in shapes:
         ctx = step + 1
-        nbytes = seqs * ctx * 576 * 2
-        assert nbytes == 9 * 2**28
-        flop = 2 * seqs * 128 * ctx * (576 + 512)  # 5.84e11: 0.590 ms at the bf16 peak, the read 0.503 ms
-        fracs.append(max(nbytes / H200_BW, flop / BF16_PEAK) / (latency_ms * 1e-3))
-    # 0.5903 ms / 0.930160 ms = 0.6347, the median of the seven (0.5418 ... 0.6444)
-    expected = statistics.median(fracs)
-    assert expected == pytest.approx(0.6347, abs=1e-4)
-    at = [y for x, y in _row_points("mla-decode-bf16-h200-aic-sglang-h128") if x == pytest.approx(2.4159e9, rel=1e-4)]
+        assert seqs * ctx * 576 * 2 == nbytes
+        flop = 2 * seqs * heads * ctx * (576 + 512)
+        fracs.append(max(nbytes / bw_bytes_per_s, flop / peak_flop_per_s) / (latency_ms * 1e-3))
+    assert statistics.median(fracs) == pytest.approx(expected, abs=1e-4)
+    at = [y for x, y in _row_points(row_id) if x == pytest.approx(nbytes, rel=1e-4)]
     assert at == [pytest.approx(expected, abs=1e-4)]
 
 
@@ -169,40 +207,3 @@ def test_sglang_045_absorbed_prefill_runs_at_the_measured_fraction() -> None:
     expected_s = 61 * flop / (BF16_PEAK * frac)  # 61 layers: about 0.127 s
     assert expected_s == pytest.approx(0.1270, rel=1e-2)
     assert im.breakdown(StepBatch.prefill(8192)).attention_s == pytest.approx(expected_s, rel=1e-3)
-
-
-def test_sglang_b200_16_head_point_is_the_median_roofline_fraction_of_its_shapes() -> None:
-    # AIConfigurator b200_sxm/mla/sglang/0.5.9/generation_mla_perf.parquet (commit 095f58a; kernel_source trtllm_mla,
-    # the backend SGLang 0.5.6 picks for DeepSeek-V3 on SM100), bf16 cache, 16 local heads, the sixteen shapes whose
-    # latent bytes round to 2^30 (eight sequence counts, each timed at two tp sizes): (sequences, step, latency ms)
-    shapes = [
-        (8, 131071, 0.224114),
-        (16, 65535, 0.227474),
-        (32, 32767, 0.228965),
-        (64, 16383, 0.231349),
-        (128, 8191, 0.227106),
-        (256, 4095, 0.227312),
-        (512, 2047, 0.232075),
-        (1024, 1023, 0.225763),
-        (8, 131071, 0.222954),
-        (16, 65535, 0.228323),
-        (32, 32767, 0.227976),
-        (64, 16383, 0.230221),
-        (128, 8191, 0.228720),
-        (256, 4095, 0.226811),
-        (512, 2047, 0.230864),
-        (1024, 1023, 0.227043),
-    ]
-    b200_bw, b200_bf16 = 8e12, 2250e12
-    fracs = []
-    for seqs, step, latency_ms in shapes:
-        ctx = step + 1
-        nbytes = seqs * ctx * 576 * 2
-        assert nbytes == 9 * 2**27
-        flop = 2 * seqs * 16 * ctx * (576 + 512)  # 3.65e10: 16 µs at the bf16 peak, the read 151 µs
-        fracs.append(max(nbytes / b200_bw, flop / b200_bf16) / (latency_ms * 1e-3))
-    # 0.15099 ms over the median latencies 0.227474 / 0.227976 ms: 0.6631
-    expected = statistics.median(fracs)
-    assert expected == pytest.approx(0.6631, abs=1e-4)
-    at = [y for x, y in _row_points("mla-decode-bf16-b200-aic-sglang-h16") if x == pytest.approx(1.2080e9, rel=1e-4)]
-    assert at == [pytest.approx(expected, abs=1e-4)]

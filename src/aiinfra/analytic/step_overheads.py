@@ -167,7 +167,7 @@ def with_overheads(
     (None: the current one); ``whole``: under attention DP, the step summed over every rank, which a release whose
     graph rule is global (SGLang 0.4.5: ``CudaGraphRunner.can_run`` compares the ranks' summed tokens with
     ``cuda_graph_max_bs``, and the scheduler replays graphs only when every rank decodes) captures as one.
-    ``eager_host_s``: the release's measured host time of the step's layers when it runs eagerly (the engine
+    ``eager_host_s``: the release's measured host time of the step's kernels when it runs eagerly (the engine
     profile's ``eager_host``; 0: none measured), a floor beside the generic per-kernel one."""
     prof = tables.engine(engine)
     ov = overheads_for(acc, tables)

@@ -138,10 +138,10 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         flags.append(f"gpu_memory_utilization {mem_util:g} as the row states")
     # scheduler settings the row states (a run's own configuration); else the engine's defaults for the
     # device and the usage context: offline/batch rows are LLM-class benchmarks, the others API-server runs
-    stated_budget, stated_seqs = integer(row, "max_num_batched_tokens"), integer(row, "max_num_seqs")
-    for name, val in (("max_num_batched_tokens", stated_budget), ("max_num_seqs", stated_seqs)):
-        if val is not None:
-            flags.append(f"{name} {val} as the notes state")
+    stated = stated_limits(row)
+    for name, val in stated.items():
+        flags.append(f"{name} {val} as the notes state")
+    stated_budget, stated_seqs = stated.get("max_num_batched_tokens"), stated.get("max_num_seqs")
     usage: Usage = "offline" if mode in ("offline", "batch") else "server"
     budget, stated_seqs = _budget(
         row, model, im, engine, mode, (inp, out, batch), free_frac, (stated_budget, stated_seqs), flags, tables
