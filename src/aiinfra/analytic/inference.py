@@ -128,9 +128,10 @@ from aiinfra.analytic.step_overheads import (
     with_overheads,
 )
 from aiinfra.analytic.step_time import StepBatch
+from aiinfra.analytic.window import layer_mean_keys
 from aiinfra.specs.calibration import Factors
 from aiinfra.specs.common import DTYPE_BYTES
-from aiinfra.specs.engine import parse_version
+from aiinfra.specs.engine import WindowedKvMemory, parse_version
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
 
@@ -249,6 +250,16 @@ class InferenceModel:
     def release(self) -> tuple[int, ...] | None:
         """The engine release's number (None: no release stated, the engine's current one)."""
         return parse_version(self.engine_version) if self.engine_version else None
+
+    @property
+    def windowed_kv_memory(self) -> WindowedKvMemory | None:
+        """How the engine release frees the model's sliding-window layers' blocks once they leave the window
+        (engines.yaml windowed_kv_memory); None where it does not, for a model without a window, or without an
+        engine."""
+        m = self.model
+        if m.sliding_window_tokens is None or self.engine is None:
+            return None
+        return self.cluster.tables.engine(self.engine).windowed_kv_rule(self.release, f"{m.id} {m.name}")
 
     @property
     def vocab_precision(self) -> str:
@@ -461,9 +472,11 @@ class InferenceModel:
     def decode_kv_read_bytes_per_accelerator(self, batch: StepBatch) -> float:
         """KV-cache bytes one accelerator reads for the decode attention of a step: each decoding
         sequence's context once, however many query tokens it runs (a speculative verify pass attends
-        γ + 1 queries to the same keys and values in one kernel; Leviathan et al. 2023, Chen et al. 2023)."""
+        γ + 1 queries to the same keys and values in one kernel; Leviathan et al. 2023, Chen et al. 2023); a windowed
+        layer reads at most its window of each (analytic/window.py)."""
         work, share = self._rank_work(batch)
-        return work.decode_context_tokens * self.kv_bytes_per_token_per_accelerator / share
+        ctx = layer_mean_keys(self.model, work.decode_context_tokens, work.decode_seqs)
+        return ctx * self.kv_bytes_per_token_per_accelerator / share
 
     def _token_terms(self, tokens: int, t_rank: float, logits_tokens: float, cal: Factors) -> _TokenTerms:
         """The parts of a step that depend only on its token counts (all but attention): linear layers, element-wise
@@ -670,9 +683,12 @@ class InferenceModel:
         # heads split tp ways, or (attention DP) sequences: evenly, or the busiest rank's own
         att_split = tp if work is batch else 1
         pre_qk, pre_v = self.prefill_attention_dims(work)
-        pre_flop = 2.0 * layers * work.prefill_attention_pairs * (pre_qk + pre_v) / att_split
+        # windowed layers attend at most their window per query (analytic/window.py)
+        pre_pairs = layer_mean_keys(m, work.prefill_attention_pairs, work.prefill_tokens)
+        dec_pairs = layer_mean_keys(m, work.decode_attention_pairs, work.decode_tokens)
+        pre_flop = 2.0 * layers * pre_pairs * (pre_qk + pre_v) / att_split
         reexpand_s = self._mla_prefix_reexpansion_s(work, layers, att_split, (pre_qk, pre_v), cal)
-        dec_flop = 2.0 * layers * work.decode_attention_pairs * (dec_qk + dec_v) / att_split
+        dec_flop = 2.0 * layers * dec_pairs * (dec_qk + dec_v) / att_split
         kv_read = self.decode_kv_read_bytes_per_accelerator(batch)
         attn_peak = acc.sustained_flop_per_s("bf16")
         a_eff = gemm_efficiency(

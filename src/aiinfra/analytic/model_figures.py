@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+from aiinfra.analytic.window import causal_mean_keys
 from aiinfra.specs.common import DTYPE_BYTES
 from aiinfra.specs.model import ModelArch
 
@@ -170,10 +171,11 @@ def attention_flop_per_token_forward(arch: ModelArch, context_tokens: float, cau
 
     2 FLOP per multiply-add: 2·ctx·d_qk + 2·ctx·d_v per layer (Kaplan et al. 2020 Table 1 counts
     2·n_layer·n_ctx·d_attn for the forward pass with d_qk = d_v = d_attn). ``causal`` halves the
-    average context (the convention Megatron-LM adopted in 2025; PaLM/torchtitan do not halve).
+    average context (the convention Megatron-LM adopted in 2025; PaLM/torchtitan do not halve). Sliding-window layers
+    attend at most their window (analytic/window.py ``causal_mean_keys``).
     """
     d_qk, d_v = attention_dims(arch)
-    ctx = context_tokens / 2.0 if causal else context_tokens
+    ctx = causal_mean_keys(arch, context_tokens, causal)
     return arch.num_layers * 2.0 * ctx * (d_qk + d_v)
 
 

@@ -64,6 +64,7 @@ from aiinfra.analytic.training_memory import (
     rank_params,
     shard_group_ranks,
 )
+from aiinfra.analytic.window import causal_mean_keys
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
 from aiinfra.specs.parallelism import PARAMS_SHARDED, Recompute, Sharding
@@ -419,8 +420,10 @@ def _attention_core(s: _Shapes) -> tuple[np.ndarray, np.ndarray]:
     """(forward, backward) time of the attention core per rank: heads / tp, queries s/cp against s keys."""
     setup, m, plans, cp, tp = s.setup, s.setup.model, s.plans, s.cp, s.tp
     d_qk, d_v = attention_dims(m)
-    causal_frac = 0.5 if setup.flash_attention else 1.0
-    attn_flop = 2.0 * plans.mb * (setup.seq_len / cp) * setup.seq_len * (d_qk + d_v) / tp * causal_frac
+    # keys per query: the sequence (half of it causally, where the flash kernel skips the masked half), at most the
+    # window on sliding-window layers (analytic/window.py)
+    keys = causal_mean_keys(m, setup.seq_len, setup.flash_attention)
+    attn_flop = 2.0 * plans.mb * (setup.seq_len / cp) * keys * (d_qk + d_v) / tp
     # the attention core stays in 16-bit under FP8/FP4 training: Transformer Engine's FP8 recipes quantise the
     # Linear GEMMs (FP8 dot-product attention is an opt-in, fp8_dpa / Megatron --fp8-dot-product-attention),
     # and torchao float8 converts nn.Linear modules only

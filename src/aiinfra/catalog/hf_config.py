@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from aiinfra.errors import SpecError
 from aiinfra.specs.common import validate
@@ -14,7 +14,7 @@ from aiinfra.specs.model import ModelArch
 _GATED_ACTS = {"silu", "swiglu", "geglu", "gelu_pytorch_tanh_gated"}
 
 
-def _is_int(x: Any) -> bool:
+def _is_int(x: Any) -> TypeGuard[int]:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
@@ -117,7 +117,35 @@ def arch_from_hf_config(cfg: dict[str, Any], field: str = "model.config", name: 
             moe_layer_step=cfg.get("interleave_moe_layer_step", 1) or 1,
         )
     data.update(_fp8_scaling(cfg.get("quantization_config"), field))
+    data.update(_sliding_window(cfg, model_type, layers))
     return validate(ModelArch, data, where=field)
+
+
+def _sliding_window(cfg: dict[str, Any], model_type: str, layers: Any) -> dict[str, Any]:
+    """The window fields from a config's ``sliding_window`` and the layers that use it: those ``layer_types`` names
+    ``sliding_attention`` (gpt-oss, recent Gemma and Qwen configs); all but every ``sliding_window_pattern``-th
+    (Gemma 3: five in six); every other one from the first (Gemma 2, whose modelling code windows the even layers);
+    those from ``max_window_layers`` on where ``use_sliding_window`` is set (Qwen2); else every layer (Mistral 7B
+    v0.1). A config with ``use_sliding_window: false`` (Qwen2/Qwen3, which still carry a ``sliding_window`` value)
+    has none."""
+    window = cfg.get("sliding_window")
+    if not _is_int(window) or window <= 0 or not _is_int(layers) or cfg.get("use_sliding_window") is False:
+        return {}
+    types = cfg.get("layer_types")
+    pattern = cfg.get("sliding_window_pattern")
+    if isinstance(types, list) and types:
+        windowed = sum(1 for t in types if t == "sliding_attention")
+    elif _is_int(pattern) and pattern > 1:
+        windowed = layers - layers // pattern
+    elif model_type == "gemma2":
+        windowed = (layers + 1) // 2
+    elif cfg.get("use_sliding_window") is True and _is_int(cfg.get("max_window_layers")):
+        windowed = max(layers - cfg["max_window_layers"], 0)
+    else:
+        windowed = layers
+    if windowed <= 0:
+        return {}
+    return {"sliding_window_tokens": window, "sliding_window_layers": min(windowed, layers)}
 
 
 def _fp8_scaling(quant: Any, field: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from aiinfra.analytic.inference import InferenceModel, StepBreakdown
 from aiinfra.analytic.step_overheads import host_step_s
 from aiinfra.analytic.step_time import StepBatch
+from aiinfra.analytic.window import context_per_kv_slot
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.planning.engine_profile import Usage, scheduler_defaults
 from aiinfra.planning.loaded import LoadedReplica, LoadPoint, Tails
@@ -74,7 +75,15 @@ class KvCapacity:
     blocks: int
     """Blocks per accelerator (per attention-DP rank)."""
     kv_capacity_tokens: int
-    """Token slots of the whole replica."""
+    """Token slots of the whole replica, each holding one token's KV on every layer."""
+    context_per_slot_ratio: float = 1.0
+    """Tokens of context one slot serves at the workload's mean held context: above 1 where the engine frees the
+    sliding-window layers' out-of-window blocks (``analytic/window.context_per_kv_slot``), else 1."""
+
+    @property
+    def context_capacity_tokens(self) -> int:
+        """Tokens of context the replica holds at the workload's mean context: what the schedulers admit against."""
+        return int(self.kv_capacity_tokens * self.context_per_slot_ratio)
 
 
 def kv_capacity(
@@ -84,12 +93,16 @@ def kv_capacity(
     batched_tokens: int,
     engine: str = "vllm",
     free_frac: float | None = None,
+    held_context_tokens: float | None = None,
 ) -> KvCapacity:
     """Paged KV blocks per accelerator, as the engine allocates them.
 
     vLLM (``Worker.determine_num_available_blocks``): blocks = floor((util·HBM − weights − activation peak
     − non-torch/other) / (block · KV bytes/token/rank)). TensorRT-LLM (``KvCacheConfig``):
-    free_gpu_memory_fraction of the memory left after weights, activations and runtime.
+    free_gpu_memory_fraction of the memory left after weights, activations and runtime. Where the engine frees the
+    sliding-window layers' out-of-window blocks, a sequence holding ``held_context_tokens`` of context takes fewer
+    slots (``context_per_slot_ratio``); the schedulers count context tokens, so the capacity is scaled at that mean
+    context (exact for sequences of that length, an approximation for the spread around it).
     """
     mem = im.cluster.accelerator.memory_bytes
     w = im.weight_bytes_per_accelerator
@@ -116,7 +129,16 @@ def kv_capacity(
         kv_bytes_per_token=per_tok,
         blocks=blocks,
         kv_capacity_tokens=blocks * block_tokens * im.kv_token_shards,
+        context_per_slot_ratio=_context_per_slot_ratio(im, block_tokens, held_context_tokens),
     )
+
+
+def _context_per_slot_ratio(im: InferenceModel, block_tokens: int, held_context_tokens: float | None) -> float:
+    """Context tokens per KV slot at ``held_context_tokens`` (1 without windowed KV memory or a context)."""
+    rule = im.windowed_kv_memory
+    if rule is None or not held_context_tokens or held_context_tokens <= 0:
+        return 1.0
+    return context_per_kv_slot(im.model, held_context_tokens, block_tokens, rule.swa_pool_ratio)
 
 
 def prefill_steps(n_prompts: int, prompt_tokens: int, budget_tokens: int) -> list[tuple[StepBatch, int]]:
@@ -554,9 +576,15 @@ def _deployment(
         notes.append(f"scheduler: {sd.basis}")
     notes += [f"accuracy: {n}" for n in cluster.tables.accuracy_notes_for(model.id, engine, cluster.accelerator.id)]
     replicas = _replicas_of(model, cluster, wl, im)
-    cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, engine, kv_free_frac)
     inp, out = wl.input_tokens, wl.output_tokens
     held = inp + out if reserves_full_context(engine, cluster.tables, wl) else inp + (out + 1) // 2
+    cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, engine, kv_free_frac, held)
+    if cap.context_per_slot_ratio > 1.0:
+        notes.append(
+            f"the engine frees the sliding-window layers' blocks outside their {model.sliding_window_tokens}-token "
+            f"window: at {held:,} tokens of context a sequence takes {1 / cap.context_per_slot_ratio:.2f} of the "
+            f"KV slots of full attention ({cap.context_capacity_tokens:,} tokens of context per replica)"
+        )
     release = workload_release(wl)
     rule = cluster.tables.engine(engine).admission_reserve(parse_version(release) if release else None)
     if rule is not None and held < inp + out:
@@ -577,7 +605,7 @@ def _deployment(
         block=block,
         replicas=replicas,
         cap=cap,
-        max_seqs=cap.kv_capacity_tokens // per_seq_tokens,
+        max_seqs=cap.context_capacity_tokens // per_seq_tokens,
     )
 
 
@@ -610,7 +638,7 @@ def _replicas_of(model: ModelArch, cluster: ClusterSpec, wl: ServingWorkload, im
 def _first_batch(d: _Deployment, notes: list[str]) -> tuple[int, bool, bool]:
     """(batch, fits, static): a static batch as given; the saturated steady state (noting what holds it); or the
     users' or clients' share per replica (with think time the share in flight is found by the loaded replica)."""
-    wl, cap_tokens = d.wl, d.cap.kv_capacity_tokens
+    wl, cap_tokens = d.wl, d.cap.context_capacity_tokens
     inp, out = wl.input_tokens, wl.output_tokens
     static = isinstance(wl.batch, int)
     if isinstance(wl.batch, int):

@@ -231,7 +231,9 @@ def limits_for(
         chunked = sd.chunked_prefill if sd.chunked_prefill is not None else True
     block = kv_block_tokens(wl.engine, wl, scenario.cluster.tables)
     budget = sched.max_num_batched_tokens or sd.max_num_batched_tokens
-    cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, wl.engine)
+    # the schedulers count context tokens: a windowed KV cache's slots are scaled at the mean held context
+    held = wl.input_tokens + wl.output_tokens / 2.0
+    cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, wl.engine, held_context_tokens=held)
     if cap.kv_capacity_tokens <= 0:
         raise InfeasibleError(
             f"infeasible, because {scenario.model.id} leaves no KV-cache memory on "
@@ -262,7 +264,7 @@ def limits_for(
         max_num_batched_tokens=budget,
         chunked_prefill=chunked,
         preemption=sched.preemption,
-        kv_capacity_tokens=cap.kv_capacity_tokens,
+        kv_capacity_tokens=cap.context_capacity_tokens,
         block_tokens=block,
         tokens_per_step=tps,
         budget_tokens_per_decode=slots,

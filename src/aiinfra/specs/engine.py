@@ -79,6 +79,27 @@ class ReleaseRange:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class WindowedKvMemory:
+    """Releases whose KV cache frees the sliding-window layers' blocks once they fall out of the window, and how
+    (engines.yaml ``windowed_kv_memory``; analytic/window.py ``context_per_kv_slot``)."""
+
+    releases: ReleaseRange
+    swa_pool_ratio: float | None = None
+    """Tokens the windowed layers' pool holds per token of the full layers' pool, split once at start-up (SGLang's
+    ``swa_full_tokens_ratio``); None: one pool shared by every layer (vLLM's hybrid KV cache manager)."""
+    model_names: tuple[str, ...] = ()
+    """Only for models whose id or name contains one of these (lower case; an engine's allow-list); empty: every
+    model with sliding-window layers."""
+
+    def covers(self, version: tuple[int, ...] | None, model_name: str) -> bool:
+        """Whether release ``version`` applies it to the model named ``model_name`` (its id and name, joined)."""
+        if not self.releases.applies(version):
+            return False
+        name = model_name.lower()
+        return not self.model_names or any(n in name for n in self.model_names)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class HostStepCost:
     """Host time an engine release spends per iteration outside the GPU's kernels (scheduling, input preparation,
     output processing) and how it meets the GPU's step (engines.yaml ``host_step_by_version``)."""
@@ -325,6 +346,11 @@ class EngineProfile:
     attention kernel (engines.yaml mla_prefill_pads_v): the kernel then multiplies 192-wide values, not 128-wide.
     None: values at their own width."""
 
+    windowed_kv_memory: tuple[WindowedKvMemory, ...] = ()
+    """Releases whose KV cache frees a sliding-window layer's blocks once they fall out of its window (engines.yaml
+    windowed_kv_memory), so such a layer holds about a window per sequence. None: every layer holds the whole
+    context (the window still bounds the attention's compute and reads)."""
+
     cuda_graph_by_version: tuple[CudaGraphRule, ...] = ()
     """Releases whose CUDA-graph limit differs from ``cuda_graph_bands`` (engines.yaml cuda_graph_by_version)."""
 
@@ -364,6 +390,11 @@ class EngineProfile:
     def pads_mla_prefill_v(self, version: tuple[int, ...] | None) -> bool:
         """Whether release ``version`` (None: the current one) pads MLA's prefill values to the query-key width."""
         return self.mla_prefill_pads_v is not None and self.mla_prefill_pads_v.applies(version)
+
+    def windowed_kv_rule(self, version: tuple[int, ...] | None, model_name: str) -> WindowedKvMemory | None:
+        """How release ``version`` (None: the current one) holds the sliding-window layers' KV of the named model,
+        where it frees their out-of-window blocks; None: it keeps the whole context on every layer."""
+        return next((r for r in self.windowed_kv_memory if r.covers(version, model_name)), None)
 
     def runs_timed_w4a16_moe(self, version: tuple[int, ...] | None) -> bool:
         """Whether release ``version`` (None: unstated, taken as current) runs by default the W4A16 MoE op its rows
@@ -615,6 +646,15 @@ def _version_or_none(value: Any) -> tuple[int, ...] | None:
     return parsed
 
 
+def _windowed_kv(entry: Mapping[str, Any]) -> WindowedKvMemory:
+    ratio = entry.get("swa_pool_ratio")
+    return WindowedKvMemory(
+        releases=_release_range(entry),
+        swa_pool_ratio=float(ratio) if ratio is not None else None,
+        model_names=tuple(str(n).lower() for n in entry.get("model_names") or ()),
+    )
+
+
 def _release_range(entry: Mapping[str, Any]) -> ReleaseRange:
     return ReleaseRange(
         from_version=_version_or_none(entry.get("from_version")),
@@ -783,6 +823,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             whole_prompts_with_decodes=bool(row.get("whole_prompts_with_decodes", False)),
             prefill_steps_alone=_release_range(row["prefill_steps_alone"]) if row.get("prefill_steps_alone") else None,
             mla_prefill_pads_v=_release_range(row["mla_prefill_pads_v"]) if row.get("mla_prefill_pads_v") else None,
+            windowed_kv_memory=tuple(_windowed_kv(e) for e in row.get("windowed_kv_memory") or ()),
             admission_reserves=_admission_reserves(row),
             mla_absorbed_prefill=_mla_prefill_rules(row),
             mlperf_kv_reservation=_kv_policy(row, "mlperf_kv_reservation"),

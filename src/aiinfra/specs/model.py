@@ -71,6 +71,13 @@ class ModelArch:
     those of the first and last layer: every attention projection and the first and last MLP stay bf16 (Llama 3
     report, Dubey et al. 2024, arXiv 2407.21783, §6.2; the checkpoint's ``modules_to_not_convert``). Prices an
     FP8 serving run's weight bytes and those layers' GEMMs (analytic/inference.py)."""
+    sliding_window_tokens: SeqTokens | None = None
+    """Window of the sliding-window attention layers: each of their queries attends only the last
+    ``sliding_window_tokens`` positions (Beltagy et al. 2020, Longformer §3.1; Mistral 7B, Jiang et al. 2023 §2:
+    4,096; gpt-oss: 128 on alternating layers). None = every layer attends the whole context."""
+    sliding_window_layers: Annotated[int, InRange(0, MAX_LAYERS)] = 0
+    """Layers that use the window (the rest attend the whole context): all of them for Mistral 7B v0.1, half for
+    gpt-oss (HF ``layer_types``), five in six for Gemma 3."""
     sources: tuple[Source, ...] = ()
     notes: str = ""
 
@@ -105,6 +112,20 @@ class ModelArch:
                 f"does not go with fp8_scaling {self.fp8_scaling}",
                 "give fp8_block_size (e.g. [128, 128]) with fp8_scaling: block, and none with tensor scaling",
             )
+        if (self.sliding_window_tokens is None) != (self.sliding_window_layers == 0):
+            raise FieldProblem(
+                "sliding_window_layers",
+                self.sliding_window_layers,
+                f"does not go with sliding_window_tokens {self.sliding_window_tokens}",
+                "give both (the window and how many layers use it), or neither for full attention on every layer",
+            )
+        if self.sliding_window_layers > self.num_layers:
+            raise FieldProblem(
+                "sliding_window_layers",
+                self.sliding_window_layers,
+                f"is above num_layers {self.num_layers}",
+                "give at most num_layers",
+            )
         if self.first_k_dense_layers > self.num_layers:
             raise FieldProblem(
                 "first_k_dense_layers",
@@ -122,6 +143,11 @@ class ModelArch:
     def head_size(self) -> int:
         """Width of one attention head: ``head_dim``, or hidden_size / num_heads when not given."""
         return self.head_dim if self.head_dim is not None else self.hidden_size // self.num_heads
+
+    @property
+    def windowed_layer_frac(self) -> float:
+        """Share of the layers that attend only the sliding window (0 without one)."""
+        return self.sliding_window_layers / self.num_layers
 
     @property
     def is_moe(self) -> bool:

@@ -78,9 +78,6 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     mode = row["mode"].strip()
     inp = integer(row, "input_tokens")
     out = integer(row, "output_tokens")
-    sliding = switches.text(row, "sliding_window")
-    if sliding and not metric.startswith("itl_slope"):
-        flags.append("sliding-window layers modelled as full attention")
     ep, attention_dp = expert_layout(row, tp, model.is_moe)
     if attention_dp:
         flags.append(f"attention data-parallel over {tp} ranks, experts split ep = {ep} ways (as the notes state)")
@@ -106,7 +103,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         overlap_scheduling=overlap,
     )
     if metric in ("itl_intercept_s", "itl_slope_s_per_context_token"):
-        return _itl(im, metric, sliding, flags)
+        return _itl(im, metric, flags)
     if metric == "kv_capacity_tokens":
         return _kv_capacity(im, engine, row, free_frac, flags, tables)
     bench = benchmark_of(row, tables)
@@ -305,19 +302,14 @@ def _engine(row: dict[str, str], flags: list[str], tables: RowTables) -> str:
     return engine
 
 
-def _itl(im: InferenceModel, metric: str, sliding: str, flags: list[str]) -> RowPrediction:
+def _itl(im: InferenceModel, metric: str, flags: list[str]) -> RowPrediction:
     """A batch-1 inter-token-latency fit: its intercept (the empty-context decode step), or its slope per context
-    token (between 0 and SLOPE_CONTEXT_TOKENS); alternating sliding-window layers keep a fixed window, so only the
-    full-attention half of the layers grows with context."""
+    token (between 0 and SLOPE_CONTEXT_TOKENS; sliding-window layers stop growing at their window)."""
     t0 = im.iteration_time_s(StepBatch.decode(1, 0))
     if metric == "itl_intercept_s":
         return RowPrediction(t0, "; ".join(flags))
     t1 = im.iteration_time_s(StepBatch.decode(1, SLOPE_CONTEXT_TOKENS))
-    full_frac = 1.0
-    if sliding == "alternating":
-        full_frac = 0.5
-        flags.append("alternating sliding-window layers: only the full-attention half grows with context")
-    return RowPrediction(full_frac * (t1 - t0) / SLOPE_CONTEXT_TOKENS, "; ".join(flags))
+    return RowPrediction((t1 - t0) / SLOPE_CONTEXT_TOKENS, "; ".join(flags))
 
 
 def _budget(

@@ -134,6 +134,25 @@ def _fill_from_catalog(row: dict[str, str], flags: list[str], models: Mapping[st
     return filled
 
 
+def _sliding_window(
+    row: dict[str, str], layers: int, models: Mapping[str, ModelArch], flags: list[str]
+) -> dict[str, object]:
+    """The window fields of a row whose ``sliding_window`` cell says the model has sliding-window layers: the window
+    and the layers using it from the catalog model the row names (models.yaml, from its HF config), where it has the
+    row's layer count; else none (full attention, flagged)."""
+    if not switches.text(row, "sliding_window"):
+        return {}
+    cat = catalog_model_for(row.get("model_name") or "", models)
+    if cat is None or cat.sliding_window_tokens is None or cat.num_layers != layers:
+        flags.append("sliding-window layers modelled as full attention (no catalog model states the window)")
+        return {}
+    flags.append(
+        f"sliding window of {cat.sliding_window_tokens} tokens on {cat.sliding_window_layers} of {layers} layers "
+        f"(catalog model {cat.id})"
+    )
+    return {"sliding_window_tokens": cat.sliding_window_tokens, "sliding_window_layers": cat.sliding_window_layers}
+
+
 def model_from_row(row: dict[str, str], models: Mapping[str, ModelArch]) -> tuple[ModelArch, list[str]]:
     """ModelArch from a row's architecture columns (blank ones from the catalog's ``models`` by id); returns the
     assumptions made for blank cells."""
@@ -189,6 +208,7 @@ def model_from_row(row: dict[str, str], models: Mapping[str, ModelArch]) -> tupl
         data["first_k_dense_layers"] = first_dense
     if not data["vocab_size"]:
         raise RowError("vocab_size blank")
+    data.update(_sliding_window(row, layers, models, flags))
     if (row.get("weight_precision") or "").strip() == "fp8":
         data.update(_fp8_scaling(row, data, models, flags))
     return validate(ModelArch, data, where=f"row {row.get('id')}"), flags

@@ -1,0 +1,157 @@
+"""Sliding-window attention layers (analytic/window.py): their keys, FLOP, KV reads and KV memory, worked by hand."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from aiinfra import catalog
+from aiinfra.analytic.model_figures import attention_dims, attention_flop_per_token_forward
+from aiinfra.analytic.step_time import StepBatch
+from aiinfra.analytic.window import causal_mean_keys, held_kv_tokens, layer_mean_keys
+from aiinfra.catalog.hf_config import arch_from_hf_config
+from aiinfra.specs.common import FieldProblem
+
+H100 = "nvidia-h100-sxm5-80gb"
+
+
+def _full(arch: Any) -> Any:
+    """The same model with every layer attending the whole context."""
+    return dataclasses.replace(arch, sliding_window_tokens=None, sliding_window_layers=0)
+
+
+def test_catalog_windows_from_the_configs() -> None:
+    # openai/gpt-oss-120b config.json: sliding_window 128, layer_types alternating, 18 of 36 sliding; Mistral 7B
+    # paper Table 1: window_size 4096 on all 32 layers
+    oss = catalog.model("gpt-oss-120b")
+    assert (oss.sliding_window_tokens, oss.sliding_window_layers) == (128, 18)
+    assert oss.windowed_layer_frac == 0.5
+    mistral = catalog.model("mistral-7b")
+    assert (mistral.sliding_window_tokens, mistral.sliding_window_layers) == (4096, 32)
+
+
+def test_decode_keys_capped_on_the_windowed_half() -> None:
+    # 10 sequences at 1,000 tokens: 10,000 keys on a full layer, 10 x 128 = 1,280 on a windowed one;
+    # half the layers each: (10,000 + 1,280) / 2 = 5,640 per layer on average
+    oss = catalog.model("gpt-oss-120b")
+    assert layer_mean_keys(oss, 10_000.0, 10) == pytest.approx(5_640.0)
+    # contexts shorter than the window: nothing to cap (8 sequences x 100 tokens < 8 x 128)
+    assert layer_mean_keys(oss, 800.0, 8) == pytest.approx(800.0)
+    assert layer_mean_keys(_full(oss), 10_000.0, 10) == 10_000.0
+
+
+def test_training_attention_flop_with_a_window() -> None:
+    # Mistral 7B, 8,192-token sequences, causal: query i attends min(i, 4096) keys; the mean is
+    # W - W^2 / (2 L) = 4096 - 4096^2 / 16384 = 3,072 (full attention: L / 2 = 4,096), on all 32 layers
+    mistral = catalog.model("mistral-7b")
+    assert causal_mean_keys(mistral, 8192.0, causal=True) == pytest.approx(3072.0)
+    d_qk, d_v = attention_dims(mistral)
+    assert attention_flop_per_token_forward(mistral, 8192.0, causal=True) == pytest.approx(
+        32 * 2.0 * 3072.0 * (d_qk + d_v)
+    )
+    # non-causal: min(L, W) = 4,096; at or below the window the window changes nothing
+    assert causal_mean_keys(mistral, 8192.0, causal=False) == 4096.0
+    assert causal_mean_keys(mistral, 2048.0, causal=True) == 1024.0
+
+
+def test_held_kv_tokens_of_a_windowed_cache() -> None:
+    # gpt-oss-120b, 1,000 tokens of context, 16-token blocks, the engine freeing out-of-window blocks:
+    # 18 full layers hold 1,000, 18 windowed ones 128 + 16 -> (1,000 + 144) / 2 = 572 slots of every layer
+    oss = catalog.model("gpt-oss-120b")
+    assert held_kv_tokens(oss, 1000.0, 16, windowed_memory=True) == pytest.approx(572.0)
+    assert held_kv_tokens(oss, 1000.0, 16, windowed_memory=False) == 1000.0
+
+
+def _gpt_oss_model(engine: str | None) -> Any:
+    from aiinfra.analytic.inference import InferenceModel
+    from aiinfra.catalog.resolve import resolve_cluster
+    from aiinfra.specs.scenario import HardwareInput
+
+    cluster = resolve_cluster(HardwareInput(accelerator=H100, count=1, per_node=1))
+    return InferenceModel(
+        model=catalog.model("gpt-oss-120b"),
+        cluster=cluster,
+        tp=1,
+        weight_precision="fp4",
+        kv_precision="bf16",
+        engine=engine,
+    )
+
+
+def test_decode_kv_read_of_a_step() -> None:
+    # 8 sequences at 1,000 tokens: 8,000 KV entries per full layer, 8 x 128 = 1,024 per windowed one;
+    # the step reads (8,000 + 1,024) / 2 = 4,512 tokens' KV of every layer: 4,512 / 8,000 = 0.564 of full attention
+    im = _gpt_oss_model(None)
+    full = dataclasses.replace(im, model=_full(im.model))
+    step = StepBatch.decode(8, 1000)
+    ratio = im.decode_kv_read_bytes_per_accelerator(step) / full.decode_kv_read_bytes_per_accelerator(step)
+    assert ratio == pytest.approx(4512.0 / 8000.0)
+    assert im.iteration_time_s(step) < full.iteration_time_s(step)
+
+
+def test_hf_config_window_rules() -> None:
+    base = {
+        "num_hidden_layers": 36,
+        "hidden_size": 2880,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 8,
+        "head_dim": 64,
+        "intermediate_size": 2880,
+        "vocab_size": 201088,
+        "model_type": "gpt_oss",
+    }
+    types = ["sliding_attention", "full_attention"] * 18
+    arch = arch_from_hf_config({**base, "sliding_window": 128, "layer_types": types})
+    assert (arch.sliding_window_tokens, arch.sliding_window_layers) == (128, 18)
+    # Qwen2/Qwen3 configs carry a sliding_window value with use_sliding_window false: no window
+    qwen = arch_from_hf_config({**base, "model_type": "qwen3", "sliding_window": 32768, "use_sliding_window": False})
+    assert qwen.sliding_window_tokens is None and qwen.sliding_window_layers == 0
+    # Gemma 3: sliding_window_pattern 6, every sixth layer full: 36 - 36 // 6 = 30 windowed
+    gemma3 = arch_from_hf_config(
+        {**base, "model_type": "gemma3_text", "sliding_window": 1024, "sliding_window_pattern": 6}
+    )
+    assert gemma3.sliding_window_layers == 30
+    # Mistral 7B v0.1: a window and nothing saying which layers: every layer
+    mistral = arch_from_hf_config({**base, "model_type": "mistral", "sliding_window": 4096})
+    assert mistral.sliding_window_layers == 36
+
+
+def test_window_fields_go_together() -> None:
+    oss = catalog.model("gpt-oss-120b")
+    with pytest.raises(FieldProblem) as no_layers:
+        dataclasses.replace(oss, sliding_window_layers=0)
+    assert no_layers.value.field == "sliding_window_layers"
+    with pytest.raises(FieldProblem) as too_many:
+        dataclasses.replace(oss, sliding_window_layers=37)
+    assert too_many.value.field == "sliding_window_layers" and "num_layers 36" in str(too_many.value)
+
+
+def test_context_per_kv_slot_shared_and_split_pools() -> None:
+    from aiinfra.analytic.window import context_per_kv_slot
+
+    oss = catalog.model("gpt-oss-120b")
+    # one shared pool (vLLM): 1,000 tokens of context take 572 slots (above): 1,000 / 572 = 1.748 per slot
+    assert context_per_kv_slot(oss, 1000.0, 16, None) == pytest.approx(1000.0 / 572.0)
+    # SGLang's split at r = 0.8: the full pool holds 36 / (18 + 0.8 x 18) = 1.111 tokens per slot, the windowed one
+    # 0.889; a 1,000-token sequence needs 144 windowed tokens, far inside it: the full pool bounds it at 1.111
+    assert context_per_kv_slot(oss, 1000.0, 16, 0.8) == pytest.approx(36.0 / 32.4)
+    # 100-token sequences need as many tokens in the windowed pool as in the full one: 0.8 x 1.111 = 0.889 per slot
+    assert context_per_kv_slot(oss, 100.0, 16, 0.8) == pytest.approx(0.8 * 36.0 / 32.4)
+
+
+def test_replica_capacity_follows_the_release() -> None:
+    # vLLM's hybrid KV cache manager arrived in 0.9.1 (engines.yaml windowed_kv_memory): the same memory holds
+    # 1 / 0.572 = 1.748 times the context of 1,000-token sequences there, and the same slots before
+    from aiinfra.planning.inference import kv_capacity
+
+    im = _gpt_oss_model("vllm")
+    before = kv_capacity(dataclasses.replace(im, engine_version="0.9.0"), 0.9, 16, 8192, "vllm", None, 1000.0)
+    after = kv_capacity(dataclasses.replace(im, engine_version="0.10.2"), 0.9, 16, 8192, "vllm", None, 1000.0)
+    assert before.kv_capacity_tokens == after.kv_capacity_tokens > 0
+    assert before.context_capacity_tokens == before.kv_capacity_tokens
+    assert after.context_capacity_tokens == pytest.approx(after.kv_capacity_tokens * 1000.0 / 572.0, abs=1)
+    # TensorRT-LLM 1.x keeps one full pool (no windowed_kv_memory rule)
+    trt = kv_capacity(dataclasses.replace(im, engine="trtllm"), 0.9, 32, 8192, "trtllm", 0.9, 1000.0)
+    assert trt.context_per_slot_ratio == 1.0
