@@ -12,11 +12,10 @@ import pytest
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.mla_terms import (
-    cached_prefix_tokens,
     mla_reexpansion_bytes_per_token,
     mla_reexpansion_flop_per_token,
 )
-from aiinfra.analytic.step_time import StepBatch
+from aiinfra.analytic.step_time import StepBatch, cached_prefix_tokens
 from aiinfra.planning.inference import prefill_time_s
 
 from .conftest import node_model

@@ -107,8 +107,6 @@ from aiinfra.analytic.kernel_time import (
     weight_only_moe_dtype,
 )
 from aiinfra.analytic.mla_terms import (
-    cached_prefix_tokens,
-    chunk_prefix_tokens,
     mla_reexpansion_bytes_per_token,
     mla_reexpansion_flop_per_token,
     mla_replicated_params_per_layer,
@@ -127,8 +125,8 @@ from aiinfra.analytic.step_overheads import (
     with_host_step,
     with_overheads,
 )
-from aiinfra.analytic.step_time import StepBatch
-from aiinfra.analytic.window import layer_mean_keys
+from aiinfra.analytic.step_time import StepBatch, cached_prefix_tokens, chunk_prefix_tokens
+from aiinfra.analytic.window import decode_layer_keys, prefill_layer_pairs
 from aiinfra.specs.calibration import Factors
 from aiinfra.specs.common import DTYPE_BYTES
 from aiinfra.specs.engine import WindowedKvMemory, parse_version
@@ -473,9 +471,9 @@ class InferenceModel:
         """KV-cache bytes one accelerator reads for the decode attention of a step: each decoding
         sequence's context once, however many query tokens it runs (a speculative verify pass attends
         γ + 1 queries to the same keys and values in one kernel; Leviathan et al. 2023, Chen et al. 2023); a windowed
-        layer reads at most its window of each (analytic/window.py)."""
+        local layer reads only its window or chunk of each (analytic/window.py)."""
         work, share = self._rank_work(batch)
-        ctx = layer_mean_keys(self.model, work.decode_context_tokens, work.decode_seqs)
+        ctx = decode_layer_keys(self.model, work.decode_context_tokens, work.decode_seqs)
         return ctx * self.kv_bytes_per_token_per_accelerator / share
 
     def _token_terms(self, tokens: int, t_rank: float, logits_tokens: float, cal: Factors) -> _TokenTerms:
@@ -683,9 +681,9 @@ class InferenceModel:
         # heads split tp ways, or (attention DP) sequences: evenly, or the busiest rank's own
         att_split = tp if work is batch else 1
         pre_qk, pre_v = self.prefill_attention_dims(work)
-        # windowed layers attend at most their window per query (analytic/window.py)
-        pre_pairs = layer_mean_keys(m, work.prefill_attention_pairs, work.prefill_tokens)
-        dec_pairs = layer_mean_keys(m, work.decode_attention_pairs, work.decode_tokens)
+        # local (sliding-window, chunked) layers attend part of the context (analytic/window.py)
+        pre_pairs = prefill_layer_pairs(m, work)
+        dec_pairs = decode_layer_keys(m, work.decode_attention_pairs, work.decode_seqs, work.decode_queries_per_seq)
         pre_flop = 2.0 * layers * pre_pairs * (pre_qk + pre_v) / att_split
         reexpand_s = self._mla_prefix_reexpansion_s(work, layers, att_split, (pre_qk, pre_v), cal)
         dec_flop = 2.0 * layers * dec_pairs * (dec_qk + dec_v) / att_split

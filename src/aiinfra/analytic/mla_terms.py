@@ -1,12 +1,10 @@
 """Multi-head latent attention (MLA) terms of the inference step model: the down-projections every
 tensor-parallel rank holds whole, and the re-expansion of a cached latent prefix into multi-head keys and values
-when a later prompt chunk runs the multi-head form (DeepSeek-V2 §2.1); the cached-prefix estimates of a step's
-prompt chunks they use."""
+when a later prompt chunk runs the multi-head form (DeepSeek-V2 §2.1)."""
 
 from __future__ import annotations
 
 from aiinfra.analytic.model_figures import attention_dims
-from aiinfra.analytic.step_time import StepBatch
 from aiinfra.specs.common import DTYPE_BYTES
 from aiinfra.specs.model import ModelArch
 
@@ -20,26 +18,6 @@ def mla_replicated_params_per_layer(m: ModelArch) -> float:
     if m.attention != "mla":
         return 0.0
     return float(m.hidden_size * ((m.q_lora_rank or 0) + (m.kv_lora_rank or 0) + (m.qk_rope_head_dim or 0)))
-
-
-def chunk_prefix_tokens(work: StepBatch) -> float:
-    """Cached prefix (tokens) of a step's prefill read as one chunk's: Σ pairs / tokens − (tokens + 1) / 2, exact for
-    a single chunk (what a long prompt's continuing chunk fills), 0 for fresh prompts (never negative)."""
-    t = work.prefill_tokens
-    if t <= 0:
-        return 0.0
-    return max(0.0, work.prefill_attention_pairs / t - (t + 1) / 2.0)
-
-
-def cached_prefix_tokens(work: StepBatch) -> float:
-    """Σ over a step's prompt chunks of the tokens each finds already cached, read from its aggregates as n equal
-    chunks of c = tokens / n (n = ``prefill_requests``): pairs = Σ c·(p_i + (c + 1)/2), so Σ p_i = pairs / c −
-    n·(c + 1)/2. Exact for one chunk and for equal chunks; 0 for fresh prompts (never negative)."""
-    n = work.prefill_requests
-    if work.prefill_tokens <= 0 or n <= 0:
-        return 0.0
-    c = work.prefill_tokens / n
-    return max(0.0, work.prefill_attention_pairs / c - n * (c + 1) / 2.0)
 
 
 def mla_reexpansion_flop_per_token(m: ModelArch, split: int) -> float:

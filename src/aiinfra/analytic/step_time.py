@@ -113,3 +113,23 @@ class FixedStepTime:
     def iteration_time_s(self, batch: StepBatch) -> float:
         """The fixed ``step_time_s``, whatever the batch."""
         return self.step_time_s
+
+
+def chunk_prefix_tokens(work: StepBatch) -> float:
+    """Cached prefix (tokens) of a step's prefill read as one chunk's: Σ pairs / tokens − (tokens + 1) / 2, exact for
+    a single chunk (what a long prompt's continuing chunk fills), 0 for fresh prompts (never negative)."""
+    t = work.prefill_tokens
+    if t <= 0:
+        return 0.0
+    return max(0.0, work.prefill_attention_pairs / t - (t + 1) / 2.0)
+
+
+def cached_prefix_tokens(work: StepBatch) -> float:
+    """Σ over a step's prompt chunks of the tokens each finds already cached, read from its aggregates as n equal
+    chunks of c = tokens / n (n = ``prefill_requests``): pairs = Σ c·(p_i + (c + 1)/2), so Σ p_i = pairs / c −
+    n·(c + 1)/2. Exact for one chunk and for equal chunks; 0 for fresh prompts (never negative)."""
+    n = work.prefill_requests
+    if work.prefill_tokens <= 0 or n <= 0:
+        return 0.0
+    c = work.prefill_tokens / n
+    return max(0.0, work.prefill_attention_pairs / c - n * (c + 1) / 2.0)

@@ -1,52 +1,109 @@
-"""Sliding-window attention: the keys a step's queries attend when some layers see only the last W positions.
+"""Local attention layers: the keys a step's queries attend when some layers see only part of the context.
 
-A windowed layer's query attends at most W keys (Beltagy et al. 2020, Longformer §3.1; Jiang et al. 2023, Mistral 7B
-§2), so its score and value FLOP and its KV-cache read stop growing with the context once the context passes W. The
-engines' attention kernels take the window as an argument (FlashAttention's ``window_size``, FlashInfer's
-``window_left``) whether or not their KV cache frees the positions outside it, so compute and reads are windowed in
-every engine; the cache memory is the engine's choice (``specs/engine.py`` ``WindowedKvMemory``).
+Two kinds. A sliding-window layer's query attends the last W positions (Beltagy et al. 2020, Longformer §3.1; Jiang
+et al. 2023, Mistral 7B §2; gpt-oss's alternate layers). A chunked layer's query attends the positions of its own
+C-token chunk up to itself, (i mod C) + 1 keys at position i (Llama 4's RoPE layers, ``attention_chunk_size`` 8,192:
+HF Llama4TextConfig lays out chunked_attention on the layers that use RoPE, full attention on every fourth). Their
+score and value FLOP and their KV-cache reads stop growing with the context. The engines' attention kernels take the
+window or chunk as an argument (FlashAttention's ``window_size``, FlashInfer's ``window_left``, vLLM's local-attention
+metadata) whether or not their KV cache frees the positions they no longer read, so compute and reads are local in
+every engine; the cache memory of a sliding window is the engine's choice (``specs/engine.py`` ``WindowedKvMemory``),
+a chunked layer's is priced as held whole.
 
-A step is described by aggregates (``analytic/step_time.StepBatch``), not per sequence, so a windowed layer's keys are
-taken as min(Σ keys, W · queries): exact when every query's context is at least W (or every one below it) and an
-upper bound otherwise, since Σ min(c_i, W) ≤ min(Σ c_i, W · n)."""
+A step is described by aggregates (``analytic/step_time.StepBatch``), not per sequence:
+
+* windowed layer: min(Σ keys, W · queries), exact when every query's context is at least W (or every one below it)
+  and an upper bound otherwise, since Σ min(c_i, W) ≤ min(Σ c_i, W · n);
+* chunked layer, prompt chunks: the step's chunks read as n equal chunks of c tokens after the mean cached prefix p
+  (step_time.cached_prefix_tokens), n · (F(p + c) − F(p)) with F(x) = ⌊x/C⌋·C(C + 1)/2 + r(r + 1)/2 (r = x mod C) the
+  pairs of the first x positions; exact for one chunk or equal chunks;
+* chunked layer, decodes: each sequence at the mean context c̄ reads c̄ keys while c̄ ≤ C, else C/2, the mean of
+  (c mod C) over a phase spread evenly across the chunk (decoding sequences' contexts differ by more than C once
+  they pass it in a loaded replica; at one sequence it is the expectation over its position)."""
 
 from __future__ import annotations
 
+import math
+
+from aiinfra.analytic.step_time import StepBatch, cached_prefix_tokens
 from aiinfra.specs.model import ModelArch
 
 
-def layer_mean_keys(arch: ModelArch, keys: float, queries: float) -> float:
-    """Query·key pairs (or KV entries read) per layer, averaged over the layers: ``keys`` on a full-attention layer,
-    at most W per query on a windowed one."""
-    window = arch.sliding_window_tokens
-    if window is None or keys <= 0.0:
+def _chunk_pairs_upto(positions: float, chunk: int) -> float:
+    """F(x): query·key pairs of the first x positions under chunked causal attention (chunk C)."""
+    whole = math.floor(positions / chunk)
+    rest = positions - whole * chunk
+    return whole * chunk * (chunk + 1) / 2.0 + rest * (rest + 1) / 2.0
+
+
+def _local_mix(arch: ModelArch, full: float, windowed: float, chunked: float) -> float:
+    """The per-layer mean of a quantity that is ``full`` on full-attention layers, ``windowed`` and ``chunked`` on
+    the local ones."""
+    fw, fc = arch.windowed_layer_frac, arch.chunked_layer_frac
+    return (1.0 - fw - fc) * full + fw * windowed + fc * chunked
+
+
+def prefill_layer_pairs(arch: ModelArch, work: StepBatch) -> float:
+    """Causal query·key pairs of a step's prompt chunks per layer, averaged over the layers."""
+    pairs = work.prefill_attention_pairs
+    if pairs <= 0.0 or (arch.sliding_window_tokens is None and arch.attention_chunk_tokens is None):
+        return pairs
+    windowed = chunked = pairs
+    if arch.sliding_window_tokens is not None:
+        windowed = min(pairs, arch.sliding_window_tokens * work.prefill_tokens)
+    if arch.attention_chunk_tokens is not None:
+        n = work.prefill_requests
+        c = work.prefill_tokens / n
+        prefix = cached_prefix_tokens(work) / n
+        size = arch.attention_chunk_tokens
+        chunked = n * (_chunk_pairs_upto(prefix + c, size) - _chunk_pairs_upto(prefix, size))
+    return _local_mix(arch, pairs, windowed, chunked)
+
+
+def decode_layer_keys(arch: ModelArch, keys: float, seqs: float, queries_per_seq: int = 1) -> float:
+    """KV entries (``queries_per_seq`` 1) or query·key pairs of a step's decoding sequences per layer, averaged over
+    the layers: ``keys`` on a full layer; at most W per query on a windowed one; on a chunked one those of a query at
+    the mean context (module docstring)."""
+    window, size = arch.sliding_window_tokens, arch.attention_chunk_tokens
+    queries = seqs * queries_per_seq
+    if keys <= 0.0 or queries <= 0 or (window is None and size is None):
         return keys
-    frac = arch.windowed_layer_frac
-    return (1.0 - frac) * keys + frac * min(keys, window * queries)
+    windowed = chunked = keys
+    if window is not None:
+        windowed = min(keys, window * queries)
+    if size is not None and keys / queries > size:
+        chunked = queries * size / 2.0
+    return _local_mix(arch, keys, windowed, chunked)
 
 
 def causal_mean_keys(arch: ModelArch, context_tokens: float, causal: bool) -> float:
-    """Keys per query averaged over the layers for a sequence of ``context_tokens``: the context (``causal``: half of
-    it, the convention of model_figures.attention_flop_per_token_forward) on a full layer; on a windowed layer
-    min(L, W), or causally (query i attends min(i, W) keys) L/2 up to W and W − W²/(2L) beyond."""
+    """Keys per query averaged over the layers for a sequence of L = ``context_tokens``: L (``causal``: L/2, the
+    convention of model_figures.attention_flop_per_token_forward) on a full layer; on a windowed one min(L, W), or
+    causally (query i attends min(i, W) keys) L/2 up to W and W − W²/(2L) beyond; on a chunked one the mean over the
+    chunks, (⌊L/C⌋·C² + r²)/L with r = L mod C (causally half of it)."""
     full = context_tokens / 2.0 if causal else context_tokens
-    window = arch.sliding_window_tokens
-    if window is None or context_tokens <= 0.0:
+    window, size = arch.sliding_window_tokens, arch.attention_chunk_tokens
+    if (window is None and size is None) or context_tokens <= 0.0:
         return full
-    if not causal:
-        windowed = min(context_tokens, float(window))
-    elif context_tokens <= window:
-        windowed = full
-    else:
-        windowed = window - window * window / (2.0 * context_tokens)
-    frac = arch.windowed_layer_frac
-    return (1.0 - frac) * full + frac * windowed
+    windowed = chunked = full
+    if window is not None:
+        if not causal:
+            windowed = min(context_tokens, float(window))
+        elif context_tokens > window:
+            windowed = window - window * window / (2.0 * context_tokens)
+    if size is not None:
+        whole = math.floor(context_tokens / size)
+        rest = context_tokens - whole * size
+        chunked = (whole * size * size + rest * rest) / context_tokens
+        if causal:
+            chunked /= 2.0
+    return _local_mix(arch, full, windowed, chunked)
 
 
 def held_kv_tokens(arch: ModelArch, context_tokens: float, block_tokens: int, windowed_memory: bool) -> float:
     """KV-cache slots one sequence of ``context_tokens`` holds, counted in tokens of every layer (the unit of the
     replica's KV capacity): the whole context, or — where the engine frees what falls out of the window — the
-    context on the full layers and W plus one partly filled block on the windowed ones (vLLM's hybrid KV cache
+    context on the other layers and W plus one partly filled block on the windowed ones (vLLM's hybrid KV cache
     manager frees a windowed layer's blocks once they fall out of the window)."""
     window = arch.sliding_window_tokens
     if not windowed_memory or window is None:

@@ -118,7 +118,32 @@ def arch_from_hf_config(cfg: dict[str, Any], field: str = "model.config", name: 
         )
     data.update(_fp8_scaling(cfg.get("quantization_config"), field))
     data.update(_sliding_window(cfg, model_type, layers))
+    data.update(_chunked_attention(cfg, model_type, layers))
     return validate(ModelArch, data, where=field)
+
+
+def _chunked_attention(cfg: dict[str, Any], model_type: str, layers: Any) -> dict[str, Any]:
+    """The chunk fields from a config's ``attention_chunk_size`` and the layers that use it: those ``layer_types``
+    names ``chunked_attention``, else those ``no_rope_layers`` marks 1 (RoPE layers), else for Llama 4 all but every
+    ``no_rope_layer_interval``-th (default 4; transformers' Llama4TextConfig lays them out so)."""
+    chunk = cfg.get("attention_chunk_size")
+    if not _is_int(chunk) or chunk <= 0 or not _is_int(layers):
+        return {}
+    types = cfg.get("layer_types")
+    no_rope = cfg.get("no_rope_layers")
+    interval = cfg.get("no_rope_layer_interval")
+    if isinstance(types, list) and types:
+        chunked = sum(1 for t in types if t == "chunked_attention")
+    elif isinstance(no_rope, list) and no_rope:
+        chunked = sum(1 for v in no_rope[:layers] if v == 1)
+    elif model_type.startswith("llama4"):
+        step = interval if _is_int(interval) and interval > 0 else 4
+        chunked = layers - layers // step
+    else:
+        return {}
+    if chunked <= 0:
+        return {}
+    return {"attention_chunk_tokens": chunk, "chunked_attention_layers": min(chunked, layers)}
 
 
 def _sliding_window(cfg: dict[str, Any], model_type: str, layers: Any) -> dict[str, Any]:

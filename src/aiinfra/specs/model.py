@@ -78,6 +78,11 @@ class ModelArch:
     sliding_window_layers: Annotated[int, InRange(0, MAX_LAYERS)] = 0
     """Layers that use the window (the rest attend the whole context): all of them for Mistral 7B v0.1, half for
     gpt-oss (HF ``layer_types``), five in six for Gemma 3."""
+    attention_chunk_tokens: SeqTokens | None = None
+    """Chunk of the chunked-attention layers: their query at position i attends only positions ⌊i/C⌋·C … i of its
+    own chunk (Llama 4: 8,192, HF ``attention_chunk_size``). None = no chunked layers."""
+    chunked_attention_layers: Annotated[int, InRange(0, MAX_LAYERS)] = 0
+    """Layers that attend within their chunk (Llama 4: the 36 of 48 that use RoPE; every fourth layer is global)."""
     sources: tuple[Source, ...] = ()
     notes: str = ""
 
@@ -126,6 +131,20 @@ class ModelArch:
                 f"is above num_layers {self.num_layers}",
                 "give at most num_layers",
             )
+        if (self.attention_chunk_tokens is None) != (self.chunked_attention_layers == 0):
+            raise FieldProblem(
+                "chunked_attention_layers",
+                self.chunked_attention_layers,
+                f"does not go with attention_chunk_tokens {self.attention_chunk_tokens}",
+                "give both (the chunk and how many layers use it), or neither for full attention on every layer",
+            )
+        if self.sliding_window_layers + self.chunked_attention_layers > self.num_layers:
+            raise FieldProblem(
+                "chunked_attention_layers",
+                self.chunked_attention_layers,
+                f"with {self.sliding_window_layers} sliding-window layers is above num_layers {self.num_layers}",
+                "count each layer once: sliding-window, chunked or full attention",
+            )
         if self.first_k_dense_layers > self.num_layers:
             raise FieldProblem(
                 "first_k_dense_layers",
@@ -148,6 +167,11 @@ class ModelArch:
     def windowed_layer_frac(self) -> float:
         """Share of the layers that attend only the sliding window (0 without one)."""
         return self.sliding_window_layers / self.num_layers
+
+    @property
+    def chunked_layer_frac(self) -> float:
+        """Share of the layers that attend within their chunk (0 without chunked attention)."""
+        return self.chunked_attention_layers / self.num_layers
 
     @property
     def is_moe(self) -> bool:

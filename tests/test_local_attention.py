@@ -1,4 +1,5 @@
-"""Sliding-window attention layers (analytic/window.py): their keys, FLOP, KV reads and KV memory, worked by hand."""
+"""Local attention layers (analytic/window.py): sliding windows and chunks, their keys, FLOP, KV reads and KV memory,
+worked by hand."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from aiinfra import catalog
 from aiinfra.analytic.model_figures import attention_dims, attention_flop_per_token_forward
 from aiinfra.analytic.step_time import StepBatch
-from aiinfra.analytic.window import causal_mean_keys, held_kv_tokens, layer_mean_keys
+from aiinfra.analytic.window import causal_mean_keys, decode_layer_keys, held_kv_tokens, prefill_layer_pairs
 from aiinfra.catalog.hf_config import arch_from_hf_config
 from aiinfra.specs.common import FieldProblem
 
@@ -36,10 +37,10 @@ def test_decode_keys_capped_on_the_windowed_half() -> None:
     # 10 sequences at 1,000 tokens: 10,000 keys on a full layer, 10 x 128 = 1,280 on a windowed one;
     # half the layers each: (10,000 + 1,280) / 2 = 5,640 per layer on average
     oss = catalog.model("gpt-oss-120b")
-    assert layer_mean_keys(oss, 10_000.0, 10) == pytest.approx(5_640.0)
+    assert decode_layer_keys(oss, 10_000.0, 10) == pytest.approx(5_640.0)
     # contexts shorter than the window: nothing to cap (8 sequences x 100 tokens < 8 x 128)
-    assert layer_mean_keys(oss, 800.0, 8) == pytest.approx(800.0)
-    assert layer_mean_keys(_full(oss), 10_000.0, 10) == 10_000.0
+    assert decode_layer_keys(oss, 800.0, 8) == pytest.approx(800.0)
+    assert decode_layer_keys(_full(oss), 10_000.0, 10) == 10_000.0
 
 
 def test_training_attention_flop_with_a_window() -> None:
@@ -155,3 +156,58 @@ def test_replica_capacity_follows_the_release() -> None:
     # TensorRT-LLM 1.x keeps one full pool (no windowed_kv_memory rule)
     trt = kv_capacity(dataclasses.replace(im, engine="trtllm"), 0.9, 32, 8192, "trtllm", 0.9, 1000.0)
     assert trt.context_per_slot_ratio == 1.0
+
+
+def test_llama4_chunked_layers_from_the_config() -> None:
+    # transformers' Llama4TextConfig: attention_chunk_size 8192, a NoPE (global) layer every 4th: 48 - 12 = 36 chunked
+    for mid in ("meta-llama-4-scout", "meta-llama-4-maverick"):
+        arch = catalog.model(mid)
+        assert (arch.attention_chunk_tokens, arch.chunked_attention_layers) == (8192, 36)
+        assert arch.chunked_layer_frac == 0.75
+    base = {
+        "num_hidden_layers": 48,
+        "hidden_size": 5120,
+        "num_attention_heads": 40,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "intermediate_size": 8192,
+        "vocab_size": 202048,
+    }
+    text = arch_from_hf_config({"text_config": {**base, "model_type": "llama4_text", "attention_chunk_size": 8192}})
+    assert (text.attention_chunk_tokens, text.chunked_attention_layers) == (8192, 36)
+    listed = arch_from_hf_config({**base, "attention_chunk_size": 8192, "no_rope_layers": [1, 0] * 24})
+    assert listed.chunked_attention_layers == 24
+
+
+def test_chunked_prefill_pairs_by_hand() -> None:
+    scout = catalog.model("meta-llama-4-scout")
+    # a fresh 20,000-token prompt: full layers 20,000 x 20,001 / 2 = 200,010,000 pairs; chunked layers restart every
+    # 8,192 positions: 2 x 8,192 x 8,193 / 2 + 3,616 x 3,617 / 2 = 67,117,056 + 6,539,536 = 73,656,592;
+    # 12 full and 36 chunked layers: 0.25 x 200,010,000 + 0.75 x 73,656,592 = 105,244,944 per layer
+    fresh = StepBatch.prefill(20_000, 0)
+    assert fresh.prefill_attention_pairs == pytest.approx(200_010_000.0)
+    assert prefill_layer_pairs(scout, fresh) == pytest.approx(0.25 * 200_010_000 + 0.75 * 73_656_592)
+    # the second 8,192-token chunk of a 16,384-token prompt starts a chunk of its own: 8,192 x 8,193 / 2 =
+    # 33,558,528 pairs, against 8,192 x (8,192 + 8,193 / 2) = 100,667,392 on a full layer
+    second = StepBatch.prefill(8192, 8192)
+    assert second.prefill_attention_pairs == pytest.approx(100_667_392.0)
+    assert prefill_layer_pairs(scout, second) == pytest.approx(0.25 * 100_667_392 + 0.75 * 33_558_528)
+
+
+def test_chunked_decode_and_training_keys_by_hand() -> None:
+    scout = catalog.model("meta-llama-4-scout")
+    # 10 sequences at 20,000 tokens: a chunked layer reads 8,192 / 2 = 4,096 per sequence (its position's mean over a
+    # chunk); 0.25 x 200,000 + 0.75 x 40,960 = 80,720 per layer. Below the chunk every layer reads the whole context
+    assert decode_layer_keys(scout, 200_000.0, 10) == pytest.approx(80_720.0)
+    assert decode_layer_keys(scout, 50_000.0, 10) == 50_000.0
+    # training on 20,000-token sequences, causal: chunked mean (2 x 8,192^2 + 3,616^2) / 20,000 / 2 = 3,682.3 keys,
+    # full 10,000: 0.25 x 10,000 + 0.75 x 3,682.3
+    chunked = (2 * 8192**2 + 3616**2) / 20_000 / 2
+    assert causal_mean_keys(scout, 20_000.0, causal=True) == pytest.approx(0.25 * 10_000 + 0.75 * chunked)
+
+
+def test_local_layers_counted_once() -> None:
+    scout = catalog.model("meta-llama-4-scout")
+    with pytest.raises(FieldProblem) as both:
+        dataclasses.replace(scout, sliding_window_tokens=128, sliding_window_layers=13)
+    assert both.value.field == "chunked_attention_layers"
