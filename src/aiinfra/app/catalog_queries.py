@@ -168,8 +168,9 @@ def model_show(model: str | dict[str, Any] | ModelArch, seq_len: int | None = No
         "matmul_params_active": mf.matmul_params_active(arch),
         "flop_per_token_forward_matmul": 2.0 * mf.matmul_params_active(arch),
         "attention_flop_per_token_per_context_token_forward": mf.attention_flop_per_token_forward(arch, 1.0, False),
-        "flop_convention": "model FLOPs = 2·N_matmul,active + 2·L·ctx·(d_qk+d_v) forward (non-causal); "
-        "training = 3 × forward (PaLM App. B / Kaplan et al. 2020)",
+        "flop_convention": "model FLOPs = 2·N_matmul,active + 2·L·ctx·(d_qk+d_v) forward (non-causal; sliding-window "
+        "and chunked layers count the keys they attend, analytic/window.py); training = 3 × forward (PaLM App. B / "
+        "Kaplan et al. 2020)",
         "kv_cache_bytes_per_token": {d: mf.kv_bytes_per_token(arch, d) for d in ("bf16", "fp8")},
         "weight_bytes": {d: mf.weight_bytes(arch, d) for d in ("fp32", "bf16", "fp8", "int4")},
         "attention_qk_dim": d_qk,

@@ -36,6 +36,10 @@ def _show(args: argparse.Namespace) -> tuple[Any, str]:
         "first_k_dense_layers",
         "kv_lora_rank",
         "qk_rope_head_dim",
+        "sliding_window_tokens",
+        "sliding_window_layers",
+        "attention_chunk_tokens",
+        "chunked_attention_layers",
         "max_seq_len",
     ]
     d = obj["derived"]
