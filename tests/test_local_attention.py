@@ -211,3 +211,21 @@ def test_local_layers_counted_once() -> None:
     with pytest.raises(FieldProblem) as both:
         dataclasses.replace(scout, sliding_window_tokens=128, sliding_window_layers=13)
     assert both.value.field == "chunked_attention_layers"
+
+
+@pytest.mark.parametrize(
+    ("release", "accelerator", "split"),
+    [
+        ("0.5.7", H100, False),  # forced off for gpt-oss (server_args: disable_hybrid_swa_memory = True)
+        ("0.5.9", H100, True),  # on with Hopper's default attention backend
+        ("0.5.9", "nvidia-b200-sxm-180gb", False),  # off with Blackwell's trtllm_mha backend
+        ("0.5.10", "nvidia-b200-sxm-180gb", True),  # on with every backend
+    ],
+)
+def test_sglang_gpt_oss_pools_by_release(release: str, accelerator: str, split: bool) -> None:
+    from aiinfra.app.tables import row_tables
+
+    tables = row_tables()
+    gen = catalog.accelerator(accelerator).generation
+    rule = tables.engine("sglang").windowed_kv_rule(tuple(int(x) for x in release.split(".")), "gpt-oss-120b", gen)
+    assert (rule is not None and rule.swa_pool_ratio == 0.8) == split

@@ -257,7 +257,8 @@ class InferenceModel:
         m = self.model
         if m.sliding_window_tokens is None or self.engine is None:
             return None
-        return self.cluster.tables.engine(self.engine).windowed_kv_rule(self.release, f"{m.id} {m.name}")
+        profile = self.cluster.tables.engine(self.engine)
+        return profile.windowed_kv_rule(self.release, f"{m.id} {m.name}", self.cluster.accelerator.generation)
 
     @property
     def vocab_precision(self) -> str:

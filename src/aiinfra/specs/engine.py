@@ -90,10 +90,16 @@ class WindowedKvMemory:
     model_names: tuple[str, ...] = ()
     """Only for models whose id or name contains one of these (lower case; an engine's allow-list); empty: every
     model with sliding-window layers."""
+    generations: tuple[str, ...] = ()
+    """Only on these accelerator generations (where the release's default attention backend supports it); empty:
+    on every one."""
 
-    def covers(self, version: tuple[int, ...] | None, model_name: str) -> bool:
-        """Whether release ``version`` applies it to the model named ``model_name`` (its id and name, joined)."""
+    def covers(self, version: tuple[int, ...] | None, model_name: str, generation: str | None) -> bool:
+        """Whether release ``version`` applies it to the model named ``model_name`` (its id and name, joined) on an
+        accelerator of ``generation``."""
         if not self.releases.applies(version):
+            return False
+        if self.generations and generation not in self.generations:
             return False
         name = model_name.lower()
         return not self.model_names or any(n in name for n in self.model_names)
@@ -391,10 +397,13 @@ class EngineProfile:
         """Whether release ``version`` (None: the current one) pads MLA's prefill values to the query-key width."""
         return self.mla_prefill_pads_v is not None and self.mla_prefill_pads_v.applies(version)
 
-    def windowed_kv_rule(self, version: tuple[int, ...] | None, model_name: str) -> WindowedKvMemory | None:
-        """How release ``version`` (None: the current one) holds the sliding-window layers' KV of the named model,
-        where it frees their out-of-window blocks; None: it keeps the whole context on every layer."""
-        return next((r for r in self.windowed_kv_memory if r.covers(version, model_name)), None)
+    def windowed_kv_rule(
+        self, version: tuple[int, ...] | None, model_name: str, generation: str | None
+    ) -> WindowedKvMemory | None:
+        """How release ``version`` (None: the current one) holds the sliding-window layers' KV of the named model on
+        an accelerator of ``generation``, where it frees their out-of-window blocks; None: it keeps the whole context
+        on every layer."""
+        return next((r for r in self.windowed_kv_memory if r.covers(version, model_name, generation)), None)
 
     def runs_timed_w4a16_moe(self, version: tuple[int, ...] | None) -> bool:
         """Whether release ``version`` (None: unstated, taken as current) runs by default the W4A16 MoE op its rows
@@ -652,6 +661,7 @@ def _windowed_kv(entry: Mapping[str, Any]) -> WindowedKvMemory:
         releases=_release_range(entry),
         swa_pool_ratio=float(ratio) if ratio is not None else None,
         model_names=tuple(str(n).lower() for n in entry.get("model_names") or ()),
+        generations=tuple(str(g) for g in entry.get("generations") or ()),
     )
 
 
