@@ -229,3 +229,16 @@ def test_sglang_gpt_oss_pools_by_release(release: str, accelerator: str, split: 
     gen = catalog.accelerator(accelerator).generation
     rule = tables.engine("sglang").windowed_kv_rule(tuple(int(x) for x in release.split(".")), "gpt-oss-120b", gen)
     assert (rule is not None and rule.swa_pool_ratio == 0.8) == split
+
+
+def test_windowed_layers_leave_the_full_layers_calls_alone() -> None:
+    # decode at one sequence from 256 to 65,792 tokens of context (the vLLM FP8-KV blog's sweep starts at 256): the
+    # full layers' calls read what they read in the all-full model, the windowed ones 128 tokens at both ends, so
+    # the context's cost is half the all-full model's
+    im = _gpt_oss_model("vllm")
+    full = dataclasses.replace(im, model=_full(im.model))
+
+    def slope(m: Any) -> float:
+        return m.iteration_time_s(StepBatch.decode(1, 65_792)) - m.iteration_time_s(StepBatch.decode(1, 256))
+
+    assert slope(im) == pytest.approx(0.5 * slope(full), rel=0.01)

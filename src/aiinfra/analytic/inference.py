@@ -126,7 +126,7 @@ from aiinfra.analytic.step_overheads import (
     with_overheads,
 )
 from aiinfra.analytic.step_time import StepBatch, cached_prefix_tokens, chunk_prefix_tokens
-from aiinfra.analytic.window import decode_layer_keys, prefill_layer_pairs
+from aiinfra.analytic.window import decode_key_groups, decode_layer_keys, prefill_layer_pairs
 from aiinfra.specs.calibration import Factors
 from aiinfra.specs.common import DTYPE_BYTES
 from aiinfra.specs.engine import WindowedKvMemory, parse_version
@@ -775,21 +775,36 @@ class InferenceModel:
     ) -> tuple[float, bool]:
         """(seconds, whether it is the engine's measured op) one stage's decode attention takes to read ``kv_read``
         KV-cache bytes: at the fraction of the HBM bandwidth the engine's own paged decode kernel reaches for one
-        layer's share of them and the rank's decoding sequences (kernel_time ``paged_decode_fraction``; GQA/MHA
-        caches, the kernels measured; the op's time, its FLOP included) less the KV-cache write priced elsewhere,
-        else one streaming kernel per layer at the fitted bandwidth ``fit`` (t0, B∞)."""
+        layer's call (each kind of local layer at its own size, analytic/window.py) and the rank's decoding sequences
+        (kernel_time ``paged_decode_fraction``; GQA/MHA caches, the kernels measured; the op's time, its FLOP included)
+        less the KV-cache write priced elsewhere, else one streaming kernel per layer at the fitted bandwidth ``fit``
+        (t0, B∞)."""
         acc = self.cluster.accelerator
         t0, b_inf = fit
         if self.model.attention != "mla" and kv_read > 0.0:
             work, share = self._rank_work(batch)
-            frac = paged_decode_fraction(
-                self.cluster.tables, acc, self.engine, kv_read / self._stage_layers, work.decode_seqs / share
-            )
-            if frac is not None:
-                # the timed op includes the new tokens' KV-cache write, a kernel already priced among the element-wise
-                # ones (ELEMENTWISE_KERNELS_PER_LAYER: attn_kv_cache_save): its fixed time t0 per layer comes off
-                bw = acc.memory_bw_bytes_per_s
-                return max(kv_read / (frac * bw) - layers * t0, kv_read / bw), True
+            bw = acc.memory_bw_bytes_per_s
+            per_token = self.kv_bytes_per_token_per_accelerator / share
+            total_s = 0.0
+            # one call per layer, each kind of layer (full, sliding-window, chunked) at its own call size
+            for layer_share, keys in decode_key_groups(self.model, work.decode_context_tokens, work.decode_seqs):
+                group_read = layer_share * keys * per_token
+                frac = paged_decode_fraction(
+                    self.cluster.tables,
+                    acc,
+                    self.engine,
+                    group_read / (layer_share * self._stage_layers),
+                    work.decode_seqs / share,
+                )
+                if frac is None:
+                    break
+                # the timed op includes the new tokens' KV-cache write, a kernel already priced among the
+                # element-wise ones (ELEMENTWISE_KERNELS_PER_LAYER: attn_kv_cache_save): its fixed time t0 per
+                # layer comes off
+                group_layers = layer_share * layers
+                total_s += max(group_read / (frac * bw) - group_layers * t0, group_read / bw)
+            else:
+                return total_s, True
         return layers * t0 + kv_read / b_inf, False
 
     def prefill_attention_dims(self, work: StepBatch) -> tuple[int, int]:

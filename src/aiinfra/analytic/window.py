@@ -60,20 +60,28 @@ def prefill_layer_pairs(arch: ModelArch, work: StepBatch) -> float:
     return _local_mix(arch, pairs, windowed, chunked)
 
 
-def decode_layer_keys(arch: ModelArch, keys: float, seqs: float, queries_per_seq: int = 1) -> float:
-    """KV entries (``queries_per_seq`` 1) or query·key pairs of a step's decoding sequences per layer, averaged over
-    the layers: ``keys`` on a full layer; at most W per query on a windowed one; on a chunked one those of a query at
-    the mean context (module docstring)."""
+def decode_key_groups(arch: ModelArch, keys: float, seqs: float, queries_per_seq: int = 1) -> list[tuple[float, float]]:
+    """(share of the layers, KV entries or query·key pairs per layer) of a step's decoding sequences for each kind of
+    layer the model has: ``keys`` on the full layers; at most W per query on the windowed ones; on the chunked ones
+    those of a query at the mean context (module docstring). One group, (1, ``keys``), for a model without local
+    layers. Kernels are timed per call, so a call's size is its group's, not the mean over the layers."""
     window, size = arch.sliding_window_tokens, arch.attention_chunk_tokens
     queries = seqs * queries_per_seq
     if keys <= 0.0 or queries <= 0 or (window is None and size is None):
-        return keys
-    windowed = chunked = keys
+        return [(1.0, keys)]
+    fw, fc = arch.windowed_layer_frac, arch.chunked_layer_frac
+    groups = [(1.0 - fw - fc, keys)]
     if window is not None:
-        windowed = min(keys, window * queries)
-    if size is not None and keys / queries > size:
-        chunked = queries * size / 2.0
-    return _local_mix(arch, keys, windowed, chunked)
+        groups.append((fw, min(keys, window * queries)))
+    if size is not None:
+        groups.append((fc, queries * size / 2.0 if keys / queries > size else keys))
+    return [(share, k) for share, k in groups if share > 0.0]
+
+
+def decode_layer_keys(arch: ModelArch, keys: float, seqs: float, queries_per_seq: int = 1) -> float:
+    """KV entries (``queries_per_seq`` 1) or query·key pairs of a step's decoding sequences per layer, averaged over
+    the layers (:func:`decode_key_groups`)."""
+    return sum(share * k for share, k in decode_key_groups(arch, keys, seqs, queries_per_seq))
 
 
 def causal_mean_keys(arch: ModelArch, context_tokens: float, causal: bool) -> float:
