@@ -231,20 +231,21 @@ def node_model(
     weight_precision: str,
     engine: str | None,
     kv_precision: str = "bf16",
+    tp: int = 8,
     **kw: Any,
 ) -> Any:
-    """InferenceModel of catalog model ``model_id`` at tensor parallelism 8 over one node of eight ``accelerator``
-    (``kw``: the model's other settings, e.g. ``engine_version``, ``ep``, ``attention_dp``)."""
+    """InferenceModel of catalog model ``model_id`` at tensor parallelism ``tp`` over one node of ``tp``
+    ``accelerator`` (``kw``: the model's other settings, e.g. ``engine_version``, ``ep``, ``attention_dp``)."""
     from aiinfra import catalog
     from aiinfra.analytic.inference import InferenceModel
     from aiinfra.catalog.resolve import resolve_cluster
     from aiinfra.specs.scenario import HardwareInput
 
-    cluster = resolve_cluster(HardwareInput(accelerator=accelerator, count=8, per_node=8))
+    cluster = resolve_cluster(HardwareInput(accelerator=accelerator, count=tp, per_node=tp))
     return InferenceModel(
         model=catalog.model(model_id),
         cluster=cluster,
-        tp=8,
+        tp=tp,
         weight_precision=weight_precision,
         kv_precision=kv_precision,
         engine=engine,

@@ -15,6 +15,8 @@ from aiinfra.analytic.window import causal_mean_keys, decode_layer_keys, held_kv
 from aiinfra.catalog.hf_config import arch_from_hf_config
 from aiinfra.specs.common import FieldProblem
 
+from .conftest import node_model
+
 H100 = "nvidia-h100-sxm5-80gb"
 
 
@@ -66,19 +68,8 @@ def test_held_kv_tokens_of_a_windowed_cache() -> None:
 
 
 def _gpt_oss_model(engine: str | None) -> Any:
-    from aiinfra.analytic.inference import InferenceModel
-    from aiinfra.catalog.resolve import resolve_cluster
-    from aiinfra.specs.scenario import HardwareInput
-
-    cluster = resolve_cluster(HardwareInput(accelerator=H100, count=1, per_node=1))
-    return InferenceModel(
-        model=catalog.model("gpt-oss-120b"),
-        cluster=cluster,
-        tp=1,
-        weight_precision="fp4",
-        kv_precision="bf16",
-        engine=engine,
-    )
+    """gpt-oss-120b's MXFP4 checkpoint on one H100."""
+    return node_model("gpt-oss-120b", H100, weight_precision="fp4", engine=engine, tp=1)
 
 
 def test_decode_kv_read_of_a_step() -> None:

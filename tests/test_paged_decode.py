@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from .conftest import node_model
+
 H200 = "nvidia-h200-sxm-141gb"
 
 #: catalog row paged-decode-bf16-h200-aic-vllm-b256 / -b512, their points at 2^28 bytes (AIConfigurator's vLLM 0.14.0
@@ -17,20 +19,7 @@ VLLM_H200_B512_AT_2_28 = 0.5145
 
 
 def _one_gpu_model(accelerator: str, engine: str | None) -> Any:
-    from aiinfra import catalog
-    from aiinfra.analytic.inference import InferenceModel
-    from aiinfra.catalog.resolve import resolve_cluster
-    from aiinfra.specs.scenario import HardwareInput
-
-    cluster = resolve_cluster(HardwareInput(accelerator=accelerator, count=1, per_node=1))
-    return InferenceModel(
-        model=catalog.model("meta-llama-3.1-8b"),
-        cluster=cluster,
-        tp=1,
-        weight_precision="bf16",
-        kv_precision="bf16",
-        engine=engine,
-    )
+    return node_model("meta-llama-3.1-8b", accelerator, weight_precision="bf16", engine=engine, tp=1)
 
 
 def _fraction(accelerator: str, engine: str | None, nbytes: float, seqs: float) -> float | None:
