@@ -81,6 +81,8 @@ def decode_key_groups(arch: ModelArch, keys: float, seqs: float, queries_per_seq
 def decode_layer_keys(arch: ModelArch, keys: float, seqs: float, queries_per_seq: int = 1) -> float:
     """KV entries (``queries_per_seq`` 1) or query·key pairs of a step's decoding sequences per layer, averaged over
     the layers (:func:`decode_key_groups`)."""
+    if arch.sliding_window_tokens is None and arch.attention_chunk_tokens is None:
+        return keys  # every layer full: the simulator's common case, kept cheap
     return sum(share * k for share, k in decode_key_groups(arch, keys, seqs, queries_per_seq))
 
 
