@@ -101,12 +101,14 @@ def test_sglang_bf16_moe_row_on_b200_is_its_measured_latency() -> None:
 
 
 @pytest.mark.parametrize(
-    ("shape", "dtype", "peak_flop_per_s", "timings", "row_id"),
+    ("engine", "shape", "dtype", "peak_flop_per_s", "timings", "row_id"),
     [
-        # kernel_source sglang_flashinfer_trtllm_moe, fp8_block (the runner SGLang 0.5.6 picks for DeepSeek's FP8
-        # experts on SM100): DeepSeek-V3's routed experts (hidden 7168, expert width 2048, 256 experts, top-8) at
-        # moe_tp 8, 1 token 0.036127 ms, 64 tokens 0.155698 ms; fraction of the B200's dense fp8 peak
+        # SGLang 0.5.14's table: kernel_source sglang_flashinfer_trtllm_moe, fp8_block (the runner SGLang 0.5.6 picks
+        # for DeepSeek's FP8 experts on SM100): DeepSeek-V3's routed experts (hidden 7168, expert width 2048, 256
+        # experts, top-8) at moe_tp 8, 1 token 0.036127 ms, 64 tokens 0.155698 ms; fraction of the B200's dense fp8
+        # peak
         (
+            "sglang",
             (7168, 2048, 256, 8, 8, 1),
             "fp8",
             4500e12,
@@ -117,28 +119,41 @@ def test_sglang_bf16_moe_row_on_b200_is_its_measured_latency() -> None:
         # SM100): gpt-oss-120b's experts (hidden 2880, expert width 2880, 128 experts, top-4) at moe_tp 8, 1 token
         # 0.0164896 ms, 64 tokens 0.0725984 ms; fraction of the fp4 peak
         (
+            "sglang",
             (2880, 2880, 128, 4, 8, 1),
             "fp4",
             9000e12,
             ((1, 0.0164896), (64, 0.0725984)),
             "moe-mxfp4-b200-h2880-i2880-e128-k4-tp8-ep1-aic-sglang",
         ),
+        # vLLM 0.24.0's table: FlashInfer's TensorRT-LLM MXFP4 x BF16 kernel, the SM100 default of every vLLM release
+        # from 0.10.1 (kernel_source vllm_gptossmxfp4moe_flashinfer_trtllm_mxfp4_bf16_trtllmmxfp4expertsmonolithic,
+        # w4a16_mxfp4): gpt-oss-120b's experts on one B200, 1 token 0.0312267 ms, 64 tokens 0.382133 ms
+        (
+            "vllm",
+            (2880, 2880, 128, 4, 1, 1),
+            "fp4",
+            9000e12,
+            ((1, 0.0312267), (64, 0.382133)),
+            "moe-mxfp4-b200-h2880-i2880-e128-k4-tp1-ep1-aic-vllm",
+        ),
     ],
 )
-def test_sglang_blackwell_moe_rows_are_flashinfer_trtllm_gen(
+def test_blackwell_moe_rows_are_flashinfer_trtllm_gen(
+    engine: str,
     shape: tuple[int, ...],
     dtype: str,
     peak_flop_per_s: float,
     timings: tuple[tuple[int, float], ...],
     row_id: str,
 ) -> None:
-    # AIConfigurator b200_sxm/moe/sglang/0.5.14/moe_perf.parquet (commit 095f58a), balanced routing; per-rank FLOP
-    # = 2 · T · k · 3 · h · i / moe_tp
+    # AIConfigurator b200_sxm/moe/<engine>/<release>/moe_perf.parquet (commit 095f58a), balanced routing; per-rank
+    # FLOP = 2 · T · k · 3 · h · i / moe_tp
     h, i, _, k, tp, _ = shape
     for tokens, latency_ms in timings:
         flop = 2 * tokens * k * 3 * h * i / tp
         look = efficiency_table().lookup(
-            "moe_shape", "nvidia-b200-sxm-180gb", tokens, dtype=dtype, engine="sglang", moe_shape=shape
+            "moe_shape", "nvidia-b200-sxm-180gb", tokens, dtype=dtype, engine=engine, moe_shape=shape
         )
         assert look.source == row_id
         assert look.frac == pytest.approx(flop / (latency_ms * 1e-3) / peak_flop_per_s, rel=2e-3)
