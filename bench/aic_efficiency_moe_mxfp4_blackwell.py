@@ -34,8 +34,6 @@ Exits 0 with a message when the data are absent. Not imported by the package.
 
 from __future__ import annotations
 
-import sys
-
 from aic_common import ExtraTable
 from aic_efficiency_moe_shapes import model_shapes
 from aic_moe_rows import MoeFormat, main
@@ -84,5 +82,4 @@ FORMATS = {
 }
 
 if __name__ == "__main__":
-    chosen = sys.argv[sys.argv.index("--engine") + 1] if "--engine" in sys.argv[:-1] else "sglang"
-    raise SystemExit(main(FORMATS.get(chosen, FORMATS["sglang"]), __doc__ or ""))
+    raise SystemExit(main(FORMATS, __doc__ or ""))

@@ -108,10 +108,12 @@ def rows(pd: Any, data: Path, engine: str, fmt: MoeFormat) -> list[str]:
     return out
 
 
-def main(fmt: MoeFormat, doc: str) -> int:
-    """The command line of a format's script: ``--engine`` and ``--data``; the YAML on stdout."""
+def main(fmt: MoeFormat | dict[str, MoeFormat], doc: str) -> int:
+    """The command line of a format's script: ``--engine`` and ``--data``; the YAML on stdout. ``fmt``: one format,
+    or one per engine where the engines' tables keep different ``moe_dtype`` rows."""
+    formats = fmt if isinstance(fmt, dict) else {engine: fmt for engine in fmt.versions}
     ap = argparse.ArgumentParser(description=doc.split("\n")[0])
-    ap.add_argument("--engine", choices=tuple(fmt.versions), default="vllm")
+    ap.add_argument("--engine", choices=tuple(formats), default="vllm" if "vllm" in formats else next(iter(formats)))
     ap.add_argument("--data", type=Path, default=None, help="AIConfigurator systems/data folder")
     args = ap.parse_args()
     data = data_folder(args.data)
@@ -119,11 +121,12 @@ def main(fmt: MoeFormat, doc: str) -> int:
         return 0
     import pandas as pd
 
-    version = fmt.versions[args.engine]
-    head = fmt.header.format(name=ENGINE_NAMES[args.engine], version=version, engine=args.engine) + "".join(
+    chosen = formats[args.engine]
+    version = chosen.versions[args.engine]
+    head = chosen.header.format(name=ENGINE_NAMES[args.engine], version=version, engine=args.engine) + "".join(
         f"# Also {x.system}: {ENGINE_NAMES[x.engine]} {x.version}'s table, kernel_source {x.kernel_source} only.\n"
-        for x in fmt.extra
+        for x in chosen.extra
         if x.engine == args.engine
     )
-    sys.stdout.write(head + "\n".join(r + "\n" for r in rows(pd, data, args.engine, fmt)))
+    sys.stdout.write(head + "\n".join(r + "\n" for r in rows(pd, data, args.engine, chosen)))
     return 0

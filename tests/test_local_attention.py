@@ -63,8 +63,8 @@ def test_held_kv_tokens_of_a_windowed_cache() -> None:
     # gpt-oss-120b, 1,000 tokens of context, 16-token blocks, the engine freeing out-of-window blocks:
     # 18 full layers hold 1,000, 18 windowed ones 128 + 16 -> (1,000 + 144) / 2 = 572 slots of every layer
     oss = catalog.model("gpt-oss-120b")
-    assert held_kv_tokens(oss, 1000.0, 16, windowed_memory=True) == pytest.approx(572.0)
-    assert held_kv_tokens(oss, 1000.0, 16, windowed_memory=False) == 1000.0
+    assert held_kv_tokens(oss, 1000.0, 16) == pytest.approx(572.0)
+    assert held_kv_tokens(_full(oss), 1000.0, 16) == 1000.0
 
 
 def _gpt_oss_model(engine: str | None) -> Any:

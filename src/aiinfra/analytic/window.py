@@ -46,7 +46,7 @@ def _local_mix(arch: ModelArch, full: float, windowed: float, chunked: float) ->
 def prefill_layer_pairs(arch: ModelArch, work: StepBatch) -> float:
     """Causal query·key pairs of a step's prompt chunks per layer, averaged over the layers."""
     pairs = work.prefill_attention_pairs
-    if pairs <= 0.0 or (arch.sliding_window_tokens is None and arch.attention_chunk_tokens is None):
+    if pairs <= 0.0 or not arch.has_local_attention:
         return pairs
     windowed = chunked = pairs
     if arch.sliding_window_tokens is not None:
@@ -67,7 +67,7 @@ def decode_key_groups(arch: ModelArch, keys: float, seqs: float, queries_per_seq
     layers. Kernels are timed per call, so a call's size is its group's, not the mean over the layers."""
     window, size = arch.sliding_window_tokens, arch.attention_chunk_tokens
     queries = seqs * queries_per_seq
-    if keys <= 0.0 or queries <= 0 or (window is None and size is None):
+    if keys <= 0.0 or queries <= 0 or not arch.has_local_attention:
         return [(1.0, keys)]
     fw, fc = arch.windowed_layer_frac, arch.chunked_layer_frac
     groups = [(1.0 - fw - fc, keys)]
@@ -81,7 +81,7 @@ def decode_key_groups(arch: ModelArch, keys: float, seqs: float, queries_per_seq
 def decode_layer_keys(arch: ModelArch, keys: float, seqs: float, queries_per_seq: int = 1) -> float:
     """KV entries (``queries_per_seq`` 1) or query·key pairs of a step's decoding sequences per layer, averaged over
     the layers (:func:`decode_key_groups`)."""
-    if arch.sliding_window_tokens is None and arch.attention_chunk_tokens is None:
+    if not arch.has_local_attention:
         return keys  # every layer full: the simulator's common case, kept cheap
     return sum(share * k for share, k in decode_key_groups(arch, keys, seqs, queries_per_seq))
 
@@ -93,7 +93,7 @@ def causal_mean_keys(arch: ModelArch, context_tokens: float, causal: bool) -> fl
     chunks, (⌊L/C⌋·C² + r²)/L with r = L mod C (causally half of it)."""
     full = context_tokens / 2.0 if causal else context_tokens
     window, size = arch.sliding_window_tokens, arch.attention_chunk_tokens
-    if (window is None and size is None) or context_tokens <= 0.0:
+    if not arch.has_local_attention or context_tokens <= 0.0:
         return full
     windowed = chunked = full
     if window is not None:
@@ -110,13 +110,12 @@ def causal_mean_keys(arch: ModelArch, context_tokens: float, causal: bool) -> fl
     return _local_mix(arch, full, windowed, chunked)
 
 
-def held_kv_tokens(arch: ModelArch, context_tokens: float, block_tokens: int, windowed_memory: bool) -> float:
-    """KV-cache slots one sequence of ``context_tokens`` holds, counted in tokens of every layer (the unit of the
-    replica's KV capacity): the whole context, or — where the engine frees what falls out of the window — the
-    context on the other layers and W plus one partly filled block on the windowed ones (vLLM's hybrid KV cache
-    manager frees a windowed layer's blocks once they fall out of the window)."""
+def held_kv_tokens(arch: ModelArch, context_tokens: float, block_tokens: int) -> float:
+    """KV-cache slots one sequence of ``context_tokens`` holds in one pool shared by every layer, counted in tokens of
+    every layer (the unit of the replica's KV capacity), where the engine frees what falls out of the window (vLLM's
+    hybrid KV cache manager): the context on the other layers, W plus one partly filled block on the windowed ones."""
     window = arch.sliding_window_tokens
-    if not windowed_memory or window is None:
+    if window is None:
         return context_tokens
     frac = arch.windowed_layer_frac
     return (1.0 - frac) * context_tokens + frac * min(context_tokens, float(window + block_tokens))
@@ -137,7 +136,7 @@ def context_per_kv_slot(
     if window is None or context_tokens <= 0.0:
         return 1.0
     if swa_pool_ratio is None:
-        return context_tokens / held_kv_tokens(arch, context_tokens, block_tokens, True)
+        return context_tokens / held_kv_tokens(arch, context_tokens, block_tokens)
     layers = arch.num_layers
     windowed = arch.sliding_window_layers
     full = layers - windowed

@@ -129,21 +129,25 @@ def _chunked_attention(cfg: dict[str, Any], model_type: str, layers: Any) -> dic
     chunk = cfg.get("attention_chunk_size")
     if not _is_int(chunk) or chunk <= 0 or not _is_int(layers):
         return {}
-    types = cfg.get("layer_types")
     no_rope = cfg.get("no_rope_layers")
     interval = cfg.get("no_rope_layer_interval")
-    if isinstance(types, list) and types:
-        chunked = sum(1 for t in types if t == "chunked_attention")
-    elif isinstance(no_rope, list) and no_rope:
+    chunked = _layers_of_type(cfg, "chunked_attention")
+    if chunked is None and isinstance(no_rope, list) and no_rope:
         chunked = sum(1 for v in no_rope[:layers] if v == 1)
-    elif model_type.startswith("llama4"):
+    elif chunked is None and model_type.startswith("llama4"):
         step = interval if _is_int(interval) and interval > 0 else 4
         chunked = layers - layers // step
-    else:
-        return {}
-    if chunked <= 0:
+    if not chunked:
         return {}
     return {"attention_chunk_tokens": chunk, "chunked_attention_layers": min(chunked, layers)}
+
+
+def _layers_of_type(cfg: dict[str, Any], kind: str) -> int | None:
+    """How many entries of the config's per-layer ``layer_types`` list are ``kind``; None without such a list."""
+    types = cfg.get("layer_types")
+    if not isinstance(types, list) or not types:
+        return None
+    return sum(1 for t in types if t == kind)
 
 
 def _sliding_window(cfg: dict[str, Any], model_type: str, layers: Any) -> dict[str, Any]:
@@ -156,17 +160,15 @@ def _sliding_window(cfg: dict[str, Any], model_type: str, layers: Any) -> dict[s
     window = cfg.get("sliding_window")
     if not _is_int(window) or window <= 0 or not _is_int(layers) or cfg.get("use_sliding_window") is False:
         return {}
-    types = cfg.get("layer_types")
     pattern = cfg.get("sliding_window_pattern")
-    if isinstance(types, list) and types:
-        windowed = sum(1 for t in types if t == "sliding_attention")
-    elif _is_int(pattern) and pattern > 1:
+    windowed = _layers_of_type(cfg, "sliding_attention")
+    if windowed is None and _is_int(pattern) and pattern > 1:
         windowed = layers - layers // pattern
-    elif model_type == "gemma2":
+    elif windowed is None and model_type == "gemma2":
         windowed = (layers + 1) // 2
-    elif cfg.get("use_sliding_window") is True and _is_int(cfg.get("max_window_layers")):
+    elif windowed is None and cfg.get("use_sliding_window") is True and _is_int(cfg.get("max_window_layers")):
         windowed = max(layers - cfg["max_window_layers"], 0)
-    else:
+    elif windowed is None:
         windowed = layers
     if windowed <= 0:
         return {}

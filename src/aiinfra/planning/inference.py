@@ -39,6 +39,14 @@ def reserves_full_context(engine: str, tables: DomainTables, wl: ServingWorkload
     return tables.engine(engine).reserves_full_context
 
 
+def held_tokens_per_request(engine: str, tables: DomainTables, wl: ServingWorkload) -> int:
+    """KV-cache tokens a running request holds on average: its prompt and half its output (blocks allocated as
+    tokens arrive), or its whole prompt + output where the engine reserves them at admission
+    (:func:`reserves_full_context`)."""
+    inp, out = wl.input_tokens, wl.output_tokens
+    return inp + out if reserves_full_context(engine, tables, wl) else inp + (out + 1) // 2
+
+
 def workload_usage(wl: ServingWorkload) -> Usage:
     """How the engine is driven: ``server`` when requests arrive over time (a rate, a client concurrency,
     users or an arrival process), ``offline`` for a fixed batch of prompts (``batch: N`` or ``max``)."""
@@ -577,7 +585,7 @@ def _deployment(
     notes += [f"accuracy: {n}" for n in cluster.tables.accuracy_notes_for(model.id, engine, cluster.accelerator.id)]
     replicas = _replicas_of(model, cluster, wl, im)
     inp, out = wl.input_tokens, wl.output_tokens
-    held = inp + out if reserves_full_context(engine, cluster.tables, wl) else inp + (out + 1) // 2
+    held = held_tokens_per_request(engine, cluster.tables, wl)
     cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, engine, kv_free_frac, held)
     if cap.context_per_slot_ratio > 1.0:
         notes.append(

@@ -18,6 +18,7 @@ from aiinfra.analytic.step_time import StepBatch, StepTimeModel
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.planning.engine_profile import scheduler_defaults
 from aiinfra.planning.inference import (
+    held_tokens_per_request,
     kv_block_tokens,
     kv_capacity,
     model_for,
@@ -231,8 +232,9 @@ def limits_for(
         chunked = sd.chunked_prefill if sd.chunked_prefill is not None else True
     block = kv_block_tokens(wl.engine, wl, scenario.cluster.tables)
     budget = sched.max_num_batched_tokens or sd.max_num_batched_tokens
-    # the schedulers count context tokens: a windowed KV cache's slots are scaled at the mean held context
-    held = wl.input_tokens + wl.output_tokens / 2.0
+    # the schedulers count context tokens: a windowed KV cache's slots are scaled at the mean held context, the one
+    # the planner scales at
+    held = held_tokens_per_request(wl.engine, scenario.cluster.tables, wl)
     cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, wl.engine, held_context_tokens=held)
     if cap.kv_capacity_tokens <= 0:
         raise InfeasibleError(

@@ -117,32 +117,25 @@ class ModelArch:
                 f"does not go with fp8_scaling {self.fp8_scaling}",
                 "give fp8_block_size (e.g. [128, 128]) with fp8_scaling: block, and none with tensor scaling",
             )
-        if (self.sliding_window_tokens is None) != (self.sliding_window_layers == 0):
-            raise FieldProblem(
-                "sliding_window_layers",
-                self.sliding_window_layers,
-                f"does not go with sliding_window_tokens {self.sliding_window_tokens}",
-                "give both (the window and how many layers use it), or neither for full attention on every layer",
-            )
-        if self.sliding_window_layers > self.num_layers:
-            raise FieldProblem(
-                "sliding_window_layers",
-                self.sliding_window_layers,
-                f"is above num_layers {self.num_layers}",
-                "give at most num_layers",
-            )
-        if (self.attention_chunk_tokens is None) != (self.chunked_attention_layers == 0):
-            raise FieldProblem(
-                "chunked_attention_layers",
-                self.chunked_attention_layers,
-                f"does not go with attention_chunk_tokens {self.attention_chunk_tokens}",
-                "give both (the chunk and how many layers use it), or neither for full attention on every layer",
-            )
+        for span, layers_field, what in (
+            ("sliding_window_tokens", "sliding_window_layers", "window"),
+            ("attention_chunk_tokens", "chunked_attention_layers", "chunk"),
+        ):
+            if (getattr(self, span) is None) != (getattr(self, layers_field) == 0):
+                raise FieldProblem(
+                    layers_field,
+                    getattr(self, layers_field),
+                    f"does not go with {span} {getattr(self, span)}",
+                    f"give both (the {what} and how many layers use it), or neither for full attention on every layer",
+                )
         if self.sliding_window_layers + self.chunked_attention_layers > self.num_layers:
+            # named by the field that pushes the count over: the chunked layers where there are any
+            field = "chunked_attention_layers" if self.chunked_attention_layers else "sliding_window_layers"
             raise FieldProblem(
-                "chunked_attention_layers",
-                self.chunked_attention_layers,
-                f"with {self.sliding_window_layers} sliding-window layers is above num_layers {self.num_layers}",
+                field,
+                getattr(self, field),
+                f"with {self.sliding_window_layers} sliding-window and {self.chunked_attention_layers} chunked layers "
+                f"is above num_layers {self.num_layers}",
                 "count each layer once: sliding-window, chunked or full attention",
             )
         if self.first_k_dense_layers > self.num_layers:
@@ -162,6 +155,11 @@ class ModelArch:
     def head_size(self) -> int:
         """Width of one attention head: ``head_dim``, or hidden_size / num_heads when not given."""
         return self.head_dim if self.head_dim is not None else self.hidden_size // self.num_heads
+
+    @property
+    def has_local_attention(self) -> bool:
+        """Whether some layers attend only part of the context (a sliding window or a chunk)."""
+        return self.sliding_window_tokens is not None or self.attention_chunk_tokens is not None
 
     @property
     def windowed_layer_frac(self) -> float:
