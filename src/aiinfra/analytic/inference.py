@@ -265,23 +265,42 @@ class InferenceModel:
         """Format of the embedding and output head: the weights' own when 16/32-bit, else bf16 (module docstring)."""
         return self.weight_precision if self.weight_precision in ("bf16", "fp16", "fp32") else "bf16"
 
-    def _bf16_layer_params(self) -> tuple[float, float]:
-        """(attention, dense-MLP) parameters of one replica that an FP8 checkpoint leaves in bf16
-        (``ModelArch.fp8_bf16_modules``: every attention projection, the first and last layers' MLPs); (0, 0)
-        otherwise."""
+    def _bf16_layer_params(self) -> tuple[float, float, float]:
+        """(attention, dense-MLP parameters, MLP layers) of one replica that a quantised checkpoint leaves in bf16:
+        an FP8 one with ``ModelArch.fp8_bf16_modules`` (every attention projection, the first and last layers'
+        MLPs), an FP4 one with ``ModelArch.fp4_bf16_modules`` (everything but the routed experts: attention, dense
+        and shared-expert MLPs); (0, 0, 0) otherwise."""
         m = self.model
-        if self.weight_precision != "fp8" or m.fp8_bf16_modules == "none":
-            return 0.0, 0.0
         pb = param_breakdown(m)
-        return m.num_layers * pb.attention_per_layer, min(2, pb.dense_layers) * pb.dense_mlp_per_layer
+        if self.weight_precision == "fp8" and m.fp8_bf16_modules != "none":
+            edge = min(2, pb.dense_layers)
+            return m.num_layers * pb.attention_per_layer, edge * pb.dense_mlp_per_layer, float(edge)
+        if self.weight_precision == "fp4" and m.fp4_bf16_modules == "all_but_experts":
+            shared = pb.moe_layers * pb.moe_shared_per_layer
+            mlp_layers = pb.dense_layers + (pb.moe_layers if pb.moe_shared_per_layer else 0)
+            mlp = pb.dense_layers * pb.dense_mlp_per_layer + shared
+            return m.num_layers * pb.attention_per_layer, mlp, float(mlp_layers)
+        return 0.0, 0.0, 0.0
+
+    @property
+    def _router_bf16(self) -> bool:
+        """The MoE router gate stays bf16: an FP4 checkpoint that quantises only the routed experts."""
+        return self.weight_precision == "fp4" and self.model.fp4_bf16_modules == "all_but_experts"
+
+    def stored_bytes(self, fmt: str) -> float:
+        """Bytes a weight of format ``fmt`` takes in memory and in a weight stream: the element, plus its share of
+        an 8-bit block scale for FP4 where the checkpoint states its block (``ModelArch.fp4_scale_block_elements``)."""
+        block = self.model.fp4_scale_block_elements
+        return DTYPE_BYTES[fmt] + (1.0 / block if fmt == "fp4" and block else 0.0)
 
     def _split_weight_bytes(self) -> tuple[float, float, float]:
         """(vocab bytes, routed-expert bytes, other layer bytes) of one replica."""
         pb = param_breakdown(self.model)
         vocab = pb.embedding + pb.output
         routed = pb.moe_layers * pb.moe_routed_per_layer
-        wb = DTYPE_BYTES[self.weight_precision]
-        kept = sum(self._bf16_layer_params())  # left in bf16 by the checkpoint
+        wb = self.stored_bytes(self.weight_precision)
+        attn, mlp, _ = self._bf16_layer_params()
+        kept = attn + mlp + (pb.moe_layers * pb.router_per_layer if self._router_bf16 else 0.0)  # left in bf16
         other = (pb.total - vocab - routed - kept) * wb + kept * DTYPE_BYTES["bf16"]
         return vocab * DTYPE_BYTES[self.vocab_precision], routed * wb, other
 
@@ -298,7 +317,9 @@ class InferenceModel:
         routed experts."""
         if not self.attention_dp:
             replicated = (
-                self._stage_layers * mla_replicated_params_per_layer(self.model) * DTYPE_BYTES[self.weight_precision]
+                self._stage_layers
+                * mla_replicated_params_per_layer(self.model)
+                * self.stored_bytes(self.weight_precision)
             )
             return self.weight_bytes_per_replica / (self.tp * self.pp) + replicated * (1.0 - 1.0 / self.tp)
         vocab, routed, other = self._split_weight_bytes()
@@ -350,7 +371,7 @@ class InferenceModel:
         (:func:`fp8_block_time_factor`)."""
         acc = self.cluster.accelerator
         flop = 2.0 * tokens * params / split
-        nbytes = params * DTYPE_BYTES[weights or self.weight_precision] / split
+        nbytes = params * self.stored_bytes(weights or self.weight_precision) / split
         t0, b_inf = memory_fit(self.cluster.tables, acc, self.engine, dtype)
         memory_s = n_kernels * t0 + nbytes / b_inf
         ratio = DTYPE_BYTES[dtype] / DTYPE_BYTES[weights or self.weight_precision]
@@ -407,7 +428,7 @@ class InferenceModel:
             rank_experts = busiest_rank_experts(m.num_experts, m.experts_per_token, tokens, self.ep)
         else:
             rank_experts = touched / self.tp
-        nbytes = rank_experts * one_expert * moe_layers * DTYPE_BYTES[self.weight_precision]
+        nbytes = rank_experts * one_expert * moe_layers * self.stored_bytes(self.weight_precision)
         n_kernels = max(moe_layers, 1.0) * 2  # grouped GEMMs: up(+gate), down
         memory_s = n_kernels * t0 + nbytes / b_inf
         # the engine's own fused-MoE op timed at this very expert shape and split on this very part, where the
@@ -510,12 +531,13 @@ class InferenceModel:
         replicated = layers * mla_replicated_params_per_layer(m) if split > 1 else 0.0
         # the attention and dense MLP weights of a block-scaled FP8 checkpoint (not its router gate)
         blk = self.weight_precision == "fp8" and m.fp8_scaling == "block"
-        # layers the FP8 checkpoint left in bf16 (ModelArch.fp8_bf16_modules): stored, streamed and multiplied in bf16,
-        # their kernels counted with them (per stage, as the other terms)
-        bf16_attn, bf16_mlp = (x / pp for x in self._bf16_layer_params())
+        # layers a quantised checkpoint left in bf16 (ModelArch.fp8_bf16_modules, fp4_bf16_modules): stored, streamed
+        # and multiplied in bf16, their kernels counted with them (per stage, as the other terms)
+        bf16_attn, bf16_mlp, bf16_mlp_layers = (x / pp for x in self._bf16_layer_params())
         cd16 = compute_dtype(acc.dense_flop_per_s, "bf16")
         attn_cd, attn_w = (cd16, "bf16") if bf16_attn else (cd, None)
-        mlp_q_layers = mlp_layers - (bf16_mlp / pb.dense_mlp_per_layer if bf16_mlp else 0.0)
+        mlp_q_layers = mlp_layers - bf16_mlp_layers
+        router_format: tuple[str, int, str | None] = (cd16, 1, "bf16") if self._router_bf16 else (cd, 1, None)
         parts = [
             self._linear(t_rank, attn - replicated, 2 * layers, attn_cd, split, attn_w, block_scaled=blk),  # qkv, o
             self._linear(t_rank, replicated, layers, cd, 1, block_scaled=blk) if replicated else _Kernels(0.0, 0.0),
@@ -525,7 +547,7 @@ class InferenceModel:
             self._linear(t_rank, bf16_mlp, 2 * (mlp_layers - mlp_q_layers), cd16, split, "bf16")
             if bf16_mlp
             else _Kernels(0.0, 0.0),
-            self._linear(t_rank, router, pb.moe_layers / pp, cd, 1) if router else _Kernels(0.0, 0.0),
+            self._linear(t_rank, router, pb.moe_layers / pp, *router_format) if router else _Kernels(0.0, 0.0),
         ]
         t0, b_inf = memory_fit(self.cluster.tables, acc, self.engine)
         n_elem = ELEMENTWISE_KERNELS_PER_LAYER * layers

@@ -117,6 +117,7 @@ def arch_from_hf_config(cfg: dict[str, Any], field: str = "model.config", name: 
             moe_layer_step=cfg.get("interleave_moe_layer_step", 1) or 1,
         )
     data.update(_fp8_scaling(cfg.get("quantization_config"), field))
+    data.update(_fp4_format(cfg.get("quantization_config")))
     data.update(_sliding_window(cfg, model_type, layers))
     data.update(_chunked_attention(cfg, model_type, layers))
     return validate(ModelArch, data, where=field)
@@ -200,6 +201,24 @@ def _fp8_scaling(quant: Any, field: str) -> dict[str, Any]:
             "give the checkpoint's [rows, columns] of one scaling block, e.g. [128, 128]",
         )
     return {"fp8_scaling": "block", "fp8_block_size": tuple(block)}
+
+
+def _fp4_format(quant: Any) -> dict[str, Any]:
+    """The FP4 checkpoint format a ``quantization_config`` declares: OCP MXFP4 (``quant_method: mxfp4``, openai/gpt-oss:
+    a scale per 32 weights), with the linear layers it names in ``modules_to_not_convert`` left in bf16 when they
+    include attention (gpt-oss: attention, router, embeddings, head: only the routed experts quantised); NVIDIA
+    ModelOpt NVFP4 (``quant_method: modelopt``, ``quant_algo: NVFP4``: a scale per 16). Nothing otherwise."""
+    if not isinstance(quant, dict):
+        return {}
+    if quant.get("quant_method") == "mxfp4":
+        kept = quant.get("modules_to_not_convert") or []
+        found: dict[str, Any] = {"fp4_scale_block_elements": 32}
+        if any("self_attn" in str(name) for name in kept):
+            found["fp4_bf16_modules"] = "all_but_experts"
+        return found
+    if quant.get("quant_method") == "modelopt" and str(quant.get("quant_algo", "")).upper() == "NVFP4":
+        return {"fp4_scale_block_elements": 16}
+    return {}
 
 
 def load_hf_config(path: str | Path, field: str = "model.config") -> ModelArch:

@@ -40,10 +40,13 @@ def _show(args: argparse.Namespace) -> tuple[Any, str]:
         "sliding_window_layers",
         "attention_chunk_tokens",
         "chunked_attention_layers",
+        "fp4_scale_block_elements",
+        "fp4_bf16_modules",
         "max_seq_len",
     ]
     d = obj["derived"]
-    pairs: list[tuple[str, Any]] = [(k, arch[k]) for k in keys if arch.get(k) not in (None, 0) or k == "num_layers"]
+    shown = [k for k in keys if arch.get(k) not in (None, 0, "none") or k == "num_layers"]
+    pairs: list[tuple[str, Any]] = [(k, arch[k]) for k in shown]
     derived: list[tuple[str, Any]] = [
         ("params_total", d["params_total"]),
         ("params_active", d["params_active"]),

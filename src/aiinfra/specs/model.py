@@ -71,6 +71,17 @@ class ModelArch:
     those of the first and last layer: every attention projection and the first and last MLP stay bf16 (Llama 3
     report, Dubey et al. 2024, arXiv 2407.21783, §6.2; the checkpoint's ``modules_to_not_convert``). Prices an
     FP8 serving run's weight bytes and those layers' GEMMs (analytic/inference.py)."""
+    fp4_scale_block_elements: Literal[16, 32] | None = None
+    """Weights sharing one 8-bit scale in the model's FP4 checkpoint: 32 for the OCP microscaling MXFP4 format (an
+    E8M0 scale per 32 elements: OCP Microscaling Formats (MX) v1.0 §5, 2023; gpt-oss), 16 for NVIDIA's NVFP4 (an E4M3
+    scale per 16, plus one FP32 per tensor: NVIDIA, "Introducing NVFP4", 2025). An FP4 serving run stores and streams
+    1 / block scale bytes per weight beside the half byte (analytic/inference.py). None: not stated, scales not
+    counted."""
+    fp4_bf16_modules: Literal["none", "all_but_experts"] = "none"
+    """Linear layers an FP4 checkpoint leaves in bf16. ``all_but_experts``: gpt-oss's MXFP4 release quantises the
+    routed experts only (its config.json's ``quantization_config.modules_to_not_convert`` lists attention, router,
+    embeddings and output head; the model card: MoE weights, over 90 % of the parameters, at 4.25 bits each). Prices
+    an FP4 serving run's weight bytes and those layers' GEMMs (analytic/inference.py)."""
     sliding_window_tokens: SeqTokens | None = None
     """Window of the sliding-window attention layers: each of their queries attends only the last
     ``sliding_window_tokens`` positions (Beltagy et al. 2020, Longformer §3.1; Mistral 7B, Jiang et al. 2023 §2:

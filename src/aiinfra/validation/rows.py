@@ -153,6 +153,25 @@ def _sliding_window(
     return {"sliding_window_tokens": cat.sliding_window_tokens, "sliding_window_layers": cat.sliding_window_layers}
 
 
+def _fp4_format(
+    row: dict[str, str], data: dict[str, object], models: Mapping[str, ModelArch], flags: list[str]
+) -> dict[str, object]:
+    """The FP4 checkpoint format of an fp4 row: the scale block and the layers left in bf16 of the catalog model the
+    row names or, failing a name match, the one catalog model of its architecture (``_SAME_ARCH``), whose official
+    checkpoint it runs (gpt-oss: MXFP4 experts, the rest bf16); none stated otherwise."""
+    cat = catalog_model_for(row.get("model_name") or "", models)
+    if cat is None:
+        same = [m for m in models.values() if all(getattr(m, k) == data.get(k) for k in _SAME_ARCH)]
+        cat = same[0] if len(same) == 1 else None
+    if cat is None or cat.fp4_scale_block_elements is None:
+        return {}
+    kept = "" if cat.fp4_bf16_modules == "none" else ", everything but the routed experts in bf16"
+    flags.append(
+        f"fp4 weights with a scale per {cat.fp4_scale_block_elements}{kept}: catalog model {cat.id}'s checkpoint"
+    )
+    return {"fp4_scale_block_elements": cat.fp4_scale_block_elements, "fp4_bf16_modules": cat.fp4_bf16_modules}
+
+
 def model_from_row(row: dict[str, str], models: Mapping[str, ModelArch]) -> tuple[ModelArch, list[str]]:
     """ModelArch from a row's architecture columns (blank ones from the catalog's ``models`` by id); returns the
     assumptions made for blank cells."""
@@ -211,6 +230,8 @@ def model_from_row(row: dict[str, str], models: Mapping[str, ModelArch]) -> tupl
     data.update(_sliding_window(row, layers, models, flags))
     if (row.get("weight_precision") or "").strip() == "fp8":
         data.update(_fp8_scaling(row, data, models, flags))
+    if (row.get("weight_precision") or "").strip() == "fp4":
+        data.update(_fp4_format(row, data, models, flags))
     return validate(ModelArch, data, where=f"row {row.get('id')}"), flags
 
 

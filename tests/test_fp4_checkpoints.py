@@ -1,0 +1,120 @@
+"""FP4 checkpoint formats in serving memory and weight streams (ModelArch.fp4_scale_block_elements,
+fp4_bf16_modules): gpt-oss's MXFP4 release quantises only the routed experts, at half a byte plus one 8-bit scale per
+32 weights (OCP MX v1.0); its attention, router, embeddings and head stay bf16 (the config.json's
+``modules_to_not_convert``). Expected byte counts are hand calculations below."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from aiinfra import catalog
+from aiinfra.analytic.inference import InferenceModel
+from aiinfra.analytic.step_time import StepBatch
+from aiinfra.catalog.hf_config import arch_from_hf_config
+from aiinfra.catalog.resolve import cluster_for
+from aiinfra.planning.inference import kv_capacity
+from aiinfra.validation.rows import model_from_row
+
+H100 = "nvidia-h100-sxm5-80gb"
+
+# gpt-oss-120b: 36 layers, hidden 2,880, 64 q / 8 kv heads of 64, 128 experts of width 2,880 with biases,
+# vocab 201,088, untied head
+EXPERTS = 36 * 128 * (3 * 2880 * 2880 + 2 * 2880 + 2880)  # 114,701,598,720 routed parameters (with their biases)
+VOCAB = 2 * 201088 * 2880  # embedding and head: 1,158,266,880
+ATTENTION = 36 * (2880 * (64 * 64 + 2 * 8 * 64) + 64 * 64 * 2880 + (64 * 64 + 2 * 8 * 64) + 2880)  # with biases
+ROUTER = 36 * 2880 * 128
+NORMS = 36 * 2 * 2880 + 2880
+
+
+def _oss(**fields: object) -> InferenceModel:
+    m = replace(catalog.model("gpt-oss-120b"), **fields)  # type: ignore[arg-type]
+    return InferenceModel(model=m, cluster=cluster_for(H100, 1), tp=1, weight_precision="fp4")
+
+
+def test_catalog_gpt_oss_states_its_checkpoint() -> None:
+    for name in ("gpt-oss-120b", "gpt-oss-20b"):
+        m = catalog.model(name)
+        assert (m.fp4_scale_block_elements, m.fp4_bf16_modules) == (32, "all_but_experts")
+
+
+def test_weight_bytes_of_the_mxfp4_release() -> None:
+    oss = _oss()
+    # experts at 0.5 + 1/32 bytes; attention and router bf16; embedding and head bf16; norms stored with the
+    # quantised format (a rounding error): 60,935,224,320 + 2·(955,802,880 + 13,271,040) + 2,316,533,760 + 111,690
+    expected = EXPERTS * (0.5 + 1 / 32) + 2 * (ATTENTION + ROUTER) + 2 * VOCAB + NORMS * (0.5 + 1 / 32)
+    assert oss.weight_bytes_per_replica == pytest.approx(expected, rel=1e-12)
+    assert expected == pytest.approx(65.19e9, rel=1e-3)
+    # the same model with no format stated: every layer at half a byte, no scales (the embedding and head bf16)
+    plain = _oss(fp4_scale_block_elements=None, fp4_bf16_modules="none")
+    assert plain.weight_bytes_per_replica == pytest.approx(
+        0.5 * (EXPERTS + ATTENTION + ROUTER + NORMS) + 2 * VOCAB, rel=1e-12
+    )
+    # the scales alone: one byte per 32 weights of every quantised layer
+    scaled = _oss(fp4_bf16_modules="none")
+    assert scaled.weight_bytes_per_replica - plain.weight_bytes_per_replica == pytest.approx(
+        (EXPERTS + ATTENTION + ROUTER + NORMS) / 32, rel=1e-9
+    )
+
+
+def test_the_kv_cache_gets_what_the_weights_leave() -> None:
+    # 4.99 GB more weights on one H100 leave 4.99 GB less for the cache (the other reservations unchanged)
+    oss, plain = _oss(), _oss(fp4_scale_block_elements=None, fp4_bf16_modules="none")
+    extra_bytes = oss.weight_bytes_per_accelerator - plain.weight_bytes_per_accelerator
+    assert extra_bytes == pytest.approx(4.99e9, rel=0.01)
+    # vLLM at 0.9 of the memory, 16-token blocks, 8,192 batched tokens: the cache bytes drop by exactly the weights'
+    a, b = (kv_capacity(x, 0.9, 16, 8192) for x in (oss, plain))
+    assert b.kv_cache_bytes - a.kv_cache_bytes == pytest.approx(extra_bytes, rel=1e-9)
+    assert b.kv_capacity_tokens - a.kv_capacity_tokens == pytest.approx(
+        extra_bytes / oss.kv_bytes_per_token_per_accelerator, abs=32
+    )
+
+
+def test_decode_streams_bf16_attention_and_the_scales() -> None:
+    # a batch-1 decode step streams the weights: the checkpoint's bf16 attention and expert scales make it longer
+    one = StepBatch.decode(1, 1024)
+    assert _oss().iteration_time_s(one) > _oss(fp4_scale_block_elements=None, fp4_bf16_modules="none").iteration_time_s(
+        one
+    )
+
+
+def test_hf_configs_of_fp4_checkpoints() -> None:
+    cfg = {"num_hidden_layers": 2, "hidden_size": 1024, "num_attention_heads": 8, "vocab_size": 1000}
+    # openai/gpt-oss-120b config.json
+    kept = ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]
+    mx = arch_from_hf_config({**cfg, "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": kept}})
+    assert (mx.fp4_scale_block_elements, mx.fp4_bf16_modules) == (32, "all_but_experts")
+    # an MXFP4 checkpoint quantising every linear layer, and a ModelOpt NVFP4 one
+    every = arch_from_hf_config({**cfg, "quantization_config": {"quant_method": "mxfp4"}})
+    assert (every.fp4_scale_block_elements, every.fp4_bf16_modules) == (32, "none")
+    nv = arch_from_hf_config({**cfg, "quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4"}})
+    assert (nv.fp4_scale_block_elements, nv.fp4_bf16_modules) == (16, "none")
+    assert arch_from_hf_config(cfg).fp4_scale_block_elements is None
+
+
+def test_fp4_rows_take_the_catalog_checkpoint() -> None:
+    models = {"gpt-oss-120b": catalog.model("gpt-oss-120b")}
+    m = catalog.model("gpt-oss-120b")
+    row = {
+        "id": "r",
+        "model_name": "gpt-oss-120b",
+        "num_layers": str(m.num_layers),
+        "hidden_size": str(m.hidden_size),
+        "num_heads": str(m.num_heads),
+        "num_kv_heads": str(m.num_kv_heads),
+        "head_dim": str(m.head_dim),
+        "ffn_hidden_size": "2880",
+        "mlp": "swiglu",
+        "vocab_size": str(m.vocab_size),
+        "num_experts": "128",
+        "experts_per_token": "4",
+        "moe_ffn_hidden_size": "2880",
+        "attention": "gqa",
+        "weight_precision": "fp4",
+    }
+    arch, flags = model_from_row(row, models)
+    assert (arch.fp4_scale_block_elements, arch.fp4_bf16_modules) == (32, "all_but_experts")
+    assert any("scale per 32" in f for f in flags)
+    bf16_arch, _ = model_from_row({**row, "weight_precision": "bf16"}, models)
+    assert bf16_arch.fp4_scale_block_elements is None
