@@ -118,3 +118,42 @@ def test_fp4_rows_take_the_catalog_checkpoint() -> None:
     assert any("scale per 32" in f for f in flags)
     bf16_arch, _ = model_from_row({**row, "weight_precision": "bf16"}, models)
     assert bf16_arch.fp4_scale_block_elements is None
+
+
+def _on(accelerator: str, tp: int = 1, **kw: object) -> InferenceModel:
+    return InferenceModel(
+        model=catalog.model("gpt-oss-120b"),
+        cluster=cluster_for(accelerator, tp),
+        tp=tp,
+        weight_precision="fp4",
+        engine="vllm",
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_vllm_marlin_pads_the_mxfp4_experts() -> None:
+    # vLLM's Marlin MXFP4 path (the only one below SM90, and SM90's before the wheel carried triton_kernels in 0.12):
+    # per-rank expert width to a multiple of 128 and hidden to 256: 2,880 x 2,880 -> 3,072 x 2,944 per matrix
+    marlin = 3072 * 2944 / (2880 * 2880)
+    h100_old = _on(H100, engine_version="0.10.2")
+    assert h100_old.expert_padding_factor == pytest.approx(marlin, rel=1e-12)
+    expected = EXPERTS * (0.5 + 1 / 32) * marlin + 2 * (ATTENTION + ROUTER) + 2 * VOCAB + NORMS * (0.5 + 1 / 32)
+    assert h100_old.weight_bytes_per_replica == pytest.approx(expected, rel=1e-12)
+    # vLLM 0.10.1 on an H100 logs "Model loading took 65.9651 GiB" under Marlin (vllm issue #23278): within 0.5 %
+    assert expected / 2**30 == pytest.approx(65.9651, rel=0.005)
+    # from 0.12 (triton_kernels in the wheel) SM90 runs the Triton path, stored as the checkpoint
+    assert _on(H100, engine_version="0.14.0").expert_padding_factor == 1.0
+    assert _on(H100).expert_padding_factor == 1.0  # the current release
+    # an A100 at tp 2: 1,440 per rank -> 1,536, hidden 3,072
+    a100 = _on("nvidia-a100-sxm4-80gb", tp=2, engine_version="0.14.0")
+    assert a100.expert_padding_factor == pytest.approx(3072 * 1536 / (2880 * 1440), rel=1e-12)
+    # FlashInfer's TensorRT-LLM MXFP4 kernel on a B200: both to multiples of 256
+    assert _on("nvidia-b200-sxm-180gb", engine_version="0.14.0").expert_padding_factor == pytest.approx(
+        3072 * 3072 / (2880 * 2880), rel=1e-12
+    )
+    # a bf16 run of the same model, and another engine, store nothing padded
+    bf16 = InferenceModel(
+        model=catalog.model("gpt-oss-120b"), cluster=cluster_for(H100, 1), tp=1, weight_precision="bf16", engine="vllm"
+    )
+    assert bf16.expert_padding_factor == 1.0
+    assert _oss().expert_padding_factor == 1.0  # no engine named

@@ -293,6 +293,21 @@ class InferenceModel:
         block = self.model.fp4_scale_block_elements
         return DTYPE_BYTES[fmt] + (1.0 / block if fmt == "fp4" and block else 0.0)
 
+    @property
+    def expert_padding_factor(self) -> float:
+        """Stored over checkpoint bytes of the routed experts: an MXFP4 checkpoint's experts as the engine release's
+        MoE kernel lays them out on this generation (engines.yaml ``mxfp4_moe_padding``: vLLM's Marlin path rounds the
+        per-rank expert width up to 128 and the hidden size to 256); 1 where nothing is padded."""
+        m = self.model
+        if self.engine is None or self.weight_precision != "fp4" or m.fp4_scale_block_elements != 32 or not m.is_moe:
+            return 1.0
+        profile = self.cluster.tables.engine(self.engine)
+        rule = profile.mxfp4_padding(self.release, self.cluster.accelerator.generation)
+        if rule is None:
+            return 1.0
+        per_rank = m.expert_ffn / (1 if self.ep > 1 else self.tp)  # expert parallelism keeps experts whole
+        return rule.padded_factor(m.hidden_size, per_rank)
+
     def _split_weight_bytes(self) -> tuple[float, float, float]:
         """(vocab bytes, routed-expert bytes, other layer bytes) of one replica."""
         pb = param_breakdown(self.model)
@@ -302,7 +317,7 @@ class InferenceModel:
         attn, mlp, _ = self._bf16_layer_params()
         kept = attn + mlp + (pb.moe_layers * pb.router_per_layer if self._router_bf16 else 0.0)  # left in bf16
         other = (pb.total - vocab - routed - kept) * wb + kept * DTYPE_BYTES["bf16"]
-        return vocab * DTYPE_BYTES[self.vocab_precision], routed * wb, other
+        return vocab * DTYPE_BYTES[self.vocab_precision], routed * wb * self.expert_padding_factor, other
 
     @property
     def weight_bytes_per_replica(self) -> float:
@@ -429,6 +444,7 @@ class InferenceModel:
         else:
             rank_experts = touched / self.tp
         nbytes = rank_experts * one_expert * moe_layers * self.stored_bytes(self.weight_precision)
+        nbytes *= self.expert_padding_factor  # the kernel streams the experts as stored
         n_kernels = max(moe_layers, 1.0) * 2  # grouped GEMMs: up(+gate), down
         memory_s = n_kernels * t0 + nbytes / b_inf
         # the engine's own fused-MoE op timed at this very expert shape and split on this very part, where the

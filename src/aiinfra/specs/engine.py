@@ -11,6 +11,7 @@ engine does; it never compares names. Also the runtime memory reserve of runtime
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -103,6 +104,26 @@ class WindowedKvMemory:
             return False
         name = model_name.lower()
         return not self.model_names or any(n in name for n in self.model_names)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Mxfp4Padding:
+    """How a release lays out an MXFP4 checkpoint's routed experts on a generation of accelerator: the kernel it picks
+    needs the expert matrices' hidden and per-rank expert widths rounded up to these multiples, and stores them so
+    (engines.yaml ``mxfp4_moe_padding``; analytic/inference.py ``expert_padding_factor``)."""
+
+    releases: ReleaseRange
+    generations: tuple[str, ...]
+    hidden_multiple: int
+    expert_ffn_multiple: int
+    """Of the expert width on one tensor-parallel rank (``intermediate_size_per_partition``)."""
+
+    def padded_factor(self, hidden: int, expert_ffn_per_rank: float) -> float:
+        """Stored elements over checkpoint elements of one expert matrix (hidden x per-rank expert width)."""
+        width = max(math.ceil(expert_ffn_per_rank), 1)
+        padded_h = -(-hidden // self.hidden_multiple) * self.hidden_multiple
+        padded_w = -(-width // self.expert_ffn_multiple) * self.expert_ffn_multiple
+        return padded_h * padded_w / (hidden * width)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -360,6 +381,10 @@ class EngineProfile:
     cuda_graph_by_version: tuple[CudaGraphRule, ...] = ()
     """Releases whose CUDA-graph limit differs from ``cuda_graph_bands`` (engines.yaml cuda_graph_by_version)."""
 
+    mxfp4_moe_padding: tuple[Mxfp4Padding, ...] = ()
+    """Releases and generations whose MXFP4 MoE kernel stores the routed experts padded (engines.yaml
+    mxfp4_moe_padding); none: as the checkpoint."""
+
     own_allreduce_limits: tuple[OwnAllReduceLimit, ...] = ()
     """Releases whose own all-reduce stops at a message size below what the engine-tagged timings cover, NCCL above
     it (engines.yaml own_allreduce_by_version; none: the engine-tagged timings at every size)."""
@@ -404,6 +429,13 @@ class EngineProfile:
         an accelerator of ``generation``, where it frees their out-of-window blocks; None: it keeps the whole context
         on every layer."""
         return next((r for r in self.windowed_kv_memory if r.covers(version, model_name, generation)), None)
+
+    def mxfp4_padding(self, version: tuple[int, ...] | None, generation: str | None) -> Mxfp4Padding | None:
+        """The expert padding release ``version`` (None: the current one) applies to MXFP4 experts on an accelerator
+        of ``generation``; None: stored as the checkpoint."""
+        return next(
+            (r for r in self.mxfp4_moe_padding if r.releases.applies(version) and generation in r.generations), None
+        )
 
     def runs_timed_w4a16_moe(self, version: tuple[int, ...] | None) -> bool:
         """Whether release ``version`` (None: unstated, taken as current) runs by default the W4A16 MoE op its rows
@@ -665,6 +697,15 @@ def _windowed_kv(entry: Mapping[str, Any]) -> WindowedKvMemory:
     )
 
 
+def _mxfp4_padding(entry: Mapping[str, Any]) -> Mxfp4Padding:
+    return Mxfp4Padding(
+        releases=_release_range(entry),
+        generations=tuple(str(g) for g in entry["generations"]),
+        hidden_multiple=int(entry["hidden_multiple"]),
+        expert_ffn_multiple=int(entry["expert_ffn_multiple"]),
+    )
+
+
 def _release_range(entry: Mapping[str, Any]) -> ReleaseRange:
     return ReleaseRange(
         from_version=_version_or_none(entry.get("from_version")),
@@ -834,6 +875,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             prefill_steps_alone=_release_range(row["prefill_steps_alone"]) if row.get("prefill_steps_alone") else None,
             mla_prefill_pads_v=_release_range(row["mla_prefill_pads_v"]) if row.get("mla_prefill_pads_v") else None,
             windowed_kv_memory=tuple(_windowed_kv(e) for e in row.get("windowed_kv_memory") or ()),
+            mxfp4_moe_padding=tuple(_mxfp4_padding(e) for e in row.get("mxfp4_moe_padding") or ()),
             admission_reserves=_admission_reserves(row),
             mla_absorbed_prefill=_mla_prefill_rules(row),
             mlperf_kv_reservation=_kv_policy(row, "mlperf_kv_reservation"),
