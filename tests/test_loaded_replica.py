@@ -72,20 +72,22 @@ def test_tpot_tail_of_poisson_prefills_with_feedback() -> None:
 
 
 def test_infer_fits_by_requests_in_flight_not_users() -> None:
-    # the boundary: 70B FP8 on 8 × H100 holds 2,702 sequences; 2,700 and 2,800 users thinking 60 s keep
-    # far fewer requests in flight, so both fit; users whose requests in flight exceed 2,702 do not
+    # the boundary: 70B FP8 on 8 × H100 holds about 2,700 sequences; 2,700 and 2,800 users thinking 60 s
+    # keep far fewer requests in flight, so both fit; users whose requests in flight exceed the capacity do not
     base = app.load_scenario(
         EXAMPLES / "simulate-llama70b-h100.yaml",
         set={"inference.request_rate_per_s": None, "inference.think_time_s": 60.0},
     )
     seen = {}
+    capacity = app.infer(app.load_scenario(base, set={"inference.users": 1})).estimate.max_concurrent_seqs
+    assert 2_600 < capacity < 2_800
     for users in (2_700, 2_800, 5_200):
         e = app.infer(app.load_scenario(base, set={"inference.users": users})).estimate
-        assert e.max_concurrent_seqs == 2_702
+        assert e.max_concurrent_seqs == capacity
         seen[users] = e
         # requests in flight N − X·Z: users minus those thinking (X requests/s each thinking Z on average)
         assert e.requests_in_flight == pytest.approx(users - e.requests_per_s * 60.0, rel=1e-6)
-        assert e.fits == (e.requests_in_flight <= 2_702)
+        assert e.fits == (e.requests_in_flight <= capacity)
     assert seen[2_700].fits and seen[2_800].fits and not seen[5_200].fits
     assert seen[2_800].requests_in_flight < 2_800 / 1.5
 

@@ -106,7 +106,7 @@ def test_kv_pressure_causes_preemption() -> None:
         [
             "inference.request_rate_per_s=200",
             "inference.num_requests=400",
-            "inference.gpu_memory_utilization=0.16",
+            "inference.gpu_memory_utilization=0.175",
             "inference.weight_precision=fp8",
         ],
     )

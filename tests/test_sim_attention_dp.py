@@ -202,14 +202,14 @@ def test_saturated_throughput_matches_the_planners_straggler_model(tmp_yaml) -> 
 
 
 def test_request_must_fit_one_rank(tmp_yaml) -> None:  # type: ignore[no-untyped-def]
-    # 8 ranks each hold 1/8 of the replica's KV: at 50 % memory utilisation a 21,000-token request fits the
+    # 8 ranks each hold 1/8 of the replica's KV: at 52 % memory utilisation a 21,000-token request fits the
     # replica's KV (8 ranks' worth) but not one rank's share, so it is infeasible
     sets = [
         "inference.input_tokens=20000",
         "inference.output_tokens=1000",
         "inference.simulation=null",
         "inference.num_requests=2",
-        "inference.gpu_memory_utilization=0.5",
+        "inference.gpu_memory_utilization=0.52",
     ]
     sc = load_scenario(tmp_yaml(QWEN_ADP), sets)
     with pytest.raises(InfeasibleError, match="attention-DP rank") as err:

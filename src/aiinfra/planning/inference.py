@@ -102,6 +102,7 @@ def kv_capacity(
     engine: str = "vllm",
     free_frac: float | None = None,
     held_context_tokens: float | None = None,
+    max_num_seqs: int | None = None,
 ) -> KvCapacity:
     """Paged KV blocks per accelerator, as the engine allocates them.
 
@@ -110,11 +111,17 @@ def kv_capacity(
     free_gpu_memory_fraction of the memory left after weights, activations and runtime. Where the engine frees the
     sliding-window layers' out-of-window blocks, a sequence holding ``held_context_tokens`` of context takes fewer
     slots (``context_per_slot_ratio``); the schedulers count context tokens, so the capacity is scaled at that mean
-    context (exact for sequences of that length, an approximation for the spread around it).
+    context (exact for sequences of that length, an approximation for the spread around it). An engine whose
+    profile also runs its sampler over min(``batched_tokens``, ``max_num_seqs``) requests (engines.yaml
+    profile_sampler) sizes the cache by the larger of that sampler's peak and the forward pass's.
     """
     mem = im.cluster.accelerator.memory_bytes
     w = im.weight_bytes_per_accelerator
     act = activation_peak_bytes(im.model, 1 if im.attention_dp else im.tp, batched_tokens)
+    if max_num_seqs is not None:
+        requests = min(batched_tokens, max_num_seqs)
+        sampler = im.cluster.tables.engine(engine).sampler_profile_bytes(im.release, requests, im.model.vocab_size)
+        act = max(act, sampler)
     res = _reserve_bytes(im.cluster.tables, im.tp)
     free = im.cluster.tables.engine(engine).kv_cache_bytes(
         memory_bytes=mem,
@@ -586,7 +593,7 @@ def _deployment(
     replicas = _replicas_of(model, cluster, wl, im)
     inp, out = wl.input_tokens, wl.output_tokens
     held = held_tokens_per_request(engine, cluster.tables, wl)
-    cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, engine, kv_free_frac, held)
+    cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, engine, kv_free_frac, held, seq_cap)
     if cap.context_per_slot_ratio > 1.0:
         notes.append(
             f"the engine frees the sliding-window layers' blocks outside their {model.sliding_window_tokens}-token "

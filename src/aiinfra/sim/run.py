@@ -235,7 +235,10 @@ def limits_for(
     # the schedulers count context tokens: a windowed KV cache's slots are scaled at the mean held context, the one
     # the planner scales at
     held = held_tokens_per_request(wl.engine, scenario.cluster.tables, wl)
-    cap = kv_capacity(im, wl.gpu_memory_utilization, block, budget, wl.engine, held_context_tokens=held)
+    seqs = sched.max_num_seqs or min(sd.max_num_seqs, budget)
+    cap = kv_capacity(
+        im, wl.gpu_memory_utilization, block, budget, wl.engine, held_context_tokens=held, max_num_seqs=seqs
+    )
     if cap.kv_capacity_tokens <= 0:
         raise InfeasibleError(
             f"infeasible, because {scenario.model.id} leaves no KV-cache memory on "
@@ -262,7 +265,7 @@ def limits_for(
         swap_s = im.kv_bytes_per_token_per_accelerator / pcie.bw_one_way_bytes_per_s
     return SchedulerLimits(
         static=sched.kind == "static",
-        max_num_seqs=sched.max_num_seqs or min(sd.max_num_seqs, budget),
+        max_num_seqs=seqs,
         max_num_batched_tokens=budget,
         chunked_prefill=chunked,
         preemption=sched.preemption,

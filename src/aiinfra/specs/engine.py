@@ -107,6 +107,21 @@ class WindowedKvMemory:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ProfileSampler:
+    """A release whose memory profiling at start-up also runs its sampler over the largest batch of requests it
+    schedules, so the activation peak it sizes the KV cache by is at least that sampler's (engines.yaml
+    ``profile_sampler``)."""
+
+    releases: ReleaseRange
+    logit_bytes: float
+    """Bytes live per (request, vocabulary entry) at the sampler's peak."""
+
+    def peak_bytes(self, requests: int, vocab: int) -> float:
+        """The sampler's live bytes over ``requests`` requests of a ``vocab``-entry vocabulary."""
+        return requests * vocab * self.logit_bytes
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Mxfp4Padding:
     """How a release lays out an MXFP4 checkpoint's routed experts on a generation of accelerator: the kernel it picks
     needs the expert matrices' hidden and per-rank expert widths rounded up to these multiples, and stores them so
@@ -385,6 +400,10 @@ class EngineProfile:
     """Releases and generations whose MXFP4 MoE kernel stores the routed experts padded (engines.yaml
     mxfp4_moe_padding); none: as the checkpoint."""
 
+    profile_sampler: ProfileSampler | None = None
+    """Releases whose start-up memory profile runs the sampler over its largest batch of requests (engines.yaml
+    profile_sampler); None: the forward pass's activations alone."""
+
     own_allreduce_limits: tuple[OwnAllReduceLimit, ...] = ()
     """Releases whose own all-reduce stops at a message size below what the engine-tagged timings cover, NCCL above
     it (engines.yaml own_allreduce_by_version; none: the engine-tagged timings at every size)."""
@@ -436,6 +455,14 @@ class EngineProfile:
         return next(
             (r for r in self.mxfp4_moe_padding if r.releases.applies(version) and generation in r.generations), None
         )
+
+    def sampler_profile_bytes(self, version: tuple[int, ...] | None, requests: int, vocab: int) -> float:
+        """Bytes release ``version`` (None: the current one) holds at the sampler's peak of its start-up profile over
+        ``requests`` requests (0 where its profile runs no sampler)."""
+        rule = self.profile_sampler
+        if rule is None or not rule.releases.applies(version):
+            return 0.0
+        return rule.peak_bytes(requests, vocab)
 
     def runs_timed_w4a16_moe(self, version: tuple[int, ...] | None) -> bool:
         """Whether release ``version`` (None: unstated, taken as current) runs by default the W4A16 MoE op its rows
@@ -876,6 +903,12 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             mla_prefill_pads_v=_release_range(row["mla_prefill_pads_v"]) if row.get("mla_prefill_pads_v") else None,
             windowed_kv_memory=tuple(_windowed_kv(e) for e in row.get("windowed_kv_memory") or ()),
             mxfp4_moe_padding=tuple(_mxfp4_padding(e) for e in row.get("mxfp4_moe_padding") or ()),
+            profile_sampler=ProfileSampler(
+                releases=_release_range(row["profile_sampler"]),
+                logit_bytes=float(row["profile_sampler"]["logit_bytes"]),
+            )
+            if row.get("profile_sampler")
+            else None,
             admission_reserves=_admission_reserves(row),
             mla_absorbed_prefill=_mla_prefill_rules(row),
             mlperf_kv_reservation=_kv_policy(row, "mlperf_kv_reservation"),

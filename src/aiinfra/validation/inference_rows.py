@@ -430,6 +430,10 @@ def _kv_capacity(
             flags.append(f"{key} not in notes: engine default {default}")
         else:
             raise RowError(f"{key} not stated and no {engine} default in catalog/data/engines.yaml")
+    seqs = num(row, "max_num_seqs")
+    if seqs is None and eng.max_num_seqs is not None:
+        seqs = float(eng.max_num_seqs)
+        flags.append(f"max_num_seqs not in notes: engine default {eng.max_num_seqs}")
     cap = kv_capacity(
         im,
         settings["gpu_memory_utilization"],
@@ -437,6 +441,7 @@ def _kv_capacity(
         int(settings["max_num_batched_tokens"]),
         engine,
         free_frac,
+        max_num_seqs=int(seqs) if seqs is not None else None,
     )
     details = {
         "weights_bytes": cap.weights_bytes,
