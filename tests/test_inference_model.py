@@ -42,7 +42,7 @@ def test_trtllm_capacity_is_a_fraction_of_free_memory() -> None:
     c = cluster_for(H100, 2)
     im = InferenceModel(model=L70, cluster=c, tp=2, weight_precision="fp8", kv_precision="fp8")
     cap = kv_capacity(im, 0.9, 32, 8192, engine="trtllm", free_frac=0.95)
-    mem = 80 * 2**30
+    mem = 79.19 * 2**30  # what the CUDA runtime reports on an H100 80GB (catalog runtime_visible_memory)
     vocab = 2 * 128256 * 8192  # embedding and head, kept in bf16 by the FP8 checkpoint
     weights = ((params_total(L70) - vocab) * 1.0 + vocab * 2.0) / 2  # fp8 layers, halved by tp 2
     act = 8192 * (3 * 8192 + 3 * 28672 / 2) * 2.0

@@ -41,3 +41,24 @@ def test_vllm_profiles_its_sampler_over_the_largest_batch() -> None:
     assert kv_capacity(im, 0.9, 16, 8192, max_num_seqs=6).activation_peak_bytes == forward
     v0 = replace(im, engine_version="0.7.3")
     assert kv_capacity(v0, 0.9, 16, 8192, max_num_seqs=1024).activation_peak_bytes == forward
+
+
+def test_vllm_one_gpu_reserve_by_release() -> None:
+    # Llama-3.1-8B bf16 on one H100: before 0.20 vLLM captures its CUDA graphs after sizing the cache (from the
+    # headroom), so besides weights and activations it keeps only the non-torch growth of its profile, 0.12 GiB
+    # (engines.yaml single_gpu_reserve); from 0.20 the graphs' estimate comes off the budget and the catalog's
+    # runtime reserve (3.5 GB) applies. The budget is 0.9 x the 79.19 GiB the CUDA runtime reports.
+    m = catalog.model("meta-llama-3.1-8b")
+    old = InferenceModel(model=m, cluster=cluster_for(H100, 1), engine="vllm", engine_version="0.11.0")
+    new = replace(old, engine_version="0.20.0")
+    a, b = kv_capacity(old, 0.9, 16, 8192, max_num_seqs=1024), kv_capacity(new, 0.9, 16, 8192, max_num_seqs=1024)
+    assert a.reserve_bytes == pytest.approx(0.12 * 2**30)
+    assert b.reserve_bytes == pytest.approx(3.5e9)
+    # activations: the sampler's 1,024 x 128,256 x 10 B = 1,313,341,440 B, above the forward's
+    # 8,192 x (3 x 4,096 + 3 x 14,336) x 2 = 906 MB
+    assert a.activation_peak_bytes == 1024 * 128256 * 10
+    weights = a.weights_bytes
+    assert a.kv_cache_bytes == pytest.approx(0.9 * 79.19 * 2**30 - weights - 1024 * 128256 * 10 - 0.12 * 2**30)
+    # two GPUs keep the catalog reserve with NCCL's buffers in either release
+    tp2 = InferenceModel(model=m, cluster=cluster_for(H100, 2), tp=2, engine="vllm", engine_version="0.11.0")
+    assert kv_capacity(tp2, 0.9, 16, 8192).reserve_bytes == pytest.approx((3.5 + 0.392) * 1e9)

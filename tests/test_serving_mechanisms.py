@@ -202,11 +202,12 @@ def test_sglang_defaults_on_an_h100_follow_its_server_args() -> None:
 
 
 def test_sglang_kv_pool_is_its_static_fraction_less_the_weights() -> None:
-    # Llama-3.1-8B bf16 on one H100 under SGLang: pool = 0.836 × 80 GiB − weights (activations and CUDA graphs live
-    # in the 16.4 % the fraction leaves out), one token = 2 × 32 layers × 8 KV heads × 128 × 2 B = 131,072 B.
+    # Llama-3.1-8B bf16 on one H100 under SGLang: pool = 0.836 × the 79.19 GiB the runtime reports − weights
+    # (activations and CUDA graphs live in the 16.4 % the fraction leaves out; the fraction itself from the part's
+    # 80 GiB), one token = 2 × 32 layers × 8 KV heads × 128 × 2 B = 131,072 B.
     im = InferenceModel(model=catalog.model("meta-llama-3.1-8b"), cluster=cluster_for(H100, 1), engine="sglang")
     cap = kv_capacity(im, 0.9, 1, 8192, "sglang")
-    expected = (0.836 * 80 * 2**30 - im.weight_bytes_per_accelerator) / 131_072
+    expected = (0.836 * 79.19 * 2**30 - im.weight_bytes_per_accelerator) / 131_072
     assert cap.kv_capacity_tokens == int(expected)
 
 

@@ -22,7 +22,7 @@ def si_row(row: dict[str, Any]) -> dict[str, Any]:
     """Convert a data row's unit-suffixed keys to SI (recursively)."""
     out: dict[str, Any] = {}
     for key, value in row.items():
-        if key in ("memory", "host_memory") and isinstance(value, dict):
+        if key in ("memory", "host_memory", "runtime_visible_memory") and isinstance(value, dict):
             out[f"{key}_bytes"] = memory_bytes(value["value"], value["unit"])
             out[f"{key}_as_published"] = f"{value['value']:g} {value['unit']}"
             continue

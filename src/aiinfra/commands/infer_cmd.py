@@ -29,7 +29,12 @@ def _infer(args: argparse.Namespace) -> tuple[Any, str]:
             "memory per accelerator",
             f"weights {m['weights_bytes'] / GB:.1f} GB, KV cache {m['kv_cache_bytes'] / GB:.1f} "
             f"GB, activations {m['activations_bytes'] / GB:.2f} GB, reserve "
-            f"{m['runtime_reserve_bytes'] / GB:.1f} GB of {m['capacity_bytes'] / GB:.1f} GB",
+            f"{m['runtime_reserve_bytes'] / GB:.1f} GB of {m['capacity_bytes'] / GB:.1f} GB"
+            + (
+                f" ({m['runtime_visible_bytes'] / GB:.1f} GB visible to the runtime)"
+                if m.get("runtime_visible_bytes", m["capacity_bytes"]) != m["capacity_bytes"]
+                else ""
+            ),
         ),
         ("KV capacity (tokens per replica)", e.kv_capacity_tokens),
         ("max concurrent sequences", e.max_concurrent_seqs),

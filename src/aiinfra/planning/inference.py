@@ -55,8 +55,16 @@ def workload_usage(wl: ServingWorkload) -> Usage:
     return "offline"
 
 
-def _reserve_bytes(tables: DomainTables, tp: int) -> float:
-    """Framework reserve (catalog runtime reserve); NCCL's buffers only when tensor parallelism communicates."""
+def _reserve_bytes(
+    tables: DomainTables, tp: int, ranks: int = 1, engine: str | None = None, release: tuple[int, ...] | None = None
+) -> float:
+    """Framework reserve (catalog runtime reserve), NCCL's buffers only when tensor parallelism communicates; an
+    engine release's own reserve for a replica on one GPU (``ranks`` = tp·pp = 1) where it states one (engines.yaml
+    single_gpu_reserve)."""
+    if ranks == 1 and engine is not None:
+        own = tables.engine(engine).single_gpu_reserve_bytes(release)
+        if own is not None:
+            return own
     reserve = tables.runtime_reserve()
     return reserve.reserve_bytes(with_nccl=tp > 1) if reserve is not None else 0.0
 
@@ -115,14 +123,14 @@ def kv_capacity(
     profile also runs its sampler over min(``batched_tokens``, ``max_num_seqs``) requests (engines.yaml
     profile_sampler) sizes the cache by the larger of that sampler's peak and the forward pass's.
     """
-    mem = im.cluster.accelerator.memory_bytes
+    mem = im.cluster.accelerator.runtime_memory_bytes
     w = im.weight_bytes_per_accelerator
     act = activation_peak_bytes(im.model, 1 if im.attention_dp else im.tp, batched_tokens)
     if max_num_seqs is not None:
         requests = min(batched_tokens, max_num_seqs)
         sampler = im.cluster.tables.engine(engine).sampler_profile_bytes(im.release, requests, im.model.vocab_size)
         act = max(act, sampler)
-    res = _reserve_bytes(im.cluster.tables, im.tp)
+    res = _reserve_bytes(im.cluster.tables, im.tp, im.tp * im.pp, engine, im.release)
     free = im.cluster.tables.engine(engine).kv_cache_bytes(
         memory_bytes=mem,
         weights_bytes=w,
@@ -133,6 +141,7 @@ def kv_capacity(
         ranks=im.tp * im.pp,
         tp=im.tp,
         version=parse_version(im.engine_version) if im.engine_version else None,
+        capacity_bytes=im.cluster.accelerator.memory_bytes,
     )
     per_tok = im.kv_bytes_per_token_per_accelerator
     blocks = max(0, math.floor(free / (block_tokens * per_tok))) if per_tok > 0 else 0
@@ -891,6 +900,7 @@ def _estimate_of(
             "activations_bytes": cap.activation_peak_bytes,
             "runtime_reserve_bytes": cap.reserve_bytes,
             "capacity_bytes": cluster.accelerator.memory_bytes,
+            "runtime_visible_bytes": cluster.accelerator.runtime_memory_bytes,
         },
         kv_capacity_tokens=cap.kv_capacity_tokens,
         max_concurrent_seqs=d.max_seqs,

@@ -400,6 +400,10 @@ class EngineProfile:
     """Releases and generations whose MXFP4 MoE kernel stores the routed experts padded (engines.yaml
     mxfp4_moe_padding); none: as the checkpoint."""
 
+    single_gpu_reserve: tuple[tuple[ReleaseRange, float], ...] = ()
+    """Releases that reserve, besides weights, activations and KV, only this many bytes when a replica runs on one
+    GPU (engines.yaml single_gpu_reserve); none: the catalog's runtime reserve."""
+
     profile_sampler: ProfileSampler | None = None
     """Releases whose start-up memory profile runs the sampler over its largest batch of requests (engines.yaml
     profile_sampler); None: the forward pass's activations alone."""
@@ -455,6 +459,11 @@ class EngineProfile:
         return next(
             (r for r in self.mxfp4_moe_padding if r.releases.applies(version) and generation in r.generations), None
         )
+
+    def single_gpu_reserve_bytes(self, version: tuple[int, ...] | None) -> float | None:
+        """The memory release ``version`` (None: the current one) keeps outside weights, activations and KV on a
+        one-GPU replica, where the engine states it; None: the catalog's runtime reserve."""
+        return next((b for r, b in self.single_gpu_reserve if r.applies(version)), None)
 
     def sampler_profile_bytes(self, version: tuple[int, ...] | None, requests: int, vocab: int) -> float:
         """Bytes release ``version`` (None: the current one) holds at the sampler's peak of its start-up profile over
@@ -553,13 +562,16 @@ class EngineProfile:
         ranks: int = 1,
         tp: int = 1,
         version: tuple[int, ...] | None = None,
+        capacity_bytes: float | None = None,
     ) -> float:
         """Memory the KV allocator takes on one accelerator (negative: nothing fits) after the weights, the
-        activation peak and the runtime reserve. ``free_frac`` overrides the engine's free-memory fraction. The
-        static-fraction allocator (SGLang) keeps activations and graphs in the memory its fraction leaves out, so
-        the pool is fraction·memory − weights (``ranks`` = tp·pp and ``tp`` set that fraction)."""
+        activation peak and the runtime reserve; ``memory_bytes``: the total the runtime reports. ``free_frac``
+        overrides the engine's free-memory fraction. The static-fraction allocator (SGLang) keeps activations and
+        graphs in the memory its fraction leaves out, so the pool is fraction·memory − weights (``ranks`` = tp·pp,
+        ``tp`` and the part's ``capacity_bytes``, default ``memory_bytes``, set that fraction)."""
         if self.kv_allocator == "static_memory_fraction":
-            return self.static_memory_fraction(memory_bytes, ranks, tp, version) * memory_bytes - weights_bytes
+            frac = self.static_memory_fraction(capacity_bytes or memory_bytes, ranks, tp, version)
+            return frac * memory_bytes - weights_bytes
         fraction = free_frac if free_frac is not None else self.kv_cache_free_gpu_mem_frac
         if self.kv_allocator == "total_memory_fraction" or fraction is None:
             return util_frac * memory_bytes - weights_bytes - activation_bytes - reserve_bytes
@@ -903,6 +915,9 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             mla_prefill_pads_v=_release_range(row["mla_prefill_pads_v"]) if row.get("mla_prefill_pads_v") else None,
             windowed_kv_memory=tuple(_windowed_kv(e) for e in row.get("windowed_kv_memory") or ()),
             mxfp4_moe_padding=tuple(_mxfp4_padding(e) for e in row.get("mxfp4_moe_padding") or ()),
+            single_gpu_reserve=tuple(
+                (_release_range(e), float(e["reserve_gib"]) * GiB) for e in row.get("single_gpu_reserve") or ()
+            ),
             profile_sampler=ProfileSampler(
                 releases=_release_range(row["profile_sampler"]),
                 logit_bytes=float(row["profile_sampler"]["logit_bytes"]),

@@ -100,6 +100,10 @@ class AcceleratorSpec:
     memory_as_published: str
     """The figure as printed, e.g. '80 GiB' (unit says how it must be read)."""
     memory_type: str | None = None
+    runtime_visible_memory_bytes: float | None = None
+    """What the CUDA runtime reports as the device's total (torch.cuda.mem_get_info, as engines log it): the capacity
+    less what the driver keeps. Engines size their KV cache from it; None = not measured (the capacity is used)."""
+    runtime_visible_memory_as_published: str | None = None
     memory_bw_bytes_per_s: float
     """Peak memory bandwidth, decimal."""
     dense_flop_per_s: dict[str, float] = field(default_factory=dict)
@@ -139,6 +143,12 @@ class AcceleratorSpec:
     no such correction (no sustained measurement, or the part's curves are not burst timings)."""
     sources: tuple[Source, ...]
     notes: str = ""
+
+    @property
+    def runtime_memory_bytes(self) -> float:
+        """The total an engine sizes its memory from: the runtime's visible total where measured, else the
+        capacity."""
+        return self.runtime_visible_memory_bytes or self.memory_bytes
 
     def sustained_flop_per_s(self, dtype: str) -> float:
         """Tensor-core rate the efficiency curves are applied to: the dense peak, times

@@ -641,7 +641,7 @@ function renderAnswer(page, r) {
         }));
     }
     html += `<div class="chart" id="chart-memory"></div>` + notesHtml(r.notes);
-    after.push(() => { const m = r.memory_per_accelerator; const parts = Object.entries(m).filter(([k]) => k !== "capacity_bytes");
+    after.push(() => { const m = r.memory_per_accelerator; const parts = Object.entries(m).filter(([k]) => k !== "capacity_bytes" && k !== "runtime_visible_bytes");
       chart("chart-memory", parts.map(([k, v]) => ({ type: "bar", name: label(k), x: ["one accelerator"], y: [v / 1e9] })),
         { barmode: "stack", title: "Memory per accelerator, by component, against its capacity", xaxis: { title: "accelerator" }, yaxis: { title: "memory per accelerator (GB)" } },
         { capacity: m.capacity_bytes / 1e9, top: parts.reduce((a, [, v]) => a + v, 0) / 1e9 }); });
