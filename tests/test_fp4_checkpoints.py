@@ -17,6 +17,8 @@ from aiinfra.catalog.resolve import cluster_for
 from aiinfra.planning.inference import kv_capacity
 from aiinfra.validation.rows import model_from_row
 
+from .conftest import node_model
+
 H100 = "nvidia-h100-sxm5-80gb"
 
 # gpt-oss-120b: 36 layers, hidden 2,880, 64 q / 8 kv heads of 64, 128 experts of width 2,880 with biases,
@@ -121,14 +123,8 @@ def test_fp4_rows_take_the_catalog_checkpoint() -> None:
 
 
 def _on(accelerator: str, tp: int = 1, **kw: object) -> InferenceModel:
-    return InferenceModel(
-        model=catalog.model("gpt-oss-120b"),
-        cluster=cluster_for(accelerator, tp),
-        tp=tp,
-        weight_precision="fp4",
-        engine="vllm",
-        **kw,  # type: ignore[arg-type]
-    )
+    """gpt-oss-120b in its FP4 release under vLLM on ``tp`` ``accelerator``."""
+    return node_model("gpt-oss-120b", accelerator, weight_precision="fp4", engine="vllm", tp=tp, **kw)  # type: ignore[no-any-return]
 
 
 def test_vllm_marlin_pads_the_mxfp4_experts() -> None:

@@ -12,18 +12,14 @@ from aiinfra.analytic.inference import InferenceModel
 from aiinfra.catalog.resolve import cluster_for
 from aiinfra.planning.inference import kv_capacity
 
+from .conftest import node_model
+
 H100 = "nvidia-h100-sxm5-80gb"
 
 
 def _on(accelerator: str, tp: int = 1, **kw: object) -> InferenceModel:
-    return InferenceModel(
-        model=catalog.model("gpt-oss-120b"),
-        cluster=cluster_for(accelerator, tp),
-        tp=tp,
-        weight_precision="fp4",
-        engine="vllm",
-        **kw,  # type: ignore[arg-type]
-    )
+    """gpt-oss-120b in its FP4 release under vLLM on ``tp`` ``accelerator``."""
+    return node_model("gpt-oss-120b", accelerator, weight_precision="fp4", engine="vllm", tp=tp, **kw)  # type: ignore[no-any-return]
 
 
 def test_vllm_profiles_its_sampler_over_the_largest_batch() -> None:
