@@ -7,12 +7,12 @@ from dataclasses import replace
 
 import pytest
 
-from aiinfra import catalog
+from aiinfra import app, catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.catalog.resolve import cluster_for
 from aiinfra.planning.inference import kv_capacity
 
-from .conftest import node_model
+from .conftest import EXAMPLES, node_model
 
 H100 = "nvidia-h100-sxm5-80gb"
 
@@ -58,3 +58,22 @@ def test_vllm_one_gpu_reserve_by_release() -> None:
     # two GPUs keep the catalog reserve with NCCL's buffers in either release
     tp2 = InferenceModel(model=m, cluster=cluster_for(H100, 2), tp=2, engine="vllm", engine_version="0.11.0")
     assert kv_capacity(tp2, 0.9, 16, 8192).reserve_bytes == pytest.approx((3.5 + 0.392) * 1e9)
+
+
+def test_infer_says_where_the_memory_went() -> None:
+    # gpt-oss-120b on one H100 with vLLM 0.10.2: Marlin's padded experts (3,072 x 2,944 over 2,880 x 2,880: +9.0 %)
+    # and a sampler profile of 1,024 requests (2.06 GB) above the forward pass's 0.71 GB are both named
+    sc = app.load_scenario(
+        EXAMPLES / "infer-llama3.1-70b-h100.yaml",
+        set={
+            "model": "gpt-oss-120b",
+            "inference.weight_precision": "fp4",
+            "inference.kv_precision": "bf16",
+            "hardware.count": 1,
+            "inference.plan.tp": 1,
+            "inference.engine_version": "0.10.2",
+        },
+    )
+    notes = app.infer(sc).estimate.notes
+    assert any("padded" in n and "9.0%" in n for n in notes)
+    assert any("profiling its sampler over 1,024 requests: 2.06 GB" in n for n in notes)

@@ -609,6 +609,19 @@ def _deployment(
             f"window: at {held:,} tokens of context a sequence takes {1 / cap.context_per_slot_ratio:.2f} of the "
             f"KV slots of full attention ({cap.context_capacity_tokens:,} tokens of context per replica)"
         )
+    if im.expert_padding_factor > 1.0:
+        notes.append(
+            f"the engine's MXFP4 MoE kernel stores the routed experts padded to its tile multiples: "
+            f"{im.expert_padding_factor - 1.0:.1%} more expert bytes than the checkpoint "
+            "(engines.yaml mxfp4_moe_padding)"
+        )
+    forward = activation_peak_bytes(model, 1 if im.attention_dp else im.tp, budget)
+    if cap.activation_peak_bytes > forward:
+        notes.append(
+            f"the engine sizes its KV cache after profiling its sampler over {min(budget, seq_cap):,} requests: "
+            f"{cap.activation_peak_bytes / 1e9:.2f} GB of logits and probabilities, above the forward pass's "
+            f"{forward / 1e9:.2f} GB (engines.yaml profile_sampler; lower max_num_seqs to shrink it)"
+        )
     release = workload_release(wl)
     rule = cluster.tables.engine(engine).admission_reserve(parse_version(release) if release else None)
     if rule is not None and held < inp + out:
