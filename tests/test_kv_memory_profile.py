@@ -10,7 +10,7 @@ import pytest
 from aiinfra import app, catalog
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.catalog.resolve import cluster_for
-from aiinfra.planning.inference import kv_capacity
+from aiinfra.planning.inference import activation_peak_bytes, kv_capacity
 
 from .conftest import EXAMPLES, node_model
 
@@ -77,3 +77,19 @@ def test_infer_says_where_the_memory_went() -> None:
     notes = app.infer(sc).estimate.notes
     assert any("padded" in n and "9.0%" in n for n in notes)
     assert any("profiling its sampler over 1,024 requests: 2.06 GB" in n for n in notes)
+
+
+def test_fused_moe_buffers_in_the_forward_peak() -> None:
+    # vLLM's fused MoE holds, per token and routed expert, max(2·w, h) elements (gate-and-up output, then the
+    # expert's output) and w more (activated), w the expert width on one rank. DeepSeek-V3 at tp 8 (h 7,168,
+    # w 2,048 / 8 = 256, top-8) over 32,000 tokens: 32,000 x (3 x 7,168 + 8 x (7,168 + 256)) x 2 B = 5,177,344,000 B
+    # (three residual tensors and 3·w per expert alone gave 1.77 GB)
+    dsv3 = catalog.model("deepseek-v3")
+    assert activation_peak_bytes(dsv3, 8, 32000) == 32000 * (3 * 7168 + 8 * (7168 + 256)) * 2
+    # under expert parallelism an expert is whole on its rank: w = 2,048, max(4,096, 7,168) + 2,048
+    assert activation_peak_bytes(dsv3, 8, 8192, expert_split=1) == 8192 * (3 * 7168 + 8 * (7168 + 2048)) * 2
+    # gpt-oss (h = w = 2,880): max(5,760, 2,880) + 2,880 = 3 w, as the dense count
+    oss = catalog.model("gpt-oss-120b")
+    assert activation_peak_bytes(oss, 1, 8192) == 8192 * (3 * 2880 + 4 * 3 * 2880) * 2
+    # the buffers cover one chunk of 32,768 tokens at most
+    assert activation_peak_bytes(dsv3, 8, 65536) == (65536 * 3 * 7168 + 32768 * 8 * (7168 + 256)) * 2

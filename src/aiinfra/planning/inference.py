@@ -69,12 +69,25 @@ def _reserve_bytes(
     return reserve.reserve_bytes(with_nccl=tp > 1) if reserve is not None else 0.0
 
 
-def activation_peak_bytes(model: ModelArch, tp: int, batched_tokens: int) -> float:
-    """Largest live tensors of one forward over ``batched_tokens`` tokens (what vLLM's profiling run sees):
-    residual + normed input + attention output (3·h) and the MLP's gate, up and activated tensors
-    (3·ffn/tp), 2 bytes each — counted from a decoder layer's op list."""
-    ffn = model.expert_ffn * model.experts_per_token if model.is_moe else model.ffn_hidden_size
-    return batched_tokens * (3.0 * model.hidden_size + 3.0 * ffn / tp) * 2.0
+FUSED_MOE_CHUNK_TOKENS = 32768
+"""Tokens vLLM's fused MoE processes per chunk, its buffers sized for one chunk (vllm/envs.py
+VLLM_FUSED_MOE_CHUNK_SIZE default 32768 in the 0.11.0 wheel)."""
+
+
+def activation_peak_bytes(model: ModelArch, tp: int, batched_tokens: int, expert_split: int | None = None) -> float:
+    """Largest live tensors of one forward over ``batched_tokens`` tokens (what vLLM's profiling run sees),
+    2 bytes each: residual + normed input + attention output (3·h), and the MLP's gate, up and activated tensors
+    (3·ffn/tp) — counted from a decoder layer's op list. A MoE layer's fused kernel instead holds, per token and
+    routed expert, one buffer of max(2·w, h) elements that serves first the gate-and-up output and then the expert's
+    output before the weighted sum, and one of w for the activated tensor (w the expert width on one rank,
+    ``expert_split`` ways, default ``tp``; vllm/model_executor/layers/fused_moe/fused_moe.py fused_experts_impl:
+    cache13 = M · top_k · max(N, K), intermediate_cache2 = M · top_k · N / 2, M at most one chunk)."""
+    h = model.hidden_size
+    if not model.is_moe:
+        return batched_tokens * (3.0 * h + 3.0 * model.ffn_hidden_size / tp) * 2.0
+    width = model.expert_ffn / (expert_split or tp)
+    moe = min(batched_tokens, FUSED_MOE_CHUNK_TOKENS) * model.experts_per_token * (max(2.0 * width, h) + width)
+    return (batched_tokens * 3.0 * h + moe) * 2.0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -102,6 +115,11 @@ class KvCapacity:
         return int(self.kv_capacity_tokens * self.context_per_slot_ratio)
 
 
+def _expert_split(im: InferenceModel) -> int:
+    """Ways one routed expert's width is split across ranks: none under expert parallelism, else tp."""
+    return 1 if im.ep > 1 else im.tp
+
+
 def kv_capacity(
     im: InferenceModel,
     util_frac: float,
@@ -125,7 +143,7 @@ def kv_capacity(
     """
     mem = im.cluster.accelerator.runtime_memory_bytes
     w = im.weight_bytes_per_accelerator
-    act = activation_peak_bytes(im.model, 1 if im.attention_dp else im.tp, batched_tokens)
+    act = activation_peak_bytes(im.model, 1 if im.attention_dp else im.tp, batched_tokens, _expert_split(im))
     if max_num_seqs is not None:
         requests = min(batched_tokens, max_num_seqs)
         sampler = im.cluster.tables.engine(engine).sampler_profile_bytes(im.release, requests, im.model.vocab_size)
@@ -615,7 +633,7 @@ def _deployment(
             f"{im.expert_padding_factor - 1.0:.1%} more expert bytes than the checkpoint "
             "(engines.yaml mxfp4_moe_padding)"
         )
-    forward = activation_peak_bytes(model, 1 if im.attention_dp else im.tp, budget)
+    forward = activation_peak_bytes(model, 1 if im.attention_dp else im.tp, budget, _expert_split(im))
     if cap.activation_peak_bytes > forward:
         notes.append(
             f"the engine sizes its KV cache after profiling its sampler over {min(budget, seq_cap):,} requests: "
