@@ -521,6 +521,8 @@ def test_smaller_readability_items(server: str, page: Any) -> None:
     assert width[0] <= width[1]  # the example selector stays inside its panel
     page.click("#nav a[data-page='infer']")
     _answered(page)
+    # the status may still read the capacity page's answer: wait for the infer page's own figures
+    page.wait_for_selector("[data-key='ttft_s']", timeout=120_000)
     assert page.locator("#t-slo tbody tr").count() >= 1  # the SLO fields are compared, not silently ignored
     page.click("#nav a[data-page='datacenter']")
     _answered(page)
