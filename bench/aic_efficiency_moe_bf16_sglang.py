@@ -35,8 +35,6 @@ HEADER = """\
 # engine {engine}, cross_check: only {name} lookups giving the shape use a row.
 """
 
-SHORT = {"h200_sxm": "h200", "h100_sxm": "h100", "a100_sxm": "a100", "b200_sxm": "b200"}
-
 FORMAT = MoeFormat(
     id_prefix="bf16",
     dtype="bf16",
@@ -46,7 +44,7 @@ FORMAT = MoeFormat(
     versions={"sglang": "0.5.9"},
     shapes={shape: ", ".join(models) for shape, models in sorted(model_shapes().items())},
     header=HEADER,
-    systems={system: SHORT[system] for system in SGLANG_SYSTEMS},
+    systems={system: system.removesuffix("_sxm") for system in SGLANG_SYSTEMS},
 )
 
 if __name__ == "__main__":

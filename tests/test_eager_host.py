@@ -7,13 +7,14 @@ from __future__ import annotations
 import pytest
 
 from aiinfra import catalog
-from aiinfra.analytic.inference import InferenceModel
 from aiinfra.analytic.moe_decode import routing_kernels
 from aiinfra.analytic.step_overheads import kernels_per_step, with_overheads
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.app.tables import domain_tables
-from aiinfra.catalog.resolve import cluster_for
 
+from .conftest import node_model
+
+H100 = "nvidia-h100-sxm5-80gb"
 H200 = "nvidia-h200-sxm-141gb"
 
 
@@ -62,12 +63,11 @@ def test_deepseek_prompt_step_on_sglang_0_5_6_takes_its_kernels_host_time() -> N
     # DeepSeek-V3 at tp 8 on H200, a one-token prompt: the GPU needs a few ms, so SGLang 0.5.6's eager step lasts
     # 1,258 × 65.7 µs = 82.65 ms plus the sampler (tens of µs); SGLang 0.5.8 (piecewise graphs by default) is not
     # floored by it
-    v3 = catalog.model("deepseek-v3")
-    cluster = cluster_for(H200, 8)
     step = StepBatch.prefill(1)
-    kw = dict(model=v3, cluster=cluster, tp=8, weight_precision="fp8", engine="sglang")
-    old = InferenceModel(**kw, engine_version="0.5.6")  # type: ignore[arg-type]
-    new = InferenceModel(**kw, engine_version="0.5.8")  # type: ignore[arg-type]
+    old, new = (
+        node_model("deepseek-v3", H200, weight_precision="fp8", engine="sglang", engine_version=release)
+        for release in ("0.5.6", "0.5.8")
+    )
     t_old = old.iteration_time_s(step)
     assert 1258 * 65.7e-6 <= t_old < 1258 * 65.7e-6 + 1e-3
     assert new.iteration_time_s(step) < t_old - 0.04
@@ -78,13 +78,15 @@ def test_pr_13094_eager_and_graphed_ttft_are_reproduced() -> None:
     # SGLang release before piecewise graphs were the default: 0.5.5, the release of its date) and 19.66 ms with
     # piecewise graphs (0.5.8 here, the first release the rule leaves graphed). TTFT at one client is the request path
     # plus one prompt step. The PR names no GPU: an H100 is assumed, and the eager run is host-bound on any Hopper.
-    m = catalog.model("meta-llama-3.1-8b")
-    cluster = cluster_for("nvidia-h100-sxm5-80gb", 8)
     request_s = catalog.engine("sglang").request_overhead_s
     ttft = {}
     for release in ("0.5.5", "0.5.8"):
-        im = InferenceModel(
-            model=m, cluster=cluster, tp=8, weight_precision="fp8", engine="sglang", engine_version=release
+        im = node_model(
+            "meta-llama-3.1-8b",
+            "nvidia-h100-sxm5-80gb",
+            weight_precision="fp8",
+            engine="sglang",
+            engine_version=release,
         )
         ttft[release] = request_s + im.iteration_time_s(StepBatch.prefill(1024))
     assert ttft["0.5.5"] == pytest.approx(29.97e-3, rel=0.05)
@@ -96,14 +98,8 @@ def test_pr_13094_eager_and_graphed_ttft_are_reproduced() -> None:
 def test_an_moe_layer_without_mla_takes_its_extra_kernels_host_time() -> None:
     # Qwen3-235B-A22B (94 GQA layers, all MoE, BF16) at tp 8 on SGLang 0.5.6, a one-token prompt: 94 × (13 + 3 + 3)
     # + 1 = 1,787 kernels × 55.3 µs = 98.8 ms, 1.05 ms a layer against a dense layer's 13 × 55.3 µs = 0.72 ms
-    qwen = catalog.model("qwen3-235b-a22b")
-    im = InferenceModel(
-        model=qwen,
-        cluster=cluster_for("nvidia-b200-sxm-180gb", 8),
-        tp=8,
-        weight_precision="bf16",
-        engine="sglang",
-        engine_version="0.5.6",
+    im = node_model(
+        "qwen3-235b-a22b", "nvidia-b200-sxm-180gb", weight_precision="bf16", engine="sglang", engine_version="0.5.6"
     )
     t = im.iteration_time_s(StepBatch.prefill(1))
     assert 1787 * 55.3e-6 <= t < 1787 * 55.3e-6 + 1e-3

@@ -147,9 +147,7 @@ def test_vllm_marlin_pads_the_mxfp4_experts() -> None:
     assert _on("nvidia-b200-sxm-180gb", engine_version="0.14.0").expert_padding_factor == pytest.approx(
         3072 * 3072 / (2880 * 2880), rel=1e-12
     )
-    # a bf16 run of the same model, and another engine, store nothing padded
-    bf16 = InferenceModel(
-        model=catalog.model("gpt-oss-120b"), cluster=cluster_for(H100, 1), tp=1, weight_precision="bf16", engine="vllm"
-    )
+    # a bf16 run of the same model, and a model with no engine named, store nothing padded
+    bf16 = node_model("gpt-oss-120b", H100, weight_precision="bf16", engine="vllm", tp=1)
     assert bf16.expert_padding_factor == 1.0
     assert _oss().expert_padding_factor == 1.0  # no engine named

@@ -9,7 +9,6 @@ import pytest
 
 from aiinfra import app, catalog
 from aiinfra.analytic.inference import InferenceModel
-from aiinfra.catalog.resolve import cluster_for
 from aiinfra.planning.inference import activation_peak_bytes, kv_capacity
 
 from .conftest import EXAMPLES, node_model
@@ -44,8 +43,7 @@ def test_vllm_one_gpu_reserve_by_release() -> None:
     # headroom), so besides weights and activations it keeps only the non-torch growth of its profile, 0.12 GiB
     # (engines.yaml single_gpu_reserve); from 0.20 the graphs' estimate comes off the budget and the catalog's
     # runtime reserve (3.5 GB) applies. The budget is 0.9 x the 79.19 GiB the CUDA runtime reports.
-    m = catalog.model("meta-llama-3.1-8b")
-    old = InferenceModel(model=m, cluster=cluster_for(H100, 1), engine="vllm", engine_version="0.11.0")
+    old = node_model("meta-llama-3.1-8b", H100, weight_precision="bf16", engine="vllm", tp=1, engine_version="0.11.0")
     new = replace(old, engine_version="0.20.0")
     a, b = kv_capacity(old, 0.9, 16, 8192, max_num_seqs=1024), kv_capacity(new, 0.9, 16, 8192, max_num_seqs=1024)
     assert a.reserve_bytes == pytest.approx(0.12 * 2**30)
@@ -56,7 +54,7 @@ def test_vllm_one_gpu_reserve_by_release() -> None:
     weights = a.weights_bytes
     assert a.kv_cache_bytes == pytest.approx(0.9 * 79.19 * 2**30 - weights - 1024 * 128256 * 10 - 0.12 * 2**30)
     # two GPUs keep the catalog reserve with NCCL's buffers in either release
-    tp2 = InferenceModel(model=m, cluster=cluster_for(H100, 2), tp=2, engine="vllm", engine_version="0.11.0")
+    tp2 = node_model("meta-llama-3.1-8b", H100, weight_precision="bf16", engine="vllm", tp=2, engine_version="0.11.0")
     assert kv_capacity(tp2, 0.9, 16, 8192).reserve_bytes == pytest.approx((3.5 + 0.392) * 1e9)
 
 
@@ -91,5 +89,8 @@ def test_fused_moe_buffers_in_the_forward_peak() -> None:
     # gpt-oss (h = w = 2,880): max(5,760, 2,880) + 2,880 = 3 w, as the dense count
     oss = catalog.model("gpt-oss-120b")
     assert activation_peak_bytes(oss, 1, 8192) == 8192 * (3 * 2880 + 4 * 3 * 2880) * 2
-    # the buffers cover one chunk of 32,768 tokens at most
-    assert activation_peak_bytes(dsv3, 8, 65536) == (65536 * 3 * 7168 + 32768 * 8 * (7168 + 256)) * 2
+    # vLLM's buffers cover one chunk of 32,768 tokens at most (VLLM_FUSED_MOE_CHUNK_SIZE); unchunked, the whole batch
+    assert _on(H100).cluster.tables.engine("vllm").fused_moe_chunk_tokens == 32768
+    chunked = activation_peak_bytes(dsv3, 8, 65536, moe_chunk_tokens=32768)
+    assert chunked == (65536 * 3 * 7168 + 32768 * 8 * (7168 + 256)) * 2
+    assert activation_peak_bytes(dsv3, 8, 65536) == 65536 * (3 * 7168 + 8 * (7168 + 256)) * 2

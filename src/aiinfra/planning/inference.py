@@ -69,24 +69,27 @@ def _reserve_bytes(
     return reserve.reserve_bytes(with_nccl=tp > 1) if reserve is not None else 0.0
 
 
-FUSED_MOE_CHUNK_TOKENS = 32768
-"""Tokens vLLM's fused MoE processes per chunk, its buffers sized for one chunk (vllm/envs.py
-VLLM_FUSED_MOE_CHUNK_SIZE default 32768 in the 0.11.0 wheel)."""
-
-
-def activation_peak_bytes(model: ModelArch, tp: int, batched_tokens: int, expert_split: int | None = None) -> float:
+def activation_peak_bytes(
+    model: ModelArch,
+    tp: int,
+    batched_tokens: int,
+    expert_split: int | None = None,
+    moe_chunk_tokens: int | None = None,
+) -> float:
     """Largest live tensors of one forward over ``batched_tokens`` tokens (what vLLM's profiling run sees),
     2 bytes each: residual + normed input + attention output (3·h), and the MLP's gate, up and activated tensors
     (3·ffn/tp) — counted from a decoder layer's op list. A MoE layer's fused kernel instead holds, per token and
     routed expert, one buffer of max(2·w, h) elements that serves first the gate-and-up output and then the expert's
     output before the weighted sum, and one of w for the activated tensor (w the expert width on one rank,
     ``expert_split`` ways, default ``tp``; vllm/model_executor/layers/fused_moe/fused_moe.py fused_experts_impl:
-    cache13 = M · top_k · max(N, K), intermediate_cache2 = M · top_k · N / 2, M at most one chunk)."""
+    cache13 = M · top_k · max(N, K), intermediate_cache2 = M · top_k · N / 2), for at most ``moe_chunk_tokens``
+    tokens (the engine's chunk; None: the whole batch)."""
     h = model.hidden_size
     if not model.is_moe:
         return batched_tokens * (3.0 * h + 3.0 * model.ffn_hidden_size / tp) * 2.0
     width = model.expert_ffn / (expert_split or tp)
-    moe = min(batched_tokens, FUSED_MOE_CHUNK_TOKENS) * model.experts_per_token * (max(2.0 * width, h) + width)
+    chunk = batched_tokens if moe_chunk_tokens is None else min(batched_tokens, moe_chunk_tokens)
+    moe = chunk * model.experts_per_token * (max(2.0 * width, h) + width)
     return (batched_tokens * 3.0 * h + moe) * 2.0
 
 
@@ -96,7 +99,11 @@ class KvCapacity:
     tokens' KV the replica holds."""
 
     weights_bytes: float
-    activation_peak_bytes: float
+    forward_activation_bytes: float
+    """The profile's forward pass (:func:`activation_peak_bytes`)."""
+    sampler_profile_bytes: float = 0.0
+    """The profile's sampler over its largest batch of requests, where the engine runs one (engines.yaml
+    profile_sampler); 0 otherwise."""
     reserve_bytes: float
     kv_cache_bytes: float
     kv_bytes_per_token: float
@@ -108,6 +115,11 @@ class KvCapacity:
     context_per_slot_ratio: float = 1.0
     """Tokens of context one slot serves at the workload's mean held context: above 1 where the engine frees the
     sliding-window layers' out-of-window blocks (``analytic/window.context_per_kv_slot``), else 1."""
+
+    @property
+    def activation_peak_bytes(self) -> float:
+        """What the engine sized its cache by: the larger of the forward pass's and the sampler's peak."""
+        return max(self.forward_activation_bytes, self.sampler_profile_bytes)
 
     @property
     def context_capacity_tokens(self) -> int:
@@ -141,31 +153,35 @@ def kv_capacity(
     profile also runs its sampler over min(``batched_tokens``, ``max_num_seqs``) requests (engines.yaml
     profile_sampler) sizes the cache by the larger of that sampler's peak and the forward pass's.
     """
+    profile = im.cluster.tables.engine(engine)
     mem = im.cluster.accelerator.runtime_memory_bytes
     w = im.weight_bytes_per_accelerator
-    act = activation_peak_bytes(im.model, 1 if im.attention_dp else im.tp, batched_tokens, _expert_split(im))
+    forward = activation_peak_bytes(
+        im.model, 1 if im.attention_dp else im.tp, batched_tokens, _expert_split(im), profile.fused_moe_chunk_tokens
+    )
+    sampler = 0.0
     if max_num_seqs is not None:
         requests = min(batched_tokens, max_num_seqs)
-        sampler = im.cluster.tables.engine(engine).sampler_profile_bytes(im.release, requests, im.model.vocab_size)
-        act = max(act, sampler)
+        sampler = profile.sampler_profile_bytes(im.release, requests, im.model.vocab_size)
     res = _reserve_bytes(im.cluster.tables, im.tp, im.tp * im.pp, engine, im.release)
-    free = im.cluster.tables.engine(engine).kv_cache_bytes(
+    free = profile.kv_cache_bytes(
         memory_bytes=mem,
         weights_bytes=w,
-        activation_bytes=act,
+        activation_bytes=max(forward, sampler),
         reserve_bytes=res,
         util_frac=util_frac,
         free_frac=free_frac,
         ranks=im.tp * im.pp,
         tp=im.tp,
-        version=parse_version(im.engine_version) if im.engine_version else None,
+        version=im.release,
         capacity_bytes=im.cluster.accelerator.memory_bytes,
     )
     per_tok = im.kv_bytes_per_token_per_accelerator
     blocks = max(0, math.floor(free / (block_tokens * per_tok))) if per_tok > 0 else 0
     return KvCapacity(
         weights_bytes=w,
-        activation_peak_bytes=act,
+        forward_activation_bytes=forward,
+        sampler_profile_bytes=sampler,
         reserve_bytes=res,
         kv_cache_bytes=max(free, 0.0),
         kv_bytes_per_token=per_tok,
@@ -633,12 +649,12 @@ def _deployment(
             f"{im.expert_padding_factor - 1.0:.1%} more expert bytes than the checkpoint "
             "(engines.yaml mxfp4_moe_padding)"
         )
-    forward = activation_peak_bytes(model, 1 if im.attention_dp else im.tp, budget, _expert_split(im))
-    if cap.activation_peak_bytes > forward:
+    if cap.sampler_profile_bytes > cap.forward_activation_bytes:
         notes.append(
             f"the engine sizes its KV cache after profiling its sampler over {min(budget, seq_cap):,} requests: "
-            f"{cap.activation_peak_bytes / 1e9:.2f} GB of logits and probabilities, above the forward pass's "
-            f"{forward / 1e9:.2f} GB (engines.yaml profile_sampler; lower max_num_seqs to shrink it)"
+            f"{cap.sampler_profile_bytes / 1e9:.2f} GB of logits and probabilities, above the forward pass's "
+            f"{cap.forward_activation_bytes / 1e9:.2f} GB "
+            "(engines.yaml profile_sampler; lower max_num_seqs to shrink it)"
         )
     release = workload_release(wl)
     rule = cluster.tables.engine(engine).admission_reserve(parse_version(release) if release else None)

@@ -107,6 +107,15 @@ class WindowedKvMemory:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class SingleGpuReserve:
+    """Memory a release keeps besides weights, activations and KV on a one-GPU replica (engines.yaml
+    ``single_gpu_reserve``)."""
+
+    releases: ReleaseRange
+    reserve_bytes: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ProfileSampler:
     """A release whose memory profiling at start-up also runs its sampler over the largest batch of requests it
     schedules, so the activation peak it sizes the KV cache by is at least that sampler's (engines.yaml
@@ -400,13 +409,17 @@ class EngineProfile:
     """Releases and generations whose MXFP4 MoE kernel stores the routed experts padded (engines.yaml
     mxfp4_moe_padding); none: as the checkpoint."""
 
-    single_gpu_reserve: tuple[tuple[ReleaseRange, float], ...] = ()
+    single_gpu_reserve: tuple[SingleGpuReserve, ...] = ()
     """Releases that reserve, besides weights, activations and KV, only this many bytes when a replica runs on one
     GPU (engines.yaml single_gpu_reserve); none: the catalog's runtime reserve."""
 
     profile_sampler: ProfileSampler | None = None
     """Releases whose start-up memory profile runs the sampler over its largest batch of requests (engines.yaml
     profile_sampler); None: the forward pass's activations alone."""
+
+    fused_moe_chunk_tokens: int | None = None
+    """Most tokens the engine's fused MoE op takes in one call, its buffers sized for that many (engines.yaml
+    fused_moe_chunk_tokens); None: the whole batch at once."""
 
     own_allreduce_limits: tuple[OwnAllReduceLimit, ...] = ()
     """Releases whose own all-reduce stops at a message size below what the engine-tagged timings cover, NCCL above
@@ -463,7 +476,7 @@ class EngineProfile:
     def single_gpu_reserve_bytes(self, version: tuple[int, ...] | None) -> float | None:
         """The memory release ``version`` (None: the current one) keeps outside weights, activations and KV on a
         one-GPU replica, where the engine states it; None: the catalog's runtime reserve."""
-        return next((b for r, b in self.single_gpu_reserve if r.applies(version)), None)
+        return next((r.reserve_bytes for r in self.single_gpu_reserve if r.releases.applies(version)), None)
 
     def sampler_profile_bytes(self, version: tuple[int, ...] | None, requests: int, vocab: int) -> float:
         """Bytes release ``version`` (None: the current one) holds at the sampler's peak of its start-up profile over
@@ -736,6 +749,20 @@ def _windowed_kv(entry: Mapping[str, Any]) -> WindowedKvMemory:
     )
 
 
+def _single_gpu_reserves(row: Mapping[str, Any]) -> tuple[SingleGpuReserve, ...]:
+    return tuple(
+        SingleGpuReserve(releases=_release_range(e), reserve_bytes=float(e["reserve_gib"]) * GiB)
+        for e in row.get("single_gpu_reserve") or ()
+    )
+
+
+def _profile_sampler(row: Mapping[str, Any]) -> ProfileSampler | None:
+    entry = row.get("profile_sampler")
+    if not entry:
+        return None
+    return ProfileSampler(releases=_release_range(entry), logit_bytes=float(entry["logit_bytes"]))
+
+
 def _mxfp4_padding(entry: Mapping[str, Any]) -> Mxfp4Padding:
     return Mxfp4Padding(
         releases=_release_range(entry),
@@ -915,15 +942,9 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             mla_prefill_pads_v=_release_range(row["mla_prefill_pads_v"]) if row.get("mla_prefill_pads_v") else None,
             windowed_kv_memory=tuple(_windowed_kv(e) for e in row.get("windowed_kv_memory") or ()),
             mxfp4_moe_padding=tuple(_mxfp4_padding(e) for e in row.get("mxfp4_moe_padding") or ()),
-            single_gpu_reserve=tuple(
-                (_release_range(e), float(e["reserve_gib"]) * GiB) for e in row.get("single_gpu_reserve") or ()
-            ),
-            profile_sampler=ProfileSampler(
-                releases=_release_range(row["profile_sampler"]),
-                logit_bytes=float(row["profile_sampler"]["logit_bytes"]),
-            )
-            if row.get("profile_sampler")
-            else None,
+            single_gpu_reserve=_single_gpu_reserves(row),
+            profile_sampler=_profile_sampler(row),
+            fused_moe_chunk_tokens=_opt_int(row, "fused_moe_chunk_tokens"),
             admission_reserves=_admission_reserves(row),
             mla_absorbed_prefill=_mla_prefill_rules(row),
             mlperf_kv_reservation=_kv_policy(row, "mlperf_kv_reservation"),

@@ -153,16 +153,25 @@ def _sliding_window(
     return {"sliding_window_tokens": cat.sliding_window_tokens, "sliding_window_layers": cat.sliding_window_layers}
 
 
+def _checkpoint_model(
+    row: dict[str, str], data: dict[str, object], models: Mapping[str, ModelArch]
+) -> ModelArch | None:
+    """The catalog model whose official checkpoint a quantised row runs: the one the row names or, failing a name
+    match, the one catalog model of its architecture (``_SAME_ARCH``); None when neither is unique."""
+    cat = catalog_model_for(row.get("model_name") or "", models)
+    if cat is None:
+        same = [m for m in models.values() if all(getattr(m, k) == data.get(k) for k in _SAME_ARCH)]
+        cat = same[0] if len(same) == 1 else None
+    return cat
+
+
 def _fp4_format(
     row: dict[str, str], data: dict[str, object], models: Mapping[str, ModelArch], flags: list[str]
 ) -> dict[str, object]:
     """The FP4 checkpoint format of an fp4 row: the scale block and the layers left in bf16 of the catalog model the
     row names or, failing a name match, the one catalog model of its architecture (``_SAME_ARCH``), whose official
     checkpoint it runs (gpt-oss: MXFP4 experts, the rest bf16); none stated otherwise."""
-    cat = catalog_model_for(row.get("model_name") or "", models)
-    if cat is None:
-        same = [m for m in models.values() if all(getattr(m, k) == data.get(k) for k in _SAME_ARCH)]
-        cat = same[0] if len(same) == 1 else None
+    cat = _checkpoint_model(row, data, models)
     if cat is None or cat.fp4_scale_block_elements is None:
         return {}
     kept = "" if cat.fp4_bf16_modules == "none" else ", everything but the routed experts in bf16"
@@ -253,10 +262,7 @@ def _fp8_scaling(
     if quantizer == "fbgemm_fp8":
         flags.append("fbgemm_fp8 checkpoint (Meta's FP8 release): attention and the first and last MLPs stay bf16")
         return {"fp8_bf16_modules": "attention_and_edge_mlps"}
-    cat = catalog_model_for(row.get("model_name") or "", models)
-    if cat is None:
-        same = [m for m in models.values() if all(getattr(m, k) == data.get(k) for k in _SAME_ARCH)]
-        cat = same[0] if len(same) == 1 else None
+    cat = _checkpoint_model(row, data, models)
     if cat is None or cat.fp8_scaling != "block":
         return {}
     flags.append(f"fp8 weights block-scaled {cat.fp8_block_size}: catalog model {cat.id}'s official FP8 checkpoint")
