@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from aiinfra import app
-from aiinfra.accuracy.model import band
+from aiinfra.accuracy.model import band, calibrate
 from aiinfra.accuracy.regimes import ANY, Regime, load_level
 from aiinfra.accuracy.table import ErrorRow
 from aiinfra.analytic.equilibrium import utilisation
@@ -27,8 +27,14 @@ def test_load_level_by_hand() -> None:
     # a closed loop of 64 clients on 128 batch slots: half of them, amplification 1/(1 − 0.5) = 2: loaded
     rho = utilisation(sequences=64, saturated_seqs=128)
     assert rho == pytest.approx(0.5) and load_level(64, False, rho) == "loaded"
-    # 300 clients on 128 slots: 172 wait in the queue
-    assert load_level(300, False, utilisation(sequences=300, saturated_seqs=128)) == "near-saturation"
+    # 140 clients on 128 slots: ρ̂ = 1.09, just past saturation, where a capacity error decides whether anyone queues
+    assert load_level(140, False, utilisation(sequences=140, saturated_seqs=128)) == "near-saturation"
+    # 300 clients on 128 slots: ρ̂ = 2.34, 172 wait in the queue whatever a few per cent of capacity; the wait's
+    # error is the capacity's amplified ρ/(ρ − 1) = 1.75 times: overloaded, past the bound ρ̂ = 1.25 where that
+    # amplification is 1.25/0.25 = 5, the same as 1/(1 − 0.8) below saturation
+    assert load_level(300, False, utilisation(sequences=300, saturated_seqs=128)) == "overloaded"
+    assert load_level(None, False, utilisation(rate_per_s=12.5, saturated_requests_per_s=10.0)) == "overloaded"
+    assert load_level(None, False, utilisation(rate_per_s=12.4, saturated_requests_per_s=10.0)) == "near-saturation"
     # one sequence: no batching, no queue; no load given: offline; no capacity to measure against: every level
     assert load_level(1, False, 0.9) == "batch-1"
     assert load_level(None, True, None) == "offline"
@@ -97,3 +103,27 @@ def test_an_answer_at_a_rate_is_banded_by_its_own_utilisation(share: float, leve
     assert obj["saturated_requests_per_s"] == pytest.approx(saturated.saturated_requests_per_s)
     assert f"{level} load" in obj["accuracy"]["regime"]
     assert f"the load is {share:.0%} of the capacity" in obj["accuracy"]["note"]
+
+
+def test_thin_saturated_levels_borrow_each_others_calibration() -> None:
+    # light load from six publishers (its own factor); near saturation from publishers a-c and overloaded from d-f:
+    # each has three publishers, under MIN_CALIBRATION_SOURCES = 5, so both take the factor of the two levels
+    # together (six publishers), not the quantity's, which the light rows' small errors would set
+    rows = []
+    for i, source in enumerate("abcdef"):
+        for j, delta in enumerate((-0.01, 0.0, 0.01)):
+            e = 0.02 * (i - 2.5) + delta
+            rows.append(_row(10 * i + j, source, "light", e))
+            level = "near-saturation" if source in "abc" else "overloaded"
+            rows.append(_row(10 * i + j, source, level, 8.0 * e + delta))
+    table = tuple(rows)
+    near, near_ok = calibrate(table, "inference", "ttft", group="near-saturation")
+    over, over_ok = calibrate(table, "inference", "ttft", group="overloaded")
+    whole, _ = calibrate(table, "inference", "ttft")
+    light, _ = calibrate(table, "inference", "ttft", group="light")
+    assert near_ok and over_ok
+    assert near == over
+    assert near != pytest.approx(whole) and near != pytest.approx(light)
+    # with two saturated publishers left, the two levels together are too few as well: the quantity's factor
+    kept = tuple(r for r in table if r.regime.load == "light" or r.source in "ad")
+    assert calibrate(kept, "inference", "ttft", group="overloaded")[0] == calibrate(kept, "inference", "ttft")[0]

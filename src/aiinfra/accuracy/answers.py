@@ -265,7 +265,8 @@ def bands_for(
     if primary.asked.kind == "inference" and i.utilisation_frac is not None:
         note += (
             f"; the load is {i.utilisation_frac:.0%} of the capacity this prediction gives ({primary.asked.load} "
-            "level: near saturation an error in the step time comes out of the latency amplified 1 / (1 − ρ) times)"
+            "level: an error in the step time comes out of the latency amplified 1 / (1 − ρ) times below saturation "
+            "and ρ / (ρ − 1) times past it)"
         )
     if beside:
         note += "; " + "; ".join(beside.values())

@@ -18,7 +18,8 @@ settings: a random effect), plus the row's own scatter around its publisher's of
   Random World*, 2005), each publisher weighing one (Dunn, Wasserman & Ramdas, JASA 2022), of the open rows'
   leave-one-source-out scores, i.e. the factor by which each open row's band, drawn without its own publisher,
   must grow to hold its measurement. A quantity with open rows from fewer than :data:`MIN_CALIBRATION_SOURCES`
-  publishers shares its kind's factor; a kind with fewer is not calibrated (factor 1, the note says so).
+  publishers shares its kind's factor; a kind with fewer is not calibrated (factor 1, the note says so). Inference
+  calibrates each load level on its own where it has the publishers (:data:`CALIBRATION_GROUPS`).
 
 Sealed rows never set the calibration factor; an answer's pool counts them as measured errors, and the
 validation scores them against the bands of the open rows alone (aiinfra.accuracy.coverage).
@@ -33,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from statistics import NormalDist
 
-from aiinfra.accuracy.regimes import ANY, Regime, levels
+from aiinfra.accuracy.regimes import ANY, SATURATED_LEVELS, Regime, levels
 from aiinfra.accuracy.table import ErrorRow
 
 INTERVAL = 0.8
@@ -58,8 +59,15 @@ CALIBRATION_GROUPS: dict[str, str] = {"inference": "load"}
 Vovk, Lindsay, Nouretdinov & Gammerman, "Mondrian confidence machine", 2003; Vovk, Gammerman & Shafer 2005:
 coverage holds within each level, not only on average over them) when a level's
 open rows come from at least MIN_CALIBRATION_SOURCES publishers. Inference's load level: near saturation a latency
-carries its step time's error amplified 1 / (1 − ρ) times (aiinfra.accuracy.regimes.UTILISATION_LEVELS), so one
-factor for every load would leave the bands too narrow there and too wide at light load."""
+carries its step time's error amplified 1 / (1 − ρ) times, and past it ρ / (ρ − 1) times
+(aiinfra.accuracy.regimes.UTILISATION_LEVELS), so one factor for every load would leave the bands too narrow there
+and too wide at light load."""
+
+CALIBRATION_SIBLINGS: dict[str, tuple[str, ...]] = {level: SATURATED_LEVELS for level in SATURATED_LEVELS}
+"""A calibration level whose open rows come from too few publishers borrows the factor of these levels together
+before the quantity's: the loads near and past saturation share the amplified errors that set them apart from the
+lighter loads (aiinfra.accuracy.regimes.SATURATED_LEVELS)."""
+
 Z_INTERVAL = NormalDist().inv_cdf((1.0 + INTERVAL) / 2.0)
 """The normal quantile of the interval's upper end (1.2816 for 80 %): the between-publisher spread as a normal
 random effect."""
@@ -272,7 +280,8 @@ def calibrate(
     of the open rows (those of the publishers in ``exclude`` left out altogether), and whether there were enough
     publishers to calibrate (if not: 1, False). A quantity whose open rows come from fewer than
     MIN_CALIBRATION_SOURCES publishers takes the factor of its kind's open rows together; ``group``: a level of the
-    kind's CALIBRATION_GROUPS dimension, calibrated on its own rows where they come from enough publishers."""
+    kind's CALIBRATION_GROUPS dimension, calibrated on its own rows where they come from enough publishers, else on
+    those of its CALIBRATION_SIBLINGS together where they do."""
     cache = _factors(table)
     key = (kind, quantity, exclude, group)
     if key in cache:
@@ -282,9 +291,11 @@ def calibrate(
     use = own if len({r.source for r in own}) >= MIN_CALIBRATION_SOURCES else opened
     dim = CALIBRATION_GROUPS.get(kind)
     if dim is not None and group != ANY:
-        level = [r for r in use if getattr(r.regime, dim) == group]
-        if len({r.source for r in level}) >= MIN_CALIBRATION_SOURCES:
-            use = level
+        for together in ((group,), CALIBRATION_SIBLINGS.get(group, ())):
+            level = [r for r in use if getattr(r.regime, dim) in together]
+            if len({r.source for r in level}) >= MIN_CALIBRATION_SOURCES:
+                use = level
+                break
     if len({r.source for r in use}) < MIN_CALIBRATION_SOURCES:  # too few publishers to calibrate on
         cache[key] = (1.0, False)
         return cache[key]

@@ -21,16 +21,22 @@ SCALE_BANDS: tuple[tuple[str, int, int | None], ...] = (
 )
 """Accelerator-count bands, as docs/validation.md reports the training error (aiinfra.validation.runner)."""
 
-UTILISATION_LEVELS: tuple[tuple[str, float], ...] = (("light", 0.5), ("loaded", 0.8))
+UTILISATION_LEVELS: tuple[tuple[str, float], ...] = (("light", 0.5), ("loaded", 0.8), ("near-saturation", 1.25))
 """Load levels by the prediction's own utilisation ρ̂ (analytic.equilibrium): each level holds the loads below its
-bound; ρ̂ ≥ 0.8 is ``near-saturation``. Under a load, latency is the step time amplified by queueing. An M/G/1
-queue's mean wait is ρ·E[S²] / (2·(1 − ρ)·E[S]) (the Pollaczek–Khinchine mean-value formula; Kleinrock,
-*Queueing Systems* Vol. 1, 1975, ch. 5). With continuous batching, a step of s·(a + b·n) at n = λ·L·TPOT sequences
-in flight (Little's law, L output tokens per request) gives TPOT = s·a / (1 − s·ρ) with ρ = b·λ·L, so
-d ln TPOT / d ln s = 1 / (1 − ρ): a relative error in the predicted step time (or capacity) comes out of the
-latency amplified 1 / (1 − ρ) times, under 2× below ρ = 0.5, 2–5× up to 0.8, and without bound beyond (where the
-queue's growth, not the step, sets the latency). The bounds are those amplifications, not fitted to the
-validation rows."""
+bound; ρ̂ ≥ 1.25 is ``overloaded``. Under a load, latency is the step time amplified by queueing. An M/G/1
+queue's mean wait is ρ·E[S²] / (2·(1 − ρ)·E[S]) (the Pollaczek–Khinchine mean-value formula; Kleinrock, *Queueing
+Systems* Vol. 1, 1975, ch. 5). With continuous batching, a step of s·(a + b·n) at n = λ·L·TPOT sequences in flight
+(Little's law, L output tokens per request) gives TPOT = s·a / (1 − s·ρ) with ρ = b·λ·L, so
+d ln TPOT / d ln s = 1 / (1 − ρ): a relative error in the predicted step time (or capacity) comes out of the latency
+amplified 1 / (1 − ρ) times, under 2× below ρ = 0.5, 2–5× up to 0.8, and without bound towards 1. Past
+saturation the queue grows for as long as arrivals outrun service: N requests arriving at λ above the service rate
+μ wait (N / 2)·(1 / μ − 1 / λ) on average, so d ln wait / d ln μ = ρ / (ρ − 1), and a saturated batch's TPOT
+follows its step time one for one; the amplification falls back from without bound at ρ = 1 to 5× at ρ = 1.25 (the
+same 5× as at 0.8) and towards 1 beyond. The bounds are those amplifications, not fitted to the validation rows."""
+
+SATURATED_LEVELS: tuple[str, ...] = ("near-saturation", "overloaded")
+"""The levels at or past saturation (ρ̂ ≥ 0.8): a calibration level with too few publishers of its own borrows the
+factor of these together (aiinfra.accuracy.model.calibrate)."""
 
 
 @loads_fast
@@ -52,7 +58,7 @@ class Regime:
     parallelism: str = ANY
     """pipeline | tensor | sharded | data (training)."""
     load: str = ANY
-    """batch-1 | light | loaded | near-saturation | offline (inference: :func:`load_level`)."""
+    """batch-1 | light | loaded | near-saturation | overloaded | offline (inference: :func:`load_level`)."""
 
     def pooled(self, dims: tuple[str, ...]) -> Regime:
         """This regime with ``dims`` pooled over."""
@@ -122,7 +128,7 @@ def load_level(sequences: int | None, offline: bool, rho: float | None) -> str:
         return "batch-1"
     if rho is None:
         return ANY
-    return next((name for name, bound in UTILISATION_LEVELS if rho < bound), "near-saturation")
+    return next((name for name, bound in UTILISATION_LEVELS if rho < bound), "overloaded")
 
 
 INFERENCE_QUANTITY = {
