@@ -32,6 +32,8 @@ SHIPPED = (
     "inference_serving5_sealed.csv",
     "inference_serving6_open.csv",
     "inference_serving6_sealed.csv",
+    "inference_serving7_open.csv",
+    "inference_serving7_sealed.csv",
     "inference_serving_open.csv",
     "inference_serving_sealed.csv",
 )
