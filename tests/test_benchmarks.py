@@ -187,3 +187,26 @@ def test_capped_server_simulation_matches_the_full_run(monkeypatch: pytest.Monke
     full = inference_rows.predict_row(row, row_tables())
     assert "45000 Poisson requests" in full.reason
     assert capped.predicted == pytest.approx(full.predicted, rel=0.03)
+
+
+def test_a_client_cap_truncates_the_dataset_answers_and_keeps_the_rows_mean() -> None:
+    from aiinfra.validation.benchmark_rows import _capped
+    from aiinfra.validation.switches import from_notes
+
+    # the cap as notes state it: a number after max_tokens, not a formula
+    assert from_notes("greedy, max_tokens 512 (suite output_tokens_max)", "inference")["max_output_tokens"] == "512"
+    assert from_notes("ignore_eos=True, max_tokens=output_len", "inference")["max_output_tokens"] == ""
+    # a table [4, 100, 1000] (piecewise-linear mean (52 + 550) / 2 = 301) for answers of mean 200 under a cap of 300:
+    # with 100·s < 300 < 1000·s the capped table [4s, 100s, 300] has mean ((4s + 100s) / 2 + (100s + 300) / 2) / 2
+    # = 51·s + 75 = 200, so s = 125 / 51
+    flags: list[str] = []
+    dist = _capped({"kind": "empirical", "quantiles": [4.0, 100.0, 1000.0]}, 200.0, 300, flags)
+    s = 125 / 51
+    assert dist["high"] == 300
+    assert dist["quantiles"] == pytest.approx([4 * s, 100 * s, 300.0], rel=1e-9)
+    assert "max_output_tokens 300" in flags[0]
+    # the simulator's draws from that table keep the mean and never pass the cap
+    drawn = lengths(np.random.default_rng(0), LengthDist(**dist), 200, 200_000, "output_lengths")  # type: ignore[arg-type]
+    assert drawn.max() <= 300 and drawn.mean() == pytest.approx(200, rel=0.01)
+    # a mean at the cap: every answer at the cap
+    assert _capped({"kind": "empirical", "quantiles": [4.0, 1000.0]}, 300.0, 300, [])["kind"] == "fixed"

@@ -7,6 +7,7 @@ per-sample statistics (with sources), and they stand in for the blank cells. A r
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from aiinfra.specs.benchmark import BenchmarkSpec, TokenStats, benchmark_named
@@ -183,12 +184,16 @@ def length_dists(row: dict[str, str], bench: BenchmarkSpec | None, flags: list[s
     * SGLang's or vLLM's ``random`` dataset with range ratio 0 (``length_distribution`` column "uniform"): uniform
       on [1, 2·mean - 1], as the clients draw each length uniformly up to the requested one (sglang.bench_serving
       sample_random_requests: randint(max(int(len·ratio), 1), len));
-    * else fixed at the means (flagged)."""
+    * else fixed at the means (flagged).
+
+    A row that states its client's cap on generated tokens (``max_output_tokens``: answers stop at EOS or at the cap)
+    truncates the benchmark's output distribution there (:func:`_capped`)."""
     if bench is not None:
-        return {
-            "input_lengths": _length_dist(bench.input_tokens, "input lengths", flags),
-            "output_lengths": _length_dist(bench.output_tokens, "output lengths", flags),
-        }
+        outputs = _length_dist(bench.output_tokens, "output lengths", flags)
+        cap = integer(row, "max_output_tokens")
+        if cap is not None:
+            outputs = _capped(outputs, num(row, "output_tokens"), cap, flags)
+        return {"input_lengths": _length_dist(bench.input_tokens, "input lengths", flags), "output_lengths": outputs}
     stated = switches.text(row, "length_distribution")
     if stated == "uniform":
         flags.append("lengths uniform on [1, 2·mean - 1] (random dataset, range ratio 0)")
@@ -204,6 +209,45 @@ def length_dists(row: dict[str, str], bench: BenchmarkSpec | None, flags: list[s
         }
     flags.append("lengths fixed at the row's means")
     return {}
+
+
+def _pl_mean(q: list[float]) -> float:
+    """The mean of the piecewise-linear distribution of a quantile table (sim.arrivals.EmpiricalLengths)."""
+    return sum((a + b) / 2.0 for a, b in itertools.pairwise(q)) / (len(q) - 1)
+
+
+def _capped(dist: dict[str, object], mean: float | None, cap: int, flags: list[str]) -> dict[str, object]:
+    """A benchmark's output distribution truncated at the client's cap ``cap`` (its max_tokens), keeping the row's
+    measured ``mean``: the answers a model ends at EOS keep the dataset's shape, the longer ones stop at the cap. For
+    a quantile table, the scale s with mean(min(s·q, cap)) = mean (bisection; the mean of the table the simulator
+    draws from, so its draws keep the row's mean); a lognormal is cut at the cap (its mean falls by the clipped
+    tail); a mean at or above the cap: every answer at the cap."""
+    if mean is None or mean >= cap:
+        flags.append(f"output lengths: every answer at the client's cap max_output_tokens {cap}")
+        return {"kind": "fixed"}
+    if dist.get("kind") == "lognormal":
+        high = dist.get("high")
+        dist = {**dist, "high": min(cap, high) if isinstance(high, int) else cap}
+        flags.append(f"output lengths: cut at the client's cap max_output_tokens {cap}")
+        return dist
+    quantiles = dist.get("quantiles")
+    if dist.get("kind") != "empirical" or not isinstance(quantiles, list):
+        return dist
+    q = [float(x) for x in quantiles]
+
+    def table(scale: float) -> list[float]:
+        return [min(max(1.0, scale * x), float(cap)) for x in q]
+
+    lo, hi = 0.0, cap / max(q[0], 1e-9)
+    for _ in range(80):  # mean(table(s)) rises with s from 1 to cap; mean lies between
+        mid = (lo + hi) / 2.0
+        lo, hi = (mid, hi) if _pl_mean(table(mid)) < mean else (lo, mid)
+    scale = (lo + hi) / 2.0
+    flags.append(
+        f"output lengths: truncated at the client's cap max_output_tokens {cap}, the dataset's shape scaled "
+        f"×{scale * _pl_mean(q) / mean:.2f} of its plain scaling so that the truncated answers keep the row's mean"
+    )
+    return {"kind": "empirical", "quantiles": table(scale), "high": cap}
 
 
 def _range_ratio(stated: str) -> float:

@@ -219,6 +219,8 @@ _BUDGET = _setting("max_num_batched_tokens", gap=3, word=True)
 _SEQS = _setting("max_num_seqs", gap=3, word=True)
 _GPU_UTIL = _setting("gpu_memory_utilization", r"\d+(?:\.\d+)?")
 _BLOCK = _setting("block_size")
+#: the client's per-request cap on generated tokens (``max_tokens 512``): answers that stop at EOS, truncated there
+_MAX_TOKENS = _setting("max_tokens", gap=1, word=True)
 
 #: every switch column, in the order they stand before ``notes``
 SWITCHES: tuple[Switch, ...] = (
@@ -242,6 +244,7 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("sliding_window", ("inference",), _sliding),
     Switch("num_requests", ("inference",), _number(REQUESTS)),
     Switch("length_distribution", ("inference",), lambda n: "uniform" if RANDOM_RANGE_RATIO_0.search(n) else ""),
+    Switch("max_output_tokens", ("inference",), _number(_MAX_TOKENS), _MAX_TOKENS),
     Switch("statistic", ("inference",), _statistic),
     Switch("prefix_cached_requests", ("inference",), _number(PREFIX_CACHED), PREFIX_CACHED),
     _engine_switch("overlap_scheduling", overlap_scheduling_stated),
