@@ -370,7 +370,9 @@ def test_fleet_bill_and_data_feed_carry_their_bands() -> None:
     cap = app.capacity(app.load_scenario(str(EXAMPLES / "capacity-two-classes.yaml"))).to_dict()
     q = cap["accuracy"]["quantities"]
     mixed, chosen = cap["fleet"]["mixed"]["usd_per_hour"], cap["chosen"]["usd_per_hour"]
-    assert q["fleet.mixed.usd_per_hour"]["low"] < mixed < q["fleet.mixed.usd_per_hour"]["high"]
+    # (the band is centred on the measured errors, so it may lie wholly above or below the predicted bill)
+    assert q["fleet.mixed.usd_per_hour"]["low"] < q["fleet.mixed.usd_per_hour"]["high"]
+    assert q["fleet.mixed.usd_per_hour"]["low"] / mixed == pytest.approx(q["usd_per_hour"]["low"] / chosen)
     assert q["fleet.mixed.usd_per_hour"]["high"] / mixed == pytest.approx(q["usd_per_hour"]["high"] / chosen)
     # datacenter: the storage data feed is tokens/s × bytes per token, so both carry one band; the rest of the answer
     # is counts and catalog ratings (no band)

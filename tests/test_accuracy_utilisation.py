@@ -33,6 +33,9 @@ def test_load_level_by_hand() -> None:
     # error is the capacity's amplified ρ/(ρ − 1) = 1.75 times: overloaded, past the bound ρ̂ = 1.25 where that
     # amplification is 1.25/0.25 = 5, the same as 1/(1 − 0.8) below saturation
     assert load_level(300, False, utilisation(sequences=300, saturated_seqs=128)) == "overloaded"
+    # a throughput does not amplify either side of saturation (the offered load below capacity, the capacity above
+    # it): every throughput past 0.8 is one level
+    assert load_level(300, False, utilisation(sequences=300, saturated_seqs=128), "throughput") == "near-saturation"
     assert load_level(None, False, utilisation(rate_per_s=12.5, saturated_requests_per_s=10.0)) == "overloaded"
     assert load_level(None, False, utilisation(rate_per_s=12.4, saturated_requests_per_s=10.0)) == "near-saturation"
     # one sequence: no batching, no queue; no load given: offline; no capacity to measure against: every level

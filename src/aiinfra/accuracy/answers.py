@@ -120,7 +120,7 @@ def _regime(quantity: str, i: Inputs) -> Regime:
         arch=arch,
         generation=gen,
         engine=i.engine or "any",
-        load=load_level(i.sequences, i.offline, i.utilisation_frac),
+        load=load_level(i.sequences, i.offline, i.utilisation_frac, quantity),
     )
 
 

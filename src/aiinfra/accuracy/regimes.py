@@ -23,16 +23,17 @@ SCALE_BANDS: tuple[tuple[str, int, int | None], ...] = (
 
 UTILISATION_LEVELS: tuple[tuple[str, float], ...] = (("light", 0.5), ("loaded", 0.8), ("near-saturation", 1.25))
 """Load levels by the prediction's own utilisation ρ̂ (analytic.equilibrium): each level holds the loads below its
-bound; ρ̂ ≥ 1.25 is ``overloaded``. Under a load, latency is the step time amplified by queueing. An M/G/1
-queue's mean wait is ρ·E[S²] / (2·(1 − ρ)·E[S]) (the Pollaczek–Khinchine mean-value formula; Kleinrock, *Queueing
-Systems* Vol. 1, 1975, ch. 5). With continuous batching, a step of s·(a + b·n) at n = λ·L·TPOT sequences in flight
-(Little's law, L output tokens per request) gives TPOT = s·a / (1 − s·ρ) with ρ = b·λ·L, so
-d ln TPOT / d ln s = 1 / (1 − ρ): a relative error in the predicted step time (or capacity) comes out of the latency
-amplified 1 / (1 − ρ) times, under 2× below ρ = 0.5, 2–5× up to 0.8, and without bound towards 1. Past
-saturation the queue grows for as long as arrivals outrun service: N requests arriving at λ above the service rate
-μ wait (N / 2)·(1 / μ − 1 / λ) on average, so d ln wait / d ln μ = ρ / (ρ − 1), and a saturated batch's TPOT
-follows its step time one for one; the amplification falls back from without bound at ρ = 1 to 5× at ρ = 1.25 (the
-same 5× as at 0.8) and towards 1 beyond. The bounds are those amplifications, not fitted to the validation rows."""
+bound; ρ̂ ≥ 1.25 is ``overloaded`` (latencies only: :func:`load_level`). Under a load, latency is the step time
+amplified by queueing. An M/G/1 queue's mean wait is ρ·E[S²] / (2·(1 − ρ)·E[S]) (the Pollaczek–Khinchine
+mean-value formula; Kleinrock, *Queueing Systems* Vol. 1, 1975, ch. 5). With continuous batching, a step of
+s·(a + b·n) at n = λ·L·TPOT sequences in flight (Little's law, L output tokens per request) gives
+TPOT = s·a / (1 − s·ρ) with ρ = b·λ·L, so d ln TPOT / d ln s = 1 / (1 − ρ): a relative error in the predicted step
+time (or capacity) comes out of the latency amplified 1 / (1 − ρ) times, under 2× below ρ = 0.5, 2–5× up to 0.8,
+and without bound towards 1. Past saturation the queue grows for as long as arrivals outrun service: N requests
+arriving at λ above the service rate μ wait (N / 2)·(1 / μ − 1 / λ) on average, so d ln wait / d ln μ =
+ρ / (ρ − 1), and a saturated batch's TPOT follows its step time one for one; the amplification falls back from
+without bound at ρ = 1 to 5× at ρ = 1.25 (the same 5× as at 0.8) and towards 1 beyond. The bounds are those
+amplifications, not fitted to the validation rows."""
 
 SATURATED_LEVELS: tuple[str, ...] = ("near-saturation", "overloaded")
 """The levels at or past saturation (ρ̂ ≥ 0.8): a calibration level with too few publishers of its own borrows the
@@ -118,17 +119,21 @@ def parallelism_family(tp: int, pp: int, sharding: str) -> str:
     return "sharded" if sharding in ("zero3", "fsdp") else "data"
 
 
-def load_level(sequences: int | None, offline: bool, rho: float | None) -> str:
+def load_level(sequences: int | None, offline: bool, rho: float | None, quantity: str = "ttft") -> str:
     """offline (no load: the largest batch that fits, or more demand than it serves by construction), batch-1 (one
     sequence at a time: no batching, no queue), else the :data:`UTILISATION_LEVELS` band of ``rho``
-    (analytic.equilibrium.utilisation); ANY when the utilisation is unknown."""
+    (analytic.equilibrium.utilisation); ANY when the utilisation is unknown. ``overloaded`` (ρ̂ ≥ 1.25) is a level
+    of the latencies only: a throughput is the offered load below capacity and the capacity above it, so its error is
+    at most the capacity's, amplified neither side of saturation, and every throughput at ρ̂ ≥ 0.8 is
+    ``near-saturation``."""
     if offline:
         return "offline"
     if sequences == 1:
         return "batch-1"
     if rho is None:
         return ANY
-    return next((name for name, bound in UTILISATION_LEVELS if rho < bound), "overloaded")
+    level = next((name for name, bound in UTILISATION_LEVELS if rho < bound), "overloaded")
+    return "near-saturation" if level == "overloaded" and quantity == "throughput" else level
 
 
 INFERENCE_QUANTITY = {
@@ -178,7 +183,7 @@ def row_regime(
             return None
         mode = (row.get("mode") or "").strip()
         batch = None if mode == "poisson" else _int(row, "batch_or_concurrency")
-        level = load_level(batch, mode == "offline", rho)
+        level = load_level(batch, mode == "offline", rho, quantity)
         return Regime(
             kind=kind,
             quantity=quantity,

@@ -189,11 +189,12 @@ def length_dists(row: dict[str, str], bench: BenchmarkSpec | None, flags: list[s
     A row that states its client's cap on generated tokens (``max_output_tokens``: answers stop at EOS or at the cap)
     truncates the benchmark's output distribution there (:func:`_capped`)."""
     if bench is not None:
+        inputs = _length_dist(bench.input_tokens, "input lengths", flags)
         outputs = _length_dist(bench.output_tokens, "output lengths", flags)
         cap = integer(row, "max_output_tokens")
         if cap is not None:
             outputs = _capped(outputs, num(row, "output_tokens"), cap, flags)
-        return {"input_lengths": _length_dist(bench.input_tokens, "input lengths", flags), "output_lengths": outputs}
+        return {"input_lengths": inputs, "output_lengths": outputs}
     stated = switches.text(row, "length_distribution")
     if stated == "uniform":
         flags.append("lengths uniform on [1, 2·mean - 1] (random dataset, range ratio 0)")
