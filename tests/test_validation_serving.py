@@ -25,6 +25,7 @@ BATCHES = [
     ("inference_serving5_open.csv", "inference_serving5_sealed.csv", "inference_serving5_seal.csv"),
     ("inference_serving6_open.csv", "inference_serving6_sealed.csv", "inference_serving6_seal.csv"),
     ("inference_serving7_open.csv", "inference_serving7_sealed.csv", "inference_serving7_seal.csv"),
+    ("inference_serving8_open.csv", "inference_serving8_sealed.csv", "inference_serving8_seal.csv"),
 ]
 """(open, sealed, seal list) of each batch."""
 ROW_FILES = [name for batch in BATCHES for name in batch[:2]]

@@ -34,6 +34,8 @@ SHIPPED = (
     "inference_serving6_sealed.csv",
     "inference_serving7_open.csv",
     "inference_serving7_sealed.csv",
+    "inference_serving8_open.csv",
+    "inference_serving8_sealed.csv",
     "inference_serving_open.csv",
     "inference_serving_sealed.csv",
 )
