@@ -10,10 +10,10 @@ Eight batches, each an open and a sealed file: batch 1 ``inference_serving_open.
 (seal list ``inference_serving5_seal.csv``), batch 6 ``inference_serving6_open.csv`` / ``inference_serving6_sealed.csv``
 (seal list ``inference_serving6_seal.csv``), batch 7 ``inference_serving7_open.csv`` / ``inference_serving7_sealed.csv``
 (seal list ``inference_serving7_seal.csv``), batch 8 ``inference_serving8_open.csv`` / ``inference_serving8_sealed.csv``
-(seal list ``inference_serving8_seal.csv``). ``--batch 1|2|3|4|5|6|7|8|all`` picks the batch, ``--split open|sealed|both``
-the split. ``--dump FILE`` writes the per-row errors as JSON; ``--before FILE`` (a dump made by running this script on
-an older checkout's ``src`` through PYTHONPATH) adds before -> after columns. Which rows are sealed was fixed by
-sha256(id) % 3 == 0 and committed in each batch's seal list before any value was read."""
+(seal list ``inference_serving8_seal.csv``). ``--batch 1|2|3|4|5|6|7|8|all`` picks the batch,
+``--split open|sealed|both`` the split. ``--dump FILE`` writes the per-row errors as JSON; ``--before FILE`` (a dump
+made by running this script on an older checkout's ``src`` through PYTHONPATH) adds before -> after columns. Which rows
+are sealed was fixed by sha256(id) % 3 == 0 and committed in each batch's seal list before any value was read."""
 
 from __future__ import annotations
 
