@@ -22,26 +22,27 @@ def test_load_level_by_hand() -> None:
     # open arrivals: ρ = λ/μ; 9 requests/s against 10 served at saturation -> 0.9, past the 0.8 bound where an error
     # in the step time comes out of the latency amplified 1/(1 − 0.8) = 5 times or more
     rho = utilisation(rate_per_s=9.0, saturated_requests_per_s=10.0)
-    assert rho == pytest.approx(0.9) and load_level(None, False, rho) == "near-saturation"
-    assert load_level(None, False, utilisation(rate_per_s=4.0, saturated_requests_per_s=10.0)) == "light"
+    assert rho == pytest.approx(0.9) and load_level(None, False, rho, "ttft") == "near-saturation"
+    assert load_level(None, False, utilisation(rate_per_s=4.0, saturated_requests_per_s=10.0), "ttft") == "light"
     # a closed loop of 64 clients on 128 batch slots: half of them, amplification 1/(1 − 0.5) = 2: loaded
     rho = utilisation(sequences=64, saturated_seqs=128)
-    assert rho == pytest.approx(0.5) and load_level(64, False, rho) == "loaded"
+    assert rho == pytest.approx(0.5) and load_level(64, False, rho, "ttft") == "loaded"
     # 140 clients on 128 slots: ρ̂ = 1.09, just past saturation, where a capacity error decides whether anyone queues
-    assert load_level(140, False, utilisation(sequences=140, saturated_seqs=128)) == "near-saturation"
+    assert load_level(140, False, utilisation(sequences=140, saturated_seqs=128), "ttft") == "near-saturation"
     # 300 clients on 128 slots: ρ̂ = 2.34, 172 wait in the queue whatever a few per cent of capacity; the wait's
     # error is the capacity's amplified ρ/(ρ − 1) = 1.75 times: overloaded, past the bound ρ̂ = 1.25 where that
     # amplification is 1.25/0.25 = 5, the same as 1/(1 − 0.8) below saturation
-    assert load_level(300, False, utilisation(sequences=300, saturated_seqs=128)) == "overloaded"
+    assert load_level(300, False, utilisation(sequences=300, saturated_seqs=128), "ttft") == "overloaded"
     # a throughput does not amplify either side of saturation (the offered load below capacity, the capacity above
     # it): every throughput past 0.8 is one level
     assert load_level(300, False, utilisation(sequences=300, saturated_seqs=128), "throughput") == "near-saturation"
-    assert load_level(None, False, utilisation(rate_per_s=12.5, saturated_requests_per_s=10.0)) == "overloaded"
-    assert load_level(None, False, utilisation(rate_per_s=12.4, saturated_requests_per_s=10.0)) == "near-saturation"
+    over, under = (utilisation(rate_per_s=r, saturated_requests_per_s=10.0) for r in (12.5, 12.4))
+    assert load_level(None, False, over, "ttft") == "overloaded"
+    assert load_level(None, False, under, "ttft") == "near-saturation"
     # one sequence: no batching, no queue; no load given: offline; no capacity to measure against: every level
-    assert load_level(1, False, 0.9) == "batch-1"
-    assert load_level(None, True, None) == "offline"
-    assert utilisation(rate_per_s=5.0) is None and load_level(None, False, None) == ANY
+    assert load_level(1, False, 0.9, "ttft") == "batch-1"
+    assert load_level(None, True, None, "ttft") == "offline"
+    assert utilisation(rate_per_s=5.0) is None and load_level(None, False, None, "ttft") == ANY
 
 
 def _row(i: int, source: str, load: str, log_error: float) -> ErrorRow:

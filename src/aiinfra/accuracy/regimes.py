@@ -119,13 +119,13 @@ def parallelism_family(tp: int, pp: int, sharding: str) -> str:
     return "sharded" if sharding in ("zero3", "fsdp") else "data"
 
 
-def load_level(sequences: int | None, offline: bool, rho: float | None, quantity: str = "ttft") -> str:
+def load_level(sequences: int | None, offline: bool, rho: float | None, quantity: str) -> str:
     """offline (no load: the largest batch that fits, or more demand than it serves by construction), batch-1 (one
     sequence at a time: no batching, no queue), else the :data:`UTILISATION_LEVELS` band of ``rho``
-    (analytic.equilibrium.utilisation); ANY when the utilisation is unknown. ``overloaded`` (ρ̂ ≥ 1.25) is a level
-    of the latencies only: a throughput is the offered load below capacity and the capacity above it, so its error is
-    at most the capacity's, amplified neither side of saturation, and every throughput at ρ̂ ≥ 0.8 is
-    ``near-saturation``."""
+    (analytic.equilibrium.utilisation); ANY when the utilisation is unknown. ``quantity``: the error's (ttft, tpot,
+    throughput). ``overloaded`` (ρ̂ ≥ 1.25) is a level of the latencies only: a throughput is the offered load below
+    capacity and the capacity above it, so its error is at most the capacity's, amplified neither side of
+    saturation, and every throughput at ρ̂ ≥ 0.8 is ``near-saturation``."""
     if offline:
         return "offline"
     if sequences == 1:
