@@ -2,18 +2,12 @@
 Markdown tables of docs/validation.md's section "Serving rows under load: open vs sealed (issue 29)": overall, by
 regime (engine, load level, dense/MoE, hardware, metric, publisher) and every row.
 
-Eight batches, each an open and a sealed file: batch 1 ``inference_serving_open.csv`` / ``inference_serving_sealed.csv``
-(seal list ``inference_serving_seal.csv``), batch 2 ``inference_serving2_open.csv`` / ``inference_serving2_sealed.csv``
-(seal list ``inference_serving2_seal.csv``), batch 3 ``inference_serving3_open.csv`` / ``inference_serving3_sealed.csv``
-(seal list ``inference_serving3_seal.csv``), batch 4 ``inference_serving4_open.csv`` / ``inference_serving4_sealed.csv``
-(seal list ``inference_serving4_seal.csv``), batch 5 ``inference_serving5_open.csv`` / ``inference_serving5_sealed.csv``
-(seal list ``inference_serving5_seal.csv``), batch 6 ``inference_serving6_open.csv`` / ``inference_serving6_sealed.csv``
-(seal list ``inference_serving6_seal.csv``), batch 7 ``inference_serving7_open.csv`` / ``inference_serving7_sealed.csv``
-(seal list ``inference_serving7_seal.csv``), batch 8 ``inference_serving8_open.csv`` / ``inference_serving8_sealed.csv``
-(seal list ``inference_serving8_seal.csv``). ``--batch 1|2|3|4|5|6|7|8|all`` picks the batch,
-``--split open|sealed|both`` the split. ``--dump FILE`` writes the per-row errors as JSON; ``--before FILE`` (a dump
-made by running this script on an older checkout's ``src`` through PYTHONPATH) adds before -> after columns. Which rows
-are sealed was fixed by sha256(id) % 3 == 0 and committed in each batch's seal list before any value was read."""
+Each batch is an open and a sealed file beside its seal list: ``inference_serving{N}_open.csv`` /
+``inference_serving{N}_sealed.csv`` / ``inference_serving{N}_seal.csv`` (N blank for the first batch, 2, 3, … for
+the later ones; a new batch is found by its seal list). ``--batch 1|2|…|all`` picks the batch, ``--split
+open|sealed|both`` the split. ``--dump FILE`` writes the per-row errors as JSON; ``--before FILE`` (a dump made by
+running this script on an older checkout's ``src`` through PYTHONPATH) adds before -> after columns. Which rows are
+sealed was fixed by sha256(id) % 3 == 0 and committed in each batch's seal list before any value was read."""
 
 from __future__ import annotations
 
@@ -28,25 +22,20 @@ from aiinfra.app.tables import row_tables
 from aiinfra.validation import runner
 
 DATA = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data"
+
+
+def _batch_number(seal_list: Path) -> int:
+    """1 for ``inference_serving_seal.csv``, N for ``inference_servingN_seal.csv``."""
+    digits = seal_list.name.removeprefix("inference_serving").removesuffix("_seal.csv")
+    return int(digits or 1)
+
+
 FILES = {
-    "open": DATA / "inference_serving_open.csv",
-    "sealed": DATA / "inference_serving_sealed.csv",
-    "open-2": DATA / "inference_serving2_open.csv",
-    "sealed-2": DATA / "inference_serving2_sealed.csv",
-    "open-3": DATA / "inference_serving3_open.csv",
-    "sealed-3": DATA / "inference_serving3_sealed.csv",
-    "open-4": DATA / "inference_serving4_open.csv",
-    "sealed-4": DATA / "inference_serving4_sealed.csv",
-    "open-5": DATA / "inference_serving5_open.csv",
-    "sealed-5": DATA / "inference_serving5_sealed.csv",
-    "open-6": DATA / "inference_serving6_open.csv",
-    "sealed-6": DATA / "inference_serving6_sealed.csv",
-    "open-7": DATA / "inference_serving7_open.csv",
-    "sealed-7": DATA / "inference_serving7_sealed.csv",
-    "open-8": DATA / "inference_serving8_open.csv",
-    "sealed-8": DATA / "inference_serving8_sealed.csv",
+    f"{split}{'' if n == 1 else f'-{n}'}": DATA / f"inference_serving{'' if n == 1 else n}_{split}.csv"
+    for n in sorted(_batch_number(p) for p in DATA.glob("inference_serving*_seal.csv"))
+    for split in ("open", "sealed")
 }
-"""Set name -> file: the split, then ``-2`` … ``-8`` for the second to eighth batches."""
+"""Set name -> file: the split, then ``-2``, ``-3``, … for the later batches."""
 BATCHES = tuple(dict.fromkeys(name.partition("-")[2] or "1" for name in FILES))
 """The batches, as ``--batch`` names them ("1" for the first, whose set names carry no number)."""
 HARDWARE = {

@@ -5,6 +5,7 @@ answers' loads read against the capacity their own prediction gives."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,18 @@ def _row(i: int, source: str, load: str, log_error: float) -> ErrorRow:
     )
 
 
+def _six_publishers(level_of: Callable[[str], str], loaded_error: Callable[[float, float], float]) -> list[ErrorRow]:
+    """Publishers a-f, three rows each at light load, with errors of offset 0.02·(i − 2.5) plus δ = −0.01, 0, +0.01,
+    and three each at the level ``level_of`` gives the publisher, with errors ``loaded_error(light error, δ)``."""
+    rows = []
+    for i, source in enumerate("abcdef"):
+        for j, delta in enumerate((-0.01, 0.0, 0.01)):
+            e = 0.02 * (i - 2.5) + delta
+            rows.append(_row(10 * i + j, source, "light", e))
+            rows.append(_row(10 * i + j, source, level_of(source), loaded_error(e, delta)))
+    return rows
+
+
 def test_bands_widen_near_saturation() -> None:
     # six publishers, three rows each per level. At light load (ρ̂ = 0.2, amplification 1/(1 − 0.2) = 1.25) the
     # TTFT errors are publisher offsets 0.02·(i − 2.5) plus −0.01, 0, +0.01; near saturation (ρ̂ = 0.9) the same
@@ -72,12 +85,7 @@ def test_bands_widen_near_saturation() -> None:
     # its own pool, spread and calibration factor. Every part of a band is linear in the errors (publisher medians,
     # their SD, the scatter percentiles) and the conformal scores are ratios, so the near-saturation band is the
     # light band × 8 about a centre × 8, with the same calibration factor.
-    rows = []
-    for i, source in enumerate("abcdef"):
-        for j, delta in enumerate((-0.01, 0.0, 0.01)):
-            e = 0.02 * (i - 2.5) + delta
-            rows.append(_row(10 * i + j, source, "light", e))
-            rows.append(_row(10 * i + j, source, "near-saturation", 8.0 * e))
+    rows = _six_publishers(lambda source: "near-saturation", lambda e, delta: 8.0 * e)
     light = band(rows[0].regime, rows)
     near = band(rows[1].regime, rows)
     assert light is not None and near is not None
@@ -113,14 +121,9 @@ def test_thin_saturated_levels_borrow_each_others_calibration() -> None:
     # light load from six publishers (its own factor); near saturation from publishers a-c and overloaded from d-f:
     # each has three publishers, under MIN_CALIBRATION_SOURCES = 5, so both take the factor of the two levels
     # together (six publishers), not the quantity's, which the light rows' small errors would set
-    rows = []
-    for i, source in enumerate("abcdef"):
-        for j, delta in enumerate((-0.01, 0.0, 0.01)):
-            e = 0.02 * (i - 2.5) + delta
-            rows.append(_row(10 * i + j, source, "light", e))
-            level = "near-saturation" if source in "abc" else "overloaded"
-            rows.append(_row(10 * i + j, source, level, 8.0 * e + delta))
-    table = tuple(rows)
+    table = tuple(
+        _six_publishers(lambda source: "near-saturation" if source in "abc" else "overloaded", lambda e, d: 8.0 * e + d)
+    )
     near, near_ok = calibrate(table, "inference", "ttft", group="near-saturation")
     over, over_ok = calibrate(table, "inference", "ttft", group="overloaded")
     whole, _ = calibrate(table, "inference", "ttft")

@@ -208,5 +208,6 @@ def test_a_client_cap_truncates_the_dataset_answers_and_keeps_the_rows_mean() ->
     # the simulator's draws from that table keep the mean and never pass the cap
     drawn = lengths(np.random.default_rng(0), LengthDist(**dist), 200, 200_000, "output_lengths")  # type: ignore[arg-type]
     assert drawn.max() <= 300 and drawn.mean() == pytest.approx(200, rel=0.01)
-    # a mean at the cap: every answer at the cap
+    # a mean at the cap: every answer at the cap; a lognormal spread is cut at the cap, below a longer sample's
     assert _capped({"kind": "empirical", "quantiles": [4.0, 1000.0]}, 300.0, 300, [])["kind"] == "fixed"
+    assert _capped({"kind": "lognormal", "sigma": 0.7, "high": 1024}, 200.0, 300, [])["high"] == 300

@@ -18,14 +18,8 @@ from aiinfra.validation import runner
 
 DATA = Path(runner.__file__).parent / "data"
 BATCHES = [
-    ("inference_serving_open.csv", "inference_serving_sealed.csv", "inference_serving_seal.csv"),
-    ("inference_serving2_open.csv", "inference_serving2_sealed.csv", "inference_serving2_seal.csv"),
-    ("inference_serving3_open.csv", "inference_serving3_sealed.csv", "inference_serving3_seal.csv"),
-    ("inference_serving4_open.csv", "inference_serving4_sealed.csv", "inference_serving4_seal.csv"),
-    ("inference_serving5_open.csv", "inference_serving5_sealed.csv", "inference_serving5_seal.csv"),
-    ("inference_serving6_open.csv", "inference_serving6_sealed.csv", "inference_serving6_seal.csv"),
-    ("inference_serving7_open.csv", "inference_serving7_sealed.csv", "inference_serving7_seal.csv"),
-    ("inference_serving8_open.csv", "inference_serving8_sealed.csv", "inference_serving8_seal.csv"),
+    (seal.name.replace("_seal", "_open"), seal.name.replace("_seal", "_sealed"), seal.name)
+    for seal in sorted(DATA.glob("inference_serving*_seal.csv"))
 ]
 """(open, sealed, seal list) of each batch."""
 ROW_FILES = [name for batch in BATCHES for name in batch[:2]]

@@ -22,22 +22,11 @@ SHIPPED = (
     "inference.csv",
     "training_scale_open.csv",
     "training_scale_sealed.csv",
-    "inference_serving2_open.csv",
-    "inference_serving2_sealed.csv",
-    "inference_serving3_open.csv",
-    "inference_serving3_sealed.csv",
-    "inference_serving4_open.csv",
-    "inference_serving4_sealed.csv",
-    "inference_serving5_open.csv",
-    "inference_serving5_sealed.csv",
-    "inference_serving6_open.csv",
-    "inference_serving6_sealed.csv",
-    "inference_serving7_open.csv",
-    "inference_serving7_sealed.csv",
-    "inference_serving8_open.csv",
-    "inference_serving8_sealed.csv",
-    "inference_serving_open.csv",
-    "inference_serving_sealed.csv",
+    *(
+        seal.name.replace("_seal", split)
+        for seal in sorted(DATA.glob("inference_serving*_seal.csv"))
+        for split in ("_open", "_sealed")
+    ),
 )
 
 

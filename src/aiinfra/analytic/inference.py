@@ -131,7 +131,7 @@ from aiinfra.specs.calibration import Factors
 from aiinfra.specs.common import DTYPE_BYTES
 from aiinfra.specs.engine import WindowedKvMemory, parse_version
 from aiinfra.specs.hardware import ClusterSpec
-from aiinfra.specs.model import ModelArch
+from aiinfra.specs.model import MXFP4_SCALE_BLOCK, ModelArch
 
 ACT_BYTES = 2.0
 """Activations travel in bf16 between layers and in collectives."""
@@ -299,7 +299,8 @@ class InferenceModel:
         MoE kernel lays them out on this generation (engines.yaml ``mxfp4_moe_padding``: vLLM's Marlin path rounds the
         per-rank expert width up to 128 and the hidden size to 256); 1 where nothing is padded."""
         m = self.model
-        if self.engine is None or self.weight_precision != "fp4" or m.fp4_scale_block_elements != 32 or not m.is_moe:
+        mxfp4 = self.weight_precision == "fp4" and m.fp4_scale_block_elements == MXFP4_SCALE_BLOCK
+        if self.engine is None or not mxfp4 or not m.is_moe:
             return 1.0
         profile = self.cluster.tables.engine(self.engine)
         rule = profile.mxfp4_padding(self.release, self.cluster.accelerator.generation)

@@ -9,7 +9,7 @@ from typing import Any, TypeGuard
 from aiinfra.errors import SpecError
 from aiinfra.specs.common import validate
 from aiinfra.specs.files import read_text
-from aiinfra.specs.model import ModelArch
+from aiinfra.specs.model import MXFP4_SCALE_BLOCK, NVFP4_SCALE_BLOCK, ModelArch
 
 _GATED_ACTS = {"silu", "swiglu", "geglu", "gelu_pytorch_tanh_gated"}
 
@@ -212,12 +212,12 @@ def _fp4_format(quant: Any) -> dict[str, Any]:
         return {}
     if quant.get("quant_method") == "mxfp4":
         kept = quant.get("modules_to_not_convert") or []
-        found: dict[str, Any] = {"fp4_scale_block_elements": 32}
+        found: dict[str, Any] = {"fp4_scale_block_elements": MXFP4_SCALE_BLOCK}
         if any("self_attn" in str(name) for name in kept):
             found["fp4_bf16_modules"] = "all_but_experts"
         return found
     if quant.get("quant_method") == "modelopt" and str(quant.get("quant_algo", "")).upper() == "NVFP4":
-        return {"fp4_scale_block_elements": 16}
+        return {"fp4_scale_block_elements": NVFP4_SCALE_BLOCK}
     return {}
 
 

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -202,12 +203,19 @@ class LognormalLengths(LengthKind):
         return drawn.astype(np.int64)
 
 
+def quantile_table_mean(quantiles: Sequence[float]) -> float:
+    """The mean of the piecewise-linear distribution of a quantile table (lengths at probabilities 0, 1/K, ..., 1):
+    the mean of (q_i + q_(i+1)) / 2 over its K segments."""
+    q = np.asarray(quantiles, dtype=float)
+    return float(np.mean((q[1:] + q[:-1]) / 2.0))
+
+
 class EmpiricalLengths(LengthKind):
     """A dataset's own length distribution, from its quantile table ``quantiles`` (lengths at probabilities 0, 1/K,
     ..., 1): each draw is the piecewise-linear inverse CDF at a uniform u, times mean / (the table's mean), so the
     draws have mean ``mean`` and the dataset's shape — a lognormal moment fit keeps the mean and spread of a bimodal
     dataset such as ShareGPT but not its mass of short answers (a quarter of them under 30 tokens). The table's
-    mean is that of its piecewise-linear distribution, the mean of (q_i + q_(i+1)) / 2 over its K segments."""
+    mean is that of its piecewise-linear distribution (:func:`quantile_table_mean`)."""
 
     name = "empirical"
 
@@ -226,7 +234,7 @@ class EmpiricalLengths(LengthKind):
             raise SpecError(
                 f"{field}.quantiles", list(dist.quantiles or ()), "decreases", "list the quantiles in rising order"
             )
-        table_mean = float(np.mean((q[1:] + q[:-1]) / 2.0))
+        table_mean = quantile_table_mean(dist.quantiles or ())
         probs = np.linspace(0.0, 1.0, q.size)
         drawn = np.interp(rng.random(n), probs, q) * (mean / table_mean)
         drawn = np.minimum(np.maximum(1, np.round(drawn)), dist.high if dist.high is not None else MAX_SEQ_TOKENS)

@@ -13,6 +13,11 @@ Layers = Annotated[int, InRange(1, MAX_LAYERS)]
 Heads = Annotated[int, InRange(1, MAX_HEADS)]
 Experts = Annotated[int, InRange(1, MAX_EXPERTS)]
 
+MXFP4_SCALE_BLOCK = 32
+"""Weights per E8M0 scale in the OCP microscaling MXFP4 format (OCP Microscaling Formats (MX) v1.0 §5, 2023)."""
+NVFP4_SCALE_BLOCK = 16
+"""Weights per E4M3 scale in NVIDIA's NVFP4 format (NVIDIA, "Introducing NVFP4", 2025)."""
+
 
 @loads_fast
 @dataclass(frozen=True, kw_only=True, slots=True)

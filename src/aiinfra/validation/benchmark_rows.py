@@ -7,9 +7,9 @@ per-sample statistics (with sources), and they stand in for the blank cells. A r
 
 from __future__ import annotations
 
-import itertools
 import math
 
+from aiinfra.sim.arrivals import quantile_table_mean
 from aiinfra.specs.benchmark import BenchmarkSpec, TokenStats, benchmark_named
 from aiinfra.specs.engine import EngineProfile
 from aiinfra.validation import switches
@@ -212,11 +212,6 @@ def length_dists(row: dict[str, str], bench: BenchmarkSpec | None, flags: list[s
     return {}
 
 
-def _pl_mean(q: list[float]) -> float:
-    """The mean of the piecewise-linear distribution of a quantile table (sim.arrivals.EmpiricalLengths)."""
-    return sum((a + b) / 2.0 for a, b in itertools.pairwise(q)) / (len(q) - 1)
-
-
 def _capped(dist: dict[str, object], mean: float | None, cap: int, flags: list[str]) -> dict[str, object]:
     """A benchmark's output distribution truncated at the client's cap ``cap`` (its max_tokens), keeping the row's
     measured ``mean``: the answers a model ends at EOS keep the dataset's shape, the longer ones stop at the cap. For
@@ -239,14 +234,15 @@ def _capped(dist: dict[str, object], mean: float | None, cap: int, flags: list[s
     def table(scale: float) -> list[float]:
         return [min(max(1.0, scale * x), float(cap)) for x in q]
 
-    lo, hi = 0.0, cap / max(q[0], 1e-9)
+    lo, hi = 0.0, cap / q[0]  # a table's lengths are at least 1 token (specs.serving_sim.LengthDist)
     for _ in range(80):  # mean(table(s)) rises with s from 1 to cap; mean lies between
         mid = (lo + hi) / 2.0
-        lo, hi = (mid, hi) if _pl_mean(table(mid)) < mean else (lo, mid)
+        lo, hi = (mid, hi) if quantile_table_mean(table(mid)) < mean else (lo, mid)
     scale = (lo + hi) / 2.0
+    stretch = scale * quantile_table_mean(q) / mean
     flags.append(
         f"output lengths: truncated at the client's cap max_output_tokens {cap}, the dataset's shape scaled "
-        f"×{scale * _pl_mean(q) / mean:.2f} of its plain scaling so that the truncated answers keep the row's mean"
+        f"×{stretch:.2f} of its plain scaling so that the truncated answers keep the row's mean"
     )
     return {"kind": "empirical", "quantiles": table(scale), "high": cap}
 
