@@ -36,7 +36,10 @@ The interpolated time is not monotone in M (M = 2 comes out faster than M = 1); 
 ``gemm_compute_s`` takes the lower monotone envelope (a GEMM of M rows is never slower than one of M' > M rows).
 Rows of kind ``moe_shape`` time one routed-expert shape (``moe_shape``: hidden, expert width, experts, top-k, moe_tp,
 moe_ep) against the tokens entering the layer; only a lookup giving exactly that shape uses one
-(bench/aic_moe_fidelity.py measures what the shape-blind ``moe`` curve misses).
+(bench/aic_moe_fidelity.py measures what the shape-blind ``moe`` curve misses). A row may name the engine
+``releases`` (first, last) whose code it timed: only a lookup stating a release in that range uses it, and there it
+ranks before the engine's rows that name none (an older release's op timed by the project, where the engine's
+tables time a later one: bench/gpu/engine_moe.py).
 """
 
 from __future__ import annotations
@@ -103,6 +106,8 @@ class Curve:
     """GEMM row count M the curve's shapes share (per-M rows only); lookups without M never use such a curve."""
     moe_shape: tuple[int, ...] | None = None
     """(hidden, expert width, experts, top-k, moe_tp, moe_ep) of a moe_shape row; only that shape's lookups use it."""
+    releases: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+    """(first, last) engine release whose op the row timed, inclusive; only lookups stating such a release use it."""
 
     def at(self, x: float) -> float:
         """The fraction at size ``x``, linear in log10(x) between measured points and clamped at both ends."""
@@ -153,7 +158,8 @@ def _similarity(parts: Mapping[str, _Part], acc_id: str, donors: tuple[str, ...]
     return 4
 
 
-#: a lookup's identity: kind, accelerator id, dtype, n_ranks, tier, head_dim, kernel, m_tokens, moe_shape, engine
+#: a lookup's identity: kind, accelerator id, dtype, n_ranks, tier, head_dim, kernel, m_tokens, moe_shape, engine,
+#: engine release
 _Key = tuple[
     str,
     str,
@@ -165,6 +171,7 @@ _Key = tuple[
     float | None,
     tuple[int, ...] | None,
     str | None,
+    tuple[int, ...] | None,
 ]
 
 #: per-M curves are ranked by |log2(curve M / lookup M)|; a curve naming no M ranks after all of them
@@ -209,7 +216,7 @@ class EfficiencyTable:
 
     def _match(self, key: _Key) -> tuple[Curve, int] | None:
         """Memoised :meth:`_select`; ``key`` = (kind, accelerator, dtype, n_ranks, tier, head_dim, kernel, m_tokens,
-        moe_shape, engine)."""
+        moe_shape, engine, release)."""
         engine = key[9]
         for trigger, given in (("by_m", key[7]), ("by_shape", key[8])):
             todo = given is not None and engine is not None and (trigger, engine) not in self._loaded
@@ -232,9 +239,10 @@ class EfficiencyTable:
         m_tokens: float | None,
         moe_shape: tuple[int, ...] | None,
         engine: str | None,
+        release: tuple[int, ...] | None,
     ) -> tuple[Curve, int] | None:
         family = _dtype_family(dtype) if dtype is not None else None
-        cands = self._eligible(kind, family, tier, engine, m_tokens is not None, moe_shape)
+        cands = self._eligible(kind, family, tier, engine, m_tokens is not None, moe_shape, release)
         if not cands:
             return None
         if kernel is not None and any(c.kernel == kernel for c in cands):
@@ -251,8 +259,10 @@ class EfficiencyTable:
         sim = min(sims.values())
         cands = [c for c in cands if sims[c.accelerators] == sim]
 
-        def rank_key(c: Curve) -> tuple[int, int, int, float, int, float, int]:
+        def rank_key(c: Curve) -> tuple[int, int, int, int, float, int, float, int]:
             single_point = 1 if len(c.log_x) == 1 else 0
+            # a row timing the stated release's own op (eligible only then) before rows naming no release
+            release_score = 0 if c.releases is not None else 1
             # the named engine's own timings, then engine-free measurements, then another engine's
             engine_score = 0 if (engine is not None and c.engine == engine) else (1 if c.engine is None else 2)
             # on the part itself, a measurement beats a derivation from another part's measurement
@@ -264,7 +274,7 @@ class EfficiencyTable:
             hd_score = abs(math.log2(c.head_dim / head_dim)) if (head_dim and c.head_dim) else 0.0
             # last, before file order: a row measured in the asked dtype beats one that names none
             dtype_score = 0 if (family is not None and c.dtype == family) else 1
-            return single_point, derived, engine_score, m_score, rank_score, hd_score, dtype_score
+            return single_point, derived, release_score, engine_score, m_score, rank_score, hd_score, dtype_score
 
         return min(cands, key=rank_key), sim
 
@@ -287,13 +297,15 @@ class EfficiencyTable:
         engine: str | None,
         by_m: bool,
         moe_shape: tuple[int, ...] | None,
+        release: tuple[int, ...] | None,
     ) -> list[Curve]:
         """The curves a lookup may use, in file order: its kind; not an engine_only row of another engine; a per-M
-        row only when the lookup gives M (``by_m``); a per-shape row only for its shape; the lookup's dtype family
-        and tier where both name one. Memoised on these terms (lookups differing in accelerator, rank count, head
-        dimension or M share the list) and rebuilt when the lazy loader has added curves."""
+        row only when the lookup gives M (``by_m``); a per-shape row only for its shape; a row naming releases only
+        for a stated release in its range; the lookup's dtype family and tier where both name one. Memoised on these
+        terms (lookups differing in accelerator, rank count, head dimension or M share the list) and rebuilt when
+        the lazy loader has added curves."""
         of_kind = self._of_kind(kind)
-        key = (kind, family, tier, engine, by_m, moe_shape)
+        key = (kind, family, tier, engine, by_m, moe_shape, release)
         got = self._eligible_memo.get(key)
         if got is None:
             got = self._eligible_memo[key] = [
@@ -302,6 +314,7 @@ class EfficiencyTable:
                 if not (c.engine_only and c.engine != engine)
                 and (by_m or c.m_tokens is None)
                 and (c.moe_shape is None or c.moe_shape == moe_shape)
+                and (c.releases is None or (release is not None and c.releases[0] <= release <= c.releases[1]))
                 and (family is None or c.dtype is None or c.dtype == family)
                 and (tier is None or c.tier is None or c.tier == tier)
             ]
@@ -320,7 +333,8 @@ class EfficiencyTable:
         m_tokens: float | None = None,
     ) -> tuple[Curve | None, str]:
         """The curve a lookup would use and its source label (None, NO_DATA when there is none)."""
-        sel = self._match((kind, acc_id, dtype, n_ranks, tier, head_dim, kernel, _quantised_m(m_tokens), None, engine))
+        key = (kind, acc_id, dtype, n_ranks, tier, head_dim, kernel, _quantised_m(m_tokens), None, engine, None)
+        sel = self._match(key)
         if sel is None:
             return None, NO_DATA
         curve, similarity = sel
@@ -337,10 +351,12 @@ class EfficiencyTable:
         engine: str | None = None,
         m_tokens: float | None = None,
         moe_shape: tuple[int, ...] | None = None,
+        release: tuple[int, ...] | None = None,
     ) -> Lookup:
         """Achieved fraction of peak at size ``x`` for an operation ``kind`` on ``acc_id``, from the closest matching
-        curve (interpolated in M when ``m_tokens`` is given); fraction 1.0 with source NO_DATA when no curve fits."""
-        key = (kind, acc_id, dtype, n_ranks, tier, None, None, _quantised_m(m_tokens), moe_shape, engine)
+        curve (interpolated in M when ``m_tokens`` is given); fraction 1.0 with source NO_DATA when no curve fits.
+        ``release``: the engine release the lookup prices (rows naming releases need it)."""
+        key = (kind, acc_id, dtype, n_ranks, tier, None, None, _quantised_m(m_tokens), moe_shape, engine, release)
         sel = self._match(key)
         if sel is None:
             return Lookup(1.0, NO_DATA)
@@ -415,7 +431,24 @@ def _curve(row: dict[str, Any]) -> Curve:
         engine_only=bool(row.get("cross_check")) and bool(row.get("engine")),
         m_tokens=int(row["m_tokens"]) if row.get("m_tokens") else None,
         moe_shape=tuple(int(v) for v in row["moe_shape"]) if row.get("moe_shape") else None,
+        releases=_releases(row),
     )
+
+
+def _releases(row: dict[str, Any]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """A row's ``releases: [first, last]`` as version tuples (None: the row names none)."""
+    from aiinfra.specs.engine import parse_version
+
+    given = row.get("releases")
+    if not given:
+        return None
+    bounds = [parse_version(str(v)) for v in given] if len(given) == 2 else []
+    if len(bounds) != 2 or bounds[0] is None or bounds[1] is None or bounds[0] > bounds[1]:
+        raise DataError(
+            f"efficiency row {row.get('id')}: releases {given!r} must be [first, last] engine release numbers, "
+            "first not after last (e.g. ['0.8.3', '0.8.4'])"
+        )
+    return bounds[0], bounds[1]
 
 
 def efficiency_files(tables: DomainTables) -> list[str]:

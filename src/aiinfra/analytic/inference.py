@@ -464,8 +464,10 @@ class InferenceModel:
             if shape_dtype is None or (shape_dtype == w4a16 and not self._runs_timed_w4a16_op):
                 continue
             rows_engine = self.w4a16_moe_engine if shape_dtype == w4a16 else self.engine
+            # rows timing a stated release's own op apply to that release only (analytic/efficiency.py)
+            release = self.release if rows_engine == self.engine else None
             look = table(self.cluster.tables).lookup(
-                "moe_shape", acc.id, tokens, dtype=shape_dtype, engine=rows_engine, moe_shape=shape
+                "moe_shape", acc.id, tokens, dtype=shape_dtype, engine=rows_engine, moe_shape=shape, release=release
             )
             if look.source != NO_DATA and not look.source.startswith("borrowed:") and peak:
                 return _Kernels(flop / (peak * look.frac), memory_s)
