@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 from aiinfra.dataclass_code import loads_fast
 from aiinfra.diskcache import file_identity
 from aiinfra.errors import DataError
+from aiinfra.specs.engine import parse_version
 
 if TYPE_CHECKING:
     import numpy as np
@@ -437,8 +438,6 @@ def _curve(row: dict[str, Any]) -> Curve:
 
 def _releases(row: dict[str, Any]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """A row's ``releases: [first, last]`` as version tuples (None: the row names none)."""
-    from aiinfra.specs.engine import parse_version
-
     given = row.get("releases")
     if not given:
         return None
