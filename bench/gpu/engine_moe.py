@@ -12,8 +12,10 @@ top-8):
 - ``ep8``: 32 whole experts (vLLM's ``--enable-expert-parallel``), tokens routed over all 256, so about one in eight
   token-expert pairs is local; the op sees every token, as vLLM 0.8's EP does (vLLM only).
 
-Routing is uniform random top-8 (balanced on average, as AIConfigurator's tables), weights random FP8 with random
-128x128 block scales. Each point is timed twice: eagerly, as an engine's prefill step calls it (3 warm-up calls, then
+Routing is uniform random top-8 by default (the planner's own model of which experts a step touches; balanced on
+average, as AIConfigurator's tables, but at few tokens it touches fewer experts); ``--routing balanced`` deals the
+token-expert pairs round-robin as those tables do. Weights random FP8 with random 128x128 block scales. Each point is
+timed twice: eagerly, as an engine's prefill step calls it (3 warm-up calls, then
 the median of 10 calls bracketed by CUDA events, so host launch time the GPU waits for is included), and as the
 replay of a CUDA graph holding the op (median of 10 replays: GPU time alone, as engines run decode steps and as
 AIConfigurator's tables are collected). The stand-in SiLU-and-multiply (three PyTorch kernels where vLLM has one) is
@@ -98,7 +100,23 @@ def _module(engine: str) -> Any:
     return fm
 
 
-def run_shape(engine: str, name: str, results: list[dict[str, Any]]) -> None:
+def _topk_ids(tokens: int, routing: str) -> torch.Tensor:
+    """Each token's top-8 experts: ``uniform`` picks 8 distinct experts at random per token; ``balanced`` deals the
+    token-expert pairs round-robin (token t takes experts 8t .. 8t + 7 mod 256), so every expert gets an equal share
+    and T·k ≥ 256 pairs touch them all, as AIConfigurator's balanced routing does."""
+    if routing == "balanced":
+        ids = (torch.arange(tokens * TOP_K, device="cuda") % EXPERTS).view(tokens, TOP_K)
+        return ids.to(torch.int32)
+    return torch.rand(tokens, EXPERTS, device="cuda").topk(TOP_K, dim=1).indices.to(torch.int32)
+
+
+def run_shape(
+    engine: str,
+    name: str,
+    results: list[dict[str, Any]],
+    routing: str = "uniform",
+    tokens_list: tuple[int, ...] = TOKENS,
+) -> None:
     fm = _module(engine)
 
     local_experts, width = SHAPES[name]
@@ -108,9 +126,9 @@ def run_shape(engine: str, name: str, results: list[dict[str, Any]]) -> None:
     if local_experts != EXPERTS:
         expert_map = torch.full((EXPERTS,), -1, device="cuda", dtype=torch.int32)
         expert_map[:local_experts] = torch.arange(local_experts, device="cuda", dtype=torch.int32)
-    for tokens in TOKENS:
+    for tokens in tokens_list:
         x = torch.randn(tokens, HIDDEN, device="cuda", dtype=torch.bfloat16)
-        topk_ids = torch.rand(tokens, EXPERTS, device="cuda").topk(TOP_K, dim=1).indices.to(torch.int32)
+        topk_ids = _topk_ids(tokens, routing)
         topk_weights = torch.rand(tokens, TOP_K, device="cuda", dtype=torch.float32)
 
         def call(x: torch.Tensor = x, ids: torch.Tensor = topk_ids, wts: torch.Tensor = topk_weights) -> torch.Tensor:
@@ -160,6 +178,7 @@ def run_shape(engine: str, name: str, results: list[dict[str, Any]]) -> None:
         results.append(
             {
                 "shape": name,
+                "routing": routing,
                 "hidden": HIDDEN,
                 "expert_width": width,
                 "local_experts": local_experts,
@@ -209,11 +228,13 @@ def main() -> int:
     parser.add_argument("--engine", choices=("vllm", "sglang"), default="vllm")
     parser.add_argument("--release", required=True, help="the release the shim was built from")
     parser.add_argument("--shapes", default="tp8,ep8")
+    parser.add_argument("--routing", choices=("uniform", "balanced"), default="uniform")
+    parser.add_argument("--max-tokens", type=int, default=TOKENS[-1])
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     results: list[dict[str, Any]] = []
     for name in args.shapes.split(","):
-        run_shape(args.engine, name, results)
+        run_shape(args.engine, name, results, args.routing, tuple(t for t in TOKENS if t <= args.max_tokens))
         torch.cuda.empty_cache()
     with open(args.out, "w") as f:
         json.dump({"facts": facts(args.engine, args.release), "results": results}, f, indent=1)
