@@ -7,6 +7,7 @@ import pytest
 from aiinfra.analytic.efficiency import NO_DATA, EfficiencyTable, _curve, efficiency_rows
 from aiinfra.analytic.inference import InferenceModel
 from aiinfra.app.tables import domain_tables, efficiency_table
+from aiinfra.errors import DataError
 
 H100 = "nvidia-h100-sxm5-80gb"
 
@@ -191,20 +192,22 @@ def test_vllm_fp8_gemm_at_300_tokens_interpolates_between_the_m256_and_m512_rows
     assert efficiency_table().lookup("gemm", H100, x, dtype="fp8").source == "gemm-fp8-h100-deepgemm"
 
 
-def test_moe_shape_rows_serve_only_their_exact_shape() -> None:
-    import pytest
+#: a per-shape fused-MoE row of engine e1 on a made-up part, points at 64 and 1,024 tokens
+MOE_SHAPE_ROW = {
+    "kind": "moe_shape",
+    "accelerators": ["x-part"],
+    "dtype": "fp8",
+    "provenance": "measured",
+    "engine": "e1",
+    "cross_check": True,
+    "points": [[64, 0.01], [1024, 0.1]],
+}
+SHAPE_EP8 = (4096, 1536, 128, 8, 1, 8)
 
-    base = {
-        "kind": "moe_shape",
-        "accelerators": ["x-part"],
-        "dtype": "fp8",
-        "provenance": "measured",
-        "engine": "e1",
-        "cross_check": True,
-        "points": [[64, 0.01], [1024, 0.1]],
-    }
-    a = _curve({**base, "id": "a", "moe_shape": [4096, 1536, 128, 8, 1, 8]})
-    b = _curve({**base, "id": "b", "moe_shape": [4096, 1536, 128, 8, 1, 4]})
+
+def test_moe_shape_rows_serve_only_their_exact_shape() -> None:
+    a = _curve({**MOE_SHAPE_ROW, "id": "a", "moe_shape": list(SHAPE_EP8)})
+    b = _curve({**MOE_SHAPE_ROW, "id": "b", "moe_shape": [4096, 1536, 128, 8, 1, 4]})
     t = EfficiencyTable([a, b])
     look = t.lookup("moe_shape", "x-part", 256, dtype="fp8", engine="e1", moe_shape=(4096, 1536, 128, 8, 1, 4))
     # linear in log10(tokens): 256 is half-way from 64 to 1,024 in log10 -> (0.01 + 0.1) / 2
@@ -215,7 +218,45 @@ def test_moe_shape_rows_serve_only_their_exact_shape() -> None:
     other = (4096, 1536, 128, 8, 2, 1)
     assert t.lookup("moe_shape", "x-part", 256, dtype="fp8", engine="e1", moe_shape=other).source == NO_DATA
     assert t.lookup("moe_shape", "x-part", 256, dtype="fp8", engine="e1").source == NO_DATA
-    assert t.lookup("moe_shape", "x-part", 256, dtype="fp8", moe_shape=(4096, 1536, 128, 8, 1, 8)).source == NO_DATA
+    assert t.lookup("moe_shape", "x-part", 256, dtype="fp8", moe_shape=SHAPE_EP8).source == NO_DATA
+
+
+def _release_rows(**extra: object) -> EfficiencyTable:
+    """Two rows at one shape: ``later`` names no release, ``older`` (second in file order) ``extra``."""
+    row = {**MOE_SHAPE_ROW, "moe_shape": list(SHAPE_EP8)}
+    later = _curve({**row, "id": "later", "points": [[64, 0.02], [1024, 0.2]]})
+    return EfficiencyTable([later, _curve({**row, "id": "older", **extra})])
+
+
+def test_release_rows_serve_only_lookups_stating_a_release_in_their_range() -> None:
+    t = _release_rows(releases={"from_version": "0.8.3", "below_version": "0.8.5"})
+
+    def source(release: tuple[int, ...] | None) -> str:
+        return t.lookup(
+            "moe_shape", "x-part", 256, dtype="fp8", engine="e1", moe_shape=SHAPE_EP8, release=release
+        ).source
+
+    # in range: the release's own row, though the other row comes first in file order
+    assert source((0, 8, 3)) == "older"
+    assert source((0, 8, 4)) == "older"
+    # outside the range, or no release stated (the engine's current one): the row naming none
+    assert source((0, 8, 5)) == "later"
+    assert source((0, 8, 2)) == "later"
+    assert source(None) == "later"
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"from_version": "0.8.5", "below_version": "0.8.3"},
+        {"from_version": "0.8.3"},
+        {"from_version": "latest", "below_version": "0.8.5"},
+        ["0.8.3", "0.8.4"],
+    ],
+)
+def test_bad_release_range_names_the_row_and_the_fix(bad: object) -> None:
+    with pytest.raises(DataError, match=r"efficiency row older: releases .* must give from_version and a later"):
+        _release_rows(releases=bad)
 
 
 SCOUT_EP4_256_TOKENS = [

@@ -1,5 +1,6 @@
-"""Fused-MoE rows timed from an older engine release's own code (bench/gpu/engine_moe.py): they price that release
-only, and their fractions are the raw timings under the stated formula."""
+"""The catalog's fused-MoE rows timed from an older engine release's own code (bench/gpu/engine_moe.py): they price
+that release only, and their fractions are the raw timings under the stated formula (the release-range rule itself:
+tests/test_efficiency_engine.py)."""
 
 from __future__ import annotations
 
@@ -8,50 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from aiinfra.analytic.efficiency import EfficiencyTable, _curve
 from aiinfra.app.tables import efficiency_table
-from aiinfra.errors import DataError
 
 H200 = "nvidia-h200-sxm-141gb"
 R1_TP8 = (7168, 2048, 256, 8, 8, 1)
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "results"
-
-
-def _rows(**extra: object) -> EfficiencyTable:
-    base = {
-        "kind": "moe_shape",
-        "accelerators": ["x-part"],
-        "dtype": "fp8",
-        "provenance": "measured",
-        "engine": "e1",
-        "cross_check": True,
-        "moe_shape": [4096, 1536, 128, 8, 1, 8],
-    }
-    later = _curve({**base, "id": "later", "points": [[64, 0.02], [1024, 0.2]]})
-    older = _curve({**base, "id": "older", "points": [[64, 0.01], [1024, 0.1]], **extra})
-    return EfficiencyTable([later, older])
-
-
-def test_release_rows_serve_only_lookups_stating_a_release_in_their_range() -> None:
-    t = _rows(releases=["0.8.3", "0.8.4"])
-    shape = (4096, 1536, 128, 8, 1, 8)
-
-    def source(release: tuple[int, ...] | None) -> str:
-        return t.lookup("moe_shape", "x-part", 256, dtype="fp8", engine="e1", moe_shape=shape, release=release).source
-
-    # in range: the release's own row, though the other row comes first in file order
-    assert source((0, 8, 3)) == "older"
-    assert source((0, 8, 4)) == "older"
-    # outside the range, or no release stated (the engine's current one): the row naming none
-    assert source((0, 8, 5)) == "later"
-    assert source((0, 8, 2)) == "later"
-    assert source(None) == "later"
-
-
-@pytest.mark.parametrize("bad", [["0.8.4", "0.8.3"], ["0.8.3"], ["latest", "0.8.4"]])
-def test_bad_release_range_names_the_row_and_the_fix(bad: list[str]) -> None:
-    with pytest.raises(DataError, match=r"efficiency row older: releases .* must be \[first, last\]"):
-        _rows(releases=bad)
 
 
 def test_vllm_084_deepseek_experts_take_the_measured_op_and_later_releases_the_engine_tables() -> None:
@@ -64,7 +26,7 @@ def test_vllm_084_deepseek_experts_take_the_measured_op_and_later_releases_the_e
     assert source((0, 11, 0)) == "moe-fp8block-h200-h7168-i2048-e256-k8-tp8-ep1-aic-vllm"
     assert source(None) == "moe-fp8block-h200-h7168-i2048-e256-k8-tp8-ep1-aic-vllm"
     sglang = t.lookup("moe_shape", H200, 8192, dtype="fp8", engine="sglang", moe_shape=R1_TP8, release=(0, 4, 5))
-    assert sglang.source == "moe-fp8block-h200-h7168-i2048-e256-k8-tp8-ep1-sglang-0.4.5-0.4.5-measured"
+    assert sglang.source == "moe-fp8block-h200-h7168-i2048-e256-k8-tp8-ep1-sglang-0.4.5-measured"
 
 
 def test_measured_fraction_is_the_raw_timing_under_the_stated_formula() -> None:

@@ -40,16 +40,16 @@ from typing import Any
 
 import torch
 
+# DeepSeek-V3/R1's routed experts (deepseek-ai/DeepSeek-V3 config.json: hidden_size, moe_intermediate_size,
+# n_routed_experts, num_experts_per_tok, quantization_config.weight_block_size); reduce_engine_moe.py checks them
+# against the catalog's deepseek-v3 row
 HIDDEN, WIDTH, EXPERTS, TOP_K, BLOCK = 7168, 2048, 256, 8, 128
 TOKENS = (1, 8, 32, 128, 512, 1024, 2048, 4096, 8192, 16384)
 SHAPES = {"tp8": (EXPERTS, WIDTH // 8), "ep8": (EXPERTS // 8, WIDTH)}
 
 
-def _timed_ms(fn: Any, warmup: int = 3, reps: int = 10) -> float:
-    """Median milliseconds of ``fn()`` over ``reps`` eager calls, each bracketed by CUDA events."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
+def _events_ms(fn: Any, reps: int) -> float:
+    """Median milliseconds of ``fn()`` over ``reps`` calls, each bracketed by CUDA events."""
     times = []
     for _ in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -59,6 +59,14 @@ def _timed_ms(fn: Any, warmup: int = 3, reps: int = 10) -> float:
         end.synchronize()
         times.append(start.elapsed_time(end))
     return statistics.median(times)
+
+
+def _timed_ms(fn: Any, warmup: int = 3, reps: int = 10) -> float:
+    """Median milliseconds of ``fn()`` over ``reps`` eager calls after ``warmup`` untimed ones."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    return _events_ms(fn, reps)
 
 
 def _graph_ms(fn: Any, reps: int = 10) -> float:
@@ -74,16 +82,7 @@ def _graph_ms(fn: Any, reps: int = 10) -> float:
         fn()
     graph.replay()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    del graph
-    return statistics.median(times)
+    return _events_ms(graph.replay, reps)
 
 
 def _fp8_weight(experts: int, rows: int, cols: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -122,30 +121,21 @@ def run_shape(
     local_experts, width = SHAPES[name]
     w1, w1_scale = _fp8_weight(local_experts, 2 * width, HIDDEN)
     w2, w2_scale = _fp8_weight(local_experts, HIDDEN, width)
-    expert_map = None
-    if local_experts != EXPERTS:
-        expert_map = torch.full((EXPERTS,), -1, device="cuda", dtype=torch.int32)
-        expert_map[:local_experts] = torch.arange(local_experts, device="cuda", dtype=torch.int32)
+    # vLLM's op takes the global expert count and, under expert parallelism, the map of local experts; SGLang
+    # 0.4.x's takes neither (tp8 only)
+    expert_split: dict[str, Any] = {}
+    if engine == "vllm":
+        expert_split["global_num_experts"] = EXPERTS
+        if local_experts != EXPERTS:
+            expert_map = torch.full((EXPERTS,), -1, device="cuda", dtype=torch.int32)
+            expert_map[:local_experts] = torch.arange(local_experts, device="cuda", dtype=torch.int32)
+            expert_split["expert_map"] = expert_map
     for tokens in tokens_list:
         x = torch.randn(tokens, HIDDEN, device="cuda", dtype=torch.bfloat16)
         topk_ids = _topk_ids(tokens, routing)
         topk_weights = torch.rand(tokens, TOP_K, device="cuda", dtype=torch.float32)
 
         def call(x: torch.Tensor = x, ids: torch.Tensor = topk_ids, wts: torch.Tensor = topk_weights) -> torch.Tensor:
-            if engine == "sglang":
-                return fm.fused_experts_impl(
-                    x,
-                    w1,
-                    w2,
-                    wts,
-                    ids,
-                    inplace=False,
-                    activation="silu",
-                    use_fp8_w8a8=True,
-                    w1_scale=w1_scale,
-                    w2_scale=w2_scale,
-                    block_shape=[BLOCK, BLOCK],
-                )
             return fm.fused_experts_impl(
                 x,
                 w1,
@@ -155,11 +145,10 @@ def run_shape(
                 inplace=False,
                 activation="silu",
                 use_fp8_w8a8=True,
-                global_num_experts=EXPERTS,
-                expert_map=expert_map,
                 w1_scale=w1_scale,
                 w2_scale=w2_scale,
                 block_shape=[BLOCK, BLOCK],
+                **expert_split,
             )
 
         act_in = torch.randn(tokens * TOP_K, 2 * width, device="cuda", dtype=torch.bfloat16)

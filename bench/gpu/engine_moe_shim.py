@@ -99,13 +99,8 @@ STUBS_VLLM = {
         "import torch\n\n\nclass _Cuda:\n"
         "    simple_compile_backend = 'inductor'\n\n"
         "    def is_rocm(self) -> bool:\n        return False\n\n"
-        "    def is_cuda(self) -> bool:\n        return True\n\n"
-        "    def is_fp8_fnuz(self) -> bool:\n        return False\n\n"
         "    def fp8_dtype(self) -> torch.dtype:\n        return torch.float8_e4m3fn\n\n"
-        "    def get_device_name(self) -> str:\n        return torch.cuda.get_device_name()\n\n"
-        "    def has_device_capability(self, capability: int) -> bool:\n"
-        "        major, minor = torch.cuda.get_device_capability()\n"
-        "        return major * 10 + minor >= capability\n\n\n"
+        "    def get_device_name(self) -> str:\n        return torch.cuda.get_device_name()\n\n\n"
         "current_platform = _Cuda()\n"
     ),
     "vllm/utils.py": (

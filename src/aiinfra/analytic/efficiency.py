@@ -37,9 +37,9 @@ The interpolated time is not monotone in M (M = 2 comes out faster than M = 1); 
 Rows of kind ``moe_shape`` time one routed-expert shape (``moe_shape``: hidden, expert width, experts, top-k, moe_tp,
 moe_ep) against the tokens entering the layer; only a lookup giving exactly that shape uses one
 (bench/aic_moe_fidelity.py measures what the shape-blind ``moe`` curve misses). A row may name the engine
-``releases`` (first, last) whose code it timed: only a lookup stating a release in that range uses it, and there it
-ranks before the engine's rows that name none (an older release's op timed by the project, where the engine's
-tables time a later one: bench/gpu/engine_moe.py).
+``releases`` whose code it timed (``from_version`` to ``below_version``, as engines.yaml's release ranges): only a
+lookup stating a release in that range uses it, and there it ranks before the engine's rows that name none (an older
+release's op timed by the project, where the engine's tables time a later one: bench/gpu/engine_moe.py).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 from aiinfra.dataclass_code import loads_fast
 from aiinfra.diskcache import file_identity
 from aiinfra.errors import DataError
-from aiinfra.specs.engine import parse_version
+from aiinfra.specs.engine import ReleaseRange, parse_version
 
 if TYPE_CHECKING:
     import numpy as np
@@ -107,8 +107,8 @@ class Curve:
     """GEMM row count M the curve's shapes share (per-M rows only); lookups without M never use such a curve."""
     moe_shape: tuple[int, ...] | None = None
     """(hidden, expert width, experts, top-k, moe_tp, moe_ep) of a moe_shape row; only that shape's lookups use it."""
-    releases: tuple[tuple[int, ...], tuple[int, ...]] | None = None
-    """(first, last) engine release whose op the row timed, inclusive; only lookups stating such a release use it."""
+    releases: ReleaseRange | None = None
+    """The engine releases whose op the row timed; only lookups stating such a release use it."""
 
     def at(self, x: float) -> float:
         """The fraction at size ``x``, linear in log10(x) between measured points and clamped at both ends."""
@@ -315,7 +315,7 @@ class EfficiencyTable:
                 if not (c.engine_only and c.engine != engine)
                 and (by_m or c.m_tokens is None)
                 and (c.moe_shape is None or c.moe_shape == moe_shape)
-                and (c.releases is None or (release is not None and c.releases[0] <= release <= c.releases[1]))
+                and (c.releases is None or (release is not None and c.releases.applies(release)))
                 and (family is None or c.dtype is None or c.dtype == family)
                 and (tier is None or c.tier is None or c.tier == tier)
             ]
@@ -436,18 +436,23 @@ def _curve(row: dict[str, Any]) -> Curve:
     )
 
 
-def _releases(row: dict[str, Any]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """A row's ``releases: [first, last]`` as version tuples (None: the row names none)."""
+def _releases(row: dict[str, Any]) -> ReleaseRange | None:
+    """A row's ``releases: {from_version, below_version}`` (None: the row names none); both bounds are required, a
+    timed op belonging to releases that end."""
     given = row.get("releases")
     if not given:
         return None
-    bounds = [parse_version(str(v)) for v in given] if len(given) == 2 else []
-    if len(bounds) != 2 or bounds[0] is None or bounds[1] is None or bounds[0] > bounds[1]:
+    bounds = (
+        [parse_version(str(given.get(k) or "")) for k in ("from_version", "below_version")]
+        if isinstance(given, dict)
+        else []
+    )
+    if len(bounds) != 2 or bounds[0] is None or bounds[1] is None or bounds[0] >= bounds[1]:
         raise DataError(
-            f"efficiency row {row.get('id')}: releases {given!r} must be [first, last] engine release numbers, "
-            "first not after last (e.g. ['0.8.3', '0.8.4'])"
+            f"efficiency row {row.get('id')}: releases {given!r} must give from_version and a later below_version "
+            "(e.g. {from_version: '0.8.3', below_version: '0.8.5'})"
         )
-    return bounds[0], bounds[1]
+    return ReleaseRange(from_version=bounds[0], below_version=bounds[1], when_unstated=False)
 
 
 def efficiency_files(tables: DomainTables) -> list[str]:
