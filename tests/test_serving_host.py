@@ -1,6 +1,6 @@
 """Host-side costs that grow with the sequences in a step (issue 29): the API server's time to stream one chunk per
-sequence per step, pipelined with the engine — each against the published figure its constant comes from or a hand
-calculation."""
+sequence per step, pipelined with the engine, and the per-output time older vLLM releases spent on their streams
+between steps — each against the published figure its constant comes from or a hand calculation."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from aiinfra import catalog
 from aiinfra.analytic.inference import InferenceModel
-from aiinfra.analytic.step_overheads import streamed_chunks, streamed_step_s
+from aiinfra.analytic.step_overheads import serial_stream_s, streamed_chunks, streamed_step_s
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.app.tables import domain_tables
 from aiinfra.catalog.resolve import cluster_for
@@ -84,3 +84,55 @@ def test_infer_says_when_the_api_server_sets_the_step() -> None:
     assert any("API server's streaming sets the step" in n for n in crowd.notes)
     few = estimate(m, cl, validate(ServingWorkload, {**base, "concurrency": 16}))
     assert few.tpot_s < 0.03 and not any("streaming sets the step" in n for n in few.notes)
+
+
+# vllm#8157: single-step serving on one H100 (Llama 3 8B, ShareGPT) at 25.2 requests/s through AsyncLLMEngine and
+# 33.3 through MQLLMEngine; vllm#8125, the same authors' run that week: 197,520 tokens generated for 1000 requests
+ASYNCIO_S_PER_OUTPUT = (1.0 / 25.2 - 1.0 / 33.3) / (197_520 / 1000)
+
+
+def _vllm_8b(release: str, streamed: bool, steps: int = 1) -> InferenceModel:
+    return InferenceModel(
+        model=catalog.model("meta-llama-3.1-8b"),
+        cluster=cluster_for("nvidia-h100-sxm5-80gb", 1),
+        engine="vllm",
+        engine_version=release,
+        streamed=streamed,
+        scheduler_steps=steps,
+    )
+
+
+def test_the_asyncio_cost_is_pr_8157s_throughput_gain_per_output() -> None:
+    vllm = catalog.engine("vllm")
+    assert pytest.approx(48.9e-6, rel=1e-3) == ASYNCIO_S_PER_OUTPUT
+    for release in ((0, 5, 4), (0, 6, 1, 2), (0, 4, 1)):
+        assert vllm.serial_stream_chunk_s(release) == pytest.approx(ASYNCIO_S_PER_OUTPUT, rel=1e-3)
+    # the 0.6.2 wheel serves through MQLLMEngine; a run that states no release runs the current one
+    assert vllm.serial_stream_chunk_s((0, 6, 2)) == 0.0
+    assert vllm.serial_stream_chunk_s(None) == 0.0
+    assert catalog.engine("sglang").serial_stream_chunk_s((0, 3, 0)) == 0.0
+
+
+@pytest.mark.parametrize(
+    "batch",
+    [StepBatch.decode(8, 1000), StepBatch.decode(100, 400), StepBatch.decode(100, 400) + StepBatch.prefill(512)],
+)
+def test_a_streamed_0_6_1_step_hands_over_every_output_between_steps(batch: StepBatch) -> None:
+    # 0.6.1 and 0.6.2 price the same V0 step (4 ms of host work, the API server pipelined: 100 x 69.9 us = 7 ms stays
+    # under the engine's step); 0.6.1 adds one output per chunk, e.g. 101 x 48.9 us = 4.94 ms with a prompt prefilling
+    old, new = _vllm_8b("0.6.1", streamed=True), _vllm_8b("0.6.2", streamed=True)
+    diff = old.iteration_time_s(batch) - new.iteration_time_s(batch)
+    assert diff == pytest.approx(streamed_chunks(batch) * ASYNCIO_S_PER_OUTPUT, rel=1e-3)
+    # the LLM class hands whole outputs back: no stream, no per-output time
+    assert _vllm_8b("0.6.1", streamed=False).iteration_time_s(batch) == _vllm_8b("0.6.2", False).iteration_time_s(batch)
+
+
+def test_multi_step_scheduling_hands_the_outputs_over_once_per_call() -> None:
+    # 8 decode iterations per scheduler call: 100 x 48.9 us / 8 = 0.61 ms per iteration
+    batch = StepBatch.decode(100, 400)
+    assert serial_stream_s(batch, "vllm", "0.6.0", domain_tables(), steps_per_call=8) == pytest.approx(
+        100 * ASYNCIO_S_PER_OUTPUT / 8, rel=1e-3
+    )
+    old, new = _vllm_8b("0.6.0", True, steps=8), _vllm_8b("0.6.2", True, steps=8)
+    diff = old.iteration_time_s(batch) - new.iteration_time_s(batch)
+    assert diff == pytest.approx(100 * ASYNCIO_S_PER_OUTPUT / 8, rel=1e-3)

@@ -121,6 +121,7 @@ from aiinfra.analytic.moe_decode import (
 from aiinfra.analytic.step_overheads import (
     ELEMENTWISE_KERNELS_PER_LAYER,
     kernels_per_step,
+    serial_stream_s,
     streamed_step_s,
     with_host_step,
     with_overheads,
@@ -949,7 +950,9 @@ class InferenceModel:
             total, self.engine, self.engine_version, self.cluster.tables, calls, requests, self.overlap_scheduling
         )
         if self.streamed:
-            # one API server streams every rank's sequences (attention DP included)
+            # the outputs a release hands to its streams between steps, then one API server streams every rank's
+            # sequences (attention DP included)
+            total += serial_stream_s(whole, self.engine, self.engine_version, self.cluster.tables, calls)
             total = streamed_step_s(total, whole, self.engine, self.cluster.tables)
         return total
 

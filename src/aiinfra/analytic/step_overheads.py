@@ -22,7 +22,9 @@ one streamed chunk (output processing, incremental detokenisation, the chunk's J
 SGLang run that process beside the engine's, pipelined with it, so it does not lengthen the engine's step, but the
 tokens of a step reach the clients no faster than ``chunks × stream_chunk_s`` (the engine profile's measured cost):
 the step the clients see lasts ``max(engine step, chunks × stream_chunk_s)`` (:func:`streamed_step_s`), which binds at
-hundreds of sequences in flight.
+hundreds of sequences in flight. Where a release handles each output in the engine's own process between its steps
+(vLLM before 0.6.2: the engine loop and the requests' output streams shared one asyncio event loop), that time is
+serial with the steps instead: ``chunks × serial cost`` is added to the step (:func:`serial_stream_s`).
 
 The engine's own host work per iteration (scheduling, input preparation, output processing) is priced where a
 release's cost was measured (the engine profile's ``host_step_by_version``, :func:`with_host_step`): serial with the
@@ -203,6 +205,18 @@ def streamed_step_s(step_s: float, batch: StepBatch, engine: str, tables: Domain
     step's chunks where that is longer (module docstring)."""
     per_chunk_s = tables.engine(engine).stream_chunk_s
     return max(step_s, streamed_chunks(batch) * per_chunk_s) if per_chunk_s > 0.0 else step_s
+
+
+def serial_stream_s(
+    batch: StepBatch, engine: str, engine_version: str | None, tables: DomainTables, steps_per_call: int = 1
+) -> float:
+    """Engine-process time a streamed step of ``batch`` spends on its outputs between the GPU's steps, for releases
+    that do it serially (the engine profile's ``serial_stream_costs``; 0 otherwise): one output per streamed chunk
+    (:func:`streamed_chunks`), handed over once per scheduler call under multi-step scheduling (vLLM V0
+    --num-scheduler-steps streams after the call's last step)."""
+    version = parse_version(engine_version) if engine_version else None
+    per_chunk_s = tables.engine(engine).serial_stream_chunk_s(version)
+    return streamed_chunks(batch) * per_chunk_s / max(steps_per_call, 1)
 
 
 def host_step_s(

@@ -171,6 +171,18 @@ class HostStepCost:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class SerialStreamCost:
+    """Engine-process time per streamed output that a release spends between its steps, serial with them
+    (engines.yaml ``serial_stream_by_version``): vLLM before 0.6.2 ran its AsyncLLMEngine on an asyncio event loop
+    that also carried every request's output stream, so each sequence's output of a step was queued, pickled and sent
+    on that loop before the next step was scheduled."""
+
+    chunk_s: float
+    """Seconds per streamed output (one per sequence per step)."""
+    releases: ReleaseRange
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class OwnAllReduceLimit:
     """The largest tensor-parallel all-reduce an engine release runs on its own kernels (custom one-/two-shot,
     symmetric memory); larger messages go to NCCL (engines.yaml ``own_allreduce_by_version``)."""
@@ -361,6 +373,9 @@ class EngineProfile:
     """Scheduler defaults of the releases before ``below_version`` (vLLM V0; engines.yaml legacy_scheduler)."""
     host_step_costs: tuple[HostStepCost, ...] = ()
     """Host time per iteration by release (engines.yaml host_step_by_version; none: not priced)."""
+    serial_stream_costs: tuple[SerialStreamCost, ...] = ()
+    """Engine-process time per streamed output, serial with the steps, by release (engines.yaml
+    serial_stream_by_version; none: the streaming is pipelined, ``stream_chunk_s``)."""
     eager_hosts: tuple[EagerHost, ...] = ()
     """Host time per kernel of an eager step by release (engines.yaml eager_host_by_version; none: the part's
     generic per-kernel launch floor alone)."""
@@ -512,6 +527,11 @@ class EngineProfile:
         """The host time per kernel of an eager step of release ``version`` (None: the current release); None: not
         measured."""
         return next((h for h in self.eager_hosts if h.releases.applies(version)), None)
+
+    def serial_stream_chunk_s(self, version: tuple[int, ...] | None) -> float:
+        """Seconds per streamed output that release ``version`` (None: the current release) spends serially with its
+        steps; 0 where its streaming is pipelined or not measured."""
+        return next((c.chunk_s for c in self.serial_stream_costs if c.releases.applies(version)), 0.0)
 
     def host_step_cost(self, version: tuple[int, ...] | None) -> HostStepCost | None:
         """The host time per iteration of release ``version`` (None: the current release); None when not measured."""
@@ -793,6 +813,14 @@ def _host_costs(row: Mapping[str, Any]) -> tuple[HostStepCost, ...]:
     )
 
 
+def _serial_streams(row: Mapping[str, Any]) -> tuple[SerialStreamCost, ...]:
+    """The row's ``serial_stream_by_version`` entries."""
+    return tuple(
+        SerialStreamCost(chunk_s=float(e["chunk_us"]) / 1e6, releases=_release_range(e))
+        for e in row.get("serial_stream_by_version", [])
+    )
+
+
 def _eager_hosts(row: Mapping[str, Any]) -> tuple[EagerHost, ...]:
     """The row's ``eager_host_by_version`` entries."""
     return tuple(
@@ -925,6 +953,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             request_overhead_s=(_opt_float(row, "request_overhead_ms") or 0.0) / 1e3,
             stream_chunk_s=(_opt_float(row, "stream_chunk_us") or 0.0) / 1e6,
             host_step_costs=_host_costs(row),
+            serial_stream_costs=_serial_streams(row),
             eager_hosts=_eager_hosts(row),
             legacy_scheduler=row.get("legacy_scheduler"),
             overlap_scheduler=_release_range(row["overlap_scheduler"]) if row.get("overlap_scheduler") else None,
