@@ -130,7 +130,7 @@ from aiinfra.analytic.step_time import StepBatch, cached_prefix_tokens, chunk_pr
 from aiinfra.analytic.window import decode_key_groups, decode_layer_keys, prefill_layer_pairs
 from aiinfra.specs.calibration import Factors
 from aiinfra.specs.common import DTYPE_BYTES
-from aiinfra.specs.engine import WindowedKvMemory, parse_version
+from aiinfra.specs.engine import UnfusedChannelFp8, WindowedKvMemory, parse_version
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import MXFP4_SCALE_BLOCK, ModelArch
 
@@ -382,10 +382,12 @@ class InferenceModel:
         split: int,
         weights: str | None = None,
         block_scaled: bool = False,
+        channel_scaled: bool = False,
     ) -> _Kernels:
         """``params`` weights (format ``weights``, default the model's) in ``n_kernels`` GEMMs applied to
         ``tokens`` tokens, split ``split`` ways; ``block_scaled``: FP8 weights of a block-scaled checkpoint
-        (:func:`fp8_block_time_factor`)."""
+        (:func:`fp8_block_time_factor`); ``channel_scaled``: FP8 weights scaled per output channel, which a release
+        may run unfused (:meth:`_unfused_channel_fp8`)."""
         acc = self.cluster.accelerator
         flop = 2.0 * tokens * params / split
         nbytes = params * self.stored_bytes(weights or self.weight_precision) / split
@@ -399,7 +401,21 @@ class InferenceModel:
         )
         if block_scaled and dtype == "fp8":
             compute_s *= fp8_block_time_factor(self.cluster.tables, acc, self.engine, tokens)
+        unfused = self._unfused_channel_fp8 if channel_scaled and dtype == "fp8" else None
+        if unfused is not None:
+            compute_s *= unfused.time_x
+            memory_s += n_kernels * unfused.extra_kernels * t0
         return _Kernels(compute_s, memory_s)
+
+    @property
+    def _unfused_channel_fp8(self) -> UnfusedChannelFp8 | None:
+        """How the engine release runs a channel-scaled FP8 linear layer on this part when it applies the scales
+        outside the GEMM (engines.yaml ``unfused_channel_fp8_by_version``: vLLM before 0.7.3 on ROCm: an FP8 GEMM
+        into fp32, then the per-token and per-channel scales and the cast as separate kernels); None where fused."""
+        if self.engine is None:
+            return None
+        profile = self.cluster.tables.engine(self.engine)
+        return profile.unfused_channel_fp8_rule(self.release, self.cluster.accelerator.vendor)
 
     def _weight_only(
         self, tokens: float, flop: float, n_kernels: float, dtype: str, ratio: float, memory_s: float, b_inf: float
@@ -549,8 +565,9 @@ class InferenceModel:
         mlp_layers = (pb.dense_layers + (pb.moe_layers if pb.moe_shared_per_layer else 0)) / pp
         # MLA's down-projections (q_a, kv_a) are replicated on every tensor-parallel rank, not split (module docstring)
         replicated = layers * mla_replicated_params_per_layer(m) if split > 1 else 0.0
-        # the attention and dense MLP weights of a block-scaled FP8 checkpoint (not its router gate)
+        # the attention and dense MLP weights of a block- or channel-scaled FP8 checkpoint (not its router gate)
         blk = self.weight_precision == "fp8" and m.fp8_scaling == "block"
+        chn = self.weight_precision == "fp8" and m.fp8_scaling == "channel"
         # layers a quantised checkpoint left in bf16 (ModelArch.fp8_bf16_modules, fp4_bf16_modules): stored, streamed
         # and multiplied in bf16, their kernels counted with them (per stage, as the other terms)
         bf16_attn, bf16_mlp, bf16_mlp_layers = (x / pp for x in self._bf16_layer_params())
@@ -559,9 +576,15 @@ class InferenceModel:
         mlp_q_layers = mlp_layers - bf16_mlp_layers
         router_format: tuple[str, int, str | None] = (cd16, 1, "bf16") if self._router_bf16 else (cd, 1, None)
         parts = [
-            self._linear(t_rank, attn - replicated, 2 * layers, attn_cd, split, attn_w, block_scaled=blk),  # qkv, o
-            self._linear(t_rank, replicated, layers, cd, 1, block_scaled=blk) if replicated else _Kernels(0.0, 0.0),
-            self._linear(t_rank, dense_mlp - bf16_mlp, 2 * mlp_q_layers, cd, split, block_scaled=blk)
+            self._linear(
+                t_rank, attn - replicated, 2 * layers, attn_cd, split, attn_w, block_scaled=blk, channel_scaled=chn
+            ),  # qkv, o
+            self._linear(t_rank, replicated, layers, cd, 1, block_scaled=blk, channel_scaled=chn)
+            if replicated
+            else _Kernels(0.0, 0.0),
+            self._linear(
+                t_rank, dense_mlp - bf16_mlp, 2 * mlp_q_layers, cd, split, block_scaled=blk, channel_scaled=chn
+            )
             if dense_mlp
             else _Kernels(0.0, 0.0),
             self._linear(t_rank, bf16_mlp, 2 * (mlp_layers - mlp_q_layers), cd16, split, "bf16")

@@ -179,15 +179,16 @@ def _sliding_window(cfg: dict[str, Any], model_type: str, layers: Any) -> dict[s
 def _fp8_scaling(quant: Any, field: str) -> dict[str, Any]:
     """The FP8 weight scaling a checkpoint's ``quantization_config`` declares: block-wise where it is the
     ``fp8`` method with ``weight_block_size`` (deepseek-ai/DeepSeek-V3 and -R1, Qwen/Qwen3-*-FP8: ``quant_method:
-    fp8, weight_block_size: [128, 128]``); per tensor otherwise (no such config, ``fp8`` without blocks, NVIDIA
-    ModelOpt's ``quant_algo: FP8``)."""
+    fp8, weight_block_size: [128, 128]``); per output channel for FBGEMM FP8 (``quant_method: fbgemm_fp8``); per
+    tensor otherwise (no such config, ``fp8`` without blocks, NVIDIA ModelOpt's ``quant_algo: FP8``)."""
     if isinstance(quant, dict) and quant.get("quant_method") == "fbgemm_fp8":
-        # Meta's FP8 release (Llama 3.1 405B): the modules it leaves in bf16 are listed; attention among them means
-        # the Llama 3 recipe (ModelArch.fp8_bf16_modules)
+        # Meta's FP8 release (Llama 3.1 405B): a scale per output channel, activations per token; the modules it
+        # leaves in bf16 are listed, attention among them meaning the Llama 3 recipe (ModelArch.fp8_bf16_modules)
         kept = quant.get("modules_to_not_convert") or []
+        found: dict[str, Any] = {"fp8_scaling": "channel"}
         if any("self_attn" in str(name) for name in kept):
-            return {"fp8_bf16_modules": "attention_and_edge_mlps"}
-        return {}
+            found["fp8_bf16_modules"] = "attention_and_edge_mlps"
+        return found
     if not isinstance(quant, dict) or quant.get("quant_method") != "fp8":
         return {}
     block = quant.get("weight_block_size")

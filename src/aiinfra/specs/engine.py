@@ -183,6 +183,19 @@ class SerialStreamCost:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class UnfusedChannelFp8:
+    """Releases that run an FP8 linear layer with per-channel weight and per-token activation scales as an FP8 GEMM
+    into fp32 followed by separate kernels that apply the two scales and cast the result (engines.yaml
+    ``unfused_channel_fp8_by_version``): on parts of ``vendors``, the GEMM takes ``time_x`` times the fused
+    op's time where it is compute-bound, and each GEMM issues ``extra_kernels`` more kernels."""
+
+    time_x: float
+    extra_kernels: int
+    vendors: tuple[str, ...]
+    releases: ReleaseRange
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class OwnAllReduceLimit:
     """The largest tensor-parallel all-reduce an engine release runs on its own kernels (custom one-/two-shot,
     symmetric memory); larger messages go to NCCL (engines.yaml ``own_allreduce_by_version``)."""
@@ -374,6 +387,9 @@ class EngineProfile:
     host_step_costs: tuple[HostStepCost, ...] = ()
     """Host time per iteration by release (engines.yaml host_step_by_version; none: not priced)."""
     serial_stream_costs: tuple[SerialStreamCost, ...] = ()
+    unfused_channel_fp8: tuple[UnfusedChannelFp8, ...] = ()
+    """Releases and parts whose channel-scaled FP8 linear layers run unfused (engines.yaml
+    unfused_channel_fp8_by_version; none: fused everywhere)."""
     """Engine-process time per streamed output, serial with the steps, by release (engines.yaml
     serial_stream_by_version; none: the streaming is pipelined, ``stream_chunk_s``)."""
     eager_hosts: tuple[EagerHost, ...] = ()
@@ -527,6 +543,11 @@ class EngineProfile:
         """The host time per kernel of an eager step of release ``version`` (None: the current release); None: not
         measured."""
         return next((h for h in self.eager_hosts if h.releases.applies(version)), None)
+
+    def unfused_channel_fp8_rule(self, version: tuple[int, ...] | None, vendor: str) -> UnfusedChannelFp8 | None:
+        """How release ``version`` (None: the current release) runs a channel-scaled FP8 linear layer on a part of
+        ``vendor`` when it does not fuse the scales into the GEMM; None where it does."""
+        return next((r for r in self.unfused_channel_fp8 if vendor in r.vendors and r.releases.applies(version)), None)
 
     def serial_stream_chunk_s(self, version: tuple[int, ...] | None) -> float:
         """Seconds per streamed output that release ``version`` (None: the current release) spends serially with its
@@ -821,6 +842,19 @@ def _serial_streams(row: Mapping[str, Any]) -> tuple[SerialStreamCost, ...]:
     )
 
 
+def _unfused_channel_fp8(row: Mapping[str, Any]) -> tuple[UnfusedChannelFp8, ...]:
+    """The row's ``unfused_channel_fp8_by_version`` entries."""
+    return tuple(
+        UnfusedChannelFp8(
+            time_x=float(e["time_x"]),
+            extra_kernels=int(e["extra_kernels"]),
+            vendors=tuple(str(v) for v in e["vendors"]),
+            releases=_release_range(e),
+        )
+        for e in row.get("unfused_channel_fp8_by_version", [])
+    )
+
+
 def _eager_hosts(row: Mapping[str, Any]) -> tuple[EagerHost, ...]:
     """The row's ``eager_host_by_version`` entries."""
     return tuple(
@@ -954,6 +988,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             stream_chunk_s=(_opt_float(row, "stream_chunk_us") or 0.0) / 1e6,
             host_step_costs=_host_costs(row),
             serial_stream_costs=_serial_streams(row),
+            unfused_channel_fp8=_unfused_channel_fp8(row),
             eager_hosts=_eager_hosts(row),
             legacy_scheduler=row.get("legacy_scheduler"),
             overlap_scheduler=_release_range(row["overlap_scheduler"]) if row.get("overlap_scheduler") else None,

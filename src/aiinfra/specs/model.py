@@ -63,11 +63,14 @@ class ModelArch:
     """Linear layers carry bias vectors (GPT-2/GPT-3/BERT style)."""
     token_type_vocab: Annotated[int, InRange(0, MAX_VOCAB)] = 0
     """BERT-style segment embeddings (rows)."""
-    fp8_scaling: Literal["tensor", "block"] = "tensor"
-    """How the model's FP8 checkpoint scales its weights: one scale per tensor (or per channel), or one per
-    ``fp8_block_size`` block with activations quantised per 1 x block-width group at run time (DeepSeek-V3 report
-    §3.3.2; an HF ``quantization_config`` with ``weight_block_size``). Prices the dense linear layers of an FP8
-    serving run only (analytic/kernel_time.py ``fp8_block_time_factor``)."""
+    fp8_scaling: Literal["tensor", "channel", "block"] = "tensor"
+    """How the model's FP8 checkpoint scales its weights: one scale per tensor; one per output channel with the
+    activations quantised per token at run time (``channel``: FBGEMM FP8, Meta's own FP8 release of Llama 3.1 405B,
+    HF ``quant_method: fbgemm_fp8``); or one per ``fp8_block_size`` block with activations quantised per 1 x
+    block-width group at run time (DeepSeek-V3 report §3.3.2; an HF ``quantization_config`` with
+    ``weight_block_size``). Prices the dense linear layers of an FP8 serving run only (analytic/kernel_time.py
+    ``fp8_block_time_factor``; a release that applies channel scales outside its GEMM, engines.yaml
+    ``unfused_channel_fp8_by_version``)."""
     fp8_block_size: tuple[Width, Width] | None = None
     """(rows, columns) of one weight scaling block, with ``fp8_scaling: block`` only (DeepSeek-V3, Qwen3: 128 x 128)."""
     fp8_bf16_modules: Literal["none", "attention_and_edge_mlps"] = "none"

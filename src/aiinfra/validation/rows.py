@@ -253,15 +253,19 @@ def _fp8_scaling(
     row: dict[str, str], data: dict[str, object], models: Mapping[str, ModelArch], flags: list[str]
 ) -> dict[str, object]:
     """The FP8 weight scaling of an fp8 row's checkpoint: per tensor for a ModelOpt export (``quantizer`` modelopt:
-    ``quant_algo: FP8``, one scale per tensor); Meta's FBGEMM FP8 release (``quantizer`` fbgemm_fp8: row-wise FP8 on
-    the MLPs only, ``ModelArch.fp8_bf16_modules``); else that of the catalog model the row names or, failing a name
-    match, the one catalog model of its architecture (``_SAME_ARCH``), whose official FP8 checkpoint it runs."""
+    ``quant_algo: FP8``, one scale per tensor); Meta's FBGEMM FP8 release (``quantizer`` fbgemm_fp8: row-wise FP8, a
+    scale per output channel, on the MLPs only, ``ModelArch.fp8_bf16_modules``); else that of the catalog model the
+    row names or, failing a name match, the one catalog model of its architecture (``_SAME_ARCH``), whose official
+    FP8 checkpoint it runs."""
     quantizer = switches.text(row, "quantizer").lower()
     if quantizer == "modelopt":
         return {}
     if quantizer == "fbgemm_fp8":
-        flags.append("fbgemm_fp8 checkpoint (Meta's FP8 release): attention and the first and last MLPs stay bf16")
-        return {"fp8_bf16_modules": "attention_and_edge_mlps"}
+        flags.append(
+            "fbgemm_fp8 checkpoint (Meta's FP8 release): FP8 weights scaled per output channel; attention and the first"
+            " and last MLPs stay bf16"
+        )
+        return {"fp8_scaling": "channel", "fp8_bf16_modules": "attention_and_edge_mlps"}
     cat = _checkpoint_model(row, data, models)
     if cat is None or cat.fp8_scaling != "block":
         return {}
