@@ -136,3 +136,14 @@ def test_multi_step_scheduling_hands_the_outputs_over_once_per_call() -> None:
     old, new = _vllm_8b("0.6.0", True, steps=8), _vllm_8b("0.6.2", True, steps=8)
     diff = old.iteration_time_s(batch) - new.iteration_time_s(batch)
     assert diff == pytest.approx(100 * ASYNCIO_S_PER_OUTPUT / 8, rel=1e-3)
+
+
+def test_infer_says_when_a_release_hands_its_outputs_over_between_steps() -> None:
+    m, cl = catalog.model("meta-llama-3.1-8b"), cluster_for("nvidia-h100-sxm5-80gb", 1)
+    base = {"input_tokens": 200, "output_tokens": 200, "engine": "vllm", "concurrency": 64}
+    old = estimate(m, cl, validate(ServingWorkload, {**base, "engine_version": "0.5.4"}))
+    # 64 sequences x 48.9 us = 3.13 ms a step
+    assert any("handed over between steps, 3.13 ms a step at 64 sequences" in n for n in old.notes)
+    new = estimate(m, cl, validate(ServingWorkload, {**base, "engine_version": "0.6.2"}))
+    assert not any("handed over between steps" in n for n in new.notes)
+    assert new.tpot_s < old.tpot_s

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from aiinfra.analytic.inference import InferenceModel, StepBreakdown
-from aiinfra.analytic.step_overheads import host_step_s
+from aiinfra.analytic.step_overheads import host_step_s, serial_stream_s
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.analytic.window import context_per_kv_slot
 from aiinfra.errors import InfeasibleError, SpecError
@@ -906,6 +906,12 @@ def _continuous_notes(d: _Deployment, batch: int, delay: float, overlap: bool, s
         why = ["the overlap scheduler plans each iteration while the last one runs"] if overlap else []
         why += [f"{steps}-step scheduling admits only between calls"] if steps > 1 else []
         notes.append(f"TTFT under load waits {delay:g} more iteration(s) before its prompt: " + "; ".join(why))
+    serial_s = serial_stream_s(StepBatch.decode(batch, inp), engine, im.engine_version, d.cluster.tables, steps)
+    if im.streamed and serial_s:
+        notes.append(
+            f"{engine} {im.engine_version}: each streamed output is handed over between steps, "
+            f"{serial_s * 1e3:.3g} ms a step at {batch} sequences (engines.yaml serial_stream_by_version)"
+        )
     host_s, overlapped = host_step_s(engine, im.engine_version, d.cluster.tables, batch, im.overlap_scheduling)
     if host_s:
         release = im.engine_version or "(current release)"
