@@ -387,11 +387,11 @@ class EngineProfile:
     host_step_costs: tuple[HostStepCost, ...] = ()
     """Host time per iteration by release (engines.yaml host_step_by_version; none: not priced)."""
     serial_stream_costs: tuple[SerialStreamCost, ...] = ()
+    """Engine-process time per streamed output, serial with the steps, by release (engines.yaml
+    serial_stream_by_version; none: the streaming is pipelined, ``stream_chunk_s``)."""
     unfused_channel_fp8: tuple[UnfusedChannelFp8, ...] = ()
     """Releases and parts whose channel-scaled FP8 linear layers run unfused (engines.yaml
     unfused_channel_fp8_by_version; none: fused everywhere)."""
-    """Engine-process time per streamed output, serial with the steps, by release (engines.yaml
-    serial_stream_by_version; none: the streaming is pipelined, ``stream_chunk_s``)."""
     eager_hosts: tuple[EagerHost, ...] = ()
     """Host time per kernel of an eager step by release (engines.yaml eager_host_by_version; none: the part's
     generic per-kernel launch floor alone)."""
