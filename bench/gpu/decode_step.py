@@ -146,19 +146,25 @@ def capture(fn: Any) -> torch.cuda.CUDAGraph:
     return graph
 
 
-def _graph_ms(fn: Any, replays: int = 20) -> float:
+def events_ms(fn: Any, reps: int) -> float:
+    """Median milliseconds of ``fn()`` over ``reps`` calls, each bracketed by CUDA events."""
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def graph_ms(fn: Any, replays: int = 20) -> float:
+    """Median milliseconds of one replay of a CUDA graph holding ``fn()`` (GPU time, no host launches)."""
     graph = capture(fn)
     graph.replay()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(replays):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        graph.replay()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
+    return events_ms(graph.replay, replays)
 
 
 def main() -> int:
@@ -185,7 +191,7 @@ def main() -> int:
             model.decode(x, caches, ctx)
             ms = float("nan")
         else:
-            ms = _graph_ms(lambda x=x, caches=caches, ctx=ctx: model.decode(x, caches, ctx))
+            ms = graph_ms(lambda x=x, caches=caches, ctx=ctx: model.decode(x, caches, ctx))
         doc["decode"].append({"batch": batch, "context_tokens": ctx, "step_ms": ms})
         print("decode", batch, ctx, ms, flush=True)
         del caches
@@ -197,7 +203,7 @@ def main() -> int:
             model.prefill(x)
             ms = float("nan")
         else:
-            ms = _graph_ms(lambda x=x: model.prefill(x))
+            ms = graph_ms(lambda x=x: model.prefill(x))
         doc["prefill"].append({"prompt_tokens": s, "step_ms": ms})
         print("prefill", s, ms, flush=True)
     if args.out:

@@ -33,12 +33,15 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import statistics
 import subprocess
 import time
 from typing import Any
 
 import torch
+from decode_step import events_ms, graph_ms
+
+REPS = 10
+"""Timed calls or graph replays per point; the median is kept."""
 
 # DeepSeek-V3/R1's routed experts (deepseek-ai/DeepSeek-V3 config.json: hidden_size, moe_intermediate_size,
 # n_routed_experts, num_experts_per_tok, quantization_config.weight_block_size); reduce_engine_moe.py checks them
@@ -48,41 +51,12 @@ TOKENS = (1, 8, 32, 128, 512, 1024, 2048, 4096, 8192, 16384)
 SHAPES = {"tp8": (EXPERTS, WIDTH // 8), "ep8": (EXPERTS // 8, WIDTH)}
 
 
-def _events_ms(fn: Any, reps: int) -> float:
-    """Median milliseconds of ``fn()`` over ``reps`` calls, each bracketed by CUDA events."""
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
-
-
-def _timed_ms(fn: Any, warmup: int = 3, reps: int = 10) -> float:
+def _timed_ms(fn: Any, warmup: int = 3, reps: int = REPS) -> float:
     """Median milliseconds of ``fn()`` over ``reps`` eager calls after ``warmup`` untimed ones."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    return _events_ms(fn, reps)
-
-
-def _graph_ms(fn: Any, reps: int = 10) -> float:
-    """Median milliseconds of one replay of a CUDA graph holding ``fn()`` (GPU time, no host launches)."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(2):
-            fn()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        fn()
-    graph.replay()
-    torch.cuda.synchronize()
-    return _events_ms(graph.replay, reps)
+    return events_ms(fn, reps)
 
 
 def _fp8_weight(experts: int, rows: int, cols: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -155,9 +129,9 @@ def run_shape(
         act_out = torch.empty(tokens * TOP_K, width, device="cuda", dtype=torch.bfloat16)
         try:
             op_ms = _timed_ms(call)
-            graph_ms = _graph_ms(call)
+            op_graph_ms = graph_ms(call, REPS)
             act_ms = _timed_ms(lambda o=act_out, i=act_in: torch.ops._C.silu_and_mul(o, i))
-            act_graph_ms = _graph_ms(lambda o=act_out, i=act_in: torch.ops._C.silu_and_mul(o, i))
+            act_graph_ms = graph_ms(lambda o=act_out, i=act_in: torch.ops._C.silu_and_mul(o, i), REPS)
             config = fm.try_get_optimal_moe_config(
                 w1.shape, w2.shape, TOP_K, "fp8_w8a8", block_shape=[BLOCK, BLOCK], M=tokens
             )
@@ -175,14 +149,14 @@ def run_shape(
                 "top_k": TOP_K,
                 "tokens": tokens,
                 "op_ms": op_ms,
-                "graph_ms": graph_ms,
+                "graph_ms": op_graph_ms,
                 "standin_silu_mul_ms": act_ms,
                 "standin_silu_mul_graph_ms": act_graph_ms,
                 "config": config,
             }
         )
         print(
-            f"{name} {tokens:6d} tokens: {op_ms:8.3f} ms eager, {graph_ms:8.3f} ms graph",
+            f"{name} {tokens:6d} tokens: {op_ms:8.3f} ms eager, {op_graph_ms:8.3f} ms graph",
             f"(stand-in act {act_ms:.3f} ms eager, {act_graph_ms:.3f} ms graph) {config}",
             flush=True,
         )

@@ -51,13 +51,6 @@ RUNS: dict[str, tuple[str, dict[str, str], str, str]] = {
 SPLITS = {"tp8": (8, 1), "ep8": (1, 8)}
 
 
-def _accelerator(acc_id: str) -> dict[str, Any]:
-    for row in yaml.safe_load((DATA / "accelerators.yaml").read_text()):
-        if row["id"] == acc_id:
-            return dict(row)
-    raise SystemExit(f"no accelerator {acc_id} in accelerators.yaml")
-
-
 def op_seconds(point: dict[str, Any], hbm_bytes_per_s: float) -> float:
     """The op's GPU time with the engine's fused SiLU-and-multiply at its roofline in place of the stand-in's."""
     rows = point["tokens"] * point["top_k"]
@@ -85,9 +78,8 @@ def rows_of(raw_name: str, acc_id: str, short: str) -> list[dict[str, Any]]:
     engine, releases, label, why = RUNS[raw_name]
     raw = json.loads((RESULTS / raw_name).read_text())
     facts = raw["facts"]
-    acc = _accelerator(acc_id)
-    peak = float(acc["dense_tflop_per_s"]["fp8"]) * 1e12
-    hbm = float(acc["memory_bw_tb_per_s"]) * 1e12
+    acc = catalog.accelerator(acc_id)
+    peak, hbm = acc.dense_flop_per_s["fp8"], acc.memory_bw_bytes_per_s
     rows = []
     for shape_name, split in SPLITS.items():
         pts = [p for p in raw["results"] if p.get("shape") == shape_name and "graph_ms" in p]

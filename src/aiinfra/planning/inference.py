@@ -906,8 +906,12 @@ def _continuous_notes(d: _Deployment, batch: int, delay: float, overlap: bool, s
         why = ["the overlap scheduler plans each iteration while the last one runs"] if overlap else []
         why += [f"{steps}-step scheduling admits only between calls"] if steps > 1 else []
         notes.append(f"TTFT under load waits {delay:g} more iteration(s) before its prompt: " + "; ".join(why))
-    serial_s = serial_stream_s(StepBatch.decode(batch, inp), engine, im.engine_version, d.cluster.tables, steps)
-    if im.streamed and serial_s:
+    serial_s = (
+        serial_stream_s(StepBatch.decode(batch, inp), engine, im.engine_version, d.cluster.tables, steps)
+        if im.streamed
+        else 0.0
+    )
+    if serial_s:
         notes.append(
             f"{engine} {im.engine_version}: each streamed output is handed over between steps, "
             f"{serial_s * 1e3:.3g} ms a step at {batch} sequences (engines.yaml serial_stream_by_version)"

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 from aiinfra.errors import DataError
 from aiinfra.specs.hardware import AcceleratorSpec
@@ -77,6 +77,23 @@ class ReleaseRange:
         return (self.from_version is None or version >= self.from_version) and (
             self.below_version is None or version < self.below_version
         )
+
+
+class _ReleaseRule(Protocol):
+    """An engines.yaml entry that applies to a range of releases."""
+
+    @property
+    def releases(self) -> ReleaseRange:
+        """The releases the entry applies to."""
+        ...
+
+
+_Rule = TypeVar("_Rule", bound=_ReleaseRule)
+
+
+def _for_release(rules: Iterable[_Rule], version: tuple[int, ...] | None) -> _Rule | None:
+    """The first of ``rules`` whose releases include ``version`` (None: the current release); None: none does."""
+    return next((r for r in rules if r.releases.applies(version)), None)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -471,7 +488,7 @@ class EngineProfile:
 
     def admission_reserve(self, version: tuple[int, ...] | None) -> AdmissionReserve | None:
         """The output-reservation admission rule of release ``version`` (None: the current release); None: none."""
-        return next((r for r in self.admission_reserves if r.releases.applies(version)), None)
+        return _for_release(self.admission_reserves, version)
 
     def prefill_alone(self, version: tuple[int, ...] | None) -> bool:
         """Whether release ``version`` (None: the current one) runs its prefill iterations without the decodes."""
@@ -479,11 +496,11 @@ class EngineProfile:
 
     def graph_rule(self, version: tuple[int, ...] | None) -> CudaGraphRule | None:
         """The CUDA-graph rule of release ``version`` (None: the current release) where it has its own."""
-        return next((r for r in self.cuda_graph_by_version if r.releases.applies(version)), None)
+        return _for_release(self.cuda_graph_by_version, version)
 
     def mla_prefill_rule(self, version: tuple[int, ...] | None) -> MlaAbsorbedPrefill | None:
         """The absorbed-MLA prefill rule of release ``version`` (None: the current release); None: never absorbed."""
-        return next((r for r in self.mla_absorbed_prefill if r.releases.applies(version)), None)
+        return _for_release(self.mla_absorbed_prefill, version)
 
     def pads_mla_prefill_v(self, version: tuple[int, ...] | None) -> bool:
         """Whether release ``version`` (None: the current one) pads MLA's prefill values to the query-key width."""
@@ -500,14 +517,13 @@ class EngineProfile:
     def mxfp4_padding(self, version: tuple[int, ...] | None, generation: str | None) -> Mxfp4Padding | None:
         """The expert padding release ``version`` (None: the current one) applies to MXFP4 experts on an accelerator
         of ``generation``; None: stored as the checkpoint."""
-        return next(
-            (r for r in self.mxfp4_moe_padding if r.releases.applies(version) and generation in r.generations), None
-        )
+        return _for_release((r for r in self.mxfp4_moe_padding if generation in r.generations), version)
 
     def single_gpu_reserve_bytes(self, version: tuple[int, ...] | None) -> float | None:
         """The memory release ``version`` (None: the current one) keeps outside weights, activations and KV on a
         one-GPU replica, where the engine states it; None: the catalog's runtime reserve."""
-        return next((r.reserve_bytes for r in self.single_gpu_reserve if r.releases.applies(version)), None)
+        rule = _for_release(self.single_gpu_reserve, version)
+        return None if rule is None else rule.reserve_bytes
 
     def sampler_profile_bytes(self, version: tuple[int, ...] | None, requests: int, vocab: int) -> float:
         """Bytes release ``version`` (None: the current one) holds at the sampler's peak of its start-up profile over
@@ -530,33 +546,28 @@ class EngineProfile:
     def own_allreduce_max_bytes(self, version: tuple[int, ...] | None, generation: str | None) -> float | None:
         """The largest all-reduce message (bytes) release ``version`` (None: the current one) runs on its own kernels
         on a part of ``generation``, NCCL above it; None: no limit below the engine-tagged timings."""
-        return next(
-            (
-                r.max_bytes
-                for r in self.own_allreduce_limits
-                if r.releases.applies(version) and generation in r.generations
-            ),
-            None,
-        )
+        rule = _for_release((r for r in self.own_allreduce_limits if generation in r.generations), version)
+        return None if rule is None else rule.max_bytes
 
     def eager_host(self, version: tuple[int, ...] | None) -> EagerHost | None:
         """The host time per kernel of an eager step of release ``version`` (None: the current release); None: not
         measured."""
-        return next((h for h in self.eager_hosts if h.releases.applies(version)), None)
+        return _for_release(self.eager_hosts, version)
 
     def unfused_channel_fp8_rule(self, version: tuple[int, ...] | None, vendor: str) -> UnfusedChannelFp8 | None:
         """How release ``version`` (None: the current release) runs a channel-scaled FP8 linear layer on a part of
         ``vendor`` when it does not fuse the scales into the GEMM; None where it does."""
-        return next((r for r in self.unfused_channel_fp8 if vendor in r.vendors and r.releases.applies(version)), None)
+        return _for_release((r for r in self.unfused_channel_fp8 if vendor in r.vendors), version)
 
     def serial_stream_chunk_s(self, version: tuple[int, ...] | None) -> float:
         """Seconds per streamed output that release ``version`` (None: the current release) spends serially with its
         steps; 0 where its streaming is pipelined or not measured."""
-        return next((c.chunk_s for c in self.serial_stream_costs if c.releases.applies(version)), 0.0)
+        rule = _for_release(self.serial_stream_costs, version)
+        return 0.0 if rule is None else rule.chunk_s
 
     def host_step_cost(self, version: tuple[int, ...] | None) -> HostStepCost | None:
         """The host time per iteration of release ``version`` (None: the current release); None when not measured."""
-        return next((c for c in self.host_step_costs if c.releases.applies(version)), None)
+        return _for_release(self.host_step_costs, version)
 
     @property
     def device_dependent_defaults(self) -> bool:
@@ -585,7 +596,7 @@ class EngineProfile:
         memory, reserved (MiB) = base + chunk·per_chunk_token + graph batch·per_graph_seq + ranks·per_rank, at least
         the floor on parts above floor_above_gib; rounded to 3 decimals. Release ``version`` (None: the current one)
         takes its own table by tp where mem_fraction_by_version has one."""
-        table = next((r for r in self.mem_fraction_by_version if r.releases.applies(version)), None)
+        table = _for_release(self.mem_fraction_by_version, version)
         if table is not None:
             return table.fraction(tp)
         rule = self.mem_fraction_rule
@@ -780,37 +791,15 @@ def _version_or_none(value: Any) -> tuple[int, ...] | None:
     return parsed
 
 
-def _windowed_kv(entry: Mapping[str, Any]) -> WindowedKvMemory:
-    ratio = entry.get("swa_pool_ratio")
-    return WindowedKvMemory(
-        releases=_release_range(entry),
-        swa_pool_ratio=float(ratio) if ratio is not None else None,
-        model_names=tuple(str(n).lower() for n in entry.get("model_names") or ()),
-        generations=tuple(str(g) for g in entry.get("generations") or ()),
-    )
+_Entry = TypeVar("_Entry")
 
 
-def _single_gpu_reserves(row: Mapping[str, Any]) -> tuple[SingleGpuReserve, ...]:
-    return tuple(
-        SingleGpuReserve(releases=_release_range(e), reserve_bytes=float(e["reserve_gib"]) * GiB)
-        for e in row.get("single_gpu_reserve") or ()
-    )
-
-
-def _profile_sampler(row: Mapping[str, Any]) -> ProfileSampler | None:
-    entry = row.get("profile_sampler")
-    if not entry:
-        return None
-    return ProfileSampler(releases=_release_range(entry), logit_bytes=float(entry["logit_bytes"]))
-
-
-def _mxfp4_padding(entry: Mapping[str, Any]) -> Mxfp4Padding:
-    return Mxfp4Padding(
-        releases=_release_range(entry),
-        generations=tuple(str(g) for g in entry["generations"]),
-        hidden_multiple=int(entry["hidden_multiple"]),
-        expert_ffn_multiple=int(entry["expert_ffn_multiple"]),
-    )
+def _per_release(
+    row: Mapping[str, Any], key: str, make: Callable[[Mapping[str, Any], ReleaseRange], _Entry]
+) -> tuple[_Entry, ...]:
+    """The row's ``key`` list (engines.yaml ``*_by_version`` and the like), each entry built by ``make`` from the entry
+    and its release range."""
+    return tuple(make(e, _release_range(e)) for e in row.get(key) or ())
 
 
 def _release_range(entry: Mapping[str, Any]) -> ReleaseRange:
@@ -822,102 +811,101 @@ def _release_range(entry: Mapping[str, Any]) -> ReleaseRange:
     )
 
 
-def _host_costs(row: Mapping[str, Any]) -> tuple[HostStepCost, ...]:
-    return tuple(
-        HostStepCost(
-            step_s=float(e["host_step_ms"]) / 1e3,
-            overlapped=bool(e["overlapped"]),
-            releases=_release_range(e),
-            per_request_s=float(e.get("host_step_us_per_request", 0.0)) / 1e6,
-        )
-        for e in row.get("host_step_by_version", [])
+def _windowed_kv(e: Mapping[str, Any], releases: ReleaseRange) -> WindowedKvMemory:
+    ratio = e.get("swa_pool_ratio")
+    return WindowedKvMemory(
+        releases=releases,
+        swa_pool_ratio=float(ratio) if ratio is not None else None,
+        model_names=tuple(str(n).lower() for n in e.get("model_names") or ()),
+        generations=tuple(str(g) for g in e.get("generations") or ()),
     )
 
 
-def _serial_streams(row: Mapping[str, Any]) -> tuple[SerialStreamCost, ...]:
-    """The row's ``serial_stream_by_version`` entries."""
-    return tuple(
-        SerialStreamCost(chunk_s=float(e["chunk_us"]) / 1e6, releases=_release_range(e))
-        for e in row.get("serial_stream_by_version", [])
+def _single_gpu_reserve(e: Mapping[str, Any], releases: ReleaseRange) -> SingleGpuReserve:
+    return SingleGpuReserve(releases=releases, reserve_bytes=float(e["reserve_gib"]) * GiB)
+
+
+def _profile_sampler(row: Mapping[str, Any]) -> ProfileSampler | None:
+    entry = row.get("profile_sampler")
+    if not entry:
+        return None
+    return ProfileSampler(releases=_release_range(entry), logit_bytes=float(entry["logit_bytes"]))
+
+
+def _mxfp4_padding(e: Mapping[str, Any], releases: ReleaseRange) -> Mxfp4Padding:
+    return Mxfp4Padding(
+        releases=releases,
+        generations=tuple(str(g) for g in e["generations"]),
+        hidden_multiple=int(e["hidden_multiple"]),
+        expert_ffn_multiple=int(e["expert_ffn_multiple"]),
     )
 
 
-def _unfused_channel_fp8(row: Mapping[str, Any]) -> tuple[UnfusedChannelFp8, ...]:
-    """The row's ``unfused_channel_fp8_by_version`` entries."""
-    return tuple(
-        UnfusedChannelFp8(
-            time_x=float(e["time_x"]),
-            extra_kernels=int(e["extra_kernels"]),
-            vendors=tuple(str(v) for v in e["vendors"]),
-            releases=_release_range(e),
-        )
-        for e in row.get("unfused_channel_fp8_by_version", [])
+def _host_cost(e: Mapping[str, Any], releases: ReleaseRange) -> HostStepCost:
+    return HostStepCost(
+        step_s=float(e["host_step_ms"]) / 1e3,
+        overlapped=bool(e["overlapped"]),
+        releases=releases,
+        per_request_s=float(e.get("host_step_us_per_request", 0.0)) / 1e6,
     )
 
 
-def _eager_hosts(row: Mapping[str, Any]) -> tuple[EagerHost, ...]:
-    """The row's ``eager_host_by_version`` entries."""
-    return tuple(
-        EagerHost(
-            mla_kernel_s=float(e["mla_kernel_us"]) / 1e6,
-            other_kernel_s=float(e["other_kernel_us"]) / 1e6,
-            releases=_release_range(e),
-        )
-        for e in row.get("eager_host_by_version", [])
+def _serial_stream(e: Mapping[str, Any], releases: ReleaseRange) -> SerialStreamCost:
+    return SerialStreamCost(chunk_s=float(e["chunk_us"]) / 1e6, releases=releases)
+
+
+def _unfused_channel_fp8(e: Mapping[str, Any], releases: ReleaseRange) -> UnfusedChannelFp8:
+    return UnfusedChannelFp8(
+        time_x=float(e["time_x"]),
+        extra_kernels=int(e["extra_kernels"]),
+        vendors=tuple(str(v) for v in e["vendors"]),
+        releases=releases,
     )
 
 
-def _graph_rules(row: Mapping[str, Any]) -> tuple[CudaGraphRule, ...]:
-    """The row's ``cuda_graph_by_version`` entries."""
-    return tuple(
-        CudaGraphRule(
-            bands=tuple((float(b) if b is not None else None, int(lo), int(hi)) for b, lo, hi in e["cuda_graph_bands"]),
-            attention_dp_global=bool(e["attention_dp_global"]),
-            releases=_release_range(e),
-            python_eager_launch=bool(e["python_eager_launch"]) if "python_eager_launch" in e else None,
-        )
-        for e in row.get("cuda_graph_by_version", [])
+def _eager_host(e: Mapping[str, Any], releases: ReleaseRange) -> EagerHost:
+    return EagerHost(
+        mla_kernel_s=float(e["mla_kernel_us"]) / 1e6,
+        other_kernel_s=float(e["other_kernel_us"]) / 1e6,
+        releases=releases,
     )
 
 
-def _own_allreduce_limits(row: Mapping[str, Any]) -> tuple[OwnAllReduceLimit, ...]:
-    """The row's ``own_allreduce_by_version`` entries."""
-    return tuple(
-        OwnAllReduceLimit(
-            max_bytes=float(e["max_mib"]) * 2**20,
-            generations=tuple(str(g) for g in e["generations"]),
-            releases=_release_range(e),
-        )
-        for e in row.get("own_allreduce_by_version", [])
+def _graph_rule(e: Mapping[str, Any], releases: ReleaseRange) -> CudaGraphRule:
+    return CudaGraphRule(
+        bands=tuple((float(b) if b is not None else None, int(lo), int(hi)) for b, lo, hi in e["cuda_graph_bands"]),
+        attention_dp_global=bool(e["attention_dp_global"]),
+        releases=releases,
+        python_eager_launch=bool(e["python_eager_launch"]) if "python_eager_launch" in e else None,
     )
 
 
-def _admission_reserves(row: Mapping[str, Any]) -> tuple[AdmissionReserve, ...]:
-    """The row's ``admission_reserve_by_version`` entries."""
-    return tuple(
-        AdmissionReserve(
-            init_ratio=float(e["init_ratio"]),
-            floor_ratio=float(e["floor_ratio"]),
-            decay_per_step=float(e["decay_per_step"]),
-            clip_tokens=int(e["clip_tokens"]),
-            retract_decode_steps=int(e["retract_decode_steps"]),
-            dp_attention_ratio=float(e["dp_attention_ratio"]),
-            releases=_release_range(e),
-        )
-        for e in row.get("admission_reserve_by_version", [])
+def _own_allreduce_limit(e: Mapping[str, Any], releases: ReleaseRange) -> OwnAllReduceLimit:
+    return OwnAllReduceLimit(
+        max_bytes=float(e["max_mib"]) * 2**20, generations=tuple(str(g) for g in e["generations"]), releases=releases
     )
 
 
-def _mla_prefill_rules(row: Mapping[str, Any]) -> tuple[MlaAbsorbedPrefill, ...]:
-    """The row's ``mla_absorbed_prefill`` entries."""
-    return tuple(
-        MlaAbsorbedPrefill(
-            prefix_below_tokens=int(e["prefix_below_tokens"]),
-            fresh_prompts=bool(e["fresh_prompts"]),
-            releases=_release_range(e),
-        )
-        for e in row.get("mla_absorbed_prefill", [])
+def _admission_reserve(e: Mapping[str, Any], releases: ReleaseRange) -> AdmissionReserve:
+    return AdmissionReserve(
+        init_ratio=float(e["init_ratio"]),
+        floor_ratio=float(e["floor_ratio"]),
+        decay_per_step=float(e["decay_per_step"]),
+        clip_tokens=int(e["clip_tokens"]),
+        retract_decode_steps=int(e["retract_decode_steps"]),
+        dp_attention_ratio=float(e["dp_attention_ratio"]),
+        releases=releases,
     )
+
+
+def _mla_prefill_rule(e: Mapping[str, Any], releases: ReleaseRange) -> MlaAbsorbedPrefill:
+    return MlaAbsorbedPrefill(
+        prefix_below_tokens=int(e["prefix_below_tokens"]), fresh_prompts=bool(e["fresh_prompts"]), releases=releases
+    )
+
+
+def _mem_fraction(e: Mapping[str, Any], releases: ReleaseRange) -> MemFractionByRanks:
+    return MemFractionByRanks(bands=tuple((int(t), float(f)) for t, f in e["by_tp"]), releases=releases)
 
 
 def _kv_policy(row: Mapping[str, Any], key: str) -> str | None:
@@ -970,10 +958,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
                 (float(b) if b is not None else None, int(lo), int(hi)) for b, lo, hi in row.get("cuda_graph_bands", [])
             ),
             mem_fraction_rule=row.get("mem_fraction_rule"),
-            mem_fraction_by_version=tuple(
-                MemFractionByRanks(bands=tuple((int(t), float(f)) for t, f in e["by_tp"]), releases=_release_range(e))
-                for e in row.get("mem_fraction_by_version", [])
-            ),
+            mem_fraction_by_version=_per_release(row, "mem_fraction_by_version", _mem_fraction),
             collective_rows_engine=str(row["collective_rows_engine"]) if row.get("collective_rows_engine") else None,
             w4a16_moe_rows_engine=(str(row["w4a16_moe_rows_engine"]) if row.get("w4a16_moe_rows_engine") else None),
             w4a16_moe_rows_from_version=(
@@ -986,10 +971,10 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             bench_tuning=row.get("bench_tuning"),
             request_overhead_s=(_opt_float(row, "request_overhead_ms") or 0.0) / 1e3,
             stream_chunk_s=(_opt_float(row, "stream_chunk_us") or 0.0) / 1e6,
-            host_step_costs=_host_costs(row),
-            serial_stream_costs=_serial_streams(row),
-            unfused_channel_fp8=_unfused_channel_fp8(row),
-            eager_hosts=_eager_hosts(row),
+            host_step_costs=_per_release(row, "host_step_by_version", _host_cost),
+            serial_stream_costs=_per_release(row, "serial_stream_by_version", _serial_stream),
+            unfused_channel_fp8=_per_release(row, "unfused_channel_fp8_by_version", _unfused_channel_fp8),
+            eager_hosts=_per_release(row, "eager_host_by_version", _eager_host),
             legacy_scheduler=row.get("legacy_scheduler"),
             overlap_scheduler=_release_range(row["overlap_scheduler"]) if row.get("overlap_scheduler") else None,
             multi_step_flag=str(row["multi_step_flag"]) if row.get("multi_step_flag") else None,
@@ -999,18 +984,18 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             if row.get("overlap_flags")
             else None,
             legacy_engine=row.get("legacy_engine"),
-            cuda_graph_by_version=_graph_rules(row),
-            own_allreduce_limits=_own_allreduce_limits(row),
+            cuda_graph_by_version=_per_release(row, "cuda_graph_by_version", _graph_rule),
+            own_allreduce_limits=_per_release(row, "own_allreduce_by_version", _own_allreduce_limit),
             whole_prompts_with_decodes=bool(row.get("whole_prompts_with_decodes", False)),
             prefill_steps_alone=_release_range(row["prefill_steps_alone"]) if row.get("prefill_steps_alone") else None,
             mla_prefill_pads_v=_release_range(row["mla_prefill_pads_v"]) if row.get("mla_prefill_pads_v") else None,
-            windowed_kv_memory=tuple(_windowed_kv(e) for e in row.get("windowed_kv_memory") or ()),
-            mxfp4_moe_padding=tuple(_mxfp4_padding(e) for e in row.get("mxfp4_moe_padding") or ()),
-            single_gpu_reserve=_single_gpu_reserves(row),
+            windowed_kv_memory=_per_release(row, "windowed_kv_memory", _windowed_kv),
+            mxfp4_moe_padding=_per_release(row, "mxfp4_moe_padding", _mxfp4_padding),
+            single_gpu_reserve=_per_release(row, "single_gpu_reserve", _single_gpu_reserve),
             profile_sampler=_profile_sampler(row),
             fused_moe_chunk_tokens=_opt_int(row, "fused_moe_chunk_tokens"),
-            admission_reserves=_admission_reserves(row),
-            mla_absorbed_prefill=_mla_prefill_rules(row),
+            admission_reserves=_per_release(row, "admission_reserve_by_version", _admission_reserve),
+            mla_absorbed_prefill=_per_release(row, "mla_absorbed_prefill", _mla_prefill_rule),
             mlperf_kv_reservation=_kv_policy(row, "mlperf_kv_reservation"),
         )
     except (KeyError, TypeError, ValueError) as exc:

@@ -215,9 +215,9 @@ def length_dists(row: dict[str, str], bench: BenchmarkSpec | None, flags: list[s
 def _capped(dist: dict[str, object], mean: float | None, cap: int, flags: list[str]) -> dict[str, object]:
     """A benchmark's output distribution truncated at the client's cap ``cap`` (its max_tokens), keeping the row's
     measured ``mean``: the answers a model ends at EOS keep the dataset's shape, the longer ones stop at the cap. For
-    a quantile table, the scale s with mean(min(s·q, cap)) = mean (bisection; the mean of the table the simulator
-    draws from, so its draws keep the row's mean); a lognormal is cut at the cap (its mean falls by the clipped
-    tail); a mean at or above the cap: every answer at the cap."""
+    a quantile table, the scale s with mean(min(s·q, cap)) = mean (SciPy's Brent root finder; the mean of the table
+    the simulator draws from, so its draws keep the row's mean); a lognormal is cut at the cap (its mean falls by the
+    clipped tail); a mean at or above the cap: every answer at the cap."""
     if mean is None or mean >= cap:
         flags.append(f"output lengths: every answer at the client's cap max_output_tokens {cap}")
         return {"kind": "fixed"}
@@ -234,11 +234,11 @@ def _capped(dist: dict[str, object], mean: float | None, cap: int, flags: list[s
     def table(scale: float) -> list[float]:
         return [min(max(1.0, scale * x), float(cap)) for x in q]
 
-    lo, hi = 0.0, cap / q[0]  # a table's lengths are at least 1 token (specs.serving_sim.LengthDist)
-    for _ in range(80):  # mean(table(s)) rises with s from 1 to cap; mean lies between
-        mid = (lo + hi) / 2.0
-        lo, hi = (mid, hi) if quantile_table_mean(table(mid)) < mean else (lo, mid)
-    scale = (lo + hi) / 2.0
+    # mean(table(s)) rises with s from 1 (every length at its 1-token floor, specs.serving_sim.LengthDist) at s = 0
+    # to the cap at s = cap / q[0]; the row's mean lies between
+    from scipy.optimize import brentq  # type: ignore[import-untyped,unused-ignore]
+
+    scale = float(brentq(lambda s: quantile_table_mean(table(s)) - mean, 0.0, cap / q[0], xtol=1e-12))
     stretch = scale * quantile_table_mean(q) / mean
     flags.append(
         f"output lengths: truncated at the client's cap max_output_tokens {cap}, the dataset's shape scaled "
