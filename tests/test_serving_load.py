@@ -213,3 +213,43 @@ def test_loaded_replica_ttft_percentiles_shift_by_the_overhead() -> None:
     assert p.ttft.p50_s == pytest.approx(1.5 * d + c, rel=1e-3)
     assert p.ttft.p99_s == pytest.approx(1.99 * d + c, rel=1e-3)
     assert math.isfinite(p.ttft_s)
+
+
+def _offline_row(rid: str, **cols: str) -> dict[str, str]:
+    return {
+        **_base(),
+        "id": rid,
+        "mode": "offline",
+        "batch_or_concurrency": "",
+        "request_rate_per_s": "",
+        "metric": "requests_per_s",
+        "kv_precision": "bf16",
+        **cols,
+    }
+
+
+def test_an_offline_set_of_stated_prompts_is_drained_with_the_datasets_lengths() -> None:
+    """benchmark_throughput.py with --num-prompts 200 on ShareGPT hands 200 prompts of the dataset's lengths to the
+    engine at once: simulated as that batch (the LLM class's defaults, no streaming) and drained to the last answer.
+    Its rate falls well below the steady state at the same mean lengths, which keeps the batch full to the end: a
+    quarter of ShareGPT's answers are under 30 tokens and the longest 1,706 (the dataset's quantile table above), so
+    the last requests decode nearly alone. Without a stated number of prompts the row stays a steady state."""
+    row = _offline_row("test-sharegpt-offline200", num_requests="200", input_tokens="", output_tokens="230.1")
+    drained = inference_rows.predict_row(row, row_tables())
+    steady = inference_rows.predict_row({**row, "num_requests": ""}, row_tables())
+    assert "simulated: a batch of 200 prompts handed over at once" in drained.reason
+    assert "output lengths: the dataset's own distribution" in drained.reason
+    assert "analytic estimate at the mean lengths" in steady.reason
+    assert drained.predicted is not None and steady.predicted is not None
+    assert drained.predicted < 0.8 * steady.predicted
+
+
+def test_a_fixed_length_offline_set_is_the_batch_of_the_same_prompts() -> None:
+    """An offline run of 64 fixed 512/128 prompts (no dataset in its id) is the fixed batch of 64 those prompts make."""
+    row = _offline_row("test-fixed-offline64", num_requests="64", input_tokens="512", output_tokens="128")
+    offline = inference_rows.predict_row(row, row_tables())
+    batch = inference_rows.predict_row(
+        {**row, "mode": "batch", "batch_or_concurrency": "64", "num_requests": ""}, row_tables()
+    )
+    assert "lengths fixed at the row's means" in offline.reason
+    assert offline.predicted == pytest.approx(batch.predicted, rel=1e-9)

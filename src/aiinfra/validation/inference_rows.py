@@ -109,9 +109,11 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     if metric == "kv_capacity_tokens":
         return _kv_capacity(im, engine, row, free_frac, flags, tables)
     bench = benchmark_of(row, tables)
+    # an offline benchmark of a stated number of prompts is simulated as that set handed over at once (_burst)
+    offline_set = integer(row, "num_requests") if mode == "offline" else None
     if inp is None or out is None:
         inp, out = fill_lengths(row, bench, inp, out, flags)
-        if mode != "poisson":
+        if mode != "poisson" and not offline_set:
             flags.append("analytic estimate at the mean lengths")
     batch = integer(row, "batch_or_concurrency")
     # the KV admission policy the MLPerf harness runs the engine with (engines.yaml mlperf_kv_reservation), else
@@ -206,8 +208,8 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         rate = num(row, "request_rate_per_s")
         sim = sim_settings(row, tables.engine(engine), budget, sched, bench, rate_per_s=rate, flags=flags)
         return _simulated(row, served, metric, flags, details, sim, bench, tables)
-    if mode in ("burst", "batch"):
-        return _burst(row, served, batch, metric, flags, details, bench, tables)
+    if mode in ("burst", "batch") or offline_set:
+        return _burst(row, served, offline_set or batch, metric, flags, details, bench, tables)
     if mode == "concurrency" and metric in CLOSED_LOOP_METRICS:
         return _closed_loop(row, served, batch or 1, metric, flags, details, bench, tables)
     if metric == "output_tokens_per_s":
@@ -493,15 +495,18 @@ def _burst(
     tables: RowTables,
 ) -> RowPrediction:
     """N requests that all arrive at t = 0 and are drained by one replica, simulated (the same step-time model):
-    a ``burst`` (a serving benchmark's ``--request-rate inf`` without a concurrency cap, against the API server) or
-    a fixed ``batch`` (an offline throughput benchmark handing N prompts to the engine at once, the LLM class's
-    scheduler defaults). The makespan includes what a steady state leaves out: the prefill ramp of N prompts, the
-    KV cache filling (preemption, waves) and the drain on the longest requests. Throughput = tokens (requests) /
-    makespan; TPOT = the mean over requests of (finish - first token) / (output - 1), as the benchmarks report."""
+    a ``burst`` (a serving benchmark's ``--request-rate inf`` without a concurrency cap, against the API server), a
+    fixed ``batch`` (an offline throughput benchmark handing N prompts of fixed lengths to the engine at once, the
+    LLM class's scheduler defaults) or an ``offline`` run stating its N prompts (the same, with the lengths of the
+    dataset the client sampled: benchmark_throughput.py's ``--num-prompts`` drawn from ShareGPT). The makespan
+    includes what a steady state leaves out: the prefill ramp of N prompts, the KV cache filling (preemption, waves)
+    and the drain on the longest requests. Throughput = tokens (requests) / makespan; TPOT = the mean over requests
+    of (finish - first token) / (output - 1), as the benchmarks report."""
     if not batch:
         raise RowError(f"mode {row['mode'].strip()} needs batch_or_concurrency (the requests sent at once)")
     sim: dict[str, object] = {}
-    if row["mode"].strip() == "batch":
+    mode = row["mode"].strip()
+    if mode in ("batch", "offline"):
         acc = tables.cluster_for(served.accelerator, served.n, served.system).accelerator
         # the release's own defaults where an older one differs (vLLM V0), at the model's context length (the
         # engines' default max_model_len)
@@ -518,7 +523,10 @@ def _burst(
         sim["scheduler"] = {**limits, **stated_limits(row)}
         sim["streaming"] = False  # the LLM class returns whole outputs: no API server streams the tokens
         flags.append(f"simulated: a batch of {batch} prompts handed over at once; scheduler: {sd.basis}")
-        flags.append("lengths fixed at the row's means (a fixed-length benchmark)")
+        if mode == "batch":
+            flags.append("lengths fixed at the row's means (a fixed-length benchmark)")
+        else:
+            sim.update(length_dists(row, bench, flags))
     else:
         flags.append(f"simulated: a burst of {batch} requests arriving at t = 0 (the engine's server defaults)")
         sim.update(length_dists(row, bench, flags))
