@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from aiinfra.errors import SpecError
-from aiinfra.sim.arrivals import ARRIVALS, LENGTHS, interarrival_s, lengths
+from aiinfra.sim.arrivals import ARRIVALS, LENGTHS, interarrival_s, lengths, stratified_uniforms
 from aiinfra.specs.serving_sim import LengthDist
 from aiinfra.specs.workload import Arrival
 
@@ -66,3 +66,25 @@ def test_empirical_lengths_follow_the_quantile_table_scaled_to_the_mean() -> Non
         lengths(rng, LengthDist(kind="empirical"), 55, 3, "f")
     with pytest.raises(SpecError, match="decreases"):
         lengths(rng, LengthDist(kind="empirical", quantiles=(10.0, 5.0)), 55, 3, "f")
+
+
+def test_stratified_uniforms_put_one_draw_in_each_slice() -> None:
+    u = stratified_uniforms(np.random.default_rng(5), 50)
+    assert sorted(np.floor(u * 50).astype(int).tolist()) == list(range(50))
+    assert not np.all(np.diff(u) > 0)  # handed out in random order, not sorted by slice
+
+
+def test_a_short_run_has_the_distributions_mean() -> None:
+    """A run's few requests are one draw per slice of probability, so their mean is the distribution's to within the
+    slices' spans: the table [10, 20, 60] scaled to mean 55 spans [20, 120]; each of 10 draws lies within its own
+    tenth of probability, whose means average to 55, and the ten tenths' spans add up to 100, so the mean of 10 misses
+    55 by at most 100 / 10 plus rounding. Independent draws (the distribution's standard deviation is 30.1:
+    E[x^2] = (400 + 800 + 1,600) / 6 + (1,600 + 4,800 + 14,400) / 6 = 3,933) miss by 0.8 * 30.1 / sqrt(10) = 7.6 on
+    average and by more than 10 in 29 % of runs (|z| > 10 / 9.5). A uniform on [1, 1219] (the random dataset at range ratio 0,
+    610 tokens): 10 draws, each within half a slice (1219 / 10 / 2) of its slice's middle, plus the rounding down."""
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        table = lengths(rng, LengthDist(kind="empirical", quantiles=(10.0, 20.0, 60.0)), 55, 10, "f")
+        assert abs(table.mean() - 55) <= 100 / 10 + 0.5
+        uniform = lengths(rng, LengthDist(kind="uniform"), 610, 10, "f")
+        assert abs(uniform.mean() - 610) <= 1219 / 10 / 2 + 1
