@@ -88,3 +88,15 @@ def test_a_short_run_has_the_distributions_mean() -> None:
         assert abs(table.mean() - 55) <= 100 / 10 + 0.5
         uniform = lengths(rng, LengthDist(kind="uniform"), 610, 10, "f")
         assert abs(uniform.mean() - 610) <= 1219 / 10 / 2 + 1
+
+
+def test_a_short_poisson_run_keeps_its_rate() -> None:
+    """50 requests at 10/s (the spot check's fixed-length runs) as stratified exponential gaps, one in each 1/50 of
+    probability, whose slice means average to the mean gap 0.1 s: the 49 gaps below the 98th percentile lie within
+    their slices, which together span 0.1 * ln(50) = 0.39 s, so they miss their slices' means by at most 0.39 s in
+    all; the top slice's gap is 0.39 s plus an exponential of mean 0.1 s (memoryless), which exceeds its slice mean
+    by more than 0.5 s with probability e^-6 = 0.25 %. So the run lasts 5 s to within 0.89 s, where 50 independent
+    gaps have a standard deviation of 0.1 * sqrt(50) = 0.71 s."""
+    for seed in range(20):
+        total = interarrival_s(np.random.default_rng(seed), "poisson", 10.0, 50, None).sum()
+        assert abs(total - 5.0) <= 0.39 + 0.5

@@ -84,8 +84,9 @@ class PoissonArrivals(ArrivalKind):
     open_loop = True
 
     def gaps(self, rng: np.random.Generator, rate_per_s: float, n: int, cv: float | None) -> np.ndarray:
-        """``n`` exponential gaps of mean 1/``rate_per_s`` (s); ``cv`` is not used."""
-        out: np.ndarray = rng.exponential(1.0 / rate_per_s, size=n)
+        """``n`` exponential gaps of mean 1/``rate_per_s`` (s), a stratified sample (:func:`stratified_uniforms`:
+        the run's rate is λ, not one seed's); ``cv`` is not used."""
+        out: np.ndarray = -np.log1p(-stratified_uniforms(rng, n)) / rate_per_s
         return out
 
 
@@ -105,8 +106,11 @@ class GammaArrivals(ArrivalKind):
                 "gamma arrivals need a coefficient of variation",
                 "set inference.arrival.cv (1 = Poisson, > 1 = bursty)",
             )
+        from scipy.special import gammaincinv  # type: ignore[import-untyped,unused-ignore]
+
         shape = 1.0 / cv**2
-        out: np.ndarray = rng.gamma(shape, 1.0 / (rate_per_s * shape), size=n)
+        u = np.clip(stratified_uniforms(rng, n), 1e-12, 1.0 - 1e-12)  # a stratified sample, as the Poisson gaps
+        out: np.ndarray = np.asarray(gammaincinv(shape, u), dtype=float) / (rate_per_s * shape)
         return out
 
 
@@ -150,7 +154,7 @@ def stratified_uniforms(rng: np.random.Generator, n: int) -> np.ndarray:
     sampling: McKay, Beckman & Conover, Technometrics 1979). A run of n requests then has the distribution's mean
     and spread, not those of one seed's sample: a benchmark's few prompts (10 at one client, 200 offline) stand for
     the dataset they were drawn from, and a plain draw of 200 heavy-tailed ShareGPT answers can miss its mean by a
-    fifth."""
+    fifth. The open-loop gaps are drawn the same way, so a run of n requests at λ spans n / λ as its rate says."""
     out: np.ndarray = (rng.permutation(n) + rng.random(n)) / max(n, 1)
     return out
 
