@@ -27,7 +27,7 @@ from aiinfra.planning.inference import (
     speculative_tokens_per_step,
     workload_release,
 )
-from aiinfra.sim.arrivals import Requests, check_budget, interarrival_s, lengths, read_trace
+from aiinfra.sim.arrivals import Requests, check_budget, interarrival_s, lengths, read_trace, stratified_uniforms
 from aiinfra.sim.attention_dp import rank_limits
 from aiinfra.sim.engine import Records, Simulation
 from aiinfra.sim.metrics import SimSummary, summarise
@@ -134,7 +134,7 @@ def _generated(wl: ServingWorkload, sim: SimulationConfig, seed: int) -> Request
         priority=np.zeros(n, dtype=np.int64),
         prefix_id=prefix_id,
         prefix_tokens=prefix_tokens,
-        think_s=think_rng.exponential(wl.think_time_s, n) if closed and wl.think_time_s else None,
+        think_s=-wl.think_time_s * np.log1p(-stratified_uniforms(think_rng, n)) if closed and wl.think_time_s else None,
     )
 
 
