@@ -80,8 +80,9 @@ def test_a_short_run_has_the_distributions_mean() -> None:
     tenth of probability, whose means average to 55, and the ten tenths' spans add up to 100, so the mean of 10 misses
     55 by at most 100 / 10 plus rounding. Independent draws (the distribution's standard deviation is 30.1:
     E[x^2] = (400 + 800 + 1,600) / 6 + (1,600 + 4,800 + 14,400) / 6 = 3,933) miss by 0.8 * 30.1 / sqrt(10) = 7.6 on
-    average and by more than 10 in 29 % of runs (|z| > 10 / 9.5). A uniform on [1, 1219] (the random dataset at range ratio 0,
-    610 tokens): 10 draws, each within half a slice (1219 / 10 / 2) of its slice's middle, plus the rounding down."""
+    average and by more than 10 in 29 % of runs (|z| > 10 / 9.5). A uniform on [1, 1219] (the random dataset at range
+    ratio 0, 610 tokens): 10 draws, each within half a slice (1219 / 10 / 2) of its slice's middle, plus the rounding
+    down."""
     for seed in range(20):
         rng = np.random.default_rng(seed)
         table = lengths(rng, LengthDist(kind="empirical", quantiles=(10.0, 20.0, 60.0)), 55, 10, "f")
