@@ -173,6 +173,18 @@ def data_root() -> Path | None:
     return root if root.is_dir() else None
 
 
+#: the ``moe_perf.parquet`` columns that identify one timed fused-MoE call (format, tokens, shape, split)
+MOE_CALL_COLUMNS = (
+    "moe_dtype",
+    "num_tokens",
+    "hidden_size",
+    "inter_size",
+    "topk",
+    "num_experts",
+    "moe_tp_size",
+    "moe_ep_size",
+)
+
 #: the AIConfigurator ``moe_perf.parquet`` columns a ``moe_shape`` row is read from, as its source's ``fields``
 MOE_SHAPE_FIELDS = (
     "[kernel_source, moe_dtype, num_tokens, hidden_size, inter_size, topk, num_experts, moe_tp_size, moe_ep_size, "

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from aic_common import BLOB_URL, READ_ON, SYSTEM_IDS, data_root
+from aic_common import BLOB_URL, MOE_CALL_COLUMNS, READ_ON, SYSTEM_IDS, data_root
 
 ROOT = Path(__file__).resolve().parents[1]
 ACCELERATORS = ROOT / "src" / "aiinfra" / "catalog" / "data" / "accelerators.yaml"
@@ -229,16 +229,7 @@ def moe_rows(pd: Any, data: Path, cat: dict[str, dict[str, Any]], csv: Path | No
         df = moe_points(pd, data, s, cat)
         df["system"] = s.name
         frames.append(df)
-        key = [
-            "moe_dtype",
-            "num_tokens",
-            "hidden_size",
-            "inter_size",
-            "topk",
-            "num_experts",
-            "moe_tp_size",
-            "moe_ep_size",
-        ]
+        key = list(MOE_CALL_COLUMNS)
         bal = df[df.distribution == "balanced"]
         for dt_table, (dt, _) in MOE_DTYPES.items():
             g = bal[(bal.moe_dtype == dt_table) & bal.kept & bal.peak.notna()]

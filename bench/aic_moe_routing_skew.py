@@ -26,23 +26,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aic_common import data_root
+from aic_common import MOE_CALL_COLUMNS, data_root
 
 ALPHAS = ("1.01", "1.2")
-KEY = [
-    "system",
-    "engine",
-    "release",
-    "kernel_source",
-    "moe_dtype",
-    "num_tokens",
-    "hidden_size",
-    "inter_size",
-    "topk",
-    "num_experts",
-    "moe_tp_size",
-    "moe_ep_size",
-]
+KEY = ["system", "engine", "release", "kernel_source", *MOE_CALL_COLUMNS]
 SHOWN_TOKENS = (1, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 MIN_PAIRS_FRAC = 0.5
 """A token count is shown when it has at least this share of the pairs of the group's best-timed count (the few
