@@ -129,11 +129,12 @@ def rows(pd: Any, data: Path, engine: str = "trtllm") -> list[str]:
         if engine == "vllm":
             tables = vllm_tables(data, s.name)
             # the newest table for every release; the oldest, where older, for the releases up to its own
-            for i, table_path in enumerate(tables[-1:] + tables[:1] if len(tables) > 1 else tables):
+            picks: list[tuple[Path, str | None]] = [(tables[-1], None)] if tables else []
+            if len(tables) > 1:
+                picks.append((tables[0], tables[0].parent.name))
+            for table_path, upto in picks:
                 df, path = vllm_points(pd, data, table_path, cat[s.acc_id])
-                release = path.split("/")[3]
-                upto = None if i == 0 else release
-                out += shape_rows(df, shapes, s, path, f"vLLM {release}", engine, upto)
+                out += shape_rows(df, shapes, s, path, f"vLLM {table_path.parent.name}", engine, upto)
             continue
         path = f"{s.name}/moe/trtllm/{MOE_VERSION}/moe_perf.parquet"
         if not (data / path).exists():

@@ -11,6 +11,8 @@ import pytest
 
 from aiinfra.app.tables import efficiency_table
 
+from .conftest import node_model
+
 H200 = "nvidia-h200-sxm-141gb"
 R1_TP8 = (7168, 2048, 256, 8, 8, 1)
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "results"
@@ -52,18 +54,7 @@ def test_measured_fraction_is_the_raw_timing_under_the_stated_formula() -> None:
     ],
 )
 def test_planner_prices_the_stated_release_experts_with_its_row(version: str, row: str) -> None:
-    from aiinfra import catalog
-    from aiinfra.analytic.inference import InferenceModel
-    from aiinfra.catalog.resolve import cluster_for
-
-    im = InferenceModel(
-        model=catalog.model("deepseek-v3"),
-        cluster=cluster_for(H200, 8),
-        tp=8,
-        weight_precision="fp8",
-        engine="vllm",
-        engine_version=version,
-    )
+    im = node_model("deepseek-v3", H200, weight_precision="fp8", engine="vllm", engine_version=version)
     # one MoE layer, 8,192 tokens: 2·8192·8·3·7168·2048 / 8 FLOP per rank at the row's fraction of the FP8 peak
     compute_s = im.experts(8192.0, 1.0).compute_s  # loads the engine's per-shape rows
     frac = next(c for c in efficiency_table().curves if c.id == row).at(8192)

@@ -9,9 +9,9 @@ import re
 import pytest
 
 from aiinfra import catalog
-from aiinfra.analytic.inference import InferenceModel
 from aiinfra.app.tables import efficiency_table
-from aiinfra.catalog.resolve import cluster_for
+
+from .conftest import node_model
 
 H100 = "nvidia-h100-sxm5-80gb"
 QWEN3_30B_TP1 = (2048, 768, 128, 8, 1, 1)
@@ -55,15 +55,8 @@ def test_old_row_first_point_is_its_worked_example() -> None:
 
 def test_planner_prices_an_older_release_slower_at_prefill_sizes() -> None:
     def experts_s(version: str) -> float:
-        im = InferenceModel(
-            model=catalog.model("qwen3-30b-a3b"),
-            cluster=cluster_for(H100, 1),
-            tp=1,
-            weight_precision="bf16",
-            engine="vllm",
-            engine_version=version,
-        )
-        return im.experts(8192.0, 1.0).compute_s
+        im = node_model("qwen3-30b-a3b", H100, weight_precision="bf16", engine="vllm", tp=1, engine_version=version)
+        return float(im.experts(8192.0, 1.0).compute_s)
 
     old, new = experts_s("0.11.0"), experts_s("0.24.0")
     # AIConfigurator's own timings of this shape at 8,192 tokens: vLLM 0.14.0 about half 0.24.0's rate
