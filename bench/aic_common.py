@@ -140,8 +140,9 @@ def engine_curve_row(
     engine: str,
     source: tuple[str, str, str, str],
     note: str,
+    dtype: str = "bf16",
 ) -> str:
-    """One engine-only (cross_check) bf16 curve row keyed by ``m_tokens`` in the catalog's efficiency format;
+    """One engine-only (cross_check) curve row of ``dtype`` keyed by ``m_tokens`` in the catalog's efficiency format;
     ``source``: (title, url, read_on, fields)."""
     import yaml
 
@@ -150,7 +151,7 @@ def engine_curve_row(
         f"- id: {row_id}",
         f"  kind: {kind}",
         f"  accelerators: [{acc_id}]",
-        "  dtype: bf16",
+        f"  dtype: {dtype}",
         f"  m_tokens: {m_tokens}",
         f"  x: '{x}'",
         f"  points: {pts_yaml}",

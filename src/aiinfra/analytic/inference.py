@@ -101,12 +101,14 @@ from aiinfra.analytic.kernel_time import (
     gemm_compute_s,
     gemm_efficiency,
     memory_fit,
+    mla_bmm_fraction,
     mla_decode_fraction,
     mla_prefill_absorbed_fraction,
     paged_decode_fraction,
     weight_only_moe_dtype,
 )
 from aiinfra.analytic.mla_terms import (
+    mla_kv_b_params_per_layer,
     mla_reexpansion_bytes_per_token,
     mla_reexpansion_flop_per_token,
     mla_replicated_params_per_layer,
@@ -534,22 +536,33 @@ class InferenceModel:
         ctx = decode_layer_keys(self.model, work.decode_context_tokens, work.decode_seqs)
         return ctx * self.kv_bytes_per_token_per_accelerator / share
 
-    def _token_terms(self, tokens: int, t_rank: float, logits_tokens: float, cal: Factors) -> _TokenTerms:
+    def _token_terms(
+        self, tokens: int, t_rank: float, logits_tokens: float, cal: Factors, absorbed_rank: float = 0.0
+    ) -> _TokenTerms:
         """The parts of a step that depend only on its token counts (all but attention): linear layers, element-wise
         kernels, the output head, experts and communication, memoised per model and calibration (a
-        simulation asks for the same token count at many contexts)."""
-        key = (tokens, t_rank, logits_tokens)
-        memo: tuple[Factors, dict[tuple[int, float, float], _TokenTerms]] | None
+        simulation asks for the same token count at many contexts). ``absorbed_rank``: the rank's tokens whose MLA
+        up-projection runs as the absorbed matmul pair (priced apart, ``_mla_bmm_s``) rather than as a GEMM."""
+        key = (tokens, t_rank, logits_tokens, absorbed_rank)
+        memo: tuple[Factors, dict[tuple[int, float, float, float], _TokenTerms]] | None
         memo = self.__dict__.get("_token_memo")
         if memo is None or memo[0] != cal:
             memo = (cal, {})
             object.__setattr__(self, "_token_memo", memo)
         hit = memo[1].get(key)
         if hit is None:
-            hit = memo[1][key] = self._token_terms_for(tokens, t_rank, logits_tokens, cal)
+            hit = memo[1][key] = self._token_terms_for(tokens, t_rank, logits_tokens, cal, absorbed_rank)
         return hit
 
-    def _token_terms_for(self, tokens: int, t_rank: float, logits_tokens: float, cal: Factors) -> _TokenTerms:
+    def _token_terms_for(
+        self, tokens: int, t_rank: float, logits_tokens: float, cal: Factors, absorbed_rank: float
+    ) -> _TokenTerms:
+        """The token-count terms of :meth:`_token_terms`, computed.
+
+        Long because one stage's linear work is the sum of the model's weight groups, each with its own format and
+        split (attention, MLA's replicated down-projections and its up-projection, dense and shared-expert MLPs,
+        layers left in bf16, the router, the head, the experts), then its collectives; one pass keeps them beside
+        each other."""
         m = self.model
         acc = self.cluster.accelerator
         pb = param_breakdown(m)
@@ -575,10 +588,24 @@ class InferenceModel:
         attn_cd, attn_w = (cd16, "bf16") if bf16_attn else (cd, None)
         mlp_q_layers = mlp_layers - bf16_mlp_layers
         router_format: tuple[str, int, str | None] = (cd16, 1, "bf16") if self._router_bf16 else (cd, 1, None)
+        # the MLA up-projection apart where the engine's own absorbed matmuls price it (_mla_bmm_s): a GEMM over the
+        # tokens that run the multi-head form only
+        kv_b = layers * mla_kv_b_params_per_layer(m) if self._mla_bmm_dtype is not None else 0.0
+        gemm_tokens = max(t_rank - absorbed_rank, 0.0)
         parts = [
             self._linear(
-                t_rank, attn - replicated, 2 * layers, attn_cd, split, attn_w, block_scaled=blk, channel_scaled=chn
+                t_rank,
+                attn - replicated - kv_b,
+                2 * layers,
+                attn_cd,
+                split,
+                attn_w,
+                block_scaled=blk,
+                channel_scaled=chn,
             ),  # qkv, o
+            self._linear(gemm_tokens, kv_b, layers, attn_cd, split, attn_w, block_scaled=blk, channel_scaled=chn)
+            if kv_b and gemm_tokens > 0.0
+            else _Kernels(0.0, 0.0),
             self._linear(t_rank, replicated, layers, cd, 1, block_scaled=blk, channel_scaled=chn)
             if replicated
             else _Kernels(0.0, 0.0),
@@ -702,9 +729,13 @@ class InferenceModel:
         layers = m.num_layers / pp
         logits_tokens = (work.decode_tokens + (1 if work.prefill_tokens else 0)) / share
         cal = self.cluster.tables.factors_for("inference", acc.id, self.engine)
-        terms = self._token_terms(tokens, t_rank, logits_tokens, cal)
+        absorbed_rank = self._mla_absorbed_tokens(work) / share if self._mla_bmm_dtype is not None else 0.0
+        terms = self._token_terms(tokens, t_rank, logits_tokens, cal, absorbed_rank)
         attention_compute, attention_memory = self._attention_s(batch, work, layers, cal)
-        stage_attention_s = max(attention_compute, attention_memory)
+        bmm_s = self._mla_bmm_s(absorbed_rank, layers) / cal.compute_efficiency_scale
+        attention_compute += bmm_s
+        # the absorbed matmuls run as their own kernels before and after the attention op, not inside its roofline
+        stage_attention_s = max(attention_compute - bmm_s, attention_memory) + bmm_s
         attention_s = pp * stage_attention_s
         head_k = terms.head
         linear_s = pp * terms.stage_linear_s + head_k.time_s
@@ -796,6 +827,45 @@ class InferenceModel:
     def _stage_layers(self) -> int:
         """Layers of one pipeline stage: the attention calls a step makes on one rank."""
         return max(math.ceil(self.model.num_layers / self.pp), 1)
+
+    @property
+    def _mla_bmm_dtype(self) -> str | None:
+        """The format of the absorbed-MLA matmul pair (W_UK before the attention op, W_UV after it) the engine's own
+        timings price on this part (kernel_time ``mla_bmm_fraction``): fp8 for an FP8 checkpoint whose attention
+        weights are FP8 where the engine times an FP8 op (SGLang re-quantises kv_b_proj per tensor, TensorRT-LLM),
+        else bf16 (vLLM multiplies bf16 copies; bench/aic_efficiency_mla_bmm.py); None for a model without MLA or
+        where the engine has no such curve (kv_b_proj then stays one of the linear layers)."""
+        if self.model.attention != "mla" or self.engine is None:
+            return None
+        bf16_attn = self._bf16_layer_params()[0] > 0.0
+        formats = ("fp8", "bf16") if self.weight_precision == "fp8" and not bf16_attn else ("bf16",)
+        acc = self.cluster.accelerator
+        for dtype in formats:
+            if mla_bmm_fraction(self.cluster.tables, acc, self.engine, 1.0, self._local_heads, dtype) is not None:
+                return dtype
+        return None
+
+    def _mla_absorbed_tokens(self, work: StepBatch) -> float:
+        """Tokens of ``work`` whose MLA attention runs in the absorbed form: every decode token (every engine decodes
+        MLA absorbed), and the prompt tokens where the release runs its prefill that way (``_mla_prefill_absorbed``)."""
+        if self.model.attention != "mla":
+            return 0.0
+        prompt = work.prefill_tokens if work.prefill_tokens and self._mla_prefill_absorbed(work) else 0.0
+        return float(work.decode_tokens + prompt)
+
+    def _mla_bmm_s(self, absorbed_rank: float, layers: float) -> float:
+        """One stage's absorbed-MLA matmul pairs for ``absorbed_rank`` tokens on the rank: ``layers`` calls of
+        tokens x local heads x 2 x 2 x 128 x 512 FLOP at the fraction of the format's dense peak the engine's own ops
+        reached (``_mla_bmm_dtype``; 0 where none prices them)."""
+        dtype = self._mla_bmm_dtype
+        if dtype is None or absorbed_rank <= 0.0:
+            return 0.0
+        m, acc = self.model, self.cluster.accelerator
+        flop = absorbed_rank * mla_reexpansion_flop_per_token(m, 1) / m.num_heads * self._local_heads
+        frac = mla_bmm_fraction(self.cluster.tables, acc, self.engine, flop, self._local_heads, dtype)
+        if frac is None or frac <= 0.0:
+            return 0.0
+        return layers * flop / (acc.peak_flop_per_s(dtype) * frac)
 
     def _mla_absorbed_prefill_op_s(self, work: StepBatch, pre_flop: float, layers: float) -> float | None:
         """Seconds of one stage's MLA prefill attention where the engine release runs it on the absorbed latent

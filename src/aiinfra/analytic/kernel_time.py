@@ -102,19 +102,40 @@ def mla_prefill_absorbed_fraction(
     return _engine_keyed_fraction(tables, acc, engine, "mla_prefill_absorbed", flop_per_call, heads_per_call)
 
 
-def _engine_keyed_fraction(
-    tables: DomainTables, acc: AcceleratorSpec, engine: str | None, kind: str, x: float, key: float
+def mla_bmm_fraction(
+    tables: DomainTables,
+    acc: AcceleratorSpec,
+    engine: str | None,
+    flop_per_call: float,
+    heads_per_call: float,
+    dtype: str,
 ) -> float | None:
-    """An engine-only ``kind`` curve family keyed (``m_tokens``) by sequences or local heads per call, at ``x``,
-    measured on ``acc`` or its family; None with no engine or no such curve."""
+    """Fraction of ``acc``'s ``dtype`` dense peak the serving ``engine``'s own pair of absorbed-MLA matmuls (W_UK
+    before the attention op, W_UV after it) reaches for ``flop_per_call`` FLOP with ``heads_per_call`` local query
+    heads: the engine's ``mla_bmm`` curves (catalog efficiency_aic_mla_bmm.yaml, AIConfigurator's mla_bmm tables) of
+    that format, on this part or its family; None where there are none."""
+    return _engine_keyed_fraction(tables, acc, engine, "mla_bmm", flop_per_call, heads_per_call, dtype)
+
+
+def _engine_keyed_fraction(
+    tables: DomainTables, acc: AcceleratorSpec, engine: str | None, kind: str, x: float, key: float, dtype: str = "bf16"
+) -> float | None:
+    """An engine-only ``kind`` curve family of ``dtype`` keyed (``m_tokens``) by sequences or local heads per call, at
+    ``x``, measured on ``acc`` or its family; None with no engine or no such curve."""
     if engine is None:
         return None
     eff = table(tables)
     m = max(key, 1.0)
-    curve, _ = eff.curve(kind, acc.id, dtype="bf16", engine=engine, m_tokens=m)
-    if curve is None or curve.engine != engine or curve.m_tokens is None or eff.similarity(acc.id, curve) > 1:
+    curve, _ = eff.curve(kind, acc.id, dtype=dtype, engine=engine, m_tokens=m)
+    if (
+        curve is None
+        or curve.engine != engine
+        or curve.m_tokens is None
+        or curve.dtype != dtype
+        or eff.similarity(acc.id, curve) > 1
+    ):
         return None
-    return eff.lookup(kind, acc.id, x, dtype="bf16", engine=engine, m_tokens=m).frac
+    return eff.lookup(kind, acc.id, x, dtype=dtype, engine=engine, m_tokens=m).frac
 
 
 def memory_fit_through_ends(

@@ -20,6 +20,13 @@ def mla_replicated_params_per_layer(m: ModelArch) -> float:
     return float(m.hidden_size * ((m.q_lora_rank or 0) + (m.kv_lora_rank or 0) + (m.qk_rope_head_dim or 0)))
 
 
+def mla_kv_b_params_per_layer(m: ModelArch) -> float:
+    """Weights of one MLA layer's up-projection kv_b_proj (kv_lora_rank -> heads x (d_nope + d_v)): a GEMM over a
+    prompt's latent in the multi-head form, the two per-head matmuls W_UK and W_UV around the attention op in the
+    absorbed form (DeepSeek-V2 §2.1.3); 0 for other attention kinds."""
+    return mla_reexpansion_flop_per_token(m, 1) / 2.0
+
+
 def mla_reexpansion_flop_per_token(m: ModelArch, split: int) -> float:
     """FLOP per layer and rank to re-expand one cached MLA token into multi-head keys and values: the up-projection
     kv_b_proj, kv_lora_rank -> heads x (d_nope + d_v), its heads split ``split`` ways (2 FLOP per weight,
