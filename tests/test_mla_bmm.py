@@ -40,7 +40,11 @@ def test_the_rows_give_back_the_timed_pair() -> None:
 
 
 def test_each_engine_runs_its_own_format_and_none_without_an_engine() -> None:
-    assert _r1("sglang")._mla_bmm_dtype == "fp8"  # kv_b_proj re-quantised per tensor, bmm_fp8
+    # SGLang 0.4.5.post1 re-quantises kv_b_proj per tensor and runs bmm_fp8; from 0.4.7 it dequantises it to bf16
+    # (engines.yaml mla_bmm_bf16_from_version), and a run that states no release is the current one
+    assert _r1("sglang", "0.4.5.post1")._mla_bmm_dtype == "fp8"
+    assert _r1("sglang", "0.4.7")._mla_bmm_dtype == "bf16"
+    assert _r1("sglang")._mla_bmm_dtype == "bf16"
     assert _r1("vllm")._mla_bmm_dtype == "bf16"  # bf16 copies of W_UK and W_UV
     assert _r1(None)._mla_bmm_dtype is None
     gqa = node_model("meta-llama-3.1-8b", H200, weight_precision="bf16", engine="sglang", tp=1)

@@ -832,13 +832,15 @@ class InferenceModel:
     def _mla_bmm_dtype(self) -> str | None:
         """The format of the absorbed-MLA matmul pair (W_UK before the attention op, W_UV after it) the engine's own
         timings price on this part (kernel_time ``mla_bmm_fraction``): fp8 for an FP8 checkpoint whose attention
-        weights are FP8 where the engine times an FP8 op (SGLang re-quantises kv_b_proj per tensor, TensorRT-LLM),
-        else bf16 (vLLM multiplies bf16 copies; bench/aic_efficiency_mla_bmm.py); None for a model without MLA or
+        weights are FP8 where the engine release runs an FP8 op and times one (SGLang before 0.4.7 re-quantises
+        kv_b_proj per tensor, engines.yaml ``mla_bmm_bf16_from_version``; TensorRT-LLM), else bf16 (vLLM, and SGLang
+        from 0.4.7, dequantise it to bf16 at load; bench/aic_efficiency_mla_bmm.py); None for a model without MLA or
         where the engine has no such curve (kv_b_proj then stays one of the linear layers)."""
         if self.model.attention != "mla" or self.engine is None:
             return None
         bf16_attn = self._bf16_layer_params()[0] > 0.0
-        formats = ("fp8", "bf16") if self.weight_precision == "fp8" and not bf16_attn else ("bf16",)
+        in_bf16 = self.cluster.tables.engine(self.engine).mla_bmm_in_bf16(self.release)
+        formats = ("fp8", "bf16") if self.weight_precision == "fp8" and not bf16_attn and not in_bf16 else ("bf16",)
         acc = self.cluster.accelerator
         for dtype in formats:
             if mla_bmm_fraction(self.cluster.tables, acc, self.engine, 1.0, self._local_heads, dtype) is not None:

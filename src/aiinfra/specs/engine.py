@@ -386,6 +386,10 @@ class EngineProfile:
     w4a16_moe_rows_from_version: tuple[int, ...] | None = None
     """The first release whose default MoE backend is the op its W4A16 rows time; a stated earlier release runs
     another (TensorRT-LLM's CUTLASS default before AUTO) and keeps the shape-blind term. None: every release."""
+    mla_bmm_bf16_from_version: tuple[int, ...] | None = None
+    """The first release that multiplies an FP8 checkpoint's absorbed-MLA matmuls (W_UK, W_UV) in bf16, having
+    dequantised kv_b_proj at load, where earlier releases re-quantised it per tensor and ran FP8 (SGLang). None: the
+    engine's own format in every release."""
     scheduler_table: Mapping[str, Any] | None = field(default=None, repr=False)
     """Device- and usage-dependent defaults (vLLM V1); None = the fixed pair above."""
     bench_tool: str | None = None
@@ -538,6 +542,12 @@ class EngineProfile:
         time (``w4a16_moe_rows_from_version``)."""
         first = self.w4a16_moe_rows_from_version
         return first is None or version is None or version >= first
+
+    def mla_bmm_in_bf16(self, version: tuple[int, ...] | None) -> bool:
+        """Whether release ``version`` (None: unstated, taken as current) runs an FP8 checkpoint's absorbed-MLA matmuls
+        in bf16 (``mla_bmm_bf16_from_version``)."""
+        first = self.mla_bmm_bf16_from_version
+        return first is not None and (version is None or version >= first)
 
     def overlaps_scheduling(self, version: tuple[int, ...] | None) -> bool:
         """Whether release ``version`` (None: the current one) plans each iteration one ahead."""
@@ -965,6 +975,9 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
                 parse_version(str(row["w4a16_moe_rows_from_version"]))
                 if row.get("w4a16_moe_rows_from_version")
                 else None
+            ),
+            mla_bmm_bf16_from_version=(
+                parse_version(str(row["mla_bmm_bf16_from_version"])) if row.get("mla_bmm_bf16_from_version") else None
             ),
             scheduler_table=row.get("scheduler_defaults"),
             bench_tool=str(row["bench_tool"]) if row.get("bench_tool") else None,
