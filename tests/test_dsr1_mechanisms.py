@@ -101,9 +101,10 @@ def test_absorbed_prefill_does_3_4_times_the_attention_flop(monkeypatch: pytest.
     # (73,728 + 65,536) / (24,576 + 16,384) = 139,264 / 40,960 = 3.4 per query-key pair; on a 16,384-token fresh
     # prompt (compute-bound, the attention curve's flat end) the attention time follows within the curve's change,
     # with both forms priced on the attention curve (not SGLang's measured absorbed op, test_mla_decode.py) and the
-    # absorbed form's matmul pair left out (test_mla_bmm.py)
+    # absorbed form's matmul pair and copies left out (test_mla_bmm.py)
     monkeypatch.setattr("aiinfra.analytic.inference.mla_prefill_absorbed_fraction", lambda *a: None)
     monkeypatch.setattr("aiinfra.analytic.inference.mla_bmm_fraction", lambda *a: None)
+    monkeypatch.setattr("aiinfra.analytic.inference.InferenceModel._mla_copies_s", lambda *a: 0.0)
     step = StepBatch.prefill(16384, 0)
     absorbed = _model("sglang", "0.4.5").breakdown(step).attention_s
     mha = _model("sglang", "0.4.6").breakdown(step).attention_s

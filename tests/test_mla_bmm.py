@@ -1,7 +1,8 @@
-"""The absorbed-MLA matmul pair (W_UK before the attention op, W_UV after it) at the engines' own measured ops: the
-catalog rows (bench/aic_efficiency_mla_bmm.py, AIConfigurator's mla_bmm tables), the format each engine runs, and
-the step term (analytic/inference.py ``_mla_bmm_s``) with kv_b_proj taken out of the linear layers where it prices
-them."""
+"""The absorbed-MLA path around the attention op: the matmul pair (W_UK before it, W_UV after it) at the engines' own
+measured ops (catalog rows from bench/aic_efficiency_mla_bmm.py, AIConfigurator's mla_bmm tables), the format each
+engine runs, the step term (analytic/inference.py ``_mla_bmm_s``) with kv_b_proj taken out of the linear layers where
+it prices them, and the releases' extra element-wise kernels (``_mla_copies_s``, engines.yaml
+``mla_absorbed_copies``)."""
 
 from __future__ import annotations
 
@@ -76,3 +77,27 @@ def test_a_prompt_in_the_multi_head_form_keeps_kv_b_proj_as_a_gemm(monkeypatch: 
     after = im.breakdown(step)
     assert after.attention_s == pytest.approx(before.attention_s, rel=1e-9)
     assert after.linear_s == pytest.approx(before.linear_s, rel=0.02)
+
+
+def test_the_releases_read_pay_their_copies_once_a_layer(monkeypatch: pytest.MonkeyPatch) -> None:
+    from aiinfra.analytic.kernel_time import memory_fit
+
+    # SGLang 0.4.5's forward_absorb: 8 kernels a layer moving 6,272 + 1,408 x 16 heads = 28,800 bf16 values a token
+    # (engines.yaml); at one decoding sequence, per layer 8 x t0 + 57,600 B at the fitted bandwidth
+    im = _r1("sglang", "0.4.5.post1")
+    t0, b_inf = memory_fit(im.cluster.tables, im.cluster.accelerator, "sglang")
+    expected = 61 * (8 * t0 + (6272 + 1408 * 16) * 2 / b_inf)
+    assert 1.5e-3 < expected < 2.5e-3  # t0 about 4 us: the kernels' fixed times, not their bytes, at one token
+    step = StepBatch.decode(1, 1024)
+    with monkeypatch.context() as mp:
+        mp.setattr("aiinfra.analytic.inference.mla_bmm_fraction", lambda *a: None)  # the copies alone
+        with_copies = _r1("sglang", "0.4.5.post1").breakdown(step).attention_s
+        later = _r1("sglang", "0.4.7").breakdown(step).attention_s  # no release read there: none priced
+        mp.setattr(type(im), "_mla_copies_s", lambda *a: 0.0)
+        without = _r1("sglang", "0.4.5.post1").breakdown(step).attention_s
+    assert with_copies - without == pytest.approx(expected, rel=1e-6)
+    assert _r1("sglang", "0.4.7")._mla_copies_s(step, 1, 61.0) == 0.0
+    assert later > 0.0
+    # vLLM 0.8.4 (9 kernels a layer); a run that states no release is not priced with a read release's copies
+    assert _r1("vllm", "0.8.4")._mla_copies_s(step, 1, 61.0) > 0.0
+    assert _r1("vllm")._mla_copies_s(step, 1, 61.0) == 0.0

@@ -120,8 +120,10 @@ def test_every_row_stays_under_its_roofline() -> None:
 def test_deepseek_decode_under_sglang_reads_the_latent_at_the_measured_fraction(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # the attention op alone: the absorbed matmul pair around it is priced apart (test_mla_bmm.py)
+    # the attention op alone: the absorbed matmul pair and the release's copies around it are priced apart
+    # (test_mla_bmm.py)
     monkeypatch.setattr("aiinfra.analytic.inference.mla_bmm_fraction", lambda *a: None)
+    monkeypatch.setattr("aiinfra.analytic.inference.InferenceModel._mla_copies_s", lambda *a: 0.0)
     from aiinfra.analytic.kernel_time import memory_fit
     from aiinfra.analytic.step_time import StepBatch
 
@@ -144,8 +146,10 @@ def test_deepseek_decode_under_sglang_reads_the_latent_at_the_measured_fraction(
 
 
 def test_vllm_and_an_fp8_cache_keep_the_streaming_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    # the attention op alone: the absorbed matmul pair around it is priced apart (test_mla_bmm.py)
+    # the attention op alone: the absorbed matmul pair and the release's copies around it are priced apart
+    # (test_mla_bmm.py)
     monkeypatch.setattr("aiinfra.analytic.inference.mla_bmm_fraction", lambda *a: None)
+    monkeypatch.setattr("aiinfra.analytic.inference.InferenceModel._mla_copies_s", lambda *a: 0.0)
     from aiinfra.analytic.kernel_time import memory_fit, mla_decode_fraction
     from aiinfra.analytic.step_time import StepBatch
 
@@ -200,8 +204,10 @@ def test_sglang_prefill_point_is_the_median_absorbed_fraction_of_its_shapes() ->
 
 
 def test_sglang_045_absorbed_prefill_runs_at_the_measured_fraction(monkeypatch: pytest.MonkeyPatch) -> None:
-    # the attention op alone: the absorbed matmul pair around it is priced apart (test_mla_bmm.py)
+    # the attention op alone: the absorbed matmul pair and the release's copies around it are priced apart
+    # (test_mla_bmm.py)
     monkeypatch.setattr("aiinfra.analytic.inference.mla_bmm_fraction", lambda *a: None)
+    monkeypatch.setattr("aiinfra.analytic.inference.InferenceModel._mla_copies_s", lambda *a: 0.0)
     from aiinfra.analytic.step_time import StepBatch
 
     # SGLang 0.4.5.post1 runs a fresh prompt's MLA prefill on the absorbed latent (engines.yaml mla_absorbed_prefill):

@@ -733,6 +733,7 @@ class InferenceModel:
         terms = self._token_terms(tokens, t_rank, logits_tokens, cal, absorbed_rank)
         attention_compute, attention_memory = self._attention_s(batch, work, layers, cal)
         bmm_s = self._mla_bmm_s(absorbed_rank, layers) / cal.compute_efficiency_scale
+        bmm_s += self._mla_copies_s(work, share, layers) / cal.memory_efficiency_scale
         attention_compute += bmm_s
         # the absorbed matmuls run as their own kernels before and after the attention op, not inside its roofline
         stage_attention_s = max(attention_compute - bmm_s, attention_memory) + bmm_s
@@ -868,6 +869,21 @@ class InferenceModel:
         if frac is None or frac <= 0.0:
             return 0.0
         return layers * flop / (acc.peak_flop_per_s(dtype) * frac)
+
+    def _mla_copies_s(self, work: StepBatch, share: int, layers: float) -> float:
+        """One stage's extra element-wise kernels in the absorbed path of ``work``'s absorbed tokens (1/``share`` of
+        them on the rank), where the release's code was read (engines.yaml ``mla_absorbed_copies``): per layer each
+        kernel's fixed time t0 plus the values they read and write at the fitted bandwidth (kernel_time
+        ``memory_fit``, as the layer's other element-wise kernels); 0 elsewhere."""
+        if self.model.attention != "mla" or self.engine is None:
+            return 0.0
+        rule = self.cluster.tables.engine(self.engine).mla_copies(self.release)
+        tokens = self._mla_absorbed_tokens(work) / share
+        if rule is None or tokens <= 0.0:
+            return 0.0
+        t0, b_inf = memory_fit(self.cluster.tables, self.cluster.accelerator, self.engine)
+        values = tokens * (rule.values_per_token + rule.values_per_token_per_head * self._local_heads)
+        return layers * (rule.kernels * t0 + values * ACT_BYTES / b_inf)
 
     def _mla_absorbed_prefill_op_s(self, work: StepBatch, pre_flop: float, layers: float) -> float | None:
         """Seconds of one stage's MLA prefill attention where the engine release runs it on the absorbed latent

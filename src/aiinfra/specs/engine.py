@@ -97,6 +97,22 @@ def _for_release(rules: Iterable[_Rule], version: tuple[int, ...] | None) -> _Ru
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class MlaAbsorbedCopies:
+    """The element-wise kernels a release runs in an MLA layer's absorbed path beside the two per-layer norms, the
+    rotary embedding and the KV-cache write every layer prices (the latent down-projections' own norms, and the
+    copies that assemble the query and key and unpack the output), read in its code (engines.yaml
+    ``mla_absorbed_copies``; analytic/inference.py ``InferenceModel._mla_copies_s``)."""
+
+    releases: ReleaseRange
+    kernels: int
+    """Kernels per layer."""
+    values_per_token: int
+    """bf16 values the kernels read and write per absorbed token and layer, apart from the per-head ones."""
+    values_per_token_per_head: int
+    """bf16 values they read and write per absorbed token, layer and local query head."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class WindowedKvMemory:
     """Releases whose KV cache frees the sliding-window layers' blocks once they fall out of the window, and how
     (engines.yaml ``windowed_kv_memory``; analytic/window.py ``context_per_kv_slot``)."""
@@ -449,6 +465,9 @@ class EngineProfile:
     attention kernel (engines.yaml mla_prefill_pads_v): the kernel then multiplies 192-wide values, not 128-wide.
     None: values at their own width."""
 
+    mla_absorbed_copies: tuple[MlaAbsorbedCopies, ...] = ()
+    """Per release, the element-wise kernels of an MLA layer's absorbed path beyond the ones every layer prices;
+    none: no release read."""
     windowed_kv_memory: tuple[WindowedKvMemory, ...] = ()
     """Releases whose KV cache frees a sliding-window layer's blocks once they fall out of its window (engines.yaml
     windowed_kv_memory), so such a layer holds about a window per sequence. None: every layer holds the whole
@@ -548,6 +567,10 @@ class EngineProfile:
         in bf16 (``mla_bmm_bf16_from_version``)."""
         first = self.mla_bmm_bf16_from_version
         return first is not None and (version is None or version >= first)
+
+    def mla_copies(self, version: tuple[int, ...] | None) -> MlaAbsorbedCopies | None:
+        """The absorbed-MLA copies release ``version`` runs (``mla_absorbed_copies``); None where none was read."""
+        return next((r for r in self.mla_absorbed_copies if r.releases.applies(version)), None)
 
     def overlaps_scheduling(self, version: tuple[int, ...] | None) -> bool:
         """Whether release ``version`` (None: the current one) plans each iteration one ahead."""
@@ -821,6 +844,15 @@ def _release_range(entry: Mapping[str, Any]) -> ReleaseRange:
     )
 
 
+def _mla_copies(e: Mapping[str, Any], releases: ReleaseRange) -> MlaAbsorbedCopies:
+    return MlaAbsorbedCopies(
+        releases=releases,
+        kernels=int(e["kernels"]),
+        values_per_token=int(e["values_per_token"]),
+        values_per_token_per_head=int(e["values_per_token_per_head"]),
+    )
+
+
 def _windowed_kv(e: Mapping[str, Any], releases: ReleaseRange) -> WindowedKvMemory:
     ratio = e.get("swa_pool_ratio")
     return WindowedKvMemory(
@@ -1003,6 +1035,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             prefill_steps_alone=_release_range(row["prefill_steps_alone"]) if row.get("prefill_steps_alone") else None,
             mla_prefill_pads_v=_release_range(row["mla_prefill_pads_v"]) if row.get("mla_prefill_pads_v") else None,
             windowed_kv_memory=_per_release(row, "windowed_kv_memory", _windowed_kv),
+            mla_absorbed_copies=_per_release(row, "mla_absorbed_copies", _mla_copies),
             mxfp4_moe_padding=_per_release(row, "mxfp4_moe_padding", _mxfp4_padding),
             single_gpu_reserve=_per_release(row, "single_gpu_reserve", _single_gpu_reserve),
             profile_sampler=_profile_sampler(row),
