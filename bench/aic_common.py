@@ -129,6 +129,18 @@ def reduction_inputs(given: Path | None) -> tuple[Path, Any] | None:
     return None if data is None or pd is None else (data, pd)
 
 
+def reduction_setup(doc: str) -> tuple[Path, Any, dict[str, dict[str, Any]]] | None:
+    """The command line of a reduction that takes only ``--data`` (``doc``: the script's docstring, whose first
+    paragraph describes it): the systems/data folder, pandas and the catalog's accelerator rows; None, said on stderr,
+    where the data or pandas are missing."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=None, help="AIConfigurator systems/data folder")
+    inputs = reduction_inputs(ap.parse_args().data)
+    return None if inputs is None else (*inputs, catalog_accelerators())
+
+
 def engine_curve_row(
     *,
     row_id: str,

@@ -55,7 +55,6 @@ of the validation rows may have run an Ampere-style kernel there, docs/serving.m
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from dataclasses import dataclass
@@ -67,9 +66,8 @@ from aic_common import (
     ENGINE_NAMES,
     REPO,
     SYSTEM_IDS,
-    catalog_accelerators,
     engine_curve_row,
-    reduction_inputs,
+    reduction_setup,
 )
 
 READ_ON = "2026-11-26"
@@ -254,14 +252,10 @@ def _curve_row(
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=None, help="AIConfigurator systems/data folder")
-    args = ap.parse_args()
-    inputs = reduction_inputs(args.data)
-    if inputs is None:
+    setup = reduction_setup(__doc__ or "")
+    if setup is None:
         return 0
-    data, pd = inputs
-    cat = catalog_accelerators()
+    data, pd, cat = setup
     print(
         "# Absorbed-MLA decode-attention efficiency of serving engines' own ops (fraction of the roofline) and\n"
         "# SGLang's absorbed MLA prefill attention (fraction of the bf16 peak), reduced by\n"

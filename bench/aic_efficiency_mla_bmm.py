@@ -35,10 +35,8 @@ on the B200 (SGLang 0.5.9, TensorRT-LLM 1.2.0rc5, vLLM 0.24.0).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from aic_common import (
@@ -46,9 +44,8 @@ from aic_common import (
     ENGINE_NAMES,
     REPO,
     SYSTEM_IDS,
-    catalog_accelerators,
     engine_curve_row,
-    reduction_inputs,
+    reduction_setup,
 )
 
 READ_ON = "2026-11-27"
@@ -130,14 +127,10 @@ def row(t: Table, acc_id: str, dtype: str, peak: float, heads: int, pts: list[tu
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=None, help="AIConfigurator systems/data folder")
-    args = ap.parse_args()
-    inputs = reduction_inputs(args.data)
-    if inputs is None:
+    setup = reduction_setup(__doc__ or "")
+    if setup is None:
         return 0
-    data, pd = inputs
-    cat = catalog_accelerators()
+    data, pd, cat = setup
     print(
         "# Absorbed-MLA matmul pairs (W_UK before, W_UV after the attention op) of serving engines' own ops: fraction\n"
         "# of the format's dense peak, reduced by bench/aic_efficiency_mla_bmm.py from NVIDIA AIConfigurator's\n"

@@ -28,7 +28,6 @@ HBM — and are left out whole (TensorRT-LLM's XQA therefore keeps the planner's
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from dataclasses import dataclass
@@ -40,9 +39,8 @@ from aic_common import (
     ENGINE_NAMES,
     REPO,
     SYSTEM_IDS,
-    catalog_accelerators,
     engine_curve_row,
-    reduction_inputs,
+    reduction_setup,
 )
 
 READ_ON = "2026-11-26"
@@ -173,14 +171,10 @@ def row(t: Table, acc_id: str, bw: float, batch: int, pts: list[Point], example:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=None, help="AIConfigurator systems/data folder")
-    args = ap.parse_args()
-    inputs = reduction_inputs(args.data)
-    if inputs is None:
+    setup = reduction_setup(__doc__ or "")
+    if setup is None:
         return 0
-    data, pd = inputs
-    cat = catalog_accelerators()
+    data, pd, cat = setup
     print(
         "# Paged decode-attention efficiency of serving engines' own kernels, reduced by "
         "bench/aic_efficiency_paged_decode.py\n# from NVIDIA AIConfigurator's generation_attention tables. Do not edit "
