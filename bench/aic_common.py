@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,16 +129,31 @@ def reduction_inputs(given: Path | None) -> tuple[Path, Any] | None:
     return None if data is None or pd is None else (data, pd)
 
 
-def reduction_setup(doc: str) -> tuple[Path, Any, dict[str, dict[str, Any]]] | None:
+def reduction_setup(doc: str, header: str) -> tuple[Path, Any, dict[str, dict[str, Any]]] | None:
     """The command line of a reduction that takes only ``--data`` (``doc``: the script's docstring, whose first
-    paragraph describes it): the systems/data folder, pandas and the catalog's accelerator rows; None, said on stderr,
-    where the data or pandas are missing."""
+    paragraph describes it): the systems/data folder, pandas and the catalog's accelerator rows, with the output
+    file's ``header`` printed; None, said on stderr, where the data or pandas are missing."""
     import argparse
 
     ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=None, help="AIConfigurator systems/data folder")
     inputs = reduction_inputs(ap.parse_args().data)
-    return None if inputs is None else (*inputs, catalog_accelerators())
+    if inputs is None:
+        return None
+    print(header)
+    return (*inputs, catalog_accelerators())
+
+
+def present_tables(data: Path, tables: Iterable[Any], op: str, table: str) -> Iterator[tuple[Any, str, Path]]:
+    """(table, catalog accelerator id, path) of each of ``tables`` (objects with ``system``, ``engine`` and
+    ``version``) whose ``<system>/<op>/<engine>/<version>/<table>_perf.parquet`` exists under ``data``; a missing one
+    is named on stderr and skipped."""
+    for t in tables:
+        path = data / t.system / op / t.engine / t.version / f"{table}_perf.parquet"
+        if not path.exists():
+            print(f"# no {path}", file=sys.stderr)
+            continue
+        yield t, SYSTEM_IDS[t.system], path
 
 
 def engine_curve_row(

@@ -56,7 +56,6 @@ of the validation rows may have run an Ampere-style kernel there, docs/serving.m
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,8 +64,8 @@ from aic_common import (
     COMMIT_095F58A,
     ENGINE_NAMES,
     REPO,
-    SYSTEM_IDS,
     engine_curve_row,
+    present_tables,
     reduction_setup,
 )
 
@@ -252,23 +251,18 @@ def _curve_row(
 
 
 def main() -> int:
-    setup = reduction_setup(__doc__ or "")
-    if setup is None:
-        return 0
-    data, pd, cat = setup
-    print(
+    setup = reduction_setup(
+        __doc__ or "",
         "# Absorbed-MLA decode-attention efficiency of serving engines' own ops (fraction of the roofline) and\n"
         "# SGLang's absorbed MLA prefill attention (fraction of the bf16 peak), reduced by\n"
         "# bench/aic_efficiency_mla.py from NVIDIA AIConfigurator's generation_mla / context_mla tables.\n"
         "# Do not edit by hand.\n"
-        "# Every row is engine-only (cross_check: true with an engine): it serves lookups naming that engine."
+        "# Every row is engine-only (cross_check: true with an engine): it serves lookups naming that engine.",
     )
-    for t in TABLES:
-        path = data / t.system / "mla" / t.engine / t.version / "generation_mla_perf.parquet"
-        if not path.exists():
-            print(f"# no {path}", file=sys.stderr)
-            continue
-        acc_id = SYSTEM_IDS[t.system]
+    if setup is None:
+        return 0
+    data, pd, cat = setup
+    for t, acc_id, path in present_tables(data, TABLES, "mla", "generation_mla"):
         bw = float(cat[acc_id]["memory_bw_tb_per_s"]) * 1e12
         peak = float(cat[acc_id]["dense_tflop_per_s"]["bf16"]) * 1e12
         d = table_shapes(pd, path, t, bw, peak)
@@ -278,12 +272,7 @@ def main() -> int:
             if len(pts) >= 2:
                 print()
                 print(row(t, acc_id, bw, peak, int(heads), pts, example if int(heads) == 16 else ""))
-    for t in CONTEXT_TABLES:
-        path = data / t.system / "mla" / t.engine / t.version / "context_mla_perf.parquet"
-        if not path.exists():
-            print(f"# no {path}", file=sys.stderr)
-            continue
-        acc_id = SYSTEM_IDS[t.system]
+    for t, acc_id, path in present_tables(data, CONTEXT_TABLES, "mla", "context_mla"):
         peak = float(cat[acc_id]["dense_tflop_per_s"]["bf16"]) * 1e12
         d = context_shapes(pd, path, peak)
         for heads, g in d.groupby("num_heads"):

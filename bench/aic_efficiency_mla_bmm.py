@@ -35,7 +35,6 @@ on the B200 (SGLang 0.5.9, TensorRT-LLM 1.2.0rc5, vLLM 0.24.0).
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,8 +42,8 @@ from aic_common import (
     COMMIT_095F58A,
     ENGINE_NAMES,
     REPO,
-    SYSTEM_IDS,
     engine_curve_row,
+    present_tables,
     reduction_setup,
 )
 
@@ -127,22 +126,17 @@ def row(t: Table, acc_id: str, dtype: str, peak: float, heads: int, pts: list[tu
 
 
 def main() -> int:
-    setup = reduction_setup(__doc__ or "")
-    if setup is None:
-        return 0
-    data, pd, cat = setup
-    print(
+    setup = reduction_setup(
+        __doc__ or "",
         "# Absorbed-MLA matmul pairs (W_UK before, W_UV after the attention op) of serving engines' own ops: fraction\n"
         "# of the format's dense peak, reduced by bench/aic_efficiency_mla_bmm.py from NVIDIA AIConfigurator's\n"
         "# mla_bmm tables. Do not edit by hand.\n"
-        "# Every row is engine-only (cross_check: true with an engine): it serves lookups naming that engine."
+        "# Every row is engine-only (cross_check: true with an engine): it serves lookups naming that engine.",
     )
-    for t in TABLES:
-        path = data / t.system / "mla_bmm" / t.engine / t.version / "mla_bmm_perf.parquet"
-        if not path.exists():
-            print(f"# no {path}", file=sys.stderr)
-            continue
-        acc_id = SYSTEM_IDS[t.system]
+    if setup is None:
+        return 0
+    data, pd, cat = setup
+    for t, acc_id, path in present_tables(data, TABLES, "mla_bmm", "mla_bmm"):
         df = pd.read_parquet(path)
         for (raw_dtype, heads), g in df.groupby(["bmm_dtype", "num_heads"]):
             dtype = DTYPES[str(raw_dtype)]

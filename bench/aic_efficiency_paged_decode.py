@@ -29,7 +29,6 @@ HBM — and are left out whole (TensorRT-LLM's XQA therefore keeps the planner's
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,8 +37,8 @@ from aic_common import (
     COMMIT_095F58A,
     ENGINE_NAMES,
     REPO,
-    SYSTEM_IDS,
     engine_curve_row,
+    present_tables,
     reduction_setup,
 )
 
@@ -171,21 +170,17 @@ def row(t: Table, acc_id: str, bw: float, batch: int, pts: list[Point], example:
 
 
 def main() -> int:
-    setup = reduction_setup(__doc__ or "")
+    setup = reduction_setup(
+        __doc__ or "",
+        "# Paged decode-attention efficiency of serving engines' own kernels, reduced by "
+        "bench/aic_efficiency_paged_decode.py\n# from NVIDIA AIConfigurator's generation_attention tables. Do not edit "
+        "by hand. Every row is engine-only (cross_check: true\n# with an engine): it serves lookups naming that "
+        "engine.",
+    )
     if setup is None:
         return 0
     data, pd, cat = setup
-    print(
-        "# Paged decode-attention efficiency of serving engines' own kernels, reduced by "
-        "bench/aic_efficiency_paged_decode.py\n# from NVIDIA AIConfigurator's generation_attention tables. Do not edit "
-        "by hand. Every row is engine-only (cross_check: true\n# with an engine): it serves lookups naming that engine."
-    )
-    for t in TABLES:
-        path = data / t.system / "attention" / t.engine / t.version / "generation_attention_perf.parquet"
-        if not path.exists():
-            print(f"# no {path}", file=sys.stderr)
-            continue
-        acc_id = SYSTEM_IDS[t.system]
+    for t, acc_id, path in present_tables(data, TABLES, "attention", "generation_attention"):
         bw = float(cat[acc_id]["memory_bw_tb_per_s"]) * 1e12
         d = table_fractions(pd, path, t, bw)
         example = worked_example(d, bw)
