@@ -97,6 +97,8 @@ def test_the_releases_read_pay_their_copies_once_a_layer(monkeypatch: pytest.Mon
         without = _r1("sglang", "0.4.5.post1").breakdown(step).attention_s
     assert with_copies - without == pytest.approx(expected, rel=1e-6)
     assert _r1("sglang", "0.4.7")._mla_copies_s(step, 1, 61.0) == 0.0
+    # SGLang 0.5.3-0.5.7: q_a_layernorm alone (kv_a_layernorm runs on a second stream in a captured step)
+    assert _r1("sglang", "0.5.7")._mla_copies_s(step, 1, 61.0) == pytest.approx(61 * (t0 + 3072 * 2 / b_inf))
     assert later > 0.0
     # vLLM 0.8.4 (9 kernels a layer); a run that states no release is not priced with a read release's copies
     assert _r1("vllm", "0.8.4")._mla_copies_s(step, 1, 61.0) > 0.0
