@@ -53,7 +53,10 @@ Work per step (T = prefill tokens + decoding sequences):
   in lock-step, so when a step says how
   its work is spread (``StepBatch.busiest_rank``) the per-rank layers take the busiest rank's tokens while
   the expert layers take the sum over ranks (TensorRT-LLM tech blog 10, "ADP Balance Strategy": an
-  iteration lasts as long as its slowest rank's attention).
+  iteration lasts as long as its slowest rank's attention). SGLang before 0.4.10 (engines.yaml
+  ``attention_dp_tp_mlp``) keeps only attention data-parallel: every layer all-reduces a zero-padded buffer of
+  all ranks' tokens, runs its dense MLP, shared and routed experts split tp ways on them and all-reduces the output
+  (``InferenceModel._dp_tp_mlp``).
 * Quantised weights move DTYPE_BYTES per weight (int4/fp4: 0.5 B; group scales not counted); their
   matmuls run at the fp4 peak only for fp4 weights on an accelerator with a dense fp4 peak, else
   dequantised to bf16 inside the GEMM (weight-only W4A16: a quarter of the bf16 GEMM at 4× the rows,
@@ -342,7 +345,27 @@ class InferenceModel:
             )
             return self.weight_bytes_per_replica / (self.tp * self.pp) + replicated * (1.0 - 1.0 / self.tp)
         vocab, routed, other = self._split_weight_bytes()
-        return (vocab + other) / self.pp + routed / (self.pp * self.tp)
+        # a release that keeps the MLPs tensor-parallel under attention DP holds 1/tp of the dense MLPs and shared
+        # experts too (_dp_tp_mlp)
+        mlp = self._dense_mlp_bytes() if self._dp_tp_mlp else 0.0
+        return (vocab + other - mlp + mlp / self.tp) / self.pp + routed / (self.pp * self.tp)
+
+    def _dense_mlp_bytes(self) -> float:
+        """Bytes of one replica's dense MLPs and shared experts at the serving precision (the part left in bf16 at
+        two bytes a weight)."""
+        pb = param_breakdown(self.model)
+        mlp = pb.dense_layers * pb.dense_mlp_per_layer + pb.moe_layers * pb.moe_shared_per_layer
+        bf16_mlp = self._bf16_layer_params()[1]
+        return (mlp - bf16_mlp) * self.stored_bytes(self.weight_precision) + bf16_mlp * DTYPE_BYTES["bf16"]
+
+    @property
+    def _dp_tp_mlp(self) -> bool:
+        """Whether this replica's attention DP keeps the MLPs tensor-parallel (engines.yaml ``attention_dp_tp_mlp``:
+        SGLang before 0.4.10): each layer all-reduces a buffer of every rank's tokens to gather them, runs its dense
+        MLP, shared and routed experts split tp ways on all of them, and all-reduces the output."""
+        if not self.attention_dp or self.engine is None:
+            return False
+        return self.cluster.tables.engine(self.engine).dp_attention_keeps_tp_mlp(self.release)
 
     @property
     def moe_gather_bytes_per_element(self) -> float:
@@ -584,6 +607,9 @@ class InferenceModel:
         # layers a quantised checkpoint left in bf16 (ModelArch.fp8_bf16_modules, fp4_bf16_modules): stored, streamed
         # and multiplied in bf16, their kernels counted with them (per stage, as the other terms)
         bf16_attn, bf16_mlp, bf16_mlp_layers = (x / pp for x in self._bf16_layer_params())
+        # the MLPs' tokens and split: the rank's own, whole weights under attention DP; every rank's, split tp ways
+        # where the release keeps them tensor-parallel (_dp_tp_mlp) or without attention DP
+        mlp_tokens, mlp_split = (float(tokens), tp) if self._dp_tp_mlp else (t_rank, split)
         cd16 = compute_dtype(acc.dense_flop_per_s, "bf16")
         attn_cd, attn_w = (cd16, "bf16") if bf16_attn else (cd, None)
         mlp_q_layers = mlp_layers - bf16_mlp_layers
@@ -610,11 +636,11 @@ class InferenceModel:
             if replicated
             else _Kernels(0.0, 0.0),
             self._linear(
-                t_rank, dense_mlp - bf16_mlp, 2 * mlp_q_layers, cd, split, block_scaled=blk, channel_scaled=chn
+                mlp_tokens, dense_mlp - bf16_mlp, 2 * mlp_q_layers, cd, mlp_split, block_scaled=blk, channel_scaled=chn
             )
             if dense_mlp
             else _Kernels(0.0, 0.0),
-            self._linear(t_rank, bf16_mlp, 2 * (mlp_layers - mlp_q_layers), cd16, split, "bf16")
+            self._linear(mlp_tokens, bf16_mlp, 2 * (mlp_layers - mlp_q_layers), cd16, mlp_split, "bf16")
             if bf16_mlp
             else _Kernels(0.0, 0.0),
             self._linear(t_rank, router, pb.moe_layers / pp, *router_format) if router else _Kernels(0.0, 0.0),
@@ -645,7 +671,13 @@ class InferenceModel:
             ce = self.collective_engine
             ag = collective_time(self.cluster, "allgather", gathered * self.moe_gather_bytes_per_element, tp, engine=ce)
             rs = collective_time(self.cluster, "reducescatter", gathered * ACT_BYTES, tp, engine=ce)
-            comm_s += pb.moe_layers / pp * (ag.time_s + rs.time_s)
+            if self._dp_tp_mlp:
+                # every layer all-reduces the zero-padded buffer of every rank's tokens, then its MLP's output
+                message = gathered * ACT_BYTES
+                one = collective_time(self.cluster, "allreduce", message, tp, engine=self.allreduce_engine(message))
+                comm_s += 2.0 * m.num_layers / pp * one.time_s
+            else:
+                comm_s += pb.moe_layers / pp * (ag.time_s + rs.time_s)
         hop_s = 0.0
         if pp > 1:
             hop_bytes = tokens * m.hidden_size * ACT_BYTES

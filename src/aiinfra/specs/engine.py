@@ -465,6 +465,10 @@ class EngineProfile:
     attention kernel (engines.yaml mla_prefill_pads_v): the kernel then multiplies 192-wide values, not 128-wide.
     None: values at their own width."""
 
+    attention_dp_tp_mlp: tuple[ReleaseRange, ...] = ()
+    """Releases whose attention DP keeps the MLPs tensor-parallel (engines.yaml ``attention_dp_tp_mlp``): every layer
+    gathers the step's tokens by all-reducing a zero-padded buffer, runs its dense MLP, shared and routed experts split
+    over the ranks on all of them and all-reduces the output; only attention is data-parallel."""
     mla_absorbed_copies: tuple[MlaAbsorbedCopies, ...] = ()
     """Per release, the element-wise kernels of an MLA layer's absorbed path beyond the ones every layer prices;
     none: no release read."""
@@ -567,6 +571,10 @@ class EngineProfile:
         in bf16 (``mla_bmm_bf16_from_version``)."""
         first = self.mla_bmm_bf16_from_version
         return first is not None and (version is None or version >= first)
+
+    def dp_attention_keeps_tp_mlp(self, version: tuple[int, ...] | None) -> bool:
+        """Whether release ``version`` runs attention DP with tensor-parallel MLPs (``attention_dp_tp_mlp``)."""
+        return any(r.applies(version) for r in self.attention_dp_tp_mlp)
 
     def mla_copies(self, version: tuple[int, ...] | None) -> MlaAbsorbedCopies | None:
         """The absorbed-MLA copies release ``version`` runs (``mla_absorbed_copies``); None where none was read."""
@@ -1036,6 +1044,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             mla_prefill_pads_v=_release_range(row["mla_prefill_pads_v"]) if row.get("mla_prefill_pads_v") else None,
             windowed_kv_memory=_per_release(row, "windowed_kv_memory", _windowed_kv),
             mla_absorbed_copies=_per_release(row, "mla_absorbed_copies", _mla_copies),
+            attention_dp_tp_mlp=tuple(_release_range(e) for e in row.get("attention_dp_tp_mlp") or ()),
             mxfp4_moe_padding=_per_release(row, "mxfp4_moe_padding", _mxfp4_padding),
             single_gpu_reserve=_per_release(row, "single_gpu_reserve", _single_gpu_reserve),
             profile_sampler=_profile_sampler(row),
