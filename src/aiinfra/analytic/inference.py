@@ -761,11 +761,12 @@ class InferenceModel:
         layers = m.num_layers / pp
         logits_tokens = (work.decode_tokens + (1 if work.prefill_tokens else 0)) / share
         cal = self.cluster.tables.factors_for("inference", acc.id, self.engine)
-        absorbed_rank = self._mla_absorbed_tokens(work) / share if self._mla_bmm_dtype is not None else 0.0
-        terms = self._token_terms(tokens, t_rank, logits_tokens, cal, absorbed_rank)
+        absorbed_rank = self._mla_absorbed_tokens(work) / share
+        bmm_dtype = self._mla_bmm_dtype
+        terms = self._token_terms(tokens, t_rank, logits_tokens, cal, absorbed_rank if bmm_dtype is not None else 0.0)
         attention_compute, attention_memory = self._attention_s(batch, work, layers, cal)
-        bmm_s = self._mla_bmm_s(absorbed_rank, layers) / cal.compute_efficiency_scale
-        bmm_s += self._mla_copies_s(work, share, layers) / cal.memory_efficiency_scale
+        bmm_s = self._mla_bmm_s(absorbed_rank, layers, bmm_dtype) / cal.compute_efficiency_scale
+        bmm_s += self._mla_copies_s(absorbed_rank, layers) / cal.memory_efficiency_scale
         attention_compute += bmm_s
         # the absorbed matmuls run as their own kernels before and after the attention op, not inside its roofline
         stage_attention_s = max(attention_compute - bmm_s, attention_memory) + bmm_s
@@ -888,11 +889,10 @@ class InferenceModel:
         prompt = work.prefill_tokens if work.prefill_tokens and self._mla_prefill_absorbed(work) else 0.0
         return float(work.decode_tokens + prompt)
 
-    def _mla_bmm_s(self, absorbed_rank: float, layers: float) -> float:
+    def _mla_bmm_s(self, absorbed_rank: float, layers: float, dtype: str | None) -> float:
         """One stage's absorbed-MLA matmul pairs for ``absorbed_rank`` tokens on the rank: ``layers`` calls of
-        tokens x local heads x 2 x 2 x 128 x 512 FLOP at the fraction of the format's dense peak the engine's own ops
-        reached (``_mla_bmm_dtype``; 0 where none prices them)."""
-        dtype = self._mla_bmm_dtype
+        tokens x local heads x 2 x 2 x 128 x 512 FLOP at the fraction of the ``dtype`` dense peak the engine's own ops
+        reached (``_mla_bmm_dtype``; None: none prices them, 0)."""
         if dtype is None or absorbed_rank <= 0.0:
             return 0.0
         m, acc = self.model, self.cluster.accelerator
@@ -902,19 +902,18 @@ class InferenceModel:
             return 0.0
         return layers * flop / (acc.peak_flop_per_s(dtype) * frac)
 
-    def _mla_copies_s(self, work: StepBatch, share: int, layers: float) -> float:
-        """One stage's extra element-wise kernels in the absorbed path of ``work``'s absorbed tokens (1/``share`` of
-        them on the rank), where the release's code was read (engines.yaml ``mla_absorbed_copies``): per layer each
-        kernel's fixed time t0 plus the values they read and write at the fitted bandwidth (kernel_time
-        ``memory_fit``, as the layer's other element-wise kernels); 0 elsewhere."""
-        if self.model.attention != "mla" or self.engine is None:
+    def _mla_copies_s(self, absorbed_rank: float, layers: float) -> float:
+        """One stage's extra element-wise kernels in the absorbed path of ``absorbed_rank`` tokens on the rank, where
+        the release's code was read (engines.yaml ``mla_absorbed_copies``): per layer each kernel's fixed time t0 plus
+        the values they read and write at the fitted bandwidth (kernel_time ``memory_fit``, as the layer's other
+        element-wise kernels); 0 elsewhere."""
+        if absorbed_rank <= 0.0 or self.engine is None:
             return 0.0
         rule = self.cluster.tables.engine(self.engine).mla_copies(self.release)
-        tokens = self._mla_absorbed_tokens(work) / share
-        if rule is None or tokens <= 0.0:
+        if rule is None:
             return 0.0
         t0, b_inf = memory_fit(self.cluster.tables, self.cluster.accelerator, self.engine)
-        values = tokens * (rule.values_per_token + rule.values_per_token_per_head * self._local_heads)
+        values = absorbed_rank * (rule.values_per_token + rule.values_per_token_per_head * self._local_heads)
         return layers * (rule.kernels * t0 + values * ACT_BYTES / b_inf)
 
     def _mla_absorbed_prefill_op_s(self, work: StepBatch, pre_flop: float, layers: float) -> float | None:

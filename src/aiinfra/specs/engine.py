@@ -578,7 +578,7 @@ class EngineProfile:
 
     def mla_copies(self, version: tuple[int, ...] | None) -> MlaAbsorbedCopies | None:
         """The absorbed-MLA copies release ``version`` runs (``mla_absorbed_copies``); None where none was read."""
-        return next((r for r in self.mla_absorbed_copies if r.releases.applies(version)), None)
+        return _for_release(self.mla_absorbed_copies, version)
 
     def overlaps_scheduling(self, version: tuple[int, ...] | None) -> bool:
         """Whether release ``version`` (None: the current one) plans each iteration one ahead."""
@@ -1044,7 +1044,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             mla_prefill_pads_v=_release_range(row["mla_prefill_pads_v"]) if row.get("mla_prefill_pads_v") else None,
             windowed_kv_memory=_per_release(row, "windowed_kv_memory", _windowed_kv),
             mla_absorbed_copies=_per_release(row, "mla_absorbed_copies", _mla_copies),
-            attention_dp_tp_mlp=tuple(_release_range(e) for e in row.get("attention_dp_tp_mlp") or ()),
+            attention_dp_tp_mlp=_per_release(row, "attention_dp_tp_mlp", lambda _e, releases: releases),
             mxfp4_moe_padding=_per_release(row, "mxfp4_moe_padding", _mxfp4_padding),
             single_gpu_reserve=_per_release(row, "single_gpu_reserve", _single_gpu_reserve),
             profile_sampler=_profile_sampler(row),
