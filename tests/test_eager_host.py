@@ -42,6 +42,20 @@ def test_kernel_host_times_are_the_prs_arithmetic_and_stop_at_0_5_8() -> None:
     assert catalog.engine("vllm").eager_host((0, 8, 4)) is None
 
 
+def test_the_0_4_releases_take_pr_3236s_mla_forward() -> None:
+    # PR #3236 (SGLang main of the 0.4.2 releases): DeepSeek-V3 at tp 8, one 128-token prompt through
+    # bench_one_batch, "Prefill. latency: 0.16921 s"; the same 1,258 kernels as above carry it, for every release
+    # before 0.5 (0.4.5.post1 and post3 are the validation's); models without MLA keep PR #13094's figure
+    sglang = catalog.engine("sglang")
+    for release in ((0, 4, 2), (0, 4, 5), (0, 4, 10)):
+        host = sglang.eager_host(release)
+        assert host is not None
+        assert 1258 * host.kernel_s(mla=True) == pytest.approx(169.21e-3, rel=2e-3)
+        assert 417 * host.kernel_s(mla=False) == pytest.approx((29.97 - 6.9) * 1e-3, rel=2e-3)
+    later = sglang.eager_host((0, 5, 0))
+    assert later is not None and 1258 * later.kernel_s(mla=True) == pytest.approx(82.64e-3, rel=2e-3)
+
+
 def test_an_eager_step_lasts_its_layers_host_time_a_graphed_one_does_not() -> None:
     # a prompt step of 10 ms on the GPU whose layers take 82.6 ms to issue: 82.6 ms + greedy sampling of one sequence
     # (28.09 µs at batch 1 is the sampler's smallest measured batch on the H200, kernel_overheads_h200.yaml); a
