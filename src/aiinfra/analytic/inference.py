@@ -1054,34 +1054,48 @@ class InferenceModel:
         traffic_s = (2.0 * layers * t0 + layers * prefix * per_token_bytes / b_inf) / cal.memory_efficiency_scale
         return gemm.time_s + traffic_s
 
+    def _step_kernels(self) -> float:
+        """Kernels one step launches (analytic/step_overheads.py kernels_per_step), with the MoE layers' routing
+        kernels (analytic/moe_decode.py)."""
+        pb = param_breakdown(self.model)
+        kernels = kernels_per_step(self.model.num_layers, self.tp, pb.moe_layers)
+        if self.model.is_moe:
+            kernels += routing_kernels(self.weight_precision) * pb.moe_layers
+        return kernels
+
+    def eager_host_s(self) -> float:
+        """Host time of a step the release issues eagerly from Python: one stage's kernels × the release's measured
+        time a kernel (engines.yaml eager_host_by_version); 0 where none is measured."""
+        return self._eager_host_s(self._step_kernels())
+
+    def _eager_host_s(self, kernels: float) -> float:
+        if self.engine is None:
+            return 0.0
+        eager = self.cluster.tables.engine(self.engine).eager_host(self.release)
+        return 0.0 if eager is None else kernels / self.pp * eager.kernel_s(self.model.attention == "mla")
+
     def _engine_costs(self, total: float, whole: StepBatch) -> float:
         """The step with the engine's fixed costs: kernel launches and sampling, host work per iteration by release,
         and the API server's streaming (analytic/step_overheads.py)."""
-        m, acc, tp = self.model, self.cluster.accelerator, self.tp
+        acc, tp = self.cluster.accelerator, self.tp
         assert self.engine is not None
         # the engine's kernel launches and sampler (analytic/step_overheads.py)
-        pb = param_breakdown(m)
-        kernels = kernels_per_step(m.num_layers, tp, pb.moe_layers)
-        if m.is_moe:  # and the MoE layers' routing kernels (analytic/moe_decode.py)
-            kernels += routing_kernels(self.weight_precision) * pb.moe_layers
+        kernels = self._step_kernels()
         # under attention DP each rank captures, launches and samples its own share of the sequences
         rank_step, rank_share = self._rank_work(whole)
-        # the release's measured host time per kernel of a step it issues eagerly (one stage's kernels)
-        eager = self.cluster.tables.engine(self.engine).eager_host(self.release)
-        eager_s = 0.0 if eager is None else kernels / self.pp * eager.kernel_s(m.attention == "mla")
         total = with_overheads(
             total,
             rank_step,
             acc,
             self.engine,
             kernels=kernels,
-            vocab=m.vocab_size,
+            vocab=self.model.vocab_size,
             tp=tp,
             share=rank_share,
             tables=self.cluster.tables,
             engine_version=self.engine_version,
             whole=whole if self.attention_dp else None,
-            eager_host_s=eager_s,
+            eager_host_s=self._eager_host_s(kernels),
         )
         # the engine's host work per iteration (scheduler, input preparation), by release
         # (spread over the decode iterations of a multi-step call; iterations with prompt tokens run alone), its

@@ -893,6 +893,19 @@ def _continuous_answer(
     return a
 
 
+def _eager_note(d: _Deployment, pre: StepBreakdown, tokens: int, notes: list[str]) -> None:
+    """Where the release issues its prompt steps eagerly from Python and their kernels take longer to issue than the
+    GPU takes to run them, the note says that the host sets the prompt step (engines.yaml eager_host_by_version)."""
+    eager_s = d.im.eager_host_s()
+    gpu_s = pre.linear_s + pre.attention_s + pre.communication_s
+    if eager_s > gpu_s:
+        notes.append(
+            f"{d.engine} {d.im.engine_version}: prompt steps run eagerly from Python, and issuing a step's kernels takes "
+            f"{eager_s * 1e3:.3g} ms (the release's measured host time a kernel, engines.yaml eager_host_by_version), "
+            f"longer than the GPU's {gpu_s * 1e3:.3g} ms for a {tokens:,}-token prompt: the host CPU sets that step"
+        )
+
+
 def _continuous_notes(d: _Deployment, batch: int, delay: float, overlap: bool, steps: int, notes: list[str]) -> None:
     """Notes on what sets a loaded step: the API server's streaming, late admission, the engine's host time."""
     im, engine, inp = d.im, d.engine, d.wl.input_tokens
@@ -1033,6 +1046,7 @@ def estimate_with_replica(
     if req_s:
         notes.append(f"TTFT includes {req_s * 1e3:.3g} ms of {engine}'s serving path per request (engines.yaml)")
     pre = im.breakdown(StepBatch.prefill(min(d.budget, inp)))
+    _eager_note(d, pre, min(d.budget, inp), notes)
     if static:
         a = _static_answer(d, batch, fits, ttft_one, req_s)
         dec = im.breakdown(StepBatch.decode(a.batch, inp + out // 2))
