@@ -159,6 +159,20 @@ def test_h200_memory_curve_from_stream_rate_and_h100_fixed_cost() -> None:
     assert b_inf_h100 == pytest.approx(2.97e12, rel=0.02)  # Azure ND H100 v5 Triad 2.97 TB/s
 
 
+def test_mi300x_memory_curve_is_amds_own_gemv_timings() -> None:
+    # ROCm/aiter fbb52dd, MI300X (cu_num 304), Llama-3.1-405B tp 8 at one token: down_proj N=16384 K=6656 in
+    # 31.3479 us; qkv N=2304 K=16384 in 28.6795 us; bytes = N*K + M*K + 2*M*N against the 5.3 TB/s HBM peak
+    down = (16384 * 6656 + 6656 + 2 * 16384) / 31.3479e-6 / 5.3e12
+    qkv = (2304 * 16384 + 16384 + 2 * 2304) / 28.6795e-6 / 5.3e12
+    assert (down, qkv) == (pytest.approx(0.6566, abs=1e-3), pytest.approx(0.2486, abs=1e-3))
+    # the 1e8-byte point is the median of the eight M <= 16 shapes within 1/8 decade, between those two extremes
+    row = _row_curve("memory-mi300x-aiter-gemv")
+    assert qkv < row.at(1e8) < down
+    # the lookup takes it; the STREAM derivation with the H100's fixed cost is kept as a cross-check only
+    assert efficiency_table().lookup("memory", "amd-mi300x", 1e8).source == "memory-mi300x-aiter-gemv"
+    assert all(c.id != "memory-mi300x-derived-azure-stream" for c in efficiency_table().curves)
+
+
 def test_l40s_memory_from_l40_small_kernel_and_plateau() -> None:
     # gpu-benches L40: smallest kernel 64 kB at 40 GB/s -> t0 = 65536 / 40e9; DRAM plateau 760 GB/s; catalog 864 GB/s
     t0 = 65536 / 40e9
