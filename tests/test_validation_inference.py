@@ -48,9 +48,9 @@ BOUNDS = {
     "trtllm-v0p5-a100": (0.22, 0.36),
     "vllm-fp8kv-h100": (0.10, 0.50),
     # regression guard only (achieved + margin): ROCm vLLM on 8x MI300X, Llama 3.1 70B/405B FP8 static batches
-    # 1-128 — -19 ... +27 % (11.5 % median, p90 18.5 %; accuracy_notes.yaml vllm-mi300x-static-batch) with the MI300X's weight
-    # streaming at AMD's own GEMV timings (memory-mi300x-aiter-gemv); vLLM V1's offline token budget of 16384 on
-    # >= 70 GiB devices removes prefill/decode interference
+    # 1-128 — -19 ... +27 % (11.5 % median, p90 18.5 %; accuracy_notes.yaml vllm-mi300x-static-batch) with the
+    # MI300X's weight streaming at AMD's own GEMV timings (memory-mi300x-aiter-gemv); vLLM V1's offline token budget
+    # of 16384 on >= 70 GiB devices removes prefill/decode interference
     "rocm-vllm-mi300x": (0.31, 0.95),
     # vLLM's performance-benchmark latency tests (batch 8, 32 in / 128 out, bf16) on H200, H100 and A100 — 13.9 %
     # median, p90 26 %, worst +29 % (H200 8B); every row over-predicted, the dense rows by 10-29 % (the 2024 vLLM,

@@ -900,8 +900,9 @@ def _eager_note(d: _Deployment, pre: StepBreakdown, tokens: int, notes: list[str
     gpu_s = pre.linear_s + pre.attention_s + pre.communication_s
     if eager_s > gpu_s:
         notes.append(
-            f"{d.engine} {d.im.engine_version}: prompt steps run eagerly from Python, and issuing a step's kernels takes "
-            f"{eager_s * 1e3:.3g} ms (the release's measured host time a kernel, engines.yaml eager_host_by_version), "
+            f"{d.engine} {d.im.engine_version}: prompt steps run eagerly from Python, and issuing a step's kernels "
+            f"takes {eager_s * 1e3:.3g} ms (the release's measured host time a kernel, engines.yaml "
+            "eager_host_by_version), "
             f"longer than the GPU's {gpu_s * 1e3:.3g} ms for a {tokens:,}-token prompt: the host CPU sets that step"
         )
 
