@@ -156,6 +156,17 @@ def present_tables(data: Path, tables: Iterable[Any], op: str, table: str) -> It
         yield t, SYSTEM_IDS[t.system], path
 
 
+def engine_table_source(rel: str, engine: str, version: str, what: str) -> tuple[str, str]:
+    """(title, url) of the AIConfigurator table ``rel`` (a path under systems/data) of ``engine`` ``version`` at
+    commit COMMIT_095F58A; ``what``: the timings it holds, as the title names them."""
+    url = f"{REPO}/blob/{COMMIT_095F58A}/{DATA_DIR}/{rel}"
+    title = (
+        f"ai-dynamo/aiconfigurator systems/data/{rel} ({ENGINE_NAMES[engine]} {version} {what}, NVIDIA collection, "
+        "Apache-2.0; latency in ms)"
+    )
+    return title, url
+
+
 def engine_curve_row(
     *,
     row_id: str,

@@ -61,10 +61,9 @@ from pathlib import Path
 from typing import Any
 
 from aic_common import (
-    COMMIT_095F58A,
     ENGINE_NAMES,
-    REPO,
     engine_curve_row,
+    engine_table_source,
     present_tables,
     reduction_setup,
 )
@@ -232,11 +231,7 @@ def _curve_row(
     """The catalog row of ``t``'s ``op`` table (generation_mla, context_mla) at ``heads`` local query heads;
     ``kind``: the curve kind and its row-id prefix."""
     rel = f"{t.system}/mla/{t.engine}/{t.version}/{op}_perf.parquet"
-    url = f"{REPO}/blob/{COMMIT_095F58A}/aic-core/src/aiconfigurator_core/systems/data/{rel}"
-    title = (
-        f"ai-dynamo/aiconfigurator systems/data/{rel} ({ENGINE_NAMES[t.engine]} {t.version} {op} kernel timings, "
-        "NVIDIA collection, Apache-2.0; latency in ms)"
-    )
+    title, url = engine_table_source(rel, t.engine, t.version, f"{op} kernel timings")
     return engine_curve_row(
         row_id=f"{kind[1]}-bf16-{t.short}-aic-{t.engine}-h{heads}",
         kind=kind[0],

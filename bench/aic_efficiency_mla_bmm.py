@@ -39,10 +39,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from aic_common import (
-    COMMIT_095F58A,
     ENGINE_NAMES,
-    REPO,
     engine_curve_row,
+    engine_table_source,
     present_tables,
     reduction_setup,
 )
@@ -96,11 +95,7 @@ def pair_points(d: Any, peak: float) -> list[tuple[float, float, float]]:
 def row(t: Table, acc_id: str, dtype: str, peak: float, heads: int, pts: list[tuple[float, float, float]]) -> str:
     name = ENGINE_NAMES[t.engine]
     rel = f"{t.system}/mla_bmm/{t.engine}/{t.version}/mla_bmm_perf.parquet"
-    url = f"{REPO}/blob/{COMMIT_095F58A}/aic-core/src/aiconfigurator_core/systems/data/{rel}"
-    title = (
-        f"ai-dynamo/aiconfigurator systems/data/{rel} ({name} {t.version} MLA absorption matmul timings, NVIDIA "
-        "collection, Apache-2.0; latency in ms)"
-    )
+    title, url = engine_table_source(rel, t.engine, t.version, "MLA absorption matmul timings")
     first = pts[0]
     note = (
         f"ENGINE {t.engine} ONLY (cross_check: serves lookups naming this engine). {name} {t.version} pair of "

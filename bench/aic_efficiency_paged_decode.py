@@ -34,10 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from aic_common import (
-    COMMIT_095F58A,
     ENGINE_NAMES,
-    REPO,
     engine_curve_row,
+    engine_table_source,
     present_tables,
     reduction_setup,
 )
@@ -133,7 +132,7 @@ def worked_example(d: Any, bw: float) -> str:
 
 def row(t: Table, acc_id: str, bw: float, batch: int, pts: list[Point], example: str) -> str:
     rel = f"{t.system}/attention/{t.engine}/{t.version}/generation_attention_perf.parquet"
-    url = f"{REPO}/blob/{COMMIT_095F58A}/aic-core/src/aiconfigurator_core/systems/data/{rel}"
+    title, url = engine_table_source(rel, t.engine, t.version, "generation_attention kernel timings")
     name = ENGINE_NAMES[t.engine]
     shapes = ", ".join(str(n) for _, _, n in pts)
     note = (
@@ -146,10 +145,6 @@ def row(t: Table, acc_id: str, bw: float, batch: int, pts: list[Point], example:
         "bench/aic_efficiency_paged_decode.py. " + example
     )
     pts_yaml = "[" + ", ".join(f"[{x:.4e}, {y:.4f}]" for x, y, _ in pts) + "]"
-    title = (
-        f"ai-dynamo/aiconfigurator systems/data/{rel} ({name} {t.version} generation_attention kernel timings, NVIDIA "
-        "collection, Apache-2.0; latency in ms)"
-    )
     return engine_curve_row(
         row_id=f"paged-decode-bf16-{t.short}-aic-{t.engine}-b{batch}",
         kind="paged_decode",

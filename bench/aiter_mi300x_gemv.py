@@ -15,7 +15,7 @@ parallelism 1, 4 and 8, timed with FP8 weights and activations (a8w8, scale per 
 output. For each:
 
     bytes      = N * K (weights) + M * K (activations in) + 2 * M * N (bf16 out)     (aiter's own ``bw`` column)
-    efficiency = bytes / (us * 1e-6) / 5.3e12                                        (catalog HBM peak of the MI300X)
+    efficiency = bytes / (us * 1e-6) / HBM peak                (the catalog's MI300X row: 5.3 TB/s)
 
 and each point of the curve is the median over the shapes within +-1/8 decade of its byte count, as the H100 row
 built from Vidur's GEMV timings (memory-h100-vidur-gemv); grid points with no shape are left out.
@@ -30,18 +30,19 @@ import statistics
 import sys
 from pathlib import Path
 
+from aic_common import catalog_accelerators
+
 COMMIT = "fbb52ddfad72ce1fb0c65b842cbc5edc4fbfecde"
 READ_ON = "2026-11-27"
 MI300X_CUS = 304
 MAX_TOKENS = 16
-HBM_PEAK_B_PER_S = 5.3e12
 GRID_B = [10 ** (6.75 + k / 4) for k in range(10)]
 """5.62e6 to 1e9 bytes, a quarter decade apart (the H100 row's grid)."""
 HALF_BIN_DECADES = 1 / 8
 
 
-def points_of(path: Path) -> list[tuple[float, float]]:
-    """(bytes, efficiency) of every MI300X row at MAX_TOKENS tokens or fewer."""
+def points_of(path: Path, hbm_b_per_s: float) -> list[tuple[float, float]]:
+    """(bytes, fraction of ``hbm_b_per_s``) of every MI300X row at MAX_TOKENS tokens or fewer."""
     out = []
     with path.open(newline="") as f:
         for r in csv.DictReader(f):
@@ -49,7 +50,7 @@ def points_of(path: Path) -> list[tuple[float, float]]:
                 continue
             m, n, k = int(r["M"]), int(r["N"]), int(r["K"])
             nbytes = n * k + m * k + 2 * m * n
-            out.append((float(nbytes), nbytes / (float(r["us"]) * 1e-6) / HBM_PEAK_B_PER_S))
+            out.append((float(nbytes), nbytes / (float(r["us"]) * 1e-6) / hbm_b_per_s))
     return out
 
 
@@ -70,7 +71,8 @@ def main() -> int:
     if args.csv is None or not args.csv.exists():
         print(f"no aiter table given (--csv): nothing to reduce (commit {COMMIT[:10]})", file=sys.stderr)
         return 0
-    pts = points_of(args.csv)
+    hbm_b_per_s = float(catalog_accelerators()["amd-mi300x"]["memory_bw_tb_per_s"]) * 1e12
+    pts = points_of(args.csv, hbm_b_per_s)
     rows = curve(pts)
     points = ", ".join(f"[{x:.4e}, {e:.3f}]" for x, e, _ in rows)
     bins = "; ".join(f"{x:.3g}: n={n}" for x, _, n in rows)

@@ -165,9 +165,20 @@ def test_mi300x_memory_curve_is_amds_own_gemv_timings() -> None:
     down = (16384 * 6656 + 6656 + 2 * 16384) / 31.3479e-6 / 5.3e12
     qkv = (2304 * 16384 + 16384 + 2 * 2304) / 28.6795e-6 / 5.3e12
     assert (down, qkv) == (pytest.approx(0.6566, abs=1e-3), pytest.approx(0.2486, abs=1e-3))
-    # the 1e8-byte point is the median of the eight M <= 16 shapes within 1/8 decade, between those two extremes
+    # the 1e8-byte point: the median of the eight M <= 16 shapes within 1/8 decade of it (M, N, K, us)
+    timed = [
+        (1, 4608, 16384, 34.5767),
+        (16, 4608, 16384, 30.8324),
+        (1, 16384, 6656, 31.3479),
+        (16, 16384, 6656, 32.8949),
+        (1, 10240, 8192, 32.9811),
+        (16, 10240, 8192, 31.2289),
+        (1, 14336, 8192, 41.6157),
+        (16, 14336, 8192, 39.5399),
+    ]
+    fracs = sorted((n * k + m * k + 2 * m * n) / (us * 1e-6) / 5.3e12 for m, n, k, us in timed)
     row = _row_curve("memory-mi300x-aiter-gemv")
-    assert qkv < row.at(1e8) < down
+    assert row.at(1e8) == pytest.approx((fracs[3] + fracs[4]) / 2, abs=1e-3)
     # the lookup takes it; the STREAM derivation with the H100's fixed cost is kept as a cross-check only
     assert efficiency_table().lookup("memory", "amd-mi300x", 1e8).source == "memory-mi300x-aiter-gemv"
     assert all(c.id != "memory-mi300x-derived-azure-stream" for c in efficiency_table().curves)

@@ -767,9 +767,10 @@ class InferenceModel:
         attention_compute, attention_memory = self._attention_s(batch, work, layers, cal)
         bmm_s = self._mla_bmm_s(absorbed_rank, layers, bmm_dtype) / cal.compute_efficiency_scale
         bmm_s += self._mla_copies_s(absorbed_rank, layers) / cal.memory_efficiency_scale
+        # the absorbed matmuls run as their own kernels before and after the attention op, not inside its roofline;
+        # they count on the compute side of the step's bound
+        stage_attention_s = max(attention_compute, attention_memory) + bmm_s
         attention_compute += bmm_s
-        # the absorbed matmuls run as their own kernels before and after the attention op, not inside its roofline
-        stage_attention_s = max(attention_compute - bmm_s, attention_memory) + bmm_s
         attention_s = pp * stage_attention_s
         head_k = terms.head
         linear_s = pp * terms.stage_linear_s + head_k.time_s
