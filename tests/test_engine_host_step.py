@@ -218,15 +218,17 @@ def test_an_unreadable_release_names_the_field(release: object, says: str) -> No
 
 
 def test_the_simulator_adds_the_host_time_to_every_iteration() -> None:
-    # a fixed batch drained from t = 0 under the same scheduler limits has the same iterations whatever they cost,
-    # so the V0 run lasts exactly iterations x 4 ms longer. Steps of at most 256 tokens keep every tensor-parallel
-    # all-reduce at 256 x 8,192 x 2 B = 4 MiB, under the 8 MiB custom-kernel buffer that 0.6.3 shares with the
-    # current release (above it the two releases' all-reduces differ too: tests/test_inference_allreduce_limit.py)
+    # one client's requests in turn (each its prompt step and 63 decode steps, the next sent when the answer ends)
+    # run the same iterations whatever they cost, so the V0 run lasts exactly iterations x 4 ms longer (a burst of
+    # several would not: the releases admit a request that arrives mid-iteration to different iterations). Steps of
+    # at most 256 tokens keep every tensor-parallel all-reduce at 256 x 8,192 x 2 B = 4 MiB, under the 8 MiB
+    # custom-kernel buffer that 0.6.3 shares with the current release (above it the two releases' all-reduces differ
+    # too: tests/test_inference_allreduce_limit.py)
     sets = [
         "inference.simulation.scheduler={max_num_batched_tokens: 256, max_num_seqs: 256}",
         "inference.request_rate_per_s=null",
-        "inference.num_requests=16",
-        "inference.concurrency=16",
+        "inference.num_requests=4",
+        "inference.concurrency=1",
         "inference.arrival={kind: concurrency}",
         "inference.input_tokens=64",
         "inference.output_tokens=64",
@@ -237,7 +239,7 @@ def test_the_simulator_adds_the_host_time_to_every_iteration() -> None:
     old = sim_run(
         load_scenario(EXAMPLES / "simulate-llama70b-h100.yaml", [*sets, "inference.engine_version=0.6.3"]), seed=0
     )
-    assert old.records.iterations == now.records.iterations
+    assert old.records.iterations == now.records.iterations == 4 * 64
     assert old.records.end_s - now.records.end_s == pytest.approx(now.records.iterations * 4e-3, rel=1e-6)
 
 

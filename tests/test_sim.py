@@ -127,7 +127,9 @@ def test_closed_loop_concurrency() -> None:
     )
     res = sim_run(sc, seed=0)
     assert res.summary.completed == 200
-    assert np.all(res.records.arrival_s[:16] == 0.0)  # every client starts at t = 0
+    # every client starts at t = 0, the first reaching the engine alone and the rest an instant after it
+    followers = res.records.arrival_s[1:16]
+    assert res.records.arrival_s[0] == 0.0 and np.all((followers > 0.0) & (followers < 1e-9))
     # a ramp of 8 s: the 16 clients' first requests at 0, 0.5, 1, ... 7.5 s; later ones at earlier answers' ends
     sets = [
         "inference.arrival={kind: concurrency, ramp_s: 8}",
@@ -440,14 +442,19 @@ def test_closed_loop_client_waits_out_the_serving_path() -> None:
 def test_benchmark_closed_loop_scores_the_opening_burst() -> None:
     # vllm bench serve / sglang.bench_serving at --max-concurrency 2 --num-prompts 3, request rate inf: requests 0
     # and 1 leave at once, request 2 when the first answer ends, and every request is averaged. Step time
-    # 1 ms per token (LinearStep), prompts of 100 tokens, answers of 2, serving-path cost c per request:
-    #   [0, 0.2]          prefill 0 and 1 together (200 tokens): first tokens at 0.2
-    #   [0.2, 0.202]      one decode step (2 tokens): both answers end at 0.202
-    #   request 2 reaches the engine at 0.202 + c (the return path), prefill [0.202 + c, 0.302 + c] (100 tokens),
-    #   decode [0.302 + c, 0.303 + c]
-    # TTFT as the client sees it (+ c each): 0.2 + c, 0.2 + c, 0.1 + c, mean 0.5 / 3 + c; TPOT (finish - first) /
-    # (2 - 1): 0.002, 0.002, 0.001; the run lasts from the first arrival to the last finish, 0.303 + c, and its
-    # throughput is 6 tokens over it. closed_loop_run would leave requests 0 and 1 out.
+    # 1 ms per token (LinearStep), prompts of 100 tokens, answers of 2, serving-path cost c per request. Request 0
+    # reaches the idle engine first and runs alone; request 1 arrives an instant later, during that iteration, and
+    # (vLLM's async scheduling: overlap_admission) joins the iteration after the next:
+    #   [0, 0.1]          prefill 0 (100 tokens): its first token at 0.1
+    #   [0.1, 0.101]      decode 0: answer 0 ends at 0.101
+    #   [0.101, 0.201]    prefill 1: its first token at 0.201
+    #   [0.201, 0.202]    decode 1
+    #   request 2 reaches the engine at 0.101 + c (the return path; c = 13 ms, during the prefill of 1), so it joins
+    #   [0.202, 0.302] (first token at 0.302) and decodes [0.302, 0.303]
+    # TTFT as the client sees it (+ c each): 0.1 + c, 0.201 + c, 0.302 - (0.101 + c) + c = 0.201: mean
+    # (0.502 - c) / 3 + c, median 0.201; TPOT (finish - first) / (2 - 1): 0.001 each; the run lasts from the first
+    # arrival to the last finish, 0.303, and its throughput is 6 tokens over it. closed_loop_run would leave
+    # requests 0 and 1 out.
     from aiinfra.app.tables import serving_tables
     from aiinfra.sim.search import benchmark_closed_loop_run
 
@@ -463,24 +470,28 @@ def test_benchmark_closed_loop_scores_the_opening_burst() -> None:
     c = tables.engine.request_overhead_s
     s = benchmark_closed_loop_run(sc, 2, 3, step_model=LinearStep(0.0, 0.001), tables=tables)
     assert (s.requests, s.completed) == (3, 3)
-    assert s.ttft_s.mean == pytest.approx(0.5 / 3 + c)
-    assert s.ttft_s.p50 == pytest.approx(0.2 + c)
-    assert s.tpot_exclusive_s.mean == pytest.approx(0.005 / 3)
-    assert s.duration_s == pytest.approx(0.303 + c)
-    assert s.output_tokens_per_s == pytest.approx(6 / (0.303 + c))
+    assert s.ttft_s.mean == pytest.approx((0.502 - c) / 3 + c)
+    assert s.ttft_s.p50 == pytest.approx(0.201)
+    assert s.tpot_exclusive_s.mean == pytest.approx(0.001)
+    assert s.duration_s == pytest.approx(0.303)
+    assert s.output_tokens_per_s == pytest.approx(6 / 0.303)
 
 
 def test_prompts_cached_before_the_run_prefill_only_their_last_token() -> None:
     # As test_benchmark_closed_loop_scores_the_opening_burst (2 clients, 3 requests, answers of 2 tokens, 1 ms per
-    # token, serving-path cost c), prompts of 127 tokens (the simulator memoises step times in 64-token prefill
-    # buckets; 128 and 127 fall in different ones), on a server that already served request 0's prompt
-    # (prefix_cached_requests 1, e.g. an earlier run of the same seeded client): its prefill computes only the
-    # prompt's last token (SGLang matches at most input_len - 1 tokens), so
-    #   [0, 0.128]         prefill 1 + 127 tokens: first tokens of 0 and 1 at 0.128
-    #   [0.128, 0.130]     one decode step (2 tokens): both answers end at 0.130
-    #   request 2 (cold) reaches the engine at 0.130 + c: prefill [0.130 + c, 0.257 + c], decode to 0.258 + c
-    # TTFT 0.128 + c, 0.128 + c, 0.127 + c: mean 0.383 / 3 + c; the run lasts 0.258 + c. Cold: prefill 254 tokens
-    # [0, 0.254], decode to 0.256, request 2 prefilled [0.256 + c, 0.383 + c]: TTFT mean (0.254 · 2 + 0.127) / 3 + c.
+    # token, serving-path cost c, request 0 alone first and request 1 two iterations later), prompts of 127 tokens
+    # (the simulator memoises step times in 64-token prefill buckets; 128 and 127 fall in different ones), on a
+    # server that already served request 0's prompt (prefix_cached_requests 1, e.g. an earlier run of the same
+    # seeded client): its prefill computes only the prompt's last token (SGLang matches at most input_len - 1
+    # tokens), so
+    #   [0, 0.001]         prefill 0 (1 token): its first token at 0.001
+    #   [0.001, 0.002]     decode 0: answer 0 ends at 0.002
+    #   [0.002, 0.129]     prefill 1 (127 tokens, cold): first token at 0.129; [0.129, 0.130] decode 1
+    #   request 2 (cold) reaches the engine at 0.002 + c, during the prefill of 1: prefill [0.130, 0.257], decode to
+    #   0.258
+    # TTFT 0.001 + c, 0.129 + c, 0.257 - (0.002 + c) + c: mean (0.385 - c) / 3 + c; the run lasts 0.258. Cold:
+    # prefill 0 [0, 0.127], decode to 0.128, prefill 1 [0.128, 0.255], decode to 0.256; request 2 at 0.128 + c,
+    # prefilled [0.256, 0.383]: TTFT 0.127 + c, 0.255 + c, 0.383 - (0.128 + c) + c, mean (0.637 - c) / 3 + c.
     from aiinfra.app.tables import serving_tables
     from aiinfra.sim.search import benchmark_closed_loop_run
 
@@ -490,12 +501,12 @@ def test_prompts_cached_before_the_run_prefill_only_their_last_token() -> None:
     c = tables.engine.request_overhead_s
     s = benchmark_closed_loop_run(sc, 2, 3, step_model=LinearStep(0.0, 0.001), tables=tables)
     assert (s.completed, s.prefix_cache_hits) == (3, 1)
-    assert s.ttft_s.mean == pytest.approx(0.383 / 3 + c)
-    assert s.duration_s == pytest.approx(0.258 + c)
-    assert s.output_tokens_per_s == pytest.approx(6 / (0.258 + c))
+    assert s.ttft_s.mean == pytest.approx((0.385 - c) / 3 + c)
+    assert s.duration_s == pytest.approx(0.258)
+    assert s.output_tokens_per_s == pytest.approx(6 / 0.258)
     cold = load_scenario(EX, [*base, "inference.simulation.prefix_cached_requests=0"])
     s0 = benchmark_closed_loop_run(cold, 2, 3, step_model=LinearStep(0.0, 0.001), tables=tables)
-    assert (s0.ttft_s.mean, s0.prefix_cache_hits) == (pytest.approx(0.635 / 3 + c), 0)
+    assert (s0.ttft_s.mean, s0.prefix_cache_hits) == (pytest.approx((0.637 - c) / 3 + c), 0)
 
 
 def test_prompts_cached_before_the_run_are_refused_with_a_trace(tmp_path) -> None:  # type: ignore[no-untyped-def]
