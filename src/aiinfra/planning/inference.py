@@ -55,6 +55,14 @@ def workload_usage(wl: ServingWorkload) -> Usage:
     return "offline"
 
 
+def through_api_server(wl: ServingWorkload, usage: Usage | None = None) -> bool:
+    """Whether requests reach the engine through its API server and stream their tokens back
+    (``inference.simulation.streaming``; unstated: the usage, given or the workload's, is ``server``). The LLM class
+    of an offline benchmark hands its prompts to the engine directly."""
+    stated = wl.simulation.streaming if wl.simulation is not None else None
+    return stated if stated is not None else (usage or workload_usage(wl)) == "server"
+
+
 def _reserve_bytes(
     tables: DomainTables, tp: int, ranks: int = 1, engine: str | None = None, release: tuple[int, ...] | None = None
 ) -> float:
@@ -376,8 +384,7 @@ def model_for(
     ``inference.simulation.streaming``, else the workload's usage is ``server``)."""
     plan = wl.plan
     if streamed is None:
-        stated = wl.simulation.streaming if wl.simulation is not None else None
-        streamed = stated if stated is not None else workload_usage(wl) == "server"
+        streamed = through_api_server(wl)
     sched = wl.simulation.scheduler if wl.simulation is not None else None
     return InferenceModel(
         model=sc_model,
@@ -614,9 +621,7 @@ def _deployment(
 ) -> _Deployment:
     """The deployment as priced (:func:`estimate_with_replica`'s first half): the model, the scheduler's limits
     (noting where they come from), the replicas and the KV capacity; errors for layouts that do not split."""
-    stated_streaming = wl.simulation.streaming if wl.simulation is not None else None
-    streamed = stated_streaming if stated_streaming is not None else (usage or workload_usage(wl)) == "server"
-    im = model_for(model, cluster, wl, attention_dp, engine, streamed=streamed)
+    im = model_for(model, cluster, wl, attention_dp, engine, streamed=through_api_server(wl, usage))
     sched = wl.simulation.scheduler if wl.simulation is not None else None
     sd = scheduler_defaults(
         cluster.tables.engine(engine),

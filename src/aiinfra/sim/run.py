@@ -25,6 +25,7 @@ from aiinfra.planning.inference import (
     overlaps_scheduling,
     reserves_full_context,
     speculative_tokens_per_step,
+    through_api_server,
     workload_release,
 )
 from aiinfra.sim.arrivals import Requests, check_budget, interarrival_s, lengths, read_trace, stratified_uniforms
@@ -84,14 +85,14 @@ def _closed_arrivals(wl: ServingWorkload, n: int | None, seed: int) -> np.ndarra
     elif arrival is not None and arrival.ramp_s and wl.concurrency:
         first = min(wl.concurrency, n)
         arrivals[:first] = np.arange(first) * (arrival.ramp_s / first)
-    elif wl.concurrency:
+    elif wl.concurrency and through_api_server(wl):
         # a burst reaches the engine one request at a time: the API server parses and tokenises the requests in
         # turn and hands each over as it is ready, and an idle engine steps at once with what it holds (SGLang
         # 0.5.6 Scheduler.event_loop_overlap drains recv_requests with zmq.NOBLOCK, then runs the next batch; vLLM
         # 0.11.0 EngineCore._process_input_queue blocks on the first request, drains the queue, then steps), so the
         # first request's iteration runs it alone and the rest queue behind it. Only that order is modelled: the
         # others arrive the smallest time after it (the hand-over spacing is not measured; results do not move
-        # between 1 ns and 0.1 ms of spacing)
+        # between 1 ns and 0.1 ms of spacing). An offline batch (the LLM class, no API server) is handed over whole
         first = min(wl.concurrency, n)
         arrivals[1:first] = _BURST_FOLLOWERS_S
     return arrivals
