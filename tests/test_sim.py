@@ -143,6 +143,24 @@ def test_closed_loop_concurrency() -> None:
     assert ramped.summary.completed == 200
 
 
+def test_an_offline_batch_is_handed_over_whole() -> None:
+    # the LLM class of an offline benchmark adds every prompt before the engine steps (no API server, no streaming):
+    # the batch's requests all reach the engine at t = 0, where a burst through the API server reaches it one at a
+    # time (test_closed_loop_concurrency)
+    sets = [
+        "inference.arrival={kind: concurrency}",
+        "inference.concurrency=8",
+        "inference.num_requests=8",
+        "inference.request_rate_per_s=null",
+        "inference.output_tokens=4",
+        "inference.simulation.output_lengths=null",
+    ]
+    offline = sim_run(load_scenario(EX, [*sets, "inference.simulation.streaming=false"]), seed=0)
+    assert np.all(offline.records.arrival_s == 0.0)
+    served = sim_run(load_scenario(EX, sets), seed=0)
+    assert served.records.arrival_s[0] == 0.0 and np.all(served.records.arrival_s[1:] > 0.0)
+
+
 def test_gamma_burstier_than_poisson() -> None:
     # G/D/1 at ρ = 0.7 (static batch of one, D = 1 s). Kingman: W ≈ ρ/(1 − ρ) · (c_a² + c_s²)/2 · D: Poisson
     # (c_a = 1) 1.17 s; gamma with c_a = 3 gives 5 × that, 5.8 s. Assert a conservative 3×.
