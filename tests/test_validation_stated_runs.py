@@ -26,8 +26,22 @@ def test_range_ratio_lengths_by_hand() -> None:
     assert got["input_lengths"] == {"kind": "uniform", "low": 6553, "high": 8192}
     assert got["output_lengths"] == {"kind": "uniform", "low": 819, "high": 1024}
     assert "range ratio 0.8" in flags[0]
-    with pytest.raises(RowError, match="uniform:R"):
+    with pytest.raises(RowError, match=r"length_distribution='uniform:1\.5'.*range ratio"):
         length_dists({"length_distribution": "uniform:1.5", "input_tokens": "10", "output_tokens": "10"}, None, [])
+
+
+def test_symmetric_range_ratio_lengths_by_hand() -> None:
+    # vLLM's own random dataset: uniform on [floor(L (1 - R)), ceil(L (1 + R))]; the vLLM blog's "~20k input tokens
+    # and ~2k output tokens (+-15% variance)": R = 0.15 -> [17000, 23000] and [1700, 2300]
+    flags: list[str] = []
+    got = length_dists(
+        {"length_distribution": "uniform_about:0.15", "input_tokens": "20000", "output_tokens": "2000"}, None, flags
+    )
+    assert got["input_lengths"] == {"kind": "uniform", "low": 17000, "high": 23000}
+    assert got["output_lengths"] == {"kind": "uniform", "low": 1700, "high": 2300}
+    assert "range ratio 0.15" in flags[0]
+    rows = [r for r in csv.DictReader((DATA / "inference_serving7_open.csv").open()) if r["id"].startswith("vllmblog")]
+    assert rows and all(r["length_distribution"] == "uniform_about:0.15" for r in rows)
 
 
 def test_length_ratio_rule_and_shipped_files() -> None:

@@ -183,7 +183,8 @@ def length_dists(row: dict[str, str], bench: BenchmarkSpec | None, flags: list[s
     * a benchmark or dataset the catalog describes: lognormal with its σ (moment fit), capped at its longest sample;
     * SGLang's or vLLM's ``random`` dataset with range ratio 0 (``length_distribution`` column "uniform"): uniform
       on [1, 2·mean - 1], as the clients draw each length uniformly up to the requested one (sglang.bench_serving
-      sample_random_requests: randint(max(int(len·ratio), 1), len));
+      sample_random_requests: randint(max(int(len·ratio), 1), len)); "uniform:R" the same client's range ratio R;
+      "uniform_about:R" vLLM's own random dataset (from its benchmarks/datasets.py), uniform within ±R of the mean;
     * else fixed at the means (flagged).
 
     A row that states its client's cap on generated tokens (``max_output_tokens``: answers stop at EOS or at the cap)
@@ -199,6 +200,16 @@ def length_dists(row: dict[str, str], bench: BenchmarkSpec | None, flags: list[s
     if stated == "uniform":
         flags.append("lengths uniform on [1, 2·mean - 1] (random dataset, range ratio 0)")
         return {"input_lengths": {"kind": "uniform"}, "output_lengths": {"kind": "uniform"}}
+    if stated.startswith("uniform_about:"):
+        ratio = _range_ratio(stated)
+        flags.append(
+            f"lengths uniform on [(1 - {ratio:g})·L, (1 + {ratio:g})·L] about the row's means (vLLM's random dataset, "
+            f"range ratio {ratio:g})"
+        )
+        return {
+            "input_lengths": _symmetric_uniform(num(row, "input_tokens"), ratio, "input_tokens"),
+            "output_lengths": _symmetric_uniform(num(row, "output_tokens"), ratio, "output_tokens"),
+        }
     if stated.startswith("uniform:"):
         ratio = _range_ratio(stated)
         flags.append(
@@ -248,13 +259,14 @@ def _capped(dist: dict[str, object], mean: float | None, cap: int, flags: list[s
 
 
 def _range_ratio(stated: str) -> float:
-    """R of a ``length_distribution`` cell ``uniform:R`` (0 < R < 1); a RowError naming the cell otherwise."""
+    """R of a ``length_distribution`` cell ``uniform:R`` or ``uniform_about:R`` (0 < R < 1); a RowError naming the
+    cell otherwise."""
     try:
         ratio = float(stated.split(":", 1)[1])
     except ValueError:
         ratio = math.nan
     if not 0.0 < ratio < 1.0:
-        raise RowError(f"column length_distribution={stated!r}: R of uniform:R must lie between 0 and 1")
+        raise RowError(f"column length_distribution={stated!r}: its range ratio R must lie between 0 and 1")
     return ratio
 
 
@@ -266,6 +278,15 @@ def _ratio_uniform(mean: float | None, ratio: float, column: str) -> dict[str, o
         raise RowError(f"column {column} is blank: a uniform:R length distribution needs the mean")
     high = round(2.0 * mean / (1.0 + ratio))
     return {"kind": "uniform", "low": max(int(high * ratio), 1), "high": high}
+
+
+def _symmetric_uniform(mean: float | None, ratio: float, column: str) -> dict[str, object]:
+    """vLLM's draw of its random dataset with range ratio R, uniform on [floor(L·(1 - R)), ceil(L·(1 + R))] about the
+    requested length L (vllm 0.19.0 vllm/benchmarks/datasets.py RandomDataset.get_sampling_params), L the row's
+    ``mean``."""
+    if mean is None or mean < 1:
+        raise RowError(f"column {column} is blank: a uniform_about:R length distribution needs the mean")
+    return {"kind": "uniform", "low": max(math.floor(mean * (1.0 - ratio)), 1), "high": math.ceil(mean * (1.0 + ratio))}
 
 
 def latency_limit_flags(row: dict[str, str], bench: BenchmarkSpec, ttft_p99_s: float, tpot_p99_s: float) -> list[str]:
