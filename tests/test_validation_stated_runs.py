@@ -17,29 +17,30 @@ from tests.conftest import bench_script
 DATA = Path(__file__).resolve().parents[1] / "src" / "aiinfra" / "validation" / "data"
 
 
-def test_range_ratio_lengths_by_hand() -> None:
-    # InferenceX's client: randint(int(0.8 L), L + 1); L = 1024 -> [819, 1024], mean 921.5; L = 8192 -> [6553, 8192]
+@pytest.mark.parametrize(
+    ("cell", "mean_in", "mean_out", "expected_in", "expected_out"),
+    [
+        # InferenceX's client: randint(int(0.8 L), L + 1); L = 1024 -> [819, 1024], mean 921.5; L = 8192 ->
+        # [6553, 8192], mean 7372.5
+        ("uniform:0.8", "7372.5", "921.5", (6553, 8192), (819, 1024)),
+        # vLLM's own random dataset: uniform on [floor(L (1 - R)), ceil(L (1 + R))]; the vLLM blog's "~20k input
+        # tokens and ~2k output tokens (+-15% variance)": R = 0.15 -> [17000, 23000] and [1700, 2300]
+        ("uniform_about:0.15", "20000", "2000", (17000, 23000), (1700, 2300)),
+    ],
+)
+def test_range_ratio_lengths_by_hand(
+    cell: str, mean_in: str, mean_out: str, expected_in: tuple[int, int], expected_out: tuple[int, int]
+) -> None:
     flags: list[str] = []
-    got = length_dists(
-        {"length_distribution": "uniform:0.8", "input_tokens": "7372.5", "output_tokens": "921.5"}, None, flags
-    )
-    assert got["input_lengths"] == {"kind": "uniform", "low": 6553, "high": 8192}
-    assert got["output_lengths"] == {"kind": "uniform", "low": 819, "high": 1024}
-    assert "range ratio 0.8" in flags[0]
+    got = length_dists({"length_distribution": cell, "input_tokens": mean_in, "output_tokens": mean_out}, None, flags)
+    assert got["input_lengths"] == {"kind": "uniform", "low": expected_in[0], "high": expected_in[1]}
+    assert got["output_lengths"] == {"kind": "uniform", "low": expected_out[0], "high": expected_out[1]}
+    assert f"range ratio {cell.split(':')[1]}" in flags[0]
     with pytest.raises(RowError, match=r"length_distribution='uniform:1\.5'.*range ratio"):
         length_dists({"length_distribution": "uniform:1.5", "input_tokens": "10", "output_tokens": "10"}, None, [])
 
 
-def test_symmetric_range_ratio_lengths_by_hand() -> None:
-    # vLLM's own random dataset: uniform on [floor(L (1 - R)), ceil(L (1 + R))]; the vLLM blog's "~20k input tokens
-    # and ~2k output tokens (+-15% variance)": R = 0.15 -> [17000, 23000] and [1700, 2300]
-    flags: list[str] = []
-    got = length_dists(
-        {"length_distribution": "uniform_about:0.15", "input_tokens": "20000", "output_tokens": "2000"}, None, flags
-    )
-    assert got["input_lengths"] == {"kind": "uniform", "low": 17000, "high": 23000}
-    assert got["output_lengths"] == {"kind": "uniform", "low": 1700, "high": 2300}
-    assert "range ratio 0.15" in flags[0]
+def test_the_vllm_blog_rows_state_their_length_range() -> None:
     rows = [r for r in csv.DictReader((DATA / "inference_serving7_open.csv").open()) if r["id"].startswith("vllmblog")]
     assert rows and all(r["length_distribution"] == "uniform_about:0.15" for r in rows)
 
