@@ -8,6 +8,7 @@ per-sample statistics (with sources), and they stand in for the blank cells. A r
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from aiinfra.sim.arrivals import quantile_table_mean
 from aiinfra.specs.benchmark import BenchmarkSpec, TokenStats, benchmark_named
@@ -200,25 +201,14 @@ def length_dists(row: dict[str, str], bench: BenchmarkSpec | None, flags: list[s
     if stated == "uniform":
         flags.append("lengths uniform on [1, 2·mean - 1] (random dataset, range ratio 0)")
         return {"input_lengths": {"kind": "uniform"}, "output_lengths": {"kind": "uniform"}}
-    if stated.startswith("uniform_about:"):
+    kind, sep, _ = stated.partition(":")
+    if sep and kind in _RANGED_DRAWS:
+        draw, span, client = _RANGED_DRAWS[kind]
         ratio = _range_ratio(stated)
         flags.append(
-            f"lengths uniform on [(1 - {ratio:g})·L, (1 + {ratio:g})·L] about the row's means (vLLM's random dataset, "
-            f"range ratio {ratio:g})"
+            f"lengths uniform on {span.format(r=ratio)} about the row's means ({client}, range ratio {ratio:g})"
         )
-        return {
-            "input_lengths": _symmetric_uniform(num(row, "input_tokens"), ratio, "input_tokens"),
-            "output_lengths": _symmetric_uniform(num(row, "output_tokens"), ratio, "output_tokens"),
-        }
-    if stated.startswith("uniform:"):
-        ratio = _range_ratio(stated)
-        flags.append(
-            f"lengths uniform on [{ratio:g}·L, L] about the row's means (random dataset, range ratio {ratio:g})"
-        )
-        return {
-            "input_lengths": _ratio_uniform(num(row, "input_tokens"), ratio, "input_tokens"),
-            "output_lengths": _ratio_uniform(num(row, "output_tokens"), ratio, "output_tokens"),
-        }
+        return {col.replace("tokens", "lengths"): draw(_stated_mean(row, col, kind), ratio) for col in _LENGTH_COLUMNS}
     flags.append("lengths fixed at the row's means")
     return {}
 
@@ -270,23 +260,36 @@ def _range_ratio(stated: str) -> float:
     return ratio
 
 
-def _ratio_uniform(mean: float | None, ratio: float, column: str) -> dict[str, object]:
+def _stated_mean(row: dict[str, str], column: str, kind: str) -> float:
+    """The row's mean length in ``column``; a RowError naming it where it is blank (a ranged draw needs it)."""
+    mean = num(row, column)
+    if mean is None or mean < 1:
+        raise RowError(f"column {column} is blank: a {kind}:R length distribution needs the mean")
+    return mean
+
+
+def _ratio_uniform(mean: float, ratio: float) -> dict[str, object]:
     """The client's draw of a random dataset with range ratio R (InferenceX's utils/bench_serving
     benchmark_serving.py sample_uniform: randint(int(L·R), L + 1)) as a uniform distribution whose mean is the row's
     ``mean``: L = 2·mean / (1 + R) (rounded), low = int(L·R)."""
-    if mean is None or mean < 1:
-        raise RowError(f"column {column} is blank: a uniform:R length distribution needs the mean")
     high = round(2.0 * mean / (1.0 + ratio))
     return {"kind": "uniform", "low": max(int(high * ratio), 1), "high": high}
 
 
-def _symmetric_uniform(mean: float | None, ratio: float, column: str) -> dict[str, object]:
+def _symmetric_uniform(mean: float, ratio: float) -> dict[str, object]:
     """vLLM's draw of its random dataset with range ratio R, uniform on [floor(L·(1 - R)), ceil(L·(1 + R))] about the
     requested length L (vllm 0.19.0 vllm/benchmarks/datasets.py RandomDataset.get_sampling_params), L the row's
     ``mean``."""
-    if mean is None or mean < 1:
-        raise RowError(f"column {column} is blank: a uniform_about:R length distribution needs the mean")
     return {"kind": "uniform", "low": max(math.floor(mean * (1.0 - ratio)), 1), "high": math.ceil(mean * (1.0 + ratio))}
+
+
+_LENGTH_COLUMNS = ("input_tokens", "output_tokens")
+_RANGED_DRAWS: dict[str, tuple[Callable[[float, float], dict[str, object]], str, str]] = {
+    "uniform": (_ratio_uniform, "[{r:g}·L, L]", "random dataset"),
+    "uniform_about": (_symmetric_uniform, "[(1 - {r:g})·L, (1 + {r:g})·L]", "vLLM's random dataset"),
+}
+"""``length_distribution`` cells ``<kind>:R``: the client's draw of each length, its range (for the flag) and the
+client."""
 
 
 def latency_limit_flags(row: dict[str, str], bench: BenchmarkSpec, ttft_p99_s: float, tpot_p99_s: float) -> list[str]:
