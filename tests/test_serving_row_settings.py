@@ -90,3 +90,26 @@ def test_prompts_cached_before_the_run_shorten_the_predicted_ttft() -> None:
     assert "prefix cache" not in cold.reason
     assert warm.predicted is not None and cold.predicted is not None
     assert warm.predicted < cold.predicted
+
+
+def test_a_burst_is_dealt_over_the_replicas_the_accelerators_hold() -> None:
+    """Two replicas of tp 1 on two accelerators behind a round-robin router (SGLang's --dp controller, the
+    simulator's default router) each get half of a burst of 10 fixed-length requests, so each runs what one replica
+    runs for a burst of 5: the same TTFT and TPOT (within the first request's head start on replica 0, which the
+    burst's arrival order gives it), and twice the output tokens/s. Drained by one replica, the 10 requests queue
+    behind each other's prefills and the TTFT grows by about the five extra prompts' prefill."""
+    base = _row("dennislee-a100-qwen2-7b-bf16-vllm-tp1-in1024-out1024-burst10-tpot-s")
+    tables = row_tables()
+
+    def predicted(n: int, burst: int, metric: str) -> float:
+        row = {**base, "num_accelerators": str(n), "batch_or_concurrency": str(burst), "metric": metric}
+        value = inference_rows.predict_row(row, tables).predicted
+        assert value is not None
+        return value
+
+    one = {m: predicted(1, 5, m) for m in ("ttft_s", "tpot_s", "output_tokens_per_s")}
+    two = {m: predicted(2, 10, m) for m in ("ttft_s", "tpot_s", "output_tokens_per_s")}
+    assert two["ttft_s"] == pytest.approx(one["ttft_s"], rel=0.05)
+    assert two["tpot_s"] == pytest.approx(one["tpot_s"], rel=0.05)
+    assert two["output_tokens_per_s"] == pytest.approx(2 * one["output_tokens_per_s"], rel=0.05)
+    assert predicted(1, 10, "ttft_s") > 1.5 * one["ttft_s"]

@@ -15,6 +15,7 @@ from aiinfra.analytic.step_time import FixedStepTime, StepBatch
 from aiinfra.catalog.resolve import load_scenario
 from aiinfra.errors import InfeasibleError
 from aiinfra.planning.inference import estimate_inference
+from aiinfra.sim import run as run_module
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.workload import Slo
 
@@ -525,6 +526,42 @@ def test_prompts_cached_before_the_run_prefill_only_their_last_token() -> None:
     cold = load_scenario(EX, [*base, "inference.simulation.prefix_cached_requests=0"])
     s0 = benchmark_closed_loop_run(cold, 2, 3, step_model=LinearStep(0.0, 0.001), tables=tables)
     assert (s0.ttft_s.mean, s0.prefix_cache_hits) == (pytest.approx((0.637 - c) / 3 + c), 0)
+
+
+def test_an_earlier_run_at_a_shorter_nominal_length_leaves_each_prompts_head_cached() -> None:
+    # As test_prompts_cached_before_the_run_prefill_only_their_last_token, with every prompt's head cached by an
+    # earlier run of the same seeded benchmark at nominal 64 tokens (prefix_cached_modulo_tokens 64): a prompt of
+    # 127 tokens finds its first ((127 - 1) mod 64) + 1 = 63 tokens cached and prefills the other 64, so
+    #   [0, 0.064] prefill 0: first token at 0.064; [0.064, 0.065] decode 0: answer 0 ends at 0.065
+    #   [0.065, 0.129] prefill 1: first token at 0.129; [0.129, 0.130] decode 1
+    #   request 2 reaches the engine at 0.065 + c: prefill [0.130, 0.194], decode to 0.195
+    # TTFT 0.064 + c, 0.129 + c, 0.194 - (0.065 + c) + c: mean (0.322 - c) / 3 + c; the run lasts 0.195.
+    from aiinfra.app.tables import serving_tables
+    from aiinfra.sim.search import benchmark_closed_loop_run
+
+    base = ["inference.input_tokens=127", "inference.output_tokens=2", "inference.simulation.output_lengths=null"]
+    sc = load_scenario(EX, [*base, "inference.simulation.prefix_cached_modulo_tokens=64"])
+    tables = serving_tables(sc)
+    c = tables.engine.request_overhead_s
+    s = benchmark_closed_loop_run(sc, 2, 3, step_model=LinearStep(0.0, 0.001), tables=tables)
+    assert (s.completed, s.prefix_cache_hits) == (3, 3)
+    assert s.ttft_s.mean == pytest.approx((0.322 - c) / 3 + c)
+    assert s.duration_s == pytest.approx(0.195)
+
+
+def test_the_cached_head_is_the_shorter_runs_draw() -> None:
+    # sglang.bench_serving draws each length as np.random.randint(1, nominal + 1) after np.random.seed(seed); for
+    # power-of-two nominals NumPy's legacy bounded draw masks the same 32-bit words, so the run at 4,096 drew the
+    # low bits of the run at 8,192's lengths: ((L - 1) mod 4096) + 1, the head prefix_cached_modulo_tokens caches
+    np.random.seed(1)
+    longer = np.random.randint(1, 8193, size=1000)
+    np.random.seed(1)
+    shorter = np.random.randint(1, 4097, size=1000)
+    assert np.array_equal(shorter, (longer - 1) % 4096 + 1)
+    ids, heads = run_module._warm_prefixes(np.array([3000, 1000, 2048, 2049]), 0, 2048)
+    assert ids is not None and heads is not None
+    assert ids.tolist() == [0, 1, 2, 3]
+    assert heads.tolist() == [952, 1000, 2048, 1]
 
 
 def test_prompts_cached_before_the_run_are_refused_with_a_trace(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -33,6 +33,7 @@ from aiinfra.sim.attention_dp import rank_limits
 from aiinfra.sim.engine import Records, Simulation
 from aiinfra.sim.metrics import SimSummary, summarise
 from aiinfra.sim.replica import OutputReserve, SchedulerLimits
+from aiinfra.specs.bounds import MAX_SIMULATED_REQUESTS
 from aiinfra.specs.engine import EngineProfile, parse_version
 from aiinfra.specs.files import beside_scenario
 from aiinfra.specs.scenario import Scenario
@@ -139,7 +140,7 @@ def _generated(wl: ServingWorkload, sim: SimulationConfig, seed: int) -> Request
         arrivals = _open_arrivals(wl, rate, arr_rng)
     n = int(arrivals.size)
     inputs = lengths(in_rng, sim.input_lengths, wl.input_tokens, n, f"{SIM}.input_lengths")
-    prefix_id, prefix_tokens = _warm_prefixes(inputs, sim.prefix_cached_requests or 0)
+    prefix_id, prefix_tokens = _warm_prefixes(inputs, sim.prefix_cached_requests or 0, sim.prefix_cached_modulo_tokens)
     return Requests(
         arrival_s=arrivals,
         input_tokens=inputs,
@@ -151,17 +152,26 @@ def _generated(wl: ServingWorkload, sim: SimulationConfig, seed: int) -> Request
     )
 
 
-def _warm_prefixes(input_tokens: np.ndarray, cached_requests: int) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """The prefix groups of generated requests whose whole prompt is cached before the run
-    (``prefix_cached_requests``): request i < k is group i, its prefix its whole prompt (the replica reuses all but
-    its last token); the rest have none. (None, None) for a cold cache."""
-    k = min(cached_requests, int(input_tokens.size))
-    if k <= 0:
+def _warm_prefixes(
+    input_tokens: np.ndarray, cached_requests: int, modulo_tokens: int | None = None
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The prefix groups of generated requests whose prompt is cached before the run: request i < k
+    (``prefix_cached_requests``) is group i, its prefix its whole prompt (the replica reuses all but its last
+    token); with ``prefix_cached_modulo_tokens`` K every request i is group i, its prefix the first
+    ((L − 1) mod K) + 1 of its L tokens (an earlier run of the same seeded benchmark at nominal K); else none.
+    (None, None) for a cold cache."""
+    n = int(input_tokens.size)
+    k = min(cached_requests, n)
+    if k <= 0 and not modulo_tokens:
         return None, None
-    ids = np.full(input_tokens.size, -1, dtype=np.int64)
-    ids[:k] = np.arange(k)
-    tokens = np.zeros(input_tokens.size, dtype=np.int64)
-    tokens[:k] = input_tokens[:k]
+    ids = np.full(n, -1, dtype=np.int64)
+    tokens = np.zeros(n, dtype=np.int64)
+    if modulo_tokens:
+        ids[:] = np.arange(n)
+        tokens[:] = (input_tokens - 1) % modulo_tokens + 1
+    if k > 0:
+        ids[:k] = np.arange(k)
+        tokens[:k] = input_tokens[:k]
     return ids, tokens
 
 
@@ -191,13 +201,14 @@ def make_requests(
             raise SpecError(
                 "inference.arrival.path", None, "a trace arrival needs a file", "set inference.arrival.path"
             )
-        if sim.prefix_cached_requests:
-            raise SpecError(
-                f"{SIM}.prefix_cached_requests",
-                sim.prefix_cached_requests,
-                "applies to generated requests; a trace states its shared prefixes in its prefix_id column",
-                "remove prefix_cached_requests, or give the trace's cached prompts a prefix_id",
-            )
+        for name in ("prefix_cached_requests", "prefix_cached_modulo_tokens"):
+            if getattr(sim, name):
+                raise SpecError(
+                    f"{SIM}.{name}",
+                    getattr(sim, name),
+                    "applies to generated requests; a trace states its shared prefixes in its prefix_id column",
+                    f"remove {name}, or give the trace's cached prompts a prefix_id",
+                )
         reqs = read_trace(_trace_path(arrival.path, scenario_path))
     else:
         reqs = _generated(wl, sim, seed)
@@ -286,8 +297,10 @@ def limits_for(
         block_tokens=block,
         tokens_per_step=tps,
         budget_tokens_per_decode=slots,
-        prefix_caching=sched.prefix_caching or bool(sim.prefix_cached_requests),
-        warm_prefix_groups=sim.prefix_cached_requests or 0,
+        prefix_caching=sched.prefix_caching or bool(sim.prefix_cached_requests or sim.prefix_cached_modulo_tokens),
+        warm_prefix_groups=MAX_SIMULATED_REQUESTS
+        if sim.prefix_cached_modulo_tokens
+        else sim.prefix_cached_requests or 0,
         swap_s_per_token=swap_s,
         role=role,
         reserve_full_context=reserves_full_context(wl.engine, scenario.cluster.tables, wl),

@@ -137,6 +137,16 @@ class SimulationConfig:
     that the engine's prefix cache was on (SGLang's radix cache is unless ``--disable-radix-cache``); the cached
     prompts are never evicted in this model. Generated requests only (a trace states its prefixes with
     prefix_id). None or 0: a cold cache."""
+    prefix_cached_modulo_tokens: Annotated[int, InRange(1, 10_000_000)] | None = None
+    """K: every generated prompt of L tokens finds its first ((L − 1) mod K) + 1 tokens in the replica's prefix
+    cache when the run starts: the same server ran the same seeded random-length benchmark before at a nominal
+    length of K tokens. sglang.bench_serving (0.5.7 ``compute_random_lens``) draws each length with
+    ``np.random.randint(1, nominal + 1)`` after ``np.random.seed(seed)``, and NumPy's legacy bounded draw masks the
+    same 32-bit words (``random_buffered_bounded_uint32``: ``next_uint32() & mask``, no rejection when the range is
+    a power of two), so a run at nominal K draws the low bits of the lengths a run at 2K draws; both repeat the
+    same sampled ShareGPT prompt's tokens (``sample_random_requests``), so the shorter prompt is the longer one's
+    prefix. A prompt no longer than K was served whole (all but its last token reused, as
+    ``prefix_cached_requests``). None: no earlier run."""
 
 
 @dataclass(frozen=True, slots=True)

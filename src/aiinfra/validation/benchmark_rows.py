@@ -165,17 +165,27 @@ def sim_settings(
 
 
 def prefix_cache(row: dict[str, str], flags: list[str]) -> dict[str, object]:
-    """The ``inference.simulation`` setting of a row whose first requests' prompts the server's prefix cache already
-    held (``prefix_cached_requests``: served before by the same server, e.g. an earlier run of a seeded benchmark
-    client); nothing for a cold cache."""
+    """The ``inference.simulation`` settings of a row whose prompts the server's prefix cache already held, served
+    before by the same server: the first requests' whole prompts (``prefix_cached_requests``: an earlier run of a
+    seeded benchmark client, or its warm-up) or every prompt's first ((L - 1) mod K) + 1 tokens
+    (``prefix_cached_modulo_tokens`` K: an earlier run of the same seeded random-length benchmark at nominal K,
+    SimulationConfig.prefix_cached_modulo_tokens); nothing for a cold cache."""
+    out: dict[str, object] = {}
     n = integer(row, "prefix_cached_requests")
-    if not n:
-        return {}
-    flags.append(
-        f"the first {n} prompts already in the server's prefix cache (served earlier by the same server): "
-        "their prefill computes the last token only"
-    )
-    return {"prefix_cached_requests": n}
+    if n:
+        flags.append(
+            f"the first {n} prompts already in the server's prefix cache (served earlier by the same server): "
+            "their prefill computes the last token only"
+        )
+        out["prefix_cached_requests"] = n
+    k = integer(row, "prefix_cached_modulo_tokens")
+    if k:
+        flags.append(
+            f"each prompt's first ((L - 1) mod {k}) + 1 tokens already in the server's prefix cache (an earlier run "
+            f"of the same seeded benchmark at nominal {k} tokens on the same server)"
+        )
+        out["prefix_cached_modulo_tokens"] = k
+    return out
 
 
 def length_dists(row: dict[str, str], bench: BenchmarkSpec | None, flags: list[str]) -> dict[str, object]:

@@ -494,14 +494,15 @@ def _burst(
     bench: BenchmarkSpec | None,
     tables: RowTables,
 ) -> RowPrediction:
-    """N requests that all arrive at t = 0 and are drained by one replica, simulated (the same step-time model):
-    a ``burst`` (a serving benchmark's ``--request-rate inf`` without a concurrency cap, against the API server), a
-    fixed ``batch`` (an offline throughput benchmark handing N prompts of fixed lengths to the engine at once, the
-    LLM class's scheduler defaults) or an ``offline`` run stating its N prompts (the same, with the lengths of the
-    dataset the client sampled: benchmark_throughput.py's ``--num-prompts`` drawn from ShareGPT). The makespan
-    includes what a steady state leaves out: the prefill ramp of N prompts, the KV cache filling (preemption, waves)
-    and the drain on the longest requests. Throughput = tokens (requests) / makespan; TPOT = the mean over requests
-    of (finish - first token) / (output - 1), as the benchmarks report."""
+    """N requests that all arrive at t = 0 and are drained by the row's replicas (an API server's, dealt
+    round-robin; the LLM class's one engine), simulated (the same step-time model): a ``burst`` (a serving
+    benchmark's ``--request-rate inf`` without a concurrency cap, against the API server), a fixed ``batch`` (an
+    offline throughput benchmark handing N prompts of fixed lengths to the engine at once, the LLM class's scheduler
+    defaults) or an ``offline`` run stating its N prompts (the same, with the lengths of the dataset the client
+    sampled: benchmark_throughput.py's ``--num-prompts`` drawn from ShareGPT). The makespan includes what a steady
+    state leaves out: the prefill ramp of N prompts, the KV cache filling (preemption, waves) and the drain on the
+    longest requests. Throughput = tokens (requests) / makespan; TPOT = the mean over requests of
+    (finish - first token) / (output - 1), as the benchmarks report."""
     if not batch:
         raise RowError(f"mode {row['mode'].strip()} needs batch_or_concurrency (the requests sent at once)")
     sim: dict[str, object] = {}
@@ -533,8 +534,10 @@ def _burst(
         if stated := stated_limits(row):
             sim["scheduler"] = stated
     sim.update(prefix_cache(row, flags))
+    # the LLM class is one engine; an API server spreads its requests over every replica the row's accelerators hold
+    replicas = 1 if mode in ("batch", "offline") else served.server_replicas(flags)
     scenario = served.scenario(
-        replicas=1, arrival={"kind": "concurrency"}, concurrency=batch, num_requests=batch, simulation=sim
+        replicas=replicas, arrival={"kind": "concurrency"}, concurrency=batch, num_requests=batch, simulation=sim
     )
     summ = _simulate(scenario, tables)
     details = {**details, "makespan_s": summ.duration_s, "preemptions": summ.preemptions}
@@ -626,6 +629,15 @@ class _Served:
     """Accelerators per node as the analytic estimate resolved them (catalog/resolve.py cluster_for: one host holding
     them all for a part the catalog gives no node size), so that the simulation runs on the same cluster."""
 
+    def server_replicas(self, flags: list[str]) -> int:
+        """The replicas of the row's layout its accelerators hold (num_accelerators / (tp x pp)), which an API
+        server's requests are spread over round-robin (SGLang's --dp controller, load_balance_method round_robin by
+        default: sglang 0.5.7 server_args.py; the simulator's default router)."""
+        replicas = max(1, self.n // (self.tp * self.pp))
+        if replicas > 1:
+            flags.append(f"{replicas} replicas of tp {self.tp} x pp {self.pp}, requests dealt round-robin")
+        return replicas
+
     def scenario(self, replicas: int | None = None, **inference: object) -> str:
         """The scenario as canonical JSON (the key of the memoised simulations), with ``replicas`` in the plan
         when given and the ``inference`` fields given."""
@@ -694,7 +706,7 @@ def _closed_loop(
     sim = {**length_dists(row, bench, flags), **prefix_cache(row, flags)}
     if limits := stated_limits(row):
         sim["scheduler"] = limits
-    scenario = served.scenario(replicas=1, simulation=sim)
+    scenario = served.scenario(replicas=served.server_replicas(flags), simulation=sim)
     stated = integer(row, "num_requests")
     if stated:
         summ = _benchmark_closed_loop_in(tables, scenario, clients, stated)

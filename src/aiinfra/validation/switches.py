@@ -43,6 +43,9 @@ ALTERNATING_SLIDING = re.compile(r"alternating sliding.window")
 REQUESTS = re.compile(r"(\d+(?:,\d{3})*) requests")
 #: the run's first N prompts already in the server's prefix cache (inference.simulation.prefix_cached_requests)
 PREFIX_CACHED = re.compile(r"prefix_cached_requests\W{0,3}(\d+(?:,\d{3})*)")
+#: an earlier run of the same seeded random-length benchmark at this nominal length left each prompt's first
+#: ((L - 1) mod K) + 1 tokens in the server's prefix cache (inference.simulation.prefix_cached_modulo_tokens)
+PREFIX_MODULO = re.compile(r"prefix_cached_modulo_tokens\W{0,3}(\d+(?:,\d{3})*)")
 #: SGLang's or vLLM's ``random`` dataset with range ratio 0: each length drawn uniformly up to the requested one
 RANDOM_RANGE_RATIO_0 = re.compile(r"random_range_ratio\W{0,3}0(\.0)?\b")
 
@@ -247,6 +250,7 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("max_output_tokens", ("inference",), _number(_MAX_TOKENS), _MAX_TOKENS),
     Switch("statistic", ("inference",), _statistic),
     Switch("prefix_cached_requests", ("inference",), _number(PREFIX_CACHED), PREFIX_CACHED),
+    Switch("prefix_cached_modulo_tokens", ("inference",), _number(PREFIX_MODULO), PREFIX_MODULO),
     _engine_switch("overlap_scheduling", overlap_scheduling_stated),
     _engine_switch("chunked_prefill", chunked_prefill_stated),
     _engine_switch("num_scheduler_steps", scheduler_steps_stated),
