@@ -16,6 +16,7 @@ from aiinfra.catalog.resolve import load_scenario
 from aiinfra.errors import InfeasibleError
 from aiinfra.planning.inference import estimate_inference
 from aiinfra.sim import run as run_module
+from aiinfra.sim.metrics import SimSummary
 from aiinfra.specs.scenario import Scenario
 from aiinfra.specs.workload import Slo
 
@@ -496,6 +497,19 @@ def test_benchmark_closed_loop_scores_the_opening_burst() -> None:
     assert s.output_tokens_per_s == pytest.approx(6 / 0.303)
 
 
+def _closed_loop_of_127_token_prompts(setting: str) -> tuple[SimSummary, float]:
+    """The summary of 2 clients sending 3 requests of 127-token prompts and 2-token answers at 1 ms per token with
+    ``setting`` (an ``inference.simulation`` override), and the engine's serving-path cost per request."""
+    from aiinfra.app.tables import serving_tables
+    from aiinfra.sim.search import benchmark_closed_loop_run
+
+    base = ["inference.input_tokens=127", "inference.output_tokens=2", "inference.simulation.output_lengths=null"]
+    sc = load_scenario(EX, [*base, f"inference.simulation.{setting}"])
+    tables = serving_tables(sc)
+    summary = benchmark_closed_loop_run(sc, 2, 3, step_model=LinearStep(0.0, 0.001), tables=tables)
+    return summary, tables.engine.request_overhead_s
+
+
 def test_prompts_cached_before_the_run_prefill_only_their_last_token() -> None:
     # As test_benchmark_closed_loop_scores_the_opening_burst (2 clients, 3 requests, answers of 2 tokens, 1 ms per
     # token, serving-path cost c, request 0 alone first and request 1 two iterations later), prompts of 127 tokens
@@ -511,20 +525,12 @@ def test_prompts_cached_before_the_run_prefill_only_their_last_token() -> None:
     # TTFT 0.001 + c, 0.129 + c, 0.257 - (0.002 + c) + c: mean (0.385 - c) / 3 + c; the run lasts 0.258. Cold:
     # prefill 0 [0, 0.127], decode to 0.128, prefill 1 [0.128, 0.255], decode to 0.256; request 2 at 0.128 + c,
     # prefilled [0.256, 0.383]: TTFT 0.127 + c, 0.255 + c, 0.383 - (0.128 + c) + c, mean (0.637 - c) / 3 + c.
-    from aiinfra.app.tables import serving_tables
-    from aiinfra.sim.search import benchmark_closed_loop_run
-
-    base = ["inference.input_tokens=127", "inference.output_tokens=2", "inference.simulation.output_lengths=null"]
-    sc = load_scenario(EX, [*base, "inference.simulation.prefix_cached_requests=1"])
-    tables = serving_tables(sc)
-    c = tables.engine.request_overhead_s
-    s = benchmark_closed_loop_run(sc, 2, 3, step_model=LinearStep(0.0, 0.001), tables=tables)
+    s, c = _closed_loop_of_127_token_prompts("prefix_cached_requests=1")
     assert (s.completed, s.prefix_cache_hits) == (3, 1)
     assert s.ttft_s.mean == pytest.approx((0.385 - c) / 3 + c)
     assert s.duration_s == pytest.approx(0.258)
     assert s.output_tokens_per_s == pytest.approx(6 / 0.258)
-    cold = load_scenario(EX, [*base, "inference.simulation.prefix_cached_requests=0"])
-    s0 = benchmark_closed_loop_run(cold, 2, 3, step_model=LinearStep(0.0, 0.001), tables=tables)
+    s0, _ = _closed_loop_of_127_token_prompts("prefix_cached_requests=0")
     assert (s0.ttft_s.mean, s0.prefix_cache_hits) == (pytest.approx((0.637 - c) / 3 + c), 0)
 
 
@@ -536,14 +542,7 @@ def test_an_earlier_run_at_a_shorter_nominal_length_leaves_each_prompts_head_cac
     #   [0.065, 0.129] prefill 1: first token at 0.129; [0.129, 0.130] decode 1
     #   request 2 reaches the engine at 0.065 + c: prefill [0.130, 0.194], decode to 0.195
     # TTFT 0.064 + c, 0.129 + c, 0.194 - (0.065 + c) + c: mean (0.322 - c) / 3 + c; the run lasts 0.195.
-    from aiinfra.app.tables import serving_tables
-    from aiinfra.sim.search import benchmark_closed_loop_run
-
-    base = ["inference.input_tokens=127", "inference.output_tokens=2", "inference.simulation.output_lengths=null"]
-    sc = load_scenario(EX, [*base, "inference.simulation.prefix_cached_modulo_tokens=64"])
-    tables = serving_tables(sc)
-    c = tables.engine.request_overhead_s
-    s = benchmark_closed_loop_run(sc, 2, 3, step_model=LinearStep(0.0, 0.001), tables=tables)
+    s, c = _closed_loop_of_127_token_prompts("prefix_cached_modulo_tokens=64")
     assert (s.completed, s.prefix_cache_hits) == (3, 3)
     assert s.ttft_s.mean == pytest.approx((0.322 - c) / 3 + c)
     assert s.duration_s == pytest.approx(0.195)
