@@ -335,3 +335,35 @@ def test_the_worked_example_files_read_as_documented() -> None:
         (64, 1024, 256),
     ]
     assert app.load_scenario(folder / "deployment.yaml").inference is not None
+
+
+def test_sglang_json_lines_read_one_run_per_line_and_flag_repeated_prompts(tmp_path: Path) -> None:
+    """sglang.bench_serving appends one JSON object per run to its --output-file; both runs here list the same
+    varied prompt lengths (the client's seeded draw), so they sent the same prompts, and the calibration says that a
+    server with its prefix cache on served the second run's prompts from cache."""
+    runs = read(str(DATA / "sglang-bench-serving.jsonl"))
+    assert [(r.format, r.label) for r in runs] == [
+        ("sglang", "line 1: concurrency 8"),
+        ("sglang", "line 2: concurrency 32"),
+    ]
+    first, second = runs
+    assert isinstance(first, ServingResult) and isinstance(second, ServingResult)
+    # 8,240 prompt tokens and 2,048 output tokens over 8 requests
+    assert (first.input_tokens, first.output_tokens, first.ttft_s, first.server_tp) == (1030, 256, 0.040, 1)
+    assert first.prompt_set is not None and first.prompt_set == second.prompt_set
+    scenario = tmp_path / "deployment.yaml"
+    scenario.write_text(yaml.safe_dump({**SERVING, "inference": {**SERVING["inference"], "engine": "sglang"}}))
+    result = aiinfra.calibrate(scenario, [str(DATA / "sglang-bench-serving.jsonl")], out=tmp_path / "overlay")
+    repeated = [n for n in result.notes if n.startswith("the same prompts in")]
+    assert len(repeated) == 1 and "(line 1: concurrency 8)" in repeated[0] and "--seed" in repeated[0]
+    # one vLLM file of fixed-length prompts has no prompt set to compare (any seed gives the same lengths)
+    fixed = read(_vllm_json(tmp_path / "v.json", 8, 0.04, 0.01))[0]
+    assert isinstance(fixed, ServingResult) and fixed.prompt_set is None
+
+
+def test_a_server_run_at_another_tensor_parallel_size_is_refused(tmp_path: Path) -> None:
+    scenario = tmp_path / "deployment.yaml"
+    scenario.write_text(yaml.safe_dump({**SERVING, "inference": {**SERVING["inference"], "plan": {"tp": 2}}}))
+    with pytest.raises(SpecError, match=r"server_info\.tp_size"):
+        aiinfra.calibrate(scenario, [str(DATA / "sglang-bench-serving.jsonl")], out=tmp_path / "overlay")
+    assert not (tmp_path / "overlay").exists()

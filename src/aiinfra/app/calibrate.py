@@ -182,6 +182,7 @@ def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> Ca
             f"{name} ended on its bound: the measurements ask for more than the physical limit allows — "
             "check that the scenario describes the measured deployment"
         )
+    notes.extend(_repeated_prompt_notes(serving))
     skipped = [p.name for p in params if p.name not in best.fitted]
     if skipped:
         notes.append("held neutral (no effect on these runs, or fewer residuals than factors): " + ", ".join(skipped))
@@ -205,6 +206,26 @@ def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> Ca
         leave_one_out_mean_abs_error_frac=_mae(r["error_frac"] for r in loo) if loo else None,
         notes=tuple(notes),
     )
+
+
+def _repeated_prompt_notes(serving: Sequence[Any]) -> list[str]:
+    """A note per set of runs that sent the same prompts (ServingResult.prompt_set: the same varied per-request
+    lengths, which a client draws from its seed). Against one server whose prefix cache is on (vLLM's default since
+    V1, SGLang's radix cache), every run after the first finds those prompts cached and measures a TTFT without
+    their prefill (docs/serving.md, "A seeded sweep's later runs find each prompt's head cached")."""
+    groups: dict[str, list[Any]] = {}
+    for r in serving:
+        if r.prompt_set is not None:
+            groups.setdefault(r.prompt_set, []).append(r)
+    return [
+        "the same prompts in "
+        + ", ".join(f"{r.file} ({r.label})" for r in runs)
+        + ": if one server with its prefix cache on ran them, all but the first measured cached prompts, so their "
+        "TTFT (fitted as measured) is short of a cold prefill; give each run its own --seed, or serve with "
+        "--no-enable-prefix-caching (vLLM) / --disable-radix-cache (SGLang)"
+        for runs in groups.values()
+        if len(runs) > 1
+    ]
 
 
 def _mae(values: Any) -> float:

@@ -48,8 +48,16 @@ def serving_cases(
             "serving results need the deployment they measured",
             "add the inference: section (model, engine, plan, precisions) of the measured deployment",
         )
+    plan = base.inference.plan
     cases = []
     for r in results:
+        if r.server_tp is not None and plan is not None and plan.tp != r.server_tp:
+            raise SpecError(
+                f"{r.file} ({r.label}): server_info.tp_size",
+                r.server_tp,
+                f"the measured server ran tensor parallel {r.server_tp}, the scenario's plan tp {plan.tp}",
+                f"set inference.plan.tp: {r.server_tp} in the scenario, or give the results of a tp {plan.tp} server",
+            )
         data = copy.deepcopy(base.mapping)
         inf = data["inference"]
         for key in _LOAD_KEYS:

@@ -8,6 +8,12 @@ and the mean TTFT and TPOT it measured; TPOT excludes the first token, as the pl
   (a number or ``"inf"``), ``max_concurrency`` (null when unbounded), ``mean_ttft_ms``, ``mean_tpot_ms`` (per
   request (latency − TTFT) / (output − 1)), ``median_*`` / ``p99_*`` percentiles, ``output_throughput``, ``date``
   (``%Y%m%d-%H%M%S``).
+* SGLang ``sglang.bench_serving --output-file`` JSON Lines (sglang 0.5.7 ``bench_serving.py``: one object per run,
+  appended, with the vLLM result's names: ``completed``, ``total_input_tokens``, ``total_output_tokens``,
+  ``request_rate`` (``Infinity`` when unbounded), ``max_concurrency``, ``mean_ttft_ms``, ``mean_tpot_ms``,
+  percentiles, ``output_throughput``), and ``server_info`` (the server's arguments: ``tp_size``, ``version``), which
+  the calibration checks against the scenario. Both clients write ``input_lens`` (per request) with
+  ``--output-details`` / ``--save-detailed``: two runs with the same varied lengths sent the same prompts.
 * GuideLLM's benchmark report (JSON or YAML; guidellm/benchmark/schemas: ``benchmarks[i].config.strategy`` with
   ``type_`` synchronous | concurrent (``streams``) | constant | poisson (``rate``); ``benchmarks[i].metrics.<name>
   .successful.{mean, median, percentiles.p99}`` for ``time_to_first_token_ms``, ``inter_token_latency_ms`` (per
@@ -34,12 +40,13 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import hashlib
 import io
 import json
 import math
 import re
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -71,6 +78,12 @@ class ServingResult:
     output_tokens_per_s: float | None = None
     percentiles: dict[str, float] = field(default_factory=dict)
     """ttft_p50_s, ttft_p99_s, tpot_p50_s, tpot_p99_s where the file gives them (reported, not fitted)."""
+    prompt_set: str | None = None
+    """A digest of the run's per-request prompt lengths when the file lists them and they vary (``input_lens``):
+    the clients draw them from their seed, so two runs with the same digest sent the same prompts (None: not
+    listed, or every prompt the same length, which any seed gives)."""
+    server_tp: int | None = None
+    """The tensor-parallel size the server reports (SGLang's ``server_info.tp_size``; None: not reported)."""
 
     @property
     def load(self) -> str:
@@ -143,6 +156,8 @@ def read(path_str: str) -> list[Result]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
+            if exc.msg == "Extra data":
+                return _json_lines(path, text)
             raise _err(
                 path, f"line {exc.lineno}", exc.msg, "not valid JSON", "give the file the benchmark saved"
             ) from None
@@ -157,9 +172,34 @@ def read(path_str: str) -> list[Result]:
         "(format)",
         first[:60],
         "not a format aiinfra calibrate reads",
-        "give a vLLM --save-result JSON, a GuideLLM report, a CSV with ttft_s/tpot_s or step_time_s columns, "
+        "give a vLLM --save-result JSON, an SGLang --output-file JSON Lines, a GuideLLM report, a CSV with "
+        "ttft_s/tpot_s or step_time_s columns, "
         "or a torchtitan / Megatron-LM training log",
     )
+
+
+def _json_lines(path: Path, text: str) -> list[Result]:
+    """A JSON Lines file of serving runs, one object per line (sglang.bench_serving appends each run to its
+    ``--output-file``); each run is labelled with its line."""
+    out: list[Result] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise _err(path, f"line {number}", exc.msg, "not valid JSON", "give the file the benchmark saved") from None
+        if not isinstance(data, dict) or "mean_ttft_ms" not in data:
+            raise _err(
+                path,
+                f"line {number}",
+                type(data).__name__,
+                "a line of a JSON Lines result is one serving run (mean_ttft_ms, completed)",
+                "give the file sglang.bench_serving --output-file wrote",
+            )
+        run = _vllm(path, data)
+        out.append(replace(run, label=f"line {number}: {run.label}"))
+    return out
 
 
 def _from_mapping(path: Path, data: Any) -> list[Result]:
@@ -239,9 +279,12 @@ def _vllm(path: Path, d: dict[str, Any]) -> ServingResult:
         if d.get(key) is not None:
             pct[name] = _number(path, key, d[key]) * MS
     tput = d.get("output_throughput")
+    server = d.get("server_info")
+    sglang = isinstance(server, dict) or str(d.get("backend", "")).startswith("sglang")
+    tp = server.get("tp_size") if isinstance(server, dict) else None
     return ServingResult(
         file=path.name,
-        format="vllm",
+        format="sglang" if sglang else "vllm",
         label=_load_label(load),
         date=_iso_date(d.get("date")),
         input_tokens=max(1, round(inp)),
@@ -250,8 +293,18 @@ def _vllm(path: Path, d: dict[str, Any]) -> ServingResult:
         tpot_s=_number(path, "mean_tpot_ms", d["mean_tpot_ms"]) * MS,
         output_tokens_per_s=_number(path, "output_throughput", tput) if tput is not None else None,
         percentiles=pct,
+        prompt_set=_prompt_set(d.get("input_lens")),
+        server_tp=int(_number(path, "server_info.tp_size", tp, integer=True)) if tp is not None else None,
         **load,
     )
+
+
+def _prompt_set(lengths: Any) -> str | None:
+    """The digest of a run's per-request prompt lengths (ServingResult.prompt_set); None when they are not listed
+    or all equal."""
+    if not isinstance(lengths, list) or len(set(map(str, lengths))) < 2:
+        return None
+    return hashlib.sha256(json.dumps(lengths).encode()).hexdigest()[:16]
 
 
 def _load_label(load: dict[str, Any]) -> str:
