@@ -40,6 +40,23 @@ def test_range_ratio_lengths_by_hand(
         length_dists({"length_distribution": "uniform:1.5", "input_tokens": "10", "output_tokens": "10"}, None, [])
 
 
+def test_a_client_that_sends_the_requested_lengths_is_fixed_and_an_unknown_draw_is_refused() -> None:
+    # vLLM's client logs its draw as "Sampling input_len from [low, high]"; at range ratio 0 low = high (127 prompt
+    # tokens of a nominal 128 less the tokenizer's BOS), a fixed length; sglang.bench_serving at range ratio 0 draws
+    # uniformly up to the requested length
+    from aiinfra.validation.switches import from_notes
+
+    vllm = "random_range_ratio=0.0 ... INFO [datasets.py:612] Sampling input_len from [127, 127] and output_len"
+    assert from_notes(vllm, "inference")["length_distribution"] == "fixed"
+    assert from_notes("sglang.bench_serving random_range_ratio=0.0", "inference")["length_distribution"] == "uniform"
+    flags: list[str] = []
+    fixed = {"length_distribution": "fixed", "input_tokens": "127", "output_tokens": "128"}
+    assert length_dists(fixed, None, flags) == {}
+    assert "fixed" in flags[0]
+    with pytest.raises(RowError, match=r"length_distribution='lognormal'.*fixed, uniform"):
+        length_dists({"length_distribution": "lognormal", "input_tokens": "10", "output_tokens": "10"}, None, [])
+
+
 def test_the_vllm_blog_rows_state_their_length_range() -> None:
     rows = [r for r in csv.DictReader((DATA / "inference_serving7_open.csv").open()) if r["id"].startswith("vllmblog")]
     assert rows and all(r["length_distribution"] == "uniform_about:0.15" for r in rows)

@@ -196,7 +196,8 @@ def length_dists(row: dict[str, str], bench: BenchmarkSpec | None, flags: list[s
       on [1, 2·mean - 1], as the clients draw each length uniformly up to the requested one (sglang.bench_serving
       sample_random_requests: randint(max(int(len·ratio), 1), len)); "uniform:R" the same client's range ratio R;
       "uniform_about:R" vLLM's own random dataset (from its benchmarks/datasets.py), uniform within ±R of the mean;
-    * else fixed at the means (flagged).
+    * a client that sends the requested lengths (``length_distribution`` "fixed": vLLM's random dataset with range ratio
+      0), or a row that states no draw: fixed at the means (flagged); any other cell is refused.
 
     A row that states its client's cap on generated tokens (``max_output_tokens``: answers stop at EOS or at the cap)
     truncates the benchmark's output distribution there (:func:`_capped`)."""
@@ -208,6 +209,9 @@ def length_dists(row: dict[str, str], bench: BenchmarkSpec | None, flags: list[s
             outputs = _capped(outputs, num(row, "output_tokens"), cap, flags)
         return {"input_lengths": inputs, "output_lengths": outputs}
     stated = switches.text(row, "length_distribution")
+    if stated == "fixed":
+        flags.append("lengths fixed at the row's means (the client sends the requested lengths)")
+        return {}
     if stated == "uniform":
         flags.append("lengths uniform on [1, 2·mean - 1] (random dataset, range ratio 0)")
         return {"input_lengths": {"kind": "uniform"}, "output_lengths": {"kind": "uniform"}}
@@ -219,6 +223,11 @@ def length_dists(row: dict[str, str], bench: BenchmarkSpec | None, flags: list[s
             f"lengths uniform on {span.format(r=ratio)} about the row's means ({client}, range ratio {ratio:g})"
         )
         return {col.replace("tokens", "lengths"): draw(_stated_mean(row, col, kind), ratio) for col in _LENGTH_COLUMNS}
+    if stated:
+        raise RowError(
+            f"column length_distribution={stated!r}: not a length draw the predictor knows; give fixed, uniform, "
+            f"{', '.join(f'{k}:R' for k in _RANGED_DRAWS)} or leave it blank"
+        )
     flags.append("lengths fixed at the row's means")
     return {}
 

@@ -46,8 +46,21 @@ PREFIX_CACHED = re.compile(r"prefix_cached_requests\W{0,3}(\d+(?:,\d{3})*)")
 #: an earlier run of the same seeded random-length benchmark at this nominal length left each prompt's first
 #: ((L - 1) mod K) + 1 tokens in the server's prefix cache (inference.simulation.prefix_cached_modulo_tokens)
 PREFIX_MODULO = re.compile(r"prefix_cached_modulo_tokens\W{0,3}(\d+(?:,\d{3})*)")
-#: SGLang's or vLLM's ``random`` dataset with range ratio 0: each length drawn uniformly up to the requested one
+#: SGLang's ``random`` dataset with range ratio 0 (and vLLM's before 0.8): each length drawn uniformly up to the
+#: requested one
 RANDOM_RANGE_RATIO_0 = re.compile(r"random_range_ratio\W{0,3}0(\.0)?\b")
+#: vLLM's client logging a draw of one length (vllm/benchmarks/datasets.py ``RandomDataset.get_sampling_params``:
+#: "Sampling input_len from [low, high]", low = high at range ratio 0 since its draw lies within ±ratio of the length)
+VLLM_FIXED_DRAW = re.compile(r"Sampling input_len from \[(\d+), \1\]")
+
+
+def _random_lengths(notes: str) -> str:
+    """The length draw a row's notes state: "fixed" where vLLM's client logged a one-length range, "uniform" up to
+    the requested length where the notes give range ratio 0 (sglang.bench_serving ``sample_random_requests``:
+    randint(max(int(len·ratio), 1), len)), else not stated."""
+    if VLLM_FIXED_DRAW.search(notes):
+        return "fixed"
+    return "uniform" if RANDOM_RANGE_RATIO_0.search(notes) else ""
 
 
 def _setting(name: str, number: str = r"\d+(?:,\d{3})*", gap: int = 4, word: bool = False) -> re.Pattern[str]:
@@ -246,7 +259,7 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("quantizer", ("inference",), lambda notes: "modelopt" if "modelopt" in notes.lower() else ""),
     Switch("sliding_window", ("inference",), _sliding),
     Switch("num_requests", ("inference",), _number(REQUESTS)),
-    Switch("length_distribution", ("inference",), lambda n: "uniform" if RANDOM_RANGE_RATIO_0.search(n) else ""),
+    Switch("length_distribution", ("inference",), _random_lengths),
     Switch("max_output_tokens", ("inference",), _number(_MAX_TOKENS), _MAX_TOKENS),
     Switch("statistic", ("inference",), _statistic),
     Switch("prefix_cached_requests", ("inference",), _number(PREFIX_CACHED), PREFIX_CACHED),
