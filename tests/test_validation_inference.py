@@ -137,13 +137,27 @@ def test_trtllm_v021_page(result) -> None:  # type: ignore[no-untyped-def]
     assert len(maverick) == 4 and all(e > 0.15 for e in maverick)
 
 
+def _serving_cases(pattern: str) -> list:  # type: ignore[type-arg]
+    """The validated cases of every serving-row file (open and sealed) holding a row whose id matches ``pattern``:
+    a known gap measured on serving rows under load rather than on inference.csv."""
+    out = []
+    for path in sorted(DATA.parent.glob("inference_serving*_*.csv")):
+        if path.stem.endswith("_seal"):
+            continue
+        with path.open(newline="") as f:
+            if any(re.match(pattern, r["id"]) for r in csv.DictReader(f)):
+                out.extend(run(path, row_tables())["cases"])
+    return out
+
+
 def test_accuracy_notes_match_the_validation(result) -> None:  # type: ignore[no-untyped-def]
     # every known gap that infer/capacity print (catalog/data/accuracy_notes.yaml) names published cases, and
     # their signed errors still lie in the range the note states: a note cannot outlive (or understate) its gap
     notes = catalog.accuracy_notes()
     assert {n.id for n in notes} >= {"trtllm-llama4-h100-throughput", "vllm-mi300x-static-batch"}
     for n in notes:
-        errs = [c.rel_error for c in result["cases"] if re.match(n.cases, c.id) and c.rel_error is not None]
+        cases = result["cases"] if any(re.match(n.cases, c.id) for c in result["cases"]) else _serving_cases(n.cases)
+        errs = [c.rel_error for c in cases if re.match(n.cases, c.id) and c.rel_error is not None]
         lo, hi = n.signed_error_range
         assert errs, n.id
         assert all(lo <= e <= hi for e in errs), (n.id, min(errs), max(errs))
