@@ -9,11 +9,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiinfra.app.base import Result
 from aiinfra.errors import SpecError
 from aiinfra.specs.scenario import Scenario
+
+if TYPE_CHECKING:
+    from aiinfra.calibration.readers import ServingResult
 
 MIN_LEAVE_ONE_OUT = 3
 """Results needed for the leave-one-out check (with two, each fit rests on one run)."""
@@ -208,12 +211,12 @@ def calibrate(scenario: Scenario, results: Sequence[str], out: str | Path) -> Ca
     )
 
 
-def _repeated_prompt_notes(serving: Sequence[Any]) -> list[str]:
+def _repeated_prompt_notes(serving: Sequence[ServingResult]) -> list[str]:
     """A note per set of runs that sent the same prompts (ServingResult.prompt_set: the same varied per-request
     lengths, which a client draws from its seed). Against one server whose prefix cache is on (vLLM's default since
     V1, SGLang's radix cache), every run after the first finds those prompts cached and measures a TTFT without
     their prefill (docs/serving.md, "A seeded sweep's later runs find each prompt's head cached")."""
-    groups: dict[str, list[Any]] = {}
+    groups: dict[str, list[ServingResult]] = {}
     for r in serving:
         if r.prompt_set is not None:
             groups.setdefault(r.prompt_set, []).append(r)

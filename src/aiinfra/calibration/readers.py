@@ -197,7 +197,7 @@ def _json_lines(path: Path, text: str) -> list[Result]:
                 "a line of a JSON Lines result is one serving run (mean_ttft_ms, completed)",
                 "give the file sglang.bench_serving --output-file wrote",
             )
-        run = _vllm(path, data)
+        run = _serving_json(path, data)
         out.append(replace(run, label=f"line {number}: {run.label}"))
     return out
 
@@ -206,7 +206,7 @@ def _from_mapping(path: Path, data: Any) -> list[Result]:
     if isinstance(data, dict) and isinstance(data.get("benchmarks"), list):
         return list(_guidellm(path, data))
     if isinstance(data, dict) and ("mean_ttft_ms" in data or "completed" in data):
-        return [_vllm(path, data)]
+        return [_serving_json(path, data)]
     raise _err(
         path,
         "(format)",
@@ -230,7 +230,9 @@ def _iso_date(value: Any) -> str | None:
 # -- vLLM ------------------------------------------------------------------------------------------------------
 
 
-def _vllm(path: Path, d: dict[str, Any]) -> ServingResult:
+def _serving_json(path: Path, d: dict[str, Any]) -> ServingResult:
+    """One run of vLLM's or SGLang's serving benchmark (the two clients' result objects share their names; SGLang's
+    adds ``server_info``)."""
     for key in ("completed", "total_input_tokens", "total_output_tokens", "mean_ttft_ms", "mean_tpot_ms"):
         if key not in d:
             raise _err(

@@ -137,7 +137,7 @@ class SimulationConfig:
     that the engine's prefix cache was on (SGLang's radix cache is unless ``--disable-radix-cache``); the cached
     prompts are never evicted in this model. Generated requests only (a trace states its prefixes with
     prefix_id). None or 0: a cold cache."""
-    prefix_cached_modulo_tokens: Annotated[int, InRange(1, 10_000_000)] | None = None
+    prefix_cached_modulo_tokens: SeqTokens | None = None
     """K: every generated prompt of L tokens finds its first ((L − 1) mod K) + 1 tokens in the replica's prefix
     cache when the run starts: the same server ran the same seeded random-length benchmark before at a nominal
     length of K tokens. sglang.bench_serving (0.5.7 ``compute_random_lens``) draws each length with

@@ -192,9 +192,10 @@ def length_dists(row: dict[str, str], bench: BenchmarkSpec | None, flags: list[s
     """The ``inference.simulation`` length distributions of a simulated row (means: the row's own):
 
     * a benchmark or dataset the catalog describes: lognormal with its σ (moment fit), capped at its longest sample;
-    * SGLang's or vLLM's ``random`` dataset with range ratio 0 (``length_distribution`` column "uniform"): uniform
-      on [1, 2·mean - 1], as the clients draw each length uniformly up to the requested one (sglang.bench_serving
-      sample_random_requests: randint(max(int(len·ratio), 1), len)); "uniform:R" the same client's range ratio R;
+    * SGLang's ``random`` dataset (and vLLM's before 0.8) with range ratio 0 (``length_distribution`` column
+      "uniform"): uniform on [1, 2·mean - 1], as those clients draw each length uniformly up to the requested one
+      (sglang.bench_serving sample_random_requests: randint(max(int(len·ratio), 1), len)); "uniform:R" the same
+      client's range ratio R;
       "uniform_about:R" vLLM's own random dataset (from its benchmarks/datasets.py), uniform within ±R of the mean;
     * a client that sends the requested lengths (``length_distribution`` "fixed": vLLM's random dataset with range ratio
       0), or a row that states no draw: fixed at the means (flagged); any other cell is refused.
