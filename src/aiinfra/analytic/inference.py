@@ -1069,6 +1069,14 @@ class InferenceModel:
         time a kernel (engines.yaml eager_host_by_version); 0 where none is measured."""
         return self._eager_host_s(self._step_kernels())
 
+    def _graph_break_s(self) -> float:
+        """Time a captured decode step of one stage loses to the release's graph breaks: its layers × the release's
+        measured time a layer (engines.yaml graph_break_by_version); 0 where its graphs hold the attention."""
+        if self.engine is None:
+            return 0.0
+        rule = self.cluster.tables.engine(self.engine).graph_break(self.release)
+        return 0.0 if rule is None else self._stage_layers * rule.layer_s(self.model.attention == "mla")
+
     def _eager_host_s(self, kernels: float) -> float:
         if self.engine is None:
             return 0.0
@@ -1097,6 +1105,7 @@ class InferenceModel:
             engine_version=self.engine_version,
             whole=whole if self.attention_dp else None,
             eager_host_s=self._eager_host_s(kernels),
+            graph_break_s=self._graph_break_s(),
         )
         # the engine's host work per iteration (scheduler, input preparation), by release
         # (spread over the decode iterations of a multi-step call; iterations with prompt tokens run alone), its

@@ -7,9 +7,11 @@ per-kernel cost, t0, included). An engine adds, per iteration:
   step it runs eagerly issues every kernel from Python, and the GPU cannot run ahead of the host, so the step lasts at
   least ``kernels × per_kernel_s`` of eager issue (the GPU time when longer). Which steps are captured is the engine
   profile's ``cuda_graph_max_batch`` (decode-only steps up to that many sequences; steps with prompt tokens run eagerly:
-  vLLM's piecewise graphs leave attention eager and stop at the same size), or its release's rule
+  vLLM's graphs stop at the same size), or its release's rule
   (``cuda_graph_by_version``); the floor applies to engines that issue from Python (``python_eager_launch``, or the
-  release rule's: TensorRT-LLM's PyTorch executor from 1.0), not to a C++ runtime;
+  release rule's: TensorRT-LLM's PyTorch executor from 1.0), not to a C++ runtime. A release whose decode graphs
+  leave the attention outside (vLLM V1's piecewise graphs, its default before 0.11) loses its measured time per layer
+  on every captured step besides (``graph_break_by_version``);
 * sampling: the sampler the engine runs after the forward pass, outside its graphs, over the whole vocabulary for each
   sequence that produces a token; the measured time at the step's batch (interpolated; below the smallest batch
   measured its time; above the largest, the last measured segment continued, as the sampler's kernels read and
@@ -162,6 +164,7 @@ def with_overheads(
     engine_version: str | None = None,
     whole: StepBatch | None = None,
     eager_host_s: float = 0.0,
+    graph_break_s: float = 0.0,
 ) -> float:
     """The iteration time with the engine's launch and sampling costs on top of its kernels' GPU time ``gpu_s``;
     ``batch`` / ``share`` is what one rank captures and samples (attention DP: each rank its own sequences);
@@ -170,7 +173,9 @@ def with_overheads(
     graph rule is global (SGLang 0.4.5: ``CudaGraphRunner.can_run`` compares the ranks' summed tokens with
     ``cuda_graph_max_bs``, and the scheduler replays graphs only when every rank decodes) captures as one.
     ``eager_host_s``: the release's measured host time of the step's kernels when it runs eagerly (the engine
-    profile's ``eager_host``; 0: none measured), a floor beside the generic per-kernel one."""
+    profile's ``eager_host``; 0: none measured), a floor beside the generic per-kernel one. ``graph_break_s``: the time
+    a captured step loses to the release's graph breaks (the engine profile's ``graph_break`` over the step's layers:
+    vLLM V1's piecewise graphs before 0.11; 0: its graphs hold the attention)."""
     prof = tables.engine(engine)
     ov = overheads_for(acc, tables)
     if ov is None or prof.sampling_method is None:
@@ -186,7 +191,7 @@ def with_overheads(
     release_says = None if rule is None else rule.python_eager_launch
     eager_from_python = prof.python_eager_launch if release_says is None else release_says
     if captured:
-        t = gpu_s + ov.graph_launch_s
+        t = gpu_s + ov.graph_launch_s + graph_break_s
     elif eager_from_python:
         t = max(gpu_s, kernels * ov.eager_launch_s_per_kernel, eager_host_s)
     else:

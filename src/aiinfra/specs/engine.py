@@ -304,6 +304,23 @@ class CudaGraphRule:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class GraphBreak:
+    """Time a captured decode step of a release loses at every layer to leaving its attention outside the CUDA graph
+    (engines.yaml ``graph_break_by_version``: vLLM V1's piecewise graphs, the default before FULL_AND_PIECEWISE): the
+    release's decode time per output token piecewise against full graphs, over the model's layers."""
+
+    mla_layer_s: float
+    """A layer of a model with MLA attention."""
+    other_layer_s: float
+    """A layer of any other model."""
+    releases: ReleaseRange
+
+    def layer_s(self, mla: bool) -> float:
+        """Time lost at one layer of a model with MLA attention (``mla``) or another."""
+        return self.mla_layer_s if mla else self.other_layer_s
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class EagerHost:
     """Host time per kernel of a step that a release issues eagerly from Python (engines.yaml
     ``eager_host_by_version``): the engine's own forward, its Python and its kernel launches, timed eager against
@@ -432,6 +449,9 @@ class EngineProfile:
     eager_hosts: tuple[EagerHost, ...] = ()
     """Host time per kernel of an eager step by release (engines.yaml eager_host_by_version; none: the part's
     generic per-kernel launch floor alone)."""
+    graph_breaks: tuple[GraphBreak, ...] = ()
+    """Time a captured decode step loses per layer by release (engines.yaml graph_break_by_version; none: its graphs
+    hold the attention too)."""
 
     multi_step_flag: str | None = None
     """The command-line flag that sets multi-step scheduling (vLLM V0 --num-scheduler-steps); None: the engine has
@@ -589,6 +609,11 @@ class EngineProfile:
         on a part of ``generation``, NCCL above it; None: no limit below the engine-tagged timings."""
         rule = _for_release((r for r in self.own_allreduce_limits if generation in r.generations), version)
         return None if rule is None else rule.max_bytes
+
+    def graph_break(self, version: tuple[int, ...] | None) -> GraphBreak | None:
+        """The time a captured decode step of release ``version`` (None: the current release) loses per layer to
+        attention outside its graphs; None: the graphs hold the attention."""
+        return _for_release(self.graph_breaks, version)
 
     def eager_host(self, version: tuple[int, ...] | None) -> EagerHost | None:
         """The host time per kernel of an eager step of release ``version`` (None: the current release); None: not
@@ -913,6 +938,14 @@ def _unfused_channel_fp8(e: Mapping[str, Any], releases: ReleaseRange) -> Unfuse
     )
 
 
+def _graph_break(e: Mapping[str, Any], releases: ReleaseRange) -> GraphBreak:
+    return GraphBreak(
+        mla_layer_s=float(e["mla_layer_us"]) / 1e6,
+        other_layer_s=float(e["other_layer_us"]) / 1e6,
+        releases=releases,
+    )
+
+
 def _eager_host(e: Mapping[str, Any], releases: ReleaseRange) -> EagerHost:
     return EagerHost(
         mla_kernel_s=float(e["mla_kernel_us"]) / 1e6,
@@ -1028,6 +1061,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             serial_stream_costs=_per_release(row, "serial_stream_by_version", _serial_stream),
             unfused_channel_fp8=_per_release(row, "unfused_channel_fp8_by_version", _unfused_channel_fp8),
             eager_hosts=_per_release(row, "eager_host_by_version", _eager_host),
+            graph_breaks=_per_release(row, "graph_break_by_version", _graph_break),
             legacy_scheduler=row.get("legacy_scheduler"),
             overlap_scheduler=_release_range(row["overlap_scheduler"]) if row.get("overlap_scheduler") else None,
             multi_step_flag=str(row["multi_step_flag"]) if row.get("multi_step_flag") else None,
