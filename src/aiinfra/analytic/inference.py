@@ -126,6 +126,7 @@ from aiinfra.analytic.moe_decode import (
 from aiinfra.analytic.step_overheads import (
     ELEMENTWISE_KERNELS_PER_LAYER,
     kernels_per_step,
+    overheads_for,
     serial_stream_s,
     streamed_step_s,
     with_host_step,
@@ -1069,10 +1070,11 @@ class InferenceModel:
         time a kernel (engines.yaml eager_host_by_version); 0 where none is measured."""
         return self._eager_host_s(self._step_kernels())
 
-    def _graph_break_s(self) -> float:
+    def graph_break_s(self) -> float:
         """Time a captured decode step of one stage loses to the release's graph breaks: its layers × the release's
-        measured time a layer (engines.yaml graph_break_by_version); 0 where its graphs hold the attention."""
-        if self.engine is None:
+        measured time a layer (engines.yaml graph_break_by_version); 0 where its graphs hold the attention, or where
+        the part has no launch costs to add it to (analytic/step_overheads.py with_overheads)."""
+        if self.engine is None or overheads_for(self.cluster.accelerator, self.cluster.tables) is None:
             return 0.0
         rule = self.cluster.tables.engine(self.engine).graph_break(self.release)
         return 0.0 if rule is None else self._stage_layers * rule.layer_s(self.model.attention == "mla")
@@ -1105,7 +1107,7 @@ class InferenceModel:
             engine_version=self.engine_version,
             whole=whole if self.attention_dp else None,
             eager_host_s=self._eager_host_s(kernels),
-            graph_break_s=self._graph_break_s(),
+            graph_break_s=self.graph_break_s(),
         )
         # the engine's host work per iteration (scheduler, input preparation), by release
         # (spread over the decode iterations of a multi-step call; iterations with prompt tokens run alone), its

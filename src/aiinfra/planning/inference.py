@@ -935,6 +935,12 @@ def _continuous_notes(d: _Deployment, batch: int, delay: float, overlap: bool, s
             f"{engine} {im.engine_version}: each streamed output is handed over between steps, "
             f"{serial_s * 1e3:.3g} ms a step at {batch} sequences (engines.yaml serial_stream_by_version)"
         )
+    break_s = im.graph_break_s()
+    if break_s:
+        notes.append(
+            f"{engine} {im.engine_version}: decode graphs leave the attention outside at every layer, "
+            f"{break_s * 1e3:.3g} ms a captured decode step (engines.yaml graph_break_by_version)"
+        )
     host_s, overlapped = host_step_s(engine, im.engine_version, d.cluster.tables, batch, im.overlap_scheduling)
     if host_s:
         release = im.engine_version or "(current release)"
