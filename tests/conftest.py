@@ -224,6 +224,30 @@ def tmp_yaml(tmp_path: Path):  # type: ignore[no-untyped-def]
     return write
 
 
+def deepseek_v3_estimate(engine: str, concurrency: int, engine_version: str | None) -> Any:
+    """The planner's estimate for DeepSeek-V3 FP8 at tp 8 on one H200 node, 1,024-token prompts and 256-token answers
+    at ``concurrency`` clients, served by release ``engine_version`` of ``engine`` (None: the current release)."""
+    from aiinfra import catalog
+    from aiinfra.catalog.resolve import cluster_for
+    from aiinfra.planning.inference import estimate
+    from aiinfra.specs.common import validate
+    from aiinfra.specs.workload import ServingWorkload
+
+    wl: dict[str, Any] = {
+        "input_tokens": 1024,
+        "output_tokens": 256,
+        "engine": engine,
+        "weight_precision": "fp8",
+        "concurrency": concurrency,
+        "plan": {"tp": 8},
+    }
+    if engine_version is not None:
+        wl["engine_version"] = engine_version
+    return estimate(
+        catalog.model("deepseek-v3"), cluster_for("nvidia-h200-sxm-141gb", 8), validate(ServingWorkload, wl)
+    )
+
+
 def node_model(
     model_id: str,
     accelerator: str,

@@ -13,12 +13,8 @@ from aiinfra.analytic.moe_decode import routing_kernels
 from aiinfra.analytic.step_overheads import kernels_per_step, with_overheads
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.app.tables import domain_tables
-from aiinfra.catalog.resolve import cluster_for
-from aiinfra.planning.inference import estimate
-from aiinfra.specs.common import validate
-from aiinfra.specs.workload import ServingWorkload
 
-from .conftest import node_model
+from .conftest import deepseek_v3_estimate, node_model
 
 H100 = "nvidia-h100-sxm5-80gb"
 H200 = "nvidia-h200-sxm-141gb"
@@ -129,20 +125,11 @@ def test_the_planner_says_when_the_host_sets_a_prompt_step() -> None:
     # DeepSeek-V3 at tp 8 on H200, 1,024-token prompts: SGLang 0.4.5 issues a prompt step's 1,258 kernels in
     # 1,258 × 134.5 µs = 169.2 ms, more than the GPU's time for the prompt, and the note says so; 0.5.8 (piecewise
     # prefill graphs by default) has no such rule and no note
-    m, cl = catalog.model("deepseek-v3"), cluster_for(H200, 8)
-    wl = {
-        "input_tokens": 1024,
-        "output_tokens": 256,
-        "engine": "sglang",
-        "weight_precision": "fp8",
-        "concurrency": 4,
-        "plan": {"tp": 8},
-    }
-    old = estimate(m, cl, validate(ServingWorkload, {**wl, "engine_version": "0.4.5"}))
+    old = deepseek_v3_estimate("sglang", 4, "0.4.5")
     note = next(n for n in old.notes if "prompt steps run eagerly" in n)
     found = re.search(r"takes ([\d.]+) ms .* GPU's ([\d.]+) ms", note)
     assert found is not None
     assert float(found.group(1)) == pytest.approx(1258 * 134.5e-3, rel=5e-3)
     assert float(found.group(2)) < float(found.group(1))
-    new = estimate(m, cl, validate(ServingWorkload, {**wl, "engine_version": "0.5.8"}))
+    new = deepseek_v3_estimate("sglang", 4, "0.5.8")
     assert not any("prompt steps run eagerly" in n for n in new.notes)

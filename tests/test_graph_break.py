@@ -11,12 +11,8 @@ from aiinfra import catalog
 from aiinfra.analytic.step_overheads import kernels_per_step, with_overheads
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.app.tables import domain_tables
-from aiinfra.catalog.resolve import cluster_for
-from aiinfra.planning.inference import estimate
-from aiinfra.specs.common import validate
-from aiinfra.specs.workload import ServingWorkload
 
-from .conftest import node_model
+from .conftest import deepseek_v3_estimate, node_model
 
 H100 = "nvidia-h100-sxm5-80gb"
 H200 = "nvidia-h200-sxm-141gb"
@@ -75,19 +71,10 @@ def test_decode_step_of_a_piecewise_release_is_its_layers_longer() -> None:
 def test_infer_says_what_the_graph_breaks_cost() -> None:
     # DeepSeek-V3 at tp 8 on H200 with vLLM 0.8.4: 61 × 50.8 µs = 3.10 ms a captured decode step, named in the notes;
     # the current release (FULL_AND_PIECEWISE) has no such note
-    m, cl = catalog.model("deepseek-v3"), cluster_for(H200, 8)
-    wl = {
-        "input_tokens": 1024,
-        "output_tokens": 256,
-        "engine": "vllm",
-        "weight_precision": "fp8",
-        "concurrency": 16,
-        "plan": {"tp": 8},
-    }
-    old = estimate(m, cl, validate(ServingWorkload, {**wl, "engine_version": "0.8.4"}))
+    old = deepseek_v3_estimate("vllm", 16, "0.8.4")
     note = next(n for n in old.notes if "decode graphs leave the attention outside" in n)
     assert "3.1 ms a captured decode step" in note
-    new = estimate(m, cl, validate(ServingWorkload, wl))
+    new = deepseek_v3_estimate("vllm", 16, None)
     assert not any("decode graphs leave the attention outside" in n for n in new.notes)
 
 
