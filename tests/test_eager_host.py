@@ -32,12 +32,12 @@ def test_kernel_host_times_are_the_prs_arithmetic_and_stop_at_0_5_8() -> None:
     llama_kernels = 32 * 13 + 1
     assert kernels_per_step(32, 8, 0) == llama_kernels == 417
     # PR #12160: a one-token DeepSeek-V3 prefill, eager forward 82.64 ms (host-bound)
-    assert v3_kernels * host.kernel_s(mla=True) == pytest.approx(82.64e-3, rel=2e-3)
+    assert v3_kernels * host.seconds(mla=True) == pytest.approx(82.64e-3, rel=2e-3)
     # PR #13094: Llama-3.1-8B FP8 tp 8, 1,024-token prompts, one client: the eager TTFT of 29.97 ms less SGLang's
     # request path is the host-bound forward; that path is tt-inference-server #3560's median TTFT of 9.54 ms
     # against a mock forward of 2.63 ms
     assert sglang.request_overhead_s == pytest.approx((9.54 - 2.63) * 1e-3, abs=2e-5)
-    assert llama_kernels * host.kernel_s(mla=False) == pytest.approx((29.97 - 6.9) * 1e-3, rel=2e-3)
+    assert llama_kernels * host.seconds(mla=False) == pytest.approx((29.97 - 6.9) * 1e-3, rel=2e-3)
     # piecewise prefill graphs are the default in later releases; an unstated release is the current one
     assert sglang.eager_host((0, 5, 8)) is None
     assert sglang.eager_host(None) is None
@@ -52,10 +52,10 @@ def test_the_0_4_releases_take_pr_3236s_mla_forward() -> None:
     for release in ((0, 4, 2), (0, 4, 5), (0, 4, 10)):
         host = sglang.eager_host(release)
         assert host is not None
-        assert 1258 * host.kernel_s(mla=True) == pytest.approx(169.21e-3, rel=2e-3)
-        assert 417 * host.kernel_s(mla=False) == pytest.approx((29.97 - 6.9) * 1e-3, rel=2e-3)
+        assert 1258 * host.seconds(mla=True) == pytest.approx(169.21e-3, rel=2e-3)
+        assert 417 * host.seconds(mla=False) == pytest.approx((29.97 - 6.9) * 1e-3, rel=2e-3)
     later = sglang.eager_host((0, 5, 0))
-    assert later is not None and 1258 * later.kernel_s(mla=True) == pytest.approx(82.64e-3, rel=2e-3)
+    assert later is not None and 1258 * later.seconds(mla=True) == pytest.approx(82.64e-3, rel=2e-3)
 
 
 def test_an_eager_step_lasts_its_layers_host_time_a_graphed_one_does_not() -> None:

@@ -24,9 +24,9 @@ def test_layer_times_are_the_prs_arithmetic_for_the_piecewise_releases_only() ->
         rule = vllm.graph_break(release)
         assert rule is not None
         # vllm#42885: Kimi-K2.6 (61 MLA layers), median TPOT 32.0 ms piecewise, 28.9 ms full
-        assert 61 * rule.layer_s(mla=True) == pytest.approx((32.0 - 28.9) * 1e-3, rel=2e-3)
+        assert 61 * rule.seconds(mla=True) == pytest.approx((32.0 - 28.9) * 1e-3, rel=2e-3)
         # vllm#20059: Qwen2.5-7B (28 layers), median TPOT 11.04 ms piecewise, 9.86 ms full
-        assert 28 * rule.layer_s(mla=False) == pytest.approx((11.04 - 9.86) * 1e-3, rel=2e-3)
+        assert 28 * rule.seconds(mla=False) == pytest.approx((11.04 - 9.86) * 1e-3, rel=2e-3)
     # V0 (before 0.8) captured whole decode graphs; 0.11.0 made FULL_AND_PIECEWISE the default; an unstated release
     # is the current one; the other engines' graphs hold their attention
     for release in ((0, 7, 3), (0, 11, 0), (0, 14, 1), None):

@@ -125,8 +125,8 @@ from aiinfra.analytic.moe_decode import (
 )
 from aiinfra.analytic.step_overheads import (
     ELEMENTWISE_KERNELS_PER_LAYER,
+    engine_overheads,
     kernels_per_step,
-    overheads_for,
     serial_stream_s,
     streamed_step_s,
     with_host_step,
@@ -1074,16 +1074,16 @@ class InferenceModel:
         """Time a captured decode step of one stage loses to the release's graph breaks: its layers × the release's
         measured time a layer (engines.yaml graph_break_by_version); 0 where its graphs hold the attention, or where
         the part has no launch costs to add it to (analytic/step_overheads.py with_overheads)."""
-        if self.engine is None or overheads_for(self.cluster.accelerator, self.cluster.tables) is None:
+        if self.engine is None or engine_overheads(self.cluster.accelerator, self.engine, self.cluster.tables) is None:
             return 0.0
         rule = self.cluster.tables.engine(self.engine).graph_break(self.release)
-        return 0.0 if rule is None else self._stage_layers * rule.layer_s(self.model.attention == "mla")
+        return 0.0 if rule is None else self._stage_layers * rule.seconds(self.model.attention == "mla")
 
     def _eager_host_s(self, kernels: float) -> float:
         if self.engine is None:
             return 0.0
         eager = self.cluster.tables.engine(self.engine).eager_host(self.release)
-        return 0.0 if eager is None else kernels / self.pp * eager.kernel_s(self.model.attention == "mla")
+        return 0.0 if eager is None else kernels / self.pp * eager.seconds(self.model.attention == "mla")
 
     def _engine_costs(self, total: float, whole: StepBatch) -> float:
         """The step with the engine's fixed costs: kernel launches and sampling, host work per iteration by release,

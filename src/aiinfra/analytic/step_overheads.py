@@ -150,6 +150,12 @@ def kernels_per_step(layers: float, tp: int, moe_layers: float) -> float:
     return layers * per_layer + 3 * moe_layers + 1
 
 
+def engine_overheads(acc: AcceleratorSpec, engine: str, tables: DomainTables) -> KernelOverheads | None:
+    """The launch and sampling costs an iteration of ``engine`` on ``acc`` pays (:func:`with_overheads`): the part's
+    (or one of its vendor's) measured ones where the engine profile names its sampler; None: none are priced."""
+    return overheads_for(acc, tables) if tables.engine(engine).sampling_method is not None else None
+
+
 def with_overheads(
     gpu_s: float,
     batch: StepBatch,
@@ -177,8 +183,8 @@ def with_overheads(
     a captured step loses to the release's graph breaks (the engine profile's ``graph_break`` over the step's layers:
     vLLM V1's piecewise graphs before 0.11; 0: its graphs hold the attention)."""
     prof = tables.engine(engine)
-    ov = overheads_for(acc, tables)
-    if ov is None or prof.sampling_method is None:
+    ov = engine_overheads(acc, engine, tables)
+    if ov is None or prof.sampling_method is None:  # the second: a None ov already says so (for the type checker)
         return gpu_s
     version = parse_version(engine_version) if engine_version else None
     graph_max = prof.graph_max_batch(acc.memory_bytes, tp, version)

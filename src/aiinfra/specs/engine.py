@@ -304,38 +304,23 @@ class CudaGraphRule:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class GraphBreak:
-    """Time a captured decode step of a release loses at every layer to leaving its attention outside the CUDA graph
-    (engines.yaml ``graph_break_by_version``: vLLM V1's piecewise graphs, the default before FULL_AND_PIECEWISE): the
-    release's decode time per output token piecewise against full graphs, over the model's layers."""
+class MlaOrOther:
+    """A release's measured time that differs between a model with MLA attention and any other (engines.yaml
+    ``eager_host_by_version``: the host time per kernel of a step issued eagerly from Python, the engine's own forward
+    timed eager against graphed and spread over the kernels the model counts for that step, kernels_per_step;
+    ``graph_break_by_version``: the time a captured decode step loses at every layer to leaving its attention outside
+    the CUDA graph, vLLM V1's piecewise graphs, the release's decode time per token piecewise against full graphs
+    over the model's layers)."""
 
-    mla_layer_s: float
-    """A layer of a model with MLA attention."""
-    other_layer_s: float
-    """A layer of any other model."""
+    mla_s: float
+    """For a model with MLA attention (measured on DeepSeek-V3 and Kimi-K2.6: MLA, MoE routing, FP8 quantisation)."""
+    other_s: float
+    """For any other model (measured on a dense GQA model)."""
     releases: ReleaseRange
 
-    def layer_s(self, mla: bool) -> float:
-        """Time lost at one layer of a model with MLA attention (``mla``) or another."""
-        return self.mla_layer_s if mla else self.other_layer_s
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class EagerHost:
-    """Host time per kernel of a step that a release issues eagerly from Python (engines.yaml
-    ``eager_host_by_version``): the engine's own forward, its Python and its kernel launches, timed eager against
-    graphed and spread over the kernels the model counts for that step (analytic/step_overheads.py
-    kernels_per_step); such a step lasts at least its kernels' host time."""
-
-    mla_kernel_s: float
-    """A kernel of a model with MLA attention (measured on DeepSeek-V3: MLA, MoE routing and FP8 quantisation)."""
-    other_kernel_s: float
-    """A kernel of any other model (measured on a dense GQA model)."""
-    releases: ReleaseRange
-
-    def kernel_s(self, mla: bool) -> float:
-        """Host time of one kernel of a model with MLA attention (``mla``) or another."""
-        return self.mla_kernel_s if mla else self.other_kernel_s
+    def seconds(self, mla: bool) -> float:
+        """The time for a model with MLA attention (``mla``) or another."""
+        return self.mla_s if mla else self.other_s
 
 
 def parse_version(text: str) -> tuple[int, ...] | None:
@@ -446,10 +431,10 @@ class EngineProfile:
     unfused_channel_fp8: tuple[UnfusedChannelFp8, ...] = ()
     """Releases and parts whose channel-scaled FP8 linear layers run unfused (engines.yaml
     unfused_channel_fp8_by_version; none: fused everywhere)."""
-    eager_hosts: tuple[EagerHost, ...] = ()
+    eager_hosts: tuple[MlaOrOther, ...] = ()
     """Host time per kernel of an eager step by release (engines.yaml eager_host_by_version; none: the part's
     generic per-kernel launch floor alone)."""
-    graph_breaks: tuple[GraphBreak, ...] = ()
+    graph_breaks: tuple[MlaOrOther, ...] = ()
     """Time a captured decode step loses per layer by release (engines.yaml graph_break_by_version; none: its graphs
     hold the attention too)."""
 
@@ -610,12 +595,12 @@ class EngineProfile:
         rule = _for_release((r for r in self.own_allreduce_limits if generation in r.generations), version)
         return None if rule is None else rule.max_bytes
 
-    def graph_break(self, version: tuple[int, ...] | None) -> GraphBreak | None:
+    def graph_break(self, version: tuple[int, ...] | None) -> MlaOrOther | None:
         """The time a captured decode step of release ``version`` (None: the current release) loses per layer to
         attention outside its graphs; None: the graphs hold the attention."""
         return _for_release(self.graph_breaks, version)
 
-    def eager_host(self, version: tuple[int, ...] | None) -> EagerHost | None:
+    def eager_host(self, version: tuple[int, ...] | None) -> MlaOrOther | None:
         """The host time per kernel of an eager step of release ``version`` (None: the current release); None: not
         measured."""
         return _for_release(self.eager_hosts, version)
@@ -938,20 +923,15 @@ def _unfused_channel_fp8(e: Mapping[str, Any], releases: ReleaseRange) -> Unfuse
     )
 
 
-def _graph_break(e: Mapping[str, Any], releases: ReleaseRange) -> GraphBreak:
-    return GraphBreak(
-        mla_layer_s=float(e["mla_layer_us"]) / 1e6,
-        other_layer_s=float(e["other_layer_us"]) / 1e6,
-        releases=releases,
-    )
+def _mla_or_other(per: str) -> Callable[[Mapping[str, Any], ReleaseRange], MlaOrOther]:
+    """The parser of a ``*_by_version`` entry that gives ``mla_<per>_us`` and ``other_<per>_us``."""
 
+    def make(e: Mapping[str, Any], releases: ReleaseRange) -> MlaOrOther:
+        return MlaOrOther(
+            mla_s=float(e[f"mla_{per}_us"]) / 1e6, other_s=float(e[f"other_{per}_us"]) / 1e6, releases=releases
+        )
 
-def _eager_host(e: Mapping[str, Any], releases: ReleaseRange) -> EagerHost:
-    return EagerHost(
-        mla_kernel_s=float(e["mla_kernel_us"]) / 1e6,
-        other_kernel_s=float(e["other_kernel_us"]) / 1e6,
-        releases=releases,
-    )
+    return make
 
 
 def _graph_rule(e: Mapping[str, Any], releases: ReleaseRange) -> CudaGraphRule:
@@ -1060,8 +1040,8 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             host_step_costs=_per_release(row, "host_step_by_version", _host_cost),
             serial_stream_costs=_per_release(row, "serial_stream_by_version", _serial_stream),
             unfused_channel_fp8=_per_release(row, "unfused_channel_fp8_by_version", _unfused_channel_fp8),
-            eager_hosts=_per_release(row, "eager_host_by_version", _eager_host),
-            graph_breaks=_per_release(row, "graph_break_by_version", _graph_break),
+            eager_hosts=_per_release(row, "eager_host_by_version", _mla_or_other("kernel")),
+            graph_breaks=_per_release(row, "graph_break_by_version", _mla_or_other("layer")),
             legacy_scheduler=row.get("legacy_scheduler"),
             overlap_scheduler=_release_range(row["overlap_scheduler"]) if row.get("overlap_scheduler") else None,
             multi_step_flag=str(row["multi_step_flag"]) if row.get("multi_step_flag") else None,
