@@ -147,6 +147,30 @@ def test_thin_regime_pools_up_the_hierarchy() -> None:
     assert lone is not None and lone.thin and lone.between_sd_log == 0.0
 
 
+def test_a_narrow_pool_s_publishers_shrink_the_spread_they_borrow() -> None:
+    # the pool (data parallel): publishers a, b, c with medians 0.1, 0.2, 0.3 (rows m - 0.05, m, m, m + 0.05);
+    # three tensor-parallel publishers d, e, f at -0.4, 0.0, 0.4 make the spread pool six publishers wide
+    rows = [
+        _row(10 * i + j, m + d, s)
+        for i, (s, m) in enumerate(zip("abc", (0.1, 0.2, 0.3), strict=True))
+        for j, d in enumerate((-0.05, 0.0, 0.0, 0.05))
+    ]
+    for i, (s, m) in enumerate(zip("def", (-0.4, 0.0, 0.4), strict=True)):
+        r = _row(100 + i, m, s)
+        rows.append(replace(r, regime=replace(r.regime, parallelism="tensor")))
+    b = band(rows[0].regime, rows)
+    assert b is not None and b.rows == 12 and b.regime.parallelism == "data" and b.spread_regime.parallelism == ANY
+    # spread pool medians {0.1, 0.2, 0.3, -0.4, 0, 0.4}: mean 0.1, squared deviations sum 0.40, / 5 -> tau0² 0.08;
+    # the pool's own {0.1, 0.2, 0.3}: variance 0.01 on 2 degrees of freedom, prior weight 3:
+    # tau² = (2 * 0.01 + 3 * 0.08) / (2 + 3) = 0.052 -> tau 0.228035 (the spread pool's alone: 0.282843)
+    assert b.between_sd_log == pytest.approx(math.sqrt(0.052), abs=1e-9)
+    # one publisher alone measures no spread of its own and keeps the borrowed one
+    lone = [r for r in rows if r.source in "adef"] + [_row(200 + j, 0.1, "a") for j in range(8)]
+    one = band(lone[0].regime, lone)
+    assert one is not None and one.sources == 1
+    assert one.between_sd_log == pytest.approx(math.sqrt(((0.1 - 0.025) ** 2 + 0.425**2 + 0.025**2 + 0.375**2) / 3))
+
+
 def test_rounds_and_copies_of_one_benchmark_are_one_publisher() -> None:
     v40 = {"source_url": "https://github.com/mlcommons/training_results_v4.0/tree/main/NVIDIA"}
     v60_copy = {"source_url": "https://github.com/Richardyu114/training_results_v6.0/blob/eabf23a/README.md"}

@@ -12,7 +12,8 @@ settings: a random effect), plus the row's own scatter around its publisher's of
 - the **within-publisher scatter** is the 10th and 90th percentile of the pool's errors about their publisher's
   median (publishers with two rows or more);
 - the **between-publisher spread** is the standard deviation of the publishers' median errors in the spread pool,
-  with the centre's own uncertainty (that spread over the pool's publisher count) added;
+  shrunk towards the pool's own publishers' spread where the pool is narrower (:func:`_between_sd`), with the
+  centre's own uncertainty (that spread over the pool's publisher count) added;
 - the two are added in quadrature on each side (independent errors, as :func:`combine`), and the sum is multiplied
   by the **calibration factor**: the conformal quantile (Vovk, Gammerman & Shafer, *Algorithmic Learning in a
   Random World*, 2005), each publisher weighing one (Dunn, Wasserman & Ramdas, JASA 2022), of the open rows'
@@ -50,6 +51,10 @@ CENTRE_PRIOR_SOURCES = 3.0
 centre weighted K / (K + 3) (empirical-Bayes shrinkage: a regime's offset measured by a few publishers is hard to
 tell apart from those publishers' own offsets; three gave calibrated training and throughput bands on the open rows
 of both the first and the enlarged validation, one did not — docs/accuracy.md)."""
+SPREAD_PRIOR_DF = CENTRE_PRIOR_SOURCES
+"""Degrees of freedom, in publishers, of the spread pool's between-publisher variance as the prior of a narrower
+pool's (:func:`_between_sd`): the same weight as the centre's prior, so a pool's own publishers outweigh the broad
+spread once they number more than four (compared on the open rows with 1: docs/accuracy.md)."""
 MIN_CALIBRATION_SOURCES = 5
 """Fewest publishers of open rows of a quantity for the quantity to have its own calibration factor (with fewer it
 shares its kind's), and of a kind for it to be calibrated at all: an 80 % quantile over fewer publishers is the
@@ -92,7 +97,8 @@ class Band:
     """The lower end in log-error space: the measurement lies in the band when low_log ≤ e ≤ high_log."""
     high_log: float
     between_sd_log: float
-    """The standard deviation of the publishers' median errors in the spread pool."""
+    """The between-publisher spread τ: the SD of the publishers' median errors (the spread pool's, shrunk towards the
+    pool's own where it is narrower)."""
     calibration_x: float
     """The conformal calibration factor the half-widths were multiplied by."""
     calibrated: bool
@@ -141,6 +147,21 @@ def _spread(values: Sequence[float]) -> float:
     return statistics.stdev(values) if len(values) >= 2 else 0.0
 
 
+def _between_sd(pool_medians: Sequence[float], spread_medians: Sequence[float], same_pool: bool) -> float:
+    """The between-publisher spread τ of a band: the SD of the spread pool's publishers' medians, or, when the pool
+    is narrower than the spread pool, the pool's own variance of its K publishers' medians shrunk towards it as the
+    posterior mean of a normal variance under a scaled-inverse-χ² prior of SPREAD_PRIOR_DF degrees of freedom
+    centred on the spread pool's (Gelman et al., *Bayesian Data Analysis*, 3rd ed., 2013, §3.2):
+    τ² = ((K − 1)·s² + ν₀·τ₀²) / (K − 1 + ν₀). A pool whose few publishers agree gets a narrower spread than the
+    broad pool's; one publisher alone says nothing of the spread and keeps τ₀."""
+    prior = _spread(spread_medians)
+    k = len(pool_medians)
+    if same_pool or k < 2:
+        return prior
+    dof = k - 1.0
+    return math.sqrt((dof * statistics.variance(pool_medians) + SPREAD_PRIOR_DF * prior**2) / (dof + SPREAD_PRIOR_DF))
+
+
 def _source_medians(rows: Sequence[ErrorRow]) -> dict[str, float]:
     by: dict[str, list[float]] = defaultdict(list)
     for r in rows:
@@ -182,8 +203,7 @@ def _raw(asked: Regime, rows: Sequence[ErrorRow]) -> _Raw | None:
     own = statistics.median(medians.values())
     prior = statistics.median(spread_medians)
     centre = (k * own + CENTRE_PRIOR_SOURCES * prior) / (k + CENTRE_PRIOR_SOURCES)
-    # the between-publisher spread: the SD of the publishers' medians (a lone publisher: no spread measured)
-    tau = _spread(spread_medians)
+    tau = _between_sd(list(medians.values()), spread_medians, spread_level == level)
     counts = Counter(r.source for r in chosen)
     within = sorted(r.log_error - medians[r.source] for r in chosen if counts[r.source] >= 2)
     w_lo = min(quantile(within, (1.0 - INTERVAL) / 2.0), 0.0) if within else 0.0
