@@ -246,6 +246,10 @@ class InferenceModel:
     """Whether the engine prepares iteration n + 1 while the GPU runs iteration n (vLLM --async-scheduling /
     --no-async-scheduling as a run states it): its host time per iteration then hides behind the GPU's step;
     None: as the release does by default (engines.yaml host_step_by_version)."""
+    cuda_graphs: bool | None = None
+    """Whether the engine replays its decode steps as CUDA graphs: False when the run turns them off (vLLM
+    --enforce-eager, SGLang --disable-cuda-graph), so every step issues its kernels from Python; None: the engine
+    release's rule (engines.yaml cuda_graph_max_batch, cuda_graph_by_version)."""
     streamed: bool = False
     """Requests come through the engine's API server and stream their tokens: a step lasts at least the server's
     time to stream its chunks (analytic/step_overheads.py ``streamed_step_s``)."""
@@ -1074,7 +1078,9 @@ class InferenceModel:
         """Time a captured decode step of one stage loses to the release's graph breaks: its layers × the release's
         measured time a layer (engines.yaml graph_break_by_version); 0 where its graphs hold the attention, or where
         the part has no launch costs to add it to (analytic/step_overheads.py with_overheads)."""
-        if self.engine is None or engine_overheads(self.cluster.accelerator, self.engine, self.cluster.tables) is None:
+        if self.cuda_graphs is False or self.engine is None:
+            return 0.0
+        if engine_overheads(self.cluster.accelerator, self.engine, self.cluster.tables) is None:
             return 0.0
         rule = self.cluster.tables.engine(self.engine).graph_break(self.release)
         return 0.0 if rule is None else self._stage_layers * rule.seconds(self.model.attention == "mla")
@@ -1108,6 +1114,7 @@ class InferenceModel:
             whole=whole if self.attention_dp else None,
             eager_host_s=self._eager_host_s(kernels),
             graph_break_s=self.graph_break_s(),
+            cuda_graphs=self.cuda_graphs is not False,
         )
         # the engine's host work per iteration (scheduler, input preparation), by release
         # (spread over the decode iterations of a multi-step call; iterations with prompt tokens run alone), its

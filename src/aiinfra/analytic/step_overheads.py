@@ -7,11 +7,11 @@ per-kernel cost, t0, included). An engine adds, per iteration:
   step it runs eagerly issues every kernel from Python, and the GPU cannot run ahead of the host, so the step lasts at
   least ``kernels × per_kernel_s`` of eager issue (the GPU time when longer). Which steps are captured is the engine
   profile's ``cuda_graph_max_batch`` (decode-only steps up to that many sequences; steps with prompt tokens run eagerly:
-  vLLM's graphs stop at the same size), or its release's rule
-  (``cuda_graph_by_version``); the floor applies to engines that issue from Python (``python_eager_launch``, or the
-  release rule's: TensorRT-LLM's PyTorch executor from 1.0), not to a C++ runtime. A release whose decode graphs
-  leave the attention outside (vLLM V1's piecewise graphs, its default before 0.11) loses its measured time per layer
-  on every captured step besides (``graph_break_by_version``);
+  vLLM's graphs stop at the same size), or its release's rule (``cuda_graph_by_version``), unless the run turns the
+  graphs off (vLLM --enforce-eager: every step eager); the floor applies to engines that issue from Python
+  (``python_eager_launch``, or the release rule's: TensorRT-LLM's PyTorch executor from 1.0), not to a C++ runtime.
+  A release whose decode graphs leave the attention outside (vLLM V1's piecewise graphs, its default before 0.11)
+  loses its measured time per layer on every captured step besides (``graph_break_by_version``);
 * sampling: the sampler the engine runs after the forward pass, outside its graphs, over the whole vocabulary for each
   sequence that produces a token; the measured time at the step's batch (interpolated; below the smallest batch
   measured its time; above the largest, the last measured segment continued, as the sampler's kernels read and
@@ -171,6 +171,7 @@ def with_overheads(
     whole: StepBatch | None = None,
     eager_host_s: float = 0.0,
     graph_break_s: float = 0.0,
+    cuda_graphs: bool = True,
 ) -> float:
     """The iteration time with the engine's launch and sampling costs on top of its kernels' GPU time ``gpu_s``;
     ``batch`` / ``share`` is what one rank captures and samples (attention DP: each rank its own sequences);
@@ -181,7 +182,8 @@ def with_overheads(
     ``eager_host_s``: the release's measured host time of the step's kernels when it runs eagerly (the engine
     profile's ``eager_host``; 0: none measured), a floor beside the generic per-kernel one. ``graph_break_s``: the time
     a captured step loses to the release's graph breaks (the engine profile's ``graph_break`` over the step's layers:
-    vLLM V1's piecewise graphs before 0.11; 0: its graphs hold the attention)."""
+    vLLM V1's piecewise graphs before 0.11; 0: its graphs hold the attention). ``cuda_graphs``: False when the run
+    turns the engine's graphs off (vLLM --enforce-eager, SGLang --disable-cuda-graph): every step is issued eagerly."""
     prof = tables.engine(engine)
     ov = engine_overheads(acc, engine, tables)
     if ov is None or prof.sampling_method is None:  # the second: a None ov already says so (for the type checker)
@@ -190,7 +192,9 @@ def with_overheads(
     graph_max = prof.graph_max_batch(acc.memory_bytes, tp, version)
     seqs = -(-batch.decode_seqs // share)
     rule = prof.graph_rule(version)
-    if whole is not None and rule is not None and rule.attention_dp_global:
+    if not cuda_graphs:
+        captured = False
+    elif whole is not None and rule is not None and rule.attention_dp_global:
         captured = graph_max is not None and whole.prefill_tokens == 0 and 0 < whole.decode_seqs <= graph_max
     else:
         captured = graph_max is not None and batch.prefill_tokens == 0 and 0 < seqs <= graph_max

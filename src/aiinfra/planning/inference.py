@@ -399,6 +399,7 @@ def model_for(
         engine_version=workload_release(wl),
         scheduler_steps=sched.num_scheduler_steps if sched is not None else 1,
         overlap_scheduling=sched.overlap_scheduling if sched is not None else None,
+        cuda_graphs=sched.cuda_graphs if sched is not None else None,
         streamed=streamed,
     )
 
@@ -453,7 +454,12 @@ def _decode_cycle_s(
     if wl.speculative.draft_model:
         draft_arch = cluster.tables.model(wl.speculative.draft_model, "inference.speculative.draft_model")
         dm = InferenceModel(
-            model=draft_arch, cluster=cluster, tp=im.tp, weight_precision=im.weight_precision, engine=im.engine
+            model=draft_arch,
+            cluster=cluster,
+            tp=im.tp,
+            weight_precision=im.weight_precision,
+            engine=im.engine,
+            cuda_graphs=im.cuda_graphs,
         )
         ctx = step.decode_context_tokens // max(step.decode_seqs, 1)
         draft_s = g * dm.iteration_time_s(StepBatch.decode(batch, ctx))
@@ -934,6 +940,13 @@ def _continuous_notes(d: _Deployment, batch: int, delay: float, overlap: bool, s
         notes.append(
             f"{engine} {im.engine_version}: each streamed output is handed over between steps, "
             f"{serial_s * 1e3:.3g} ms a step at {batch} sequences (engines.yaml serial_stream_by_version)"
+        )
+    if im.cuda_graphs is False:
+        dec = StepBatch.decode(batch, inp)
+        eager_s = im.iteration_time_s(dec) - replace(im, cuda_graphs=None).iteration_time_s(dec)
+        notes.append(
+            f"{engine}: CUDA graphs off as the scenario sets (inference.simulation.scheduler.cuda_graphs): every "
+            f"decode step issues its kernels from Python, {eager_s * 1e3:+.3g} ms a step at {batch} sequences"
         )
     break_s = im.graph_break_s()
     if break_s:

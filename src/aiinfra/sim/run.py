@@ -365,6 +365,7 @@ def _step_model(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, tab
             engine=im.engine,
             weight_precision=wl.weight_precision,
             kv_precision=im.kv_precision,
+            cuda_graphs=im.cuda_graphs,
         )
     return SpeculativeStep(im, wl.speculative.num_draft_tokens, draft)
 

@@ -447,12 +447,16 @@ class EngineProfile:
     context_length_flag: str | None = None
     """The command-line flag that sets the served context length (vLLM --max-model-len, SGLang --context-length;
     engines.yaml context_length_flag): a run that states it serves that context, not the model's; None: none."""
+    cuda_graphs_off_flag: str | None = None
+    """The command-line flag that turns CUDA graphs off (vLLM --enforce-eager, SGLang --disable-cuda-graph;
+    engines.yaml cuda_graphs_off_flag): a run that states it issues every step eagerly; None: none."""
     overlap_flags: tuple[str, str] | None = None
     """The command-line flags that turn the overlap scheduler on and off (vLLM --async-scheduling /
     --no-async-scheduling; engines.yaml overlap_flags); None: the engine has none."""
     legacy_engine: Mapping[str, Any] | None = field(default=None, repr=False)
-    """What a run that states no release ran when its build predates the current engine generation (engines.yaml
-    legacy_engine: the release it is priced as, the date the current generation became the default)."""
+    """What a run that states no release ran when its build predates the current engine generation, or that selects
+    the legacy generation on a release that still carries it (engines.yaml legacy_engine: the release it is priced
+    as, the date the current generation became the default, the setting that selects it: ``stated_by``)."""
     overlap_scheduler: ReleaseRange | None = None
     """Releases whose scheduler plans iteration n + 1 while the GPU runs iteration n (engines.yaml
     overlap_scheduler): a request arriving during an iteration joins the one after the next."""
@@ -1047,6 +1051,7 @@ def profile(row: Mapping[str, Any]) -> EngineProfile:
             multi_step_flag=str(row["multi_step_flag"]) if row.get("multi_step_flag") else None,
             context_length_flag=str(row["context_length_flag"]) if row.get("context_length_flag") else None,
             chunked_prefill_flag=str(row["chunked_prefill_flag"]) if row.get("chunked_prefill_flag") else None,
+            cuda_graphs_off_flag=str(row["cuda_graphs_off_flag"]) if row.get("cuda_graphs_off_flag") else None,
             overlap_flags=(str(row["overlap_flags"]["enable"]), str(row["overlap_flags"]["disable"]))
             if row.get("overlap_flags")
             else None,

@@ -61,6 +61,11 @@ class SchedulerConfig:
     enable_overlap_scheduler, SGLang's overlap schedule, vLLM's --async-scheduling), so a request arriving during an
     iteration joins the one after the next and the engine's host time per iteration hides behind the GPU's step;
     None: the engine release's default (catalog/data/engines.yaml overlap_scheduler, host_step_by_version)."""
+    cuda_graphs: bool | None = None
+    """Whether the engine replays decode steps as CUDA graphs; False: the run turns them off (vLLM
+    --enforce-eager, SGLang --disable-cuda-graph) and every step issues its kernels from Python, lasting at least
+    their host issue time (analytic/step_overheads.py); None: the engine release's own rule
+    (catalog/data/engines.yaml cuda_graph_max_batch, cuda_graph_by_version)."""
     kv_reservation: Literal["full", "incremental"] | None = None
     """KV admission policy: full = a request is admitted only when its whole prompt + output fits, reserved until it
     ends, nothing ever preempted (TensorRT-LLM's CapacitySchedulerPolicy GUARANTEED_NO_EVICT); incremental = blocks

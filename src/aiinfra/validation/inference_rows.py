@@ -76,6 +76,9 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     chunked = on_off(row, "chunked_prefill")
     if chunked is not None:
         flags.append(f"chunked prefill {'on' if chunked else 'off'} as the run states")
+    graphs = on_off(row, "cuda_graphs")
+    if graphs is not None:
+        flags.append(f"CUDA graphs {'on' if graphs else 'off (every step issued eagerly)'} as the run states")
     metric = row["metric"].strip()
     mode = row["mode"].strip()
     inp = integer(row, "input_tokens")
@@ -103,6 +106,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         engine_version=release,
         scheduler_steps=steps,
         overlap_scheduling=overlap,
+        cuda_graphs=graphs,
     )
     if metric in ("itl_intercept_s", "itl_slope_s_per_context_token"):
         return _itl(im, metric, flags)
@@ -120,7 +124,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     # the engine's default
     kv_policy = tables.engine(engine).mlperf_kv_reservation if is_mlperf(row) else None
     row_sched: dict[str, object] = {
-        **_stated_scheduler(steps, overlap, chunked),
+        **_stated_scheduler(steps, overlap, chunked, graphs),
         **({"kv_reservation": kv_policy} if kv_policy else {}),
     }
     if kv_policy:
@@ -195,6 +199,7 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         scheduler_steps=steps,
         overlap_scheduling=overlap,
         chunked_prefill=chunked,
+        cuda_graphs=graphs,
         gpu_memory_utilization_frac=mem_util,
         ep=ep,
         attention_dp=attention_dp,
@@ -228,8 +233,18 @@ def _release(row: dict[str, str], profile: EngineProfile, steps: int, flags: lis
     "0.6.3", "0.5 (static batching)" -> "0.5.0"). When it starts with none (an image tag, "latest", "TensorRT
     10.2 …"): the engine's legacy generation where the run shows it ran that one (a build dated before the current
     generation became the default, or multi-step scheduling: ``EngineProfile.unstated_release``, flagged), else None:
-    the current release's costs apply."""
+    the current release's costs apply. A run that selects the legacy generation on a release still carrying it
+    (column ``legacy_engine`` on: vLLM ``VLLM_USE_V1=0`` on 0.8-0.10) is priced as that generation's release."""
     text = row.get("engine_version") or ""
+    if on_off(row, "legacy_engine"):
+        table = profile.legacy_engine
+        if table is None:
+            raise RowError(f"column legacy_engine=on, but engine {profile.id!r} has no legacy generation (blank it)")
+        flags.append(
+            f"the engine's previous generation as the run selects it ({table.get('stated_by')}): priced as "
+            f"{profile.id} {table['release']}, its last release as the default"
+        )
+        return ".".join(str(p) for p in (*(parse_version(str(table["release"])) or (0,)), 0, 0)[:3])
     version = parse_version(text)
     if version is None:
         legacy = profile.unstated_release(text, steps > 1)
@@ -251,14 +266,18 @@ def on_off(row: dict[str, str], column: str) -> bool | None:
     raise RowError(f"column {column}={cell!r} is not on or off (blank: not stated)")
 
 
-def _stated_scheduler(steps: int, overlap: bool | None, chunked: bool | None = None) -> dict[str, object]:
+def _stated_scheduler(
+    steps: int, overlap: bool | None, chunked: bool | None = None, graphs: bool | None = None
+) -> dict[str, object]:
     """The workload's simulation.scheduler fields a run states: multi-step scheduling, the overlap scheduler, chunked
-    prefill."""
+    prefill, CUDA graphs."""
     sched: dict[str, object] = {"num_scheduler_steps": steps} if steps > 1 else {}
     if overlap is not None:
         sched["overlap_scheduling"] = overlap
     if chunked is not None:
         sched["chunked_prefill"] = chunked
+    if graphs is not None:
+        sched["cuda_graphs"] = graphs
     return sched
 
 
@@ -616,6 +635,8 @@ class _Served:
     """The overlap scheduler as the run states it (vLLM --async-scheduling), else None: the release's default."""
     chunked_prefill: bool | None = None
     """Chunked prefill as the run states it (vLLM --enable-chunked-prefill), else None: the release's default."""
+    cuda_graphs: bool | None = None
+    """CUDA graphs as the run states them (vLLM --enforce-eager: off), else None: the release's rule."""
     gpu_memory_utilization_frac: float | None = None
     """The memory share the run states (vLLM --gpu-memory-utilization), else None: the workload's default."""
     ep: int = 1
@@ -644,7 +665,9 @@ class _Served:
         from aiinfra.report.render import jsonable
 
         arch = {k: v for k, v in jsonable(self.model).items() if k not in ("sources", "notes")}
-        stated = _stated_scheduler(self.scheduler_steps, self.overlap_scheduling, self.chunked_prefill)
+        stated = _stated_scheduler(
+            self.scheduler_steps, self.overlap_scheduling, self.chunked_prefill, self.cuda_graphs
+        )
         if stated:  # the run's multi-step scheduling and overlap scheduler, beside whatever scheduler it states
             sim = dict(inference.get("simulation") or {})  # type: ignore[call-overload]
             sim["scheduler"] = {**(sim.get("scheduler") or {}), **stated}

@@ -196,6 +196,34 @@ def context_tokens_stated(row: Mapping[str, str], engines: Engines) -> str:
     return str(int(m.group(1))) if m and int(m.group(1)) > 0 else ""
 
 
+def cuda_graphs_stated(row: Mapping[str, str], engines: Engines) -> str:
+    """CUDA graphs as the run states them: the engine's flag that turns them off (vLLM ``--enforce-eager``, SGLang
+    ``--disable-cuda-graph``; dashes and underscores alike) -> off, unless its value is false (``=False``, ``0``);
+    blank when it states none or the engine has no such flag."""
+    profile = _row_engine(row, engines)
+    flag = profile.cuda_graphs_off_flag if profile else None
+    if not flag:
+        return ""
+    m = re.search(rf"--{_flag_name(flag)}(?![\w-])(?:[ =](true|false|1|0)\b)?", _command_line(row), re.IGNORECASE)
+    if m is None:
+        return ""
+    return "off" if (m.group(1) or "true").lower() in ("true", "1") else ""
+
+
+def legacy_engine_stated(row: Mapping[str, str], engines: Engines) -> str:
+    """The engine's previous generation as the run selects it on a release that still carries it (vLLM
+    ``VLLM_USE_V1=0``, engines.yaml legacy_engine ``stated_by``) -> on; blank when it states none or the engine has
+    no such setting."""
+    profile = _row_engine(row, engines)
+    table = profile.legacy_engine if profile else None
+    setting = str(table.get("stated_by") or "") if table else ""
+    if not setting:
+        return ""
+    name, _, value = setting.partition("=")
+    pattern = rf"(?<![\w-]){re.escape(name)}\s*=\s*{re.escape(value)}(?![\w.])"
+    return "on" if re.search(pattern, _command_line(row)) else ""
+
+
 def _on_notes(rule: RowRule) -> Callable[[str], str]:
     return lambda notes: rule({"notes": notes}, {})
 
@@ -268,6 +296,8 @@ SWITCHES: tuple[Switch, ...] = (
     _engine_switch("chunked_prefill", chunked_prefill_stated),
     _engine_switch("num_scheduler_steps", scheduler_steps_stated),
     _engine_switch("max_model_len_tokens", context_tokens_stated),
+    _engine_switch("cuda_graphs", cuda_graphs_stated),
+    _engine_switch("legacy_engine", legacy_engine_stated),
 )
 
 
