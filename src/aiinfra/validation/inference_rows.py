@@ -532,7 +532,12 @@ def _burst(
         # engines' default max_model_len)
         context = _context_tokens(row, served, tables)
         sd = scheduler_defaults(
-            tables.engine(served.engine), acc, "offline", release=served.release, max_model_len=context
+            tables.engine(served.engine),
+            acc,
+            "offline",
+            release=served.release,
+            max_model_len=context,
+            chunked_prefill=served.chunked_prefill,
         )
         limits: dict[str, object] = {
             "max_num_batched_tokens": sd.max_num_batched_tokens,
