@@ -12,6 +12,7 @@ from aiinfra.analytic.step_overheads import engine_overheads, kernels_per_step, 
 from aiinfra.analytic.step_time import StepBatch
 from aiinfra.app.tables import domain_tables, row_tables
 from aiinfra.validation.inference_rows import _release
+from aiinfra.validation.rows import RowError
 from aiinfra.validation.switches import cuda_graphs_stated, legacy_engine_stated
 
 from .conftest import deepseek_v3_estimate, node_model
@@ -97,3 +98,6 @@ def test_a_run_on_the_previous_engine_is_priced_as_its_last_release() -> None:
     assert _release(row, profile, 1, flags) == "0.7.3"
     assert "priced as vllm 0.7.3" in flags[0] and "VLLM_USE_V1=0" in flags[0]
     assert _release({**row, "legacy_engine": ""}, profile, 1, []) == "0.9.1"
+    # 0.11.0 ships V1 only: the switch names a setting that release no longer has
+    with pytest.raises(RowError, match="no longer carries"):
+        _release({**row, "engine_version": "0.11.0"}, profile, 1, [])

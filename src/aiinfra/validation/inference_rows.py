@@ -240,6 +240,13 @@ def _release(row: dict[str, str], profile: EngineProfile, steps: int, flags: lis
         table = profile.legacy_engine
         if table is None:
             raise RowError(f"column legacy_engine=on, but engine {profile.id!r} has no legacy generation (blank it)")
+        stated = parse_version(text)
+        carried = parse_version(str(table.get("carried_below") or ""))
+        if stated is not None and carried is not None and stated >= carried:
+            raise RowError(
+                f"column legacy_engine=on, but {profile.id} {'.'.join(map(str, stated))} no longer carries its "
+                f"previous generation (releases below {table['carried_below']} do): blank the column"
+            )
         flags.append(
             f"the engine's previous generation as the run selects it ({table.get('stated_by')}): priced as "
             f"{profile.id} {table['release']}, its last release as the default"
