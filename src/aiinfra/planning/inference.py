@@ -944,9 +944,14 @@ def _continuous_notes(d: _Deployment, batch: int, delay: float, overlap: bool, s
     if im.cuda_graphs is False:
         dec = StepBatch.decode(batch, inp)
         eager_s = im.iteration_time_s(dec) - replace(im, cuda_graphs=None).iteration_time_s(dec)
+        what = (
+            f"issuing them takes longer than the GPU runs them: {eager_s * 1e3:+.3g} ms a step"
+            if eager_s > 0.0
+            else "the GPU's work still sets the step (its kernels run longer than their issue)"
+        )
         notes.append(
             f"{engine}: CUDA graphs off as the scenario sets (inference.simulation.scheduler.cuda_graphs): every "
-            f"decode step issues its kernels from Python, {eager_s * 1e3:+.3g} ms a step at {batch} sequences"
+            f"decode step issues its kernels from Python; {what} at {batch} sequences"
         )
     break_s = im.graph_break_s()
     if break_s:
