@@ -95,9 +95,11 @@ def _validate_accuracy_notes() -> tuple[AccuracyNote, ...]:
     return tuple(out)
 
 
-def accuracy_notes_for(model_id: str, engine: str, accelerator_id: str) -> list[str]:
-    """The notes of the known gaps a scenario falls in (model, engine, accelerator)."""
-    return [n.note for n in accuracy_notes() if n.covers(model_id, engine, accelerator_id)]
+def accuracy_notes_for(
+    model_id: str, engine: str, accelerator_id: str, weight_precision: str | None = None
+) -> list[str]:
+    """The notes of the known gaps a scenario falls in (model, engine, accelerator, weight format)."""
+    return [n.note for n in accuracy_notes() if n.covers(model_id, engine, accelerator_id, weight_precision)]
 
 
 def get(kind: str, id_: str, field: str | None = None) -> Any:

@@ -101,9 +101,13 @@ class CatalogTables:
         with _active(self._cat):
             return catalog.accuracy_notes()
 
-    def accuracy_notes_for(self, model_id: str, engine: str, accelerator_id: str) -> list[str]:
-        """The shipped accuracy notes that cover this model, engine and accelerator."""
-        return [n.note for n in self._accuracy_notes() if n.covers(model_id, engine, accelerator_id)]
+    def accuracy_notes_for(
+        self, model_id: str, engine: str, accelerator_id: str, weight_precision: str | None = None
+    ) -> list[str]:
+        """The shipped accuracy notes that cover this model, engine, accelerator and weight format."""
+        return [
+            n.note for n in self._accuracy_notes() if n.covers(model_id, engine, accelerator_id, weight_precision)
+        ]
 
     def factors_for(self, applies: Applies, accelerator: str, engine: str | None = None) -> Factors:
         """The user's calibration factors for this accelerator (and engine); a fit's trial factors while it tries them;

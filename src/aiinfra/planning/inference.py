@@ -643,7 +643,10 @@ def _deployment(
     block = kv_block_tokens(engine, wl, cluster.tables)
     if budget_set is None or seqs_set is None:
         notes.append(f"scheduler: {sd.basis}")
-    notes += [f"accuracy: {n}" for n in cluster.tables.accuracy_notes_for(model.id, engine, cluster.accelerator.id)]
+    notes += [
+        f"accuracy: {n}"
+        for n in cluster.tables.accuracy_notes_for(model.id, engine, cluster.accelerator.id, wl.weight_precision)
+    ]
     replicas = _replicas_of(model, cluster, wl, im)
     inp, out = wl.input_tokens, wl.output_tokens
     held = held_tokens_per_request(engine, cluster.tables, wl)

@@ -24,6 +24,8 @@ class AccuracyNote:
     """Serving engines the row covers (empty: any engine)."""
     accelerators: tuple[str, ...] = ()
     """Catalog accelerator ids the row covers (empty: any accelerator)."""
+    weight_precisions: tuple[str, ...] = ()
+    """Weight formats the row covers (empty: any format)."""
     cases: str
     """Regular expression over validation case ids: the published runs the row summarises."""
     signed_error_range: tuple[float, float]
@@ -31,10 +33,12 @@ class AccuracyNote:
     note: str
     """What `infer` and `capacity` print when a scenario matches."""
 
-    def covers(self, model_id: str, engine: str, accelerator_id: str) -> bool:
-        """Whether a scenario of this model, engine and accelerator falls under the row (an empty list matches any)."""
+    def covers(self, model_id: str, engine: str, accelerator_id: str, weight_precision: str | None = None) -> bool:
+        """Whether a scenario of this model, engine, accelerator and weight format falls under the row (an empty list
+        matches any; a scenario that names no format matches only a row that names none)."""
         return (
             (not self.models or model_id in self.models)
             and (not self.engines or engine in self.engines)
             and (not self.accelerators or accelerator_id in self.accelerators)
+            and (not self.weight_precisions or weight_precision in self.weight_precisions)
         )

@@ -72,7 +72,9 @@ class DomainTables(Protocol):
         """The framework memory reserve per accelerator (runtime.yaml), None when the catalog has none."""
         ...
 
-    def accuracy_notes_for(self, model_id: str, engine: str, accelerator_id: str) -> list[str]:
+    def accuracy_notes_for(
+        self, model_id: str, engine: str, accelerator_id: str, weight_precision: str | None = None
+    ) -> list[str]:
         """The notes of the planner's known accuracy gaps (accuracy_notes.yaml) a scenario falls in."""
         ...
 
