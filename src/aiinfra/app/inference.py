@@ -188,9 +188,7 @@ def capacity(
     elif simulate:
         options, sim = _first_passing_simulation(scenario, options, seed, progress)
     best = options[0]
-    notes = tuple(
-        catalog.accuracy_notes_for(scenario.model.id, best.engine, best.accelerator, best.weight_precision)
-    )
+    notes = tuple(catalog.accuracy_notes_for(scenario.model.id, best.engine, best.accelerator, best.weight_precision))
     day = None
     if wl is not None and wl.load_profile is not None:
         from aiinfra.app.fleet import day_fleet
@@ -238,9 +236,7 @@ def _capacity_of_classes(
     ]
     sim = simulate_mixed(scenario, fleet, seed, progress) if simulate else None
     best = options[0]
-    notes = tuple(
-        catalog.accuracy_notes_for(scenario.model.id, best.engine, best.accelerator, best.weight_precision)
-    )
+    notes = tuple(catalog.accuracy_notes_for(scenario.model.id, best.engine, best.accelerator, best.weight_precision))
     return CapacityResult(
         scenario=scenario, options=tuple(options), accuracy_notes=notes, simulated=sim, seed=seed, fleet=fleet
     )

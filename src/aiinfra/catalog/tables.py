@@ -105,9 +105,7 @@ class CatalogTables:
         self, model_id: str, engine: str, accelerator_id: str, weight_precision: str | None = None
     ) -> list[str]:
         """The shipped accuracy notes that cover this model, engine, accelerator and weight format."""
-        return [
-            n.note for n in self._accuracy_notes() if n.covers(model_id, engine, accelerator_id, weight_precision)
-        ]
+        return [n.note for n in self._accuracy_notes() if n.covers(model_id, engine, accelerator_id, weight_precision)]
 
     def factors_for(self, applies: Applies, accelerator: str, engine: str | None = None) -> Factors:
         """The user's calibration factors for this accelerator (and engine); a fit's trial factors while it tries them;
