@@ -70,6 +70,13 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
     if context is not None and context != model.max_seq_len:
         model = dataclasses.replace(model, max_seq_len=context)
         flags.append(f"context length {context} tokens as the run states (its engine defaults follow it)")
+    elif not model.max_seq_len:
+        # the engines' default max_model_len is the model's context: the catalog model's where the row's columns
+        # give none, which an older release's scheduler defaults follow in every mode (vLLM V0: chunked prefill
+        # above 32K, its token budget, 256 sequences)
+        cat = catalog_model_for(row.get("model_name") or "", tables.models)
+        if cat is not None and cat.max_seq_len:
+            model = dataclasses.replace(model, max_seq_len=cat.max_seq_len)
     overlap = on_off(row, "overlap_scheduling")
     if overlap is not None:
         flags.append(f"overlap scheduler {'on' if overlap else 'off'} as the run states")
@@ -498,11 +505,6 @@ def _simulated(
         raise RowError("request_rate_per_s blank")
     sim = dict(sim)
     n_req = sim.pop("num_requests")
-    context = _context_tokens(row, served, tables)
-    if context and isinstance(served.model, ModelArch) and not served.model.max_seq_len:
-        # the engines' default max_model_len is the model's context (the catalog model's where the row's columns
-        # give none), which an older release's scheduler defaults follow (vLLM V0: chunked prefill above 32K)
-        served = dataclasses.replace(served, model=dataclasses.replace(served.model, max_seq_len=context))
     scenario = served.scenario(request_rate_per_s=rate, num_requests=n_req, simulation=sim)
     summ = _simulate(scenario, tables)
     if bench is not None:
