@@ -74,9 +74,11 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         # the engines' default max_model_len is the model's context: the catalog model's where the row's columns
         # give none, which an older release's scheduler defaults follow in every mode (vLLM V0: chunked prefill
         # above 32K, its token budget, 256 sequences)
+        # (never below the run's own request, which the engine served)
         cat = catalog_model_for(row.get("model_name") or "", tables.models)
         if cat is not None and cat.max_seq_len:
-            model = dataclasses.replace(model, max_seq_len=cat.max_seq_len)
+            request = (integer(row, "input_tokens") or 0) + (integer(row, "output_tokens") or 0)
+            model = dataclasses.replace(model, max_seq_len=max(cat.max_seq_len, request))
     overlap = on_off(row, "overlap_scheduling")
     if overlap is not None:
         flags.append(f"overlap scheduler {'on' if overlap else 'off'} as the run states")
