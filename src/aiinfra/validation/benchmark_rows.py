@@ -201,15 +201,17 @@ def length_dists(row: dict[str, str], bench: BenchmarkSpec | None, flags: list[s
       0), or a row that states no draw: fixed at the means (flagged); any other cell is refused.
 
     A row that states its client's cap on generated tokens (``max_output_tokens``: answers stop at EOS or at the cap)
-    truncates the benchmark's output distribution there (:func:`_capped`)."""
-    if bench is not None:
+    truncates the benchmark's output distribution there (:func:`_capped`). A draw the row states wins over the dataset
+    its id names (a client told of a dataset it did not sample: vllm bench serve's ``--hf-name`` without
+    ``--dataset-name hf`` samples its default random dataset)."""
+    stated = switches.text(row, "length_distribution")
+    if bench is not None and not stated:
         inputs = _length_dist(bench.input_tokens, "input lengths", flags)
         outputs = _length_dist(bench.output_tokens, "output lengths", flags)
         cap = integer(row, "max_output_tokens")
         if cap is not None:
             outputs = _capped(outputs, num(row, "output_tokens"), cap, flags)
         return {"input_lengths": inputs, "output_lengths": outputs}
-    stated = switches.text(row, "length_distribution")
     if stated == "fixed":
         flags.append("lengths fixed at the row's means (the client sends the requested lengths)")
         return {}
