@@ -55,6 +55,17 @@ def test_sharegpt_rows_draw_lengths_from_the_datasets_own_table() -> None:
     assert bench.input_tokens.max is not None and bench.input_tokens.max <= 1024
 
 
+def test_a_stated_length_draw_wins_over_the_dataset_the_id_names() -> None:
+    # a row whose id names ShareGPT but whose client sampled fixed-length random prompts (vllm bench serve with
+    # --hf-name and no --dataset-name): the column says so, and the dataset's table is not drawn
+    row = {**_base(), "length_distribution": "fixed"}
+    bench = benchmark_of(row, row_tables())
+    assert bench is not None and bench.id == "sharegpt-v3-serving-sampler"
+    flags: list[str] = []
+    assert length_dists(row, bench, flags) == {}
+    assert flags == ["lengths fixed at the row's means (the client sends the requested lengths)"]
+
+
 def test_the_clients_mean_tpot_weighs_every_request_once() -> None:
     """vllm bench serve and sglang.bench_serving report mean TPOT as the mean over requests of (latency − TTFT) /
     (output tokens − 1) (vllm/benchmarks/serve.py calculate_metrics), so in a burst a 3-token answer that decodes
