@@ -101,6 +101,11 @@ def test_a_run_on_the_previous_engine_is_priced_as_its_last_release() -> None:
     # 0.11.0 ships V1 only: the switch names a setting that release no longer has
     with pytest.raises(RowError, match="no longer carries"):
         _release({**row, "engine_version": "0.11.0"}, profile, 1, [])
+    # an engine without a selectable previous generation refuses the column
+    with pytest.raises(RowError, match="no previous generation"):
+        _release(
+            {"engine": "sglang", "engine_version": "0.5.6", "legacy_engine": "on"}, catalog.engine("sglang"), 1, []
+        )
 
 
 def test_the_int4_note_follows_the_weight_format() -> None:

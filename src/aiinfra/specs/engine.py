@@ -722,9 +722,7 @@ class EngineProfile:
         table = self.legacy_engine
         if table is None:
             return None
-        release = parse_version(str(table["release"]))
-        if release is None:
-            raise DataError(f"engines.yaml row {self.id!r}: legacy_engine release {table['release']!r} is no release")
+        release = self._legacy_release(table)
         cutoff = str(table["default_from_date"]).replace("-", "")
         if multi_step:
             return release, (
@@ -735,6 +733,31 @@ class EngineProfile:
             if built < cutoff:
                 return release, f"build dated {built}, before the default engine of {table['default_from_date']}"
         return None
+
+    def selected_legacy_release(self, stated: tuple[int, ...] | None) -> tuple[tuple[int, ...], str]:
+        """The release a run that selects the previous engine generation on release ``stated`` (vLLM ``VLLM_USE_V1=0``:
+        engines.yaml legacy_engine ``stated_by``) is priced as, and why; a ValueError naming the fix when the engine
+        has no such generation, or ``stated`` no longer carries it (``carried_below``)."""
+        table = self.legacy_engine
+        if table is None or not table.get("stated_by"):
+            raise ValueError(f"engine {self.id!r} has no previous generation a run can select")
+        carried = parse_version(str(table.get("carried_below") or ""))
+        if stated is not None and carried is not None and stated >= carried:
+            raise ValueError(
+                f"{self.id} {'.'.join(map(str, stated))} no longer carries its previous generation (releases below "
+                f"{table['carried_below']} do)"
+            )
+        release = self._legacy_release(table)
+        return release, (
+            f"the engine's previous generation as the run selects it ({table['stated_by']}): priced as {self.id} "
+            f"{table['release']}, its last release as the default"
+        )
+
+    def _legacy_release(self, table: Mapping[str, Any]) -> tuple[int, ...]:
+        release = parse_version(str(table["release"]))
+        if release is None:
+            raise DataError(f"engines.yaml row {self.id!r}: legacy_engine release {table['release']!r} is no release")
+        return release
 
     def legacy_scheduler_defaults(
         self, release: tuple[int, ...], max_model_len: int, chunked_prefill: bool | None = None

@@ -72,9 +72,9 @@ def predict_row(row: dict[str, str], tables: RowTables) -> RowPrediction:
         flags.append(f"context length {context} tokens as the run states (its engine defaults follow it)")
     elif not model.max_seq_len:
         # the engines' default max_model_len is the model's context: the catalog model's where the row's columns
-        # give none, which an older release's scheduler defaults follow in every mode (vLLM V0: chunked prefill
-        # above 32K, its token budget, 256 sequences)
-        # (never below the run's own request, which the engine served)
+        # give none (never below the run's own request, which the engine served), which an older release's
+        # scheduler defaults follow in every mode (vLLM V0: chunked prefill above 32K, its token budget, 256
+        # sequences)
         cat = catalog_model_for(row.get("model_name") or "", tables.models)
         if cat is not None and cat.max_seq_len:
             request = (integer(row, "input_tokens") or 0) + (integer(row, "output_tokens") or 0)
@@ -245,24 +245,14 @@ def _release(row: dict[str, str], profile: EngineProfile, steps: int, flags: lis
     the current release's costs apply. A run that selects the legacy generation on a release still carrying it
     (column ``legacy_engine`` on: vLLM ``VLLM_USE_V1=0`` on 0.8-0.10) is priced as that generation's release."""
     text = row.get("engine_version") or ""
-    if on_off(row, "legacy_engine"):
-        table = profile.legacy_engine
-        if table is None:
-            raise RowError(f"column legacy_engine=on, but engine {profile.id!r} has no legacy generation (blank it)")
-        stated = parse_version(text)
-        carried = parse_version(str(table.get("carried_below") or ""))
-        if stated is not None and carried is not None and stated >= carried:
-            raise RowError(
-                f"column legacy_engine=on, but {profile.id} {'.'.join(map(str, stated))} no longer carries its "
-                f"previous generation (releases below {table['carried_below']} do): blank the column"
-            )
-        flags.append(
-            f"the engine's previous generation as the run selects it ({table.get('stated_by')}): priced as "
-            f"{profile.id} {table['release']}, its last release as the default"
-        )
-        return ".".join(str(p) for p in (*(parse_version(str(table["release"])) or (0,)), 0, 0)[:3])
     version = parse_version(text)
-    if version is None:
+    if on_off(row, "legacy_engine"):
+        try:
+            version, why = profile.selected_legacy_release(version)
+        except ValueError as exc:
+            raise RowError(f"column legacy_engine=on, but {exc}: blank the column") from None
+        flags.append(why)
+    elif version is None:
         legacy = profile.unstated_release(text, steps > 1)
         if legacy is None:
             return None
@@ -540,8 +530,8 @@ def _burst(
     if mode in ("batch", "offline"):
         acc = tables.cluster_for(served.accelerator, served.n, served.system).accelerator
         # the release's own defaults where an older one differs (vLLM V0), at the model's context length (the
-        # engines' default max_model_len)
-        context = _context_tokens(row, served, tables)
+        # engines' default max_model_len: the run's, else its catalog model's, predict_row)
+        context = getattr(served.model, "max_seq_len", None)
         sd = scheduler_defaults(
             tables.engine(served.engine),
             acc,
@@ -583,16 +573,6 @@ def stated_limits(row: dict[str, str]) -> dict[str, int]:
     """The scheduler limits the row states (``max_num_batched_tokens``, ``max_num_seqs``: the run's own server
     settings), for a simulation of any mode: what the row does not state stays the engine's default."""
     return {k: v for k in ("max_num_batched_tokens", "max_num_seqs") if (v := integer(row, k))}
-
-
-def _context_tokens(row: dict[str, str], served: _Served, tables: RowTables) -> int | None:
-    """The model's context length, the engines' default max_model_len: the row's model's, else that of the catalog
-    model the row names (None when neither states one)."""
-    own = getattr(served.model, "max_seq_len", None)
-    if own:
-        return int(own)
-    cat = catalog_model_for(row.get("model_name") or "", tables.models)
-    return cat.max_seq_len if cat is not None else None
 
 
 def _sim_value(
