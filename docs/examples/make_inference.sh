@@ -27,8 +27,13 @@ print(f\"\nAnswer: **{o['accelerators']} × {o['accelerator']} on {o['engine']}*
       f\"= **\${o['usd_per_hour']*730:,.0f} per month** (730 h), \${o['usd_per_million_output_tokens']:.2f} per million output tokens.\")"
 aiinfra capacity examples/capacity-llama70b-10k-users.yaml --accelerators nvidia-h100-sxm5-80gb,nvidia-h200-sxm-141gb --engines vllm,trtllm --json | python3 -c "
 import json,sys
-for n in json.load(sys.stdin)['accuracy_notes']:
-    print(f'\nHow far to trust it: the deployment falls in a known accuracy gap, which the tool prints with it: {n}.')"
+o=json.load(sys.stdin); a=o['accuracy']; q=a['quantities']
+print(f\"\nHow far to trust it: the answer carries the 80 % interval of each figure, drawn from {a['regime']} \"
+      f\"({a['rows']} published measurements from {a['sources']} publishers, median error {a['median_abs_error_frac']*100:.0f} %): \"
+      f\"{q['accelerators']['low']}–{q['accelerators']['high']} accelerators, \${q['usd_per_hour']['low']:,.0f}–{q['usd_per_hour']['high']:,.0f}/h, \"
+      f\"TTFT {q['ttft_s']['low']*1e3:.0f}–{q['ttft_s']['high']*1e3:.0f} ms, TPOT {q['tpot_s']['low']*1e3:.1f}–{q['tpot_s']['high']*1e3:.1f} ms (docs/accuracy.md).\")
+for n in o['accuracy_notes']:
+    print(f'\nIt also falls in a known accuracy gap, which the tool prints with it: {n}.')"
 echo
 echo 'Step 3 — check the chosen deployment by simulating one replica (continuous batching with chunked prefill, the'
 echo 'engine'"'"'s scheduler and KV allocator): first as the question puts it, a closed loop of users who each send the next'

@@ -12,7 +12,7 @@ from aiinfra.app import tables
 from aiinfra.app.base import Result, accuracy_for, flatten
 from aiinfra.app.tables import price_book, serving_tables
 from aiinfra.catalog import calibration
-from aiinfra.planning.inference import InferenceEstimate, estimate_inference
+from aiinfra.planning.inference import InferenceEstimate, estimate_inference, workload_release
 from aiinfra.report.render import jsonable, layout_label
 from aiinfra.specs.scenario import Scenario
 
@@ -188,7 +188,7 @@ def capacity(
     elif simulate:
         options, sim = _first_passing_simulation(scenario, options, seed, progress)
     best = options[0]
-    notes = tuple(catalog.accuracy_notes_for(scenario.model.id, best.engine, best.accelerator, best.weight_precision))
+    notes = _gap_notes(scenario, best)
     day = None
     if wl is not None and wl.load_profile is not None:
         from aiinfra.app.fleet import day_fleet
@@ -236,9 +236,19 @@ def _capacity_of_classes(
     ]
     sim = simulate_mixed(scenario, fleet, seed, progress) if simulate else None
     best = options[0]
-    notes = tuple(catalog.accuracy_notes_for(scenario.model.id, best.engine, best.accelerator, best.weight_precision))
+    notes = _gap_notes(scenario, best)
     return CapacityResult(
         scenario=scenario, options=tuple(options), accuracy_notes=notes, simulated=sim, seed=seed, fleet=fleet
+    )
+
+
+def _gap_notes(scenario: Scenario, best: Deployment) -> tuple[str, ...]:
+    """The known accuracy gaps (catalog/data/accuracy_notes.yaml) the chosen deployment falls in, at the engine
+    release the scenario states (the current one where it states none)."""
+    wl = scenario.inference
+    release = workload_release(wl) if wl is not None else None
+    return tuple(
+        catalog.accuracy_notes_for(scenario.model.id, best.engine, best.accelerator, best.weight_precision, release)
     )
 
 

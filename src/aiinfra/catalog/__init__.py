@@ -96,10 +96,11 @@ def _validate_accuracy_notes() -> tuple[AccuracyNote, ...]:
 
 
 def accuracy_notes_for(
-    model_id: str, engine: str, accelerator_id: str, weight_precision: str | None = None
+    model_id: str, engine: str, accelerator_id: str, weight_precision: str | None = None, release: str | None = None
 ) -> list[str]:
-    """The notes of the known gaps a scenario falls in (model, engine, accelerator, weight format)."""
-    return [n.note for n in accuracy_notes() if n.covers(model_id, engine, accelerator_id, weight_precision)]
+    """The notes of the known gaps a scenario falls in (model, engine, accelerator, weight format, engine release:
+    None for the current one)."""
+    return [n.note for n in accuracy_notes() if n.covers(model_id, engine, accelerator_id, weight_precision, release)]
 
 
 def get(kind: str, id_: str, field: str | None = None) -> Any:

@@ -102,10 +102,19 @@ class CatalogTables:
             return catalog.accuracy_notes()
 
     def accuracy_notes_for(
-        self, model_id: str, engine: str, accelerator_id: str, weight_precision: str | None = None
+        self,
+        model_id: str,
+        engine: str,
+        accelerator_id: str,
+        weight_precision: str | None = None,
+        release: str | None = None,
     ) -> list[str]:
-        """The shipped accuracy notes that cover this model, engine, accelerator and weight format."""
-        return [n.note for n in self._accuracy_notes() if n.covers(model_id, engine, accelerator_id, weight_precision)]
+        """The shipped accuracy notes that cover this model, engine, accelerator, weight format and release."""
+        return [
+            n.note
+            for n in self._accuracy_notes()
+            if n.covers(model_id, engine, accelerator_id, weight_precision, release)
+        ]
 
     def factors_for(self, applies: Applies, accelerator: str, engine: str | None = None) -> Factors:
         """The user's calibration factors for this accelerator (and engine); a fit's trial factors while it tries them;

@@ -645,7 +645,9 @@ def _deployment(
         notes.append(f"scheduler: {sd.basis}")
     notes += [
         f"accuracy: {n}"
-        for n in cluster.tables.accuracy_notes_for(model.id, engine, cluster.accelerator.id, wl.weight_precision)
+        for n in cluster.tables.accuracy_notes_for(
+            model.id, engine, cluster.accelerator.id, wl.weight_precision, workload_release(wl)
+        )
     ]
     replicas = _replicas_of(model, cluster, wl, im)
     inp, out = wl.input_tokens, wl.output_tokens

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from aiinfra.dataclass_code import loads_fast
 from aiinfra.specs.common import STRICT
+from aiinfra.specs.engine import ReleaseRange, parse_version
 
 
 @loads_fast
@@ -26,6 +27,11 @@ class AccuracyNote:
     """Catalog accelerator ids the row covers (empty: any accelerator)."""
     weight_precisions: tuple[str, ...] = ()
     """Weight formats the row covers (empty: any format)."""
+    from_version: str | None = None
+    """First engine release the row covers, MAJOR.MINOR[.PATCH] (None: every earlier one)."""
+    below_version: str | None = None
+    """First engine release the row no longer covers (None: through the current release, which a scenario that
+    states no ``inference.engine_version`` runs)."""
     cases: str
     """Regular expression over validation case ids: the published runs the row summarises."""
     signed_error_range: tuple[float, float]
@@ -33,12 +39,28 @@ class AccuracyNote:
     note: str
     """What `infer` and `capacity` print when a scenario matches."""
 
-    def covers(self, model_id: str, engine: str, accelerator_id: str, weight_precision: str | None = None) -> bool:
-        """Whether a scenario of this model, engine, accelerator and weight format falls under the row (an empty list
-        matches any; a scenario that names no format matches only a row that names none)."""
+    def releases(self) -> ReleaseRange:
+        """The engine releases the row covers."""
+        return ReleaseRange(
+            from_version=parse_version(self.from_version) if self.from_version else None,
+            below_version=parse_version(self.below_version) if self.below_version else None,
+        )
+
+    def covers(
+        self,
+        model_id: str,
+        engine: str,
+        accelerator_id: str,
+        weight_precision: str | None = None,
+        release: str | None = None,
+    ) -> bool:
+        """Whether a scenario of this model, engine, accelerator, weight format and engine release (None: the current
+        one) falls under the row (an empty list matches any; a scenario that names no format matches only a row that
+        names none)."""
         return (
             (not self.models or model_id in self.models)
             and (not self.engines or engine in self.engines)
             and (not self.accelerators or accelerator_id in self.accelerators)
             and (not self.weight_precisions or weight_precision in self.weight_precisions)
+            and self.releases().applies(parse_version(release) if release else None)
         )

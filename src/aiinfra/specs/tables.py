@@ -73,9 +73,15 @@ class DomainTables(Protocol):
         ...
 
     def accuracy_notes_for(
-        self, model_id: str, engine: str, accelerator_id: str, weight_precision: str | None = None
+        self,
+        model_id: str,
+        engine: str,
+        accelerator_id: str,
+        weight_precision: str | None = None,
+        release: str | None = None,
     ) -> list[str]:
-        """The notes of the planner's known accuracy gaps (accuracy_notes.yaml) a scenario falls in."""
+        """The notes of the planner's known accuracy gaps (accuracy_notes.yaml) a scenario falls in (``release``: the
+        engine release it states, None for the current one)."""
         ...
 
     def factors_for(self, applies: Applies, accelerator: str, engine: str | None = None) -> Factors:
