@@ -629,11 +629,12 @@ def _deployment(
     (noting where they come from), the replicas and the KV capacity; errors for layouts that do not split."""
     im = model_for(model, cluster, wl, attention_dp, engine, streamed=through_api_server(wl, usage))
     sched = wl.simulation.scheduler if wl.simulation is not None else None
+    release = workload_release(wl)
     sd = scheduler_defaults(
         cluster.tables.engine(engine),
         cluster.accelerator,
         usage or workload_usage(wl),
-        release=workload_release(wl),
+        release=release,
         max_model_len=model.max_seq_len,
     )
     budget_set = prefill_budget_tokens or (sched.max_num_batched_tokens if sched else None)
@@ -643,12 +644,8 @@ def _deployment(
     block = kv_block_tokens(engine, wl, cluster.tables)
     if budget_set is None or seqs_set is None:
         notes.append(f"scheduler: {sd.basis}")
-    notes += [
-        f"accuracy: {n}"
-        for n in cluster.tables.accuracy_notes_for(
-            model.id, engine, cluster.accelerator.id, wl.weight_precision, workload_release(wl)
-        )
-    ]
+    gaps = cluster.tables.accuracy_notes_for(model.id, engine, cluster.accelerator.id, wl.weight_precision, release)
+    notes += [f"accuracy: {n}" for n in gaps]
     replicas = _replicas_of(model, cluster, wl, im)
     inp, out = wl.input_tokens, wl.output_tokens
     held = held_tokens_per_request(engine, cluster.tables, wl)
