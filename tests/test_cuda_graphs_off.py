@@ -122,36 +122,3 @@ def test_the_int4_note_follows_the_weight_format() -> None:
     assert not any(
         "int4 (W4A16" in n for n in accuracy_notes_for("qwen3-32b", "sglang", "nvidia-a100-pcie-80gb", "int4")
     )
-
-
-def test_the_v0_note_follows_the_engine_release() -> None:
-    # accuracy_notes.yaml vllm-mi300x-v0-small-model covers vLLM's V0 engine on MI300X (below_version 0.8): a
-    # scenario stating a V0 release prints it, the current release (none stated) and a V1 release do not
-    from aiinfra.catalog import accuracy_notes_for
-
-    def v0_note(release: str | None) -> bool:
-        notes = accuracy_notes_for("meta-llama-3.1-8b", "vllm", "amd-mi300x", "bf16", release)
-        return any("V0 engine on MI300X" in n for n in notes)
-
-    assert v0_note("0.6.3") and v0_note("0.7.3")
-    assert not v0_note(None) and not v0_note("0.8.0") and not v0_note("0.11.0")
-
-
-def test_infer_prints_a_release_bound_note_only_at_its_releases(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    # the planner passes the scenario's inference.engine_version to the notes (the application layer infer uses)
-    from aiinfra.app.inference import infer
-    from aiinfra.app.scenario import load_scenario
-
-    text = """model: meta-llama-3.1-8b
-hardware: {accelerator: amd-mi300x, count: 1}
-inference: {engine: vllm, input_tokens: 128, output_tokens: 128, batch: 8%s}
-"""
-
-    def gap_notes(extra: str) -> list[str]:
-        path = tmp_path / "s.yaml"
-        path.write_text(text % extra)
-        notes = infer(load_scenario(path)).estimate.notes
-        return [n for n in notes if n.startswith("accuracy:") and "V0 engine on MI300X" in n]
-
-    assert gap_notes(", engine_version: '0.7.3'")
-    assert not gap_notes("")
