@@ -45,3 +45,11 @@ def test_the_deepseek_ttft_note_covers_h200_and_b200() -> None:
     assert ds_note("deepseek-v3", "nvidia-h200-sxm-141gb") and ds_note("deepseek-v3", "nvidia-b200-sxm-180gb")
     assert not ds_note("deepseek-v3", "nvidia-h100-sxm5-80gb")
     assert not ds_note("meta-llama-3.1-70b", "nvidia-b200-sxm-180gb")
+
+
+def test_the_rtx_pro_6000_note_is_for_tensorrt_llm() -> None:
+    # trtllm-rtx-pro-6000: the only published runs on that card for TensorRT-LLM; vLLM there has its own rows
+    def note(engine: str) -> bool:
+        return any("RTX PRO 6000" in n for n in accuracy_notes_for("meta-llama-3.1-8b", engine, "nvidia-rtx-pro-6000"))
+
+    assert note("trtllm") and not note("vllm")
