@@ -53,3 +53,11 @@ def test_the_rtx_pro_6000_note_is_for_tensorrt_llm() -> None:
         return any("RTX PRO 6000" in n for n in accuracy_notes_for("meta-llama-3.1-8b", engine, "nvidia-rtx-pro-6000"))
 
     assert note("trtllm") and not note("vllm")
+
+
+def test_the_l40s_moe_note_is_for_its_model() -> None:
+    # qwen3-30b-a3b-l40s: the model's only published runs on an L40S; a dense model there prints nothing
+    def note(model: str) -> bool:
+        return any("L40S" in n for n in accuracy_notes_for(model, "vllm", "nvidia-l40s", "fp8"))
+
+    assert note("qwen3-30b-a3b") and not note("meta-llama-3.1-8b")
