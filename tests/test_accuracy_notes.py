@@ -4,13 +4,16 @@ Each note's stated range against its validation cases is checked in tests/test_v
 from __future__ import annotations
 
 from aiinfra.catalog import accuracy_notes_for
+from aiinfra.specs.accuracy import NoteQuery
 
 
 def test_the_v0_note_follows_the_engine_release() -> None:
     # accuracy_notes.yaml vllm-mi300x-v0-small-model covers vLLM's V0 engine on MI300X (below_version 0.8): a
     # scenario stating a V0 release prints it, the current release (none stated) and a V1 release do not
     def v0_note(release: str | None) -> bool:
-        notes = accuracy_notes_for("meta-llama-3.1-8b", "vllm", "amd-mi300x", "bf16", release)
+        notes = accuracy_notes_for(
+            NoteQuery(model_id="meta-llama-3.1-8b", engine="vllm", accelerator_id="amd-mi300x", release=release)
+        )
         return any("V0 engine on MI300X" in n for n in notes)
 
     assert v0_note("0.6.3") and v0_note("0.7.3")
@@ -40,7 +43,10 @@ inference: {engine: vllm, input_tokens: 128, output_tokens: 128, batch: 8%s}
 def test_the_deepseek_ttft_note_covers_h200_and_b200() -> None:
     # deepseek-ttft-h200-b200: DeepSeek-R1/V3 on 8 x H200 or 8 x B200, any engine; not a dense model there, not H100
     def ds_note(model: str, accelerator: str) -> bool:
-        return any("DeepSeek-R1/V3" in n for n in accuracy_notes_for(model, "sglang", accelerator, "fp8"))
+        return any(
+            "DeepSeek-R1/V3" in n
+            for n in accuracy_notes_for(NoteQuery(model_id=model, engine="sglang", accelerator_id=accelerator))
+        )
 
     assert ds_note("deepseek-v3", "nvidia-h200-sxm-141gb") and ds_note("deepseek-v3", "nvidia-b200-sxm-180gb")
     assert not ds_note("deepseek-v3", "nvidia-h100-sxm5-80gb")
@@ -50,7 +56,12 @@ def test_the_deepseek_ttft_note_covers_h200_and_b200() -> None:
 def test_the_rtx_pro_6000_note_is_for_tensorrt_llm() -> None:
     # trtllm-rtx-pro-6000: the only published runs on that card for TensorRT-LLM; vLLM there has its own rows
     def note(engine: str) -> bool:
-        return any("RTX PRO 6000" in n for n in accuracy_notes_for("meta-llama-3.1-8b", engine, "nvidia-rtx-pro-6000"))
+        return any(
+            "RTX PRO 6000" in n
+            for n in accuracy_notes_for(
+                NoteQuery(model_id="meta-llama-3.1-8b", engine=engine, accelerator_id="nvidia-rtx-pro-6000")
+            )
+        )
 
     assert note("trtllm") and not note("vllm")
 
@@ -58,6 +69,9 @@ def test_the_rtx_pro_6000_note_is_for_tensorrt_llm() -> None:
 def test_the_l40s_moe_note_is_for_its_model() -> None:
     # qwen3-30b-a3b-l40s: the model's only published runs on an L40S; a dense model there prints nothing
     def note(model: str) -> bool:
-        return any("L40S" in n for n in accuracy_notes_for(model, "vllm", "nvidia-l40s", "fp8"))
+        return any(
+            "L40S" in n
+            for n in accuracy_notes_for(NoteQuery(model_id=model, engine="vllm", accelerator_id="nvidia-l40s"))
+        )
 
     assert note("qwen3-30b-a3b") and not note("meta-llama-3.1-8b")

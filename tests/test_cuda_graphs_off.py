@@ -112,13 +112,22 @@ def test_the_int4_note_follows_the_weight_format() -> None:
     # accuracy_notes.yaml vllm-int4-awq-a100 names int4 weights: a bf16 or fp8 scenario of the same model and engine
     # does not print it, an int4 one does, and a scenario that names no format falls under no format-bound row
     from aiinfra.catalog import accuracy_notes_for
+    from aiinfra.specs.accuracy import NoteQuery
 
     def int4_note(precision: str | None) -> bool:
-        notes = accuracy_notes_for("qwen3-32b", "vllm", "nvidia-a100-pcie-80gb", precision)
+        q = NoteQuery(
+            model_id="qwen3-32b", engine="vllm", accelerator_id="nvidia-a100-pcie-80gb", weight_precision=precision
+        )
+        notes = accuracy_notes_for(q)
         return any("int4 (W4A16, AWQ)" in n for n in notes)
 
     assert int4_note("int4")
     assert not int4_note("bf16") and not int4_note("fp8") and not int4_note(None)
     assert not any(
-        "int4 (W4A16" in n for n in accuracy_notes_for("qwen3-32b", "sglang", "nvidia-a100-pcie-80gb", "int4")
+        "int4 (W4A16" in n
+        for n in accuracy_notes_for(
+            NoteQuery(
+                model_id="qwen3-32b", engine="sglang", accelerator_id="nvidia-a100-pcie-80gb", weight_precision="int4"
+            )
+        )
     )

@@ -14,6 +14,7 @@ from aiinfra.app.tables import price_book, serving_tables
 from aiinfra.catalog import calibration
 from aiinfra.planning.inference import InferenceEstimate, estimate_inference, workload_release
 from aiinfra.report.render import jsonable, layout_label
+from aiinfra.specs.accuracy import NoteQuery
 from aiinfra.specs.scenario import Scenario
 
 if TYPE_CHECKING:  # imported where capacity runs: `infer` does not load the fleet planners and their prices
@@ -247,9 +248,14 @@ def _gap_notes(scenario: Scenario, best: Deployment) -> tuple[str, ...]:
     release the scenario states (the current one where it states none)."""
     wl = scenario.inference
     release = workload_release(wl) if wl is not None else None
-    return tuple(
-        catalog.accuracy_notes_for(scenario.model.id, best.engine, best.accelerator, best.weight_precision, release)
+    q = NoteQuery(
+        model_id=scenario.model.id,
+        engine=best.engine,
+        accelerator_id=best.accelerator,
+        weight_precision=best.weight_precision,
+        release=release,
     )
+    return tuple(catalog.accuracy_notes_for(q))
 
 
 def _label(o: Deployment) -> str:

@@ -18,7 +18,7 @@ from aiinfra.errors import DataError, UnknownIdError
 
 if TYPE_CHECKING:
     from aiinfra.catalog.engines import EngineProfile
-    from aiinfra.specs.accuracy import AccuracyNote
+    from aiinfra.specs.accuracy import AccuracyNote, NoteQuery
     from aiinfra.specs.benchmark import BenchmarkSpec
     from aiinfra.specs.hardware import AcceleratorSpec, InterconnectSpec, SystemSpec
     from aiinfra.specs.model import ModelArch
@@ -95,12 +95,9 @@ def _validate_accuracy_notes() -> tuple[AccuracyNote, ...]:
     return tuple(out)
 
 
-def accuracy_notes_for(
-    model_id: str, engine: str, accelerator_id: str, weight_precision: str | None = None, release: str | None = None
-) -> list[str]:
-    """The notes of the known gaps a scenario falls in (model, engine, accelerator, weight format, engine release:
-    None for the current one)."""
-    return [n.note for n in accuracy_notes() if n.covers(model_id, engine, accelerator_id, weight_precision, release)]
+def accuracy_notes_for(q: NoteQuery) -> list[str]:
+    """The notes of the known gaps the scenario ``q`` falls in."""
+    return [n.note for n in accuracy_notes() if n.covers(q)]
 
 
 def get(kind: str, id_: str, field: str | None = None) -> Any:

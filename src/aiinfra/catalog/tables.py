@@ -13,7 +13,7 @@ from aiinfra.catalog import store
 from aiinfra.specs.tables import Applies, DomainTables, Rows
 
 if TYPE_CHECKING:
-    from aiinfra.specs.accuracy import AccuracyNote
+    from aiinfra.specs.accuracy import AccuracyNote, NoteQuery
     from aiinfra.specs.calibration import Factors
     from aiinfra.specs.engine import EngineProfile, RuntimeReserve
     from aiinfra.specs.hardware import AcceleratorSpec, ClusterSpec
@@ -101,20 +101,9 @@ class CatalogTables:
         with _active(self._cat):
             return catalog.accuracy_notes()
 
-    def accuracy_notes_for(
-        self,
-        model_id: str,
-        engine: str,
-        accelerator_id: str,
-        weight_precision: str | None = None,
-        release: str | None = None,
-    ) -> list[str]:
-        """The shipped accuracy notes that cover this model, engine, accelerator, weight format and release."""
-        return [
-            n.note
-            for n in self._accuracy_notes()
-            if n.covers(model_id, engine, accelerator_id, weight_precision, release)
-        ]
+    def accuracy_notes_for(self, q: NoteQuery) -> list[str]:
+        """The shipped accuracy notes that cover the scenario ``q``."""
+        return [n.note for n in self._accuracy_notes() if n.covers(q)]
 
     def factors_for(self, applies: Applies, accelerator: str, engine: str | None = None) -> Factors:
         """The user's calibration factors for this accelerator (and engine); a fit's trial factors while it tries them;

@@ -13,6 +13,7 @@ from aiinfra.analytic.window import context_per_kv_slot
 from aiinfra.errors import InfeasibleError, SpecError
 from aiinfra.planning.engine_profile import Usage, scheduler_defaults
 from aiinfra.planning.loaded import LoadedReplica, LoadPoint, Tails
+from aiinfra.specs.accuracy import NoteQuery
 from aiinfra.specs.engine import EngineProfile, parse_version
 from aiinfra.specs.hardware import ClusterSpec
 from aiinfra.specs.model import ModelArch
@@ -612,6 +613,20 @@ class _Deployment:
     """Sequences the KV cache holds per replica at the engine's reservation."""
 
 
+def _known_gaps(
+    cluster: ClusterSpec, model: ModelArch, engine: str, wl: ServingWorkload, release: str | None
+) -> list[str]:
+    """The known accuracy gaps (catalog/data/accuracy_notes.yaml) the scenario falls in, as notes."""
+    q = NoteQuery(
+        model_id=model.id,
+        engine=engine,
+        accelerator_id=cluster.accelerator.id,
+        weight_precision=wl.weight_precision,
+        release=release,
+    )
+    return [f"accuracy: {n}" for n in cluster.tables.accuracy_notes_for(q)]
+
+
 def _deployment(
     model: ModelArch,
     cluster: ClusterSpec,
@@ -644,8 +659,7 @@ def _deployment(
     block = kv_block_tokens(engine, wl, cluster.tables)
     if budget_set is None or seqs_set is None:
         notes.append(f"scheduler: {sd.basis}")
-    gaps = cluster.tables.accuracy_notes_for(model.id, engine, cluster.accelerator.id, wl.weight_precision, release)
-    notes += [f"accuracy: {n}" for n in gaps]
+    notes += _known_gaps(cluster, model, engine, wl, release)
     replicas = _replicas_of(model, cluster, wl, im)
     inp, out = wl.input_tokens, wl.output_tokens
     held = held_tokens_per_request(engine, cluster.tables, wl)

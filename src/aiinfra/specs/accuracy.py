@@ -10,6 +10,20 @@ from aiinfra.specs.common import STRICT
 from aiinfra.specs.engine import ReleaseRange, parse_version
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class NoteQuery:
+    """What a scenario is matched on against the known gaps: its model, engine, accelerator, weight format and the
+    engine release it states."""
+
+    model_id: str
+    engine: str
+    accelerator_id: str
+    weight_precision: str | None = None
+    """None: the scenario names no format (it then matches only a row that names none)."""
+    release: str | None = None
+    """The engine release, MAJOR.MINOR[.PATCH]; None: the current release."""
+
+
 @loads_fast
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AccuracyNote:
@@ -46,21 +60,12 @@ class AccuracyNote:
             below_version=parse_version(self.below_version) if self.below_version else None,
         )
 
-    def covers(
-        self,
-        model_id: str,
-        engine: str,
-        accelerator_id: str,
-        weight_precision: str | None = None,
-        release: str | None = None,
-    ) -> bool:
-        """Whether a scenario of this model, engine, accelerator, weight format and engine release (None: the current
-        one) falls under the row (an empty list matches any; a scenario that names no format matches only a row that
-        names none)."""
+    def covers(self, q: NoteQuery) -> bool:
+        """Whether the scenario ``q`` falls under the row (an empty list matches any)."""
         return (
-            (not self.models or model_id in self.models)
-            and (not self.engines or engine in self.engines)
-            and (not self.accelerators or accelerator_id in self.accelerators)
-            and (not self.weight_precisions or weight_precision in self.weight_precisions)
-            and self.releases().applies(parse_version(release) if release else None)
+            (not self.models or q.model_id in self.models)
+            and (not self.engines or q.engine in self.engines)
+            and (not self.accelerators or q.accelerator_id in self.accelerators)
+            and (not self.weight_precisions or q.weight_precision in self.weight_precisions)
+            and self.releases().applies(parse_version(q.release) if q.release else None)
         )

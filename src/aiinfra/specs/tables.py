@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 if TYPE_CHECKING:
+    from aiinfra.specs.accuracy import NoteQuery
     from aiinfra.specs.calibration import Factors
     from aiinfra.specs.engine import EngineProfile, RuntimeReserve
     from aiinfra.specs.hardware import AcceleratorSpec, ClusterSpec
@@ -72,16 +73,8 @@ class DomainTables(Protocol):
         """The framework memory reserve per accelerator (runtime.yaml), None when the catalog has none."""
         ...
 
-    def accuracy_notes_for(
-        self,
-        model_id: str,
-        engine: str,
-        accelerator_id: str,
-        weight_precision: str | None = None,
-        release: str | None = None,
-    ) -> list[str]:
-        """The notes of the planner's known accuracy gaps (accuracy_notes.yaml) a scenario falls in (``release``: the
-        engine release it states, None for the current one)."""
+    def accuracy_notes_for(self, q: NoteQuery) -> list[str]:
+        """The notes of the planner's known accuracy gaps (accuracy_notes.yaml) the scenario ``q`` falls in."""
         ...
 
     def factors_for(self, applies: Applies, accelerator: str, engine: str | None = None) -> Factors:
