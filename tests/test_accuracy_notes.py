@@ -3,8 +3,10 @@ Each note's stated range against its validation cases is checked in tests/test_v
 
 from __future__ import annotations
 
+import pytest
+
 from aiinfra.catalog import accuracy_notes_for
-from aiinfra.specs.accuracy import NoteQuery
+from aiinfra.specs.accuracy import AccuracyNote, NoteQuery
 
 
 def test_the_v0_note_follows_the_engine_release() -> None:
@@ -75,3 +77,10 @@ def test_the_l40s_moe_note_is_for_its_model() -> None:
         )
 
     assert note("qwen3-30b-a3b") and not note("meta-llama-3.1-8b")
+
+
+def test_a_release_bound_that_is_no_release_is_refused() -> None:
+    # a mistyped bound must not match as "no bound" (every release)
+    note = AccuracyNote(id="x", below_version="eight", cases="^x", signed_error_range=(0.0, 0.0), note="x")
+    with pytest.raises(ValueError, match=r"no MAJOR\.MINOR"):
+        note.releases()

@@ -1074,6 +1074,20 @@ class InferenceModel:
         time a kernel (engines.yaml eager_host_by_version); 0 where none is measured."""
         return self._eager_host_s(self._step_kernels())
 
+    def draft(self, model: ModelArch) -> InferenceModel:
+        """The speculative draft ``model`` served beside this one (Leviathan et al. 2023): the same accelerators,
+        tensor and pipeline layout, engine, weight and KV formats and CUDA graphs, run at its own batch."""
+        return InferenceModel(
+            model=model,
+            cluster=self.cluster,
+            tp=self.tp,
+            pp=self.pp,
+            engine=self.engine,
+            weight_precision=self.weight_precision,
+            kv_precision=self.kv_precision,
+            cuda_graphs=self.cuda_graphs,
+        )
+
     def graph_break_s(self) -> float:
         """Time a captured decode step of one stage loses to the release's graph breaks: its layers × the release's
         measured time a layer (engines.yaml graph_break_by_version); 0 where its graphs hold the attention, or where

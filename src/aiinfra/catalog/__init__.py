@@ -89,7 +89,9 @@ def _validate_accuracy_notes() -> tuple[AccuracyNote, ...]:
     out = []
     for raw in raw_rows("accuracy_notes"):
         try:
-            out.append(validate(AccuracyNote, raw, where=f"accuracy_notes.yaml[{raw.get('id', '?')}]"))
+            note = validate(AccuracyNote, raw, where=f"accuracy_notes.yaml[{raw.get('id', '?')}]")
+            note.releases()  # a release bound that is no release is refused here, not matched as no bound
+            out.append(note)
         except Exception as exc:  # shipped data is broken: a bug, say where
             raise DataError(f"catalog data accuracy_notes.yaml row {raw.get('id', '?')}: {exc}") from exc
     return tuple(out)

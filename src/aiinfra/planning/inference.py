@@ -454,14 +454,7 @@ def _decode_cycle_s(
     draft_s = 0.0
     if wl.speculative.draft_model:
         draft_arch = cluster.tables.model(wl.speculative.draft_model, "inference.speculative.draft_model")
-        dm = InferenceModel(
-            model=draft_arch,
-            cluster=cluster,
-            tp=im.tp,
-            weight_precision=im.weight_precision,
-            engine=im.engine,
-            cuda_graphs=im.cuda_graphs,
-        )
+        dm = im.draft(draft_arch)
         ctx = step.decode_context_tokens // max(step.decode_seqs, 1)
         draft_s = g * dm.iteration_time_s(StepBatch.decode(batch, ctx))
     return expected_step_s(im, verify, wl.input_tokens) + draft_s, tokens

@@ -350,23 +350,15 @@ class SpeculativeStep:
         return t
 
 
-def _step_model(scenario: Scenario, wl: ServingWorkload, im: InferenceModel, tables: ServingTables) -> StepTimeModel:
+def _step_model(wl: ServingWorkload, im: InferenceModel, tables: ServingTables) -> StepTimeModel:
+    """The step-time model of a replica: ``im``, or with speculative decoding its verify steps and its draft's."""
     if wl.speculative is None:
         return im
     draft = None
     if wl.speculative.draft_model:
         dm = tables.draft_model
         assert dm is not None, "ServingTables.draft_model: the workload names a draft model"
-        draft = InferenceModel(
-            model=dm,
-            cluster=scenario.cluster,
-            tp=im.tp,
-            pp=im.pp,
-            engine=im.engine,
-            weight_precision=wl.weight_precision,
-            kv_precision=im.kv_precision,
-            cuda_graphs=im.cuda_graphs,
-        )
+        draft = im.draft(dm)
     return SpeculativeStep(im, wl.speculative.num_draft_tokens, draft)
 
 
@@ -491,7 +483,7 @@ def simulate(
     replicas = _replicas(scenario, sim, wl, im)
     notes: list[str] = []
     lim = limits_for(scenario, wl, im, "prefill" if sim.disaggregation else "mixed", engine=tables.engine)
-    model = step_model or _step_model(scenario, wl, im, tables)
+    model = step_model or _step_model(wl, im, tables)
     reqs = make_requests(wl, sim, seed, scenario.model.max_seq_len, scenario.path)
     holder = _check_longest_fits(reqs, lim, dp)
     closed = _closed_clients(wl)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from aiinfra.dataclass_code import loads_fast
 from aiinfra.specs.common import STRICT
-from aiinfra.specs.engine import ReleaseRange, parse_version
+from aiinfra.specs.engine import ReleaseRange, parse_version, version_or_none
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -54,10 +54,9 @@ class AccuracyNote:
     """What `infer` and `capacity` print when a scenario matches."""
 
     def releases(self) -> ReleaseRange:
-        """The engine releases the row covers."""
+        """The engine releases the row covers (a ValueError for a bound that is no release)."""
         return ReleaseRange(
-            from_version=parse_version(self.from_version) if self.from_version else None,
-            below_version=parse_version(self.below_version) if self.below_version else None,
+            from_version=version_or_none(self.from_version), below_version=version_or_none(self.below_version)
         )
 
     def covers(self, q: NoteQuery) -> bool:

@@ -860,7 +860,9 @@ def _opt_float(row: Mapping[str, Any], key: str) -> float | None:
     return float(row[key]) if row.get(key) is not None else None
 
 
-def _version_or_none(value: Any) -> tuple[int, ...] | None:
+def version_or_none(value: Any) -> tuple[int, ...] | None:
+    """A catalog row's release bound parsed (None: no bound); a ValueError when it holds no MAJOR.MINOR number, so a
+    mistyped bound is refused rather than read as none."""
     if value is None:
         return None
     parsed = parse_version(str(value))
@@ -882,8 +884,8 @@ def _per_release(
 
 def _release_range(entry: Mapping[str, Any]) -> ReleaseRange:
     return ReleaseRange(
-        from_version=_version_or_none(entry.get("from_version")),
-        below_version=_version_or_none(entry.get("below_version")),
+        from_version=version_or_none(entry.get("from_version")),
+        below_version=version_or_none(entry.get("below_version")),
         when_unstated=bool(entry.get("when_unstated", True)),
         source=str(entry["source"]["url"]),
     )
