@@ -1076,13 +1076,16 @@ class InferenceModel:
 
     def draft(self, model: ModelArch) -> InferenceModel:
         """The speculative draft ``model`` served beside this one (Leviathan et al. 2023): the same accelerators,
-        tensor and pipeline layout, engine, weight and KV formats and CUDA graphs, run at its own batch."""
+        tensor and pipeline layout, engine and its release (whose launch, graph and host costs it pays), scheduler
+        overlap, weight and KV formats and CUDA graphs, run at its own batch."""
         return InferenceModel(
             model=model,
             cluster=self.cluster,
             tp=self.tp,
             pp=self.pp,
             engine=self.engine,
+            engine_version=self.engine_version,
+            overlap_scheduling=self.overlap_scheduling,
             weight_precision=self.weight_precision,
             kv_precision=self.kv_precision,
             cuda_graphs=self.cuda_graphs,

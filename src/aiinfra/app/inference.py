@@ -12,9 +12,8 @@ from aiinfra.app import tables
 from aiinfra.app.base import Result, accuracy_for, flatten
 from aiinfra.app.tables import price_book, serving_tables
 from aiinfra.catalog import calibration
-from aiinfra.planning.inference import InferenceEstimate, estimate_inference, workload_release
+from aiinfra.planning.inference import InferenceEstimate, estimate_inference, note_query
 from aiinfra.report.render import jsonable, layout_label
-from aiinfra.specs.accuracy import NoteQuery
 from aiinfra.specs.scenario import Scenario
 
 if TYPE_CHECKING:  # imported where capacity runs: `infer` does not load the fleet planners and their prices
@@ -244,17 +243,9 @@ def _capacity_of_classes(
 
 
 def _gap_notes(scenario: Scenario, best: Deployment) -> tuple[str, ...]:
-    """The known accuracy gaps (catalog/data/accuracy_notes.yaml) the chosen deployment falls in, at the engine
-    release the scenario states (the current one where it states none)."""
-    wl = scenario.inference
-    release = workload_release(wl) if wl is not None else None
-    q = NoteQuery(
-        model_id=scenario.model.id,
-        engine=best.engine,
-        accelerator_id=best.accelerator,
-        weight_precision=best.weight_precision,
-        release=release,
-    )
+    """The known accuracy gaps (catalog/data/accuracy_notes.yaml) the chosen deployment falls in, in its own weight
+    format, at the engine release the scenario states."""
+    q = note_query(scenario.model.id, best.engine, best.accelerator, best.weight_precision, scenario.inference)
     return tuple(catalog.accuracy_notes_for(q))
 
 

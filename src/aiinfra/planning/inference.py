@@ -606,18 +606,18 @@ class _Deployment:
     """Sequences the KV cache holds per replica at the engine's reservation."""
 
 
-def _known_gaps(
-    cluster: ClusterSpec, model: ModelArch, engine: str, wl: ServingWorkload, release: str | None
-) -> list[str]:
-    """The known accuracy gaps (catalog/data/accuracy_notes.yaml) the scenario falls in, as notes."""
-    q = NoteQuery(
-        model_id=model.id,
+def note_query(
+    model_id: str, engine: str, accelerator_id: str, weight_precision: str | None, wl: ServingWorkload | None
+) -> NoteQuery:
+    """What a deployment is matched on against the known accuracy gaps (catalog/data/accuracy_notes.yaml): its model,
+    engine, accelerator and weight format, at the engine release the workload states (None: the current one)."""
+    return NoteQuery(
+        model_id=model_id,
         engine=engine,
-        accelerator_id=cluster.accelerator.id,
-        weight_precision=wl.weight_precision,
-        release=release,
+        accelerator_id=accelerator_id,
+        weight_precision=weight_precision,
+        release=workload_release(wl) if wl is not None else None,
     )
-    return [f"accuracy: {n}" for n in cluster.tables.accuracy_notes_for(q)]
 
 
 def _deployment(
@@ -652,7 +652,8 @@ def _deployment(
     block = kv_block_tokens(engine, wl, cluster.tables)
     if budget_set is None or seqs_set is None:
         notes.append(f"scheduler: {sd.basis}")
-    notes += _known_gaps(cluster, model, engine, wl, release)
+    gaps = note_query(model.id, engine, cluster.accelerator.id, wl.weight_precision, wl)
+    notes += [f"accuracy: {n}" for n in cluster.tables.accuracy_notes_for(gaps)]
     replicas = _replicas_of(model, cluster, wl, im)
     inp, out = wl.input_tokens, wl.output_tokens
     held = held_tokens_per_request(engine, cluster.tables, wl)
